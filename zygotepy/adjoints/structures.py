@@ -1,0 +1,141 @@
+"""Rules for data structures: attribute and item reads, displays, unpacking and iteration.
+
+A container's cotangent has the container's structure (a tuple gets a tuple, a dict a dict, `None` entries where no
+gradient flows); an object's is a `StructGrad` of its fields. Array item reads scatter into a zero array, with `add.at`
+so that repeated integer indices accumulate.
+"""
+import operator
+
+import numpy as np
+
+from ..ast_adjoint import runtime as rt
+from ..backends import namespace
+from ..structgrad import StructGrad
+from .registry import adjoint, nondifferentiable
+
+nondifferentiable(rt.none_set, rt.any_set, rt.new_cell, rt.set_cell, rt.contained_in, rt.not_contained_in,
+                  rt.raise_, rt.assertion_failed, rt.format_value, rt.join_str, rt.is_scalar, rt.is_same,
+                  rt.is_none, rt.is_not_none, rt.all_true, range, slice)
+
+
+def like(template, items):
+    """`items` (a list of cotangents) in the structure of the sequence `template`."""
+    if all(i is None for i in items):
+        return None
+    if isinstance(template, (tuple, list)):
+        return type(template)(items) if type(template) in (tuple, list) else tuple(items)
+    xp = namespace(template)
+    if hasattr(template, "shape"):
+        rows = [xp.zeros_like(template[k], dtype=_float_dtype(template)) if g is None else xp.asarray(g)
+                for k, g in enumerate(items)]
+        return xp.stack(rows)
+    return tuple(items)
+
+
+def _float_dtype(x):
+    kind = getattr(x.dtype, "kind", "f")
+    return x.dtype if kind in "fc" else np.float64
+
+
+@adjoint(getattr)
+def getattr_(obj, name, *default):
+    y = getattr(obj, name, *default)
+
+    def back(dy):
+        if dy is None or isinstance(obj, type) or type(obj).__name__ == "module":
+            return (None, None, *(None for _ in default))
+        if getattr(y, "__self__", None) is obj:  # a bound method: its cotangent is its object's
+            return (dy, None, *(None for _ in default))
+        return (StructGrad({name: dy}), None, *(None for _ in default))
+    return y, back
+
+
+@adjoint(rt.tuple_of)
+def tuple_of(*items):
+    def back(dy):
+        return tuple(dy) if dy is not None else (None,) * len(items)
+    return items, back
+
+
+@adjoint(rt.list_of)
+def list_of(*items):
+    def back(dy):
+        return tuple(dy) if dy is not None else (None,) * len(items)
+    return list(items), back
+
+
+@adjoint(rt.dict_of)
+def dict_of(*flat):
+    def back(dy):
+        if dy is None:
+            return (None,) * len(flat)
+        return tuple(g for k in flat[::2] for g in (None, dy.get(k)))
+    return rt.dict_of(*flat), back
+
+
+@adjoint(rt.unpack)
+def unpack(value, n):
+    def back(dy):
+        return (like(value, list(dy)) if dy is not None else None, None)
+    return rt.unpack(value, n), back
+
+
+@adjoint(rt.iterate)
+def iterate(value):
+    return rt.iterate(value), lambda dy: (dy,)
+
+
+@adjoint(enumerate)
+def enumerate_(seq, start=0):
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return (like(seq, [d[1] if d is not None else None for d in dy]), None)
+    return list(enumerate(seq, start)), back
+
+
+@adjoint(zip)
+def zip_(*seqs):
+    def back(dy):
+        if dy is None:
+            return (None,) * len(seqs)
+        out = []
+        for k, s in enumerate(seqs):
+            items = [d[k] if d is not None else None for d in dy]
+            out.append(like(s, items + [None] * (len(s) - len(items))))
+        return tuple(out)
+    return list(zip(*seqs)), back
+
+
+def _is_fancy(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(hasattr(p, "shape") or isinstance(p, list) for p in parts)
+
+
+@adjoint(operator.getitem)
+def getitem(x, index):
+    y = x[index]
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        if isinstance(x, (tuple, list)):
+            grads = [None] * len(x)
+            if isinstance(index, slice):
+                for k, pos in enumerate(range(*index.indices(len(x)))):
+                    grads[pos] = dy[k]
+            else:
+                grads[index] = dy
+            return (type(x)(grads) if type(x) in (tuple, list) else tuple(grads), None)
+        if isinstance(x, dict):
+            return ({index: dy}, None)
+        if hasattr(x, "shape"):
+            xp = namespace(x)
+            g = xp.zeros(x.shape, dtype=_float_dtype(x) if not rt.is_complex_like(dy) else np.complex128)
+            if _is_fancy(index):
+                np.add.at(g, index, dy)
+            else:
+                g[index] = dy
+            return (g, None)
+        return (None, None)
+    return y, back

@@ -1,0 +1,140 @@
+"""The public entry points: gradient, value_and_gradient, pullback, show_adjoint.
+
+Thin wrappers over `J`: they drop the function's own cotangent (`dself`), project each gradient onto its argument
+(real arguments get real gradients, None stays None), and point error messages at the user's source line.
+"""
+import sys
+
+from .ast_adjoint.dispatch import J, J_kw
+from .errors import ZygoteError
+
+__all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
+
+
+def _project(arg, g):
+    """A gradient in the form of its argument: real for real numbers and arrays, None for data (bools, strings)."""
+    if g is None or isinstance(arg, (bool, str)) or arg is None:
+        return None
+    if isinstance(arg, (int, float)) and isinstance(g, complex):
+        return g.real
+    dtype = getattr(arg, "dtype", None)
+    gdtype = getattr(g, "dtype", None)
+    if dtype is not None and gdtype is not None:
+        if getattr(dtype, "kind", "") in "biu" and getattr(gdtype, "kind", "") == "c":
+            g = g.real
+        if getattr(dtype, "kind", "") not in "fc":
+            return g
+        if getattr(gdtype, "kind", "") == "c" and dtype.kind != "c":
+            g = g.real
+        if gdtype != dtype and hasattr(g, "astype"):
+            g = g.astype(dtype)
+    return g
+
+
+def _with_user_lines(exc):
+    """Add to an exception raised inside generated code the user's file and line of each generated frame."""
+    from .ast_adjoint.compile import LINE_MAPS
+    notes, tb = [], exc.__traceback__
+    while tb is not None:
+        frame_file = tb.tb_frame.f_code.co_filename
+        if frame_file in LINE_MAPS:
+            user_file, line_map = LINE_MAPS[frame_file]
+            line = line_map.get(tb.tb_lineno)
+            if line:
+                notes.append(f"  in generated code for {tb.tb_frame.f_code.co_name} ({frame_file}, line "
+                             f"{tb.tb_lineno}), from {user_file}, line {line}")
+        tb = tb.tb_next
+    if notes and hasattr(exc, "add_note"):
+        exc.add_note("zygotepy: raised while differentiating:\n" + "\n".join(notes))
+
+
+def _run(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:
+        if sys.version_info >= (3, 11):
+            _with_user_lines(e)
+        raise
+
+
+def pullback(f, /, *args, **kwargs):
+    """Run `f(*args, **kwargs)` once and return `(y, back)`; `back(dy)` gives one cotangent per positional argument.
+
+    `back` may be called more than once. Keyword arguments are constants.
+
+    >>> y, back = pullback(lambda x, y: x * y, 3.0, 4.0)
+    >>> y, back(1.0)
+    (12.0, (4.0, 3.0))
+    """
+    y, pb = _run(J_kw, f, *args, **kwargs) if kwargs else _run(J, f, *args)
+    n = len(args)
+
+    def back(dy):
+        grads = _run(pb, dy)
+        return tuple(_project(a, g) for a, g in zip(args, grads[1:n + 1], strict=True))
+    return y, back
+
+
+def _seed(y):
+    if isinstance(y, (float, int)) and not isinstance(y, bool):
+        return 1.0
+    shape = getattr(y, "shape", None)
+    dtype = getattr(y, "dtype", None)
+    if shape == () and dtype is not None and getattr(dtype, "kind", "") in "fiu":
+        return (y * 0 + 1).astype(dtype) if getattr(dtype, "kind", "") == "f" else 1.0
+    raise ZygoteError(
+        f"gradient needs f to return a real scalar (a float, an int or a 0-d real array); it returned "
+        f"{type(y).__name__}{f' of shape {shape}' if shape is not None else ''}. "
+        f"For other outputs use zygotepy.pullback(f, *args) and call back(dy) with a cotangent of the output's "
+        f"shape, or zygotepy.jacobian(f, *args).")
+
+
+def value_and_gradient(f, /, *args, **kwargs):
+    """`(f(*args), gradient(f, *args))` from one forward pass.
+
+    >>> value_and_gradient(lambda x: x ** 2, 3.0)
+    (9.0, (6.0,))
+    """
+    y, back = pullback(f, *args, **kwargs)
+    return y, back(_seed(y))
+
+
+def gradient(f, /, *args, **kwargs):
+    """The gradient of the real scalar `f(*args, **kwargs)` with respect to each positional argument.
+
+    Arguments that do not influence the result (or are ints/bools used only as data) get None.
+
+    >>> def pow(x, n):
+    ...     r = 1
+    ...     while n > 0:
+    ...         n -= 1
+    ...         r *= x
+    ...     return r
+    >>> gradient(pow, 5, 3)
+    (75, None)
+    """
+    return value_and_gradient(f, *args, **kwargs)[1]
+
+
+class AdjointSource(str):
+    """Generated source text; Jupyter renders it as highlighted Python."""
+
+    def _repr_markdown_(self):
+        return f"```python\n{self}```"
+
+
+def show_adjoint(f):
+    """The generated forward and pullback Python source for `f`, as text.
+
+    >>> print(show_adjoint(lambda x: x * x))  # doctest: +ELLIPSIS
+    def lambda_forward(x):
+    ...
+    """
+    import textwrap
+
+    from .ast_adjoint.compile import artefact
+    fn = getattr(f, "__func__", f)
+    text = artefact(fn).source
+    body = text.split("\n", 1)[1]
+    body = body.rsplit("    return ", 1)[0]
+    return AdjointSource(textwrap.dedent(body))

@@ -1,0 +1,304 @@
+"""adjoint(): IR function -> `Adjoint(forward, backward)`, both IR, closure-free.
+
+The forward runs the user's code and records, per region, the values the backward needs: the function body returns
+them as its tape tuple, a loop pushes one record per iteration onto a list (the backward walks `reversed(list)`, so it
+can run again), an `if` arm assigns its record to a variable the enclosing region records. SSA makes a value's name
+enough to find it in the backward.
+
+An active operation `y = f(a, b)` becomes `y, y_back = J(f, a, b)` and, in the backward, `_, da_, db_ = y_back(dy)`
+accumulated into `da`, `db`. When the registry has an inlinable scalar derivative for `f`, the forward first tries the
+fast path `if type(a) in _SC and ...: y = f(a, b)` (no pullback object), and the backward inlines the derivative.
+Everything else a call means (rules, user functions, methods, containers) is decided by `J` and the registry.
+"""
+from dataclasses import dataclass
+
+from ..adjoints.registry import find_scalar
+from . import dispatch, inline
+from . import runtime as rt
+from .analysis import callee_object, cell_values
+from .ir import Assign, Call, Const, Def, Function, Global, If, Loop, Var
+
+
+@dataclass
+class Adjoint:
+    forward: Function   # returns (y, tape)
+    backward: Function  # (tape, dy) -> (dself, *dparams)
+    tape: list          # the Vars the forward records for the backward
+
+
+@dataclass(frozen=True)
+class Derivative:
+    """Element `index` of the inlinable scalar derivative `fn` (dy, y, *args) -> tuple; the emitter inlines it."""
+    fn: object
+    index: int
+
+
+def _call(fn, *args):
+    return Call(Const(fn), tuple(args))
+
+
+def _is_none(v):
+    return _call(rt.is_none, v)
+
+
+class AdjointPass:
+    def __init__(self, fn, code, active, globals_, namer):
+        self.fn, self.active, self.globals, self.namer = fn, active, globals_, namer
+        self.cells = cell_values(fn, code)
+        self.d = {}            # primal Var -> cotangent Var
+        self.needs = [{}]      # per open region: Vars its backward reads (ordered)
+        self.defined = [set()]  # per open region: Vars it defines
+        self.loop_depth = 0
+        self.hoisted = []      # per open loop: (index of its body in self.defined, {atom: guard Var computed before it})
+
+    # --- bookkeeping --------------------------------------------------------------------------------------------------
+    def dvar(self, v):
+        if v not in self.d:
+            self.d[v] = Var(self.namer.fresh("d" + v.name.lstrip("_")))
+        return self.d[v]
+
+    def need(self, atom):
+        if isinstance(atom, Var):
+            self.needs[-1][atom] = None
+        return atom
+
+    def define(self, *vs):
+        self.defined[-1].update(vs)
+
+    def is_active(self, a):
+        return isinstance(a, Var) and a in self.active
+
+    def acc(self, target, grad):
+        """`d[target] += grad` (None-aware) if target is active."""
+        if not self.is_active(target):
+            return []
+        dt = self.dvar(self.cells.get(target.name, target))
+        return [Assign(dt, _call(rt.acc, dt, grad))]
+
+    def reset(self, v):
+        """Inside loops a value is redefined every iteration, so its cotangent restarts from zero after its definition."""
+        return [Assign(self.dvar(v), Const(None))] if self.loop_depth and v in self.d else []
+
+    def open_region(self, defined=()):
+        self.needs.append({})
+        self.defined.append(set(defined))
+
+    def close_region(self):
+        """Pop a region: return the Vars it must record; pass needs defined further out to the enclosing region."""
+        needs, defined = self.needs.pop(), self.defined.pop()
+        mine = [v for v in needs if v in defined]
+        for v in needs:
+            if v not in defined:
+                self.needs[-1][v] = None
+        return mine
+
+    # --- regions ------------------------------------------------------------------------------------------------------
+    def region(self, stmts):
+        fwd, bwd = [], []
+        for s in stmts:
+            f, b = getattr(self, "stmt_" + type(s).__name__)(s)
+            fwd += f
+            bwd = b + bwd
+        return fwd, bwd
+
+    def stmt_Assign(self, s):
+        outs = s.out if isinstance(s.out, tuple) else (s.out,)
+        self.define(*outs)
+        if not any(self.is_active(o) for o in outs):
+            return [s], []
+        y = s.out
+        dy = self.dvar(y)
+        if not isinstance(s.value, Call):
+            return [s], self.acc(s.value, dy) + self.reset(y)
+        call, pb = s.value, Var(self.namer.fresh(y.name + "_back"))
+        self.define(pb)
+        self.need(pb)
+        generic_fwd = [Assign((y, pb), Call(Const(dispatch.J_kw if call.kwargs else dispatch.J),
+                                            (call.fn, *call.args), call.kwargs, call.star), s.line)]
+        generic_bwd = self.generic_back(call, pb, dy, s.line)
+        target = callee_object(call.fn, self.globals)
+        derivative = find_scalar(target) if not call.kwargs and call.star is None else None
+        if derivative is None:
+            return generic_fwd, [If(_call(rt.is_not_none, dy), generic_bwd, [])] + self.reset(y)
+        return self.fast_path(s, derivative, target, pb, dy, generic_fwd, generic_bwd)
+
+    def hoist(self, test, atom):
+        """A guard on a value the innermost loop does not change is computed once, before the loop."""
+        if not self.hoisted:
+            return test
+        start, tests = self.hoisted[-1]
+        if isinstance(atom, Var) and any(atom in d for d in self.defined[start:]):
+            return test
+        key = (atom, test.fn)
+        if key not in tests:
+            name = atom.name if isinstance(atom, Var) else atom.path.replace(".", "_")
+            tests[key] = (Var(self.namer.fresh(f"{name}_is_{'scalar' if isinstance(atom, Var) else 'known'}")), test)
+        return tests[key][0]
+
+    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd):
+        """Guarded inline scalar derivative. The pullback slot `pb` is None on the fast path, or, inside a loop when
+        the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
+        operation, no tuple): the backward tells the paths apart by the slot's type."""
+        call, y = s.value, s.out
+        guard = [self.hoist(_call(rt.is_scalar, a), a) for a in call.args if not isinstance(a, Const)]
+        if isinstance(call.fn, Global):
+            guard.insert(0, self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn))
+        atoms = (dy, y, *call.args)
+        active = [k for k, a in enumerate(call.args) if self.is_active(a)]
+        read = {a for k in active for name, a in zip(inline.params(derivative), atoms, strict=True)
+                if a is not dy and name in inline.names_used(derivative, k)}
+        local = [a for a in read if isinstance(a, Var) and (a in self.defined[-1] or a == y)]
+        slot = local[0] if self.loop_depth and len(local) == 1 else None
+        if slot is not None:
+            atoms = tuple(pb if a == slot else a for a in atoms)
+        for a in read:
+            if a != slot:
+                self.need(a)
+        fast_bwd = []
+        for k in active:
+            a = call.args[k]
+            da = self.dvar(self.cells.get(a.name, a))
+            fast_bwd.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(derivative, k)), atoms))))
+        fast_fwd = [s, Assign(pb, slot if slot is not None else Const(None), s.line)]
+        is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
+        back = If(is_fast, fast_bwd, generic_bwd)
+        return ([If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)],
+                [If(_call(rt.is_not_none, dy), [back], [])] + self.reset(y))
+
+    def generic_back(self, call, pb, dy, line):
+        """`_, da_, db_ = y_back(dy)`, then accumulate each cotangent into its argument's."""
+        grads = [Var(self.namer.fresh("g")) if self.is_active(a) else Var("_") for a in (call.fn, *call.args)]
+        if call.star is not None:
+            grads.append(Var("*" + self.namer.fresh("gstar")))
+        if call.kwargs:
+            grads.append(Var(self.namer.fresh("gkw")))
+        body = [Assign(tuple(grads), Call(pb, (dy,)), line)]
+        for a, g in zip((call.fn, *call.args), grads, strict=False):
+            body += self.acc(a, g)
+        if call.star is not None:
+            body += self.acc(call.star, _call(tuple, Var(grads[len(call.args) + 1].name[1:])))
+        for name, a in call.kwargs:
+            pick = _call(rt.kwarg_cotangent, grads[-1], Const(name), a)
+            body += self.acc(a, pick)
+        return body
+
+    def carry_back(self, carries, body):
+        """Route each carried value's cotangent to the value the body yielded for it. A yield defined in the body (the
+        common case) has no cotangent yet at this point, so it is a move; anything else goes through temporaries."""
+        in_body = set()
+        for st in body:
+            if isinstance(st, Assign):
+                in_body.update(st.out if isinstance(st.out, tuple) else (st.out,))
+            elif isinstance(st, Def):
+                in_body.add(st.out)
+            elif isinstance(st, If):
+                in_body.update(p.out for p in st.phis)
+            elif isinstance(st, Loop):
+                in_body.update(c.var for c in st.carries)
+        nexts = [c.next for c in carries]
+        if all(n in in_body and nexts.count(n) == 1 for n in nexts):
+            return [a for c in carries for a in (Assign(self.dvar(c.next), self.dvar(c.var)),
+                                                 Assign(self.dvar(c.var), Const(None)))]
+        saved = [Var(self.namer.fresh("_" + c.var.name)) for c in carries]
+        out = [Assign(t, self.dvar(c.var)) for t, c in zip(saved, carries, strict=True)]
+        out += [Assign(self.dvar(c.var), Const(None)) for c in carries]
+        return out + [a for t, c in zip(saved, carries, strict=True) for a in self.acc(c.next, t)]
+
+    def stmt_Def(self, s):
+        self.define(s.out)
+        if not self.is_active(s.out):
+            return [s], []
+        dg = self.dvar(s.out)
+        back = [a for cell, name in zip(s.cells, s.code.co_freevars, strict=True)
+                for a in self.acc(self.cells.get(cell.name, cell), _call(rt.field, dg, Const(name)))]
+        return [s], [If(_call(rt.is_not_none, dg), back, [])] + self.reset(s.out)
+
+    def stmt_If(self, s):
+        self.define(*(p.out for p in s.phis))
+        arms = []
+        for body, side in ((s.then, "then"), (s.orelse, "orelse")):
+            self.open_region()
+            fwd, bwd = self.region(body)
+            phi_back = []
+            for p in s.phis:
+                fwd.append(Assign(p.out, getattr(p, side)))
+                if self.is_active(p.out):
+                    phi_back += self.acc(getattr(p, side), self.dvar(p.out)) + self.reset(p.out)
+            arms.append((fwd, phi_back + bwd, self.close_region()))
+        if not any(b for _, b, _ in arms):
+            return [If(s.cond, arms[0][0], arms[1][0], line=s.line)], []
+        record = Var(self.namer.fresh("_if"))
+        self.define(record)
+        if any(r for _, _, r in arms):
+            self.need(record)
+            for fwd, bwd, rec in arms:
+                fwd.append(Assign(record, _call(rt.tuple_of, *rec)))
+                bwd.insert(0, Assign(tuple(rec), record)) if rec else None
+        self.need(s.cond)
+        return ([If(s.cond, arms[0][0], arms[1][0], line=s.line)],
+                [If(s.cond, arms[0][1], arms[1][1], line=s.line)])
+
+    def stmt_Loop(self, s):
+        carries = [c for c in s.carries if self.is_active(c.var)]
+        target = [s.target] if s.target is not None else []
+        self.define(*(c.var for c in s.carries))
+        self.open_region([*(c.var for c in s.carries), *target])
+        self.loop_depth += 1
+        self.hoisted.append((len(self.defined) - 1, {}))
+        body_fwd, body_bwd = self.region(s.body)
+        guards = [Assign(v, test) for v, test in self.hoisted.pop()[1].values()]
+        self.loop_depth -= 1
+        record = self.close_region()
+        inits = [Assign(c.var, c.init) for c in s.carries]
+        nexts = [Assign(c.var, c.next) for c in s.carries]
+        if not body_bwd and not carries:
+            return [*guards, *inits, Loop([], body_fwd + nexts, s.test, s.cond, s.target, s.iter, s.exit, s.line)], []
+        stack = Var(self.namer.fresh("_stack"))
+        self.define(stack)
+        self.need(stack)
+        # one record per iteration: a bare value when there is one, a tuple when there are several
+        entry = record[0] if len(record) == 1 else _call(rt.tuple_of, *record) if record else Const(None)
+        push_var = Var(self.namer.fresh(stack.name + "_push"))
+        push = Assign(Var("_"), Call(push_var, (entry,)))
+        fwd = [Assign(stack, _call(rt.list_of)), Assign(push_var, _call(getattr, stack, Const("append"))),
+               *guards, *inits,
+               Loop([], body_fwd + [push] + nexts, s.test, s.cond, s.target, s.iter, s.exit, s.line)]
+        carry_back = self.carry_back(carries, s.body)
+        back_body = carry_back + body_bwd
+        collect = []
+        if target and self.is_active(s.target):
+            dts = Var(self.namer.fresh("d" + s.target.name + "_all"))
+            back_body.append(Assign(Var("_"), _call(list.append, dts, self.dvar(s.target))))
+            back_body.append(Assign(self.dvar(s.target), Const(None)))
+            collect = [Assign(dts, _call(rt.list_of))]
+            tail = self.acc(s.iter, _call(rt.iter_cotangent, self.need(s.iter), dts))
+        else:
+            tail = []
+        unpacked = record[0] if len(record) == 1 else tuple(record) if record else Var("_")
+        bwd = collect + [Loop([], back_body, target=unpacked, iter=_call(reversed, stack), line=s.line)]
+        for c in carries:
+            bwd += self.acc(c.init, self.dvar(c.var)) + [Assign(self.dvar(c.var), Const(None))]
+        return fwd, bwd + tail
+
+
+def adjoint(fn, code, active, globals_, namer):
+    """Build the forward and backward IR functions of `fn` (see the module docstring)."""
+    p = AdjointPass(fn, code, active, globals_, namer)
+    p.define(*fn.params, *(Var(n) for n in fn.freevars), *(Var(f"{n}_cell") for n in code.co_cellvars))
+    fwd, bwd = p.region(fn.body)
+    tape = [v for v in p.needs[0] if v in p.defined[0]]
+    missing = [v for v in p.needs[0] if v not in p.defined[0]]
+    assert not missing, f"backward reads values the forward never defines: {missing}"
+    tape_var = Var(namer.fresh("_tape"))
+    dret = p.dvar(fn.ret) if p.is_active(fn.ret) else Var(namer.fresh("dy"))
+    inits = [Assign(d, Const(None)) for v, d in p.d.items() if d is not dret]
+    unpack = [Assign(tuple(tape), tape_var)] if tape else []
+    dself = Const(None)
+    if any(p.is_active(Var(n)) for n in fn.freevars):
+        dself = _call(rt.closure_cotangent, *(x for n in fn.freevars for x in (Const(n), p.d.get(Var(n), Const(None)))))
+    grads = [p.d.get(v, Const(None)) if p.is_active(v) else Const(None) for v in fn.params]
+    ret = _call(rt.tuple_of, dself, *grads)
+    forward = Function(fn.name, fn.params, fn.freevars, fwd, _call(rt.tuple_of, fn.ret, _call(rt.tuple_of, *tape)),
+                       fn.signature, fn.filename, fn.line)
+    backward = Function(fn.name, [tape_var, dret], [], unpack + inits + bwd, ret, None, fn.filename, fn.line)
+    return Adjoint(forward, backward, tape)

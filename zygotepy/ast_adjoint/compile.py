@@ -1,0 +1,79 @@
+"""derive(): user function -> bound (forward, backward) pair, compiled once per code object and cached.
+
+The generated source is compiled under a filename like `<zygotepy: pow at quickstart.py:3>` registered in `linecache`,
+so tracebacks, pdb and `show_adjoint` show it. The factory is bound to the user's own globals (globals stay live: a helper
+redefined later is picked up) and to the user's closure cells. The bound pair is cached on the function object as
+`fn.__zygote__ = (code, generation, forward, backward, artefact)`, valid while `fn.__code__` is that code (a notebook
+redefinition or autoreload swaps it) and no rule was registered since (`generation`).
+"""
+import linecache
+import os
+import types
+from dataclasses import dataclass
+
+from ..adjoints import registry
+from .adjoint import adjoint
+from .analysis import activity
+from .emit import emit
+from .lower import lower
+from .source import get_source
+
+_ARTEFACTS = {}     # code object -> Artefact
+LINE_MAPS = {}      # generated filename -> (user filename, {generated line: user line})
+
+
+@dataclass
+class Artefact:
+    code: types.CodeType       # the user's code object
+    factory: types.CodeType    # code of `_make(_globals, *helpers, *cells) -> (forward, backward)`
+    helpers: dict
+    source: str
+    filename: str
+    ir: object
+    generation: int
+
+
+def _register(text, code):
+    base = f"<zygotepy: {code.co_name} at {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    filename, k = base + ">", 2
+    while filename in linecache.cache and linecache.cache[filename][2] != text.splitlines(True):
+        filename, k = f"{base} #{k}>", k + 1
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    return filename
+
+
+def transform(fn):
+    """Source -> IR -> adjoint -> Python source -> code object, for the user function `fn`."""
+    code = fn.__code__
+    generation = registry.generation[0]
+    src = get_source(fn)
+    ir, namer = lower(src, code)
+    namer.reserve("_globals")
+    active = activity(ir, code, fn.__globals__)
+    adj = adjoint(ir, code, active, fn.__globals__, namer)
+    text, helpers, line_map = emit(adj, namer, src.lines, src.filename, [f"{n}_cell" for n in code.co_freevars])
+    filename = _register(text, code)
+    LINE_MAPS[filename] = (src.filename, line_map)
+    module = compile(text, filename, "exec")
+    factory = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    return Artefact(code, factory, helpers, text, filename, ir, generation)
+
+
+def artefact(fn):
+    code = fn.__code__
+    art = _ARTEFACTS.get(code)
+    if art is None or art.generation != registry.generation[0]:
+        art = _ARTEFACTS[code] = transform(fn)
+    return art
+
+
+def derive(fn):
+    """Bind the compiled adjoint of `fn` to its globals and cells; cache it on `fn`."""
+    art = artefact(fn)
+    code = fn.__code__
+    factory = types.FunctionType(art.factory, fn.__globals__, "_make")
+    fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))
+    fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    entry = (code, art.generation, fwd, back, art)
+    fn.__dict__["__zygote__"] = entry
+    return entry

@@ -1,0 +1,351 @@
+"""J: differentiate one call at run time (Zygote's `J`, callee-derives).
+
+`J(f, *args)` returns `(y, back)` with `back(dy) -> (dself, *dargs)`. Resolution order:
+registered rule -> derived adjoint of a Python function (compiled once, cached on the function) -> bound methods,
+`functools.partial`, callable objects -> a constant call when no differentiable value flows in -> `MissingAdjoint`.
+`J_kw(f, *args, **kwargs)` is the same for calls with keywords; its `back` adds the keyword cotangents as a last dict.
+"""
+import functools
+import inspect
+import operator
+import types
+
+import numpy as np
+
+from ..adjoints import registry
+from ..errors import MissingAdjoint, ZygoteError
+from ..structgrad import StructGrad
+from .runtime import Pullback, callmethod
+
+_NATIVE = frozenset((int, float, complex, bool, np.ndarray, np.float64, np.float32, tuple, list, dict, str, slice))
+
+_FLOAT_KINDS = frozenset("fc")
+
+
+def differentiable(x, depth=3):
+    """Does `x` hold a value a gradient can flow through (floats, complex, float arrays, containers of them)?
+    Ints and bools are data here: a call that receives only them runs as a constant."""
+    t = type(x)
+    if t is float or t is complex:
+        return True
+    if t is int or t is bool or t is str or x is None:
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
+    if depth and isinstance(x, (list, tuple)):
+        return any(differentiable(v, depth - 1) for v in x)
+    if depth and isinstance(x, dict):
+        return any(differentiable(v, depth - 1) for v in x.values())
+    if depth and hasattr(x, "__dict__") and not isinstance(x, (type, types.ModuleType, types.FunctionType)):
+        return any(differentiable(v, depth - 1) for v in vars(x).values())
+    return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS
+
+
+class RulePullback:
+    """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what the rule returned."""
+    __slots__ = ("back", "rule", "nargs")
+
+    def __init__(self, back, rule, nargs):
+        self.back, self.rule, self.nargs = back, rule, nargs
+
+    def __call__(self, dy):
+        grads = self.back(dy)
+        if type(grads) is not tuple or len(grads) != self.nargs:
+            target = getattr(self.rule, "__zygote_target__", self.rule)
+            got = f"{len(grads)} cotangents" if isinstance(grads, (tuple, list)) else repr(type(grads).__name__)
+            raise ZygoteError(f"the adjoint rule {self.rule.__qualname__} for {getattr(target, '__qualname__', target)}"
+                              f" returned {got}; its back(dy) must return a tuple with one cotangent per positional "
+                              f"argument ({self.nargs}), None for an argument with no gradient")
+        return (None, *grads)
+
+
+class ConstPullback:
+    """The pullback of a call that carries no gradient: all None."""
+    __slots__ = ("grads",)
+
+    def __init__(self, n, keywords=False):
+        self.grads = (None,) * (n + 1) + ((None,) if keywords else ())
+
+    def __call__(self, dy):
+        return self.grads
+
+
+class MethodPullback:
+    """Pullback of a bound method: the method's cotangent is its object's, `(dfunc, dself, *dargs) -> (dself, *dargs)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        return self.inner(dy)[1:]
+
+
+class MappedPullback:
+    """Maps a derived function's cotangents, one per parameter, back to the positions and keywords of one call."""
+    __slots__ = ("inner", "plan")
+
+    def __init__(self, inner, plan):
+        self.inner, self.plan = inner, plan
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        dparams = grads[1:]
+        positional, keywords = self.plan
+        out = [grads[0]]
+        for kind, i in positional:
+            if kind == "param":
+                out.append(dparams[i])
+            else:  # an extra positional argument, collected by *args: (index of *args, offset)
+                tup = dparams[i[0]]
+                out.append(tup[i[1]] if tup is not None else None)
+        if keywords is not None:
+            out.append({k: dparams[i] if kind == "param" else (dparams[i] or {}).get(k)
+                        for k, (kind, i) in keywords.items()})
+        return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_plan(code, nargs, kwnames):
+    """Where each positional argument and keyword of a call lands among the function's parameters."""
+    npos, nkwonly = code.co_argcount, code.co_kwonlyargcount
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    names = code.co_varnames[:npos + nkwonly]
+    positional = tuple(("param", i) if i < npos else ("vararg", (npos, i - npos)) for i in range(nargs))
+    keywords = None
+    if kwnames is not None:
+        keywords = {}
+        for k in kwnames:
+            if k in names:
+                i = names.index(k)
+                keywords[k] = ("param", i if i < npos else i + has_varargs)
+            else:
+                keywords[k] = ("varkw", npos + has_varargs + nkwonly)
+    return positional, keywords
+
+
+def _derived(fn, args, kwargs):
+    from .compile import derive  # compile imports this module
+    entry = fn.__dict__.get("__zygote__")
+    code = fn.__code__
+    if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
+        entry = derive(fn)
+    fwd, back = entry[2], entry[3]
+    y, tape = fwd(*args, **kwargs) if kwargs is not None else fwd(*args)
+    pb = Pullback(back, tape)
+    exact = kwargs is None and len(args) == code.co_argcount and not code.co_kwonlyargcount \
+        and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    if exact:
+        return y, pb
+    plan = _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
+    return y, MappedPullback(pb, plan)
+
+
+_OPERATORS = {operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
+              operator.mul: ("__mul__", "__rmul__"), operator.truediv: ("__truediv__", "__rtruediv__"),
+              operator.floordiv: ("__floordiv__", "__rfloordiv__"), operator.mod: ("__mod__", "__rmod__"),
+              operator.pow: ("__pow__", "__rpow__"), operator.matmul: ("__matmul__", "__rmatmul__"),
+              operator.iadd: ("__iadd__", "__add__", "__radd__"), operator.isub: ("__isub__", "__sub__", "__rsub__"),
+              operator.imul: ("__imul__", "__mul__", "__rmul__"),
+              operator.itruediv: ("__itruediv__", "__truediv__", "__rtruediv__"),
+              operator.neg: ("__neg__",), operator.pos: ("__pos__",), operator.abs: ("__abs__",), abs: ("__abs__",),
+              operator.getitem: ("__getitem__",)}
+
+
+class SwappedPullback:
+    """`b.__rmul__(a)` computed `a * b`: its `(dfunc, db, da)` becomes `(None, da, db)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        _, db, da = self.inner(dy)
+        return None, da, db
+
+
+class SelfPullback:
+    """A method called for an operator: `(dfunc, *dargs) -> (None, *dargs)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        return (None, *self.inner(dy)[1:])
+
+
+def _user_operator(fn, args):
+    """Python's operator protocol for user classes: transform their `__mul__`/`__rmul__`/... like any function."""
+    names = _OPERATORS[fn]
+    if len(args) == 1 or fn is operator.getitem:
+        method = getattr(type(args[0]), names[0], None)
+        if isinstance(method, types.FunctionType):
+            y, pb = _dispatch(method, args, None)
+            return y, SelfPullback(pb)
+        return None
+    a, b = args
+    forward = [n for n in names[:-1]]
+    for name in forward:
+        method = getattr(type(a), name, None)
+        if isinstance(method, types.FunctionType):
+            y, pb = _dispatch(method, (a, b), None)
+            if y is not NotImplemented:
+                return y, SelfPullback(pb)
+    method = getattr(type(b), names[-1], None)
+    if isinstance(method, types.FunctionType):
+        y, pb = _dispatch(method, (b, a), None)
+        if y is not NotImplemented:
+            return y, SwappedPullback(pb)
+    return None
+
+
+_METHOD_KINDS = {}
+
+
+def _method_kind(cls, name):
+    """How `obj.name(...)` resolves for instances of `cls`: a Python method, a rule-carrying descriptor, or other."""
+    key = (cls, name)
+    if key not in _METHOD_KINDS:
+        static = inspect.getattr_static(cls, name, None)
+        if isinstance(static, types.FunctionType):
+            _METHOD_KINDS[key] = ("method", static)
+        elif static is not None and not isinstance(static, (staticmethod, classmethod, property)) \
+                and registry.find_rule(static) is not None:
+            _METHOD_KINDS[key] = ("method", static)
+        else:
+            _METHOD_KINDS[key] = ("other", None)
+    return _METHOD_KINDS[key]
+
+
+class CallMethodPullback:
+    """`callmethod(obj, name, *args)`: `(None, dobj, None, *dargs)` from the method's own pullback."""
+    __slots__ = ("inner", "bound", "name", "obj")
+
+    def __init__(self, inner, bound, name, obj):
+        self.inner, self.bound, self.name, self.obj = inner, bound, name, obj
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        if self.bound:  # (dfunc, dobj, *dargs)
+            return (None, grads[1], None, *grads[2:])
+        dm = grads[0]  # the callable was an attribute value: its cotangent is a field of obj
+        if dm is not None and getattr(self.obj.__dict__.get(self.name), "__self__", None) is self.obj:
+            return (None, dm, None, *grads[1:])
+        return (None, StructGrad({self.name: dm}) if dm is not None else None, None, *grads[1:])
+
+
+def _callmethod(args, kwargs):
+    obj, name, *rest = args
+    kind, method = _method_kind(type(obj), name)
+    if kind == "method":
+        y, pb = _dispatch(method, (obj, *rest), kwargs)
+        return y, CallMethodPullback(pb, True, name, obj)
+    bound = getattr(obj, name)
+    y, pb = _dispatch(bound, tuple(rest), kwargs)
+    is_bound_method = getattr(bound, "__self__", None) is obj and not isinstance(obj, types.ModuleType)
+    return y, (CallMethodPullback(_Prepend(pb), True, name, obj) if is_bound_method
+               else CallMethodPullback(pb, False, name, obj))
+
+
+class _Prepend:
+    """A bound method's pullback `(dobj, *dargs)` seen as `(dfunc=None, dobj, *dargs)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        return (None, *self.inner(dy))
+
+
+def _dispatch(fn, args, kwargs):
+    """The resolution order of the module docstring; `kwargs` is None for a call without keywords."""
+    if fn is callmethod:
+        return _callmethod(args, kwargs)
+    if type(fn) is types.BuiltinFunctionType and fn in _OPERATORS and kwargs is None \
+            and not all(type(a) in _NATIVE for a in args):
+        hit = _user_operator(fn, args)
+        if hit is not None:
+            return hit
+    if type(fn) is types.FunctionType:
+        rule = registry.find_rule(fn)
+        if rule is None:
+            from .source import SourceUnavailable
+            try:
+                return _derived(fn, args, kwargs)
+            except SourceUnavailable:
+                if any(differentiable(a) for a in (*args, *(kwargs or {}).values())):
+                    raise MissingAdjoint(fn, "no Python source") from None
+                return _constant(fn, args, kwargs)
+    else:
+        rule = registry.find_rule(fn)
+    if rule is not None:
+        y, back = rule(*args, **kwargs) if kwargs else rule(*args)
+        pb = RulePullback(back, rule, len(args))
+        return y, (_WithKeywords(pb, kwargs) if kwargs is not None else pb)
+    if registry.is_nondifferentiable(fn):
+        return _constant(fn, args, kwargs)
+    if isinstance(fn, types.MethodType):
+        y, pb = _dispatch(fn.__func__, (fn.__self__, *args), kwargs)
+        return y, MethodPullback(pb)
+    if isinstance(fn, types.BuiltinMethodType) and not isinstance(fn.__self__, types.ModuleType) \
+            and fn.__self__ is not None:
+        unbound = getattr(type(fn.__self__), fn.__name__, None)
+        if unbound is not None and registry.find_rule(unbound) is not None:
+            y, pb = _dispatch(unbound, (fn.__self__, *args), kwargs)
+            return y, MethodPullback(pb)
+    if isinstance(fn, functools.partial):
+        allkw = {**fn.keywords, **(kwargs or {})}
+        y, pb = _dispatch(fn.func, (*fn.args, *args), allkw or None)
+        return y, PartialPullback(pb, len(fn.args), bool(allkw), kwargs is not None)
+    call = getattr(type(fn), "__call__", None)
+    if isinstance(call, types.FunctionType) and not isinstance(fn, type):
+        y, pb = _dispatch(call, (fn, *args), kwargs)
+        return y, MethodPullback(pb)
+    if not any(differentiable(a) for a in (*args, *(kwargs or {}).values())):
+        return _constant(fn, args, kwargs)
+    raise MissingAdjoint(fn)
+
+
+def _constant(fn, args, kwargs):
+    y = fn(*args, **kwargs) if kwargs else fn(*args)
+    return y, ConstPullback(len(args), kwargs is not None)
+
+
+class _WithKeywords:
+    """A rule's keyword arguments are constants: their cotangents are None."""
+    __slots__ = ("inner", "names")
+
+    def __init__(self, inner, kwargs):
+        self.inner, self.names = inner, tuple(kwargs)
+
+    def __call__(self, dy):
+        return (*self.inner(dy), dict.fromkeys(self.names))
+
+
+class PartialPullback:
+    """`partial(f, *bound)(*args)`: the bound arguments' cotangents become the partial's own (`dself.args`)."""
+    __slots__ = ("inner", "nbound", "inner_keywords", "keywords")
+
+    def __init__(self, inner, nbound, inner_keywords, keywords):
+        self.inner, self.nbound, self.inner_keywords, self.keywords = inner, nbound, inner_keywords, keywords
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        dfunc, rest = grads[0], list(grads[1:])
+        kw = rest.pop() if self.inner_keywords else {}
+        bound, own = rest[:self.nbound], rest[self.nbound:]
+        dself = None
+        if dfunc is not None or any(g is not None for g in bound):
+            dself = StructGrad(func=dfunc, args=tuple(bound))
+        return (dself, *own, *((kw,) if self.keywords else ()))
+
+
+def J(fn, /, *args):
+    return _dispatch(fn, args, None)
+
+
+def J_kw(fn, /, *args, **kwargs):
+    return _dispatch(fn, args, kwargs)

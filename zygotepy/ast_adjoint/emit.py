@@ -1,0 +1,251 @@
+"""emit(): IR functions -> Python source text, readable and deterministic.
+
+Well-known callees print as the syntax they came from (`operator.mul(a, b)` as `a * b`, `getattr(x, "W")` as `x.W`,
+`callmethod(x, "sum")` as `x.sum()`, guards as `type(a) in _SC`), inlinable scalar derivatives are pasted in, and every
+other constant becomes a named helper bound by the factory that wraps the generated functions. Simple statements are
+printed by `ast.unparse`; this module prints the compound ones itself so that it can put a comment quoting the user's
+source line above each block and know which generated line came from which user line.
+"""
+import ast
+import operator
+
+from . import dispatch, inline
+from . import runtime as rt
+from .adjoint import Derivative
+from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
+from .naming import const_name, is_literal
+
+_BIN = {operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
+        operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod, operator.pow: ast.Pow, operator.matmul: ast.MatMult,
+        operator.lshift: ast.LShift, operator.rshift: ast.RShift, operator.or_: ast.BitOr,
+        operator.xor: ast.BitXor, operator.and_: ast.BitAnd}
+_INPLACE = {operator.iadd: ast.Add, operator.isub: ast.Sub, operator.imul: ast.Mult, operator.itruediv: ast.Div,
+            operator.ifloordiv: ast.FloorDiv, operator.imod: ast.Mod, operator.ipow: ast.Pow,
+            operator.imatmul: ast.MatMult, operator.ilshift: ast.LShift, operator.irshift: ast.RShift,
+            operator.ior: ast.BitOr, operator.ixor: ast.BitXor, operator.iand: ast.BitAnd}
+_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.not_: ast.Not, operator.invert: ast.Invert}
+_CMP = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE, operator.eq: ast.Eq,
+        operator.ne: ast.NotEq, operator.is_: ast.Is, operator.is_not: ast.IsNot, rt.contained_in: ast.In,
+        rt.not_contained_in: ast.NotIn, rt.is_same: ast.Is}
+_PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_J", dispatch.J_kw: "_J_kw",
+              rt.acc: "_acc", rt.SCALARS: "_SC"}
+
+
+def _name(id_, store=False):
+    return ast.Name(id_, ast.Store() if store else ast.Load())
+
+
+class Emitter:
+    def __init__(self, namer, source_lines, filename):
+        self.namer, self.lines, self.filename = namer, source_lines, filename
+        self.helpers = {}      # helper name -> value, bound by the factory
+        self.by_id = {}        # id(value) -> helper name
+        self.out = []          # (indent, text) lines
+        self.line_map = {}     # generated line number -> user line number
+
+    # --- expressions --------------------------------------------------------------------------------------------------
+    def helper(self, value, hint=None):
+        key = id(value)
+        if key not in self.by_id:
+            name = self.namer.fresh(hint or _PREFERRED.get(value) or const_name(value))
+            self.by_id[key], self.helpers[name] = name, value
+        return _name(self.by_id[key])
+
+    def atom(self, a):
+        if isinstance(a, Var):
+            return _name(a.name)
+        if isinstance(a, Global):
+            head, *rest = a.path.split(".")
+            node = _name(head)
+            for attr in rest:
+                node = ast.Attribute(node, attr, ast.Load())
+            return node
+        if isinstance(a, Call):
+            return self.call(a)
+        v = a.value
+        if isinstance(v, slice) and is_literal(v):
+            return ast.Slice(*(ast.Constant(p) if p is not None else None for p in (v.start, v.stop, v.step)))
+        if isinstance(v, tuple) and is_literal(v):
+            return ast.Tuple([self.atom(Const(x)) for x in v], ast.Load())
+        if is_literal(v) and not isinstance(v, (frozenset, slice)):
+            return ast.Constant(v)
+        return self.helper(v)
+
+    def call(self, c):
+        fn = c.fn.value if isinstance(c.fn, Const) else None
+        args = [self.atom(a) for a in c.args]
+        sugar = self.sugar(fn, c, args) if fn is not None and not c.kwargs and c.star is None else None
+        if sugar is not None:
+            return sugar
+        if fn is rt.callmethod:
+            return self.plain(ast.Attribute(args[0], c.args[1].value, ast.Load()), c, args[2:])
+        if isinstance(fn, Derivative):
+            names = dict(zip(inline.params(fn.fn), args, strict=True))
+            return inline.element(fn.fn, fn.index, names, lambda n, v: self.helper(v, n))
+        return self.plain(self.atom(c.fn), c, args)
+
+    def plain(self, fn_node, c, args):
+        if c.star is not None:
+            args = [*args, ast.Starred(self.atom(c.star), ast.Load())]
+        kws = [ast.keyword(k, self.atom(v)) for k, v in c.kwargs]
+        return ast.Call(fn_node, args, kws)
+
+    def sugar(self, fn, c, args):
+        """Python syntax for the callees the lowering introduced, or None."""
+        try:
+            if fn in _BIN:
+                return ast.BinOp(args[0], _BIN[fn](), args[1])
+            if fn in _UNARY:
+                return ast.UnaryOp(_UNARY[fn](), args[0])
+            if fn in _CMP:
+                return ast.Compare(args[0], [_CMP[fn]()], [args[1]])
+        except TypeError:  # an unhashable constant callee
+            return None
+        if fn is getattr and len(args) == 2 and isinstance(c.args[1], Const) and str(c.args[1].value).isidentifier():
+            return ast.Attribute(args[0], c.args[1].value, ast.Load())
+        if fn is operator.getitem:
+            return ast.Subscript(args[0], args[1], ast.Load())
+        if fn is rt.tuple_of:
+            return ast.Tuple(args, ast.Load())
+        if fn is rt.list_of:
+            return ast.List(args, ast.Load())
+        if fn is rt.dict_of:
+            return ast.Dict(args[::2], args[1::2])
+        if fn is list.append:
+            return ast.Call(ast.Attribute(args[0], "append", ast.Load()), args[1:], [])
+        if fn is rt.is_scalar:
+            return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.SCALARS)])
+        if fn is rt.all_true:
+            return args[0] if len(args) == 1 else ast.BoolOp(ast.And(), args)
+        if fn is rt.is_none:
+            return ast.Compare(args[0], [ast.Is()], [ast.Constant(None)])
+        if fn is rt.is_not_none:
+            return ast.Compare(args[0], [ast.IsNot()], [ast.Constant(None)])
+        if fn is rt.acc_scalar:
+            is_none = ast.Compare(args[0], [ast.Is()], [ast.Constant(None)])
+            return ast.IfExp(is_none, args[1], ast.BinOp(args[0], ast.Add(), args[1]))
+        return None
+
+    def target(self, out):
+        if isinstance(out, tuple):
+            return ast.Tuple([self.target(o) for o in out], ast.Store())
+        if out.name.startswith("*"):
+            return ast.Starred(_name(out.name[1:], True), ast.Store())
+        return _name(out.name, True)
+
+    # --- statements ---------------------------------------------------------------------------------------------------
+    def put(self, indent, text, line=None):
+        self.out.append((indent, text))
+        if line:
+            self.line_map[len(self.out)] = line
+
+    def comment(self, indent, line, last):
+        if line and line != last[0] and 0 < line <= len(self.lines):
+            self.put(indent, f"# line {line}: {self.lines[line - 1].strip()}")
+            last[0] = line
+
+    def simple(self, indent, node, line):
+        self.put(indent, ast.unparse(ast.fix_missing_locations(node)), line)
+
+    def region(self, stmts, indent, last):
+        if not stmts:
+            self.put(indent, "pass")
+        for s in stmts:
+            line = getattr(s, "line", 0)
+            self.comment(indent, line, last)
+            if isinstance(s, Assign) and self.inplace(s, indent, line):
+                pass
+            elif isinstance(s, Assign):
+                value = self.call(s.value) if isinstance(s.value, Call) else self.atom(s.value)
+                if isinstance(s.out, Var) and s.out.name == "_":
+                    self.simple(indent, ast.Expr(value), line)
+                else:
+                    self.simple(indent, ast.Assign([self.target(s.out)], value), line)
+            elif isinstance(s, Def):
+                code = self.helper(s.code, f"{s.code.co_name.strip('<>')}_code")
+                cells = ast.Tuple([self.atom(c) for c in s.cells], ast.Load())
+                make = ast.Call(self.helper(rt.make_closure), [code, _name("_globals"), cells,
+                                                                 ast.Constant(s.defaults), self.atom(Const(s.kwdefaults))
+                                                                 if s.kwdefaults else ast.Constant(None)], [])
+                self.simple(indent, ast.Assign([self.target(s.out)], make), line)
+            elif isinstance(s, If):
+                self.put(indent, f"if {ast.unparse(self.atom(s.cond))}:", line)
+                self.region(s.then, indent + 1, last)
+                if s.orelse:
+                    self.put(indent, "else:")
+                    self.region(s.orelse, indent + 1, last)
+            elif isinstance(s, Loop):
+                self.loop(s, indent, last)
+            else:
+                raise TypeError(f"cannot emit {s!r}")
+
+    def inplace(self, s, indent, line):
+        """`y = operator.iadd(a, b)` prints as `y = a` then `y += b`: Python's own in-place semantics, at native speed."""
+        c = s.value
+        if not (isinstance(c, Call) and isinstance(c.fn, Const) and isinstance(s.out, Var) and not c.kwargs
+                and c.star is None):
+            return False
+        try:
+            op = _INPLACE.get(c.fn.value)
+        except TypeError:
+            return False
+        if op is None:
+            return False
+        self.simple(indent, ast.Assign([self.target(s.out)], self.atom(c.args[0])), line)
+        self.simple(indent, ast.AugAssign(self.target(s.out), op(), self.atom(c.args[1])), line)
+        return True
+
+    def loop(self, s, indent, last):
+        if s.target is not None:
+            target = ast.unparse(self.target(s.target)) if s.target != Var("_") else "_"
+            self.put(indent, f"for {target} in {ast.unparse(self.atom(s.iter))}:", s.line)
+            self.region(s.body, indent + 1, last)
+        elif len(s.test) == 1 and s.test[0].out == s.cond:
+            self.put(indent, f"while {ast.unparse(self.call(s.test[0].value))}:", s.line)
+            self.region(s.body, indent + 1, last)
+        else:
+            self.put(indent, "while True:", s.line)
+            self.region(s.test, indent + 1, last)
+            self.put(indent + 1, f"if not {ast.unparse(self.atom(s.cond))}:")
+            self.put(indent + 2, "break")
+            self.region(s.body, indent + 1, last)
+        if s.exit is not None:
+            self.put(indent + 1, f"if {ast.unparse(self.atom(s.exit))}:")
+            self.put(indent + 2, "break")
+
+    def function(self, fn, name, signature, indent=1):
+        self.put(indent, f"def {name}({signature}):", fn.line)
+        last = [fn.line]
+        prologue = [Assign(Var(n), Global(f"{n}_cell.cell_contents")) for n in fn.freevars]
+        self.region(prologue + fn.body, indent + 1, last)
+        self.put(indent + 1, f"return {ast.unparse(self.atom(fn.ret))}")
+
+
+def signature_text(args):
+    """The parameter list of a gast `arguments` node, without defaults or annotations (those are bound at run time)."""
+    parts = [a.id for a in args.posonlyargs]
+    if args.posonlyargs:
+        parts.append("/")
+    parts += [a.id for a in args.args]
+    if args.vararg:
+        parts.append("*" + args.vararg.id)
+    elif args.kwonlyargs:
+        parts.append("*")
+    parts += [a.id for a in args.kwonlyargs]
+    if args.kwarg:
+        parts.append("**" + args.kwarg.id)
+    return ", ".join(parts)
+
+
+def emit(adj, namer, source_lines, filename, cells):
+    """Source text of a factory `_make(helpers..., cells...)` returning `(forward, backward)`, plus its helpers and
+    the map from generated lines to user lines."""
+    e = Emitter(namer, source_lines, filename)
+    fname = adj.forward.name
+    e.function(adj.forward, f"{fname}_forward", signature_text(adj.forward.signature))
+    e.function(adj.backward, f"{fname}_back", ", ".join(p.name for p in adj.backward.params))
+    e.put(1, f"return {fname}_forward, {fname}_back")
+    header = f"def _make({', '.join(['_globals', *e.helpers, *cells])}):"
+    text = "\n".join([header] + ["    " * i + t for i, t in e.out]) + "\n"
+    line_map = {k + 1: v for k, v in e.line_map.items()}
+    return text, e.helpers, line_map

@@ -1,0 +1,183 @@
+"""The intermediate representation: structured, region-based SSA.
+
+Every operation is a call (`Assign(out, Call(fn, args))`): `a * b` is a call of `operator.mul`, `x.W` a call of
+`getattr`, `x[i]` a call of `operator.getitem`. So the adjoint pass has one case for operations, and all their meaning
+lives in the rule registry; the emitter prints the well-known callees back as Python syntax.
+
+Control flow keeps Python's structure: `If` and `Loop` hold nested regions (lists of statements). Each `Var` is assigned
+once per execution of its region; values that meet at a join are `Phi`s of an `If`, values that flow around a loop are its
+`Carry`s (block arguments, as in MLIR's `scf`). There are no jumps: `break`, `continue` and `return` were lowered to
+flags, so a loop only leaves through its condition or its `exit` flag, checked at the end of an iteration.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+
+@dataclass(frozen=True)
+class Var:
+    """A local SSA value; `name` is the Python name it is emitted under (the user's name where there is one)."""
+    name: str
+
+    def __str__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
+class Const:
+    """A constant: a literal, or a callable the compiler itself refers to (operator.mul, getattr, ...)."""
+    value: Any
+
+    def __str__(self):
+        from .naming import const_name
+        return const_name(self.value)
+
+
+@dataclass(frozen=True)
+class Global:
+    """A name read at run time from the user's globals, builtins or closure cells, with an optional attribute path:
+    `Global("np.sin")`. Read when used, so a helper redefined later is picked up."""
+    path: str
+
+    def __str__(self):
+        return self.path
+
+
+Atom = Union[Var, Const, Global]
+
+
+@dataclass
+class Call:
+    """`fn(*args, *star, **dict(kwargs))`; `star` is a tuple-valued atom for `f(*xs)` calls."""
+    fn: Atom
+    args: tuple
+    kwargs: tuple = ()
+    star: Optional[Atom] = None
+
+
+@dataclass
+class Assign:
+    """`out = value`. `out` is a Var (or a tuple of Vars for calls that return several values in generated code);
+    `value` is a Call or an Atom (a copy). `line` is the user's source line."""
+    out: Any
+    value: Any
+    line: int = 0
+
+
+@dataclass
+class Phi:
+    """At the end of an If: `out` is `then` if the then-region ran, else `orelse`."""
+    out: Var
+    then: Atom
+    orelse: Atom
+
+
+@dataclass
+class If:
+    cond: Atom
+    then: list
+    orelse: list
+    phis: list = field(default_factory=list)
+    line: int = 0
+
+
+@dataclass
+class Carry:
+    """A loop-carried value: `var` is `init` on entry and `next` (computed by the body) at the start of each later
+    iteration; after the loop, `var` holds its last value."""
+    var: Var
+    init: Atom
+    next: Atom
+
+
+@dataclass
+class Loop:
+    """`while` (test region `test` computing `cond`) or `for target in iter`. `exit` is a flag checked after each
+    iteration (the lowered `break`/`return`)."""
+    carries: list
+    body: list
+    test: list = field(default_factory=list)
+    cond: Optional[Atom] = None
+    target: Optional[Var] = None
+    iter: Optional[Atom] = None
+    exit: Optional[Atom] = None
+    line: int = 0
+
+
+@dataclass
+class Def:
+    """A nested `def` or `lambda`: `out` is bound to a function made from the user's own code object (so it keeps its
+    source), closing over the cells `cells` (Vars holding cell objects, one per free variable of `code`)."""
+    out: Var
+    code: Any
+    cells: tuple = ()
+    defaults: Optional[tuple] = None
+    kwdefaults: Optional[dict] = None
+    line: int = 0
+
+
+@dataclass
+class Function:
+    name: str
+    params: list          # Vars, in signature order (positional, *args, keyword-only, **kwargs)
+    freevars: list        # names of closure cells the function reads
+    body: list
+    ret: Atom
+    signature: Any = None  # the gast `arguments` node, re-emitted verbatim (defaults are bound at run time)
+    filename: str = "<unknown>"
+    line: int = 0
+
+
+# --- printer ---------------------------------------------------------------------------------------------------------
+
+def _call_text(c):
+    args = [str(a) for a in c.args] + ([f"*{c.star}"] if c.star is not None else [])
+    args += [f"{k}={v}" for k, v in c.kwargs]
+    return f"{c.fn}({', '.join(args)})"
+
+
+def _value_text(v):
+    return _call_text(v) if isinstance(v, Call) else str(v)
+
+
+def _out_text(out):
+    return ", ".join(map(str, out)) if isinstance(out, tuple) else str(out)
+
+
+def format_region(stmts, indent=1):
+    pad = "  " * indent
+    lines = []
+    for s in stmts:
+        if isinstance(s, Assign):
+            lines.append(f"{pad}{_out_text(s.out)} = {_value_text(s.value)}")
+        elif isinstance(s, Def):
+            lines.append(f"{pad}{s.out} = def <line {s.line}>")
+        elif isinstance(s, If):
+            lines.append(f"{pad}if {s.cond}:")
+            lines += format_region(s.then, indent + 1) or [pad + "    pass"]
+            lines.append(f"{pad}else:")
+            lines += format_region(s.orelse, indent + 1) or [pad + "    pass"]
+            lines += [f"{pad}{p.out} = phi({p.then}, {p.orelse})" for p in s.phis]
+        elif isinstance(s, Loop):
+            carried = ", ".join(f"{c.var} = {c.init}" for c in s.carries)
+            if s.target is not None:
+                lines.append(f"{pad}for {s.target} in {s.iter} carry [{carried}]:")
+            else:
+                lines.append(f"{pad}while carry [{carried}]:")
+                lines += format_region(s.test, indent + 2)
+                lines.append(f"{pad}    test {s.cond}")
+            lines += format_region(s.body, indent + 1)
+            lines.append(f"{pad}  next [{', '.join(str(c.next) for c in s.carries)}]"
+                         + (f" exit if {s.exit}" if s.exit is not None else ""))
+        else:
+            raise TypeError(f"not an IR statement: {s!r}")
+    return lines
+
+
+def format_function(fn):
+    """Readable text of an IR function (what `print(ir)` shows)."""
+    params = ", ".join(map(str, fn.params))
+    free = f" closing over {', '.join(fn.freevars)}" if fn.freevars else ""
+    return "\n".join([f"func {fn.name}({params}){free}:", *format_region(fn.body), f"  return {fn.ret}"])
+
+
+Function.__str__ = format_function

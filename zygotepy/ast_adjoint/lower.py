@@ -1,0 +1,547 @@
+"""lower(): a function's gast AST -> IR (`ir.Function`).
+
+Accepts: the FunctionDef/Lambda node of a user function and its code object.
+Guarantees: every operation is one `Assign(Var, Call)` whose arguments are atoms; `and`/`or`/`x if c else y` and
+comparison chains are `If`s; `break`/`continue`/`return` are flags (the code after a statement that may jump runs under
+`if not flag`); each local name is renamed to a fresh SSA name per assignment (the user's name first, then `name_2`, ...).
+Unsupported syntax raises `UnsupportedSyntax` with the user's file and line before anything runs.
+"""
+import operator
+
+import gast
+
+from ..errors import UnsupportedSyntax
+from . import runtime as rt
+from .ir import Assign, Call, Carry, Const, Def, Function, Global, If, Loop, Phi, Var
+from .naming import Namer
+
+BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
+          gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow,
+          gast.MatMult: operator.matmul, gast.LShift: operator.lshift, gast.RShift: operator.rshift,
+          gast.BitOr: operator.or_, gast.BitXor: operator.xor, gast.BitAnd: operator.and_}
+INPLACE = {gast.Add: operator.iadd, gast.Sub: operator.isub, gast.Mult: operator.imul, gast.Div: operator.itruediv,
+           gast.FloorDiv: operator.ifloordiv, gast.Mod: operator.imod, gast.Pow: operator.ipow,
+           gast.MatMult: operator.imatmul, gast.LShift: operator.ilshift, gast.RShift: operator.irshift,
+           gast.BitOr: operator.ior, gast.BitXor: operator.ixor, gast.BitAnd: operator.iand}
+UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
+COMPARE = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
+           gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
+           gast.In: rt.contained_in, gast.NotIn: rt.not_contained_in}
+UNSUPPORTED = {gast.Try: "try/except", gast.With: "a with block", gast.AsyncWith: "async with",
+               gast.AsyncFor: "async for", gast.AsyncFunctionDef: "async def", gast.Yield: "yield",
+               gast.YieldFrom: "yield from", gast.Await: "await", gast.Global: "a global statement",
+               gast.Nonlocal: "a nonlocal statement", gast.ClassDef: "a class defined inside a function",
+               gast.Delete: "del", gast.Import: "import inside a function",
+               gast.ImportFrom: "import inside a function", gast.ListComp: "a list comprehension",
+               gast.SetComp: "a set comprehension", gast.DictComp: "a dict comprehension",
+               gast.GeneratorExp: "a generator expression", gast.Set: "a set display"}
+if hasattr(gast, "Match"):
+    UNSUPPORTED[gast.Match] = "match"
+if hasattr(gast, "TryStar"):
+    UNSUPPORTED[gast.TryStar] = "try/except*"
+
+_RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
+
+
+def _walk_no_defs(node):
+    """Nodes under `node`, not entering nested functions, lambdas or classes."""
+    work = list(gast.iter_child_nodes(node))
+    while work:
+        n = work.pop()
+        yield n
+        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            work.extend(gast.iter_child_nodes(n))
+
+
+def _jumps(node, kinds):
+    """Does `node` contain a jump of one of `kinds` that leaves it (break/continue stop at nested loops)?"""
+    if isinstance(node, kinds):
+        return True
+    work = list(gast.iter_child_nodes(node))
+    while work:
+        n = work.pop()
+        if isinstance(n, kinds):
+            return True
+        if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            continue
+        if isinstance(n, (gast.For, gast.While)) and gast.Return not in kinds:
+            continue
+        work.extend(gast.iter_child_nodes(n))
+    return False
+
+
+def _assigned_names(stmts):
+    names = []
+    for s in stmts:
+        for n in [s, *_walk_no_defs(s)]:
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in names:
+                names.append(n.id)
+            elif isinstance(n, (gast.FunctionDef,)) and n.name not in names:
+                names.append(n.name)
+    return names
+
+
+class Lowerer:
+    def __init__(self, source, code):
+        self.filename, self.code = source.filename, code
+        self.locals = set(code.co_varnames) | set(code.co_cellvars)
+        self.cellvars, self.freevars = set(code.co_cellvars), list(code.co_freevars)
+        reserved = {n.id for n in gast.walk(source.node) if isinstance(n, gast.Name)}
+        self.namer = Namer(reserved | set(code.co_freevars) | set(code.co_names))
+        self.versions = {}
+        self.env = {}
+        self.region = []
+        self.line = getattr(source.node, "lineno", 0)
+        self.inner_codes = [c for c in code.co_consts if hasattr(c, "co_code")]
+        self.used_freevars = []
+        self.loop_depth = 0
+
+    # --- helpers ------------------------------------------------------------------------------------------------------
+    def fail(self, construct, node=None, hint=""):
+        raise UnsupportedSyntax(construct, self.filename, getattr(node, "lineno", self.line), hint)
+
+    def new_var(self, name):
+        """A fresh SSA variable for the user's `name`: the name itself the first time, then name_2, name_3 ..."""
+        if name not in self.versions:
+            self.versions[name] = 1
+            return Var(self.namer.reserve(name))
+        return Var(self.namer.fresh(name))
+
+    def temp(self, hint="_t"):
+        return Var(self.namer.fresh(hint))
+
+    def emit(self, stmt):
+        self.region.append(stmt)
+        return stmt
+
+    def call(self, fn, args, kwargs=(), star=None, hint="_t"):
+        """Emit `out = fn(*args)`; `out` is a new version of the user's variable `hint`, or a temporary."""
+        out = self.new_var(hint) if hint in self.locals and hint not in self.cellvars else self.temp(hint)
+        self.emit(Assign(out, Call(fn, tuple(args), tuple(kwargs), star), self.line))
+        return out
+
+    def sub_region(self, build):
+        """Run `build()` collecting its statements into a new region; returns (statements, env after)."""
+        saved_region, saved_env = self.region, dict(self.env)
+        self.region = []
+        build()
+        stmts, env = self.region, self.env
+        self.region, self.env = saved_region, saved_env
+        return stmts, env
+
+    def join(self, cond, then_build, else_build, out_hint=None):
+        """Lower an If whose arms are built by the two callables; merges the environments with phis."""
+        then, then_env = self.sub_region(then_build)
+        orelse, else_env = self.sub_region(else_build)
+        node = If(cond, then, orelse, [], self.line)
+        for name in [*then_env, *(n for n in else_env if n not in then_env)]:
+            a, b = then_env.get(name, Const(rt.UNBOUND)), else_env.get(name, Const(rt.UNBOUND))
+            if a != b:
+                out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
+                node.phis.append(Phi(out, a, b))
+                self.env[name] = out
+        self.emit(node)
+        return node
+
+    # --- expressions --------------------------------------------------------------------------------------------------
+    def expr(self, node, hint="_t"):
+        self.line = getattr(node, "lineno", self.line)
+        kind = type(node)
+        if kind in UNSUPPORTED:
+            self.fail(UNSUPPORTED[kind], node)
+        method = getattr(self, "expr_" + kind.__name__, None)
+        if method is None:
+            self.fail(f"the expression {kind.__name__}", node)
+        return method(node, hint)
+
+    def expr_Constant(self, node, hint):
+        return Const(node.value)
+
+    def expr_Name(self, node, hint):
+        name = node.id
+        if name in self.freevars:
+            if name not in self.used_freevars:
+                self.used_freevars.append(name)
+            return Var(name)
+        if name in self.locals:
+            return self.env.get(name, Var(name))
+        return Global(name)
+
+    def expr_Attribute(self, node, hint):
+        obj = self.expr(node.value)
+        if isinstance(obj, Global):
+            return Global(f"{obj.path}.{node.attr}")
+        return self.call(Const(getattr), [obj, Const(node.attr)], hint=hint)
+
+    def expr_BinOp(self, node, hint):
+        a, b = self.expr(node.left), self.expr(node.right)
+        return self.call(Const(BINOPS[type(node.op)]), [a, b], hint=hint)
+
+    def expr_UnaryOp(self, node, hint):
+        a = self.expr(node.operand)
+        if isinstance(a, Const) and isinstance(node.op, gast.USub):
+            return Const(-a.value)
+        return self.call(Const(UNARY[type(node.op)]), [a], hint=hint)
+
+    def expr_Compare(self, node, hint):
+        left, pairs = self.expr(node.left), list(zip(node.ops, node.comparators, strict=True))
+
+        def chain(left, pairs):
+            op, right_node = pairs[0]
+            right = self.expr(right_node)
+            test = self.call(Const(COMPARE[type(op)]), [left, right], hint=hint)
+            if len(pairs) == 1:
+                return test
+            out = {}
+            self.join(test, lambda: out.setdefault("then", chain(right, pairs[1:])), lambda: None)
+            phi = self.region[-1].phis
+            result = self.temp(hint)
+            phi.append(Phi(result, out["then"], test))
+            return result
+        return chain(left, pairs)
+
+    def expr_BoolOp(self, node, hint):
+        first = self.expr(node.values[0])
+        if len(node.values) == 1:
+            return first
+        rest = gast.BoolOp(op=node.op, values=node.values[1:])
+        gast.copy_location(rest, node.values[1])
+        got = {}
+        then_rest = lambda: got.setdefault("v", self.expr(rest))  # noqa: E731
+        if isinstance(node.op, gast.And):
+            stmt = self.join(first, then_rest, lambda: None)
+            arms = (lambda: got["v"], lambda: first)
+        else:
+            stmt = self.join(first, lambda: None, then_rest)
+            arms = (lambda: first, lambda: got["v"])
+        out = self.temp(hint)
+        stmt.phis.append(Phi(out, arms[0](), arms[1]()))
+        return out
+
+    def expr_IfExp(self, node, hint):
+        test = self.expr(node.test)
+        got = {}
+        stmt = self.join(test, lambda: got.setdefault("a", self.expr(node.body)),
+                         lambda: got.setdefault("b", self.expr(node.orelse)))
+        out = self.temp(hint)
+        stmt.phis.append(Phi(out, got["a"], got["b"]))
+        return out
+
+    def expr_NamedExpr(self, node, hint):
+        value = self.expr(node.value, hint=node.target.id)
+        self.bind(node.target.id, value)
+        return self.env[node.target.id]
+
+    def expr_Tuple(self, node, hint):
+        items = self.elements(node.elts)
+        if all(isinstance(i, Const) for i in items):
+            return Const(tuple(i.value for i in items))
+        return self.call(Const(rt.tuple_of), items, hint=hint)
+
+    def expr_List(self, node, hint):
+        return self.call(Const(rt.list_of), self.elements(node.elts), hint=hint)
+
+    def elements(self, elts):
+        if any(isinstance(e, gast.Starred) for e in elts):
+            self.fail("a starred element in a display", elts[0])
+        return [self.expr(e) for e in elts]
+
+    def expr_Dict(self, node, hint):
+        if any(k is None for k in node.keys):
+            self.fail("** inside a dict display", node)
+        flat = [a for k, v in zip(node.keys, node.values, strict=True) for a in (self.expr(k), self.expr(v))]
+        return self.call(Const(rt.dict_of), flat, hint=hint)
+
+    def expr_Subscript(self, node, hint):
+        obj, index = self.expr(node.value), self.expr(node.slice)
+        return self.call(Const(operator.getitem), [obj, index], hint=hint)
+
+    def expr_Slice(self, node, hint):
+        parts = [self.expr(p) if p is not None else Const(None) for p in (node.lower, node.upper, node.step)]
+        if all(isinstance(p, Const) for p in parts):
+            return Const(slice(*(p.value for p in parts)))
+        return self.call(Const(slice), parts, hint="_slice")
+
+    def expr_JoinedStr(self, node, hint):
+        parts = []
+        for v in node.values:
+            if isinstance(v, gast.FormattedValue):
+                spec = self.expr(v.format_spec) if v.format_spec is not None else Const("")
+                parts.append(self.call(Const(rt.format_value), [self.expr(v.value), Const(v.conversion), spec]))
+            else:
+                parts.append(self.expr(v))
+        return self.call(Const(rt.join_str), parts, hint=hint)
+
+    def expr_Call(self, node, hint):
+        func = node.func
+        if isinstance(func, gast.Attribute):
+            obj = self.expr(func.value)
+            if not isinstance(obj, Global):
+                args, kwargs, star = self.arguments(node)
+                return self.call(Const(rt.callmethod), [obj, Const(func.attr), *args], kwargs, star, hint)
+            fn = Global(f"{obj.path}.{func.attr}")
+        else:
+            fn = self.expr(func)
+        args, kwargs, star = self.arguments(node)
+        return self.call(fn, args, kwargs, star, hint)
+
+    def arguments(self, node):
+        args, star = [], None
+        for a in node.args:
+            if isinstance(a, gast.Starred):
+                if star is not None:
+                    self.fail("more than one *argument in a call", a)
+                star = self.expr(a.value)
+            elif star is not None:
+                self.fail("a positional argument after *args", a)
+            else:
+                args.append(self.expr(a))
+        kwargs = [(k.arg, self.expr(k.value)) for k in node.keywords]
+        return args, kwargs, star
+
+    def expr_Lambda(self, node, hint):
+        return self.define(node, "<lambda>", hint)
+
+    # --- statements ---------------------------------------------------------------------------------------------------
+    def block(self, stmts):
+        for i, s in enumerate(stmts):
+            self.stmt(s)
+            kinds = (gast.Return, gast.Break, gast.Continue)
+            if i + 1 < len(stmts) and _jumps(s, kinds):
+                flags = [self.env[f] for f in (_RETURNED, _BREAK, _CONTINUE) if f in self.env]
+                go_on = self.call(Const(rt.none_set), flags, hint="_go_on")
+                self.join(go_on, lambda: self.block(stmts[i + 1:]), lambda: None)
+                return
+
+    def stmt(self, node):
+        self.line = getattr(node, "lineno", self.line)
+        kind = type(node)
+        if kind in UNSUPPORTED:
+            self.fail(UNSUPPORTED[kind], node)
+        method = getattr(self, "stmt_" + kind.__name__, None)
+        if method is None:
+            self.fail(f"the statement {kind.__name__}", node)
+        method(node)
+
+    def stmt_Pass(self, node):
+        pass
+
+    def stmt_Expr(self, node):
+        if not isinstance(node.value, gast.Constant):
+            self.expr(node.value)
+
+    def bind(self, name, value):
+        """Bind local `name` to `value`; a cell variable (captured by a nested def) gets a real assignment."""
+        if name in self.cellvars:
+            if self.versions.get(name) or self.loop_depth:
+                self.fail(f"more than one assignment to '{name}', which a nested function captures",
+                          hint="give each captured value its own name")
+            var = self.new_var(name)
+            self.emit(Assign(var, value, self.line))
+            self.emit(Assign(self.temp("_"), Call(Const(rt.set_cell), (Var(f"{name}_cell"), var)), self.line))
+            value = var
+        self.env[name] = value
+
+    def assign_to(self, target, value):
+        if isinstance(target, gast.Name):
+            self.bind(target.id, value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if any(isinstance(e, gast.Starred) for e in target.elts):
+                self.fail("starred assignment", target)
+            seq = self.call(Const(rt.unpack), [value, Const(len(target.elts))], hint="_seq")
+            for k, elt in enumerate(target.elts):
+                hint = elt.id if isinstance(elt, gast.Name) else "_t"
+                self.assign_to(elt, self.call(Const(operator.getitem), [seq, Const(k)], hint=hint))
+        elif isinstance(target, gast.Subscript):
+            self.fail("assignment to an item (x[i] = v); in-place updates are not supported yet", target)
+        elif isinstance(target, gast.Attribute):
+            self.fail("assignment to an attribute (obj.a = v); mutation is not supported yet", target)
+        else:
+            self.fail(f"assignment to {type(target).__name__}", target)
+
+    def stmt_Assign(self, node):
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, gast.Name) and target.id not in self.cellvars:
+            value = self.expr(node.value, hint=target.id)
+            self.bind(target.id, value)
+            return
+        if (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
+                and isinstance(node.value, (gast.Tuple, gast.List)) and len(target.elts) == len(node.value.elts)
+                and not any(isinstance(e, gast.Starred) for e in target.elts + node.value.elts)):
+            values = [self.expr(v) for v in node.value.elts]
+            for t, v in zip(target.elts, values, strict=True):
+                self.assign_to(t, v)
+            return
+        value = self.expr(node.value)
+        for t in node.targets:
+            self.assign_to(t, value)
+
+    def stmt_AnnAssign(self, node):
+        if node.value is not None:
+            self.stmt_Assign(gast.copy_location(gast.Assign(targets=[node.target], value=node.value), node))
+
+    def stmt_AugAssign(self, node):
+        if not isinstance(node.target, gast.Name):
+            self.assign_to(node.target, None)  # raises the precise error for items and attributes
+        current = self.expr_Name(gast.Name(node.target.id, gast.Load(), None, None), "_t")
+        value = self.expr(node.value)
+        self.bind(node.target.id, self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id))
+
+    def stmt_If(self, node):
+        test = self.expr(node.test)
+        self.join(test, lambda: self.block(node.body), lambda: self.block(node.orelse))
+
+    def stmt_Return(self, node):
+        value = self.expr(node.value) if node.value is not None else Const(None)
+        self.env[_RETVAL], self.env[_RETURNED] = value, Const(True)
+
+    def stmt_Break(self, node):
+        self.env[_BREAK] = Const(True)
+
+    def stmt_Continue(self, node):
+        self.env[_CONTINUE] = Const(True)
+
+    def stmt_Raise(self, node):
+        if node.exc is None:
+            self.fail("a bare raise", node)
+        self.call(Const(rt.raise_), [self.expr(node.exc)], hint="_")
+
+    def stmt_Assert(self, node):
+        test = self.expr(node.test)
+        msg = node.msg
+        self.join(test, lambda: None,
+                  lambda: self.call(Const(rt.assertion_failed), [self.expr(msg) if msg else Const(None)], hint="_"))
+
+    def stmt_FunctionDef(self, node):
+        if node.decorator_list:
+            self.fail("a decorated nested function", node)
+        out = self.define(node, node.name, node.name)
+        self.bind(node.name, out)
+
+    def define(self, node, name, hint):
+        """A nested def/lambda: bound at run time from the user's own code object (so it keeps its source)."""
+        line = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
+        matches = [c for c in self.inner_codes if c.co_name == name and c.co_firstlineno == line]
+        if not matches:
+            self.fail(f"the nested function '{name}' (its code object was not found)", node)
+        code = matches[0]
+        self.inner_codes.remove(code)
+        for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
+            if not isinstance(default, gast.Constant):
+                self.fail("a non-constant default value in a nested function", default)
+        defaults = tuple(d.value for d in node.args.defaults) or None
+        kwdefaults = {a.id: d.value for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
+                      if d is not None} or None
+        for n in code.co_freevars:
+            if n in self.cellvars and n not in self.versions:
+                self.fail(f"the nested function '{name}' reads '{n}' before it is assigned; assign it first", node)
+        cells = tuple(Var(f"{n}_cell") for n in code.co_freevars)
+        for n in code.co_freevars:
+            if n in self.freevars and n not in self.used_freevars:
+                self.used_freevars.append(n)
+        out = self.new_var(hint) if isinstance(hint, str) and hint.isidentifier() else self.temp("_fn")
+        self.emit(Def(out, code, cells, defaults, kwdefaults, node.lineno))
+        return out
+
+    def loop_carries(self, body_nodes, extra=()):
+        names = [n for n in _assigned_names(body_nodes) if n in self.locals and n not in self.cellvars]
+        carries = []
+        for name in [*names, *extra]:
+            var = self.new_var(name) if not name.startswith(".") else self.temp("_" + name[1:])
+            carries.append(Carry(var, self.env.get(name, Const(rt.UNBOUND)), None))
+            self.env[name] = var
+        return names, carries
+
+    def loop(self, node, make_header):
+        if node.orelse:
+            self.fail("an else clause on a loop", node)
+        breaks = _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Break,))
+        returns = _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Return,))
+        if breaks:
+            self.env[_BREAK] = Const(False)
+        if returns:
+            self.env.setdefault(_RETURNED, Const(False))
+            self.env.setdefault(_RETVAL, Const(None))
+        extra = [f for f, on in ((_BREAK, breaks), (_RETURNED, returns), (_RETVAL, returns)) if on]
+        names, carries = self.loop_carries(node.body, extra)
+        loop = Loop(carries, [], line=node.lineno)
+        make_header(loop)
+        outer_env = dict(self.env)
+
+        def body():
+            self.env.pop(_CONTINUE, None)
+            if _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Continue,)):
+                self.env[_CONTINUE] = Const(False)
+            if loop.target is not None:
+                self.assign_to(node.target, loop.target)
+            self.block(node.body)
+        self.loop_depth += 1
+        loop.body, body_env = self.sub_region(body)
+        self.loop_depth -= 1
+        for c, name in zip(carries, [*names, *extra], strict=True):
+            c.next = body_env.get(name, c.var)
+        flags = [body_env[f] for f in (_BREAK, _RETURNED) if f in body_env]
+        if flags:
+            loop.exit = flags[0] if len(flags) == 1 else Var("_exit")
+            if len(flags) > 1:
+                loop.body.append(Assign(loop.exit, Call(Const(rt.any_set), tuple(flags)), node.lineno))
+        self.env = outer_env
+        self.env.pop(_BREAK, None)
+        self.emit(loop)
+
+    def stmt_While(self, node):
+        def header(loop):
+            def test():
+                loop.cond = self.expr(node.test)
+            if any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
+                self.fail("assignment inside a while condition", node.test)
+            loop.test, _ = self.sub_region(test)
+        self.loop(node, header)
+
+    def stmt_For(self, node):
+        seq = self.call(Const(rt.iterate), [self.expr(node.iter)], hint="_seq")
+
+        def header(loop):
+            loop.iter = seq
+            t = node.target
+            loop.target = self.new_var(t.id) if isinstance(t, gast.Name) and t.id not in self.cellvars \
+                else self.temp("_item")
+        self.loop(node, header)
+
+
+def lower(source, code):
+    """Lower the function in `source` (an `ast_adjoint.source.Source`) whose code object is `code`."""
+    node = source.node
+    low = Lowerer(source, code)
+    params = []
+    a = node.args
+    for arg in [*a.posonlyargs, *a.args, *([a.vararg] if a.vararg else []), *a.kwonlyargs,
+                *([a.kwarg] if a.kwarg else [])]:
+        var = low.new_var(arg.id)
+        params.append(var)
+        low.env[arg.id] = var
+    for name in code.co_cellvars:
+        low.emit(Assign(Var(low.namer.reserve(f"{name}_cell")), Call(Const(rt.new_cell), ()), low.line))
+    for name in code.co_freevars:
+        low.namer.reserve(f"{name}_cell")
+    for p in params:
+        if p.name in low.cellvars:
+            low.emit(Assign(low.temp("_"), Call(Const(rt.set_cell), (Var(f"{p.name}_cell"), p)), low.line))
+    if isinstance(node, gast.Lambda):
+        ret = low.expr(node.body, hint="_result")
+    else:
+        body = list(node.body)
+        tail_return = body and isinstance(body[-1], gast.Return) and not any(
+            _jumps(s, (gast.Return,)) for s in body[:-1])
+        if not tail_return:
+            low.env[_RETURNED], low.env[_RETVAL] = Const(False), Const(None)
+        if tail_return:
+            low.block(body[:-1])
+            last = body[-1]
+            low.line = last.lineno
+            ret = low.expr(last.value) if last.value is not None else Const(None)
+        else:
+            low.block(body)
+            ret = low.env.get(_RETVAL, Const(None))
+    return Function(code.co_name if code.co_name != "<lambda>" else "lambda", params, list(low.used_freevars),
+                    low.region, ret, a, source.filename, node.lineno), low.namer

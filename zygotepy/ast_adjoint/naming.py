@@ -1,0 +1,50 @@
+"""Names in generated code: the user's names first, fresh names that never shadow them, readable names for constants.
+
+Every name that appears in the user's function is reserved before any fresh name is handed out, so a generated name can
+never capture a user variable or global. Fresh names get `_2`, `_3`, ... suffixes, deterministically.
+"""
+import builtins
+import operator
+
+_LITERALS = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
+
+
+class Namer:
+    """Hands out unique Python identifiers, avoiding every reserved name."""
+
+    def __init__(self, reserved=()):
+        self.taken = set(reserved)
+
+    def reserve(self, name):
+        self.taken.add(name)
+        return name
+
+    def fresh(self, hint):
+        hint = hint if hint.isidentifier() else "_t"
+        name, k = hint, 2
+        while name in self.taken:
+            name, k = f"{hint}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+
+def is_literal(value):
+    if isinstance(value, (tuple, frozenset)):
+        return all(is_literal(v) for v in value)
+    if isinstance(value, slice):
+        return all(is_literal(v) for v in (value.start, value.stop, value.step))
+    return isinstance(value, _LITERALS)
+
+
+def const_name(value):
+    """The text of a constant in generated code: a literal's repr, or a helper name such as `_mul` for a callable."""
+    if is_literal(value):
+        if isinstance(value, slice):
+            return f"slice({value.start!r}, {value.stop!r}, {value.step!r})"
+        return repr(value)
+    if getattr(builtins, getattr(value, "__name__", ""), None) is value:
+        return "_" + value.__name__
+    if getattr(operator, getattr(value, "__name__", ""), None) is value:
+        return "_" + value.__name__.strip("_")
+    name = getattr(value, "__name__", None) or type(value).__name__
+    return "_" + name.strip("_<>").replace(".", "_")

@@ -1,0 +1,204 @@
+"""Helpers that generated code calls: the lowering's primitives (displays, unpacking, iteration, cells, flags) and the
+backward's bookkeeping (None-aware accumulation, closure-free pullback objects).
+
+Each primitive is an ordinary Python function, so the adjoint pass treats it like any callee; the rules that give the
+differentiable ones their gradients live in `zygotepy/adjoints/structures.py`.
+"""
+import types
+
+import numpy as np
+
+SCALARS = frozenset((int, float, bool))  # types the inlined scalar derivatives are valid for (never complex)
+
+
+class _Unbound:
+    """The value of a name on a path where Python would not have bound it."""
+    def __repr__(self):
+        return "UNBOUND"
+
+
+UNBOUND = _Unbound()
+
+
+# --- lowering primitives -----------------------------------------------------------------------------------------------
+
+def tuple_of(*items):
+    return items
+
+
+def list_of(*items):
+    return list(items)
+
+
+def dict_of(*flat):
+    return dict(zip(flat[::2], flat[1::2]))
+
+
+def unpack(value, n):
+    """`a, b = value` as one step: a tuple of the `n` items of `value` (ValueError like Python's otherwise)."""
+    items = tuple(value)
+    if len(items) != n:
+        raise ValueError(f"{'too many' if len(items) > n else 'not enough'} values to unpack (expected {n})")
+    return items
+
+
+def iterate(iterable):
+    """What a `for` loop walks: sequences as they are, anything else (iterators, generators) materialised."""
+    if isinstance(iterable, (list, tuple, range, np.ndarray, str)):
+        return iterable
+    return list(iterable)
+
+
+def callmethod(obj, name, *args, **kwargs):
+    """`obj.name(*args)`: a method call as one operation, so the rule can differentiate `obj` and the arguments."""
+    return getattr(obj, name)(*args, **kwargs)
+
+
+def contained_in(a, b):
+    return a in b
+
+
+def not_contained_in(a, b):
+    return a not in b
+
+
+def none_set(*flags):
+    """True when none of the jump flags (break/continue/return) is set: the rest of a block runs."""
+    for f in flags:
+        if f:
+            return False
+    return True
+
+
+def any_set(*flags):
+    return not none_set(*flags)
+
+
+def new_cell():
+    return types.CellType()
+
+
+def set_cell(cell, value):
+    cell.cell_contents = value
+
+
+def make_closure(code, globals_, cells, defaults, kwdefaults):
+    """A nested def/lambda, built from the user's own code object so that its source stays readable."""
+    fn = types.FunctionType(code, globals_, code.co_name, defaults, cells)
+    fn.__kwdefaults__ = kwdefaults
+    return fn
+
+
+def raise_(exc):
+    raise exc
+
+
+def assertion_failed(msg):
+    raise AssertionError(msg) if msg is not None else AssertionError()
+
+
+def format_value(value, conversion, spec):
+    if conversion == 115:
+        value = str(value)
+    elif conversion == 114:
+        value = repr(value)
+    elif conversion == 97:
+        value = ascii(value)
+    return format(value, spec)
+
+
+def join_str(*parts):
+    return "".join(parts)
+
+
+# --- backward bookkeeping ----------------------------------------------------------------------------------------------
+
+def acc(a, b):
+    """Add two cotangents where None means zero; containers and structural gradients add entry by entry."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    ta = type(a)
+    if ta is tuple or ta is list:
+        return ta(acc(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        out = type(a)(a)
+        for k, v in b.items():
+            out[k] = acc(out.get(k), v)
+        return out
+    return a + b
+
+
+class Pullback:
+    """A closure-free pullback: `back(tape, dy)` with its tape. `pb(dy)` returns `(dself, *dargs)`."""
+    __slots__ = ("back", "tape")
+
+    def __init__(self, back, tape):
+        self.back, self.tape = back, tape
+
+    def __call__(self, dy):
+        return self.back(self.tape, dy)
+
+
+# --- guards and cotangent plumbing the emitter prints inline (their bodies here serve nested differentiation) ---------
+
+def is_scalar(x):
+    return type(x) in SCALARS
+
+
+def all_true(*conds):
+    return all(conds)
+
+
+def is_same(a, b):
+    return a is b
+
+
+def is_none(x):
+    return x is None
+
+
+def is_not_none(x):
+    return x is not None
+
+
+def acc_scalar(d, g):
+    return g if d is None else d + g
+
+
+def kwarg_cotangent(dkw, name, value):
+    """The cotangent of a keyword argument (`name=value`), or of a `**value` expansion when `name` is None."""
+    if dkw is None:
+        return None
+    if name is None:
+        return {k: dkw.get(k) for k in value}
+    return dkw.get(name)
+
+
+def field(g, name):
+    """Entry `name` of a structural cotangent (None-aware)."""
+    return None if g is None else g.get(name)
+
+
+def closure_cotangent(*flat):
+    """The cotangent of a closure: its captured variables' cotangents, by name."""
+    from ..structgrad import StructGrad
+    pairs = {k: v for k, v in zip(flat[::2], flat[1::2]) if v is not None}
+    return StructGrad(pairs) if pairs else None
+
+
+def iter_cotangent(seq, dts):
+    """Cotangent of the sequence a `for` loop walked, from its per-iteration cotangents (collected in reverse)."""
+    if isinstance(seq, range) or all(d is None for d in dts):
+        return None
+    items = list(reversed(dts)) + [None] * (len(seq) - len(dts))
+    if isinstance(seq, np.ndarray):
+        return np.stack([np.zeros_like(seq[i]) if d is None else d for i, d in enumerate(items)])
+    return type(seq)(items) if isinstance(seq, (list, tuple)) else items
+
+
+def is_complex_like(x):
+    dtype = getattr(x, "dtype", None)
+    return type(x) is complex or (dtype is not None and getattr(dtype, "kind", "") == "c")
+

@@ -12,7 +12,7 @@ __all__ = ["check_grads", "numerical_vjp"]
 
 def _flatten(x):
     """(float64 vector of the real degrees of freedom of x, rebuild(vector) -> value like x)."""
-    if isinstance(x, bool) or x is None or isinstance(x, str):
+    if isinstance(x, (bool, int)) or x is None or isinstance(x, str):  # ints are data here (counts, indices)
         return np.zeros(0), lambda v: x
     if isinstance(x, (int, float)):
         return np.array([float(x)]), lambda v: float(v[0])

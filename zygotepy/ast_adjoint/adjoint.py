@@ -178,9 +178,16 @@ class AdjointPass:
         if call.star is not None:
             body += self.acc(call.star, _call(tuple, Var(grads[len(call.args) + 1].name[1:])))
         for name, a in call.kwargs:
-            pick = _call(rt.kwarg_cotangent, grads[-1], Const(name), a)
+            pick = _call(rt.kwarg_cotangent, grads[-1], Const(name), self.need(a) if name is None else Const(None))
             body += self.acc(a, pick)
         return body
+
+    @staticmethod
+    def parallel(carries, which):
+        """`a, b = b, a * b` moves all carried values at once (CPython swaps small tuples without building them)."""
+        if len(carries) == 1:
+            return [Assign(carries[0].var, getattr(carries[0], which))]
+        return [Assign(tuple(c.var for c in carries), _call(rt.tuple_of, *(getattr(c, which) for c in carries)))]            if carries else []
 
     def carry_back(self, carries, body):
         """Route each carried value's cotangent to the value the body yielded for it. A yield defined in the body (the
@@ -249,8 +256,7 @@ class AdjointPass:
         guards = [Assign(v, test) for v, test in self.hoisted.pop()[1].values()]
         self.loop_depth -= 1
         record = self.close_region()
-        inits = [Assign(c.var, c.init) for c in s.carries]
-        nexts = [Assign(c.var, c.next) for c in s.carries]
+        inits, nexts = self.parallel(s.carries, "init"), self.parallel(s.carries, "next")
         if not body_bwd and not carries:
             return [*guards, *inits, Loop([], body_fwd + nexts, s.test, s.cond, s.target, s.iter, s.exit, s.line)], []
         stack = Var(self.namer.fresh("_stack"))

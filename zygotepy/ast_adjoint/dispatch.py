@@ -51,6 +51,8 @@ class RulePullback:
 
     def __call__(self, dy):
         grads = self.back(dy)
+        if type(grads) is tuple and len(grads) > self.nargs and not any(g is not None for g in grads[self.nargs:]):
+            grads = grads[:self.nargs]  # a rule written for all parameters, called without its optional ones
         if type(grads) is not tuple or len(grads) != self.nargs:
             target = getattr(self.rule, "__zygote_target__", self.rule)
             got = f"{len(grads)} cotangents" if isinstance(grads, (tuple, list)) else repr(type(grads).__name__)

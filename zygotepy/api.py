@@ -12,9 +12,18 @@ __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
 
 
 def _project(arg, g):
-    """A gradient in the form of its argument: real for real numbers and arrays, None for data (bools, strings)."""
+    """A gradient in the form of its argument: real for real numbers and arrays, None for data (bools, strings),
+    the argument's own container (same keys, same order) for tuples, lists and dicts."""
     if g is None or isinstance(arg, (bool, str)) or arg is None:
         return None
+    if isinstance(arg, (tuple, list)) and isinstance(g, (tuple, list)):
+        items = [_project(a, d) for a, d in zip(arg, g, strict=True)]
+        if all(i is None for i in items):
+            return None
+        return type(arg)(items) if type(arg) in (tuple, list) else type(arg)(*items)
+    if isinstance(arg, dict) and isinstance(g, dict):
+        items = {k: _project(v, g.get(k)) for k, v in arg.items()}
+        return None if all(v is None for v in items.values()) else type(arg)(items)
     if isinstance(arg, (int, float)) and isinstance(g, complex):
         return g.real
     dtype = getattr(arg, "dtype", None)

@@ -41,15 +41,23 @@ def _flatten(x):
     raise TypeError(f"check_grads cannot perturb a {type(x).__name__}")
 
 
-def _dot(g, v_like):
-    """Real inner product <g, v> of a gradient with a direction of the same structure (None means zero)."""
-    if g is None:
+def _dot(g, v):
+    """Real inner product Re<g, v> of a gradient with a direction of its argument's structure (None means zero)."""
+    if g is None or v is None:
         return 0.0
-    gf, _ = _flatten(g) if not isinstance(g, dict) or isinstance(v_like, dict) else _flatten(dict(g))
-    vf, _ = _flatten(v_like)
-    if len(gf) != len(vf):
-        raise AssertionError(f"gradient has {len(gf)} degrees of freedom, its argument {len(vf)}")
-    return float(gf @ vf)
+    if isinstance(v, dict):
+        return sum(_dot(g.get(k) if hasattr(g, "get") else None, x) for k, x in v.items())
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        if len(g) != len(v):
+            raise AssertionError(f"gradient has {len(g)} entries, its argument {len(v)}")
+        return sum(_dot(a, b) for a, b in zip(g, v, strict=True))
+    if hasattr(v, "_fields"):  # a namedtuple: its gradient is a tuple or a structural gradient
+        fields = g if not isinstance(g, dict) else [g.get(f) for f in v._fields]
+        return sum(_dot(a, b) for a, b in zip(fields, v, strict=True))
+    ga, va = np.asarray(g), np.asarray(v)
+    if ga.shape != va.shape:
+        raise AssertionError(f"gradient of shape {ga.shape} for an argument of shape {va.shape}")
+    return float(np.real(np.sum(np.conj(ga) * va)))
 
 
 def numerical_vjp(f, args, dy, direction, eps=1e-6):
@@ -84,7 +92,7 @@ def check_grads(f, *args, rtol=1e-5, atol=1e-7, eps=1e-6, seed=0, dy=None):
     analytic = 0.0
     for a, g, d in zip(args, grads, direction, strict=True):
         if g is not None and len(d):
-            analytic += _dot(g, _flatten(a)[1](d) if not isinstance(a, (int, float)) else float(d[0]))
+            analytic += _dot(g, _flatten(a)[1](d))
     numeric = numerical_vjp(f, args, dy, direction, eps)
     if not np.isclose(analytic, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
         name = getattr(f, "__qualname__", repr(f))

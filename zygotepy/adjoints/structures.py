@@ -139,3 +139,28 @@ def getitem(x, index):
             return (g, None)
         return (None, None)
     return y, back
+
+
+@adjoint(rt.append)
+def append(lst, value):
+    n = len(lst)
+
+    def back(dy):  # dy covers the final list; entries past n belong to later appends and are ignored upstream
+        if dy is None:
+            return (None, None)
+        return (dy, dy[n] if n < len(dy) else None)
+    return rt.append(lst, value), back
+
+
+@adjoint(rt.dict_put)
+def dict_put(d, key, value):
+    overwritten = key in d
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        g = dy.get(key)
+        if overwritten:  # the earlier value under `key` was replaced: it receives nothing
+            dy = {**dy, key: None}
+        return (dy, None, g)
+    return rt.dict_put(d, key, value), back

@@ -252,13 +252,15 @@ class AdjointPass:
         self.open_region([*(c.var for c in s.carries), *target])
         self.loop_depth += 1
         self.hoisted.append((len(self.defined) - 1, {}))
+        test_fwd, test_bwd = self.region(s.test)
+        assert not test_bwd, "a loop condition carries no gradient"
         body_fwd, body_bwd = self.region(s.body)
         guards = [Assign(v, test) for v, test in self.hoisted.pop()[1].values()]
         self.loop_depth -= 1
         record = self.close_region()
         inits, nexts = self.parallel(s.carries, "init"), self.parallel(s.carries, "next")
         if not body_bwd and not carries:
-            return [*guards, *inits, Loop([], body_fwd + nexts, s.test, s.cond, s.target, s.iter, s.exit, s.line)], []
+            return [*guards, *inits, Loop([], body_fwd + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line)], []
         stack = Var(self.namer.fresh("_stack"))
         self.define(stack)
         self.need(stack)
@@ -268,7 +270,7 @@ class AdjointPass:
         push = Assign(Var("_"), Call(push_var, (entry,)))
         fwd = [Assign(stack, _call(rt.list_of)), Assign(push_var, _call(getattr, stack, Const("append"))),
                *guards, *inits,
-               Loop([], body_fwd + [push] + nexts, s.test, s.cond, s.target, s.iter, s.exit, s.line)]
+               Loop([], body_fwd + [push] + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line)]
         carry_back = self.carry_back(carries, s.body)
         back_body = carry_back + body_bwd
         collect = []

@@ -32,9 +32,8 @@ UNSUPPORTED = {gast.Try: "try/except", gast.With: "a with block", gast.AsyncWith
                gast.YieldFrom: "yield from", gast.Await: "await", gast.Global: "a global statement",
                gast.Nonlocal: "a nonlocal statement", gast.ClassDef: "a class defined inside a function",
                gast.Delete: "del", gast.Import: "import inside a function",
-               gast.ImportFrom: "import inside a function", gast.ListComp: "a list comprehension",
-               gast.SetComp: "a set comprehension", gast.DictComp: "a dict comprehension",
-               gast.GeneratorExp: "a generator expression", gast.Set: "a set display"}
+               gast.ImportFrom: "import inside a function", gast.SetComp: "a set comprehension",
+               gast.Set: "a set display"}
 if hasattr(gast, "Match"):
     UNSUPPORTED[gast.Match] = "match"
 if hasattr(gast, "TryStar"):
@@ -95,6 +94,7 @@ class Lowerer:
         self.inner_codes = [c for c in code.co_consts if hasattr(c, "co_code")]
         self.used_freevars = []
         self.loop_depth = 0
+        self.special = {}  # names the lowering itself introduced, bound to runtime primitives
 
     # --- helpers ------------------------------------------------------------------------------------------------------
     def fail(self, construct, node=None, hint=""):
@@ -159,6 +159,8 @@ class Lowerer:
 
     def expr_Name(self, node, hint):
         name = node.id
+        if name in self.special:
+            return self.special[name]
         if name in self.freevars:
             if name not in self.used_freevars:
                 self.used_freevars.append(name)
@@ -298,6 +300,45 @@ class Lowerer:
                 args.append(self.expr(a))
         kwargs = [(k.arg, self.expr(k.value)) for k in node.keywords]
         return args, kwargs, star
+
+    def expr_ListComp(self, node, hint):
+        return self.comprehension(node, [node.elt], rt.append, hint)
+
+    expr_GeneratorExp = expr_ListComp  # materialised: a generator's laziness is not observable in supported code
+
+    def expr_DictComp(self, node, hint):
+        return self.comprehension(node, [node.key, node.value], rt.dict_put, hint)
+
+    def comprehension(self, node, parts, put, hint):
+        """`[elt for t in xs if c]` is lowered as the loop `acc = []; for t in xs: if c: acc = append(acc, elt)`, with
+        the comprehension's own scope for `t`."""
+        acc = self.namer.fresh("_comp")
+        targets = {n.id for g in node.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+        added = {acc, *targets} - self.locals
+        saved = {n: self.env[n] for n in targets if n in self.env}
+        self.locals |= added
+        self.special[f"{acc}.put"] = Const(put)
+        load = lambda: gast.Name(acc, gast.Load(), None, None)  # noqa: E731
+        body = gast.Assign(targets=[gast.Name(acc, gast.Store(), None, None)],
+                           value=gast.Call(gast.Name(f"{acc}.put", gast.Load(), None, None), [load(), *parts], []))
+        for g in reversed(node.generators):
+            if g.is_async:
+                self.fail("an async comprehension", node)
+            for cond in reversed(g.ifs):
+                body = gast.If(test=cond, body=[body], orelse=[])
+            body = gast.For(target=g.target, iter=g.iter, body=[body], orelse=[], type_comment=None)
+        gast.fix_missing_locations(gast.copy_location(body, node))
+        for n in gast.walk(body):
+            if not hasattr(n, "lineno") and isinstance(n, (gast.stmt, gast.expr)):
+                gast.copy_location(n, node)
+        self.bind(acc, self.call(Const(rt.dict_of if put is rt.dict_put else rt.list_of), [], hint=acc))
+        self.stmt(body)
+        result = self.env[acc]
+        for n in targets:
+            self.env.pop(n, None)
+        self.env.update(saved)
+        self.locals -= added
+        return result
 
     def expr_Lambda(self, node, hint):
         return self.define(node, "<lambda>", hint)
@@ -439,7 +480,8 @@ class Lowerer:
         for n in code.co_freevars:
             if n in self.freevars and n not in self.used_freevars:
                 self.used_freevars.append(n)
-        out = self.new_var(hint) if isinstance(hint, str) and hint.isidentifier() else self.temp("_fn")
+        named = isinstance(hint, str) and hint.isidentifier() and hint not in self.cellvars
+        out = self.new_var(hint) if named else self.temp("_fn")
         self.emit(Def(out, code, cells, defaults, kwdefaults, node.lineno))
         return out
 
@@ -482,7 +524,7 @@ class Lowerer:
             c.next = body_env.get(name, c.var)
         flags = [body_env[f] for f in (_BREAK, _RETURNED) if f in body_env]
         if flags:
-            loop.exit = flags[0] if len(flags) == 1 else Var("_exit")
+            loop.exit = flags[0] if len(flags) == 1 else self.temp("_exit")
             if len(flags) > 1:
                 loop.body.append(Assign(loop.exit, Call(Const(rt.any_set), tuple(flags)), node.lineno))
         self.env = outer_env

@@ -202,3 +202,14 @@ def is_complex_like(x):
     dtype = getattr(x, "dtype", None)
     return type(x) is complex or (dtype is not None and getattr(dtype, "kind", "") == "c")
 
+
+
+def append(lst, value):
+    """A comprehension's accumulator step: the list is fresh and private, so appending in place is safe."""
+    lst.append(value)
+    return lst
+
+
+def dict_put(d, key, value):
+    d[key] = value
+    return d

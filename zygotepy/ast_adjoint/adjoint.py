@@ -16,6 +16,7 @@ from ..adjoints.registry import find_scalar
 from . import dispatch, inline
 from . import runtime as rt
 from .analysis import callee_object, cell_values
+from .tidy import tidy
 from .ir import Assign, Call, Const, Def, Function, Global, If, Loop, Var
 
 
@@ -140,7 +141,7 @@ class AdjointPass:
         the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
         operation, no tuple): the backward tells the paths apart by the slot's type."""
         call, y = s.value, s.out
-        guard = [self.hoist(_call(rt.is_scalar, a), a) for a in call.args if not isinstance(a, Const)]
+        guard = [self.hoist(_call(rt.is_scalar, a), a) for a in dict.fromkeys(call.args) if not isinstance(a, Const)]
         if isinstance(call.fn, Global):
             guard.insert(0, self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn))
         atoms = (dy, y, *call.args)
@@ -309,4 +310,4 @@ def adjoint(fn, code, active, globals_, namer):
     forward = Function(fn.name, fn.params, fn.freevars, fwd, _call(rt.tuple_of, fn.ret, _call(rt.tuple_of, *tape)),
                        fn.signature, fn.filename, fn.line)
     backward = Function(fn.name, [tape_var, dret], [], unpack + inits + bwd, ret, None, fn.filename, fn.line)
-    return Adjoint(forward, backward, tape)
+    return Adjoint(tidy(forward, tape), backward, tape)

@@ -10,10 +10,12 @@ from .api import pullback
 __all__ = ["check_grads", "numerical_vjp"]
 
 
-def _flatten(x):
-    """(float64 vector of the real degrees of freedom of x, rebuild(vector) -> value like x)."""
+def _flatten(x, data=True):
+    """(float64 vector of the real degrees of freedom of x, rebuild(vector) -> value like x).
+
+    With `data=False` the rebuilt value is a tangent: entries that are data (ints, bools, strings) become None."""
     if isinstance(x, (bool, int)) or x is None or isinstance(x, str):  # ints are data here (counts, indices)
-        return np.zeros(0), lambda v: x
+        return np.zeros(0), (lambda v: x) if data else (lambda v: None)
     if isinstance(x, (int, float)):
         return np.array([float(x)]), lambda v: float(v[0])
     if isinstance(x, complex):
@@ -25,11 +27,11 @@ def _flatten(x):
             n = a.size
             return flat, lambda v: (v[:n] + 1j * v[n:]).reshape(a.shape).astype(a.dtype)
         if a.dtype.kind != "f":
-            return np.zeros(0), lambda v: x
+            return np.zeros(0), (lambda v: x) if data else (lambda v: None)
         return a.astype(np.float64).ravel(), lambda v: v.reshape(a.shape).astype(a.dtype)
     if isinstance(x, (list, tuple)) or isinstance(x, dict):
         items = list(x.values()) if isinstance(x, dict) else list(x)
-        parts = [_flatten(i) for i in items]
+        parts = [_flatten(i, data) for i in items]
         sizes = np.cumsum([0] + [len(p[0]) for p in parts])
 
         def rebuild(v):
@@ -85,14 +87,14 @@ def check_grads(f, *args, rtol=1e-5, atol=1e-7, eps=1e-6, seed=0, dy=None):
     """
     rng = np.random.default_rng(seed)
     y, back = pullback(f, *args)
-    yflat, rebuild_y = _flatten(y)
+    yflat, rebuild_y = _flatten(y, data=False)  # data outputs (ints, strings) get a None cotangent
     dy = rebuild_y(rng.standard_normal(len(yflat))) if dy is None else dy
     grads = back(dy)
     direction = [rng.standard_normal(len(_flatten(a)[0])) for a in args]
     analytic = 0.0
     for a, g, d in zip(args, grads, direction, strict=True):
         if g is not None and len(d):
-            analytic += _dot(g, _flatten(a)[1](d))
+            analytic += _dot(g, _flatten(a, data=False)[1](d))
     numeric = numerical_vjp(f, args, dy, direction, eps)
     if not np.isclose(analytic, numeric, rtol=rtol, atol=atol * max(1.0, abs(numeric))):
         name = getattr(f, "__qualname__", repr(f))

@@ -160,7 +160,8 @@ class AdjointPass:
             a = call.args[k]
             da = self.dvar(self.cells.get(a.name, a))
             fast_bwd.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(derivative, k)), atoms))))
-        fast_fwd = [s, Assign(pb, slot if slot is not None else Const(None), s.line)]
+        save = Assign(pb, slot if slot is not None else Const(None), s.line)
+        fast_fwd = [s, save] if slot == y or slot is None else [save, s]  # inputs are saved before the operation
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
         back = If(is_fast, fast_bwd, generic_bwd)
         return ([If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)],

@@ -191,7 +191,8 @@ class Emitter:
             return False
         if op is None:
             return False
-        self.simple(indent, ast.Assign([self.target(s.out)], self.atom(c.args[0])), line)
+        if c.args[0] != s.out:
+            self.simple(indent, ast.Assign([self.target(s.out)], self.atom(c.args[0])), line)
         self.simple(indent, ast.AugAssign(self.target(s.out), op(), self.atom(c.args[1])), line)
         return True
 

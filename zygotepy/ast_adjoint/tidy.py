@@ -53,6 +53,7 @@ def _tidy_region(stmts, uses):
         elif isinstance(s, Loop):
             s.test, s.body = _tidy_region(s.test, uses), _tidy_region(s.body, uses)
             _inline_iterable(s, out, uses)
+            _coalesce_carries(s, uses)
         out.append(s)
     return out
 
@@ -67,6 +68,99 @@ def _inline_iterable(loop, before, uses):
     if isinstance(iterable, Var) and isinstance(prev, Assign) and prev.out == iterable and uses[iterable] == 1 \
             and isinstance(prev.value, Call) and iterable.name.startswith("_"):
         loop.iter = before.pop().value
+
+
+def _reads_writes(s):
+    """(Vars read, Vars written) by one statement, nested regions included."""
+    if isinstance(s, Assign):
+        outs = s.out if isinstance(s.out, tuple) else (s.out,)
+        return set(_atoms(s.value)), set(outs)
+    if isinstance(s, Def):
+        return set(s.cells), {s.out}
+    reads, writes = set(), set()
+    if isinstance(s, If):
+        reads.update(_atoms(s.cond))
+        parts = [*s.then, *s.orelse]
+    else:
+        reads.update(_atoms(s.iter))
+        parts = [*s.test, *s.body]
+    for p in parts:
+        r, w = _reads_writes(p)
+        reads |= r
+        writes |= w
+    return reads, writes
+
+
+def _read_after_write(stmts, carried, value):
+    """Is `carried` read after `value` is written, in program order (each arm of an `if` in its own order)?"""
+    written = False
+    for s in stmts:
+        if isinstance(s, If) and not written:
+            if _read_after_write(s.then, carried, value) or _read_after_write(s.orelse, carried, value):
+                return True
+            written = value in _reads_writes(s)[1]
+            continue
+        reads, writes = _reads_writes(s)
+        if written and carried in reads or isinstance(s, Loop) and value in writes and carried in reads:
+            return True
+        written = written or value in writes
+    return False
+
+
+def _rename(stmts, old, new):
+    """Rename Var `old` to `new` in statements (forward code only: the backward reads values through records)."""
+    def atom(a):
+        if a == old:
+            return new
+        if isinstance(a, Call):
+            return Call(atom(a.fn), tuple(atom(x) for x in a.args), tuple((k, atom(v)) for k, v in a.kwargs),
+                        atom(a.star) if a.star is not None else None)
+        if isinstance(a, tuple):
+            return tuple(atom(x) for x in a)
+        return a
+    for s in stmts:
+        if isinstance(s, Assign):
+            s.out, s.value = atom(s.out), atom(s.value)
+        elif isinstance(s, Def):
+            s.out, s.cells = atom(s.out), tuple(atom(c) for c in s.cells)
+        elif isinstance(s, If):
+            s.cond = atom(s.cond)
+            _rename(s.then, old, new)
+            _rename(s.orelse, old, new)
+        elif isinstance(s, Loop):
+            s.iter, s.cond, s.exit = atom(s.iter), atom(s.cond), atom(s.exit)
+            _rename(s.test, old, new)
+            _rename(s.body, old, new)
+
+
+def _coalesce_carries(loop, uses):
+    """Write a loop-carried value's next value straight into it when the old value is dead by then:
+    `r_2 = r * x; ...; r = r_2` becomes `r = r * x`, which reads like the user's code and saves a copy."""
+    if not loop.body or not isinstance(loop.body[-1], Assign):
+        return
+    last = loop.body[-1]
+    outs = last.out if isinstance(last.out, tuple) else (last.out,)
+    nexts = last.value.args if isinstance(last.value, Call) else (last.value,)
+    if len(outs) != len(nexts):
+        return
+    body, keep = loop.body[:-1], []
+    for c, v in zip(outs, nexts, strict=True):
+        ok = (isinstance(v, Var) and v != c and nexts.count(v) == 1 and c not in nexts
+              and any(v in _reads_writes(s)[1] for s in body) and v not in loop_targets(loop)
+              and not _read_after_write(body, c, v))
+        if ok:
+            _rename(body, v, c)
+            loop.exit = c if loop.exit == v else loop.exit
+        else:
+            keep.append((c, v))
+    if len(keep) == len(outs):
+        return
+    loop.body = body + ([] if not keep else [Assign(keep[0][0], keep[0][1], last.line)] if len(keep) == 1 else
+                        [Assign(tuple(c for c, _ in keep), Call(last.value.fn, tuple(v for _, v in keep)), last.line)])
+
+
+def loop_targets(loop):
+    return {loop.target} if isinstance(loop.target, Var) else set(loop.target or ())
 
 
 def tidy(forward, extra_uses=()):

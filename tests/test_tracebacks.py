@@ -1,0 +1,148 @@
+"""Errors raised while differentiating point at the line that raised them and at the user's line that led there.
+
+A failing rule must show the rule's own file and line in the traceback, and the user's file and line (of the call
+into the rule) either in the traceback or in the exception's notes (Zygote.jl's test/compiler.jl, lines 14-37).
+An error in the user's own code propagates with its own type.
+"""
+import inspect
+import math
+import re
+import sys
+import traceback
+
+import pytest
+
+from zygotepy import adjoint, gradient, pullback
+
+THIS_FILE = __file__
+
+
+def _line(fn, marker):
+    lines, start = inspect.getsourcelines(fn)
+    hits = [start + k for k, text in enumerate(lines) if marker in text]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def _report(exc):
+    """The formatted traceback and the notes (Python 3.11+ prints notes in format_exception too)."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return text + "\n" + "\n".join(getattr(exc, "__notes__", []))
+
+
+def _mentions(text, filename, line):
+    """`filename` and `line` together, as a traceback (`File "f", line N`) or a note (`f, line N`) writes them."""
+    return re.search(re.escape(filename) + r'"?,? line ' + str(line) + r"(?!\d)", text) is not None
+
+
+# --- a rule whose back raises -----------------------------------------------------------------------------------------
+def myfun(x):
+    return x * 2.0
+
+
+@adjoint(myfun)
+def _myfun_rule(x):
+    def back(dy):
+        raise ValueError("boom in the rule's back")  # RULE-BACK
+    return myfun(x), back
+
+
+def user_calls_myfun(x):
+    a = x + 1.0
+    b = myfun(a) * 3.0  # USER-CALL
+    return b
+
+
+def test_error_in_rule_back_points_at_rule_and_user_line():
+    rule_line = _line(_myfun_rule, "# RULE-BACK")
+    user_line = _line(user_calls_myfun, "# USER-CALL")
+    with pytest.raises(ValueError, match="boom in the rule's back") as info:
+        gradient(user_calls_myfun, 1.5)
+    text = _report(info.value)
+    assert _mentions(text, THIS_FILE, rule_line), text
+    assert _mentions(text, THIS_FILE, user_line), text
+
+
+def test_error_in_rule_back_from_pullback():
+    rule_line = _line(_myfun_rule, "# RULE-BACK")
+    user_line = _line(user_calls_myfun, "# USER-CALL")
+    y, back = pullback(user_calls_myfun, 1.5)
+    assert y == pytest.approx((1.5 + 1.0) * 2.0 * 3.0)  # the forward pass ran normally
+    with pytest.raises(ValueError) as info:
+        back(1.0)
+    text = _report(info.value)
+    assert _mentions(text, THIS_FILE, rule_line), text
+    assert _mentions(text, THIS_FILE, user_line), text
+
+
+# --- a rule whose forward raises -------------------------------------------------------------------------------------
+def otherfun(x):
+    return x * 3.0
+
+
+@adjoint(otherfun)
+def _otherfun_rule(x):
+    if x > 100.0:
+        raise ArithmeticError("too large for the rule")  # RULE-FORWARD
+    return otherfun(x), lambda dy: (3.0 * dy,)
+
+
+def user_calls_otherfun(x):
+    y = x * 50.0
+    z = otherfun(y)  # USER-CALL-2
+    return z
+
+
+def test_error_in_rule_forward_points_at_rule_and_user_line():
+    rule_line = _line(_otherfun_rule, "# RULE-FORWARD")
+    user_line = _line(user_calls_otherfun, "# USER-CALL-2")
+    assert gradient(user_calls_otherfun, 1.0) == (150.0,)  # below the threshold the rule works
+    with pytest.raises(ArithmeticError, match="too large") as info:
+        gradient(user_calls_otherfun, 3.0)
+    text = _report(info.value)
+    assert _mentions(text, THIS_FILE, rule_line), text
+    assert _mentions(text, THIS_FILE, user_line), text
+
+
+# --- errors in the user's own code ----------------------------------------------------------------------------------
+def divides(x):
+    if x == 0.0:
+        return 1.0 / x  # USER-DIV
+    return math.log(x)
+
+
+def nested_divides(x):
+    y = x * x
+    return divides(y) * 2.0  # USER-OUTER
+
+
+def test_error_in_user_code_keeps_its_type():
+    assert gradient(divides, 2.0) == (0.5,)  # d/dx log x = 1/x
+    with pytest.raises(ZeroDivisionError):
+        gradient(divides, 0.0)
+    with pytest.raises(ZeroDivisionError):
+        pullback(nested_divides, 0.0)
+
+
+def test_error_in_user_code_points_at_user_line():
+    with pytest.raises(ZeroDivisionError) as info:
+        gradient(nested_divides, 0.0)
+    text = _report(info.value)
+    assert _mentions(text, THIS_FILE, _line(divides, "# USER-DIV")), text
+    assert _mentions(text, THIS_FILE, _line(nested_divides, "# USER-OUTER")), text
+
+
+def test_math_domain_error_in_user_code():
+    def f(x):
+        return math.sqrt(x - 10.0)
+    with pytest.raises(ValueError, match="math domain error"):
+        gradient(f, 1.0)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes are Python 3.11+")
+def test_notes_are_added_once():
+    with pytest.raises(ValueError) as info:
+        gradient(user_calls_myfun, 1.5)
+    notes = getattr(info.value, "__notes__", [])
+    zygote_notes = [n for n in notes if "zygotepy" in n]
+    assert len(zygote_notes) <= 1, notes

@@ -164,3 +164,9 @@ def dict_put(d, key, value):
             dy = {**dy, key: None}
         return (dy, None, g)
     return rt.dict_put(d, key, value), back
+
+
+@adjoint(super)
+def super_(cls, obj):
+    """`super(C, self)` is a view of `self`: its cotangent is `self`'s."""
+    return super(cls, obj), lambda dy: (None, dy)

@@ -246,7 +246,8 @@ def _callmethod(args, kwargs):
         return y, CallMethodPullback(pb, True, name, obj)
     bound = getattr(obj, name)
     y, pb = _dispatch(bound, tuple(rest), kwargs)
-    is_bound_method = getattr(bound, "__self__", None) is obj and not isinstance(obj, types.ModuleType)
+    is_bound_method = (getattr(bound, "__self__", None) is obj or isinstance(obj, super)) \
+        and not isinstance(obj, types.ModuleType)
     return y, (CallMethodPullback(_Prepend(pb), True, name, obj) if is_bound_method
                else CallMethodPullback(pb, False, name, obj))
 

@@ -169,11 +169,19 @@ class Lowerer:
             return self.env.get(name, Var(name))
         return Global(name)
 
+    def mangle(self, attr):
+        """`self.__x` inside class C means `self._C__x` (Python mangles it when compiling the class body)."""
+        qual = getattr(self.code, "co_qualname", "").split(".<locals>.")[-1].split(".")
+        if attr.startswith("__") and not attr.endswith("__") and len(qual) > 1:
+            return f"_{qual[-2].lstrip('_')}{attr}"
+        return attr
+
     def expr_Attribute(self, node, hint):
         obj = self.expr(node.value)
+        attr = self.mangle(node.attr)
         if isinstance(obj, Global):
-            return Global(f"{obj.path}.{node.attr}")
-        return self.call(Const(getattr), [obj, Const(node.attr)], hint=hint)
+            return Global(f"{obj.path}.{attr}")
+        return self.call(Const(getattr), [obj, Const(attr)], hint=hint)
 
     def expr_BinOp(self, node, hint):
         a, b = self.expr(node.left), self.expr(node.right)
@@ -276,12 +284,18 @@ class Lowerer:
 
     def expr_Call(self, node, hint):
         func = node.func
+        if isinstance(func, gast.Name) and func.id == "super" and not node.args and "__class__" in self.freevars:
+            first = self.code.co_varnames[0] if self.code.co_argcount else None
+            if first is None:
+                self.fail("super() in a function without arguments", node)
+            return self.call(Global("super"), [self.expr_Name(gast.Name("__class__", gast.Load(), None, None), hint),
+                                               self.env.get(first, Var(first))], hint=hint)
         if isinstance(func, gast.Attribute):
             obj = self.expr(func.value)
             if not isinstance(obj, Global):
                 args, kwargs, star = self.arguments(node)
-                return self.call(Const(rt.callmethod), [obj, Const(func.attr), *args], kwargs, star, hint)
-            fn = Global(f"{obj.path}.{func.attr}")
+                return self.call(Const(rt.callmethod), [obj, Const(self.mangle(func.attr)), *args], kwargs, star, hint)
+            fn = Global(f"{obj.path}.{self.mangle(func.attr)}")
         else:
             fn = self.expr(func)
         args, kwargs, star = self.arguments(node)

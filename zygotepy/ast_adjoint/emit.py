@@ -80,8 +80,8 @@ class Emitter:
         if fn is rt.callmethod:
             return self.plain(ast.Attribute(args[0], c.args[1].value, ast.Load()), c, args[2:])
         if isinstance(fn, Derivative):
-            names = dict(zip(inline.params(fn.fn), args, strict=True))
-            return inline.element(fn.fn, fn.index, names, lambda n, v: self.helper(v, n))
+            texts = {name: ast.unparse(a) for name, a in zip(inline.params(fn.fn), args, strict=True)}
+            return inline.element(fn.fn, fn.index, texts, lambda n, v: self.helper(v, n).id)
         return self.plain(self.atom(c.fn), c, args)
 
     def plain(self, fn_node, c, args):
@@ -145,7 +145,8 @@ class Emitter:
             last[0] = line
 
     def simple(self, indent, node, line):
-        self.put(indent, ast.unparse(ast.fix_missing_locations(node)), line)
+        node.lineno = 0  # unparse reads it (type comments); nothing else needs locations
+        self.put(indent, ast.unparse(node), line)
 
     def region(self, stmts, indent, last):
         if not stmts:

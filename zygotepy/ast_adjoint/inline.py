@@ -28,18 +28,29 @@ def names_used(derivative, index):
     return frozenset(n.id for n in ast.walk(elements[index]) if isinstance(n, ast.Name))
 
 
-def element(derivative, index, args, free_name):
-    """Element `index` of `derivative` with parameter names replaced by the ast expressions in `args` (a dict) and
-    other names (module globals such as `math`) replaced by `free_name(name, value)`."""
+@functools.lru_cache(maxsize=None)
+def _template(derivative, index):
+    """Element `index` as a format string: parameters and free names become `{name}` fields."""
     _, elements = _elements(derivative)
     expr = copy.deepcopy(elements[index])
+    free = set()
 
-    class Substitute(ast.NodeTransformer):
+    class Fields(ast.NodeTransformer):
         def visit_Name(self, node):
-            if node.id in args:
-                return copy.deepcopy(args[node.id])
-            return free_name(node.id, derivative.__globals__[node.id])
-    return Substitute().visit(expr)
+            if node.id not in params(derivative):
+                free.add(node.id)
+            return ast.Name("{" + node.id + "}", ast.Load())
+    text = ast.unparse(Fields().visit(expr))
+    return text, frozenset(free)
+
+
+def element(derivative, index, args, free_name):
+    """Element `index` of `derivative` as an expression node, its parameters replaced by the texts in `args` and its
+    other names (module globals such as `math`) by `free_name(name, value)`. The node prints as the pasted text."""
+    text, free = _template(derivative, index)
+    fields = {n: f"({t})" if not t.isidentifier() else t for n, t in args.items()}
+    fields.update({n: free_name(n, derivative.__globals__[n]) for n in free})
+    return ast.Name(f"({text.format(**fields)})", ast.Load())
 
 
 def params(derivative):

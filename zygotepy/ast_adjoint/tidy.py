@@ -70,8 +70,20 @@ def _inline_iterable(loop, before, uses):
         loop.iter = before.pop().value
 
 
+_MEMO = {}
+
+
 def _reads_writes(s):
-    """(Vars read, Vars written) by one statement, nested regions included."""
+    """(Vars read, Vars written) by one statement, nested regions included (memoised during one tidy())."""
+    hit = _MEMO.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    result = _compute_reads_writes(s)
+    _MEMO[id(s)] = (s, result)
+    return result
+
+
+def _compute_reads_writes(s):
     if isinstance(s, Assign):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         return set(_atoms(s.value)), set(outs)
@@ -150,6 +162,7 @@ def _coalesce_carries(loop, uses):
               and not _read_after_write(body, c, v))
         if ok:
             _rename(body, v, c)
+            _MEMO.clear()
             loop.exit = c if loop.exit == v else loop.exit
         else:
             keep.append((c, v))
@@ -167,5 +180,8 @@ def tidy(forward, extra_uses=()):
     """Tidy the forward function's body in place; `extra_uses` are Vars the backward reads (through the tape)."""
     uses = _uses(forward.body, Counter(extra_uses))
     uses.update(_atoms(forward.ret))
-    forward.body = _tidy_region(forward.body, uses)
+    try:
+        forward.body = _tidy_region(forward.body, uses)
+    finally:
+        _MEMO.clear()
     return forward

@@ -9,6 +9,8 @@ import operator
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
+from ..ast_adjoint.dispatch import differentiable
+from ..errors import MissingAdjoint
 from ..backends import namespace
 from ..structgrad import StructGrad
 from .registry import adjoint, nondifferentiable
@@ -37,12 +39,22 @@ def _float_dtype(x):
     return x.dtype if kind in "fc" else np.float64
 
 
+ATTRIBUTES = {}  # (type, attribute name) -> f(obj, dy) giving obj's cotangent: array attributes such as `.T`
+
+
 @adjoint(getattr)
 def getattr_(obj, name, *default):
     y = getattr(obj, name, *default)
+    attribute = ATTRIBUTES.get((type(obj), name))
 
     def back(dy):
         if dy is None or isinstance(obj, type) or type(obj).__name__ == "module":
+            return (None, None, *(None for _ in default))
+        if attribute is not None:
+            return (attribute(obj, dy), None, *(None for _ in default))
+        if hasattr(obj, "shape") and hasattr(obj, "dtype"):  # other array attributes (shape, dtype) carry nothing
+            if differentiable(y):
+                raise MissingAdjoint(getattr, f"the array attribute .{name} has no rule")
             return (None, None, *(None for _ in default))
         if getattr(y, "__self__", None) is obj:  # a bound method: its cotangent is its object's
             return (dy, None, *(None for _ in default))

@@ -49,6 +49,7 @@ class AdjointPass:
         self.d = {}            # primal Var -> cotangent Var
         self.needs = [{}]      # per open region: Vars its backward reads (ordered)
         self.defined = [set()]  # per open region: Vars it defines
+        self.needed = set()    # every Var any backward reads
         self.loop_depth = 0
         self.hoisted = []      # per open loop: (index of its body in self.defined, {atom: guard Var computed before it})
 
@@ -61,6 +62,7 @@ class AdjointPass:
     def need(self, atom):
         if isinstance(atom, Var):
             self.needs[-1][atom] = None
+            self.needed.add(atom)
         return atom
 
     def define(self, *vs):
@@ -311,4 +313,4 @@ def adjoint(fn, code, active, globals_, namer):
     forward = Function(fn.name, fn.params, fn.freevars, fwd, _call(rt.tuple_of, fn.ret, _call(rt.tuple_of, *tape)),
                        fn.signature, fn.filename, fn.line)
     backward = Function(fn.name, [tape_var, dret], [], unpack + inits + bwd, ret, None, fn.filename, fn.line)
-    return Adjoint(tidy(forward, tape), backward, tape)
+    return Adjoint(tidy(forward, tape, p.needed), backward, tape)

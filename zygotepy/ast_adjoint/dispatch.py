@@ -307,7 +307,9 @@ def _dispatch(fn, args, kwargs):
     if isinstance(call, types.FunctionType) and not isinstance(fn, type):
         y, pb = _dispatch(call, (fn, *args), kwargs)
         return y, MethodPullback(pb)
-    if not any(differentiable(a) for a in (*args, *(kwargs or {}).values())):
+    owner = getattr(fn, "__self__", None)  # a bound builtin method reads its object too
+    inputs = (*args, *(kwargs or {}).values(), *([owner] if not isinstance(owner, types.ModuleType) else []))
+    if not any(differentiable(a) for a in inputs):
         return _constant(fn, args, kwargs)
     raise MissingAdjoint(fn)
 

@@ -4,6 +4,7 @@ Only rewrites that cannot change behaviour: a `for` loop whose sequence needs no
 (`for i in range(n):`, not `_t = range(n); _seq = iterate(_t); for i in _seq:`). `iterate` exists so that a rule can see
 the sequence of an active loop; an inactive loop does not need it (Python's `for` accepts any iterable).
 """
+import operator
 from collections import Counter
 
 from . import runtime as rt
@@ -176,8 +177,35 @@ def loop_targets(loop):
     return {loop.target} if isinstance(loop.target, Var) else set(loop.target or ())
 
 
-def tidy(forward, extra_uses=()):
-    """Tidy the forward function's body in place; `extra_uses` are Vars the backward reads (through the tape)."""
+_IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+             operator.itruediv: operator.truediv, operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
+             operator.ipow: operator.pow, operator.imatmul: operator.matmul}
+
+
+def _protect_saved(stmts, saved):
+    """`x += y` updates an array in place; if the backward saved `x`, that would change the saved value. Such updates
+    run out of place instead (the values are the same; only an alias of `x` would see a difference)."""
+    for s in stmts:
+        if isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const) \
+                and s.value.args and s.value.args[0] in saved:
+            try:
+                plain = _IN_PLACE.get(s.value.fn.value)
+            except TypeError:
+                plain = None
+            if plain is not None:
+                s.value = Call(Const(plain), s.value.args, s.value.kwargs, s.value.star)
+        elif isinstance(s, If):
+            _protect_saved(s.then, saved)
+            _protect_saved(s.orelse, saved)
+        elif isinstance(s, Loop):
+            _protect_saved(s.test, saved)
+            _protect_saved(s.body, saved)
+
+
+def tidy(forward, extra_uses=(), saved=frozenset()):
+    """Tidy the forward function's body in place; `extra_uses` are Vars the backward reads through the tape, `saved`
+    every Var any backward reads."""
+    _protect_saved(forward.body, saved)
     uses = _uses(forward.body, Counter(extra_uses))
     uses.update(_atoms(forward.ret))
     try:

@@ -1,0 +1,98 @@
+"""Builtins: sum, min, max, float, sorted and friends; the rest of the builtins a numeric code calls carry no gradient.
+(`abs` lives with the operators; `enumerate`, `zip` and `range` with the structures.)"""
+import builtins
+
+from ..backends import namespace, unbroadcast
+from .registry import adjoint, nondifferentiable
+from .structures import like
+
+nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
+                  divmod, any, all, chr, ord, format)
+
+
+def _per_item(items, dy):
+    """The cotangent `dy` of a sum, handed to every summed item (reduced to the item's own shape)."""
+    return [unbroadcast(dy, item) for item in items]
+
+
+@adjoint(builtins.sum)
+def sum_(iterable, start=0):
+    items = list(iterable) if not hasattr(iterable, "shape") else iterable
+    y = builtins.sum(items, start)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        if hasattr(iterable, "shape"):
+            xp = namespace(iterable)
+            return (xp.broadcast_to(dy, iterable.shape) * 1.0, unbroadcast(dy, start))
+        return (like(iterable, _per_item(items, dy)), unbroadcast(dy, start))
+    return y, back
+
+
+def _pick(fn):
+    """min/max: the gradient goes to the item Python returned (the first of equal items)."""
+    def rule(*args, **kwargs):
+        items = list(args[0]) if len(args) == 1 else list(args)
+        y = fn(*args, **kwargs)
+        chosen = next(k for k, v in enumerate(items) if v is y) if any(v is y for v in items) else items.index(y)
+
+        def back(dy):
+            grads = [None] * len(items)
+            if dy is not None:
+                grads[chosen] = dy
+            if len(args) == 1:
+                return (like(args[0], grads) if not hasattr(args[0], "shape") else _scatter(args[0], chosen, dy),)
+            return tuple(grads)
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+def _scatter(array, index, dy):
+    if dy is None:
+        return None
+    xp = namespace(array)
+    g = xp.zeros(array.shape, dtype=array.dtype if array.dtype.kind in "fc" else float)
+    g[index] = dy
+    return g
+
+
+adjoint(builtins.min)(_pick(builtins.min))
+adjoint(builtins.max)(_pick(builtins.max))
+
+
+@adjoint(float)
+def float_(x=0.0):
+    return float(x), lambda dy: (unbroadcast(dy, x) if not isinstance(x, str) else None,)
+
+
+@adjoint(complex)
+def complex_(real=0.0, imag=0.0):
+    return complex(real, imag), lambda dy: (None if dy is None else dy.real, None if dy is None else dy.imag)
+
+
+@adjoint(sorted)
+def sorted_(iterable, **kwargs):
+    items = list(iterable)
+    order = builtins.sorted(range(len(items)), key=lambda k: kwargs.get("key", lambda v: v)(items[k]),
+                            reverse=kwargs.get("reverse", False))
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        grads = [None] * len(items)
+        for position, k in enumerate(order):
+            grads[k] = dy[position]
+        return (like(iterable, grads),)
+    return [items[k] for k in order], back
+
+
+@adjoint(list)
+def list_(iterable=()):
+    return list(iterable), lambda dy: (None if dy is None else like(iterable, list(dy)),)
+
+
+@adjoint(tuple)
+def tuple_(iterable=()):
+    return tuple(iterable), lambda dy: (None if dy is None else like(iterable, list(dy)),)

@@ -1,0 +1,348 @@
+"""The starter NumPy rule set: elementwise ufuncs, reductions, products and shape functions, plus the `ndarray` methods
+and attributes of the same names. Rules compute with the array namespace of their inputs (`namespace(x)`), so the
+same table serves other array libraries; cotangents are reduced to their input's shape by `unbroadcast`.
+"""
+import numpy as np
+
+from ..backends import conj, namespace, unbroadcast
+from .registry import adjoint, nondifferentiable
+from .structures import ATTRIBUTES
+
+# --- elementwise, one argument: derivative in terms of the input x and the output y ----------------------------------
+ELEMENTWISE = {
+    np.exp: lambda x, y: y,
+    np.expm1: lambda x, y: y + 1,
+    np.log: lambda x, y: 1 / x,
+    np.log1p: lambda x, y: 1 / (1 + x),
+    np.log2: lambda x, y: 1 / (x * np.log(2)),
+    np.log10: lambda x, y: 1 / (x * np.log(10)),
+    np.sqrt: lambda x, y: 0.5 / y,
+    np.square: lambda x, y: 2 * x,
+    np.reciprocal: lambda x, y: -y * y,
+    np.sin: lambda x, y: namespace(x).cos(x),
+    np.cos: lambda x, y: -namespace(x).sin(x),
+    np.tan: lambda x, y: 1 + y * y,
+    np.tanh: lambda x, y: 1 - y * y,
+    np.sinh: lambda x, y: namespace(x).cosh(x),
+    np.cosh: lambda x, y: namespace(x).sinh(x),
+    np.arcsin: lambda x, y: 1 / namespace(x).sqrt(1 - x * x),
+    np.arccos: lambda x, y: -1 / namespace(x).sqrt(1 - x * x),
+    np.arctan: lambda x, y: 1 / (1 + x * x),
+    np.negative: lambda x, y: -1,
+    np.positive: lambda x, y: 1,
+}
+
+
+def _elementwise_rule(fn, derivative):
+    def rule(x):
+        y = fn(x)
+
+        def back(dy):
+            return (None,) if dy is None else (unbroadcast(dy * conj(derivative(x, y)), x),)
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+for _fn, _d in ELEMENTWISE.items():
+    adjoint(_fn)(_elementwise_rule(_fn, _d))
+
+
+@adjoint(np.abs)
+def absolute(x):
+    y = np.abs(x)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        xp = namespace(x)
+        if getattr(getattr(x, "dtype", None), "kind", "") == "c" or isinstance(x, complex):
+            return (dy * x / xp.where(y == 0, 1, y),)
+        return (unbroadcast(dy * xp.sign(x), x),)
+    return y, back
+
+
+adjoint(np.absolute)(absolute)
+
+
+# --- elementwise, two arguments ----------------------------------------------------------------------------------------
+def _binary(fn, da, db):
+    """Rule for a broadcasting binary ufunc from its partial derivatives `da(a, b, y)` and `db(a, b, y)`."""
+    def rule(a, b):
+        y = fn(a, b)
+
+        def back(dy):
+            if dy is None:
+                return (None, None)
+            return unbroadcast(dy * conj(da(a, b, y)), a), unbroadcast(dy * conj(db(a, b, y)), b)
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+def _ties(a, b, pick_a):
+    """Where a == b the gradient is split evenly between the two."""
+    xp = namespace(a if hasattr(a, "shape") else b)
+    return xp.where(a == b, 0.5, pick_a * 1.0)
+
+
+BINARY = {
+    np.add: (lambda a, b, y: 1, lambda a, b, y: 1),
+    np.subtract: (lambda a, b, y: 1, lambda a, b, y: -1),
+    np.multiply: (lambda a, b, y: b, lambda a, b, y: a),
+    np.divide: (lambda a, b, y: 1 / b, lambda a, b, y: -y / b),
+    np.maximum: (lambda a, b, y: _ties(a, b, a > b), lambda a, b, y: _ties(a, b, b > a)),
+    np.minimum: (lambda a, b, y: _ties(a, b, a < b), lambda a, b, y: _ties(a, b, b < a)),
+    np.arctan2: (lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b)),
+    np.hypot: (lambda a, b, y: a / y, lambda a, b, y: b / y),
+}
+for _fn, (_da, _db) in BINARY.items():
+    adjoint(_fn)(_binary(_fn, _da, _db))
+
+
+@adjoint(np.power)
+def power(a, b):
+    y = np.power(a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace(y)
+        positive = xp.asarray(a) > 0
+        db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive  # a <= 0: log undefined, gradient taken as 0
+        return unbroadcast(dy * conj(b * xp.power(a, b - 1)), a), unbroadcast(db, b)
+    return y, back
+
+
+@adjoint(np.where)
+def where(cond, a, b):
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        xp = namespace(dy)
+        return None, unbroadcast(xp.where(cond, dy, 0), a), unbroadcast(xp.where(cond, 0, dy), b)
+    return np.where(cond, a, b), back
+
+
+@adjoint(np.clip)
+def clip(x, lo, hi):
+    y = np.clip(x, lo, hi)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        inside = (x >= lo if lo is not None else True) & (x <= hi if hi is not None else True)
+        return unbroadcast(dy * inside, x), None, None
+    return y, back
+
+
+# --- reductions ----------------------------------------------------------------------------------------------------------
+def _expand(dy, x, axis, keepdims):
+    """Broadcast a reduction's cotangent back over the reduced axes of x."""
+    xp = namespace(x)
+    if axis is not None and not keepdims:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        dy = xp.expand_dims(dy, tuple(a % x.ndim for a in axes))
+    return xp.broadcast_to(dy, x.shape)
+
+
+@adjoint(np.sum)
+def sum_(x, axis=None, keepdims=False, **kwargs):
+    x_arr = np.asarray(x) if isinstance(x, (list, tuple)) else x
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        g = _expand(dy, x_arr, axis, keepdims)
+        return (list(g) if isinstance(x, list) else g,)
+    return np.sum(x, axis=axis, keepdims=keepdims, **kwargs), back
+
+
+@adjoint(np.mean)
+def mean(x, axis=None, keepdims=False):
+    y = np.mean(x, axis=axis, keepdims=keepdims)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        count = x.size // max(np.size(y), 1) if axis is not None else x.size
+        return (_expand(dy, x, axis, keepdims) / count,)
+    return y, back
+
+
+def _extremum(fn):
+    def rule(x, axis=None, keepdims=False):
+        y = fn(x, axis=axis, keepdims=keepdims)
+
+        def back(dy):
+            if dy is None:
+                return (None,)
+            xp = namespace(x)
+            hit = x == _expand(y, x, axis, keepdims)
+            counts = xp.sum(hit, axis=axis, keepdims=True)  # ties share the gradient evenly
+            return (_expand(dy, x, axis, keepdims) * hit / xp.broadcast_to(counts, x.shape),)
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+for _fn in (np.max, np.min, np.amax, np.amin):
+    adjoint(_fn)(_extremum(_fn))
+
+
+# --- products ------------------------------------------------------------------------------------------------------------
+@adjoint(np.dot)
+def dot(a, b):
+    y = np.dot(a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        a_, b_ = np.asarray(a), np.asarray(b)
+        if a_.ndim == 0 or b_.ndim == 0:
+            return unbroadcast(dy * conj(b), a), unbroadcast(dy * conj(a), b)
+        if b_.ndim == 1:
+            da = np.multiply.outer(dy, conj(b_))
+            db = np.tensordot(conj(a_), dy, axes=(tuple(range(a_.ndim - 1)), tuple(range(np.ndim(dy)))))
+        else:
+            da = np.dot(dy, np.swapaxes(conj(b_), -1, -2)) if b_.ndim == 2 else np.tensordot(
+                dy, conj(b_), axes=(tuple(range(a_.ndim - 1, np.ndim(dy))), tuple(i for i in range(b_.ndim)
+                                                                               if i != b_.ndim - 2)))
+            db = np.tensordot(conj(a_), dy, axes=(tuple(range(a_.ndim - 1)), tuple(range(a_.ndim - 1))))
+            if b_.ndim > 2:
+                db = np.moveaxis(db, 0, -2)
+        return (da if not isinstance(a, (int, float)) else float(np.sum(da)),
+                db if not isinstance(b, (int, float)) else float(np.sum(db)))
+    return y, back
+
+
+@adjoint(np.matmul)
+def matmul(a, b):
+    from .scalar import matmul as operator_matmul
+    return operator_matmul(np.asarray(a), np.asarray(b))
+
+
+@adjoint(np.outer)
+def outer(a, b):
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return ((dy @ conj(np.ravel(b))).reshape(np.shape(a)), (conj(np.ravel(a)) @ dy).reshape(np.shape(b)))
+    return np.outer(a, b), back
+
+
+@adjoint(np.inner)
+def inner(a, b):
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return (unbroadcast(np.multiply.outer(dy, conj(b)) if np.ndim(a) > 1 else dy * conj(b), a),
+                unbroadcast(dy * conj(a), b))
+    return np.inner(a, b), back
+
+
+# --- shapes --------------------------------------------------------------------------------------------------------------
+@adjoint(np.reshape)
+def reshape(x, *shape, **kwargs):
+    return np.reshape(x, *shape, **kwargs), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)),
+                                                         *(None for _ in shape))
+
+
+@adjoint(np.transpose)
+def transpose(x, axes=None):
+    inverse = None if axes is None else np.argsort(axes)
+    return np.transpose(x, axes), lambda dy: (None if dy is None else np.transpose(dy, inverse),)
+
+
+@adjoint(np.ravel)
+def ravel(x):
+    return np.ravel(x), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)),)
+
+
+@adjoint(np.squeeze)
+def squeeze(x, axis=None):
+    return np.squeeze(x, axis), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)),)
+
+
+@adjoint(np.expand_dims)
+def expand_dims(x, axis):
+    return np.expand_dims(x, axis), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)), None)
+
+
+@adjoint(np.concatenate)
+def concatenate(arrays, axis=0):
+    sizes = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        parts = np.split(dy, sizes, axis=axis)
+        return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts,)
+    return np.concatenate(arrays, axis=axis), back
+
+
+@adjoint(np.stack)
+def stack(arrays, axis=0):
+    def back(dy):
+        if dy is None:
+            return (None,)
+        parts = [np.take(dy, k, axis=axis) for k in range(len(arrays))]
+        return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts,)
+    return np.stack(arrays, axis=axis), back
+
+
+@adjoint(np.array)
+def array(obj, *args, **kwargs):
+    """`np.array([a, b, c])` of differentiable scalars: the cotangent goes back to each element."""
+    y = np.array(obj, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in args))
+        if isinstance(obj, (list, tuple)):
+            return (type(obj)(dy[k] for k in range(len(obj))), *(None for _ in args))
+        return (np.reshape(dy, np.shape(obj)), *(None for _ in args))
+    return y, back
+
+
+adjoint(np.asarray)(array)
+
+
+# --- ndarray methods and attributes --------------------------------------------------------------------------------------
+METHODS = {np.ndarray.sum: sum_, np.ndarray.mean: mean, np.ndarray.max: _extremum(np.max),
+           np.ndarray.min: _extremum(np.min), np.ndarray.dot: dot, np.ndarray.ravel: ravel,
+           np.ndarray.squeeze: squeeze, np.ndarray.transpose: lambda x, *axes: transpose(x, axes or None)}
+for _method, _rule in METHODS.items():
+    adjoint(_method)(_rule)
+
+
+@adjoint(np.ndarray.reshape)
+def reshape_method(x, *shape, **kwargs):
+    return x.reshape(*shape, **kwargs), lambda dy: (None if dy is None else dy.reshape(x.shape), *(None for _ in shape))
+
+
+@adjoint(np.ndarray.copy)
+def copy(x):
+    return x.copy(), lambda dy: (dy,)
+
+
+@adjoint(np.ndarray.astype)
+def astype(x, dtype, **kwargs):
+    y = x.astype(dtype, **kwargs)
+    keeps = y.dtype.kind in "fc"  # float <-> float keeps the gradient; to an integer type drops it
+
+    def back(dy):
+        return (dy.astype(x.dtype) if keeps and dy is not None else None, None)
+    return y, back
+
+
+ATTRIBUTES[np.ndarray, "T"] = lambda x, dy: dy.T
+ATTRIBUTES[np.ndarray, "real"] = lambda x, dy: dy.real if np.iscomplexobj(x) else dy
+ATTRIBUTES[np.ndarray, "imag"] = lambda x, dy: 1j * dy.real if np.iscomplexobj(x) else None
+
+nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.shape, np.ndim, np.size, np.argmax,
+                  np.argmin, np.argsort, np.sign, np.floor, np.ceil, np.round, np.rint, np.isnan, np.isfinite,
+                  np.isinf, np.zeros, np.ones, np.empty, np.full, np.arange, np.linspace, np.eye, np.identity,
+                  np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal, np.logical_and,
+                  np.logical_or, np.logical_not, np.all, np.any, np.ndarray.argmax, np.ndarray.argmin,
+                  np.ndarray.argsort, np.ndarray.nonzero, np.nonzero, np.count_nonzero, np.allclose, np.isclose)

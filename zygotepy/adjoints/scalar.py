@@ -1,0 +1,251 @@
+"""Python operators and the `math` module: a table of derivatives.
+
+Each entry is `target: lambda dy, y, *args: (one cotangent per argument)`, valid for Python int/float/bool arguments. The
+compiler pastes these bodies into generated code behind a type guard (the scalar fast path), and the same table gives
+every `math` function its ordinary rule. Operators also have general rules (complex numbers, NumPy arrays with
+broadcasting), written against the array namespace, with the conjugate-cotangent convention: for y = a * b,
+da = dy * conj(b).
+"""
+import math
+import operator
+
+from ..backends import conj, namespace, unbroadcast
+from .registry import adjoint, find_rule, nondifferentiable, scalar_rule
+
+# --- operators on Python numbers (fast path) ---------------------------------------------------------------------------
+OPERATORS = {
+    operator.add: lambda dy, y, a, b: (dy, dy),
+    operator.sub: lambda dy, y, a, b: (dy, -dy),
+    operator.mul: lambda dy, y, a, b: (dy * b, dy * a),
+    operator.truediv: lambda dy, y, a, b: (dy / b, -dy * y / b),
+    operator.pow: lambda dy, y, a, b: (dy * b * a ** (b - 1) if b != 0 else 0.0,
+                                       dy * y * math.log(a) if a > 0 else 0.0),
+    operator.neg: lambda dy, y, a: (-dy,),
+    operator.pos: lambda dy, y, a: (dy,),
+    operator.abs: lambda dy, y, a: (dy if a > 0 else -dy if a < 0 else 0.0,),
+    abs: lambda dy, y, a: (dy if a > 0 else -dy if a < 0 else 0.0,),
+    operator.mod: lambda dy, y, a, b: (dy, -dy * math.floor(a / b)),
+}
+IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+            operator.itruediv: operator.truediv, operator.ipow: operator.pow, operator.imod: operator.mod}
+
+# --- the math module ---------------------------------------------------------------------------------------------------
+MATH = {
+    math.sin: lambda dy, y, x: (dy * math.cos(x),),
+    math.cos: lambda dy, y, x: (-dy * math.sin(x),),
+    math.tan: lambda dy, y, x: (dy * (1 + y * y),),
+    math.asin: lambda dy, y, x: (dy / math.sqrt(1 - x * x),),
+    math.acos: lambda dy, y, x: (-dy / math.sqrt(1 - x * x),),
+    math.atan: lambda dy, y, x: (dy / (1 + x * x),),
+    math.atan2: lambda dy, y, a, b: (dy * b / (a * a + b * b), -dy * a / (a * a + b * b)),
+    math.sinh: lambda dy, y, x: (dy * math.cosh(x),),
+    math.cosh: lambda dy, y, x: (dy * math.sinh(x),),
+    math.tanh: lambda dy, y, x: (dy * (1 - y * y),),
+    math.asinh: lambda dy, y, x: (dy / math.sqrt(x * x + 1),),
+    math.acosh: lambda dy, y, x: (dy / math.sqrt(x * x - 1),),
+    math.atanh: lambda dy, y, x: (dy / (1 - x * x),),
+    math.exp: lambda dy, y, x: (dy * y,),
+    math.expm1: lambda dy, y, x: (dy * (y + 1),),
+    math.log1p: lambda dy, y, x: (dy / (1 + x),),
+    math.log2: lambda dy, y, x: (dy / (x * math.log(2)),),
+    math.log10: lambda dy, y, x: (dy / (x * math.log(10)),),
+    math.sqrt: lambda dy, y, x: (dy / (2 * y),),
+    math.pow: lambda dy, y, a, b: (dy * b * a ** (b - 1) if b != 0 else 0.0,
+                                   dy * y * math.log(a) if a > 0 else 0.0),
+    math.hypot: lambda dy, y, a, b: (dy * a / y, dy * b / y),
+    math.erf: lambda dy, y, x: (dy * 2 / math.sqrt(math.pi) * math.exp(-x * x),),
+    math.erfc: lambda dy, y, x: (-dy * 2 / math.sqrt(math.pi) * math.exp(-x * x),),
+    math.fabs: lambda dy, y, x: (dy if x > 0 else -dy if x < 0 else 0.0,),
+    math.degrees: lambda dy, y, x: (dy * 180 / math.pi,),
+    math.radians: lambda dy, y, x: (dy * math.pi / 180,),
+    math.copysign: lambda dy, y, a, b: (dy if (a >= 0) == (b >= 0) else -dy, None),
+    math.fmod: lambda dy, y, a, b: (dy, -dy * math.trunc(a / b)),
+    math.ldexp: lambda dy, y, x, i: (dy * 2.0 ** i, None),
+}  # no digamma in the math module: lgamma/gamma are left to a user @adjoint
+if hasattr(math, "exp2"):
+    MATH[math.exp2] = lambda dy, y, x: (dy * y * math.log(2),)
+if hasattr(math, "cbrt"):
+    MATH[math.cbrt] = lambda dy, y, x: (dy / (3 * y * y) if y != 0 else math.inf,)
+
+nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
+                  operator.truth, operator.is_, operator.is_not, operator.contains, operator.floordiv,
+                  operator.ifloordiv, operator.invert, operator.and_, operator.or_, operator.xor, operator.lshift,
+                  operator.rshift, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
+                  math.factorial, math.comb, math.perm, math.gcd, math.isclose)
+
+
+def _math_rule(fn, derivative):
+    """A `math` function's rule, from its scalar derivative (math functions take Python numbers only)."""
+    def rule(*args):
+        y = fn(*args)
+
+        def back(dy):
+            if dy is None:
+                return (None,) * len(args)
+            return derivative(dy, y, *args)
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+for _fn, _d in MATH.items():
+    adjoint(_fn)(_math_rule(_fn, _d))
+    scalar_rule(_fn, _d)
+
+
+@adjoint(math.log)
+def log(x, *base):
+    y = math.log(x, *base)
+
+    def back(dy):
+        if dy is None:
+            return (None,) * (1 + len(base))
+        if not base:
+            return (dy / x,)
+        lb = math.log(base[0])
+        return (dy / (x * lb), -dy * y / (base[0] * lb))
+    return y, back
+
+
+scalar_rule(math.log, lambda dy, y, x: (dy / x,))  # the one-argument form; two arguments take the rule above
+
+
+# --- operators on anything else: complex numbers, arrays (broadcasting), NumPy scalars -------------------------------
+def _zero_if_none(dy, args):
+    """All-None cotangents when no gradient reached the output, else False."""
+    return dy is None and (None,) * len(args)
+
+
+@adjoint(operator.add)
+def add(a, b):
+    def back(dy):
+        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a), unbroadcast(dy, b))
+    return a + b, back
+
+
+@adjoint(operator.sub)
+def sub(a, b):
+    def back(dy):
+        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a), unbroadcast(-dy, b))
+    return a - b, back
+
+
+@adjoint(operator.mul)
+def mul(a, b):
+    def back(dy):
+        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy * conj(b), a), unbroadcast(dy * conj(a), b))
+    return a * b, back
+
+
+@adjoint(operator.truediv)
+def truediv(a, b):
+    y = a / b
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        da = dy / conj(b)
+        return unbroadcast(da, a), unbroadcast(-da * conj(y), b)
+    return y, back
+
+
+@adjoint(operator.pow)
+def pow_(a, b):
+    y = a ** b
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace(y)
+        da = dy * 0 if _is_zero(b) else dy * conj(b * a ** (b - 1))
+        # d/db a**b = a**b log(a); for real a <= 0 the log is undefined and the gradient is taken as 0 there
+        if _is_complexish(a) or _is_complexish(b):
+            db = dy * conj(y * xp.log(a))
+        elif hasattr(a, "shape") or hasattr(y, "shape"):
+            positive = xp.asarray(a) > 0
+            db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive
+        else:
+            db = dy * y * math.log(a) if a > 0 else dy * 0.0
+        return unbroadcast(da, a), unbroadcast(db, b)
+    return y, back
+
+
+def _is_zero(b):
+    return isinstance(b, (int, float)) and b == 0
+
+
+def _is_complexish(x):
+    return isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", "") == "c"
+
+
+@adjoint(operator.mod)
+def mod(a, b):
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace(a if hasattr(a, "shape") else b)
+        return unbroadcast(dy, a), unbroadcast(-dy * xp.floor(xp.asarray(a) / b), b)
+    return a % b, back
+
+
+@adjoint(operator.neg)
+def neg(a):
+    return -a, lambda dy: (None if dy is None else -dy,)
+
+
+@adjoint(operator.pos)
+def pos(a):
+    return +a, lambda dy: (dy,)
+
+
+def _abs_rule(a):
+    y = abs(a)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        if _is_complexish(a):  # d|z| = Re(conj(z)/|z| dz): cotangent dy * z / |z|
+            xp = namespace(a)
+            return (dy * a / xp.where(y == 0, 1, y) if hasattr(a, "shape") else (dy * a / y if y else 0j),)
+        xp = namespace(a)
+        return (unbroadcast(dy * xp.sign(a), a),)
+    return y, back
+
+
+adjoint(operator.abs)(_abs_rule)
+adjoint(abs)(_abs_rule)
+
+
+@adjoint(operator.matmul)
+def matmul(a, b):
+    y = a @ b
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace(y)
+        a2, b2 = (a[None, :] if a.ndim == 1 else a), (b[:, None] if b.ndim == 1 else b)
+        dy2 = dy
+        if a.ndim == 1:
+            dy2 = xp.expand_dims(dy2, -2)
+        if b.ndim == 1:
+            dy2 = xp.expand_dims(dy2, -1)
+        da = dy2 @ xp.swapaxes(conj(b2), -1, -2)
+        db = xp.swapaxes(conj(a2), -1, -2) @ dy2
+        if a.ndim == 1:
+            da = da[..., 0, :]
+        if b.ndim == 1:
+            db = db[..., :, 0]
+        return unbroadcast(da, a), unbroadcast(db, b)
+    return y, back
+
+
+for _inplace, _plain in IN_PLACE.items():
+    # augmented assignment: the same math as the plain operator. (In-place array updates are not yet tracked as
+    # mutation: an array `+=` that other saved values alias is the open mutation issue.)
+    adjoint(_inplace)(find_rule(_plain))
+    scalar_rule(_inplace, OPERATORS[_plain])
+adjoint(operator.imatmul)(matmul)
+
+for _op, _d in OPERATORS.items():
+    scalar_rule(_op, _d)

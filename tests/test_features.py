@@ -390,6 +390,30 @@ def f_while_break(x):
     return acc
 
 
+def f_while_continue(x):
+    i = 0
+    s = 0.0
+    while i < 6:
+        i += 1
+        if i % 3 == 0:
+            continue
+        s = s + x * i
+    return s * x
+
+
+def f_while_return(x):
+    while True:
+        x = x * 1.3
+        if x > 5.0:
+            return x * 2.0
+
+
+def f_walrus(x):
+    if (y := x * x) > 1.0:
+        return y * x
+    return y
+
+
 # --- for -----------------------------------------------------------------------------------------------------------------
 def f_for_range(x, n):
     s = 0.0
@@ -522,6 +546,19 @@ def f_nested_while_for(x):
 def f_list_comprehension(x, n):
     vals = [x * i for i in range(n)]
     return sum(vals)
+
+
+def f_dict_comprehension(x, y):
+    d = {k: v * v for k, v in (("a", x), ("b", y))}
+    return d["a"] * d["b"]
+
+
+def f_generator_filtered(a):
+    return sum(v * v for v in a if v > 0)
+
+
+def f_index_by_int_arg(a, i):
+    return a[i] * a[i + 1]
 
 
 def f_generator_sum(a):
@@ -964,6 +1001,9 @@ FEATURES = [
     ("while_count", f_while_count, (1.3, 4)),
     ("while_value", f_while_value, (1.3,)),
     ("while_break", f_while_break, (0.8,)),
+    ("while_continue", f_while_continue, (0.8,)),
+    ("while_return", f_while_return, (0.8,)),
+    ("walrus", f_walrus, (1.4,)),
     # for
     ("for_range", f_for_range, (1.3, 5)),
     ("for_range_step", f_for_range_step, (0.9,)),
@@ -983,6 +1023,9 @@ FEATURES = [
     ("nested_while_for", f_nested_while_for, (0.9,)),
     ("list_comprehension", f_list_comprehension, (0.9, 4)),
     ("generator_sum", f_generator_sum, (V5,)),
+    ("generator_filtered", f_generator_filtered, (V5,)),
+    ("dict_comprehension", f_dict_comprehension, (0.8, -1.3)),
+    ("index_by_int_arg", f_index_by_int_arg, (V5, 2)),
     # unpacking, augmented assignment
     ("swap", f_swap, (1.2, 0.3)),
     ("fib_swap", f_fib_swap, (0.9, 5)),
@@ -1645,3 +1688,34 @@ def test_notebook_cell_name_reused_with_new_text():
             return y
     """, name, ns)
     assert gradient(ns["g"], 2.0) == (5.0,)
+
+
+def test_object_argument_gets_structural_gradient():
+    def f(obj, x):
+        return obj.scale(x) * x
+    g_obj, g_x = gradient(f, Scale(3.0), 2.0)
+    # f = k x^2: df/dk = x^2 = 4, df/dx = 2 k x = 12
+    assert g_x == 12.0
+    assert g_obj.k == 4.0
+    assert g_obj["k"] == 4.0
+
+
+class Meter:
+    def __init__(self, k):
+        self.k = k
+
+    def read(self, x):
+        return self.k * x * x
+
+
+def test_adjoint_on_a_method_applies_to_bound_calls():
+    m = Meter(2.0)
+
+    def f(x):
+        return m.read(x) + x
+    assert gradient(f, 3.0) == (13.0,)  # d/dx (2 x^2 + x) = 4x + 1
+
+    @adjoint(Meter.read)
+    def _(self, x):
+        return self.read(x), lambda dy: (None, 100.0 * dy)
+    assert gradient(f, 3.0) == (101.0,)

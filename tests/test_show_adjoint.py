@@ -5,6 +5,8 @@ cell), so the generated text does not depend on where this test file's lines fal
 `tests/golden/<name>.txt`; run with `ZYGOTEPY_UPDATE_GOLDEN=1` to rewrite the files from the current output (then
 review the diff).
 """
+import difflib
+import json
 import linecache
 import os
 import pathlib
@@ -111,10 +113,11 @@ def test_deterministic_within_a_process(name):
 
 
 _SUBPROCESS = r"""
-import linecache, sys, textwrap
+import json, linecache, sys, textwrap
 import numpy as np
 from zygotepy import show_adjoint
-sources = eval(sys.argv[1])
+sources = json.loads(sys.argv[1])
+texts = {}
 for name, source in sources.items():
     text = textwrap.dedent(source).lstrip("\n")
     filename = f"<zygotepy-golden:{name}>"
@@ -122,20 +125,26 @@ for name, source in sources.items():
     ns = {"np": np}
     exec(compile(text, filename, "exec"), ns)
     fname = text.split("(")[0].split()[-1]
-    print(f"=== {name}")
-    print(show_adjoint(ns[fname]))
+    texts[name] = str(show_adjoint(ns[fname]))
+print(json.dumps(texts))
 """
 
 
+def _diff(a, b):
+    return "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True)))
+
+
 def test_deterministic_across_hash_seeds():
-    """Set/dict ordering must not leak into the emitted text: two processes with different hash seeds agree."""
+    """Set/dict ordering must not leak into the emitted text: two processes with different hash seeds agree, and
+    agree with this process."""
     outputs = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        proc = subprocess.run([sys.executable, "-c", _SUBPROCESS, repr(SOURCES)], capture_output=True, text=True,
-                              env=env, timeout=60)
+        proc = subprocess.run([sys.executable, "-c", _SUBPROCESS, json.dumps(SOURCES)], capture_output=True,
+                              text=True, env=env, timeout=60)
         assert proc.returncode == 0, proc.stderr
-        outputs.append(proc.stdout)
-    assert outputs[0] == outputs[1]
-    for name in SOURCES:  # and they agree with this process
-        assert str(show_adjoint(_function(name))) in outputs[0]
+        outputs.append(json.loads(proc.stdout))
+    for name in SOURCES:
+        here = str(show_adjoint(_function(name)))
+        assert outputs[0][name] == outputs[1][name], _diff(outputs[0][name], outputs[1][name])
+        assert here == outputs[0][name], _diff(here, outputs[0][name])

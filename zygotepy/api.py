@@ -57,9 +57,9 @@ def _with_user_lines(exc):
         exc.add_note("zygotepy: raised while differentiating:\n" + "\n".join(notes))
 
 
-def _run(fn, *args):
+def _run(fn, /, *args, **kwargs):
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except Exception as e:
         if sys.version_info >= (3, 11):
             _with_user_lines(e)

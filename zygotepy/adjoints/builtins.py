@@ -16,17 +16,18 @@ def _per_item(items, dy):
 
 
 @adjoint(builtins.sum)
-def sum_(iterable, start=0):
+def sum_(iterable, *start):
     items = list(iterable) if not hasattr(iterable, "shape") else iterable
-    y = builtins.sum(items, start)
+    y = builtins.sum(items, *start)
 
     def back(dy):
         if dy is None:
-            return (None, None)
+            return (None, *(None for _ in start))
+        starts = tuple(unbroadcast(dy, s) for s in start)
         if hasattr(iterable, "shape"):
             xp = namespace(iterable)
-            return (xp.broadcast_to(dy, iterable.shape) * 1.0, unbroadcast(dy, start))
-        return (like(iterable, _per_item(items, dy)), unbroadcast(dy, start))
+            return (xp.broadcast_to(dy, iterable.shape) * 1.0, *starts)
+        return (like(iterable, _per_item(items, dy)), *starts)
     return y, back
 
 
@@ -86,6 +87,13 @@ def sorted_(iterable, **kwargs):
             grads[k] = dy[position]
         return (like(iterable, grads),)
     return [items[k] for k in order], back
+
+
+@adjoint(reversed)
+def reversed_(seq):
+    """`reversed(xs)` as a list (an iterator has no place for a cotangent to go back through)."""
+    items = list(seq)
+    return items[::-1], lambda dy: (None if dy is None else like(seq, list(dy)[::-1]),)
 
 
 @adjoint(list)

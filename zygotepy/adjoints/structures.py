@@ -4,6 +4,7 @@ A container's cotangent has the container's structure (a tuple gets a tuple, a d
 gradient flows); an object's is a `StructGrad` of its fields. Array item reads scatter into a zero array, with `add.at`
 so that repeated integer indices accumulate.
 """
+import functools
 import operator
 
 import numpy as np
@@ -182,3 +183,14 @@ def dict_put(d, key, value):
 def super_(cls, obj):
     """`super(C, self)` is a view of `self`: its cotangent is `self`'s."""
     return super(cls, obj), lambda dy: (None, dy)
+
+
+@adjoint(functools.partial)
+def partial(func, *args, **kwargs):
+    """The cotangent of a partial is `StructGrad(func=..., args=(...))` (see dispatch.PartialPullback)."""
+    def back(dy):
+        if dy is None:
+            return (None,) * (1 + len(args))
+        bound = dy.get("args") or (None,) * len(args)
+        return (dy.get("func"), *bound)
+    return functools.partial(func, *args, **kwargs), back

@@ -122,7 +122,7 @@ class AdjointPass:
         target = callee_object(call.fn, self.globals)
         derivative = find_scalar(target) if not call.kwargs and call.star is None else None
         if derivative is None:
-            return generic_fwd, [If(_call(rt.is_not_none, dy), generic_bwd, [])] + self.reset(y)
+            return generic_fwd, [If(_call(rt.is_not_none, dy), generic_bwd, [], line=s.line)] + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, generic_fwd, generic_bwd)
 
     def hoist(self, test, atom):
@@ -148,8 +148,8 @@ class AdjointPass:
             guard.insert(0, self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn))
         atoms = (dy, y, *call.args)
         active = [k for k, a in enumerate(call.args) if self.is_active(a)]
-        read = {a for k in active for name, a in zip(inline.params(derivative), atoms, strict=True)
-                if a is not dy and name in inline.names_used(derivative, k)}
+        read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(derivative), atoms, strict=True)
+                                  if a is not dy and name in inline.names_used(derivative, k)))  # ordered: determinism
         local = [a for a in read if isinstance(a, Var) and (a in self.defined[-1] or a == y)]
         slot = local[0] if self.loop_depth and len(local) == 1 else None
         if slot is not None:
@@ -167,7 +167,7 @@ class AdjointPass:
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
         back = If(is_fast, fast_bwd, generic_bwd)
         return ([If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)],
-                [If(_call(rt.is_not_none, dy), [back], [])] + self.reset(y))
+                [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y))
 
     def generic_back(self, call, pb, dy, line):
         """`_, da_, db_ = y_back(dy)`, then accumulate each cotangent into its argument's."""

@@ -51,7 +51,8 @@ class Emitter:
             self.by_id[key], self.helpers[name] = name, value
         return _name(self.by_id[key])
 
-    def atom(self, a):
+    def atom(self, a, index=False):
+        """The expression for an atom; slices print as `a:b` only directly inside a subscript (`index=True`)."""
         if isinstance(a, Var):
             return _name(a.name)
         if isinstance(a, Global):
@@ -64,9 +65,11 @@ class Emitter:
             return self.call(a)
         v = a.value
         if isinstance(v, slice) and is_literal(v):
+            if not index:
+                return ast.Call(_name("slice"), [ast.Constant(p) for p in (v.start, v.stop, v.step)], [])
             return ast.Slice(*(ast.Constant(p) if p is not None else None for p in (v.start, v.stop, v.step)))
         if isinstance(v, tuple) and is_literal(v):
-            return ast.Tuple([self.atom(Const(x)) for x in v], ast.Load())
+            return ast.Tuple([self.atom(Const(x), index) for x in v], ast.Load())
         if is_literal(v) and not isinstance(v, (frozenset, slice)):
             return ast.Constant(v)
         return self.helper(v)
@@ -104,7 +107,7 @@ class Emitter:
         if fn is getattr and len(args) == 2 and isinstance(c.args[1], Const) and str(c.args[1].value).isidentifier():
             return ast.Attribute(args[0], c.args[1].value, ast.Load())
         if fn is operator.getitem:
-            return ast.Subscript(args[0], args[1], ast.Load())
+            return ast.Subscript(args[0], self.atom(c.args[1], index=True), ast.Load())
         if fn is rt.tuple_of:
             return ast.Tuple(args, ast.Load())
         if fn is rt.list_of:

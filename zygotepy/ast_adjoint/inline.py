@@ -5,6 +5,7 @@ the primal: no call, no closure, no tuple per operation.
 import ast
 import copy
 import functools
+import re
 
 import gast
 
@@ -48,9 +49,15 @@ def element(derivative, index, args, free_name):
     """Element `index` of `derivative` as an expression node, its parameters replaced by the texts in `args` and its
     other names (module globals such as `math`) by `free_name(name, value)`. The node prints as the pasted text."""
     text, free = _template(derivative, index)
-    fields = {n: f"({t})" if not t.isidentifier() else t for n, t in args.items()}
+    fields = {n: t if _atomic(t) else f"({t})" for n, t in args.items()}
     fields.update({n: free_name(n, derivative.__globals__[n]) for n in free})
-    return ast.Name(f"({text.format(**fields)})", ast.Load())
+    result = text.format(**fields)
+    return ast.Name(result if _atomic(result) else f"({result})", ast.Load())
+
+
+def _atomic(text):
+    """A name or a plain number: needs no parentheses wherever it is pasted."""
+    return re.fullmatch(r"[A-Za-z_][\w.]*|\d[\w.]*", text) is not None
 
 
 def params(derivative):

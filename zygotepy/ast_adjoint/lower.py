@@ -131,9 +131,11 @@ class Lowerer:
 
     def join(self, cond, then_build, else_build, out_hint=None):
         """Lower an If whose arms are built by the two callables; merges the environments with phis."""
+        line = self.line
         then, then_env = self.sub_region(then_build)
         orelse, else_env = self.sub_region(else_build)
-        node = If(cond, then, orelse, [], self.line)
+        node = If(cond, then, orelse, [], line)
+        self.line = line
         for name in [*then_env, *(n for n in else_env if n not in then_env)]:
             a, b = then_env.get(name, Const(rt.UNBOUND)), else_env.get(name, Const(rt.UNBOUND))
             if a != b:
@@ -467,7 +469,14 @@ class Lowerer:
         self.join(test, lambda: None,
                   lambda: self.call(Const(rt.assertion_failed), [self.expr(msg) if msg else Const(None)], hint="_"))
 
+    def fence(self, node):
+        """Report unsupported syntax inside a nested function now, before anything runs."""
+        for n in gast.walk(node):
+            if type(n) in UNSUPPORTED and n is not node:
+                self.fail(UNSUPPORTED[type(n)], n)
+
     def stmt_FunctionDef(self, node):
+        self.fence(node)
         if node.decorator_list:
             self.fail("a decorated nested function", node)
         out = self.define(node, node.name, node.name)
@@ -569,6 +578,8 @@ def lower(source, code):
     """Lower the function in `source` (an `ast_adjoint.source.Source`) whose code object is `code`."""
     node = source.node
     low = Lowerer(source, code)
+    if isinstance(node, gast.AsyncFunctionDef):
+        low.fail("async def", node)
     params = []
     a = node.args
     for arg in [*a.posonlyargs, *a.args, *([a.vararg] if a.vararg else []), *a.kwonlyargs,

@@ -71,10 +71,11 @@ def _binary(fn, da, db):
     def rule(a, b):
         y = fn(a, b)
 
-        def back(dy):
+        def back(dy, need=(True, True)):
             if dy is None:
                 return (None, None)
-            return unbroadcast(dy * conj(da(a, b, y)), a), unbroadcast(dy * conj(db(a, b, y)), b)
+            return (unbroadcast(dy * conj(da(a, b, y)), a) if need[0] else None,
+                    unbroadcast(dy * conj(db(a, b, y)), b) if need[1] else None)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule

@@ -111,6 +111,9 @@ scalar_rule(math.log, lambda dy, y, x: (dy / x,))  # the one-argument form; two 
 
 
 # --- operators on anything else: complex numbers, arrays (broadcasting), NumPy scalars -------------------------------
+ALL = (True, True)  # the `need` mask when the caller did not say: every argument wants its cotangent
+
+
 def _zero_if_none(dy, args):
     """All-None cotangents when no gradient reached the output, else False."""
     return dy is None and (None,) * len(args)
@@ -118,22 +121,25 @@ def _zero_if_none(dy, args):
 
 @adjoint(operator.add)
 def add(a, b):
-    def back(dy):
-        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a), unbroadcast(dy, b))
+    def back(dy, need=ALL):
+        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a) if need[0] else None,
+                                             unbroadcast(dy, b) if need[1] else None)
     return a + b, back
 
 
 @adjoint(operator.sub)
 def sub(a, b):
-    def back(dy):
-        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a), unbroadcast(-dy, b))
+    def back(dy, need=ALL):
+        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a) if need[0] else None,
+                                             unbroadcast(-dy, b) if need[1] else None)
     return a - b, back
 
 
 @adjoint(operator.mul)
 def mul(a, b):
-    def back(dy):
-        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy * conj(b), a), unbroadcast(dy * conj(a), b))
+    def back(dy, need=ALL):
+        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy * conj(b), a) if need[0] else None,
+                                             unbroadcast(dy * conj(a), b) if need[1] else None)
     return a * b, back
 
 
@@ -141,11 +147,11 @@ def mul(a, b):
 def truediv(a, b):
     y = a / b
 
-    def back(dy):
+    def back(dy, need=ALL):
         if dy is None:
             return (None, None)
         da = dy / conj(b)
-        return unbroadcast(da, a), unbroadcast(-da * conj(y), b)
+        return unbroadcast(da, a) if need[0] else None, unbroadcast(-da * conj(y), b) if need[1] else None
     return y, back
 
 
@@ -153,13 +159,16 @@ def truediv(a, b):
 def pow_(a, b):
     y = a ** b
 
-    def back(dy):
+    def back(dy, need=ALL):
         if dy is None:
             return (None, None)
         xp = namespace(y)
-        da = dy * 0 if _is_zero(b) else dy * conj(b * a ** (b - 1))
-        # d/db a**b = a**b log(a); for real a <= 0 the log is undefined and the gradient is taken as 0 there
-        if _is_complexish(a) or _is_complexish(b):
+        da = None if not need[0] else dy * 0 if _is_zero(b) else dy * conj(b * a ** (b - 1))
+        # d/db a**b = a**b log(a); an integer exponent is data (like the seed's loop count): no gradient.
+        # For real a <= 0 the log is undefined and the gradient is taken as 0 there.
+        if not need[1] or isinstance(b, int) or hasattr(b, "dtype") and b.dtype.kind in "iub":
+            db = None
+        elif _is_complexish(a) or _is_complexish(b):
             db = dy * conj(y * xp.log(a))
         elif hasattr(a, "shape") or hasattr(y, "shape"):
             positive = xp.asarray(a) > 0
@@ -220,7 +229,7 @@ adjoint(abs)(_abs_rule)
 def matmul(a, b):
     y = a @ b
 
-    def back(dy):
+    def back(dy, need=ALL):
         if dy is None:
             return (None, None)
         xp = namespace(y)
@@ -230,11 +239,11 @@ def matmul(a, b):
             dy2 = xp.expand_dims(dy2, -2)
         if b.ndim == 1:
             dy2 = xp.expand_dims(dy2, -1)
-        da = dy2 @ xp.swapaxes(conj(b2), -1, -2)
-        db = xp.swapaxes(conj(a2), -1, -2) @ dy2
-        if a.ndim == 1:
+        da = dy2 @ xp.swapaxes(conj(b2), -1, -2) if need[0] else None
+        db = xp.swapaxes(conj(a2), -1, -2) @ dy2 if need[1] else None
+        if a.ndim == 1 and da is not None:
             da = da[..., 0, :]
-        if b.ndim == 1:
+        if b.ndim == 1 and db is not None:
             db = db[..., :, 0]
         return unbroadcast(da, a), unbroadcast(db, b)
     return y, back

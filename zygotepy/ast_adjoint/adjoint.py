@@ -176,7 +176,9 @@ class AdjointPass:
             grads.append(Var("*" + self.namer.fresh("gstar")))
         if call.kwargs:
             grads.append(Var(self.namer.fresh("gkw")))
-        body = [Assign(tuple(grads), Call(pb, (dy,)), line)]
+        need = tuple(self.is_active(a) for a in call.args)
+        mask = (Const(need),) if not all(need) and not call.kwargs and call.star is None else ()
+        body = [Assign(tuple(grads), Call(pb, (dy, *mask)), line)]
         for a, g in zip((call.fn, *call.args), grads, strict=False):
             body += self.acc(a, g)
         if call.star is not None:

@@ -42,6 +42,11 @@ def differentiable(x, depth=3):
     return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS
 
 
+def _takes_need(back):
+    code = getattr(back, "__code__", None)
+    return code is not None and code.co_argcount >= 2
+
+
 class RulePullback:
     """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what the rule returned."""
     __slots__ = ("back", "rule", "nargs")
@@ -49,8 +54,9 @@ class RulePullback:
     def __init__(self, back, rule, nargs):
         self.back, self.rule, self.nargs = back, rule, nargs
 
-    def __call__(self, dy):
-        grads = self.back(dy)
+    def __call__(self, dy, need=None):
+        # `need` (one bool per argument, from the generated backward) lets a rule skip cotangents nobody reads
+        grads = self.back(dy, need) if need is not None and _takes_need(self.back) else self.back(dy)
         if type(grads) is tuple and len(grads) > self.nargs and not any(g is not None for g in grads[self.nargs:]):
             grads = grads[:self.nargs]  # a rule written for all parameters, called without its optional ones
         if type(grads) is not tuple or len(grads) != self.nargs:
@@ -69,7 +75,7 @@ class ConstPullback:
     def __init__(self, n, keywords=False):
         self.grads = (None,) * (n + 1) + ((None,) if keywords else ())
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         return self.grads
 
 
@@ -80,7 +86,7 @@ class MethodPullback:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         return self.inner(dy)[1:]
 
 
@@ -91,7 +97,7 @@ class MappedPullback:
     def __init__(self, inner, plan):
         self.inner, self.plan = inner, plan
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         grads = self.inner(dy)
         dparams = grads[1:]
         positional, keywords = self.plan
@@ -162,7 +168,7 @@ class SwappedPullback:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         _, db, da = self.inner(dy)
         return None, da, db
 
@@ -174,7 +180,7 @@ class SelfPullback:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         return (None, *self.inner(dy)[1:])
 
 
@@ -228,7 +234,7 @@ class CallMethodPullback:
     def __init__(self, inner, bound, name, obj):
         self.inner, self.bound, self.name, self.obj = inner, bound, name, obj
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         grads = self.inner(dy)
         if self.bound:  # (dfunc, dobj, *dargs)
             return (None, grads[1], None, *grads[2:])
@@ -259,7 +265,7 @@ class _Prepend:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         return (None, *self.inner(dy))
 
 
@@ -326,7 +332,7 @@ class _WithKeywords:
     def __init__(self, inner, kwargs):
         self.inner, self.names = inner, tuple(kwargs)
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         return (*self.inner(dy), dict.fromkeys(self.names))
 
 
@@ -337,7 +343,7 @@ class PartialPullback:
     def __init__(self, inner, nbound, inner_keywords, keywords):
         self.inner, self.nbound, self.inner_keywords, self.keywords = inner, nbound, inner_keywords, keywords
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         grads = self.inner(dy)
         dfunc, rest = grads[0], list(grads[1:])
         kw = rest.pop() if self.inner_keywords else {}

@@ -137,7 +137,7 @@ class Pullback:
     def __init__(self, back, tape):
         self.back, self.tape = back, tape
 
-    def __call__(self, dy):
+    def __call__(self, dy, need=None):
         return self.back(self.tape, dy)
 
 

@@ -1,13 +1,45 @@
 """Builtins: sum, min, max, float, sorted and friends; the rest of the builtins a numeric code calls carry no gradient.
 (`abs` lives with the operators; `enumerate`, `zip` and `range` with the structures.)"""
 import builtins
+import math
+import operator
 
 from ..backends import namespace, unbroadcast
-from .registry import adjoint, nondifferentiable
+from .registry import adjoint, find_rule, find_scalar, nondifferentiable, scalar_rule
 from .structures import like
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
-                  divmod, any, all, chr, ord, format)
+                  any, all, chr, ord, format)
+
+
+@adjoint(builtins.pow)
+def pow_(base, exp, *mod):
+    """`pow(a, b)` is `a ** b`; the three-argument form is modular integer arithmetic, with no gradient."""
+    if mod:
+        return builtins.pow(base, exp, *mod), lambda dy: (None, None, None)
+    return find_rule(operator.pow)(base, exp)
+
+
+scalar_rule(builtins.pow, find_scalar(operator.pow))
+
+
+@adjoint(divmod)
+def divmod_(a, b):
+    """`divmod(a, b) == (a // b, a % b)`: the quotient is piecewise constant, the remainder is `a - b * (a // b)`."""
+    q, r = divmod(a, b)
+
+    def back(dy):
+        dr = None if dy is None else dy[1]
+        if dr is None:
+            return (None, None)
+        return unbroadcast(dr, a), unbroadcast(-dr * q, b)
+    return (q, r), back
+
+
+@adjoint(math.fsum)
+def fsum(iterable):
+    items = list(iterable)
+    return math.fsum(items), lambda dy: (None if dy is None else like(iterable, [dy] * len(items)),)
 
 
 def _per_item(items, dy):

@@ -11,6 +11,7 @@ import operator
 
 from ..backends import conj, namespace, unbroadcast
 from .registry import adjoint, find_rule, nondifferentiable, scalar_rule
+from .structures import like
 
 # --- operators on Python numbers (fast path) ---------------------------------------------------------------------------
 OPERATORS = {
@@ -52,7 +53,7 @@ MATH = {
     math.sqrt: lambda dy, y, x: (dy / (2 * y),),
     math.pow: lambda dy, y, a, b: (dy * b * a ** (b - 1) if b != 0 else 0.0,
                                    dy * y * math.log(a) if a > 0 else 0.0),
-    math.hypot: lambda dy, y, a, b: (dy * a / y, dy * b / y),
+    math.hypot: lambda dy, y, a, b: (dy * a / y if y else 0.0, dy * b / y if y else 0.0),
     math.erf: lambda dy, y, x: (dy * 2 / math.sqrt(math.pi) * math.exp(-x * x),),
     math.erfc: lambda dy, y, x: (-dy * 2 / math.sqrt(math.pi) * math.exp(-x * x),),
     math.fabs: lambda dy, y, x: (dy if x > 0 else -dy if x < 0 else 0.0,),
@@ -107,6 +108,18 @@ def log(x, *base):
     return y, back
 
 
+@adjoint(math.hypot)
+def hypot(*coords):
+    """hypot takes any number of coordinates (the table's scalar form is the two-argument one); 0 at the origin."""
+    y = math.hypot(*coords)
+
+    def back(dy):
+        if dy is None:
+            return (None,) * len(coords)
+        return tuple(dy * c / y if y else 0.0 for c in coords)
+    return y, back
+
+
 scalar_rule(math.log, lambda dy, y, x: (dy / x,))  # the one-argument form; two arguments take the rule above
 
 
@@ -119,8 +132,52 @@ def _zero_if_none(dy, args):
     return dy is None and (None,) * len(args)
 
 
+def _is_seq(x):
+    return isinstance(x, (list, tuple))
+
+
+def _concat_back(parts):
+    """The back of a list/tuple concatenation `parts[0] + parts[1]`: each part gets its slice of the cotangent."""
+    def back(dy, need=ALL):
+        out, start = [], 0
+        for p in parts:
+            piece = None if dy is None else list(dy[start:start + len(p)])
+            start += len(p)
+            out.append(None if piece is None or all(g is None for g in piece) else like(p, piece))
+        return tuple(out)
+    return back
+
+
+def _repeat_back(seq, seq_first):
+    """The back of a repetition `seq * k`: each item's cotangent is the sum of its copies' (None-aware)."""
+    n = len(seq)
+
+    def back(dy, need=ALL):
+        if dy is None or n == 0 or len(dy) == 0:
+            return (None, None)
+        grads = []
+        for i in range(n):
+            g = None
+            for d in dy[i::n]:
+                g = d if g is None else g if d is None else g + d
+            grads.append(g)
+        dseq = like(seq, grads)
+        return (dseq, None) if seq_first else (None, dseq)
+    return back
+
+
+def _no_gradient(dy, need=ALL):
+    """Strings concatenated, repeated or formatted carry no gradient."""
+    return None, None
+
+
 @adjoint(operator.add)
 def add(a, b):
+    if _is_seq(a) and _is_seq(b):  # list/tuple concatenation
+        return a + b, _concat_back((a, b))
+    if isinstance(a, (str, bytes)):
+        return a + b, _no_gradient
+
     def back(dy, need=ALL):
         return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a) if need[0] else None,
                                              unbroadcast(dy, b) if need[1] else None)
@@ -137,6 +194,11 @@ def sub(a, b):
 
 @adjoint(operator.mul)
 def mul(a, b):
+    if _is_seq(a) or _is_seq(b):  # sequence repetition: [x] * 3
+        return a * b, _repeat_back(a, True) if _is_seq(a) else _repeat_back(b, False)
+    if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
+        return a * b, _no_gradient
+
     def back(dy, need=ALL):
         return _zero_if_none(dy, (a, b)) or (unbroadcast(dy * conj(b), a) if need[0] else None,
                                              unbroadcast(dy * conj(a), b) if need[1] else None)
@@ -189,6 +251,9 @@ def _is_complexish(x):
 
 @adjoint(operator.mod)
 def mod(a, b):
+    if isinstance(a, (str, bytes)):  # "%.3f" % x is formatting
+        return a % b, _no_gradient
+
     def back(dy):
         if dy is None:
             return (None, None)
@@ -234,11 +299,11 @@ def matmul(a, b):
             return (None, None)
         xp = namespace(y)
         a2, b2 = (a[None, :] if a.ndim == 1 else a), (b[:, None] if b.ndim == 1 else b)
-        dy2 = dy
-        if a.ndim == 1:
-            dy2 = xp.expand_dims(dy2, -2)
+        dy2 = dy  # a 1-d b is a column, a 1-d a a row: restore their axes in dy (b's first: dy may be 0-d)
         if b.ndim == 1:
             dy2 = xp.expand_dims(dy2, -1)
+        if a.ndim == 1:
+            dy2 = xp.expand_dims(dy2, -2)
         da = dy2 @ xp.swapaxes(conj(b2), -1, -2) if need[0] else None
         db = xp.swapaxes(conj(a2), -1, -2) @ dy2 if need[1] else None
         if a.ndim == 1 and da is not None:

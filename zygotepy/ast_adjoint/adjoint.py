@@ -116,8 +116,12 @@ class AdjointPass:
         call, pb = s.value, Var(self.namer.fresh(y.name + "_back"))
         self.define(pb)
         self.need(pb)
-        generic_fwd = [Assign((y, pb), Call(Const(dispatch.J_kw if call.kwargs else dispatch.J),
-                                            (call.fn, *call.args), call.kwargs, call.star), s.line)]
+        need = tuple(self.is_active(a) for a in call.args)
+        if not all(need) and not call.kwargs and call.star is None:  # tell J which cotangents are read
+            j = Call(Const(dispatch.J_need), (Const(need), call.fn, *call.args))
+        else:
+            j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs, call.star)
+        generic_fwd = [Assign((y, pb), j, s.line)]
         generic_bwd = self.generic_back(call, pb, dy, s.line)
         target = callee_object(call.fn, self.globals)
         derivative = find_scalar(target) if not call.kwargs and call.star is None else None
@@ -176,9 +180,7 @@ class AdjointPass:
             grads.append(Var("*" + self.namer.fresh("gstar")))
         if call.kwargs:
             grads.append(Var(self.namer.fresh("gkw")))
-        need = tuple(self.is_active(a) for a in call.args)
-        mask = (Const(need),) if not all(need) and not call.kwargs and call.star is None else ()
-        body = [Assign(tuple(grads), Call(pb, (dy, *mask)), line)]
+        body = [Assign(tuple(grads), Call(pb, (dy,)), line)]
         for a, g in zip((call.fn, *call.args), grads, strict=False):
             body += self.acc(a, g)
         if call.star is not None:

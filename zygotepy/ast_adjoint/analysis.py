@@ -77,8 +77,9 @@ def cell_values(fn, code):
     return {f"{n}_cell": Var(n) for n in (*code.co_cellvars, *code.co_freevars)}
 
 
-def activity(fn, code, globals_):
-    """The set of active Vars of IR function `fn` (varied and useful)."""
+def activity(fn, code, globals_, need=None):
+    """The set of active Vars of IR function `fn` (varied and useful). `need` flags the positional parameters whose
+    gradients are wanted (None: all parameters)."""
     cells = cell_values(fn, code)
     edges = []
     _edges(fn.body, globals_, cells, edges)
@@ -86,6 +87,7 @@ def activity(fn, code, globals_):
     for a, b in edges:
         forward.setdefault(a, []).append(b)
         backward.setdefault(b, []).append(a)
-    varied = _reach([*fn.params, *(Var(n) for n in fn.freevars)], forward)
+    sources = [p for k, p in enumerate(fn.params) if need is None or k >= len(need) or need[k]]
+    varied = _reach([*sources, *(Var(n) for n in fn.freevars)], forward)
     useful = _reach(_vars([fn.ret]), backward)
     return varied & useful

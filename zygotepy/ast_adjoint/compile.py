@@ -3,8 +3,9 @@
 The generated source is compiled under a filename like `<zygotepy: pow at quickstart.py:3>` registered in `linecache`,
 so tracebacks, pdb and `show_adjoint` show it. The factory is bound to the user's own globals (globals stay live: a helper
 redefined later is picked up) and to the user's closure cells. The bound pair is cached on the function object as
-`fn.__zygote__ = (code, generation, forward, backward, artefact)`, valid while `fn.__code__` is that code (a notebook
-redefinition or autoreload swaps it) and no rule was registered since (`generation`).
+`fn.__zygote__ = (code, generation, {need: (forward, backward)})`, valid while `fn.__code__` is that code (a notebook
+redefinition or autoreload swaps it) and no rule was registered since (`generation`). `need` marks the parameters the
+caller wants gradients for (None: all), so a call `loss(W, X)` that only needs `dW` never computes `dX`.
 """
 import linecache
 import os
@@ -18,7 +19,7 @@ from .emit import emit
 from .lower import lower
 from .source import get_source
 
-_ARTEFACTS = {}     # code object -> Artefact
+_ARTEFACTS = {}     # (code object, need) -> Artefact
 LINE_MAPS = {}      # generated filename -> (user filename, {generated line: user line})
 
 
@@ -42,14 +43,15 @@ def _register(text, code):
     return filename
 
 
-def transform(fn):
-    """Source -> IR -> adjoint -> Python source -> code object, for the user function `fn`."""
+def transform(fn, need=None):
+    """Source -> IR -> adjoint -> Python source -> code object, for the user function `fn`; `need` (one bool per
+    positional parameter, None for all) says which parameters the caller wants gradients for."""
     code = fn.__code__
     generation = registry.generation[0]
     src = get_source(fn)
     ir, namer = lower(src, code)
     namer.reserve("_globals")
-    active = activity(ir, code, fn.__globals__)
+    active = activity(ir, code, fn.__globals__, need)
     adj = adjoint(ir, code, active, fn.__globals__, namer)
     text, helpers, line_map = emit(adj, namer, src.lines, src.filename, [f"{n}_cell" for n in code.co_freevars])
     filename = _register(text, code)
@@ -59,21 +61,18 @@ def transform(fn):
     return Artefact(code, factory, helpers, text, filename, ir, generation)
 
 
-def artefact(fn):
-    code = fn.__code__
-    art = _ARTEFACTS.get(code)
+def artefact(fn, need=None):
+    key = (fn.__code__, need)
+    art = _ARTEFACTS.get(key)
     if art is None or art.generation != registry.generation[0]:
-        art = _ARTEFACTS[code] = transform(fn)
+        art = _ARTEFACTS[key] = transform(fn, need)
     return art
 
 
-def derive(fn):
-    """Bind the compiled adjoint of `fn` to its globals and cells; cache it on `fn`."""
-    art = artefact(fn)
-    code = fn.__code__
+def derive(fn, need=None):
+    """The compiled adjoint of `fn`, bound to its globals and cells: `(forward, backward)`."""
+    art = artefact(fn, need)
     factory = types.FunctionType(art.factory, fn.__globals__, "_make")
     fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))
     fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
-    entry = (code, art.generation, fwd, back, art)
-    fn.__dict__["__zygote__"] = entry
-    return entry
+    return fwd, back

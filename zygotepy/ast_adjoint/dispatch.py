@@ -42,21 +42,19 @@ def differentiable(x, depth=3):
     return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS
 
 
-def _takes_need(back):
-    code = getattr(back, "__code__", None)
-    return code is not None and code.co_argcount >= 2
-
-
 class RulePullback:
     """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what the rule returned."""
-    __slots__ = ("back", "rule", "nargs")
+    __slots__ = ("back", "rule", "nargs", "need")
 
-    def __init__(self, back, rule, nargs):
-        self.back, self.rule, self.nargs = back, rule, nargs
+    def __init__(self, back, rule, nargs, need=None):
+        self.back, self.rule, self.nargs, self.need = back, rule, nargs, need
 
-    def __call__(self, dy, need=None):
-        # `need` (one bool per argument, from the generated backward) lets a rule skip cotangents nobody reads
-        grads = self.back(dy, need) if need is not None and _takes_need(self.back) else self.back(dy)
+    def __call__(self, dy):
+        # `need` (one bool per argument, known at the call site) lets a built-in rule skip cotangents nobody reads;
+        # rules opt in with a second parameter `back(dy, need)`
+        need = self.need
+        takes_need = need is not None and getattr(getattr(self.back, "__code__", None), "co_argcount", 1) >= 2
+        grads = self.back(dy, need) if takes_need else self.back(dy)
         if type(grads) is tuple and len(grads) > self.nargs and not any(g is not None for g in grads[self.nargs:]):
             grads = grads[:self.nargs]  # a rule written for all parameters, called without its optional ones
         if type(grads) is not tuple or len(grads) != self.nargs:
@@ -75,7 +73,7 @@ class ConstPullback:
     def __init__(self, n, keywords=False):
         self.grads = (None,) * (n + 1) + ((None,) if keywords else ())
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         return self.grads
 
 
@@ -86,7 +84,7 @@ class MethodPullback:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         return self.inner(dy)[1:]
 
 
@@ -97,7 +95,7 @@ class MappedPullback:
     def __init__(self, inner, plan):
         self.inner, self.plan = inner, plan
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         grads = self.inner(dy)
         dparams = grads[1:]
         positional, keywords = self.plan
@@ -133,17 +131,21 @@ def _call_plan(code, nargs, kwnames):
     return positional, keywords
 
 
-def _derived(fn, args, kwargs):
+def _derived(fn, args, kwargs, need):
     from .compile import derive  # compile imports this module
-    entry = fn.__dict__.get("__zygote__")
     code = fn.__code__
-    if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
-        entry = derive(fn)
-    fwd, back = entry[2], entry[3]
-    y, tape = fwd(*args, **kwargs) if kwargs is not None else fwd(*args)
-    pb = Pullback(back, tape)
     exact = kwargs is None and len(args) == code.co_argcount and not code.co_kwonlyargcount \
         and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    if not exact:
+        need = None  # specialise only calls that bind every parameter by position
+    entry = fn.__dict__.get("__zygote__")
+    if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
+        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {})
+    pair = entry[2].get(need)
+    if pair is None:
+        pair = entry[2][need] = derive(fn, need)
+    y, tape = pair[0](*args, **kwargs) if kwargs is not None else pair[0](*args)
+    pb = Pullback(pair[1], tape)
     if exact:
         return y, pb
     plan = _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
@@ -168,7 +170,7 @@ class SwappedPullback:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         _, db, da = self.inner(dy)
         return None, da, db
 
@@ -180,7 +182,7 @@ class SelfPullback:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         return (None, *self.inner(dy)[1:])
 
 
@@ -234,7 +236,7 @@ class CallMethodPullback:
     def __init__(self, inner, bound, name, obj):
         self.inner, self.bound, self.name, self.obj = inner, bound, name, obj
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         grads = self.inner(dy)
         if self.bound:  # (dfunc, dobj, *dargs)
             return (None, grads[1], None, *grads[2:])
@@ -244,11 +246,11 @@ class CallMethodPullback:
         return (None, StructGrad({self.name: dm}) if dm is not None else None, None, *grads[1:])
 
 
-def _callmethod(args, kwargs):
+def _callmethod(args, kwargs, need):
     obj, name, *rest = args
     kind, method = _method_kind(type(obj), name)
     if kind == "method":
-        y, pb = _dispatch(method, (obj, *rest), kwargs)
+        y, pb = _dispatch(method, (obj, *rest), kwargs, need and (need[0], *need[2:]))
         return y, CallMethodPullback(pb, True, name, obj)
     bound = getattr(obj, name)
     y, pb = _dispatch(bound, tuple(rest), kwargs)
@@ -265,14 +267,15 @@ class _Prepend:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         return (None, *self.inner(dy))
 
 
-def _dispatch(fn, args, kwargs):
-    """The resolution order of the module docstring; `kwargs` is None for a call without keywords."""
+def _dispatch(fn, args, kwargs, need=None):
+    """The resolution order of the module docstring; `kwargs` is None for a call without keywords; `need` (or None
+    for all) says which positional arguments the caller wants cotangents for."""
     if fn is callmethod:
-        return _callmethod(args, kwargs)
+        return _callmethod(args, kwargs, need)
     if type(fn) is types.BuiltinFunctionType and fn in _OPERATORS and kwargs is None \
             and not all(type(a) in _NATIVE for a in args):
         hit = _user_operator(fn, args)
@@ -283,7 +286,7 @@ def _dispatch(fn, args, kwargs):
         if rule is None:
             from .source import SourceUnavailable
             try:
-                return _derived(fn, args, kwargs)
+                return _derived(fn, args, kwargs, need)
             except SourceUnavailable:
                 if any(differentiable(a) for a in (*args, *(kwargs or {}).values())):
                     raise MissingAdjoint(fn, "no Python source") from None
@@ -292,12 +295,12 @@ def _dispatch(fn, args, kwargs):
         rule = registry.find_rule(fn)
     if rule is not None:
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
-        pb = RulePullback(back, rule, len(args))
+        pb = RulePullback(back, rule, len(args), need)
         return y, (_WithKeywords(pb, kwargs) if kwargs is not None else pb)
     if registry.is_nondifferentiable(fn):
         return _constant(fn, args, kwargs)
     if isinstance(fn, types.MethodType):
-        y, pb = _dispatch(fn.__func__, (fn.__self__, *args), kwargs)
+        y, pb = _dispatch(fn.__func__, (fn.__self__, *args), kwargs, need and (True, *need))
         return y, MethodPullback(pb)
     if isinstance(fn, types.BuiltinMethodType) and not isinstance(fn.__self__, types.ModuleType) \
             and fn.__self__ is not None:
@@ -332,7 +335,7 @@ class _WithKeywords:
     def __init__(self, inner, kwargs):
         self.inner, self.names = inner, tuple(kwargs)
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         return (*self.inner(dy), dict.fromkeys(self.names))
 
 
@@ -343,7 +346,7 @@ class PartialPullback:
     def __init__(self, inner, nbound, inner_keywords, keywords):
         self.inner, self.nbound, self.inner_keywords, self.keywords = inner, nbound, inner_keywords, keywords
 
-    def __call__(self, dy, need=None):
+    def __call__(self, dy):
         grads = self.inner(dy)
         dfunc, rest = grads[0], list(grads[1:])
         kw = rest.pop() if self.inner_keywords else {}
@@ -360,3 +363,8 @@ def J(fn, /, *args):
 
 def J_kw(fn, /, *args, **kwargs):
     return _dispatch(fn, args, kwargs)
+
+
+def J_need(need, fn, /, *args):
+    """J for a call site where only the arguments flagged in `need` carry gradients the caller reads."""
+    return _dispatch(fn, args, None, need)

@@ -28,6 +28,7 @@ _CMP = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator
         operator.ne: ast.NotEq, operator.is_: ast.Is, operator.is_not: ast.IsNot, rt.contained_in: ast.In,
         rt.not_contained_in: ast.NotIn, rt.is_same: ast.Is}
 _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_J", dispatch.J_kw: "_J_kw",
+              dispatch.J_need: "_J_need",
               rt.acc: "_acc", rt.SCALARS: "_SC"}
 
 

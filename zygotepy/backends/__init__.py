@@ -29,8 +29,13 @@ def namespace(x):
 
 
 def is_complex(x):
-    if type(x) is complex:
+    t = type(x)
+    if t is float or t is int:
+        return False
+    if t is complex:
         return True
+    if t is np.ndarray:
+        return x.dtype.kind == "c"
     dtype = getattr(x, "dtype", None)
     return dtype is not None and getattr(dtype, "kind", None) == "c"
 
@@ -47,6 +52,9 @@ def unbroadcast(g, like):
     """
     if g is None:
         return None
+    if type(g) is np.ndarray and type(like) is np.ndarray and g.shape == like.shape and (
+            g.dtype is like.dtype or g.dtype.kind == like.dtype.kind):
+        return g  # the common case, decided without further attribute lookups
     if not is_complex(like) and is_complex(g):
         g = g.real
     shape = getattr(like, "shape", None)

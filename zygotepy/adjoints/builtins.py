@@ -67,13 +67,14 @@ def _pick(fn):
     """min/max: the gradient goes to the item Python returned (the first of equal items)."""
     def rule(*args, **kwargs):
         items = list(args[0]) if len(args) == 1 else list(args)
-        y = fn(*args, **kwargs)
-        chosen = next(k for k, v in enumerate(items) if v is y) if any(v is y for v in items) else items.index(y)
+        y = fn(items, **kwargs) if len(args) == 1 else fn(*args, **kwargs)  # over `items`: y is one of them
+        chosen = next((k for k, v in enumerate(items) if v is y), None)  # None: `default=` was returned
 
         def back(dy):
             grads = [None] * len(items)
-            if dy is not None:
-                grads[chosen] = dy
+            if dy is None or chosen is None:
+                return (None,) * len(args)
+            grads[chosen] = dy
             if len(args) == 1:
                 return (like(args[0], grads) if not hasattr(args[0], "shape") else _scatter(args[0], chosen, dy),)
             return tuple(grads)

@@ -2,11 +2,25 @@
 and attributes of the same names. Rules compute with the array namespace of their inputs (`namespace(x)`), so the
 same table serves other array libraries; cotangents are reduced to their input's shape by `unbroadcast`.
 """
+import math
+
 import numpy as np
 
 from ..backends import conj, namespace, unbroadcast
 from .registry import adjoint, nondifferentiable
 from .structures import ATTRIBUTES
+
+
+def _as_array(x):
+    """A list or tuple argument (`np.mean([a, b, c])`) as an array; `_restore` gives its cotangent the list's form."""
+    return np.asarray(x) if isinstance(x, (list, tuple)) else x
+
+
+def _restore(g, x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_restore(g[k], item) for k, item in enumerate(x))
+    return g
+
 
 # --- elementwise, one argument: derivative in terms of the input x and the output y ----------------------------------
 ELEMENTWISE = {
@@ -14,8 +28,8 @@ ELEMENTWISE = {
     np.expm1: lambda x, y: y + 1,
     np.log: lambda x, y: 1 / x,
     np.log1p: lambda x, y: 1 / (1 + x),
-    np.log2: lambda x, y: 1 / (x * np.log(2)),
-    np.log10: lambda x, y: 1 / (x * np.log(10)),
+    np.log2: lambda x, y: 1 / (x * math.log(2)),  # a Python float keeps float32 arrays float32
+    np.log10: lambda x, y: 1 / (x * math.log(10)),
     np.sqrt: lambda x, y: 0.5 / y,
     np.square: lambda x, y: 2 * x,
     np.reciprocal: lambda x, y: -y * y,
@@ -36,9 +50,10 @@ ELEMENTWISE = {
 def _elementwise_rule(fn, derivative):
     def rule(x):
         y = fn(x)
+        x_ = _as_array(x)
 
         def back(dy):
-            return (None,) if dy is None else (unbroadcast(dy * conj(derivative(x, y)), x),)
+            return (None,) if dy is None else (_restore(unbroadcast(dy * conj(derivative(x_, y)), x_), x),)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
@@ -70,21 +85,23 @@ def _binary(fn, da, db):
     """Rule for a broadcasting binary ufunc from its partial derivatives `da(a, b, y)` and `db(a, b, y)`."""
     def rule(a, b):
         y = fn(a, b)
+        a_, b_ = _as_array(a), _as_array(b)
 
         def back(dy, need=(True, True)):
             if dy is None:
                 return (None, None)
-            return (unbroadcast(dy * conj(da(a, b, y)), a) if need[0] else None,
-                    unbroadcast(dy * conj(db(a, b, y)), b) if need[1] else None)
+            return (_restore(unbroadcast(dy * conj(da(a_, b_, y)), a_), a) if need[0] else None,
+                    _restore(unbroadcast(dy * conj(db(a_, b_, y)), b_), b) if need[1] else None)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
 
 
-def _ties(a, b, pick_a):
-    """Where a == b the gradient is split evenly between the two."""
+def _ties(a, b, y, pick_a):
+    """Where a == b the gradient is split evenly between the two (in the output's float type: float32 stays)."""
     xp = namespace(a if hasattr(a, "shape") else b)
-    return xp.where(a == b, 0.5, pick_a * 1.0)
+    w = xp.where(a == b, 0.5, pick_a * 1.0)
+    return w.astype(y.dtype) if getattr(getattr(y, "dtype", None), "kind", "") == "f" else w
 
 
 BINARY = {
@@ -92,8 +109,8 @@ BINARY = {
     np.subtract: (lambda a, b, y: 1, lambda a, b, y: -1),
     np.multiply: (lambda a, b, y: b, lambda a, b, y: a),
     np.divide: (lambda a, b, y: 1 / b, lambda a, b, y: -y / b),
-    np.maximum: (lambda a, b, y: _ties(a, b, a > b), lambda a, b, y: _ties(a, b, b > a)),
-    np.minimum: (lambda a, b, y: _ties(a, b, a < b), lambda a, b, y: _ties(a, b, b < a)),
+    np.maximum: (lambda a, b, y: _ties(a, b, y, a > b), lambda a, b, y: _ties(a, b, y, b > a)),
+    np.minimum: (lambda a, b, y: _ties(a, b, y, a < b), lambda a, b, y: _ties(a, b, y, b < a)),
     np.arctan2: (lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b)),
     np.hypot: (lambda a, b, y: a / y, lambda a, b, y: b / y),
 }
@@ -116,7 +133,11 @@ def power(a, b):
 
 
 @adjoint(np.where)
-def where(cond, a, b):
+def where(cond, *ab):
+    if not ab:  # np.where(cond): the indices of the true entries
+        return np.where(cond), lambda dy: (None,)
+    a, b = ab
+
     def back(dy):
         if dy is None:
             return (None, None, None)
@@ -126,14 +147,23 @@ def where(cond, a, b):
 
 
 @adjoint(np.clip)
-def clip(x, lo, hi):
-    y = np.clip(x, lo, hi)
+def clip(x, *bounds, **kwargs):
+    """clip(x, lo, hi) = minimum(maximum(x, lo), hi): each entry's cotangent goes to the one of x, lo, hi it equals
+    (x at the boundaries)."""
+    y = np.clip(x, *bounds, **kwargs)
+    lo, hi = (*bounds, *(kwargs.get(k, kwargs.get(k[2:])) for k in ("a_min", "a_max")[len(bounds):]))
 
     def back(dy):
         if dy is None:
-            return (None, None, None)
-        inside = (x >= lo if lo is not None else True) & (x <= hi if hi is not None else True)
-        return unbroadcast(dy * inside, x), None, None
+            return (None, *(None for _ in bounds))
+        xp = namespace(x)
+        raised = x < lo if lo is not None else False
+        lowered = (xp.maximum(x, lo) if lo is not None else x) > hi if hi is not None else False
+        raised = raised & ~lowered if hi is not None else raised
+        inside = ~(raised | lowered)
+        grads = (unbroadcast(xp.where(raised, dy, 0), lo) if lo is not None else None,
+                 unbroadcast(xp.where(lowered, dy, 0), hi) if hi is not None else None)
+        return (unbroadcast(xp.where(inside, dy, 0), x), *grads[:len(bounds)])
     return y, back
 
 
@@ -147,41 +177,54 @@ def _expand(dy, x, axis, keepdims):
     return xp.broadcast_to(dy, x.shape)
 
 
+def _axis_keepdims(args, kwargs, keepdims_at):
+    """`axis` and `keepdims` of a reduction called as `f(x, *args, **kwargs)` (axis is always the first; keepdims is
+    positional number `keepdims_at`: 3 for sum/mean (axis, dtype, out, keepdims), 2 for max/min (axis, out, keepdims))."""
+    axis = args[0] if args else kwargs.get("axis")
+    keepdims = args[keepdims_at] if len(args) > keepdims_at else kwargs.get("keepdims", False)
+    return axis, keepdims
+
+
 @adjoint(np.sum)
-def sum_(x, axis=None, keepdims=False, **kwargs):
-    x_arr = np.asarray(x) if isinstance(x, (list, tuple)) else x
+def sum_(x, *args, **kwargs):
+    x_arr = _as_array(x)
+    axis, keepdims = _axis_keepdims(args, kwargs, 3)
 
     def back(dy):
         if dy is None:
-            return (None,)
-        g = _expand(dy, x_arr, axis, keepdims)
-        return (list(g) if isinstance(x, list) else g,)
-    return np.sum(x, axis=axis, keepdims=keepdims, **kwargs), back
+            return (None, *(None for _ in args))
+        return (_restore(_expand(dy, x_arr, axis, keepdims), x), *(None for _ in args))
+    return np.sum(x, *args, **kwargs), back
 
 
 @adjoint(np.mean)
-def mean(x, axis=None, keepdims=False):
-    y = np.mean(x, axis=axis, keepdims=keepdims)
+def mean(x, *args, **kwargs):
+    x_arr = _as_array(x)
+    y = np.mean(x_arr, *args, **kwargs)
+    axis, keepdims = _axis_keepdims(args, kwargs, 3)
 
     def back(dy):
         if dy is None:
-            return (None,)
-        count = x.size // max(np.size(y), 1) if axis is not None else x.size
-        return (_expand(dy, x, axis, keepdims) / count,)
+            return (None, *(None for _ in args))
+        count = np.size(x_arr) // max(np.size(y), 1)
+        return (_restore(_expand(dy, x_arr, axis, keepdims) / count, x), *(None for _ in args))
     return y, back
 
 
 def _extremum(fn):
-    def rule(x, axis=None, keepdims=False):
-        y = fn(x, axis=axis, keepdims=keepdims)
+    def rule(x, *args, **kwargs):
+        x_arr = _as_array(x)
+        y = fn(x_arr, *args, **kwargs)
+        axis, keepdims = _axis_keepdims(args, kwargs, 2)
 
         def back(dy):
             if dy is None:
-                return (None,)
-            xp = namespace(x)
-            hit = x == _expand(y, x, axis, keepdims)
-            counts = xp.sum(hit, axis=axis, keepdims=True)  # ties share the gradient evenly
-            return (_expand(dy, x, axis, keepdims) * hit / xp.broadcast_to(counts, x.shape),)
+                return (None, *(None for _ in args))
+            xp = namespace(x_arr)
+            hit = x_arr == _expand(y, x_arr, axis, keepdims)
+            # ties share the gradient evenly; counted in x's float type so that float32 stays float32
+            counts = xp.sum(hit, axis=axis, keepdims=True, dtype=x_arr.dtype if x_arr.dtype.kind == "f" else None)
+            return (_restore(_expand(dy, x_arr, axis, keepdims) * hit / counts, x), *(None for _ in args))
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
@@ -234,11 +277,16 @@ def outer(a, b):
 
 @adjoint(np.inner)
 def inner(a, b):
+    """y[I, J] = sum_k a[I, k] b[J, k]: contract dy's J axes with b's, and its I axes with a's."""
     def back(dy):
         if dy is None:
             return (None, None)
-        return (unbroadcast(np.multiply.outer(dy, conj(b)) if np.ndim(a) > 1 else dy * conj(b), a),
-                unbroadcast(dy * conj(a), b))
+        if np.ndim(a) == 0 or np.ndim(b) == 0:
+            return unbroadcast(dy * conj(b), a), unbroadcast(dy * conj(a), b)
+        na, nb = np.ndim(a) - 1, np.ndim(b) - 1
+        dy_ = np.asarray(dy)
+        return (np.tensordot(dy_, conj(b), axes=(list(range(na, na + nb)), list(range(nb)))),
+                np.tensordot(dy_, conj(a), axes=(list(range(na)), list(range(na)))))
     return np.inner(a, b), back
 
 
@@ -250,9 +298,19 @@ def reshape(x, *shape, **kwargs):
 
 
 @adjoint(np.transpose)
-def transpose(x, axes=None):
+def transpose(x, *args, **kwargs):
+    axes = args[0] if args else kwargs.get("axes")
     inverse = None if axes is None else np.argsort(axes)
-    return np.transpose(x, axes), lambda dy: (None if dy is None else np.transpose(dy, inverse),)
+    return np.transpose(x, *args, **kwargs), lambda dy: (None if dy is None else np.transpose(dy, inverse),
+                                                           *(None for _ in args))
+
+
+@adjoint(np.ndarray.transpose)
+def transpose_method(x, *axes):
+    """`x.transpose()`, `x.transpose(1, 0)` and `x.transpose((1, 0))`."""
+    perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes or None
+    inverse = None if perm is None else np.argsort(perm)
+    return x.transpose(*axes), lambda dy: (None if dy is None else np.transpose(dy, inverse), *(None for _ in axes))
 
 
 @adjoint(np.ravel)
@@ -261,8 +319,9 @@ def ravel(x):
 
 
 @adjoint(np.squeeze)
-def squeeze(x, axis=None):
-    return np.squeeze(x, axis), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)),)
+def squeeze(x, *args, **kwargs):
+    return np.squeeze(x, *args, **kwargs), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)),
+                                                         *(None for _ in args))
 
 
 @adjoint(np.expand_dims)
@@ -271,25 +330,32 @@ def expand_dims(x, axis):
 
 
 @adjoint(np.concatenate)
-def concatenate(arrays, axis=0):
-    sizes = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
+def concatenate(arrays, *args, **kwargs):
+    axis = args[0] if args else kwargs.get("axis", 0)
+    shapes = [np.shape(a) for a in arrays]
 
     def back(dy):
         if dy is None:
-            return (None,)
-        parts = np.split(dy, sizes, axis=axis)
-        return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts,)
-    return np.concatenate(arrays, axis=axis), back
+            return (None, *(None for _ in args))
+        if axis is None:  # the arrays were flattened first
+            parts = np.split(dy, np.cumsum([math.prod(s) for s in shapes])[:-1])
+            parts = [np.reshape(p, s) for p, s in zip(parts, shapes, strict=True)]
+        else:
+            parts = np.split(dy, np.cumsum([s[axis] for s in shapes])[:-1], axis=axis)
+        return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts, *(None for _ in args))
+    return np.concatenate(arrays, *args, **kwargs), back
 
 
 @adjoint(np.stack)
-def stack(arrays, axis=0):
+def stack(arrays, *args, **kwargs):
+    axis = args[0] if args else kwargs.get("axis", 0)
+
     def back(dy):
         if dy is None:
-            return (None,)
+            return (None, *(None for _ in args))
         parts = [np.take(dy, k, axis=axis) for k in range(len(arrays))]
-        return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts,)
-    return np.stack(arrays, axis=axis), back
+        return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts, *(None for _ in args))
+    return np.stack(arrays, *args, **kwargs), back
 
 
 @adjoint(np.array)
@@ -312,7 +378,7 @@ adjoint(np.asarray)(array)
 # --- ndarray methods and attributes --------------------------------------------------------------------------------------
 METHODS = {np.ndarray.sum: sum_, np.ndarray.mean: mean, np.ndarray.max: _extremum(np.max),
            np.ndarray.min: _extremum(np.min), np.ndarray.dot: dot, np.ndarray.ravel: ravel,
-           np.ndarray.squeeze: squeeze, np.ndarray.transpose: lambda x, *axes: transpose(x, axes or None)}
+           np.ndarray.squeeze: squeeze}
 for _method, _rule in METHODS.items():
     adjoint(_method)(_rule)
 
@@ -333,7 +399,10 @@ def astype(x, dtype, **kwargs):
     keeps = y.dtype.kind in "fc"  # float <-> float keeps the gradient; to an integer type drops it
 
     def back(dy):
-        return (dy.astype(x.dtype) if keeps and dy is not None else None, None)
+        if dy is None or not keeps:
+            return (None, None)
+        g = unbroadcast(dy, x)  # the real part for a real x
+        return (g.astype(x.dtype) if x.dtype.kind in "fc" else g, None)
     return y, back
 
 
@@ -342,7 +411,7 @@ ATTRIBUTES[np.ndarray, "real"] = lambda x, dy: dy.real if np.iscomplexobj(x) els
 ATTRIBUTES[np.ndarray, "imag"] = lambda x, dy: 1j * dy.real if np.iscomplexobj(x) else None
 
 nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.shape, np.ndim, np.size, np.argmax,
-                  np.argmin, np.argsort, np.sign, np.floor, np.ceil, np.round, np.rint, np.isnan, np.isfinite,
+                  np.argmin, np.argsort, np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.isnan, np.isfinite,
                   np.isinf, np.zeros, np.ones, np.empty, np.full, np.arange, np.linspace, np.eye, np.identity,
                   np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal, np.logical_and,
                   np.logical_or, np.logical_not, np.all, np.any, np.ndarray.argmax, np.ndarray.argmin,

@@ -1,0 +1,260 @@
+"""The rule table: one row per rule registered by `zygotepy/adjoints/{scalar,builtins,numpy}.py`.
+
+A row names the target, its arguments and the shapes to try. An argument is either a `Kind` (a random real number or
+array drawn from a domain where the function is smooth), a `Seq` of them (a list or tuple argument), or a constant
+(an int exponent, an axis, a shape), which is passed as it is and never perturbed. `shapes` lists the cases: for each
+case one shape per random argument, in order: `None` for a Python float, `()` for a 0-d array, a tuple of shapes for a
+`Seq` (one per element).
+"""
+import builtins
+import math
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Random real values, uniform in [lo, hi], or with a random sign and magnitude in [lo, hi] (`signed`)."""
+    name: str
+    lo: float
+    hi: float
+    signed: bool = False
+    complex: bool = False
+
+    def draw(self, rng, shape, dtype=np.float64):
+        size = () if shape is None else shape
+        x = rng.uniform(self.lo, self.hi, size)
+        if self.signed:
+            x = x * rng.choice([-1.0, 1.0], size)
+        if self.complex:
+            x = x + 1j * rng.uniform(self.lo, self.hi, size)
+            return complex(x) if shape is None else np.asarray(x, np.complex128)
+        return float(x) if shape is None else np.asarray(x, dtype)
+
+
+@dataclass(frozen=True)
+class Seq:
+    """A list (or tuple) of random values of one kind; its shape entry has one shape per element."""
+    kind: Kind
+    container: type = list
+
+    def draw(self, rng, shapes, dtype=np.float64):
+        return self.container(self.kind.draw(rng, s, dtype) for s in shapes)
+
+
+ANY = Kind("any", -2.0, 2.0)
+POS = Kind("pos", 0.5, 2.0)
+UNIT = Kind("unit", -0.9, 0.9)        # inside (-1, 1): asin, atanh, ...
+GT1 = Kind("gt1", 1.2, 3.0)           # acosh, a logarithm's base
+NZ = Kind("nonzero", 0.3, 2.0, signed=True)  # away from the kinks of abs, sign, copysign
+LOW, HIGH = Kind("low", -1.5, -0.5), Kind("high", 0.5, 1.5)  # np.clip's bounds
+CPLX = Kind("complex", -2.0, 2.0, complex=True)
+
+
+@dataclass(frozen=True)
+class Row:
+    op: object
+    args: tuple
+    shapes: tuple
+    kwargs: dict = field(default_factory=dict)
+    label: str = ""
+    none: tuple = ()        # argument positions whose cotangent must be None
+    f: object = None        # the function finite differences evaluate, when not `op` itself (reversed -> list)
+    rtol: float = 1e-5
+
+    @property
+    def name(self):
+        return self.label or label(self.op)
+
+
+def row(op, *args, shapes, kw=None, label="", none=(), f=None, rtol=1e-5):
+    return Row(op, args, tuple(shapes), kw or {}, label, tuple(none), f, rtol)
+
+
+def label(op):
+    module = {operator: "operator", math: "math", builtins: "builtins"}
+    for mod, prefix in module.items():
+        if getattr(mod, getattr(op, "__name__", ""), None) is op:
+            return f"{prefix}.{op.__name__}"
+    if isinstance(op, np.ufunc) or getattr(np, getattr(op, "__name__", ""), None) is op:
+        return f"np.{op.__name__}"
+    return getattr(op, "__qualname__", repr(op))
+
+
+S1 = [(None,), ((),)]                                       # Python float, 0-d array
+U = [(None,), ((),), ((3,),), ((2, 3),)]                    # unary elementwise
+B = [(None, None), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (3,)), (None, (2, 2)), ((3,), None)]
+S2 = [(None, None), ((), ())]
+MATMUL = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)),
+          ((5, 2, 3), (1, 3, 4)), ((5, 2, 3), (3,))]
+IN_PLACE = [(None, None), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), None)]
+COND = np.array([True, False, True])
+
+# --- scalar.py: operators -----------------------------------------------------------------------------------------------
+OPERATOR_ROWS = [
+    row(operator.add, ANY, ANY, shapes=B),
+    row(operator.add, Seq(ANY), Seq(ANY), shapes=[((None, None), (None,))], label="operator.add[list]"),
+    row(operator.add, Seq(ANY, tuple), Seq(ANY, tuple), shapes=[(((2,), None), (None,))], label="operator.add[tuple]"),
+    row(operator.sub, ANY, ANY, shapes=B),
+    row(operator.mul, ANY, ANY, shapes=B),
+    row(operator.mul, Seq(ANY), 3, shapes=[((None, None),)], none=(1,), label="operator.mul[list*3]"),
+    row(operator.truediv, ANY, NZ, shapes=B),
+    row(operator.mod, ANY, POS, shapes=B),
+    row(operator.pow, POS, ANY, shapes=B),
+    row(operator.pow, ANY, 3, shapes=[(None,), ((2, 3),)], label="operator.pow[int exponent]"),
+    row(operator.matmul, ANY, ANY, shapes=MATMUL),
+    row(operator.neg, ANY, shapes=U),
+    row(operator.pos, ANY, shapes=U),
+    row(operator.abs, NZ, shapes=U),
+    row(operator.iadd, ANY, ANY, shapes=IN_PLACE),
+    row(operator.isub, ANY, ANY, shapes=IN_PLACE),
+    row(operator.imul, ANY, ANY, shapes=IN_PLACE),
+    row(operator.itruediv, ANY, NZ, shapes=IN_PLACE),
+    row(operator.imod, ANY, POS, shapes=IN_PLACE),
+    row(operator.ipow, POS, ANY, shapes=IN_PLACE),
+    row(operator.imatmul, ANY, ANY, shapes=[((2, 2), (2, 2)), ((3, 2, 2), (2, 2))]),
+]
+
+# --- scalar.py: math ----------------------------------------------------------------------------------------------------
+MATH_ROWS = [
+    row(math.sin, ANY, shapes=S1), row(math.cos, ANY, shapes=S1), row(math.tan, UNIT, shapes=S1),
+    row(math.asin, UNIT, shapes=S1), row(math.acos, UNIT, shapes=S1), row(math.atan, ANY, shapes=S1),
+    row(math.atan2, NZ, NZ, shapes=S2), row(math.degrees, ANY, shapes=S1), row(math.radians, ANY, shapes=S1),
+    row(math.sinh, ANY, shapes=S1), row(math.cosh, ANY, shapes=S1), row(math.tanh, ANY, shapes=S1),
+    row(math.asinh, ANY, shapes=S1), row(math.acosh, GT1, shapes=S1), row(math.atanh, UNIT, shapes=S1),
+    row(math.exp, ANY, shapes=S1), row(math.expm1, ANY, shapes=S1), row(math.log, POS, shapes=S1),
+    row(math.log, POS, GT1, shapes=S2, label="math.log[base]"), row(math.log1p, UNIT, shapes=S1),
+    row(math.log2, POS, shapes=S1), row(math.log10, POS, shapes=S1), row(math.sqrt, POS, shapes=S1),
+    row(math.pow, POS, ANY, shapes=S2), row(math.pow, ANY, 2, shapes=S1, label="math.pow[int exponent]"),
+    row(math.hypot, NZ, NZ, shapes=S2), row(math.hypot, NZ, NZ, NZ, shapes=[(None,) * 3], label="math.hypot[3]"),
+    row(math.erf, ANY, shapes=S1), row(math.erfc, ANY, shapes=S1), row(math.fabs, NZ, shapes=S1),
+    row(math.copysign, NZ, NZ, shapes=S2, none=(1,)), row(math.fmod, ANY, NZ, shapes=S2),
+    row(math.ldexp, ANY, 3, shapes=S1, none=(1,)),
+]
+if hasattr(math, "exp2"):
+    MATH_ROWS.append(row(math.exp2, ANY, shapes=S1))
+if hasattr(math, "cbrt"):
+    MATH_ROWS.append(row(math.cbrt, NZ, shapes=S1))
+
+# --- builtins.py ----------------------------------------------------------------------------------------------------------
+BUILTIN_ROWS = [
+    row(abs, NZ, shapes=[(None,), ((3,),)]),
+    row(float, ANY, shapes=S1),
+    row(pow, POS, ANY, shapes=S2),
+    row(sum, Seq(ANY), shapes=[((None,) * 4,), (((3,), (3,), (1,)),)]),
+    row(sum, Seq(ANY, tuple), ANY, shapes=[((None,) * 3, None), (((2,), (2,)), (2,))], label="builtins.sum[start]"),
+    row(sum, ANY, shapes=[((4, 3),), ((5,),)], label="builtins.sum[array]"),
+    row(min, Seq(ANY), shapes=[((None,) * 5,)]),
+    row(min, ANY, ANY, ANY, shapes=[(None,) * 3], label="builtins.min[args]"),
+    row(min, ANY, shapes=[((5,),)], label="builtins.min[array]"),
+    row(max, Seq(ANY, tuple), shapes=[((None,) * 5,)]),
+    row(max, ANY, ANY, shapes=[(None,) * 2], label="builtins.max[args]"),
+    row(max, ANY, shapes=[((5,),)], label="builtins.max[array]"),
+    row(max, Seq(ANY), shapes=[((None,) * 4,)], kw={"key": abs}, label="builtins.max[key]"),
+    row(sorted, Seq(ANY), shapes=[((None,) * 5,)]),
+    row(sorted, Seq(ANY, tuple), shapes=[((None,) * 5,)], kw={"reverse": True}, label="builtins.sorted[reverse]"),
+    row(reversed, Seq(ANY), shapes=[((None,) * 3,)], f=lambda s: list(reversed(s))),
+    row(list, Seq(ANY, tuple), shapes=[((None,) * 3,)]),
+    row(tuple, Seq(ANY), shapes=[((None, (2,)),)]),
+    row(complex, ANY, ANY, shapes=[(None, None)]),
+    row(divmod, ANY, POS, shapes=[(None, None)]),
+    row(math.fsum, Seq(ANY), shapes=[((None,) * 4,)]),
+]
+
+# --- numpy.py -------------------------------------------------------------------------------------------------------------
+ELEMENTWISE_DOMAINS = {
+    np.exp: ANY, np.expm1: ANY, np.log: POS, np.log1p: UNIT, np.log2: POS, np.log10: POS, np.sqrt: POS,
+    np.square: ANY, np.reciprocal: NZ, np.sin: ANY, np.cos: ANY, np.tan: UNIT, np.tanh: ANY, np.sinh: ANY,
+    np.cosh: ANY, np.arcsin: UNIT, np.arccos: UNIT, np.arctan: ANY, np.negative: ANY, np.positive: ANY, np.abs: NZ,
+}
+REDUCE = [((2, 3),), ((4,),), ((2, 3, 4),)]
+DOT = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((), (3,)), ((2, 3), ()), ((2, 2, 3), (3,)),
+       ((2, 3), (4, 3, 2)), ((2, 2, 3), (4, 3, 2))]
+INNER = [((3,), (3,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 3), (4, 3)), ((), (3,)), ((2, 2, 3), (4, 3))]
+
+
+def _reductions(op, kind=ANY):
+    return [
+        row(op, kind, shapes=REDUCE),
+        row(op, kind, shapes=[((2, 3),)], kw={"axis": 0}, label=f"{label(op)}[axis=0]"),
+        row(op, kind, shapes=[((2, 3, 4),)], kw={"axis": (0, 2)}, label=f"{label(op)}[axis=(0, 2)]"),
+        row(op, kind, shapes=[((2, 3, 4),)], kw={"axis": -1, "keepdims": True}, label=f"{label(op)}[keepdims]"),
+        row(op, kind, 1, shapes=[((2, 3),)], none=(1,), label=f"{label(op)}[positional axis]"),
+    ]
+
+
+NUMPY_ROWS = [
+    *(row(op, kind, shapes=U) for op, kind in ELEMENTWISE_DOMAINS.items()),
+    row(np.square, Seq(ANY), shapes=[((None,),), ((None, None),)], label="np.square[list]"),
+    row(np.multiply, Seq(ANY), ANY, shapes=[((None,), (2,)), ((None, None), ())], label="np.multiply[list]"),
+    row(np.add, ANY, ANY, shapes=B), row(np.subtract, ANY, ANY, shapes=B), row(np.multiply, ANY, ANY, shapes=B),
+    row(np.divide, ANY, NZ, shapes=B), row(np.power, POS, ANY, shapes=B),
+    row(np.power, ANY, 2, shapes=[((2, 3),)], label="np.power[int exponent]"),
+    row(np.maximum, ANY, ANY, shapes=B), row(np.minimum, ANY, ANY, shapes=B),
+    row(np.arctan2, NZ, NZ, shapes=B), row(np.hypot, NZ, NZ, shapes=B),
+    row(np.where, COND, ANY, ANY, shapes=[((3,), (3,)), ((2, 3), (3,)), ((), (2, 3))], none=(0,)),
+    row(np.clip, ANY, -0.5, 0.5, shapes=[((3, 4),)]),
+    row(np.clip, ANY, LOW, HIGH, shapes=[((3, 4), (4,), ())], label="np.clip[array bounds]"),
+    *_reductions(np.sum), *_reductions(np.mean), *_reductions(np.max), *_reductions(np.min),
+    *_reductions(np.amax), *_reductions(np.amin),
+    *(row(op, Seq(ANY), shapes=[((None,) * 3,), (((2,), (2,)),)], label=f"{label(op)}[list]")
+      for op in (np.sum, np.mean, np.max, np.min)),
+    row(np.dot, ANY, ANY, shapes=DOT),
+    row(np.matmul, ANY, ANY, shapes=MATMUL),
+    row(np.inner, ANY, ANY, shapes=INNER),
+    row(np.outer, ANY, ANY, shapes=[((3,), (2,)), ((2, 2), (3,))]),
+    row(np.reshape, ANY, (3, 2), shapes=[((2, 3),), ((6,),)], none=(1,)),
+    row(np.reshape, ANY, -1, shapes=[((2, 3),)], none=(1,), label="np.reshape[-1]"),
+    row(np.transpose, ANY, shapes=[((2, 3),), ((2, 3, 4),)]),
+    row(np.transpose, ANY, (1, 2, 0), shapes=[((2, 3, 4),)], none=(1,), label="np.transpose[axes]"),
+    row(np.transpose, ANY, shapes=[((2, 3, 4),)], kw={"axes": (2, 0, 1)}, label="np.transpose[axes=]"),
+    row(np.ravel, ANY, shapes=[((2, 3),)]),
+    row(np.squeeze, ANY, shapes=[((2, 1, 3),)]),
+    row(np.squeeze, ANY, 1, shapes=[((2, 1, 1),)], none=(1,), label="np.squeeze[axis]"),
+    row(np.expand_dims, ANY, 1, shapes=[((2, 3),)], none=(1,)),
+    row(np.concatenate, Seq(ANY), shapes=[(((2, 3), (1, 3)),)]),
+    row(np.concatenate, Seq(ANY, tuple), shapes=[(((2, 3), (2, 1)),)], kw={"axis": 1}, label="np.concatenate[axis=1]"),
+    row(np.concatenate, Seq(ANY), 1, shapes=[(((2, 3), (2, 1)),)], none=(1,), label="np.concatenate[positional]"),
+    row(np.stack, Seq(ANY), shapes=[(((3,), (3,)),), (((2, 3), (2, 3), (2, 3)),)]),
+    row(np.stack, Seq(ANY), shapes=[(((2, 3), (2, 3)),)], kw={"axis": -1}, label="np.stack[axis=-1]"),
+    row(np.array, Seq(ANY), shapes=[((None,) * 3,), (((2,), (2,)),)]),
+    row(np.array, ANY, shapes=[((2, 3),)], label="np.array[array]"),
+    row(np.asarray, Seq(ANY, tuple), shapes=[((None,) * 3,)]),
+    row(np.asarray, ANY, shapes=[((2, 3),)], label="np.asarray[array]"),
+    # ndarray methods, called through their descriptors
+    row(np.ndarray.sum, ANY, shapes=REDUCE), row(np.ndarray.sum, ANY, 1, shapes=[((2, 3),)], none=(1,),
+                                                 label="ndarray.sum[positional axis]"),
+    row(np.ndarray.sum, ANY, shapes=[((2, 3),)], kw={"axis": 0, "keepdims": True}, label="ndarray.sum[keepdims]"),
+    row(np.ndarray.mean, ANY, shapes=REDUCE), row(np.ndarray.mean, ANY, shapes=[((2, 3),)], kw={"axis": 1},
+                                                  label="ndarray.mean[axis=1]"),
+    row(np.ndarray.max, ANY, shapes=REDUCE), row(np.ndarray.max, ANY, 0, shapes=[((2, 3),)], none=(1,),
+                                                 label="ndarray.max[positional axis]"),
+    row(np.ndarray.min, ANY, shapes=REDUCE),
+    row(np.ndarray.reshape, ANY, 3, 2, shapes=[((2, 3),)], none=(1, 2)),
+    row(np.ndarray.reshape, ANY, (3, 2), shapes=[((6,),)], none=(1,), label="ndarray.reshape[tuple]"),
+    row(np.ndarray.transpose, ANY, shapes=[((2, 3),)]),
+    row(np.ndarray.transpose, ANY, 2, 0, 1, shapes=[((2, 3, 4),)], none=(1, 2, 3), label="ndarray.transpose[axes]"),
+    row(np.ndarray.transpose, ANY, (1, 0), shapes=[((2, 3),)], none=(1,), label="ndarray.transpose[tuple]"),
+    row(np.ndarray.dot, ANY, ANY, shapes=[((2, 3), (3,)), ((2, 3), (3, 4))]),
+    row(np.ndarray.ravel, ANY, shapes=[((2, 3),)]),
+    row(np.ndarray.squeeze, ANY, shapes=[((2, 1, 3),)]),
+    row(np.ndarray.astype, ANY, np.float64, shapes=[((2, 3),)], none=(1,)),
+    row(np.ndarray.astype, ANY, np.complex128, shapes=[((2, 3),)], none=(1,), label="ndarray.astype[complex]"),
+    row(np.ndarray.astype, ANY, np.int64, shapes=[((2, 3),)], none=(0, 1), label="ndarray.astype[int]"),
+    row(np.ndarray.copy, ANY, shapes=[((2, 3),)]),
+]
+
+ROWS = OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS
+
+# Targets that must be registered as non-differentiable (they run as constants).
+NONDIFF = [
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_, operator.truth,
+    operator.is_, operator.is_not, operator.contains, operator.floordiv, operator.ifloordiv,
+    math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
+    len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, range, callable, hasattr, any,
+    all, chr, ord, format,
+    np.zeros_like, np.ones_like, np.empty_like, np.shape, np.argmax, np.argmin, np.argsort, np.sign, np.floor,
+    np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.arange, np.linspace, np.eye,
+]

@@ -1,0 +1,323 @@
+"""The rule tables, row by row, against central finite differences in float64.
+
+For a row's case: call the rule, pick a random cotangent `dy` shaped like the output, and for each random argument a
+random direction `v`; then `<back(dy)[i], v>` must equal `(<dy, f(.., a + eps v, ..)> - <dy, f(.., a - eps v, ..)>) / 2eps`
+with `f` the target itself. Inner products are real: `Re(sum(conj(a) * b))`, so for complex arguments the check is the
+API's convention `gradient = dL/dx + 1j dL/dy` of the real function `L = Re<dy, f>`.
+"""
+import copy
+import math
+import operator
+import zlib
+
+import numpy as np
+import pytest
+from rule_table import CPLX, ELEMENTWISE_DOMAINS, NONDIFF, ROWS, Kind, Seq
+
+import zygotepy.adjoints  # noqa: F401  (registers the tables)
+from zygotepy.adjoints import registry
+
+EPS = 1e-6
+MINE = {"zygotepy.adjoints.scalar", "zygotepy.adjoints.builtins", "zygotepy.adjoints.numpy"}
+
+
+# --- a small finite-difference helper -----------------------------------------------------------------------------------
+
+def _draw(row_args, case, rng, dtype=np.float64):
+    """The call's arguments, and which of them are random (and so perturbed)."""
+    shapes = iter(case)
+    args, random = [], []
+    for spec in row_args:
+        is_random = isinstance(spec, (Kind, Seq))
+        args.append(spec.draw(rng, next(shapes), dtype) if is_random else spec)
+        random.append(is_random)
+    return args, random
+
+
+def _like(x, rng):
+    """A random value with the structure, shape and dtype of `x` (an output's cotangent, an argument's direction)."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(_like(v, rng) for v in x)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "c":
+            return (rng.normal(size=x.shape) + 1j * rng.normal(size=x.shape)).astype(x.dtype)
+        return rng.normal(size=x.shape).astype(x.dtype if x.dtype.kind == "f" else np.float64)
+    if np.iscomplexobj(x):
+        return complex(rng.normal(), rng.normal())
+    return float(rng.normal())  # Python and NumPy scalars get a Python float, as the API's seed is
+
+
+def _inner(a, b):
+    """Re<a, b>; None is zero."""
+    if a is None or b is None:
+        return 0.0
+    if isinstance(b, (list, tuple)):
+        assert isinstance(a, (list, tuple)) and len(a) == len(b), f"cotangent {a!r} for {b!r}"
+        return sum(_inner(x, y) for x, y in zip(a, b, strict=True))
+    return float(np.real(np.sum(np.conj(np.asarray(a)) * np.asarray(b))))
+
+
+def _moved(x, v, t):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_moved(a, b, t) for a, b in zip(x, v, strict=True))
+    return x + t * v
+
+
+def _assert_structure(g, a, where):
+    """A cotangent has its argument's structure: same container, same shape, real for a real argument."""
+    if g is None:
+        return
+    if isinstance(a, (list, tuple)):
+        assert type(g) is type(a) and len(g) == len(a), f"{where}: {type(g).__name__} cotangent for a {type(a).__name__}"
+        for k, (gi, ai) in enumerate(zip(g, a, strict=True)):
+            _assert_structure(gi, ai, f"{where}[{k}]")
+        return
+    assert np.shape(g) == np.shape(a), f"{where}: cotangent of shape {np.shape(g)} for shape {np.shape(a)}"
+    if not np.iscomplexobj(a):
+        assert not np.iscomplexobj(g), f"{where}: complex cotangent for a real argument"
+
+
+def _assert_close(y, expected):
+    if isinstance(expected, (list, tuple)):
+        assert len(y) == len(expected)
+        for a, b in zip(y, expected, strict=True):
+            _assert_close(a, b)
+    else:
+        np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-12)
+
+
+def _pairing(dy, f, args, kwargs, i, value):
+    """<dy, f(args with argument i replaced by value)>, on copies (in-place operators mutate their first argument)."""
+    moved = copy.deepcopy(args)
+    moved[i] = value
+    return _inner(dy, f(*moved, **kwargs))
+
+
+def check_against_finite_differences(op, args, random, kwargs=None, f=None, none=(), rtol=1e-5, atol=1e-6, seed=0):
+    rng = np.random.default_rng(seed)
+    kwargs, f = kwargs or {}, f or op
+    rule = registry.find_rule(op)
+    assert rule is not None, f"no rule registered for {op}"
+    y, back = rule(*copy.deepcopy(args), **kwargs)  # copies: in-place operators mutate their first argument
+    _assert_close(y, f(*copy.deepcopy(args), **kwargs))
+    dy = _like(y, rng)
+    grads = back(dy)
+    assert type(grads) is tuple and len(grads) == len(args), f"back returned {grads!r} for {len(args)} arguments"
+    for i in none:
+        assert grads[i] is None, f"argument {i} should get no gradient, got {grads[i]!r}"
+    for i, (a, is_random) in enumerate(zip(args, random, strict=True)):
+        if not is_random:
+            continue
+        _assert_structure(grads[i], a, f"argument {i}")
+        v = _like(a, rng)
+        numeric = (_pairing(dy, f, args, kwargs, i, _moved(a, v, EPS))
+                   - _pairing(dy, f, args, kwargs, i, _moved(a, v, -EPS))) / (2 * EPS)
+        analytic = _inner(grads[i], v)
+        assert analytic == pytest.approx(numeric, rel=rtol, abs=atol), \
+            f"argument {i}: analytic {analytic!r}, finite differences {numeric!r}"
+
+
+# --- the table ----------------------------------------------------------------------------------------------------------
+
+def _fmt(shape):
+    if shape is None:
+        return "float"
+    if shape == ():
+        return "0d"
+    if all(isinstance(s, int) for s in shape):
+        return "x".join(map(str, shape))
+    return "[" + ",".join(_fmt(s) for s in shape) + "]"
+
+
+CASES = [(r, case) for r in ROWS for case in r.shapes]
+IDS = [f"{r.name}:{','.join(_fmt(s) for s in case)}" for r, case in CASES]
+
+
+def _seed(text):
+    return zlib.crc32(text.encode())
+
+
+@pytest.mark.parametrize("r, case", CASES, ids=IDS)
+def test_rule_matches_finite_differences(r, case):
+    seed = _seed(f"{r.name}{case}")
+    args, random = _draw(r.args, case, np.random.default_rng(seed))
+    check_against_finite_differences(r.op, args, random, r.kwargs, r.f, r.none, rtol=r.rtol, seed=seed)
+
+
+@pytest.mark.parametrize("r", ROWS, ids=[r.name for r in ROWS])
+def test_no_cotangent_gives_none(r):
+    args, _ = _draw(r.args, r.shapes[0], np.random.default_rng(0))
+    _, back = registry.find_rule(r.op)(*args, **r.kwargs)
+    assert back(None) == (None,) * len(args)
+
+
+def _mine(table):
+    return {target: entry for target, entry in table.items() if getattr(entry, "__module__", None) in MINE}
+
+
+def test_every_rule_has_a_row():
+    covered = {registry._key(r.op) for r in ROWS}
+    missing = [t for t in _mine(registry.RULES) if t not in covered]
+    assert not missing, f"rules without a row in rule_table.py: {missing}"
+
+
+def test_every_scalar_derivative_has_a_row():
+    covered = {registry._key(r.op) for r in ROWS}
+    missing = [t for t in _mine(registry.SCALAR) if t not in covered]
+    assert not missing, f"scalar derivatives without a row in rule_table.py: {missing}"
+
+
+def test_nondifferentiable_targets():
+    assert [t for t in NONDIFF if not registry.is_nondifferentiable(t)] == []
+
+
+# --- the scalar fast path agrees with the generic rules -----------------------------------------------------------------
+
+SCALAR_TARGETS = list(_mine(registry.SCALAR))
+
+
+def _float_case(target):
+    for r in ROWS:
+        if registry._key(r.op) is target and not r.kwargs:
+            for case in r.shapes:
+                if all(s is None for s in case) and not any(isinstance(a, Seq) for a in r.args):
+                    return r, case
+    raise AssertionError(f"no row with Python-float arguments for {target}")
+
+
+@pytest.mark.parametrize("target", SCALAR_TARGETS, ids=[getattr(t, "__name__", repr(t)) for t in SCALAR_TARGETS])
+def test_scalar_derivative_agrees_with_rule(target):
+    r, case = _float_case(target)
+    derivative = registry.find_scalar(target)
+    rng = np.random.default_rng(_seed(r.name))
+    for _ in range(5):
+        args, _ = _draw(r.args, case, rng)
+        dy = float(rng.normal())
+        y = target(*args)
+        inlined = derivative(dy, y, *args)
+        _, back = registry.find_rule(target)(*args)
+        generic = back(dy)
+        assert len(inlined) == len(generic) == len(args)
+        for a, b in zip(inlined, generic, strict=True):
+            if a is None or b is None:
+                assert a is None and b is None, (inlined, generic)
+            else:
+                assert a == pytest.approx(b, rel=1e-12, abs=1e-12)
+
+
+# --- complex numbers -----------------------------------------------------------------------------------------------------
+
+COMPLEX_ROWS = [
+    (operator.mul, 2), (operator.add, 2), (operator.sub, 2), (operator.truediv, 2), (operator.abs, 1), (abs, 1),
+    (operator.neg, 1), (np.exp, 1), (np.multiply, 2), (np.abs, 1), (np.sin, 1), (np.square, 1),
+]
+COMPLEX_SHAPES = {1: [(None,), ((3,),)], 2: [(None, None), ((3,), (3,)), ((2, 3), (3,)), (None, (3,))]}
+
+
+@pytest.mark.parametrize("op, n", COMPLEX_ROWS, ids=[getattr(op, "__name__", "?") for op, _ in COMPLEX_ROWS])
+def test_complex_arguments(op, n):
+    for case in COMPLEX_SHAPES[n]:
+        seed = _seed(f"{op}{case}")
+        args, random = _draw((CPLX,) * n, case, np.random.default_rng(seed))
+        check_against_finite_differences(op, args, random, seed=seed)
+
+
+def test_complex_times_real_projects_onto_the_real_argument():
+    args = [np.array([1.0 + 2.0j, -0.5j]), np.array([0.5, 2.0])]
+    check_against_finite_differences(operator.mul, args, [True, True])
+    check_against_finite_differences(operator.mul, [1.5, 2.0 - 1.0j], [True, True])
+
+
+def test_abs_squared_of_a_complex_number():
+    """API.md: gradient(lambda z: abs(z)**2, 1+2j) == (2+4j,), composed here from the two rules."""
+    z = 1 + 2j
+    r, abs_back = registry.find_rule(abs)(z)
+    _, pow_back = registry.find_rule(operator.pow)(r, 2)
+    (dz,) = abs_back(pow_back(1.0)[0])
+    assert dz == pytest.approx(2 + 4j)
+
+
+# --- float32 in, float32 out -------------------------------------------------------------------------------------------
+
+FLOAT32_OPS = [*((op, 1, {}) for op in ELEMENTWISE_DOMAINS),
+               *((op, 2, {}) for op in (np.add, np.subtract, np.multiply, np.divide, np.power, np.maximum, np.minimum,
+                                        np.arctan2, np.hypot, operator.add, operator.mul, operator.truediv)),
+               *((op, 1, kw) for op in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.ndarray.sum,
+                                        np.ndarray.mean, np.ndarray.max, np.ndarray.min)
+                 for kw in ({}, {"axis": 1}))]
+
+
+@pytest.mark.parametrize("op, n, kw", FLOAT32_OPS,
+                         ids=[f"{getattr(op, '__qualname__', op.__name__)}{kw or ''}" for op, _, kw in FLOAT32_OPS])
+def test_float32_gets_float32_cotangents(op, n, kw):
+    rng = np.random.default_rng(0)
+    kind = ELEMENTWISE_DOMAINS.get(op, Kind("pos", 0.5, 2.0))
+    args = [kind.draw(rng, (2, 3), np.float32) for _ in range(n)]
+    y, back = registry.find_rule(op)(*args, **kw)
+    grads = back(_like(y, rng) if isinstance(y, np.ndarray) else np.float32(rng.normal()))
+    for g in grads:
+        assert g.dtype == np.float32, f"{op}: float32 argument got a {g.dtype} cotangent"
+
+
+# --- conventions the finite differences cannot see ----------------------------------------------------------------------
+
+def test_ties_split_evenly_in_numpy_extrema():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]])
+    _, back = registry.find_rule(np.max)(x)
+    np.testing.assert_allclose(back(1.0)[0], [[0, 0.5, 0.5], [0, 0, 0]])
+    _, back = registry.find_rule(np.min)(x, axis=1)
+    np.testing.assert_allclose(back(np.array([1.0, 2.0]))[0], [[1, 0, 0], [0, 2, 0]])
+    a = np.array([1.0, 2.0, 3.0])
+    _, back = registry.find_rule(np.maximum)(a, np.array([1.0, 0.0, 5.0]))
+    da, db = back(np.ones(3))
+    np.testing.assert_allclose(da, [0.5, 1.0, 0.0])
+    np.testing.assert_allclose(db, [0.5, 0.0, 1.0])
+
+
+def test_builtin_max_ties_go_to_the_first():
+    a, b = 2.0, 2.0
+    _, back = registry.find_rule(max)([1.0, a, b])
+    assert back(1.0)[0] == [None, 1.0, None]
+    _, back = registry.find_rule(min)(3.0, 1.0, 1.0)
+    assert back(1.0) == (None, 1.0, None)
+    y, back = registry.find_rule(max)([], default=0.0)
+    assert y == 0.0 and back(1.0) == (None,)
+
+
+def test_need_mask_skips_unneeded_cotangents():
+    """A back that takes `need` (one bool per argument) may skip the cotangents not needed; the needed ones agree."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for r in ROWS:
+        args, _ = _draw(r.args, r.shapes[-1], rng)
+        y, back = registry.find_rule(r.op)(*copy.deepcopy(args), **r.kwargs)
+        if getattr(getattr(back, "__code__", None), "co_argcount", 0) < 2:
+            continue
+        dy = _like(y, rng)
+        full = back(dy)
+        for k in range(len(args)):
+            need = tuple(j == k for j in range(len(args)))
+            part = back(dy, need)
+            assert len(part) == len(args), (r.name, need, part)
+            _assert_close(_inner(part[k], part[k]), _inner(full[k], full[k]))
+        checked += 1
+    assert checked
+
+
+def test_pow_with_negative_base_and_constant_exponent_has_no_nan():
+    a = np.array([-2.0, -0.5, 0.0, 1.5])
+    with np.errstate(all="raise"):
+        _, back = registry.find_rule(operator.pow)(a, 2.0)
+        da, db = back(np.ones(4))
+    np.testing.assert_allclose(da, 2 * a)
+    assert np.all(np.isfinite(db))  # d/db is taken as 0 where a <= 0 (documented in scalar.py)
+    inlined = registry.find_scalar(operator.pow)(1.0, 4.0, -2.0, 2)
+    assert inlined == (-4.0, 0.0)
+
+
+def test_math_log_with_a_base():
+    y, back = registry.find_rule(math.log)(8.0, 2.0)
+    assert y == pytest.approx(3.0)
+    dx, dbase = back(1.0)
+    assert dx == pytest.approx(1 / (8 * math.log(2)))
+    assert dbase == pytest.approx(-3.0 / (2 * math.log(2)))

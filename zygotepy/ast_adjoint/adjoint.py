@@ -13,7 +13,7 @@ Everything else a call means (rules, user functions, methods, containers) is dec
 from dataclasses import dataclass
 
 from ..adjoints.registry import find_scalar
-from . import dispatch, inline
+from . import dispatch, inline, specialize
 from . import runtime as rt
 from .analysis import callee_object, cell_values
 from .tidy import tidy
@@ -52,6 +52,7 @@ class AdjointPass:
         self.needed = set()    # every Var any backward reads
         self.loop_depth = 0
         self.hoisted = []      # per open loop: (index of its body in self.defined, {atom: guard Var computed before it})
+        self.candidates = []   # per open loop: its guarded operations (specialize.Candidate), for loop versioning
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
     def dvar(self, v):
@@ -149,9 +150,10 @@ class AdjointPass:
         the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
         operation, no tuple): the backward tells the paths apart by the slot's type."""
         call, y = s.value, s.out
-        guard = [self.hoist(_call(rt.is_scalar, a), a) for a in dict.fromkeys(call.args) if not isinstance(a, Const)]
+        tests = [(a, self.hoist(_call(rt.is_scalar, a), a)) for a in dict.fromkeys(call.args) if not isinstance(a, Const)]
         if isinstance(call.fn, Global):
-            guard.insert(0, self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn))
+            tests.insert(0, (call.fn, self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn)))
+        guard = [t for _, t in tests]
         atoms = (dy, y, *call.args)
         active = [k for k, a in enumerate(call.args) if self.is_active(a)]
         read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(derivative), atoms, strict=True)
@@ -172,8 +174,10 @@ class AdjointPass:
         fast_fwd = [s, save] if slot == y or slot is None else [save, s]  # inputs are saved before the operation
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
         back = If(is_fast, fast_bwd, generic_bwd)
-        return ([If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)],
-                [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y))
+        forward = If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)
+        if self.candidates:
+            self.candidates[-1].append(specialize.Candidate(forward, back, y, target, tests))
+        return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y)
 
     def generic_back(self, call, pb, dy, line):
         """`_, da_, db_ = y_back(dy)`, then accumulate each cotangent into its argument's."""
@@ -262,10 +266,12 @@ class AdjointPass:
         self.open_region([*(c.var for c in s.carries), *target])
         self.loop_depth += 1
         self.hoisted.append((len(self.defined) - 1, {}))
+        self.candidates.append([])
         test_fwd, test_bwd = self.region(s.test)
         assert not test_bwd, "a loop condition carries no gradient"
         body_fwd, body_bwd = self.region(s.body)
         guards = [Assign(v, test) for v, test in self.hoisted.pop()[1].values()]
+        candidates = self.candidates.pop()
         self.loop_depth -= 1
         record = self.close_region()
         inits, nexts = self.parallel(s.carries, "init"), self.parallel(s.carries, "next")
@@ -278,9 +284,9 @@ class AdjointPass:
         entry = record[0] if len(record) == 1 else _call(rt.tuple_of, *record) if record else Const(None)
         push_var = Var(self.namer.fresh(stack.name + "_push"))
         push = Assign(Var("_"), Call(push_var, (entry,)))
+        loop = Loop([], body_fwd + [push] + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line)
         fwd = [Assign(stack, _call(rt.list_of)), Assign(push_var, _call(getattr, stack, Const("append"))),
-               *guards, *inits,
-               Loop([], body_fwd + [push] + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line)]
+               *guards, *inits, loop]
         carry_back = self.carry_back(carries, s.body)
         back_body = carry_back + body_bwd
         collect = []
@@ -293,7 +299,14 @@ class AdjointPass:
         else:
             tail = []
         unpacked = record[0] if len(record) == 1 else tuple(record) if record else Var("_")
-        bwd = collect + [Loop([], back_body, target=unpacked, iter=_call(reversed, stack), line=s.line)]
+        back_loop = Loop([], back_body, target=unpacked, iter=_call(reversed, stack), line=s.line)
+        bwd = collect + [back_loop]
+        flag = Var(self.namer.fresh(stack.name.lstrip("_") + "_fast"))
+        versioned = specialize.version(loop, back_loop, s.carries, candidates, flag)
+        if versioned is not None:
+            self.define(flag)
+            self.need(flag)
+            fwd, bwd = fwd[:-1] + versioned[0], collect + versioned[1]
         for c in carries:
             bwd += self.acc(c.init, self.dvar(c.var)) + [Assign(self.dvar(c.var), Const(None))]
         return fwd, bwd + tail

@@ -147,6 +147,10 @@ def is_scalar(x):
     return type(x) in SCALARS
 
 
+def is_range(x):
+    return type(x) is range
+
+
 def all_true(*conds):
     return all(conds)
 

@@ -171,6 +171,8 @@ def clip(x, *bounds, **kwargs):
 def _expand(dy, x, axis, keepdims):
     """Broadcast a reduction's cotangent back over the reduced axes of x."""
     xp = namespace(x)
+    if axis is None and type(x) is np.ndarray and np.ndim(dy) == 0:
+        return np.full(x.shape, dy, dtype=np.result_type(x.dtype, dy) if x.dtype.kind in "fc" else None)
     if axis is not None and not keepdims:
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
         dy = xp.expand_dims(dy, tuple(a % x.ndim for a in axes))

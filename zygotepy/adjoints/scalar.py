@@ -9,6 +9,8 @@ da = dy * conj(b).
 import math
 import operator
 
+import numpy as np
+
 from ..backends import conj, namespace, unbroadcast
 from .registry import adjoint, find_rule, nondifferentiable, scalar_rule
 from .structures import like
@@ -297,6 +299,8 @@ def matmul(a, b):
     def back(dy, need=ALL):
         if dy is None:
             return (None, None)
+        if type(a) is type(b) is np.ndarray and a.ndim == b.ndim == 2 and a.dtype.kind != "c" != b.dtype.kind:
+            return (dy @ b.T if need[0] else None), (a.T @ dy if need[1] else None)  # the common case, directly
         xp = namespace(y)
         a2, b2 = (a[None, :] if a.ndim == 1 else a), (b[:, None] if b.ndim == 1 else b)
         dy2 = dy  # a 1-d b is a column, a 1-d a a row: restore their axes in dy (b's first: dy may be 0-d)

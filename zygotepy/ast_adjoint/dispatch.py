@@ -43,18 +43,20 @@ def differentiable(x, depth=3):
 
 
 class RulePullback:
-    """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what the rule returned."""
-    __slots__ = ("back", "rule", "nargs", "need")
+    """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what a user's rule returned.
+
+    `need` (one bool per argument, known at the call site) lets a rule skip cotangents nobody reads; rules opt in with a
+    second parameter, `back(dy, need)`. The built-in tables are tested, so their results skip the checks."""
+    __slots__ = ("back", "rule", "nargs", "need", "trusted")
 
     def __init__(self, back, rule, nargs, need=None):
-        self.back, self.rule, self.nargs, self.need = back, rule, nargs, need
+        self.back, self.rule, self.nargs, self.trusted = back, rule, nargs, rule.__module__.startswith("zygotepy.")
+        self.need = need if need is not None and back.__code__.co_argcount >= 2 else None
 
     def __call__(self, dy):
-        # `need` (one bool per argument, known at the call site) lets a built-in rule skip cotangents nobody reads;
-        # rules opt in with a second parameter `back(dy, need)`
-        need = self.need
-        takes_need = need is not None and getattr(getattr(self.back, "__code__", None), "co_argcount", 1) >= 2
-        grads = self.back(dy, need) if takes_need else self.back(dy)
+        grads = self.back(dy) if self.need is None else self.back(dy, self.need)
+        if self.trusted and len(grads) == self.nargs:
+            return (None, *grads)
         if type(grads) is tuple and len(grads) > self.nargs and not any(g is not None for g in grads[self.nargs:]):
             grads = grads[:self.nargs]  # a rule written for all parameters, called without its optional ones
         if type(grads) is not tuple or len(grads) != self.nargs:
@@ -276,8 +278,8 @@ def _dispatch(fn, args, kwargs, need=None):
     for all) says which positional arguments the caller wants cotangents for."""
     if fn is callmethod:
         return _callmethod(args, kwargs, need)
-    if type(fn) is types.BuiltinFunctionType and fn in _OPERATORS and kwargs is None \
-            and not all(type(a) in _NATIVE for a in args):
+    if type(fn) is types.BuiltinFunctionType and kwargs is None and fn in _OPERATORS \
+            and (type(args[0]) not in _NATIVE or type(args[-1]) not in _NATIVE):
         hit = _user_operator(fn, args)
         if hit is not None:
             return hit

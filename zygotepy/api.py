@@ -5,7 +5,7 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 """
 import sys
 
-from .ast_adjoint.dispatch import J_kw, J_need
+from .ast_adjoint.dispatch import J_api
 from .errors import ZygoteError
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
@@ -75,7 +75,7 @@ def pullback(f, /, *args, **kwargs):
     >>> y, back(1.0)
     (12.0, (4.0, 3.0))
     """
-    y, pb = _run(J_kw, f, *args, **kwargs) if kwargs else _run(J_need, (True,) * len(args), f, *args)
+    y, pb = _run(J_api, (True,) * len(args), f, *args, **kwargs)
     n = len(args)
 
     def back(dy):

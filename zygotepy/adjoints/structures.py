@@ -194,3 +194,40 @@ def partial(func, *args, **kwargs):
         bound = dy.get("args") or (None,) * len(args)
         return (dy.get("func"), *bound)
     return functools.partial(func, *args, **kwargs), back
+
+
+@adjoint(dict.items)
+def dict_items(d):
+    """`d.items()` as a list of pairs; a pair's cotangent `(None, dv)` goes back to `d[k]`."""
+    pairs = list(d.items())
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        return ({k: p[1] for (k, _), p in zip(pairs, dy, strict=True) if p is not None and p[1] is not None},)
+    return pairs, back
+
+
+@adjoint(dict.values)
+def dict_values(d):
+    keys = list(d)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        return ({k: g for k, g in zip(keys, dy, strict=True) if g is not None},)
+    return list(d.values()), back
+
+
+@adjoint(dict.get)
+def dict_get(d, key, *default):
+    found = key in d
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *(None for _ in default))
+        return ({key: dy} if found else None, None, *((None if found else dy) for _ in default))
+    return d.get(key, *default), back
+
+
+nondifferentiable(dict.keys)

@@ -126,8 +126,8 @@ class AdjointPass:
         generic_bwd = self.generic_back(call, pb, dy, s.line)
         target = callee_object(call.fn, self.globals)
         derivative = find_scalar(target) if not call.kwargs and call.star is None else None
-        if derivative is not None and len(inline.params(derivative)) != 2 + len(call.args):
-            derivative = None  # another arity of the callee (math.log(x, base)): the general rule handles it
+        if derivative is not None and not inline.usable(derivative, len(call.args)):
+            derivative = None  # another arity (math.log(x, base)), or its source is unreadable: the rule handles it
         if derivative is None:
             return generic_fwd, [If(_call(rt.is_not_none, dy), generic_bwd, [], line=s.line)] + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, generic_fwd, generic_bwd)

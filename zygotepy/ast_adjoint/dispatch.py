@@ -136,10 +136,12 @@ def _call_plan(code, nargs, kwnames):
 def _derived(fn, args, kwargs, need):
     from .compile import derive  # compile imports this module
     code = fn.__code__
-    exact = kwargs is None and len(args) == code.co_argcount and not code.co_kwonlyargcount \
-        and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-    if not exact:
-        need = None  # specialise only calls that bind every parameter by position
+    plain = not code.co_kwonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    exact = kwargs is None and len(args) == code.co_argcount and plain
+    if need is not None:
+        # one flag per parameter; parameters bound by keyword or left to their defaults are constants here
+        need = tuple(need[:code.co_argcount]) + (False,) * (code.co_argcount - len(args)) \
+            if plain and len(args) <= code.co_argcount else None
     entry = fn.__dict__.get("__zygote__")
     if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
         entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {})
@@ -289,9 +291,11 @@ def _dispatch(fn, args, kwargs, need=None):
             from .source import SourceUnavailable
             try:
                 return _derived(fn, args, kwargs, need)
-            except SourceUnavailable:
+            except SourceUnavailable as e:
+                if e.fn is not fn:  # some other function's source (a callee's) is missing: not this one's problem
+                    raise
                 if any(differentiable(a) for a in (*args, *(kwargs or {}).values())):
-                    raise MissingAdjoint(fn, "no Python source") from None
+                    raise MissingAdjoint(fn, e.reason or "no Python source") from None
                 return _constant(fn, args, kwargs)
     else:
         rule = registry.find_rule(fn)
@@ -370,3 +374,8 @@ def J_kw(fn, /, *args, **kwargs):
 def J_need(need, fn, /, *args):
     """J for a call site where only the arguments flagged in `need` carry gradients the caller reads."""
     return _dispatch(fn, args, None, need)
+
+
+def J_api(need, fn, /, *args, **kwargs):
+    """The entry points' J: `need` flags the positional arguments; keyword arguments are constants (API.md)."""
+    return _dispatch(fn, args, kwargs or None, need)

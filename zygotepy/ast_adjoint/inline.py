@@ -9,7 +9,7 @@ import re
 
 import gast
 
-from .source import get_source
+from .source import SourceUnavailable, get_source
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,6 +58,15 @@ def element(derivative, index, args, free_name):
 def _atomic(text):
     """A name or a plain number: needs no parentheses wherever it is pasted."""
     return re.fullmatch(r"[A-Za-z_][\w.]*|\d[\w.]*", text) is not None
+
+
+def usable(derivative, nargs):
+    """Can `derivative` be inlined for a call with `nargs` arguments? (False, not an error, if its source changed on
+    disk since import: the general rule is as correct, only slower.)"""
+    try:
+        return len(params(derivative)) == 2 + nargs
+    except (SourceUnavailable, TypeError):
+        return False
 
 
 def params(derivative):

@@ -1,0 +1,470 @@
+"""Benchmark zygotepy against a hand-written gradient, HIPS autograd, PyTorch eager and JAX (eager and jitted).
+
+    python benchmarks/run.py [--quick] [--json out.json] [--only pow,mlp]
+
+For each workload (see workloads.py) every contender is built fresh, called once (the "first call", which includes
+zygotepy's transform or jax.jit's compile), checked against the hand-written gradient, then timed: median over
+repeated batches of `time.perf_counter`. Contenders that are not installed are skipped; a contender that raises or
+returns a wrong gradient is reported as such and not timed.
+"""
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from importlib import metadata
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads import (
+    PHYSICS_ARGS,
+    WORKLOADS,
+    check_hand_grads,
+    finite_difference,
+    fresh_copy,
+    physics_step,
+)
+
+RTOL, ATOL_REL = 1e-6, 1e-12  # gradient check: rtol, and atol relative to the largest hand-written entry
+
+
+@dataclass(frozen=True)
+class Mode:
+    budget: float       # seconds of timed calls per (workload, contender), roughly
+    min_batch: float    # seconds per timed batch (calls are batched so the clock resolution does not matter)
+    min_repeats: int
+    max_repeats: int
+    fresh_copies: int   # fresh functions whose first call is timed for the 20-line-function summary
+
+
+QUICK = Mode(budget=0.3, min_batch=0.002, min_repeats=3, max_repeats=15, fresh_copies=5)
+DEFAULT = Mode(budget=3.0, min_batch=0.02, min_repeats=7, max_repeats=151, fresh_copies=21)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Contenders
+
+
+@dataclass
+class Contender:
+    """A way to compute a workload's primal or gradient.
+
+    `build(w)` returns a thunk running one call on prepared inputs; each build is a fresh instance (cold transform or
+    compile caches), so the thunk's first call is the "first call". `to_numpy` turns a gradient result into a list of
+    float64 arrays, one per differentiated argument.
+    """
+
+    name: str
+    version: str | None                      # None: not installed
+    build: Callable | None = None
+    to_numpy: Callable = None
+    is_gradient: bool = True
+    numpy_memory: bool = False               # tracemalloc sees its allocations
+    missing: str = ""                        # why it is not installed
+
+
+def _version(dist):
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def _as_list(result):
+    return [np.asarray(g, dtype=np.float64) for g in (result if isinstance(result, (tuple, list)) else (result,))]
+
+
+def _not_installed(name, err):
+    return Contender(name, None, missing=f"not installed ({type(err).__name__}: {err})")
+
+
+def baselines():
+    return [
+        Contender("primal", "", lambda w: partial(w.fn, *w.args), is_gradient=False, numpy_memory=True),
+        Contender("hand-written", "", lambda w: partial(w.hand_grad, *w.args), _as_list, numpy_memory=True),
+    ]
+
+
+def zygotepy_contender():
+    try:
+        import zygotepy
+    except ImportError as e:
+        return _not_installed("zygotepy", e)
+
+    try:  # one-time costs (lazy imports, rule tables) belong to no workload's first call
+        zygotepy.gradient(fresh_copy(physics_step), *PHYSICS_ARGS)
+    except Exception:  # noqa: BLE001, S110 - a failure is reported per workload
+        pass
+
+    def build(w):
+        return partial(zygotepy.gradient, fresh_copy(w.fn), *w.args[:w.n_wrt], **w.const_kwargs)
+    return Contender("zygotepy", _version("zygotepy"), build, _as_list, numpy_memory=True)
+
+
+def autograd_contender():
+    try:
+        import autograd
+        import autograd.numpy as anp
+    except ImportError as e:
+        return _not_installed("autograd", e)
+
+    def build(w):
+        return partial(autograd.grad(w.implementation(anp), argnum=w.argnums), *w.args)
+    return Contender("autograd", _version("autograd"), build, _as_list, numpy_memory=True)
+
+
+def torch_contender():
+    try:
+        import torch
+    except ImportError as e:
+        return _not_installed("torch", e)
+
+    def convert(a, grad):
+        if isinstance(a, int):
+            return a
+        return torch.tensor(a, dtype=torch.float64, requires_grad=grad)
+
+    def build(w):
+        f = w.implementation(torch)
+        leaves = [convert(a, True) for a in w.args[:w.n_wrt]]
+        consts = [convert(a, False) for a in w.args[w.n_wrt:]]
+
+        def grad():
+            return torch.autograd.grad(f(*leaves, *consts), leaves)
+        return grad
+
+    def to_numpy(result):
+        return [g.detach().numpy() for g in result]
+    return Contender("torch", torch.__version__, build, to_numpy)
+
+
+def jax_contenders():
+    try:
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import jax
+        import jax.numpy as jnp
+    except ImportError as e:
+        return [_not_installed("jax", e), _not_installed("jax.jit", e)]
+    jax.config.update("jax_enable_x64", True)
+
+    def inputs(w):
+        return [a if isinstance(a, int) else jnp.asarray(a, dtype=jnp.float64) for a in w.args]
+
+    def build(w, jit):
+        g = jax.grad(w.implementation(jnp), argnums=w.argnums)
+        if jit:
+            g = jax.jit(g, static_argnums=w.static_argnums)
+        args = inputs(w)
+        return lambda: jax.block_until_ready(g(*args))
+    version = _version("jax")
+    return [Contender("jax", version, partial(build, jit=False), _as_list),
+            Contender("jax.jit", version, partial(build, jit=True), _as_list)]
+
+
+def all_contenders():
+    return [*baselines(), zygotepy_contender(), autograd_contender(), torch_contender(), *jax_contenders()]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Measuring
+
+
+@dataclass
+class Result:
+    status: str                     # "ok", "not installed", "skipped", "WRONG", "ERROR"
+    detail: str = ""
+    median: float | None = None     # seconds per call
+    first_call: float | None = None  # seconds, the first call of a fresh build
+    samples: list = field(default_factory=list)
+    number: int = 0                 # calls per timed batch
+    peak_bytes: int | None = None   # tracemalloc peak of one call
+    traceback: str = ""             # for ERROR: the full traceback (JSON only)
+
+
+def _call_time(thunk, number=1):
+    t0 = time.perf_counter()
+    for _ in range(number):
+        thunk()
+    return (time.perf_counter() - t0) / number
+
+
+def plan(thunk, mode):
+    """`(calls per batch, batches, samples so far)` for one thunk, from one timed call.
+
+    A call longer than the budget is not repeated: that call is its only sample."""
+    t = _call_time(thunk)
+    if t >= mode.budget:
+        return 1, 1, [t]
+    number = max(1, math.ceil(mode.min_batch / t))
+    return number, int(min(mode.max_repeats, max(mode.min_repeats, mode.budget / (t * number)))), []
+
+
+def time_interleaved(thunks, mode):
+    """Per-call times of repeated batches of each thunk, `{name: (number, samples or exception)}`.
+
+    Round k runs one batch of every thunk that wants a k-th batch, so a change of machine load (this is meant to run
+    on shared machines) hits the primal and the contenders alike and their ratios stay meaningful.
+    """
+    plans = {name: plan(thunk, mode) for name, thunk in thunks.items()}
+    samples = {name: p[2] for name, p in plans.items()}
+    for k in range(max((r for _, r, _ in plans.values()), default=0)):
+        for name, thunk in thunks.items():
+            number, repeats, _ = plans[name]
+            done = samples[name]
+            if not isinstance(done, Exception) and len(done) <= k < repeats:
+                try:
+                    samples[name].append(_call_time(thunk, number))
+                except Exception as e:  # noqa: BLE001 - reported as ERROR
+                    samples[name] = e
+    return {name: (plans[name][0], samples[name]) for name in thunks}
+
+
+def peak_memory(thunk):
+    gc.collect()
+    tracemalloc.start()
+    try:
+        thunk()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def short_error(e):
+    text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}: {text[:90]}"
+
+
+def check(contender, w, result):
+    """None if the gradient matches the hand-written one, else what is wrong."""
+    got = contender.to_numpy(result)
+    want = _as_list(w.hand_grad(*w.args))
+    if len(got) != len(want):
+        return f"{len(got)} gradients, expected {len(want)}"
+    for i, (g, h) in enumerate(zip(got, want)):
+        if g.shape != h.shape:
+            return f"gradient {i} has shape {g.shape}, expected {h.shape}"
+        if not np.allclose(g, h, rtol=RTOL, atol=ATOL_REL * max(1e-300, float(np.max(np.abs(h))))):
+            err = float(np.max(np.abs(g - h)))
+            return f"gradient {i} off by up to {err:.3g} (largest entry {float(np.max(np.abs(h))):.3g})"
+    return None
+
+
+def prepare(contender, w):
+    """Build, call once (the first call) and check: `(Result, thunk)`, the thunk None if it is not to be timed."""
+    if contender.version is None:
+        return Result("not installed", contender.missing), None
+    if contender.name in w.skip:
+        return Result("skipped", w.skip[contender.name]), None
+    try:
+        thunk = contender.build(w)
+        t0 = time.perf_counter()
+        value = thunk()
+        first = time.perf_counter() - t0
+        wrong = check(contender, w, value) if contender.is_gradient else None
+    except Exception as e:  # noqa: BLE001 - any failure is reported, and the run goes on
+        return Result("ERROR", short_error(e), traceback=traceback.format_exc()), None
+    if wrong:
+        return Result("WRONG", wrong, first_call=first), None
+    return Result("ok", first_call=first), thunk
+
+
+def run_workload(w, contenders, mode):
+    """`{contender name: Result}` for one workload."""
+    results, thunks = {}, {}
+    for c in contenders:
+        results[c.name], thunk = prepare(c, w)
+        if thunk is not None:
+            thunks[c.name] = thunk
+    for name, (number, samples) in time_interleaved(thunks, mode).items():
+        r = results[name]
+        if isinstance(samples, Exception):
+            results[name] = Result("ERROR", short_error(samples), traceback="".join(
+                traceback.format_exception(samples)))
+            continue
+        r.median, r.samples, r.number = statistics.median(samples), samples, number
+    for c in contenders:
+        if c.numpy_memory and c.name in thunks and results[c.name].status == "ok":
+            results[c.name].peak_bytes = peak_memory(thunks[c.name])
+    return results
+
+
+def first_call_overhead(grad, fn, args, copies):
+    """Median over fresh copies of `fn` of (first gradient call - steady call), and the steady call time."""
+    extra, steady = [], []
+    for _ in range(copies):
+        f = fresh_copy(fn)
+        first = _call_time(partial(grad, f, *args))
+        s = min(_call_time(partial(grad, f, *args)) for _ in range(3))
+        extra.append(first - s)
+        steady.append(s)
+    return statistics.median(extra), statistics.median(steady)
+
+
+def physics_first_call(mode):
+    """First call of the ~20-line function: checked against finite differences, then timed on fresh copies."""
+    try:
+        import zygotepy
+    except ImportError:
+        return {"status": "not installed"}
+    try:
+        got = zygotepy.gradient(fresh_copy(physics_step), *PHYSICS_ARGS)
+        fd = [finite_difference(physics_step, PHYSICS_ARGS, i) for i in range(len(PHYSICS_ARGS))]
+        if not np.allclose(np.asarray(got, dtype=float), fd, rtol=1e-5, atol=1e-7):
+            return {"status": "WRONG", "detail": f"zygotepy {got} vs finite differences {fd}"}
+        extra, steady = first_call_overhead(zygotepy.gradient, physics_step, PHYSICS_ARGS, mode.fresh_copies)
+    except Exception as e:  # noqa: BLE001
+        return {"status": "ERROR", "detail": short_error(e)}
+    return {"status": "ok", "first_call_extra": extra, "steady": steady}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reporting
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    sign, s = ("-" if s < 0 else ""), abs(s)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{sign}{s / scale:.3g} {unit}"
+    return f"{sign}{s / 1e-9:.3g} ns"
+
+
+def fmt_bytes(n):
+    if n is None:
+        return "n/a"
+    for unit, scale in (("MB", 1 << 20), ("kB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def fmt_ratio(r):
+    if r is None:
+        return "-"
+    return f"{r:,.0f}×" if r >= 1000 else f"{r:.3g}×"
+
+
+def table(w, results):
+    primal = results["primal"].median
+    hand = results["hand-written"].median
+    lines = [f"### {w.name}: {w.title}", "",
+             "| contender | median time | / primal | / hand-written | first call - steady | peak memory |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, r in results.items():
+        if r.status == "ok":
+            cells = [fmt_time(r.median), fmt_ratio(ratio(r.median, primal)), fmt_ratio(ratio(r.median, hand)),
+                     fmt_time(r.first_call - r.median), fmt_bytes(r.peak_bytes)]
+        else:
+            text = r.status if r.status == "not installed" else f"{r.status}: {r.detail}"
+            cells = [text, "", "", "", ""]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summary(results, physics):
+    def median(w, c):
+        r = results.get(w, {}).get(c)
+        return r.median if r is not None and r.status == "ok" else None
+
+    def why(w, c):
+        r = results.get(w, {}).get(c)
+        return "n/a (not run)" if r is None else f"n/a ({r.status})"
+
+    out = {}
+    lines = []
+    r = ratio(median("pow", "zygotepy"), median("pow", "primal"))
+    out["pow_gradient_over_primal"] = r
+    lines.append(f"pow gradient/primal = {f'{r:.2f}' if r else why('pow', 'zygotepy')} (target <= 5)")
+    r = ratio(median("mlp", "zygotepy"), median("mlp", "hand-written"))
+    out["mlp_zygotepy_over_hand"] = r
+    lines.append(f"MLP zygotepy/hand-written = {f'{r:.2f}' if r else why('mlp', 'zygotepy')} (target <= 1.3)")
+    if physics.get("status") == "ok":
+        ms = physics["first_call_extra"] * 1e3
+        out["first_call_20_line_ms"] = ms
+        lines.append(f"first call of 20-line function = {ms:.1f} ms (target <= 20 ms; steady call "
+                     f"{fmt_time(physics['steady'])})")
+    else:
+        out["first_call_20_line_ms"] = None
+        lines.append(f"first call of 20-line function = n/a ({physics.get('status')}: {physics.get('detail', '')})")
+    for w in ("pow", "chain"):
+        zy = median(w, "zygotepy")
+        parts = []
+        for other in ("autograd", "torch", "jax"):
+            s = ratio(median(w, other), zy)
+            out[f"{w}_speedup_vs_{other}"] = s
+            parts.append(f"{s:.1f}× vs {other}" if s else f"vs {other} {why(w, other) if zy else 'n/a'}")
+        lines.append(f"{w}: zygotepy speedup " + ", ".join(parts))
+    return lines, out
+
+
+def machine(contenders):
+    info = {"platform": platform.platform(), "machine": platform.machine(), "processor": platform.processor(),
+            "cpu_count": os.cpu_count(), "python": sys.version.split()[0], "numpy": np.__version__}
+    for c in contenders:
+        if c.name not in ("primal", "hand-written"):
+            info[c.name] = c.version if c.version is not None else "not installed"
+    if "torch" in sys.modules:
+        info["torch_threads"] = sys.modules["torch"].get_num_threads()
+    return info
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short run (< 60 s)")
+    parser.add_argument("--json", metavar="PATH", help="write the raw numbers here")
+    parser.add_argument("--only", metavar="NAMES", help="comma-separated workload names")
+    opts = parser.parse_args(argv)
+    mode = QUICK if opts.quick else DEFAULT
+    workloads = [w for w in WORKLOADS if not opts.only or w.name in opts.only.split(",")]
+
+    start = time.perf_counter()
+    check_hand_grads(WORKLOADS)
+    contenders = all_contenders()
+    info = machine(contenders)
+    print("# zygotepy benchmarks" + (" (--quick)" if opts.quick else ""))
+    print()
+    print(", ".join(f"{k}: {v}" for k, v in info.items()))
+    print("hand-written gradients verified against central finite differences")
+    print()
+
+    results = {}
+    for w in workloads:
+        results[w.name] = run_workload(w, contenders, mode)
+        print(table(w, results[w.name]))
+        print()
+    physics = physics_first_call(mode)
+    lines, numbers = summary(results, physics)
+    print("## Summary")
+    print()
+    for line in lines:
+        print(f"- {line}")
+    elapsed = time.perf_counter() - start
+    print()
+    print(f"total run time {elapsed:.1f} s")
+
+    if opts.json:
+        dump = {"machine": info, "mode": asdict(mode), "elapsed": elapsed, "summary": numbers,
+                "physics_first_call": physics,
+                "workloads": {w: {c: asdict(r) for c, r in rs.items()} for w, rs in results.items()}}
+        with open(opts.json, "w") as fh:
+            json.dump(dump, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -146,4 +146,4 @@ def show_adjoint(f):
     text = artefact(fn).source
     body = text.split("\n", 1)[1]
     body = body.rsplit("    return ", 1)[0]
-    return AdjointSource(textwrap.dedent(body))
+    return AdjointSource(textwrap.dedent(body).strip("\n") + "\n")

@@ -41,8 +41,6 @@ class Emitter:
         self.namer, self.lines, self.filename = namer, source_lines, filename
         self.helpers = {}      # helper name -> value, bound by the factory
         self.by_id = {}        # id(value) -> helper name
-        self.out = []          # (indent, text) lines
-        self.line_map = {}     # generated line number -> user line number
 
     # --- expressions --------------------------------------------------------------------------------------------------
     def helper(self, value, hint=None):
@@ -138,120 +136,124 @@ class Emitter:
         return _name(out.name, True)
 
     # --- statements ---------------------------------------------------------------------------------------------------
-    def put(self, indent, text, line=None):
-        self.out.append((indent, text))
-        if line:
-            self.line_map[len(self.out)] = line
-
-    def comment(self, indent, line, last):
+    def comment(self, line, last):
+        """A marker statement that becomes `# line N: <source>` in the text (ast.unparse cannot print comments)."""
         if line and line != last[0] and 0 < line <= len(self.lines):
-            self.put(indent, f"# line {line}: {self.lines[line - 1].strip()}")
             last[0] = line
+            return [ast.Expr(ast.Constant(f"{_MARK}{line}:{self.lines[line - 1].strip()}"))]
+        return []
 
-    def simple(self, indent, node, line):
-        node.lineno = 0  # unparse reads it (type comments); nothing else needs locations
-        self.put(indent, ast.unparse(node), line)
-
-    def region(self, stmts, indent, last):
-        if not stmts:
-            self.put(indent, "pass")
+    def region(self, stmts, last):
+        out = []
         for s in stmts:
-            line = getattr(s, "line", 0)
-            self.comment(indent, line, last)
-            if isinstance(s, Assign) and self.inplace(s, indent, line):
-                pass
-            elif isinstance(s, Assign):
-                value = self.call(s.value) if isinstance(s.value, Call) else self.atom(s.value)
-                if isinstance(s.out, Var) and s.out.name == "_":
-                    self.simple(indent, ast.Expr(value), line)
-                else:
-                    self.simple(indent, ast.Assign([self.target(s.out)], value), line)
+            out += self.comment(getattr(s, "line", 0), last)
+            if isinstance(s, Assign):
+                out += self.inplace(s) or self.assign(s)
             elif isinstance(s, Def):
                 code = self.helper(s.code, f"{s.code.co_name.strip('<>')}_code")
                 cells = ast.Tuple([self.atom(c) for c in s.cells], ast.Load())
-                make = ast.Call(self.helper(rt.make_closure), [code, _name("_globals"), cells,
-                                                                 ast.Constant(s.defaults), self.atom(Const(s.kwdefaults))
-                                                                 if s.kwdefaults else ast.Constant(None)], [])
-                self.simple(indent, ast.Assign([self.target(s.out)], make), line)
+                kwdefaults = self.atom(Const(s.kwdefaults)) if s.kwdefaults else ast.Constant(None)
+                make = ast.Call(self.helper(rt.make_closure),
+                                [code, _name("_globals"), cells, ast.Constant(s.defaults), kwdefaults], [])
+                out.append(_assign(self.target(s.out), make))
             elif isinstance(s, If):
-                self.put(indent, f"if {ast.unparse(self.atom(s.cond))}:", line)
-                self.region(s.then, indent + 1, last)
-                if s.orelse:
-                    self.put(indent, "else:")
-                    self.region(s.orelse, indent + 1, last)
+                out.append(ast.If(self.atom(s.cond), self.region(s.then, last) or [ast.Pass()],
+                                  self.region(s.orelse, last)))
             elif isinstance(s, Loop):
-                self.loop(s, indent, last)
+                out.append(self.loop(s, last))
             else:
                 raise TypeError(f"cannot emit {s!r}")
+        return out
 
-    def inplace(self, s, indent, line):
+    def assign(self, s):
+        value = self.call(s.value) if isinstance(s.value, Call) else self.atom(s.value)
+        if isinstance(s.out, Var) and s.out.name == "_":
+            return [ast.Expr(value)]
+        return [_assign(self.target(s.out), value)]
+
+    def inplace(self, s):
         """`y = operator.iadd(a, b)` prints as `y = a` then `y += b`: Python's own in-place semantics, at native speed."""
         c = s.value
         if not (isinstance(c, Call) and isinstance(c.fn, Const) and isinstance(s.out, Var) and not c.kwargs
                 and c.star is None):
-            return False
+            return None
         try:
             op = _INPLACE.get(c.fn.value)
         except TypeError:
-            return False
+            return None
         if op is None:
-            return False
-        if c.args[0] != s.out:
-            self.simple(indent, ast.Assign([self.target(s.out)], self.atom(c.args[0])), line)
-        self.simple(indent, ast.AugAssign(self.target(s.out), op(), self.atom(c.args[1])), line)
-        return True
+            return None
+        copy = [_assign(self.target(s.out), self.atom(c.args[0]))] if c.args[0] != s.out else []
+        return copy + [ast.AugAssign(self.target(s.out), op(), self.atom(c.args[1]))]
 
-    def loop(self, s, indent, last):
+    def loop(self, s, last):
         if s.target is not None:
-            target = ast.unparse(self.target(s.target)) if s.target != Var("_") else "_"
-            self.put(indent, f"for {target} in {ast.unparse(self.atom(s.iter))}:", s.line)
-            self.region(s.body, indent + 1, last)
+            target = self.target(s.target) if s.target != Var("_") else _name("_", True)
+            node = ast.For(target, self.atom(s.iter), None, [], lineno=0)
+            node.body = self.region(s.body, last)
         elif len(s.test) == 1 and s.test[0].out == s.cond:
-            self.put(indent, f"while {ast.unparse(self.call(s.test[0].value))}:", s.line)
-            self.region(s.body, indent + 1, last)
+            node = ast.While(self.call(s.test[0].value), None, [])
+            node.body = self.region(s.body, last)
         else:
-            self.put(indent, "while True:", s.line)
-            self.region(s.test, indent + 1, last)
-            self.put(indent + 1, f"if not {ast.unparse(self.atom(s.cond))}:")
-            self.put(indent + 2, "break")
-            self.region(s.body, indent + 1, last)
+            node = ast.While(ast.Constant(True), None, [])
+            stop = ast.If(ast.UnaryOp(ast.Not(), self.atom(s.cond)), [ast.Break()], [])
+            node.body = self.region(s.test, last) + [stop] + self.region(s.body, last)
         if s.exit is not None:
-            self.put(indent + 1, f"if {ast.unparse(self.atom(s.exit))}:")
-            self.put(indent + 2, "break")
+            node.body.append(ast.If(self.atom(s.exit), [ast.Break()], []))
+        node.body = node.body or [ast.Pass()]
+        node.orelse = []
+        return node
 
-    def function(self, fn, name, signature, indent=1):
-        self.put(indent, f"def {name}({signature}):", fn.line)
+    def function(self, fn, name, args):
         last = [fn.line]
         prologue = [Assign(Var(n), Global(f"{n}_cell.cell_contents")) for n in fn.freevars]
-        self.region(prologue + fn.body, indent + 1, last)
-        self.put(indent + 1, f"return {ast.unparse(self.atom(fn.ret))}")
+        body = self.region(prologue + fn.body, last) + [ast.Return(self.atom(fn.ret))]
+        return ast.FunctionDef(name, args, body, [], None, None, lineno=0, type_params=[])
 
 
-def signature_text(args):
-    """The parameter list of a gast `arguments` node, without defaults or annotations (those are bound at run time)."""
-    parts = [a.id for a in args.posonlyargs]
-    if args.posonlyargs:
-        parts.append("/")
-    parts += [a.id for a in args.args]
-    if args.vararg:
-        parts.append("*" + args.vararg.id)
-    elif args.kwonlyargs:
-        parts.append("*")
-    parts += [a.id for a in args.kwonlyargs]
-    if args.kwarg:
-        parts.append("**" + args.kwarg.id)
-    return ", ".join(parts)
+_MARK = "\x00zygotepy-line "
+
+
+def _assign(target, value):
+    return ast.Assign([target], value, lineno=0)
+
+
+def arguments(names, args=None):
+    """An ast parameter list: the user's (from a gast `arguments` node, without defaults or annotations: those are
+    bound at run time) or plain positional `names`."""
+    plain = lambda ns: [ast.arg(n) for n in ns]  # noqa: E731
+    if args is None:
+        return ast.arguments([], plain(names), None, [], [], None, [])
+    return ast.arguments(plain(a.id for a in args.posonlyargs), plain(a.id for a in args.args),
+                         ast.arg(args.vararg.id) if args.vararg else None, plain(a.id for a in args.kwonlyargs),
+                         [None] * len(args.kwonlyargs), ast.arg(args.kwarg.id) if args.kwarg else None, [])
+
+
+def _text_and_lines(module):
+    """Unparse once; turn the line markers into comments and record which user line each generated line came from."""
+    lines, line_map, current = [], {}, 0
+    for raw in ast.unparse(module).splitlines():
+        body = raw.lstrip()
+        if body.startswith(("'\\x00zygotepy-line ", '"\\x00zygotepy-line ')):
+            number, _, source = ast.literal_eval(body)[len(_MARK):].partition(":")
+            current = int(number)
+            lines.append(f"{raw[:len(raw) - len(body)]}# line {current}: {source}")
+            continue
+        lines.append(raw)
+        if current:
+            line_map[len(lines)] = current
+    return "\n".join(lines) + "\n", line_map
 
 
 def emit(adj, namer, source_lines, filename, cells):
-    """Source text of a factory `_make(helpers..., cells...)` returning `(forward, backward)`, plus its helpers and
-    the map from generated lines to user lines."""
+    """Source text of a factory `_make(_globals, helpers..., cells...)` returning `(forward, backward)`, plus its
+    helpers and the map from generated lines to user lines."""
     e = Emitter(namer, source_lines, filename)
     fname = adj.forward.name
-    e.function(adj.forward, f"{fname}_forward", signature_text(adj.forward.signature))
-    e.function(adj.backward, f"{fname}_back", ", ".join(p.name for p in adj.backward.params))
-    e.put(1, f"return {fname}_forward, {fname}_back")
-    header = f"def _make({', '.join(['_globals', *e.helpers, *cells])}):"
-    text = "\n".join([header] + ["    " * i + t for i, t in e.out]) + "\n"
-    line_map = {k + 1: v for k, v in e.line_map.items()}
+    forward = e.function(adj.forward, f"{fname}_forward", arguments((), adj.forward.signature))
+    backward = e.function(adj.backward, f"{fname}_back", arguments([p.name for p in adj.backward.params]))
+    ret = ast.Return(ast.Tuple([_name(forward.name), _name(backward.name)], ast.Load()))
+    factory = ast.FunctionDef("_make", arguments(["_globals", *e.helpers, *cells]), [forward, backward, ret], [],
+                              None, None, lineno=0, type_params=[])
+    text, line_map = _text_and_lines(ast.Module([factory], []))
     return text, e.helpers, line_map

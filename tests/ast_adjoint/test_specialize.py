@@ -67,3 +67,19 @@ def test_array_argument_takes_the_general_copy():
     x = np.array([1.5, 2.0])
     (g, _) = gradient(lambda x, n: pow_loop(x, n).sum(), x, 3)
     np.testing.assert_allclose(g, 3 * x ** 2)
+
+
+W = np.array([1.0, 2.0, 3.0])
+
+
+def with_global_array(x, n):
+    s = 0.0
+    for _ in range(n):
+        s = s + x * W  # W is a global array: the scalar fast path must not take it
+    return s.sum()
+
+
+def test_global_array_operand_takes_the_general_path():
+    (g, _) = gradient(with_global_array, 2.0, 3)
+    assert g == pytest.approx(3 * W.sum())
+    check_grads(with_global_array, 2.0, 3)

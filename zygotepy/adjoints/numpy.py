@@ -208,8 +208,8 @@ def mean(x, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        count = np.size(x_arr) // max(np.size(y), 1)
-        return (_restore(_expand(dy, x_arr, axis, keepdims) / count, x), *(None for _ in args))
+        count = x_arr.size // max(np.size(y), 1)
+        return (_restore(_expand(dy / count, x_arr, axis, keepdims), x), *(None for _ in args))
     return y, back
 
 

@@ -90,3 +90,21 @@ def is_nondifferentiable(target):
         return target in NONDIFF
     except TypeError:
         return False
+
+
+def is_builtin(rule):
+    """A rule of zygotepy's own tables: tested, so its results skip the checks a user's rule gets."""
+    return getattr(rule, "__module__", "").startswith("zygotepy.")
+
+
+def callable_directly(rule):
+    """A built-in rule whose `back` returns exactly one cotangent per argument it was called with (rules with
+    optional parameters may return more, which J trims), so generated code may call it without J."""
+    return is_builtin(rule) and not getattr(rule, "__defaults__", None)
+
+
+def takes_need(rule):
+    """Does the rule's `back` accept the optional `need` mask (`def back(dy, need=...)`)?"""
+    code = getattr(rule, "__code__", None)
+    return code is not None and any(getattr(c, "co_name", "") == "back" and c.co_argcount >= 2
+                                    for c in code.co_consts)

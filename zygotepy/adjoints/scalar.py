@@ -227,7 +227,12 @@ def pow_(a, b):
         if dy is None:
             return (None, None)
         xp = namespace(y)
-        da = None if not need[0] else dy * 0 if _is_zero(b) else dy * conj(b * a ** (b - 1))
+        if not need[0]:
+            da = None
+        elif isinstance(b, int) and 0 <= b <= 2:  # the common constant exponents, without computing a ** (b - 1)
+            da = dy * 0 if b == 0 else dy if b == 1 else dy * conj(a + a)
+        else:
+            da = dy * conj(b * a ** (b - 1))
         # d/db a**b = a**b log(a); an integer exponent is data (like the seed's loop count): no gradient.
         # For real a <= 0 the log is undefined and the gradient is taken as 0 there.
         if not need[1] or isinstance(b, int) or hasattr(b, "dtype") and b.dtype.kind in "iub":

@@ -12,7 +12,8 @@ Everything else a call means (rules, user functions, methods, containers) is dec
 """
 from dataclasses import dataclass
 
-from ..adjoints.registry import find_scalar
+from ..adjoints import registry
+from ..adjoints.registry import find_rule, find_scalar
 from . import dispatch, inline, specialize
 from . import runtime as rt
 from .analysis import callee_object, cell_values
@@ -28,6 +29,13 @@ class Adjoint:
 
 
 @dataclass(frozen=True)
+class RuleRef:
+    """A registered rule called directly from generated code (`y, y_back = _tanh_rule(x)`)."""
+    rule: object
+    target: object
+
+
+@dataclass(frozen=True)
 class Derivative:
     """Element `index` of the inlinable scalar derivative `fn` (dy, y, *args) -> tuple; the emitter inlines it."""
     fn: object
@@ -36,6 +44,11 @@ class Derivative:
 
 def _call(fn, *args):
     return Call(Const(fn), tuple(args))
+
+
+def _vars(atoms):
+    """The atoms whose value is only known at run time (variables and globals), each once."""
+    return list(dict.fromkeys(a for a in atoms if not isinstance(a, Const)))
 
 
 def _is_none(v):
@@ -117,20 +130,41 @@ class AdjointPass:
         call, pb = s.value, Var(self.namer.fresh(y.name + "_back"))
         self.define(pb)
         self.need(pb)
-        need = tuple(self.is_active(a) for a in call.args)
-        if not all(need) and not call.kwargs and call.star is None:  # tell J which cotangents are read
-            j = Call(Const(dispatch.J_need), (Const(need), call.fn, *call.args))
-        else:
+        if isinstance(call.fn, Var) or call.kwargs or call.star is not None:
+            # the callee may carry a gradient itself (a closure, a model object), or keywords: J in full
             j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs, call.star)
-        generic_fwd = [Assign((y, pb), j, s.line)]
-        generic_bwd = self.generic_back(call, pb, dy, s.line)
+            return ([Assign((y, pb), j, s.line)],
+                    [If(_call(rt.is_not_none, dy), self.generic_back(call, pb, dy, s.line), [], line=s.line)]
+                    + self.reset(y))
+        need = tuple(self.is_active(a) for a in call.args)
         target = callee_object(call.fn, self.globals)
-        derivative = find_scalar(target) if not call.kwargs and call.star is None else None
+        forward = [Assign((y, pb), Call(Const(dispatch.J_args), (Const(need), call.fn, *call.args)), s.line)]
+        rule = find_rule(target)
+        if rule is not None and registry.callable_directly(rule):  # call the rule directly, skipping J
+            direct = [Assign((y, pb), Call(Const(RuleRef(rule, target)), call.args), s.line)]
+            guard = self.rule_guard(call, target)
+            forward = [If(_call(rt.all_true, *guard), direct, forward, line=s.line)] if guard else direct
+        grads = tuple(Var(self.namer.fresh("g")) if k else Var("_") for k in need)
+        mask = (Const(need),) if not all(need) and (rule is None or registry.takes_need(rule)) else ()
+        back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
+        back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
+        derivative = find_scalar(target)
         if derivative is not None and not inline.usable(derivative, len(call.args)):
             derivative = None  # another arity (math.log(x, base)), or its source is unreadable: the rule handles it
         if derivative is None:
-            return generic_fwd, [If(_call(rt.is_not_none, dy), generic_bwd, [], line=s.line)] + self.reset(y)
-        return self.fast_path(s, derivative, target, pb, dy, generic_fwd, generic_bwd)
+            return forward, [If(_call(rt.is_not_none, dy), back, [], line=s.line)] + self.reset(y)
+        return self.fast_path(s, derivative, target, pb, dy, forward, back)
+
+    def rule_guard(self, call, target):
+        """When calling a rule directly is right: the global still names the function the rule is for, and an
+        operator's operands are NumPy/Python values (a user class's `__mul__` goes through J, to be transformed)."""
+        tests = []
+        if isinstance(call.fn, Global):
+            tests.append(self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn))
+        if dispatch.is_operator(target):
+            tests += [self.hoist(_call(rt.is_native, a), a) for a in _vars(call.args)]
+        return tests
+
 
     def hoist(self, test, atom):
         """A guard on a value the innermost loop does not change is computed once, before the loop."""
@@ -142,7 +176,8 @@ class AdjointPass:
         key = (atom, test.fn)
         if key not in tests:
             name = atom.name if isinstance(atom, Var) else atom.path.replace(".", "_")
-            tests[key] = (Var(self.namer.fresh(f"{name}_is_{'scalar' if isinstance(atom, Var) else 'known'}")), test)
+            kind = {rt.is_scalar: "scalar", rt.is_native: "native"}.get(test.fn.value, "known")
+            tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)
         return tests[key][0]
 
     def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd):
@@ -150,7 +185,7 @@ class AdjointPass:
         the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
         operation, no tuple): the backward tells the paths apart by the slot's type."""
         call, y = s.value, s.out
-        tests = [(a, self.hoist(_call(rt.is_scalar, a), a)) for a in dict.fromkeys(call.args) if not isinstance(a, Const)]
+        tests = [(a, self.hoist(_call(rt.is_scalar, a), a)) for a in _vars(call.args)]
         if isinstance(call.fn, Global):
             tests.insert(0, (call.fn, self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn)))
         guard = [t for _, t in tests]

@@ -376,6 +376,28 @@ def J_need(need, fn, /, *args):
     return _dispatch(fn, args, None, need)
 
 
+class ArgsPullback:
+    """A pullback seen without the callee's own cotangent (a global or constant callee never needs it)."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy, need=None):
+        return self.inner(dy)[1:]
+
+
+def J_args(need, fn, /, *args):
+    """J for a constant or global callee: `back(dy)` returns only the arguments' cotangents."""
+    y, pb = _dispatch(fn, args, None, need)
+    return y, ArgsPullback(pb)
+
+
+def is_operator(fn):
+    """Is `fn` a Python operator whose meaning a user class can define (`__mul__`, `__getitem__`, ...)?"""
+    return type(fn) is types.BuiltinFunctionType and fn in _OPERATORS
+
+
 def J_api(need, fn, /, *args, **kwargs):
     """The entry points' J: `need` flags the positional arguments; keyword arguments are constants (API.md)."""
     return _dispatch(fn, args, kwargs or None, need)

@@ -11,7 +11,7 @@ import operator
 
 from . import dispatch, inline
 from . import runtime as rt
-from .adjoint import Derivative
+from .adjoint import Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
 from .naming import const_name, is_literal
 
@@ -29,7 +29,7 @@ _CMP = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator
         rt.not_contained_in: ast.NotIn, rt.is_same: ast.Is}
 _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_J", dispatch.J_kw: "_J_kw",
               dispatch.J_need: "_J_need",
-              rt.acc: "_acc", rt.SCALARS: "_SC"}
+              rt.acc: "_acc", rt.SCALARS: "_SC", rt.NATIVE: "_NATIVE", dispatch.J_args: "_J"}
 
 
 def _name(id_, store=False):
@@ -71,6 +71,8 @@ class Emitter:
             return ast.Tuple([self.atom(Const(x), index) for x in v], ast.Load())
         if is_literal(v) and not isinstance(v, (frozenset, slice)):
             return ast.Constant(v)
+        if isinstance(v, RuleRef):
+            return self.helper(v.rule, const_name(v.target) + "_rule")
         return self.helper(v)
 
     def call(self, c):
@@ -117,6 +119,8 @@ class Emitter:
             return ast.Call(ast.Attribute(args[0], "append", ast.Load()), args[1:], [])
         if fn is rt.is_scalar:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.SCALARS)])
+        if fn is rt.is_native:
+            return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])
         if fn is rt.all_true:
             return args[0] if len(args) == 1 else ast.BoolOp(ast.And(), args)
         if fn is rt.is_none:
@@ -234,7 +238,7 @@ def _text_and_lines(module):
     lines, line_map, current = [], {}, 0
     for raw in ast.unparse(module).splitlines():
         body = raw.lstrip()
-        if body.startswith(("'\\x00zygotepy-line ", '"\\x00zygotepy-line ')):
+        if body.lstrip("'\"").startswith("\\x00zygotepy-line "):  # a marker (first in a body: docstring quotes)
             number, _, source = ast.literal_eval(body)[len(_MARK):].partition(":")
             current = int(number)
             lines.append(f"{raw[:len(raw) - len(body)]}# line {current}: {source}")

@@ -147,6 +147,15 @@ def is_scalar(x):
     return type(x) in SCALARS
 
 
+NATIVE = frozenset((int, float, bool, complex, np.ndarray, np.float64, np.float32, np.complex128, np.int64, tuple,
+                    list, dict, str, slice, type(None)))
+
+
+def is_native(x):
+    """A Python number or container, or a NumPy array or scalar: an operator on it means what the rules say."""
+    return type(x) in NATIVE
+
+
 def is_range(x):
     return type(x) is range
 

@@ -140,7 +140,12 @@ class AdjointPass:
         target = callee_object(call.fn, self.globals)
         forward = [Assign((y, pb), Call(Const(dispatch.J_args), (Const(need), call.fn, *call.args)), s.line)]
         rule = find_rule(target)
-        if rule is not None and registry.callable_directly(rule):  # call the rule directly, skipping J
+        derivative = find_scalar(target)
+        if derivative is not None and not inline.usable(derivative, len(call.args)):
+            derivative = None  # another arity (math.log(x, base)), or its source is unreadable: the rule handles it
+        if derivative is None and rule is not None and registry.callable_directly(rule):
+            # call the rule directly, skipping J (operators with a scalar fast path keep two arms, not three: the
+            # transform stays quick and the generated code short)
             direct = [Assign((y, pb), Call(Const(RuleRef(rule, target)), call.args), s.line)]
             guard = self.rule_guard(call, target)
             forward = [If(_call(rt.all_true, *guard), direct, forward, line=s.line)] if guard else direct
@@ -148,9 +153,6 @@ class AdjointPass:
         mask = (Const(need),) if not all(need) and (rule is None or registry.takes_need(rule)) else ()
         back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
         back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
-        derivative = find_scalar(target)
-        if derivative is not None and not inline.usable(derivative, len(call.args)):
-            derivative = None  # another arity (math.log(x, base)), or its source is unreadable: the rule handles it
         if derivative is None:
             return forward, [If(_call(rt.is_not_none, dy), back, [], line=s.line)] + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back)

@@ -161,12 +161,12 @@ def _coalesce_carries(loop, uses):
         ok = (isinstance(v, Var) and v != c and nexts.count(v) == 1 and c not in nexts
               and any(v in _reads_writes(s)[1] for s in body) and v not in loop_targets(loop)
               and not _read_after_write(body, c, v))
-        if ok:
+        if ok:  # (the memo may now say v where it means c: harmless for this loop's other, distinct carries)
             _rename(body, v, c)
-            _MEMO.clear()
             loop.exit = c if loop.exit == v else loop.exit
         else:
             keep.append((c, v))
+    _MEMO.clear()
     if len(keep) == len(outs):
         return
     loop.body = body + ([] if not keep else [Assign(keep[0][0], keep[0][1], last.line)] if len(keep) == 1 else

@@ -15,9 +15,8 @@ import numpy as np
 from ..adjoints import registry
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
-from .runtime import Pullback, callmethod
+from .runtime import NATIVE as _NATIVE, Pullback, callmethod
 
-_NATIVE = frozenset((int, float, complex, bool, np.ndarray, np.float64, np.float32, tuple, list, dict, str, slice))
 
 _FLOAT_KINDS = frozenset("fc")
 
@@ -134,26 +133,32 @@ def _call_plan(code, nargs, kwnames):
 
 
 def _derived(fn, args, kwargs, need):
-    from .compile import derive  # compile imports this module
+    """Run the derived forward of a Python function; cached on the function per call shape (`need`, the number of
+    positional arguments, the keywords), so a repeated call costs two dictionary lookups."""
     code = fn.__code__
+    entry = fn.__dict__.get("__zygote__")
+    if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
+        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {})
+    shape = (need, len(args), tuple(kwargs) if kwargs is not None else None)
+    hit = entry[2].get(shape)
+    if hit is None:
+        hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
+    forward, back, plan = hit
+    y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
+    return (y, Pullback(back, tape)) if plan is None else (y, MappedPullback(Pullback(back, tape), plan))
+
+
+def _prepare(fn, code, args, kwargs, need):
+    from .compile import derive  # compile imports this module
     plain = not code.co_kwonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     exact = kwargs is None and len(args) == code.co_argcount and plain
     if need is not None:
         # one flag per parameter; parameters bound by keyword or left to their defaults are constants here
         need = tuple(need[:code.co_argcount]) + (False,) * (code.co_argcount - len(args)) \
             if plain and len(args) <= code.co_argcount else None
-    entry = fn.__dict__.get("__zygote__")
-    if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
-        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {})
-    pair = entry[2].get(need)
-    if pair is None:
-        pair = entry[2][need] = derive(fn, need)
-    y, tape = pair[0](*args, **kwargs) if kwargs is not None else pair[0](*args)
-    pb = Pullback(pair[1], tape)
-    if exact:
-        return y, pb
-    plan = _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
-    return y, MappedPullback(pb, plan)
+    forward, back = derive(fn, need)
+    plan = None if exact else _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
+    return forward, back, plan
 
 
 _OPERATORS = {operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
@@ -387,8 +392,23 @@ class ArgsPullback:
         return self.inner(dy)[1:]
 
 
+_DIRECT = {}  # rule -> may generated code use its `back` as is (a tested built-in rule, no optional parameters)
+
+
 def J_args(need, fn, /, *args):
-    """J for a constant or global callee: `back(dy)` returns only the arguments' cotangents."""
+    """J for a constant or global callee: `back(dy)` returns only the arguments' cotangents. A built-in rule's own
+    `back` is returned as is (no wrappers), unless a user class must see the operator first."""
+    try:
+        rule = registry.RULES.get(fn)
+    except TypeError:
+        rule = None
+    if rule is not None:
+        direct = _DIRECT.get(rule)
+        if direct is None:
+            direct = _DIRECT[rule] = registry.callable_directly(rule)
+        if direct and not (type(fn) is types.BuiltinFunctionType and fn in _OPERATORS
+                           and (type(args[0]) not in _NATIVE or type(args[-1]) not in _NATIVE)):
+            return rule(*args)
     y, pb = _dispatch(fn, args, None, need)
     return y, ArgsPullback(pb)
 

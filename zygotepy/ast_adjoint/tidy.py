@@ -120,11 +120,12 @@ def _read_after_write(stmts, carried, value):
     return False
 
 
-def _rename(stmts, old, new):
-    """Rename Var `old` to `new` in statements (forward code only: the backward reads values through records)."""
+def _rename(stmts, names):
+    """Rename Vars by the mapping `names` in statements (forward code only: the backward reads values through
+    records), in one walk."""
     def atom(a):
-        if a == old:
-            return new
+        if isinstance(a, Var):
+            return names.get(a, a)
         if isinstance(a, Call):
             return Call(atom(a.fn), tuple(atom(x) for x in a.args), tuple((k, atom(v)) for k, v in a.kwargs),
                         atom(a.star) if a.star is not None else None)
@@ -138,12 +139,12 @@ def _rename(stmts, old, new):
             s.out, s.cells = atom(s.out), tuple(atom(c) for c in s.cells)
         elif isinstance(s, If):
             s.cond = atom(s.cond)
-            _rename(s.then, old, new)
-            _rename(s.orelse, old, new)
+            _rename(s.then, names)
+            _rename(s.orelse, names)
         elif isinstance(s, Loop):
             s.iter, s.cond, s.exit = atom(s.iter), atom(s.cond), atom(s.exit)
-            _rename(s.test, old, new)
-            _rename(s.body, old, new)
+            _rename(s.test, names)
+            _rename(s.body, names)
 
 
 def _coalesce_carries(loop, uses):
@@ -156,16 +157,18 @@ def _coalesce_carries(loop, uses):
     nexts = last.value.args if isinstance(last.value, Call) else (last.value,)
     if len(outs) != len(nexts):
         return
-    body, keep = loop.body[:-1], []
+    body, keep, renames = loop.body[:-1], [], {}
     for c, v in zip(outs, nexts, strict=True):
         ok = (isinstance(v, Var) and v != c and nexts.count(v) == 1 and c not in nexts
               and any(v in _reads_writes(s)[1] for s in body) and v not in loop_targets(loop)
               and not _read_after_write(body, c, v))
-        if ok:  # (the memo may now say v where it means c: harmless for this loop's other, distinct carries)
-            _rename(body, v, c)
+        if ok:  # the checks of this loop's other carries involve other, distinct values
+            renames[v] = c
             loop.exit = c if loop.exit == v else loop.exit
         else:
             keep.append((c, v))
+    if renames:
+        _rename(body, renames)
     _MEMO.clear()
     if len(keep) == len(outs):
         return

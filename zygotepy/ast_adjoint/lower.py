@@ -142,6 +142,8 @@ class Lowerer:
                 out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
                 node.phis.append(Phi(out, a, b))
                 self.env[name] = out
+            else:  # both arms bound the name to the same value
+                self.env[name] = a
         self.emit(node)
         return node
 
@@ -522,6 +524,7 @@ class Lowerer:
             self.fail("an else clause on a loop", node)
         breaks = _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Break,))
         returns = _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Return,))
+        enclosing_break = self.env.pop(_BREAK, None)  # an enclosing loop's flag: not this loop's to test or reset
         if breaks:
             self.env[_BREAK] = Const(False)
         if returns:
@@ -545,13 +548,15 @@ class Lowerer:
         self.loop_depth -= 1
         for c, name in zip(carries, [*names, *extra], strict=True):
             c.next = body_env.get(name, c.var)
-        flags = [body_env[f] for f in (_BREAK, _RETURNED) if f in body_env]
+        flags = [body_env[f] for f, on in ((_BREAK, breaks), (_RETURNED, returns)) if on and f in body_env]
         if flags:
             loop.exit = flags[0] if len(flags) == 1 else self.temp("_exit")
             if len(flags) > 1:
                 loop.body.append(Assign(loop.exit, Call(Const(rt.any_set), tuple(flags)), node.lineno))
         self.env = outer_env
         self.env.pop(_BREAK, None)
+        if enclosing_break is not None:
+            self.env[_BREAK] = enclosing_break
         self.emit(loop)
 
     def stmt_While(self, node):

@@ -32,8 +32,9 @@ def expression(draw):
 def block(draw, depth, in_loop=False):
     lines = []
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["assign", "assign", "swap", "if", "for", "while", "break"]
-                                    if depth < 2 else ["assign", "swap"]))
+        kind = draw(st.sampled_from(["assign", "assign", "swap", "if", "for", "while", "break", "continue", "return",
+                                     "call", "comprehension"]
+                                    if depth < 2 else ["assign", "swap", "call"]))
         target = draw(st.sampled_from(VARS))
         if kind == "assign":
             op = draw(st.sampled_from(["=", "+=", "*="]))
@@ -56,16 +57,24 @@ def block(draw, depth, in_loop=False):
             lines.append(f"while k{depth} < {draw(st.integers(0, 3))}:")
             lines.append(f"    k{depth} += 1")
             lines += ["    " + s for s in draw(block(depth + 1, True))]
+        elif kind == "call":
+            lines.append(f"{target} = helper({draw(st.sampled_from(VARS))}, {draw(st.sampled_from(VARS))})")
+        elif kind == "comprehension":
+            lines.append(f"{target} = sum(x * 0.5 for x in ({', '.join(VARS)}) if x > {draw(st.sampled_from(VARS))})")
+        elif kind == "return":
+            lines.append(f"if {draw(st.sampled_from(VARS))} > 1.2:")
+            lines.append(f"    return {draw(expression())}")
         elif in_loop:
             lines.append(f"if {draw(st.sampled_from(VARS))} > 1.5:")
-            lines.append("    break")
+            lines.append("    break" if kind == "break" else "    continue")
     return lines or [f"{VARS[0]} = {draw(expression())}"]
 
 
 def compile_function(lines):
     """Define the program under a fresh linecache filename, as a notebook cell would be."""
     body = "\n".join("    " + s for s in lines)
-    src = f"def program(a, b, c, d):\n{body}\n    return a + 2.0 * b - c * d\n"
+    src = (f"def helper(x, y):\n    return x * math.sin(y) + y\n\n"
+           f"def program(a, b, c, d):\n{body}\n    return a + 2.0 * b - c * d\n")
     filename = f"<random program {next(_counter)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     namespace = {"math": math}
@@ -90,10 +99,10 @@ def _smooth_at(fn, args, h=1e-4):
 
 
 @settings(max_examples=int(os.environ.get("ZYGOTEPY_RANDOM_PROGRAMS", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lines=block(0), args=st.tuples(*[st.floats(-1.5, 1.5) for _ in VARS]))
-def test_random_program_gradient_matches_finite_differences(lines, args):
+@given(lines=block(0), seed=st.integers(0, 2**32 - 1))
+def test_random_program_gradient_matches_finite_differences(lines, seed):
     fn, src = compile_function(lines)
-    args = tuple(float(x) for x in args)
+    args = tuple(float(x) for x in np.random.default_rng(seed).uniform(-1.5, 1.5, len(VARS)))
     if min(abs(x - y) for x, y in itertools.combinations((0.0, *args), 2)) < 1e-3 or not _smooth_at(fn, args):
         return
     try:

@@ -17,6 +17,7 @@ from ..adjoints.registry import find_rule, find_scalar
 from . import dispatch, inline, specialize
 from . import runtime as rt
 from .analysis import callee_object, cell_values
+from .lower import captured_names
 from .tidy import tidy
 from .ir import Assign, Call, Const, Def, Function, Global, If, Loop, Var
 
@@ -352,7 +353,7 @@ class AdjointPass:
 def adjoint(fn, code, active, globals_, namer):
     """Build the forward and backward IR functions of `fn` (see the module docstring)."""
     p = AdjointPass(fn, code, active, globals_, namer)
-    p.define(*fn.params, *(Var(n) for n in fn.freevars), *(Var(f"{n}_cell") for n in code.co_cellvars))
+    p.define(*fn.params, *(Var(n) for n in fn.freevars), *(Var(f"{n}_cell") for n in captured_names(code)))
     fwd, bwd = p.region(fn.body)
     tape = [v for v in p.needs[0] if v in p.defined[0]]
     missing = [v for v in p.needs[0] if v not in p.defined[0]]

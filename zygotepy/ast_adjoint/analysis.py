@@ -74,7 +74,8 @@ def _reach(starts, adjacency):
 
 def cell_values(fn, code):
     """Cell Var -> the SSA value it holds: a captured name is assigned once, under its own name (lower() checks)."""
-    return {f"{n}_cell": Var(n) for n in (*code.co_cellvars, *code.co_freevars)}
+    from .lower import captured_names
+    return {f"{n}_cell": Var(n) for n in (*captured_names(code), *code.co_freevars)}
 
 
 def activity(fn, code, globals_, need=None):

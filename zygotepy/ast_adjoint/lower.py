@@ -7,6 +7,7 @@ comparison chains are `If`s; `break`/`continue`/`return` are flags (the code aft
 Unsupported syntax raises `UnsupportedSyntax` with the user's file and line before anything runs.
 """
 import operator
+import types
 
 import gast
 
@@ -69,6 +70,19 @@ def _jumps(node, kinds):
     return False
 
 
+_COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
+
+
+def captured_names(code):
+    """The locals of `code` that nested functions capture. Python also compiles comprehensions as nested functions,
+    but zygotepy lowers them inline, so what they alone read is an ordinary local here."""
+    names = set()
+    for inner in code.co_consts:
+        if isinstance(inner, types.CodeType):
+            names |= captured_names(inner) if inner.co_name in _COMPREHENSIONS else set(inner.co_freevars)
+    return names & set(code.co_cellvars)
+
+
 def _assigned_names(stmts):
     names = []
     for s in stmts:
@@ -84,7 +98,7 @@ class Lowerer:
     def __init__(self, source, code):
         self.filename, self.code = source.filename, code
         self.locals = set(code.co_varnames) | set(code.co_cellvars)
-        self.cellvars, self.freevars = set(code.co_cellvars), list(code.co_freevars)
+        self.cellvars, self.freevars = captured_names(code), list(code.co_freevars)
         reserved = {n.id for n in gast.walk(source.node) if isinstance(n, gast.Name)}
         self.namer = Namer(reserved | set(code.co_freevars) | set(code.co_names))
         self.versions = {}
@@ -592,7 +606,7 @@ def lower(source, code):
         var = low.new_var(arg.id)
         params.append(var)
         low.env[arg.id] = var
-    for name in code.co_cellvars:
+    for name in sorted(low.cellvars):
         low.emit(Assign(Var(low.namer.reserve(f"{name}_cell")), Call(Const(rt.new_cell), ()), low.line))
     for name in code.co_freevars:
         low.namer.reserve(f"{name}_cell")

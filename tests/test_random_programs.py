@@ -3,6 +3,7 @@ math calls) and every gradient must match central finite differences. This is ho
 (loop-carried values, copy coalescing, loop versioning, branch records) are checked beyond hand-picked examples."""
 import itertools
 import os
+import re
 import linecache
 import math
 
@@ -104,6 +105,43 @@ def test_random_program_gradient_matches_finite_differences(lines, seed):
     fn, src = compile_function(lines)
     args = tuple(float(x) for x in np.random.default_rng(seed).uniform(-1.5, 1.5, len(VARS)))
     if min(abs(x - y) for x, y in itertools.combinations((0.0, *args), 2)) < 1e-3 or not _smooth_at(fn, args):
+        return
+    try:
+        check_grads(fn, *args, rtol=1e-4, atol=1e-6)
+    except AssertionError as e:
+        pytest.fail(f"{e}\n{src}")
+
+
+def as_array_program(lines):
+    """The same program over NumPy vectors: `math.f` becomes `np.f`, and branch tests compare sums."""
+    out = []
+    for line in lines:
+        line = line.replace("math.atan2", "np.arctan2").replace("math.", "np.").replace("abs(", "np.abs(")
+        line = re.sub(r"if ([abcd]) > ([abcd]):", r"if \1.sum() > \2.sum():", line)
+        line = re.sub(r"if ([abcd]) > ([\d.]+):", r"if \1.sum() > \2:", line)
+        line = re.sub(r"if x > ([abcd])\)", r"if x.sum() > \1.sum())", line)
+        line = re.sub(r"^(\s*)return (.*)$", r"\1return np.sum(\2)", line)
+        out.append(line)
+    return out
+
+
+@settings(max_examples=int(os.environ.get("ZYGOTEPY_RANDOM_PROGRAMS", "150")) // 3, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(lines=block(0), seed=st.integers(0, 2**32 - 1))
+def test_random_array_program_gradient_matches_finite_differences(lines, seed):
+    body = "\n".join("    " + s for s in as_array_program(lines))
+    src = (f"def helper(x, y):\n    return x * np.sin(y) + y\n\n"
+           f"def program(a, b, c, d):\n{body}\n    return (a + 2.0 * b - c * d).sum()\n")
+    filename = f"<random array program {next(_counter)}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    namespace = {"np": np}
+    exec(compile(src, filename, "exec"), namespace)
+    fn = namespace["program"]
+    args = tuple(np.random.default_rng(seed).uniform(-1.5, 1.5, (len(VARS), 3)))
+    flat = np.concatenate(args)
+    if min(abs(x - y) for x, y in itertools.combinations((0.0, *flat), 2)) < 1e-3:
+        return
+    if not _smooth_at(lambda *xs: fn(*(np.array(xs[3 * k:3 * k + 3]) for k in range(len(VARS)))), tuple(flat)):
         return
     try:
         check_grads(fn, *args, rtol=1e-4, atol=1e-6)

@@ -61,7 +61,8 @@ def block(draw, depth, in_loop=False):
         elif kind == "call":
             lines.append(f"{target} = helper({draw(st.sampled_from(VARS))}, {draw(st.sampled_from(VARS))})")
         elif kind == "comprehension":
-            lines.append(f"{target} = sum(x * 0.5 for x in ({', '.join(VARS)}) if x > {draw(st.sampled_from(VARS))})")
+            cut = draw(st.sampled_from(VARS))
+            lines.append(f"{target} = sum((x * 0.5 for x in ({', '.join(VARS)}) if x > {cut}), 0.0 * a)")
         elif kind == "return":
             lines.append(f"if {draw(st.sampled_from(VARS))} > 1.2:")
             lines.append(f"    return {draw(expression())}")

@@ -3,6 +3,8 @@
 `check_grads(f, *args)` compares the pullback of `f` in one random direction with central finite differences of `f`
 in float64. It is how every rule and transform in zygotepy's own test suite is checked.
 """
+import copy
+
 import numpy as np
 
 from .api import pullback
@@ -86,7 +88,7 @@ def check_grads(f, *args, rtol=1e-5, atol=1e-7, eps=1e-6, seed=0, dy=None):
     (12.0,)
     """
     rng = np.random.default_rng(seed)
-    y, back = pullback(f, *args)
+    y, back = pullback(f, *copy.deepcopy(args))  # f may update its arguments in place: keep ours for the FD
     yflat, rebuild_y = _flatten(y, data=False)  # data outputs (ints, strings) get a None cotangent
     dy = rebuild_y(rng.standard_normal(len(yflat))) if dy is None else dy
     grads = back(dy)

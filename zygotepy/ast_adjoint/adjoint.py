@@ -63,7 +63,7 @@ class AdjointPass:
         self.d = {}            # primal Var -> cotangent Var
         self.needs = [{}]      # per open region: Vars its backward reads (ordered)
         self.defined = [set()]  # per open region: Vars it defines
-        self.needed = set()    # every Var any backward reads
+        self.needed = set()    # every Var a backward may read (ours, or a callee's through its tape)
         self.loop_depth = 0
         self.hoisted = []      # per open loop: (index of its body in self.defined, {atom: guard Var computed before it})
         self.candidates = []   # per open loop: its guarded operations (specialize.Candidate), for loop versioning
@@ -131,6 +131,8 @@ class AdjointPass:
         call, pb = s.value, Var(self.namer.fresh(y.name + "_back"))
         self.define(pb)
         self.need(pb)
+        # a callee may keep references to its arguments for its own backward: they must not be updated in place
+        self.needed.update(a for a in (*call.args, *(v for _, v in call.kwargs), call.star) if isinstance(a, Var))
         if isinstance(call.fn, Var) or call.kwargs or call.star is not None:
             # the callee may carry a gradient itself (a closure, a model object), or keywords: J in full
             j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs, call.star)

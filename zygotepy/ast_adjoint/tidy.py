@@ -8,6 +8,7 @@ import operator
 from collections import Counter
 
 from . import runtime as rt
+
 from .ir import Assign, Call, Const, Def, If, Loop, Var
 
 
@@ -205,10 +206,52 @@ def _protect_saved(stmts, saved):
             _protect_saved(s.body, saved)
 
 
+def _same_objects(stmts, pairs):
+    """Pairs of Vars that may hold the same object: copies, loop carries, if joins, in-place results."""
+    for s in stmts:
+        if isinstance(s, Assign) and isinstance(s.value, Var) and isinstance(s.out, Var):
+            pairs.append((s.out, s.value))
+        elif isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const):
+            fn = s.value.fn.value
+            if fn is rt.tuple_of and isinstance(s.out, tuple):  # parallel carry moves
+                pairs += [(o, a) for o, a in zip(s.out, s.value.args, strict=False) if isinstance(a, Var)]
+            elif _in_place(fn) and s.value.args and isinstance(s.value.args[0], Var):
+                pairs.append((s.out, s.value.args[0]))
+        elif isinstance(s, If):
+            _same_objects(s.then, pairs)
+            _same_objects(s.orelse, pairs)
+        elif isinstance(s, Loop):
+            _same_objects(s.test, pairs)
+            _same_objects(s.body, pairs)
+    return pairs
+
+
+def _in_place(fn):
+    try:
+        return fn in _IN_PLACE
+    except TypeError:
+        return False
+
+
+def _shared(stmts, saved):
+    """Every Var that may hold an object some backward reads: `saved` closed under `_same_objects`."""
+    neighbours = {}
+    for a, b in _same_objects(stmts, []):
+        neighbours.setdefault(a, []).append(b)
+        neighbours.setdefault(b, []).append(a)
+    seen, work = set(saved), list(saved)
+    while work:
+        for n in neighbours.get(work.pop(), ()):
+            if n not in seen:
+                seen.add(n)
+                work.append(n)
+    return seen
+
+
 def tidy(forward, extra_uses=(), saved=frozenset()):
     """Tidy the forward function's body in place; `extra_uses` are Vars the backward reads through the tape, `saved`
     every Var any backward reads."""
-    _protect_saved(forward.body, saved)
+    _protect_saved(forward.body, _shared(forward.body, saved))
     uses = _uses(forward.body, Counter(extra_uses))
     uses.update(_atoms(forward.ret))
     try:

@@ -1,0 +1,203 @@
+"""Control flow for lower(): `if`, loops, comprehensions, and `break`/`continue`/`return` as flags.
+
+A statement that may jump makes the rest of its block run under `if not flag`; a loop carries every name its body
+assigns (block arguments) and leaves through its condition or its `exit` flag, checked at the end of an iteration.
+"""
+import gast
+
+from . import runtime as rt
+from .ir import Assign, Call, Carry, Const, If, Loop, Phi
+
+_RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
+
+
+def _walk_no_defs(node):
+    """Nodes under `node`, not entering nested functions, lambdas or classes."""
+    work = list(gast.iter_child_nodes(node))
+    while work:
+        n = work.pop()
+        yield n
+        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            work.extend(gast.iter_child_nodes(n))
+
+
+def _jumps(node, kinds):
+    """Does `node` contain a jump of one of `kinds` that leaves it (break/continue stop at nested loops)?"""
+    if isinstance(node, kinds):
+        return True
+    work = list(gast.iter_child_nodes(node))
+    while work:
+        n = work.pop()
+        if isinstance(n, kinds):
+            return True
+        if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            continue
+        if isinstance(n, (gast.For, gast.While)) and gast.Return not in kinds:
+            continue
+        work.extend(gast.iter_child_nodes(n))
+    return False
+
+
+def _assigned_names(stmts):
+    names = []
+    for s in stmts:
+        for n in [s, *_walk_no_defs(s)]:
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in names:
+                names.append(n.id)
+            elif isinstance(n, (gast.FunctionDef,)) and n.name not in names:
+                names.append(n.name)
+    return names
+
+
+class ControlFlow:
+    """The control-flow half of the Lowerer (mixed into it)."""
+
+    def join(self, cond, then_build, else_build, out_hint=None):
+        """Lower an If whose arms are built by the two callables; merges the environments with phis."""
+        line = self.line
+        then, then_env = self.sub_region(then_build)
+        orelse, else_env = self.sub_region(else_build)
+        node = If(cond, then, orelse, [], line)
+        self.line = line
+        for name in [*then_env, *(n for n in else_env if n not in then_env)]:
+            a, b = then_env.get(name, Const(rt.UNBOUND)), else_env.get(name, Const(rt.UNBOUND))
+            if a != b:
+                out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
+                node.phis.append(Phi(out, a, b))
+                self.env[name] = out
+            else:  # both arms bound the name to the same value
+                self.env[name] = a
+        self.emit(node)
+        return node
+
+    def expr_ListComp(self, node, hint):
+        return self.comprehension(node, [node.elt], rt.append, hint)
+
+    expr_GeneratorExp = expr_ListComp  # materialised: a generator's laziness is not observable in supported code
+
+    def expr_DictComp(self, node, hint):
+        return self.comprehension(node, [node.key, node.value], rt.dict_put, hint)
+
+    def comprehension(self, node, parts, put, hint):
+        """`[elt for t in xs if c]` is lowered as the loop `acc = []; for t in xs: if c: acc = append(acc, elt)`, with
+        the comprehension's own scope for `t`."""
+        acc = self.namer.fresh("_comp")
+        targets = {n.id for g in node.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+        added = {acc, *targets} - self.locals
+        saved = {n: self.env[n] for n in targets if n in self.env}
+        self.locals |= added
+        self.special[f"{acc}.put"] = Const(put)
+        load = lambda: gast.Name(acc, gast.Load(), None, None)
+        body = gast.Assign(targets=[gast.Name(acc, gast.Store(), None, None)],
+                           value=gast.Call(gast.Name(f"{acc}.put", gast.Load(), None, None), [load(), *parts], []))
+        for g in reversed(node.generators):
+            if g.is_async:
+                self.fail("an async comprehension", node)
+            for cond in reversed(g.ifs):
+                body = gast.If(test=cond, body=[body], orelse=[])
+            body = gast.For(target=g.target, iter=g.iter, body=[body], orelse=[], type_comment=None)
+        gast.fix_missing_locations(gast.copy_location(body, node))
+        for n in gast.walk(body):
+            if not hasattr(n, "lineno") and isinstance(n, (gast.stmt, gast.expr)):
+                gast.copy_location(n, node)
+        self.bind(acc, self.call(Const(rt.dict_of if put is rt.dict_put else rt.list_of), [], hint=acc))
+        self.stmt(body)
+        result = self.env[acc]
+        for n in targets:
+            self.env.pop(n, None)
+        self.env.update(saved)
+        self.locals -= added
+        return result
+
+    def block(self, stmts):
+        for i, s in enumerate(stmts):
+            self.stmt(s)
+            kinds = (gast.Return, gast.Break, gast.Continue)
+            if i + 1 < len(stmts) and _jumps(s, kinds):
+                flags = [self.env[f] for f in (_RETURNED, _BREAK, _CONTINUE) if f in self.env]
+                go_on = self.call(Const(rt.none_set), flags, hint="_go_on")
+                rest = stmts[i + 1:]
+                self.join(go_on, lambda: self.block(rest), lambda: None)
+                return
+
+    def stmt_If(self, node):
+        test = self.expr(node.test)
+        self.join(test, lambda: self.block(node.body), lambda: self.block(node.orelse))
+
+    def stmt_Return(self, node):
+        value = self.expr(node.value) if node.value is not None else Const(None)
+        self.env[_RETVAL], self.env[_RETURNED] = value, Const(True)
+
+    def stmt_Break(self, node):
+        self.env[_BREAK] = Const(True)
+
+    def stmt_Continue(self, node):
+        self.env[_CONTINUE] = Const(True)
+
+    def loop_carries(self, body_nodes, extra=()):
+        names = [n for n in _assigned_names(body_nodes) if n in self.locals and n not in self.cellvars]
+        carries = []
+        for name in [*names, *extra]:
+            var = self.new_var(name) if not name.startswith(".") else self.temp("_" + name[1:])
+            carries.append(Carry(var, self.env.get(name, Const(rt.UNBOUND)), None))
+            self.env[name] = var
+        return names, carries
+
+    def loop(self, node, make_header):
+        if node.orelse:
+            self.fail("an else clause on a loop", node)
+        breaks = _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Break,))
+        returns = _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Return,))
+        enclosing_break = self.env.pop(_BREAK, None)  # an enclosing loop's flag: not this loop's to test or reset
+        if breaks:
+            self.env[_BREAK] = Const(False)
+        if returns:
+            self.env.setdefault(_RETURNED, Const(False))
+            self.env.setdefault(_RETVAL, Const(None))
+        extra = [f for f, on in ((_BREAK, breaks), (_RETURNED, returns), (_RETVAL, returns)) if on]
+        names, carries = self.loop_carries(node.body, extra)
+        loop = Loop(carries, [], line=node.lineno)
+        make_header(loop)
+        outer_env = dict(self.env)
+
+        def body():
+            self.env.pop(_CONTINUE, None)
+            if _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Continue,)):
+                self.env[_CONTINUE] = Const(False)
+            if loop.target is not None:
+                self.assign_to(node.target, loop.target)
+            self.block(node.body)
+        self.loop_depth += 1
+        loop.body, body_env = self.sub_region(body)
+        self.loop_depth -= 1
+        for c, name in zip(carries, [*names, *extra], strict=True):
+            c.next = body_env.get(name, c.var)
+        flags = [body_env[f] for f, on in ((_BREAK, breaks), (_RETURNED, returns)) if on and f in body_env]
+        if flags:
+            loop.exit = flags[0] if len(flags) == 1 else self.temp("_exit")
+            if len(flags) > 1:
+                loop.body.append(Assign(loop.exit, Call(Const(rt.any_set), tuple(flags)), node.lineno))
+        self.env = outer_env
+        self.env.pop(_BREAK, None)
+        if enclosing_break is not None:
+            self.env[_BREAK] = enclosing_break
+        self.emit(loop)
+
+    def stmt_While(self, node):
+        def header(loop):
+            def test():
+                loop.cond = self.expr(node.test)
+            if any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
+                self.fail("assignment inside a while condition", node.test)
+            loop.test, _ = self.sub_region(test)
+        self.loop(node, header)
+
+    def stmt_For(self, node):
+        seq = self.call(Const(rt.iterate), [self.expr(node.iter)], hint="_seq")
+
+        def header(loop):
+            loop.iter = seq
+            t = node.target
+            loop.target = self.new_var(t.id) if isinstance(t, gast.Name) and t.id not in self.cellvars \
+                else self.temp("_item")
+        self.loop(node, header)

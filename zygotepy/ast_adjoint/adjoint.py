@@ -210,6 +210,7 @@ class AdjointPass:
             a = call.args[k]
             da = self.dvar(self.cells.get(a.name, a))
             fast_bwd.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(derivative, k)), atoms))))
+        s.on_scalars = True  # runs on Python numbers only: an in-place operator there just rebinds
         save = Assign(pb, slot if slot is not None else Const(None), s.line)
         fast_fwd = [s, save] if slot == y or slot is None else [save, s]  # inputs are saved before the operation
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)

@@ -61,6 +61,7 @@ class Assign:
     out: Any
     value: Any
     line: int = 0
+    on_scalars: bool = False  # set on the statements of scalar fast paths (their values are Python numbers)
 
 
 @dataclass

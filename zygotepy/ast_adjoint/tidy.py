@@ -191,7 +191,8 @@ def _protect_saved(stmts, saved):
     run out of place instead (the values are the same; only an alias of `x` would see a difference)."""
     for s in stmts:
         if isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const) \
-                and s.value.args and isinstance(s.value.args[0], Var) and s.value.args[0] in saved:
+                and s.value.args and isinstance(s.value.args[0], Var) and s.value.args[0] in saved \
+                and not s.on_scalars:
             try:
                 plain = _IN_PLACE.get(s.value.fn.value)
             except TypeError:

@@ -32,8 +32,11 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
               rt.acc: "_acc", rt.SCALARS: "_SC", rt.NATIVE: "_NATIVE", dispatch.J_args: "_J"}
 
 
+_LOAD, _STORE = ast.Load(), ast.Store()
+
+
 def _name(id_, store=False):
-    return ast.Name(id_, ast.Store() if store else ast.Load())
+    return ast.Name(id=id_, ctx=_STORE if store else _LOAD)
 
 
 class Emitter:
@@ -144,7 +147,7 @@ class Emitter:
         """A marker statement that becomes `# line N: <source>` in the text (ast.unparse cannot print comments)."""
         if line and line != last[0] and 0 < line <= len(self.lines):
             last[0] = line
-            return [ast.Expr(ast.Constant(f"{_MARK}{line}:{self.lines[line - 1].strip()}"))]
+            return [ast.Expr(ast.Constant(f"{_MARK}{line}"))]
         return []
 
     def region(self, stmts, last):
@@ -233,15 +236,15 @@ def arguments(names, args=None):
                          [None] * len(args.kwonlyargs), ast.arg(args.kwarg.id) if args.kwarg else None, [])
 
 
-def _text_and_lines(module):
-    """Unparse once; turn the line markers into comments and record which user line each generated line came from."""
+def _text_and_lines(module, source_lines):
+    """Unparse once; turn the line markers into comments quoting the user's line, and record which user line each
+    generated line came from."""
     lines, line_map, current = [], {}, 0
     for raw in ast.unparse(module).splitlines():
         body = raw.lstrip()
         if body.lstrip("'\"").startswith("\\x00zygotepy-line "):  # a marker (first in a body: docstring quotes)
-            number, _, source = ast.literal_eval(body)[len(_MARK):].partition(":")
-            current = int(number)
-            lines.append(f"{raw[:len(raw) - len(body)]}# line {current}: {source}")
+            current = int(body.strip("'\"")[len("\\x00zygotepy-line "):])
+            lines.append(f"{raw[:len(raw) - len(body)]}# line {current}: {source_lines[current - 1].strip()}")
             continue
         lines.append(raw)
         if current:
@@ -259,5 +262,5 @@ def emit(adj, namer, source_lines, filename, cells):
     ret = ast.Return(ast.Tuple([_name(forward.name), _name(backward.name)], ast.Load()))
     factory = ast.FunctionDef("_make", arguments(["_globals", *e.helpers, *cells]), [forward, backward, ret], [],
                               None, None, lineno=0, type_params=[])
-    text, line_map = _text_and_lines(ast.Module([factory], []))
+    text, line_map = _text_and_lines(ast.Module([factory], []), source_lines)
     return text, e.helpers, line_map

@@ -52,6 +52,16 @@ def _assigned_names(stmts):
 class ControlFlow:
     """The control-flow half of the Lowerer (mixed into it)."""
 
+    def jumps(self, node, kinds, body_only=False):
+        """`_jumps`, remembered per node (blocks ask again for every statement); `body_only` looks at a loop's body
+        without the loop itself, which would stop the search for break/continue."""
+        key = (id(node), kinds, body_only)
+        cache = self.__dict__.setdefault("_jump_cache", {})
+        if key not in cache:
+            target = gast.Module(body=node.body, type_ignores=[]) if body_only else node
+            cache[key] = (node, _jumps(target, kinds))
+        return cache[key][1]
+
     def join(self, cond, then_build, else_build, out_hint=None):
         """Lower an If whose arms are built by the two callables; merges the environments with phis."""
         line = self.line
@@ -113,7 +123,7 @@ class ControlFlow:
         for i, s in enumerate(stmts):
             self.stmt(s)
             kinds = (gast.Return, gast.Break, gast.Continue)
-            if i + 1 < len(stmts) and _jumps(s, kinds):
+            if i + 1 < len(stmts) and self.jumps(s, kinds):
                 flags = [self.env[f] for f in (_RETURNED, _BREAK, _CONTINUE) if f in self.env]
                 go_on = self.call(Const(rt.none_set), flags, hint="_go_on")
                 rest = stmts[i + 1:]
@@ -146,8 +156,8 @@ class ControlFlow:
     def loop(self, node, make_header):
         if node.orelse:
             self.fail("an else clause on a loop", node)
-        breaks = _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Break,))
-        returns = _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Return,))
+        breaks = self.jumps(node, (gast.Break,), body_only=True)
+        returns = self.jumps(node, (gast.Return,), body_only=True)
         enclosing_break = self.env.pop(_BREAK, None)  # an enclosing loop's flag: not this loop's to test or reset
         if breaks:
             self.env[_BREAK] = Const(False)
@@ -162,7 +172,7 @@ class ControlFlow:
 
         def body():
             self.env.pop(_CONTINUE, None)
-            if _jumps(gast.Module(body=node.body, type_ignores=[]), (gast.Continue,)):
+            if self.jumps(node, (gast.Continue,), body_only=True):
                 self.env[_CONTINUE] = Const(False)
             if loop.target is not None:
                 self.assign_to(node.target, loop.target)

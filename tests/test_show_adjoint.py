@@ -63,6 +63,7 @@ def _function(name, filename=None):
     return ns[fname]
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="ast.unparse on 3.10 parenthesises tuple targets")
 @pytest.mark.parametrize("name", list(SOURCES))
 def test_golden(name):
     text = str(show_adjoint(_function(name)))

@@ -3,8 +3,6 @@
 Thin wrappers over `J`: they drop the function's own cotangent (`dself`), project each gradient onto its argument
 (real arguments get real gradients, None stays None), and point error messages at the user's source line.
 """
-import sys
-
 from .ast_adjoint.dispatch import J_api
 from .errors import ZygoteError
 
@@ -53,16 +51,19 @@ def _with_user_lines(exc):
                 notes.append(f"  in generated code for {tb.tb_frame.f_code.co_name} ({frame_file}, line "
                              f"{tb.tb_lineno}), from {user_file}, line {line}")
         tb = tb.tb_next
-    if notes and hasattr(exc, "add_note"):
-        exc.add_note("zygotepy: raised while differentiating:\n" + "\n".join(notes))
+    if notes:
+        note = "zygotepy: raised while differentiating:\n" + "\n".join(notes)
+        if hasattr(exc, "add_note"):
+            exc.add_note(note)
+        else:  # Python 3.10: PEP 678's attribute, which add_note fills on 3.11+
+            exc.__notes__ = [*getattr(exc, "__notes__", []), note]
 
 
 def _run(fn, /, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except Exception as e:
-        if sys.version_info >= (3, 11):
-            _with_user_lines(e)
+        _with_user_lines(e)
         raise
 
 

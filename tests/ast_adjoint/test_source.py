@@ -176,7 +176,8 @@ def test_identity_decorator_is_found_through_first_decorator_line():
 
 
 # Under `python -X no_debug_ranges` code has no column positions, so lambdas sharing a line cannot be told apart.
-HAS_COLUMNS = any(p[2] for p in (lambda: 0).__code__.co_positions() if p[2] is not None)
+HAS_COLUMNS = hasattr((lambda: 0).__code__, "co_positions") and any(
+    p[2] for p in (lambda: 0).__code__.co_positions() if p[2] is not None)
 needs_columns = pytest.mark.skipif(not HAS_COLUMNS, reason="no column positions (-X no_debug_ranges)")
 
 

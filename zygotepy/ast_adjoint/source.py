@@ -229,9 +229,33 @@ def _find(tree, code):
         positions = [p for p in positions if p[2] is not None and (p[0], p[2]) != (p[1], p[3])]
         fits = [n for n in found if all(_contains(n, p) for p in positions)]
         return min(fits, key=_size, default=None)
-    # python -X no_debug_ranges: only lines are known, which cannot tell apart lambdas sharing a line.
+    # Python 3.10 or `-X no_debug_ranges`: only lines are known; lambdas sharing a line are told apart by compiling
+    # each and comparing with the code object.
     fits = [n for n in found if all(_start(n) <= p[0] and p[1] <= n.end_lineno for p in positions)]
+    if len(fits) > 1 and code.co_name == "<lambda>":
+        fits = _matching_lambdas(fits, code)
     return fits[0] if len(fits) == 1 else None
+
+
+def _matching_lambdas(candidates, code):
+    """The candidate lambdas whose compiled code looks like ``code`` (same arguments and names; the bytecode too
+    when it does not close over variables). Identical lambdas stay ambiguous but would share a transform."""
+    def key(c):  # a captured variable compiles as a global when the lambda stands alone
+        consts = tuple(k for k in c.co_consts if not isinstance(k, types.CodeType))
+        return c.co_argcount, c.co_varnames, sorted({*c.co_names, *c.co_freevars}), consts
+
+    matches = []
+    for node in candidates:
+        try:
+            outer = compile(ast.fix_missing_locations(ast.Expression(body=node)), "<zygotepy>", "eval")
+        except (SyntaxError, ValueError):
+            continue
+        inner = next((c for c in outer.co_consts if isinstance(c, types.CodeType)), None)
+        if inner is not None and key(inner) == key(code) and (code.co_freevars or inner.co_code == code.co_code):
+            matches.append(node)
+    if len(matches) > 1 and len({ast.dump(m) for m in matches}) == 1:
+        return matches[:1]
+    return matches
 
 
 def _contains(node, pos):

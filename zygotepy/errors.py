@@ -29,7 +29,7 @@ class MissingAdjoint(ZygoteError):
             "",
             "    from zygotepy import adjoint",
             f"    @adjoint({full})",
-            f"    def _(*args):",
+            "    def _(*args):",
             f"        y = {full}(*args)",
             "        def back(dy):",
             "            return (...,)  # one cotangent per positional argument, None for none",

@@ -127,7 +127,7 @@ class ControlFlow:
                 flags = [self.env[f] for f in (_RETURNED, _BREAK, _CONTINUE) if f in self.env]
                 go_on = self.call(Const(rt.none_set), flags, hint="_go_on")
                 rest = stmts[i + 1:]
-                self.join(go_on, lambda: self.block(rest), lambda: None)
+                self.join(go_on, lambda rest=rest: self.block(rest), lambda: None)
                 return
 
     def stmt_If(self, node):

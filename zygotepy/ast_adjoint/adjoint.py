@@ -5,10 +5,12 @@ them as its tape tuple, a loop pushes one record per iteration onto a list (the 
 can run again), an `if` arm assigns its record to a variable the enclosing region records. SSA makes a value's name
 enough to find it in the backward.
 
-An active operation `y = f(a, b)` becomes `y, y_back = J(f, a, b)` and, in the backward, `_, da_, db_ = y_back(dy)`
-accumulated into `da`, `db`. When the registry has an inlinable scalar derivative for `f`, the forward first tries the
-fast path `if type(a) in _SC and ...: y = f(a, b)` (no pullback object), and the backward inlines the derivative.
-Everything else a call means (rules, user functions, methods, containers) is decided by `J` and the registry.
+An active operation `y = f(a, b)` becomes `y, y_back = J(f, a, b)` and, in the backward, `g_a, g_b = y_back(dy)`
+accumulated into `da`, `db` (a callee held in a variable, such as a closure, also gets its own cotangent first). Two
+shortcuts, both guarded at run time: a built-in rule is called directly (`y, y_back = _tanh_rule(a)`), and when the
+registry has an inlinable scalar derivative the forward tries `if type(a) in _SC and ...: y = f(a, b)` with no
+pullback object, and the backward pastes the derivative in. Everything else a call means (user functions, methods,
+containers, user-class operators) is decided by `J` and the registry.
 """
 from dataclasses import dataclass
 

@@ -214,6 +214,8 @@ class AdjointPass:
             fast_bwd.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(derivative, k)), atoms))))
         s.on_scalars = True  # runs on Python numbers only: an in-place operator there just rebinds
         save = Assign(pb, slot if slot is not None else Const(None), s.line)
+        if isinstance(call.fn, Global):  # the guard checked that the global names `target`: call it directly
+            s = Assign(s.out, Call(Const(target), call.args), s.line, on_scalars=True)
         fast_fwd = [s, save] if slot == y or slot is None else [save, s]  # inputs are saved before the operation
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
         back = If(is_fast, fast_bwd, generic_bwd)

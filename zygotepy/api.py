@@ -3,6 +3,8 @@
 Thin wrappers over `J`: they drop the function's own cotangent (`dself`), project each gradient onto its argument
 (real arguments get real gradients, None stays None), and point error messages at the user's source line.
 """
+import numpy as np
+
 from .ast_adjoint.dispatch import J_api
 from .errors import ZygoteError
 
@@ -12,6 +14,8 @@ __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
 def _project(arg, g):
     """A gradient in the form of its argument: real for real numbers and arrays, None for data (bools, strings),
     the argument's own container (same keys, same order) for tuples, lists and dicts."""
+    if type(g) is type(arg) and (type(g) is float or type(g) is np.ndarray and g.dtype is arg.dtype):
+        return g  # the common case: nothing to project
     if g is None or isinstance(arg, (bool, str)) or arg is None:
         return None
     if isinstance(arg, (tuple, list)) and isinstance(g, (tuple, list)):
@@ -105,8 +109,13 @@ def value_and_gradient(f, /, *args, **kwargs):
     >>> value_and_gradient(lambda x: x ** 2, 3.0)
     (9.0, (6.0,))
     """
-    y, back = pullback(f, *args, **kwargs)
-    return y, back(_seed(y))
+    try:  # pullback's steps, inline: this is the hot entry point
+        y, pb = J_api((True,) * len(args), f, *args, **kwargs)
+        grads = pb(_seed(y))
+    except Exception as e:
+        _with_user_lines(e)
+        raise
+    return y, tuple(_project(a, g) for a, g in zip(args, grads[1:len(args) + 1], strict=True))
 
 
 def gradient(f, /, *args, **kwargs):

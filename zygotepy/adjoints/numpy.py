@@ -187,8 +187,19 @@ def _axis_keepdims(args, kwargs, keepdims_at):
     return axis, keepdims
 
 
+def _total_back(x, scale):
+    """The pullback of a full reduction `x.sum() * scale` of a float array (the common `np.sum(x)`/`np.mean(x)`)."""
+    shape, dtype = x.shape, x.dtype
+
+    def back(dy):
+        return (None if dy is None else np.full(shape, dy * scale if scale != 1 else dy, dtype),)
+    return back
+
+
 @adjoint(np.sum)
 def sum_(x, *args, **kwargs):
+    if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f":
+        return x.sum(), _total_back(x, 1)
     x_arr = _as_array(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
 
@@ -201,6 +212,8 @@ def sum_(x, *args, **kwargs):
 
 @adjoint(np.mean)
 def mean(x, *args, **kwargs):
+    if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f" and x.size:
+        return x.sum() / x.size, _total_back(x, 1 / x.size)  # what np.mean computes, without its Python wrapper
     x_arr = _as_array(x)
     y = np.mean(x_arr, *args, **kwargs)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)

@@ -129,11 +129,6 @@ scalar_rule(math.log, lambda dy, y, x: (dy / x,))  # the one-argument form; two 
 ALL = (True, True)  # the `need` mask when the caller did not say: every argument wants its cotangent
 
 
-def _zero_if_none(dy, args):
-    """All-None cotangents when no gradient reached the output, else False."""
-    return dy is None and (None,) * len(args)
-
-
 def _is_seq(x):
     return isinstance(x, (list, tuple))
 
@@ -181,16 +176,18 @@ def add(a, b):
         return a + b, _no_gradient
 
     def back(dy, need=ALL):
-        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a) if need[0] else None,
-                                             unbroadcast(dy, b) if need[1] else None)
+        if dy is None:
+            return (None, None)
+        return unbroadcast(dy, a) if need[0] else None, unbroadcast(dy, b) if need[1] else None
     return a + b, back
 
 
 @adjoint(operator.sub)
 def sub(a, b):
     def back(dy, need=ALL):
-        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy, a) if need[0] else None,
-                                             unbroadcast(-dy, b) if need[1] else None)
+        if dy is None:
+            return (None, None)
+        return unbroadcast(dy, a) if need[0] else None, unbroadcast(-dy, b) if need[1] else None
     return a - b, back
 
 
@@ -202,8 +199,9 @@ def mul(a, b):
         return a * b, _no_gradient
 
     def back(dy, need=ALL):
-        return _zero_if_none(dy, (a, b)) or (unbroadcast(dy * conj(b), a) if need[0] else None,
-                                             unbroadcast(dy * conj(a), b) if need[1] else None)
+        if dy is None:
+            return (None, None)
+        return unbroadcast(dy * conj(b), a) if need[0] else None, unbroadcast(dy * conj(a), b) if need[1] else None
     return a * b, back
 
 

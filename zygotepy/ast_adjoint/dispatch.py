@@ -16,6 +16,7 @@ from ..adjoints import registry
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, Pullback, callmethod
+from .source import SourceUnavailable
 
 
 _FLOAT_KINDS = frozenset("fc")
@@ -132,9 +133,11 @@ def _call_plan(code, nargs, kwnames):
     return positional, keywords
 
 
-def _derived(fn, args, kwargs, need):
+def _derived(fn, args, kwargs, need, api=False):
     """Run the derived forward of a Python function; cached on the function per call shape (`need`, the number of
-    positional arguments, the keywords), so a repeated call costs two dictionary lookups."""
+    positional arguments, the keywords), so a repeated call costs two dictionary lookups. At an entry point (`api`: the
+    API reads only the positional arguments' cotangents) a call whose positional arguments fill the first parameters
+    needs no remapping of its cotangents."""
     code = fn.__code__
     entry = fn.__dict__.get("__zygote__")
     if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
@@ -145,7 +148,9 @@ def _derived(fn, args, kwargs, need):
         hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
     forward, back, plan = hit
     y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
-    return (y, Pullback(back, tape)) if plan is None else (y, MappedPullback(Pullback(back, tape), plan))
+    if plan is None or api and len(args) <= code.co_argcount:
+        return y, Pullback(back, tape)
+    return y, MappedPullback(Pullback(back, tape), plan)
 
 
 def _prepare(fn, code, args, kwargs, need):
@@ -280,9 +285,9 @@ class _Prepend:
         return (None, *self.inner(dy))
 
 
-def _dispatch(fn, args, kwargs, need=None):
+def _dispatch(fn, args, kwargs, need=None, api=False):
     """The resolution order of the module docstring; `kwargs` is None for a call without keywords; `need` (or None
-    for all) says which positional arguments the caller wants cotangents for."""
+    for all) says which positional arguments the caller wants cotangents for; `api`: see `_derived`."""
     if fn is callmethod:
         return _callmethod(args, kwargs, need)
     if type(fn) is types.BuiltinFunctionType and kwargs is None and fn in _OPERATORS \
@@ -293,9 +298,8 @@ def _dispatch(fn, args, kwargs, need=None):
     if type(fn) is types.FunctionType:
         rule = registry.find_rule(fn)
         if rule is None:
-            from .source import SourceUnavailable
             try:
-                return _derived(fn, args, kwargs, need)
+                return _derived(fn, args, kwargs, need, api)
             except SourceUnavailable as e:
                 if e.fn is not fn:  # some other function's source (a callee's) is missing: not this one's problem
                     raise
@@ -419,5 +423,6 @@ def is_operator(fn):
 
 
 def J_api(need, fn, /, *args, **kwargs):
-    """The entry points' J: `need` flags the positional arguments; keyword arguments are constants (API.md)."""
-    return _dispatch(fn, args, kwargs or None, need)
+    """The entry points' J: `need` flags the positional arguments; keyword arguments are constants (API.md). The
+    pullback's result starts with `(dself, *dargs)`; entries after those are not for the API."""
+    return _dispatch(fn, args, kwargs or None, need, True)

@@ -8,6 +8,8 @@ import types
 
 import numpy as np
 
+from ..structgrad import StructGrad
+
 SCALARS = frozenset((int, float, bool))  # types the inlined scalar derivatives are valid for (never complex)
 
 
@@ -196,7 +198,6 @@ def field(g, name):
 
 def closure_cotangent(*flat):
     """The cotangent of a closure: its captured variables' cotangents, by name."""
-    from ..structgrad import StructGrad
     pairs = {k: v for k, v in zip(flat[::2], flat[1::2]) if v is not None}
     return StructGrad(pairs) if pairs else None
 

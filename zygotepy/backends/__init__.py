@@ -45,6 +45,25 @@ def conj(x):
     return x.conjugate() if is_complex(x) else x
 
 
+def _unbroadcast_ndarray(g, like):
+    """`unbroadcast` for two NumPy arrays, the common case, with as few attribute lookups and calls as possible."""
+    shape = like.shape
+    if g.dtype.kind == "c" and like.dtype.kind != "c":
+        g = g.real
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if shape and 1 not in shape:  # only leading axes were added (a bias broadcast over a batch)
+        return g.sum(axis=_LEADING[lead] if lead < 8 else tuple(range(lead)))
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    g = g.sum(axis=axes)
+    return g.reshape(shape) if g.shape != shape else g
+
+
+_LEADING = [tuple(range(k)) for k in range(8)]
+
+
 def unbroadcast(g, like):
     """Reduce the cotangent `g` to the shape of `like`, undoing NumPy broadcasting; project it onto real `like`.
 
@@ -54,9 +73,8 @@ def unbroadcast(g, like):
         return None
     if type(like) is float and type(g) is float:
         return g
-    if type(g) is np.ndarray and type(like) is np.ndarray and g.shape == like.shape and (
-            g.dtype is like.dtype or g.dtype.kind == like.dtype.kind):
-        return g  # the common case, decided without further attribute lookups
+    if type(g) is np.ndarray and type(like) is np.ndarray and g.ndim >= like.ndim:
+        return _unbroadcast_ndarray(g, like)
     if not is_complex(like) and is_complex(g):
         g = g.real
     shape = getattr(like, "shape", None)

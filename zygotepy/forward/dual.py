@@ -104,6 +104,15 @@ class Dual:
     __hash__ = None
 
     @staticmethod
+    def __zygote_zeros__(shape, like):
+        """Zeros of `shape` at every level of `like`, so that `zeros[index] = like` keeps its tangents (reverse
+        rules that scatter a cotangent into a new array, such as indexing's, call this)."""
+        def level(v):
+            return Dual(v.tag, level(v.primal), level(v.tangent)) if isinstance(v, Dual) else np.zeros(
+                shape, dtype=np.result_type(v, np.float64))
+        return level(like)
+
+    @staticmethod
     def __zygote_rule__(fn, *args):
         """The reverse rule of a scalar function (`math.*`, `float`) on dual numbers, from its forward rule: each
         partial derivative is one nested forward-mode pass (reverse mode calls this where `math`'s C code cannot
@@ -126,6 +135,8 @@ class Dual:
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.add and method == "at" and isinstance(inputs[0], Dual):
+            return _add_at(*inputs)
         if method != "__call__" or "out" in kwargs:
             raise MissingTangentRule(ufunc, f"method {method!r}" if method != "__call__" else "out= argument")
         return dispatch(ufunc, inputs, kwargs)
@@ -143,6 +154,12 @@ class Dual:
     def flatten(self): return np.ravel(self)  # noqa: E704
     def squeeze(self, *a, **k): return np.squeeze(self, *a, **k)  # noqa: E704
     def conj(self): return np.conj(self)  # noqa: E704
+    def repeat(self, *a, **k): return np.repeat(self, *a, **k)  # noqa: E704
+    def cumsum(self, *a, **k): return np.cumsum(self, *a, **k)  # noqa: E704
+    def clip(self, *a, **k): return np.clip(self, *a, **k)  # noqa: E704
+    def trace(self, *a, **k): return np.trace(self, *a, **k)  # noqa: E704
+    def diagonal(self, *a, **k): return np.diagonal(self, *a, **k)  # noqa: E704
+    def swapaxes(self, a, b): return np.swapaxes(self, a, b)  # noqa: E704
     conjugate = conj
 
     def copy(self):
@@ -201,6 +218,16 @@ for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operato
     setattr(Dual, _r.__name__, _r)
 for _name, _op in (("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs)):
     setattr(Dual, f"__{_name}__", lambda self, _op=_op: apply(_op, (self,), {}))
+
+
+def _add_at(target, index, value):
+    """`np.add.at(target, index, value)` in place on a Dual target (scatter-adds of reverse rules)."""
+    if isinstance(value, Dual) and value.tag > target.tag:
+        raise ForwardModeError("np.add.at: the value carries an inner (nested) derivative the target cannot hold")
+    same = isinstance(value, Dual) and value.tag == target.tag
+    np.add.at(target.primal, index, value.primal if same else value)
+    if same:
+        np.add.at(target.tangent, index, value.tangent)
 
 
 def _copy(x):

@@ -17,10 +17,14 @@ no forward rule that receives a dual number raises `MissingTangentRule` (through
 """
 import ast
 import functools
-import sys
+import os
+import sysconfig
 import types
 
 import gast
+import numpy as np
+
+import zygotepy
 
 from ..ast_adjoint.source import SourceUnavailable, get_source
 from ..errors import ForwardModeError, MissingTangentRule
@@ -30,9 +34,10 @@ from ..adjoints import registry
 __all__ = ["call", "forward_version"]
 
 CALL = "__zygote_call__"
+FN = "__zygote_fn__"
 _CODES = {}  # original code object -> transformed code object (or the SourceUnavailable it raised)
 _TRANSFORMED = set()  # transformed code objects: functions made by transformed code are already transformed
-_LIBRARIES = ("zygotepy", "numpy", "scipy", *sys.stdlib_module_names)
+_LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (zygotepy, np)) + (sysconfig.get_paths()["stdlib"],)
 
 
 class _RouteCalls(ast.NodeTransformer):
@@ -48,9 +53,10 @@ def _compile(fn):
     src = get_source(fn)
     node = gast.gast_to_ast(src.node)
     if isinstance(node, ast.Lambda):
-        node = ast.copy_location(ast.FunctionDef("_lambda", node.args, [ast.copy_location(ast.Return(node.body),
+        node = ast.copy_location(ast.FunctionDef(FN, node.args, [ast.copy_location(ast.Return(node.body),
                                                                                            node)], [], None), node)
     node = _RouteCalls().visit(node)
+    node.name = FN  # not the user's name: a recursive call must reach the global (or cell), not this definition
     code = fn.__code__
     names = [*code.co_freevars, CALL]
     binds = [ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)) for n in names]
@@ -99,44 +105,51 @@ def forward_version(fn):
 
 
 def _library(fn):
-    module = getattr(fn, "__module__", None) or ""
-    return module.split(".", 1)[0] in _LIBRARIES
+    """Is `fn` zygotepy's, NumPy's or the standard library's own code (decided by its file, not its `__module__`,
+    which doctests and exec'd code borrow)?"""
+    filename = fn.__code__.co_filename
+    return filename.startswith(_LIBRARIES)
 
 
 def call(fn, /, *args, **kwargs):
-    """Call `fn` from transformed code: Python functions run transformed; a callable with a forward rule uses it when
-    a dual number flows in; constant functions see the primals; other library callables run as they are."""
-    if type(fn) is types.FunctionType and not _library(fn):
-        try:
-            g = forward_version(fn)
-        except SourceUnavailable as e:
-            if e.fn is not fn or not has_dual(args, kwargs):
-                raise
-            raise MissingTangentRule(fn, e.reason or "no Python source") from None
-        return g(*args, **kwargs)
-    if not has_dual(args, kwargs):
-        return fn(*args, **kwargs)
+    """Call `fn` from transformed code: a callable with a forward rule uses it when a dual number flows in; Python
+    functions (and methods, partials, callable objects) run transformed, since a dual may also arrive through their
+    closures or objects; constant functions see the primals; other library callables run as they are."""
     try:
         rule = FORWARD.get(fn)
     except TypeError:
         rule = None
-    if rule is not None:
+    if rule is not None and has_dual(args, kwargs):
         return apply(fn, args, kwargs)
-    if registry.is_nondifferentiable(fn):
-        return fn(*strip(args), **strip(kwargs))
-    if isinstance(fn, types.MethodType) and not _library(fn.__func__):
+    if type(fn) is types.FunctionType:
+        if _library(fn):
+            return fn(*args, **kwargs)
+        try:
+            g = forward_version(fn)
+        except SourceUnavailable as e:
+            if e.fn is not fn:
+                raise
+            if has_dual(args, kwargs):
+                raise MissingTangentRule(fn, e.reason or "no Python source") from None
+            return fn(*args, **kwargs)
+        return g(*args, **kwargs)
+    if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType and not _library(fn.__func__):
         return call(fn.__func__, fn.__self__, *args, **kwargs)
-    if isinstance(fn, functools.partial):
+    if type(fn) is functools.partial:
         return call(fn.func, *fn.args, *args, **{**fn.keywords, **kwargs})
     method = getattr(type(fn), "__call__", None)
-    if isinstance(method, types.FunctionType) and not isinstance(fn, type) and not _library(method):
+    if type(method) is types.FunctionType and not isinstance(fn, type) and not _library(method):
         return call(method, fn, *args, **kwargs)
+    if not has_dual(args, kwargs):
+        return fn(*args, **kwargs)
+    if registry.is_nondifferentiable(fn):
+        return fn(*strip(args), **strip(kwargs))
     try:
         return fn(*args, **kwargs)
     except MissingTangentRule:
         raise
     except ForwardModeError as e:  # a dual reached C code through float() or np.asarray()
-        if isinstance(fn, Dual) or getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, Dual):
+        if isinstance(getattr(fn, "__self__", None), Dual):
             raise
         raise MissingTangentRule(fn, str(e).split(":")[0]) from e
 

@@ -184,14 +184,40 @@ def forwarddiff(f, x, /):
     return f(x)
 
 
+def _captured(f):
+    from .ast_adjoint.dispatch import differentiable
+    code = getattr(f, "__code__", None)
+    cells = getattr(f, "__closure__", None) or ()
+    names = code.co_freevars if code is not None else ()
+    out = []
+    for name, cell in zip(names, cells, strict=True):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if differentiable(value):
+            out.append(name)
+    return out
+
+
+def _captures_differentiable(f):
+    return bool(_captured(f))
+
+
 @adjoint(forwarddiff)
 def _forwarddiff(f, x):
     _check_input(x, 1)
     y, (jac,) = _forward_jacobian(f, (x,))
 
-    def back(dy):
+    def back(dy, need=(True, True)):
         if dy is None or jac is None:
             return None, None
+        if need[0] and _captures_differentiable(f):
+            raise ZygoteError(
+                f"forwarddiff({getattr(f, '__qualname__', f)}, x): f captures differentiable values "
+                f"({', '.join(_captured(f))}) whose gradient is needed, but forwarddiff differentiates with respect "
+                f"to x only. Pass them inside x (e.g. forwarddiff(lambda v: g(v[0], v[1:]), np.concatenate(...))) "
+                f"or call f without forwarddiff.")
         ny = np.ndim(y)
         dx = np.tensordot(np.asarray(dy, dtype=float), jac, axes=ny) if ny else dy * jac
         return None, float(dx) if isinstance(x, float) else np.asarray(dx, dtype=np.result_type(x))

@@ -25,6 +25,7 @@ from ..errors import ForwardModeError, MissingTangentRule
 __all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip", "tangent_of",
            "primal_of", "make_dual"]
 
+_LEAVES = frozenset((float, int, bool, np.ndarray, np.float64, type(None), str))
 FORWARD = {}  # callable -> rule(fn, primals, tangents, kwargs) -> (y, ydot or None); keyed by the callable itself
 _TAGS = itertools.count(1)
 
@@ -247,18 +248,35 @@ def _walk(x, depth=2):
             yield from _walk(v, depth - 1)
 
 
+def _holds_dual(a):
+    t = type(a)
+    if t is Dual:
+        return True
+    if t is float or t is int or t is np.ndarray:  # the common cases, decided without a walk
+        return False
+    return any(True for _ in _walk(a))
+
+
 def has_dual(args, kwargs=None):
-    return any(True for a in args for _ in _walk(a)) or bool(kwargs) and any(True for a in kwargs.values()
-                                                                               for _ in _walk(a))
+    for a in args:
+        if _holds_dual(a):
+            return True
+    return bool(kwargs) and any(_holds_dual(a) for a in kwargs.values())
 
 
 def _top_tag(args):
-    return max(d.tag for a in args for d in _walk(a))
+    top = 0
+    for a in args:
+        if type(a) is Dual:
+            top = max(top, a.tag)
+        elif _holds_dual(a):
+            top = max(top, *(d.tag for d in _walk(a)))
+    return top
 
 
 def _split(x, tag):
     """(primal, tangent) of an argument at level `tag`; the tangent is None for a constant at that level."""
-    if isinstance(x, Dual):
+    if type(x) is Dual:
         return (x.primal, x.tangent) if x.tag == tag else (x, None)
     if isinstance(x, (list, tuple)) and any(True for _ in _walk(x)):
         parts = [_split(v, tag) for v in x]
@@ -269,8 +287,10 @@ def _split(x, tag):
 
 def strip(x):
     """`x` with every perturbation of every level removed (for comparisons, shapes and constant functions)."""
-    while isinstance(x, Dual):
+    while type(x) is Dual:
         x = x.primal
+    if type(x) in _LEAVES:
+        return x
     if isinstance(x, (list, tuple)) and any(True for _ in _walk(x)):
         return type(x)(strip(v) for v in x)
     if isinstance(x, dict) and any(True for _ in _walk(x)):
@@ -280,6 +300,9 @@ def strip(x):
 
 def _fit(ydot, y):
     """The tangent in the output's shape and, for a Python float output, as a Python float."""
+    ty = type(y)
+    if ty is type(ydot) and (ty is float or ty is np.ndarray and y.shape == ydot.shape):
+        return ydot
     shape = np.shape(strip(y))
     if np.shape(strip(ydot)) != shape:
         kind = np.result_type(strip(y)).kind

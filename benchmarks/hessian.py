@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import zygotepy  # noqa: E402
+import zygotepy
 
 
 def make(n, seed=0):

@@ -13,10 +13,16 @@ import numpy as np
 import pytest
 
 import zygotepy
-from zygotepy import ForwardModeError, MissingTangentRule, ZygoteError, derivative, pushforward
+from zygotepy import (
+    ForwardModeError,
+    MissingTangentRule,
+    ZygoteError,
+    derivative,
+    pushforward,
+)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from feature_helpers import cube, poly  # noqa: E402
+from feature_helpers import cube, poly
 
 RNG = np.random.default_rng(7)
 

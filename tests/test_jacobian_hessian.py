@@ -152,6 +152,12 @@ def test_hessian_of_linear_function_is_zero():
     np.testing.assert_array_equal(hessian(lambda x: np.sum(3.0 * x), _arr(3)), np.zeros((3, 3)))
 
 
+def test_hessian_names_a_reverse_rule_that_cannot_take_duals():
+    """np.dot's reverse rule converts its arguments with np.asarray: forward-over-reverse stops there, loudly."""
+    with pytest.raises(zygotepy.ForwardModeError, match=r"reverse rule dot\.<locals>\.back \(adjoints/numpy\.py:\d+\)"):
+        hessian(lambda x: np.tanh(np.dot(x, x)), _arr(3))
+
+
 def test_hessian_needs_scalar_output():
     with pytest.raises(ZygoteError, match="scalar"):
         hessian(np.sin, _arr(3))

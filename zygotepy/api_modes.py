@@ -10,7 +10,7 @@ import numpy as np
 
 from .adjoints.registry import adjoint
 from .api import pullback
-from .errors import ZygoteError
+from .errors import ForwardModeError, ZygoteError
 from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
 from .forward.dual import Dual, make_dual, new_tag, strip, tangent_of
 from .forward.transform import call
@@ -164,12 +164,30 @@ def hessian(f, x, /):
             xd = Dual(tag, x, e)
         else:
             xd = Dual(tag, x, 1.0)
-        y, back = pullback(f, xd)
-        if np.ndim(strip(y)) != 0:
-            raise ZygoteError(f"hessian needs f to return a real scalar; it returned shape {np.shape(strip(y))}")
-        g = back(1.0)[0]
+        try:
+            y, back = pullback(f, xd)
+            if np.ndim(strip(y)) != 0:
+                raise ZygoteError(f"hessian needs f to return a real scalar; it returned shape {np.shape(strip(y))}")
+            g = back(1.0)[0]
+        except ForwardModeError as e:
+            raise ForwardModeError(f"hessian (forward-over-reverse): {_rule_frame(e)} cannot take dual numbers: "
+                                   f"{e}") from e
         columns.append(np.zeros(shape) if g is None else np.asarray(tangent_of(g, tag), dtype=float))
     return np.stack(columns, axis=-1).reshape(shape + shape)
+
+
+def _rule_frame(exc):
+    """The innermost reverse-rule frame (zygotepy/adjoints/) of a traceback, as `file:line in function`."""
+    import os
+    rules_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "adjoints") + os.sep
+    found, tb = "a reverse rule", exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith(rules_dir):
+            found = f"the reverse rule {code.co_qualname if hasattr(code, 'co_qualname') else code.co_name} " \
+                    f"({os.path.relpath(code.co_filename, os.path.dirname(os.path.dirname(rules_dir)))}:{tb.tb_lineno})"
+        tb = tb.tb_next
+    return found
 
 
 # --- mixed mode ----------------------------------------------------------------------------------------------------------

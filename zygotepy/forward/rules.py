@@ -97,7 +97,7 @@ def sub(fn, p, t, kw):
 
 @tangent_rule(operator.truediv, operator.itruediv, np.divide)
 def truediv(fn, p, t, kw):
-    a, b = p
+    b = p[1]
     y = dispatch(fn, p, kw)
     return y, _total([None if t[0] is None else t[0] / b, None if t[1] is None else -y * t[1] / b])
 
@@ -217,7 +217,7 @@ def bilinear(fn, p, t, kw):
 def where(fn, p, t, kw):
     if len(p) == 1:
         return dispatch(fn, p, kw), None
-    cond, a, b = p
+    cond = p[0]
     ta = t[1] if t[1] is not None else 0.0
     tb = t[2] if t[2] is not None else 0.0
     return dispatch(fn, p, kw), None if t[1] is None and t[2] is None else np.where(strip(cond), ta, tb)
@@ -258,7 +258,7 @@ def inv(fn, p, t, kw):
 
 @tangent_rule(np.linalg.solve)
 def solve(fn, p, t, kw):
-    a, b = p
+    a = p[0]
     y = dispatch(fn, p, kw)
     rhs = _total([t[1], None if t[0] is None else -(t[0] @ y)])
     return y, None if rhs is None else dispatch(fn, [a, rhs], kw)

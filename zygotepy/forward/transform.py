@@ -26,10 +26,10 @@ import numpy as np
 
 import zygotepy
 
+from ..adjoints import registry
 from ..ast_adjoint.source import SourceUnavailable, get_source
 from ..errors import ForwardModeError, MissingTangentRule
 from .dual import FORWARD, Dual, apply, has_dual, strip
-from ..adjoints import registry
 
 __all__ = ["call", "forward_version"]
 
@@ -137,7 +137,7 @@ def call(fn, /, *args, **kwargs):
         return call(fn.__func__, fn.__self__, *args, **kwargs)
     if type(fn) is functools.partial:
         return call(fn.func, *fn.args, *args, **{**fn.keywords, **kwargs})
-    method = getattr(type(fn), "__call__", None)
+    method = getattr(type(fn), "__call__", None)  # noqa: B004  (the Python method itself, to transform it)
     if type(method) is types.FunctionType and not isinstance(fn, type) and not _library(method):
         return call(method, fn, *args, **kwargs)
     if not has_dual(args, kwargs):

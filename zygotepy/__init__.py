@@ -2,9 +2,11 @@
 from . import adjoints as _adjoints  # noqa: F401  (registers the built-in rule tables)
 from .adjoints.registry import adjoint
 from .api import gradient, pullback, show_adjoint, value_and_gradient
+from .api_modes import derivative, forwarddiff, hessian, jacobian, pushforward
 from .ast_adjoint.source import register_source
-from .errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
+from .errors import ForwardModeError, MissingAdjoint, MissingTangentRule, UnsupportedSyntax, ZygoteError
 from .structgrad import StructGrad
 
-__all__ = ["gradient", "value_and_gradient", "pullback", "adjoint", "show_adjoint", "register_source",
-           "StructGrad", "ZygoteError", "UnsupportedSyntax", "MissingAdjoint"]
+__all__ = ["gradient", "value_and_gradient", "pullback", "jacobian", "hessian", "pushforward", "derivative",
+           "forwarddiff", "adjoint", "show_adjoint", "register_source", "StructGrad", "ZygoteError", "UnsupportedSyntax",
+           "MissingAdjoint", "ForwardModeError", "MissingTangentRule"]

@@ -36,3 +36,27 @@ class MissingAdjoint(ZygoteError):
             "        return y, back",
         ]
         super().__init__("\n".join(lines))
+
+
+class ForwardModeError(ZygoteError):
+    """Forward mode cannot carry a derivative through an operation (a dual number reached code that only takes plain
+    floats or arrays, or perturbations of different nesting levels were mixed in a way that has no meaning)."""
+
+
+class MissingTangentRule(ForwardModeError):
+    """A dual number flows into a callable that has no forward (tangent) rule and no Python source to transform."""
+
+    def __init__(self, callee, reason=""):
+        self.callee = callee
+        name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) or repr(callee)
+        module = getattr(callee, "__module__", None)
+        full = f"{module}.{name}" if module and module != "builtins" else name
+        super().__init__(
+            f"no forward-mode (tangent) rule for {full}" + (f" ({reason})" if reason else "") + "\n"
+            "A dual number (a value carrying a forward-mode derivative) flows into it, and it would drop the "
+            "derivative. Add a tangent rule:\n\n"
+            "    from zygotepy.forward import tangent_rule\n"
+            f"    @tangent_rule({full})\n"
+            "    def _(fn, primals, tangents, kwargs):\n"
+            "        y = fn(*primals, **kwargs)\n"
+            "        return y, ...  # the output tangent; tangents[i] is None for an argument without one")

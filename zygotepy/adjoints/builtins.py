@@ -6,6 +6,7 @@ import operator
 
 from ..backends import namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, nondifferentiable, scalar_rule
+from .scalar import foreign_rule
 from .structures import like
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
@@ -98,6 +99,9 @@ adjoint(builtins.max)(_pick(builtins.max))
 
 @adjoint(float)
 def float_(x=0.0):
+    hook = foreign_rule((x,))
+    if hook is not None:
+        return hook(float, x)
     return float(x), lambda dy: (unbroadcast(dy, x) if not isinstance(x, str) else None,)
 
 

@@ -77,9 +77,26 @@ nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.e
                   math.factorial, math.comb, math.perm, math.gcd, math.isclose)
 
 
+def foreign_rule(args):
+    """The rule hook of a number type of zygotepy's own among `args` (forward mode's dual numbers, which `math`'s C
+    code would convert with float(), dropping their derivative), or None."""
+    for a in args:
+        if type(a) not in _PLAIN:
+            hook = getattr(type(a), "__zygote_rule__", None)
+            if hook is not None:
+                return hook
+    return None
+
+
+_PLAIN = frozenset((int, float, bool))
+
+
 def _math_rule(fn, derivative):
     """A `math` function's rule, from its scalar derivative (math functions take Python numbers only)."""
     def rule(*args):
+        hook = foreign_rule(args)
+        if hook is not None:
+            return hook(fn, *args)
         y = fn(*args)
 
         def back(dy):
@@ -98,6 +115,9 @@ for _fn, _d in MATH.items():
 
 @adjoint(math.log)
 def log(x, *base):
+    hook = foreign_rule((x, *base))
+    if hook is not None:
+        return hook(math.log, x, *base)
     y = math.log(x, *base)
 
     def back(dy):
@@ -113,6 +133,9 @@ def log(x, *base):
 @adjoint(math.hypot)
 def hypot(*coords):
     """hypot takes any number of coordinates (the table's scalar form is the two-argument one); 0 at the origin."""
+    hook = foreign_rule(coords)
+    if hook is not None:
+        return hook(math.hypot, *coords)
     y = math.hypot(*coords)
 
     def back(dy):

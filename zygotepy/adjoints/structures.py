@@ -144,7 +144,9 @@ def getitem(x, index):
             return ({index: dy}, None)
         if hasattr(x, "shape"):
             xp = namespace(x)
-            g = xp.zeros(x.shape, dtype=_float_dtype(x) if not rt.is_complex_like(dy) else np.complex128)
+            zeros = getattr(type(dy), "__zygote_zeros__", None)  # forward mode's duals: zeros that can hold dy
+            g = zeros(x.shape, dy) if zeros is not None else \
+                xp.zeros(x.shape, dtype=_float_dtype(x) if not rt.is_complex_like(dy) else np.complex128)
             if _is_fancy(index):
                 np.add.at(g, index, dy)
             else:

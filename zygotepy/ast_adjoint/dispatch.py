@@ -203,6 +203,8 @@ class SelfPullback:
 def _user_operator(fn, args):
     """Python's operator protocol for user classes: transform their `__mul__`/`__rmul__`/... like any function."""
     names = _OPERATORS[fn]
+    if any(getattr(type(a), "__zygote_number__", False) for a in args):
+        return None  # zygotepy's own numbers (forward mode's duals): their operators mean what the rules say
     if len(args) == 1 or fn is operator.getitem:
         method = getattr(type(args[0]), names[0], None)
         if isinstance(method, types.FunctionType):

@@ -1,0 +1,215 @@
+"""jacobian (both modes), hessian (forward-over-reverse) and forwarddiff (mixed mode).
+
+Jacobians are checked against central finite differences of `f`, Hessians against central finite differences of
+`zygotepy.gradient` and against closed forms, forwarddiff against plain reverse mode and finite differences.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import zygotepy
+import zygotepy.testing
+from zygotepy import ZygoteError, forwarddiff, gradient, hessian, jacobian
+
+RNG = np.random.default_rng(11)
+
+
+def _arr(*shape):
+    return RNG.uniform(-1.0, 1.0, size=shape)
+
+
+def numerical_jacobian(f, args, i, eps=1e-6):
+    """d f / d args[i] by central differences, shape y.shape + x.shape."""
+    x = np.asarray(args[i], dtype=float)
+    cols = []
+    for k in range(x.size):
+        e = np.zeros(x.shape)
+        e.flat[k] = eps
+        moved = [list(args), list(args)]
+        moved[0][i] = x + e if x.shape else float(x + e)
+        moved[1][i] = x - e if x.shape else float(x - e)
+        cols.append((np.asarray(f(*moved[0]), float) - np.asarray(f(*moved[1]), float)) / (2 * eps))
+    y_shape = np.shape(cols[0])
+    return np.stack(cols, axis=-1).reshape(y_shape + x.shape)
+
+
+def numerical_hessian(f, x, eps=1e-5):
+    """Central differences of the reverse-mode gradient."""
+    return numerical_jacobian(lambda x: np.asarray(gradient(f, x)[0], float), (x,), 0, eps)
+
+
+def poly_loop(x, n=3):
+    acc = x
+    for _ in range(n):
+        acc = acc * x - np.sin(acc)
+    return acc
+
+
+def piecewise(x):
+    if np.sum(x) > 0:
+        return np.exp(x[::-1]) * x[0]
+    return x ** 2
+
+
+A = _arr(3, 3)
+JACOBIAN_CASES = [
+    ("elementwise", lambda x: np.sin(x) * x ** 2, (_arr(4),)),
+    ("wide_to_scalar", lambda x: np.sum(np.tanh(x)) * x[0], (_arr(5),)),
+    ("scalar_to_wide", lambda t: np.array([math.sin(t), math.cos(t), t ** 3, math.exp(t)]), (0.4,)),
+    ("matrix_in", lambda m: m @ np.arange(3.0) + np.sum(m ** 2, axis=0), (_arr(3, 3),)),
+    ("matrix_out", lambda x: np.outer(x, np.sin(x)), (_arr(3),)),
+    ("two_args", lambda x, y: A @ x * y + np.sum(y), (_arr(3), _arr(3))),
+    ("scalar_and_array", lambda s, x: s * np.exp(x) + s ** 2, (0.7, _arr(3))),
+    ("loop", poly_loop, (_arr(3),)),
+    ("branch", piecewise, (np.abs(_arr(3)),)),
+    ("softmax", lambda x: np.exp(x) / np.sum(np.exp(x)), (_arr(4),)),
+]
+
+
+@pytest.mark.parametrize("mode", [None, "forward", "reverse"])
+@pytest.mark.parametrize("name,f,args", JACOBIAN_CASES, ids=[c[0] for c in JACOBIAN_CASES])
+def test_jacobian_matches_finite_differences(name, f, args, mode):
+    jacs = jacobian(f, *args, mode=mode)
+    assert len(jacs) == len(args)
+    y = f(*args)
+    for i, (a, jac) in enumerate(zip(args, jacs, strict=True)):
+        assert jac.shape == np.shape(y) + np.shape(a), (name, i)
+        np.testing.assert_allclose(jac, numerical_jacobian(f, args, i), rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_jacobian_modes_agree_exactly_enough():
+    x = _arr(6)
+    fwd, = jacobian(lambda x: np.sin(x) * x[2] + x[::-1] ** 2, x, mode="forward")
+    rev, = jacobian(lambda x: np.sin(x) * x[2] + x[::-1] ** 2, x, mode="reverse")
+    np.testing.assert_allclose(fwd, rev, rtol=1e-13, atol=1e-15)
+
+
+def test_jacobian_data_arguments_get_none():
+    jac_x, jac_n = jacobian(lambda x, n: x ** n, np.array([1.0, 2.0]), 3)
+    assert jac_n is None
+    np.testing.assert_allclose(jac_x, np.diag([3.0, 12.0]))
+
+
+def test_jacobian_errors():
+    with pytest.raises(ZygoteError, match="mode"):
+        jacobian(np.sin, _arr(2), mode="sideways")
+    with pytest.raises(ZygoteError, match="real"):
+        jacobian(lambda x: (x, x), _arr(2))
+    with pytest.raises(ZygoteError, match="real"):
+        jacobian(np.sin, _arr(2) + 1j)
+
+
+B = _arr(4, 4)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def scalar_math(x):
+    return math.sin(x) * math.exp(x / 2) + math.log(x + 2.0) + float(x) ** 3
+
+
+def with_helper(x):
+    total = 0.0
+    for k in range(x.shape[0]):
+        total = total + poly_loop(x[k], 2)
+    return total
+
+
+HESSIAN_CASES = [
+    ("benchmark_form", lambda x: np.sum(np.sin(x) * x ** 2) + x @ B @ x, _arr(4)),
+    ("rosenbrock", rosenbrock, _arr(5)),
+    ("matrix_argument", lambda m: np.sum(np.tanh(m @ m)), _arr(2, 2)),
+    ("scalar_math", scalar_math, 0.6),
+    ("loop_and_helper", with_helper, _arr(3)),
+    ("branch", lambda x: np.sum(x ** 3) if x[0] > 0 else np.sum(np.cos(x)), np.abs(_arr(3))),
+    ("logsumexp", lambda x: np.log(np.sum(np.exp(x))), _arr(4)),
+    ("norm_and_div", lambda x: np.sum(x / (1.0 + x @ x)) + np.max(x) ** 2, _arr(3)),
+]
+
+
+@pytest.mark.parametrize("name,f,x", HESSIAN_CASES, ids=[c[0] for c in HESSIAN_CASES])
+def test_hessian_matches_finite_differences_of_the_gradient(name, f, x):
+    hess = hessian(f, x)
+    assert hess.shape == np.shape(x) + np.shape(x)
+    np.testing.assert_allclose(hess, numerical_hessian(f, x), rtol=1e-5, atol=1e-6, err_msg=name)
+    flat = hess.reshape(np.size(x), np.size(x))
+    np.testing.assert_allclose(flat, flat.T, rtol=1e-9, atol=1e-10, err_msg=name)
+
+
+def test_hessian_closed_forms():
+    x = _arr(4)
+    want = np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x ** 2 * np.sin(x)) + B + B.T
+    np.testing.assert_allclose(hessian(lambda x: np.sum(np.sin(x) * x ** 2) + x @ B @ x, x), want, rtol=1e-12)
+    assert hessian(lambda x: x ** 3, 2.0) == pytest.approx(12.0)
+    assert hessian(lambda x: math.sin(x) * x, 2.0) == pytest.approx(2 * math.cos(2.0) - 2 * math.sin(2.0))
+    np.testing.assert_allclose(hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0])), [[4.0, 2.0], [2.0, 0.0]])
+
+
+def test_hessian_of_linear_function_is_zero():
+    np.testing.assert_array_equal(hessian(lambda x: np.sum(3.0 * x), _arr(3)), np.zeros((3, 3)))
+
+
+def test_hessian_names_a_reverse_rule_that_cannot_take_duals():
+    """np.dot's reverse rule converts its arguments with np.asarray: forward-over-reverse stops there, loudly."""
+    with pytest.raises(zygotepy.ForwardModeError, match=r"reverse rule dot\.<locals>\.back \(adjoints/numpy\.py:\d+\)"):
+        hessian(lambda x: np.tanh(np.dot(x, x)), _arr(3))
+
+
+def test_hessian_needs_scalar_output():
+    with pytest.raises(ZygoteError, match="scalar"):
+        hessian(np.sin, _arr(3))
+
+
+# --- forwarddiff ----------------------------------------------------------------------------------------------------------
+def expensive_inner(x):
+    y = x
+    for _ in range(4):
+        y = np.sin(y) * 1.5 + x
+    return y
+
+
+FORWARDDIFF_CASES = [
+    ("scalar", lambda x: forwarddiff(lambda t: t ** 3 + math.sin(t), x) * 2.0, lambda x: (x ** 3 + math.sin(x)) * 2.0,
+     (0.8,)),
+    ("vector", lambda x: np.sum(forwarddiff(expensive_inner, x) ** 2), lambda x: np.sum(expensive_inner(x) ** 2),
+     (_arr(3),)),
+    ("vector_to_scalar", lambda x: forwarddiff(lambda v: np.sum(np.exp(v)) * v[0], x) + x[1],
+     lambda x: np.sum(np.exp(x)) * x[0] + x[1], (_arr(3),)),
+    ("closure_over_constant", lambda x: np.sum(forwarddiff(lambda v: B[:3, :3] @ v, x) ** 2),
+     lambda x: np.sum((B[:3, :3] @ x) ** 2), (_arr(3),)),
+]
+
+
+@pytest.mark.parametrize("name,f,plain,args", FORWARDDIFF_CASES, ids=[c[0] for c in FORWARDDIFF_CASES])
+def test_forwarddiff_gives_the_reverse_mode_gradient(name, f, plain, args):
+    assert np.allclose(f(*args), plain(*args))
+    got = gradient(f, *args)[0]
+    want = gradient(plain, *args)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
+    zygotepy.testing.check_grads(f, *args)
+
+
+def test_forwarddiff_uses_forward_mode():
+    """The pullback is built from pushforwards: a function with a tangent rule but no reverse rule works inside it."""
+    from zygotepy.forward import tangent_rule
+
+    def opaque(v):  # stands for code only forward mode can run
+        return np.exp(v)
+    tangent_rule(opaque)(lambda fn, p, t, kw: (np.exp(p[0]), np.exp(p[0]) * t[0]))
+
+    @zygotepy.adjoint(opaque)
+    def _(v):
+        raise AssertionError("reverse mode must not differentiate opaque inside forwarddiff")
+    x = _arr(3)
+    np.testing.assert_allclose(gradient(lambda x: np.sum(forwarddiff(opaque, x)), x)[0], np.exp(x), rtol=1e-12)
+
+
+def test_forwarddiff_refuses_to_drop_a_captured_gradient():
+    """f's captured values are constants to forwarddiff: when their gradient is needed it raises, never None."""
+    def f(x, c):
+        return np.sum(forwarddiff(lambda v: v * c, x) ** 2)
+    with pytest.raises(ZygoteError, match="captures differentiable values \\(c\\)"):
+        gradient(f, _arr(3), _arr(3))

@@ -1,0 +1,242 @@
+"""Forward mode and its combinations with reverse mode: pushforward, derivative, jacobian, hessian, forwarddiff.
+
+Forward mode runs the user's function on dual numbers (`zygotepy.forward`): no tape, one pass per input direction.
+`jacobian` picks per call: reverse mode (one pullback per output entry, sharing one forward pass) unless the inputs
+have fewer entries than the output. `hessian` is forward-over-reverse: dual numbers go through `pullback`, i.e.
+through the generated reverse code and the reverse rules, one pass per input entry. `forwarddiff(f, x)` is `f(x)`
+whose reverse rule builds the pullback from a forward-mode Jacobian (mixed mode).
+"""
+import numpy as np
+
+from .adjoints.registry import adjoint
+from .api import pullback
+from .errors import ForwardModeError, ZygoteError
+from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
+from .forward.dual import Dual, make_dual, new_tag, strip, tangent_of
+from .forward.transform import call
+
+__all__ = ["pushforward", "derivative", "jacobian", "hessian", "forwarddiff"]
+
+
+def pushforward(f, /, *args):
+    """Forward mode: a function mapping tangents of `args` to the tangent of `f(*args)`; no tape.
+
+    Args:
+        f: the function; its Python source is transformed so that `math` calls see dual numbers.
+        *args: the point: numbers, arrays, or lists/tuples/dicts of them.
+    Returns:
+        `push(*tangents)`: one tangent per argument (None for a constant), returning the output's tangent (the
+        structure of the output; zeros where it does not depend on the inputs).
+
+    >>> import math
+    >>> pushforward(lambda x, y: x * math.sin(y), 2.0, 0.0)(1.0, 1.0)
+    2.0
+    """
+    def push(*tangents):
+        if len(tangents) != len(args):
+            raise ZygoteError(f"pushforward: {len(tangents)} tangents for {len(args)} arguments")
+        tag = new_tag()
+        y = call(f, *(make_dual(a, t, tag) for a, t in zip(args, tangents, strict=True)))
+        return tangent_of(y, tag)
+    return push
+
+
+def derivative(f, x, /):
+    """`df/dx` of a function of one scalar, by forward mode (a vector-valued `f` gives its vector of derivatives).
+
+    Nested calls never confuse their perturbations:
+
+    >>> derivative(lambda x: x * derivative(lambda y: x + y, 1.0), 1.0)
+    1.0
+    """
+    if np.ndim(strip(x)) != 0 or isinstance(strip(x), (bool, str)):
+        raise ZygoteError(f"derivative needs a scalar argument; got {type(strip(x)).__name__} of shape "
+                          f"{np.shape(strip(x))}. For arrays use pushforward(f, x)(v) or jacobian(f, x).")
+    return pushforward(f, x)(1.0)
+
+
+# --- Jacobians -----------------------------------------------------------------------------------------------------------
+def _is_data(a):
+    return a is None or isinstance(a, (bool, int, str)) or getattr(getattr(a, "dtype", None), "kind", "f") in "biu"
+
+
+def _check_input(a, i):
+    if _is_data(a):
+        return
+    if not (isinstance(a, float) or isinstance(a, (np.ndarray, np.generic)) and a.dtype.kind == "f"):
+        raise ZygoteError(f"jacobian/hessian take real numbers and real arrays; argument {i} is a "
+                          f"{type(a).__name__}{' of dtype ' + str(a.dtype) if hasattr(a, 'dtype') else ''}")
+
+
+def _check_output(y):
+    y = strip(y)
+    if not (isinstance(y, (int, float)) and not isinstance(y, bool) or isinstance(y, (np.ndarray, np.generic))
+            and y.dtype.kind in "fiu"):
+        raise ZygoteError(f"jacobian needs f to return a real number or a real array; it returned "
+                          f"{type(y).__name__}. For other outputs use pullback or pushforward.")
+
+
+def _forward_jacobian(f, args):
+    """(y, one Jacobian per argument) by forward mode: one pass per entry of each non-data argument."""
+    y, jacs = None, []
+    for i, a in enumerate(args):
+        if _is_data(a):
+            jacs.append(None)
+            continue
+        shape = np.shape(a)
+        columns = []
+        for k in range(int(np.prod(shape))):
+            e = np.zeros(shape)
+            e.flat[k] = 1.0
+            tag = new_tag()
+            out = call(f, *(make_dual(b, (e if shape else 1.0) if j == i else None, tag)
+                            for j, b in enumerate(args)))
+            _check_output(out)
+            y = strip(out) if y is None else y
+            columns.append(np.asarray(tangent_of(out, tag), dtype=float))
+        jac = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(y) + (0,))
+        jacs.append(jac.reshape(np.shape(jac)[:-1] + shape))
+    if y is None:
+        y = call(f, *args)
+    return y, jacs
+
+
+def _reverse_jacobian(y, back, args):
+    ys = np.shape(y)
+    rows = [[] for _ in args]
+    for k in range(int(np.prod(ys))):
+        e = np.zeros(ys)
+        e.flat[k] = 1.0
+        grads = back(e if ys else 1.0)
+        for i, (a, g) in enumerate(zip(args, grads, strict=True)):
+            rows[i].append(np.zeros(np.shape(a)) if g is None else np.asarray(g, dtype=float))
+    return [None if _is_data(a) else np.stack(r).reshape(ys + np.shape(a)) if r else np.zeros(ys + np.shape(a))
+            for a, r in zip(args, rows, strict=True)]
+
+
+def jacobian(f, /, *args, mode=None):
+    """One Jacobian per positional argument, each of shape `y.shape + x.shape` (None for data arguments: ints, bools).
+
+    Args:
+        f: a function of real numbers/arrays returning a real number or array.
+        *args: the point.
+        mode: "reverse" (one pullback per output entry), "forward" (one pushforward per input entry), or None to pick
+            forward mode exactly when the inputs have fewer entries than the output.
+    Returns:
+        a tuple of arrays.
+
+    >>> jacobian(lambda x: x ** 2, np.array([1.0, 2.0]))[0]
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    for i, a in enumerate(args):
+        _check_input(a, i)
+    if mode not in (None, "forward", "reverse"):
+        raise ZygoteError(f"jacobian: mode must be 'forward', 'reverse' or None, not {mode!r}")
+    if mode == "forward":
+        return tuple(_forward_jacobian(f, args)[1])
+    y, back = pullback(f, *args)
+    _check_output(y)
+    n_in = sum(int(np.size(a)) for a in args if not _is_data(a))
+    if mode is None and n_in < np.size(y):
+        return tuple(_forward_jacobian(f, args)[1])
+    return tuple(_reverse_jacobian(y, back, args))
+
+
+def hessian(f, x, /):
+    """The Hessian of the real scalar `f(x)`, shape `x.shape + x.shape`, by forward-over-reverse: one reverse pass
+    on dual numbers per entry of `x`.
+
+    >>> hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0]))
+    array([[4., 2.],
+           [2., 0.]])
+    """
+    _check_input(x, 0)
+    if _is_data(x):
+        raise ZygoteError("hessian needs a real number or a real float array")
+    shape = np.shape(x)
+    columns = []
+    for k in range(int(np.prod(shape))):
+        tag = new_tag()
+        if shape:
+            e = np.zeros(shape, dtype=x.dtype)
+            e.flat[k] = 1.0
+            xd = Dual(tag, x, e)
+        else:
+            xd = Dual(tag, x, 1.0)
+        try:
+            y, back = pullback(f, xd)
+            if np.ndim(strip(y)) != 0:
+                raise ZygoteError(f"hessian needs f to return a real scalar; it returned shape {np.shape(strip(y))}")
+            g = back(1.0)[0]
+        except ForwardModeError as e:
+            raise ForwardModeError(f"hessian (forward-over-reverse): {_rule_frame(e)} cannot take dual numbers: "
+                                   f"{e}") from e
+        columns.append(np.zeros(shape) if g is None else np.asarray(tangent_of(g, tag), dtype=float))
+    return np.stack(columns, axis=-1).reshape(shape + shape)
+
+
+def _rule_frame(exc):
+    """The innermost reverse-rule frame (zygotepy/adjoints/) of a traceback, as `file:line in function`."""
+    import os
+    rules_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "adjoints") + os.sep
+    found, tb = "a reverse rule", exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith(rules_dir):
+            found = f"the reverse rule {code.co_qualname if hasattr(code, 'co_qualname') else code.co_name} " \
+                    f"({os.path.relpath(code.co_filename, os.path.dirname(os.path.dirname(rules_dir)))}:{tb.tb_lineno})"
+        tb = tb.tb_next
+    return found
+
+
+# --- mixed mode ----------------------------------------------------------------------------------------------------------
+def forwarddiff(f, x, /):
+    """`f(x)`; under reverse mode its pullback comes from a forward-mode Jacobian of `f` at `x` (mixed mode: cheap
+    when `x` has few entries and `f` has a long tape).
+
+    >>> from zygotepy import gradient
+    >>> gradient(lambda x: forwarddiff(lambda t: t ** 3, x), 2.0)
+    (12.0,)
+    """
+    return f(x)
+
+
+def _captured(f):
+    from .ast_adjoint.dispatch import differentiable
+    code = getattr(f, "__code__", None)
+    cells = getattr(f, "__closure__", None) or ()
+    names = code.co_freevars if code is not None else ()
+    out = []
+    for name, cell in zip(names, cells, strict=True):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if differentiable(value):
+            out.append(name)
+    return out
+
+
+def _captures_differentiable(f):
+    return bool(_captured(f))
+
+
+@adjoint(forwarddiff)
+def _forwarddiff(f, x):
+    _check_input(x, 1)
+    y, (jac,) = _forward_jacobian(f, (x,))
+
+    def back(dy, need=(True, True)):
+        if dy is None or jac is None:
+            return None, None
+        if need[0] and _captures_differentiable(f):
+            raise ZygoteError(
+                f"forwarddiff({getattr(f, '__qualname__', f)}, x): f captures differentiable values "
+                f"({', '.join(_captured(f))}) whose gradient is needed, but forwarddiff differentiates with respect "
+                f"to x only. Pass them inside x (e.g. forwarddiff(lambda v: g(v[0], v[1:]), np.concatenate(...))) "
+                f"or call f without forwarddiff.")
+        ny = np.ndim(y)
+        dx = np.tensordot(np.asarray(dy, dtype=float), jac, axes=ny) if ny else dy * jac
+        return None, float(dx) if isinstance(x, float) else np.asarray(dx, dtype=np.result_type(x))
+    return y, back

@@ -1,0 +1,400 @@
+"""Dual numbers for forward mode: `Dual(tag, primal, tangent)`, one class for Python numbers and NumPy arrays.
+
+Invariants:
+- `tangent` has the shape of `primal` (rules broadcast it when the output is larger than an input).
+- Every perturbation carries the integer `tag` of the forward-mode call that created it (`new_tag()`; tags only grow,
+  so a nested call's tag is larger than its caller's). A Dual's primal and tangent may themselves be Duals of *smaller*
+  tags, never of equal or larger ones. An operation on Duals of different tags works at the largest tag and treats the
+  others as constants (whose own perturbations ride along inside the primal). This is what keeps
+  `derivative(lambda x: x * derivative(lambda y: x + y, 1.0), 1.0)` at 1.0 (Siskind & Pearlmutter, "Perturbation
+  confusion and referential transparency", 2005; ForwardDiff.jl's tags).
+- Nothing drops a tangent silently: `float(dual)` and `np.asarray(dual)` raise `ForwardModeError` (the C code of
+  `math.sin` or of an array constructor would otherwise keep only the primal).
+
+Python operators reach the rules through the dunder methods, NumPy ufuncs through `__array_ufunc__` and NumPy functions
+through `__array_function__`; `apply` splits the arguments at the working tag and runs the rule from `FORWARD`.
+"""
+import itertools
+import operator
+
+import numpy as np
+
+from ..adjoints import registry
+from ..errors import ForwardModeError, MissingTangentRule
+
+__all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip", "tangent_of",
+           "primal_of", "make_dual"]
+
+_LEAVES = frozenset((float, int, bool, np.ndarray, np.float64, type(None), str))
+FORWARD = {}  # callable -> rule(fn, primals, tangents, kwargs) -> (y, ydot or None); keyed by the callable itself
+_TAGS = itertools.count(1)
+
+
+def new_tag():
+    """A fresh perturbation tag, larger than every tag handed out before."""
+    return next(_TAGS)
+
+
+def tangent_rule(*targets):
+    """Register a forward rule `rule(fn, primals, tangents, kwargs) -> (y, ydot)` for each target (latest wins).
+
+    `primals` are the arguments with this level's perturbation removed (they may still hold outer levels' Duals);
+    `tangents[i]` is the tangent of argument i, None for a constant (a list of them for a list argument). Return
+    `ydot=None` for an output that does not depend on the perturbation.
+    """
+    def register(rule):
+        for t in targets:
+            FORWARD[t] = rule
+        return rule
+    return register
+
+
+class Dual:
+    """A value `primal + tangent * eps_tag` with `eps_tag ** 2 == 0`; the primal is a number, an array or a Dual of a
+    smaller tag."""
+    __slots__ = ("tag", "primal", "tangent")
+    __zygote_number__ = True  # reverse mode treats it as a number: its operators mean what the rules say
+
+    def __init__(self, tag, primal, tangent):
+        self.tag, self.primal, self.tangent = tag, primal, tangent
+
+    def __repr__(self):
+        return f"Dual(tag={self.tag}, primal={self.primal!r}, tangent={self.tangent!r})"
+
+    # --- array-like attributes (the primal's) ---
+    shape = property(lambda self: np.shape(strip(self.primal)))
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape)))
+    dtype = property(lambda self: np.result_type(strip(self.primal)))
+    T = property(lambda self: np.transpose(self))
+    real = property(lambda self: np.real(self))
+
+    def __len__(self):
+        return len(strip(self.primal))
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self):
+        return bool(strip(self.primal))
+
+    def __int__(self):
+        return int(strip(self.primal))
+
+    def __index__(self):
+        raise ForwardModeError("a dual number (it carries a derivative) cannot be used as an index")
+
+    def __round__(self, ndigits=None):
+        return round(strip(self.primal), ndigits)
+
+    def __float__(self):
+        raise ForwardModeError(
+            "a dual number (a value carrying a forward-mode derivative) was converted to a plain float, which would "
+            "drop its derivative: a C function without a tangent rule received it (math.* is handled inside "
+            "functions zygotepy transforms, not inside library code), or it was stored into a plain NumPy array "
+            "(build arrays of differentiable values with np.array([...]) or np.stack instead)")
+
+    __complex__ = __float__
+
+    def __array__(self, dtype=None, copy=None):
+        raise ForwardModeError(
+            "a dual number (a value carrying a forward-mode derivative) was converted to a plain NumPy array, which "
+            "would drop its derivative (np.asarray on it, storing it into a plain array, or a NumPy function "
+            "without a tangent rule)")
+
+    __hash__ = None
+
+    @staticmethod
+    def __zygote_zeros__(shape, like):
+        """Zeros of `shape` at every level of `like`, so that `zeros[index] = like` keeps its tangents (reverse
+        rules that scatter a cotangent into a new array, such as indexing's, call this)."""
+        def level(v):
+            return Dual(v.tag, level(v.primal), level(v.tangent)) if isinstance(v, Dual) else np.zeros(
+                shape, dtype=np.result_type(v, np.float64))
+        return level(like)
+
+    @staticmethod
+    def __zygote_rule__(fn, *args):
+        """The reverse rule of a scalar function (`math.*`, `float`) on dual numbers, from its forward rule: each
+        partial derivative is one nested forward-mode pass (reverse mode calls this where `math`'s C code cannot
+        take a Dual; see `adjoints.scalar.foreign_rule`)."""
+        y = dispatch(fn, args, {})
+
+        def back(dy):
+            if dy is None:
+                return (None,) * len(args)
+            grads = []
+            for i, a in enumerate(args):
+                if isinstance(a, (bool, int)):
+                    grads.append(None)
+                    continue
+                tag = new_tag()
+                moved = (*args[:i], Dual(tag, a, 1.0), *args[i + 1:])
+                grads.append(dy * tangent_of(dispatch(fn, moved, {}), tag))
+            return tuple(grads)
+        return y, back
+
+    # --- NumPy protocols ---
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.add and method == "at" and isinstance(inputs[0], Dual):
+            return _add_at(*inputs)
+        if method != "__call__" or "out" in kwargs:
+            raise MissingTangentRule(ufunc, f"method {method!r}" if method != "__call__" else "out= argument")
+        return dispatch(ufunc, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return dispatch(func, args, kwargs)
+
+    # --- array methods, through the NumPy functions ---
+    def sum(self, *a, **k): return np.sum(self, *a, **k)  # noqa: E704
+    def mean(self, *a, **k): return np.mean(self, *a, **k)  # noqa: E704
+    def max(self, *a, **k): return np.max(self, *a, **k)  # noqa: E704
+    def min(self, *a, **k): return np.min(self, *a, **k)  # noqa: E704
+    def dot(self, b): return np.dot(self, b)  # noqa: E704
+    def ravel(self): return np.ravel(self)  # noqa: E704
+    def flatten(self): return np.ravel(self)  # noqa: E704
+    def squeeze(self, *a, **k): return np.squeeze(self, *a, **k)  # noqa: E704
+    def conj(self): return np.conj(self)  # noqa: E704
+    def repeat(self, *a, **k): return np.repeat(self, *a, **k)  # noqa: E704
+    def cumsum(self, *a, **k): return np.cumsum(self, *a, **k)  # noqa: E704
+    def clip(self, *a, **k): return np.clip(self, *a, **k)  # noqa: E704
+    def trace(self, *a, **k): return np.trace(self, *a, **k)  # noqa: E704
+    def diagonal(self, *a, **k): return np.diagonal(self, *a, **k)  # noqa: E704
+    def swapaxes(self, a, b): return np.swapaxes(self, a, b)  # noqa: E704
+    conjugate = conj
+
+    def copy(self):
+        return Dual(self.tag, _copy(self.primal), _copy(self.tangent))
+
+    def reshape(self, *shape, **k):
+        return np.reshape(self, shape[0] if len(shape) == 1 else shape, **k)
+
+    def transpose(self, *axes):
+        return np.transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes or None)
+
+    def astype(self, dtype, **k):
+        return apply(np.ndarray.astype, (self, dtype), k)
+
+    def item(self):
+        return np.reshape(self, ())
+
+    # --- indexing ---
+    def __getitem__(self, index):
+        return apply(operator.getitem, (self, index), {})
+
+    def __setitem__(self, index, value):
+        """In place, like NumPy: the primal and the tangent are both updated (the value's tangent, or zero)."""
+        if isinstance(value, Dual) and value.tag > self.tag:
+            raise ForwardModeError("cannot store a value carrying an inner (nested) derivative into an array of an "
+                                   "outer one; build a new array with np.stack or np.where instead")
+        if isinstance(value, Dual) and value.tag == self.tag:
+            self.primal[index], self.tangent[index] = value.primal, value.tangent
+        else:
+            self.primal[index], self.tangent[index] = value, 0
+
+    # --- comparisons look at the primal only ---
+    def __lt__(self, o): return strip(self.primal) < strip(o)  # noqa: E704
+    def __le__(self, o): return strip(self.primal) <= strip(o)  # noqa: E704
+    def __gt__(self, o): return strip(self.primal) > strip(o)  # noqa: E704
+    def __ge__(self, o): return strip(self.primal) >= strip(o)  # noqa: E704
+    def __eq__(self, o): return strip(self.primal) == strip(o)  # noqa: E704
+    def __ne__(self, o): return strip(self.primal) != strip(o)  # noqa: E704
+
+
+def _binary(op):
+    def forward(self, other):
+        return apply(op, (self, other), {})
+
+    def reflected(self, other):
+        return apply(op, (other, self), {})
+    return forward, reflected
+
+
+for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("truediv", operator.truediv),
+                   ("pow", operator.pow), ("matmul", operator.matmul), ("mod", operator.mod),
+                   ("floordiv", operator.floordiv)):
+    _f, _r = _binary(_op)
+    _f.__name__, _r.__name__ = f"__{_name}__", f"__r{_name}__"
+    setattr(Dual, _f.__name__, _f)
+    setattr(Dual, _r.__name__, _r)
+for _name, _op in (("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs)):
+    setattr(Dual, f"__{_name}__", lambda self, _op=_op: apply(_op, (self,), {}))
+
+
+def _add_at(target, index, value):
+    """`np.add.at(target, index, value)` in place on a Dual target (scatter-adds of reverse rules)."""
+    if isinstance(value, Dual) and value.tag > target.tag:
+        raise ForwardModeError("np.add.at: the value carries an inner (nested) derivative the target cannot hold")
+    same = isinstance(value, Dual) and value.tag == target.tag
+    np.add.at(target.primal, index, value.primal if same else value)
+    if same:
+        np.add.at(target.tangent, index, value.tangent)
+
+
+def _copy(x):
+    return x.copy() if hasattr(x, "copy") else x
+
+
+# --- levels ------------------------------------------------------------------------------------------------------------
+def _walk(x, depth=2):
+    """The Duals among an argument: itself, or the items of a list/tuple/dict argument (np.stack([a, b]))."""
+    if isinstance(x, Dual):
+        yield x
+    elif depth and isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _walk(v, depth - 1)
+    elif depth and isinstance(x, dict):
+        for v in x.values():
+            yield from _walk(v, depth - 1)
+
+
+def _holds_dual(a):
+    t = type(a)
+    if t is Dual:
+        return True
+    if t is float or t is int or t is np.ndarray:  # the common cases, decided without a walk
+        return False
+    return any(True for _ in _walk(a))
+
+
+def has_dual(args, kwargs=None):
+    for a in args:
+        if _holds_dual(a):
+            return True
+    return bool(kwargs) and any(_holds_dual(a) for a in kwargs.values())
+
+
+def _top_tag(args):
+    top = 0
+    for a in args:
+        if type(a) is Dual:
+            top = max(top, a.tag)
+        elif _holds_dual(a):
+            top = max(top, *(d.tag for d in _walk(a)))
+    return top
+
+
+def _split(x, tag):
+    """(primal, tangent) of an argument at level `tag`; the tangent is None for a constant at that level."""
+    if type(x) is Dual:
+        return (x.primal, x.tangent) if x.tag == tag else (x, None)
+    if isinstance(x, (list, tuple)) and any(True for _ in _walk(x)):
+        parts = [_split(v, tag) for v in x]
+        tangents = [t for _, t in parts]
+        return type(x)(p for p, _ in parts), (None if all(t is None for t in tangents) else tangents)
+    return x, None
+
+
+def strip(x):
+    """`x` with every perturbation of every level removed (for comparisons, shapes and constant functions)."""
+    while type(x) is Dual:
+        x = x.primal
+    if type(x) in _LEAVES:
+        return x
+    if isinstance(x, (list, tuple)) and any(True for _ in _walk(x)):
+        return type(x)(strip(v) for v in x)
+    if isinstance(x, dict) and any(True for _ in _walk(x)):
+        return {k: strip(v) for k, v in x.items()}
+    return x
+
+
+def _fit(ydot, y):
+    """The tangent in the output's shape and, for a Python float output, as a Python float."""
+    ty = type(y)
+    if ty is type(ydot) and (ty is float or ty is np.ndarray and y.shape == ydot.shape):
+        return ydot
+    shape = np.shape(strip(y))
+    if np.shape(strip(ydot)) != shape:
+        kind = np.result_type(strip(y)).kind
+        ydot = ydot + np.zeros(shape, dtype=np.result_type(strip(y)) if kind in "fc" else np.float64)
+    if type(y) is float and isinstance(ydot, np.generic):
+        ydot = float(ydot) if ydot.dtype.kind == "f" else complex(ydot)
+    return ydot
+
+
+def apply(fn, args, kwargs):
+    """Run the forward rule of `fn` at the largest tag among its Dual arguments (`kwargs` are constants)."""
+    rule = FORWARD.get(fn)
+    if rule is None:
+        raise MissingTangentRule(fn)
+    if kwargs and has_dual((), kwargs):
+        raise ForwardModeError(f"a keyword argument of {getattr(fn, '__name__', fn)} carries a derivative; "
+                               f"forward mode treats keyword arguments as constants: pass it positionally")
+    tag = _top_tag(args)
+    parts = [_split(a, tag) for a in args]
+    y, ydot = rule(fn, [p for p, _ in parts], [t for _, t in parts], kwargs)
+    return y if ydot is None else Dual(tag, y, _fit(ydot, y))
+
+
+def dispatch(fn, args, kwargs):
+    """Call a library callable on arguments that may hold Duals: its forward rule, or as a constant function when
+    reverse mode's registry says it is nondifferentiable (comparisons, shapes, floor, zeros_like, ...)."""
+    if not has_dual(args, kwargs):
+        return fn(*args, **kwargs)
+    try:
+        rule = FORWARD.get(fn)
+    except TypeError:
+        rule = None
+    if rule is not None:
+        return apply(fn, args, kwargs)
+    if registry.is_nondifferentiable(fn):
+        return fn(*strip(args), **strip(kwargs))
+    raise MissingTangentRule(fn)
+
+
+# --- entering and leaving a level ---------------------------------------------------------------------------------------
+def make_dual(x, t, tag):
+    """`x` perturbed by `t` at `tag`, for numbers, arrays and lists/tuples/dicts of them (`t` None: constant)."""
+    if t is None:
+        return x
+    if isinstance(x, (list, tuple)):
+        return type(x)(make_dual(a, b, tag) for a, b in zip(x, t, strict=True))
+    if isinstance(x, dict):
+        return {k: make_dual(v, t.get(k), tag) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        if np.shape(t) != x.shape:
+            raise ForwardModeError(f"tangent of shape {np.shape(t)} for an argument of shape {x.shape}")
+        return Dual(tag, x, np.array(t, dtype=np.result_type(x.dtype, np.float64) if x.dtype.kind not in "fc"
+                                     else x.dtype))
+    if isinstance(x, (int, float, complex, np.generic, Dual)):
+        return Dual(tag, x, t)
+    raise ForwardModeError(f"forward mode cannot perturb a {type(x).__name__}; pass numbers, arrays, or "
+                           f"lists/tuples/dicts of them")
+
+
+def _level(y, tag, take_tangent):
+    if isinstance(y, Dual):
+        if y.tag == tag:
+            return y.tangent if take_tangent else y.primal
+        if y.tag > tag:  # an inner perturbation that escaped its call: keep it around this level's part
+            return Dual(y.tag, _level(y.primal, tag, take_tangent), _level(y.tangent, tag, take_tangent))
+        return _zero(y) if take_tangent else y
+    if isinstance(y, (list, tuple)):
+        items = [_level(v, tag, take_tangent) for v in y]
+        return type(y)(items) if type(y) in (list, tuple) else type(y)(*items)
+    if isinstance(y, dict):
+        return {k: _level(v, tag, take_tangent) for k, v in y.items()}
+    return _zero(y) if take_tangent else y
+
+
+def _zero(y):
+    """The tangent of a value that does not depend on the perturbation."""
+    y = strip(y)
+    if isinstance(y, (bool, str)) or y is None:
+        return None
+    if isinstance(y, (int, float)):
+        return 0.0
+    if isinstance(y, complex):
+        return 0j
+    if isinstance(y, (np.ndarray, np.generic)):
+        return np.zeros(y.shape, dtype=y.dtype if y.dtype.kind in "fc" else np.float64)
+    return None
+
+
+def tangent_of(y, tag):
+    """The tangent of `y` at `tag` (zeros where `y` does not depend on it; containers keep their structure)."""
+    return _level(y, tag, True)
+
+
+def primal_of(y, tag):
+    return _level(y, tag, False)

@@ -1,0 +1,272 @@
+"""Forward (tangent) rules: a table of derivatives for Python operators, `math` and the common NumPy functions.
+
+Each rule is `rule(fn, primals, tangents, kwargs) -> (y, ydot)` (see `dual.tangent_rule`). The primals may still be
+Duals of outer nesting levels, so rules compute with operators, NumPy ufuncs and `dispatch` (which sends Duals back
+through this table), never with `math.*` directly. One table of derivatives, in terms of the input `x` and the output
+`y`, serves both a NumPy ufunc and its `math` twin.
+"""
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from ..errors import ForwardModeError
+from .dual import _zero, dispatch, strip, tangent_rule
+
+
+def _total(terms):
+    terms = [t for t in terms if t is not None]
+    if not terms:
+        return None
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+# --- elementwise, one argument: dy/dx in terms of x and y --------------------------------------------------------------
+UNARY = {
+    np.sin: lambda x, y: np.cos(x),
+    np.cos: lambda x, y: -np.sin(x),
+    np.tan: lambda x, y: 1 + y * y,
+    np.arcsin: lambda x, y: 1 / np.sqrt(1 - x * x),
+    np.arccos: lambda x, y: -1 / np.sqrt(1 - x * x),
+    np.arctan: lambda x, y: 1 / (1 + x * x),
+    np.sinh: lambda x, y: np.cosh(x),
+    np.cosh: lambda x, y: np.sinh(x),
+    np.tanh: lambda x, y: 1 - y * y,
+    np.arcsinh: lambda x, y: 1 / np.sqrt(x * x + 1),
+    np.arccosh: lambda x, y: 1 / np.sqrt(x * x - 1),
+    np.arctanh: lambda x, y: 1 / (1 - x * x),
+    np.exp: lambda x, y: y,
+    np.exp2: lambda x, y: y * math.log(2),
+    np.expm1: lambda x, y: y + 1,
+    np.log: lambda x, y: 1 / x,
+    np.log2: lambda x, y: 1 / (x * math.log(2)),
+    np.log10: lambda x, y: 1 / (x * math.log(10)),
+    np.log1p: lambda x, y: 1 / (1 + x),
+    np.sqrt: lambda x, y: 0.5 / y,
+    np.cbrt: lambda x, y: 1 / (3 * y * y),
+    np.square: lambda x, y: 2 * x,
+    np.reciprocal: lambda x, y: -y * y,
+    np.absolute: lambda x, y: np.sign(x),  # 0 at 0, like the reverse rules
+    np.deg2rad: lambda x, y: math.pi / 180,
+    np.rad2deg: lambda x, y: 180 / math.pi,
+}
+MATH_TWINS = {math.sin: np.sin, math.cos: np.cos, math.tan: np.tan, math.asin: np.arcsin, math.acos: np.arccos,
+              math.atan: np.arctan, math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh,
+              math.asinh: np.arcsinh, math.acosh: np.arccosh, math.atanh: np.arctanh, math.exp: np.exp,
+              math.expm1: np.expm1, math.log2: np.log2, math.log10: np.log10, math.log1p: np.log1p,
+              math.sqrt: np.sqrt, math.fabs: np.absolute, math.radians: np.deg2rad, math.degrees: np.rad2deg,
+              operator.abs: np.absolute, builtins.abs: np.absolute}
+if hasattr(math, "exp2"):
+    MATH_TWINS[math.exp2] = np.exp2
+if hasattr(math, "cbrt"):
+    MATH_TWINS[math.cbrt] = np.cbrt
+_SQRT_PI = math.sqrt(math.pi)
+OTHER_UNARY = {math.erf: lambda x, y: 2 / _SQRT_PI * np.exp(-x * x),
+               math.erfc: lambda x, y: -2 / _SQRT_PI * np.exp(-x * x)}
+
+
+def _unary(derivative):
+    def rule(fn, p, t, kw):
+        y = dispatch(fn, p, kw)
+        return y, None if t[0] is None else derivative(p[0], y) * t[0]
+    return rule
+
+
+for _fn, _d in UNARY.items():
+    tangent_rule(_fn)(_unary(_d))
+for _fn, _twin in MATH_TWINS.items():
+    tangent_rule(_fn)(_unary(UNARY[_twin]))
+for _fn, _d in OTHER_UNARY.items():
+    tangent_rule(_fn)(_unary(_d))
+
+
+# --- elementwise, two arguments ------------------------------------------------------------------------------------------
+@tangent_rule(operator.add, operator.iadd, np.add)
+def add(fn, p, t, kw):
+    return dispatch(fn, p, kw), _total(t)
+
+
+@tangent_rule(operator.sub, operator.isub, np.subtract)
+def sub(fn, p, t, kw):
+    return dispatch(fn, p, kw), t[0] if t[1] is None else -t[1] if t[0] is None else t[0] - t[1]
+
+
+@tangent_rule(operator.truediv, operator.itruediv, np.divide)
+def truediv(fn, p, t, kw):
+    b = p[1]
+    y = dispatch(fn, p, kw)
+    return y, _total([None if t[0] is None else t[0] / b, None if t[1] is None else -y * t[1] / b])
+
+
+def _log_where_positive(a):
+    """log(a) where a > 0, else 0: d/db a**b there is taken as 0, like the reverse rules (a**b is real only for
+    integer b when a <= 0)."""
+    if np.ndim(strip(a)) == 0:
+        return np.log(a) if strip(a) > 0 else 0.0
+    positive = strip(a) > 0
+    return np.where(positive, np.log(np.where(positive, a, 1.0)), 0.0)
+
+
+@tangent_rule(operator.pow, operator.ipow, np.power, np.float_power, builtins.pow, math.pow)
+def power(fn, p, t, kw):
+    if len(p) > 2:
+        raise ForwardModeError("pow(a, b, mod) is integer arithmetic: it has no derivative")
+    a, b = p
+    y = dispatch(fn, p, kw)
+    da = None
+    if t[0] is not None:
+        exponent = strip(b)
+        if np.ndim(exponent) == 0 and exponent == 0:
+            da = 0 * t[0]
+        elif np.ndim(exponent) == 0 and exponent == 2:
+            da = 2 * a * t[0]
+        else:
+            da = b * dispatch(fn, [a, b - 1], kw) * t[0]
+    db = None if t[1] is None else y * _log_where_positive(a) * t[1]
+    return y, _total([da, db])
+
+
+def _binary(da, db):
+    def rule(fn, p, t, kw):
+        a, b = p
+        y = dispatch(fn, p, kw)
+        return y, _total([None if t[0] is None else da(a, b, y) * t[0], None if t[1] is None else db(a, b, y) * t[1]])
+    return rule
+
+
+def _ties(a, b, pick_a):
+    """Where a == b the derivative is the mean of both sides' (like the reverse rules)."""
+    a, b = strip(a), strip(b)
+    return np.where(a == b, 0.5, np.asarray(pick_a, dtype=float))
+
+
+BINARY = {
+    np.arctan2: (lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b)),
+    np.hypot: (lambda a, b, y: a / y, lambda a, b, y: b / y),
+    np.maximum: (lambda a, b, y: _ties(a, b, strip(a) > strip(b)), lambda a, b, y: _ties(a, b, strip(b) > strip(a))),
+    np.minimum: (lambda a, b, y: _ties(a, b, strip(a) < strip(b)), lambda a, b, y: _ties(a, b, strip(b) < strip(a))),
+    np.remainder: (lambda a, b, y: 1, lambda a, b, y: -np.floor(strip(a) / strip(b))),
+    np.fmod: (lambda a, b, y: 1, lambda a, b, y: -np.trunc(strip(a) / strip(b))),
+    np.copysign: (lambda a, b, y: np.where((strip(a) >= 0) == (strip(b) >= 0), 1.0, -1.0), lambda a, b, y: 0),
+}
+BINARY_TWINS = {math.atan2: np.arctan2, operator.mod: np.remainder, operator.imod: np.remainder, np.mod: np.remainder,
+                math.fmod: np.fmod, math.copysign: np.copysign}
+for _fn, (_da, _db) in BINARY.items():
+    tangent_rule(_fn)(_binary(_da, _db))
+for _fn, _twin in BINARY_TWINS.items():
+    tangent_rule(_fn)(_binary(*BINARY[_twin]))
+
+
+@tangent_rule(math.hypot)
+def hypot(fn, p, t, kw):
+    y = dispatch(fn, p, kw)
+    return y, _total([None if ti is None else (0.0 if strip(y) == 0 else c / y) * ti for c, ti in zip(p, t)])
+
+
+@tangent_rule(math.log)
+def log(fn, p, t, kw):
+    """math.log(x) and math.log(x, base) = ln x / ln base."""
+    y = dispatch(fn, p, kw)
+    lb = 1.0 if len(p) == 1 else np.log(p[1])
+    return y, _total([None if t[0] is None else t[0] / (p[0] * lb),
+                      None if len(p) == 1 or t[1] is None else -y * t[1] / (p[1] * lb)])
+
+
+@tangent_rule(math.ldexp)
+def ldexp(fn, p, t, kw):
+    return dispatch(fn, p, kw), None if t[0] is None else t[0] * 2.0 ** p[1]
+
+
+# --- linear functions: the tangent goes through the same function ------------------------------------------------------
+@tangent_rule(np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis,
+              np.broadcast_to, np.sum, np.mean, np.trace, np.diagonal, np.diag, np.flip, np.fliplr, np.flipud,
+              np.roll, np.repeat, np.tile, np.cumsum, np.real, np.conj, np.conjugate, np.copy, np.take,
+              np.atleast_1d, np.atleast_2d, np.ndarray.astype, operator.getitem, operator.neg, operator.pos,
+              np.negative, np.positive, float, complex, np.concatenate, np.stack, np.vstack, np.hstack,
+              np.column_stack, np.array, np.asarray, np.asanyarray, np.triu, np.tril)
+def linear(fn, p, t, kw):
+    """Linear in the first argument (an array, or a list/tuple of them); the other arguments are constants."""
+    if any(ti is not None for ti in t[1:]):
+        raise ForwardModeError(f"{getattr(fn, '__name__', fn)}: only its first argument may carry a derivative")
+    y = dispatch(fn, p, kw)
+    t0 = t[0]
+    if t0 is None:
+        return y, None
+    if isinstance(t0, list):  # a sequence argument: constant entries get zero tangents
+        t0 = type(p[0])(ti if ti is not None else _zero(pi) for pi, ti in zip(p[0], t0, strict=True))
+    if fn in (np.array, np.asarray, np.asanyarray) and "dtype" in kw:
+        kw = {k: v for k, v in kw.items() if k != "dtype"}
+    return y, dispatch(fn, [t0, *p[1:]], kw)
+
+
+# --- products: bilinear ------------------------------------------------------------------------------------------------
+@tangent_rule(operator.mul, operator.imul, np.multiply, operator.matmul, operator.imatmul, np.matmul, np.dot,
+              np.outer, np.inner, np.tensordot, np.kron, np.cross)
+def bilinear(fn, p, t, kw):
+    y = dispatch(fn, p, kw)
+    return y, _total([None if t[0] is None else dispatch(fn, [t[0], *p[1:]], kw),
+                      None if t[1] is None else dispatch(fn, [p[0], t[1], *p[2:]], kw)])
+
+
+# --- selections ----------------------------------------------------------------------------------------------------------
+@tangent_rule(np.where)
+def where(fn, p, t, kw):
+    if len(p) == 1:
+        return dispatch(fn, p, kw), None
+    cond = p[0]
+    ta = t[1] if t[1] is not None else 0.0
+    tb = t[2] if t[2] is not None else 0.0
+    return dispatch(fn, p, kw), None if t[1] is None and t[2] is None else np.where(strip(cond), ta, tb)
+
+
+@tangent_rule(np.clip)
+def clip(fn, p, t, kw):
+    x, lo, hi = (*p, *(kw.get(k) for k in ("a_min", "a_max")))[:3] if len(p) < 3 else p
+    y = dispatch(fn, p, kw)
+    if all(ti is None for ti in t):
+        return y, None
+    tx, tlo, thi = (*t, None, None)[:3]
+    xs = strip(x)
+    below = xs < strip(lo) if lo is not None else False
+    above = xs > strip(hi) if hi is not None else False
+    inner = np.where(above, thi if thi is not None else 0.0, tx if tx is not None else 0.0)
+    return y, np.where(below, tlo if tlo is not None else 0.0, inner)
+
+
+@tangent_rule(np.max, np.min, np.amax, np.amin)
+def extremum(fn, p, t, kw):
+    """The tangent of the entries that attain the extremum; ties share it evenly (like the reverse rules)."""
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    axis = p[1] if len(p) > 1 else kw.get("axis")
+    keepdims = kw.get("keepdims", False)
+    hit = strip(p[0]) == strip(dispatch(fn, [p[0]], {"axis": axis, "keepdims": True}))
+    return y, np.sum(t[0] * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
+
+
+# --- linear algebra ------------------------------------------------------------------------------------------------------
+@tangent_rule(np.linalg.inv)
+def inv(fn, p, t, kw):
+    y = dispatch(fn, p, kw)
+    return y, None if t[0] is None else -(y @ t[0] @ y)
+
+
+@tangent_rule(np.linalg.solve)
+def solve(fn, p, t, kw):
+    a = p[0]
+    y = dispatch(fn, p, kw)
+    rhs = _total([t[1], None if t[0] is None else -(t[0] @ y)])
+    return y, None if rhs is None else dispatch(fn, [a, rhs], kw)
+
+
+@tangent_rule(np.linalg.norm)
+def norm(fn, p, t, kw):
+    if len(p) > 1 or any(kw.get(k) is not None for k in ("ord", "axis")):
+        raise ForwardModeError("forward mode supports np.linalg.norm(x) only (the 2-norm / Frobenius norm)")
+    y = dispatch(fn, p, kw)
+    return y, None if t[0] is None else np.sum(p[0] * t[0]) / y

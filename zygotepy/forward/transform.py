@@ -1,0 +1,157 @@
+"""The forward source transform: every call `f(*a, **k)` in a user's function becomes `__zygote_call__(f, *a, **k)`.
+
+Why a transform at all: operators and NumPy reach the dual numbers' own methods (dunders, `__array_ufunc__`,
+`__array_function__`), but `math.sin(x)` is C code that converts its argument with `float(x)`, dropping the tangent.
+So calls are routed through `call`, which looks up the forward rule of the callee (`dual.FORWARD`, keyed by the
+callable) when a dual number flows in. Nothing else of the function changes: operators, control flow, comprehensions,
+nested functions and lambdas keep Python's semantics (nested definitions are transformed with their parent, so a
+closure made inside `f` routes its calls too).
+
+The transformed function is compiled from the user's own source node (real line numbers and filename, so tracebacks
+show the user's lines), inside a factory whose locals are the function's free variables: the new code object gets
+the original closure cells plus one cell holding `call`. No globals are written (STYLE.md section 3). One code object
+is compiled per original code object; `forward_version(fn)` only builds a new function object around it.
+
+Library code is called as it is: zygotepy's own functions, NumPy, SciPy and the standard library. A C function with
+no forward rule that receives a dual number raises `MissingTangentRule` (through `Dual.__float__`/`__array__`).
+"""
+import ast
+import functools
+import os
+import sysconfig
+import types
+
+import gast
+import numpy as np
+
+import zygotepy
+
+from ..adjoints import registry
+from ..ast_adjoint.source import SourceUnavailable, get_source
+from ..errors import ForwardModeError, MissingTangentRule
+from .dual import FORWARD, Dual, apply, has_dual, strip
+
+__all__ = ["call", "forward_version"]
+
+CALL = "__zygote_call__"
+FN = "__zygote_fn__"
+_CODES = {}  # original code object -> transformed code object (or the SourceUnavailable it raised)
+_TRANSFORMED = set()  # transformed code objects: functions made by transformed code are already transformed
+_LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (zygotepy, np)) + (sysconfig.get_paths()["stdlib"],)
+
+
+class _RouteCalls(ast.NodeTransformer):
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "super":  # zero-argument super reads its frame
+            return node
+        routed = ast.Call(ast.Name(CALL, ast.Load()), [node.func, *node.args], node.keywords)
+        return ast.copy_location(routed, node)
+
+
+def _compile(fn):
+    src = get_source(fn)
+    node = gast.gast_to_ast(src.node)
+    if isinstance(node, ast.Lambda):
+        node = ast.copy_location(ast.FunctionDef(FN, node.args, [ast.copy_location(ast.Return(node.body),
+                                                                                           node)], [], None), node)
+    node = _RouteCalls().visit(node)
+    node.name = FN  # not the user's name: a recursive call must reach the global (or cell), not this definition
+    code = fn.__code__
+    names = [*code.co_freevars, CALL]
+    binds = [ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)) for n in names]
+    factory = ast.FunctionDef("__zygote_factory__", ast.arguments([], [], None, [], [], None, []),
+                              [*binds, node, ast.Return(ast.Name(node.name, ast.Load()))], [], None)
+    for n in [factory, *binds]:
+        ast.copy_location(n, node)
+    module = ast.fix_missing_locations(ast.Module([factory], []))
+    compiled = compile(module, src.filename, "exec")
+    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    return inner.replace(co_name=code.co_name, co_qualname=code.co_qualname) \
+        if hasattr(code, "co_qualname") else inner.replace(co_name=code.co_name)
+
+
+def _transformed_code(fn):
+    code = fn.__code__
+    hit = _CODES.get(code)
+    if hit is None:
+        try:
+            hit = _compile(fn)
+            _TRANSFORMED.add(hit)
+        except SourceUnavailable as e:
+            hit = e
+        _CODES[code] = hit
+    return hit
+
+
+_CALL_CELL = None
+
+
+def forward_version(fn):
+    """`fn` with its calls routed through `call` (raises SourceUnavailable when its source cannot be read)."""
+    code = fn.__code__
+    if code in _TRANSFORMED:
+        return fn
+    new = _transformed_code(fn)
+    if isinstance(new, SourceUnavailable):
+        raise new
+    cells = dict(zip(code.co_freevars, fn.__closure__ or (), strict=True))
+    cells[CALL] = _CALL_CELL
+    g = types.FunctionType(new, fn.__globals__, fn.__name__, fn.__defaults__,
+                           tuple(cells[n] for n in new.co_freevars))
+    g.__kwdefaults__, g.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+    return g
+
+
+def _library(fn):
+    """Is `fn` zygotepy's, NumPy's or the standard library's own code (decided by its file, not its `__module__`,
+    which doctests and exec'd code borrow)?"""
+    filename = fn.__code__.co_filename
+    return filename.startswith(_LIBRARIES)
+
+
+def call(fn, /, *args, **kwargs):
+    """Call `fn` from transformed code: a callable with a forward rule uses it when a dual number flows in; Python
+    functions (and methods, partials, callable objects) run transformed, since a dual may also arrive through their
+    closures or objects; constant functions see the primals; other library callables run as they are."""
+    try:
+        rule = FORWARD.get(fn)
+    except TypeError:
+        rule = None
+    if rule is not None and has_dual(args, kwargs):
+        return apply(fn, args, kwargs)
+    if type(fn) is types.FunctionType:
+        if _library(fn):
+            return fn(*args, **kwargs)
+        try:
+            g = forward_version(fn)
+        except SourceUnavailable as e:
+            if e.fn is not fn:
+                raise
+            if has_dual(args, kwargs):
+                raise MissingTangentRule(fn, e.reason or "no Python source") from None
+            return fn(*args, **kwargs)
+        return g(*args, **kwargs)
+    if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType and not _library(fn.__func__):
+        return call(fn.__func__, fn.__self__, *args, **kwargs)
+    if type(fn) is functools.partial:
+        return call(fn.func, *fn.args, *args, **{**fn.keywords, **kwargs})
+    method = getattr(type(fn), "__call__", None)  # noqa: B004  (the Python method itself, to transform it)
+    if type(method) is types.FunctionType and not isinstance(fn, type) and not _library(method):
+        return call(method, fn, *args, **kwargs)
+    if not has_dual(args, kwargs):
+        return fn(*args, **kwargs)
+    if registry.is_nondifferentiable(fn):
+        return fn(*strip(args), **strip(kwargs))
+    try:
+        return fn(*args, **kwargs)
+    except MissingTangentRule:
+        raise
+    except ForwardModeError as e:  # a dual reached C code through float() or np.asarray()
+        if isinstance(getattr(fn, "__self__", None), Dual):
+            raise
+        raise MissingTangentRule(fn, str(e).split(":")[0]) from e
+
+
+_CALL_CELL = types.CellType(call)

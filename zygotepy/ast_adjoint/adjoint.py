@@ -125,7 +125,7 @@ class AdjointPass:
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         self.define(*outs)
         if not any(self.is_active(o) for o in outs):
-            return [s], []
+            return self.inactive(s), []
         y = s.out
         dy = self.dvar(y)
         if not isinstance(s.value, Call):
@@ -161,6 +161,18 @@ class AdjointPass:
         if derivative is None:
             return forward, [If(_call(rt.is_not_none, dy), back, [], line=s.line)] + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back)
+
+    def inactive(self, s):
+        """An operation no gradient flows through runs as written, except a call of a function with a user's rule:
+        the rule's forward runs (Zygote calls a rule even then; a rule such as `nestlevel` may compute something else)."""
+        call = s.value
+        if not isinstance(call, Call) or call.star is not None or isinstance(s.out, tuple):
+            return [s]
+        rule = find_rule(callee_object(call.fn, self.globals))
+        if rule is None or registry.is_builtin(rule):
+            return [s]
+        j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs)
+        return [Assign((s.out, Var("_")), j, s.line)]
 
     def rule_guard(self, call, target):
         """When calling a rule directly is right: the global still names the function the rule is for, and an

@@ -1,10 +1,11 @@
 """zygotepy: source-to-source reverse-mode automatic differentiation for ordinary Python."""
 from . import adjoints as _adjoints  # noqa: F401  (registers the built-in rule tables)
+from .adjoints.control import checkpoint, dropgrad, hook
 from .adjoints.registry import adjoint
 from .api import gradient, pullback, show_adjoint, value_and_gradient
 from .ast_adjoint.source import register_source
 from .errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from .structgrad import StructGrad
 
-__all__ = ["gradient", "value_and_gradient", "pullback", "adjoint", "show_adjoint", "register_source",
-           "StructGrad", "ZygoteError", "UnsupportedSyntax", "MissingAdjoint"]
+__all__ = ["gradient", "value_and_gradient", "pullback", "adjoint", "checkpoint", "hook", "dropgrad", "show_adjoint",
+           "register_source", "StructGrad", "ZygoteError", "UnsupportedSyntax", "MissingAdjoint"]

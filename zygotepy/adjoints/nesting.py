@@ -13,7 +13,9 @@ transformable parts. `_plan` (non-differentiable) decides, as `J` would, which c
 forward/backward pair of a Python function, a registered rule (whose own source is then transformed, so rules nest
 too), a bound method, or a constant call. The twin then calls that forward and returns a closure over its tape as the
 pullback; the outer level differentiates the forward call and, later, the closure. Each level transforms the
-generated code of the level below, so nesting works to any depth.
+generated code of the level below. Status: second order works (tests/test_nesting.py); a third level fails with
+UnsupportedSyntax, because level-2 generated code builds the twins' closures with `runtime.make_closure` (attribute
+assignment), which has no rule yet; array `x ** k` fails the same way (scalar.py's pow rule has a non-constant default).
 
 Invariants:
 - A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are

@@ -1,5 +1,6 @@
 """zygotepy: source-to-source reverse-mode automatic differentiation for ordinary Python."""
 from . import adjoints as _adjoints  # noqa: F401  (registers the built-in rule tables)
+from .adjoints.control import checkpoint, dropgrad, hook
 from .adjoints.registry import adjoint
 from .api import gradient, pullback, show_adjoint, value_and_gradient
 from .api_modes import derivative, forwarddiff, hessian, jacobian, pushforward
@@ -8,5 +9,5 @@ from .errors import ForwardModeError, MissingAdjoint, MissingTangentRule, Unsupp
 from .structgrad import StructGrad
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "jacobian", "hessian", "pushforward", "derivative",
-           "forwarddiff", "adjoint", "show_adjoint", "register_source", "StructGrad", "ZygoteError", "UnsupportedSyntax",
-           "MissingAdjoint", "ForwardModeError", "MissingTangentRule"]
+           "forwarddiff", "adjoint", "checkpoint", "hook", "dropgrad", "show_adjoint", "register_source", "StructGrad",
+           "ZygoteError", "UnsupportedSyntax", "MissingAdjoint", "ForwardModeError", "MissingTangentRule"]

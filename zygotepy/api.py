@@ -76,9 +76,17 @@ def pullback(f, /, *args, **kwargs):
 
     `back` may be called more than once. Keyword arguments are constants.
 
+    Complex values: a complex z = x + iy is two real coordinates, and a cotangent of z is the complex number
+    `dL/dx + 1j * dL/dy` (Zygote's and PyTorch's convention). `back(dy)` takes the output's cotangent in that form and
+    returns the arguments' in that form, so a holomorphic `w = f(z)` pulls `dw` back to `conj(f'(z)) * dw`; for a real
+    output and `dy = 1` this is the gradient `df/dx + 1j*df/dy`.
+
     >>> y, back = pullback(lambda x, y: x * y, 3.0, 4.0)
     >>> y, back(1.0)
     (12.0, (4.0, 3.0))
+    >>> _, back = pullback(lambda z: z * z, 1 + 1j)
+    >>> back(1.0)  # conj(2 z)
+    ((2-2j),)
     """
     y, pb = _run(J_api, (True,) * len(args), f, *args, **kwargs)
     n = len(args)

@@ -1,9 +1,9 @@
 """The rule registry and the built-in rule tables (importing this package registers them)."""
 import importlib
 
-from . import registry, structures  # noqa: F401
+from . import control, registry, structures  # noqa: F401
 
-for _table in ("scalar", "builtins", "numpy"):
+for _table in ("scalar", "builtins", "numpy", "complex", "nesting"):
     try:
         importlib.import_module(f"{__name__}.{_table}")
     except ModuleNotFoundError as e:  # tables still being written

@@ -69,6 +69,8 @@ class AdjointPass:
         self.loop_depth = 0
         self.hoisted = []      # per open loop: (index of its body in self.defined, {atom: guard Var computed before it})
         self.candidates = []   # per open loop: its guarded operations (specialize.Candidate), for loop versioning
+        self.statics = {}      # free variable -> its value, where it is the same for every closure of this code
+        self.functional = False  # loop tapes grow by `_stack = append(_stack, r)`: an outer level can follow that
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
     def dvar(self, v):
@@ -125,7 +127,7 @@ class AdjointPass:
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         self.define(*outs)
         if not any(self.is_active(o) for o in outs):
-            return [s], []
+            return self.inactive(s), []
         y = s.out
         dy = self.dvar(y)
         if not isinstance(s.value, Call):
@@ -148,6 +150,8 @@ class AdjointPass:
         derivative = find_scalar(target)
         if derivative is not None and not inline.usable(derivative, len(call.args)):
             derivative = None  # another arity (math.log(x, base)), or its source is unreadable: the rule handles it
+        if any(isinstance(a, Const) and type(a.value) is complex for a in call.args):
+            derivative = None  # the guards test variables only; the inlined derivatives are real (no conjugate)
         if derivative is None and rule is not None and registry.callable_directly(rule):
             # call the rule directly, skipping J (operators with a scalar fast path keep two arms, not three: the
             # transform stays quick and the generated code short)
@@ -161,6 +165,20 @@ class AdjointPass:
         if derivative is None:
             return forward, [If(_call(rt.is_not_none, dy), back, [], line=s.line)] + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back)
+
+    def inactive(self, s):
+        """An operation no gradient flows through runs as written, except a call of a function with a user's rule:
+        the rule's forward runs (Zygote calls a rule even then; a rule such as `nestlevel` may compute something else),
+        and so do the nesting rules of `adjoints/nesting.py`, which give an inner level's calls the outer level's meaning."""
+        call = s.value
+        if not isinstance(call, Call) or call.star is not None or isinstance(s.out, tuple):
+            return [s]
+        target = self.statics.get(call.fn.name) if isinstance(call.fn, Var) else callee_object(call.fn, self.globals)
+        rule = find_rule(target)
+        if rule is None or registry.is_builtin(rule) and not getattr(rule, "__zygote_always__", False):
+            return [s]
+        j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs)
+        return [Assign((s.out, Var("_")), j, s.line)]
 
     def rule_guard(self, call, target):
         """When calling a rule directly is right: the global still names the function the rule is for, and an
@@ -328,16 +346,20 @@ class AdjointPass:
         # one record per iteration: a bare value when there is one, a tuple when there are several
         entry = record[0] if len(record) == 1 else _call(rt.tuple_of, *record) if record else Const(None)
         push_var = Var(self.namer.fresh(stack.name + "_push"))
-        push = Assign(Var("_"), Call(push_var, (entry,)))
+        if self.functional:  # an outer level differentiates this code: no in-place update it cannot see
+            push, setup = Assign(stack, _call(rt.append, stack, entry)), []
+        else:
+            push, setup = Assign(Var("_"), Call(push_var, (entry,))), [
+                Assign(push_var, _call(getattr, stack, Const("append")))]
         loop = Loop([], body_fwd + [push] + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line)
-        fwd = [Assign(stack, _call(rt.list_of)), Assign(push_var, _call(getattr, stack, Const("append"))),
-               *guards, *inits, loop]
+        fwd = [Assign(stack, _call(rt.list_of)), *setup, *guards, *inits, loop]
         carry_back = self.carry_back(carries, s.body)
         back_body = carry_back + body_bwd
         collect = []
         if target and self.is_active(s.target):
             dts = Var(self.namer.fresh("d" + s.target.name + "_all"))
-            back_body.append(Assign(Var("_"), _call(list.append, dts, self.dvar(s.target))))
+            back_body.append(Assign(dts, _call(rt.append, dts, self.dvar(s.target))) if self.functional else
+                             Assign(Var("_"), _call(list.append, dts, self.dvar(s.target))))
             back_body.append(Assign(self.dvar(s.target), Const(None)))
             collect = [Assign(dts, _call(rt.list_of))]
             tail = self.acc(s.iter, _call(rt.iter_cotangent, self.need(s.iter), dts))
@@ -357,9 +379,12 @@ class AdjointPass:
         return fwd, bwd + tail
 
 
-def adjoint(fn, code, active, globals_, namer):
-    """Build the forward and backward IR functions of `fn` (see the module docstring)."""
+def adjoint(fn, code, active, globals_, namer, statics=None, functional=False):
+    """Build the forward and backward IR functions of `fn` (see the module docstring). `statics` maps free variables
+    whose value is the same for every function of this code (generated code's helpers) to that value; `functional`
+    code (for nested differentiation) appends to its loop tapes by rebinding, not in place."""
     p = AdjointPass(fn, code, active, globals_, namer)
+    p.statics, p.functional = statics or {}, functional
     p.define(*fn.params, *(Var(n) for n in fn.freevars), *(Var(f"{n}_cell") for n in captured_names(code)))
     fwd, bwd = p.region(fn.body)
     tape = [v for v in p.needs[0] if v in p.defined[0]]

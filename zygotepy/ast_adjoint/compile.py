@@ -43,7 +43,7 @@ def _register(text, code):
     return filename
 
 
-def transform(fn, need=None):
+def transform(fn, need=None, functional=False):
     """Source -> IR -> adjoint -> Python source -> code object, for the user function `fn`; `need` (one bool per
     positional parameter, None for all) says which parameters the caller wants gradients for."""
     code = fn.__code__
@@ -52,7 +52,13 @@ def transform(fn, need=None):
     ir, namer = lower(src, code)
     namer.reserve("_globals")
     active = activity(ir, code, fn.__globals__, need)
-    adj = adjoint(ir, code, active, fn.__globals__, namer)
+    statics = {}
+    if code.co_filename.startswith("<zygotepy:") and fn.__closure__:
+        # generated code (an outer level differentiating an inner one): its free variables are the emitter's helper
+        # constants, the same for every function of this code, except the user's cells (`<name>_cell`)
+        statics = {name: cell.cell_contents for name, cell in zip(code.co_freevars, fn.__closure__, strict=True)
+                   if not name.endswith("_cell")}
+    adj = adjoint(ir, code, active, fn.__globals__, namer, statics, functional)
     text, helpers, line_map = emit(adj, namer, src.lines, src.filename, [f"{n}_cell" for n in code.co_freevars])
     filename = _register(text, code)
     LINE_MAPS[filename] = (src.filename, line_map)
@@ -61,17 +67,18 @@ def transform(fn, need=None):
     return Artefact(code, factory, helpers, text, filename, ir, generation)
 
 
-def artefact(fn, need=None):
-    key = (fn.__code__, need)
+def artefact(fn, need=None, functional=False):
+    key = (fn.__code__, need) if not functional else (fn.__code__, need, True)
     art = _ARTEFACTS.get(key)
     if art is None or art.generation != registry.generation[0]:
-        art = _ARTEFACTS[key] = transform(fn, need)
+        art = _ARTEFACTS[key] = transform(fn, need, functional)
     return art
 
 
-def derive(fn, need=None):
-    """The compiled adjoint of `fn`, bound to its globals and cells: `(forward, backward)`."""
-    art = artefact(fn, need)
+def derive(fn, need=None, functional=False):
+    """The compiled adjoint of `fn`, bound to its globals and cells: `(forward, backward)`. A `functional` adjoint
+    (for nested differentiation, see adjoints/nesting.py) updates nothing in place."""
+    art = artefact(fn, need, functional)
     factory = types.FunctionType(art.factory, fn.__globals__, "_make")
     fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))
     fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__

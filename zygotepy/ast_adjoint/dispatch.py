@@ -46,12 +46,14 @@ class RulePullback:
     """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what a user's rule returned.
 
     `need` (one bool per argument, known at the call site) lets a rule skip cotangents nobody reads; rules opt in with a
-    second parameter, `back(dy, need)`. The built-in tables are tested, so their results skip the checks."""
-    __slots__ = ("back", "rule", "nargs", "need", "trusted")
+    second parameter, `back(dy, need)`. The built-in tables are tested, so their results skip the checks; a user's rule
+    is checked for one cotangent per positional argument and for array cotangents of their argument's shape."""
+    __slots__ = ("back", "rule", "nargs", "need", "trusted", "args")
 
-    def __init__(self, back, rule, nargs, need=None):
+    def __init__(self, back, rule, nargs, need=None, args=None):
         self.back, self.rule, self.nargs, self.trusted = back, rule, nargs, rule.__module__.startswith("zygotepy.")
         self.need = need if need is not None and back.__code__.co_argcount >= 2 else None
+        self.args = None if self.trusted else args
 
     def __call__(self, dy):
         grads = self.back(dy) if self.need is None else self.back(dy, self.need)
@@ -60,12 +62,34 @@ class RulePullback:
         if type(grads) is tuple and len(grads) > self.nargs and not any(g is not None for g in grads[self.nargs:]):
             grads = grads[:self.nargs]  # a rule written for all parameters, called without its optional ones
         if type(grads) is not tuple or len(grads) != self.nargs:
-            target = getattr(self.rule, "__zygote_target__", self.rule)
             got = f"{len(grads)} cotangents" if isinstance(grads, (tuple, list)) else repr(type(grads).__name__)
-            raise ZygoteError(f"the adjoint rule {self.rule.__qualname__} for {getattr(target, '__qualname__', target)}"
-                              f" returned {got}; its back(dy) must return a tuple with one cotangent per positional "
-                              f"argument ({self.nargs}), None for an argument with no gradient")
+            where = ""
+            if isinstance(grads, (tuple, list)):
+                k = min(len(grads), self.nargs)
+                where = f" (argument index {k} has {'no cotangent' if len(grads) < self.nargs else 'no argument'})"
+            raise ZygoteError(f"{self._name()} returned {got}{where}; its back(dy) must return a tuple with one "
+                              f"cotangent per positional argument ({self.nargs}), None for an argument with no "
+                              f"gradient")
+        if self.args is not None:
+            self._check_shapes(grads)
         return (None, *grads)
+
+    def _name(self):
+        target = getattr(self.rule, "__zygote_target__", self.rule)
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
+        return f"the adjoint rule {self.rule.__qualname__} for {name}"
+
+    def _check_shapes(self, grads):
+        """An array cotangent must have its argument's shape (a silently broadcast one would be a wrong gradient)."""
+        for k, (a, g) in enumerate(zip(self.args, grads, strict=True)):
+            if g is None or not hasattr(g, "shape"):
+                continue
+            if not (hasattr(a, "shape") or isinstance(a, (int, float, complex))):
+                continue
+            shape = tuple(getattr(a, "shape", ()))
+            if tuple(g.shape) != shape:
+                raise ZygoteError(f"{self._name()} returned a cotangent of shape {tuple(g.shape)} for argument index "
+                                  f"{k}, of shape {shape}; each cotangent must have its argument's shape")
 
 
 class ConstPullback:
@@ -312,7 +336,7 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         rule = registry.find_rule(fn)
     if rule is not None:
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
-        pb = RulePullback(back, rule, len(args), need)
+        pb = RulePullback(back, rule, len(args), need, args)
         return y, (_WithKeywords(pb, kwargs) if kwargs is not None else pb)
     if registry.is_nondifferentiable(fn):
         return _constant(fn, args, kwargs)

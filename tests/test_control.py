@@ -1,0 +1,154 @@
+"""checkpoint, hook and dropgrad: gradients against finite differences and closed forms, and how often the
+checkpointed forward and the hook run."""
+import math
+
+import numpy as np
+import pytest
+
+import zygotepy
+from zygotepy import checkpoint, dropgrad, gradient, hook, pullback, value_and_gradient
+from zygotepy.testing import check_grads
+
+RNG = np.random.default_rng(7)
+
+
+# --- checkpoint --------------------------------------------------------------------------------------------------------------
+
+def block(x, w):
+    for _ in range(3):
+        x = np.tanh(x * w)
+    return x
+
+
+def chain(x, w):
+    for _ in range(4):
+        x = checkpoint(block, x, w)
+    return np.sum(x * x)
+
+
+def chain_plain(x, w):
+    for _ in range(4):
+        x = block(x, w)
+    return np.sum(x * x)
+
+
+def test_checkpoint_gradients_match_finite_differences_and_the_plain_chain():
+    x, w = RNG.uniform(-1, 1, 6), RNG.uniform(0.5, 1.5, 6)
+    check_grads(chain, x, w)
+    g, g_plain = gradient(chain, x, w), gradient(chain_plain, x, w)
+    for a, b in zip(g, g_plain, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_checkpoint_of_scalars_lambdas_and_closures():
+    check_grads(lambda x: checkpoint(math.sin, x) * x, 0.4)
+    check_grads(lambda x, y: checkpoint(lambda a, b: a * math.exp(b), x, y) ** 2, 0.4, -0.3)
+
+    def f(x, k):
+        def inner(t):
+            return k * t * t  # k is captured: its gradient flows through the closure's cotangent
+        return checkpoint(inner, x)
+    check_grads(f, 1.5, 0.7)
+    assert gradient(f, 1.5, 0.7) == pytest.approx((2 * 0.7 * 1.5, 1.5 ** 2))
+
+
+def test_checkpoint_returns_the_value():
+    assert checkpoint(math.hypot, 3.0, 4.0) == 5.0
+    assert value_and_gradient(lambda x: checkpoint(math.hypot, x, 4.0), 3.0) == (5.0, (0.6,))
+
+
+def test_checkpointed_forward_runs_twice_per_gradient_and_again_per_back():
+    calls = []
+
+    def inner(x):
+        calls.append(x)
+        return x * x * x
+
+    def f(x):
+        return checkpoint(inner, x) + 1.0
+
+    assert gradient(f, 2.0) == (12.0,)
+    assert len(calls) == 2  # the forward, and once more in the backward pass
+    calls.clear()
+    y, back = pullback(f, 2.0)
+    assert len(calls) == 1
+    assert back(1.0) == (12.0,)
+    assert len(calls) == 2
+    assert back(2.0) == (24.0,)  # back again: one more recomputation
+    assert len(calls) == 3
+
+
+def test_checkpoint_output_without_gradient_recomputes_nothing():
+    calls = []
+
+    def inner(x):
+        calls.append(x)
+        return x * 2.0, x * 3.0
+
+    def f(x):
+        a, b = checkpoint(inner, x)
+        return x * 1.0 + 0.0 * 0.0
+
+    assert gradient(f, 1.0) == (1.0,)
+    assert len(calls) == 1
+
+
+def test_checkpoint_is_exported():
+    assert {"checkpoint", "hook", "dropgrad"} <= set(zygotepy.__all__)
+
+
+# --- hook ----------------------------------------------------------------------------------------------------------------------
+
+def test_hook_reverses_the_gradient():
+    assert gradient(lambda x: hook(lambda g: -g, x) * 3.0, 2.0) == (-3.0,)
+    # f = x * h(x): the direct factor keeps its gradient, only the hooked path is reversed: d = h - x = 0
+    assert gradient(lambda x: x * hook(lambda g: -g, x), 2.0) == (0.0,)
+
+
+def test_hook_sees_the_total_gradient_once_per_backward_pass():
+    seen = []
+
+    def spy(g):
+        seen.append(g)
+        return g * 2.0
+
+    def f(x):
+        h = hook(spy, x)
+        return h * h + 3.0 * h  # dh = 2h + 3
+
+    assert gradient(f, 1.0) == (10.0,)
+    assert seen == [5.0]
+    y, back = pullback(f, 1.0)
+    back(1.0)
+    back(1.0)
+    assert seen == [5.0, 5.0, 5.0]
+
+
+def test_hook_on_arrays_and_hook_value():
+    x = RNG.uniform(-1, 1, 4)
+    g, = gradient(lambda v: np.sum(np.sin(hook(lambda d: np.clip(d, -0.5, 0.5), v))), x)
+    np.testing.assert_allclose(g, np.clip(np.cos(x), -0.5, 0.5))
+    assert hook(abs, -2.0) == -2.0
+
+
+def test_identity_hook_matches_finite_differences():
+    check_grads(lambda x, y: hook(lambda g: g, x * y) ** 2 + y, 0.3, 1.2)
+
+
+# --- dropgrad ------------------------------------------------------------------------------------------------------------------
+
+def test_dropgrad_stops_the_gradient():
+    assert gradient(lambda x: x * dropgrad(x), 3.0) == (3.0,)
+    assert gradient(lambda x: dropgrad(x) * 2.0, 3.0) == (None,)
+    assert dropgrad(5.0) == 5.0
+    x = RNG.uniform(-1, 1, 3)
+    g, = gradient(lambda v: np.sum(v * dropgrad(np.exp(v))), x)
+    np.testing.assert_allclose(g, np.exp(x))
+
+
+def test_dropgrad_inside_a_loop_and_a_callee():
+    def damped(x, n):
+        for _ in range(n):
+            x = x + 0.5 * dropgrad(x * x)
+        return x
+    assert gradient(damped, 0.3, 4) == (1.0, None)

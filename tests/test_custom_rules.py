@@ -1,0 +1,302 @@
+"""@adjoint in full: rules for user functions, methods, builtins and NumPy functions (latest wins, also over the
+built-in tables), None cotangents, functions of no arguments, `back` receiving None, and the checks on what a user's
+`back` returns. Expected values are closed forms or finite differences (check_grads)."""
+import contextlib
+import math
+
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, adjoint, gradient, pullback
+from zygotepy.adjoints import registry
+from zygotepy.testing import check_grads
+
+
+@contextlib.contextmanager
+def restored(*targets):
+    """Put the registry entries of `targets` back as they were (tests override built-in rules)."""
+    keys = [registry._key(t) for t in targets]
+    saved = [(k, registry.RULES.get(k), registry.SCALAR.get(k), k in registry.NONDIFF) for k in keys]
+    try:
+        yield
+    finally:
+        for k, rule, scalar, nondiff in saved:
+            for table, value in ((registry.RULES, rule), (registry.SCALAR, scalar)):
+                if value is None:
+                    table.pop(k, None)
+                else:
+                    table[k] = value
+            if nondiff:
+                registry.NONDIFF.add(k)
+        registry.generation[0] += 1
+
+
+# --- user functions ------------------------------------------------------------------------------------------------------
+
+def softclip(x):
+    return math.log(1.0 + math.exp(x))  # overflows for large x: the rule below is the stable form
+
+
+@adjoint(softclip)
+def _softclip(x):
+    y = max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+    def back(dy):
+        return (dy / (1.0 + math.exp(-x)),)
+    return y, back
+
+
+def uses_softclip(x):
+    s = 0.0
+    for k in range(3):
+        s = s + softclip(x * (k + 1))
+    return s
+
+
+def test_rule_for_a_user_function_is_used_and_correct():
+    check_grads(uses_softclip, 0.3)
+    # the rule's forward runs: the function itself would overflow at x = 1000
+    assert gradient(softclip, 1000.0) == (1.0,)
+    assert gradient(uses_softclip, 1000.0) == (6.0,)
+
+
+def test_latest_rule_wins():
+    def cube(x):
+        return x * x * x
+
+    def user(x):
+        return cube(x) * 2.0
+
+    assert gradient(user, 2.0) == (24.0,)  # d/dx 2 x^3 = 6 x^2
+
+    @adjoint(cube)
+    def _(x):
+        return cube(x), lambda dy: (dy * 3.0 * x * x,)
+    assert gradient(user, 2.0) == (24.0,)
+
+    @adjoint(cube)
+    def _(x):  # noqa: F811  (a deliberately different rule: only the latest may be used)
+        return cube(x), lambda dy: (dy * 100.0,)
+    assert gradient(user, 2.0) == (200.0,)
+
+
+def test_rule_returning_none_cotangents():
+    def scale(x, k):
+        return x * k
+
+    @adjoint(scale)
+    def _(x, k):
+        return scale(x, k), lambda dy: (dy * k, None)  # k declared a constant
+
+    assert gradient(scale, 2.0, 5.0) == (5.0, None)
+    assert gradient(lambda a: scale(a, a), 3.0) == (3.0,)  # only the first slot's path counts: d/da = k = 3
+
+
+def test_rule_with_keyword_arguments_treats_them_as_constants():
+    def affine(x, a=2.0, b=1.0):
+        return a * x + b
+
+    @adjoint(affine)
+    def _(x, a=2.0, b=1.0):
+        return affine(x, a, b), lambda dy: (dy * a, None, None)
+
+    assert gradient(lambda x: affine(x, b=4.0, a=3.0), 1.5) == (3.0,)
+    assert gradient(lambda x: affine(x), 1.5) == (2.0,)
+
+
+# --- methods --------------------------------------------------------------------------------------------------------------
+
+class Spring:
+    def __init__(self, k):
+        self.k = k
+
+    def energy(self, x):
+        return 0.5 * self.k * x * x
+
+
+def test_rule_for_a_method_applies_to_bound_calls():
+    s = Spring(4.0)
+
+    def f(x):
+        return s.energy(x) + s.energy(2.0 * x)
+
+    check_grads(f, 0.7)  # derived: d/dx (0.5 k x^2 + 2 k x^2) = 5 k x
+    with restored(Spring.energy):
+        @adjoint(Spring.energy)
+        def _(self, x):
+            def back(dy):
+                return (None, dy * self.k * x)  # correct for x, but says: no gradient for the object
+            return self.energy(x), back
+        assert gradient(f, 0.7) == pytest.approx((5 * 4.0 * 0.7,))
+        g_obj, g_x = gradient(lambda obj, x: obj.energy(x), Spring(4.0), 0.7)
+        assert g_obj is None and g_x == pytest.approx(4.0 * 0.7)
+    # without the rule the object gets its structural gradient again: d/dk 0.5 k x^2 = x^2 / 2
+    g_obj, g_x = gradient(lambda obj, x: obj.energy(x), Spring(4.0), 0.7)
+    assert g_obj.k == pytest.approx(0.245) and g_x == pytest.approx(2.8)
+
+
+# --- builtins and NumPy functions -------------------------------------------------------------------------------------------
+
+def test_rule_overrides_a_builtin_scalar_rule():
+    def f(x):
+        return math.sin(x) * 2.0
+
+    assert gradient(f, 0.5) == pytest.approx((2 * math.cos(0.5),))
+    with restored(math.sin):
+        @adjoint(math.sin)
+        def _(x):
+            return math.sin(x), lambda dy: (dy * 10.0,)
+        assert gradient(f, 0.5) == (20.0,)
+        assert gradient(lambda x: math.sin(x), 0.5) == (10.0,)
+    assert gradient(f, 0.5) == pytest.approx((2 * math.cos(0.5),))
+
+
+def test_rule_overrides_a_builtin_numpy_rule():
+    x = np.array([0.1, -0.4, 0.9])
+
+    def f(v):
+        return np.sum(np.tanh(v) * v)
+
+    check_grads(f, x)
+    with restored(np.tanh):
+        calls = []
+
+        @adjoint(np.tanh)
+        def _(v):
+            y = np.tanh(v)
+
+            def back(dy):
+                calls.append(1)
+                return (dy * (1 - y * y),)
+            return y, back
+        check_grads(f, x)
+        g, = gradient(f, x)
+        assert calls
+        np.testing.assert_allclose(g, np.tanh(x) + x * (1 - np.tanh(x) ** 2))
+    check_grads(f, x)
+
+
+def test_rule_for_a_builtin_with_no_rule():
+    def f(x):
+        return math.gamma(x) * x  # math.gamma has no built-in rule
+
+    with restored(math.gamma):
+        @adjoint(math.gamma)
+        def _(x):
+            y = math.gamma(x)
+            h = 1e-5  # a numerical rule is still a rule
+            return y, lambda dy: (dy * (math.gamma(x + h) - math.gamma(x - h)) / (2 * h),)
+        check_grads(f, 2.5, rtol=1e-4)
+
+
+# --- functions of no arguments, None cotangents in -------------------------------------------------------------------------
+
+def counter():
+    return 0
+
+
+@adjoint(counter)
+def _counter():
+    return counter() + 1, lambda dy: ()
+
+
+def test_rule_of_no_arguments_runs_even_when_no_gradient_flows():
+    def f(x):
+        return x * counter()
+
+    assert f(3.0) == 0.0
+    assert gradient(f, 3.0) == (1.0,)  # under differentiation counter() is 1: f = x
+    y, back = pullback(f, 3.0)
+    assert y == 3.0 and back(2.0) == (2.0,)
+
+
+def test_back_receives_none_for_an_unused_output():
+    def pair(x):
+        return x * 2.0, x * 3.0
+
+    seen = []
+
+    @adjoint(pair)
+    def _(x):
+        def back(dy):
+            seen.append(dy)
+            d0, d1 = dy
+            return ((0.0 if d0 is None else d0 * 2.0) + (0.0 if d1 is None else d1 * 3.0),)
+        return pair(x), back
+
+    def first(x):
+        a, b = pair(x)
+        return a * 5.0
+    assert gradient(first, 1.0) == (10.0,)
+    assert seen[-1][1] is None
+
+    def none_used(x):
+        pair(x)
+        return x * 1.0
+    assert gradient(none_used, 1.0) == (1.0,)
+
+
+# --- checks on a user's back -------------------------------------------------------------------------------------------------
+
+def two_args(x, y):
+    return x * y
+
+
+def test_wrong_number_of_cotangents_names_rule_target_and_index():
+    def local(x, y):
+        return x * y
+
+    @adjoint(local)
+    def short_rule(x, y):
+        return local(x, y), lambda dy: (dy * y,)
+
+    with pytest.raises(ZygoteError) as e:
+        gradient(lambda a, b: local(a, b), 2.0, 3.0)
+    msg = str(e.value)
+    assert "short_rule" in msg and "local" in msg and "argument index 1" in msg and "1 cotangents" in msg
+
+    @adjoint(local)
+    def long_rule(x, y):
+        return local(x, y), lambda dy: (dy * y, dy * x, dy)
+    with pytest.raises(ZygoteError, match=r"long_rule.*local.*argument index 2"):
+        gradient(lambda a, b: local(a, b), 2.0, 3.0)
+
+    @adjoint(local)
+    def not_a_tuple(x, y):
+        return local(x, y), lambda dy: dy * y
+    with pytest.raises(ZygoteError, match=r"not_a_tuple.*local"):
+        gradient(lambda a, b: local(a, b), 2.0, 3.0)
+
+
+def test_wrong_cotangent_shape_names_rule_target_and_index():
+    def mix(w, x):
+        return np.sum(w * x)
+
+    @adjoint(mix)
+    def bad_shape(w, x):
+        def back(dy):
+            return dy * x, dy * np.ones(5)  # x has 3 entries
+        return mix(w, x), back
+
+    with pytest.raises(ZygoteError) as e:
+        gradient(mix, np.ones(3), np.arange(3.0))
+    msg = str(e.value)
+    assert "bad_shape" in msg and "mix" in msg and "argument index 1" in msg and "(5,)" in msg and "(3,)" in msg
+
+    @adjoint(mix)
+    def good(w, x):
+        return mix(w, x), lambda dy: (dy * x, dy * w)
+    g = gradient(mix, np.ones(3), np.arange(3.0))
+    np.testing.assert_allclose(g[0], np.arange(3.0))
+    np.testing.assert_allclose(g[1], np.ones(3))
+
+
+def test_array_cotangent_for_a_scalar_argument_is_rejected():
+    def scal(x):
+        return x * 2.0
+
+    @adjoint(scal)
+    def broadcasting(x):
+        return scal(x), lambda dy: (np.ones(4) * dy,)
+    with pytest.raises(ZygoteError, match=r"broadcasting.*argument index 0"):
+        gradient(scal, 1.0)

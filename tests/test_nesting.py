@@ -1,0 +1,101 @@
+"""Nested reverse mode: `gradient` of functions that call `gradient` (adjoints/nesting.py), checked against closed
+forms and finite differences of the inner gradient."""
+import math
+
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, adjoint, gradient, pullback, value_and_gradient
+
+
+def nestlevel():
+    return 0
+
+
+@adjoint(nestlevel)
+def _nestlevel():
+    return nestlevel() + 1, lambda _: ()
+
+
+def report(x):
+    print(nestlevel(), "levels of nesting")
+    return x
+
+
+def test_seed_nestlevel_example(capsys):
+    report(1.0)
+    assert capsys.readouterr().out == "0 levels of nesting\n"
+    assert gradient(report, 1.0) == (1.0,)
+    assert capsys.readouterr().out == "1 levels of nesting\n"
+    assert gradient(lambda x: x * gradient(report, x)[0], 1.0) == (1.0,)
+    assert capsys.readouterr().out == "2 levels of nesting\n"
+
+
+def d(f):
+    """The derivative of a scalar function, by reverse mode (nests)."""
+    return lambda x: gradient(f, x)[0]
+
+
+def powloop(x, n=4):
+    r = 1.0
+    for _ in range(n):
+        r = r * x
+    return r
+
+
+def damped(x):
+    r = x
+    k = 0
+    while k < 3:
+        r = math.sin(r) * 0.5 + x * r
+        k += 1
+    return r
+
+
+def test_second_derivatives_match_closed_forms():
+    assert d(d(math.sin))(0.7) == pytest.approx(-math.sin(0.7))
+    assert d(d(math.cos))(0.7) == pytest.approx(-math.cos(0.7))
+    assert d(d(math.exp))(0.3) == pytest.approx(math.exp(0.3))
+    assert d(d(lambda x: x ** 4))(1.3) == pytest.approx(12 * 1.3 ** 2)
+    assert d(d(lambda x: x * x * x * x))(1.3) == pytest.approx(12 * 1.3 ** 2)
+    assert d(d(lambda x: math.log(x) * x))(1.7) == pytest.approx(1 / 1.7)
+
+
+def test_second_derivative_through_a_loop():
+    assert d(d(powloop))(1.3) == pytest.approx(12 * 1.3 ** 2)
+    assert d(powloop)(1.3) == pytest.approx(4 * 1.3 ** 3)
+
+
+def test_second_derivative_through_a_while_loop_matches_finite_differences():
+    h = 1e-5
+    inner = d(damped)
+    fd = (inner(0.4 + h) - inner(0.4 - h)) / (2 * h)
+    assert d(d(damped))(0.4) == pytest.approx(fd, rel=1e-6)
+
+
+def test_nested_value_and_gradient_and_pullback():
+    # sin(x) * cos(x) = sin(2x) / 2: derivative cos(2x)
+    f = lambda x: value_and_gradient(math.sin, x)[1][0] * value_and_gradient(math.sin, x)[0]  # noqa: E731
+    assert gradient(f, 0.5) == pytest.approx((math.cos(1.0),))
+
+    def g(x):
+        y, back = pullback(lambda t: t * t * t, x)
+        return back(2.0)[0] + y  # 6 x^2 + x^3
+    assert gradient(g, 1.5) == pytest.approx((12 * 1.5 + 3 * 1.5 ** 2,))
+
+
+def test_mixed_partials_of_two_arguments():
+    # d/da and d/db of d/dx (x^2 y) at (a, b) = 2 a b: (2 b, 2 a)
+    assert gradient(lambda a, b: gradient(lambda x, y: x * x * y, a, b)[0], 1.5, 2.0) == pytest.approx((4.0, 3.0))
+
+
+def test_inner_gradient_closing_over_the_outer_variable():
+    # d/dx [d/dy (x y^2)]_{y=x} = d/dx (2 x^2) = 4 x
+    assert gradient(lambda x: gradient(lambda y: x * y * y, x)[0], 1.2) == pytest.approx((4.8,))
+
+
+def test_unsupported_nesting_raises_instead_of_a_wrong_gradient():
+    def kw(x, *, k=2.0):
+        return k * x * x
+    with pytest.raises(ZygoteError):
+        gradient(lambda x: gradient(lambda y: kw(y, k=3.0), x)[0], 1.0)

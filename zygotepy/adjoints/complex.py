@@ -1,0 +1,118 @@
+"""Rules for complex numbers: real and imaginary parts, conjugation, angle, and the `cmath` functions.
+
+The convention (API.md, Zygote's and PyTorch's): a complex value z = x + iy is two real coordinates, and its cotangent
+is the complex number `dL/dx + 1j * dL/dy`. So for a real loss `gradient` returns `df/dx + 1j*df/dy`, and a
+holomorphic `w = f(z)` pulls `dw` back to `conj(f'(z)) * dw`. Under it:
+- `real(z)` pulls `dy` back to `real(dy)`; `imag(z)` to `1j * real(dy)` (a real output's cotangent is real);
+- `conj(z)` pulls back to `conj(dy)`;
+- `angle(z) = atan2(y, x)` to `real(dy) * 1j * z / |z|^2`.
+Real inputs get real cotangents (`imag` and `angle` of a real value are constants: None).
+"""
+import cmath
+
+import numpy as np
+
+from ..backends import conj, is_complex, namespace, unbroadcast
+from .registry import adjoint
+from .structures import ATTRIBUTES
+
+
+def _real(dy):
+    return dy.real if is_complex(dy) else dy
+
+
+# --- parts and conjugation ---------------------------------------------------------------------------------------------
+
+@adjoint(np.real)
+def real(z):
+    def back(dy):
+        return (None if dy is None else unbroadcast(_real(dy), z),)
+    return np.real(z), back
+
+
+@adjoint(np.imag)
+def imag(z):
+    def back(dy):
+        return (None if dy is None or not is_complex(z) else unbroadcast(1j * _real(dy), z),)
+    return np.imag(z), back
+
+
+@adjoint(np.conjugate)
+def conjugate(z):
+    def back(dy):
+        return (None if dy is None else unbroadcast(conj(dy), z),)
+    return np.conjugate(z), back
+
+
+if np.conj is not np.conjugate:
+    adjoint(np.conj)(conjugate)
+
+
+@adjoint(np.angle)
+def angle(z, deg=False):
+    y = np.angle(z, deg)
+
+    def back(dy):
+        if dy is None or not is_complex(z):
+            return (None, None)
+        scale = 180 / np.pi if deg else 1.0
+        r2 = namespace(z).abs(z) ** 2
+        return (unbroadcast(_real(dy) * scale * 1j * z / np.where(r2 == 0, 1, r2), z), None)
+    return y, back
+
+
+def _method_conjugate(z):
+    def back(dy):
+        return (None if dy is None else conj(dy),)
+    return z.conjugate(), back
+
+
+for _cls in (complex, float, np.ndarray, np.complex128, np.complex64, np.float64):
+    adjoint(_cls.conjugate)(_method_conjugate)
+adjoint(np.ndarray.conj)(_method_conjugate)
+
+for _cls in (complex, np.complex128, np.complex64):
+    ATTRIBUTES[_cls, "real"] = lambda z, dy: _real(dy) + 0j
+    ATTRIBUTES[_cls, "imag"] = lambda z, dy: 1j * _real(dy)
+for _cls in (float, np.float64, np.float32):
+    ATTRIBUTES[_cls, "real"] = lambda x, dy: _real(dy)
+    ATTRIBUTES[_cls, "imag"] = lambda x, dy: None
+
+
+# --- cmath: holomorphic, so dz = conj(f'(z)) * dw ------------------------------------------------------------------------
+HOLOMORPHIC = {
+    cmath.exp: lambda z, w: w,
+    cmath.log: lambda z, w: 1 / z,
+    cmath.sqrt: lambda z, w: 0.5 / w,
+    cmath.sin: lambda z, w: cmath.cos(z),
+    cmath.cos: lambda z, w: -cmath.sin(z),
+    cmath.tan: lambda z, w: 1 + w * w,
+    cmath.sinh: lambda z, w: cmath.cosh(z),
+    cmath.cosh: lambda z, w: cmath.sinh(z),
+    cmath.tanh: lambda z, w: 1 - w * w,
+}
+
+
+def _holomorphic_rule(fn, derivative):
+    def rule(z):
+        w = fn(z)
+
+        def back(dw):
+            return (None if dw is None else dw * derivative(z, w).conjugate(),)
+        return w, back
+    rule.__qualname__ = f"cmath_{fn.__name__}_rule"
+    return rule
+
+
+for _fn, _d in HOLOMORPHIC.items():
+    adjoint(_fn)(_holomorphic_rule(_fn, _d))
+
+
+@adjoint(cmath.phase)
+def phase(z):
+    def back(dy):
+        if dy is None or not isinstance(z, complex):
+            return (None,)
+        r2 = abs(z) ** 2
+        return (_real(dy) * 1j * z / (r2 or 1.0),)
+    return cmath.phase(z), back

@@ -1,0 +1,87 @@
+"""Control of differentiation: `checkpoint`, `hook`, `dropgrad`.
+
+Each is an ordinary function whose meaning under differentiation is a rule of this module (Zygote's `checkpointed`,
+`hook` and `dropgrad`). Invariants:
+- `checkpoint(f, *args)` keeps nothing of `f`'s inside alive between the forward and the backward pass: its forward
+  calls `f` plainly (no pullback, no tape); its `back` runs `f`'s forward again with its pullback, exactly once per call
+  of `back`, and pulls `dy` through it.
+- `hook(fn, x)`'s `back` calls `fn` once per backward pass, on the total cotangent of its output (the generated code
+  accumulates every use of the output before calling a pullback). No gradient reaching it means no call.
+- `dropgrad` is declared non-differentiable, so activity analysis cuts every path through it at transform time.
+"""
+from .registry import adjoint, nondifferentiable
+
+__all__ = ["checkpoint", "hook", "dropgrad"]
+
+
+def checkpoint(f, /, *args):
+    """Return `f(*args)`; under differentiation, recompute `f` in the backward pass instead of storing its inside.
+
+    Trades one more forward of `f` per backward pass for the memory of `f`'s intermediate values.
+
+    Args:
+        f: the function to checkpoint (its own cotangent, for a closure or a model object, is returned too).
+        *args: its positional arguments.
+
+    Returns:
+        `f(*args)`.
+
+    >>> import math
+    >>> from zygotepy import checkpoint, gradient
+    >>> gradient(lambda x: checkpoint(math.sin, x) * 2.0, 0.0)
+    (2.0,)
+    """
+    return f(*args)
+
+
+def hook(fn, x, /):
+    """Return `x`; in the backward pass the gradient of `x` is replaced by `fn(gradient)`.
+
+    `fn` is called once per backward pass, with the total gradient of `x` (None-free: it is not called when no gradient
+    reaches `x`).
+
+    Args:
+        fn: a function of the gradient, returning the gradient to pass on (to inspect, clip or reverse it).
+        x: any value.
+
+    Returns:
+        `x`.
+
+    >>> from zygotepy import gradient, hook
+    >>> gradient(lambda x: hook(lambda g: -g, x) * 3.0, 1.0)
+    (-3.0,)
+    """
+    return x
+
+
+def dropgrad(x, /):
+    """Return `x`; no gradient flows through it (it is a constant to the differentiation).
+
+    >>> from zygotepy import dropgrad, gradient
+    >>> gradient(lambda x: x * dropgrad(x), 3.0)
+    (3.0,)
+    """
+    return x
+
+
+nondifferentiable(dropgrad)
+
+
+@adjoint(checkpoint)
+def checkpoint_rule(f, *args):
+    from ..ast_adjoint.dispatch import J
+    y = f(*args)  # no pullback: nothing of f's inside survives this call
+
+    def back(dy):
+        if dy is None:
+            return (None,) * (1 + len(args))
+        _, f_back = J(f, *args)  # the forward again, with its pullback, once per backward pass
+        return f_back(dy)  # (df, *dargs): one cotangent per positional argument of checkpoint
+    return y, back
+
+
+@adjoint(hook)
+def hook_rule(fn, x):
+    def back(dy):
+        return (None, None if dy is None else fn(dy))
+    return x, back

@@ -1,0 +1,383 @@
+"""Nested reverse mode: rules that let an outer `gradient` differentiate code that itself calls `gradient`.
+
+How (Zygote's way, in Python): an inner `gradient(f, x)` runs two pieces of ordinary Python, the generated forward of
+`f` and its generated backward. Both have source (registered in `linecache`), so the outer level can transform them like
+any user function: differentiating them gives the outer level the derivative of the inner gradient. Only two kinds of
+code on the inner path are not plain transformable Python:
+
+- the entry points (`gradient`, `value_and_gradient`, `pullback`: `try` blocks for error notes, projections), and
+- the dispatcher `J` and its variants (caches, compilation, `type` tests), which generated code calls.
+
+Each gets a rule here that says "differentiate my twin": a short Python function computing the same value from
+transformable parts. `_plan` (non-differentiable) decides, as `J` would, which code handles a call: the generated
+forward/backward pair of a Python function, a registered rule (whose own source is then transformed, so rules nest
+too), a bound method, or a constant call. The twin then calls that forward and returns a closure over its tape as the
+pullback; the outer level differentiates the forward call and, later, the closure. Each level transforms the
+generated code of the level below. Status: second order works (tests/test_nesting.py); a third level fails with
+UnsupportedSyntax, because level-2 generated code builds the twins' closures with `runtime.make_closure` (attribute
+assignment), which has no rule yet; array `x ** k` fails the same way (scalar.py's pow rule has a non-constant default).
+
+Invariants:
+- A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are
+  routed through the outer level's `J` even when no gradient flows into them (`__zygote_always__`), so the rule of
+  `nestlevel() = 0` returns 1 under one `gradient`, 2 under two.
+- Without nesting nothing here runs: these rules apply only when a transformed function calls `gradient` or `J`.
+- What the twins do not cover (keyword arguments of an inner call, `functools.partial`, operators of user classes)
+  raises `ZygoteError` naming the callee, never a wrong gradient.
+"""
+import inspect
+import types
+
+from .. import api, backends
+from ..backends import namespace
+from ..ast_adjoint import runtime as rt
+from ..api import _project, _seed
+from ..ast_adjoint import dispatch
+from ..ast_adjoint.compile import derive
+from ..ast_adjoint.runtime import callmethod
+from ..errors import MissingAdjoint, ZygoteError
+from ..structgrad import StructGrad
+from .registry import adjoint, find_rule, is_nondifferentiable, nondifferentiable
+
+def _always(rule):
+    rule.__zygote_always__ = True
+    return rule
+
+
+def _unsupported(fn, what):
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    return ZygoteError(f"nested differentiation does not support {what} ({name}) inside an inner gradient yet; "
+                       f"differentiate it at one level, or give it a rule with @adjoint")
+
+
+def _plan(fn, args):
+    """How the inner level's J handles `fn(*args)`: `(kind, a, b)`, mirroring `dispatch._dispatch`."""
+    if fn is callmethod:
+        obj, name = args[0], args[1]
+        kind, method = dispatch._method_kind(type(obj), name)
+        if kind == "method":
+            return "callmethod", method, None
+        bound = getattr(obj, name)
+        if isinstance(bound, types.MethodType) and bound.__self__ is obj:
+            return "callmethod", bound.__func__, None
+        if isinstance(obj, types.ModuleType):
+            return "callattr", bound, None
+        raise _unsupported(bound, "this method call")
+    if dispatch.is_operator(fn) and any(type(a) not in dispatch._NATIVE for a in args):
+        raise _unsupported(fn, "an operator on a user class")
+    if type(fn) is types.FunctionType:
+        rule = find_rule(fn)
+        if rule is not None:
+            return "rule", rule, len(args)
+        code = fn.__code__
+        npos, varargs = code.co_argcount, bool(code.co_flags & inspect.CO_VARARGS)
+        if code.co_kwonlyargcount or code.co_flags & inspect.CO_VARKEYWORDS or len(args) > npos and not varargs \
+                or varargs and len(args) < npos:
+            raise _unsupported(fn, "a call of a function with **kwargs or keyword-only parameters")
+        forward, backward = derive(fn, None, functional=True)
+        if varargs:
+            return "varargs", forward, (backward, npos)
+        return "derived", forward, (backward, len(args))
+    rule = find_rule(fn)
+    if rule is not None:
+        return "rule", rule, len(args)
+    if is_nondifferentiable(fn):
+        return "const", None, None
+    if isinstance(fn, types.MethodType):
+        return "method", fn.__func__, fn.__self__
+    if isinstance(fn, types.BuiltinMethodType) and not isinstance(fn.__self__, types.ModuleType) \
+            and fn.__self__ is not None:
+        unbound = getattr(type(fn.__self__), fn.__name__, None)
+        if unbound is not None and find_rule(unbound) is not None:
+            return "method", unbound, fn.__self__
+    call = getattr(type(fn), "__call__", None)
+    if isinstance(call, types.FunctionType) and not isinstance(fn, type):
+        return "method", call, fn
+    if not any(dispatch.differentiable(a) for a in args):
+        return "const", None, None
+    raise MissingAdjoint(fn)
+
+
+nondifferentiable(_plan)
+
+
+# --- small structural helpers with their own rules (tuple surgery the transform would otherwise have to see) ---------
+
+def _with_dself(grads, n):
+    """`(None, *grads[:n])`: a rule's cotangents as J's, trimmed to the arguments given."""
+    return (None, *grads[:n])
+
+
+@adjoint(_with_dself)
+def _with_dself_rule(grads, n):
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return ((*dy[1:], *(None,) * (len(grads) - n)), None)
+    return _with_dself(grads, n), back
+
+
+def _drop(grads, k):
+    """`grads[k:]`."""
+    return tuple(grads[k:])
+
+
+@adjoint(_drop)
+def _drop_rule(grads, k):
+    def back(dy):
+        return (None if dy is None else (*(None,) * k, *dy), None)
+    return _drop(grads, k), back
+
+
+def _take(grads, k):
+    """`grads[:k]`."""
+    return tuple(grads[:k])
+
+
+@adjoint(_take)
+def _take_rule(grads, k):
+    def back(dy):
+        return (None if dy is None else (*dy, *(None,) * (len(grads) - k)), None)
+    return _take(grads, k), back
+
+
+def _module_grads(grads):
+    """A module function's `(dfunc, *dargs)` as callmethod's `(None, None, None, *dargs)`."""
+    return (None, None, None, *grads[1:])
+
+
+@adjoint(_module_grads)
+def _module_grads_rule(grads):
+    def back(dy):
+        return (None if dy is None else (None, *dy[3:]),)
+    return _module_grads(grads), back
+
+
+def _project_all(args, grads):
+    """The entry points' projection of each gradient onto its argument (real for real, None for data)."""
+    return tuple(_project(a, g) for a, g in zip(args, grads, strict=True))
+
+
+@adjoint(_project_all)
+def _project_all_rule(args, grads):
+    def back(dy):  # a projection onto the argument's space: its adjoint embeds dy back, unchanged
+        return (None, dy)
+    return _project_all(args, grads), back
+
+
+def _spread(grads, npos):
+    """A *args function's `(dself, *dparams, d*args)` as one cotangent per positional argument of the call."""
+    return (*grads[:npos + 1], *(grads[npos + 1] or ()))
+
+
+@adjoint(_spread)
+def _spread_rule(grads, npos):
+    nextra = len(grads[npos + 1] or ())
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return ((*dy[:npos + 1], tuple(dy[npos + 1:]) if nextra else grads[npos + 1]), None)
+    return _spread(grads, npos), back
+
+
+def _cells_of(fn, generated):
+    """`generated` (fn's generated forward or backward), whose cotangent belongs to `fn`: the generated code reads fn's
+    captured variables through cells named `<name>_cell`, so a gradient reaching them is the gradient of fn's."""
+    return generated
+
+
+def _unwrap(v):
+    """A cell's cotangent as its content's: generated code reads `x_cell.cell_contents`."""
+    return v.get("cell_contents", v) if isinstance(v, StructGrad) else v
+
+
+@adjoint(_cells_of)
+def _cells_of_rule(fn, generated):
+    def back(dg):
+        if not dg:
+            return (None, None)
+        fields = {k[:-5]: _unwrap(v) for k, v in dg.items() if k.endswith("_cell") and v is not None}
+        return (StructGrad(fields) if fields else None, None)
+    return generated, back
+
+
+def _callmethod_grads(grads):
+    """A method's `(dfunc, dobj, *dargs)` as callmethod's `(None, dobj, None, *dargs)`."""
+    return (None, grads[1], None, *grads[2:])
+
+
+@adjoint(_callmethod_grads)
+def _callmethod_grads_rule(grads):
+    def back(dy):
+        return (None if dy is None else (None, dy[1], *dy[3:]),)
+    return _callmethod_grads(grads), back
+
+
+def call_rule(rule, *args):
+    """`rule(*args)`, a rule's forward, always run through the outer level's J (so the rule sees that level)."""
+    return rule(*args)
+
+
+@adjoint(call_rule)
+@_always
+def call_rule_rule(rule, *args):
+    y, pb = dispatch.J(rule, *args)
+
+    def back(dy):
+        return pb(dy)
+    return y, back
+
+
+# --- the twins -------------------------------------------------------------------------------------------------------
+
+def twin_J(fn, *args):
+    """What `J(fn, *args)` computes, as code the outer level can transform: `(y, back)` with back -> (dfn, *dargs)."""
+    kind, a, b = _plan(fn, args)
+    if kind == "derived":
+        y, tape = _cells_of(fn, a)(*args)
+        backward = _cells_of(fn, b[0])
+        n = b[1]
+
+        def derived_back(dy, need=None):
+            return _take(backward(tape, dy), n + 1)
+        return y, derived_back
+    if kind == "varargs":
+        y, va_tape = _cells_of(fn, a)(*args)
+        va_backward = _cells_of(fn, b[0])
+        npos = b[1]
+
+        def varargs_back(dy, need=None):
+            return _spread(va_backward(va_tape, dy), npos)
+        return y, varargs_back
+    if kind == "rule":
+        y, rule_back = call_rule(a, *args)
+
+        def ruled_back(dy, need=None):
+            return _with_dself(rule_back(dy), b)
+        return y, ruled_back
+    if kind == "method":
+        y, bound_pb = twin_J(a, b, *args)
+
+        def bound_back(dy, need=None):
+            return _drop(bound_pb(dy), 1)
+        return y, bound_back
+    if kind == "callmethod":
+        y, method_back = twin_J(a, args[0], *_drop(args, 2))
+
+        def callmethod_back(dy, need=None):
+            return _callmethod_grads(method_back(dy))
+        return y, callmethod_back
+    if kind == "callattr":
+        y, attr_back = twin_J(a, *_drop(args, 2))
+
+        def callattr_back(dy, need=None):
+            return _module_grads(attr_back(dy))
+        return y, callattr_back
+    y = fn(*args)
+
+    def const_back(dy, need=None):
+        return (None,) * (len(args) + 1)
+    return y, const_back
+
+
+def twin_J_args(fn, *args):
+    """What `J_args(need, fn, *args)` computes: back -> dargs only."""
+    y, pb = twin_J(fn, *args)
+
+    def args_back(dy, need=None):
+        return _drop(pb(dy), 1)
+    return y, args_back
+
+
+def twin_pullback(f, *args):
+    y, pb = twin_J(f, *args)
+
+    def back(dy):
+        return _project_all(args, _drop(pb(dy), 1))
+    return y, back
+
+
+def twin_value_and_gradient(f, *args):
+    y, back = twin_pullback(f, *args)
+    return y, back(_seed(y))
+
+
+def twin_gradient(f, *args):
+    y, back = twin_pullback(f, *args)
+    return back(_seed(y))
+
+
+# --- the rules: "differentiate my twin" --------------------------------------------------------------------------------
+
+def _twin_rule(twin, skip):
+    """A rule for an entry point or J variant: the outer level's J of its twin; `skip` leading arguments of the call
+    (J_args' `need`) are constants the twin does not take."""
+    def rule(*args, **kwargs):
+        if kwargs:
+            raise _unsupported(args[skip], "keyword arguments in a call")
+        y, pb = dispatch.J(twin, *args[skip:])
+
+        def back(dy):
+            return (*(None,) * skip, *_drop(pb(dy), 1))
+        return y, back
+    rule.__qualname__ = f"{twin.__name__}_rule"
+    return _always(rule)
+
+
+def _register():
+    nondifferentiable(api._seed)
+    adjoint(dispatch.J)(_twin_rule(twin_J, 0))
+    adjoint(dispatch.J_need)(_twin_rule(twin_J, 1))
+    adjoint(dispatch.J_args)(_twin_rule(twin_J_args, 1))
+    adjoint(dispatch.J_kw)(_twin_rule(twin_J, 0))
+    adjoint(api.pullback)(_twin_rule(twin_pullback, 0))
+    adjoint(api.value_and_gradient)(_twin_rule(twin_value_and_gradient, 0))
+    adjoint(api.gradient)(_twin_rule(twin_gradient, 0))
+
+
+_register()
+
+
+# --- helpers that generated code and the built-in rules call, as rules (their bodies use constructs the transform
+# does not take: item assignment, imports, closures over reassigned names) ---------------------------------------------
+
+@adjoint(rt.acc)
+def _acc_rule(a, b):
+    def back(dy):  # addition: both operands receive dy (None stays None)
+        return (None if a is None else dy, None if b is None else dy)
+    return rt.acc(a, b), back
+
+
+@adjoint(rt.closure_cotangent)
+def _closure_cotangent_rule(*flat):
+    names = flat[::2]
+
+    def back(dy):
+        out = []
+        for name in names:
+            out += [None, None if dy is None else dy.get(name)]
+        return tuple(out)
+    return rt.closure_cotangent(*flat), back
+
+
+@adjoint(backends.unbroadcast)
+def _unbroadcast_rule(g, like):
+    def back(dy):  # the adjoint of a reduction to like's shape: broadcast back to g's shape
+        if dy is None or g is None:
+            return (None, None)
+        shape = getattr(g, "shape", None)
+        if shape is None or getattr(dy, "shape", None) == shape:
+            return (dy, None)
+        return (namespace(g).broadcast_to(dy, shape), None)
+    return backends.unbroadcast(g, like), back
+
+
+@adjoint(backends.conj)
+def _conj_rule(x):
+    def back(dy):
+        return (None if dy is None else backends.conj(dy),)
+    return backends.conj(x), back
+
+
+nondifferentiable(backends.namespace, backends.is_complex)

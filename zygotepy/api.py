@@ -5,7 +5,7 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 """
 import numpy as np
 
-from .ast_adjoint.dispatch import J_api
+from .ast_adjoint.dispatch import J_entry
 from .errors import ZygoteError
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
@@ -14,8 +14,6 @@ __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
 def _project(arg, g):
     """A gradient in the form of its argument: real for real numbers and arrays, None for data (bools, strings),
     the argument's own container (same keys, same order) for tuples, lists and dicts."""
-    if type(g) is type(arg) and (type(g) is float or type(g) is np.ndarray and g.dtype is arg.dtype):
-        return g  # the common case: nothing to project
     if g is None or isinstance(arg, (bool, str)) or arg is None:
         return None
     if isinstance(arg, (tuple, list)) and isinstance(g, (tuple, list)):
@@ -40,6 +38,15 @@ def _project(arg, g):
         if gdtype != dtype and hasattr(g, "astype"):
             g = g.astype(dtype)
     return g
+
+
+def _projected(args, grads):
+    """`_project` for each argument, skipping the call where the gradient already has its argument's type."""
+    out = []
+    for a, g in zip(args, grads, strict=True):
+        ta = type(a)
+        out.append(g if type(g) is ta and (ta is float or ta is np.ndarray and g.dtype is a.dtype) else _project(a, g))
+    return tuple(out)
 
 
 def _with_user_lines(exc):
@@ -88,12 +95,12 @@ def pullback(f, /, *args, **kwargs):
     >>> back(1.0)  # conj(2 z)
     ((2-2j),)
     """
-    y, pb = _run(J_api, (True,) * len(args), f, *args, **kwargs)
+    y, pb = _run(J_entry, (True,) * len(args), f, args, kwargs or None)
     n = len(args)
 
     def back(dy):
         grads = _run(pb, dy)
-        return tuple(_project(a, g) for a, g in zip(args, grads[1:n + 1], strict=True))
+        return _projected(args, grads[1:n + 1])
     return y, back
 
 
@@ -117,13 +124,22 @@ def value_and_gradient(f, /, *args, **kwargs):
     >>> value_and_gradient(lambda x: x ** 2, 3.0)
     (9.0, (6.0,))
     """
-    try:  # pullback's steps, inline: this is the hot entry point
-        y, pb = J_api((True,) * len(args), f, *args, **kwargs)
+    return _value_and_gradient(f, args, kwargs)
+
+
+def _value_and_gradient(f, args, kwargs):
+    """pullback's steps, inline, on the argument tuple as passed: this is the hot entry point."""
+    n = len(args)
+    try:
+        y, pb = J_entry(_ALL_NEEDED[n] if n < 8 else (True,) * n, f, args, kwargs or None)
         grads = pb(_seed(y))
     except Exception as e:
         _with_user_lines(e)
         raise
-    return y, tuple(_project(a, g) for a, g in zip(args, grads[1:len(args) + 1], strict=True))
+    return y, _projected(args, grads[1:n + 1])
+
+
+_ALL_NEEDED = [(True,) * n for n in range(8)]
 
 
 def gradient(f, /, *args, **kwargs):
@@ -140,7 +156,7 @@ def gradient(f, /, *args, **kwargs):
     >>> gradient(pow, 5, 3)
     (75, None)
     """
-    return value_and_gradient(f, *args, **kwargs)[1]
+    return _value_and_gradient(f, args, kwargs)[1]
 
 
 class AdjointSource(str):

@@ -448,7 +448,8 @@ def is_operator(fn):
     return type(fn) is types.BuiltinFunctionType and fn in _OPERATORS
 
 
-def J_api(need, fn, /, *args, **kwargs):
-    """The entry points' J: `need` flags the positional arguments; keyword arguments are constants (API.md). The
-    pullback's result starts with `(dself, *dargs)`; entries after those are not for the API."""
-    return _dispatch(fn, args, kwargs or None, need, True)
+def J_entry(need, fn, args, kwargs):
+    """The entry points' J, on the call's argument tuple and keyword dict (None for none) as they are: `need` flags
+    the positional arguments; keyword arguments are constants (API.md). The pullback's result starts with
+    `(dself, *dargs)`; entries after those are not for the API."""
+    return _dispatch(fn, args, kwargs, need, True)

@@ -17,6 +17,7 @@ from .adjoint import adjoint
 from .analysis import activity
 from .emit import emit
 from .lower import lower
+from .nullness import simplify_backward
 from .source import get_source
 
 _ARTEFACTS = {}     # (code object, need) -> Artefact
@@ -59,6 +60,7 @@ def transform(fn, need=None, functional=False):
         statics = {name: cell.cell_contents for name, cell in zip(code.co_freevars, fn.__closure__, strict=True)
                    if not name.endswith("_cell")}
     adj = adjoint(ir, code, active, fn.__globals__, namer, statics, functional)
+    simplify_backward(adj.backward)
     text, helpers, line_map = emit(adj, namer, src.lines, src.filename, [f"{n}_cell" for n in code.co_freevars])
     filename = _register(text, code)
     LINE_MAPS[filename] = (src.filename, line_map)

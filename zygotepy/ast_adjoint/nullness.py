@@ -46,7 +46,7 @@ def _nullness(value, state):
     if isinstance(value, Const):
         return NONE if value.value is None else SOME
     if isinstance(value, Var):
-        return state.get(value)
+        return state.get(value.name)
     if isinstance(value, Call) and isinstance(value.fn, Const) and (
             _hashable_in(value.fn.value, _ARITHMETIC) or isinstance(value.fn.value, Derivative)):
         return SOME  # arithmetic on None would raise: when it runs, its result is a value
@@ -55,12 +55,15 @@ def _nullness(value, state):
 
 def _set(state, var, nullness):
     if nullness is None:
-        state.pop(var, None)
+        state.pop(var.name, None)
     else:
-        state[var] = nullness
+        state[var.name] = nullness
 
 
 def _meet(a, b):
+    """What holds on both paths (states are keyed by variable name: hashing a str is cheaper than a Var)."""
+    if len(b) < len(a):
+        a, b = b, a
     return {v: n for v, n in a.items() if b.get(v) == n}
 
 
@@ -73,7 +76,11 @@ def _outs(out):
 
 
 class _Known:
-    """The forward pass: rewrites statements given what is known; `block` updates `state` as control passes."""
+    """The forward pass: rewrites statements given what is known; `block` updates `state` as control passes. With
+    `rewrite` off it only updates `state` (the rounds that find a loop's fixed point build no statements)."""
+
+    def __init__(self, rewrite=True):
+        self.rewrite = rewrite
 
     def block(self, stmts, state):
         out = []
@@ -94,18 +101,20 @@ class _Known:
     def assign(self, s, state):
         if not isinstance(s.out, Var):
             for o in _outs(s.out):
-                state.pop(o, None)
+                state.pop(o.name, None)
             return [s]
         value = s.value
         if _calls(value, _ACC) and value.args[0] == s.out:
             d, g = value.args
-            known, incoming = state.get(d), _nullness(g, state)
+            known, incoming = state.get(d.name), _nullness(g, state)
             if known == NONE:
-                s, nullness = replace(s, value=g), incoming
+                s, nullness = replace(s, value=g) if self.rewrite else s, incoming
             elif incoming == NONE:
                 return []  # adding zero
             elif known == SOME and value.fn.value is rt.acc_scalar:
-                s, nullness = replace(s, value=Call(Const(operator.add), (d, g))), SOME
+                if self.rewrite:
+                    s = replace(s, value=Call(Const(operator.add), (d, g)))
+                nullness = SOME
             else:
                 nullness = SOME if SOME in (known, incoming) else None
         else:
@@ -118,44 +127,45 @@ class _Known:
             s.cond.args[0], Var) else None
         if tested is not None:
             expect = SOME if s.cond.fn.value is rt.is_not_none else NONE
-            known = state.get(tested)
+            known = state.get(tested.name)
             if known is not None and not s.phis:
                 taken = self.block(s.then if known == expect else s.orelse, state)
-                if taken and isinstance(taken[0], Assign) and not taken[0].line:
+                if self.rewrite and taken and isinstance(taken[0], Assign) and not taken[0].line:
                     taken[0] = replace(taken[0], line=s.line)  # keep the user's line comment
                 return taken
-        then_state, else_state = dict(state), dict(state)
+        then_state, else_state = dict(state), state  # the else arm updates `state` itself
         if tested is not None:
-            then_state[tested] = expect
-            else_state[tested] = NONE if expect == SOME else SOME
+            then_state[tested.name] = expect
+            else_state[tested.name] = NONE if expect == SOME else SOME
         then, orelse = self.block(s.then, then_state), self.block(s.orelse, else_state)
+        both = _meet(then_state, else_state)
         state.clear()
-        state.update(_meet(then_state, else_state))
+        state.update(both)
         for p in s.phis:
-            state.pop(p.out, None)
-        if tested is not None and not then and not orelse and not s.phis:
+            state.pop(p.out.name, None)
+        if not self.rewrite or tested is not None and not then and not orelse and not s.phis:
             return []
         return [replace(s, then=then, orelse=orelse)]
 
     def loop(self, s, state):
-        rebound = [*_outs(s.target), *(c.var for c in s.carries)]
-        head = dict(state)
-        for _ in range(20):  # each round only removes facts, so this ends; 20 is far more than real loops need
+        rebound = [v.name for v in (*_outs(s.target), *(c.var for c in s.carries))]
+        analyse = _Known(rewrite=False)
+        end = self.enter(state, rebound)
+        analyse.block(s.test, end)
+        analyse.block(s.body, end)
+        head = _meet(state, end)  # one round from the entry; usually the fixed point, checked below
+        while True:  # each round that does not end it removes facts: it ends
             h = self.enter(head, rebound)
-            self.block(s.test, h)
-            self.block(s.body, h)
-            new = _meet(head, h)
+            test = self.block(s.test, h)
+            end = dict(h)
+            body = self.block(s.body, end)
+            new = _meet(head, end)
             if new == head:
                 break
             head = new
-        else:
-            head = {}
-        h = self.enter(head, rebound)
-        test = self.block(s.test, h)
-        body = self.block(s.body, dict(h))
         state.clear()
         state.update(h)  # the loop leaves from its head
-        return [replace(s, test=test, body=body)]
+        return [replace(s, test=test, body=body)] if self.rewrite else []
 
     @staticmethod
     def enter(head, rebound):
@@ -168,8 +178,9 @@ class _Known:
 # --- dead resets and copies -----------------------------------------------------------------------------------------
 
 def _reads(x, out):
+    """Add the names of the variables `x` reads to `out`."""
     if isinstance(x, Var):
-        out.add(x)
+        out.add(x.name)
     elif isinstance(x, Call):
         for a in (x.fn, *x.args, *(v for _, v in x.kwargs), *([x.star] if x.star is not None else [])):
             _reads(a, out)
@@ -179,50 +190,50 @@ def _reads(x, out):
     return out
 
 
-def _prune(stmts, live):
-    """(statements without dead resets/copies, Vars live before them), given the Vars live after them."""
+def _prune(stmts, live, rewrite=True):
+    """(statements without dead resets/copies, Vars live before them), given the Vars live after them; without
+    `rewrite` only the live Vars (no statements built)."""
     out = []
     for s in reversed(stmts):
         if isinstance(s, Assign):
-            if isinstance(s.out, Var) and s.out not in live and (
+            if isinstance(s.out, Var) and s.out.name not in live and (
                     isinstance(s.value, Var) or isinstance(s.value, Const) and s.value.value is None):
                 continue
-            live = (live - set(_outs(s.out))) | _reads(s.value, set())
+            live = (live - {o.name for o in _outs(s.out)}) | _reads(s.value, set())
         elif isinstance(s, If):
-            after = live - {p.out for p in s.phis}
-            then, then_in = _prune(s.then, after | {p.then for p in s.phis if isinstance(p.then, Var)})
-            orelse, else_in = _prune(s.orelse, after | {p.orelse for p in s.phis if isinstance(p.orelse, Var)})
-            s = replace(s, then=then, orelse=orelse)
+            after = live - {p.out.name for p in s.phis}
+            then, then_in = _prune(s.then, after | _reads(tuple(p.then for p in s.phis), set()), rewrite)
+            orelse, else_in = _prune(s.orelse, after | _reads(tuple(p.orelse for p in s.phis), set()), rewrite)
+            if rewrite:
+                s = replace(s, then=then, orelse=orelse)
             live = then_in | else_in | _reads(s.cond, set())
         elif isinstance(s, Loop):
-            s, live = _prune_loop(s, live)
+            s, live = _prune_loop(s, live, rewrite)
         else:  # a nested def reads its cells and defaults
-            live = (live - {s.out}) | set(s.cells) | _reads(tuple(s.defaults or ()), set()) \
-                | _reads(tuple((s.kwdefaults or {}).values()), set())
-        out.append(s)
+            live = (live - {s.out.name}) | _reads((*s.cells, *(s.defaults or ()), *(s.kwdefaults or {}).values()), set())
+        if rewrite:
+            out.append(s)
     return out[::-1], live
 
 
-def _prune_loop(s, live_after):
+def _prune_loop(s, live_after, rewrite):
     """Liveness around a loop: at its head, what the exit, the test, the body or the carried updates read."""
-    carried = {c.var for c in s.carries}
-    targets = set(_outs(s.target))
+    carried = {c.var.name for c in s.carries}
+    targets = {v.name for v in _outs(s.target)}
     next_reads = _reads(tuple(c.next for c in s.carries), set())
 
     def after_body(head):
         return (head - carried) | next_reads
     leaving = live_after | _reads((s.cond, s.exit), set())
-    head = set(live_after)
-    while True:
-        _, body_in = _prune(s.body, after_body(head))
-        _, test_in = _prune(s.test, leaving | (body_in - targets))
+    head = live_after | _reads(s.cond, set())
+    while True:  # the live set at the head only grows, within the function's variables: it ends
+        body, body_in = _prune(s.body, after_body(head), rewrite)
+        test, test_in = _prune(s.test, leaving | (body_in - targets), rewrite)
         if test_in <= head:
             break
         head |= test_in
-    body, body_in = _prune(s.body, after_body(head))
-    test, _ = _prune(s.test, leaving | (body_in - targets))
     before = (head - carried) | _reads((s.iter, *(c.init for c in s.carries)), set())
-    return replace(s, body=body, test=test), before
+    return (replace(s, body=body, test=test) if rewrite else s), before
 
 
 def simplify_backward(backward):

@@ -50,6 +50,10 @@ ELEMENTWISE = {
 def _elementwise_rule(fn, derivative):
     def rule(x):
         y = fn(x)
+        if type(x) is np.ndarray and x.dtype.kind == "f":  # the common case: a real array (no conj, no list)
+            def back(dy):
+                return (None,) if dy is None else (unbroadcast(dy * derivative(x, y), x),)
+            return y, back
         x_ = _as_array(x)
 
         def back(dy):

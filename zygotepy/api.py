@@ -59,8 +59,10 @@ def _with_user_lines(exc):
             user_file, line_map = LINE_MAPS[frame_file]
             line = line_map.get(tb.tb_lineno)
             if line:
+                line, *calls = line if isinstance(line, tuple) else (line,)
+                via = "".join(f", inlined into {user_file}, line {c}" for c in calls)
                 notes.append(f"  in generated code for {tb.tb_frame.f_code.co_name} ({frame_file}, line "
-                             f"{tb.tb_lineno}), from {user_file}, line {line}")
+                             f"{tb.tb_lineno}), from {user_file}, line {line}{via}")
         tb = tb.tb_next
     if notes:
         note = "zygotepy: raised while differentiating:\n" + "\n".join(notes)

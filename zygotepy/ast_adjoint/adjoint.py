@@ -12,7 +12,7 @@ registry has an inlinable scalar derivative the forward tries `if type(a) in _SC
 pullback object, and the backward pastes the derivative in. Everything else a call means (user functions, methods,
 containers, user-class operators) is decided by `J` and the registry.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..adjoints import registry
 from ..adjoints.registry import find_rule, find_scalar
@@ -310,7 +310,7 @@ class AdjointPass:
                     phi_back += self.acc(getattr(p, side), self.dvar(p.out)) + self.reset(p.out)
             arms.append((fwd, phi_back + bwd, self.close_region()))
         if not any(b for _, b, _ in arms):
-            return [If(s.cond, arms[0][0], arms[1][0], line=s.line)], []
+            return [replace(s, then=arms[0][0], orelse=arms[1][0], phis=[])], []
         record = Var(self.namer.fresh("_if"))
         self.define(record)
         if any(r for _, _, r in arms):
@@ -319,8 +319,8 @@ class AdjointPass:
                 fwd.append(Assign(record, _call(rt.tuple_of, *rec)))
                 bwd.insert(0, Assign(tuple(rec), record)) if rec else None
         self.need(s.cond)
-        return ([If(s.cond, arms[0][0], arms[1][0], line=s.line)],
-                [If(s.cond, arms[0][1], arms[1][1], line=s.line)])
+        return ([replace(s, then=arms[0][0], orelse=arms[1][0], phis=[])],
+                [replace(s, then=arms[0][1], orelse=arms[1][1], phis=[])])
 
     def stmt_Loop(self, s):
         carries = [c for c in s.carries if self.is_active(c.var)]

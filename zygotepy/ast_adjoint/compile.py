@@ -19,6 +19,7 @@ from .emit import emit
 from .lower import lower
 from .nullness import simplify_backward
 from .source import get_source
+from .speculate import speculate
 
 _ARTEFACTS = {}     # (code object, need) -> Artefact
 LINE_MAPS = {}      # generated filename -> (user filename, {generated line: user line})
@@ -51,6 +52,7 @@ def transform(fn, need=None, functional=False):
     generation = registry.generation[0]
     src = get_source(fn)
     ir, namer = lower(src, code)
+    speculate(ir, code, fn.__globals__, namer)
     namer.reserve("_globals")
     active = activity(ir, code, fn.__globals__, need)
     statics = {}

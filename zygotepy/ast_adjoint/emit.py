@@ -143,17 +143,19 @@ class Emitter:
         return _name(out.name, True)
 
     # --- statements ---------------------------------------------------------------------------------------------------
-    def comment(self, line, last):
-        """A marker statement that becomes `# line N: <source>` in the text (ast.unparse cannot print comments)."""
-        if line and line != last[0] and 0 < line <= len(self.lines):
+    def comment(self, line, last, call=False):
+        """A marker statement that becomes `# line N: <source>` in the text (ast.unparse cannot print comments); a
+        `call` marker also tells `_text_and_lines` that the block below is a callee inlined at that line."""
+        if line and (line != last[0] or call) and 0 < line <= len(self.lines):
             last[0] = line
-            return [ast.Expr(ast.Constant(f"{_MARK}{line}"))]
+            return [ast.Expr(ast.Constant(f"{_MARK}{line}{' call' if call else ''}"))]
         return []
 
     def region(self, stmts, last):
         out = []
         for s in stmts:
-            out += self.comment(getattr(s, "line", 0), last)
+            inlined = isinstance(s, If) and s.inlined
+            out += self.comment(getattr(s, "line", 0), last, inlined)
             if isinstance(s, Assign):
                 out += self.inplace(s) or self.assign(s)
             elif isinstance(s, Def):
@@ -166,6 +168,8 @@ class Emitter:
             elif isinstance(s, If):
                 out.append(ast.If(self.atom(s.cond), self.region(s.then, last) or [ast.Pass()],
                                   self.region(s.orelse, last)))
+                if inlined:
+                    last[0] = None  # what follows is the caller's code again: mark its line
             elif isinstance(s, Loop):
                 out.append(self.loop(s, last))
             else:
@@ -240,15 +244,26 @@ def _text_and_lines(module, source_lines):
     """Unparse once; turn the line markers into comments quoting the user's line, and record which user line each
     generated line came from."""
     lines, line_map, current = [], {}, 0
+    calls, pending = [], None  # (indent, line) of the inlined calls enclosing this line; a call marker's, until its `if`
     for raw in ast.unparse(module).splitlines():
         body = raw.lstrip()
+        indent = len(raw) - len(body)
         if body.lstrip("'\"").startswith("\\x00zygotepy-line "):  # a marker (first in a body: docstring quotes)
-            current = int(body.strip("'\"")[len("\\x00zygotepy-line "):])
-            lines.append(f"{raw[:len(raw) - len(body)]}# line {current}: {source_lines[current - 1].strip()}")
+            text = body.strip("'\"")[len("\\x00zygotepy-line "):]
+            current = int(text.split()[0])
+            if text.endswith(" call"):
+                pending = (indent, current)
+            lines.append(f"{raw[:indent]}# line {current}: {source_lines[current - 1].strip()}")
             continue
+        while calls and indent <= calls[-1][0]:
+            calls.pop()
+        if pending is not None:
+            calls.append(pending)
+            pending = None
         lines.append(raw)
         if current:
-            line_map[len(lines)] = current
+            outer = tuple(line for _, line in reversed(calls) if line != current)
+            line_map[len(lines)] = (current, *outer) if outer else current
     return "\n".join(lines) + "\n", line_map
 
 

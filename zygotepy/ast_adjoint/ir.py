@@ -79,6 +79,7 @@ class If:
     orelse: list
     phis: list = field(default_factory=list)
     line: int = 0
+    inlined: bool = False  # the then-arm is a callee's body, inlined at this call (speculate.py)
 
 
 @dataclass

@@ -1,0 +1,221 @@
+"""speculate(): inline small user functions at their call sites, behind an identity guard.
+
+A call `y = cell(a, x)` to a plain Python function goes, at run time, through `J`, the callee's own derived forward and
+a pullback object: microseconds per call, where the callee's few scalar operations cost nanoseconds. When the global
+`cell` names a small function of the same module and file (no closures, no defaults needed, no keywords), its IR is copied
+into the caller, under fresh names:
+
+    if cell is <the function seen at transform time>:
+        ... cell's statements, its parameters replaced by the call's arguments ...
+        y = <cell's result>
+    else:
+        y = cell(a, x)          # redefined since: the general call, differentiated at run time
+
+so its operations get the caller's scalar fast paths. The guard keeps Python's semantics: a global rebound later is
+called as it is then. Recursive functions, functions with nested `def`s, closures or cells, and functions whose source
+cannot be read or lowered are left as calls (the run-time path reports their errors where they happen).
+
+Accepts: a lowered Function (`lower()`). Guarantees: the same Function, with guarded inlined copies of small callees.
+"""
+import inspect
+import re
+import types
+from dataclasses import replace
+
+from ..adjoints import registry
+from . import runtime as rt
+from .analysis import callee_object
+from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var
+from .lower import lower
+from .source import get_source
+from .specialize import clone
+from .tidy import _in_place
+
+ENABLED = [True]    # tests switch inlining off to check that it changes no gradient
+MAX_STATEMENTS = 16  # a callee's size limit, counted over all its regions
+MAX_DEPTH = 2        # inlined code may itself inline, this many levels deep
+
+_LOWERED = {}  # code object -> lowered Function, or None when it cannot be inlined
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from _walk(s.then)
+            yield from _walk(s.orelse)
+        elif isinstance(s, Loop):
+            yield from _walk(s.test)
+            yield from _walk(s.body)
+
+
+def _outs(out):
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _assigned(fn_ir):
+    """Every Var a Function defines: parameters, assignments, phis, loop-carried values and targets."""
+    names = {p.name for p in fn_ir.params}
+    for s in _walk(fn_ir.body):
+        if isinstance(s, Assign):
+            names.update(o.name for o in _outs(s.out) if isinstance(o, Var))
+        elif isinstance(s, Def):
+            names.add(s.out.name)
+        elif isinstance(s, If):
+            names.update(p.out.name for p in s.phis)
+        elif isinstance(s, Loop):
+            names.update(c.var.name for c in s.carries)
+            if isinstance(s.target, Var):
+                names.add(s.target.name)
+            elif isinstance(s.target, tuple):
+                names.update(t.name for t in s.target if isinstance(t, Var))
+    return names
+
+
+def _globals_read(fn_ir):
+    roots = set()
+
+    def atoms(x):
+        if isinstance(x, Global):
+            roots.add(x.path.split(".")[0])
+        elif isinstance(x, Call):
+            for a in (x.fn, *x.args, *(v for _, v in x.kwargs), x.star):
+                atoms(a)
+        elif isinstance(x, tuple):
+            for a in x:
+                atoms(a)
+    for s in _walk(fn_ir.body):
+        if isinstance(s, Assign):
+            atoms(s.value)
+        elif isinstance(s, If):
+            atoms(s.cond)
+            for p in s.phis:
+                atoms((p.then, p.orelse))
+        elif isinstance(s, Loop):
+            atoms((s.iter, s.cond, s.exit, *(x for c in s.carries for x in (c.init, c.next))))
+    atoms(fn_ir.ret)
+    return roots
+
+
+def _lowered(fn):
+    """The callee's IR if it is small and self-contained enough to inline, else None (cached per code object)."""
+    code = fn.__code__
+    if code in _LOWERED:
+        return _LOWERED[code]
+    ir = None
+    plain = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
+                                  | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR))
+    if plain and not code.co_freevars and not code.co_cellvars and not code.co_kwonlyargcount:
+        try:
+            ir, _ = lower(get_source(fn), code)
+        except Exception:  # noqa: BLE001 - unreadable or unsupported: the run-time call reports it where it happens
+            ir = None
+    if ir is not None:
+        stmts = list(_walk(ir.body))
+        params = set(ir.params)
+        rebinds_param = any(isinstance(s, Assign) and params & set(_outs(s.out)) for s in stmts)
+        # an in-place update (`x += y` on an array) keeps the callee's own aliasing rules: not inlined
+        in_place = any(isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const)
+                       and _in_place(s.value.fn.value) for s in stmts)
+        if len(stmts) > MAX_STATEMENTS or ir.freevars or rebinds_param or in_place \
+                or any(isinstance(s, Def) for s in stmts):
+            ir = None
+    _LOWERED[code] = ir
+    return ir
+
+
+class _Renamer:
+    """Copies a callee's statements into the caller: parameters become the call's arguments, every other Var a
+    fresh caller name. Lines stay the callee's own (callers and callees share a file), so comments and tracebacks
+    point at the callee's lines."""
+
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def atom(self, a):
+        if isinstance(a, Var):
+            return self.mapping.get(a.name, a)
+        if isinstance(a, Call):
+            return Call(self.atom(a.fn), tuple(self.atom(x) for x in a.args),
+                        tuple((k, self.atom(v)) for k, v in a.kwargs), self.atom(a.star) if a.star is not None else None)
+        if isinstance(a, tuple):
+            return tuple(self.atom(x) for x in a)
+        return a
+
+    def block(self, stmts):
+        for s in stmts:
+            if isinstance(s, Assign):
+                s.out, s.value = self.atom(s.out), self.atom(s.value)
+            elif isinstance(s, If):
+                s.cond = self.atom(s.cond)
+                s.phis = [Phi(self.atom(p.out), self.atom(p.then), self.atom(p.orelse)) for p in s.phis]
+                self.block(s.then)
+                self.block(s.orelse)
+            elif isinstance(s, Loop):
+                s.carries = [Carry(self.atom(c.var), self.atom(c.init), self.atom(c.next)) for c in s.carries]
+                s.iter, s.cond, s.exit, s.target = (self.atom(s.iter), self.atom(s.cond), self.atom(s.exit),
+                                                    self.atom(s.target))
+                self.block(s.test)
+                self.block(s.body)
+        return stmts
+
+
+class _Inliner:
+    def __init__(self, caller, code, globals_, namer):
+        self.code, self.globals, self.namer = code, globals_, namer
+        self.locals = _assigned(caller)
+
+    def region(self, stmts, depth, stack):
+        out = []
+        for s in stmts:
+            if isinstance(s, If):
+                s.then, s.orelse = self.region(s.then, depth, stack), self.region(s.orelse, depth, stack)
+            elif isinstance(s, Loop):
+                s.test, s.body = self.region(s.test, depth, stack), self.region(s.body, depth, stack)
+            elif isinstance(s, Assign) and isinstance(s.out, Var) and isinstance(s.value, Call):
+                inlined = self.call(s, depth, stack)
+                if inlined is not None:
+                    out += inlined
+                    continue
+            out.append(s)
+        return out
+
+    def call(self, s, depth, stack):
+        call = s.value
+        if not isinstance(call.fn, Global) or call.kwargs or call.star is not None or depth >= MAX_DEPTH:
+            return None
+        target = callee_object(call.fn, self.globals)
+        if type(target) is not types.FunctionType or target.__globals__ is not self.globals \
+                or target.__code__ in stack or target.__code__ is self.code \
+                or target.__code__.co_filename != self.code.co_filename \
+                or target.__code__.co_argcount != len(call.args) \
+                or registry.find_rule(target) is not None or registry.is_nondifferentiable(target):
+            return None
+        callee = _lowered(target)
+        if callee is None:
+            return None
+        roots = _globals_read(callee)
+        if roots & self.locals:  # a caller's local would shadow a global the callee reads
+            return None
+        for r in roots:
+            self.namer.reserve(r)
+        mapping = {p.name: a for p, a in zip(callee.params, call.args, strict=True)}
+        for name in sorted(_assigned(callee) - set(mapping)):
+            mapping[name] = Var(self.namer.fresh(re.sub(r"_\d+$", "", name)))  # `_t_2` -> a fresh `_t_N`
+        self.locals.update(v.name for v in mapping.values() if isinstance(v, Var))
+        renamer = _Renamer(mapping)
+        body = renamer.block(clone(callee.body))
+        body = self.region(body, depth + 1, stack | {target.__code__})
+        guard = Var(self.namer.fresh(f"{call.fn.path.replace('.', '_')}_is_known"))
+        general = Var(self.namer.fresh(re.sub(r"_\d+$", "", s.out.name)))
+        self.locals.update((guard.name, general.name))
+        test = Assign(guard, Call(Const(rt.is_same), (call.fn, Const(target))), s.line)
+        return [test, If(guard, body, [replace(s, out=general)], [Phi(s.out, renamer.atom(callee.ret), general)],
+                         s.line, inlined=True)]
+
+
+def speculate(fn_ir, code, globals_, namer):
+    """Inline small callees of `fn_ir` in place (see the module docstring); return it."""
+    if ENABLED[0]:
+        fn_ir.body = _Inliner(fn_ir, code, globals_, namer).region(fn_ir.body, 0, frozenset())
+    return fn_ir

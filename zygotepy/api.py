@@ -51,6 +51,9 @@ def _with_user_lines(exc):
         if frame_file in LINE_MAPS:
             user_file, line_map = LINE_MAPS[frame_file]
             line = line_map.get(tb.tb_lineno)
+            while line and user_file in LINE_MAPS:  # nesting: generated code of generated code of the user's
+                user_file, line_map = LINE_MAPS[user_file]
+                line = line_map.get(line)
             if line:
                 notes.append(f"  in generated code for {tb.tb_frame.f_code.co_name} ({frame_file}, line "
                              f"{tb.tb_lineno}), from {user_file}, line {line}")

@@ -294,3 +294,11 @@ def test_doctests():
     import zygotepy.api_modes
     result = doctest.testmod(zygotepy.api_modes, extraglobs={"np": np})
     assert result.attempted >= 6 and result.failed == 0
+
+
+def test_ufunc_outer_on_dual_numbers():
+    from zygotepy import pushforward
+    x, v = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    ydot = pushforward(lambda x: np.multiply.outer(x, np.sin(x)), x)(v)
+    expected = np.multiply.outer(v, np.sin(x)) + np.multiply.outer(x, np.cos(x) * v)
+    np.testing.assert_allclose(ydot, expected)

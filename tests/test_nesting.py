@@ -29,6 +29,9 @@ def test_seed_nestlevel_example(capsys):
     assert capsys.readouterr().out == "1 levels of nesting\n"
     assert gradient(lambda x: x * gradient(report, x)[0], 1.0) == (1.0,)
     assert capsys.readouterr().out == "2 levels of nesting\n"
+    # the inner function is x * 1 = x, whose derivative 1 does not depend on y: no gradient (None)
+    assert gradient(lambda y: gradient(lambda x: x * gradient(report, x)[0], y)[0], 1.0) == (None,)
+    assert capsys.readouterr().out == "3 levels of nesting\n"
 
 
 def d(f):
@@ -99,3 +102,49 @@ def test_unsupported_nesting_raises_instead_of_a_wrong_gradient():
         return k * x * x
     with pytest.raises(ZygoteError):
         gradient(lambda x: gradient(lambda y: kw(y, k=3.0), x)[0], 1.0)
+
+
+def test_third_derivatives_match_closed_forms():
+    assert d(d(d(math.sin)))(0.7) == pytest.approx(-math.cos(0.7))
+    assert d(d(d(math.exp)))(0.3) == pytest.approx(math.exp(0.3))
+    assert d(d(d(lambda x: x ** 4)))(1.3) == pytest.approx(24 * 1.3)
+    assert d(d(d(lambda x: math.log(x) * x)))(1.7) == pytest.approx(-1 / 1.7 ** 2)
+    assert d(d(d(powloop)))(1.3) == pytest.approx(24 * 1.3)
+
+
+def test_third_derivative_through_a_while_loop_matches_finite_differences():
+    h = 1e-4
+    inner = d(d(damped))
+    assert d(d(d(damped)))(0.4) == pytest.approx((inner(0.4 + h) - inner(0.4 - h)) / (2 * h), rel=1e-6)
+
+
+def test_nested_second_derivative_of_array_powers():
+    x = np.array([1.0, 2.0, 3.0])
+    g = gradient(lambda x: np.sum(gradient(lambda y: np.sum(y ** 3), x)[0]), x)[0]
+    np.testing.assert_allclose(g, 6 * x)
+    g = gradient(lambda x: np.sum(gradient(lambda y: np.sum(y ** 2.5), x)[0]), x)[0]
+    np.testing.assert_allclose(g, 2.5 * 1.5 * x ** 0.5)
+
+
+def test_third_order_through_a_closure_in_the_user_function():
+    def f(x):
+        scale = x * x
+        g = lambda t: scale * t  # a closure over a local: x^3 in all
+        return g(x)
+    assert d(d(d(f)))(1.1) == pytest.approx(6.0)
+
+
+def test_errors_at_the_third_level_name_the_users_line():
+    def f(x):
+        return math.sin(x) * undefined_name  # noqa: F821
+    with pytest.raises(NameError) as info:
+        d(d(d(f)))(0.5)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert f"{__file__}, line {f.__code__.co_firstlineno + 1}" in notes
+
+
+def test_unsupported_construct_at_the_third_level_is_a_zygote_error_naming_it():
+    def kw(x, *, k=2.0):
+        return k * x * x
+    with pytest.raises(ZygoteError, match="keyword"):
+        d(d(lambda y: kw(y, k=3.0)))(1.0)

@@ -1,6 +1,7 @@
 """zygotepy: source-to-source reverse-mode automatic differentiation for ordinary Python."""
 from . import adjoints as _adjoints  # noqa: F401  (registers the built-in rule tables)
 from .adjoints.control import checkpoint, dropgrad, hook
+from .adjoints.foreign import foreign, jax_function, torch_function
 from .adjoints.registry import adjoint
 from .api import gradient, pullback, show_adjoint, value_and_gradient
 from .api_modes import derivative, forwarddiff, hessian, jacobian, pushforward
@@ -10,4 +11,5 @@ from .structgrad import StructGrad
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "jacobian", "hessian", "pushforward", "derivative",
            "forwarddiff", "adjoint", "checkpoint", "hook", "dropgrad", "show_adjoint", "register_source", "StructGrad",
+           "torch_function", "jax_function", "foreign",
            "ZygoteError", "UnsupportedSyntax", "MissingAdjoint", "ForwardModeError", "MissingTangentRule"]

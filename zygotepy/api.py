@@ -58,6 +58,9 @@ def _with_user_lines(exc):
         if frame_file in LINE_MAPS:
             user_file, line_map = LINE_MAPS[frame_file]
             line = line_map.get(tb.tb_lineno)
+            while line and user_file in LINE_MAPS:  # nesting: generated code of generated code of the user's
+                user_file, line_map = LINE_MAPS[user_file]
+                line = line_map.get(line)
             if line:
                 line, *calls = line if isinstance(line, tuple) else (line,)
                 via = "".join(f", inlined into {user_file}, line {c}" for c in calls)

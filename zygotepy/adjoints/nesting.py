@@ -13,9 +13,12 @@ transformable parts. `_plan` (non-differentiable) decides, as `J` would, which c
 forward/backward pair of a Python function, a registered rule (whose own source is then transformed, so rules nest
 too), a bound method, or a constant call. The twin then calls that forward and returns a closure over its tape as the
 pullback; the outer level differentiates the forward call and, later, the closure. Each level transforms the
-generated code of the level below. Status: second order works (tests/test_nesting.py); a third level fails with
-UnsupportedSyntax, because level-2 generated code builds the twins' closures with `runtime.make_closure` (attribute
-assignment), which has no rule yet; array `x ** k` fails the same way (scalar.py's pow rule has a non-constant default).
+generated code of the level below. Status: any depth in principle; tests/test_nesting.py checks third derivatives
+(closed forms, loops, closures) and array `x ** k` at second order. What makes deeper levels work: generated code that
+builds a closure passes the cells' contents to `runtime.make_closure` (its rule below gives them the closure's
+cotangent), and the helpers that generated code and built-in rules use are themselves transformable or have rules
+(`scatter`, `splat`, `unpack_starred`, `StructGrad`). A fourth level of `gradient` still fails (a rule's pullback
+reaches a `back` as its cotangent; not yet traced).
 
 Invariants:
 - A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are
@@ -71,12 +74,12 @@ def _plan(fn, args):
             return "rule", rule, len(args)
         code = fn.__code__
         npos, varargs = code.co_argcount, bool(code.co_flags & inspect.CO_VARARGS)
-        if code.co_kwonlyargcount or code.co_flags & inspect.CO_VARKEYWORDS or len(args) > npos and not varargs \
-                or varargs and len(args) < npos:
-            raise _unsupported(fn, "a call of a function with **kwargs or keyword-only parameters")
+        # a call here has no keywords: a **kwargs parameter stays empty (its cotangent, last, is dropped)
+        if code.co_kwonlyargcount or len(args) > npos and not varargs or varargs and len(args) < npos:
+            raise _unsupported(fn, "a call of a function with keyword-only parameters")
         forward, backward = derive(fn, None, functional=True)
         if varargs:
-            return "varargs", forward, (backward, npos)
+            return "varargs", forward, (backward, npos, len(args) - npos)
         return "derived", forward, (backward, len(args))
     rule = find_rule(fn)
     if rule is not None:
@@ -141,6 +144,18 @@ def _take_rule(grads, k):
     return _take(grads, k), back
 
 
+def _pad(grads, k):
+    """`(None,) * k + grads`: cotangents for k leading constant arguments, then `grads`."""
+    return (None,) * k + tuple(grads)
+
+
+@adjoint(_pad)
+def _pad_rule(grads, k):
+    def back(dy):
+        return (None if dy is None else _drop(dy, k), None)
+    return _pad(grads, k), back
+
+
 def _module_grads(grads):
     """A module function's `(dfunc, *dargs)` as callmethod's `(None, None, None, *dargs)`."""
     return (None, None, None, *grads[1:])
@@ -165,20 +180,19 @@ def _project_all_rule(args, grads):
     return _project_all(args, grads), back
 
 
-def _spread(grads, npos):
-    """A *args function's `(dself, *dparams, d*args)` as one cotangent per positional argument of the call."""
-    return (*grads[:npos + 1], *(grads[npos + 1] or ()))
+def _spread(grads, npos, nextra):
+    """A *args function's `(dself, *dparams, d*args)` as one cotangent per positional argument of the call (`nextra`
+    of them in *args; a None d*args stands for None each)."""
+    return (*grads[:npos + 1], *(grads[npos + 1] or (None,) * nextra))
 
 
 @adjoint(_spread)
-def _spread_rule(grads, npos):
-    nextra = len(grads[npos + 1] or ())
-
+def _spread_rule(grads, npos, nextra):
     def back(dy):
         if dy is None:
-            return (None, None)
-        return ((*dy[:npos + 1], tuple(dy[npos + 1:]) if nextra else grads[npos + 1]), None)
-    return _spread(grads, npos), back
+            return (None, None, None)
+        return ((*dy[:npos + 1], tuple(dy[npos + 1:]), *(None,) * (len(grads) - npos - 2)), None, None)
+    return _spread(grads, npos, nextra), back
 
 
 def _cells_of(fn, generated):
@@ -245,10 +259,10 @@ def twin_J(fn, *args):
     if kind == "varargs":
         y, va_tape = _cells_of(fn, a)(*args)
         va_backward = _cells_of(fn, b[0])
-        npos = b[1]
+        npos, nextra = b[1], b[2]
 
         def varargs_back(dy, need=None):
-            return _spread(va_backward(va_tape, dy), npos)
+            return _spread(va_backward(va_tape, dy), npos, nextra)
         return y, varargs_back
     if kind == "rule":
         y, rule_back = call_rule(a, *args)
@@ -319,7 +333,7 @@ def _twin_rule(twin, skip):
         y, pb = dispatch.J(twin, *args[skip:])
 
         def back(dy):
-            return (*(None,) * skip, *_drop(pb(dy), 1))
+            return _pad(_drop(pb(dy), 1), skip)
         return y, back
     rule.__qualname__ = f"{twin.__name__}_rule"
     return _always(rule)
@@ -347,6 +361,27 @@ def _acc_rule(a, b):
     def back(dy):  # addition: both operands receive dy (None stays None)
         return (None if a is None else dy, None if b is None else dy)
     return rt.acc(a, b), back
+
+
+@adjoint(rt.make_closure)
+def _make_closure_rule(code, globals_, cells, defaults, kwdefaults, *values):
+    names = code.co_freevars
+
+    def back(dfn):  # the closure's cotangent, by free variable, goes to the values its cells hold
+        if dfn is None:
+            return (None,) * (5 + len(values))
+        return (None, None, None, None, None, *(_unwrap(dfn.get(n)) for n in names))
+    return rt.make_closure(code, globals_, cells, defaults, kwdefaults, *values), back
+
+
+@adjoint(StructGrad)
+def _structgrad_rule(*args, **kwargs):
+    if len(args) > 1 or args and not isinstance(args[0], dict):
+        raise _unsupported(StructGrad, "StructGrad built from anything but one dict or keywords")
+
+    def back(dy):  # a dict seen as a structural gradient: the cotangent is the same mapping
+        return () if not args else (None if dy is None else dict(dy),)
+    return StructGrad(*args, **kwargs), back
 
 
 @adjoint(rt.closure_cotangent)

@@ -93,6 +93,45 @@ def unpack(value, n):
     return rt.unpack(value, n), back
 
 
+def _splat_back(stars, items, dy):
+    """Cotangents of a display's items from the display's: a starred item gets its slice, in its own container."""
+    if dy is None:
+        return (None,) * (1 + len(items))
+    out, k = [None], 0
+    for star, item in zip(stars, items):
+        if star:
+            n = len(item)
+            part = dy[k:k + n]
+            out.append(None if all(g is None for g in part) else like(item, list(part)))
+            k += n
+        else:
+            out.append(dy[k])
+            k += 1
+    return tuple(out)
+
+
+@adjoint(rt.splat)
+def splat(stars, *items):
+    return rt.splat(stars, *items), lambda dy: _splat_back(stars, items, dy)
+
+
+@adjoint(rt.splat_list)
+def splat_list(stars, *items):
+    return rt.splat_list(stars, *items), lambda dy: _splat_back(stars, items, dy)
+
+
+@adjoint(rt.unpack_starred)
+def unpack_starred(value, before, after):
+    parts = rt.unpack_starred(value, before, after)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        middle = dy[before] if dy[before] is not None else (None,) * len(parts[before])
+        return (like(value, [*dy[:before], *middle, *dy[before + 1:]]), None, None)
+    return parts, back
+
+
 @adjoint(rt.iterate)
 def iterate(value):
     return rt.iterate(value), lambda dy: (dy,)
@@ -125,6 +164,21 @@ def _is_fancy(index):
     return any(hasattr(p, "shape") or isinstance(p, list) for p in parts)
 
 
+def scatter(n, picks, items):
+    """A list of `n` Nones with `items` at the positions `picks`: a sequence's cotangent from those of some entries."""
+    grads = [None] * n
+    for pos, g in zip(picks, items):
+        grads[pos] = g
+    return grads
+
+
+@adjoint(scatter)
+def scatter_rule(n, picks, items):
+    def back(dg):  # a rule, so that an outer level differentiates getitem's back without seeing item assignment
+        return (None, None, None if dg is None else tuple(dg[pos] for pos in picks))
+    return scatter(n, picks, items), back
+
+
 @adjoint(operator.getitem)
 def getitem(x, index):
     y = x[index]
@@ -133,27 +187,35 @@ def getitem(x, index):
         if dy is None:
             return (None, None)
         if isinstance(x, (tuple, list)):
-            grads = [None] * len(x)
-            if isinstance(index, slice):
-                for k, pos in enumerate(range(*index.indices(len(x)))):
-                    grads[pos] = dy[k]
-            else:
-                grads[index] = dy
+            picks = range(*index.indices(len(x))) if isinstance(index, slice) else (index,)
+            grads = scatter(len(x), picks, dy if isinstance(index, slice) else (dy,))
             return (type(x)(grads) if type(x) in (tuple, list) else tuple(grads), None)
         if isinstance(x, dict):
             return ({index: dy}, None)
         if hasattr(x, "shape"):
-            xp = namespace(x)
-            zeros = getattr(type(dy), "__zygote_zeros__", None)  # forward mode's duals: zeros that can hold dy
-            g = zeros(x.shape, dy) if zeros is not None else \
-                xp.zeros(x.shape, dtype=_float_dtype(x) if not rt.is_complex_like(dy) else np.complex128)
-            if _is_fancy(index):
-                np.add.at(g, index, dy)
-            else:
-                g[index] = dy
-            return (g, None)
+            return (scatter_array(x, index, dy), None)
         return (None, None)
     return y, back
+
+
+def scatter_array(x, index, dy):
+    """Zeros shaped like `x` with `dy` added at `x[index]`: an array's cotangent from that of `x[index]`."""
+    xp = namespace(x)
+    zeros = getattr(type(dy), "__zygote_zeros__", None)  # forward mode's duals: zeros that can hold dy
+    g = zeros(x.shape, dy) if zeros is not None else \
+        xp.zeros(x.shape, dtype=_float_dtype(x) if not rt.is_complex_like(dy) else np.complex128)
+    if _is_fancy(index):
+        np.add.at(g, index, dy)
+    else:
+        g[index] = dy
+    return g
+
+
+@adjoint(scatter_array)
+def scatter_array_rule(x, index, dy):
+    def back(dg):  # the adjoint of scattering is gathering
+        return (None, None, None if dg is None else dg[index])
+    return scatter_array(x, index, dy), back
 
 
 @adjoint(rt.append)

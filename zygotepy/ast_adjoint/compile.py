@@ -58,9 +58,9 @@ def transform(fn, need=None, functional=False):
     statics = {}
     if code.co_filename.startswith("<zygotepy:") and fn.__closure__:
         # generated code (an outer level differentiating an inner one): its free variables are the emitter's helper
-        # constants, the same for every function of this code, except the user's cells (`<name>_cell`)
+        # constants, the same for every function of this code, except the user's cells (`<name>_cell`, holding cells)
         statics = {name: cell.cell_contents for name, cell in zip(code.co_freevars, fn.__closure__, strict=True)
-                   if not name.endswith("_cell")}
+                   if not isinstance(cell.cell_contents, types.CellType)}
     adj = adjoint(ir, code, active, fn.__globals__, namer, statics, functional)
     simplify_backward(adj.backward)
     text, helpers, line_map = emit(adj, namer, src.lines, src.filename, [f"{n}_cell" for n in code.co_freevars])

@@ -162,8 +162,11 @@ class Emitter:
                 code = self.helper(s.code, f"{s.code.co_name.strip('<>')}_code")
                 cells = ast.Tuple([self.atom(c) for c in s.cells], ast.Load())
                 kwdefaults = self.atom(Const(s.kwdefaults)) if s.kwdefaults else ast.Constant(None)
+                defaults = ast.Tuple([self.atom(d) if isinstance(d, Global) else ast.Constant(d) for d in s.defaults],
+                                     ast.Load()) if s.defaults and any(isinstance(d, Global) for d in s.defaults) \
+                    else ast.Constant(s.defaults)
                 make = ast.Call(self.helper(rt.make_closure),
-                                [code, _name("_globals"), cells, ast.Constant(s.defaults), kwdefaults], [])
+                                [code, _name("_globals"), cells, defaults, kwdefaults, *map(self.atom, s.values)], [])
                 out.append(_assign(self.target(s.out), make))
             elif isinstance(s, If):
                 out.append(ast.If(self.atom(s.cond), self.region(s.then, last) or [ast.Pass()],

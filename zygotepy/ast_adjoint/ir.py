@@ -108,13 +108,16 @@ class Loop:
 @dataclass
 class Def:
     """A nested `def` or `lambda`: `out` is bound to a function made from the user's own code object (so it keeps its
-    source), closing over the cells `cells` (Vars holding cell objects, one per free variable of `code`)."""
+    source), closing over the cells `cells` (Vars holding cell objects, one per free variable of `code`). `values` are
+    the Vars the cells hold at this point, passed along so that an outer level differentiating this code (nesting) sees
+    the data flow that the cells hide. `defaults` may hold Global atoms (`need=ALL`), read when the def runs."""
     out: Var
     code: Any
     cells: tuple = ()
     defaults: Optional[tuple] = None
     kwdefaults: Optional[dict] = None
     line: int = 0
+    values: tuple = ()
 
 
 @dataclass

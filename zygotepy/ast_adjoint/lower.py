@@ -84,9 +84,10 @@ class Lowerer(ControlFlow):
 
     def new_var(self, name):
         """A fresh SSA variable for the user's `name`: the name itself the first time, then name_2, name_3 ..."""
-        if name not in self.versions:
+        if name not in self.versions and name != "_":  # Var("_") means "discarded" in the IR: never the user's `_`
             self.versions[name] = 1
             return Var(self.namer.reserve(name))
+        self.versions.setdefault(name, 1)
         return Var(self.namer.fresh(name))
 
     def temp(self, hint="_t"):
@@ -212,13 +213,23 @@ class Lowerer(ControlFlow):
         return self.env[node.target.id]
 
     def expr_Tuple(self, node, hint):
+        if any(isinstance(e, gast.Starred) for e in node.elts):
+            return self.splat(rt.splat, node.elts, hint)
         items = self.elements(node.elts)
         if all(isinstance(i, Const) for i in items):
             return Const(tuple(i.value for i in items))
         return self.call(Const(rt.tuple_of), items, hint=hint)
 
     def expr_List(self, node, hint):
+        if any(isinstance(e, gast.Starred) for e in node.elts):
+            return self.splat(rt.splat_list, node.elts, hint)
         return self.call(Const(rt.list_of), self.elements(node.elts), hint=hint)
+
+    def splat(self, helper, elts, hint):
+        """`(a, *b)`: one call of `helper` with a constant mask of the starred items."""
+        stars = tuple(isinstance(e, gast.Starred) for e in elts)
+        items = [self.expr(e.value if isinstance(e, gast.Starred) else e) for e in elts]
+        return self.call(Const(helper), [Const(stars), *items], hint=hint)
 
     def elements(self, elts):
         if any(isinstance(e, gast.Starred) for e in elts):
@@ -322,10 +333,14 @@ class Lowerer(ControlFlow):
         if isinstance(target, gast.Name):
             self.bind(target.id, value)
         elif isinstance(target, (gast.Tuple, gast.List)):
-            if any(isinstance(e, gast.Starred) for e in target.elts):
-                self.fail("starred assignment", target)
-            seq = self.call(Const(rt.unpack), [value, Const(len(target.elts))], hint="_seq")
+            stars = [k for k, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+            if stars:  # a, *b, c = value
+                seq = self.call(Const(rt.unpack_starred), [value, Const(stars[0]),
+                                                           Const(len(target.elts) - stars[0] - 1)], hint="_seq")
+            else:
+                seq = self.call(Const(rt.unpack), [value, Const(len(target.elts))], hint="_seq")
             for k, elt in enumerate(target.elts):
+                elt = elt.value if isinstance(elt, gast.Starred) else elt
                 hint = elt.id if isinstance(elt, gast.Name) else "_t"
                 self.assign_to(elt, self.call(Const(operator.getitem), [seq, Const(k)], hint=hint))
         elif isinstance(target, gast.Subscript):
@@ -396,9 +411,10 @@ class Lowerer(ControlFlow):
         code = matches[0]
         self.inner_codes.remove(code)
         for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
-            if not isinstance(default, gast.Constant):
+            if not isinstance(default, gast.Constant) and not (default in node.args.defaults
+                                                                and self.global_default(default)):
                 self.fail("a non-constant default value in a nested function", default)
-        defaults = tuple(d.value for d in node.args.defaults) or None
+        defaults = tuple(d.value if isinstance(d, gast.Constant) else self.expr(d) for d in node.args.defaults) or None
         kwdefaults = {a.id: d.value for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
                       if d is not None} or None
         for n in code.co_freevars:
@@ -408,10 +424,18 @@ class Lowerer(ControlFlow):
         for n in code.co_freevars:
             if n in self.freevars and n not in self.used_freevars:
                 self.used_freevars.append(n)
-        named = isinstance(hint, str) and hint.isidentifier() and hint not in self.cellvars
+        named = isinstance(hint, str) and hint in self.locals and hint not in self.cellvars  # not a temp hint (_t)
         out = self.new_var(hint) if named else self.temp("_fn")
-        self.emit(Def(out, code, cells, defaults, kwdefaults, node.lineno))
+        values = tuple(Var(n) for n in code.co_freevars)
+        self.emit(Def(out, code, cells, defaults, kwdefaults, node.lineno, values))
         return out
+
+    def global_default(self, node):
+        """Is a default value a module-level name such as `ALL` or `np.inf` (a constant of the differentiation)?"""
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and node.id not in self.special and node.id not in self.freevars \
+            and node.id not in self.locals
 
 
 

@@ -44,6 +44,30 @@ def unpack(value, n):
     return items
 
 
+def splat(stars, *items):
+    """`(a, *b, c)` as one step: the items flagged in `stars` are iterables whose entries are spliced in."""
+    out = []
+    for star, item in zip(stars, items):
+        if star:
+            out.extend(item)
+        else:
+            out.append(item)
+    return tuple(out)
+
+
+def splat_list(stars, *items):
+    """`[a, *b, c]`."""
+    return list(splat(stars, *items))
+
+
+def unpack_starred(value, before, after):
+    """`a, *b, c = value` as one step: `(a, [b...], c)` for `before` = 1 and `after` = 1."""
+    items = tuple(value)
+    if len(items) < before + after:
+        raise ValueError(f"not enough values to unpack (expected at least {before + after}, got {len(items)})")
+    return (*items[:before], list(items[before:len(items) - after]), *items[len(items) - after:])
+
+
 def iterate(iterable):
     """What a `for` loop walks: sequences as they are, anything else (iterators, generators) materialised."""
     if isinstance(iterable, (list, tuple, range, np.ndarray, str)):
@@ -84,8 +108,10 @@ def set_cell(cell, value):
     cell.cell_contents = value
 
 
-def make_closure(code, globals_, cells, defaults, kwdefaults):
-    """A nested def/lambda, built from the user's own code object so that its source stays readable."""
+def make_closure(code, globals_, cells, defaults, kwdefaults, *values):
+    """A nested def/lambda, built from the user's own code object so that its source stays readable. `values` are the
+    cells' contents (one per free variable): unused here, they carry the data flow for nested differentiation, whose
+    rule (adjoints/nesting.py) gives them the closure's cotangent."""
     fn = types.FunctionType(code, globals_, code.co_name, defaults, cells)
     fn.__kwdefaults__ = kwdefaults
     return fn

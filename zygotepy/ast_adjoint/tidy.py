@@ -29,6 +29,7 @@ def _uses(stmts, counts):
             counts.update(_atoms(s.value))
         elif isinstance(s, Def):
             counts.update(s.cells)
+            counts.update(s.values)
         elif isinstance(s, If):
             counts.update(_atoms(s.cond))
             _uses(s.then, counts)
@@ -90,7 +91,7 @@ def _compute_reads_writes(s):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         return set(_atoms(s.value)), set(outs)
     if isinstance(s, Def):
-        return set(s.cells), {s.out}
+        return {*s.cells, *s.values}, {s.out}
     reads, writes = set(), set()
     if isinstance(s, If):
         reads.update(_atoms(s.cond))
@@ -137,7 +138,7 @@ def _rename(stmts, names):
         if isinstance(s, Assign):
             s.out, s.value = atom(s.out), atom(s.value)
         elif isinstance(s, Def):
-            s.out, s.cells = atom(s.out), tuple(atom(c) for c in s.cells)
+            s.out, s.cells, s.values = atom(s.out), tuple(atom(c) for c in s.cells), tuple(atom(v) for v in s.values)
         elif isinstance(s, If):
             s.cond = atom(s.cond)
             _rename(s.then, names)

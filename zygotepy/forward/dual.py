@@ -138,6 +138,9 @@ class Dual:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if ufunc is np.add and method == "at" and isinstance(inputs[0], Dual):
             return _add_at(*inputs)
+        if method == "outer" and len(inputs) == 2 and not kwargs:  # a broadcast call: no rule of its own needed
+            a, b = inputs
+            return ufunc(np.reshape(a, np.shape(strip(a)) + (1,) * np.ndim(strip(b))), b)
         if method != "__call__" or "out" in kwargs:
             raise MissingTangentRule(ufunc, f"method {method!r}" if method != "__call__" else "out= argument")
         return dispatch(ufunc, inputs, kwargs)

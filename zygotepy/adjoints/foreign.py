@@ -1,0 +1,186 @@
+"""Cross-language AD: call a PyTorch or JAX function inside a zygotepy-differentiated function (the seed slides'
+`pycall` adjoint, in the other direction).
+
+`torch_function(fn)` and `jax_function(fn)` wrap `fn` as an ordinary Python function of NumPy arrays and numbers whose
+zygotepy rule is built from the other library's own reverse mode: `torch.autograd.grad` and `jax.vjp`. `foreign(fn)`
+picks between them by the module that defined `fn`.
+
+Invariants:
+- Arguments are converted in (floats and float arrays to float64 tensors / JAX arrays, keeping the shape) and
+  the results out (to NumPy arrays; a 0-d result to a Python float), so zygotepy only ever sees NumPy values.
+- Outputs may be one array or a tuple/list of arrays; the cotangent of an output that received no gradient (None) is
+  zeros. An argument that is not a float or a float array (an int, a flag, a string) is passed through as a constant and
+  gets None (foreign code usually takes ints as exponents, counts or axes).
+- torch and jax are imported inside the functions: zygotepy does not depend on either.
+"""
+import functools
+
+import numpy as np
+
+from .registry import adjoint, nondifferentiable
+
+__all__ = ["foreign", "jax_function", "torch_function"]
+
+
+def _is_array_like(a):
+    """A differentiable argument: a float or a float array. Ints (exponents, counts, axes) are data."""
+    return isinstance(a, (float, np.floating)) or isinstance(a, np.ndarray) and a.dtype.kind == "f"
+
+
+def _to_numpy(y):
+    if isinstance(y, (tuple, list)):
+        return type(y)(_to_numpy(t) for t in y)
+    arr = np.asarray(y.detach().cpu().numpy() if hasattr(y, "detach") else y)
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def _like(arg, g):
+    """A gradient in the form of its argument: a float for a number, an array of the argument's shape otherwise."""
+    g = np.asarray(g, dtype=np.float64)
+    if isinstance(arg, np.ndarray):
+        return g.astype(arg.dtype) if arg.dtype.kind == "f" else g
+    return float(g)
+
+
+def _outputs(y):
+    return list(y) if isinstance(y, (tuple, list)) else [y]
+
+
+def _cotangents(y, dy):
+    """One cotangent per output of `y` (zeros where dy says None)."""
+    ys = _outputs(y)
+    dys = list(dy) if isinstance(y, (tuple, list)) else [dy]
+    if dy is None:
+        dys = [None] * len(ys)
+    return [np.zeros(np.shape(t)) if d is None else np.asarray(d, dtype=np.float64) for t, d in zip(ys, dys,
+                                                                                                   strict=True)]
+
+
+# --- PyTorch -------------------------------------------------------------------------------------------------------------
+def torch_function(fn, /):
+    """Wrap a PyTorch function so that zygotepy can differentiate through it.
+
+    Args:
+        fn: a function of torch tensors returning a tensor or a tuple of tensors.
+    Returns:
+        a function of NumPy arrays and numbers returning NumPy arrays (a 0-d result as a float); under zygotepy its
+        pullback is `torch.autograd.grad` of `fn`.
+
+    >>> import numpy as np, torch
+    >>> from zygotepy import gradient
+    >>> tsin = torch_function(torch.sin)
+    >>> gradient(lambda x: float(np.sum(tsin(x))), np.zeros(2))
+    (array([1., 1.]),)
+    """
+    @functools.wraps(fn)
+    def wrapped(*args):
+        import torch
+        with torch.no_grad():
+            return _to_numpy(fn(*(_torch_in(a) for a in args)))
+
+    def rule(*args):
+        import torch
+        inputs = [_torch_in(a, requires_grad=_is_array_like(a)) for a in args]
+        with torch.enable_grad():
+            out = fn(*inputs)
+        y = _to_numpy(out)
+
+        def back(dy):
+            outs = [t for t in _outputs(out)]
+            cts = [torch.as_tensor(c, dtype=t.dtype) for t, c in zip(outs, _cotangents(out, dy), strict=True)]
+            wrt = [(i, t) for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
+            live = [(o, c) for o, c in zip(outs, cts, strict=True) if o.requires_grad]
+            grads = [None] * len(args)
+            if not wrt or not live:
+                return tuple(grads)
+            found = torch.autograd.grad([o for o, _ in live], [t for _, t in wrt], [c for _, c in live],
+                                        retain_graph=True, allow_unused=True)
+            for (i, _), g in zip(wrt, found, strict=True):
+                grads[i] = None if g is None else _like(args[i], g.detach().cpu().numpy())
+            return tuple(grads)
+        return y, back
+    adjoint(wrapped)(rule)
+    return wrapped
+
+
+def _torch_in(a, requires_grad=False):
+    import torch
+    if isinstance(a, torch.Tensor):
+        return a
+    if _is_array_like(a):
+        t = torch.tensor(np.asarray(a, dtype=np.float64))
+        return t.requires_grad_(True) if requires_grad else t
+    return a
+
+
+# --- JAX -----------------------------------------------------------------------------------------------------------------
+def jax_function(fn, /):
+    """Wrap a JAX function so that zygotepy can differentiate through it.
+
+    Args:
+        fn: a function of JAX arrays returning an array or a tuple of arrays.
+    Returns:
+        a function of NumPy arrays and numbers returning NumPy arrays (a 0-d result as a float); under zygotepy its
+        pullback is `jax.vjp` of `fn`. Inputs are float64 when JAX's `jax_enable_x64` is on, float32 otherwise.
+
+    >>> import numpy as np, jax.numpy as jnp
+    >>> from zygotepy import gradient
+    >>> jsin = jax_function(jnp.sin)
+    >>> gradient(lambda x: float(np.sum(jsin(x))), np.zeros(2))
+    (array([1., 1.]),)
+    """
+    @functools.wraps(fn)
+    def wrapped(*args):
+        return _to_numpy(fn(*(_jax_in(a) for a in args)))
+
+    def rule(*args):
+        import jax
+        active = [i for i, a in enumerate(args) if _is_array_like(a)]
+
+        def of_active(*xs):
+            full = list(map(_jax_in, args))
+            for i, x in zip(active, xs, strict=True):
+                full[i] = x
+            return fn(*full)
+        out, vjp = jax.vjp(of_active, *(_jax_in(args[i]) for i in active))
+        y = _to_numpy(out)
+
+        def back(dy):
+            cts = [c.astype(o.dtype) for o, c in zip(_outputs(out), _cotangents(out, dy), strict=True)]
+            found = vjp(type(out)(cts) if isinstance(out, (tuple, list)) else cts[0])
+            grads = [None] * len(args)
+            for i, g in zip(active, found, strict=True):
+                grads[i] = _like(args[i], np.asarray(g))
+            return tuple(grads)
+        return y, back
+    adjoint(wrapped)(rule)
+    return wrapped
+
+
+def _jax_in(a):
+    import jax.numpy as jnp
+    return jnp.asarray(a) if _is_array_like(a) else a
+
+
+# --- choosing ------------------------------------------------------------------------------------------------------------
+def foreign(fn, /):
+    """`torch_function(fn)` or `jax_function(fn)`, by the top-level package of the module that defined `fn` (`torch`
+    or `jax`/`jaxlib`/`flax`/`equinox`); raises `ZygoteError` when it is neither.
+
+    >>> import jax.numpy as jnp
+    >>> foreign(jnp.tanh).__wrapped__ is jnp.tanh
+    True
+    """
+    from ..errors import ZygoteError
+    module = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "") or ""
+    top = module.split(".")[0]
+    if top == "torch":
+        return torch_function(fn)
+    if top in ("jax", "jaxlib", "flax", "equinox"):
+        return jax_function(fn)
+    raise ZygoteError(f"foreign({getattr(fn, '__qualname__', fn)!r}): cannot tell whether it is a PyTorch or a JAX "
+                      f"function (it comes from module {module!r}); use zygotepy.torch_function or "
+                      f"zygotepy.jax_function")
+
+
+nondifferentiable(torch_function, jax_function, foreign)  # they make functions: constants to differentiation

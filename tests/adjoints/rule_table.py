@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 import rows_numpy_elementwise
+import rows_numpy_reductions
 from table_base import (ANY, B, COND, CPLX, GT1, HIGH, IN_PLACE, LOW, MATMUL, NZ, POS, S1, S2, UNIT,  # noqa: F401
                         Kind, Row, Seq, U, label, row)
 
@@ -172,8 +173,10 @@ NUMPY_ROWS = [
 # --- numpy_*.py: one file of rows per module --------------------------------------------------------------------------
 ELEMENTWISE_DOMAINS.update(rows_numpy_elementwise.ELEMENTWISE_DOMAINS)
 FLOAT32_BINARY = list(rows_numpy_elementwise.BINARY_DOMAINS)
+FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
 
-ROWS = OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
+ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
+        + rows_numpy_reductions.REDUCTION_ROWS)
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [

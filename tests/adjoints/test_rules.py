@@ -12,7 +12,7 @@ import zlib
 
 import numpy as np
 import pytest
-from rule_table import CPLX, ELEMENTWISE_DOMAINS, FLOAT32_BINARY, NONDIFF, ROWS, Kind, Seq
+from rule_table import CPLX, ELEMENTWISE_DOMAINS, FLOAT32_BINARY, FLOAT32_REDUCTIONS, NONDIFF, ROWS, Kind, Seq
 
 import zygotepy.adjoints  # noqa: F401  (registers the tables)
 from zygotepy.adjoints import registry
@@ -247,7 +247,7 @@ FLOAT32_OPS = [*((op, 1, {}) for op in ELEMENTWISE_DOMAINS),
                                         np.arctan2, np.hypot, operator.add, operator.mul, operator.truediv,
                                         *FLOAT32_BINARY)),
                *((op, 1, kw) for op in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.ndarray.sum,
-                                        np.ndarray.mean, np.ndarray.max, np.ndarray.min)
+                                        np.ndarray.mean, np.ndarray.max, np.ndarray.min, *FLOAT32_REDUCTIONS)
                  for kw in ({}, {"axis": 1}))]
 
 

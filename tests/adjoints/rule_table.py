@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 import rows_numpy_elementwise
+import rows_numpy_linalg
 import rows_numpy_reductions
 import rows_numpy_shapes
 from table_base import (ANY, B, COND, CPLX, GT1, HIGH, IN_PLACE, LOW, MATMUL, NZ, POS, S1, S2, UNIT,  # noqa: F401
@@ -177,7 +178,8 @@ FLOAT32_BINARY = list(rows_numpy_elementwise.BINARY_DOMAINS)
 FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
 
 ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
-        + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS)
+        + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS
+        + rows_numpy_linalg.LINALG_ROWS)
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [

@@ -86,3 +86,26 @@ MATMUL = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((5, 2
           ((5, 2, 3), (1, 3, 4)), ((5, 2, 3), (3,))]
 IN_PLACE = [(None, None), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), None)]
 COND = np.array([True, False, True])
+
+
+@dataclass(frozen=True)
+class Matrix(Kind):
+    """Random square matrices (batched over leading axes) of a structure: "well" (diagonally dominant, invertible),
+    "spd" (symmetric positive definite) or "sym" (symmetric)."""
+    structure: str = "well"
+
+    def draw(self, rng, shape, dtype=np.float64):
+        x = rng.uniform(self.lo, self.hi, shape)
+        eye = np.eye(shape[-1])
+        if self.structure == "well":
+            x = x + 3 * eye
+        elif self.structure == "spd":
+            x = x @ np.swapaxes(x, -1, -2) + shape[-1] * eye
+        elif self.structure == "sym":
+            x = x + np.swapaxes(x, -1, -2)
+        return np.asarray(x, dtype)
+
+
+WELL = Matrix("well", -1.0, 1.0)
+SPD = Matrix("spd", -1.0, 1.0, structure="spd")
+SYM = Matrix("sym", -1.0, 1.0, structure="sym")

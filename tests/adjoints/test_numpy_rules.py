@@ -79,3 +79,66 @@ def test_end_to_end_methods_and_conversions():
     assert gradient(lambda x: x.item(1) * 3 + np.float64(x[1, 1]), x)[0].tolist() == [[0, 3], [0, 1]]
     assert gradient(lambda x: x.tolist()[1][0] ** 2, x)[0].tolist() == [[0, 0], [6, 0]]
     assert gradient(lambda x: np.sort(x, axis=None)[-1] + x.cumsum().sum(), x)[0].tolist() == [[4, 3], [2, 2]]
+
+
+# --- linear algebra: undefined gradients raise, defined ones keep working ------------------------------------------------
+la = np.linalg
+
+
+def test_repeated_singular_values_and_eigenvalues_raise():
+    _, back = registry.find_rule(la.svd)(np.eye(3))
+    with pytest.raises(zygotepy.ZygoteError, match="singular vectors"):
+        back((np.ones((3, 3)), None, None))
+    np.testing.assert_allclose(back((None, np.ones(3), None))[0], np.eye(3))  # the values alone are fine
+    _, back = registry.find_rule(la.eigh)(np.diag([1.0, 1.0, 2.0]))
+    with pytest.raises(zygotepy.ZygoteError, match="eigenvectors"):
+        back((None, np.ones((3, 3))))
+    np.testing.assert_allclose(back((np.array([1.0, 0.0, 0.0]), None))[0], np.diag([1.0, 0.0, 0.0]))
+    _, back = registry.find_rule(la.norm)(np.eye(2), 2)
+    with pytest.raises(zygotepy.ZygoteError, match="repeated singular values"):
+        back(1.0)
+
+
+def test_undefined_decomposition_gradients_raise():
+    rng = np.random.default_rng(0)
+    _, back = registry.find_rule(la.qr)(rng.normal(size=(2, 4)))
+    with pytest.raises(zygotepy.ZygoteError, match="tall or square"):
+        back((np.ones((2, 2)), None))
+    with pytest.raises(zygotepy.ZygoteError, match="mode='reduced'"):
+        registry.find_rule(la.qr)(rng.normal(size=(3, 2)), "complete")
+    _, back = registry.find_rule(la.svd)(rng.normal(size=(4, 2)))  # full_matrices=True: U is 4x4
+    with pytest.raises(zygotepy.ZygoteError, match="full_matrices=False"):
+        back((np.ones((4, 4)), None, None))
+    dU = np.zeros((4, 4))
+    dU[:, :2] = 1.0
+    assert back((dU, None, None))[0].shape == (4, 2)  # no cotangent on the completing columns: defined
+
+
+def test_einsum_operand_list_form_is_refused():
+    with pytest.raises(zygotepy.ZygoteError, match="subscripts"):
+        registry.find_rule(np.einsum)(np.ones(3), [0], [0])
+
+
+@pytest.mark.parametrize("op, shapes", [(la.inv, [(3, 3)]), (la.det, [(3, 3)]), (la.solve, [(3, 3), (3,)]),
+                                        (np.einsum, None), (la.norm, [(4,)]), (np.vdot, [(3,), (3,)]),
+                                        (np.kron, [(2,), (3,)]), (la.svdvals, [(3, 2)]),
+                                        (la.eigvalsh, [(3, 3)]), (la.cholesky, [(3, 3)]), (la.pinv, [(3, 2)]),
+                                        (la.matrix_power, None)])
+def test_float32_linear_algebra(op, shapes):
+    rng = np.random.default_rng(1)
+    if op is np.einsum:
+        args = ["ij,jk", rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=(3, 2)).astype(np.float32)]
+    elif op is la.matrix_power:
+        args = [(rng.normal(size=(3, 3)) + 3 * np.eye(3)).astype(np.float32), 3]
+    elif op is la.cholesky or op is la.eigvalsh:
+        b = rng.normal(size=(3, 3))
+        args = [(b @ b.T + 3 * np.eye(3)).astype(np.float32)]
+    else:
+        args = [(rng.normal(size=s) + (3 * np.eye(s[0]) if len(s) == 2 and s[0] == s[1] else 0)).astype(np.float32)
+                for s in shapes]
+    y, back = registry.find_rule(op)(*args)
+    assert np.asarray(y).dtype == np.float32
+    grads = back(np.ones_like(y))
+    for g, a in zip(grads, args, strict=True):
+        if isinstance(a, np.ndarray):
+            assert g.dtype == np.float32, f"{op.__name__}: float32 argument got a {g.dtype} cotangent"

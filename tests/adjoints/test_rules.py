@@ -20,7 +20,7 @@ from zygotepy.adjoints import registry
 EPS = 1e-6
 MINE = {"zygotepy.adjoints.scalar", "zygotepy.adjoints.builtins", "zygotepy.adjoints.numpy",
         "zygotepy.adjoints.numpy_elementwise", "zygotepy.adjoints.numpy_reductions", "zygotepy.adjoints.numpy_shapes",
-        "zygotepy.adjoints.numpy_linalg"}
+        "zygotepy.adjoints.numpy_linalg", "zygotepy.adjoints.numpy_decompositions"}
 
 
 # --- a small finite-difference helper -----------------------------------------------------------------------------------
@@ -39,7 +39,8 @@ def _draw(row_args, case, rng, dtype=np.float64):
 def _like(x, rng):
     """A random value with the structure, shape and dtype of `x` (an output's cotangent, an argument's direction)."""
     if isinstance(x, (list, tuple)):
-        return type(x)(_like(v, rng) for v in x)
+        items = [_like(v, rng) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)  # namedtuples: SVDResult, QRResult
     if isinstance(x, np.ndarray):
         if x.dtype.kind == "c":
             return (rng.normal(size=x.shape) + 1j * rng.normal(size=x.shape)).astype(x.dtype)

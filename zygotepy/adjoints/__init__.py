@@ -4,7 +4,7 @@ import importlib
 from . import registry, structures  # noqa: F401
 
 for _table in ("scalar", "builtins", "numpy", "numpy_elementwise", "numpy_reductions", "numpy_shapes",
-               "numpy_linalg"):
+               "numpy_linalg", "numpy_decompositions"):
     try:
         importlib.import_module(f"{__name__}.{_table}")
     except ModuleNotFoundError as e:  # tables still being written

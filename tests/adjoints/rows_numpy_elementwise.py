@@ -35,3 +35,16 @@ ELEMENTWISE_ROWS = [
     row(np.ndarray.clip, ANY, -0.5, 0.5, shapes=[((3, 4),)]),
     row(np.ndarray.clip, ANY, LOW, HIGH, shapes=[((3, 4), (4,), ())], label="ndarray.clip[array bounds]"),
 ]
+
+# ndarray methods that run as constants (rules returning no cotangent, so that method calls find them)
+CONSTANT_METHOD_ROWS = [
+    row(np.ndarray.argmax, ANY, shapes=[((2, 3),)], none=(0,)),
+    row(np.ndarray.argmin, ANY, 1, shapes=[((2, 3),)], none=(0, 1)),
+    row(np.ndarray.argsort, ANY, shapes=[((4,),)], none=(0,)),
+    row(np.ndarray.argpartition, ANY, 1, shapes=[((4,),)], none=(0, 1)),
+    row(np.ndarray.nonzero, ANY, shapes=[((4,),)], none=(0,)),
+    row(np.ndarray.round, ANY, shapes=[((4,),)], none=(0,)),
+    row(np.ndarray.all, ANY, shapes=[((4,),)], none=(0,)),
+    row(np.ndarray.any, ANY, shapes=[((4,),)], none=(0,)),
+    row(np.ndarray.searchsorted, POS, 1.0, shapes=[((4,),)], none=(0, 1)),
+]

@@ -177,7 +177,7 @@ ELEMENTWISE_DOMAINS.update(rows_numpy_elementwise.ELEMENTWISE_DOMAINS)
 FLOAT32_BINARY = list(rows_numpy_elementwise.BINARY_DOMAINS)
 FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
 
-ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
+ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS + rows_numpy_elementwise.CONSTANT_METHOD_ROWS
         + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS
         + rows_numpy_linalg.LINALG_ROWS)
 

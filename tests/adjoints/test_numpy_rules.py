@@ -142,3 +142,26 @@ def test_float32_linear_algebra(op, shapes):
     for g, a in zip(grads, args, strict=True):
         if isinstance(a, np.ndarray):
             assert g.dtype == np.float32, f"{op.__name__}: float32 argument got a {g.dtype} cotangent"
+
+
+# --- end to end: method calls, constants, dtypes -------------------------------------------------------------------------
+def test_method_calls_reach_their_rules():
+    x = np.array([[1.0, 3.0], [2.0, 5.0]])
+    np.testing.assert_allclose(gradient(lambda x: x.prod(), x)[0], [[30, 10], [15, 6]])
+    np.testing.assert_allclose(gradient(lambda x: x.var(ddof=1), x)[0], 2 * (x - x.mean()) / 3)
+    np.testing.assert_allclose(gradient(lambda x: x.cumsum(axis=0)[1, 1], x)[0], [[0, 1], [0, 1]])
+    np.testing.assert_allclose(gradient(lambda x: x.swapaxes(0, 1)[0, 1], x)[0], [[0, 0], [1, 0]])
+    np.testing.assert_allclose(gradient(lambda x: np.einsum("ii", x), x)[0], np.eye(2))
+
+
+def test_constant_method_calls_run_as_constants():
+    x = np.array([1.0, 3.0, 2.0])
+    np.testing.assert_allclose(gradient(lambda x: x[x.argmax()] * 2 + x[x.argsort()[0]], x)[0], [1, 2, 0])
+    np.testing.assert_allclose(gradient(lambda x: x.sum() * x.round().sum() + x.all(), x)[0], [6, 6, 6])
+
+
+def test_float32_in_float32_gradient_out_end_to_end():
+    x = np.array([[1.0, 3.0], [2.0, 5.0]], np.float32)
+    for f in (lambda x: np.prod(x), lambda x: np.std(x, axis=0).sum(), lambda x: np.linalg.det(x),
+              lambda x: np.tile(x, 2).sum(), lambda x: np.linalg.norm(x), lambda x: np.cumprod(x).sum()):
+        assert gradient(f, x)[0].dtype == np.float32

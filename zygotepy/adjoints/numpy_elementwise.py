@@ -183,3 +183,22 @@ nondifferentiable(
     np.random.shuffle, np.random.seed, np.random.default_rng, np.random.Generator.normal, np.random.Generator.uniform,
     np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal,
     np.random.Generator.choice, np.random.Generator.permutation)
+
+CONSTANT_METHODS = (np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.argpartition,
+                    np.ndarray.nonzero, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.ndarray.searchsorted)
+
+
+def _constant_method(method):
+    """`x.argmax()` and friends: a method call looks for a rule, not for the non-differentiable set (see
+    ast_adjoint/dispatch.py `_method_kind`), so these carry a rule that returns no cotangents, and stay declared."""
+    def rule(*args, **kwargs):
+        def back(dy):
+            return tuple(None for _ in args)
+        return method(*args, **kwargs), back
+    rule.__qualname__ = f"{method.__name__}_constant"
+    return rule
+
+
+for _method in CONSTANT_METHODS:
+    adjoint(_method)(_constant_method(_method))
+nondifferentiable(*CONSTANT_METHODS)

@@ -48,3 +48,11 @@ CONSTANT_METHOD_ROWS = [
     row(np.ndarray.any, ANY, shapes=[((4,),)], none=(0,)),
     row(np.ndarray.searchsorted, POS, 1.0, shapes=[((4,),)], none=(0, 1)),
 ]
+
+INTERP_TABLE = Kind("table", -1.0, 1.0)
+ELEMENTWISE_ROWS += [
+    row(np.interp, Kind("inside", -1.9, 1.9), np.array([-2.0, -0.5, 0.5, 2.0]), ANY, shapes=[(None, (4,)), ((5,), (4,))],
+        label="np.interp[table fp]"),
+    row(np.interp, Kind("wide", -3.0, 3.0), np.array([-2.0, -0.5, 0.5, 2.0]), ANY, shapes=[((2, 6), (4,))],
+        label="np.interp[outside the table]"),
+]

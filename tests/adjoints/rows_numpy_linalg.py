@@ -76,3 +76,13 @@ LINALG_ROWS = [
     row(la.svd, ANY, shapes=[((4, 3),)], kw={"compute_uv": False}, label="np.linalg.svd[compute_uv=False]"),
     row(la.svdvals, ANY, shapes=[((4, 3),), ((2, 3, 3),)]),
 ]
+
+LINALG_ROWS += [
+    row(np.convolve, ANY, ANY, shapes=[((4,), (3,)), ((2,), (5,)), ((1,), (3,))]),
+    *(row(np.convolve, ANY, ANY, mode, shapes=[((4,), (3,)), ((2,), (5,)), ((4,), (4,))], none=(2,),
+          label=f"np.convolve[{mode}]") for mode in ("same", "valid")),
+    row(np.correlate, ANY, ANY, shapes=[((4,), (3,)), ((2,), (5,))]),
+    *(row(np.correlate, ANY, ANY, mode, shapes=[((4,), (3,)), ((2,), (5,)), ((3,), (3,))], none=(2,),
+          label=f"np.correlate[{mode}]") for mode in ("same", "full")),
+    row(np.polyval, ANY, ANY, shapes=[((3,), None), ((4,), (2, 3)), ((1,), (3,)), ((3,), ())]),
+]

@@ -165,3 +165,9 @@ def test_float32_in_float32_gradient_out_end_to_end():
     for f in (lambda x: np.prod(x), lambda x: np.std(x, axis=0).sum(), lambda x: np.linalg.det(x),
               lambda x: np.tile(x, 2).sum(), lambda x: np.linalg.norm(x), lambda x: np.cumprod(x).sum()):
         assert gradient(f, x)[0].dtype == np.float32
+
+
+def test_interp_gradient_for_the_table_abscissae():
+    x = np.array([-2.5, -1.0, 0.2, 0.7, 1.9, 3.0])
+    xp, fp = np.array([-2.0, -0.5, 0.5, 2.0]), np.array([1.0, -1.0, 0.5, 2.0])
+    check_against_finite_differences(np.interp, [x, xp, fp], [True, True, True])

@@ -170,6 +170,36 @@ def ldexp(x, i):
     return y, back
 
 
+# --- piecewise-linear interpolation ----------------------------------------------------------------------------------
+@adjoint(np.interp)
+def interp(x, xp, fp, *args, **kwargs):
+    """Inside [xp_i, xp_(i+1)]: y = fp_i + s (x - xp_i), s = (fp_(i+1) - fp_i) / h, h = xp_(i+1) - xp_i, t = (x - xp_i) / h.
+    dy/dx = s, dy/dfp = (1 - t, t), dy/dxp = (s (t - 1), -s t); outside the table y is an end value of fp."""
+    y = np.interp(x, xp, fp, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None, *(None for _ in args))
+        x_, xp_, fp_ = np.asarray(x, dtype=float), np.asarray(xp, dtype=float), np.asarray(fp)
+        i = np.clip(np.searchsorted(xp_, x_, "right") - 1, 0, len(xp_) - 2)
+        h = xp_[i + 1] - xp_[i]
+        t = (x_ - xp_[i]) / h
+        s = (fp_[i + 1] - fp_[i]) / h
+        below, above = x_ < xp_[0], x_ > xp_[-1]
+        inside = ~(below | above)
+        d = np.asarray(dy) * inside
+        dfp = np.zeros(fp_.shape, dtype=np.result_type(fp_.dtype, d.dtype, np.float32))
+        np.add.at(dfp, i, d * (1 - t))
+        np.add.at(dfp, i + 1, d * t)
+        dfp[0] += np.sum(np.asarray(dy) * below)
+        dfp[-1] += np.sum(np.asarray(dy) * above)
+        dxp = np.zeros(xp_.shape)
+        np.add.at(dxp, i, d * s * (t - 1))
+        np.add.at(dxp, i + 1, -d * s * t)
+        return (unbroadcast(d * s, x), dxp.astype(xp_.dtype, copy=False), dfp, *(None for _ in args))
+    return y, back
+
+
 # --- no gradient: rounding, predicates, integer and bit operations, random draws --------------------------------------
 nondifferentiable(
     np.trunc, np.fix, np.signbit, np.heaviside, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isneginf,

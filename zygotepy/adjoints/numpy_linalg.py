@@ -214,6 +214,69 @@ def multi_dot(arrays, **kwargs):
     return la.multi_dot(arrays, **kwargs), back
 
 
+# --- 1-d convolutions and polynomials -------------------------------------------------------------------------------------
+def _full_offset(n, m, mode):
+    """Where np.convolve's `mode` output starts inside the 'full' one."""
+    return {"full": 0, "same": (min(n, m) - 1) // 2, "valid": min(n, m) - 1}[mode]
+
+
+@adjoint(np.convolve)
+def convolve(a, v, *args, **kwargs):
+    """y_k = sum_i a_i v_(k-i): each cotangent is dy (placed in the full output) correlated with the other input."""
+    mode = args[0] if args else kwargs.get("mode", "full")
+    y = np.convolve(a, v, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *(None for _ in args))
+        n, m = np.size(a), np.size(v)
+        full = np.zeros(n + m - 1, dtype=np.result_type(dy, np.float64 if np.asarray(dy).dtype.kind not in "fc"
+                                                         else dy))
+        start = _full_offset(n, m, mode)
+        full[start:start + np.size(dy)] = dy
+        return (np.correlate(full, conj(np.ravel(v)), "valid").reshape(np.shape(a)),
+                np.correlate(full, conj(np.ravel(a)), "valid").reshape(np.shape(v)), *(None for _ in args))
+    return y, back
+
+
+@adjoint(np.correlate)
+def correlate(a, v, *args, **kwargs):
+    """correlate(a, v, "full") = convolve(a, conj(v[::-1]), "full"); the other modes are slices of it (for "same"
+    with the longer v, NumPy centres the slice the other way)."""
+    mode = args[0] if args else kwargs.get("mode", "valid")
+    y = np.correlate(a, v, *args, **kwargs)
+    _, back_full = convolve(a, conj(np.flip(v)))
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *(None for _ in args))
+        n, m = np.size(a), np.size(v)
+        start = _full_offset(n, m, mode)
+        if mode == "same" and n < m:
+            start = n - 1 - (n - 1) // 2
+        full = np.zeros(n + m - 1, dtype=np.result_type(dy, np.float64))
+        full[start:start + np.size(dy)] = dy
+        da, dw = back_full(full)
+        return (da, conj(np.flip(dw)), *(None for _ in args))
+    return y, back
+
+
+@adjoint(np.polyval)
+def polyval(p, x):
+    """y = sum_i p_i x^(N-1-i): dp_i = x^(N-1-i), dx = polyval(polyder(p), x)."""
+    y = np.polyval(p, x)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        n = np.size(p)
+        powers = np.asarray(x)[..., None] ** np.arange(n - 1, -1, -1)
+        dp = np.sum(np.reshape(np.asarray(dy)[..., None] * conj(powers), (-1, n)), axis=0)
+        dx = dy * conj(np.polyval(np.polyder(p), x)) if n > 1 else None
+        return (np.reshape(dp, np.shape(p)), unbroadcast(dx, x) if dx is not None else None)
+    return y, back
+
+
 # --- inverses and solves ---------------------------------------------------------------------------------------------------
 @adjoint(la.inv)
 def inv(a):

@@ -1,6 +1,6 @@
 """Rows for `zygotepy/adjoints/numpy_elementwise.py`: the remaining ufuncs, complex parts, elementwise methods."""
 import numpy as np
-from table_base import ANY, B, CPLX, GT1, HIGH, LOW, NZ, POS, UNIT, U, Kind, row
+from table_base import ANY, CPLX, GT1, HIGH, LOW, NZ, POS, UNIT, B, Kind, U, row
 
 SMALL = Kind("small", -1.0, 1.0)  # exp2-like functions of differences stay well scaled
 

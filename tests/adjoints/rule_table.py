@@ -6,7 +6,6 @@ array drawn from a domain where the function is smooth), a `Seq` of them (a list
 case one shape per random argument, in order: `None` for a Python float, `()` for a 0-d array, a tuple of shapes for a
 `Seq` (one per element).
 """
-import builtins
 import math
 import operator
 
@@ -15,8 +14,28 @@ import rows_numpy_elementwise
 import rows_numpy_linalg
 import rows_numpy_reductions
 import rows_numpy_shapes
-from table_base import (ANY, B, COND, CPLX, GT1, HIGH, IN_PLACE, LOW, MATMUL, NZ, POS, S1, S2, UNIT,  # noqa: F401
-                        Kind, Row, Seq, U, label, row)
+from table_base import (  # noqa: F401
+    ANY,
+    COND,
+    CPLX,
+    GT1,
+    HIGH,
+    IN_PLACE,
+    LOW,
+    MATMUL,
+    NZ,
+    POS,
+    S1,
+    S2,
+    UNIT,
+    B,
+    Kind,
+    Row,
+    Seq,
+    U,
+    label,
+    row,
+)
 
 # --- scalar.py: operators -----------------------------------------------------------------------------------------------
 OPERATOR_ROWS = [

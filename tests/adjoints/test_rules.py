@@ -12,7 +12,16 @@ import zlib
 
 import numpy as np
 import pytest
-from rule_table import CPLX, ELEMENTWISE_DOMAINS, FLOAT32_BINARY, FLOAT32_REDUCTIONS, NONDIFF, ROWS, Kind, Seq
+from rule_table import (
+    CPLX,
+    ELEMENTWISE_DOMAINS,
+    FLOAT32_BINARY,
+    FLOAT32_REDUCTIONS,
+    NONDIFF,
+    ROWS,
+    Kind,
+    Seq,
+)
 
 import zygotepy.adjoints  # noqa: F401  (registers the tables)
 from zygotepy.adjoints import registry

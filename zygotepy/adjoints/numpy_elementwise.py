@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..backends import conj, is_complex, namespace, unbroadcast
-from .numpy import _as_array, _binary, _elementwise_rule, _restore, _ties, clip
+from .numpy import _binary, _elementwise_rule, _ties, clip
 from .registry import adjoint, nondifferentiable
 
 LN2 = math.log(2)

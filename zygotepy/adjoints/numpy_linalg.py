@@ -8,7 +8,7 @@ import string
 import numpy as np
 from numpy._core.einsumfunc import _parse_einsum_input
 
-from ..backends import conj, namespace, unbroadcast
+from ..backends import conj, unbroadcast
 from ..errors import ZygoteError
 from .numpy import matmul, outer
 from .numpy_reductions import trace
@@ -126,7 +126,7 @@ def _tensordot_subscripts(na, nb, axes):
 def tensordot(a, b, *args, **kwargs):
     """tensordot as the einsum it is."""
     axes = args[0] if args else kwargs.get("axes", 2)
-    y, back = einsum(_tensordot_subscripts(np.ndim(a), np.ndim(b), axes), a, b)
+    _, back = einsum(_tensordot_subscripts(np.ndim(a), np.ndim(b), axes), a, b)
     return np.tensordot(a, b, *args, **kwargs), lambda dy: (*back(dy)[1:], *(None for _ in args))
 
 
@@ -350,7 +350,7 @@ def matrix_power(a, n):
 def _last_two(rule, fn):
     """np.linalg.trace / np.linalg.diagonal: the np. rule over the last two axes (offset is keyword-only)."""
     def rule_(x, **kwargs):
-        y, back = rule(x, kwargs.get("offset", 0), -2, -1)
+        _, back = rule(x, kwargs.get("offset", 0), -2, -1)
         return fn(x, **kwargs), lambda dy: back(dy)[:1]
     rule_.__qualname__ = f"linalg_{fn.__name__}_rule"
     return rule_

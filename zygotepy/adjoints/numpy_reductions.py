@@ -99,7 +99,7 @@ def median(x, *args, **kwargs):
     """The middle entry of each sorted slice, or the mean of the two middle ones."""
     x_arr = _float(x)
     y = np.median(x_arr, *args, **kwargs)
-    axis, keepdims = _axis_keepdims(args, kwargs, 3)
+    axis = args[0] if args else kwargs.get("axis")  # keepdims needs nothing: dy is reshaped to the kept axes
 
     def back(dy):
         if dy is None:

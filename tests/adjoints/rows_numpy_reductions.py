@@ -71,3 +71,11 @@ if hasattr(np, "cumulative_sum"):
 
 FLOAT32_REDUCTIONS = [np.prod, np.var, np.std, np.ptp, np.median, np.nanmax, np.nansum, np.nanmean, np.average,
                       np.cumsum, np.cumprod, np.diff, np.ndarray.prod, np.ndarray.var]
+
+WHERE = np.array([[True, False, True], [True, True, False]])
+REDUCTION_ROWS += [
+    row(np.prod, NZ, shapes=[((2, 3),)], kw={"where": WHERE}, label="np.prod[where]"),
+    row(np.prod, NZ, shapes=[((2, 3),)], kw={"where": WHERE, "axis": 1}, label="np.prod[where, axis]"),
+    row(np.nansum, ANY, shapes=[((2, 3),)], kw={"where": WHERE}, label="np.nansum[where]"),
+    row(np.nanmean, ANY, shapes=[((2, 3),)], kw={"where": WHERE, "axis": 0}, label="np.nanmean[where, axis]"),
+]

@@ -171,3 +171,8 @@ def test_interp_gradient_for_the_table_abscissae():
     x = np.array([-2.5, -1.0, 0.2, 0.7, 1.9, 3.0])
     xp, fp = np.array([-2.0, -0.5, 0.5, 2.0]), np.array([1.0, -1.0, 0.5, 2.0])
     check_against_finite_differences(np.interp, [x, xp, fp], [True, True, True])
+
+
+def test_moments_refuse_where():
+    with pytest.raises(zygotepy.ZygoteError, match="where="):
+        registry.find_rule(np.var)(np.ones(3), where=np.array([True, False, True]))

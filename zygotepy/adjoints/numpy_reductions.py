@@ -5,6 +5,7 @@ methods of the same names. A reduction's cotangent is spread back over the reduc
 import numpy as np
 
 from ..backends import conj, namespace, unbroadcast
+from ..errors import ZygoteError
 from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore
 from .registry import adjoint
 
@@ -45,13 +46,19 @@ def _product_of_others(x, axis):
 
 @adjoint(np.prod)
 def prod(x, *args, **kwargs):
+    """Entries left out by `where=` count as 1 and get no cotangent."""
     x_arr = _float(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
+    mask = kwargs.get("where")
 
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        g = _expand(dy, x_arr, axis, keepdims) * conj(_product_of_others(x_arr, axis))
+        xp = namespace(x_arr)
+        factors = x_arr if mask is None else xp.where(mask, x_arr, xp.ones_like(x_arr))
+        g = _expand(dy, x_arr, axis, keepdims) * conj(_product_of_others(factors, axis))
+        if mask is not None:
+            g = xp.where(mask, g, 0)
         return (_restore(g, x) if hasattr(x_arr, "shape") and x_arr.ndim else unbroadcast(g, x), *_nones(args))
     return np.prod(x, *args, **kwargs), back
 
@@ -60,6 +67,8 @@ def prod(x, *args, **kwargs):
 def _moment(fn, root):
     """var (root=False) and std (root=True): d var = 2 (x - mean) / (N - ddof), d std = d var / (2 std)."""
     def rule(x, *args, **kwargs):
+        if "where" in kwargs:
+            raise ZygoteError(f"np.{fn.__name__}: the gradient rule does not support where=")
         x_arr = _float(x)
         y = fn(x_arr, *args, **kwargs)
         axis, keepdims = _axis_keepdims(args, kwargs, 4)
@@ -165,7 +174,8 @@ def nansum(x, *args, **kwargs):
         if dy is None:
             return (None, *_nones(args))
         xp = namespace(x_arr)
-        return (_restore(xp.where(xp.isnan(x_arr), 0, _expand(dy, x_arr, axis, keepdims)), x), *_nones(args))
+        present = ~xp.isnan(x_arr) if "where" not in kwargs else ~xp.isnan(x_arr) & kwargs["where"]
+        return (_restore(xp.where(present, _expand(dy, x_arr, axis, keepdims), 0), x), *_nones(args))
     return np.nansum(x, *args, **kwargs), back
 
 
@@ -178,7 +188,7 @@ def nanmean(x, *args, **kwargs):
         if dy is None:
             return (None, *_nones(args))
         xp = namespace(x_arr)
-        present = ~xp.isnan(x_arr)
+        present = ~xp.isnan(x_arr) if "where" not in kwargs else ~xp.isnan(x_arr) & kwargs["where"]
         count = xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype)
         return (_restore(xp.where(present, _expand(dy, x_arr, axis, keepdims) / count, 0), x), *_nones(args))
     return np.nanmean(x, *args, **kwargs), back

@@ -176,3 +176,9 @@ def test_interp_gradient_for_the_table_abscissae():
 def test_moments_refuse_where():
     with pytest.raises(zygotepy.ZygoteError, match="where="):
         registry.find_rule(np.var)(np.ones(3), where=np.array([True, False, True]))
+
+
+@pytest.mark.parametrize("op", [la.cholesky, la.qr, la.eigh, la.eigvalsh, la.svd, la.svdvals])
+def test_complex_decompositions_are_refused(op):
+    with pytest.raises(zygotepy.ZygoteError, match="real matrices"):
+        registry.find_rule(op)(np.eye(2) * (1 + 1j))

@@ -103,10 +103,16 @@ def matrix_norm(x, **kwargs):
         None if dy is None else _norm_back(x, ord, (-2, -1), keepdims, dy),)
 
 
+def _real_only(a, name):
+    if np.iscomplexobj(a):
+        raise ZygoteError(f"np.linalg.{name}: the gradient rule is for real matrices; complex input is not supported")
+
+
 # --- decompositions ------------------------------------------------------------------------------------------------------
 @adjoint(la.cholesky)
 def cholesky(a, **kwargs):
     """a = L L^T: S = L^-T Phi(L^T dL) L^-1 (Phi: the lower triangle, diagonal halved), symmetrized."""
+    _real_only(a, "cholesky")
     y = la.cholesky(a, **kwargs)
     upper = kwargs.get("upper", False)
     L = _H(y) if upper else y
@@ -128,6 +134,7 @@ def cholesky(a, **kwargs):
 def qr(a, *args, **kwargs):
     """Reduced QR of a tall or square a (TensorFlow's QrGrad): dA = Q (dR + tril(M) R^-T) + (dQ - Q Q^T dQ) R^-T,
     M = Q^T dQ - dQ^T Q + R dR^T - dR R^T."""
+    _real_only(a, "qr")
     mode = args[0] if args else kwargs.get("mode", "reduced")
     result = la.qr(a, *args, **kwargs)
     if mode not in ("reduced", "r"):
@@ -164,6 +171,7 @@ def _eigh_back(w, V, dw, dV, uplo):
 @adjoint(la.eigh)
 def eigh(a, *args, **kwargs):
     """a = V diag(w) V^T: dA = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i), symmetrized."""
+    _real_only(a, "eigh")
     uplo = args[0] if args else kwargs.get("UPLO", "L")
     w, V = result = la.eigh(a, *args, **kwargs)
 
@@ -177,6 +185,7 @@ def eigh(a, *args, **kwargs):
 
 @adjoint(la.eigvalsh)
 def eigvalsh(a, *args, **kwargs):
+    _real_only(a, "eigvalsh")
     uplo = args[0] if args else kwargs.get("UPLO", "L")
     w, V = la.eigh(a, *args, **kwargs)
     return la.eigvalsh(a, *args, **kwargs), lambda dy: (
@@ -204,6 +213,7 @@ def _svd_back(U, s, Vh, dU, ds, dVh):
 
 @adjoint(la.svd)
 def svd(a, *args, **kwargs):
+    _real_only(a, "svd")
     names = ("full_matrices", "compute_uv", "hermitian")
     full, compute_uv, _ = (args[i] if len(args) > i else kwargs.get(n, d)
                            for i, (n, d) in enumerate(zip(names, (True, True, False), strict=True)))
@@ -231,6 +241,7 @@ def svd(a, *args, **kwargs):
 
 @adjoint(la.svdvals)
 def svdvals(x):
+    _real_only(x, "svdvals")
     return la.svdvals(x), lambda dy: (None if dy is None else _svd_back(*la.svd(x, full_matrices=False), None, dy, None),)
 
 

@@ -6,91 +6,36 @@ array drawn from a domain where the function is smooth), a `Seq` of them (a list
 case one shape per random argument, in order: `None` for a Python float, `()` for a 0-d array, a tuple of shapes for a
 `Seq` (one per element).
 """
-import builtins
 import math
 import operator
-from dataclasses import dataclass, field
 
 import numpy as np
-
-
-@dataclass(frozen=True)
-class Kind:
-    """Random real values, uniform in [lo, hi], or with a random sign and magnitude in [lo, hi] (`signed`)."""
-    name: str
-    lo: float
-    hi: float
-    signed: bool = False
-    complex: bool = False
-
-    def draw(self, rng, shape, dtype=np.float64):
-        size = () if shape is None else shape
-        x = rng.uniform(self.lo, self.hi, size)
-        if self.signed:
-            x = x * rng.choice([-1.0, 1.0], size)
-        if self.complex:
-            x = x + 1j * rng.uniform(self.lo, self.hi, size)
-            return complex(x) if shape is None else np.asarray(x, np.complex128)
-        return float(x) if shape is None else np.asarray(x, dtype)
-
-
-@dataclass(frozen=True)
-class Seq:
-    """A list (or tuple) of random values of one kind; its shape entry has one shape per element."""
-    kind: Kind
-    container: type = list
-
-    def draw(self, rng, shapes, dtype=np.float64):
-        return self.container(self.kind.draw(rng, s, dtype) for s in shapes)
-
-
-ANY = Kind("any", -2.0, 2.0)
-POS = Kind("pos", 0.5, 2.0)
-UNIT = Kind("unit", -0.9, 0.9)        # inside (-1, 1): asin, atanh, ...
-GT1 = Kind("gt1", 1.2, 3.0)           # acosh, a logarithm's base
-NZ = Kind("nonzero", 0.3, 2.0, signed=True)  # away from the kinks of abs, sign, copysign
-LOW, HIGH = Kind("low", -1.5, -0.5), Kind("high", 0.5, 1.5)  # np.clip's bounds
-CPLX = Kind("complex", -2.0, 2.0, complex=True)
-
-
-@dataclass(frozen=True)
-class Row:
-    op: object
-    args: tuple
-    shapes: tuple
-    kwargs: dict = field(default_factory=dict)
-    label: str = ""
-    none: tuple = ()        # argument positions whose cotangent must be None
-    f: object = None        # the function finite differences evaluate, when not `op` itself (reversed -> list)
-    rtol: float = 1e-5
-
-    @property
-    def name(self):
-        return self.label or label(self.op)
-
-
-def row(op, *args, shapes, kw=None, label="", none=(), f=None, rtol=1e-5):
-    return Row(op, args, tuple(shapes), kw or {}, label, tuple(none), f, rtol)
-
-
-def label(op):
-    module = {operator: "operator", math: "math", builtins: "builtins"}
-    for mod, prefix in module.items():
-        if getattr(mod, getattr(op, "__name__", ""), None) is op:
-            return f"{prefix}.{op.__name__}"
-    if isinstance(op, np.ufunc) or getattr(np, getattr(op, "__name__", ""), None) is op:
-        return f"np.{op.__name__}"
-    return getattr(op, "__qualname__", repr(op))
-
-
-S1 = [(None,), ((),)]                                       # Python float, 0-d array
-U = [(None,), ((),), ((3,),), ((2, 3),)]                    # unary elementwise
-B = [(None, None), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (3,)), (None, (2, 2)), ((3,), None)]
-S2 = [(None, None), ((), ())]
-MATMUL = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)),
-          ((5, 2, 3), (1, 3, 4)), ((5, 2, 3), (3,))]
-IN_PLACE = [(None, None), ((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), None)]
-COND = np.array([True, False, True])
+import rows_numpy_elementwise
+import rows_numpy_linalg
+import rows_numpy_reductions
+import rows_numpy_shapes
+from table_base import (  # noqa: F401
+    ANY,
+    COND,
+    CPLX,
+    GT1,
+    HIGH,
+    IN_PLACE,
+    LOW,
+    MATMUL,
+    NZ,
+    POS,
+    S1,
+    S2,
+    UNIT,
+    B,
+    Kind,
+    Row,
+    Seq,
+    U,
+    label,
+    row,
+)
 
 # --- scalar.py: operators -----------------------------------------------------------------------------------------------
 OPERATOR_ROWS = [
@@ -246,7 +191,14 @@ NUMPY_ROWS = [
     row(np.ndarray.copy, ANY, shapes=[((2, 3),)]),
 ]
 
-ROWS = OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS
+# --- numpy_*.py: one file of rows per module --------------------------------------------------------------------------
+ELEMENTWISE_DOMAINS.update(rows_numpy_elementwise.ELEMENTWISE_DOMAINS)
+FLOAT32_BINARY = list(rows_numpy_elementwise.BINARY_DOMAINS)
+FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
+
+ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS + rows_numpy_elementwise.CONSTANT_METHOD_ROWS
+        + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS
+        + rows_numpy_linalg.LINALG_ROWS)
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [
@@ -257,4 +209,6 @@ NONDIFF = [
     all, chr, ord, format,
     np.zeros_like, np.ones_like, np.empty_like, np.shape, np.argmax, np.argmin, np.argsort, np.sign, np.floor,
     np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.arange, np.linspace, np.eye,
+    np.trunc, np.fix, np.signbit, np.floor_divide, np.bitwise_and, np.gcd, np.searchsorted, np.unique, np.nonzero,
+    np.random.rand, np.random.normal, np.random.Generator.normal, np.ndarray.argmax, np.ndarray.round,
 ]

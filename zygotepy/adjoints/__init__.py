@@ -3,7 +3,9 @@ import importlib
 
 from . import control, registry, structures  # noqa: F401
 
-for _table in ("scalar", "builtins", "numpy", "complex", "nesting"):
+# complex before the numpy_* tables: where both register a rule (np.real, np.angle, ...), numpy_elementwise's wins
+for _table in ("scalar", "builtins", "numpy", "complex", "numpy_elementwise", "numpy_reductions", "numpy_shapes",
+               "numpy_linalg", "numpy_decompositions", "nesting"):
     try:
         importlib.import_module(f"{__name__}.{_table}")
     except ModuleNotFoundError as e:  # tables still being written

@@ -1,0 +1,81 @@
+"""Rows for `zygotepy/adjoints/numpy_reductions.py`: prod, var/std, ptp, median, average, nan-reductions, scans, trace,
+diff, and the ndarray methods of the same names."""
+import numpy as np
+from table_base import ANY, NZ, POS, Kind, Seq, label, row
+
+REDUCE = [((2, 3),), ((4,),), ((2, 3, 4),), ((),)]
+DISTINCT = Kind("distinct", -2.0, 2.0)  # order statistics: random draws are distinct almost surely
+
+
+def reductions(op, kind=ANY, keepdims_at=None, shapes=REDUCE):
+    """Whole-array, axis=0, a tuple of axes, keepdims, and a positional axis."""
+    return [
+        row(op, kind, shapes=shapes),
+        row(op, kind, shapes=[((2, 3),)], kw={"axis": 0}, label=f"{label(op)}[axis=0]"),
+        row(op, kind, shapes=[((2, 3, 4),)], kw={"axis": (0, 2)}, label=f"{label(op)}[axis=(0, 2)]"),
+        row(op, kind, shapes=[((2, 3, 4),)], kw={"axis": -1, "keepdims": True}, label=f"{label(op)}[keepdims]"),
+        row(op, kind, 1, shapes=[((2, 3),)], none=(1,), label=f"{label(op)}[positional axis]"),
+    ]
+
+
+def scans(op, kind=ANY, shapes=((4,), (2, 3), ())):
+    return [
+        row(op, kind, shapes=[(s,) for s in shapes]),  # no axis: flattened
+        row(op, kind, 1, shapes=[((2, 3),), ((2, 3, 2),)], none=(1,), label=f"{label(op)}[positional axis]"),
+        row(op, kind, shapes=[((3, 2),)], kw={"axis": 0}, label=f"{label(op)}[axis=0]"),
+    ]
+
+
+REDUCTION_ROWS = [
+    *reductions(np.prod, NZ), *reductions(np.ndarray.prod, NZ, shapes=REDUCE[:3]),
+    row(np.prod, Seq(ANY), shapes=[((None,) * 3,)], label="np.prod[list]"),
+    *reductions(np.var), *reductions(np.std, shapes=REDUCE[:3]),
+    *reductions(np.ndarray.var, shapes=REDUCE[:3]), *reductions(np.ndarray.std, shapes=REDUCE[:3]),
+    row(np.var, ANY, shapes=[((5,),), ((2, 3),)], kw={"ddof": 1}, label="np.var[ddof=1]"),
+    row(np.std, ANY, shapes=[((2, 3),)], kw={"ddof": 1, "axis": 1}, label="np.std[ddof=1, axis=1]"),
+    row(np.ndarray.std, ANY, 0, None, None, 1, shapes=[((3, 2),)], none=(1, 2, 3, 4), label="ndarray.std[positional ddof]"),
+    *reductions(np.ptp, DISTINCT, shapes=REDUCE[:3]),
+    *reductions(np.median, DISTINCT, shapes=[((2, 3),), ((5,),), ((2, 3, 4),)]),
+    row(np.median, DISTINCT, shapes=[((4, 2),)], kw={"axis": 0}, label="np.median[even count]"),
+    *reductions(np.nanmax, DISTINCT, shapes=REDUCE[:3]), *reductions(np.nanmin, DISTINCT, shapes=REDUCE[:3]),
+    *reductions(np.nansum, shapes=REDUCE[:3]), *reductions(np.nanmean, shapes=REDUCE[:3]),
+    row(np.average, ANY, shapes=[((2, 3),), ((4,),)]),
+    row(np.average, ANY, 1, POS, shapes=[((2, 3), (3,)), ((2, 3), (2, 3))], none=(1,), label="np.average[weights]"),
+    row(np.average, ANY, 0, POS, shapes=[((2, 3), (2,))], none=(1,), kw={"keepdims": True},
+        label="np.average[weights, keepdims]"),
+    row(np.average, ANY, None, POS, True, shapes=[((2, 3), (2, 3))], none=(1, 3), label="np.average[returned]"),
+    row(np.average, ANY, shapes=[((2, 3),)], kw={"axis": 0, "weights": np.array([1.0, 3.0])},
+        label="np.average[weights=]"),
+    *scans(np.cumsum), *scans(np.ndarray.cumsum, shapes=((4,), (2, 3))), *scans(np.cumprod, NZ), *scans(np.ndarray.cumprod, NZ, shapes=((4,), (2, 3))),
+    row(np.cumsum, Seq(ANY), shapes=[((None,) * 3,)], label="np.cumsum[list]"),
+    row(np.trace, ANY, shapes=[((3, 3),), ((2, 4),), ((2, 3, 4),)]),
+    row(np.trace, ANY, 1, shapes=[((3, 4),)], none=(1,), label="np.trace[offset]"),
+    row(np.trace, ANY, shapes=[((2, 3, 3),)], kw={"offset": -1, "axis1": 1, "axis2": 2}, label="np.trace[axes]"),
+    row(np.ndarray.trace, ANY, shapes=[((3, 3),)]),
+    row(np.diff, ANY, shapes=[((5,),), ((2, 4),)]),
+    row(np.diff, ANY, 2, 0, shapes=[((5, 2),)], none=(1, 2), label="np.diff[n=2, axis=0]"),
+    row(np.diff, ANY, shapes=[((4,),)], kw={"prepend": 0.5, "append": np.array([1.0, 2.0])},
+        label="np.diff[prepend=, append=]"),
+    row(np.diff, ANY, 1, -1, ANY, ANY, shapes=[((2, 4), (2, 1), None)], none=(1, 2),
+        label="np.diff[positional prepend, append]"),
+]
+if hasattr(np, "cumulative_sum"):
+    REDUCTION_ROWS += [
+        row(np.cumulative_sum, ANY, shapes=[((4,),)]),
+        row(np.cumulative_sum, ANY, shapes=[((2, 3),)], kw={"axis": 1, "include_initial": True},
+            label="np.cumulative_sum[include_initial]"),
+        row(np.cumulative_prod, NZ, shapes=[((4,),)]),
+        row(np.cumulative_prod, NZ, shapes=[((3, 2),)], kw={"axis": 0, "include_initial": True},
+            label="np.cumulative_prod[include_initial]"),
+    ]
+
+FLOAT32_REDUCTIONS = [np.prod, np.var, np.std, np.ptp, np.median, np.nanmax, np.nansum, np.nanmean, np.average,
+                      np.cumsum, np.cumprod, np.diff, np.ndarray.prod, np.ndarray.var]
+
+WHERE = np.array([[True, False, True], [True, True, False]])
+REDUCTION_ROWS += [
+    row(np.prod, NZ, shapes=[((2, 3),)], kw={"where": WHERE}, label="np.prod[where]"),
+    row(np.prod, NZ, shapes=[((2, 3),)], kw={"where": WHERE, "axis": 1}, label="np.prod[where, axis]"),
+    row(np.nansum, ANY, shapes=[((2, 3),)], kw={"where": WHERE}, label="np.nansum[where]"),
+    row(np.nanmean, ANY, shapes=[((2, 3),)], kw={"where": WHERE, "axis": 0}, label="np.nanmean[where, axis]"),
+]

@@ -1,0 +1,275 @@
+"""np.linalg norms and decompositions: norm / vector_norm / matrix_norm (every differentiable ord), cholesky, qr,
+eigh / eigvalsh, svd / svdvals and lstsq, batched over leading axes, for real input. Functions that read one triangle
+of a symmetric matrix (cholesky, eigh) give a cotangent on that triangle only, which is exact for the function NumPy
+computes and agrees with the symmetric gradient on symmetric perturbations. Where the gradient is undefined (repeated
+eigenvalues or singular values with a cotangent on the vectors, a wide QR) a `ZygoteError` is raised.
+"""
+import numpy as np
+
+from ..errors import ZygoteError
+from .numpy import _expand
+from .numpy_linalg import _H, _T, _field, _gaps, _lower, pinv
+from .registry import adjoint
+
+la = np.linalg
+
+
+def _unit(x):
+    """d|x|/dx: sign(x) for reals, x/|x| for complex numbers (0 at 0)."""
+    if np.iscomplexobj(x):
+        r = np.abs(x)
+        return x / np.where(r == 0, 1, r)
+    return np.sign(x)
+
+
+def _share(hit, axis):
+    """Ties share the gradient evenly."""
+    return hit / np.sum(hit, axis=axis, keepdims=True)
+
+
+# --- norms ---------------------------------------------------------------------------------------------------------------
+def _vector_back(x, ord, axis, d):
+    """Gradient of the vector `ord`-norm of x along `axis` (None: all entries), times the expanded cotangent d."""
+    a = np.abs(x)
+    if ord == 0:
+        return None
+    if ord == np.inf or ord == -np.inf:
+        pick = np.max if ord == np.inf else np.min
+        return d * _unit(x) * _share(a == pick(a, axis=axis, keepdims=True), axis)
+    if ord == 1:
+        return d * _unit(x)
+    p = 2 if ord is None else ord
+    y = np.sum(a ** p, axis=axis, keepdims=True) ** (1 / p)
+    return d * _unit(x) * (a / np.where(y == 0, 1, y)) ** (p - 1)
+
+
+def _matrix_back(x, ord, d):
+    """Gradient of a matrix norm over the last two axes, times d (broadcast over them)."""
+    if ord in (None, "fro"):
+        y = np.sqrt(np.sum(np.abs(x) ** 2, axis=(-2, -1), keepdims=True))
+        return d * x / np.where(y == 0, 1, y)
+    if ord in ("nuc", 2, -2):
+        U, s, Vh = la.svd(x, full_matrices=False)
+        if ord == "nuc":
+            return d * (U @ Vh)
+        k = 0 if ord == 2 else -1
+        other = s[..., 1] if ord == 2 else s[..., -2]
+        if s.shape[-1] > 1 and np.any(np.isclose(s[..., k], other, rtol=1e-12, atol=0)):
+            raise ZygoteError(f"np.linalg.norm(ord={ord}): the gradient is undefined, repeated singular values {s}")
+        return d * (U[..., :, k:k + 1 if k == 0 else None] @ Vh[..., k:k + 1 if k == 0 else None, :])
+    if ord in (1, -1, np.inf, -np.inf):
+        axis = -2 if ord in (1, -1) else -1  # 1: the largest column sum, inf: the largest row sum
+        sums = np.sum(np.abs(x), axis=axis, keepdims=True)
+        pick = np.max if ord in (1, np.inf) else np.min
+        return d * _unit(x) * _share(sums == pick(sums, axis=-1 if axis == -2 else -2, keepdims=True),
+                                     -1 if axis == -2 else -2)
+    raise ZygoteError(f"np.linalg.norm: no gradient for ord={ord!r}")
+
+
+def _norm_back(x, ord, axis, keepdims, dy):
+    x = np.asarray(x)
+    if axis is None and (ord is None or x.ndim == 1):
+        return _vector_back(x, ord, None, _expand(dy, x, None, keepdims))
+    if axis is None:
+        axis = (0, 1)
+    if isinstance(axis, int) or len(axis) == 1:
+        return _vector_back(x, ord, axis, _expand(dy, x, axis, keepdims))
+    axes = tuple(a % x.ndim for a in axis)
+    moved = np.moveaxis(x, axes, (-2, -1))
+    d = np.asarray(_expand(dy, x, axes, keepdims))
+    g = _matrix_back(moved, ord, np.moveaxis(d, axes, (-2, -1)))
+    return np.moveaxis(g, (-2, -1), axes)
+
+
+@adjoint(la.norm)
+def norm(x, *args, **kwargs):
+    ord, axis, keepdims = (args[k] if len(args) > k else kwargs.get(n, None if n != "keepdims" else False)
+                           for k, n in enumerate(("ord", "axis", "keepdims")))
+    return la.norm(x, *args, **kwargs), lambda dy: (
+        None if dy is None else _norm_back(x, ord, axis, keepdims, dy), *(None for _ in args))
+
+
+@adjoint(la.vector_norm)
+def vector_norm(x, **kwargs):
+    axis, keepdims, ord = kwargs.get("axis"), kwargs.get("keepdims", False), kwargs.get("ord", 2)
+    return la.vector_norm(x, **kwargs), lambda dy: (
+        None if dy is None else _vector_back(np.asarray(x), ord, axis, _expand(dy, np.asarray(x), axis, keepdims)),)
+
+
+@adjoint(la.matrix_norm)
+def matrix_norm(x, **kwargs):
+    keepdims, ord = kwargs.get("keepdims", False), kwargs.get("ord", "fro")
+    return la.matrix_norm(x, **kwargs), lambda dy: (
+        None if dy is None else _norm_back(x, ord, (-2, -1), keepdims, dy),)
+
+
+def _real_only(a, name):
+    if np.iscomplexobj(a):
+        raise ZygoteError(f"np.linalg.{name}: the gradient rule is for real matrices; complex input is not supported")
+
+
+# --- decompositions ------------------------------------------------------------------------------------------------------
+@adjoint(la.cholesky)
+def cholesky(a, **kwargs):
+    """a = L L^T: S = L^-T Phi(L^T dL) L^-1 (Phi: the lower triangle, diagonal halved), symmetrized."""
+    _real_only(a, "cholesky")
+    y = la.cholesky(a, **kwargs)
+    upper = kwargs.get("upper", False)
+    L = _H(y) if upper else y
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        dL = _H(dy) if upper else dy
+        P = _H(L) @ dL
+        phi = np.tril(P, -1) + 0.5 * P * np.eye(P.shape[-1], dtype=P.dtype)
+        Linv = la.inv(L)
+        S = _H(Linv) @ phi @ Linv
+        g = _lower(0.5 * (S + _H(S)))
+        return (_H(g) if upper else g,)
+    return y, back
+
+
+@adjoint(la.qr)
+def qr(a, *args, **kwargs):
+    """Reduced QR of a tall or square a (TensorFlow's QrGrad): dA = Q (dR + tril(M) R^-T) + (dQ - Q Q^T dQ) R^-T,
+    M = Q^T dQ - dQ^T Q + R dR^T - dR R^T."""
+    _real_only(a, "qr")
+    mode = args[0] if args else kwargs.get("mode", "reduced")
+    result = la.qr(a, *args, **kwargs)
+    if mode not in ("reduced", "r"):
+        raise ZygoteError(f"np.linalg.qr: the gradient rule supports mode='reduced' and 'r', not {mode!r}")
+
+    def back(dy):
+        if mode == "r":
+            dQ, dR = None, dy
+        else:
+            dQ, dR = _field(dy, 0, "Q"), _field(dy, 1, "R")
+        if dQ is None and dR is None:
+            return (None, *(None for _ in args))
+        if a.shape[-2] < a.shape[-1]:
+            raise ZygoteError("np.linalg.qr: the gradient is defined here for tall or square matrices only")
+        Q, R = la.qr(a)
+        dQ = np.zeros_like(Q) if dQ is None else dQ
+        dR = np.zeros_like(R) if dR is None else dR
+        qdq, rdr = _T(Q) @ dQ, R @ _T(dR)
+        M = np.tril(qdq - _T(qdq) + rdr - _T(rdr))
+        Rinv_T = _T(la.inv(R))
+        return (Q @ (dR + M @ Rinv_T) + (dQ - Q @ qdq) @ Rinv_T, *(None for _ in args))
+    return result, back
+
+
+def _eigh_back(w, V, dw, dV, uplo):
+    inner = np.zeros(V.shape, V.dtype) if dw is None else np.asarray(dw)[..., None, :] * np.eye(w.shape[-1], dtype=w.dtype)
+    if dV is not None:
+        inner = inner + _gaps(w, "eigenvectors") * (_T(V) @ dV)
+    g = V @ inner @ _T(V)
+    g = _lower(0.5 * (g + _T(g)))
+    return _T(g) if uplo == "U" else g
+
+
+@adjoint(la.eigh)
+def eigh(a, *args, **kwargs):
+    """a = V diag(w) V^T: dA = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i), symmetrized."""
+    _real_only(a, "eigh")
+    uplo = args[0] if args else kwargs.get("UPLO", "L")
+    w, V = result = la.eigh(a, *args, **kwargs)
+
+    def back(dy):
+        dw, dV = _field(dy, 0, "eigenvalues"), _field(dy, 1, "eigenvectors")
+        if dw is None and dV is None:
+            return (None, *(None for _ in args))
+        return (_eigh_back(w, V, dw, dV, uplo), *(None for _ in args))
+    return result, back
+
+
+@adjoint(la.eigvalsh)
+def eigvalsh(a, *args, **kwargs):
+    _real_only(a, "eigvalsh")
+    uplo = args[0] if args else kwargs.get("UPLO", "L")
+    w, V = la.eigh(a, *args, **kwargs)
+    return la.eigvalsh(a, *args, **kwargs), lambda dy: (
+        None if dy is None else _eigh_back(w, V, dy, None, uplo), *(None for _ in args))
+
+
+def _svd_back(U, s, Vh, dU, ds, dVh):
+    """Townsend's formula for the reduced SVD a = U diag(s) Vh."""
+    V, k = _T(Vh), s.shape[-1]
+    g = np.zeros(s.shape + (k,), s.dtype) if ds is None else np.asarray(ds)[..., None, :] * np.eye(k, dtype=s.dtype)
+    if dU is not None or dVh is not None:
+        F = _gaps(s * s, "singular vectors")
+        if dU is not None:
+            g = g + (F * (_T(U) @ dU - _T(dU) @ U)) * s[..., None, :]
+        if dVh is not None:
+            dV = _T(dVh)
+            g = g + s[..., :, None] * (F * (_T(V) @ dV - _T(dV) @ V))
+    out = U @ g @ Vh
+    if dU is not None and U.shape[-2] > k:
+        out = out + (dU - U @ (_T(U) @ dU)) / s[..., None, :] @ Vh
+    if dVh is not None and Vh.shape[-1] > k:
+        out = out + (U / s[..., None, :]) @ (dVh - (dVh @ V) @ Vh)
+    return out
+
+
+@adjoint(la.svd)
+def svd(a, *args, **kwargs):
+    _real_only(a, "svd")
+    names = ("full_matrices", "compute_uv", "hermitian")
+    full, compute_uv, _ = (args[i] if len(args) > i else kwargs.get(n, d)
+                           for i, (n, d) in enumerate(zip(names, (True, True, False), strict=True)))
+    result = la.svd(a, *args, **kwargs)
+
+    def back(dy):
+        nones = tuple(None for _ in args)
+        if not compute_uv:
+            return (None if dy is None else _svd_back(*la.svd(a, full_matrices=False), None, dy, None), *nones)
+        dU, ds, dVh = _field(dy, 0, "U"), _field(dy, 1, "S"), _field(dy, 2, "Vh")
+        if dU is None and ds is None and dVh is None:
+            return (None, *nones)
+        U, s, Vh = la.svd(a, full_matrices=False)
+        k = s.shape[-1]
+        if full:  # the extra columns of a complete basis are arbitrary: they must carry no cotangent
+            for d, extra in ((dU, None if dU is None else dU[..., :, k:]), (dVh, None if dVh is None else dVh[..., k:, :])):
+                if extra is not None and np.any(extra != 0):
+                    raise ZygoteError("np.linalg.svd(full_matrices=True): the completing singular vectors are not "
+                                      "unique, so they have no gradient; use full_matrices=False")
+            dU = None if dU is None else dU[..., :, :k]
+            dVh = None if dVh is None else dVh[..., :k, :]
+        return (_svd_back(U, s, Vh, dU, ds, dVh), *nones)
+    return result, back
+
+
+@adjoint(la.svdvals)
+def svdvals(x):
+    _real_only(x, "svdvals")
+    return la.svdvals(x), lambda dy: (None if dy is None else _svd_back(*la.svd(x, full_matrices=False), None, dy, None),)
+
+
+@adjoint(la.lstsq)
+def lstsq(a, b, *args, **kwargs):
+    """x = pinv(a) b for a of full column rank; the residuals ||b - a x||^2 have gradients -2 r x^T and 2 r (x is
+    optimal); the rank is an integer, and the singular values get their svd rule."""
+    result = la.lstsq(a, b, *args, **kwargs)
+    x = result[0]
+
+    def back(dy):
+        dx, dres, ds = _field(dy, 0, "x"), _field(dy, 1, "residuals"), _field(dy, 3, "s")
+        da = db = None
+        vector = np.ndim(b) == 1
+        if dx is not None:
+            X, pb = pinv(a)
+            dX = (dx[:, None] * b[None, :]) if vector else dx @ _H(b)
+            da, db = pb(dX)[0], _H(X) @ dx
+        if dres is not None and np.size(result[1]):
+            r = b - a @ x
+            w = np.asarray(dres)
+            ga = -2 * (r[:, None] * x[None, :] * w if vector else (r * w) @ _H(x))
+            gb = 2 * r * w
+            da, db = ga if da is None else da + ga, gb if db is None else db + gb
+        if ds is not None:
+            _, pb = svd(a, False, False)
+            gs = pb(ds)[0]
+            da = gs if da is None else da + gs
+        return (da, db, *(None for _ in args))
+    return result, back
+

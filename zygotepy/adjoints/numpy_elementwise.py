@@ -1,0 +1,235 @@
+"""NumPy elementwise functions beyond the starter set of numpy.py: the remaining differentiable ufuncs (inverse
+hyperbolics, exp2/cbrt, angle conversions, logaddexp, float_power, fmax/fmin, copysign, fmod, ...), complex parts, and
+the ndarray methods of the same names. Non-differentiable ufuncs (rounding, predicates, integer operations) and
+random draws are declared here to run as constants.
+"""
+import math
+
+import numpy as np
+
+from ..backends import conj, is_complex, namespace, unbroadcast
+from .numpy import _binary, _elementwise_rule, _ties, clip
+from .registry import adjoint, nondifferentiable
+
+LN2 = math.log(2)
+
+# --- elementwise, one argument: derivative in terms of the input x and the output y -----------------------------------
+ELEMENTWISE = {
+    # exponentials, roots
+    np.exp2: lambda x, y: y * LN2,
+    np.cbrt: lambda x, y: 1 / (3 * y * y),
+    # inverse hyperbolics
+    np.arcsinh: lambda x, y: 1 / namespace(x).sqrt(x * x + 1),
+    np.arccosh: lambda x, y: 1 / namespace(x).sqrt(x * x - 1),
+    np.arctanh: lambda x, y: 1 / (1 - x * x),
+    # angle conversions
+    np.deg2rad: lambda x, y: math.pi / 180,
+    np.radians: lambda x, y: math.pi / 180,
+    np.rad2deg: lambda x, y: 180 / math.pi,
+    np.degrees: lambda x, y: 180 / math.pi,
+    # absolute value of reals
+    np.fabs: lambda x, y: namespace(x).sign(x),
+}
+for _fn, _d in ELEMENTWISE.items():
+    adjoint(_fn)(_elementwise_rule(_fn, _d))
+
+
+@adjoint(np.sinc)
+def sinc(x):
+    """sinc(x) = sin(pi x) / (pi x); its derivative (cos(pi x) - sinc(x)) / x is 0 at x = 0."""
+    y = np.sinc(x)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        xp = namespace(x)
+        zero = xp.asarray(x) == 0
+        safe = xp.where(zero, 1.0, x)
+        d = xp.where(zero, 0.0, (xp.cos(math.pi * safe) - y) / safe)
+        return (unbroadcast(dy * conj(d), x),)
+    return y, back
+
+
+@adjoint(np.nan_to_num)
+def nan_to_num(x, *args, **kwargs):
+    """Finite entries pass through; NaN and infinities are replaced by constants."""
+    y = np.nan_to_num(x, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in args))
+        xp = namespace(x)
+        return (unbroadcast(xp.where(xp.isfinite(x), dy, 0), x), *(None for _ in args))
+    return y, back
+
+
+# --- complex parts: cotangents follow the convention gradient = dL/dRe + 1j dL/dIm --------------------------------------
+@adjoint(np.conjugate)
+def conjugate(x):
+    return np.conjugate(x), lambda dy: (None if dy is None else conj(dy) if is_complex(x) else unbroadcast(dy, x),)
+
+
+@adjoint(np.real)
+def real(x):
+    return np.real(x), lambda dy: (None if dy is None else (namespace(x).real(dy) if is_complex(dy) else dy),)
+
+
+@adjoint(np.imag)
+def imag(x):
+    """Im z has gradient 1j dy; a real x has imaginary part 0, a constant."""
+    def back(dy):
+        if dy is None or not is_complex(x):
+            return (None,)
+        return (1j * namespace(x).real(dy) if is_complex(dy) else 1j * dy,)
+    return np.imag(x), back
+
+
+@adjoint(np.angle)
+def angle(z, *args, **kwargs):
+    """angle(a + ib) = atan2(b, a): gradient dy (-b + ia) / |z|^2 = dy * 1j z / |z|^2; a real z's angle is constant."""
+    y = np.angle(z, *args, **kwargs)
+    deg = args[0] if args else kwargs.get("deg", False)
+
+    def back(dy):
+        if dy is None or not is_complex(z):
+            return (None, *(None for _ in args))
+        xp = namespace(z)
+        r2 = xp.abs(z) ** 2
+        scale = 180 / math.pi if deg else 1.0
+        return (xp.real(dy) * scale * 1j * z / xp.where(r2 == 0, 1, r2), *(None for _ in args))
+    return y, back
+
+
+for _method, _rule in {np.ndarray.conj: conjugate, np.ndarray.conjugate: conjugate, np.ndarray.clip: clip}.items():
+    adjoint(_method)(_rule)
+
+
+# --- elementwise, two arguments: partial derivatives in terms of a, b and the output y ----------------------------------
+def _trunc(a, b):
+    return namespace(a if hasattr(a, "shape") else b).trunc(a / b)
+
+
+BINARY = {
+    np.logaddexp: (lambda a, b, y: namespace(y).exp(a - y), lambda a, b, y: namespace(y).exp(b - y)),
+    np.logaddexp2: (lambda a, b, y: namespace(y).exp2(a - y), lambda a, b, y: namespace(y).exp2(b - y)),
+    np.fmax: (lambda a, b, y: _ties(a, b, y, a > b), lambda a, b, y: _ties(a, b, y, b > a)),
+    np.fmin: (lambda a, b, y: _ties(a, b, y, a < b), lambda a, b, y: _ties(a, b, y, b < a)),
+    np.fmod: (lambda a, b, y: 1, lambda a, b, y: -_trunc(a, b)),
+    np.remainder: (lambda a, b, y: 1, lambda a, b, y: -namespace(y).floor(a / b)),
+}
+for _fn, (_da, _db) in BINARY.items():
+    adjoint(_fn)(_binary(_fn, _da, _db))
+
+
+@adjoint(np.float_power)
+def float_power(a, b):
+    """a ** b in float64 (or complex128); d/db is taken as 0 where a <= 0, as for np.power."""
+    y = np.float_power(a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace(y)
+        positive = xp.asarray(a) > 0
+        db = dy * conj(y * xp.log(xp.where(positive, a, 1.0)) * positive)
+        da = dy * conj(b * np.float_power(a, xp.asarray(b) - 1))
+        return _cast(unbroadcast(da, a), a), _cast(unbroadcast(db, b), b)
+    return y, back
+
+
+def _cast(g, like):
+    """A float32 argument of a float64 computation (float_power, ldexp) gets its cotangent back in float32."""
+    dtype = getattr(like, "dtype", None)
+    if dtype is not None and dtype.kind in "fc" and getattr(g, "dtype", dtype) != dtype:
+        return g.astype(dtype)
+    return g
+
+
+@adjoint(np.copysign)
+def copysign(a, b):
+    """|a| with b's sign: d/da = sign(a) sign(b); b contributes only a sign, a constant."""
+    y = np.copysign(a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace(y)
+        same = xp.signbit(a) == xp.signbit(b)
+        return unbroadcast(xp.where(same, dy, -dy), a), None
+    return y, back
+
+
+@adjoint(np.ldexp)
+def ldexp(x, i):
+    """x * 2**i for an integer exponent i."""
+    y = np.ldexp(x, i)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return _cast(unbroadcast(namespace(y).ldexp(dy, i), x), x), None
+    return y, back
+
+
+# --- piecewise-linear interpolation ----------------------------------------------------------------------------------
+@adjoint(np.interp)
+def interp(x, xp, fp, *args, **kwargs):
+    """Inside [xp_i, xp_(i+1)]: y = fp_i + s (x - xp_i), s = (fp_(i+1) - fp_i) / h, h = xp_(i+1) - xp_i, t = (x - xp_i) / h.
+    dy/dx = s, dy/dfp = (1 - t, t), dy/dxp = (s (t - 1), -s t); outside the table y is an end value of fp."""
+    y = np.interp(x, xp, fp, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None, *(None for _ in args))
+        x_, xp_, fp_ = np.asarray(x, dtype=float), np.asarray(xp, dtype=float), np.asarray(fp)
+        i = np.clip(np.searchsorted(xp_, x_, "right") - 1, 0, len(xp_) - 2)
+        h = xp_[i + 1] - xp_[i]
+        t = (x_ - xp_[i]) / h
+        s = (fp_[i + 1] - fp_[i]) / h
+        below, above = x_ < xp_[0], x_ > xp_[-1]
+        inside = ~(below | above)
+        d = np.asarray(dy) * inside
+        dfp = np.zeros(fp_.shape, dtype=np.result_type(fp_.dtype, d.dtype, np.float32))
+        np.add.at(dfp, i, d * (1 - t))
+        np.add.at(dfp, i + 1, d * t)
+        dfp[0] += np.sum(np.asarray(dy) * below)
+        dfp[-1] += np.sum(np.asarray(dy) * above)
+        dxp = np.zeros(xp_.shape)
+        np.add.at(dxp, i, d * s * (t - 1))
+        np.add.at(dxp, i + 1, -d * s * t)
+        return (unbroadcast(d * s, x), dxp.astype(xp_.dtype, copy=False), dfp, *(None for _ in args))
+    return y, back
+
+
+# --- no gradient: rounding, predicates, integer and bit operations, random draws --------------------------------------
+nondifferentiable(
+    np.trunc, np.fix, np.signbit, np.heaviside, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isneginf,
+    np.isposinf, np.isnat, np.isscalar, np.floor_divide, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+    np.left_shift, np.right_shift, np.gcd, np.lcm, np.logical_xor, np.spacing, np.nextafter, np.array_equal,
+    np.array_equiv, np.searchsorted, np.digitize, np.unique, np.histogram, np.bincount, np.nonzero, np.flatnonzero,
+    np.argwhere, np.nanargmax, np.nanargmin, np.argpartition, np.lexsort, np.result_type, np.can_cast, np.promote_types,
+    np.broadcast_shapes, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.full_like,
+    np.tri, np.indices, np.random.rand, np.random.randn, np.random.normal,
+    np.random.uniform, np.random.randint, np.random.random, np.random.choice, np.random.permutation,
+    np.random.shuffle, np.random.seed, np.random.default_rng, np.random.Generator.normal, np.random.Generator.uniform,
+    np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal,
+    np.random.Generator.choice, np.random.Generator.permutation)
+
+CONSTANT_METHODS = (np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.argpartition,
+                    np.ndarray.nonzero, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.ndarray.searchsorted)
+
+
+def _constant_method(method):
+    """`x.argmax()` and friends: a method call looks for a rule, not for the non-differentiable set (see
+    ast_adjoint/dispatch.py `_method_kind`), so these carry a rule that returns no cotangents, and stay declared."""
+    def rule(*args, **kwargs):
+        def back(dy):
+            return tuple(None for _ in args)
+        return method(*args, **kwargs), back
+    rule.__qualname__ = f"{method.__name__}_constant"
+    return rule
+
+
+for _method in CONSTANT_METHODS:
+    adjoint(_method)(_constant_method(_method))
+nondifferentiable(*CONSTANT_METHODS)

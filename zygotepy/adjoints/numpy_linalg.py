@@ -1,0 +1,364 @@
+"""NumPy linear algebra: contractions (vdot, tensordot, einsum, kron, cross, vecdot, matvec, multi_dot) and
+`np.linalg` (inv, solve, det, slogdet, norms, cholesky, qr, eigh, svd, pinv, lstsq, matrix_power). Matrix rules are
+batched over leading axes. Where a gradient is undefined (repeated eigenvalues or singular values with a cotangent on the
+vectors, a wide QR) they raise `ZygoteError` rather than return a wrong number. The decompositions are for real input.
+"""
+import string
+
+import numpy as np
+from numpy._core.einsumfunc import _parse_einsum_input
+
+from ..backends import conj, unbroadcast
+from ..errors import ZygoteError
+from .numpy import matmul, outer
+from .numpy_reductions import trace
+from .numpy_shapes import diagonal, matrix_transpose
+from .registry import adjoint
+
+la = np.linalg
+
+
+def _T(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def _H(x):
+    return conj(np.swapaxes(x, -1, -2))
+
+
+def _field(dy, k, name):
+    """Entry k (named `name`) of the cotangent of a tuple-like result (tuple, namedtuple, or StructGrad)."""
+    if dy is None:
+        return None
+    if isinstance(dy, dict):
+        return dy.get(name)
+    return dy[k]
+
+
+def _eye_like(x):
+    return np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape)
+
+
+def _lower(g):
+    """A cotangent for a function that reads only the lower triangle of a symmetric matrix (cholesky, eigh): the
+    symmetric gradient g folded onto the lower triangle."""
+    return np.tril(g + _H(g), -1) + g * np.eye(g.shape[-1], dtype=g.dtype)
+
+
+def _gaps(w, what):
+    """F_ij = 1 / (w_j - w_i) off the diagonal; raises where two values coincide (the vectors are not unique)."""
+    diff = w[..., None, :] - w[..., :, None]
+    off = ~np.eye(w.shape[-1], dtype=bool)
+    if np.any(np.abs(diff[..., off]) <= 1e-12 * max(1.0, float(np.max(np.abs(w))))):
+        raise ZygoteError(f"the gradient of the {what} is undefined: repeated values {w}")
+    return np.where(off, 1 / np.where(off, diff, 1), 0)
+
+
+# --- contractions ----------------------------------------------------------------------------------------------------------
+@adjoint(np.vdot)
+def vdot(a, b):
+    """sum(conj(a) * b) over the flattened arrays."""
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return (np.reshape(conj(dy) * np.ravel(b), np.shape(a)), np.reshape(dy * np.ravel(a), np.shape(b)))
+    return np.vdot(a, b), back
+
+
+def _einsum_back(inputs, output, operands, dy, k):
+    """The cotangent of operand k: contract dy with the other operands onto operand k's unique indices, broadcast the
+    indices only it had, and put repeated indices (a diagonal, 'ii') back on the diagonal with identity matrices."""
+    spec = inputs[k]
+    unique = "".join(dict.fromkeys(spec))
+    elsewhere = set(output).union(*(inputs[j] for j in range(len(inputs)) if j != k))
+    kept = "".join(c for c in unique if c in elsewhere)
+    terms = [output] + [inputs[j] for j in range(len(inputs)) if j != k]
+    args = [dy] + [conj(operands[j]) for j in range(len(inputs)) if j != k]
+    g = np.einsum(",".join(terms) + "->" + kept, *args)
+    sizes = {c: n for c, n in zip(spec, np.shape(operands[k]), strict=True)}
+    g = np.broadcast_to(np.expand_dims(g, tuple(i for i, c in enumerate(unique) if c not in kept)),
+                        tuple(sizes[c] for c in unique))
+    if len(unique) == len(spec):
+        return np.einsum(unique + "->" + spec, g) if unique != spec else g
+    free = iter(c for c in string.ascii_letters if c not in spec and c not in elsewhere)
+    renamed, eyes, seen = "", [], set()
+    for c in spec:
+        if c in seen:
+            fresh = next(free)
+            eyes.append((c + fresh, np.eye(sizes[c])))
+            renamed += fresh
+        else:
+            renamed += c
+            seen.add(c)
+    return np.einsum(",".join([unique, *(s for s, _ in eyes)]) + "->" + renamed, g, *(e for _, e in eyes))
+
+
+@adjoint(np.einsum)
+def einsum(subscripts, *operands, **kwargs):
+    y = np.einsum(subscripts, *operands, **kwargs)
+    if not isinstance(subscripts, str):
+        raise ZygoteError("np.einsum: the gradient rule takes the subscripts-string form only")
+    inputs, output, _ = _parse_einsum_input((subscripts, *operands))
+    inputs = inputs.split(",")
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in operands))
+        return (None, *(unbroadcast(_einsum_back(inputs, output, operands, dy, k), x) for k, x in enumerate(operands)))
+    return y, back
+
+
+def _tensordot_subscripts(na, nb, axes):
+    if isinstance(axes, int):
+        axes = (list(range(na - axes, na)), list(range(axes)))
+    left, right = ([a] if isinstance(a, int) else list(a) for a in axes)
+    letters = iter(string.ascii_letters)
+    sa = [next(letters) for _ in range(na)]
+    sb = [next(letters) for _ in range(nb)]
+    for i, j in zip(left, right, strict=True):
+        sb[j % nb] = sa[i % na]
+    out = [c for i, c in enumerate(sa) if i % na not in {x % na for x in left}] + \
+          [c for j, c in enumerate(sb) if j % nb not in {x % nb for x in right}]
+    return "".join(sa) + "," + "".join(sb) + "->" + "".join(out)
+
+
+@adjoint(np.tensordot)
+def tensordot(a, b, *args, **kwargs):
+    """tensordot as the einsum it is."""
+    axes = args[0] if args else kwargs.get("axes", 2)
+    _, back = einsum(_tensordot_subscripts(np.ndim(a), np.ndim(b), axes), a, b)
+    return np.tensordot(a, b, *args, **kwargs), lambda dy: (*back(dy)[1:], *(None for _ in args))
+
+
+@adjoint(np.kron)
+def kron(a, b):
+    """y[(i, k), (j, l)] = a[i, j] b[k, l]: view dy with a's and b's axes interleaved, and contract."""
+    n = max(np.ndim(a), np.ndim(b))
+    a_ = np.reshape(a, (1,) * (n - np.ndim(a)) + np.shape(a))
+    b_ = np.reshape(b, (1,) * (n - np.ndim(b)) + np.shape(b))
+    A = np.reshape(a_, tuple(s for d in a_.shape for s in (d, 1)))
+    B = np.reshape(b_, tuple(s for d in b_.shape for s in (1, d)))
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        d = np.reshape(dy, tuple(s for pair in zip(a_.shape, b_.shape, strict=True) for s in pair))
+        da = np.sum(d * conj(B), axis=tuple(range(1, 2 * n, 2)))
+        db = np.sum(d * conj(A), axis=tuple(range(0, 2 * n, 2)))
+        return np.reshape(da, np.shape(a)), np.reshape(db, np.shape(b))
+    return np.kron(a, b), back
+
+
+def _cross_rule(fn):
+    def rule(a, b, **kwargs):
+        """<dy, a x b> = <a, b x dy> = <b, dy x a>."""
+        def back(dy):
+            if dy is None:
+                return (None, None)
+            return unbroadcast(np.cross(b, dy, **kwargs), a), unbroadcast(np.cross(dy, a, **kwargs), b)
+        return fn(a, b, **kwargs), back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+def _vecdot_rule(fn):
+    def rule(a, b, **kwargs):
+        """sum(conj(a) * b, axis)."""
+        axis = kwargs.get("axis", -1)
+
+        def back(dy):
+            if dy is None:
+                return (None, None)
+            d = np.expand_dims(dy, axis)
+            return unbroadcast(conj(d) * b, a), unbroadcast(d * a, b)
+        return fn(a, b, **kwargs), back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+@adjoint(np.matvec)
+def matvec(A, v):
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return unbroadcast(dy[..., :, None] * conj(v)[..., None, :], A), unbroadcast(np.matvec(_H(A), dy), v)
+    return np.matvec(A, v), back
+
+
+@adjoint(np.vecmat)
+def vecmat(v, A):
+    """conj(v) @ A."""
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return unbroadcast(np.matvec(A, conj(dy)), v), unbroadcast(v[..., :, None] * dy[..., None, :], A)
+    return np.vecmat(v, A), back
+
+
+@adjoint(la.multi_dot)
+def multi_dot(arrays, **kwargs):
+    """A chain of matmuls (first and last may be vectors), each with its own pullback."""
+    pullbacks, y = [], arrays[0]
+    for x in arrays[1:]:
+        y, back = matmul(y, x)
+        pullbacks.append(back)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        grads = []
+        for pb in reversed(pullbacks):
+            dy, dx = pb(dy)
+            grads.append(dx)
+        return (type(arrays)([dy, *reversed(grads)]) if isinstance(arrays, (list, tuple)) else [dy, *reversed(grads)],)
+    return la.multi_dot(arrays, **kwargs), back
+
+
+# --- 1-d convolutions and polynomials -------------------------------------------------------------------------------------
+def _full_offset(n, m, mode):
+    """Where np.convolve's `mode` output starts inside the 'full' one."""
+    return {"full": 0, "same": (min(n, m) - 1) // 2, "valid": min(n, m) - 1}[mode]
+
+
+@adjoint(np.convolve)
+def convolve(a, v, *args, **kwargs):
+    """y_k = sum_i a_i v_(k-i): each cotangent is dy (placed in the full output) correlated with the other input."""
+    mode = args[0] if args else kwargs.get("mode", "full")
+    y = np.convolve(a, v, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *(None for _ in args))
+        n, m = np.size(a), np.size(v)
+        full = np.zeros(n + m - 1, dtype=np.result_type(dy, np.float64 if np.asarray(dy).dtype.kind not in "fc"
+                                                         else dy))
+        start = _full_offset(n, m, mode)
+        full[start:start + np.size(dy)] = dy
+        return (np.correlate(full, conj(np.ravel(v)), "valid").reshape(np.shape(a)),
+                np.correlate(full, conj(np.ravel(a)), "valid").reshape(np.shape(v)), *(None for _ in args))
+    return y, back
+
+
+@adjoint(np.correlate)
+def correlate(a, v, *args, **kwargs):
+    """correlate(a, v, "full") = convolve(a, conj(v[::-1]), "full"); the other modes are slices of it (for "same"
+    with the longer v, NumPy centres the slice the other way)."""
+    mode = args[0] if args else kwargs.get("mode", "valid")
+    y = np.correlate(a, v, *args, **kwargs)
+    _, back_full = convolve(a, conj(np.flip(v)))
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *(None for _ in args))
+        n, m = np.size(a), np.size(v)
+        start = _full_offset(n, m, mode)
+        if mode == "same" and n < m:
+            start = n - 1 - (n - 1) // 2
+        full = np.zeros(n + m - 1, dtype=np.result_type(dy, np.float64))
+        full[start:start + np.size(dy)] = dy
+        da, dw = back_full(full)
+        return (da, conj(np.flip(dw)), *(None for _ in args))
+    return y, back
+
+
+@adjoint(np.polyval)
+def polyval(p, x):
+    """y = sum_i p_i x^(N-1-i): dp_i = x^(N-1-i), dx = polyval(polyder(p), x)."""
+    y = np.polyval(p, x)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        n = np.size(p)
+        powers = np.asarray(x)[..., None] ** np.arange(n - 1, -1, -1)
+        dp = np.sum(np.reshape(np.asarray(dy)[..., None] * conj(powers), (-1, n)), axis=0)
+        dx = dy * conj(np.polyval(np.polyder(p), x)) if n > 1 else None
+        return (np.reshape(dp, np.shape(p)), unbroadcast(dx, x) if dx is not None else None)
+    return y, back
+
+
+# --- inverses and solves ---------------------------------------------------------------------------------------------------
+@adjoint(la.inv)
+def inv(a):
+    y = la.inv(a)
+    return y, lambda dy: (None if dy is None else -_H(y) @ dy @ _H(y),)
+
+
+@adjoint(la.solve)
+def solve(a, b):
+    """x = a^-1 b: db = a^-H dx, da = -db x^H (b a vector when 1-d)."""
+    x = la.solve(a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        vector = np.ndim(b) == 1
+        db = la.solve(_H(a), dy[..., None] if vector else dy)
+        da = -db @ _H(x[..., None] if vector else x)
+        return unbroadcast(da, a), unbroadcast(db[..., 0] if vector else db, b)
+    return x, back
+
+
+@adjoint(la.det)
+def det(a):
+    y = la.det(a)
+    return y, lambda dy: (None if dy is None else (dy * conj(y))[..., None, None] * _H(la.inv(a)),)
+
+
+@adjoint(la.slogdet)
+def slogdet(a):
+    """d log|det a| = tr(a^-1 da); the sign is piecewise constant."""
+    result = la.slogdet(a)
+
+    def back(dy):
+        d = _field(dy, 1, "logabsdet")
+        return (None if d is None else np.asarray(d)[..., None, None] * _H(la.inv(a)),)
+    return result, back
+
+
+@adjoint(la.pinv)
+def pinv(a, *args, **kwargs):
+    """Golub & Pereyra's derivative of the pseudo-inverse X of a (of constant rank), transposed."""
+    X = la.pinv(a, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in args))
+        I_m, I_n = np.eye(a.shape[-2], dtype=X.dtype), np.eye(a.shape[-1], dtype=X.dtype)
+        g = -_H(X) @ dy @ _H(X) + (I_m - a @ X) @ _H(dy) @ X @ _H(X) + _H(X) @ X @ _H(dy) @ (I_n - X @ a)
+        return (g, *(None for _ in args))
+    return X, back
+
+
+@adjoint(la.matrix_power)
+def matrix_power(a, n):
+    """d(a^n) = sum_k a^k da a^(n-1-k); a negative n is the power of the inverse."""
+    base = la.inv(a) if n < 0 else a
+    powers = [np.broadcast_to(np.eye(a.shape[-1], dtype=base.dtype), a.shape)]
+    for _ in range(abs(n) - 1):
+        powers.append(powers[-1] @ base)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        g = sum((_H(powers[k]) @ dy @ _H(powers[abs(n) - 1 - k]) for k in range(abs(n))), np.zeros(a.shape, base.dtype))
+        return (-_H(base) @ g @ _H(base) if n < 0 else g, None)
+    return la.matrix_power(a, n), back
+
+
+# --- the same functions under other names ------------------------------------------------------------------------------
+def _last_two(rule, fn):
+    """np.linalg.trace / np.linalg.diagonal: the np. rule over the last two axes (offset is keyword-only)."""
+    def rule_(x, **kwargs):
+        _, back = rule(x, kwargs.get("offset", 0), -2, -1)
+        return fn(x, **kwargs), lambda dy: back(dy)[:1]
+    rule_.__qualname__ = f"linalg_{fn.__name__}_rule"
+    return rule_
+
+
+ALIASES = {np.cross: _cross_rule(np.cross), la.cross: _cross_rule(la.cross), np.vecdot: _vecdot_rule(np.vecdot),
+           la.vecdot: _vecdot_rule(la.vecdot), la.tensordot: tensordot, la.outer: outer, la.matmul: matmul,
+           la.matrix_transpose: matrix_transpose, la.trace: _last_two(trace, la.trace),
+           la.diagonal: _last_two(diagonal, la.diagonal)}
+for _fn, _rule in ALIASES.items():
+    adjoint(_fn)(_rule)

@@ -1,0 +1,329 @@
+"""NumPy reductions and scans beyond sum/mean/max/min: prod (zeros included), var/std with ddof, ptp, median, average
+with weights, the nan-ignoring reductions, cumsum/cumprod, trace and diff, with `axis` and `keepdims`, and the ndarray
+methods of the same names. A reduction's cotangent is spread back over the reduced axes by `_expand` (numpy.py).
+"""
+import numpy as np
+
+from ..backends import conj, namespace, unbroadcast
+from ..errors import ZygoteError
+from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore
+from .registry import adjoint
+
+
+def _axes(axis, ndim):
+    """The reduced axes as a sorted tuple of non-negative ints (all of them for None)."""
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(sorted(a % ndim for a in ((axis,) if isinstance(axis, int) else axis)))
+
+
+def _float(x):
+    """An array argument as an array (lists and Python numbers too)."""
+    x = _as_array(x)
+    return np.asarray(x) if not hasattr(x, "shape") else x
+
+
+def _nones(args):
+    return tuple(None for _ in args)
+
+
+# --- products ----------------------------------------------------------------------------------------------------------
+def _product_of_others(x, axis):
+    """For each entry of x, the product of the other entries of its slice along `axis`: exclusive cumulative products
+    from the left and from the right, so zeros need no division."""
+    xp = namespace(x)
+    axes = _axes(axis, x.ndim)
+    if not axes:
+        return xp.ones_like(x)
+    last = tuple(range(x.ndim - len(axes), x.ndim))
+    moved = xp.moveaxis(x, axes, last)
+    flat = xp.reshape(moved, (*moved.shape[:x.ndim - len(axes)], -1))
+    one = xp.ones_like(flat[..., :1])
+    left = xp.concatenate([one, xp.cumprod(flat[..., :-1], axis=-1)], axis=-1)
+    right = xp.flip(xp.concatenate([one, xp.cumprod(xp.flip(flat[..., 1:], axis=-1), axis=-1)], axis=-1), axis=-1)
+    return xp.moveaxis(xp.reshape(left * right, moved.shape), last, axes)
+
+
+@adjoint(np.prod)
+def prod(x, *args, **kwargs):
+    """Entries left out by `where=` count as 1 and get no cotangent."""
+    x_arr = _float(x)
+    axis, keepdims = _axis_keepdims(args, kwargs, 3)
+    mask = kwargs.get("where")
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        xp = namespace(x_arr)
+        factors = x_arr if mask is None else xp.where(mask, x_arr, xp.ones_like(x_arr))
+        g = _expand(dy, x_arr, axis, keepdims) * conj(_product_of_others(factors, axis))
+        if mask is not None:
+            g = xp.where(mask, g, 0)
+        return (_restore(g, x) if hasattr(x_arr, "shape") and x_arr.ndim else unbroadcast(g, x), *_nones(args))
+    return np.prod(x, *args, **kwargs), back
+
+
+# --- moments -------------------------------------------------------------------------------------------------------------
+def _moment(fn, root):
+    """var (root=False) and std (root=True): d var = 2 (x - mean) / (N - ddof), d std = d var / (2 std)."""
+    def rule(x, *args, **kwargs):
+        if "where" in kwargs:
+            raise ZygoteError(f"np.{fn.__name__}: the gradient rule does not support where=")
+        x_arr = _float(x)
+        y = fn(x_arr, *args, **kwargs)
+        axis, keepdims = _axis_keepdims(args, kwargs, 4)
+        ddof = args[3] if len(args) > 3 else kwargs.get("ddof", 0)
+
+        def back(dy):
+            if dy is None:
+                return (None, *_nones(args))
+            xp = namespace(x_arr)
+            centred = x_arr - xp.mean(x_arr, axis=axis, keepdims=True)
+            count = x_arr.size // max(np.size(y), 1)
+            scale = 1 / (count - ddof) if root else 2 / (count - ddof)
+            g = _expand(dy / y if root else dy, x_arr, axis, keepdims) * centred * scale
+            return (_restore(g, x), *_nones(args))
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+# --- order statistics: the cotangent goes to the entries that were picked (ties share it) ------------------------------
+@adjoint(np.ptp)
+def ptp(x, *args, **kwargs):
+    """max - min."""
+    axis, keepdims = _axis_keepdims(args, kwargs, 2)
+    _, back_max = _extremum(np.max)(x, axis=axis, keepdims=keepdims)
+    _, back_min = _extremum(np.min)(x, axis=axis, keepdims=keepdims)
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        return (back_max(dy)[0] - back_min(dy)[0], *_nones(args))
+    return np.ptp(x, *args, **kwargs), back
+
+
+@adjoint(np.median)
+def median(x, *args, **kwargs):
+    """The middle entry of each sorted slice, or the mean of the two middle ones."""
+    x_arr = _float(x)
+    y = np.median(x_arr, *args, **kwargs)
+    axis = args[0] if args else kwargs.get("axis")  # keepdims needs nothing: dy is reshaped to the kept axes
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        xp = namespace(x_arr)
+        axes = _axes(axis, x_arr.ndim)
+        last = tuple(range(x_arr.ndim - len(axes), x_arr.ndim))
+        moved = xp.moveaxis(x_arr, axes, last)
+        flat = xp.reshape(moved, (*moved.shape[:x_arr.ndim - len(axes)], -1))
+        n = flat.shape[-1]
+        order = xp.argsort(flat, axis=-1)
+        dtype = x_arr.dtype if x_arr.dtype.kind == "f" else np.float64
+        picked = xp.asarray((np.arange(n) == (n - 1) // 2) * 0.5 + (np.arange(n) == n // 2) * 0.5, dtype=dtype)
+        d = xp.reshape(xp.asarray(dy), flat.shape[:-1])
+        g = xp.take_along_axis(d[..., None] * picked, xp.argsort(order, axis=-1), axis=-1)
+        g = xp.moveaxis(xp.reshape(g, moved.shape), last, axes)
+        return (_restore(g, x), *_nones(args))
+    return y, back
+
+
+# --- weighted and nan-ignoring means and sums --------------------------------------------------------------------------
+@adjoint(np.average)
+def average(x, *args, **kwargs):
+    """sum(w x) / sum(w): d/dx = w / sum(w), d/dw = (x - average) / sum(w); `returned=True` also returns sum(w)."""
+    x_arr = _float(x)
+    axis = args[0] if args else kwargs.get("axis")
+    weights = args[1] if len(args) > 1 else kwargs.get("weights")
+    returned = args[2] if len(args) > 2 else kwargs.get("returned", False)
+    keepdims = kwargs.get("keepdims", False)
+    result = np.average(x, *args, **kwargs)
+
+    def back(dy):
+        dy, dsw = dy if returned and dy is not None else (dy, None)
+        if dy is None and dsw is None:
+            return (None, *_nones(args))
+        xp = namespace(x_arr)
+        if weights is None:
+            w = xp.ones_like(x_arr)
+        else:
+            w = xp.asarray(weights)
+            if w.shape != x_arr.shape:  # 1-d weights along `axis`
+                w = xp.reshape(w, tuple(-1 if k == axis % x_arr.ndim else 1 for k in range(x_arr.ndim)))
+        sw = xp.sum(w * xp.ones_like(x_arr), axis=axis, keepdims=True)
+        y = xp.sum(w * x_arr, axis=axis, keepdims=True) / sw
+        d = _expand(dy, x_arr, axis, keepdims) / sw if dy is not None else 0
+        dx = unbroadcast(d * conj(w), x_arr) if dy is not None else None
+        dw = None
+        if len(args) > 1 and weights is not None:
+            dw = d * conj(x_arr - y)
+            if dsw is not None:
+                dw = dw + _expand(dsw, x_arr, axis, keepdims)
+            dw = xp.reshape(unbroadcast(dw, w), xp.asarray(weights).shape)
+        return (_restore(dx, x), *((dw if k == 1 else None) for k in range(len(args))))
+    return result, back
+
+
+@adjoint(np.nansum)
+def nansum(x, *args, **kwargs):
+    x_arr = _float(x)
+    axis, keepdims = _axis_keepdims(args, kwargs, 3)
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        xp = namespace(x_arr)
+        present = ~xp.isnan(x_arr) if "where" not in kwargs else ~xp.isnan(x_arr) & kwargs["where"]
+        return (_restore(xp.where(present, _expand(dy, x_arr, axis, keepdims), 0), x), *_nones(args))
+    return np.nansum(x, *args, **kwargs), back
+
+
+@adjoint(np.nanmean)
+def nanmean(x, *args, **kwargs):
+    x_arr = _float(x)
+    axis, keepdims = _axis_keepdims(args, kwargs, 3)
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        xp = namespace(x_arr)
+        present = ~xp.isnan(x_arr) if "where" not in kwargs else ~xp.isnan(x_arr) & kwargs["where"]
+        count = xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype)
+        return (_restore(xp.where(present, _expand(dy, x_arr, axis, keepdims) / count, 0), x), *_nones(args))
+    return np.nanmean(x, *args, **kwargs), back
+
+
+# --- scans -----------------------------------------------------------------------------------------------------------------
+def _reverse_cumsum(g, axis):
+    xp = namespace(g)
+    return xp.flip(xp.cumsum(xp.flip(g, axis=axis), axis=axis), axis=axis)
+
+
+@adjoint(np.cumsum)
+def cumsum(x, *args, **kwargs):
+    """y_j = sum_{i <= j} x_i: dx_i = sum_{j >= i} dy_j. With no axis the input is flattened first."""
+    x_arr = _float(x)
+    axis = args[0] if args else kwargs.get("axis")
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        g = _reverse_cumsum(dy, -1 if axis is None else axis)
+        return (_restore(namespace(g).reshape(g, x_arr.shape), x), *_nones(args))
+    return np.cumsum(x, *args, **kwargs), back
+
+
+def _cumprod_back(x, y, dy):
+    """dx_k = sum_{j >= k} dy_j prod_{i <= j, i != k} x_i along the last axis: by division when x has no zeros, else
+    one cumulative product per position (quadratic, but exact at zeros)."""
+    xp = namespace(x)
+    if bool(xp.all(x != 0)):
+        return _reverse_cumsum(dy * conj(y), -1) / conj(x)
+    n = x.shape[-1]
+    columns = []
+    for k in range(n):
+        others = xp.cumprod(xp.where(xp.arange(n) == k, xp.ones_like(x), x), axis=-1)[..., k:]
+        columns.append(xp.sum(dy[..., k:] * conj(others), axis=-1))
+    return xp.stack(columns, axis=-1)
+
+
+@adjoint(np.cumprod)
+def cumprod(x, *args, **kwargs):
+    x_arr = _float(x)
+    axis = args[0] if args else kwargs.get("axis")
+    y = np.cumprod(x, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        xp = namespace(x_arr)
+        if axis is None:
+            g = _cumprod_back(xp.reshape(x_arr, (-1,)), y, dy)
+        else:
+            g = xp.moveaxis(_cumprod_back(*(xp.moveaxis(v, axis, -1) for v in (x_arr, y, dy))), -1, axis)
+        return (_restore(xp.reshape(g, x_arr.shape), x), *_nones(args))
+    return y, back
+
+
+def _cumulative(fn, plain):
+    """np.cumulative_sum / np.cumulative_prod (keyword-only axis; `include_initial` prepends the identity, a constant)."""
+    def rule(x, **kwargs):
+        y = fn(x, **kwargs)
+        axis = kwargs.get("axis")
+        inner = {k: v for k, v in kwargs.items() if k != "include_initial"}
+        _, inner_back = plain(x, **inner)
+
+        def back(dy):
+            if dy is None:
+                return (None,)
+            if kwargs.get("include_initial"):
+                xp = namespace(dy)
+                dy = xp.take(dy, xp.arange(1, dy.shape[axis or 0]), axis=axis or 0)
+            return inner_back(dy)
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+if hasattr(np, "cumulative_sum"):
+    adjoint(np.cumulative_sum)(_cumulative(np.cumulative_sum, cumsum))
+    adjoint(np.cumulative_prod)(_cumulative(np.cumulative_prod, cumprod))
+
+
+# --- trace and differences ---------------------------------------------------------------------------------------------
+@adjoint(np.trace)
+def trace(x, *args, **kwargs):
+    """sum_i x[..., i, i + offset] over axes (axis1, axis2): dy placed on that diagonal."""
+    names = ("offset", "axis1", "axis2")
+    offset, axis1, axis2 = (args[k] if len(args) > k else kwargs.get(n, d) for k, (n, d) in enumerate(
+        zip(names, (0, 0, 1), strict=True)))
+
+    x = _float(x)
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        xp = namespace(x)
+        n, m = x.shape[axis1], x.shape[axis2]
+        diagonal = xp.eye(n, m, k=offset, dtype=x.dtype if x.dtype.kind in "fc" else None)
+        g = xp.asarray(dy)[..., None, None] * diagonal
+        return (xp.moveaxis(g, (-2, -1), (axis1 % x.ndim, axis2 % x.ndim)), *_nones(args))
+    return np.trace(x, *args, **kwargs), back
+
+
+@adjoint(np.diff)
+def diff(x, *args, **kwargs):
+    """Repeated first differences y_k = x_{k+1} - x_k, whose transpose is dx = [0, dy] - [dy, 0]; `prepend` and `append`
+    are concatenated to x first, and receive their share when passed positionally."""
+    x_arr = _float(x)
+    names = ("n", "axis", "prepend", "append")
+    n, axis, pre, post = (args[k] if len(args) > k else kwargs.get(name, default) for k, (name, default) in enumerate(
+        zip(names, (1, -1, np._NoValue, np._NoValue), strict=True)))
+    axis = axis % max(x_arr.ndim, 1)
+    extra = [np.shape(v)[axis] if np.ndim(v) else 1 if v is not np._NoValue else 0 for v in (pre, post)]
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        xp = namespace(x_arr)
+        g = dy
+        for _ in range(n):
+            zero = xp.zeros_like(xp.take(g, xp.arange(1), axis=axis))
+            g = xp.concatenate([zero, g], axis=axis) - xp.concatenate([g, zero], axis=axis)
+        total = g.shape[axis]
+        part = [xp.take(g, xp.arange(a, b), axis=axis) for a, b in
+                ((0, extra[0]), (extra[0], total - extra[1]), (total - extra[1], total))]
+        edges = [None if v is np._NoValue else unbroadcast(p, v) for v, p in zip((pre, post), (part[0], part[2]),
+                                                                                 strict=True)]
+        grads = {2: edges[0], 3: edges[1]}
+        return (_restore(part[1], x), *(grads.get(k) for k in range(len(args))))
+    return np.diff(x, *args, **kwargs), back
+
+
+# --- the ndarray methods of the same names -----------------------------------------------------------------------------
+for _fn, _rule in {np.var: _moment(np.var, False), np.std: _moment(np.std, True), np.nanmax: _extremum(np.nanmax),
+                   np.nanmin: _extremum(np.nanmin), np.ndarray.prod: prod, np.ndarray.cumsum: cumsum,
+                   np.ndarray.cumprod: cumprod, np.ndarray.trace: trace, np.ndarray.var: _moment(np.var, False),
+                   np.ndarray.std: _moment(np.std, True)}.items():
+    adjoint(_fn)(_rule)

@@ -1,0 +1,422 @@
+"""NumPy shape functions and array assembly beyond numpy.py's starter set: axis moves, flips and rolls, stacking and
+splitting, tiling and padding, triangles and diagonals, sorting and taking, conversions (`np.float64(x)`, `np.copy`),
+and the ndarray methods of the same names.
+
+Functions that only move, copy or drop entries (tile, repeat, pad, delete, compress, resize, ...) share one rule,
+`_gather`: the function is run once more on the flat indices of its input, and the cotangent is scattered back through
+those indices with accumulation, so repeated entries sum their cotangents.
+"""
+import numpy as np
+
+from ..backends import namespace, unbroadcast
+from ..errors import ZygoteError
+from .numpy import _restore
+from .registry import adjoint
+
+
+def _nones(args):
+    return tuple(None for _ in args)
+
+
+def _float_dtype(dtype):
+    return dtype if dtype.kind in "fc" else np.float64
+
+
+# --- moving, copying and dropping entries: scatter back through the indices ----------------------------------------------
+def _scatter(dy, index, x):
+    """The cotangent of `x` from `dy = x.flat[index]` (entries with a negative index came from elsewhere: a padding)."""
+    dy = np.asarray(dy)
+    index = np.asarray(index)
+    keep = index >= 0
+    size = max(x.size, 1)
+    if dy.dtype.kind == "c":
+        g = np.zeros(size, dtype=dy.dtype)
+        np.add.at(g, index[keep], dy[keep])
+    else:
+        g = np.bincount(index[keep], weights=dy[keep], minlength=size).astype(_float_dtype(dy.dtype), copy=False)
+    return g[:x.size].reshape(x.shape)
+
+
+def _gather(fn, index_kwargs=lambda args, kwargs: kwargs):
+    """Rule for `fn(x, *args)` that builds its output from x's entries; `index_kwargs` adapts the keywords for the run
+    on x's flat indices (np.pad's constant fill becomes -1, "not from x")."""
+    def rule(x, *args, **kwargs):
+        x_arr = np.asarray(x)
+        y = fn(x, *args, **kwargs)
+
+        def back(dy):
+            if dy is None:
+                return (None, *_nones(args))
+            index = fn(np.arange(x_arr.size).reshape(x_arr.shape), *args, **index_kwargs(args, kwargs))
+            g = _scatter(dy, index, x_arr)
+            return (_restore(g, x) if isinstance(x, (list, tuple)) else unbroadcast(g, x), *_nones(args))
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+_COPYING_MODES = {"constant", "edge", "reflect", "symmetric", "wrap", "empty"}
+
+
+def _pad_index_kwargs(args, kwargs):
+    mode = args[1] if len(args) > 1 else kwargs.get("mode", "constant")
+    if not isinstance(mode, str) or mode not in _COPYING_MODES:
+        raise ZygoteError(f"np.pad: no gradient rule for mode={mode!r} (supported: {sorted(_COPYING_MODES)})")
+    return {**kwargs, "constant_values": -1} if mode == "constant" else kwargs
+
+
+GATHERED = {np.tile: _gather(np.tile), np.repeat: _gather(np.repeat), np.ndarray.repeat: _gather(np.repeat),
+            np.pad: _gather(np.pad, _pad_index_kwargs), np.delete: _gather(np.delete), np.resize: _gather(np.resize),
+            np.ndarray.flatten: _gather(np.ravel), np.roll: _gather(np.roll), np.rot90: _gather(np.rot90),
+            np.compress: None, np.extract: None}
+
+
+def _gather_second(fn):
+    """`np.compress(condition, a, ...)` and `np.extract(condition, a)`: the array is the second argument."""
+    def rule(condition, a, *args, **kwargs):
+        y, back = _gather(lambda x, *rest, **kw: fn(condition, x, *rest, **kw))(a, *args, **kwargs)
+        return y, lambda dy: (None, *back(dy))
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+GATHERED[np.compress], GATHERED[np.extract] = _gather_second(np.compress), _gather_second(np.extract)
+
+
+def compress_method(a, condition, *args, **kwargs):
+    """`a.compress(condition, axis)`: np.compress with the first two arguments swapped."""
+    y, back = GATHERED[np.compress](condition, a, *args, **kwargs)
+
+    def back_swapped(dy):
+        grads = back(dy)
+        return (grads[1], None, *grads[2:])
+    return y, back_swapped
+
+
+GATHERED[np.ndarray.compress] = compress_method
+
+
+for _fn, _rule in GATHERED.items():
+    adjoint(_fn)(_rule)
+
+
+# --- permutations whose inverse is one call ------------------------------------------------------------------------------
+@adjoint(np.moveaxis)
+def moveaxis(x, source, destination):
+    return np.moveaxis(x, source, destination), lambda dy: (
+        None if dy is None else namespace(dy).moveaxis(dy, destination, source), None, None)
+
+
+@adjoint(np.swapaxes)
+def swapaxes(x, axis1, axis2):
+    return np.swapaxes(x, axis1, axis2), lambda dy: (
+        None if dy is None else namespace(dy).swapaxes(dy, axis1, axis2), None, None)
+
+
+adjoint(np.ndarray.swapaxes)(swapaxes)
+
+
+@adjoint(np.matrix_transpose)
+def matrix_transpose(x):
+    return np.matrix_transpose(x), lambda dy: (None if dy is None else namespace(dy).swapaxes(dy, -1, -2),)
+
+
+@adjoint(np.flip)
+def flip(x, *args, **kwargs):
+    return np.flip(x, *args, **kwargs), lambda dy: (None if dy is None else np.flip(dy, *args, **kwargs),
+                                                     *_nones(args))
+
+
+@adjoint(np.fliplr)
+def fliplr(x):
+    return np.fliplr(x), lambda dy: (None if dy is None else np.fliplr(dy),)
+
+
+@adjoint(np.flipud)
+def flipud(x):
+    return np.flipud(x), lambda dy: (None if dy is None else np.flipud(dy),)
+
+
+@adjoint(np.tril)
+def tril(x, *k, **kwargs):
+    return np.tril(x, *k, **kwargs), lambda dy: (None if dy is None else np.tril(dy, *k, **kwargs), *_nones(k))
+
+
+@adjoint(np.triu)
+def triu(x, *k, **kwargs):
+    return np.triu(x, *k, **kwargs), lambda dy: (None if dy is None else np.triu(dy, *k, **kwargs), *_nones(k))
+
+
+@adjoint(np.broadcast_to)
+def broadcast_to(x, shape):
+    return np.broadcast_to(x, shape), lambda dy: (unbroadcast(dy, x), None)
+
+
+@adjoint(np.broadcast_arrays)
+def broadcast_arrays(*arrays):
+    def back(dy):
+        if dy is None:
+            return _nones(arrays)
+        return tuple(unbroadcast(d, a) for d, a in zip(dy, arrays, strict=True))
+    return np.broadcast_arrays(*arrays), back
+
+
+@adjoint(np.meshgrid)
+def meshgrid(*xi, **kwargs):
+    """Output k repeats xi[k] along every other axis: its cotangent sums over them (with indexing="xy" the first two
+    axes are swapped)."""
+    ys = np.meshgrid(*xi, **kwargs)
+    n = len(xi)
+
+    def back(dy):
+        if dy is None:
+            return _nones(xi)
+        grads = []
+        for k, (d, x) in enumerate(zip(dy, xi, strict=True)):
+            axis = {0: 1, 1: 0}.get(k, k) if kwargs.get("indexing", "xy") == "xy" and n > 1 else k
+            grads.append(None if d is None else np.reshape(
+                np.sum(d, axis=tuple(a for a in range(n) if a != axis)), np.shape(x)))
+        return tuple(grads)
+    return ys, back
+
+
+# --- sorting and taking ----------------------------------------------------------------------------------------------------
+@adjoint(np.sort)
+def sort(x, *args, **kwargs):
+    """y = take_along_axis(x, argsort(x)): the cotangent goes back through the inverse permutation."""
+    axis = args[0] if args else kwargs.get("axis", -1)
+    x_arr = np.asarray(x) if axis is not None else np.ravel(x)
+    order = np.argsort(x_arr, axis=-1 if axis is None else axis, kind="stable")
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        g = np.take_along_axis(dy, np.argsort(order, axis=-1 if axis is None else axis), axis=-1 if axis is None
+                               else axis)
+        return (_restore(np.reshape(g, np.shape(x)), x), *_nones(args))
+    return np.take_along_axis(x_arr, order, axis=-1 if axis is None else axis), back
+
+
+@adjoint(np.take)
+def take(x, indices, *args, **kwargs):
+    axis = args[0] if args else kwargs.get("axis")
+    mode = args[2] if len(args) > 2 else kwargs.get("mode", "raise")
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *_nones(args))
+        x_arr = np.asarray(x)
+        source = np.arange(x_arr.size).reshape(x_arr.shape)
+        index = np.take(source, indices, axis=axis, mode=mode)
+        return (_restore(_scatter(dy, index, x_arr), x) if isinstance(x, (list, tuple)) else
+                unbroadcast(_scatter(dy, index, x_arr), x), None, *_nones(args))
+    return np.take(x, indices, *args, **kwargs), back
+
+
+adjoint(np.ndarray.take)(take)
+
+
+@adjoint(np.take_along_axis)
+def take_along_axis(x, indices, *args, **kwargs):
+    axis = args[0] if args else kwargs.get("axis", -1)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *_nones(args))
+        source = np.arange(x.size).reshape(x.shape)
+        return (_scatter(dy, np.take_along_axis(source, indices, axis), x), None, *_nones(args))
+    return np.take_along_axis(x, indices, *args, **kwargs), back
+
+
+# --- diagonals -------------------------------------------------------------------------------------------------------------
+@adjoint(np.diagonal)
+def diagonal(x, *args, **kwargs):
+    """The diagonal is the last axis of the output: scatter it back through x's flat indices."""
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        source = np.arange(x.size).reshape(x.shape)
+        return (_scatter(dy, np.diagonal(source, *args, **kwargs), x), *_nones(args))
+    return np.diagonal(x, *args, **kwargs), back
+
+
+adjoint(np.ndarray.diagonal)(diagonal)
+
+
+@adjoint(np.diag)
+def diag(v, *k, **kwargs):
+    """A 1-d v becomes a matrix (its cotangent is the diagonal of dy); a matrix gives its diagonal."""
+    v_arr = np.asarray(v)
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(k))
+        if v_arr.ndim == 1:
+            return (np.diag(dy, *k, **kwargs), *_nones(k))
+        return (_scatter(dy, np.diag(np.arange(v_arr.size).reshape(v_arr.shape), *k, **kwargs), v_arr), *_nones(k))
+    return np.diag(v, *k, **kwargs), back
+
+
+@adjoint(np.diagflat)
+def diagflat(v, *k, **kwargs):
+    return np.diagflat(v, *k, **kwargs), lambda dy: (
+        None if dy is None else np.reshape(np.diag(dy, *k, **kwargs), np.shape(v)), *_nones(k))
+
+
+# --- assembling and splitting --------------------------------------------------------------------------------------------
+def _split_back(dy, lifted, originals, axis):
+    """The cotangents of arrays concatenated along `axis` after lifting (atleast_nd, columns), in their own shapes."""
+    xp = namespace(dy)
+    bounds = list(np.cumsum([np.shape(a)[axis] for a in lifted])[:-1])
+    parts = xp.split(dy, bounds, axis=axis)
+    grads = [xp.reshape(p, np.shape(a)) for p, a in zip(parts, originals, strict=True)]
+    return type(originals)(grads) if isinstance(originals, (list, tuple)) else grads
+
+
+def _stacker(fn, lift, axis_of):
+    def rule(arrays, *args, **kwargs):
+        lifted = [lift(a) for a in arrays]
+        axis = axis_of(lifted)
+
+        def back(dy):
+            if dy is None:
+                return (None, *_nones(args))
+            return (_split_back(dy, lifted, arrays, axis), *_nones(args))
+        return fn(arrays, *args, **kwargs), back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+def _column(a):
+    a = np.asarray(a)
+    return a.reshape(-1, 1) if a.ndim < 2 else a
+
+
+STACKERS = {
+    np.hstack: _stacker(np.hstack, np.atleast_1d, lambda ls: 0 if ls[0].ndim == 1 else 1),
+    np.vstack: _stacker(np.vstack, np.atleast_2d, lambda ls: 0),
+    np.dstack: _stacker(np.dstack, np.atleast_3d, lambda ls: 2),
+    np.column_stack: _stacker(np.column_stack, _column, lambda ls: 1),
+}
+for _fn, _rule in STACKERS.items():
+    adjoint(_fn)(_rule)
+
+
+@adjoint(np.append)
+def append(arr, values, *args, **kwargs):
+    """concatenate((arr, values), axis), both flattened when axis is None."""
+    axis = args[0] if args else kwargs.get("axis")
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *_nones(args))
+        if axis is None:
+            n = np.size(arr)
+            return (np.reshape(dy[:n], np.shape(arr)), unbroadcast(np.reshape(dy[n:], np.shape(values)), values),
+                    *_nones(args))
+        return (*_split_back(dy, [np.asarray(arr), np.asarray(values)], (arr, values), axis), *_nones(args))
+    return np.append(arr, values, *args, **kwargs), back
+
+
+def _splitter(fn, axis_of):
+    """split-like functions: the cotangent is the concatenation of the pieces' cotangents (zeros for unused pieces)."""
+    def rule(x, *args, **kwargs):
+        pieces = fn(x, *args, **kwargs)
+        axis = axis_of(np.ndim(x), args, kwargs)
+
+        def back(dy):
+            if dy is None or all(d is None for d in dy):
+                return (None, *_nones(args))
+            xp = namespace(x)
+            parts = [xp.zeros_like(p, dtype=_float_dtype(p.dtype)) if d is None else d
+                     for d, p in zip(dy, pieces, strict=True)]
+            return (xp.concatenate(parts, axis=axis), *_nones(args))
+        return pieces, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+def _split_axis(ndim, args, kwargs):
+    return args[1] if len(args) > 1 else kwargs.get("axis", 0)
+
+
+SPLITTERS = {np.split: _splitter(np.split, _split_axis), np.array_split: _splitter(np.array_split, _split_axis),
+             np.hsplit: _splitter(np.hsplit, lambda ndim, a, k: 1 if ndim > 1 else 0),
+             np.vsplit: _splitter(np.vsplit, lambda ndim, a, k: 0),
+             np.dsplit: _splitter(np.dsplit, lambda ndim, a, k: 2)}
+for _fn, _rule in SPLITTERS.items():
+    adjoint(_fn)(_rule)
+
+if hasattr(np, "unstack"):
+    @adjoint(np.unstack)
+    def unstack(x, **kwargs):
+        pieces = np.unstack(x, **kwargs)
+
+        def back(dy):
+            if dy is None or all(d is None for d in dy):
+                return (None,)
+            parts = [np.zeros_like(p, dtype=_float_dtype(p.dtype)) if d is None else d
+                     for d, p in zip(dy, pieces, strict=True)]
+            return (np.stack(parts, axis=kwargs.get("axis", 0)),)
+        return pieces, back
+
+
+# --- conversions and copies ------------------------------------------------------------------------------------------------
+def _converter(fn):
+    """`np.float64(x)`, `np.copy(x)`, `np.ascontiguousarray(x)`, ...: same values, maybe another dtype; the cotangent
+    returns in the argument's own form (Python float, list, array dtype). A float32 cast of a float64 keeps the
+    float32 rounding in the forward pass; the gradient is that of the identity."""
+    def rule(x, *args, **kwargs):
+        y = fn(x, *args, **kwargs)
+
+        def back(dy):
+            if dy is None:
+                return (None, *_nones(args))
+            if isinstance(x, (list, tuple)):
+                return (_restore(np.asarray(dy), x), *_nones(args))
+            g = unbroadcast(np.reshape(dy, np.shape(x)) if np.ndim(dy) else dy, x)
+            dtype = getattr(x, "dtype", None)
+            if dtype is not None and dtype.kind in "fc" and getattr(g, "dtype", dtype) != dtype:
+                g = g.astype(dtype) if hasattr(g, "astype") else dtype.type(g)
+            elif type(x) is float and type(g) is not float:
+                g = float(np.real(g))
+            return (g, *_nones(args))
+        return y, back
+    rule.__qualname__ = f"{getattr(fn, '__name__', 'convert')}_rule"
+    return rule
+
+
+for _fn in (np.float64, np.float32, np.complex128, np.copy, np.asanyarray,
+            np.ascontiguousarray, np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    adjoint(_fn)(_converter(_fn))
+
+
+@adjoint(np.ndarray.item)
+def item(x, *index):
+    """`x.item()`, `x.item(k)`, `x.item(i, j)`: a Python number; its cotangent is one entry of a zero array."""
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(index))
+        g = np.zeros(x.shape, dtype=_float_dtype(x.dtype) if not isinstance(dy, complex) else np.complex128)
+        flat = index[0] if len(index) == 1 else np.ravel_multi_index(index, x.shape) if index else 0
+        g.flat[flat] = dy
+        return (g, *_nones(index))
+    return x.item(*index), back
+
+
+@adjoint(np.ndarray.tolist)
+def tolist(x):
+    def back(dy):
+        if dy is None:
+            return (None,)
+        return (np.asarray(_zero_nones(dy, x.shape), dtype=_float_dtype(x.dtype)),)
+    return x.tolist(), back
+
+
+def _zero_nones(dy, shape):
+    if dy is None:
+        return np.zeros(shape)
+    if isinstance(dy, (list, tuple)):
+        return [_zero_nones(d, shape[1:]) for d in dy]
+    return dy
+

@@ -12,7 +12,8 @@ __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
 
 
 def _project(arg, g):
-    """A gradient in the form of its argument: real for real numbers and arrays, None for data (bools, strings),
+    """A gradient in the form of its argument: real for real numbers and arrays, None for data (bools, strings,
+    integer and boolean arrays),
     the argument's own container (same keys, same order) for tuples, lists and dicts."""
     if g is None or isinstance(arg, (bool, str)) or arg is None:
         return None
@@ -28,9 +29,9 @@ def _project(arg, g):
         return g.real
     dtype = getattr(arg, "dtype", None)
     gdtype = getattr(g, "dtype", None)
+    if getattr(dtype, "kind", "f") in "biu":
+        return None  # integer and boolean arrays are data (indices, counts, masks): no gradient
     if dtype is not None and gdtype is not None:
-        if getattr(dtype, "kind", "") in "biu" and getattr(gdtype, "kind", "") == "c":
-            g = g.real
         if getattr(dtype, "kind", "") not in "fc":
             return g
         if getattr(gdtype, "kind", "") == "c" and dtype.kind != "c":

@@ -6,6 +6,7 @@ from test_rules import check_against_finite_differences
 
 import zygotepy
 from zygotepy import gradient
+from zygotepy.testing import check_grads
 from zygotepy.adjoints import registry
 
 
@@ -182,3 +183,32 @@ def test_moments_refuse_where():
 def test_complex_decompositions_are_refused(op):
     with pytest.raises(zygotepy.ZygoteError, match="real matrices"):
         registry.find_rule(op)(np.eye(2) * (1 + 1j))
+
+
+# --- where= masks: entries left out of a reduction get no gradient ------------------------------------------------------
+_MASK = np.array([[True, False, True, True], [False, False, True, False], [True, True, True, False]])
+
+
+@pytest.mark.parametrize("reduce", [
+    lambda x: np.sum(x * x, where=_MASK),
+    lambda x: np.sum(x * x, axis=1, where=_MASK),
+    lambda x: np.sum(x * x, 0, None, None, False, 0.0, _MASK),
+    lambda x: np.mean(x * x, where=_MASK),
+    lambda x: np.mean(x * x, axis=1, keepdims=True, where=_MASK),
+    lambda x: np.mean(x * x, axis=0, where=np.array([[True], [False], [True]])),
+], ids=["sum", "sum_axis", "sum_positional", "mean", "mean_axis_keepdims", "mean_broadcast_mask"])
+def test_where_masks(reduce):
+    x = np.random.default_rng(3).uniform(0.5, 2.0, (3, 4))
+    check_grads(lambda x: np.sum(reduce(x)), x)
+
+
+def test_where_mask_zeroes_left_out_entries():
+    (g,) = gradient(lambda x: np.sum(x, where=_MASK), np.ones((3, 4)))
+    assert np.array_equal(g, _MASK.astype(float))
+
+
+def test_integer_and_boolean_arrays_get_none():
+    x, n, m = np.array([1.0, 2.0]), np.array([1, 2]), np.array([True, False])
+    gx, gn, gm = gradient(lambda x, n, m: np.sum(x * n * m), x, n, m)
+    assert np.array_equal(gx, [1.0, 0.0]) and gn is None and gm is None
+    assert gradient(lambda n: np.sum(n * 2.0), np.int64(3)) == (None,)

@@ -16,6 +16,12 @@ def _as_array(x):
     return np.asarray(x) if isinstance(x, (list, tuple)) else x
 
 
+def _array_like(x):
+    """x as an array: lists and numbers converted, arrays (and array-like values such as forward mode's dual numbers,
+    which must not be flattened into plain arrays) kept."""
+    return x if hasattr(x, "ndim") else np.asarray(x)
+
+
 def _restore(g, x):
     if isinstance(x, (list, tuple)):
         return type(x)(_restore(g[k], item) for k, item in enumerate(x))
@@ -206,11 +212,15 @@ def sum_(x, *args, **kwargs):
         return x.sum(), _total_back(x, 1)
     x_arr = _as_array(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
+    where = _where(args, kwargs, 5)
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        return (_restore(_expand(dy, x_arr, axis, keepdims), x), *(None for _ in args))
+        g = _expand(dy, x_arr, axis, keepdims)
+        if where is not None:  # entries left out of the sum get no gradient
+            g = namespace(x_arr).where(where, g, 0)
+        return (_restore(g, x), *(None for _ in args))
     return np.sum(x, *args, **kwargs), back
 
 
@@ -221,13 +231,26 @@ def mean(x, *args, **kwargs):
     x_arr = _as_array(x)
     y = np.mean(x_arr, *args, **kwargs)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
+    where = _where(args, kwargs, 5)
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        count = x_arr.size // max(np.size(y), 1)
-        return (_restore(_expand(dy / count, x_arr, axis, keepdims), x), *(None for _ in args))
+        if where is None:
+            count = x_arr.size // max(np.size(y), 1)
+            return (_restore(_expand(dy / count, x_arr, axis, keepdims), x), *(None for _ in args))
+        xp = namespace(x_arr)  # the mean of the selected entries: each gets dy / (how many were selected)
+        mask = xp.broadcast_to(where, x_arr.shape)
+        count = xp.sum(mask, axis=axis, keepdims=True)
+        g = _expand(dy, x_arr, axis, keepdims) / xp.where(count == 0, 1, count)
+        return (_restore(xp.where(mask, g, 0), x), *(None for _ in args))
     return y, back
+
+
+def _where(args, kwargs, at):
+    """The `where=` mask of a reduction, or None when it selects everything."""
+    where = args[at] if len(args) > at else kwargs.get("where", True)
+    return None if where is True else where
 
 
 def _extremum(fn):
@@ -261,7 +284,7 @@ def dot(a, b):
     def back(dy):
         if dy is None:
             return (None, None)
-        a_, b_ = np.asarray(a), np.asarray(b)
+        a_, b_ = _array_like(a), _array_like(b)
         if a_.ndim == 0 or b_.ndim == 0:
             return unbroadcast(dy * conj(b), a), unbroadcast(dy * conj(a), b)
         if b_.ndim == 1:
@@ -282,7 +305,7 @@ def dot(a, b):
 @adjoint(np.matmul)
 def matmul(a, b):
     from .scalar import matmul as operator_matmul
-    return operator_matmul(np.asarray(a), np.asarray(b))
+    return operator_matmul(_array_like(a), _array_like(b))
 
 
 @adjoint(np.outer)

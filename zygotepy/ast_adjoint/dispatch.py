@@ -262,7 +262,7 @@ def _method_kind(cls, name):
         if isinstance(static, types.FunctionType):
             _METHOD_KINDS[key] = ("method", static)
         elif static is not None and not isinstance(static, (staticmethod, classmethod, property)) \
-                and registry.find_rule(static) is not None:
+                and (registry.find_rule(static) is not None or registry.is_nondifferentiable(static)):
             _METHOD_KINDS[key] = ("method", static)
         else:
             _METHOD_KINDS[key] = ("other", None)

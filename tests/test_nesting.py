@@ -148,3 +148,20 @@ def test_unsupported_construct_at_the_third_level_is_a_zygote_error_naming_it():
         return k * x * x
     with pytest.raises(ZygoteError, match="keyword"):
         d(d(lambda y: kw(y, k=3.0)))(1.0)
+
+
+# --- a fourth level is refused, never wrong ------------------------------------------------------------------------------
+def _quartic(x):
+    return x * x * x * x
+
+
+def _d(f):
+    return lambda x: gradient(f, x)[0]
+
+
+def test_a_fourth_level_of_gradient_is_refused():
+    assert _d(_d(_d(_quartic)))(1.5) == pytest.approx(36.0)  # three levels: 24 x
+    with pytest.raises(ZygoteError, match="deeper than 3 levels"):
+        _d(_d(_d(_d(_quartic))))(1.5)
+    with pytest.raises(ZygoteError, match="deeper than 3 levels"):
+        _d(_d(_d(_d(math.sin))))(0.3)

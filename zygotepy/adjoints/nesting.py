@@ -17,8 +17,9 @@ generated code of the level below. Status: any depth in principle; tests/test_ne
 (closed forms, loops, closures) and array `x ** k` at second order. What makes deeper levels work: generated code that
 builds a closure passes the cells' contents to `runtime.make_closure` (its rule below gives them the closure's
 cotangent), and the helpers that generated code and built-in rules use are themselves transformable or have rules
-(`scatter`, `splat`, `unpack_starred`, `StructGrad`). A fourth level of `gradient` still fails (a rule's pullback
-reaches a `back` as its cotangent; not yet traced).
+(`scatter`, `splat`, `unpack_starred`, `StructGrad`). A fourth level of `gradient` gave wrong derivatives (d⁴/dx⁴ x⁴
+came out 10, not 24; not yet traced), so `twin_pullback` refuses it with a ZygoteError, counting the enclosing levels
+with a `nestlevel`-style rule (`_depth`).
 
 Invariants:
 - A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are
@@ -304,7 +305,32 @@ def twin_J_args(fn, *args):
     return y, args_back
 
 
+MAX_LEVELS = 3  # levels of nested `gradient` tested against closed forms; a fourth gave wrong derivatives
+
+
+def _depth():
+    """How many levels of differentiation enclose this call: 0 when run plainly; its rule adds one per level."""
+    return 0
+
+
+@adjoint(_depth)
+@_always
+def _depth_rule():
+    return _depth() + 1, lambda _: ()
+
+
+def _refuse_deeper(enclosing):
+    if enclosing + 1 > MAX_LEVELS:
+        raise ZygoteError(f"nested reverse mode deeper than {MAX_LEVELS} levels of `gradient` is not supported yet (a "
+                          f"fourth level gave wrong derivatives in testing, so it is refused); take the innermost "
+                          f"derivatives in forward mode (zygotepy.derivative, zygotepy.hessian) instead")
+
+
+nondifferentiable(_refuse_deeper)
+
+
 def twin_pullback(f, *args):
+    _refuse_deeper(_depth())
     y, pb = twin_J(f, *args)
 
     def back(dy):

@@ -92,7 +92,10 @@ def entry_tests(loop, carries, candidates):
 
 
 def _closed_inactive(s, implied):
-    """An operation the pass left alone (`i + 1` on a loop counter) whose result is a Python number too."""
+    """An operation the pass left alone (`i + 1` on a loop counter) whose result is a Python number too, or a copy
+    of such a number (an inlined callee's result)."""
+    if isinstance(s, Assign) and isinstance(s.out, Var) and isinstance(s.value, Var):
+        return s.value in implied
     return (isinstance(s, Assign) and isinstance(s.out, Var) and isinstance(s.value, Call)
             and isinstance(s.value.fn, Const) and _in_closed(s.value.fn.value)
             and all(a in implied or isinstance(a, Const) and type(a.value) in rt.SCALARS for a in s.value.args))

@@ -72,6 +72,20 @@ def _assigned(fn_ir):
     return names
 
 
+def _assigned_by(s):
+    """The Vars one statement (not its nested regions) defines."""
+    if isinstance(s, Assign):
+        return {o.name for o in _outs(s.out) if isinstance(o, Var)}
+    if isinstance(s, Def):
+        return {s.out.name}
+    if isinstance(s, If):
+        return {p.out.name for p in s.phis}
+    if isinstance(s, Loop):
+        targets = s.target if isinstance(s.target, tuple) else (s.target,)
+        return {c.var.name for c in s.carries} | {t.name for t in targets if isinstance(t, Var)}
+    return set()
+
+
 def _globals_read(fn_ir):
     roots = set()
 
@@ -165,22 +179,59 @@ class _Inliner:
         self.code, self.globals, self.namer = code, globals_, namer
         self.locals = _assigned(caller)
 
-    def region(self, stmts, depth, stack):
+    def region(self, stmts, depth, stack, guards=None):
         out = []
         for s in stmts:
             if isinstance(s, If):
-                s.then, s.orelse = self.region(s.then, depth, stack), self.region(s.orelse, depth, stack)
+                s.then, s.orelse = self.region(s.then, depth, stack, guards), self.region(s.orelse, depth, stack, guards)
             elif isinstance(s, Loop):
-                s.test, s.body = self.region(s.test, depth, stack), self.region(s.body, depth, stack)
+                versions = self.loop(s, depth, stack) if depth == 0 and guards is None else None
+                if versions is not None:
+                    out += versions
+                    continue
+                s.test, s.body = self.region(s.test, depth, stack, guards), self.region(s.body, depth, stack, guards)
             elif isinstance(s, Assign) and isinstance(s.out, Var) and isinstance(s.value, Call):
-                inlined = self.call(s, depth, stack)
+                inlined = self.call(s, depth, stack, guards)
                 if inlined is not None:
                     out += inlined
                     continue
             out.append(s)
         return out
 
-    def call(self, s, depth, stack):
+    def loop(self, s, depth, stack):
+        """A loop that calls small functions: two copies, chosen once at entry by identity guards: one with the
+        callees inlined unguarded (straight-line code that loop versioning can then specialise), one with the calls
+        as they are. A global rebound while the loop runs is seen from the next entry on (as hoisted rule guards)."""
+        guards = {}
+        fast = clone([s])[0]
+        fast.test = self.region(fast.test, depth, stack, guards)
+        fast.body = self.region(fast.body, depth, stack, guards)
+        if not guards:
+            return None
+        general = clone([s])[0]
+        inner = set()
+        for st in _walk([s]):
+            inner |= _assigned_by(st)
+        arms = []
+        for copy in (fast, general):
+            mapping = {n: Var(self.namer.fresh(re.sub(r"_\d+$", "", n))) for n in sorted(inner)}
+            self.locals.update(v.name for v in mapping.values())
+            arms.append((_Renamer(mapping).block([copy]), mapping))
+        tests = []
+        for fn, target in guards.items():
+            g = Var(self.namer.fresh(f"{fn.path.replace('.', '_')}_is_known"))
+            self.locals.add(g.name)
+            tests.append(Assign(g, Call(Const(rt.is_same), (fn, Const(target))), s.line))
+        flag = tests[0].out
+        if len(tests) > 1:
+            flag = Var(self.namer.fresh("callees_known"))
+            tests.append(Assign(flag, Call(Const(rt.all_true), tuple(t.out for t in tests)), s.line))
+        phis = [Phi(c.var, arms[0][1][c.var.name], arms[1][1][c.var.name]) for c in s.carries]
+        return [*tests, If(flag, arms[0][0], arms[1][0], phis, s.line)]
+
+    def call(self, s, depth, stack, guards=None):
+        """Inline the call `s` behind its own identity guard, or, with `guards` (a dict filled with the Global and
+        function each inlined call assumes), unguarded: the caller tests `guards` before the code runs."""
         call = s.value
         if not isinstance(call.fn, Global) or call.kwargs or call.star is not None or depth >= MAX_DEPTH:
             return None
@@ -205,7 +256,10 @@ class _Inliner:
         self.locals.update(v.name for v in mapping.values() if isinstance(v, Var))
         renamer = _Renamer(mapping)
         body = renamer.block(clone(callee.body))
-        body = self.region(body, depth + 1, stack | {target.__code__})
+        body = self.region(body, depth + 1, stack | {target.__code__}, guards)
+        if guards is not None:
+            guards[call.fn] = target
+            return [*body, Assign(s.out, renamer.atom(callee.ret), s.line)]
         guard = Var(self.namer.fresh(f"{call.fn.path.replace('.', '_')}_is_known"))
         general = Var(self.namer.fresh(re.sub(r"_\d+$", "", s.out.name)))
         self.locals.update((guard.name, general.name))

@@ -36,7 +36,16 @@ _LOAD, _STORE = ast.Load(), ast.Store()
 
 
 def _name(id_, store=False):
-    return ast.Name(id=id_, ctx=_STORE if store else _LOAD)
+    """A Name node; shared between uses (the tree is only unparsed, never compiled or mutated), which saves building
+    thousands of nodes per function."""
+    key = (id_, store)
+    node = _NAMES.get(key)
+    if node is None:
+        node = _NAMES[key] = ast.Name(id=id_, ctx=_STORE if store else _LOAD)
+    return node
+
+
+_NAMES = {}
 
 
 class Emitter:

@@ -212,3 +212,16 @@ NONDIFF = [
     np.trunc, np.fix, np.signbit, np.floor_divide, np.bitwise_and, np.gcd, np.searchsorted, np.unique, np.nonzero,
     np.random.rand, np.random.normal, np.random.Generator.normal, np.ndarray.argmax, np.ndarray.round,
 ]
+
+# --- rules written for NumPy arrays and Python numbers only (all others are namespace-generic: they serve JAX, torch,
+# CuPy and array-API arrays too, and tests/backends/test_array_api_table.py runs their rows on array_api_strict arrays)
+_PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
+                     + rows_numpy_elementwise.CONSTANT_METHOD_ROWS + rows_numpy_linalg.LINALG_ROWS)
+NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) is the operator rule
+    # numpy.py: casts, ndarray methods, products beyond matmul/dot
+    np.array, np.asarray, np.outer, np.inner, np.ndarray.sum, np.ndarray.mean, np.ndarray.max, np.ndarray.min,
+    np.ndarray.dot, np.ndarray.ravel, np.ndarray.squeeze, np.ndarray.reshape, np.ndarray.copy, np.ndarray.astype,
+    np.ndarray.transpose,
+    # numpy_reductions.py and numpy_shapes.py: all of them
+    *(r.op for r in rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS),
+}

@@ -33,7 +33,7 @@ import inspect
 import types
 
 from .. import api, backends
-from ..backends import namespace
+from ..backends import is_array_type, namespace
 from ..ast_adjoint import runtime as rt
 from ..api import _project, _seed
 from ..ast_adjoint import dispatch
@@ -67,7 +67,7 @@ def _plan(fn, args):
         if isinstance(obj, types.ModuleType):
             return "callattr", bound, None
         raise _unsupported(bound, "this method call")
-    if dispatch.is_operator(fn) and any(type(a) not in dispatch._NATIVE for a in args):
+    if dispatch.is_operator(fn) and any(type(a) not in dispatch._NATIVE and not is_array_type(type(a)) for a in args):
         raise _unsupported(fn, "an operator on a user class")
     if type(fn) is types.FunctionType:
         rule = find_rule(fn)

@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
-from ..backends import conj, namespace, unbroadcast
-from .registry import adjoint, nondifferentiable
+from ..backends import conj, function, namespace, namespace_of, unbroadcast
+from ..errors import ZygoteError
+from .registry import adjoint, namespace_generic, nondifferentiable
 from .structures import ATTRIBUTES
 
 
@@ -20,6 +21,31 @@ def _array_like(x):
     """x as an array: lists and numbers converted, arrays (and array-like values such as forward mode's dual numbers,
     which must not be flattened into plain arrays) kept."""
     return x if hasattr(x, "ndim") else np.asarray(x)
+
+
+def _call(fn, *args, **kwargs):
+    """The NumPy function `fn` computed by the namespace of its arguments (`jnp.tanh` for JAX arrays)."""
+    xp = namespace_of(*args)
+    return (fn if xp is np else function(fn, xp))(*args, **kwargs)
+
+
+_REDUCTION_PARAMETERS = {np.sum: ("axis", "dtype", "out", "keepdims"), np.mean: ("axis", "dtype", "out", "keepdims"),
+                         np.max: ("axis", "out", "keepdims"), np.min: ("axis", "out", "keepdims"),
+                         np.amax: ("axis", "out", "keepdims"), np.amin: ("axis", "out", "keepdims")}
+
+
+def _reduce(fn, x, args, kwargs):
+    """A reduction in x's namespace; positional parameters become keywords there (the array API takes keywords)."""
+    xp = namespace(x)
+    if xp is np:
+        return fn(x, *args, **kwargs)
+    kwargs = {**dict(zip(_REDUCTION_PARAMETERS[fn], args)), **kwargs}
+    return function(fn, xp)(x, **kwargs)
+
+
+def _mT(x, xp):
+    """The transpose of the last two axes."""
+    return xp.swapaxes(x, -1, -2) if xp is np else x.mT
 
 
 def _restore(g, x):
@@ -55,7 +81,7 @@ ELEMENTWISE = {
 
 def _elementwise_rule(fn, derivative):
     def rule(x):
-        y = fn(x)
+        y = fn(x) if type(x) is np.ndarray or namespace(x) is np else _call(fn, x)
         if type(x) is np.ndarray and x.dtype.kind == "f":  # the common case: a real array (no conj, no list)
             def back(dy):
                 return (None,) if dy is None else (unbroadcast(dy * derivative(x, y), x),)
@@ -75,7 +101,7 @@ for _fn, _d in ELEMENTWISE.items():
 
 @adjoint(np.abs)
 def absolute(x):
-    y = np.abs(x)
+    y = _call(np.abs, x)
 
     def back(dy):
         if dy is None:
@@ -94,7 +120,7 @@ adjoint(np.absolute)(absolute)
 def _binary(fn, da, db):
     """Rule for a broadcasting binary ufunc from its partial derivatives `da(a, b, y)` and `db(a, b, y)`."""
     def rule(a, b):
-        y = fn(a, b)
+        y = _call(fn, a, b)
         a_, b_ = _as_array(a), _as_array(b)
 
         def back(dy, need=(True, True)):
@@ -110,6 +136,9 @@ def _binary(fn, da, db):
 def _ties(a, b, y, pick_a):
     """Where a == b the gradient is split evenly between the two (in the output's float type: float32 stays)."""
     xp = namespace(a if hasattr(a, "shape") else b)
+    if xp is not np:  # the array API multiplies no booleans
+        w = xp.astype(pick_a, y.dtype if hasattr(y, "dtype") and is_float(y) else xp.float64)
+        return xp.where(a == b, 0.5, w)
     w = xp.where(a == b, 0.5, pick_a * 1.0)
     return w.astype(y.dtype) if getattr(getattr(y, "dtype", None), "kind", "") == "f" else w
 
@@ -130,15 +159,15 @@ for _fn, (_da, _db) in BINARY.items():
 
 @adjoint(np.power)
 def power(a, b):
-    y = np.power(a, b)
+    y = _call(np.power, a, b)
 
     def back(dy):
         if dy is None:
             return (None, None)
         xp = namespace(y)
         positive = xp.asarray(a) > 0
-        db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive  # a <= 0: log undefined, gradient taken as 0
-        return unbroadcast(dy * conj(b * xp.power(a, b - 1)), a), unbroadcast(db, b)
+        db = xp.where(positive, dy * y * xp.log(xp.where(positive, xp.asarray(a), 1.0)), 0.0)  # a <= 0: log undefined, taken as 0
+        return unbroadcast(dy * conj(b * _call(np.power, a, b - 1)), a), unbroadcast(db, b)
     return y, back
 
 
@@ -151,29 +180,31 @@ def where(cond, *ab):
     def back(dy):
         if dy is None:
             return (None, None, None)
-        xp = namespace(dy)
-        return None, unbroadcast(xp.where(cond, dy, 0), a), unbroadcast(xp.where(cond, 0, dy), b)
-    return np.where(cond, a, b), back
+        xp = namespace_of(dy, a, b)
+        zero = xp.zeros_like(dy) if xp is not np else 0
+        return None, unbroadcast(xp.where(cond, dy, zero), a), unbroadcast(xp.where(cond, zero, dy), b)
+    return _call(np.where, cond, a, b), back
 
 
 @adjoint(np.clip)
 def clip(x, *bounds, **kwargs):
     """clip(x, lo, hi) = minimum(maximum(x, lo), hi): each entry's cotangent goes to the one of x, lo, hi it equals
     (x at the boundaries)."""
-    y = np.clip(x, *bounds, **kwargs)
+    y = _call(np.clip, x, *bounds, **kwargs)
     lo, hi = (*bounds, *(kwargs.get(k, kwargs.get(k[2:])) for k in ("a_min", "a_max")[len(bounds):]))
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in bounds))
         xp = namespace(x)
+        zero = 0 if xp is np else xp.zeros_like(dy)
         raised = x < lo if lo is not None else False
-        lowered = (xp.maximum(x, lo) if lo is not None else x) > hi if hi is not None else False
+        lowered = (_call(np.maximum, x, lo) if lo is not None else x) > hi if hi is not None else False
         raised = raised & ~lowered if hi is not None else raised
         inside = ~(raised | lowered)
-        grads = (unbroadcast(xp.where(raised, dy, 0), lo) if lo is not None else None,
-                 unbroadcast(xp.where(lowered, dy, 0), hi) if hi is not None else None)
-        return (unbroadcast(xp.where(inside, dy, 0), x), *grads[:len(bounds)])
+        grads = (unbroadcast(xp.where(raised, dy, zero), lo) if lo is not None else None,
+                 unbroadcast(xp.where(lowered, dy, zero), hi) if hi is not None else None)
+        return (unbroadcast(xp.where(inside, dy, zero), x), *grads[:len(bounds)])
     return y, back
 
 
@@ -183,10 +214,16 @@ def _expand(dy, x, axis, keepdims):
     xp = namespace(x)
     if axis is None and type(x) is np.ndarray and np.ndim(dy) == 0:
         return np.full(x.shape, dy, dtype=np.result_type(x.dtype, dy) if x.dtype.kind in "fc" else None)
+    if xp is not np and not hasattr(dy, "shape"):  # a Python number: an array of x's float type
+        dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None)
     if axis is not None and not keepdims:
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
-        dy = xp.expand_dims(dy, tuple(a % x.ndim for a in axes))
-    return xp.broadcast_to(dy, x.shape)
+        if xp is np:
+            dy = xp.expand_dims(dy, tuple(a % x.ndim for a in axes))
+        else:  # the array API's expand_dims takes one axis
+            for a in sorted(a % x.ndim for a in axes):
+                dy = xp.expand_dims(dy, axis=a)
+    return xp.broadcast_to(dy, tuple(x.shape))
 
 
 def _axis_keepdims(args, kwargs, keepdims_at):
@@ -221,7 +258,7 @@ def sum_(x, *args, **kwargs):
         if where is not None:  # entries left out of the sum get no gradient
             g = namespace(x_arr).where(where, g, 0)
         return (_restore(g, x), *(None for _ in args))
-    return np.sum(x, *args, **kwargs), back
+    return _reduce(np.sum, x, args, kwargs), back
 
 
 @adjoint(np.mean)
@@ -229,7 +266,7 @@ def mean(x, *args, **kwargs):
     if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f" and x.size:
         return x.sum() / x.size, _total_back(x, 1 / x.size)  # what np.mean computes, without its Python wrapper
     x_arr = _as_array(x)
-    y = np.mean(x_arr, *args, **kwargs)
+    y = _reduce(np.mean, x_arr, args, kwargs)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     where = _where(args, kwargs, 5)
 
@@ -237,7 +274,7 @@ def mean(x, *args, **kwargs):
         if dy is None:
             return (None, *(None for _ in args))
         if where is None:
-            count = x_arr.size // max(np.size(y), 1)
+            count = math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1)
             return (_restore(_expand(dy / count, x_arr, axis, keepdims), x), *(None for _ in args))
         xp = namespace(x_arr)  # the mean of the selected entries: each gets dy / (how many were selected)
         mask = xp.broadcast_to(where, x_arr.shape)
@@ -256,7 +293,7 @@ def _where(args, kwargs, at):
 def _extremum(fn):
     def rule(x, *args, **kwargs):
         x_arr = _as_array(x)
-        y = fn(x_arr, *args, **kwargs)
+        y = _reduce(fn, x_arr, args, kwargs)
         axis, keepdims = _axis_keepdims(args, kwargs, 2)
 
         def back(dy):
@@ -265,7 +302,11 @@ def _extremum(fn):
             xp = namespace(x_arr)
             hit = x_arr == _expand(y, x_arr, axis, keepdims)
             # ties share the gradient evenly; counted in x's float type so that float32 stays float32
-            counts = xp.sum(hit, axis=axis, keepdims=True, dtype=x_arr.dtype if x_arr.dtype.kind == "f" else None)
+            if xp is np:
+                counts = xp.sum(hit, axis=axis, keepdims=True, dtype=x_arr.dtype if x_arr.dtype.kind == "f" else None)
+            else:
+                hit = xp.astype(hit, x_arr.dtype)
+                counts = xp.sum(hit, axis=axis, keepdims=True)
             return (_restore(_expand(dy, x_arr, axis, keepdims) * hit / counts, x), *(None for _ in args))
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
@@ -279,6 +320,14 @@ for _fn in (np.max, np.min, np.amax, np.amin):
 # --- products ------------------------------------------------------------------------------------------------------------
 @adjoint(np.dot)
 def dot(a, b):
+    if namespace_of(a, b) is not np:  # np.dot of arrays up to 2-d (or a 2-d b) is matmul, or a product with a scalar
+        if getattr(a, "ndim", 0) == 0 or getattr(b, "ndim", 0) == 0:
+            from .scalar import mul
+            return mul(a, b)
+        if b.ndim > 2:
+            raise ZygoteError("dot of another library's arrays with a second argument of more than 2 axes has no "
+                              "namespace-generic rule: use matmul or tensordot")
+        return matmul(a, b)
     y = np.dot(a, b)
 
     def back(dy):
@@ -335,16 +384,30 @@ def inner(a, b):
 # --- shapes --------------------------------------------------------------------------------------------------------------
 @adjoint(np.reshape)
 def reshape(x, *shape, **kwargs):
-    return np.reshape(x, *shape, **kwargs), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)),
-                                                         *(None for _ in shape))
+    xp = namespace(x)
+    if xp is not np and shape and isinstance(shape[0], int):  # the array API wants a tuple
+        shape = ((shape[0],), *shape[1:])
+    return _call(np.reshape, x, *shape, **kwargs), lambda dy: (None if dy is None else xp.reshape(dy, _shape(x)),
+                                                                *(None for _ in shape))
+
+
+def _shape(x):
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+
+def _permute(x, axes):
+    """np.transpose(x, axes) in x's namespace (the array API calls it permute_dims and wants the axes)."""
+    xp = namespace(x)
+    if xp is np or hasattr(xp, "transpose"):
+        return function(np.transpose, xp)(x, axes)
+    return xp.permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else tuple(axes))
 
 
 @adjoint(np.transpose)
 def transpose(x, *args, **kwargs):
     axes = args[0] if args else kwargs.get("axes")
     inverse = None if axes is None else np.argsort(axes)
-    return np.transpose(x, *args, **kwargs), lambda dy: (None if dy is None else np.transpose(dy, inverse),
-                                                           *(None for _ in args))
+    return _permute(x, axes), lambda dy: (None if dy is None else _permute(dy, inverse), *(None for _ in args))
 
 
 @adjoint(np.ndarray.transpose)
@@ -352,40 +415,56 @@ def transpose_method(x, *axes):
     """`x.transpose()`, `x.transpose(1, 0)` and `x.transpose((1, 0))`."""
     perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes or None
     inverse = None if perm is None else np.argsort(perm)
-    return x.transpose(*axes), lambda dy: (None if dy is None else np.transpose(dy, inverse), *(None for _ in axes))
+    return x.transpose(*axes), lambda dy: (None if dy is None else _permute(dy, inverse), *(None for _ in axes))
 
 
 @adjoint(np.ravel)
 def ravel(x):
-    return np.ravel(x), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)),)
+    xp = namespace(x)
+    y = np.ravel(x) if xp is np else xp.reshape(x, (-1,))
+    return y, lambda dy: (None if dy is None else xp.reshape(dy, _shape(x)),)
 
 
 @adjoint(np.squeeze)
 def squeeze(x, *args, **kwargs):
-    return np.squeeze(x, *args, **kwargs), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)),
-                                                         *(None for _ in args))
+    xp = namespace(x)
+    if xp is np:
+        y = np.squeeze(x, *args, **kwargs)
+    else:  # the array API's squeeze wants the axes
+        axis = args[0] if args else kwargs.get("axis")
+        y = xp.squeeze(x, axis=tuple(i for i, n in enumerate(x.shape) if n == 1) if axis is None else axis)
+    return y, lambda dy: (None if dy is None else xp.reshape(dy, _shape(x)), *(None for _ in args))
 
 
 @adjoint(np.expand_dims)
 def expand_dims(x, axis):
-    return np.expand_dims(x, axis), lambda dy: (None if dy is None else np.reshape(dy, np.shape(x)), None)
+    xp = namespace(x)
+    return _call(np.expand_dims, x, axis), lambda dy: (None if dy is None else xp.reshape(dy, _shape(x)), None)
 
 
 @adjoint(np.concatenate)
 def concatenate(arrays, *args, **kwargs):
     axis = args[0] if args else kwargs.get("axis", 0)
-    shapes = [np.shape(a) for a in arrays]
+    shapes = [_shape(a) for a in arrays]
+    xp = namespace_of(*arrays)
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
         if axis is None:  # the arrays were flattened first
-            parts = np.split(dy, np.cumsum([math.prod(s) for s in shapes])[:-1])
-            parts = [np.reshape(p, s) for p, s in zip(parts, shapes, strict=True)]
-        else:
-            parts = np.split(dy, np.cumsum([s[axis] for s in shapes])[:-1], axis=axis)
+            parts, start = [], 0
+            for s in shapes:
+                parts.append(xp.reshape(dy[start:start + math.prod(s)], s))
+                start += math.prod(s)
+        else:  # slices of dy along the axis, one per array
+            ax, parts, start = axis % len(dy.shape), [], 0
+            for s in shapes:
+                parts.append(dy[(slice(None),) * ax + (slice(start, start + s[ax]), ...)])
+                start += s[ax]
         return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts, *(None for _ in args))
-    return np.concatenate(arrays, *args, **kwargs), back
+    if xp is np:
+        return np.concatenate(arrays, *args, **kwargs), back
+    return function(np.concatenate, xp)(arrays, **{**dict(zip(("axis",), args)), **kwargs}), back
 
 
 @adjoint(np.stack)
@@ -395,9 +474,13 @@ def stack(arrays, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        parts = [np.take(dy, k, axis=axis) for k in range(len(arrays))]
+        ax = axis % len(dy.shape)
+        parts = [dy[(slice(None),) * ax + (k, ...)] for k in range(len(arrays))]
         return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts, *(None for _ in args))
-    return np.stack(arrays, *args, **kwargs), back
+    xp = namespace_of(*arrays)
+    if xp is np:
+        return np.stack(arrays, *args, **kwargs), back
+    return xp.stack(arrays, **{**dict(zip(("axis",), args)), **kwargs}), back
 
 
 @adjoint(np.array)
@@ -448,6 +531,15 @@ def astype(x, dtype, **kwargs):
     return y, back
 
 
+def is_float(x):
+    """Does the array x hold real or complex floats (in any library's dtype objects)?"""
+    kind = getattr(x.dtype, "kind", None)
+    if kind is not None:
+        return kind in "fc"
+    name = str(x.dtype)
+    return "float" in name or "complex" in name
+
+
 ATTRIBUTES[np.ndarray, "T"] = lambda x, dy: dy.T
 ATTRIBUTES[np.ndarray, "real"] = lambda x, dy: dy.real if np.iscomplexobj(x) else dy
 ATTRIBUTES[np.ndarray, "imag"] = lambda x, dy: 1j * dy.real if np.iscomplexobj(x) else None
@@ -458,3 +550,8 @@ nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.s
                   np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal, np.logical_and,
                   np.logical_or, np.logical_not, np.all, np.any, np.ndarray.argmax, np.ndarray.argmin,
                   np.ndarray.argsort, np.ndarray.nonzero, np.nonzero, np.count_nonzero, np.allclose, np.isclose)
+
+# --- rules that compute with the namespace of their inputs: they serve JAX, torch, CuPy and array-API arrays too --------
+namespace_generic(*ELEMENTWISE, np.abs, np.absolute, *BINARY, np.power, np.where, np.clip, np.sum, np.mean, np.max,
+                  np.min, np.amax, np.amin, np.dot, np.matmul, np.reshape, np.transpose, np.ravel, np.squeeze,
+                  np.expand_dims, np.concatenate, np.stack)

@@ -8,7 +8,15 @@ Three tables, all keyed by the target object itself (never by a string):
 - NONDIFF: callables that never carry a gradient (comparisons, len, isinstance, ...): they run as constants.
 
 Registration bumps `generation`, so compiled functions that inlined an older rule are rebuilt ("latest registration wins").
+
+Other array libraries: a function of another array namespace (`jnp.tanh`, `array_api_strict.sum`, `torch.tanh`) with no
+rule of its own resolves, in `find_rule`, to the rule of the NumPy function of the same name (its NumPy "twin"), when
+that rule is declared namespace-generic (`namespace_generic`: it computes with `namespace(x)`, so its results and
+cotangents are arrays of x's library). A twin whose rule is NumPy-only resolves to a rule that raises a ZygoteError
+naming it. The map from foreign function objects to twins is built lazily, per namespace module, when such a module has
+been imported; nothing of the foreign library is patched.
 """
+import sys
 import types
 
 RULES = {}
@@ -16,6 +24,7 @@ SCALAR = {}
 NONDIFF = set()
 _UNHASHABLE = {}  # id(target) -> (target, rule), for targets that cannot be dict keys
 generation = [0]
+GENERIC = set()  # targets whose rule computes with the array namespace of its inputs (serves every backend)
 
 
 def _key(target):
@@ -51,6 +60,7 @@ def adjoint(target):
             _UNHASHABLE[id(key)] = (key, rule)
         rule.__zygote_target__ = target
         generation[0] += 1
+        _forget_twins()
         return rule
     return register
 
@@ -66,15 +76,110 @@ def nondifferentiable(*targets):
     for t in targets:
         NONDIFF.add(_key(t))
     generation[0] += 1
+    _forget_twins()
+
+
+def namespace_generic(*targets):
+    """Declare built-in rules that compute with `namespace(x)` (so they serve JAX, torch, CuPy and array-API arrays)."""
+    for t in targets:
+        GENERIC.add(_key(t))
+
+
+def is_generic(target):
+    try:
+        return _key(target) in GENERIC
+    except TypeError:
+        return False
 
 
 def find_rule(target):
-    """The reverse rule registered for `target`, or None."""
+    """The reverse rule registered for `target`, or None; a foreign namespace's function gets its NumPy twin's rule."""
     try:
-        return RULES.get(target)
+        rule = RULES.get(target)
     except TypeError:
         hit = _UNHASHABLE.get(id(target))
         return hit[1] if hit and hit[0] is target else None
+    if rule is None and (_seen[0] != len(sys.modules) or target in _TWINS):
+        twin = twin_of(target)
+        if twin is not None:
+            rule = RULES.get(twin)
+            if rule is not None and twin not in GENERIC:
+                return _numpy_only(twin, target)
+    return rule
+
+
+# --- foreign namespaces: module name -> the NumPy module whose functions its names mean ------------------------------
+FOREIGN_NAMESPACES = {
+    "jax.numpy": "numpy", "jax.numpy.linalg": "numpy.linalg", "array_api_strict": "numpy",
+    "array_api_strict.linalg": "numpy.linalg", "torch": "numpy", "torch.linalg": "numpy.linalg", "cupy": "numpy",
+    "cupy.linalg": "numpy.linalg", "dask.array": "numpy", "array_api_compat.torch": "numpy",
+    "array_api_compat.torch.linalg": "numpy.linalg", "array_api_compat.cupy": "numpy",
+    "array_api_compat.cupy.linalg": "numpy.linalg", "array_api_compat.dask.array": "numpy",
+    "array_api_compat.numpy": "numpy", "array_api_compat.numpy.linalg": "numpy.linalg",
+}
+# array-API names whose NumPy function has another name (NumPy's own aliases, np.atan is np.arctan, need no entry)
+_ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
+_TWINS = {}  # foreign function object -> NumPy function object
+_indexed = set()
+_seen = [0]
+
+
+def _index_namespaces():
+    """Index the foreign namespace modules imported since the last call (cheap: a length check when none were)."""
+    _seen[0] = len(sys.modules)
+    for name, np_name in FOREIGN_NAMESPACES.items():
+        mod, np_mod = sys.modules.get(name), sys.modules.get(np_name)
+        if mod is None or np_mod is None or name in _indexed:
+            continue
+        _indexed.add(name)
+        for attr in dir(mod):
+            fn = getattr(mod, attr, None)
+            twin = getattr(np_mod, _ARRAY_API_TWINS.get(attr, attr), None)
+            if fn is None or twin is None or fn is twin or not callable(fn) or isinstance(fn, type):
+                continue
+            try:
+                if twin in RULES or twin in NONDIFF:
+                    _TWINS.setdefault(fn, twin)
+            except TypeError:
+                continue
+
+
+def _forget_twins():
+    """A new registration may give a NumPy function its first rule: index the namespaces again on the next miss."""
+    if _TWINS or _indexed:
+        _TWINS.clear()
+        _indexed.clear()
+    _seen[0] = -1
+
+
+def twin_of(target):
+    """The NumPy function that the foreign namespace function `target` means, or None."""
+    if _seen[0] != len(sys.modules):
+        _index_namespaces()
+    try:
+        return _TWINS.get(target)
+    except TypeError:
+        return None
+
+
+_REFUSALS = {}
+
+
+def _numpy_only(twin, target):
+    """A rule for a foreign function whose NumPy twin's rule is written for NumPy arrays only: raises, naming both."""
+    rule = _REFUSALS.get(target)
+    if rule is None:
+        from ..errors import ZygoteError
+        module = getattr(target, "__module__", None) or type(target).__module__
+        name = f"{module}.{getattr(target, '__name__', target)}"
+
+        def rule(*args, **kwargs):
+            raise ZygoteError(f"{name} resolves to the rule of np.{twin.__name__}, which is written for NumPy arrays "
+                              f"only (it would convert the arrays of another library silently). Register a rule for it "
+                              f"with @zygotepy.adjoint({name}), or call it on NumPy arrays.")
+        rule.__qualname__ = f"numpy_only_{twin.__name__}"
+        _REFUSALS[target] = rule
+    return rule
 
 
 def find_scalar(target):
@@ -87,9 +192,11 @@ def find_scalar(target):
 
 def is_nondifferentiable(target):
     try:
-        return target in NONDIFF
+        if target in NONDIFF:
+            return True
     except TypeError:
         return False
+    return twin_of(target) in NONDIFF if _seen[0] != len(sys.modules) or target in _TWINS else False
 
 
 def is_builtin(rule):

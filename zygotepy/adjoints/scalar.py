@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from ..backends import conj, namespace, unbroadcast
-from .registry import adjoint, find_rule, nondifferentiable, scalar_rule
+from .registry import adjoint, find_rule, namespace_generic, nondifferentiable, scalar_rule
 from .structures import like
 
 # --- operators on Python numbers (fast path) ---------------------------------------------------------------------------
@@ -256,17 +256,25 @@ def pow_(a, b):
             da = dy * conj(b * a ** (b - 1))
         # d/db a**b = a**b log(a); an integer exponent is data (like the seed's loop count): no gradient.
         # For real a <= 0 the log is undefined and the gradient is taken as 0 there.
-        if not need[1] or isinstance(b, int) or hasattr(b, "dtype") and b.dtype.kind in "iub":
+        if not need[1] or isinstance(b, int) or hasattr(b, "dtype") and not _is_floating(b):
             db = None
         elif _is_complexish(a) or _is_complexish(b):
             db = dy * conj(y * xp.log(a))
         elif hasattr(a, "shape") or hasattr(y, "shape"):
             positive = xp.asarray(a) > 0
-            db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive
+            if xp is np:
+                db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive
+            else:  # the array API multiplies no booleans
+                db = xp.where(positive, dy * y * xp.log(xp.where(positive, xp.asarray(a), 1.0)), 0.0)
         else:
             db = dy * y * math.log(a) if a > 0 else dy * 0.0
         return unbroadcast(da, a), unbroadcast(db, b)
     return y, back
+
+
+def _is_floating(x):
+    kind = getattr(x.dtype, "kind", None)
+    return kind in "fc" if kind is not None else "float" in str(x.dtype) or "complex" in str(x.dtype)
 
 
 def _is_zero(b):
@@ -328,14 +336,15 @@ def matmul(a, b):
         if type(a) is type(b) is np.ndarray and a.ndim == b.ndim == 2 and a.dtype.kind != "c" != b.dtype.kind:
             return (dy @ b.T if need[0] else None), (a.T @ dy if need[1] else None)  # the common case, directly
         xp = namespace(y)
-        a2, b2 = (a[None, :] if a.ndim == 1 else a), (b[:, None] if b.ndim == 1 else b)
-        dy2 = dy  # a 1-d b is a column, a 1-d a a row: restore their axes in dy (b's first: dy may be 0-d)
+        a2, b2 = (a[None, ...] if a.ndim == 1 else a), (b[..., None] if b.ndim == 1 else b)
+        dy2 = dy if hasattr(dy, "shape") or xp is np else xp.asarray(dy, dtype=y.dtype)  # a 1-d b is a column, a 1-d a a row: restore their axes in dy (b's first: dy may be 0-d)
         if b.ndim == 1:
             dy2 = xp.expand_dims(dy2, -1)
         if a.ndim == 1:
             dy2 = xp.expand_dims(dy2, -2)
-        da = dy2 @ xp.swapaxes(conj(b2), -1, -2) if need[0] else None
-        db = xp.swapaxes(conj(a2), -1, -2) @ dy2 if need[1] else None
+        mT = (lambda m: xp.swapaxes(m, -1, -2)) if xp is np else (lambda m: m.mT)  # the array API has .mT only
+        da = dy2 @ mT(conj(b2)) if need[0] else None
+        db = mT(conj(a2)) @ dy2 if need[1] else None
         if a.ndim == 1 and da is not None:
             da = da[..., 0, :]
         if b.ndim == 1 and db is not None:
@@ -353,3 +362,8 @@ adjoint(operator.imatmul)(matmul)
 
 for _op, _d in OPERATORS.items():
     scalar_rule(_op, _d)
+
+# operators compute with the operands' own operators and `namespace(x)`: they serve every array library
+namespace_generic(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod, operator.neg,
+                  operator.pos, operator.abs, abs, operator.matmul, operator.iadd, operator.isub, operator.imul,
+                  operator.itruediv, operator.imod, operator.imatmul, operator.ipow)

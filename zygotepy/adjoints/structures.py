@@ -14,7 +14,7 @@ from ..ast_adjoint.dispatch import differentiable
 from ..errors import MissingAdjoint
 from ..backends import namespace
 from ..structgrad import StructGrad
-from .registry import adjoint, nondifferentiable
+from .registry import adjoint, namespace_generic, nondifferentiable
 
 nondifferentiable(rt.none_set, rt.any_set, rt.new_cell, rt.set_cell, rt.contained_in, rt.not_contained_in,
                   rt.raise_, rt.assertion_failed, rt.format_value, rt.join_str, rt.is_scalar, rt.is_same,
@@ -159,6 +159,10 @@ def zip_(*seqs):
     return list(zip(*seqs)), back
 
 
+def _is_mask(index):
+    return "bool" in str(getattr(index, "dtype", ""))
+
+
 def _is_fancy(index):
     parts = index if isinstance(index, tuple) else (index,)
     return any(hasattr(p, "shape") or isinstance(p, list) for p in parts)
@@ -204,11 +208,22 @@ def scatter_array(x, index, dy):
     zeros = getattr(type(dy), "__zygote_zeros__", None)  # forward mode's duals: zeros that can hold dy
     g = zeros(x.shape, dy) if zeros is not None else \
         xp.zeros(x.shape, dtype=_float_dtype(x) if not rt.is_complex_like(dy) else np.complex128)
-    if _is_fancy(index):
+    if hasattr(g, "at") and not isinstance(g, np.ndarray):  # JAX arrays are immutable: a functional update
+        return g.at[index].add(dy)
+    if _is_fancy(index) and xp is not np and _is_mask(index):
+        g[index] = dy  # a mask selects each entry at most once
+    elif _is_fancy(index):
+        if xp is not np:
+            from ..errors import ZygoteError
+            raise ZygoteError(f"indexing a {type(x).__name__} with an index array has no namespace-generic gradient "
+                              f"(repeated indices must accumulate); use a JAX or NumPy array, or basic indices")
         np.add.at(g, index, dy)
     else:
         g[index] = dy
     return g
+
+
+namespace_generic(operator.getitem)  # scatter_array computes in x's namespace
 
 
 @adjoint(scatter_array)

@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from ..adjoints import registry
+from ..backends import is_array_type
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, Pullback, callmethod
@@ -229,9 +230,11 @@ def _user_operator(fn, args):
     names = _OPERATORS[fn]
     if any(getattr(type(a), "__zygote_number__", False) for a in args):
         return None  # zygotepy's own numbers (forward mode's duals): their operators mean what the rules say
+    if all(type(a) in _NATIVE or is_array_type(type(a)) for a in args):
+        return None  # an array library's operators (JAX's and torch's are Python functions): the operator rules
     if len(args) == 1 or fn is operator.getitem:
         method = getattr(type(args[0]), names[0], None)
-        if isinstance(method, types.FunctionType):
+        if isinstance(method, types.FunctionType) and not is_array_type(type(args[0])):
             y, pb = _dispatch(method, args, None)
             return y, SelfPullback(pb)
         return None
@@ -239,12 +242,12 @@ def _user_operator(fn, args):
     forward = [n for n in names[:-1]]
     for name in forward:
         method = getattr(type(a), name, None)
-        if isinstance(method, types.FunctionType):
+        if isinstance(method, types.FunctionType) and not is_array_type(type(a)):
             y, pb = _dispatch(method, (a, b), None)
             if y is not NotImplemented:
                 return y, SelfPullback(pb)
     method = getattr(type(b), names[-1], None)
-    if isinstance(method, types.FunctionType):
+    if isinstance(method, types.FunctionType) and not is_array_type(type(b)):
         y, pb = _dispatch(method, (b, a), None)
         if y is not NotImplemented:
             return y, SwappedPullback(pb)

@@ -81,7 +81,7 @@ def unbroadcast(g, like):
     gshape = getattr(g, "shape", None)
     if shape is None:  # a Python number
         if gshape:
-            g = g.sum()
+            g = g.sum() if type(g) is np.ndarray else namespace(g).sum(g)
         return g
     if gshape == shape:
         return g
@@ -97,3 +97,63 @@ def unbroadcast(g, like):
     if axes:
         g = total(axis=axes, keepdims=True)
     return g
+
+
+def namespace_of(*xs):
+    """The array namespace of the first argument that is not NumPy's (NumPy when all are NumPy values or numbers), so
+    that `jnp.maximum(x, 0.0)` and `2.0 * x` compute in x's library."""
+    for x in xs:
+        if type(x) is not np.ndarray:
+            xp = namespace(x)
+            if xp is not np:
+                return xp
+    return np
+
+
+# array-API names of NumPy functions whose NumPy name a strict namespace lacks (`array_api_strict` has only these)
+_ARRAY_API_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
+                    "arctanh": "atanh", "arctan2": "atan2", "power": "pow", "concatenate": "concat",
+                    "absolute": "abs", "amax": "max", "amin": "min", "negative": "negative"}
+_FUNCTIONS = {}
+
+
+def function(np_fn, xp):
+    """`xp`'s function of the NumPy function `np_fn` (by name, or its array-API name): `np_fn` itself for NumPy."""
+    if xp is np:
+        return np_fn
+    key = (np_fn, xp)
+    fn = _FUNCTIONS.get(key)
+    if fn is None:
+        name = np_fn.__name__
+        fn = getattr(xp, name, None) or getattr(xp, _ARRAY_API_NAMES.get(name, name), None)
+        if fn is None:
+            from ..errors import ZygoteError
+            raise ZygoteError(f"the array namespace {xp.__name__} has no function {name} (nor an array-API name for "
+                              f"it) to compute np.{name} with")
+        _FUNCTIONS[key] = fn
+    return fn
+
+
+# the libraries whose array types implement operators themselves (in C or in Python): never a user class's operator
+_ARRAY_LIBRARIES = frozenset(("numpy", "jax", "jaxlib", "torch", "cupy", "cupyx", "array_api_strict", "dask",
+                              "sparse", "ndonnx", "mlx", "tensorflow"))
+_ARRAY_TYPES = {}
+
+
+def is_array_type(t):
+    """Is `t` an array type of an array library (it has `__array_namespace__`, or a known library defines it)? Its
+    operators mean what the operator rules say, even when the library writes them in Python (JAX, torch)."""
+    hit = _ARRAY_TYPES.get(t)
+    if hit is None:
+        hit = _ARRAY_TYPES[t] = hasattr(t, "__array_namespace__") \
+            or (getattr(t, "__module__", None) or "").partition(".")[0] in _ARRAY_LIBRARIES
+    return hit
+
+
+def is_foreign(x):
+    """Is `x` an array of another backend than NumPy (a JAX, torch, CuPy or array-API array)?"""
+    t = type(x)
+    return t is not np.ndarray and t not in _SCALAR_TYPES and namespace(x) is not np
+
+
+_SCALAR_TYPES = frozenset((int, float, bool, complex, np.float64, np.float32, np.complex128, np.int64, type(None)))

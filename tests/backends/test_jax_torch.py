@@ -1,0 +1,104 @@
+"""User functions written against jax.numpy and torch (through array_api_compat): gradients are arrays of the input's
+library and dtype, equal to jax.grad / finite differences; jax.jit runs the derived forward and pullback."""
+import numpy as np
+import pytest
+
+import zygotepy
+
+
+def _mlp(xp):
+    def f(x, w):
+        h = xp.tanh(x @ w)
+        return xp.sum(xp.maximum(h, 0.0) ** 2) + xp.mean(xp.exp(-(x * x)))
+    return f
+
+
+def test_jax_gradient_matches_jax_grad_float32_stays_float32():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    f = _mlp(jnp)
+    x = jnp.linspace(-1.0, 1.0, 12, dtype=jnp.float32).reshape(3, 4)
+    w = jnp.linspace(0.5, -0.5, 8, dtype=jnp.float32).reshape(4, 2)
+    gx, gw = zygotepy.gradient(f, x, w)
+    ex, ew = jax.grad(f, argnums=(0, 1))(x, w)
+    assert isinstance(gx, jax.Array) and gx.dtype == jnp.float32 and gw.dtype == jnp.float32
+    np.testing.assert_allclose(gx, ex, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gw, ew, rtol=1e-5, atol=1e-6)
+
+
+def test_jax_example_of_the_issue_in_float64():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        jnp = jax.numpy
+
+        def f(x, w):
+            return jnp.sum(jnp.tanh(x @ w) ** 2)
+        x, w = jnp.ones((3, 4)), jnp.ones((4, 2)) * 0.1
+        g = zygotepy.gradient(f, x, w)
+        e = jax.grad(f, argnums=(0, 1))(x, w)
+        assert g[0].dtype == jnp.float64
+        for a, b in zip(g, e, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_jax_jit_of_the_gradient_equals_the_eager_one():
+    jax = pytest.importorskip("jax")
+    f = _mlp(jax.numpy)
+    x = jax.numpy.ones((3, 4)) * 0.3
+    w = jax.numpy.ones((4, 2)) * 0.1
+    grad = jax.jit(lambda x, w: zygotepy.gradient(f, x, w))
+    for a, b in zip(grad(x, w), zygotepy.gradient(f, x, w), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert "func" in grad.lower(x, w).as_text()
+
+
+def test_jax_jit_with_control_flow_on_a_traced_value_names_the_users_line():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    def f(x):
+        if jnp.sum(x) > 0:  # the branch depends on a traced value
+            return jnp.sum(x * x)
+        return jnp.sum(x)
+    with pytest.raises(Exception) as info:
+        jax.jit(lambda x: zygotepy.gradient(f, x))(jnp.ones(3))
+    text = str(info.value) + "".join(getattr(info.value, "__notes__", []))
+    assert "if jnp.sum(x) > 0" in text or "test_jax_torch.py" in text, text
+
+
+def test_torch_through_array_api_compat_matches_finite_differences():
+    torch = pytest.importorskip("torch")
+    compat = pytest.importorskip("array_api_compat")
+    x = torch.linspace(-1.0, 1.0, 12, dtype=torch.float64).reshape(3, 4)
+    w = torch.linspace(0.5, -0.5, 8, dtype=torch.float64).reshape(4, 2)
+    f = _mlp(compat.array_namespace(x))
+    gx, gw = zygotepy.gradient(f, x, w)
+    assert isinstance(gx, torch.Tensor) and gx.dtype == torch.float64
+    xt, wt = x.clone().requires_grad_(), w.clone().requires_grad_()
+    f(xt, wt).backward()
+    np.testing.assert_allclose(gx.numpy(), xt.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gw.numpy(), wt.grad.numpy(), rtol=1e-6)
+
+
+def test_torch_functions_directly():
+    torch = pytest.importorskip("torch")
+
+    def f(x):
+        return torch.sum(torch.tanh(x)) * 2.0
+    x = torch.linspace(-1.0, 1.0, 5, dtype=torch.float32)
+    (g,) = zygotepy.gradient(f, x)
+    assert isinstance(g, torch.Tensor) and g.dtype == torch.float32
+    np.testing.assert_allclose(g.numpy(), 2 * (1 - np.tanh(x.numpy()) ** 2), rtol=1e-5)
+
+
+def test_a_numpy_only_rule_refuses_foreign_arrays():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    def f(x):
+        return jnp.linalg.det(x)
+    with pytest.raises(zygotepy.ZygoteError, match="NumPy arrays only"):
+        zygotepy.gradient(f, jnp.eye(2) * 2.0)

@@ -57,18 +57,7 @@ def _assigned(fn_ir):
     """Every Var a Function defines: parameters, assignments, phis, loop-carried values and targets."""
     names = {p.name for p in fn_ir.params}
     for s in _walk(fn_ir.body):
-        if isinstance(s, Assign):
-            names.update(o.name for o in _outs(s.out) if isinstance(o, Var))
-        elif isinstance(s, Def):
-            names.add(s.out.name)
-        elif isinstance(s, If):
-            names.update(p.out.name for p in s.phis)
-        elif isinstance(s, Loop):
-            names.update(c.var.name for c in s.carries)
-            if isinstance(s.target, Var):
-                names.add(s.target.name)
-            elif isinstance(s.target, tuple):
-                names.update(t.name for t in s.target if isinstance(t, Var))
+        names |= _assigned_by(s)
     return names
 
 

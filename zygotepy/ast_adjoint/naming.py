@@ -14,6 +14,7 @@ class Namer:
 
     def __init__(self, reserved=()):
         self.taken = set(reserved)
+        self.next = {}  # hint -> the next suffix to try: fresh() stays O(1), not O(uses of the hint)
 
     def reserve(self, name):
         self.taken.add(name)
@@ -21,9 +22,15 @@ class Namer:
 
     def fresh(self, hint):
         hint = hint if hint.isidentifier() else "_t"
-        name, k = hint, 2
+        if hint not in self.taken:
+            self.taken.add(hint)
+            return hint
+        k = self.next.get(hint, 2)
+        name = f"{hint}_{k}"
         while name in self.taken:
-            name, k = f"{hint}_{k}", k + 1
+            k += 1
+            name = f"{hint}_{k}"
+        self.next[hint] = k + 1
         self.taken.add(name)
         return name
 

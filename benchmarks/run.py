@@ -25,7 +25,9 @@ from importlib import metadata
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The checkout's own zygotepy (not whichever one `pip install -e` points at), then the workload modules beside this file.
+sys.path[:0] = [os.path.dirname(_HERE), _HERE]
 from workloads import (
     PHYSICS_ARGS,
     WORKLOADS,

@@ -36,7 +36,14 @@ class Workload:
         args: the arguments, differentiated ones first.
         n_wrt: how many leading arguments are differentiated; the rest are constants.
         namespaces: global names in `fn` that other frameworks rebind to their op namespace.
+        helpers: global names of user functions `fn` calls; other frameworks get copies of them that see the rebound
+            namespaces too.
         skip: contender name -> reason it is not run on this workload.
+        quick_skip: contender name -> reason it is not run under `--quick` (a compile of minutes, say).
+        cannot: contender name -> what the workload does that the contender cannot (e.g. mutate arrays); it is still
+            run, and if it fails the table shows this reason and its error as "cannot run" rather than "ERROR".
+        fd_step: relative step of the finite differences that check `hand_grad` (larger for big sums, whose
+            rounding error would otherwise swamp the difference).
     """
 
     name: str
@@ -46,7 +53,11 @@ class Workload:
     args: tuple
     n_wrt: int
     namespaces: tuple = ()
+    helpers: tuple = ()
     skip: dict = field(default_factory=dict)
+    quick_skip: dict = field(default_factory=dict)
+    cannot: dict = field(default_factory=dict)
+    fd_step: float = 1e-6
 
     @property
     def argnums(self):
@@ -65,9 +76,11 @@ class Workload:
 
     def implementation(self, namespace):
         """The same code as `fn`, with each name in `namespaces` bound to `namespace` (e.g. `torch`)."""
-        fn = self.fn
-        env = {**fn.__globals__, **dict.fromkeys(self.namespaces, namespace)}
-        return types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+        def rebound(fn):
+            return types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+        env = {**self.fn.__globals__, **dict.fromkeys(self.namespaces, namespace)}
+        env.update({name: rebound(env[name]) for name in self.helpers})
+        return rebound(self.fn)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -253,7 +266,7 @@ def check_hand_grads(workloads, samples=24, rtol=1e-4):
                 indices = [None]
             scale = max(1.0, float(np.max(np.abs(g))))
             for index in indices:
-                fd = finite_difference(w.fn, w.args, i, index)
+                fd = finite_difference(w.fn, w.args, i, index, h=w.fd_step)
                 exact = g if index is None else g[index]
                 if not math.isclose(fd, exact, rel_tol=rtol, abs_tol=1e-7 * scale):
                     raise AssertionError(f"{w.name}: hand-written gradient of argument {i} at {index} is {exact}, "

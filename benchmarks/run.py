@@ -26,6 +26,7 @@ import numpy as np
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The checkout's own zygotepy (not whichever one `pip install -e` points at), then the workload modules beside this file.
 sys.path[:0] = [os.path.dirname(_HERE), _HERE]
+import transform_cost
 from contenders import all_contenders, as_list
 from workloads import (
     PHYSICS_ARGS,
@@ -54,7 +55,7 @@ class Mode:
     long_call: float | None = None  # a first call longer than this (seconds) is not repeated: the cell shows it alone
 
 
-QUICK = Mode(budget=0.3, min_batch=0.002, min_repeats=3, max_repeats=15, fresh_copies=5, quick=True, long_call=1.5)
+QUICK = Mode(budget=0.3, min_batch=0.002, min_repeats=3, max_repeats=15, fresh_copies=5, quick=True, long_call=0.5)
 DEFAULT = Mode(budget=3.0, min_batch=0.02, min_repeats=7, max_repeats=151, fresh_copies=21)
 
 
@@ -221,6 +222,22 @@ def physics_first_call(mode):
     return {"status": "ok", "first_call_extra": extra, "steady": steady}
 
 
+def transform_cost_section(mode):
+    """Print zygotepy's first-call time on generated 10/100/1 000-line functions; return the rows (None on error)."""
+    print("## Transform cost: first call of generated functions")
+    print()
+    print("First `zygotepy.gradient` call minus a steady call, on generated straight-line and looping functions "
+          "(transform_cost.py). A flat time per line means linear growth.")
+    print()
+    try:
+        rows = transform_cost.measure(copies=1 if mode.quick else 3)
+    except Exception as e:  # noqa: BLE001 - reported, the run goes on
+        print(f"ERROR: {short_error(e)}")
+        return None
+    print("\n".join(transform_cost.report(rows)))
+    return [dict(zip(("shape", "lines", "first_call_extra", "steady"), row)) for row in rows]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Reporting
 
@@ -281,7 +298,9 @@ def summary(results, physics):
 
     def why(w, c):
         r = results.get(w, {}).get(c)
-        return "n/a (not run)" if r is None else f"n/a ({r.status})"
+        if r is None:
+            return "n/a (not run)"
+        return f"n/a ({r.detail if r.status == 'ok' else r.status})"
 
     out = {}
     lines = []
@@ -353,13 +372,17 @@ def main(argv=None):
     print()
     for line in lines:
         print(f"- {line}")
+    print()
+    transform = None
+    if not opts.only or "transform" in opts.only.split(","):
+        transform = transform_cost_section(mode)
     elapsed = time.perf_counter() - start
     print()
     print(f"total run time {elapsed:.1f} s")
 
     if opts.json:
         dump = {"machine": info, "mode": asdict(mode), "elapsed": elapsed, "summary": numbers,
-                "physics_first_call": physics,
+                "physics_first_call": physics, "transform_cost": transform,
                 "workloads": {w: {c: asdict(r) for c, r in rs.items()} for w, rs in results.items()}}
         with open(opts.json, "w") as fh:
             json.dump(dump, fh, indent=1)

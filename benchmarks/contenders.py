@@ -29,6 +29,7 @@ class Contender:
     to_numpy: Callable = None
     is_gradient: bool = True
     numpy_memory: bool = False               # tracemalloc sees its allocations
+    transforms: bool = False                 # its first call transforms or compiles: always time a steady call too
     missing: str = ""                        # why it is not installed
 
 
@@ -67,7 +68,7 @@ def zygotepy_contender():
 
     def build(w):
         return partial(zygotepy.gradient, fresh_copy(w.fn), *w.args[:w.n_wrt], **w.const_kwargs)
-    return Contender("zygotepy", _version("zygotepy"), build, as_list, numpy_memory=True)
+    return Contender("zygotepy", _version("zygotepy"), build, as_list, numpy_memory=True, transforms=True)
 
 
 def autograd_contender():
@@ -127,15 +128,19 @@ def jax_contenders():
         return lambda: jax.block_until_ready(g(*args))
     version = _version("jax")
     return [Contender("jax", version, partial(build, jit=False), as_list),
-            Contender("jax.jit", version, partial(build, jit=True), as_list)]
+            Contender("jax.jit", version, partial(build, jit=True), as_list, transforms=True)]
 
 
 def tangent_contender():
     """`tangent-ad` (a maintained fork of Google's Tangent): source-to-source like zygotepy, NumPy only.
 
     It differentiates the plain NumPy/math code as is; constants are passed positionally (it has no keyword form).
-    Each build transforms a fresh copy of the function, so the first call includes the transform.
+    Each build transforms a fresh copy of the function, so the first call includes the transform (the disk cache is
+    off).
     """
+    # Its persistent on-disk cache of generated code would make the first call warm on every run after the first
+    # (fresh copies get the same names each run); its in-memory cache misses on fresh copies, like zygotepy's.
+    os.environ["TANGENT_DISK_CACHE"] = "0"
     try:
         import tangent
     except ImportError as e:
@@ -155,7 +160,7 @@ def tangent_contender():
                 thunk = build(w)
             return thunk()
         return call
-    return Contender("tangent", _version("tangent-ad"), build_lazily, as_list, numpy_memory=True)
+    return Contender("tangent", _version("tangent-ad"), build_lazily, as_list, numpy_memory=True, transforms=True)
 
 
 def all_contenders():

@@ -1,11 +1,12 @@
-"""Benchmark zygotepy against a hand-written gradient, HIPS autograd, PyTorch eager and JAX (eager and jitted).
+"""Benchmark zygotepy against a hand-written gradient, tangent-ad, HIPS autograd, PyTorch eager and JAX (eager, jitted).
 
-    python benchmarks/run.py [--quick] [--json out.json] [--only pow,mlp]
+    python benchmarks/run.py [--quick] [--json out.json] [--only pow,mlp,transform]
 
-For each workload (see workloads.py) every contender is built fresh, called once (the "first call", which includes
-zygotepy's transform or jax.jit's compile), checked against the hand-written gradient, then timed: median over
-repeated batches of `time.perf_counter`. Contenders that are not installed are skipped; a contender that raises or
-returns a wrong gradient is reported as such and not timed.
+For each workload (workloads*.py) every contender (contenders.py) is built fresh, called once (the "first call", which
+includes zygotepy's or tangent's transform or jax.jit's compile), checked against the hand-written gradient, then
+timed: median over repeated batches of `time.perf_counter`. Contenders that are not installed are skipped; a
+contender that raises or returns a wrong gradient is reported as such and not timed. Last comes zygotepy's transform
+cost on generated 10/100/1 000-line functions (transform_cost.py).
 """
 import argparse
 import gc
@@ -52,7 +53,7 @@ class Mode:
     max_repeats: int
     fresh_copies: int   # fresh functions whose first call is timed for the 20-line-function summary
     quick: bool = False  # skip each workload's `quick_skip` contenders
-    long_call: float | None = None  # a first call longer than this (seconds) is not repeated: the cell shows it alone
+    long_call: float | None = None  # a longer first call (seconds) of an eager contender is not repeated
 
 
 QUICK = Mode(budget=0.3, min_batch=0.002, min_repeats=3, max_repeats=15, fresh_copies=5, quick=True, long_call=0.5)
@@ -168,7 +169,7 @@ def prepare(contender, w, mode):
         return Result("ERROR", short_error(e), traceback=traceback.format_exc()), None
     if wrong:
         return Result("WRONG", wrong, first_call=first), None
-    if mode.long_call is not None and first > mode.long_call:
+    if mode.long_call is not None and first > mode.long_call and not contender.transforms:
         return Result("ok", "first call only: not repeated in --quick", first_call=first), None
     return Result("ok", first_call=first), thunk
 

@@ -1,5 +1,8 @@
 """The benchmark workloads: the math of each written once, plus a hand-written gradient.
 
+This module holds the `Workload` type, the helpers (fresh copies, finite differences, `check_hand_grads`) and the
+first four workloads; workloads_loops.py and workloads_arrays.py hold the rest.
+
 Each workload's function is plain Python/NumPy, differentiated as is by zygotepy. Other frameworks get the *same code
 object* with its module globals rebound to their own op namespace (`np` -> `autograd.numpy`, `torch`, `jax.numpy`;
 `math` -> the same), which is how their users write such code. The differentiated arguments always come first; the

@@ -327,6 +327,12 @@ def summary(results, physics):
             out[f"{w}_speedup_vs_{other}"] = s
             parts.append(f"{s:.1f}× vs {other}" if s else f"vs {other} {why(w, other) if zy else 'n/a'}")
         lines.append(f"{w}: zygotepy speedup " + ", ".join(parts))
+    parts = []
+    for w in results:
+        r = ratio(median(w, "zygotepy"), median(w, "hand-written"))
+        out[f"{w}_zygotepy_over_hand"] = r
+        parts.append(f"{w} {r:.2f}" if r else f"{w} {why(w, 'zygotepy')}")
+    lines.append("zygotepy/hand-written: " + ", ".join(parts))
     return lines, out
 
 
@@ -373,9 +379,9 @@ def main(argv=None):
     print()
     for line in lines:
         print(f"- {line}")
-    print()
     transform = None
     if not opts.only or "transform" in opts.only.split(","):
+        print()
         transform = transform_cost_section(mode)
     elapsed = time.perf_counter() - start
     print()

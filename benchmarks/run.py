@@ -232,7 +232,7 @@ def transform_cost_section(mode):
           "(transform_cost.py). A flat time per line means linear growth.")
     print()
     try:
-        rows = transform_cost.measure(copies=1 if mode.quick else 3)
+        rows = transform_cost.measure(quick=mode.quick)
     except Exception as e:  # noqa: BLE001 - reported, the run goes on
         print(f"ERROR: {short_error(e)}")
         return None

@@ -229,6 +229,8 @@ def fresh_copy(fn):
     """
     k = next(_FRESH)
     src = textwrap.dedent(inspect.getsource(fn))
+    if not src.startswith(f"def {fn.__name__}("):  # getsource reads the file now, by the line numbers of import time
+        raise RuntimeError(f"the source of {fn.__name__} moved in its file since it was imported; run again")
     name = f"{fn.__name__}_fresh{k}"
     src = src.replace(f"def {fn.__name__}(", f"def {name}(", 1)
     filename = f"<benchmark fresh copy {k}: {fn.__name__}>"

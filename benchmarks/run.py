@@ -1,11 +1,12 @@
-"""Benchmark zygotepy against a hand-written gradient, HIPS autograd, PyTorch eager and JAX (eager and jitted).
+"""Benchmark zygotepy against a hand-written gradient, tangent-ad, HIPS autograd, PyTorch eager and JAX (eager, jitted).
 
-    python benchmarks/run.py [--quick] [--json out.json] [--only pow,mlp]
+    python benchmarks/run.py [--quick] [--json out.json] [--only pow,mlp,transform]
 
-For each workload (see workloads.py) every contender is built fresh, called once (the "first call", which includes
-zygotepy's transform or jax.jit's compile), checked against the hand-written gradient, then timed: median over
-repeated batches of `time.perf_counter`. Contenders that are not installed are skipped; a contender that raises or
-returns a wrong gradient is reported as such and not timed.
+For each workload (workloads*.py) every contender (contenders.py) is built fresh, called once (the "first call", which
+includes zygotepy's or tangent's transform or jax.jit's compile), checked against the hand-written gradient, then
+timed: median over repeated batches of `time.perf_counter`. Contenders that are not installed are skipped; a
+contender that raises or returns a wrong gradient is reported as such and not timed. Last comes zygotepy's transform
+cost on generated 10/100/1 000-line functions (transform_cost.py).
 """
 import argparse
 import gc
@@ -18,14 +19,17 @@ import sys
 import time
 import traceback
 import tracemalloc
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from importlib import metadata
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The checkout's own zygotepy (not whichever one `pip install -e` points at), then the workload modules beside this file.
+sys.path[:0] = [os.path.dirname(_HERE), _HERE]
+import transform_cost
+from contenders import all_contenders, as_list
+from report import summary, table
 from workloads import (
     PHYSICS_ARGS,
     WORKLOADS,
@@ -34,6 +38,10 @@ from workloads import (
     fresh_copy,
     physics_step,
 )
+from workloads_arrays import ARRAY_WORKLOADS
+from workloads_loops import LOOP_WORKLOADS
+
+ALL_WORKLOADS = [*WORKLOADS, *LOOP_WORKLOADS, *ARRAY_WORKLOADS]
 
 RTOL, ATOL_REL = 1e-6, 1e-12  # gradient check: rtol, and atol relative to the largest hand-written entry
 
@@ -45,134 +53,12 @@ class Mode:
     min_repeats: int
     max_repeats: int
     fresh_copies: int   # fresh functions whose first call is timed for the 20-line-function summary
+    quick: bool = False  # skip each workload's `quick_skip` contenders
+    long_call: float | None = None  # a longer first call (seconds) of an eager contender is not repeated
 
 
-QUICK = Mode(budget=0.3, min_batch=0.002, min_repeats=3, max_repeats=15, fresh_copies=5)
+QUICK = Mode(budget=0.3, min_batch=0.002, min_repeats=3, max_repeats=15, fresh_copies=5, quick=True, long_call=0.5)
 DEFAULT = Mode(budget=3.0, min_batch=0.02, min_repeats=7, max_repeats=151, fresh_copies=21)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Contenders
-
-
-@dataclass
-class Contender:
-    """A way to compute a workload's primal or gradient.
-
-    `build(w)` returns a thunk running one call on prepared inputs; each build is a fresh instance (cold transform or
-    compile caches), so the thunk's first call is the "first call". `to_numpy` turns a gradient result into a list of
-    float64 arrays, one per differentiated argument.
-    """
-
-    name: str
-    version: str | None                      # None: not installed
-    build: Callable | None = None
-    to_numpy: Callable = None
-    is_gradient: bool = True
-    numpy_memory: bool = False               # tracemalloc sees its allocations
-    missing: str = ""                        # why it is not installed
-
-
-def _version(dist):
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "?"
-
-
-def _as_list(result):
-    return [np.asarray(g, dtype=np.float64) for g in (result if isinstance(result, (tuple, list)) else (result,))]
-
-
-def _not_installed(name, err):
-    return Contender(name, None, missing=f"not installed ({type(err).__name__}: {err})")
-
-
-def baselines():
-    return [
-        Contender("primal", "", lambda w: partial(w.fn, *w.args), is_gradient=False, numpy_memory=True),
-        Contender("hand-written", "", lambda w: partial(w.hand_grad, *w.args), _as_list, numpy_memory=True),
-    ]
-
-
-def zygotepy_contender():
-    try:
-        import zygotepy
-    except ImportError as e:
-        return _not_installed("zygotepy", e)
-
-    try:  # one-time costs (lazy imports, rule tables) belong to no workload's first call
-        zygotepy.gradient(fresh_copy(physics_step), *PHYSICS_ARGS)
-    except Exception:  # noqa: BLE001, S110 - a failure is reported per workload
-        pass
-
-    def build(w):
-        return partial(zygotepy.gradient, fresh_copy(w.fn), *w.args[:w.n_wrt], **w.const_kwargs)
-    return Contender("zygotepy", _version("zygotepy"), build, _as_list, numpy_memory=True)
-
-
-def autograd_contender():
-    try:
-        import autograd
-        import autograd.numpy as anp
-    except ImportError as e:
-        return _not_installed("autograd", e)
-
-    def build(w):
-        return partial(autograd.grad(w.implementation(anp), argnum=w.argnums), *w.args)
-    return Contender("autograd", _version("autograd"), build, _as_list, numpy_memory=True)
-
-
-def torch_contender():
-    try:
-        import torch
-    except ImportError as e:
-        return _not_installed("torch", e)
-
-    def convert(a, grad):
-        if isinstance(a, int):
-            return a
-        return torch.tensor(a, dtype=torch.float64, requires_grad=grad)
-
-    def build(w):
-        f = w.implementation(torch)
-        leaves = [convert(a, True) for a in w.args[:w.n_wrt]]
-        consts = [convert(a, False) for a in w.args[w.n_wrt:]]
-
-        def grad():
-            return torch.autograd.grad(f(*leaves, *consts), leaves)
-        return grad
-
-    def to_numpy(result):
-        return [g.detach().numpy() for g in result]
-    return Contender("torch", torch.__version__, build, to_numpy)
-
-
-def jax_contenders():
-    try:
-        os.environ.setdefault("JAX_PLATFORMS", "cpu")
-        import jax
-        import jax.numpy as jnp
-    except ImportError as e:
-        return [_not_installed("jax", e), _not_installed("jax.jit", e)]
-    jax.config.update("jax_enable_x64", True)
-
-    def inputs(w):
-        return [a if isinstance(a, int) else jnp.asarray(a, dtype=jnp.float64) for a in w.args]
-
-    def build(w, jit):
-        g = jax.grad(w.implementation(jnp), argnums=w.argnums)
-        if jit:
-            g = jax.jit(g, static_argnums=w.static_argnums)
-        args = inputs(w)
-        return lambda: jax.block_until_ready(g(*args))
-    version = _version("jax")
-    return [Contender("jax", version, partial(build, jit=False), _as_list),
-            Contender("jax.jit", version, partial(build, jit=True), _as_list)]
-
-
-def all_contenders():
-    return [*baselines(), zygotepy_contender(), autograd_contender(), torch_contender(), *jax_contenders()]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -181,7 +67,7 @@ def all_contenders():
 
 @dataclass
 class Result:
-    status: str                     # "ok", "not installed", "skipped", "WRONG", "ERROR"
+    status: str                     # "ok", "not installed", "skipped", "cannot run", "WRONG", "ERROR"
     detail: str = ""
     median: float | None = None     # seconds per call
     first_call: float | None = None  # seconds, the first call of a fresh build
@@ -241,13 +127,13 @@ def peak_memory(thunk):
 
 def short_error(e):
     text = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return f"{type(e).__name__}: {text[:90]}"
+    return f"{type(e).__name__}: {text[:200]}"
 
 
 def check(contender, w, result):
     """None if the gradient matches the hand-written one, else what is wrong."""
     got = contender.to_numpy(result)
-    want = _as_list(w.hand_grad(*w.args))
+    want = as_list(w.hand_grad(*w.args))
     if len(got) != len(want):
         return f"{len(got)} gradients, expected {len(want)}"
     for i, (g, h) in enumerate(zip(got, want)):
@@ -259,12 +145,18 @@ def check(contender, w, result):
     return None
 
 
-def prepare(contender, w):
-    """Build, call once (the first call) and check: `(Result, thunk)`, the thunk None if it is not to be timed."""
+def prepare(contender, w, mode):
+    """Build, call once (the first call) and check: `(Result, thunk)`, the thunk None if it is not to be timed.
+
+    A failure the workload expects (`w.cannot`, e.g. item assignment in a framework with immutable arrays) is
+    reported as "cannot run" with the reason and the framework's own error; any other failure as "ERROR".
+    """
     if contender.version is None:
         return Result("not installed", contender.missing), None
     if contender.name in w.skip:
         return Result("skipped", w.skip[contender.name]), None
+    if mode.quick and contender.name in w.quick_skip:
+        return Result("skipped", f"in --quick ({w.quick_skip[contender.name]})"), None
     try:
         thunk = contender.build(w)
         t0 = time.perf_counter()
@@ -272,9 +164,14 @@ def prepare(contender, w):
         first = time.perf_counter() - t0
         wrong = check(contender, w, value) if contender.is_gradient else None
     except Exception as e:  # noqa: BLE001 - any failure is reported, and the run goes on
+        if contender.name in w.cannot:
+            return Result("cannot run", f"{w.cannot[contender.name]}; {short_error(e)}",
+                          traceback=traceback.format_exc()), None
         return Result("ERROR", short_error(e), traceback=traceback.format_exc()), None
     if wrong:
         return Result("WRONG", wrong, first_call=first), None
+    if mode.long_call is not None and first > mode.long_call and not contender.transforms:
+        return Result("ok", "first call only: not repeated in --quick", first_call=first), None
     return Result("ok", first_call=first), thunk
 
 
@@ -282,7 +179,7 @@ def run_workload(w, contenders, mode):
     """`{contender name: Result}` for one workload."""
     results, thunks = {}, {}
     for c in contenders:
-        results[c.name], thunk = prepare(c, w)
+        results[c.name], thunk = prepare(c, w, mode)
         if thunk is not None:
             thunks[c.name] = thunk
     for name, (number, samples) in time_interleaved(thunks, mode).items():
@@ -327,90 +224,20 @@ def physics_first_call(mode):
     return {"status": "ok", "first_call_extra": extra, "steady": steady}
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Reporting
-
-
-def fmt_time(s):
-    if s is None:
-        return "-"
-    sign, s = ("-" if s < 0 else ""), abs(s)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if s >= scale:
-            return f"{sign}{s / scale:.3g} {unit}"
-    return f"{sign}{s / 1e-9:.3g} ns"
-
-
-def fmt_bytes(n):
-    if n is None:
-        return "n/a"
-    for unit, scale in (("MB", 1 << 20), ("kB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n} B"
-
-
-def ratio(a, b):
-    return a / b if a is not None and b else None
-
-
-def fmt_ratio(r):
-    if r is None:
-        return "-"
-    return f"{r:,.0f}×" if r >= 1000 else f"{r:.3g}×"
-
-
-def table(w, results):
-    primal = results["primal"].median
-    hand = results["hand-written"].median
-    lines = [f"### {w.name}: {w.title}", "",
-             "| contender | median time | / primal | / hand-written | first call - steady | peak memory |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    for name, r in results.items():
-        if r.status == "ok":
-            cells = [fmt_time(r.median), fmt_ratio(ratio(r.median, primal)), fmt_ratio(ratio(r.median, hand)),
-                     fmt_time(r.first_call - r.median), fmt_bytes(r.peak_bytes)]
-        else:
-            text = r.status if r.status == "not installed" else f"{r.status}: {r.detail}"
-            cells = [text, "", "", "", ""]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def summary(results, physics):
-    def median(w, c):
-        r = results.get(w, {}).get(c)
-        return r.median if r is not None and r.status == "ok" else None
-
-    def why(w, c):
-        r = results.get(w, {}).get(c)
-        return "n/a (not run)" if r is None else f"n/a ({r.status})"
-
-    out = {}
-    lines = []
-    r = ratio(median("pow", "zygotepy"), median("pow", "primal"))
-    out["pow_gradient_over_primal"] = r
-    lines.append(f"pow gradient/primal = {f'{r:.2f}' if r else why('pow', 'zygotepy')} (target <= 5)")
-    r = ratio(median("mlp", "zygotepy"), median("mlp", "hand-written"))
-    out["mlp_zygotepy_over_hand"] = r
-    lines.append(f"MLP zygotepy/hand-written = {f'{r:.2f}' if r else why('mlp', 'zygotepy')} (target <= 1.3)")
-    if physics.get("status") == "ok":
-        ms = physics["first_call_extra"] * 1e3
-        out["first_call_20_line_ms"] = ms
-        lines.append(f"first call of 20-line function = {ms:.1f} ms (target <= 20 ms; steady call "
-                     f"{fmt_time(physics['steady'])})")
-    else:
-        out["first_call_20_line_ms"] = None
-        lines.append(f"first call of 20-line function = n/a ({physics.get('status')}: {physics.get('detail', '')})")
-    for w in ("pow", "chain"):
-        zy = median(w, "zygotepy")
-        parts = []
-        for other in ("autograd", "torch", "jax"):
-            s = ratio(median(w, other), zy)
-            out[f"{w}_speedup_vs_{other}"] = s
-            parts.append(f"{s:.1f}× vs {other}" if s else f"vs {other} {why(w, other) if zy else 'n/a'}")
-        lines.append(f"{w}: zygotepy speedup " + ", ".join(parts))
-    return lines, out
+def transform_cost_section(mode):
+    """Print zygotepy's first-call time on generated 10/100/1 000-line functions; return the rows (None on error)."""
+    print("## Transform cost: first call of generated functions")
+    print()
+    print("First `zygotepy.gradient` call minus a steady call, on generated straight-line and looping functions "
+          "(transform_cost.py). A flat time per line means linear growth.")
+    print()
+    try:
+        rows = transform_cost.measure(quick=mode.quick)
+    except Exception as e:  # noqa: BLE001 - reported, the run goes on
+        print(f"ERROR: {short_error(e)}")
+        return None
+    print("\n".join(transform_cost.report(rows)))
+    return [dict(zip(("shape", "lines", "first_call_extra", "steady"), row)) for row in rows]
 
 
 def machine(contenders):
@@ -431,10 +258,10 @@ def main(argv=None):
     parser.add_argument("--only", metavar="NAMES", help="comma-separated workload names")
     opts = parser.parse_args(argv)
     mode = QUICK if opts.quick else DEFAULT
-    workloads = [w for w in WORKLOADS if not opts.only or w.name in opts.only.split(",")]
+    workloads = [w for w in ALL_WORKLOADS if not opts.only or w.name in opts.only.split(",")]
 
     start = time.perf_counter()
-    check_hand_grads(WORKLOADS)
+    check_hand_grads(workloads)
     contenders = all_contenders()
     info = machine(contenders)
     print("# zygotepy benchmarks" + (" (--quick)" if opts.quick else ""))
@@ -445,22 +272,28 @@ def main(argv=None):
 
     results = {}
     for w in workloads:
+        t0 = time.perf_counter()
         results[w.name] = run_workload(w, contenders, mode)
         print(table(w, results[w.name]))
-        print()
+        print(flush=True)
+        print(f"[{w.name}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)
     physics = physics_first_call(mode)
     lines, numbers = summary(results, physics)
     print("## Summary")
     print()
     for line in lines:
         print(f"- {line}")
+    transform = None
+    if not opts.only or "transform" in opts.only.split(","):
+        print()
+        transform = transform_cost_section(mode)
     elapsed = time.perf_counter() - start
     print()
     print(f"total run time {elapsed:.1f} s")
 
     if opts.json:
         dump = {"machine": info, "mode": asdict(mode), "elapsed": elapsed, "summary": numbers,
-                "physics_first_call": physics,
+                "physics_first_call": physics, "transform_cost": transform,
                 "workloads": {w: {c: asdict(r) for c, r in rs.items()} for w, rs in results.items()}}
         with open(opts.json, "w") as fh:
             json.dump(dump, fh, indent=1)

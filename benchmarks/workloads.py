@@ -1,5 +1,8 @@
 """The benchmark workloads: the math of each written once, plus a hand-written gradient.
 
+This module holds the `Workload` type, the helpers (fresh copies, finite differences, `check_hand_grads`) and the
+first four workloads; workloads_loops.py and workloads_arrays.py hold the rest.
+
 Each workload's function is plain Python/NumPy, differentiated as is by zygotepy. Other frameworks get the *same code
 object* with its module globals rebound to their own op namespace (`np` -> `autograd.numpy`, `torch`, `jax.numpy`;
 `math` -> the same), which is how their users write such code. The differentiated arguments always come first; the
@@ -36,7 +39,14 @@ class Workload:
         args: the arguments, differentiated ones first.
         n_wrt: how many leading arguments are differentiated; the rest are constants.
         namespaces: global names in `fn` that other frameworks rebind to their op namespace.
+        helpers: global names of user functions `fn` calls; other frameworks get copies of them that see the rebound
+            namespaces too.
         skip: contender name -> reason it is not run on this workload.
+        quick_skip: contender name -> reason it is not run under `--quick` (a compile of minutes, say).
+        cannot: contender name -> what the workload does that the contender cannot (e.g. mutate arrays); it is still
+            run, and if it fails the table shows this reason and its error as "cannot run" rather than "ERROR".
+        fd_step: relative step of the finite differences that check `hand_grad` (larger for big sums, whose
+            rounding error would otherwise swamp the difference).
     """
 
     name: str
@@ -46,7 +56,11 @@ class Workload:
     args: tuple
     n_wrt: int
     namespaces: tuple = ()
+    helpers: tuple = ()
     skip: dict = field(default_factory=dict)
+    quick_skip: dict = field(default_factory=dict)
+    cannot: dict = field(default_factory=dict)
+    fd_step: float = 1e-6
 
     @property
     def argnums(self):
@@ -65,9 +79,11 @@ class Workload:
 
     def implementation(self, namespace):
         """The same code as `fn`, with each name in `namespaces` bound to `namespace` (e.g. `torch`)."""
-        fn = self.fn
-        env = {**fn.__globals__, **dict.fromkeys(self.namespaces, namespace)}
-        return types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+        def rebound(fn):
+            return types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+        env = {**self.fn.__globals__, **dict.fromkeys(self.namespaces, namespace)}
+        env.update({name: rebound(env[name]) for name in self.helpers})
+        return rebound(self.fn)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -185,7 +201,8 @@ def _make_workloads():
     unrolled = "jit unrolls the 10 000-step loop (compile > 10 min)"
     return [
         Workload("pow", "pow(x, n): float loop, n = 10 000, x = 1.0001; d/dx", pow, pow_grad,
-                 (1.0001, 10_000), 1, skip={"jax.jit": unrolled}),
+                 (1.0001, 10_000), 1, skip={"jax.jit": unrolled},
+                 quick_skip={"jax": "one call takes ~8 s"}),
         Workload("chain", "y = sin(y)*a + cos(y)*b, 200 iterations (1 000 scalar ops); d/da, d/db", chain, chain_grad,
                  (0.9, 1.0, 0.5, 200), 2, namespaces=("math",)),
         Workload("logsumexp", "logsumexp of 100 float64 elements; d/dx", logsumexp, logsumexp_grad,
@@ -212,6 +229,8 @@ def fresh_copy(fn):
     """
     k = next(_FRESH)
     src = textwrap.dedent(inspect.getsource(fn))
+    if not src.startswith(f"def {fn.__name__}("):  # getsource reads the file now, by the line numbers of import time
+        raise RuntimeError(f"the source of {fn.__name__} moved in its file since it was imported; run again")
     name = f"{fn.__name__}_fresh{k}"
     src = src.replace(f"def {fn.__name__}(", f"def {name}(", 1)
     filename = f"<benchmark fresh copy {k}: {fn.__name__}>"
@@ -253,7 +272,7 @@ def check_hand_grads(workloads, samples=24, rtol=1e-4):
                 indices = [None]
             scale = max(1.0, float(np.max(np.abs(g))))
             for index in indices:
-                fd = finite_difference(w.fn, w.args, i, index)
+                fd = finite_difference(w.fn, w.args, i, index, h=w.fd_step)
                 exact = g if index is None else g[index]
                 if not math.isclose(fd, exact, rel_tol=rtol, abs_tol=1e-7 * scale):
                     raise AssertionError(f"{w.name}: hand-written gradient of argument {i} at {index} is {exact}, "

@@ -2,7 +2,8 @@
 
 A call `y = cell(a, x)` to a plain Python function goes, at run time, through `J`, the callee's own derived forward and
 a pullback object: microseconds per call, where the callee's few scalar operations cost nanoseconds. When the global
-`cell` names a small function of the same module and file (no closures, no defaults needed, no keywords), its IR is copied
+`cell` names a small function (no closures, no defaults needed, no keywords; from another module only when every
+global it reads names the same object in the caller's module), its IR is copied
 into the caller, under fresh names:
 
     if cell is <the function seen at transform time>:
@@ -24,7 +25,7 @@ from dataclasses import replace
 
 from ..adjoints import registry
 from . import runtime as rt
-from .analysis import callee_object
+from .analysis import callee_object, resolve_global
 from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var
 from .lower import lower
 from .source import get_source
@@ -129,11 +130,11 @@ def _lowered(fn):
 
 class _Renamer:
     """Copies a callee's statements into the caller: parameters become the call's arguments, every other Var a
-    fresh caller name. Lines stay the callee's own (callers and callees share a file), so comments and tracebacks
-    point at the callee's lines."""
+    fresh caller name. Lines stay the callee's own when it shares the caller's file (comments and tracebacks point at
+    them), else they become the call's `line`."""
 
-    def __init__(self, mapping):
-        self.mapping = mapping
+    def __init__(self, mapping, line=None):
+        self.mapping, self.line = mapping, line
 
     def atom(self, a):
         if isinstance(a, Var):
@@ -147,6 +148,8 @@ class _Renamer:
 
     def block(self, stmts):
         for s in stmts:
+            if self.line is not None:
+                s.line = self.line
             if isinstance(s, Assign):
                 s.out, s.value = self.atom(s.out), self.atom(s.value)
             elif isinstance(s, If):
@@ -225,9 +228,8 @@ class _Inliner:
         if not isinstance(call.fn, Global) or call.kwargs or call.star is not None or depth >= MAX_DEPTH:
             return None
         target = callee_object(call.fn, self.globals)
-        if type(target) is not types.FunctionType or target.__globals__ is not self.globals \
+        if type(target) is not types.FunctionType \
                 or target.__code__ in stack or target.__code__ is self.code \
-                or target.__code__.co_filename != self.code.co_filename \
                 or target.__code__.co_argcount != len(call.args) \
                 or registry.find_rule(target) is not None or registry.is_nondifferentiable(target):
             return None
@@ -237,13 +239,18 @@ class _Inliner:
         roots = _globals_read(callee)
         if roots & self.locals:  # a caller's local would shadow a global the callee reads
             return None
+        if target.__globals__ is not self.globals and any(  # another module: its globals must mean the same here
+                resolve_global(r, self.globals) is not resolve_global(r, target.__globals__)
+                or resolve_global(r, self.globals) is None for r in roots):
+            return None
         for r in roots:
             self.namer.reserve(r)
         mapping = {p.name: a for p, a in zip(callee.params, call.args, strict=True)}
         for name in sorted(_assigned(callee) - set(mapping)):
             mapping[name] = Var(self.namer.fresh(re.sub(r"_\d+$", "", name)))  # `_t_2` -> a fresh `_t_N`
         self.locals.update(v.name for v in mapping.values() if isinstance(v, Var))
-        renamer = _Renamer(mapping)
+        same_file = target.__code__.co_filename == self.code.co_filename
+        renamer = _Renamer(mapping, None if same_file else s.line)
         body = renamer.block(clone(callee.body))
         body = self.region(body, depth + 1, stack | {target.__code__}, guards)
         if guards is not None:

@@ -299,6 +299,10 @@ def _extremum(fn):
         def back(dy):
             if dy is None:
                 return (None, *(None for _ in args))
+            if axis is None and type(x_arr) is np.ndarray and x_arr.dtype.kind == "f" and np.ndim(dy) == 0:
+                hit = x_arr == y  # the whole array: its maxima share dy evenly
+                return (_restore(np.multiply(hit, dy / np.count_nonzero(hit), dtype=x_arr.dtype), x),
+                        *(None for _ in args))
             xp = namespace(x_arr)
             hit = x_arr == _expand(y, x_arr, axis, keepdims)
             # ties share the gradient evenly; counted in x's float type so that float32 stays float32

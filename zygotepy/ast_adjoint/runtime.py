@@ -10,7 +10,7 @@ import numpy as np
 
 from ..structgrad import StructGrad
 
-SCALARS = frozenset((int, float, bool))  # types the inlined scalar derivatives are valid for (never complex)
+SCALARS = frozenset((int, float, bool, np.float64))  # types the inlined scalar derivatives are valid for (never complex)
 
 
 class _Unbound:

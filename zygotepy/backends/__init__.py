@@ -6,6 +6,7 @@ rule serves every backend. The namespace is cached per array type: `array_api_co
 import numpy as np
 
 _SCALARS = (int, float, bool, complex)
+_REAL_SCALARS = frozenset((float, np.float64))  # a real number's cotangent for a real number: nothing to reduce
 _NAMESPACES = {np.ndarray: np}
 
 
@@ -71,8 +72,11 @@ def unbroadcast(g, like):
     """
     if g is None:
         return None
-    if type(like) is float and type(g) is float:
-        return g
+    if type(like) in _REAL_SCALARS:
+        if type(g) in _REAL_SCALARS:
+            return g
+        if type(g) is np.ndarray:  # a number broadcast against an array: its cotangent is the total
+            return (g.real if g.dtype.kind == "c" else g).sum()
     if type(g) is np.ndarray and type(like) is np.ndarray and g.ndim >= like.ndim:
         return _unbroadcast_ndarray(g, like)
     if not is_complex(like) and is_complex(g):

@@ -156,3 +156,24 @@ def test_imported_helpers_are_inlined_only_when_their_globals_mean_the_same():
     text = show_adjoint(uses_imported)
     assert "cube_is_known" in text and "shifted_sin_is_known" not in text
     check_grads(uses_imported, 0.4)
+
+
+def _pair(u, v, a):
+    return a * u - u * v, u * v - a * v
+
+
+def two_stage(u, v, a, n):
+    for _ in range(n):
+        k1u, k1v = _pair(u, v, a)
+        k2u, k2v = _pair(u + 0.1 * k1u, v + 0.1 * k1v, a)
+        u, v = u + 0.05 * (k1u + k2u), v + 0.05 * (k1v + k2v)
+    return u * v
+
+
+def test_tuples_returned_by_inlined_helpers_are_taken_apart_at_transform_time():
+    text = show_adjoint(two_stage)
+    assert "_pair_is_known" in text and "_unpack" not in text.split("else:")[0]
+    check_grads(two_stage, 1.0, 0.8, 0.7, 5)
+    on, off = _gradients(two_stage, (1.0, 0.8, 0.7, 5), "speculate", True), \
+        _gradients(two_stage, (1.0, 0.8, 0.7, 5), "speculate", False)
+    assert _close(on, off)

@@ -19,6 +19,7 @@ cannot be read or lowered are left as calls (the run-time path reports their err
 Accepts: a lowered Function (`lower()`). Guarantees: the same Function, with guarded inlined copies of small callees.
 """
 import inspect
+import operator
 import re
 import types
 from dataclasses import replace
@@ -264,8 +265,81 @@ class _Inliner:
                          s.line, inlined=True)]
 
 
+def _forward_tuples(stmts, known):
+    """`k1u, k1v = f(...)` where an inlined `f` ends in `return a, b`: the unpacked items are `a` and `b` themselves
+    (copies), so no tuple is built, taken apart and differentiated through rules. `known` maps a Var to the atoms of
+    the tuple it holds; SSA (one definition per Var, which dominates its uses) lets one map serve all regions."""
+    for s in stmts:
+        if isinstance(s, If):
+            _forward_tuples(s.then, known)
+            _forward_tuples(s.orelse, known)
+        elif isinstance(s, Loop):
+            _forward_tuples(s.test, known)
+            _forward_tuples(s.body, known)
+        elif isinstance(s, Assign) and isinstance(s.out, Var):
+            v = s.value
+            if isinstance(v, Var) and v in known:
+                known[s.out] = known[v]
+            elif isinstance(v, Call) and isinstance(v.fn, Const) and not v.kwargs and v.star is None:
+                fn, args = v.fn.value, v.args
+                if fn is rt.tuple_of:
+                    known[s.out] = args
+                elif fn is rt.unpack and args[0] in known and args[1] == Const(len(known[args[0]])):
+                    known[s.out] = known[args[0]]
+                elif fn is operator.getitem and args[0] in known and isinstance(args[1], Const) \
+                        and type(args[1].value) is int and -len(known[args[0]]) <= args[1].value < len(known[args[0]]):
+                    s.value = known[args[0]][args[1].value]
+
+
+def _read(fn_ir):
+    """How often each Var is read, anywhere in the function (values, conditions, phis, carries, the result)."""
+    counts = {}
+
+    def atoms(x):
+        if isinstance(x, Var):
+            counts[x] = counts.get(x, 0) + 1
+        elif isinstance(x, Call):
+            for a in (x.fn, *x.args, *(v for _, v in x.kwargs), x.star):
+                atoms(a)
+        elif isinstance(x, tuple):
+            for a in x:
+                atoms(a)
+    for s in _walk(fn_ir.body):
+        if isinstance(s, Assign):
+            atoms(s.value)
+        elif isinstance(s, Def):
+            atoms((*s.cells, *(s.defaults or ()), *(s.kwdefaults or {}).values()))
+        elif isinstance(s, If):
+            atoms((s.cond, *(x for p in s.phis for x in (p.then, p.orelse))))
+        elif isinstance(s, Loop):
+            atoms((s.iter, s.cond, s.exit, *(x for c in s.carries for x in (c.init, c.next))))
+    atoms(fn_ir.ret)
+    return counts
+
+
+def _drop_dead_tuples(stmts, known, reads):
+    """Remove the tuples `_forward_tuples` made unread (and their copies and unpackings), innermost first."""
+    out = []
+    for s in reversed(stmts):
+        if isinstance(s, If):
+            s.then, s.orelse = _drop_dead_tuples(s.then, known, reads), _drop_dead_tuples(s.orelse, known, reads)
+        elif isinstance(s, Loop):
+            s.test, s.body = _drop_dead_tuples(s.test, known, reads), _drop_dead_tuples(s.body, known, reads)
+        elif isinstance(s, Assign) and isinstance(s.out, Var) and s.out in known and not reads.get(s.out):
+            for a in (s.value.args if isinstance(s.value, Call) else (s.value,)):
+                if isinstance(a, Var):
+                    reads[a] -= 1
+            continue
+        out.append(s)
+    return out[::-1]
+
+
 def speculate(fn_ir, code, globals_, namer):
     """Inline small callees of `fn_ir` in place (see the module docstring); return it."""
     if ENABLED[0]:
         fn_ir.body = _Inliner(fn_ir, code, globals_, namer).region(fn_ir.body, 0, frozenset())
+        known = {}
+        _forward_tuples(fn_ir.body, known)
+        if known:
+            fn_ir.body = _drop_dead_tuples(fn_ir.body, known, _read(fn_ir))
     return fn_ir

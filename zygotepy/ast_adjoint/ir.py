@@ -178,6 +178,39 @@ def format_region(stmts, indent=1):
     return lines
 
 
+def walk(stmts):
+    """Every statement of a region, those of nested regions included (pre-order)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from walk(s.then)
+            yield from walk(s.orelse)
+        elif isinstance(s, Loop):
+            yield from walk(s.test)
+            yield from walk(s.body)
+
+
+def _vars_of(out):
+    if isinstance(out, tuple):
+        for o in out:
+            yield from _vars_of(o)
+    elif isinstance(out, Var):
+        yield out
+
+
+def defines(s):
+    """The names of the Vars statement `s` itself binds (not those its nested regions bind)."""
+    if isinstance(s, Assign):
+        return {v.name for v in _vars_of(s.out)}
+    if isinstance(s, Def):
+        return {s.out.name}
+    if isinstance(s, If):
+        return {p.out.name for p in s.phis}
+    if isinstance(s, Loop):
+        return {c.var.name for c in s.carries} | {v.name for v in _vars_of(s.target)}
+    return set()
+
+
 def format_function(fn):
     """Readable text of an IR function (what `print(ir)` shows)."""
     params = ", ".join(map(str, fn.params))

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from . import runtime as rt
 from .adjoint import Derivative
-from .ir import Assign, Call, Const, If, Loop, Var
+from .ir import Assign, Call, Const, If, Loop, Var, defines, walk
 
 ENABLED = [True]  # tests switch the pass off to check that it changes no gradient
 
@@ -133,16 +133,24 @@ class _Known:
                 if self.rewrite and taken and isinstance(taken[0], Assign) and not taken[0].line:
                     taken[0] = replace(taken[0], line=s.line)  # keep the user's line comment
                 return taken
-        then_state, else_state = dict(state), state  # the else arm updates `state` itself
+        then_state = dict(state)  # the else arm updates `state` itself
         if tested is not None:
             then_state[tested.name] = expect
-            else_state[tested.name] = NONE if expect == SOME else SOME
-        then, orelse = self.block(s.then, then_state), self.block(s.orelse, else_state)
-        both = _meet(then_state, else_state)
-        state.clear()
-        state.update(both)
-        for p in s.phis:
-            state.pop(p.out.name, None)
+            state[tested.name] = NONE if expect == SOME else SOME
+        then, orelse = self.block(s.then, then_state), self.block(s.orelse, state)
+        # the arms meet: only what either arm (re)binds can differ (cheaper than comparing whole states)
+        arms = list(walk((*s.then, *s.orelse)))
+        if not all(isinstance(st, (Assign, If, Loop)) for st in arms):  # a def made an arm forget everything
+            both = _meet(then_state, state)
+            state.clear()
+            state.update(both)
+        changed = {n for st in arms for n in defines(st)}
+        changed.update(p.out.name for p in s.phis)
+        if tested is not None:
+            changed.add(tested.name)
+        for n in changed:
+            if n not in then_state or then_state[n] != state.get(n) or n in {p.out.name for p in s.phis}:
+                state.pop(n, None)
         if not self.rewrite or tested is not None and not then and not orelse and not s.phis:
             return []
         return [replace(s, then=then, orelse=orelse)]
@@ -193,13 +201,15 @@ def _reads(x, out):
 def _prune(stmts, live, rewrite=True):
     """(statements without dead resets/copies, Vars live before them), given the Vars live after them; without
     `rewrite` only the live Vars (no statements built)."""
-    out = []
+    out, live = [], set(live)  # one copy, updated in place statement by statement
     for s in reversed(stmts):
         if isinstance(s, Assign):
             if isinstance(s.out, Var) and s.out.name not in live and (
                     isinstance(s.value, Var) or isinstance(s.value, Const) and s.value.value is None):
                 continue
-            live = (live - {o.name for o in _outs(s.out)}) | _reads(s.value, set())
+            for o in _outs(s.out):
+                live.discard(o.name)
+            _reads(s.value, live)
         elif isinstance(s, If):
             after = live - {p.out.name for p in s.phis}
             then, then_in = _prune(s.then, after | _reads(tuple(p.then for p in s.phis), set()), rewrite)
@@ -209,8 +219,9 @@ def _prune(stmts, live, rewrite=True):
             live = then_in | else_in | _reads(s.cond, set())
         elif isinstance(s, Loop):
             s, live = _prune_loop(s, live, rewrite)
-        else:  # a nested def reads its cells and defaults
-            live = (live - {s.out.name}) | _reads((*s.cells, *(s.defaults or ()), *(s.kwdefaults or {}).values()), set())
+        else:  # a nested def reads its cells, their values and its defaults
+            live.discard(s.out.name)
+            _reads((*s.cells, *s.values, *(s.defaults or ()), *(s.kwdefaults or {}).values()), live)
         if rewrite:
             out.append(s)
     return out[::-1], live

@@ -27,7 +27,7 @@ from dataclasses import replace
 from ..adjoints import registry
 from . import runtime as rt
 from .analysis import callee_object, resolve_global
-from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var
+from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var, defines, walk
 from .lower import lower
 from .source import get_source
 from .specialize import clone
@@ -40,17 +40,6 @@ MAX_DEPTH = 2        # inlined code may itself inline, this many levels deep
 _LOWERED = {}  # code object -> lowered Function, or None when it cannot be inlined
 
 
-def _walk(stmts):
-    for s in stmts:
-        yield s
-        if isinstance(s, If):
-            yield from _walk(s.then)
-            yield from _walk(s.orelse)
-        elif isinstance(s, Loop):
-            yield from _walk(s.test)
-            yield from _walk(s.body)
-
-
 def _outs(out):
     return out if isinstance(out, tuple) else (out,)
 
@@ -58,23 +47,9 @@ def _outs(out):
 def _assigned(fn_ir):
     """Every Var a Function defines: parameters, assignments, phis, loop-carried values and targets."""
     names = {p.name for p in fn_ir.params}
-    for s in _walk(fn_ir.body):
-        names |= _assigned_by(s)
+    for s in walk(fn_ir.body):
+        names |= defines(s)
     return names
-
-
-def _assigned_by(s):
-    """The Vars one statement (not its nested regions) defines."""
-    if isinstance(s, Assign):
-        return {o.name for o in _outs(s.out) if isinstance(o, Var)}
-    if isinstance(s, Def):
-        return {s.out.name}
-    if isinstance(s, If):
-        return {p.out.name for p in s.phis}
-    if isinstance(s, Loop):
-        targets = s.target if isinstance(s.target, tuple) else (s.target,)
-        return {c.var.name for c in s.carries} | {t.name for t in targets if isinstance(t, Var)}
-    return set()
 
 
 def _globals_read(fn_ir):
@@ -89,7 +64,7 @@ def _globals_read(fn_ir):
         elif isinstance(x, tuple):
             for a in x:
                 atoms(a)
-    for s in _walk(fn_ir.body):
+    for s in walk(fn_ir.body):
         if isinstance(s, Assign):
             atoms(s.value)
         elif isinstance(s, If):
@@ -116,7 +91,7 @@ def _lowered(fn):
         except Exception:  # noqa: BLE001 - unreadable or unsupported: the run-time call reports it where it happens
             ir = None
     if ir is not None:
-        stmts = list(_walk(ir.body))
+        stmts = list(walk(ir.body))
         params = set(ir.params)
         rebinds_param = any(isinstance(s, Assign) and params & set(_outs(s.out)) for s in stmts)
         # an in-place update (`x += y` on an array) keeps the callee's own aliasing rules: not inlined
@@ -203,8 +178,8 @@ class _Inliner:
             return None
         general = clone([s])[0]
         inner = set()
-        for st in _walk([s]):
-            inner |= _assigned_by(st)
+        for st in walk([s]):
+            inner |= defines(st)
         arms = []
         for copy in (fast, general):
             mapping = {n: Var(self.namer.fresh(re.sub(r"_\d+$", "", n))) for n in sorted(inner)}
@@ -304,11 +279,11 @@ def _read(fn_ir):
         elif isinstance(x, tuple):
             for a in x:
                 atoms(a)
-    for s in _walk(fn_ir.body):
+    for s in walk(fn_ir.body):
         if isinstance(s, Assign):
             atoms(s.value)
         elif isinstance(s, Def):
-            atoms((*s.cells, *(s.defaults or ()), *(s.kwdefaults or {}).values()))
+            atoms((*s.cells, *s.values, *(s.defaults or ()), *(s.kwdefaults or {}).values()))
         elif isinstance(s, If):
             atoms((s.cond, *(x for p in s.phis for x in (p.then, p.orelse))))
         elif isinstance(s, Loop):

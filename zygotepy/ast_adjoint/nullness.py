@@ -198,10 +198,46 @@ def _reads(x, out):
     return out
 
 
+class _Live:
+    """A set of variable names kept as changes over a base set (or another `_Live`), so that giving each arm of a
+    branch its own copy costs the arm's size, not the number of live names: liveness stays linear in code size."""
+    __slots__ = ("base", "added", "removed")
+
+    def __init__(self, base):
+        self.base, self.added, self.removed = base, set(), set()
+
+    def __contains__(self, name):
+        return name in self.added or name not in self.removed and name in self.base
+
+    def add(self, name):
+        self.added.add(name)
+        self.removed.discard(name)
+
+    def discard(self, name):
+        self.added.discard(name)
+        self.removed.add(name)
+
+    def to_set(self):
+        base = self.base.to_set() if isinstance(self.base, _Live) else self.base
+        return {n for n in base if n not in self.removed} | self.added
+
+
+def _union(live, a, b):
+    """`live` becomes `a | b`, where `a` and `b` are overlays whose base is `live`."""
+    if a.base is live and b.base is live:
+        both_removed = a.removed & b.removed
+        for n in a.added | b.added:
+            live.add(n)
+        for n in both_removed:
+            live.discard(n)
+        return live
+    return _Live(a.to_set() | b.to_set())
+
+
 def _prune(stmts, live, rewrite=True):
-    """(statements without dead resets/copies, Vars live before them), given the Vars live after them; without
-    `rewrite` only the live Vars (no statements built)."""
-    out, live = [], set(live)  # one copy, updated in place statement by statement
+    """(statements without dead resets/copies, names live before them), given `live`, a `_Live` of the names live
+    after them, which it updates; without `rewrite` only the live names (no statements built)."""
+    out = []
     for s in reversed(stmts):
         if isinstance(s, Assign):
             if isinstance(s.out, Var) and s.out.name not in live and (
@@ -211,14 +247,20 @@ def _prune(stmts, live, rewrite=True):
                 live.discard(o.name)
             _reads(s.value, live)
         elif isinstance(s, If):
-            after = live - {p.out.name for p in s.phis}
-            then, then_in = _prune(s.then, after | _reads(tuple(p.then for p in s.phis), set()), rewrite)
-            orelse, else_in = _prune(s.orelse, after | _reads(tuple(p.orelse for p in s.phis), set()), rewrite)
+            arms = []
+            for body, side in ((s.then, "then"), (s.orelse, "orelse")):
+                arm = _Live(live)
+                for p in s.phis:
+                    arm.discard(p.out.name)
+                _reads(tuple(getattr(p, side) for p in s.phis), arm)
+                arms.append(_prune(body, arm, rewrite))
             if rewrite:
-                s = replace(s, then=then, orelse=orelse)
-            live = then_in | else_in | _reads(s.cond, set())
+                s = replace(s, then=arms[0][0], orelse=arms[1][0])
+            live = _union(live, arms[0][1], arms[1][1])
+            _reads(s.cond, live)
         elif isinstance(s, Loop):
-            s, live = _prune_loop(s, live, rewrite)
+            s, before = _prune_loop(s, live.to_set(), rewrite)
+            live = _Live(before)
         else:  # a nested def reads its cells, their values and its defaults
             live.discard(s.out.name)
             _reads((*s.cells, *s.values, *(s.defaults or ()), *(s.kwdefaults or {}).values()), live)
@@ -228,18 +270,20 @@ def _prune(stmts, live, rewrite=True):
 
 
 def _prune_loop(s, live_after, rewrite):
-    """Liveness around a loop: at its head, what the exit, the test, the body or the carried updates read."""
+    """Liveness around a loop (sets of names): at its head, what the exit, the test, the body or the carried updates
+    read."""
     carried = {c.var.name for c in s.carries}
     targets = {v.name for v in _outs(s.target)}
     next_reads = _reads(tuple(c.next for c in s.carries), set())
 
     def after_body(head):
-        return (head - carried) | next_reads
+        return _Live((head - carried) | next_reads)
     leaving = live_after | _reads((s.cond, s.exit), set())
     head = live_after | _reads(s.cond, set())
     while True:  # the live set at the head only grows, within the function's variables: it ends
         body, body_in = _prune(s.body, after_body(head), rewrite)
-        test, test_in = _prune(s.test, leaving | (body_in - targets), rewrite)
+        test, test_in = _prune(s.test, _Live(leaving | (body_in.to_set() - targets)), rewrite)
+        test_in = test_in.to_set()
         if test_in <= head:
             break
         head |= test_in
@@ -262,5 +306,5 @@ def simplify_backward(backward):
         rest = [If(Call(Const(rt.is_not_none), (dret,)), rest, [])]
     state = {}
     known = _Known().block(body[:start] + rest, state)
-    backward.body, _ = _prune(known, _reads(backward.ret, set()))
+    backward.body, _ = _prune(known, _Live(_reads(backward.ret, set())))
     return backward

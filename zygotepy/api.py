@@ -6,7 +6,9 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 import numpy as np
 
 from .ast_adjoint.dispatch import J_api
+from .adjoints.objects import as_fields, fields_of
 from .errors import ZygoteError
+from .structgrad import StructGrad
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
 
@@ -18,6 +20,13 @@ def _project(arg, g):
         return g  # the common case: nothing to project
     if g is None or isinstance(arg, (bool, str)) or arg is None:
         return None
+    if isinstance(g, dict) and not isinstance(arg, dict):  # an object's structural gradient: project each field
+        fields = fields_of(arg) if hasattr(arg, "__dict__") or hasattr(type(arg), "_fields") else {}
+        items = {k: _project(fields[k], v) if k in fields else v for k, v in g.items()}
+        items = {k: v for k, v in items.items() if v is not None}
+        return StructGrad(items) if items else None
+    if hasattr(type(arg), "_fields") and isinstance(arg, tuple) and isinstance(g, (tuple, list)):
+        return _project(arg, StructGrad(zip(arg._fields, g, strict=True)))
     if isinstance(arg, (tuple, list)) and isinstance(g, (tuple, list)):
         items = [_project(a, d) for a, d in zip(arg, g, strict=True)]
         if all(i is None for i in items):
@@ -40,6 +49,21 @@ def _project(arg, g):
         if gdtype != dtype and hasattr(g, "astype"):
             g = g.astype(dtype)
     return g
+
+
+def _structured(y, dy):
+    """A cotangent given for the output `y` in the internal form: objects' and namedtuples' cotangents (given as an
+    object of the same type, a tuple or a dict) become field dicts, containers are converted entry by entry."""
+    if dy is None or type(dy) is float or hasattr(dy, "shape"):
+        return dy
+    if isinstance(y, dict) and isinstance(dy, dict):
+        return type(dy)({k: _structured(y.get(k), v) for k, v in dy.items()})
+    if hasattr(type(y), "_fields") and isinstance(y, tuple) or hasattr(y, "__dict__") and not hasattr(y, "shape"):
+        fields, dy = fields_of(y), as_fields(y, dy)
+        return StructGrad({k: _structured(fields.get(k), v) for k, v in dy.items()}) if isinstance(dy, dict) else dy
+    if isinstance(y, (tuple, list)) and isinstance(dy, (tuple, list)):
+        return type(dy)(_structured(a, b) for a, b in zip(y, dy, strict=True))
+    return dy
 
 
 def _with_user_lines(exc):
@@ -92,7 +116,7 @@ def pullback(f, /, *args, **kwargs):
     n = len(args)
 
     def back(dy):
-        grads = _run(pb, dy)
+        grads = _run(pb, _structured(y, dy))
         return tuple(_project(a, g) for a, g in zip(args, grads[1:n + 1], strict=True))
     return y, back
 

@@ -1,7 +1,7 @@
 """The rule registry and the built-in rule tables (importing this package registers them)."""
 import importlib
 
-from . import control, registry, structures  # noqa: F401
+from . import control, objects, registry, structures  # noqa: F401
 
 for _table in ("scalar", "builtins", "numpy", "complex", "nesting"):
     try:

@@ -14,6 +14,7 @@ import types
 RULES = {}
 SCALAR = {}
 NONDIFF = set()
+CLASS_RULES = []  # (predicate on a class, rule): constructors of whole families of classes (dataclasses, namedtuples)
 _UNHASHABLE = {}  # id(target) -> (target, rule), for targets that cannot be dict keys
 generation = [0]
 
@@ -75,6 +76,25 @@ def find_rule(target):
     except TypeError:
         hit = _UNHASHABLE.get(id(target))
         return hit[1] if hit and hit[0] is target else None
+
+
+def class_rule(predicate):
+    """Register `rule(cls, args, kwargs) -> (y, pullback)` for calling any class `cls` with `predicate(cls)` true;
+    `pullback(dy)` returns the internal form `(dself, *dargs)`, plus a dict of keyword cotangents when `kwargs` is not
+    None. Later registrations are tried first."""
+    def register(rule):
+        CLASS_RULES.insert(0, (predicate, rule))
+        generation[0] += 1
+        return rule
+    return register
+
+
+def find_class_rule(cls):
+    """The constructor rule for the class `cls`, or None."""
+    for predicate, rule in CLASS_RULES:
+        if predicate(cls):
+            return rule
+    return None
 
 
 def find_scalar(target):

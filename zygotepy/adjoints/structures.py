@@ -25,6 +25,8 @@ def like(template, items):
     """`items` (a list of cotangents) in the structure of the sequence `template`."""
     if all(i is None for i in items):
         return None
+    if hasattr(type(template), "_fields") and isinstance(template, tuple):  # a namedtuple: a structural gradient
+        return StructGrad((k, g) for k, g in zip(template._fields, items, strict=False) if g is not None)
     if isinstance(template, (tuple, list)):
         return type(template)(items) if type(template) in (tuple, list) else tuple(items)
     xp = namespace(template)
@@ -139,7 +141,9 @@ def getitem(x, index):
                     grads[pos] = dy[k]
             else:
                 grads[index] = dy
-            return (type(x)(grads) if type(x) in (tuple, list) else tuple(grads), None)
+            if type(x) in (tuple, list):
+                return (type(x)(grads), None)
+            return (like(x, grads), None)
         if isinstance(x, dict):
             return ({index: dy}, None)
         if hasattr(x, "shape"):

@@ -349,6 +349,10 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         if unbound is not None and registry.find_rule(unbound) is not None:
             y, pb = _dispatch(unbound, (fn.__self__, *args), kwargs)
             return y, MethodPullback(pb)
+    if isinstance(fn, type):
+        construct = registry.find_class_rule(fn)
+        if construct is not None:
+            return construct(fn, args, kwargs)
     if isinstance(fn, functools.partial):
         allkw = {**fn.keywords, **(kwargs or {})}
         y, pb = _dispatch(fn.func, (*fn.args, *args), allkw or None)

@@ -1348,14 +1348,6 @@ async def u_async(x):  # UNSUPPORTED
     return x * 2.0
 
 
-def u_del(x):
-    SIDE.append("del")
-    y = x * 2.0
-    z = y
-    del y  # UNSUPPORTED
-    return z
-
-
 def u_nonlocal(x):
     SIDE.append("nonlocal")
     y = x
@@ -1409,7 +1401,6 @@ UNSUPPORTED_CASES = [
     ("yield", u_yield, "yield"),
     ("global_write", u_global_write, "global"),
     ("async_def", u_async, "async"),
-    ("del", u_del, "del"),
     ("nonlocal", u_nonlocal, "nonlocal"),
     ("set_comprehension", u_set_comprehension, "set"),
     ("class_inside", u_class_inside, "class"),

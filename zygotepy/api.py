@@ -6,6 +6,7 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 import numpy as np
 
 from .ast_adjoint.dispatch import J_api
+from .ast_adjoint.mutate import Journal
 from .adjoints.objects import as_fields, fields_of
 from .errors import ZygoteError
 from .structgrad import StructGrad
@@ -112,11 +113,12 @@ def pullback(f, /, *args, **kwargs):
     >>> back(1.0)  # conj(2 z)
     ((2-2j),)
     """
-    y, pb = _run(J_api, (True,) * len(args), f, *args, **kwargs)
+    with Journal() as journal:
+        y, pb = _run(J_api, (True,) * len(args), f, *args, **kwargs)
     n = len(args)
 
-    def back(dy):
-        grads = _run(pb, _structured(y, dy))
+    def back(dy):  # the backward undoes f's updates in place as it goes; the journal redoes them after
+        grads = journal.backward(lambda d: _run(pb, d), _structured(y, dy))
         return tuple(_project(a, g) for a, g in zip(args, grads[1:n + 1], strict=True))
     return y, back
 
@@ -141,9 +143,11 @@ def value_and_gradient(f, /, *args, **kwargs):
     >>> value_and_gradient(lambda x: x ** 2, 3.0)
     (9.0, (6.0,))
     """
+    journal = Journal()
     try:  # pullback's steps, inline: this is the hot entry point
-        y, pb = J_api((True,) * len(args), f, *args, **kwargs)
-        grads = pb(_seed(y))
+        with journal:
+            y, pb = J_api((True,) * len(args), f, *args, **kwargs)
+        grads = journal.backward(pb, _seed(y))
     except Exception as e:
         _with_user_lines(e)
         raise

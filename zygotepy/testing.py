@@ -4,6 +4,7 @@
 in float64. It is how every rule and transform in zygotepy's own test suite is checked.
 """
 import copy
+import types
 
 import numpy as np
 
@@ -42,7 +43,7 @@ def _flatten(x, data=True):
                 return dict(zip(x.keys(), vals, strict=True))
             return type(x)(vals) if type(x) in (list, tuple) else type(x)(*vals)
         return (np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)), rebuild
-    if hasattr(x, "__dict__") and not callable(x):  # an object: perturb its fields, on a shallow copy
+    if hasattr(x, "__dict__") and not isinstance(x, (type, types.FunctionType, types.ModuleType)):  # an object
         names = list(vars(x))
         flat, rebuild_fields = _flatten({k: getattr(x, k) for k in names}, data)
 

@@ -3,7 +3,7 @@ import importlib
 
 from . import control, objects, registry, structures  # noqa: F401
 
-for _table in ("scalar", "builtins", "numpy", "complex", "nesting"):
+for _table in ("scalar", "builtins", "numpy", "complex", "nesting", "mutation"):
     try:
         importlib.import_module(f"{__name__}.{_table}")
     except ModuleNotFoundError as e:  # tables still being written

@@ -87,3 +87,24 @@ def dict_new(cls, args, kwargs):
             dargs.append({k: dy.get(k) for k in keys} if isinstance(a, dict) else [(None, dy.get(k)) for k in keys])
         return (None, *dargs) + (({k: dy.get(k) for k in kwargs},) if kwargs is not None else ())
     return y, back
+
+
+def _is_plain_class(cls):
+    """A class whose instances `object.__new__` makes and a Python `__init__` sets up."""
+    init = getattr(cls, "__init__", None)
+    return cls.__new__ is object.__new__ and isinstance(init, types.FunctionType) \
+        and getattr(init.__code__, "co_filename", "<string>") != "<string>"
+
+
+@class_rule(_is_plain_class)
+def plain_new(cls, args, kwargs):
+    """`cls(*args)`: a fresh object, then the derived `__init__`, which updates it in place; the new object's
+    cotangent is that of `self` after `__init__` (dispatch.J_mutating)."""
+    from ..ast_adjoint.dispatch import J_mutating  # dispatch imports the registry package
+    obj = object.__new__(cls)
+    _, pb, _ = J_mutating(cls.__init__, (obj, *args), kwargs)
+
+    def back(dy):
+        grads = pb(None, {id(obj): as_fields(obj, dy)} if dy is not None else {})
+        return (None, *grads[2:])
+    return obj, back

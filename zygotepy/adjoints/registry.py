@@ -14,6 +14,7 @@ import types
 RULES = {}
 SCALAR = {}
 NONDIFF = set()
+MUTATING = set()   # primitives that update an object in place: their `back` runs even with no cotangent (to undo)
 CLASS_RULES = []  # (predicate on a class, rule): constructors of whole families of classes (dataclasses, namedtuples)
 _UNHASHABLE = {}  # id(target) -> (target, rule), for targets that cannot be dict keys
 generation = [0]
@@ -67,6 +68,19 @@ def nondifferentiable(*targets):
     for t in targets:
         NONDIFF.add(_key(t))
     generation[0] += 1
+
+
+def mutating(*targets):
+    """Declare primitives that update an object in place (see adjoints/mutation.py)."""
+    MUTATING.update(_key(t) for t in targets)
+    generation[0] += 1
+
+
+def is_mutating(target):
+    try:
+        return target in MUTATING
+    except TypeError:
+        return False
 
 
 def find_rule(target):

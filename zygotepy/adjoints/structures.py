@@ -6,11 +6,12 @@ so that repeated integer indices accumulate.
 """
 import functools
 import operator
+import types
 
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..ast_adjoint.dispatch import differentiable
+from ..ast_adjoint.dispatch import J, differentiable
 from ..errors import MissingAdjoint
 from ..backends import namespace
 from ..structgrad import StructGrad
@@ -47,6 +48,10 @@ ATTRIBUTES = {}  # (type, attribute name) -> f(obj, dy) giving obj's cotangent: 
 
 @adjoint(getattr)
 def getattr_(obj, name, *default):
+    prop = getattr(type(obj), name, None) if not isinstance(obj, type) else None
+    if type(prop) is property and type(prop.fget) is types.FunctionType:  # a property: differentiate its getter
+        y, pb = J(prop.fget, obj)
+        return y, lambda dy: (None if dy is None else pb(dy)[1], None, *(None for _ in default))
     y = getattr(obj, name, *default)
     attribute = ATTRIBUTES.get((type(obj), name))
 

@@ -126,7 +126,8 @@ class AdjointPass:
     def stmt_Assign(self, s):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         self.define(*outs)
-        if not any(self.is_active(o) for o in outs):
+        mutates = isinstance(s.value, Call) and registry.is_mutating(callee_object(s.value.fn, self.globals))
+        if not any(self.is_active(o) for o in outs) and not mutates:
             return self.inactive(s), []
         y = s.out
         dy = self.dvar(y)
@@ -140,9 +141,9 @@ class AdjointPass:
         if isinstance(call.fn, Var) or call.kwargs or call.star is not None:
             # the callee may carry a gradient itself (a closure, a model object), or keywords: J in full
             j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs, call.star)
+            back = self.generic_back(call, pb, dy, s.line)
             return ([Assign((y, pb), j, s.line)],
-                    [If(_call(rt.is_not_none, dy), self.generic_back(call, pb, dy, s.line), [], line=s.line)]
-                    + self.reset(y))
+                    (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y))
         need = tuple(self.is_active(a) for a in call.args)
         target = callee_object(call.fn, self.globals)
         forward = [Assign((y, pb), Call(Const(dispatch.J_args), (Const(need), call.fn, *call.args)), s.line)]
@@ -162,8 +163,8 @@ class AdjointPass:
         mask = (Const(need),) if not all(need) and (rule is None or registry.takes_need(rule)) else ()
         back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
         back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
-        if derivative is None:
-            return forward, [If(_call(rt.is_not_none, dy), back, [], line=s.line)] + self.reset(y)
+        if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
+            return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back)
 
     def inactive(self, s):
@@ -400,6 +401,6 @@ def adjoint(fn, code, active, globals_, namer, statics=None, functional=False):
     grads = [p.d.get(v, Const(None)) if p.is_active(v) else Const(None) for v in fn.params]
     ret = _call(rt.tuple_of, dself, *grads)
     forward = Function(fn.name, fn.params, fn.freevars, fwd, _call(rt.tuple_of, fn.ret, _call(rt.tuple_of, *tape)),
-                       fn.signature, fn.filename, fn.line)
+                       fn.signature, fn.filename, fn.line, fn.mutated)
     backward = Function(fn.name, [tape_var, dret], [], unpack + inits + bwd, ret, None, fn.filename, fn.line)
     return Adjoint(tidy(forward, tape, p.needed), backward, tape)

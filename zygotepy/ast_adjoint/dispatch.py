@@ -16,6 +16,7 @@ from ..adjoints import registry
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, Pullback, callmethod
+from .mutate import update_counts
 from .source import SourceUnavailable
 
 
@@ -171,10 +172,101 @@ def _derived(fn, args, kwargs, need, api=False):
     if hit is None:
         hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
     forward, back, plan = hit
+    mutates = getattr(forward, "__zygote_mutates__", ())
+    slot = _claim(args) if mutates and not api else None
+    counts = update_counts(args) if mutates and not api else None
     y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
+    pb = Pullback(back, tape)
+    if mutates:
+        y, finals = y[0], y[1:]
+        if not api:
+            _check_updates(fn, mutates, finals, slot, counts, args)
+        pb = FinalsPullback(pb, finals, not api)
     if plan is None or api and len(args) <= code.co_argcount:
-        return y, Pullback(back, tape)
-    return y, MappedPullback(Pullback(back, tape), plan)
+        return y, pb
+    return y, MappedPullback(pb, plan)
+
+
+# --- functions that update their arguments in place (see lower_mutation and adjoints/mutation.py) ------------------
+
+class _Slot:
+    """What a call site that may update its arguments (`rt.mutcall`) lets its callee update: the objects' ids, and
+    which of them the derived callee did update (it then takes their cotangents after the call)."""
+    __slots__ = ("allowed", "owner", "claimed")
+
+    def __init__(self, allowed):
+        self.allowed, self.owner, self.claimed = allowed, False, set()
+
+
+_SLOTS = []
+_FINALS = []
+
+
+def _claim(args):
+    """The slot of the innermost mutating call site, if this call is the one it made (its arguments are those)."""
+    if not _SLOTS:
+        return None
+    slot = _SLOTS[-1]
+    if slot.owner or not all(id(a) in slot.allowed or type(a) in (int, float, bool, str, complex, type(None))
+                             for a in args):
+        return None
+    slot.owner = True
+    return slot
+
+
+def _check_updates(fn, mutated, finals, slot, counts, args):
+    """A derived function updated the parameters `mutated` (their final objects: `finals`): fine at a call site that
+    takes their versions after the call (`slot`), or if nothing was updated this time (`counts` before, per arg)."""
+    if slot is not None and all(id(o) in slot.allowed for o in finals):
+        slot.claimed.update(id(o) for o in finals)
+        return
+    if counts is not None and update_counts(args) == counts:
+        return
+    code = fn.__code__
+    names = ", ".join(repr(code.co_varnames[k]) for k in mutated)
+    raise ZygoteError(
+        f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument {names} in place, and its "
+        f"caller uses the call's result, so zygotepy cannot route the gradient of the updated object. Call it as a "
+        f"statement (`{fn.__name__}(...)` on a line of its own) or return the updated value instead.")
+
+
+class FinalsPullback:
+    """A function that updated parameters in place returned `(y, *finals)`: its backward takes the cotangents of
+    those objects after the call too, given by the call site (`J_mutating`), None elsewhere (the entry points)."""
+    __slots__ = ("inner", "finals", "from_site")
+
+    def __init__(self, inner, finals, from_site):
+        self.inner, self.finals, self.from_site = inner, finals, from_site
+
+    def __call__(self, dy):
+        given = _FINALS[-1] if self.from_site and _FINALS else {}
+        return self.inner((dy, *(given.get(id(o)) for o in self.finals)))
+
+
+class SitePullback:
+    """`back(d_result, finals)` of `J_mutating`: `finals` maps id(argument) -> its cotangent after the call."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy, finals):
+        _FINALS.append(finals)
+        try:
+            return self.inner(dy)
+        finally:
+            _FINALS.pop()
+
+
+def J_mutating(fn, args, kwargs, updates=True):
+    """J for a call that may update its arguments: `(y, back(dy, finals), ids of the arguments it updated)`."""
+    slot = _Slot({id(a.__self__ if type(a) is super else a) for a in args} if updates else set())
+    _SLOTS.append(slot)
+    try:
+        y, pb = _dispatch(fn, tuple(args), kwargs or None)
+    finally:
+        _SLOTS.pop()
+    return y, SitePullback(pb), slot.claimed
 
 
 def _prepare(fn, code, args, kwargs, need):

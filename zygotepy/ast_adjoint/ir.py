@@ -126,6 +126,7 @@ class Function:
     signature: Any = None  # the gast `arguments` node, re-emitted verbatim (defaults are bound at run time)
     filename: str = "<unknown>"
     line: int = 0
+    mutated: tuple = ()    # indices of the parameters updated in place: `ret` is then (result, *their final versions)
 
 
 # --- printer ---------------------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ assigns (block arguments) and leaves through its condition or its `exit` flag, c
 import gast
 
 from . import runtime as rt
-from .ir import Assign, Call, Carry, Const, If, Loop, Phi
+from .ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
+from .lower_mutation import mutation_syntax
 
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
 
@@ -74,6 +75,7 @@ class ControlFlow:
             if a != b:
                 out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
                 node.phis.append(Phi(out, a, b))
+                self.inherit(out, a, b)
                 self.env[name] = out
             else:  # both arms bound the name to the same value
                 self.env[name] = a
@@ -146,10 +148,15 @@ class ControlFlow:
 
     def loop_carries(self, body_nodes, extra=()):
         names = [n for n in _assigned_names(body_nodes) if n in self.locals and n not in self.cellvars]
+        if mutation_syntax(body_nodes):  # an update in place may give any object a new version: carry them all
+            names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
+                      and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
         carries = []
         for name in [*names, *extra]:
             var = self.new_var(name) if not name.startswith(".") else self.temp("_" + name[1:])
-            carries.append(Carry(var, self.env.get(name, Const(rt.UNBOUND)), None))
+            init = self.env.get(name, Const(rt.UNBOUND))
+            carries.append(Carry(var, init, None))
+            self.inherit(var, init)
             self.env[name] = var
         return names, carries
 

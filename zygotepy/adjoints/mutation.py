@@ -1,0 +1,537 @@
+"""Rules for updates in place: item and attribute stores, `del`, list/dict/array methods that mutate, calls that may
+update their arguments, `out=`, and augmented assignment on arrays.
+
+Each primitive maps an old version of an object to its new version (the same object, see lower_mutation). Its `back`
+gets the new version's cotangent and returns the old version's: the slot written receives nothing from before, its
+cotangent goes to the value written. Every `back` first undoes its update (mutate.Journal), so the backward of anything
+that ran earlier sees the values it saw; these rules are in `registry.MUTATING`, so the adjoint pass calls their `back`
+even when no cotangent reached the new version.
+"""
+import operator
+
+import numpy as np
+
+from ..ast_adjoint import mutate as mt
+from ..ast_adjoint import runtime as rt
+from ..ast_adjoint.dispatch import J_mutating
+from ..backends import unbroadcast
+from ..errors import ZygoteError
+from ..structgrad import StructGrad
+from .objects import as_fields
+from .registry import adjoint, find_rule, mutating
+from .structures import like
+
+mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.refresh, mt.mutcall)
+
+
+def _zeros_like(x):
+    return np.zeros(np.shape(x), dtype=x.dtype if getattr(x, "dtype", None) is not None and x.dtype.kind in "fc"
+                    else np.float64)
+
+
+def _repeats(index, x):
+    """For a 1-d integer-array index with repeated positions, NumPy keeps the last write to each: a mask of the entries
+    of `x[index]` that count (None when nothing repeats)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [np.asarray(p) for p in parts if isinstance(p, (list, np.ndarray))]
+    if not arrays or any(a.dtype.kind not in "iu" for a in arrays):
+        return None
+    if len(parts) != 1 or arrays[0].ndim != 1:
+        flat = np.ravel_multi_index(tuple(np.asarray(p) % n for p, n in zip(parts, x.shape)), x.shape[:len(parts)]) \
+            if len(arrays) == len(parts) else None
+        if flat is None or np.unique(flat).size != flat.size:
+            raise ZygoteError("zygotepy cannot differentiate x[index] = v with repeated positions in a "
+                              "multi-dimensional integer index; use a 1-d index or np.add.at")
+        return None
+    flat = arrays[0] % x.shape[0]
+    if np.unique(flat).size == flat.size:
+        return None
+    keep = np.zeros(flat.shape, dtype=bool)
+    _, last = np.unique(flat[::-1], return_index=True)
+    keep[flat.size - 1 - last] = True
+    return keep
+
+
+def _dict_without(dy, key):
+    return None if dy is None else {k: v for k, v in dy.items() if k != key} or None
+
+
+# --- x[i] = v ----------------------------------------------------------------------------------------------------------
+
+@adjoint(mt.setitem)
+def setitem(x, index, value):
+    if isinstance(x, np.ndarray):
+        keep = _repeats(index, x)
+        entry = mt.journal_slot(x, index)
+        x[index] = value
+
+        def back(dy):
+            entry.undo(lambda: np.array(x[index], copy=True))
+            if dy is None:
+                return (None, None, None)
+            dv = dy[index]
+            if keep is not None:  # repeated positions: only the last write of each reaches the output
+                dv = dv * keep.reshape(keep.shape + (1,) * (dv.ndim - 1))
+            dx = dy.copy()
+            dx[index] = 0
+            return (dx, None, unbroadcast(dv, value) if not isinstance(value, (int, bool)) else None)
+        return x, back
+    if isinstance(x, list):
+        if not (isinstance(index, int) or isinstance(index, slice) and index.step in (None, 1)):
+            raise ZygoteError("zygotepy cannot differentiate a list update with an extended slice (x[a:b:c] = v)")
+        n, before = len(x), x[index]
+        if isinstance(index, int):
+            entry = mt.Entry(lambda s: x.__setitem__(index, s), before, x)
+            now = lambda: x[index]
+        else:
+            start = index.indices(n)[0]
+            whole_before = x[:start] + list(before) + x[start + len(before):]
+            entry = mt.Entry(lambda s: x.__setitem__(slice(None), s), whole_before, x)
+            now = lambda: x[:]
+        x[index] = value
+
+        def back(dy):
+            entry.undo(now)
+            if dy is None:
+                return (None, None, None)
+            if isinstance(index, int):
+                dx = list(dy)
+                dv, dx[index] = dx[index], None
+                return (dx, None, dv)
+            k = len(dy) - (n - len(before))  # how many items the slice holds now
+            dv = like(value, list(dy[start:start + k])) if k else None
+            return (list(dy[:start]) + [None] * len(before) + list(dy[start + k:]), None, dv)
+        return x, back
+    if isinstance(x, dict):
+        had, old = index in x, x.get(index)
+        x[index] = value
+
+        def restore(state):
+            if state[0]:
+                x[index] = state[1]
+            else:
+                x.pop(index, None)
+        entry = mt.Entry(restore, (had, old), x)
+
+        def back(dy):
+            entry.undo(lambda: (True, x[index]))
+            if dy is None:
+                return (None, None, None)
+            return (_dict_without(dy, index), None, dy.get(index))
+        return x, back
+    raise ZygoteError(f"zygotepy cannot differentiate updating an item of a {type(x).__name__} in place "
+                      f"(x[i] = v works on lists, dicts and NumPy arrays)")
+
+
+# --- obj.a = v and del ---------------------------------------------------------------------------------------------------
+
+def _attr_state(obj, name):
+    return (True, obj.__dict__[name]) if hasattr(obj, "__dict__") and name in obj.__dict__ else \
+        (hasattr(obj, name), getattr(obj, name, None))
+
+
+def _attr_restorer(obj, name):
+    def restore(state):
+        if state[0]:
+            object.__setattr__(obj, name, state[1])
+        elif hasattr(obj, name):
+            object.__delattr__(obj, name)
+    return restore
+
+
+def _check_plain_attribute(obj, name):
+    if isinstance(getattr(type(obj), name, None), property) or type(obj).__setattr__ is not object.__setattr__:
+        raise ZygoteError(f"zygotepy cannot differentiate assigning {type(obj).__name__}.{name}: a property setter "
+                          f"or __setattr__ runs; assign the underlying attribute, or add an @adjoint rule")
+
+
+@adjoint(mt.setattr_)
+def setattr_(obj, name, value):
+    _check_plain_attribute(obj, name)
+    entry = mt.Entry(_attr_restorer(obj, name), _attr_state(obj, name), obj)
+    setattr(obj, name, value)
+
+    def back(dy):
+        entry.undo(lambda: _attr_state(obj, name))
+        dy = as_fields(obj, dy)
+        if dy is None:
+            return (None, None, None)
+        rest = {k: v for k, v in dy.items() if k != name and v is not None}
+        return (StructGrad(rest) if rest else None, None, dy.get(name))
+    return obj, back
+
+
+@adjoint(mt.delattr_)
+def delattr_(obj, name):
+    entry = mt.Entry(_attr_restorer(obj, name), _attr_state(obj, name), obj)
+    delattr(obj, name)
+
+    def back(dy):
+        entry.undo(lambda: _attr_state(obj, name))
+        return (as_fields(obj, dy), None)
+    return obj, back
+
+
+@adjoint(mt.delitem)
+def delitem(x, index):
+    if isinstance(x, list):
+        entry = mt.journal_whole(x)
+        n = len(x)
+        positions = range(n)[index] if isinstance(index, slice) else [index % n]
+        del x[index]
+
+        def back(dy):
+            entry.undo(lambda: list(x))
+            if dy is None:
+                return (None, None)
+            it = iter(dy)
+            gone = set(positions)
+            return ([None if k in gone else next(it) for k in range(n)], None)
+        return x, back
+    if isinstance(x, dict):
+        entry = mt.journal_whole(x)
+        del x[index]
+
+        def back(dy):
+            entry.undo(lambda: dict(x))
+            return (dy, None)
+        return x, back
+    raise ZygoteError(f"zygotepy cannot differentiate `del x[i]` on a {type(x).__name__}")
+
+
+# --- a child's update reaches its parent, a parent's its views ---------------------------------------------------------
+
+def _is_view_of(child, parent):
+    return isinstance(child, np.ndarray) and isinstance(parent, np.ndarray) and child.base is not None \
+        and mt.base_of(child) is mt.base_of(parent)
+
+
+def _holds(parent, kind, key, child):
+    """Is `child` (or a view of its data) what `parent[key]` / `parent.key` is?"""
+    if isinstance(parent, np.ndarray):
+        return _is_view_of(child, parent)
+    try:
+        current = getattr(parent, key) if kind == "attr" else parent[key]
+    except (KeyError, IndexError, AttributeError, TypeError):
+        return False
+    return current is child
+
+
+def _put(kind):
+    def put(parent, key, child):
+        holds = _holds(parent, kind, key, child)
+
+        def back(dy):
+            if dy is None or not holds:
+                return (dy, None, None)
+            if kind == "attr":
+                dy = as_fields(parent, dy)
+                rest = {k: v for k, v in dy.items() if k != key and v is not None}
+                return (StructGrad(rest) if rest else None, None, dy.get(key))
+            if isinstance(parent, np.ndarray):
+                dchild = dy[key]
+                dp = dy.copy()
+                dp[key] = 0
+                return (dp, None, dchild)
+            if isinstance(parent, dict):
+                return (_dict_without(dy, key), None, dy.get(key))
+            dp = list(dy)
+            dchild, dp[key] = dp[key], None
+            return (type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp), None, dchild)
+        return parent, back
+    return put
+
+
+adjoint(mt.put_item)(_put("item"))
+adjoint(mt.put_attr)(_put("attr"))
+
+
+@adjoint(mt.refresh)
+def refresh(child, parent, kind, key):
+    """A NumPy view is `parent[key]` again after the parent's update; anything else is unchanged by it."""
+    view = kind == "item" and _is_view_of(child, parent)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None, None)
+        if not view:
+            return (dy, None, None, None)
+        dp = _zeros_like(parent)
+        dp[key] = dy
+        return (None, dp, None, None)
+    return child, back
+
+
+# --- methods that mutate: (result, back(d_result, d_object_after) -> (d_object_before, *d_args)) -----------------------
+
+def _list_append(x, v):
+    n = len(x)
+    x.append(v)
+    entry = mt.Entry(lambda s: (x.__delitem__(slice(n, None)), x.extend(s[n:])), x[:n], x)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None:
+            return (None, None)
+        return (list(dx[:n]) if any(g is not None for g in dx[:n]) else None, dx[n])
+    return None, back
+
+
+def _list_extend(x, seq):
+    n = len(x)
+    entry = mt.journal_whole(x)
+    items = list(seq)
+    x.extend(items)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None:
+            return (None, None)
+        return (list(dx[:n]), like(seq, list(dx[n:])) if not hasattr(seq, "shape") else np.stack(
+            [_zeros_like(seq[k]) if g is None else g for k, g in enumerate(dx[n:])]))
+    return None, back
+
+
+def _list_insert(x, i, v):
+    n = len(x)
+    entry = mt.journal_whole(x)
+    x.insert(i, v)
+    pos = min(max(i + n if i < 0 else i, 0), n)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None:
+            return (None, None, None)
+        return (list(dx[:pos]) + list(dx[pos + 1:]), None, dx[pos])
+    return None, back
+
+
+def _list_pop(x, i=-1):
+    n = len(x)
+    pos = i + n if i < 0 else i
+    entry = mt.journal_whole(x)
+    r = x.pop(i)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None and dr is None:
+            return (None, None)
+        dx = list(dx) if dx is not None else [None] * (n - 1)
+        return (dx[:pos] + [dr] + dx[pos:], None)
+    return r, back
+
+
+def _list_remove(x, v):
+    _, back = _list_pop(x, x.index(v))
+    return None, lambda dr, dx: (back(None, dx)[0], None)
+
+
+def _list_clear(x):
+    entry = mt.journal_whole(x)
+    x.clear()
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        return (None,)
+    return None, back
+
+
+def _list_reverse(x):
+    entry = mt.journal_whole(x)
+    x.reverse()
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        return (None if dx is None else list(dx)[::-1],)
+    return None, back
+
+
+def _list_sort(x, key=None, reverse=False):
+    entry = mt.journal_whole(x)
+    order = sorted(range(len(x)), key=(lambda k: x[k]) if key is None else (lambda k: key(x[k])), reverse=reverse)
+    x.sort(key=key, reverse=reverse)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None:
+            return (None,)
+        out = [None] * len(order)
+        for j, k in enumerate(order):
+            out[k] = dx[j]
+        return (out,)
+    return None, back
+
+
+def _dict_update(d, *other, **kw):
+    entry = mt.journal_whole(d)
+    new = dict(*other, **kw)
+    d.update(new)
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        if dd is None:
+            return (None, *(None for _ in other))
+        rest = {k: v for k, v in dd.items() if k not in new}
+        dother = tuple({k: dd.get(k) for k in o} if isinstance(o, dict) else [(None, dd.get(k)) for k, _ in o]
+                       for o in other)
+        return (rest or None, *dother)
+    return None, back
+
+
+def _dict_setdefault(d, key, default=None):
+    if key in d:
+        def back(dr, dd):
+            return (rt.acc(dd, {key: dr} if dr is not None else None), None, None)
+        return d[key], back
+    entry = mt.journal_whole(d)
+    d[key] = default
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        g = rt.acc(dr, None if dd is None else dd.get(key))
+        return (_dict_without(dd, key), None, g)
+    return default, back
+
+
+def _dict_pop(d, key, *default):
+    had = key in d
+    entry = mt.journal_whole(d)
+    r = d.pop(key, *default)
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        if had:
+            return (rt.acc(dd, {key: dr} if dr is not None else None), None, *(None for _ in default))
+        return (dd, None, dr)
+    return r, back
+
+
+def _dict_clear(d):
+    entry = mt.journal_whole(d)
+    d.clear()
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        return (None,)
+    return None, back
+
+
+def _array_fill(x, v):
+    entry = mt.journal_whole(x)
+    x.fill(v)
+
+    def back(dr, dx):
+        entry.undo(lambda: x.copy())
+        return (None, None if dx is None else dx.sum())
+    return None, back
+
+
+METHODS = {(list, "append"): _list_append, (list, "extend"): _list_extend, (list, "insert"): _list_insert,
+           (list, "pop"): _list_pop, (list, "remove"): _list_remove, (list, "clear"): _list_clear,
+           (list, "reverse"): _list_reverse, (list, "sort"): _list_sort, (dict, "update"): _dict_update,
+           (dict, "setdefault"): _dict_setdefault, (dict, "pop"): _dict_pop, (dict, "clear"): _dict_clear,
+           (np.ndarray, "fill"): _array_fill}
+_UNTRACKED = {(np.ndarray, "sort"), (np.ndarray, "resize"), (np.ndarray, "put"), (np.ndarray, "itemset"),
+              (np.ndarray, "partition"), (dict, "popitem"), (list, "__setitem__")}
+
+
+def _method_call(obj, name, args, kwargs):
+    """`obj.name(*args)` for a list/dict/array method that mutates: (result, back) or None when it is no such method."""
+    rule = METHODS.get((type(obj), name))
+    if rule is None:
+        if (type(obj), name) in _UNTRACKED:
+            raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
+                              f"in place; work on a copy, or add an @adjoint rule")
+        return None
+    return rule(obj, *args, **kwargs)
+
+
+@adjoint(mt.mutcall)
+def mutcall(fn, *args, **kwargs):
+    """A call that may update its arguments: `(result, *args)`. Mutating methods of lists, dicts and arrays have
+    rules above; a Python function that updates its parameters returns their final versions (lower.py), whose
+    cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone."""
+    if fn is rt.callmethod and args and not isinstance(args[0], set):
+        hit = _method_call(args[0], args[1], args[2:], kwargs)
+        if hit is not None:
+            result, mback = hit
+            out = (result, *args)
+
+            def back(dy):  # the method's arguments are not updated: their cotangents after the call pass through
+                dr, dobj = (None, None) if dy is None else (dy[0], dy[1])
+                grads = mback(dr, dobj)
+                after = dy[3:] if dy is not None else (None,) * (len(args) - 2)
+                return (None, grads[0], None, *map(rt.acc, grads[1:len(args) - 1], after))
+            return out, back
+    if fn is mt.with_out:
+        return _with_out(args, kwargs)
+    if fn is np.copyto:
+        return _copyto(*args, **kwargs)
+    result, pb, consumed = J_mutating(fn, args, kwargs)
+    out = (result, *(a.__self__ if type(a) is super else a for a in args))
+
+    def back(dy):
+        dr, dargs = (None, (None,) * len(args)) if dy is None else (dy[0], dy[1:])
+        finals = {id(a): g for a, g in zip(out[1:], dargs, strict=True) if g is not None}
+        # a callee that updated nothing and whose result got no cotangent has nothing to give (or to undo)
+        grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + len(args))
+        through = [None if id(a) in consumed else g for a, g in zip(out[1:], dargs, strict=True)]
+        gs = [rt.acc(g, t) for g, t in zip(grads[1:1 + len(args)], through, strict=True)]
+        return (grads[0], *gs)
+    return out, back
+
+
+def _with_out(args, kwargs):
+    """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself."""
+    fn, *fargs, out = args
+    result, pb, _ = J_mutating(fn, tuple(fargs), kwargs, updates=False)
+    entry = mt.journal_whole(out)
+    np.copyto(out, result, casting="same_kind")
+
+    def back(dy):
+        entry.undo(lambda: out.copy())
+        dr, dout = (None, None) if dy is None else (dy[0], dy[-1])
+        total = rt.acc(dr, dout)
+        grads = pb(unbroadcast(total, result) if total is not None else None, {})
+        return (None, None, *grads[1:1 + len(fargs)], None)
+    return (out, fn, *fargs, out), back
+
+
+def _copyto(dst, src, **kwargs):
+    if "where" in kwargs:
+        raise ZygoteError("zygotepy cannot differentiate np.copyto(..., where=...); use dst[mask] = src[mask]")
+    entry = mt.journal_whole(dst)
+    np.copyto(dst, src, **kwargs)
+
+    def back(dy):
+        entry.undo(lambda: dst.copy())
+        if dy is None:
+            return (None, None, None)
+        return (None, None, rt.acc(dy[2], unbroadcast(dy[1], src)))
+    return (None, dst, src), back
+
+
+# --- augmented assignment on arrays: in place, as in Python ------------------------------------------------------------
+
+def _in_place_rule(plain):
+    rule = find_rule(plain)
+
+    def in_place(a, b):
+        if type(a) is not np.ndarray or a.dtype.kind not in "fc":
+            return rule(a, b)
+        old = a.copy()
+        y, pb = rule(old, b)
+        entry = mt.Entry(lambda s: a.__setitem__(Ellipsis, s), old, a)
+        np.copyto(a, y, casting="same_kind")
+
+        def back(dy):
+            entry.undo(lambda: a.copy())
+            return pb(dy) if dy is not None else (None, None)
+        return a, back
+    in_place.__qualname__ = f"i{plain.__name__}_rule"
+    return in_place
+
+
+for _op, _plain in {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+                    operator.itruediv: operator.truediv}.items():
+    adjoint(_op)(_in_place_rule(_plain))

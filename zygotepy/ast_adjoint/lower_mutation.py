@@ -1,0 +1,187 @@
+"""Mutation for lower(): `x[i] = v`, `obj.a = v`, `del x[i]`, `x[i] += v`, mutating method calls and calls that may
+update their arguments, as SSA versions of the mutated object.
+
+The object really is mutated (aliases in user code see Python's semantics), and the IR gives it a new name:
+`x[i] = v` becomes `x_2 = setitem(x, i, v)`, whose rule routes cotangents (the slot's to `v`, the rest to `x`). Every
+name that refers to the same object is a *lineage*: a mutation rebinds all names of its lineage to the new version
+(`b = a; a[0] = v` updates `b` too). An object read out of another (`row = m[0]`, `w = self.W`, `v = x[1:]`) remembers its
+parent: mutating it also gives the parent a new version (`put_item`/`put_attr`, whose forward does nothing), and
+mutating a parent refreshes its live named children (`refresh`: a NumPy view sees the write, a list element does not).
+A function that updates one of its parameters returns the final versions too (see `mutated_params`), so the caller's
+cotangents of those objects after the call reach the callee's backward (`rt.mutcall`).
+"""
+import operator
+
+import gast
+
+from . import mutate as mt
+from .ir import Const, Var
+
+MUTATING_METHODS = frozenset((
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
+    "add", "discard", "fill", "put", "resize", "itemset", "sort", "partition"))
+
+
+def mutation_syntax(stmts):
+    """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
+    mutating method call, any of which may give objects new versions?"""
+    work = list(stmts)
+    while work:
+        n = work.pop()
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            return True
+        if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+            return True
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+            return True
+        if any(k.arg == "out" for k in getattr(n, "keywords", ()) if isinstance(n, gast.Call)):
+            return True
+        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            work.extend(gast.iter_child_nodes(n))
+    return False
+
+
+class Mutation:
+    """The mutation half of the Lowerer (mixed into it)."""
+
+    def init_mutation(self):
+        self.lineage = {}      # Var -> lineage id (the object it names)
+        self.parents = {}      # lineage -> (kind "item"/"attr", parent lineage, key atom)
+        self.latest = {}       # lineage -> its newest Var (for temporaries no name refers to)
+        self.mutated = set()   # lineages given a new version somewhere
+        self.next_lineage = 0
+
+    def lineage_of(self, atom):
+        if not isinstance(atom, Var):
+            return None
+        if atom not in self.lineage:
+            self.next_lineage += 1
+            self.lineage[atom] = self.next_lineage
+        return self.lineage[atom]
+
+    def inherit(self, out, *sources):
+        """`out` (a phi or loop-carried value) names the same object as `sources` when they all name one object."""
+        if sources and all(isinstance(s, Var) for s in sources):
+            ids = {self.lineage_of(s) for s in sources}
+            if len(ids) == 1:
+                self.lineage[out] = ids.pop()
+
+    def note_child(self, child, kind, parent, key):
+        if isinstance(child, Var) and isinstance(parent, Var):
+            self.parents[self.lineage_of(child)] = (kind, self.lineage_of(parent), key)
+
+    def current(self, lin):
+        for name, var in self.env.items():
+            if isinstance(var, Var) and self.lineage.get(var) == lin and not name.startswith(".flag"):
+                return var
+        return self.latest.get(lin)
+
+    def observable(self, atom):
+        """Can code after this point see `atom`'s object again (a local name refers to it, or to its parent)?"""
+        if not isinstance(atom, Var):
+            return False
+        lin = self.lineage_of(atom)
+        while lin is not None:
+            if any(isinstance(v, Var) and self.lineage.get(v) == lin for n, v in self.env.items()
+                   if not n.startswith(".") or n.startswith(".param")):
+                return True
+            lin = self.parents.get(lin, (None, None))[1]
+        return False
+
+    def user_name(self, var):
+        names = [n for n, v in self.env.items() if v == var and not n.startswith(".")]
+        return names[0] if names else "_t"
+
+    def mutate(self, old, new, came_from=None):
+        """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
+        named children."""
+        lin = self.lineage_of(old)
+        self.lineage[new] = lin
+        self.latest[lin] = new
+        self.mutated.add(lin)
+        for name, var in list(self.env.items()):
+            if isinstance(var, Var) and self.lineage.get(var) == lin:
+                if name in self.cellvars:
+                    self.fail(f"updating '{name}' in place, which a nested function captures")
+                self.env[name] = new
+        if lin in self.parents:
+            kind, plin, key = self.parents[lin]
+            parent = self.current(plin)
+            if parent is not None:
+                put = mt.put_item if kind == "item" else mt.put_attr
+                self.mutate(parent, self.call(Const(put), [parent, key, new], hint=self.user_name(parent)), lin)
+        for clin, (kind, plin, key) in list(self.parents.items()):
+            if plin != lin or clin == came_from or clin == lin:
+                continue
+            child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                          and not n.startswith(".")), None)
+            if child is not None:
+                fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
+                self.lineage[fresh] = clin
+                self.latest[clin] = fresh
+                for name, var in list(self.env.items()):
+                    if var == child:
+                        self.env[name] = fresh
+
+    def target_object(self, node):
+        obj = self.expr(node)
+        if not isinstance(obj, Var):
+            self.fail("updating a global or constant object in place", node,
+                      "pass it as an argument, or work on a copy")
+        return obj
+
+    def store_item(self, target, value):
+        obj = self.target_object(target.value)
+        index = self.expr(target.slice)
+        self.mutate(obj, self.call(Const(mt.setitem), [obj, index, value], hint=self.user_name(obj)))
+
+    def store_attr(self, target, value):
+        obj = self.target_object(target.value)
+        attr = Const(self.mangle(target.attr))
+        self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, value], hint=self.user_name(obj)))
+
+    def stmt_Delete(self, node):
+        for t in node.targets:
+            if isinstance(t, gast.Subscript):
+                obj = self.target_object(t.value)
+                index = self.expr(t.slice)
+                self.mutate(obj, self.call(Const(mt.delitem), [obj, index], hint=self.user_name(obj)))
+            elif isinstance(t, gast.Attribute):
+                obj = self.target_object(t.value)
+                self.mutate(obj, self.call(Const(mt.delattr_), [obj, Const(self.mangle(t.attr))],
+                                           hint=self.user_name(obj)))
+            elif isinstance(t, gast.Name) and t.id in self.locals and t.id not in self.cellvars:
+                self.env.pop(t.id, None)
+            else:
+                self.fail(f"del of {type(t).__name__}", t)
+
+    def augassign_item(self, node, plain):
+        """`x[i] += v` is `x[i] = x[i] + v` (one read, one write); likewise for attributes."""
+        t = node.target
+        obj = self.target_object(t.value)
+        if isinstance(t, gast.Subscript):
+            index = self.expr(t.slice)
+            cur = self.call(Const(operator.getitem), [obj, index])
+            new = self.call(Const(plain), [cur, self.expr(node.value)])
+            self.mutate(obj, self.call(Const(mt.setitem), [obj, index, new], hint=self.user_name(obj)))
+        else:
+            attr = Const(self.mangle(t.attr))
+            cur = self.call(Const(getattr), [obj, attr])
+            new = self.call(Const(plain), [cur, self.expr(node.value)])
+            self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, new], hint=self.user_name(obj)))
+
+    def mutating_call(self, fn, args, kwargs, star, hint, updated):
+        """A call that may update the arguments at positions `updated`: `_r = mutcall(fn, *args)` gives
+        `(result, *args)`; each of those arguments that is a local value gets the returned version."""
+        updated = [k for k in updated if self.observable(args[k])]
+        if star is not None or not updated:
+            return self.call(fn, args, kwargs, star, hint)
+        out = self.call(Const(mt.mutcall), [fn, *args], kwargs, hint="_r")
+        result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
+        seen = set()
+        for k in updated:
+            a = args[k]
+            if isinstance(a, Var) and a not in seen:
+                seen.add(a)
+                self.mutate(a, self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a)))
+        return result

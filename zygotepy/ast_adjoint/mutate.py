@@ -1,0 +1,181 @@
+"""The primitives that lowered updates in place call, and the journal that keeps saved values right.
+
+Each primitive really mutates its object (so user code that aliases it sees Python's semantics) and returns it, so the
+IR can name the new version (see lower_mutation). Their rules (adjoints/mutation.py) route cotangents between versions.
+
+A backward pass reads values the forward saved by reference, and a later update in place would change them. So every
+update records how to undo itself in the current `Journal`: the backward undoes the updates in reverse order as it
+passes them (each rule's `back` undoes its own update, before the backward of anything that ran earlier), so every
+earlier backward sees the values its forward saw. When the entry point's backward is done, it redoes them, leaving the
+user's objects exactly as one call of `f` left them (API.md), ready for another call of `back`.
+"""
+import numpy as np
+
+_JOURNALS = []
+
+
+_COUNTS = {}  # id(object) -> how many updates it had, while the outermost entry point runs
+_ORPHANS = []  # updates of forwards run outside an entry point's (a rule's, e.g. checkpoint's, inside a backward)
+
+
+class Journal:
+    """The updates in place of one forward pass, in order; `redo()` re-applies those the backward undid."""
+    __slots__ = ("entries",)
+
+    def __init__(self):
+        self.entries = []
+
+    def __enter__(self):
+        _JOURNALS.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _JOURNALS.remove(self)
+        if not _JOURNALS:
+            _COUNTS.clear()
+
+    def redo(self):
+        for e in self.entries:
+            if e.undone:
+                e.redo()
+
+    def backward(self, pb, dy):
+        """Run the backward `pb(dy)`, then redo every update it undid: this forward's, and those of forwards run
+        during it outside any entry point."""
+        mark = len(_ORPHANS)
+        try:
+            return pb(dy)
+        finally:
+            self.redo()
+            for e in _ORPHANS[mark:]:
+                if e.undone:
+                    e.redo()
+            del _ORPHANS[mark:]
+
+
+class Entry:
+    """One update: `undo` puts back the state before it (remembering the state after), `redo` the state after."""
+    __slots__ = ("restore", "before", "after", "undone")
+
+    def __init__(self, restore, before, obj):
+        self.restore, self.before, self.after, self.undone = restore, before, None, False
+        (_JOURNALS[-1].entries if _JOURNALS else _ORPHANS).append(self)
+        _COUNTS[id(obj)] = _COUNTS.get(id(obj), 0) + 1
+
+    def undo(self, now):
+        """`now()` captures the current state of what the update touched."""
+        if not self.undone:
+            self.after = now()
+            self.restore(self.before)
+            self.undone = True
+
+    def redo(self):
+        self.restore(self.after)
+        self.undone = False
+
+
+def snapshot(x):
+    """A copy of the part of an object an update may change: array data, list items, dict entries, attributes."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, list):
+        return list(x)
+    if isinstance(x, dict):
+        return dict(x)
+    if isinstance(x, set):
+        return set(x)
+    if hasattr(x, "__dict__"):
+        return dict(vars(x))
+    return None
+
+
+def restorer(x):
+    """The function that puts a `snapshot` of `x` back into `x`."""
+    if isinstance(x, np.ndarray):
+        def put(s):
+            x[...] = s
+    elif isinstance(x, (list, set, dict)):
+        def put(s):
+            x.clear()
+            x.update(s) if not isinstance(x, list) else x.extend(s)
+    elif hasattr(x, "__dict__"):
+        def put(s):
+            vars(x).clear()
+            vars(x).update(s)
+    else:
+        return None
+    return put
+
+
+def journal_whole(x):
+    """Record an update of any part of `x` (a whole snapshot; arrays' item updates record only their slot)."""
+    put = restorer(x)
+    if put is None:
+        return None
+    return Entry(put, snapshot(x), x)
+
+
+def journal_slot(x, index):
+    """Record an update of `x[index]` for an array: only the slot's old values are kept."""
+    def put(old):
+        x[index] = old
+    return Entry(put, np.array(x[index], copy=True), x)
+
+
+def update_counts(objects):
+    """How many recorded updates each of `objects` had so far."""
+    return [_COUNTS.get(id(o), 0) for o in objects]
+
+
+def base_of(x):
+    while getattr(x, "base", None) is not None and isinstance(x.base, np.ndarray):
+        x = x.base
+    return x
+
+
+# --- the primitives (plain Python semantics) ---------------------------------------------------------------------------
+
+def setitem(x, index, value):
+    x[index] = value
+    return x
+
+
+def setattr_(obj, name, value):
+    setattr(obj, name, value)
+    return obj
+
+
+def delitem(x, index):
+    del x[index]
+    return x
+
+
+def delattr_(obj, name):
+    delattr(obj, name)
+    return obj
+
+
+def put_item(parent, key, child):
+    """`parent[key]` was `child` (or a view of it) and `child` was updated in place: `parent`'s new version."""
+    return parent
+
+
+def put_attr(parent, name, child):
+    return parent
+
+
+def refresh(child, parent, kind, key):
+    """`child` was read out of `parent`, which was updated in place: `child`'s new version."""
+    return child
+
+
+def mutcall(fn, *args, **kwargs):
+    """A call that may update its arguments: `(fn(*args), *args)` (a `super()` proxy stands for its object)."""
+    result = fn(*args, **kwargs)
+    return (result, *(a.__self__ if type(a) is super else a for a in args))
+
+
+def with_out(fn, *args_and_out, **kwargs):
+    """`fn(*args, out=out)`."""
+    *args, out = args_and_out
+    return fn(*args, out=out, **kwargs)

@@ -535,3 +535,4 @@ def _in_place_rule(plain):
 for _op, _plain in {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
                     operator.itruediv: operator.truediv}.items():
     adjoint(_op)(_in_place_rule(_plain))
+    mutating(_op, if_active=True)

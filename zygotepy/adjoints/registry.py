@@ -15,6 +15,7 @@ RULES = {}
 SCALAR = {}
 NONDIFF = set()
 MUTATING = set()   # primitives that update an object in place: their `back` runs even with no cotangent (to undo)
+MUTATING_IF_ACTIVE = set()  # operators that may update in place (`x += y`): the same, where a gradient flows
 CLASS_RULES = []  # (predicate on a class, rule): constructors of whole families of classes (dataclasses, namedtuples)
 _UNHASHABLE = {}  # id(target) -> (target, rule), for targets that cannot be dict keys
 generation = [0]
@@ -70,15 +71,16 @@ def nondifferentiable(*targets):
     generation[0] += 1
 
 
-def mutating(*targets):
-    """Declare primitives that update an object in place (see adjoints/mutation.py)."""
-    MUTATING.update(_key(t) for t in targets)
+def mutating(*targets, if_active=False):
+    """Declare primitives that update an object in place (see adjoints/mutation.py); `if_active`: only where a
+    gradient flows through them (elsewhere they run as written, and the transform keeps saved values safe)."""
+    (MUTATING_IF_ACTIVE if if_active else MUTATING).update(_key(t) for t in targets)
     generation[0] += 1
 
 
-def is_mutating(target):
+def is_mutating(target, active=False):
     try:
-        return target in MUTATING
+        return target in MUTATING or active and target in MUTATING_IF_ACTIVE
     except TypeError:
         return False
 

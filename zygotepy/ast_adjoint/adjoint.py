@@ -126,8 +126,9 @@ class AdjointPass:
     def stmt_Assign(self, s):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         self.define(*outs)
-        mutates = isinstance(s.value, Call) and registry.is_mutating(callee_object(s.value.fn, self.globals))
-        if not any(self.is_active(o) for o in outs) and not mutates:
+        active = any(self.is_active(o) for o in outs)
+        mutates = isinstance(s.value, Call) and registry.is_mutating(callee_object(s.value.fn, self.globals), active)
+        if not active and not mutates:
             return self.inactive(s), []
         y = s.out
         dy = self.dvar(y)
@@ -165,7 +166,7 @@ class AdjointPass:
         back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
         if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
             return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
-        return self.fast_path(s, derivative, target, pb, dy, forward, back)
+        return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates)
 
     def inactive(self, s):
         """An operation no gradient flows through runs as written, except a call of a function with a user's rule:
@@ -206,7 +207,7 @@ class AdjointPass:
             tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)
         return tests[key][0]
 
-    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd):
+    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd, mutates=False):
         """Guarded inline scalar derivative. The pullback slot `pb` is None on the fast path, or, inside a loop when
         the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
         operation, no tuple): the backward tells the paths apart by the slot's type."""
@@ -237,10 +238,15 @@ class AdjointPass:
             s = Assign(s.out, Call(Const(target), call.args), s.line, on_scalars=True)
         fast_fwd = [s, save] if slot == y or slot is None else [save, s]  # inputs are saved before the operation
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
-        back = If(is_fast, fast_bwd, generic_bwd)
+        if mutates:  # the generic path updated in place: its back undoes that, cotangent or not
+            back = If(is_fast, [If(_call(rt.is_not_none, dy), fast_bwd, [], line=s.line)], generic_bwd)
+        else:
+            back = If(is_fast, fast_bwd, generic_bwd)
         forward = If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)
         if self.candidates:
             self.candidates[-1].append(specialize.Candidate(forward, back, y, target, tests))
+        if mutates:
+            return [forward], [back] + self.reset(y)
         return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y)
 
     def generic_back(self, call, pb, dy, line):

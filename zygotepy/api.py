@@ -117,9 +117,12 @@ def pullback(f, /, *args, **kwargs):
         y, pb = _run(J_api, (True,) * len(args), f, *args, **kwargs)
     n = len(args)
 
-    def back(dy):  # the backward undoes f's updates in place as it goes; the journal redoes them after
-        grads = journal.backward(lambda d: _run(pb, d), _structured(y, dy))
+    def run_back(dy):  # projects while the arguments are as passed in: the journal redoes f's updates after
+        grads = _run(pb, dy)
         return tuple(_project(a, g) for a, g in zip(args, grads[1:n + 1], strict=True))
+
+    def back(dy):
+        return journal.backward(run_back, _structured(y, dy))
     return y, back
 
 
@@ -147,11 +150,13 @@ def value_and_gradient(f, /, *args, **kwargs):
     try:  # pullback's steps, inline: this is the hot entry point
         with journal:
             y, pb = J_api((True,) * len(args), f, *args, **kwargs)
-        grads = journal.backward(pb, _seed(y))
+        n = len(args)
+        grads = journal.backward(lambda dy: tuple(_project(a, g) for a, g in zip(args, pb(dy)[1:n + 1], strict=True)),
+                                 _seed(y))
     except Exception as e:
         _with_user_lines(e)
         raise
-    return y, tuple(_project(a, g) for a, g in zip(args, grads[1:len(args) + 1], strict=True))
+    return y, grads
 
 
 def gradient(f, /, *args, **kwargs):

@@ -7,7 +7,9 @@ cotangent goes to the value written. Every `back` first undoes its update (mutat
 that ran earlier sees the values it saw; these rules are in `registry.MUTATING`, so the adjoint pass calls their `back`
 even when no cotangent reached the new version.
 """
+import inspect
 import operator
+import types
 
 import numpy as np
 
@@ -140,7 +142,9 @@ def _attr_restorer(obj, name):
 
 
 def _check_plain_attribute(obj, name):
-    if isinstance(getattr(type(obj), name, None), property) or type(obj).__setattr__ is not object.__setattr__:
+    desc = inspect.getattr_static(type(obj), name, None)
+    if isinstance(type(obj).__setattr__, types.FunctionType) or hasattr(type(desc), "__set__") \
+            and not isinstance(desc, types.MemberDescriptorType):
         raise ZygoteError(f"zygotepy cannot differentiate assigning {type(obj).__name__}.{name}: a property setter "
                           f"or __setattr__ runs; assign the underlying attribute, or add an @adjoint rule")
 
@@ -220,6 +224,8 @@ def _holds(parent, kind, key, child):
 def _put(kind):
     def put(parent, key, child):
         holds = _holds(parent, kind, key, child)
+        if holds:
+            mt.LOG.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
 
         def back(dy):
             if dy is None or not holds:
@@ -260,6 +266,12 @@ def refresh(child, parent, kind, key):
         dp[key] = dy
         return (None, dp, None, None)
     return child, back
+
+
+@adjoint(mt.same_or)
+def same_or(alias, old, new):
+    same = new is old
+    return (new if same else alias), lambda dy: (None, None, dy) if same else (dy, None, None)
 
 
 # --- methods that mutate: (result, back(d_result, d_object_after) -> (d_object_before, *d_args)) -----------------------
@@ -370,11 +382,11 @@ def _dict_update(d, *other, **kw):
     def back(dr, dd):
         entry.undo(lambda: dict(d))
         if dd is None:
-            return (None, *(None for _ in other))
+            return (None, *(None for _ in other), dict.fromkeys(kw))
         rest = {k: v for k, v in dd.items() if k not in new}
-        dother = tuple({k: dd.get(k) for k in o} if isinstance(o, dict) else [(None, dd.get(k)) for k, _ in o]
-                       for o in other)
-        return (rest or None, *dother)
+        dother = tuple({k: dd.get(k) if k not in kw else None for k in o} if isinstance(o, dict)
+                       else [(None, dd.get(k) if k not in kw else None) for k, _ in o] for o in other)
+        return (rest or None, *dother, {k: dd.get(k) for k in kw})
     return None, back
 
 
@@ -446,6 +458,10 @@ def _method_call(obj, name, args, kwargs):
     return rule(obj, *args, **kwargs)
 
 
+def _keyword_grads(kwargs, grads=None):
+    return () if not kwargs else ({k: (grads or {}).get(k) for k in kwargs},)
+
+
 @adjoint(mt.mutcall)
 def mutcall(fn, *args, **kwargs):
     """A call that may update its arguments: `(result, *args)`. Mutating methods of lists, dicts and arrays have
@@ -461,7 +477,8 @@ def mutcall(fn, *args, **kwargs):
                 dr, dobj = (None, None) if dy is None else (dy[0], dy[1])
                 grads = mback(dr, dobj)
                 after = dy[3:] if dy is not None else (None,) * (len(args) - 2)
-                return (None, grads[0], None, *map(rt.acc, grads[1:len(args) - 1], after))
+                kw = grads[-1] if kwargs and isinstance(grads[-1], dict) and len(grads) == len(args) else None
+                return (None, grads[0], None, *map(rt.acc, grads[1:len(args) - 1], after), *_keyword_grads(kwargs, kw))
             return out, back
     if fn is mt.with_out:
         return _with_out(args, kwargs)
@@ -477,8 +494,11 @@ def mutcall(fn, *args, **kwargs):
         grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + len(args))
         through = [None if id(a) in consumed else g for a, g in zip(out[1:], dargs, strict=True)]
         gs = [rt.acc(g, t) for g, t in zip(grads[1:1 + len(args)], through, strict=True)]
-        return (grads[0], *gs)
+        return (grads[0], *gs, *_keyword_grads(kwargs, grads[1 + len(args)] if kwargs else None))
     return out, back
+
+
+mutcall.__zygote_keywords__ = True  # its back returns the keyword arguments' cotangents too, as a last dict
 
 
 def _with_out(args, kwargs):
@@ -493,7 +513,7 @@ def _with_out(args, kwargs):
         dr, dout = (None, None) if dy is None else (dy[0], dy[-1])
         total = rt.acc(dr, dout)
         grads = pb(unbroadcast(total, result) if total is not None else None, {})
-        return (None, None, *grads[1:1 + len(fargs)], None)
+        return (None, None, *grads[1:1 + len(fargs)], None, *_keyword_grads(kwargs, grads[-1] if kwargs else None))
     return (out, fn, *fargs, out), back
 
 

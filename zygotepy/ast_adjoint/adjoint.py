@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..adjoints import registry
 from ..adjoints.registry import find_rule, find_scalar
 from . import dispatch, inline, specialize
+from . import mutate as mt
 from . import runtime as rt
 from .analysis import callee_object, cell_values
 from .lower import captured_names
@@ -127,8 +128,20 @@ class AdjointPass:
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         self.define(*outs)
         active = any(self.is_active(o) for o in outs)
-        mutates = isinstance(s.value, Call) and registry.is_mutating(callee_object(s.value.fn, self.globals), active)
+        # `x += y` on an active x updates in place even where the result needs no gradient: it must undo itself
+        in_place_on_active = isinstance(s.value, Call) and s.value.args and self.is_active(s.value.args[0])
+        mutates = isinstance(s.value, Call) and registry.is_mutating(callee_object(s.value.fn, self.globals),
+                                                                     active or in_place_on_active)
         if not active and not mutates:
+            if s.on_argument:  # may update a caller's object in place: tell dispatch (it checks the arguments)
+                x = s.value.args[0]
+                test = self.hoist(_call(rt.is_scalar, x), x)
+                guarded = If(test, [s], [Assign(s.out, _call(mt.logged, s.value.fn, *s.value.args), s.line)],
+                             line=s.line)
+                if self.candidates:  # a loop on Python numbers drops the check (specialize.version)
+                    target = callee_object(s.value.fn, self.globals)
+                    self.candidates[-1].append(specialize.Candidate(guarded, None, s.out, target, [(x, test)]))
+                return [guarded], []
             return self.inactive(s), []
         y = s.out
         dy = self.dvar(y)

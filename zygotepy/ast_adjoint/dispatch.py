@@ -16,7 +16,7 @@ from ..adjoints import registry
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, Pullback, callmethod
-from .mutate import update_counts
+from . import mutate
 from .source import SourceUnavailable
 
 
@@ -174,14 +174,15 @@ def _derived(fn, args, kwargs, need, api=False):
     forward, back, plan = hit
     mutates = getattr(forward, "__zygote_mutates__", ())
     slot = _claim(args) if mutates and not api else None
-    counts = update_counts(args) if mutates and not api else None
+    mark = len(mutate.LOG)
     y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
     pb = Pullback(back, tape)
+    finals = ()
     if mutates:
         y, finals = y[0], y[1:]
-        if not api:
-            _check_updates(fn, mutates, finals, slot, counts, args)
         pb = FinalsPullback(pb, finals, not api)
+    if (mutates or len(mutate.LOG) != mark) and not api:  # something was updated in place: was it an argument?
+        _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, args))
     if plan is None or api and len(args) <= code.co_argcount:
         return y, pb
     return y, MappedPullback(pb, plan)
@@ -214,20 +215,24 @@ def _claim(args):
     return slot
 
 
-def _check_updates(fn, mutated, finals, slot, counts, args):
-    """A derived function updated the parameters `mutated` (their final objects: `finals`): fine at a call site that
-    takes their versions after the call (`slot`), or if nothing was updated this time (`counts` before, per arg)."""
-    if slot is not None and all(id(o) in slot.allowed for o in finals):
-        slot.claimed.update(id(o) for o in finals)
-        return
-    if counts is not None and update_counts(args) == counts:
+def _check_updates(fn, mutated, finals, slot, updated):
+    """A derived function updated the argument objects `updated` in place. Fine where it returns their final versions
+    (`finals`, for the parameters `mutated`) to a call site that takes them (`slot`); an error otherwise."""
+    taken = set()
+    if finals and slot is not None and all(id(o) in slot.allowed for o in finals):
+        taken = {id(o) for o in finals}
+        slot.claimed.update(taken)
+    if all(id(o) in taken for o in updated):
         return
     code = fn.__code__
-    names = ", ".join(repr(code.co_varnames[k]) for k in mutated)
+    names = ", ".join(repr(code.co_varnames[k]) for k in mutated) if mutated else "(one of them)"
+    how = ("its caller uses the call's result" if mutated else
+           "it updates it with an augmented assignment (x += ...) zygotepy does not follow into the caller")
     raise ZygoteError(
-        f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument {names} in place, and its "
-        f"caller uses the call's result, so zygotepy cannot route the gradient of the updated object. Call it as a "
-        f"statement (`{fn.__name__}(...)` on a line of its own) or return the updated value instead.")
+        f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument {names} in place, and "
+        f"{how}, so zygotepy cannot route the gradient of the updated object. Call it as a statement "
+        f"(`{fn.__name__}(...)` on a line of its own) with item updates (x[...] = ...), or return the updated value "
+        f"instead.")
 
 
 class FinalsPullback:
@@ -428,6 +433,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         rule = registry.find_rule(fn)
     if rule is not None:
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
+        if kwargs is not None and getattr(rule, "__zygote_keywords__", False):  # gives keyword cotangents itself
+            return y, RulePullback(back, rule, len(args) + 1, need)
         pb = RulePullback(back, rule, len(args), need, args)
         return y, (_WithKeywords(pb, kwargs) if kwargs is not None else pb)
     if registry.is_nondifferentiable(fn):

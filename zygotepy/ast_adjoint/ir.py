@@ -62,6 +62,7 @@ class Assign:
     value: Any
     line: int = 0
     on_scalars: bool = False  # set on the statements of scalar fast paths (their values are Python numbers)
+    on_argument: bool = False  # `x += y` where x may be an argument's object: an update the caller must hear of
 
 
 @dataclass

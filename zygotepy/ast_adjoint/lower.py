@@ -394,7 +394,11 @@ class Lowerer(ControlFlow, Mutation):
             return self.augassign_item(node, BINOPS[type(node.op)])
         current = self.expr_Name(gast.Name(node.target.id, gast.Load(), None, None), "_t")
         value = self.expr(node.value)
-        self.bind(node.target.id, self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id))
+        new = self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id)
+        self.region[-1].on_argument = self.lineage_of(current) in self.param_lineages()
+        self.bind(node.target.id, new)
+        if isinstance(current, Var) and node.target.id not in self.cellvars and self.has_aliases(current, new):
+            self.mutate(current, new, maybe=True)  # a list or array `+=` updates in place: aliases see it
 
     def stmt_Raise(self, node):
         if node.exc is None:

@@ -76,6 +76,9 @@ class Mutation:
                 return var
         return self.latest.get(lin)
 
+    def param_lineages(self):
+        return {self.lineage.get(v) for n, v in self.env.items() if n.startswith(".param") and isinstance(v, Var)}
+
     def observable(self, atom):
         """Can code after this point see `atom`'s object again (a local name refers to it, or to its parent)?"""
         if not isinstance(atom, Var):
@@ -92,18 +95,31 @@ class Mutation:
         names = [n for n, v in self.env.items() if v == var and not n.startswith(".")]
         return names[0] if names else "_t"
 
-    def mutate(self, old, new, came_from=None):
+    def has_aliases(self, old, new):
+        """Does another name, a parent or a child share `old`'s object (so an update in place must reach it)?"""
+        lin = self.lineage_of(old)
+        return lin in self.parents or any(p[1] == lin for p in self.parents.values()) or any(
+            isinstance(v, Var) and v != new and self.lineage.get(v) == lin for n, v in self.env.items()
+            if not n.startswith(".param"))  # an argument updated by `+=` is caught at run time (dispatch)
+
+    def mutate(self, old, new, came_from=None, maybe=False):
         """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
-        named children."""
+        named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place."""
         lin = self.lineage_of(old)
         self.lineage[new] = lin
         self.latest[lin] = new
         self.mutated.add(lin)
         for name, var in list(self.env.items()):
-            if isinstance(var, Var) and self.lineage.get(var) == lin:
+            if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
+                    and not (maybe and name.startswith(".param")):
                 if name in self.cellvars:
                     self.fail(f"updating '{name}' in place, which a nested function captures")
-                self.env[name] = new
+                if maybe:
+                    alias = self.call(Const(mt.same_or), [var, old, new], hint=self.user_name(var))
+                    self.lineage[alias] = lin
+                    self.env[name] = alias
+                else:
+                    self.env[name] = new
         if lin in self.parents:
             kind, plin, key = self.parents[lin]
             parent = self.current(plin)

@@ -14,7 +14,7 @@ import numpy as np
 _JOURNALS = []
 
 
-_COUNTS = {}  # id(object) -> how many updates it had, while the outermost entry point runs
+LOG = []  # id() of each object updated in place, in order, while the outermost entry point runs
 _ORPHANS = []  # updates of forwards run outside an entry point's (a rule's, e.g. checkpoint's, inside a backward)
 
 
@@ -32,7 +32,7 @@ class Journal:
     def __exit__(self, *exc):
         _JOURNALS.remove(self)
         if not _JOURNALS:
-            _COUNTS.clear()
+            LOG.clear()
 
     def redo(self):
         for e in self.entries:
@@ -60,7 +60,7 @@ class Entry:
     def __init__(self, restore, before, obj):
         self.restore, self.before, self.after, self.undone = restore, before, None, False
         (_JOURNALS[-1].entries if _JOURNALS else _ORPHANS).append(self)
-        _COUNTS[id(obj)] = _COUNTS.get(id(obj), 0) + 1
+        LOG.append(id(obj))
 
     def undo(self, now):
         """`now()` captures the current state of what the update touched."""
@@ -122,9 +122,10 @@ def journal_slot(x, index):
     return Entry(put, np.array(x[index], copy=True), x)
 
 
-def update_counts(objects):
-    """How many recorded updates each of `objects` had so far."""
-    return [_COUNTS.get(id(o), 0) for o in objects]
+def updated_since(mark, objects):
+    """Those of `objects` updated in place since `LOG` had `mark` entries."""
+    ids = set(LOG[mark:])
+    return [o for o in objects if id(o) in ids]
 
 
 def base_of(x):
@@ -167,6 +168,19 @@ def put_attr(parent, name, child):
 def refresh(child, parent, kind, key):
     """`child` was read out of `parent`, which was updated in place: `child`'s new version."""
     return child
+
+
+def logged(op, x, y):
+    """`op(x, y)` for an in-place operator whose result needs no gradient: logs an update of `x` if it ran in place."""
+    result = op(x, y)
+    if result is x:
+        LOG.append(id(x))
+    return result
+
+
+def same_or(alias, old, new):
+    """An alias of `old` after `new = old += v`: `new` if that ran in place (lists, arrays), else unchanged."""
+    return new if new is old else alias
 
 
 def mutcall(fn, *args, **kwargs):

@@ -23,7 +23,8 @@ from .objects import as_fields
 from .registry import adjoint, find_rule, mutating
 from .structures import like
 
-mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.refresh, mt.mutcall)
+mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
+         mt.mutcall)
 
 
 def _zeros_like(x):
@@ -250,6 +251,38 @@ def _put(kind):
 
 adjoint(mt.put_item)(_put("item"))
 adjoint(mt.put_attr)(_put("attr"))
+
+
+@adjoint(mt.put_held)
+def put_held(parent, key, child):
+    """`child` sits at some places of `parent` (found by identity now): their cotangents are `child`'s."""
+    if isinstance(parent, (list, tuple)):
+        places = [k for k, v in enumerate(parent) if v is child]
+    elif isinstance(parent, dict):
+        places = [k for k, v in parent.items() if v is child]
+    elif hasattr(parent, "__dict__") and not isinstance(parent, np.ndarray):
+        places = [k for k, v in vars(parent).items() if v is child]
+    else:
+        places = []
+    if places:
+        mt.LOG.append(id(parent))
+
+    def back(dy):
+        if dy is None or not places:
+            return (dy, None, None)
+        if isinstance(parent, (list, tuple)):
+            dp = list(dy)
+            dchild = None
+            for k in places:
+                dchild, dp[k] = rt.acc(dchild, dp[k]), None
+            return (type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp), None, dchild)
+        dy = as_fields(parent, dy) if not isinstance(parent, dict) else dy
+        dchild = None
+        for k in places:
+            dchild = rt.acc(dchild, dy.get(k))
+        rest = {k: v for k, v in dy.items() if k not in places}
+        return ((rest if isinstance(parent, dict) else StructGrad(rest)) or None, None, dchild)
+    return parent, back
 
 
 @adjoint(mt.refresh)

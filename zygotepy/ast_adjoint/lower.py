@@ -223,10 +223,15 @@ class Lowerer(ControlFlow, Mutation):
         items = self.elements(node.elts)
         if all(isinstance(i, Const) for i in items):
             return Const(tuple(i.value for i in items))
-        return self.call(Const(rt.tuple_of), items, hint=hint)
+        out = self.call(Const(rt.tuple_of), items, hint=hint)
+        self.note_held(out, items)
+        return out
 
     def expr_List(self, node, hint):
-        return self.call(Const(rt.list_of), self.elements(node.elts), hint=hint)
+        items = self.elements(node.elts)
+        out = self.call(Const(rt.list_of), items, hint=hint)
+        self.note_held(out, items)
+        return out
 
     def elements(self, elts):
         if any(isinstance(e, gast.Starred) for e in elts):
@@ -237,7 +242,9 @@ class Lowerer(ControlFlow, Mutation):
         if any(k is None for k in node.keys):
             self.fail("** inside a dict display", node)
         flat = [a for k, v in zip(node.keys, node.values, strict=True) for a in (self.expr(k), self.expr(v))]
-        return self.call(Const(rt.dict_of), flat, hint=hint)
+        out = self.call(Const(rt.dict_of), flat, hint=hint)
+        self.note_held(out, flat[1::2])
+        return out
 
     def expr_Subscript(self, node, hint):
         obj, index = self.expr(node.value), self.expr(node.slice)
@@ -323,6 +330,7 @@ class Lowerer(ControlFlow, Mutation):
 
     def stmt(self, node):
         self.line = getattr(node, "lineno", self.line)
+        self.latest.clear()  # temporaries' versions live within one statement
         kind = type(node)
         if kind in UNSUPPORTED:
             self.fail(UNSUPPORTED[kind], node)

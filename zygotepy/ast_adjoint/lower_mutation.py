@@ -15,11 +15,15 @@ import operator
 import gast
 
 from . import mutate as mt
+from . import runtime as rt
 from .ir import Const, Var
 
 MUTATING_METHODS = frozenset((
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
     "add", "discard", "fill", "put", "resize", "itemset", "sort", "partition"))
+
+
+_HOLDING = (Const("append"), Const("insert"), Const("setdefault"))  # methods whose arguments end up inside
 
 
 def mutation_syntax(stmts):
@@ -46,7 +50,7 @@ class Mutation:
 
     def init_mutation(self):
         self.lineage = {}      # Var -> lineage id (the object it names)
-        self.parents = {}      # lineage -> (kind "item"/"attr", parent lineage, key atom)
+        self.parents = {}      # lineage -> [(kind "item"/"attr"/"held", parent lineage, key atom)], newest last
         self.latest = {}       # lineage -> its newest Var (for temporaries no name refers to)
         self.mutated = set()   # lineages given a new version somewhere
         self.next_lineage = 0
@@ -67,14 +71,28 @@ class Mutation:
                 self.lineage[out] = ids.pop()
 
     def note_child(self, child, kind, parent, key):
-        if isinstance(child, Var) and isinstance(parent, Var):
-            self.parents[self.lineage_of(child)] = (kind, self.lineage_of(parent), key)
+        """`child`'s object is (or is a view of) `parent[key]`, `parent.key`, or held somewhere in `parent` ("held":
+        put there by a display, `append`, ...): an update of the child reaches the parent."""
+        if isinstance(child, Var) and isinstance(parent, Var) and child != parent:
+            entry = (kind, self.lineage_of(parent), key)
+            links = self.parents.setdefault(self.lineage_of(child), [])
+            if entry not in links:
+                links.append(entry)
 
-    def current(self, lin):
+    def note_held(self, holder, items):
+        for item in items:
+            self.note_child(item, "held", holder, Const(None))
+
+    def parents_of(self, lin):
+        return self.parents.get(lin, ())
+
+    def current(self, lin, named=False):
+        """The Var naming the object `lin` now: a local name's, else (`named` False) the newest version made by the
+        statement being lowered (`a[0][1] = v` updates the temporary `a[0]`)."""
         for name, var in self.env.items():
             if isinstance(var, Var) and self.lineage.get(var) == lin and not name.startswith(".flag"):
                 return var
-        return self.latest.get(lin)
+        return None if named else self.latest.get(lin)
 
     def param_lineages(self):
         return {self.lineage.get(v) for n, v in self.env.items() if n.startswith(".param") and isinstance(v, Var)}
@@ -83,12 +101,16 @@ class Mutation:
         """Can code after this point see `atom`'s object again (a local name refers to it, or to its parent)?"""
         if not isinstance(atom, Var):
             return False
-        lin = self.lineage_of(atom)
-        while lin is not None:
+        work, seen = [self.lineage_of(atom)], set()
+        while work:
+            lin = work.pop()
+            if lin in seen:
+                continue
+            seen.add(lin)
             if any(isinstance(v, Var) and self.lineage.get(v) == lin for n, v in self.env.items()
                    if not n.startswith(".") or n.startswith(".param")):
                 return True
-            lin = self.parents.get(lin, (None, None))[1]
+            work += [plin for _, plin, _ in self.parents_of(lin)]
         return False
 
     def user_name(self, var):
@@ -98,7 +120,7 @@ class Mutation:
     def has_aliases(self, old, new):
         """Does another name, a parent or a child share `old`'s object (so an update in place must reach it)?"""
         lin = self.lineage_of(old)
-        return lin in self.parents or any(p[1] == lin for p in self.parents.values()) or any(
+        return lin in self.parents or any(p[1] == lin for ps in self.parents.values() for p in ps) or any(
             isinstance(v, Var) and v != new and self.lineage.get(v) == lin for n, v in self.env.items()
             if not n.startswith(".param"))  # an argument updated by `+=` is caught at run time (dispatch)
 
@@ -120,24 +142,24 @@ class Mutation:
                     self.env[name] = alias
                 else:
                     self.env[name] = new
-        if lin in self.parents:
-            kind, plin, key = self.parents[lin]
-            parent = self.current(plin)
-            if parent is not None:
-                put = mt.put_item if kind == "item" else mt.put_attr
+        for kind, plin, key in list(self.parents_of(lin)):
+            parent = self.current(plin, named=kind == "held")
+            if parent is not None and plin != came_from:
+                put = {"item": mt.put_item, "attr": mt.put_attr, "held": mt.put_held}[kind]
                 self.mutate(parent, self.call(Const(put), [parent, key, new], hint=self.user_name(parent)), lin)
-        for clin, (kind, plin, key) in list(self.parents.items()):
-            if plin != lin or clin == came_from or clin == lin:
-                continue
-            child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
-                          and not n.startswith(".")), None)
-            if child is not None:
-                fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
-                self.lineage[fresh] = clin
-                self.latest[clin] = fresh
-                for name, var in list(self.env.items()):
-                    if var == child:
-                        self.env[name] = fresh
+        for clin, links in list(self.parents.items()):
+            for kind, plin, key in links:
+                if plin != lin or clin == came_from or clin == lin or kind == "held":
+                    continue
+                child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                              and not n.startswith(".")), None)
+                if child is not None:
+                    fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
+                    self.lineage[fresh] = clin
+                    self.latest[clin] = fresh
+                    for name, var in list(self.env.items()):
+                        if var == child:
+                            self.env[name] = fresh
 
     def target_object(self, node):
         obj = self.expr(node)
@@ -149,12 +171,16 @@ class Mutation:
     def store_item(self, target, value):
         obj = self.target_object(target.value)
         index = self.expr(target.slice)
-        self.mutate(obj, self.call(Const(mt.setitem), [obj, index, value], hint=self.user_name(obj)))
+        new = self.call(Const(mt.setitem), [obj, index, value], hint=self.user_name(obj))
+        self.mutate(obj, new)
+        self.note_child(value, "item", new, index)
 
     def store_attr(self, target, value):
         obj = self.target_object(target.value)
         attr = Const(self.mangle(target.attr))
-        self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, value], hint=self.user_name(obj)))
+        new = self.call(Const(mt.setattr_), [obj, attr, value], hint=self.user_name(obj))
+        self.mutate(obj, new)
+        self.note_child(value, "attr", new, attr)
 
     def stmt_Delete(self, node):
         for t in node.targets:
@@ -194,10 +220,13 @@ class Mutation:
             return self.call(fn, args, kwargs, star, hint)
         out = self.call(Const(mt.mutcall), [fn, *args], kwargs, hint="_r")
         result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
-        seen = set()
+        seen, versions = set(), {}
         for k in updated:
             a = args[k]
             if isinstance(a, Var) and a not in seen:
                 seen.add(a)
-                self.mutate(a, self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a)))
+                versions[k] = self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a))
+                self.mutate(a, versions[k])
+        if fn == Const(rt.callmethod) and 0 in versions and args[1] in _HOLDING:  # `rows.append(row)`
+            self.note_held(versions[0], args[2:])
         return result

@@ -165,6 +165,11 @@ def put_attr(parent, name, child):
     return parent
 
 
+def put_held(parent, key, child):
+    """`child`, held somewhere in `parent` (an item, a value, an attribute), was updated in place."""
+    return parent
+
+
 def refresh(child, parent, kind, key):
     """`child` was read out of `parent`, which was updated in place: `child`'s new version."""
     return child

@@ -63,13 +63,13 @@ def _dict_without(dy, key):
 
 @adjoint(mt.setitem)
 def setitem(x, index, value):
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or getattr(type(x), "__zygote_number__", False) and hasattr(x, "shape"):
         keep = _repeats(index, x)
         entry = mt.journal_slot(x, index)
         x[index] = value
 
         def back(dy):
-            entry.undo(lambda: np.array(x[index], copy=True))
+            entry.undo(lambda: mt.slot_copy(x[index]))
             if dy is None:
                 return (None, None, None)
             dv = dy[index]
@@ -122,8 +122,16 @@ def setitem(x, index, value):
                 return (None, None, None)
             return (_dict_without(dy, index), None, dy.get(index))
         return x, back
+    method = getattr(type(x), "__setitem__", None)
+    if isinstance(method, types.FunctionType):  # a user class: its own __setitem__, derived, updates `x`
+        _, pb, _ = J_mutating(method, (x, index, value), None)
+
+        def back(dy):
+            grads = pb(None, {id(x): dy} if dy is not None else {})
+            return (grads[1], None, grads[3])
+        return x, back
     raise ZygoteError(f"zygotepy cannot differentiate updating an item of a {type(x).__name__} in place "
-                      f"(x[i] = v works on lists, dicts and NumPy arrays)")
+                      f"(x[i] = v works on lists, dicts, NumPy arrays and classes with a Python __setitem__)")
 
 
 # --- obj.a = v and del ---------------------------------------------------------------------------------------------------

@@ -119,7 +119,12 @@ def journal_slot(x, index):
     """Record an update of `x[index]` for an array: only the slot's old values are kept."""
     def put(old):
         x[index] = old
-    return Entry(put, np.array(x[index], copy=True), x)
+    return Entry(put, slot_copy(x[index]), x)
+
+
+def slot_copy(v):
+    """A copy of what `x[index]` gave: a view or a 0-d value (NumPy's or forward mode's array types)."""
+    return v.copy() if hasattr(v, "copy") else v
 
 
 def updated_since(mark, objects):

@@ -64,6 +64,14 @@ def nested_out(x):
     return {"a": x * 2, "b": (x, [x * x, P(x, 1.0)])}
 
 
+def set_loop(x):
+    s = {x * 2.0, 3.0, x * 2.0}
+    t = 0.0
+    for v in s:
+        t = t + v * v
+    return t
+
+
 CASES = [
     ("tuple", lambda t: t[0] * t[1] ** 2, ((2.0, 3.0),)),
     ("list", lambda t: t[0] * t[1] ** 2, ([2.0, 3.0],)),
@@ -86,6 +94,8 @@ CASES = [
     ("dict comprehension", lambda d: sum(v * v for v in {k: v * 2 for k, v in d.items()}.values()),
      ({"a": 1.0, "b": 2.0},)),
     ("nested output", nested_out, (3.0,)),
+    ("set comprehension", lambda l: sum({v * v for v in l}), ([1.0, 2.0, 3.0],)),
+    ("set display and iteration", set_loop, (1.5,)),
 ]
 
 

@@ -1359,12 +1359,6 @@ def u_nonlocal(x):
     return y
 
 
-def u_set_comprehension(x):
-    SIDE.append("setcomp")
-    s = {x * i for i in range(3)}  # UNSUPPORTED
-    return sum(s)
-
-
 def u_class_inside(x):
     SIDE.append("class")
 
@@ -1402,7 +1396,6 @@ UNSUPPORTED_CASES = [
     ("global_write", u_global_write, "global"),
     ("async_def", u_async, "async"),
     ("nonlocal", u_nonlocal, "nonlocal"),
-    ("set_comprehension", u_set_comprehension, "set"),
     ("class_inside", u_class_inside, "class"),
     ("with_in_loop_branch", u_late, "with"),
 ]

@@ -26,6 +26,8 @@ def like(template, items):
     """`items` (a list of cotangents) in the structure of the sequence `template`."""
     if all(i is None for i in items):
         return None
+    if isinstance(template, (set, frozenset)):  # items in the set's iteration order, keyed by element
+        return {e: g for e, g in zip(template, items, strict=False) if g is not None}
     if hasattr(type(template), "_fields") and isinstance(template, tuple):  # a namedtuple: a structural gradient
         return StructGrad((k, g) for k, g in zip(template._fields, items, strict=False) if g is not None)
     if isinstance(template, (tuple, list)):
@@ -102,7 +104,36 @@ def unpack(value, n):
 
 @adjoint(rt.iterate)
 def iterate(value):
-    return rt.iterate(value), lambda dy: (dy,)
+    items = rt.iterate(value)
+    if isinstance(value, (set, frozenset)):  # a set's cotangent is keyed by its elements
+        return items, lambda dy: (like(value, list(dy)) if dy is not None else None,)
+    return items, lambda dy: (dy,)
+
+
+# --- sets: a set's cotangent is a dict from element to cotangent (elements are values, not positions) ---------------
+
+@adjoint(rt.set_of)
+def set_of(*items):
+    def back(dy):
+        if dy is None:
+            return (None,) * len(items)
+        seen, out = set(), []
+        for v in items:  # an element given twice is stored once: the first gets its cotangent
+            out.append(dy.get(v) if v not in seen else None)
+            seen.add(v)
+        return tuple(out)
+    return set(items), back
+
+
+@adjoint(rt.set_add)
+def set_add(s, value):
+    fresh = value not in s
+
+    def back(dy):
+        if dy is None or not fresh:
+            return (dy, None)
+        return ({k: g for k, g in dy.items() if k != value} or None, dy.get(value))
+    return rt.set_add(s, value), back
 
 
 @adjoint(enumerate)

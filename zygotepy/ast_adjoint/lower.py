@@ -37,8 +37,7 @@ UNSUPPORTED = {gast.Try: "try/except", gast.With: "a with block", gast.AsyncWith
                gast.YieldFrom: "yield from", gast.Await: "await", gast.Global: "a global statement",
                gast.Nonlocal: "a nonlocal statement", gast.ClassDef: "a class defined inside a function",
                gast.Import: "import inside a function",
-               gast.ImportFrom: "import inside a function", gast.SetComp: "a set comprehension",
-               gast.Set: "a set display"}
+               gast.ImportFrom: "import inside a function"}
 if hasattr(gast, "Match"):
     UNSUPPORTED[gast.Match] = "match"
 if hasattr(gast, "TryStar"):
@@ -226,6 +225,9 @@ class Lowerer(ControlFlow, Mutation):
         out = self.call(Const(rt.tuple_of), items, hint=hint)
         self.note_held(out, items)
         return out
+
+    def expr_Set(self, node, hint):
+        return self.call(Const(rt.set_of), self.elements(node.elts), hint=hint)
 
     def expr_List(self, node, hint):
         items = self.elements(node.elts)

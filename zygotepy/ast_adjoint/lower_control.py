@@ -87,6 +87,9 @@ class ControlFlow:
 
     expr_GeneratorExp = expr_ListComp  # materialised: a generator's laziness is not observable in supported code
 
+    def expr_SetComp(self, node, hint):
+        return self.comprehension(node, [node.elt], rt.set_add, hint)
+
     def expr_DictComp(self, node, hint):
         return self.comprehension(node, [node.key, node.value], rt.dict_put, hint)
 
@@ -112,7 +115,8 @@ class ControlFlow:
         for n in gast.walk(body):
             if not hasattr(n, "lineno") and isinstance(n, (gast.stmt, gast.expr)):
                 gast.copy_location(n, node)
-        self.bind(acc, self.call(Const(rt.dict_of if put is rt.dict_put else rt.list_of), [], hint=acc))
+        empty = {rt.dict_put: rt.dict_of, rt.set_add: rt.set_of}.get(put, rt.list_of)
+        self.bind(acc, self.call(Const(empty), [], hint=acc))
         self.stmt(body)
         result = self.env[acc]
         for n in targets:

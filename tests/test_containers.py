@@ -132,3 +132,111 @@ def test_structured_cotangent_of_dataclass_output():
 def test_nested_output_cotangent_with_none_entries():
     y, back = pullback(nested_out, 3.0)
     assert back({"a": 1.0, "b": (None, [1.0, None])}) == (8.0,)
+
+
+# --- user types: methods, __call__, properties, super(), operators, __init__ ------------------------------------------
+
+class RGB:
+    def __init__(self, r, g, b):
+        self.r, self.g, self.b = r, g, b
+
+    def __add__(self, other):
+        return RGB(self.r + other.r, self.g + other.g, self.b + other.b)
+
+    def __mul__(self, s):
+        return RGB(self.r * s, self.g * s, self.b * s)
+
+    __rmul__ = __mul__
+
+    def luma(self):
+        return 0.3 * self.r + 0.6 * self.g + 0.1 * self.b
+
+    @property
+    def total(self):
+        return self.r + self.g + self.b
+
+
+class Dense:
+    """A Flux-style layer: an object holding weights, called like a function."""
+
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def __call__(self, x):
+        return np.tanh(self.W @ x + self.b)
+
+
+class Chain:
+    def __init__(self, *layers):
+        self.layers = list(layers)
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Base:
+    def __init__(self, s):
+        self.s = s
+
+    def f(self, x):
+        return self.s * x
+
+
+class Sub(Base):
+    def __init__(self, s, t):
+        super().__init__(s)
+        self.t = t
+
+    def f(self, x):
+        return super().f(x) + self.t * x * x
+
+
+@dataclass
+class Scaled:
+    w: float
+    k: float = 2.0
+
+    def __post_init__(self):
+        self.kw = self.k * self.w
+
+
+def build_chain(W1, W2, x):
+    model = Chain(Dense(W1, np.zeros(3)), Dense(W2, np.ones(2)))
+    return np.sum(model(x) ** 2)
+
+
+_rng = np.random.default_rng(0)
+_W1, _W2, _x = _rng.standard_normal((3, 4)), _rng.standard_normal((2, 3)), _rng.standard_normal(4)
+
+USER_CASES = [
+    ("method", lambda c: c.luma(), (RGB(1.0, 2.0, 3.0),)),
+    ("__add__ and luma", lambda c, d: (c + d).luma(), (RGB(1.0, 2.0, 3.0), RGB(0.5, 0.2, 0.1))),
+    ("__mul__ by a scalar", lambda c, s: (c * s).total, (RGB(1.0, 2.0, 3.0), 2.0)),
+    ("__rmul__", lambda c, s: (s * c).luma() ** 2, (RGB(1.0, 2.0, 3.0), 2.0)),
+    ("property", lambda c: c.total ** 2, (RGB(1.0, 2.0, 3.0),)),
+    ("constructor of a plain class", lambda x: RGB(x, 2 * x, 3.0).luma() * x, (2.0,)),
+    ("layer object called", lambda m, x: np.sum(m(x)), (Dense(_W1, np.ones(3)), _x)),
+    ("layers built inside", build_chain, (_W1, _W2, _x)),
+    ("super() in a method", lambda o, x: o.f(x), (Sub(2.0, 3.0), 1.5)),
+    ("super().__init__", lambda x: Sub(x, 2 * x).f(3.0), (1.5,)),
+    ("dataclass __post_init__", lambda x: Scaled(x, k=3.0).kw * x, (1.5,)),
+]
+
+
+@pytest.mark.parametrize("name,f,args", USER_CASES, ids=[c[0] for c in USER_CASES])
+def test_user_types(name, f, args):
+    check_grads(f, *args)
+
+
+def test_colours_gradient_is_a_structgrad_with_fields_r_g_b():
+    ga, gb = gradient(lambda a, b: (a + b * 2.0).luma(), RGB(1.0, 2.0, 3.0), RGB(0.5, 0.2, 0.1))
+    assert isinstance(ga, StructGrad) and (ga.r, ga.g, ga.b) == (0.3, 0.6, 0.1)
+    assert (gb["r"], gb["g"], gb["b"]) == (0.6, 1.2, 0.2)
+
+
+def test_layer_gradient_fields_are_its_weights():
+    (g,) = gradient(lambda m: np.sum(m(_x)), Dense(_W1, np.ones(3)))
+    assert set(g) == {"W", "b"} and g.W.shape == _W1.shape and g["b"].shape == (3,)

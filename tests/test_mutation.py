@@ -3,11 +3,12 @@ augmented assignment on arrays. Every gradient is checked against central finite
 what one plain call of f leaves it as, and what cannot be differentiated must raise a ZygoteError naming the place."""
 import copy
 import types
+from dataclasses import dataclass
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from zygotepy import ZygoteError, gradient, pullback, value_and_gradient
+from zygotepy import ZygoteError, gradient, hessian, jacobian, pullback, value_and_gradient
 from zygotepy.testing import check_grads
 
 class Acc:
@@ -152,7 +153,59 @@ def m_obj_arg(o, x):
     o.w = o.w * x
     return o.w * o.b
 
+def m_nested_built(x):
+    rows = []
+    for i in range(3):
+        row = []
+        rows.append(row)
+        row.append(x * (i + 1))
+        row.append(x * x)
+    return rows[1][0] * rows[2][1] + rows[0][0]
+
+
+class Vec:
+    def __init__(self, n):
+        self.data = [0.0] * n
+
+    def __setitem__(self, i, v):
+        self.data[i] = v
+
+    def __getitem__(self, i):
+        return self.data[i]
+
+
+def m_user_setitem(x):
+    v = Vec(2)
+    v[0] = x * x
+    v[1] = v[0] * x
+    return v[1] + v[0]
+
+
+@dataclass
+class Params:
+    w: float
+    b: float
+
+
+def m_dataclass_attr(x):
+    p = Params(x, 1.0)
+    p.b = p.w * 3.0
+    p.w = p.b * x
+    return p.b * p.w
+
+
+def m_set_from_loop(x):
+    s = set()
+    for i in range(3):
+        s.add(i)
+    return x * len(s)
+
+
 CASES = [
+    ("lists held in a list, updated after", m_nested_built, (2.0,)),
+    ("user class __setitem__", m_user_setitem, (2.0,)),
+    ("dataclass attributes", m_dataclass_attr, (2.0,)),
+    ("set.add of data", m_set_from_loop, (2.0,)),
     ("dict.update", m_update, (2.0,)),
     ("dict.setdefault", m_setdefault, (2.0,)),
     ("del lst[i]", m_del, (2.0,)),
@@ -272,6 +325,27 @@ def test_user_rgb_colours():
 
     ga, gb = gradient(lambda a, b: (a + b * 2.0).luma(), RGB(1.0, 2.0, 3.0), RGB(0.5, 0.2, 0.1))
     assert (ga.r, ga.g, ga.b) == (0.3, 0.6, 0.1) and (gb["r"], gb["g"], gb["b"]) == (0.6, 1.2, 0.2)
+
+
+def test_hessian_through_updates_in_place():
+    def f(x):
+        y = x * 1.0
+        y[0] = y[1] * y[2]
+        return np.sum(y ** 2)
+    # f = (x1 x2)^2 + x1^2 + x2^2: x0 is overwritten
+    H = hessian(f, np.array([1.0, 2.0, 3.0]))
+    assert np.allclose(H, [[0, 0, 0], [0, 20, 24], [0, 24, 10]])
+
+
+def test_jacobian_of_a_filled_output():
+    def g(x):
+        out = np.zeros(3)
+        for i in range(3):
+            out[i] = x[i] * x[(i + 1) % 3]
+        return out
+    x = np.array([1.0, 2.0, 3.0])
+    (Jx,) = jacobian(g, x)
+    assert np.allclose(Jx, [[2, 1, 0], [0, 3, 2], [3, 0, 1]])
 
 
 # --- what raises ---------------------------------------------------------------------------------------------------------

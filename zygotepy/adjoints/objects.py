@@ -8,6 +8,7 @@ import dataclasses
 import types
 
 from ..structgrad import StructGrad
+from ..errors import MissingAdjoint
 from .registry import class_rule
 
 
@@ -87,6 +88,44 @@ def dict_new(cls, args, kwargs):
             dargs.append({k: dy.get(k) for k in keys} if isinstance(a, dict) else [(None, dy.get(k)) for k in keys])
         return (None, *dargs) + (({k: dy.get(k) for k in kwargs},) if kwargs is not None else ())
     return y, back
+
+
+def _is_dataclass_with_post_init(cls):
+    return dataclasses.is_dataclass(cls) and isinstance(getattr(cls, "__post_init__", None), types.FunctionType) \
+        and getattr(cls.__init__, "__code__", None) is not None and cls.__init__.__code__.co_filename == "<string>"
+
+
+@class_rule(_is_dataclass_with_post_init)
+def dataclass_post_init_new(cls, args, kwargs):
+    """The generated `__init__` sets the fields (structurally, as `dataclass_new`), then the derived `__post_init__`
+    updates the object in place."""
+    from ..ast_adjoint.dispatch import J_mutating
+    import inspect
+    fields = dataclasses.fields(cls)
+    if any(isinstance(f.type, dataclasses.InitVar) for f in fields) or any(
+            type(v) is dataclasses.InitVar for v in vars(cls).values()):
+        raise MissingAdjoint(cls, "a dataclass with InitVar fields")
+    bound = inspect.signature(cls).bind(*args, **(kwargs or {}))
+    bound.apply_defaults()
+    obj = object.__new__(cls)
+    for f in fields:
+        if f.init:
+            object.__setattr__(obj, f.name, bound.arguments[f.name])
+        elif f.default is not dataclasses.MISSING:
+            object.__setattr__(obj, f.name, f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            object.__setattr__(obj, f.name, f.default_factory())
+    _, pb, consumed = J_mutating(cls.__post_init__, (obj,), None)
+    names = [f.name for f in fields if f.init][:len(args)]
+
+    def back(dy):
+        dy = as_fields(obj, dy)
+        if id(obj) in consumed:
+            dy = as_fields(obj, pb(None, {id(obj): dy} if dy is not None else {})[1])
+        get = (lambda k: None) if dy is None else dy.get
+        out = (None, *(get(n) for n in names))
+        return out + ({k: get(k) for k in kwargs},) if kwargs is not None else out
+    return obj, back
 
 
 def _is_plain_class(cls):

@@ -408,6 +408,34 @@ def test_helper_updating_a_list_argument_as_a_statement():
     assert gradient(f, 1.5) == (1 + 2 * 1.5 + 4 * 1.5 ** 3,)
 
 
+def test_closure_updating_a_captured_list_then_read_by_its_owner_raises():
+    def f(x):
+        acc = []
+
+        def add(v):
+            acc.append(v)
+        add(x)
+        return acc[0] * x
+    from zygotepy import UnsupportedSyntax
+    with pytest.raises(UnsupportedSyntax, match="reading 'acc' after the nested function 'add'"):
+        gradient(f, 2.0)
+
+
+def test_function_updating_a_captured_list_reads_its_own_updates():
+    def outer():
+        seen = []
+
+        def f(x):
+            for i in range(2):
+                seen.append(x * i)
+            seen[0] = x
+            return seen[-1] * x + seen[0]
+        return f, seen
+    f, seen = outer()
+    assert gradient(f, 2.0) == (5.0,)
+    assert seen == [2.0, 2.0]  # one call's updates, as a plain call leaves them
+
+
 def test_property_setter_raises():
     class P:
         def __init__(self):

@@ -17,7 +17,7 @@ from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, Function, Global, Phi, Var
 from .lower_control import _RETURNED, _RETVAL, ControlFlow, _jumps
-from .lower_mutation import MUTATING_METHODS, Mutation
+from .lower_mutation import MUTATING_METHODS, Mutation, updated_in_place
 from .naming import Namer
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
@@ -138,7 +138,10 @@ class Lowerer(ControlFlow, Mutation):
         if name in self.freevars:
             if name not in self.used_freevars:
                 self.used_freevars.append(name)
-            return Var(name)
+            return self.env.get(name, Var(name))  # a captured object this function updated has new versions
+        if name in self.updated_by_closures:
+            self.fail(f"reading '{name}' after the nested function '{self.updated_by_closures[name]}' may have "
+                      f"updated it in place", node, "pass it to that function as an argument instead")
         if name in self.locals:
             return self.env.get(name, Var(name))
         return Global(name)
@@ -442,6 +445,9 @@ class Lowerer(ControlFlow, Mutation):
             self.fail(f"the nested function '{name}' (its code object was not found)", node)
         code = matches[0]
         self.inner_codes.remove(code)
+        for n in updated_in_place(node, code.co_freevars):
+            if n in self.cellvars:
+                self.updated_by_closures[n] = name
         for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
             if not isinstance(default, gast.Constant):
                 self.fail("a non-constant default value in a nested function", default)

@@ -155,10 +155,17 @@ class ControlFlow:
         if mutation_syntax(body_nodes):  # an update in place may give any object a new version: carry them all
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
                       and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
+            mentioned = {n.id for s in body_nodes for n in gast.walk(s) if isinstance(n, gast.Name)}
+            for n in self.freevars:  # captured objects the body mentions too (see lower_mutation)
+                if n in mentioned and n not in names:
+                    names.append(n)
+                    if n not in self.used_freevars:
+                        self.used_freevars.append(n)
         carries = []
         for name in [*names, *extra]:
-            var = self.new_var(name) if not name.startswith(".") else self.temp("_" + name[1:])
-            init = self.env.get(name, Const(rt.UNBOUND))
+            var = self.new_var(name) if not name.startswith(".") and name not in self.freevars else \
+                self.temp("_" + name[1:] if name.startswith(".") else name)
+            init = self.env.get(name, Const(rt.UNBOUND) if name not in self.freevars else Var(name))
             carries.append(Carry(var, init, None))
             self.inherit(var, init)
             self.env[name] = var

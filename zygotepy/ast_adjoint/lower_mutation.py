@@ -45,6 +45,24 @@ def mutation_syntax(stmts):
     return False
 
 
+def updated_in_place(node, names):
+    """The `names` whose objects the code of `node` (a nested function) may update in place."""
+    found = set()
+    for n in gast.walk(node):
+        target = None
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            target = n.value
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+            target = n.func.value
+        elif isinstance(n, gast.AugAssign):
+            target = n.target
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target = target.value
+        if isinstance(target, gast.Name) and target.id in names:
+            found.add(target.id)
+    return found
+
+
 class Mutation:
     """The mutation half of the Lowerer (mixed into it)."""
 
@@ -53,6 +71,7 @@ class Mutation:
         self.parents = {}      # lineage -> [(kind "item"/"attr"/"held", parent lineage, key atom)], newest last
         self.latest = {}       # lineage -> its newest Var (for temporaries no name refers to)
         self.mutated = set()   # lineages given a new version somewhere
+        self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.next_lineage = 0
 
     def lineage_of(self, atom):
@@ -101,6 +120,8 @@ class Mutation:
         """Can code after this point see `atom`'s object again (a local name refers to it, or to its parent)?"""
         if not isinstance(atom, Var):
             return False
+        if atom.name in self.freevars and atom == Var(atom.name):  # a captured variable: its owner sees it
+            return True
         work, seen = [self.lineage_of(atom)], set()
         while work:
             lin = work.pop()
@@ -128,6 +149,9 @@ class Mutation:
         """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
         named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place."""
         lin = self.lineage_of(old)
+        for name in self.freevars:  # a captured object: this function's later reads see the new version (the
+            if self.lineage.get(self.env.get(name, Var(name))) == lin:  # enclosing function refuses to read it)
+                self.env[name] = new
         self.lineage[new] = lin
         self.latest[lin] = new
         self.mutated.add(lin)

@@ -201,7 +201,31 @@ def m_set_from_loop(x):
     return x * len(s)
 
 
+def m_more_methods(x):
+    d = {"a": x, "b": x * x, "c": 3.0}
+    b = d.pop("b")
+    d2 = {"z": x}
+    d2.clear()
+    d2["y"] = b * x
+    lst = [x, b]
+    lst2 = lst
+    lst += [d["a"] * 2.0]
+    tmp = [x]
+    tmp.clear()
+    return lst2[2] * d2["y"] + d["a"] + len(tmp)
+
+
+def m_attr_builtins(x):
+    o = types.SimpleNamespace(a=1.0, b=2.0)
+    setattr(o, "a", x * x)
+    del o.b
+    o.b = o.a * x
+    return o.a + o.b + getattr(o, "a")
+
+
 CASES = [
+    ("dict.pop, dict.clear, list +=", m_more_methods, (1.5,)),
+    ("setattr, del obj.a", m_attr_builtins, (1.5,)),
     ("lists held in a list, updated after", m_nested_built, (2.0,)),
     ("user class __setitem__", m_user_setitem, (2.0,)),
     ("dataclass attributes", m_dataclass_attr, (2.0,)),

@@ -578,6 +578,9 @@ def _in_place_rule(plain):
     rule = find_rule(plain)
 
     def in_place(a, b):
+        if type(a) is list and plain is operator.add:  # `lst += items` extends the list itself
+            _, extend_back = _list_extend(a, b)
+            return a, lambda dy: extend_back(None, dy)
         if type(a) is not np.ndarray or a.dtype.kind not in "fc":
             return rule(a, b)
         old = a.copy()

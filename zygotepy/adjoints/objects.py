@@ -7,8 +7,8 @@ and each field's entry goes back to the argument that set it, positional or keyw
 import dataclasses
 import types
 
-from ..structgrad import StructGrad
 from ..errors import MissingAdjoint
+from ..structgrad import StructGrad
 from .registry import class_rule
 
 
@@ -35,7 +35,7 @@ def as_fields(template, dy):
 
 class ConstructorPullback:
     """`cls(*args, **kwargs)` whose positional argument k set field `names[k]` and keyword `k` set field `k`."""
-    __slots__ = ("template", "names", "keywords")
+    __slots__ = ("keywords", "names", "template")
 
     def __init__(self, template, names, keywords):
         self.template, self.names, self.keywords = template, names, keywords
@@ -99,8 +99,9 @@ def _is_dataclass_with_post_init(cls):
 def dataclass_post_init_new(cls, args, kwargs):
     """The generated `__init__` sets the fields (structurally, as `dataclass_new`), then the derived `__post_init__`
     updates the object in place."""
-    from ..ast_adjoint.dispatch import J_mutating
     import inspect
+
+    from ..ast_adjoint.dispatch import J_mutating
     fields = dataclasses.fields(cls)
     if any(isinstance(f.type, dataclasses.InitVar) for f in fields) or any(
             type(v) is dataclasses.InitVar for v in vars(cls).values()):
@@ -139,7 +140,9 @@ def _is_plain_class(cls):
 def plain_new(cls, args, kwargs):
     """`cls(*args)`: a fresh object, then the derived `__init__`, which updates it in place; the new object's
     cotangent is that of `self` after `__init__` (dispatch.J_mutating)."""
-    from ..ast_adjoint.dispatch import J_mutating  # dispatch imports the registry package
+    from ..ast_adjoint.dispatch import (
+        J_mutating,  # dispatch imports the registry package
+    )
     obj = object.__new__(cls)
     _, pb, _ = J_mutating(cls.__init__, (obj, *args), kwargs)
 

@@ -55,7 +55,7 @@ class Journal:
 
 class Entry:
     """One update: `undo` puts back the state before it (remembering the state after), `redo` the state after."""
-    __slots__ = ("restore", "before", "after", "undone")
+    __slots__ = ("after", "before", "restore", "undone")
 
     def __init__(self, restore, before, obj):
         self.restore, self.before, self.after, self.undone = restore, before, None, False

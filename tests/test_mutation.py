@@ -233,7 +233,14 @@ def m_attr_builtins(x):
     return o.a + o.b + o.a
 
 
+def m_add_at(x, v):
+    y = x * 1.0
+    np.add.at(y, np.array([0, 2, 0]), v)
+    return np.sum(y ** 2)
+
+
 CASES = [
+    ("np.add.at with repeats", m_add_at, (np.arange(4.0) + 1, np.array([1.0, 2.0, 3.0]))),
     ("dict.pop, dict.clear, list +=", m_more_methods, (1.5,)),
     ("setattr, del obj.a", m_attr_builtins, (1.5,)),
     ("lists held in a list, updated after", m_nested_built, (2.0,)),
@@ -498,6 +505,15 @@ def test_untracked_array_method_raises():
         return np.sum(y * x)
     with pytest.raises(ZygoteError, match="ndarray.sort"):
         gradient(f, np.array([3.0, 1.0, 2.0]))
+
+
+def test_untracked_numpy_update_raises():
+    def f(x):
+        y = x * 1.0
+        np.fill_diagonal(y, 0.0)
+        return np.sum(y * x)
+    with pytest.raises(ZygoteError, match="fill_diagonal"):
+        gradient(f, np.ones((2, 2)))
 
 
 def test_extended_slice_list_update_raises():

@@ -342,6 +342,12 @@ def mutcall(fn, *args, **kwargs):
         return _with_out(args, kwargs)
     if fn is np.copyto:
         return _copyto(*args, **kwargs)
+    if getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", "") == "at":
+        return _add_at(*args)
+    if fn in _UNTRACKED_FUNCTIONS or type(fn) is not types.FunctionType and getattr(fn, "__name__", "") in (
+            "shuffle", "sort"):
+        raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}, which updates its argument "
+                          f"in place; write the update as x[...] = ..., or add an @adjoint rule")
     result, pb, consumed = J_mutating(fn, args, kwargs)
     out = (result, *(a.__self__ if type(a) is super else a for a in args))
 
@@ -373,6 +379,25 @@ def _with_out(args, kwargs):
         grads = pb(unbroadcast(total, result) if total is not None else None, {})
         return (None, None, *grads[1:1 + len(fargs)], None, *_keyword_grads(kwargs, grads[-1] if kwargs else None))
     return (out, fn, *fargs, out), back
+
+
+_UNTRACKED_FUNCTIONS = (np.fill_diagonal, np.put, np.place, np.putmask)
+
+
+def _add_at(x, index, value):
+    """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up)."""
+    entry = mt.journal_whole(x)
+    np.add.at(x, index, value)
+
+    def back(dy):
+        entry.undo(lambda: x.copy())
+        if dy is None:
+            return (None, None, None, None)
+        dx, dv = dy[1], dy[3]
+        if dx is not None:
+            dv = rt.acc(dv, unbroadcast(dx[index], value))
+        return (None, dx, None, dv)
+    return (None, x, index, value), back
 
 
 def _copyto(dst, src, **kwargs):

@@ -345,7 +345,7 @@ def mutcall(fn, *args, **kwargs):
     if getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", "") == "at":
         return _add_at(*args)
     if fn in _UNTRACKED_FUNCTIONS or type(fn) is not types.FunctionType and getattr(fn, "__name__", "") in (
-            "shuffle", "sort"):
+            "shuffle",):
         raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}, which updates its argument "
                           f"in place; write the update as x[...] = ..., or add an @adjoint rule")
     result, pb, consumed = J_mutating(fn, args, kwargs)

@@ -6,7 +6,7 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 import numpy as np
 
 from .ast_adjoint.dispatch import J_api
-from .ast_adjoint.mutate import Journal
+from .ast_adjoint.mutate import DEPTH, ENTRIES, LOG, end_forward, finish_backward, redo
 from .adjoints.objects import as_fields, fields_of
 from .errors import ZygoteError
 from .structgrad import StructGrad
@@ -113,16 +113,23 @@ def pullback(f, /, *args, **kwargs):
     >>> back(1.0)  # conj(2 z)
     ((2-2j),)
     """
-    with Journal() as journal:
+    DEPTH[0] += 1
+    start = len(ENTRIES)
+    try:
         y, pb = _run(J_api, (True,) * len(args), f, *args, **kwargs)
+    finally:
+        updates = end_forward(start)
     n = len(args)
 
-    def run_back(dy):  # projects while the arguments are as passed in: the journal redoes f's updates after
-        grads = _run(pb, dy)
-        return tuple(_project(a, g) for a, g in zip(args, grads[1:n + 1], strict=True))
-
-    def back(dy):
-        return journal.backward(run_back, _structured(y, dy))
+    def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
+        mark = len(ENTRIES)
+        try:
+            grads = _run(pb, _structured(y, dy))
+            return tuple(_project(a, g) for a, g in zip(args, grads[1:n + 1], strict=True))
+        finally:
+            if updates:
+                redo(updates)
+            finish_backward(mark)
     return y, back
 
 
@@ -146,16 +153,25 @@ def value_and_gradient(f, /, *args, **kwargs):
     >>> value_and_gradient(lambda x: x ** 2, 3.0)
     (9.0, (6.0,))
     """
-    journal = Journal()
+    depth = DEPTH
+    depth[0] += 1
+    start, forward_done = len(ENTRIES), False
     try:  # pullback's steps, inline: this is the hot entry point
-        with journal:
-            y, pb = J_api((True,) * len(args), f, *args, **kwargs)
-        n = len(args)
-        grads = journal.backward(lambda dy: tuple(_project(a, g) for a, g in zip(args, pb(dy)[1:n + 1], strict=True)),
-                                 _seed(y))
+        y, pb = J_api((True,) * len(args), f, *args, **kwargs)
+        depth[0] -= 1
+        forward_done = True
+        grads = pb(_seed(y))
+        grads = tuple(_project(a, g) for a, g in zip(args, grads[1:len(args) + 1], strict=True))
     except Exception as e:
+        if not forward_done:
+            depth[0] -= 1
         _with_user_lines(e)
         raise
+    finally:
+        if len(ENTRIES) != start:  # f updated something in place: the backward undid it, redo it
+            finish_backward(start)
+        if LOG and not depth[0]:
+            LOG.clear()
     return y, grads
 
 

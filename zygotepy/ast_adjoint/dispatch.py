@@ -17,6 +17,7 @@ from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, Pullback, callmethod
 from . import mutate
+from .mutate import LOG as _LOG
 from .source import SourceUnavailable
 
 
@@ -171,17 +172,16 @@ def _derived(fn, args, kwargs, need, api=False):
     hit = entry[2].get(shape)
     if hit is None:
         hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
-    forward, back, plan = hit
-    mutates = getattr(forward, "__zygote_mutates__", ())
+    forward, back, plan, mutates = hit
     slot = _claim(args) if mutates and not api else None
-    mark = len(mutate.LOG)
+    mark = 0 if api else len(_LOG)
     y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
     pb = Pullback(back, tape)
     finals = ()
     if mutates:
         y, finals = y[0], y[1:]
         pb = FinalsPullback(pb, finals, not api)
-    if (mutates or len(mutate.LOG) != mark) and not api:  # something was updated in place: was it an argument?
+    if (mutates or len(_LOG) != mark) and not api:  # something was updated in place: was it an argument?
         _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, args))
     if plan is None or api and len(args) <= code.co_argcount:
         return y, pb
@@ -284,7 +284,7 @@ def _prepare(fn, code, args, kwargs, need):
             if plain and len(args) <= code.co_argcount else None
     forward, back = derive(fn, need)
     plan = None if exact else _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
-    return forward, back, plan
+    return forward, back, plan, getattr(forward, "__zygote_mutates__", ())
 
 
 _OPERATORS = {operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),

@@ -4,53 +4,41 @@ Each primitive really mutates its object (so user code that aliases it sees Pyth
 IR can name the new version (see lower_mutation). Their rules (adjoints/mutation.py) route cotangents between versions.
 
 A backward pass reads values the forward saved by reference, and a later update in place would change them. So every
-update records how to undo itself in the current `Journal`: the backward undoes the updates in reverse order as it
-passes them (each rule's `back` undoes its own update, before the backward of anything that ran earlier), so every
-earlier backward sees the values its forward saw. When the entry point's backward is done, it redoes them, leaving the
-user's objects exactly as one call of `f` left them (API.md), ready for another call of `back`.
+update records how to undo itself (an `Entry`): the backward undoes the updates in reverse order as it passes them
+(each rule's `back` undoes its own update, before the backward of anything that ran earlier), so every earlier backward
+sees the values its forward saw. The entry point keeps the entries of its forward and redoes them when its backward is
+done, leaving the user's objects exactly as one call of `f` left them (API.md), ready for another call of `back`.
+Code that does not update anything in place pays two list-length reads per entry point.
 """
 import numpy as np
 
-_JOURNALS = []
+ENTRIES = []   # every recorded update not yet claimed by an entry point, in order
+LOG = []       # id() of each object updated in place (entries and `put_*`), in order, while an entry point runs
+DEPTH = [0]    # how many entry points' forwards are running
 
 
-LOG = []  # id() of each object updated in place, in order, while the outermost entry point runs
-_ORPHANS = []  # updates of forwards run outside an entry point's (a rule's, e.g. checkpoint's, inside a backward)
+def redo(entries):
+    """Re-apply, in order, those of `entries` a backward undid."""
+    for e in entries:
+        if e.undone:
+            e.redo()
 
 
-class Journal:
-    """The updates in place of one forward pass, in order; `redo()` re-applies those the backward undid."""
-    __slots__ = ("entries",)
+def finish_backward(mark):
+    """After a backward: redo what forwards run during it (a rule's, e.g. checkpoint's) recorded since `mark`."""
+    if len(ENTRIES) != mark:
+        redo(ENTRIES[mark:])
+        del ENTRIES[mark:]
 
-    def __init__(self):
-        self.entries = []
 
-    def __enter__(self):
-        _JOURNALS.append(self)
-        return self
-
-    def __exit__(self, *exc):
-        _JOURNALS.remove(self)
-        if not _JOURNALS:
-            LOG.clear()
-
-    def redo(self):
-        for e in self.entries:
-            if e.undone:
-                e.redo()
-
-    def backward(self, pb, dy):
-        """Run the backward `pb(dy)`, then redo every update it undid: this forward's, and those of forwards run
-        during it outside any entry point."""
-        mark = len(_ORPHANS)
-        try:
-            return pb(dy)
-        finally:
-            self.redo()
-            for e in _ORPHANS[mark:]:
-                if e.undone:
-                    e.redo()
-            del _ORPHANS[mark:]
+def end_forward(start):
+    """An entry point's forward is over: its updates are ENTRIES[start:] (returned, and cut out)."""
+    DEPTH[0] -= 1
+    mine = ENTRIES[start:]
+    del ENTRIES[start:]
+    if not DEPTH[0] and LOG:
+        LOG.clear()
+    return mine
 
 
 class Entry:
@@ -59,7 +47,7 @@ class Entry:
 
     def __init__(self, restore, before, obj):
         self.restore, self.before, self.after, self.undone = restore, before, None, False
-        (_JOURNALS[-1].entries if _JOURNALS else _ORPHANS).append(self)
+        ENTRIES.append(self)
         LOG.append(id(obj))
 
     def undo(self, now):

@@ -48,11 +48,22 @@ def _float_dtype(x):
 ATTRIBUTES = {}  # (type, attribute name) -> f(obj, dy) giving obj's cotangent: array attributes such as `.T`
 
 
+_GETTERS = {}  # (class, attribute name) -> the Python getter of a property there, or None
+
+
+def _getter(cls, name):
+    key = (cls, name)
+    if key not in _GETTERS:
+        prop = getattr(cls, name, None) if not issubclass(cls, type) else None
+        _GETTERS[key] = prop.fget if type(prop) is property and type(prop.fget) is types.FunctionType else None
+    return _GETTERS[key]
+
+
 @adjoint(getattr)
 def getattr_(obj, name, *default):
-    prop = getattr(type(obj), name, None) if not isinstance(obj, type) else None
-    if type(prop) is property and type(prop.fget) is types.FunctionType:  # a property: differentiate its getter
-        y, pb = J(prop.fget, obj)
+    fget = _getter(type(obj), name)
+    if fget is not None:  # a property: differentiate its getter
+        y, pb = J(fget, obj)
         return y, lambda dy: (None if dy is None else pb(dy)[1], None, *(None for _ in default))
     y = getattr(obj, name, *default)
     attribute = ATTRIBUTES.get((type(obj), name))

@@ -389,6 +389,19 @@ def test_jacobian_of_a_filled_output():
     assert np.allclose(Jx, [[2, 1, 0], [0, 3, 2], [3, 0, 1]])
 
 
+def test_call_statements_into_unreadable_code_run_as_before():
+    import logging
+    log = logging.getLogger("zygotepy.test")
+
+    def f(x):
+        a = x * 2.0
+        log.info("a = %s", a)
+        np.save  # noqa: B018
+        print(end="")
+        return np.sum(a * x)
+    assert np.allclose(gradient(f, np.ones(2))[0], [4.0, 4.0])
+
+
 # --- what raises ---------------------------------------------------------------------------------------------------------
 
 def _updates_and_returns(out, x):

@@ -17,7 +17,7 @@ from ..ast_adjoint import mutate as mt
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J_mutating
 from ..backends import unbroadcast
-from ..errors import ZygoteError
+from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ..structgrad import StructGrad
 from .mutation_methods import _list_extend, method_call
 from .objects import as_fields
@@ -348,7 +348,16 @@ def mutcall(fn, *args, **kwargs):
             "shuffle",):
         raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}, which updates its argument "
                           f"in place; write the update as x[...] = ..., or add an @adjoint rule")
-    result, pb, consumed = J_mutating(fn, args, kwargs)
+    if not any(_mutable(a) for a in args):  # nothing it could update: a call whose result is dropped, as before
+        return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+    try:
+        result, pb, consumed = J_mutating(fn, args, kwargs)
+    except (MissingAdjoint, UnsupportedSyntax) as e:
+        if not _before_running(e, fn, args):
+            raise
+        # a call statement into code zygotepy cannot read (a library's C or unsupported Python): it runs as is, as a
+        # call whose result is dropped always did; its arguments are taken as not updated
+        return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
     out = (result, *(a.__self__ if type(a) is super else a for a in args))
 
     def back(dy):
@@ -360,6 +369,35 @@ def mutcall(fn, *args, **kwargs):
         gs = [rt.acc(g, t) for g, t in zip(grads[1:1 + len(args)], through, strict=True)]
         return (grads[0], *gs, *_keyword_grads(kwargs, grads[1 + len(args)] if kwargs else None))
     return out, back
+
+
+def _mutable(x):
+    return isinstance(x, (list, dict, set, np.ndarray, super)) or hasattr(x, "__dict__") and not isinstance(
+        x, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, types.MethodType))
+
+
+def _constant_back(n, kwargs):
+    """`(result, *args)` of a call no gradient flows through: the arguments' cotangents pass through unchanged."""
+    def back(dy):
+        return (None, *((None,) * n if dy is None else dy[1:]), *_keyword_grads(kwargs))
+    return back
+
+
+def _callee_code(fn, args):
+    if fn is rt.callmethod:
+        fn = getattr(type(args[0]), args[1], None) or getattr(args[0], args[1], None)
+    fn = getattr(fn, "__func__", fn)
+    return getattr(fn, "__code__", None), fn
+
+
+def _before_running(error, fn, args):
+    """Did `error` come from reading the callee itself (its missing rule or source, its unsupported syntax), before
+    any of it ran?"""
+    code, target = _callee_code(fn, args)
+    if isinstance(error, MissingAdjoint):
+        return error.callee is target or error.callee is fn
+    return code is not None and error.filename == code.co_filename and \
+        code.co_firstlineno <= error.lineno <= max((ln for _, _, ln in code.co_lines() if ln), default=0)
 
 
 mutcall.__zygote_keywords__ = True  # its back returns the keyword arguments' cotangents too, as a last dict

@@ -239,7 +239,25 @@ def m_add_at(x, v):
     return np.sum(y ** 2)
 
 
+def m_alias_iadd_loop(x):
+    z = x * 1.0
+    w = z
+    for i in range(3):
+        z += x
+    return np.sum(w * x)
+
+
+def m_alias_list_iadd_loop(x):
+    z = [x]
+    w = z
+    for i in range(2):
+        z += [x * (i + 1)]
+    return w[2] * x + len(w)
+
+
 CASES = [
+    ("alias sees += in a loop", m_alias_iadd_loop, (np.arange(3.0) + 1,)),
+    ("alias sees list += in a loop", m_alias_list_iadd_loop, (1.5,)),
     ("np.add.at with repeats", m_add_at, (np.arange(4.0) + 1, np.array([1.0, 2.0, 3.0]))),
     ("dict.pop, dict.clear, list +=", m_more_methods, (1.5,)),
     ("setattr, del obj.a", m_attr_builtins, (1.5,)),

@@ -7,7 +7,7 @@ import gast
 
 from . import runtime as rt
 from .ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
-from .lower_mutation import mutation_syntax
+from .lower_mutation import augmented_names, mutation_syntax
 
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
 
@@ -161,6 +161,8 @@ class ControlFlow:
                     names.append(n)
                     if n not in self.used_freevars:
                         self.used_freevars.append(n)
+        names += [n for n in self.aliases_of(augmented_names(body_nodes)) if n not in names and n in self.locals
+                  and n not in self.cellvars]
         carries = []
         for name in [*names, *extra]:
             var = self.new_var(name) if not name.startswith(".") and name not in self.freevars else \

@@ -7,8 +7,8 @@ name that refers to the same object is a *lineage*: a mutation rebinds all names
 (`b = a; a[0] = v` updates `b` too). An object read out of another (`row = m[0]`, `w = self.W`, `v = x[1:]`) remembers its
 parent: mutating it also gives the parent a new version (`put_item`/`put_attr`, whose forward does nothing), and
 mutating a parent refreshes its live named children (`refresh`: a NumPy view sees the write, a list element does not).
-A function that updates one of its parameters returns the final versions too (see `mutated_params`), so the caller's
-cotangents of those objects after the call reach the callee's backward (`rt.mutcall`).
+A function that updates one of its parameters returns the final versions too (`Function.mutated`), so the caller's
+cotangents of those objects after the call reach the callee's backward (`mutate.mutcall`, `dispatch.J_mutating`).
 """
 import operator
 
@@ -20,7 +20,7 @@ from .ir import Const, Var
 
 MUTATING_METHODS = frozenset((
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
-    "add", "discard", "fill", "put", "resize", "itemset", "sort", "partition"))
+    "add", "discard", "fill", "put", "resize", "itemset", "partition"))
 
 
 _HOLDING = (Const("append"), Const("insert"), Const("setdefault"))  # methods whose arguments end up inside
@@ -43,6 +43,18 @@ def mutation_syntax(stmts):
         if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             work.extend(gast.iter_child_nodes(n))
     return False
+
+
+def augmented_names(stmts):
+    """Names that `x += ...` rebinds in this code (not entering nested functions)."""
+    work, names = list(stmts), set()
+    while work:
+        n = work.pop()
+        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            names.add(n.target.id)
+        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            work.extend(gast.iter_child_nodes(n))
+    return names
 
 
 def updated_in_place(node, names):
@@ -112,6 +124,12 @@ class Mutation:
             if isinstance(var, Var) and self.lineage.get(var) == lin and not name.startswith(".flag"):
                 return var
         return None if named else self.latest.get(lin)
+
+    def aliases_of(self, names):
+        """Other local names that share an object with one of `names` (`x += y` in place updates them too)."""
+        lins = {self.lineage_of(self.env.get(n)) for n in names} - {None}
+        return [n for n, v in self.env.items() if isinstance(v, Var) and n not in names and not n.startswith(".")
+                and self.lineage_of(v) in lins]
 
     def param_lineages(self):
         return {self.lineage.get(v) for n, v in self.env.items() if n.startswith(".param") and isinstance(v, Var)}

@@ -46,12 +46,12 @@ def ns_ctor(x):
 
 
 def dict_kw(x):
-    d = dict(w=x, b=x * x)
+    d = dict(w=x, b=x * x)  # noqa: C408  (the dict constructor is what is tested)
     return d["w"] * d["b"]
 
 
 def dict_of_pairs(x):
-    d = dict([("w", x), ("b", 3.0)])
+    d = dict([("w", x), ("b", 3.0)])  # noqa: C406
     return d["w"] * d["b"]
 
 
@@ -130,7 +130,7 @@ def test_structured_cotangent_of_dataclass_output():
 
 
 def test_nested_output_cotangent_with_none_entries():
-    y, back = pullback(nested_out, 3.0)
+    _, back = pullback(nested_out, 3.0)
     assert back({"a": 1.0, "b": (None, [1.0, None])}) == (8.0,)
 
 

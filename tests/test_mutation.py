@@ -255,7 +255,15 @@ def m_alias_list_iadd_loop(x):
     return w[2] * x + len(w)
 
 
+def m_list_slices(x):
+    l = [x, 2.0, 3.0, x * x]
+    l[1:3] = [x * 5.0]
+    l[0:1] = [x, x * x, 4.0]
+    return l[0] * l[1] + l[3] * l[4]
+
+
 CASES = [
+    ("list slice assignment changing the length", m_list_slices, (1.5,)),
     ("alias sees += in a loop", m_alias_iadd_loop, (np.arange(3.0) + 1,)),
     ("alias sees list += in a loop", m_alias_list_iadd_loop, (1.5,)),
     ("np.add.at with repeats", m_add_at, (np.arange(4.0) + 1, np.array([1.0, 2.0, 3.0]))),

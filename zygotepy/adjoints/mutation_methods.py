@@ -26,10 +26,11 @@ def _dict_without(dy, key):
 def _list_append(x, v):
     n = len(x)
     x.append(v)
-    entry = mt.Entry(lambda s: (x.__delitem__(slice(n, None)), x.extend(s[n:])), x[:n], x)
+    # the state kept is the tail from position n (empty before): no copy of the list per append
+    entry = mt.Entry(lambda tail: x.__setitem__(slice(n, None), tail), [], x)
 
     def back(dr, dx):
-        entry.undo(lambda: list(x))
+        entry.undo(lambda: x[n:])
         if dx is None:
             return (None, None)
         return (list(dx[:n]) if any(g is not None for g in dx[:n]) else None, dx[n])

@@ -262,7 +262,15 @@ def m_list_slices(x):
     return l[0] * l[1] + l[3] * l[4]
 
 
+def m_held_by_constructed_object(x):
+    W = x * 1.0
+    L = Layer(W)
+    W[0] = x[1] * 5.0
+    return np.sum(L.W * x)
+
+
 CASES = [
+    ("array updated after an object took it", m_held_by_constructed_object, (np.arange(3.0) + 1,)),
     ("list slice assignment changing the length", m_list_slices, (1.5,)),
     ("alias sees += in a loop", m_alias_iadd_loop, (np.arange(3.0) + 1,)),
     ("alias sees list += in a loop", m_alias_list_iadd_loop, (1.5,)),

@@ -312,7 +312,10 @@ class Lowerer(ControlFlow, Mutation):
                 kwargs = [(k, v) for k, v in kwargs if k != "out"]
                 return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
-        return self.call(fn, args, kwargs, star, hint)
+        out = self.call(fn, args, kwargs, star, hint)
+        if isinstance(fn, Global) and fn.path.rsplit(".", 1)[-1][:1].isupper():  # `Layer(W)` may keep W inside
+            self.note_held(out, [*args, *(v for _, v in kwargs)])
+        return out
 
     def arguments(self, node):
         args, star = [], None

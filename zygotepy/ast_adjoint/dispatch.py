@@ -191,7 +191,7 @@ def _derived(fn, args, kwargs, need, api=False):
 # --- functions that update their arguments in place (see lower_mutation and adjoints/mutation.py) ------------------
 
 class _Slot:
-    """What a call site that may update its arguments (`rt.mutcall`) lets its callee update: the objects' ids, and
+    """What a call site that may update its arguments (`mutate.mutcall`) lets its callee update: the objects' ids, and
     which of them the derived callee did update (it then takes their cotangents after the call)."""
     __slots__ = ("allowed", "owner", "claimed")
 

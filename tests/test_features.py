@@ -1348,14 +1348,6 @@ async def u_async(x):  # UNSUPPORTED
     return x * 2.0
 
 
-def u_del(x):
-    SIDE.append("del")
-    y = x * 2.0
-    z = y
-    del y  # UNSUPPORTED
-    return z
-
-
 def u_nonlocal(x):
     SIDE.append("nonlocal")
     y = x
@@ -1365,12 +1357,6 @@ def u_nonlocal(x):
         y = y * 2.0
     g()
     return y
-
-
-def u_set_comprehension(x):
-    SIDE.append("setcomp")
-    s = {x * i for i in range(3)}  # UNSUPPORTED
-    return sum(s)
 
 
 def u_class_inside(x):
@@ -1409,9 +1395,7 @@ UNSUPPORTED_CASES = [
     ("yield", u_yield, "yield"),
     ("global_write", u_global_write, "global"),
     ("async_def", u_async, "async"),
-    ("del", u_del, "del"),
     ("nonlocal", u_nonlocal, "nonlocal"),
-    ("set_comprehension", u_set_comprehension, "set"),
     ("class_inside", u_class_inside, "class"),
     ("with_in_loop_branch", u_late, "with"),
 ]

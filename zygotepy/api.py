@@ -5,8 +5,11 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 """
 import numpy as np
 
+from .adjoints.objects import as_fields, fields_of
 from .ast_adjoint.dispatch import J_entry
+from .ast_adjoint.mutate import DEPTH, ENTRIES, LOG, end_forward, finish_backward, redo
 from .errors import ZygoteError
+from .structgrad import StructGrad
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
 
@@ -17,6 +20,13 @@ def _project(arg, g):
     the argument's own container (same keys, same order) for tuples, lists and dicts."""
     if g is None or isinstance(arg, (bool, str)) or arg is None:
         return None
+    if isinstance(g, dict) and not isinstance(arg, dict):  # an object's structural gradient: project each field
+        fields = fields_of(arg) if hasattr(arg, "__dict__") or hasattr(type(arg), "_fields") else {}
+        items = {k: _project(fields[k], v) if k in fields else v for k, v in g.items()}
+        items = {k: v for k, v in items.items() if v is not None}
+        return StructGrad(items) if items else None
+    if hasattr(type(arg), "_fields") and isinstance(arg, tuple) and isinstance(g, (tuple, list)):
+        return _project(arg, StructGrad(zip(arg._fields, g, strict=True)))
     if isinstance(arg, (tuple, list)) and isinstance(g, (tuple, list)):
         items = [_project(a, d) for a, d in zip(arg, g, strict=True)]
         if all(i is None for i in items):
@@ -48,6 +58,21 @@ def _projected(args, grads):
         ta = type(a)
         out.append(g if type(g) is ta and (ta is float or ta is np.ndarray and g.dtype is a.dtype) else _project(a, g))
     return tuple(out)
+
+
+def _structured(y, dy):
+    """A cotangent given for the output `y` in the internal form: objects' and namedtuples' cotangents (given as an
+    object of the same type, a tuple or a dict) become field dicts, containers are converted entry by entry."""
+    if dy is None or type(dy) is float or hasattr(dy, "shape"):
+        return dy
+    if isinstance(y, dict) and isinstance(dy, dict):
+        return type(dy)({k: _structured(y.get(k), v) for k, v in dy.items()})
+    if hasattr(type(y), "_fields") and isinstance(y, tuple) or hasattr(y, "__dict__") and not hasattr(y, "shape"):
+        fields, dy = fields_of(y), as_fields(y, dy)
+        return StructGrad({k: _structured(fields.get(k), v) for k, v in dy.items()}) if isinstance(dy, dict) else dy
+    if isinstance(y, (tuple, list)) and isinstance(dy, (tuple, list)):
+        return type(dy)(_structured(a, b) for a, b in zip(y, dy, strict=True))
+    return dy
 
 
 def _with_user_lines(exc):
@@ -101,12 +126,23 @@ def pullback(f, /, *args, **kwargs):
     >>> back(1.0)  # conj(2 z)
     ((2-2j),)
     """
-    y, pb = _run(J_entry, (True,) * len(args), f, args, kwargs or None)
+    DEPTH[0] += 1
+    start = len(ENTRIES)
+    try:
+        y, pb = _run(J_entry, (True,) * len(args), f, args, kwargs or None)
+    finally:
+        updates = end_forward(start)
     n = len(args)
 
-    def back(dy):
-        grads = _run(pb, dy)
-        return _projected(args, grads[1:n + 1])
+    def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
+        mark = len(ENTRIES)
+        try:
+            grads = _run(pb, _structured(y, dy))
+            return _projected(args, grads[1:n + 1])
+        finally:
+            if updates:
+                redo(updates)
+            finish_backward(mark)
     return y, back
 
 
@@ -136,13 +172,26 @@ def value_and_gradient(f, /, *args, **kwargs):
 def _value_and_gradient(f, args, kwargs):
     """pullback's steps, inline, on the argument tuple as passed: this is the hot entry point."""
     n = len(args)
+    depth = DEPTH
+    depth[0] += 1
+    start, forward_done = len(ENTRIES), False
     try:
         y, pb = J_entry(_ALL_NEEDED[n] if n < 8 else (True,) * n, f, args, kwargs or None)
+        depth[0] -= 1
+        forward_done = True
         grads = pb(_seed(y))
+        grads = _projected(args, grads[1:n + 1])
     except Exception as e:
+        if not forward_done:
+            depth[0] -= 1
         _with_user_lines(e)
         raise
-    return y, _projected(args, grads[1:n + 1])
+    finally:
+        if len(ENTRIES) != start:  # f updated something in place: the backward undid it, redo it
+            finish_backward(start)
+        if LOG and not depth[0]:
+            LOG.clear()
+    return y, grads
 
 
 _ALL_NEEDED = [(True,) * n for n in range(8)]

@@ -4,6 +4,7 @@
 in float64. It is how every rule and transform in zygotepy's own test suite is checked.
 """
 import copy
+import types
 
 import numpy as np
 
@@ -42,6 +43,16 @@ def _flatten(x, data=True):
                 return dict(zip(x.keys(), vals, strict=True))
             return type(x)(vals) if type(x) in (list, tuple) else type(x)(*vals)
         return (np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)), rebuild
+    if hasattr(x, "__dict__") and not isinstance(x, (type, types.FunctionType, types.ModuleType)):  # an object
+        names = list(vars(x))
+        flat, rebuild_fields = _flatten({k: getattr(x, k) for k in names}, data)
+
+        def rebuild_object(v):
+            obj = copy.copy(x)
+            for k, val in rebuild_fields(v).items():
+                object.__setattr__(obj, k, val)
+            return obj
+        return flat, rebuild_object
     raise TypeError(f"check_grads cannot perturb a {type(x).__name__}")
 
 
@@ -58,6 +69,8 @@ def _dot(g, v):
     if hasattr(v, "_fields"):  # a namedtuple: its gradient is a tuple or a structural gradient
         fields = g if not isinstance(g, dict) else [g.get(f) for f in v._fields]
         return sum(_dot(a, b) for a, b in zip(fields, v, strict=True))
+    if hasattr(v, "__dict__") and not hasattr(v, "shape"):  # an object: its gradient is a structural gradient
+        return sum(_dot(g.get(k), x) for k, x in vars(v).items())
     ga, va = np.asarray(g), np.asarray(v)
     if ga.shape != va.shape:
         raise AssertionError(f"gradient of shape {ga.shape} for an argument of shape {va.shape}")

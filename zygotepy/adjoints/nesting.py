@@ -320,17 +320,19 @@ def _depth_rule():
 
 
 def _refuse_deeper(enclosing):
+    """The nesting depth of an inner `gradient`, or a ZygoteError when it is deeper than tested."""
     if enclosing + 1 > MAX_LEVELS:
         raise ZygoteError(f"nested reverse mode deeper than {MAX_LEVELS} levels of `gradient` is not supported yet (a "
                           f"fourth level gave wrong derivatives in testing, so it is refused); take the innermost "
                           f"derivatives in forward mode (zygotepy.derivative, zygotepy.hessian) instead")
+    return enclosing + 1
 
 
 nondifferentiable(_refuse_deeper)
 
 
 def twin_pullback(f, *args):
-    _refuse_deeper(_depth())
+    depth = _refuse_deeper(_depth())  # a value, not a call statement (which the mutation lowering would route)
     y, pb = twin_J(f, *args)
 
     def back(dy):

@@ -22,6 +22,9 @@ import types
 RULES = {}
 SCALAR = {}
 NONDIFF = set()
+MUTATING = set()   # primitives that update an object in place: their `back` runs even with no cotangent (to undo)
+MUTATING_IF_ACTIVE = set()  # operators that may update in place (`x += y`): the same, where a gradient flows
+CLASS_RULES = []  # (predicate on a class, rule): constructors of whole families of classes (dataclasses, namedtuples)
 _UNHASHABLE = {}  # id(target) -> (target, rule), for targets that cannot be dict keys
 generation = [0]
 GENERIC = set()  # targets whose rule computes with the array namespace of its inputs (serves every backend)
@@ -88,6 +91,20 @@ def namespace_generic(*targets):
 def is_generic(target):
     try:
         return _key(target) in GENERIC
+    except TypeError:
+        return False
+
+
+def mutating(*targets, if_active=False):
+    """Declare primitives that update an object in place (see adjoints/mutation.py); `if_active`: only where a
+    gradient flows through them (elsewhere they run as written, and the transform keeps saved values safe)."""
+    (MUTATING_IF_ACTIVE if if_active else MUTATING).update(_key(t) for t in targets)
+    generation[0] += 1
+
+
+def is_mutating(target, active=False):
+    try:
+        return target in MUTATING or active and target in MUTATING_IF_ACTIVE
     except TypeError:
         return False
 
@@ -180,6 +197,25 @@ def _numpy_only(twin, target):
         rule.__qualname__ = f"numpy_only_{twin.__name__}"
         _REFUSALS[target] = rule
     return rule
+
+
+def class_rule(predicate):
+    """Register `rule(cls, args, kwargs) -> (y, pullback)` for calling any class `cls` with `predicate(cls)` true;
+    `pullback(dy)` returns the internal form `(dself, *dargs)`, plus a dict of keyword cotangents when `kwargs` is not
+    None. Later registrations are tried first."""
+    def register(rule):
+        CLASS_RULES.insert(0, (predicate, rule))
+        generation[0] += 1
+        return rule
+    return register
+
+
+def find_class_rule(cls):
+    """The constructor rule for the class `cls`, or None."""
+    for predicate, rule in CLASS_RULES:
+        if predicate(cls):
+            return rule
+    return None
 
 
 def find_scalar(target):

@@ -6,11 +6,12 @@ so that repeated integer indices accumulate.
 """
 import functools
 import operator
+import types
 
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..ast_adjoint.dispatch import differentiable
+from ..ast_adjoint.dispatch import J, differentiable
 from ..errors import MissingAdjoint
 from ..backends import namespace
 from ..structgrad import StructGrad
@@ -25,6 +26,10 @@ def like(template, items):
     """`items` (a list of cotangents) in the structure of the sequence `template`."""
     if all(i is None for i in items):
         return None
+    if isinstance(template, (set, frozenset)):  # items in the set's iteration order, keyed by element
+        return {e: g for e, g in zip(template, items, strict=False) if g is not None}
+    if hasattr(type(template), "_fields") and isinstance(template, tuple):  # a namedtuple: a structural gradient
+        return StructGrad((k, g) for k, g in zip(template._fields, items, strict=False) if g is not None)
     if isinstance(template, (tuple, list)):
         return type(template)(items) if type(template) in (tuple, list) else tuple(items)
     xp = namespace(template)
@@ -43,8 +48,26 @@ def _float_dtype(x):
 ATTRIBUTES = {}  # (type, attribute name) -> f(obj, dy) giving obj's cotangent: array attributes such as `.T`
 
 
+_GETTERS = {}  # (class, attribute name) -> the Python getter of a property there, or None
+
+
+def _getter(cls, name):
+    key = (cls, name)
+    if key not in _GETTERS:
+        prop = getattr(cls, name, None) if not issubclass(cls, type) else None
+        _GETTERS[key] = prop.fget if type(prop) is property and type(prop.fget) is types.FunctionType else None
+    return _GETTERS[key]
+
+
+nondifferentiable(_getter)  # a cached lookup: nesting runs it as it is (its cache write is no data flow)
+
+
 @adjoint(getattr)
 def getattr_(obj, name, *default):
+    fget = _getter(type(obj), name)
+    if fget is not None:  # a property: differentiate its getter (own names: nesting transforms this rule's source)
+        value, pb = J(fget, obj)
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None, *(None for _ in default))
     y = getattr(obj, name, *default)
     attribute = ATTRIBUTES.get((type(obj), name))
 
@@ -134,7 +157,36 @@ def unpack_starred(value, before, after):
 
 @adjoint(rt.iterate)
 def iterate(value):
-    return rt.iterate(value), lambda dy: (dy,)
+    items = rt.iterate(value)
+    if isinstance(value, (set, frozenset)):  # a set's cotangent is keyed by its elements
+        return items, lambda dy: (like(value, list(dy)) if dy is not None else None,)
+    return items, lambda dy: (dy,)
+
+
+# --- sets: a set's cotangent is a dict from element to cotangent (elements are values, not positions) ---------------
+
+@adjoint(rt.set_of)
+def set_of(*items):
+    def back(dy):
+        if dy is None:
+            return (None,) * len(items)
+        seen, out = set(), []
+        for v in items:  # an element given twice is stored once: the first gets its cotangent
+            out.append(dy.get(v) if v not in seen else None)
+            seen.add(v)
+        return tuple(out)
+    return set(items), back
+
+
+@adjoint(rt.set_add)
+def set_add(s, value):
+    fresh = value not in s
+
+    def back(dy):
+        if dy is None or not fresh:
+            return (dy, None)
+        return ({k: g for k, g in dy.items() if k != value} or None, dy.get(value))
+    return rt.set_add(s, value), back
 
 
 @adjoint(enumerate)
@@ -193,7 +245,7 @@ def getitem(x, index):
         if isinstance(x, (tuple, list)):
             picks = range(*index.indices(len(x))) if isinstance(index, slice) else (index,)
             grads = scatter(len(x), picks, dy if isinstance(index, slice) else (dy,))
-            return (type(x)(grads) if type(x) in (tuple, list) else tuple(grads), None)
+            return (type(x)(grads) if type(x) in (tuple, list) else like(x, list(grads)), None)
         if isinstance(x, dict):
             return ({index: dy}, None)
         if hasattr(x, "shape"):

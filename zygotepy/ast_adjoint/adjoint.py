@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from ..adjoints import registry
 from ..adjoints.registry import find_rule, find_scalar
 from . import dispatch, inline, specialize
+from . import mutate as mt
 from . import runtime as rt
 from .analysis import callee_object, cell_values
 from .lower import captured_names
@@ -126,7 +127,21 @@ class AdjointPass:
     def stmt_Assign(self, s):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         self.define(*outs)
-        if not any(self.is_active(o) for o in outs):
+        active = any(self.is_active(o) for o in outs)
+        # `x += y` on an active x updates in place even where the result needs no gradient: it must undo itself
+        in_place_on_active = isinstance(s.value, Call) and s.value.args and self.is_active(s.value.args[0])
+        mutates = isinstance(s.value, Call) and registry.is_mutating(callee_object(s.value.fn, self.globals),
+                                                                     active or in_place_on_active)
+        if not active and not mutates:
+            if s.on_argument:  # may update a caller's object in place: tell dispatch (it checks the arguments)
+                x = s.value.args[0]
+                test = self.hoist(_call(rt.is_scalar, x), x)
+                guarded = If(test, [s], [Assign(s.out, _call(mt.logged, s.value.fn, *s.value.args), s.line)],
+                             line=s.line)
+                if self.candidates:  # a loop on Python numbers drops the check (specialize.version)
+                    target = callee_object(s.value.fn, self.globals)
+                    self.candidates[-1].append(specialize.Candidate(guarded, None, s.out, target, [(x, test)]))
+                return [guarded], []
             return self.inactive(s), []
         y = s.out
         dy = self.dvar(y)
@@ -140,9 +155,9 @@ class AdjointPass:
         if isinstance(call.fn, Var) or call.kwargs or call.star is not None:
             # the callee may carry a gradient itself (a closure, a model object), or keywords: J in full
             j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs, call.star)
+            back = self.generic_back(call, pb, dy, s.line)
             return ([Assign((y, pb), j, s.line)],
-                    [If(_call(rt.is_not_none, dy), self.generic_back(call, pb, dy, s.line), [], line=s.line)]
-                    + self.reset(y))
+                    (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y))
         need = tuple(self.is_active(a) for a in call.args)
         target = callee_object(call.fn, self.globals)
         forward = [Assign((y, pb), Call(Const(dispatch.J_args), (Const(need), call.fn, *call.args)), s.line)]
@@ -162,9 +177,9 @@ class AdjointPass:
         mask = (Const(need),) if not all(need) and (rule is None or registry.takes_need(rule)) else ()
         back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
         back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
-        if derivative is None:
-            return forward, [If(_call(rt.is_not_none, dy), back, [], line=s.line)] + self.reset(y)
-        return self.fast_path(s, derivative, target, pb, dy, forward, back)
+        if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
+            return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
+        return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates)
 
     def inactive(self, s):
         """An operation no gradient flows through runs as written, except a call of a function with a user's rule:
@@ -205,7 +220,7 @@ class AdjointPass:
             tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)
         return tests[key][0]
 
-    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd):
+    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd, mutates=False):
         """Guarded inline scalar derivative. The pullback slot `pb` is None on the fast path, or, inside a loop when
         the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
         operation, no tuple): the backward tells the paths apart by the slot's type."""
@@ -236,10 +251,15 @@ class AdjointPass:
             s = Assign(s.out, Call(Const(target), call.args), s.line, on_scalars=True)
         fast_fwd = [s, save] if slot == y or slot is None else [save, s]  # inputs are saved before the operation
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
-        back = If(is_fast, fast_bwd, generic_bwd)
+        if mutates:  # the generic path updated in place: its back undoes that, cotangent or not
+            back = If(is_fast, [If(_call(rt.is_not_none, dy), fast_bwd, [], line=s.line)], generic_bwd)
+        else:
+            back = If(is_fast, fast_bwd, generic_bwd)
         forward = If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)
         if self.candidates:
             self.candidates[-1].append(specialize.Candidate(forward, back, y, target, tests))
+        if mutates:
+            return [forward], [back] + self.reset(y)
         return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y)
 
     def generic_back(self, call, pb, dy, line):
@@ -400,6 +420,6 @@ def adjoint(fn, code, active, globals_, namer, statics=None, functional=False):
     grads = [p.d.get(v, Const(None)) if p.is_active(v) else Const(None) for v in fn.params]
     ret = _call(rt.tuple_of, dself, *grads)
     forward = Function(fn.name, fn.params, fn.freevars, fwd, _call(rt.tuple_of, fn.ret, _call(rt.tuple_of, *tape)),
-                       fn.signature, fn.filename, fn.line)
+                       fn.signature, fn.filename, fn.line, fn.mutated)
     backward = Function(fn.name, [tape_var, dret], [], unpack + inits + bwd, ret, None, fn.filename, fn.line)
     return Adjoint(tidy(forward, tape, p.needed), backward, tape)

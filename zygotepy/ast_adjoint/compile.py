@@ -86,4 +86,5 @@ def derive(fn, need=None, functional=False):
     factory = types.FunctionType(art.factory, fn.__globals__, "_make")
     fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))
     fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    fwd.__zygote_mutates__ = art.ir.mutated  # parameters updated in place: the forward returns (y, *their finals)
     return fwd, back

@@ -17,6 +17,8 @@ from ..backends import is_array_type
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, Pullback, callmethod
+from . import mutate
+from .mutate import LOG as _LOG
 from .source import SourceUnavailable
 
 
@@ -171,11 +173,106 @@ def _derived(fn, args, kwargs, need, api=False):
     hit = entry[2].get(shape)
     if hit is None:
         hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
-    forward, back, plan = hit
+    forward, back, plan, mutates = hit
+    slot = _claim(args) if mutates and not api else None
+    mark = 0 if api else len(_LOG)
     y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
+    pb = Pullback(back, tape)
+    finals = ()
+    if mutates:
+        y, finals = y[0], y[1:]
+        pb = FinalsPullback(pb, finals, not api)
+    if (mutates or len(_LOG) != mark) and not api:  # something was updated in place: was it an argument?
+        _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, args))
     if plan is None or api and len(args) <= code.co_argcount:
-        return y, Pullback(back, tape)
-    return y, MappedPullback(Pullback(back, tape), plan)
+        return y, pb
+    return y, MappedPullback(pb, plan)
+
+
+# --- functions that update their arguments in place (see lower_mutation and adjoints/mutation.py) ------------------
+
+class _Slot:
+    """What a call site that may update its arguments (`mutate.mutcall`) lets its callee update: the objects' ids, and
+    which of them the derived callee did update (it then takes their cotangents after the call)."""
+    __slots__ = ("allowed", "owner", "claimed")
+
+    def __init__(self, allowed):
+        self.allowed, self.owner, self.claimed = allowed, False, set()
+
+
+_SLOTS = []
+_FINALS = []
+
+
+def _claim(args):
+    """The slot of the innermost mutating call site, if this call is the one it made (its arguments are those)."""
+    if not _SLOTS:
+        return None
+    slot = _SLOTS[-1]
+    if slot.owner or not all(id(a) in slot.allowed or type(a) in (int, float, bool, str, complex, type(None))
+                             for a in args):
+        return None
+    slot.owner = True
+    return slot
+
+
+def _check_updates(fn, mutated, finals, slot, updated):
+    """A derived function updated the argument objects `updated` in place. Fine where it returns their final versions
+    (`finals`, for the parameters `mutated`) to a call site that takes them (`slot`); an error otherwise."""
+    taken = set()
+    if finals and slot is not None and all(id(o) in slot.allowed for o in finals):
+        taken = {id(o) for o in finals}
+        slot.claimed.update(taken)
+    if all(id(o) in taken for o in updated):
+        return
+    code = fn.__code__
+    names = ", ".join(repr(code.co_varnames[k]) for k in mutated) if mutated else "(one of them)"
+    how = ("its caller uses the call's result" if mutated else
+           "it updates it with an augmented assignment (x += ...) zygotepy does not follow into the caller")
+    raise ZygoteError(
+        f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument {names} in place, and "
+        f"{how}, so zygotepy cannot route the gradient of the updated object. Call it as a statement "
+        f"(`{fn.__name__}(...)` on a line of its own) with item updates (x[...] = ...), or return the updated value "
+        f"instead.")
+
+
+class FinalsPullback:
+    """A function that updated parameters in place returned `(y, *finals)`: its backward takes the cotangents of
+    those objects after the call too, given by the call site (`J_mutating`), None elsewhere (the entry points)."""
+    __slots__ = ("inner", "finals", "from_site")
+
+    def __init__(self, inner, finals, from_site):
+        self.inner, self.finals, self.from_site = inner, finals, from_site
+
+    def __call__(self, dy):
+        given = _FINALS[-1] if self.from_site and _FINALS else {}
+        return self.inner((dy, *(given.get(id(o)) for o in self.finals)))
+
+
+class SitePullback:
+    """`back(d_result, finals)` of `J_mutating`: `finals` maps id(argument) -> its cotangent after the call."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy, finals):
+        _FINALS.append(finals)
+        try:
+            return self.inner(dy)
+        finally:
+            _FINALS.pop()
+
+
+def J_mutating(fn, args, kwargs, updates=True):
+    """J for a call that may update its arguments: `(y, back(dy, finals), ids of the arguments it updated)`."""
+    slot = _Slot({id(a.__self__ if type(a) is super else a) for a in args} if updates else set())
+    _SLOTS.append(slot)
+    try:
+        y, pb = _dispatch(fn, tuple(args), kwargs or None)
+    finally:
+        _SLOTS.pop()
+    return y, SitePullback(pb), slot.claimed
 
 
 def _prepare(fn, code, args, kwargs, need):
@@ -188,7 +285,7 @@ def _prepare(fn, code, args, kwargs, need):
             if plain and len(args) <= code.co_argcount else None
     forward, back = derive(fn, need)
     plan = None if exact else _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
-    return forward, back, plan
+    return forward, back, plan, getattr(forward, "__zygote_mutates__", ())
 
 
 _OPERATORS = {operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "__rsub__"),
@@ -339,6 +436,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         rule = registry.find_rule(fn)
     if rule is not None:
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
+        if kwargs is not None and getattr(rule, "__zygote_keywords__", False):  # gives keyword cotangents itself
+            return y, RulePullback(back, rule, len(args) + 1, need)
         pb = RulePullback(back, rule, len(args), need, args)
         return y, (_WithKeywords(pb, kwargs) if kwargs is not None else pb)
     if registry.is_nondifferentiable(fn):
@@ -352,6 +451,10 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         if unbound is not None and registry.find_rule(unbound) is not None:
             y, pb = _dispatch(unbound, (fn.__self__, *args), kwargs)
             return y, MethodPullback(pb)
+    if isinstance(fn, type):
+        construct = registry.find_class_rule(fn)
+        if construct is not None:
+            return construct(fn, args, kwargs)
     if isinstance(fn, functools.partial):
         allkw = {**fn.keywords, **(kwargs or {})}
         y, pb = _dispatch(fn.func, (*fn.args, *args), allkw or None)

@@ -62,6 +62,7 @@ class Assign:
     value: Any
     line: int = 0
     on_scalars: bool = False  # set on the statements of scalar fast paths (their values are Python numbers)
+    on_argument: bool = False  # `x += y` where x may be an argument's object: an update the caller must hear of
 
 
 @dataclass
@@ -130,6 +131,7 @@ class Function:
     signature: Any = None  # the gast `arguments` node, re-emitted verbatim (defaults are bound at run time)
     filename: str = "<unknown>"
     line: int = 0
+    mutated: tuple = ()    # indices of the parameters updated in place: `ret` is then (result, *their final versions)
 
 
 # --- printer ---------------------------------------------------------------------------------------------------------

@@ -6,15 +6,18 @@ comparison chains are `If`s; `break`/`continue`/`return` are flags (the code aft
 `if not flag`); each local name is renamed to a fresh SSA name per assignment (the user's name first, then `name_2`, ...).
 Unsupported syntax raises `UnsupportedSyntax` with the user's file and line before anything runs.
 """
+import builtins
 import operator
 import types
 
 import gast
 
 from ..errors import UnsupportedSyntax
+from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, Function, Global, Phi, Var
 from .lower_control import _RETURNED, _RETVAL, ControlFlow, _jumps
+from .lower_mutation import MUTATING_METHODS, Mutation, updated_in_place
 from .naming import Namer
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
@@ -33,9 +36,8 @@ UNSUPPORTED = {gast.Try: "try/except", gast.With: "a with block", gast.AsyncWith
                gast.AsyncFor: "async for", gast.AsyncFunctionDef: "async def", gast.Yield: "yield",
                gast.YieldFrom: "yield from", gast.Await: "await", gast.Global: "a global statement",
                gast.Nonlocal: "a nonlocal statement", gast.ClassDef: "a class defined inside a function",
-               gast.Delete: "del", gast.Import: "import inside a function",
-               gast.ImportFrom: "import inside a function", gast.SetComp: "a set comprehension",
-               gast.Set: "a set display"}
+               gast.Import: "import inside a function",
+               gast.ImportFrom: "import inside a function"}
 if hasattr(gast, "Match"):
     UNSUPPORTED[gast.Match] = "match"
 if hasattr(gast, "TryStar"):
@@ -47,6 +49,7 @@ if hasattr(gast, "TryStar"):
 
 
 
+_BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 _COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
 
 
@@ -62,7 +65,7 @@ def captured_names(code):
 
 
 
-class Lowerer(ControlFlow):
+class Lowerer(ControlFlow, Mutation):
     def __init__(self, source, code):
         self.filename, self.code = source.filename, code
         self.locals = set(code.co_varnames) | set(code.co_cellvars)
@@ -77,6 +80,8 @@ class Lowerer(ControlFlow):
         self.used_freevars = []
         self.loop_depth = 0
         self.special = {}  # names the lowering itself introduced, bound to runtime primitives
+        self.statement_call = False  # lowering the call of an expression statement (its result is dropped)
+        self.init_mutation()
 
     # --- helpers ------------------------------------------------------------------------------------------------------
     def fail(self, construct, node=None, hint=""):
@@ -134,7 +139,10 @@ class Lowerer(ControlFlow):
         if name in self.freevars:
             if name not in self.used_freevars:
                 self.used_freevars.append(name)
-            return Var(name)
+            return self.env.get(name, Var(name))  # a captured object this function updated has new versions
+        if name in self.updated_by_closures:
+            self.fail(f"reading '{name}' after the nested function '{self.updated_by_closures[name]}' may have "
+                      f"updated it in place", node, "pass it to that function as an argument instead")
         if name in self.locals:
             return self.env.get(name, Var(name))
         return Global(name)
@@ -151,7 +159,9 @@ class Lowerer(ControlFlow):
         attr = self.mangle(node.attr)
         if isinstance(obj, Global):
             return Global(f"{obj.path}.{attr}")
-        return self.call(Const(getattr), [obj, Const(attr)], hint=hint)
+        out = self.call(Const(getattr), [obj, Const(attr)], hint=hint)
+        self.note_child(out, "attr", obj, Const(attr))
+        return out
 
     def expr_BinOp(self, node, hint):
         a, b = self.expr(node.left), self.expr(node.right)
@@ -218,12 +228,20 @@ class Lowerer(ControlFlow):
         items = self.elements(node.elts)
         if all(isinstance(i, Const) for i in items):
             return Const(tuple(i.value for i in items))
-        return self.call(Const(rt.tuple_of), items, hint=hint)
+        out = self.call(Const(rt.tuple_of), items, hint=hint)
+        self.note_held(out, items)
+        return out
+
+    def expr_Set(self, node, hint):
+        return self.call(Const(rt.set_of), self.elements(node.elts), hint=hint)
 
     def expr_List(self, node, hint):
         if any(isinstance(e, gast.Starred) for e in node.elts):
             return self.splat(rt.splat_list, node.elts, hint)
-        return self.call(Const(rt.list_of), self.elements(node.elts), hint=hint)
+        items = self.elements(node.elts)
+        out = self.call(Const(rt.list_of), items, hint=hint)
+        self.note_held(out, items)
+        return out
 
     def splat(self, helper, elts, hint):
         """`(a, *b)`: one call of `helper` with a constant mask of the starred items."""
@@ -240,11 +258,15 @@ class Lowerer(ControlFlow):
         if any(k is None for k in node.keys):
             self.fail("** inside a dict display", node)
         flat = [a for k, v in zip(node.keys, node.values, strict=True) for a in (self.expr(k), self.expr(v))]
-        return self.call(Const(rt.dict_of), flat, hint=hint)
+        out = self.call(Const(rt.dict_of), flat, hint=hint)
+        self.note_held(out, flat[1::2])
+        return out
 
     def expr_Subscript(self, node, hint):
         obj, index = self.expr(node.value), self.expr(node.slice)
-        return self.call(Const(operator.getitem), [obj, index], hint=hint)
+        out = self.call(Const(operator.getitem), [obj, index], hint=hint)
+        self.note_child(out, "item", obj, index)
+        return out
 
     def expr_Slice(self, node, hint):
         parts = [self.expr(p) if p is not None else Const(None) for p in (node.lower, node.upper, node.step)]
@@ -264,22 +286,51 @@ class Lowerer(ControlFlow):
 
     def expr_Call(self, node, hint):
         func = node.func
+        statement, self.statement_call = self.statement_call, False
         if isinstance(func, gast.Name) and func.id == "super" and not node.args and "__class__" in self.freevars:
             first = self.code.co_varnames[0] if self.code.co_argcount else None
             if first is None:
                 self.fail("super() in a function without arguments", node)
-            return self.call(Global("super"), [self.expr_Name(gast.Name("__class__", gast.Load(), None, None), hint),
-                                               self.env.get(first, Var(first))], hint=hint)
+            me = self.env.get(first, Var(first))
+            out = self.call(Global("super"), [self.expr_Name(gast.Name("__class__", gast.Load(), None, None), hint),
+                                              me], hint=hint)
+            self.lineage[out] = self.lineage_of(me)  # a proxy of the object: updating it updates `self`
+            return out
         if isinstance(func, gast.Attribute):
             obj = self.expr(func.value)
             if not isinstance(obj, Global):
                 args, kwargs, star = self.arguments(node)
-                return self.call(Const(rt.callmethod), [obj, Const(self.mangle(func.attr)), *args], kwargs, star, hint)
+                fn, args = Const(rt.callmethod), [obj, Const(self.mangle(func.attr)), *args]
+                if statement:  # `obj.step(x)`: may update its object and its arguments
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))])
+                if func.attr in MUTATING_METHODS:  # `y = lst.pop()`
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0])
+                return self.call(fn, args, kwargs, star, hint)
             fn = Global(f"{obj.path}.{self.mangle(func.attr)}")
         else:
             fn = self.expr(func)
         args, kwargs, star = self.arguments(node)
-        return self.call(fn, args, kwargs, star, hint)
+        if statement and isinstance(fn, Global) and fn.path in ("setattr", "delattr") and len(args) in (2, 3):
+            prim = mt.setattr_ if fn.path == "setattr" else mt.delattr_
+            if isinstance(args[0], Var):  # `setattr(obj, name, v)`: an attribute store
+                self.mutate(args[0], self.call(Const(prim), args, hint=self.user_name(args[0])))
+                return Const(None)
+        if statement and isinstance(fn, Global) and fn.path in _BUILTIN_NAMES:  # print(x), ...: no updates
+            return self.call(fn, args, kwargs, star, hint)
+        if statement and self.code.co_filename.startswith("<zygotepy:"):
+            # generated code being differentiated again (nesting): its call statements are the emitter's own helpers
+            # (`_set_cell`, `_raise`), which update nothing the caller reads
+            return self.call(fn, args, kwargs, star, hint)
+        if statement or any(k == "out" for k, _ in kwargs):  # `fill(out, x)`, `np.add(a, b, out=c)`
+            if any(k == "out" for k, _ in kwargs):
+                args = [*args, dict(kwargs)["out"]]
+                kwargs = [(k, v) for k, v in kwargs if k != "out"]
+                return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
+            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
+        out = self.call(fn, args, kwargs, star, hint)
+        if isinstance(fn, Global) and fn.path.rsplit(".", 1)[-1][:1].isupper():  # `Layer(W)` may keep W inside
+            self.note_held(out, [*args, *(v for _, v in kwargs)])
+        return out
 
     def arguments(self, node):
         args, star = [], None
@@ -302,6 +353,7 @@ class Lowerer(ControlFlow):
 
     def stmt(self, node):
         self.line = getattr(node, "lineno", self.line)
+        self.latest.clear()  # temporaries' versions live within one statement
         kind = type(node)
         if kind in UNSUPPORTED:
             self.fail(UNSUPPORTED[kind], node)
@@ -315,6 +367,7 @@ class Lowerer(ControlFlow):
 
     def stmt_Expr(self, node):
         if not isinstance(node.value, gast.Constant):
+            self.statement_call = isinstance(node.value, gast.Call)
             self.expr(node.value)
 
     def bind(self, name, value):
@@ -344,9 +397,9 @@ class Lowerer(ControlFlow):
                 hint = elt.id if isinstance(elt, gast.Name) else "_t"
                 self.assign_to(elt, self.call(Const(operator.getitem), [seq, Const(k)], hint=hint))
         elif isinstance(target, gast.Subscript):
-            self.fail("assignment to an item (x[i] = v); in-place updates are not supported yet", target)
+            self.store_item(target, value)
         elif isinstance(target, gast.Attribute):
-            self.fail("assignment to an attribute (obj.a = v); mutation is not supported yet", target)
+            self.store_attr(target, value)
         else:
             self.fail(f"assignment to {type(target).__name__}", target)
 
@@ -372,11 +425,15 @@ class Lowerer(ControlFlow):
             self.stmt_Assign(gast.copy_location(gast.Assign(targets=[node.target], value=node.value), node))
 
     def stmt_AugAssign(self, node):
-        if not isinstance(node.target, gast.Name):
-            self.assign_to(node.target, None)  # raises the precise error for items and attributes
+        if isinstance(node.target, (gast.Subscript, gast.Attribute)):
+            return self.augassign_item(node, BINOPS[type(node.op)])
         current = self.expr_Name(gast.Name(node.target.id, gast.Load(), None, None), "_t")
         value = self.expr(node.value)
-        self.bind(node.target.id, self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id))
+        new = self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id)
+        self.region[-1].on_argument = self.lineage_of(current) in self.param_lineages()
+        self.bind(node.target.id, new)
+        if isinstance(current, Var) and node.target.id not in self.cellvars and self.has_aliases(current, new):
+            self.mutate(current, new, maybe=True)  # a list or array `+=` updates in place: aliases see it
 
     def stmt_Raise(self, node):
         if node.exc is None:
@@ -410,6 +467,9 @@ class Lowerer(ControlFlow):
             self.fail(f"the nested function '{name}' (its code object was not found)", node)
         code = matches[0]
         self.inner_codes.remove(code)
+        for n in updated_in_place(node, code.co_freevars):
+            if n in self.cellvars:
+                self.updated_by_closures[n] = name
         for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
             if not isinstance(default, gast.Constant) and not (default in node.args.defaults
                                                                 and self.global_default(default)):
@@ -455,6 +515,7 @@ def lower(source, code):
         var = low.new_var(arg.id)
         params.append(var)
         low.env[arg.id] = var
+        low.env[f".param{len(params) - 1}"] = var  # follows the argument's object through updates in place
     for name in sorted(low.cellvars):
         low.emit(Assign(Var(low.namer.reserve(f"{name}_cell")), Call(Const(rt.new_cell), ()), low.line))
     for name in code.co_freevars:
@@ -478,5 +539,10 @@ def lower(source, code):
         else:
             low.block(body)
             ret = low.env.get(_RETVAL, Const(None))
+    # a function that updates an argument in place also returns its final version (see lower_mutation)
+    mutated = tuple(k for k, p in enumerate(params) if low.lineage.get(p) in low.mutated
+                    and isinstance(low.env.get(f".param{k}"), Var))
+    if mutated:
+        ret = low.call(Const(rt.tuple_of), [ret, *(low.env[f".param{k}"] for k in mutated)], hint="_result")
     return Function(code.co_name if code.co_name != "<lambda>" else "lambda", params, list(low.used_freevars),
-                    low.region, ret, a, source.filename, node.lineno), low.namer
+                    low.region, ret, a, source.filename, node.lineno, mutated), low.namer

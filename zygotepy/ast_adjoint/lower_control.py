@@ -6,7 +6,8 @@ assigns (block arguments) and leaves through its condition or its `exit` flag, c
 import gast
 
 from . import runtime as rt
-from .ir import Assign, Call, Carry, Const, If, Loop, Phi
+from .ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
+from .lower_mutation import augmented_names, mutation_syntax
 
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
 
@@ -74,6 +75,7 @@ class ControlFlow:
             if a != b:
                 out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
                 node.phis.append(Phi(out, a, b))
+                self.inherit(out, a, b)
                 self.env[name] = out
             else:  # both arms bound the name to the same value
                 self.env[name] = a
@@ -84,6 +86,9 @@ class ControlFlow:
         return self.comprehension(node, [node.elt], rt.append, hint)
 
     expr_GeneratorExp = expr_ListComp  # materialised: a generator's laziness is not observable in supported code
+
+    def expr_SetComp(self, node, hint):
+        return self.comprehension(node, [node.elt], rt.set_add, hint)
 
     def expr_DictComp(self, node, hint):
         return self.comprehension(node, [node.key, node.value], rt.dict_put, hint)
@@ -110,7 +115,8 @@ class ControlFlow:
         for n in gast.walk(body):
             if not hasattr(n, "lineno") and isinstance(n, (gast.stmt, gast.expr)):
                 gast.copy_location(n, node)
-        self.bind(acc, self.call(Const(rt.dict_of if put is rt.dict_put else rt.list_of), [], hint=acc))
+        empty = {rt.dict_put: rt.dict_of, rt.set_add: rt.set_of}.get(put, rt.list_of)
+        self.bind(acc, self.call(Const(empty), [], hint=acc))
         self.stmt(body)
         result = self.env[acc]
         for n in targets:
@@ -146,10 +152,24 @@ class ControlFlow:
 
     def loop_carries(self, body_nodes, extra=()):
         names = [n for n in _assigned_names(body_nodes) if n in self.locals and n not in self.cellvars]
+        if mutation_syntax(body_nodes):  # an update in place may give any object a new version: carry them all
+            names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
+                      and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
+            mentioned = {n.id for s in body_nodes for n in gast.walk(s) if isinstance(n, gast.Name)}
+            for n in self.freevars:  # captured objects the body mentions too (see lower_mutation)
+                if n in mentioned and n not in names:
+                    names.append(n)
+                    if n not in self.used_freevars:
+                        self.used_freevars.append(n)
+        names += [n for n in self.aliases_of(augmented_names(body_nodes)) if n not in names and n in self.locals
+                  and n not in self.cellvars]
         carries = []
         for name in [*names, *extra]:
-            var = self.new_var(name) if not name.startswith(".") else self.temp("_" + name[1:])
-            carries.append(Carry(var, self.env.get(name, Const(rt.UNBOUND)), None))
+            var = self.new_var(name) if not name.startswith(".") and name not in self.freevars else \
+                self.temp("_" + name[1:] if name.startswith(".") else name)
+            init = self.env.get(name, Const(rt.UNBOUND) if name not in self.freevars else Var(name))
+            carries.append(Carry(var, init, None))
+            self.inherit(var, init)
             self.env[name] = var
         return names, carries
 

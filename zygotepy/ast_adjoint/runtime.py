@@ -250,6 +250,16 @@ def append(lst, value):
     return lst
 
 
+def set_of(*items):
+    return set(items)
+
+
+def set_add(s, value):
+    """A set comprehension's accumulator step (the set is fresh and private)."""
+    s.add(value)
+    return s
+
+
 def dict_put(d, key, value):
     d[key] = value
     return d

@@ -23,7 +23,8 @@ CLOSED = {operator.add, operator.sub, operator.mul, operator.truediv, operator.m
 
 @dataclass
 class Candidate:
-    """One guarded operation: its forward `If(guard, fast, generic)`, its backward `If(is_fast, fast, generic)`,
+    """One guarded operation: its forward `If(guard, fast, generic)`, its backward `If(is_fast, fast, generic)` (None
+    for an operation with no backward),
     its output, its callee, and for each guarded atom the test (a Var computed before the loop, or a Call)."""
     forward: If
     backward: If
@@ -116,7 +117,7 @@ def version(loop, back_loop, carries, candidates, flag):
         return None
     tests, top = found
     forward_swap = {id(c.forward): c.forward.then for c in top}
-    backward_swap = {id(c.backward): c.backward.then for c in top}
+    backward_swap = {id(c.backward): c.backward.then for c in top if c.backward is not None}
     fast = replace(loop, body=clone(loop.body, forward_swap), test=clone(loop.test), carries=[])
     fast_back = replace(back_loop, body=clone(back_loop.body, backward_swap), carries=[])
     condition = tests[0] if len(tests) == 1 else Call(Const(rt.all_true), tuple(tests))

@@ -94,9 +94,9 @@ def _lowered(fn):
         stmts = list(walk(ir.body))
         params = set(ir.params)
         rebinds_param = any(isinstance(s, Assign) and params & set(_outs(s.out)) for s in stmts)
-        # an in-place update (`x += y` on an array) keeps the callee's own aliasing rules: not inlined
-        in_place = any(isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const)
-                       and _in_place(s.value.fn.value) for s in stmts)
+        in_place = ir.mutated or any(  # updates in place keep the callee's own aliasing and versioning: not inlined
+            isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const)
+            and (_in_place(s.value.fn.value) or registry.is_mutating(s.value.fn.value, True)) for s in stmts)
         if len(stmts) > MAX_STATEMENTS or ir.freevars or rebinds_param or in_place \
                 or any(isinstance(s, Def) for s in stmts):
             ir = None

@@ -7,6 +7,7 @@ the sequence of an active loop; an inactive loop does not need it (Python's `for
 import operator
 from collections import Counter
 
+from . import mutate as mt
 from . import runtime as rt
 
 from .ir import Assign, Call, Const, Def, If, Loop, Var
@@ -217,7 +218,7 @@ def _same_objects(stmts, pairs):
             fn = s.value.fn.value
             if fn is rt.tuple_of and isinstance(s.out, tuple):  # parallel carry moves
                 pairs += [(o, a) for o, a in zip(s.out, s.value.args, strict=False) if isinstance(a, Var)]
-            elif _in_place(fn) and s.value.args and isinstance(s.value.args[0], Var):
+            elif (_in_place(fn) or fn in _SAME_OBJECT) and s.value.args and isinstance(s.value.args[0], Var):
                 pairs.append((s.out, s.value.args[0]))
         elif isinstance(s, If):
             _same_objects(s.then, pairs)
@@ -226,6 +227,10 @@ def _same_objects(stmts, pairs):
             _same_objects(s.test, pairs)
             _same_objects(s.body, pairs)
     return pairs
+
+
+_SAME_OBJECT = (mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
+                mt.same_or)
 
 
 def _in_place(fn):

@@ -1,0 +1,206 @@
+"""Rules for the methods of lists, dicts and arrays that update their object in place (`lst.append(v)`, ...).
+
+Each takes the object and the method's arguments and returns `(result, back)`, where `back(d_result, d_object_after)`
+undoes the update (mutate.Journal) and returns `(d_object_before, *d_arguments)`. `adjoints/mutation.py`'s `mutcall` rule
+dispatches to them.
+"""
+import numpy as np
+
+from ..ast_adjoint import mutate as mt
+from ..ast_adjoint import runtime as rt
+from ..errors import ZygoteError
+from .structures import like
+
+
+def _zeros_like(x):
+    return np.zeros(np.shape(x), dtype=x.dtype if getattr(x, "dtype", None) is not None and x.dtype.kind in "fc"
+                    else np.float64)
+
+
+def _dict_without(dy, key):
+    return None if dy is None else {k: v for k, v in dy.items() if k != key} or None
+
+
+# --- methods that mutate: (result, back(d_result, d_object_after) -> (d_object_before, *d_args)) -----------------------
+
+def _list_append(x, v):
+    n = len(x)
+    x.append(v)
+    # the state kept is the tail from position n (empty before): no copy of the list per append
+    entry = mt.Entry(lambda tail: x.__setitem__(slice(n, None), tail), [], x)
+
+    def back(dr, dx):
+        entry.undo(lambda: x[n:])
+        if dx is None:
+            return (None, None)
+        return (list(dx[:n]) if any(g is not None for g in dx[:n]) else None, dx[n])
+    return None, back
+
+
+def _list_extend(x, seq):
+    n = len(x)
+    entry = mt.journal_whole(x)
+    items = list(seq)
+    x.extend(items)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None:
+            return (None, None)
+        return (list(dx[:n]), like(seq, list(dx[n:])) if not hasattr(seq, "shape") else np.stack(
+            [_zeros_like(seq[k]) if g is None else g for k, g in enumerate(dx[n:])]))
+    return None, back
+
+
+def _list_insert(x, i, v):
+    n = len(x)
+    entry = mt.journal_whole(x)
+    x.insert(i, v)
+    pos = min(max(i + n if i < 0 else i, 0), n)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None:
+            return (None, None, None)
+        return (list(dx[:pos]) + list(dx[pos + 1:]), None, dx[pos])
+    return None, back
+
+
+def _list_pop(x, i=-1):
+    n = len(x)
+    pos = i + n if i < 0 else i
+    entry = mt.journal_whole(x)
+    r = x.pop(i)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None and dr is None:
+            return (None, None)
+        dx = list(dx) if dx is not None else [None] * (n - 1)
+        return (dx[:pos] + [dr] + dx[pos:], None)
+    return r, back
+
+
+def _list_remove(x, v):
+    _, back = _list_pop(x, x.index(v))
+    return None, lambda dr, dx: (back(None, dx)[0], None)
+
+
+def _list_clear(x):
+    entry = mt.journal_whole(x)
+    x.clear()
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        return (None,)
+    return None, back
+
+
+def _list_reverse(x):
+    entry = mt.journal_whole(x)
+    x.reverse()
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        return (None if dx is None else list(dx)[::-1],)
+    return None, back
+
+
+def _list_sort(x, key=None, reverse=False):
+    entry = mt.journal_whole(x)
+    order = sorted(range(len(x)), key=(lambda k: x[k]) if key is None else (lambda k: key(x[k])), reverse=reverse)
+    x.sort(key=key, reverse=reverse)
+
+    def back(dr, dx):
+        entry.undo(lambda: list(x))
+        if dx is None:
+            return (None,)
+        out = [None] * len(order)
+        for j, k in enumerate(order):
+            out[k] = dx[j]
+        return (out,)
+    return None, back
+
+
+def _dict_update(d, *other, **kw):
+    entry = mt.journal_whole(d)
+    new = dict(*other, **kw)
+    d.update(new)
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        if dd is None:
+            return (None, *(None for _ in other), dict.fromkeys(kw))
+        rest = {k: v for k, v in dd.items() if k not in new}
+        dother = tuple({k: dd.get(k) if k not in kw else None for k in o} if isinstance(o, dict)
+                       else [(None, dd.get(k) if k not in kw else None) for k, _ in o] for o in other)
+        return (rest or None, *dother, {k: dd.get(k) for k in kw})
+    return None, back
+
+
+def _dict_setdefault(d, key, default=None):
+    if key in d:
+        def back(dr, dd):
+            return (rt.acc(dd, {key: dr} if dr is not None else None), None, None)
+        return d[key], back
+    entry = mt.journal_whole(d)
+    d[key] = default
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        g = rt.acc(dr, None if dd is None else dd.get(key))
+        return (_dict_without(dd, key), None, g)
+    return default, back
+
+
+def _dict_pop(d, key, *default):
+    had = key in d
+    entry = mt.journal_whole(d)
+    r = d.pop(key, *default)
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        if had:
+            return (rt.acc(dd, {key: dr} if dr is not None else None), None, *(None for _ in default))
+        return (dd, None, dr)
+    return r, back
+
+
+def _dict_clear(d):
+    entry = mt.journal_whole(d)
+    d.clear()
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        return (None,)
+    return None, back
+
+
+def _array_fill(x, v):
+    entry = mt.journal_whole(x)
+    x.fill(v)
+
+    def back(dr, dx):
+        entry.undo(lambda: x.copy())
+        return (None, None if dx is None else dx.sum())
+    return None, back
+
+
+METHODS = {(list, "append"): _list_append, (list, "extend"): _list_extend, (list, "insert"): _list_insert,
+           (list, "pop"): _list_pop, (list, "remove"): _list_remove, (list, "clear"): _list_clear,
+           (list, "reverse"): _list_reverse, (list, "sort"): _list_sort, (dict, "update"): _dict_update,
+           (dict, "setdefault"): _dict_setdefault, (dict, "pop"): _dict_pop, (dict, "clear"): _dict_clear,
+           (np.ndarray, "fill"): _array_fill}
+_UNTRACKED = {(np.ndarray, "sort"), (np.ndarray, "resize"), (np.ndarray, "put"), (np.ndarray, "itemset"),
+              (np.ndarray, "partition"), (dict, "popitem"), (list, "__setitem__")}
+
+
+def method_call(obj, name, args, kwargs):
+    """`obj.name(*args)` for a list/dict/array method that mutates: (result, back) or None when it is no such method."""
+    rule = METHODS.get((type(obj), name))
+    if rule is None:
+        if (type(obj), name) in _UNTRACKED:
+            raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
+                              f"in place; work on a copy, or add an @adjoint rule")
+        return None
+    return rule(obj, *args, **kwargs)

@@ -1,0 +1,152 @@
+"""Rules for objects: constructors of namedtuples, dataclasses, `types.SimpleNamespace` and `dict(...)`.
+
+These classes have no Python source zygotepy could read (their `__new__`/`__init__` are generated with `exec`), so their
+constructors get structural rules: the cotangent of the new object is a `StructGrad` of its fields (a dict for `dict`),
+and each field's entry goes back to the argument that set it, positional or keyword.
+"""
+import dataclasses
+import types
+
+from ..errors import MissingAdjoint
+from ..structgrad import StructGrad
+from .registry import class_rule
+
+
+def fields_of(obj):
+    """The cotangent-relevant fields of an object: a namedtuple's `_fields`, else its instance dictionary."""
+    fields = getattr(type(obj), "_fields", None)
+    if fields is not None and isinstance(obj, tuple):
+        return dict(zip(fields, obj, strict=True))
+    return vars(obj)
+
+
+def as_fields(template, dy):
+    """A cotangent given for the object `template` as a field dict: a namedtuple's tuple cotangent, or an object of
+    the template's type used as its own cotangent, become `StructGrad`s."""
+    if dy is None or isinstance(dy, dict):
+        return dy
+    fields = getattr(type(template), "_fields", None)
+    if fields is not None and isinstance(dy, tuple):
+        return StructGrad(zip(fields, dy, strict=True))
+    if hasattr(dy, "__dict__"):
+        return StructGrad(vars(dy))
+    return dy
+
+
+class ConstructorPullback:
+    """`cls(*args, **kwargs)` whose positional argument k set field `names[k]` and keyword `k` set field `k`."""
+    __slots__ = ("keywords", "names", "template")
+
+    def __init__(self, template, names, keywords):
+        self.template, self.names, self.keywords = template, names, keywords
+
+    def __call__(self, dy):
+        dy = as_fields(self.template, dy)
+        get = (lambda k: None) if dy is None else dy.get
+        out = (None, *(get(n) for n in self.names))
+        return out + ({k: get(k) for k in self.keywords},) if self.keywords is not None else out
+
+
+def _is_namedtuple(cls):
+    return issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+@class_rule(_is_namedtuple)
+def namedtuple_new(cls, args, kwargs):
+    y = cls(*args, **(kwargs or {}))
+    return y, ConstructorPullback(y, cls._fields[:len(args)], kwargs)
+
+
+def _is_generated_dataclass(cls):
+    return dataclasses.is_dataclass(cls) and not hasattr(cls, "__post_init__") \
+        and getattr(cls.__init__, "__code__", None) is not None and cls.__init__.__code__.co_filename == "<string>"
+
+
+@class_rule(_is_generated_dataclass)
+def dataclass_new(cls, args, kwargs):
+    y = cls(*args, **(kwargs or {}))
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    return y, ConstructorPullback(y, names[:len(args)], kwargs)
+
+
+@class_rule(lambda cls: cls is types.SimpleNamespace)
+def namespace_new(cls, args, kwargs):
+    y = cls(*args, **(kwargs or {}))
+    return y, ConstructorPullback(y, (), kwargs)
+
+
+@class_rule(lambda cls: cls is dict)
+def dict_new(cls, args, kwargs):
+    y = dict(*args, **(kwargs or {}))
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in args)) + (({k: None for k in kwargs},) if kwargs is not None else ())
+        dargs = []
+        for a in args:  # a mapping or an iterable of pairs; a later source of a key wins, so it takes the cotangent
+            keys = list(a) if isinstance(a, dict) else [k for k, _ in a]
+            dargs.append({k: dy.get(k) for k in keys} if isinstance(a, dict) else [(None, dy.get(k)) for k in keys])
+        return (None, *dargs) + (({k: dy.get(k) for k in kwargs},) if kwargs is not None else ())
+    return y, back
+
+
+def _is_dataclass_with_post_init(cls):
+    return dataclasses.is_dataclass(cls) and isinstance(getattr(cls, "__post_init__", None), types.FunctionType) \
+        and getattr(cls.__init__, "__code__", None) is not None and cls.__init__.__code__.co_filename == "<string>"
+
+
+@class_rule(_is_dataclass_with_post_init)
+def dataclass_post_init_new(cls, args, kwargs):
+    """The generated `__init__` sets the fields (structurally, as `dataclass_new`), then the derived `__post_init__`
+    updates the object in place."""
+    import inspect
+
+    from ..ast_adjoint.dispatch import J_mutating
+    fields = dataclasses.fields(cls)
+    if any(isinstance(f.type, dataclasses.InitVar) for f in fields) or any(
+            type(v) is dataclasses.InitVar for v in vars(cls).values()):
+        raise MissingAdjoint(cls, "a dataclass with InitVar fields")
+    bound = inspect.signature(cls).bind(*args, **(kwargs or {}))
+    bound.apply_defaults()
+    obj = object.__new__(cls)
+    for f in fields:
+        if f.init:
+            object.__setattr__(obj, f.name, bound.arguments[f.name])
+        elif f.default is not dataclasses.MISSING:
+            object.__setattr__(obj, f.name, f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            object.__setattr__(obj, f.name, f.default_factory())
+    _, pb, consumed = J_mutating(cls.__post_init__, (obj,), None)
+    names = [f.name for f in fields if f.init][:len(args)]
+
+    def back(dy):
+        dy = as_fields(obj, dy)
+        if id(obj) in consumed:
+            dy = as_fields(obj, pb(None, {id(obj): dy} if dy is not None else {})[1])
+        get = (lambda k: None) if dy is None else dy.get
+        out = (None, *(get(n) for n in names))
+        return out + ({k: get(k) for k in kwargs},) if kwargs is not None else out
+    return obj, back
+
+
+def _is_plain_class(cls):
+    """A class whose instances `object.__new__` makes and a Python `__init__` sets up."""
+    init = getattr(cls, "__init__", None)
+    return cls.__new__ is object.__new__ and isinstance(init, types.FunctionType) \
+        and getattr(init.__code__, "co_filename", "<string>") != "<string>"
+
+
+@class_rule(_is_plain_class)
+def plain_new(cls, args, kwargs):
+    """`cls(*args)`: a fresh object, then the derived `__init__`, which updates it in place; the new object's
+    cotangent is that of `self` after `__init__` (dispatch.J_mutating)."""
+    from ..ast_adjoint.dispatch import (
+        J_mutating,  # dispatch imports the registry package
+    )
+    obj = object.__new__(cls)
+    _, pb, _ = J_mutating(cls.__init__, (obj, *args), kwargs)
+
+    def back(dy):
+        grads = pb(None, {id(obj): as_fields(obj, dy)} if dy is not None else {})
+        return (None, *grads[2:])
+    return obj, back

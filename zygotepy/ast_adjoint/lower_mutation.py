@@ -1,0 +1,274 @@
+"""Mutation for lower(): `x[i] = v`, `obj.a = v`, `del x[i]`, `x[i] += v`, mutating method calls and calls that may
+update their arguments, as SSA versions of the mutated object.
+
+The object really is mutated (aliases in user code see Python's semantics), and the IR gives it a new name:
+`x[i] = v` becomes `x_2 = setitem(x, i, v)`, whose rule routes cotangents (the slot's to `v`, the rest to `x`). Every
+name that refers to the same object is a *lineage*: a mutation rebinds all names of its lineage to the new version
+(`b = a; a[0] = v` updates `b` too). An object read out of another (`row = m[0]`, `w = self.W`, `v = x[1:]`) remembers its
+parent: mutating it also gives the parent a new version (`put_item`/`put_attr`, whose forward does nothing), and
+mutating a parent refreshes its live named children (`refresh`: a NumPy view sees the write, a list element does not).
+A function that updates one of its parameters returns the final versions too (`Function.mutated`), so the caller's
+cotangents of those objects after the call reach the callee's backward (`mutate.mutcall`, `dispatch.J_mutating`).
+"""
+import operator
+
+import gast
+
+from . import mutate as mt
+from . import runtime as rt
+from .ir import Const, Var
+
+MUTATING_METHODS = frozenset((
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
+    "add", "discard", "fill", "put", "resize", "itemset", "partition"))
+
+
+_HOLDING = (Const("append"), Const("insert"), Const("setdefault"))  # methods whose arguments end up inside
+
+
+def mutation_syntax(stmts):
+    """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
+    mutating method call, any of which may give objects new versions?"""
+    work = list(stmts)
+    while work:
+        n = work.pop()
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            return True
+        if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+            return True
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+            return True
+        if any(k.arg == "out" for k in getattr(n, "keywords", ()) if isinstance(n, gast.Call)):
+            return True
+        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            work.extend(gast.iter_child_nodes(n))
+    return False
+
+
+def augmented_names(stmts):
+    """Names that `x += ...` rebinds in this code (not entering nested functions)."""
+    work, names = list(stmts), set()
+    while work:
+        n = work.pop()
+        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            names.add(n.target.id)
+        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            work.extend(gast.iter_child_nodes(n))
+    return names
+
+
+def updated_in_place(node, names):
+    """The `names` whose objects the code of `node` (a nested function) may update in place."""
+    found = set()
+    for n in gast.walk(node):
+        target = None
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            target = n.value
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+            target = n.func.value
+        elif isinstance(n, gast.AugAssign):
+            target = n.target
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target = target.value
+        if isinstance(target, gast.Name) and target.id in names:
+            found.add(target.id)
+    return found
+
+
+class Mutation:
+    """The mutation half of the Lowerer (mixed into it)."""
+
+    def init_mutation(self):
+        self.lineage = {}      # Var -> lineage id (the object it names)
+        self.parents = {}      # lineage -> [(kind "item"/"attr"/"held", parent lineage, key atom)], newest last
+        self.latest = {}       # lineage -> its newest Var (for temporaries no name refers to)
+        self.mutated = set()   # lineages given a new version somewhere
+        self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
+        self.next_lineage = 0
+
+    def lineage_of(self, atom):
+        if not isinstance(atom, Var):
+            return None
+        if atom not in self.lineage:
+            self.next_lineage += 1
+            self.lineage[atom] = self.next_lineage
+        return self.lineage[atom]
+
+    def inherit(self, out, *sources):
+        """`out` (a phi or loop-carried value) names the same object as `sources` when they all name one object."""
+        if sources and all(isinstance(s, Var) for s in sources):
+            ids = {self.lineage_of(s) for s in sources}
+            if len(ids) == 1:
+                self.lineage[out] = ids.pop()
+
+    def note_child(self, child, kind, parent, key):
+        """`child`'s object is (or is a view of) `parent[key]`, `parent.key`, or held somewhere in `parent` ("held":
+        put there by a display, `append`, ...): an update of the child reaches the parent."""
+        if isinstance(child, Var) and isinstance(parent, Var) and child != parent:
+            entry = (kind, self.lineage_of(parent), key)
+            links = self.parents.setdefault(self.lineage_of(child), [])
+            if entry not in links:
+                links.append(entry)
+
+    def note_held(self, holder, items):
+        for item in items:
+            self.note_child(item, "held", holder, Const(None))
+
+    def parents_of(self, lin):
+        return self.parents.get(lin, ())
+
+    def current(self, lin, named=False):
+        """The Var naming the object `lin` now: a local name's, else (`named` False) the newest version made by the
+        statement being lowered (`a[0][1] = v` updates the temporary `a[0]`)."""
+        for name, var in self.env.items():
+            if isinstance(var, Var) and self.lineage.get(var) == lin and not name.startswith(".flag"):
+                return var
+        return None if named else self.latest.get(lin)
+
+    def aliases_of(self, names):
+        """Other local names that share an object with one of `names` (`x += y` in place updates them too)."""
+        lins = {self.lineage_of(self.env.get(n)) for n in names} - {None}
+        return [n for n, v in self.env.items() if isinstance(v, Var) and n not in names and not n.startswith(".")
+                and self.lineage_of(v) in lins]
+
+    def param_lineages(self):
+        return {self.lineage.get(v) for n, v in self.env.items() if n.startswith(".param") and isinstance(v, Var)}
+
+    def observable(self, atom):
+        """Can code after this point see `atom`'s object again (a local name refers to it, or to its parent)?"""
+        if not isinstance(atom, Var):
+            return False
+        if atom.name in self.freevars and atom == Var(atom.name):  # a captured variable: its owner sees it
+            return True
+        work, seen = [self.lineage_of(atom)], set()
+        while work:
+            lin = work.pop()
+            if lin in seen:
+                continue
+            seen.add(lin)
+            if any(isinstance(v, Var) and self.lineage.get(v) == lin for n, v in self.env.items()
+                   if not n.startswith(".") or n.startswith(".param")):
+                return True
+            work += [plin for _, plin, _ in self.parents_of(lin)]
+        return False
+
+    def user_name(self, var):
+        names = [n for n, v in self.env.items() if v == var and not n.startswith(".")]
+        return names[0] if names else "_t"
+
+    def has_aliases(self, old, new):
+        """Does another name, a parent or a child share `old`'s object (so an update in place must reach it)?"""
+        lin = self.lineage_of(old)
+        return lin in self.parents or any(p[1] == lin for ps in self.parents.values() for p in ps) or any(
+            isinstance(v, Var) and v != new and self.lineage.get(v) == lin for n, v in self.env.items()
+            if not n.startswith(".param"))  # an argument updated by `+=` is caught at run time (dispatch)
+
+    def mutate(self, old, new, came_from=None, maybe=False):
+        """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
+        named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place."""
+        lin = self.lineage_of(old)
+        for name in self.freevars:  # a captured object: this function's later reads see the new version (the
+            if self.lineage.get(self.env.get(name, Var(name))) == lin:  # enclosing function refuses to read it)
+                self.env[name] = new
+        self.lineage[new] = lin
+        self.latest[lin] = new
+        self.mutated.add(lin)
+        for name, var in list(self.env.items()):
+            if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
+                    and not (maybe and name.startswith(".param")):
+                if name in self.cellvars:
+                    self.fail(f"updating '{name}' in place, which a nested function captures")
+                if maybe:
+                    alias = self.call(Const(mt.same_or), [var, old, new], hint=self.user_name(var))
+                    self.lineage[alias] = lin
+                    self.env[name] = alias
+                else:
+                    self.env[name] = new
+        for kind, plin, key in list(self.parents_of(lin)):
+            parent = self.current(plin, named=kind == "held")
+            if parent is not None and plin != came_from:
+                put = {"item": mt.put_item, "attr": mt.put_attr, "held": mt.put_held}[kind]
+                self.mutate(parent, self.call(Const(put), [parent, key, new], hint=self.user_name(parent)), lin)
+        for clin, links in list(self.parents.items()):
+            for kind, plin, key in links:
+                if plin != lin or clin == came_from or clin == lin or kind == "held":
+                    continue
+                child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                              and not n.startswith(".")), None)
+                if child is not None:
+                    fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
+                    self.lineage[fresh] = clin
+                    self.latest[clin] = fresh
+                    for name, var in list(self.env.items()):
+                        if var == child:
+                            self.env[name] = fresh
+
+    def target_object(self, node):
+        obj = self.expr(node)
+        if not isinstance(obj, Var):
+            self.fail("updating a global or constant object in place", node,
+                      "pass it as an argument, or work on a copy")
+        return obj
+
+    def store_item(self, target, value):
+        obj = self.target_object(target.value)
+        index = self.expr(target.slice)
+        new = self.call(Const(mt.setitem), [obj, index, value], hint=self.user_name(obj))
+        self.mutate(obj, new)
+        self.note_child(value, "item", new, index)
+
+    def store_attr(self, target, value):
+        obj = self.target_object(target.value)
+        attr = Const(self.mangle(target.attr))
+        new = self.call(Const(mt.setattr_), [obj, attr, value], hint=self.user_name(obj))
+        self.mutate(obj, new)
+        self.note_child(value, "attr", new, attr)
+
+    def stmt_Delete(self, node):
+        for t in node.targets:
+            if isinstance(t, gast.Subscript):
+                obj = self.target_object(t.value)
+                index = self.expr(t.slice)
+                self.mutate(obj, self.call(Const(mt.delitem), [obj, index], hint=self.user_name(obj)))
+            elif isinstance(t, gast.Attribute):
+                obj = self.target_object(t.value)
+                self.mutate(obj, self.call(Const(mt.delattr_), [obj, Const(self.mangle(t.attr))],
+                                           hint=self.user_name(obj)))
+            elif isinstance(t, gast.Name) and t.id in self.locals and t.id not in self.cellvars:
+                self.env.pop(t.id, None)
+            else:
+                self.fail(f"del of {type(t).__name__}", t)
+
+    def augassign_item(self, node, plain):
+        """`x[i] += v` is `x[i] = x[i] + v` (one read, one write); likewise for attributes."""
+        t = node.target
+        obj = self.target_object(t.value)
+        if isinstance(t, gast.Subscript):
+            index = self.expr(t.slice)
+            cur = self.call(Const(operator.getitem), [obj, index])
+            new = self.call(Const(plain), [cur, self.expr(node.value)])
+            self.mutate(obj, self.call(Const(mt.setitem), [obj, index, new], hint=self.user_name(obj)))
+        else:
+            attr = Const(self.mangle(t.attr))
+            cur = self.call(Const(getattr), [obj, attr])
+            new = self.call(Const(plain), [cur, self.expr(node.value)])
+            self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, new], hint=self.user_name(obj)))
+
+    def mutating_call(self, fn, args, kwargs, star, hint, updated):
+        """A call that may update the arguments at positions `updated`: `_r = mutcall(fn, *args)` gives
+        `(result, *args)`; each of those arguments that is a local value gets the returned version."""
+        updated = [k for k in updated if self.observable(args[k])]
+        if star is not None or not updated:
+            return self.call(fn, args, kwargs, star, hint)
+        out = self.call(Const(mt.mutcall), [fn, *args], kwargs, hint="_r")
+        result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
+        seen, versions = set(), {}
+        for k in updated:
+            a = args[k]
+            if isinstance(a, Var) and a not in seen:
+                seen.add(a)
+                versions[k] = self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a))
+                self.mutate(a, versions[k])
+        if fn == Const(rt.callmethod) and 0 in versions and args[1] in _HOLDING:  # `rows.append(row)`
+            self.note_held(versions[0], args[2:])
+        return result

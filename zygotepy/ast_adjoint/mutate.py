@@ -1,0 +1,193 @@
+"""The primitives that lowered updates in place call, and the journal that keeps saved values right.
+
+Each primitive really mutates its object (so user code that aliases it sees Python's semantics) and returns it, so the
+IR can name the new version (see lower_mutation). Their rules (adjoints/mutation.py) route cotangents between versions.
+
+A backward pass reads values the forward saved by reference, and a later update in place would change them. So every
+update records how to undo itself (an `Entry`): the backward undoes the updates in reverse order as it passes them
+(each rule's `back` undoes its own update, before the backward of anything that ran earlier), so every earlier backward
+sees the values its forward saw. The entry point keeps the entries of its forward and redoes them when its backward is
+done, leaving the user's objects exactly as one call of `f` left them (API.md), ready for another call of `back`.
+Code that does not update anything in place pays two list-length reads per entry point.
+"""
+import numpy as np
+
+ENTRIES = []   # every recorded update not yet claimed by an entry point, in order
+LOG = []       # id() of each object updated in place (entries and `put_*`), in order, while an entry point runs
+DEPTH = [0]    # how many entry points' forwards are running
+
+
+def redo(entries):
+    """Re-apply, in order, those of `entries` a backward undid."""
+    for e in entries:
+        if e.undone:
+            e.redo()
+
+
+def finish_backward(mark):
+    """After a backward: redo what forwards run during it (a rule's, e.g. checkpoint's) recorded since `mark`."""
+    if len(ENTRIES) != mark:
+        redo(ENTRIES[mark:])
+        del ENTRIES[mark:]
+
+
+def end_forward(start):
+    """An entry point's forward is over: its updates are ENTRIES[start:] (returned, and cut out)."""
+    DEPTH[0] -= 1
+    mine = ENTRIES[start:]
+    del ENTRIES[start:]
+    if not DEPTH[0] and LOG:
+        LOG.clear()
+    return mine
+
+
+class Entry:
+    """One update: `undo` puts back the state before it (remembering the state after), `redo` the state after."""
+    __slots__ = ("after", "before", "restore", "undone")
+
+    def __init__(self, restore, before, obj):
+        self.restore, self.before, self.after, self.undone = restore, before, None, False
+        ENTRIES.append(self)
+        LOG.append(id(obj))
+
+    def undo(self, now):
+        """`now()` captures the current state of what the update touched."""
+        if not self.undone:
+            self.after = now()
+            self.restore(self.before)
+            self.undone = True
+
+    def redo(self):
+        self.restore(self.after)
+        self.undone = False
+
+
+def snapshot(x):
+    """A copy of the part of an object an update may change: array data, list items, dict entries, attributes."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, list):
+        return list(x)
+    if isinstance(x, dict):
+        return dict(x)
+    if isinstance(x, set):
+        return set(x)
+    if hasattr(x, "__dict__"):
+        return dict(vars(x))
+    return None
+
+
+def restorer(x):
+    """The function that puts a `snapshot` of `x` back into `x`."""
+    if isinstance(x, np.ndarray):
+        def put(s):
+            x[...] = s
+    elif isinstance(x, (list, set, dict)):
+        def put(s):
+            x.clear()
+            x.update(s) if not isinstance(x, list) else x.extend(s)
+    elif hasattr(x, "__dict__"):
+        def put(s):
+            vars(x).clear()
+            vars(x).update(s)
+    else:
+        return None
+    return put
+
+
+def journal_whole(x):
+    """Record an update of any part of `x` (a whole snapshot; arrays' item updates record only their slot)."""
+    put = restorer(x)
+    if put is None:
+        return None
+    return Entry(put, snapshot(x), x)
+
+
+def journal_slot(x, index):
+    """Record an update of `x[index]` for an array: only the slot's old values are kept."""
+    def put(old):
+        x[index] = old
+    return Entry(put, slot_copy(x[index]), x)
+
+
+def slot_copy(v):
+    """A copy of what `x[index]` gave: a view or a 0-d value (NumPy's or forward mode's array types)."""
+    return v.copy() if hasattr(v, "copy") else v
+
+
+def updated_since(mark, objects):
+    """Those of `objects` updated in place since `LOG` had `mark` entries."""
+    ids = set(LOG[mark:])
+    return [o for o in objects if id(o) in ids]
+
+
+def base_of(x):
+    while getattr(x, "base", None) is not None and isinstance(x.base, np.ndarray):
+        x = x.base
+    return x
+
+
+# --- the primitives (plain Python semantics) ---------------------------------------------------------------------------
+
+def setitem(x, index, value):
+    x[index] = value
+    return x
+
+
+def setattr_(obj, name, value):
+    setattr(obj, name, value)
+    return obj
+
+
+def delitem(x, index):
+    del x[index]
+    return x
+
+
+def delattr_(obj, name):
+    delattr(obj, name)
+    return obj
+
+
+def put_item(parent, key, child):
+    """`parent[key]` was `child` (or a view of it) and `child` was updated in place: `parent`'s new version."""
+    return parent
+
+
+def put_attr(parent, name, child):
+    return parent
+
+
+def put_held(parent, key, child):
+    """`child`, held somewhere in `parent` (an item, a value, an attribute), was updated in place."""
+    return parent
+
+
+def refresh(child, parent, kind, key):
+    """`child` was read out of `parent`, which was updated in place: `child`'s new version."""
+    return child
+
+
+def logged(op, x, y):
+    """`op(x, y)` for an in-place operator whose result needs no gradient: logs an update of `x` if it ran in place."""
+    result = op(x, y)
+    if result is x:
+        LOG.append(id(x))
+    return result
+
+
+def same_or(alias, old, new):
+    """An alias of `old` after `new = old += v`: `new` if that ran in place (lists, arrays), else unchanged."""
+    return new if new is old else alias
+
+
+def mutcall(fn, *args, **kwargs):
+    """A call that may update its arguments: `(fn(*args), *args)` (a `super()` proxy stands for its object)."""
+    result = fn(*args, **kwargs)
+    return (result, *(a.__self__ if type(a) is super else a for a in args))
+
+
+def with_out(fn, *args_and_out, **kwargs):
+    """`fn(*args, out=out)`."""
+    *args, out = args_and_out
+    return fn(*args, out=out, **kwargs)

@@ -398,7 +398,7 @@ def _shape(x):
 def _permute(x, axes):
     """np.transpose(x, axes) in x's namespace (the array API calls it permute_dims and wants the axes)."""
     xp = namespace(x)
-    if xp is np or hasattr(xp, "transpose"):
+    if xp is np or not hasattr(xp, "permute_dims"):  # (torch's transpose swaps two dimensions: permute_dims first)
         return function(np.transpose, xp)(x, axes)
     return xp.permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else tuple(axes))
 

@@ -99,12 +99,16 @@ def find_rule(target):
     except TypeError:
         hit = _UNHASHABLE.get(id(target))
         return hit[1] if hit and hit[0] is target else None
-    if rule is None and (_seen[0] != len(sys.modules) or target in _TWINS):
+    if rule is None and (_seen[0] != len(sys.modules) or target in _TWINS or target in _METHODS):
         twin = twin_of(target)
         if twin is not None:
             rule = RULES.get(twin)
             if rule is not None and twin not in GENERIC:
                 return _numpy_only(twin, target)
+            if rule is not None and target in _TORCH:
+                rule = _torch_rule(target, twin, rule)
+        else:
+            rule = _METHODS.get(target)
     return rule
 
 
@@ -120,6 +124,11 @@ FOREIGN_NAMESPACES = {
 # array-API names whose NumPy function has another name (NumPy's own aliases, np.atan is np.arctan, need no entry)
 _ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
 _TWINS = {}  # foreign function object -> NumPy function object
+_TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: see foreign_methods)
+_TORCH_RULES = {}  # torch function -> its rule (its twin's, with torch's keywords translated)
+_METHODS = {}  # a method of a foreign array class (torch.Tensor.sum, JAX's ArrayImpl.sum) -> its rule (foreign_methods)
+_METHOD_NONDIFF = set()  # methods of foreign array classes whose results carry no gradient (argmax, size, detach)
+_CLASSES = set()  # the foreign array classes whose methods are indexed
 _indexed = set()
 _seen = [0]
 
@@ -140,15 +149,32 @@ def _index_namespaces():
             try:
                 if twin in RULES or twin in NONDIFF:
                     _TWINS.setdefault(fn, twin)
+                    if name == "torch" or name == "torch.linalg":
+                        _TORCH.add(fn)
             except TypeError:
                 continue
+    from . import foreign_methods  # the methods of the foreign array classes imported so far
+    foreign_methods.index(_CLASSES, _METHODS, _METHOD_NONDIFF)
+
+
+def _torch_rule(target, twin, rule):
+    hit = _TORCH_RULES.get(target)
+    if hit is None or hit[0] is not rule:
+        from . import foreign_methods
+        hit = _TORCH_RULES[target] = (rule, foreign_methods.torch_function(target, twin.__name__, rule))
+    return hit[1]
 
 
 def _forget_twins():
     """A new registration may give a NumPy function its first rule: index the namespaces again on the next miss."""
-    if _TWINS or _indexed:
+    if _TWINS or _indexed or _CLASSES:
         _TWINS.clear()
         _indexed.clear()
+        _TORCH.clear()
+        _TORCH_RULES.clear()
+        _METHODS.clear()
+        _METHOD_NONDIFF.clear()
+        _CLASSES.clear()
     _seen[0] = -1
 
 
@@ -196,7 +222,9 @@ def is_nondifferentiable(target):
             return True
     except TypeError:
         return False
-    return twin_of(target) in NONDIFF if _seen[0] != len(sys.modules) or target in _TWINS else False
+    if _seen[0] != len(sys.modules) or target in _TWINS or target in _METHOD_NONDIFF:
+        return twin_of(target) in NONDIFF or target in _METHOD_NONDIFF
+    return False
 
 
 def is_builtin(rule):

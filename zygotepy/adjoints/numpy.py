@@ -541,6 +541,7 @@ def is_float(x):
 
 
 ATTRIBUTES[np.ndarray, "T"] = lambda x, dy: dy.T
+ATTRIBUTES[np.ndarray, "mT"] = lambda x, dy: np.swapaxes(dy, -1, -2)  # NumPy 2's stacked-matrix transpose
 ATTRIBUTES[np.ndarray, "real"] = lambda x, dy: dy.real if np.iscomplexobj(x) else dy
 ATTRIBUTES[np.ndarray, "imag"] = lambda x, dy: 1j * dy.real if np.iscomplexobj(x) else None
 

@@ -153,7 +153,8 @@ def _index_namespaces():
                         _TORCH.add(fn)
             except TypeError:
                 continue
-    from . import foreign_methods  # the methods of the foreign array classes imported so far
+    # the methods of the foreign array classes imported so far
+    from . import foreign_methods
     foreign_methods.index(_CLASSES, _METHODS, _METHOD_NONDIFF)
 
 

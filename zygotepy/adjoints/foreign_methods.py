@@ -71,10 +71,12 @@ def _keywords(lib, kwargs):
     return {_TORCH_KEYWORDS.get(k, k): v for k, v in kwargs.items()}
 
 
-def _reduction_args(lib, args, kwargs):
-    """Positional axis (and torch's positional keepdim) as keywords: NumPy's second positional parameter is a dtype."""
+def _reduction_args(lib, args, kwargs, extremum=False):
+    """Positional axis (and torch's positional keepdim) as keywords: NumPy's second positional parameter is a dtype
+    (out for max and min)."""
     kwargs = dict(_keywords(lib, kwargs) or {})
-    names = ("axis", "keepdims") if lib == "torch" else ("axis", "dtype", "out", "keepdims")
+    names = ("axis", "keepdims") if lib == "torch" else ("axis", "out", "keepdims") if extremum \
+        else ("axis", "dtype", "out", "keepdims")
     for name, value in zip(names, args):
         kwargs[name] = value
     if kwargs.get("out") is not None:
@@ -124,8 +126,8 @@ def _is_complex(x):
 def _method(name, lib, who):
     """The rule of method `name` of `lib`'s arrays, or None when the table has no entry."""
     if name in ("sum", "mean", "amax", "amin") or name in ("max", "min") and lib != "torch":
-        np_fn = getattr(np, name)
-        return lambda x, *a, **k: _via(np_fn, who, x, (), _reduction_args(lib, a, k), len(a))
+        np_fn, extremum = getattr(np, name), name not in ("sum", "mean")
+        return lambda x, *a, **k: _via(np_fn, who, x, (), _reduction_args(lib, a, k, extremum), len(a))
     if name in ("max", "min"):  # torch: with a dim, (values, indices); with another tensor, the elementwise extremum
         def extremum(x, *a, **k):
             if a and hasattr(a[0], "shape"):

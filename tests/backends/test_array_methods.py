@@ -154,6 +154,16 @@ def test_torch_unmapped_methods_raise_a_zygote_error_naming_them(body, message):
         zygotepy.gradient(body, torch.ones(2, 3, dtype=torch.float64))
 
 
+def test_torch_item_carries_the_gradient():
+    torch = pytest.importorskip("torch")
+
+    def f(x):
+        return x.sum().item() * x[0].item()
+    (g,) = zygotepy.gradient(f, torch.tensor([2.0, 3.0], dtype=torch.float64))
+    assert isinstance(g, torch.Tensor) and g.dtype == torch.float64
+    np.testing.assert_allclose(g.numpy(), [2.0 + 5.0, 2.0])  # d(s * x0) with s = x0 + x1
+
+
 def test_torch_constant_methods_run_as_constants():
     torch = pytest.importorskip("torch")
 

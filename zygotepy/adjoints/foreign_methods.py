@@ -202,6 +202,11 @@ def _method(name, lib, who):
             y, back = _astype_rule(x, a[0], who)
             return y, lambda dy: (*back(dy), None)
         return to
+    if name == "item":  # a Python number of a one-element array
+        def item(x):
+            xp = namespace(x)
+            return x.item(), lambda dy: (None if dy is None else xp.reshape(xp.asarray(dy, dtype=x.dtype), x.shape),)
+        return item
     if name in ("copy", "clone"):
         return lambda x: (getattr(x, name)(), lambda dy: (dy,))
     np_fn = getattr(np, name, None)
@@ -249,7 +254,7 @@ def index(seen, methods, nondiff):
                 continue
             who = f"{cls.__module__}.{cls.__qualname__}.{name}"
             ndmethod = getattr(np.ndarray, name, None)
-            if name in _CONSTANT or ndmethod is not None and registry.is_nondifferentiable(ndmethod):
+            if name in _CONSTANT or ndmethod is not None and ndmethod in registry.NONDIFF:
                 nondiff.add(static)
                 continue
             rule = _method(name, lib, who)

@@ -168,14 +168,11 @@ def _torch_rule(target, twin, rule):
 
 def _forget_twins():
     """A new registration may give a NumPy function its first rule: index the namespaces again on the next miss."""
-    if _TWINS or _indexed or _CLASSES:
+    if _TWINS or _indexed:  # (the method tables stay: a method's rule finds its NumPy rule when called)
         _TWINS.clear()
         _indexed.clear()
         _TORCH.clear()
         _TORCH_RULES.clear()
-        _METHODS.clear()
-        _METHOD_NONDIFF.clear()
-        _CLASSES.clear()
     _seen[0] = -1
 
 

@@ -63,6 +63,18 @@ def test_jax_method_rules_do_not_derive_jax_source():
         assert registry.find_rule(getattr(type(x), name)) is not None, name
 
 
+def test_jax_methods_pass_check_grads(jax64):
+    from zygotepy.testing import check_grads
+    jnp = jax64.numpy
+
+    def f(x, w):  # smooth (no float32 round trip, no max or clip kinks): finite differences are accurate
+        h = jnp.tanh(x @ w)
+        return h.sum() + (x.T @ x).mean(axis=0).sum() + (x.reshape(2, 6) ** 2).mean() + (x.mT * x.transpose()).sum() \
+            + w.dot(w.T).sum()
+    (g, _) = check_grads(f, jnp.linspace(-1.0, 1.3, 12).reshape(3, 4), jnp.linspace(0.5, -0.7, 8).reshape(4, 2))
+    assert isinstance(g, jax64.Array) and g.dtype == jnp.float64
+
+
 def test_jax_astype_to_an_integer_drops_the_gradient(jax64):
     jnp = jax64.numpy
 

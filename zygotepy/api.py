@@ -151,6 +151,9 @@ def _seed(y):
         return 1.0
     shape = getattr(y, "shape", None)
     dtype = getattr(y, "dtype", None)
+    if shape == () and dtype is not None and not hasattr(dtype, "kind") and "float" in str(dtype):
+        from .backends import namespace  # torch's dtypes have no kind: ones of y's dtype (1.0 would be float32)
+        return namespace(y).ones_like(y)
     if shape == () and dtype is not None and getattr(dtype, "kind", "") in "fiu":
         return (y * 0 + 1).astype(dtype) if getattr(dtype, "kind", "") == "f" else 1.0
     raise ZygoteError(

@@ -32,6 +32,13 @@ def _flatten(x, data=True):
         if a.dtype.kind != "f":
             return np.zeros(0), (lambda v: x) if data else (lambda v: None)
         return a.astype(np.float64).ravel(), lambda v: v.reshape(a.shape).astype(a.dtype)
+    if _is_foreign(x):  # a JAX, torch or array-API array of floats: perturbed as NumPy, rebuilt in its own library
+        a = np.asarray(x)
+        if a.dtype.kind != "f":
+            return np.zeros(0), (lambda v: x) if data else (lambda v: None)
+        from .backends import namespace
+        xp, dtype = namespace(x), x.dtype
+        return a.astype(np.float64).ravel(), lambda v: xp.asarray(v.reshape(a.shape), dtype=dtype)
     if isinstance(x, (list, tuple)) or isinstance(x, dict):
         items = list(x.values()) if isinstance(x, dict) else list(x)
         parts = [_flatten(i, data) for i in items]
@@ -54,6 +61,11 @@ def _flatten(x, data=True):
             return obj
         return flat, rebuild_object
     raise TypeError(f"check_grads cannot perturb a {type(x).__name__}")
+
+
+def _is_foreign(x):
+    from .backends import is_foreign
+    return hasattr(x, "shape") and hasattr(x, "dtype") and is_foreign(x)
 
 
 def _dot(g, v):

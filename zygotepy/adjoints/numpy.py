@@ -402,7 +402,7 @@ def _shape(x):
 def _permute(x, axes):
     """np.transpose(x, axes) in x's namespace (the array API calls it permute_dims and wants the axes)."""
     xp = namespace(x)
-    if xp is np or hasattr(xp, "transpose"):
+    if xp is np or not hasattr(xp, "permute_dims"):  # (torch's transpose swaps two dimensions: permute_dims first)
         return function(np.transpose, xp)(x, axes)
     return xp.permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else tuple(axes))
 
@@ -545,6 +545,7 @@ def is_float(x):
 
 
 ATTRIBUTES[np.ndarray, "T"] = lambda x, dy: dy.T
+ATTRIBUTES[np.ndarray, "mT"] = lambda x, dy: np.swapaxes(dy, -1, -2)  # NumPy 2's stacked-matrix transpose
 ATTRIBUTES[np.ndarray, "real"] = lambda x, dy: dy.real if np.iscomplexobj(x) else dy
 ATTRIBUTES[np.ndarray, "imag"] = lambda x, dy: 1j * dy.real if np.iscomplexobj(x) else None
 

@@ -14,7 +14,9 @@ rule of its own resolves, in `find_rule`, to the rule of the NumPy function of t
 that rule is declared namespace-generic (`namespace_generic`: it computes with `namespace(x)`, so its results and
 cotangents are arrays of x's library). A twin whose rule is NumPy-only resolves to a rule that raises a ZygoteError
 naming it. The map from foreign function objects to twins is built lazily, per namespace module, when such a module has
-been imported; nothing of the foreign library is patched.
+been imported; nothing of the foreign library is patched. The methods of foreign array classes (`torch.Tensor.sum`,
+JAX's `ArrayImpl.sum`) resolve, keyed by the method objects, to the rules `foreign_methods` builds from the same
+namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's functions translate `dim`/`keepdim` there too.
 """
 import sys
 import types
@@ -116,12 +118,16 @@ def find_rule(target):
     except TypeError:
         hit = _UNHASHABLE.get(id(target))
         return hit[1] if hit and hit[0] is target else None
-    if rule is None and (_seen[0] != len(sys.modules) or target in _TWINS):
+    if rule is None and (_seen[0] != len(sys.modules) or target in _TWINS or target in _METHODS):
         twin = twin_of(target)
         if twin is not None:
             rule = RULES.get(twin)
             if rule is not None and twin not in GENERIC:
                 return _numpy_only(twin, target)
+            if rule is not None and target in _TORCH:
+                rule = _torch_rule(target, twin, rule)
+        else:
+            rule = _METHODS.get(target)
     return rule
 
 
@@ -137,6 +143,11 @@ FOREIGN_NAMESPACES = {
 # array-API names whose NumPy function has another name (NumPy's own aliases, np.atan is np.arctan, need no entry)
 _ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
 _TWINS = {}  # foreign function object -> NumPy function object
+_TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: see foreign_methods)
+_TORCH_RULES = {}  # torch function -> its rule (its twin's, with torch's keywords translated)
+_METHODS = {}  # a method of a foreign array class (torch.Tensor.sum, JAX's ArrayImpl.sum) -> its rule (foreign_methods)
+_METHOD_NONDIFF = set()  # methods of foreign array classes whose results carry no gradient (argmax, size, detach)
+_CLASSES = set()  # the foreign array classes whose methods are indexed
 _indexed = set()
 _seen = [0]
 
@@ -157,15 +168,30 @@ def _index_namespaces():
             try:
                 if twin in RULES or twin in NONDIFF:
                     _TWINS.setdefault(fn, twin)
+                    if name == "torch" or name == "torch.linalg":
+                        _TORCH.add(fn)
             except TypeError:
                 continue
+    # the methods of the foreign array classes imported so far
+    from . import foreign_methods
+    foreign_methods.index(_CLASSES, _METHODS, _METHOD_NONDIFF)
+
+
+def _torch_rule(target, twin, rule):
+    hit = _TORCH_RULES.get(target)
+    if hit is None or hit[0] is not rule:
+        from . import foreign_methods
+        hit = _TORCH_RULES[target] = (rule, foreign_methods.torch_function(target, twin.__name__, rule))
+    return hit[1]
 
 
 def _forget_twins():
     """A new registration may give a NumPy function its first rule: index the namespaces again on the next miss."""
-    if _TWINS or _indexed:
+    if _TWINS or _indexed:  # (the method tables stay: a method's rule finds its NumPy rule when called)
         _TWINS.clear()
         _indexed.clear()
+        _TORCH.clear()
+        _TORCH_RULES.clear()
     _seen[0] = -1
 
 
@@ -232,7 +258,9 @@ def is_nondifferentiable(target):
             return True
     except TypeError:
         return False
-    return twin_of(target) in NONDIFF if _seen[0] != len(sys.modules) or target in _TWINS else False
+    if _seen[0] != len(sys.modules) or target in _TWINS or target in _METHOD_NONDIFF:
+        return twin_of(target) in NONDIFF or target in _METHOD_NONDIFF
+    return False
 
 
 def is_builtin(rule):

@@ -15,8 +15,10 @@ from ..ast_adjoint.dispatch import J, differentiable
 from ..errors import MissingAdjoint
 from ..backends import namespace
 from ..structgrad import StructGrad
+from .foreign_methods import attribute as foreign_attribute
 from .registry import adjoint, namespace_generic, nondifferentiable
 
+nondifferentiable(foreign_attribute)  # (higher orders differentiate getattr_ itself)
 nondifferentiable(rt.none_set, rt.any_set, rt.new_cell, rt.set_cell, rt.contained_in, rt.not_contained_in,
                   rt.raise_, rt.assertion_failed, rt.format_value, rt.join_str, rt.is_scalar, rt.is_same,
                   rt.is_none, rt.is_not_none, rt.all_true, range, slice)
@@ -69,7 +71,7 @@ def getattr_(obj, name, *default):
         value, pb = J(fget, obj)
         return value, lambda dy: (None if dy is None else pb(dy)[1], None, *(None for _ in default))
     y = getattr(obj, name, *default)
-    attribute = ATTRIBUTES.get((type(obj), name))
+    attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
 
     def back(dy):
         if dy is None or isinstance(obj, type) or type(obj).__name__ == "module":

@@ -424,6 +424,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     if type(fn) is types.FunctionType:
         rule = registry.find_rule(fn)
         if rule is None:
+            if registry.is_nondifferentiable(fn):  # (a foreign namespace's Python function: xps.arange, jnp.argmax)
+                return _constant(fn, args, kwargs)
             try:
                 return _derived(fn, args, kwargs, need, api)
             except SourceUnavailable as e:

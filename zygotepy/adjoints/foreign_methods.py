@@ -1,0 +1,310 @@
+"""Methods and attributes of other libraries' arrays, and torch's keyword names: all mapped to namespace-generic rules.
+
+`x.sum()`, `x.mean(axis=0)`, `x.reshape(2, 3)`, `x.T`, `x.transpose()`, `x.max()`, `x.astype(t)` on a JAX array, a torch
+tensor or an array-API array mean a NumPy function; this module says which, and with which arguments. The maps are
+keyed by the objects the array classes hold (`torch.Tensor.sum`, JAX's `ArrayImpl.sum` and `Tracer.sum`, the
+`getset_descriptor` of `torch.Tensor.T`), built lazily by `registry` when the library has been imported; nothing of the
+foreign library is patched.
+
+- `index(classes_seen, methods, nondiff)` fills `methods` (method object -> rule) and `nondiff` (method objects whose
+  results carry no gradient) for the array classes of the libraries imported so far.
+- `attribute(cls, name)`: the cotangent map `f(obj, dy)` of an array attribute (`.T`, `.mT`) of a foreign array class.
+- `torch_function(fn, name, rule)`: the rule of a torch function `torch.<name>` whose NumPy twin's rule is `rule`,
+  translating torch's `dim`/`keepdim` into NumPy's `axis`/`keepdims` (a small table), or refusing with a ZygoteError.
+
+A method rule is `rule(x, *args, **kwargs) -> (y, back)` with one cotangent per positional argument, like any rule.
+Methods a table does not cover, whose NumPy method has a rule, raise a ZygoteError naming the method.
+"""
+import inspect
+import sys
+
+import numpy as np
+
+from ..backends import namespace
+from ..errors import ZygoteError
+from . import registry
+
+
+def _classes():
+    """(array class, library) for the libraries imported so far."""
+    out = []
+    core, array = sys.modules.get("jax._src.core"), sys.modules.get("jax._src.array")
+    if array is not None and hasattr(array, "ArrayImpl"):
+        out.append((array.ArrayImpl, "jax"))
+    if core is not None and hasattr(core, "Tracer"):
+        out.append((core.Tracer, "jax"))
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "Tensor"):
+        out.append((torch.Tensor, "torch"))
+    strict = sys.modules.get("array_api_strict._array_object")
+    if strict is not None and hasattr(strict, "Array"):
+        out.append((strict.Array, "array_api_strict"))
+    return out
+
+
+def _generic(np_fn, who):
+    """The namespace-generic rule of a NumPy function, or a ZygoteError naming the method that wanted it."""
+    rule = registry.RULES.get(np_fn)
+    if rule is None or np_fn not in registry.GENERIC:
+        raise ZygoteError(f"{who} means np.{np_fn.__name__}, whose rule is written for NumPy arrays only; register a "
+                          f"rule with @zygotepy.adjoint({who})")
+    return rule
+
+
+def _via(np_fn, who, x, args, kwargs, ncall):
+    """Call np_fn's generic rule on `(x, *args, **kwargs)`; the method's own `ncall` extra positional arguments get
+    None (they are axes, shapes, dtypes)."""
+    y, back = _generic(np_fn, who)(x, *args, **kwargs)
+    nones = (None,) * ncall
+
+    def back_(dy):
+        return (back(dy)[0], *nones)
+    return y, back_
+
+
+_TORCH_KEYWORDS = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def _keywords(lib, kwargs):
+    if lib != "torch" or not kwargs:
+        return kwargs
+    return {_TORCH_KEYWORDS.get(k, k): v for k, v in kwargs.items()}
+
+
+def _reduction_args(lib, args, kwargs, extremum=False):
+    """Positional axis (and torch's positional keepdim) as keywords: NumPy's second positional parameter is a dtype
+    (out for max and min)."""
+    kwargs = dict(_keywords(lib, kwargs) or {})
+    names = ("axis", "keepdims") if lib == "torch" else ("axis", "out", "keepdims") if extremum \
+        else ("axis", "dtype", "out", "keepdims")
+    for name, value in zip(names, args):
+        kwargs[name] = value
+    if kwargs.get("out") is not None:
+        raise ZygoteError("out= is not differentiable")
+    kwargs.pop("out", None)
+    return kwargs
+
+
+def _shape_arg(args):
+    return args[0] if len(args) == 1 and not isinstance(args[0], int) else tuple(args)
+
+
+def _perm(args):
+    """`x.transpose()`, `x.transpose(1, 0)`, `x.transpose((1, 0))`: None for the reversal, else the permutation."""
+    if not args:
+        return None
+    return tuple(args[0]) if len(args) == 1 and not isinstance(args[0], int) else tuple(args)
+
+
+def _swap(ndim, a, b):
+    perm = list(range(ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return tuple(perm)
+
+
+def _astype_rule(x, dtype, who):
+    xp = namespace(x)
+    y = xp.astype(x, dtype)
+    keeps = _is_float(y)
+
+    def back(dy):
+        if dy is None or not keeps or not _is_float(x):
+            return (None,)
+        return (xp.astype(xp.real(dy) if _is_complex(dy) and not _is_complex(x) else dy, x.dtype),)
+    return y, back
+
+
+def _is_float(x):
+    name = str(x.dtype)
+    return "float" in name or "complex" in name
+
+
+def _is_complex(x):
+    return "complex" in str(x.dtype)
+
+
+def _method(name, lib, who):
+    """The rule of method `name` of `lib`'s arrays, or None when the table has no entry."""
+    if name in ("sum", "mean", "amax", "amin") or name in ("max", "min") and lib != "torch":
+        np_fn, extremum = getattr(np, name), name not in ("sum", "mean")
+        return lambda x, *a, **k: _via(np_fn, who, x, (), _reduction_args(lib, a, k, extremum), len(a))
+    if name in ("max", "min"):  # torch: with a dim, (values, indices); with another tensor, the elementwise extremum
+        def extremum(x, *a, **k):
+            if a and hasattr(a[0], "shape"):
+                if k:
+                    raise ZygoteError(f"{who} with an other tensor and keywords is not supported")
+                return _generic(np.maximum if name == "max" else np.minimum, who)(x, a[0])
+            if a or k:
+                raise ZygoteError(f"{who}(dim) returns (values, indices), which zygotepy has no rule for; use "
+                                  f"x.a{name}(dim) (torch.a{name}) for the values")
+            return _via(getattr(np, name), who, x, (), {}, 0)
+        return extremum
+    if name in ("reshape", "view"):
+        def reshape(x, *a, **k):
+            if k and lib != "jax":
+                raise ZygoteError(f"{who} with keywords {sorted(k)} is not supported")
+            return _via(np.reshape, who, x, (_shape_arg(a),), k, len(a))
+        return reshape
+    if name == "transpose" and lib == "torch":  # torch's transpose swaps two dimensions
+        def swap(x, dim0, dim1):
+            return _via(np.transpose, who, x, (_swap(x.ndim, dim0, dim1),), {}, 2)
+        return swap
+    if name == "swapaxes":
+        return lambda x, a, b: _via(np.transpose, who, x, (_swap(x.ndim, a, b),), {}, 2)
+    if name in ("transpose", "permute"):
+        def permute(x, *a):
+            perm = _perm(a)
+            return _via(np.transpose, who, x, (perm,) if perm is not None else (), {}, len(a))
+        return permute
+    if name == "t" and lib == "torch":
+        return lambda x: _via(np.transpose, who, x, (), {}, 0)
+    if name in ("ravel", "flatten"):
+        def ravel(x, *a, **k):
+            if a or k:
+                raise ZygoteError(f"{who} with arguments is not supported; use reshape")
+            return _via(np.ravel, who, x, (), {}, 0)
+        return ravel
+    if name == "squeeze":
+        return lambda x, *a, **k: _via(np.squeeze, who, x, a, _keywords(lib, k), len(a))
+    if name == "dot":
+        return lambda x, other: _generic(np.dot, who)(x, other)
+    if name == "clip":
+        def clip(x, *a, **k):
+            k = dict(k)
+            lo = a[0] if len(a) > 0 else k.pop("min", k.pop("a_min", None))
+            hi = a[1] if len(a) > 1 else k.pop("max", k.pop("a_max", None))
+            if k:
+                raise ZygoteError(f"{who} with keywords {sorted(k)} is not supported")
+            y, back = _generic(np.clip, who)(x, lo, hi)
+            n = len(a)
+            return y, lambda dy: (back(dy)[0], *(None,) * n)
+        return clip
+    if name == "astype":
+        def astype(x, dtype, *a, **k):
+            if a or k:
+                raise ZygoteError(f"{who} with arguments beyond the dtype is not supported")
+            y, back = _astype_rule(x, dtype, who)
+            return y, lambda dy: (*back(dy), None)
+        return astype
+    if lib == "torch" and name in ("double", "float", "half", "bfloat16"):
+        def convert(x, *a, **k):
+            if a or k:
+                raise ZygoteError(f"{who} with arguments is not supported")
+            import torch
+            return _astype_rule(x, getattr(torch, {"double": "float64", "float": "float32", "half": "float16"}
+                                           .get(name, name)), who)
+        return convert
+    if lib == "torch" and name == "to":
+        def to(x, *a, **k):
+            import torch
+            if len(a) != 1 or k or not isinstance(a[0], torch.dtype):
+                raise ZygoteError(f"{who} is supported with one dtype argument only (x.to(torch.float64))")
+            y, back = _astype_rule(x, a[0], who)
+            return y, lambda dy: (*back(dy), None)
+        return to
+    if name == "item":  # a Python number of a one-element array
+        def item(x):
+            xp = namespace(x)
+            return x.item(), lambda dy: (None if dy is None else xp.reshape(xp.asarray(dy, dtype=x.dtype), x.shape),)
+        return item
+    if name in ("copy", "clone"):
+        return lambda x: (getattr(x, name)(), lambda dy: (dy,))
+    np_fn = getattr(np, name, None)
+    if isinstance(np_fn, np.ufunc) and np_fn in registry.GENERIC:  # x.exp(), x.tanh(), x.maximum(y) (torch)
+        if np_fn.nin == 1:
+            return lambda x: _generic(np_fn, who)(x)
+        if np_fn.nin == 2:
+            return lambda x, other: _generic(np_fn, who)(x, other)
+    return None
+
+
+# methods whose results carry no gradient, beyond the NumPy methods declared nondifferentiable
+_CONSTANT = ("size", "dim", "numel", "detach", "argmax", "argmin", "argsort", "nonzero", "all", "any", "round",
+             "floor", "ceil", "sign", "isnan", "isfinite", "isinf", "to_device", "device", "shape")
+_ATTRIBUTES = {"T": lambda x, dy: dy.T, "mT": lambda x, dy: dy.mT,
+               "real": lambda x, dy: dy if not _is_complex(x) else namespace(dy).real(dy)}
+
+
+def _refusal(who):
+    def refuse(*args, **kwargs):
+        raise ZygoteError(f"{who}: zygotepy has no rule for this method of a foreign array (the methods it maps are "
+                          f"sum, mean, max, min, reshape, transpose, T/mT, astype, ...); call the namespace's function "
+                          f"instead, or register a rule with @zygotepy.adjoint({who})")
+    refuse.__qualname__ = f"refuse_{who}"
+    return refuse
+
+
+def index(seen, methods, nondiff):
+    """Fill `methods` and `nondiff` for the array classes not in `seen` (which it extends)."""
+    for cls, lib in _classes():
+        if cls in seen:
+            continue
+        seen.add(cls)
+        names = {n for n in dir(cls) if not n.startswith("_")}
+        for name in sorted(names):
+            static = inspect.getattr_static(cls, name, None)
+            if static is None or isinstance(static, (property, type, staticmethod, classmethod)) \
+                    or type(static).__name__ == "getset_descriptor":
+                continue
+            try:
+                hash(static)
+            except TypeError:
+                continue
+            if static in methods or static in nondiff:
+                continue
+            who = f"{cls.__module__}.{cls.__qualname__}.{name}"
+            ndmethod = getattr(np.ndarray, name, None)
+            if name in _CONSTANT or ndmethod is not None and ndmethod in registry.NONDIFF:
+                nondiff.add(static)
+                continue
+            rule = _method(name, lib, who)
+            if rule is None and ndmethod is not None and registry.RULES.get(ndmethod) is not None:
+                rule = _refusal(who)
+            if rule is not None:
+                rule.__qualname__ = f"{lib}_method_{name}"
+                methods[static] = rule
+
+
+_ATTRIBUTE_CACHE = {}
+
+
+def attribute(cls, name):
+    """The cotangent map of the array attribute `name` (`.T`, `.mT`) of a foreign array class, or None."""
+    key = (cls, name)
+    hit = _ATTRIBUTE_CACHE.get(key, False)
+    if hit is False:
+        hit = None
+        if name in _ATTRIBUTES and any(issubclass(cls, c) for c, _ in _classes()):
+            hit = _ATTRIBUTES[name]
+        _ATTRIBUTE_CACHE[key] = hit
+    return hit
+
+
+# --- torch functions: torch.sum(x, dim=1, keepdim=True) -----------------------------------------------------------------
+_TORCH_REDUCTIONS = ("sum", "mean", "amax", "amin")
+
+
+def torch_function(fn, name, rule):
+    """The rule of torch.<name> (whose NumPy twin has the generic rule `rule`): torch's dim/keepdim become axis/keepdims
+    for the reductions; torch.max/min and torch.transpose, whose meanings differ, are translated; other functions
+    given dim/keepdim refuse."""
+    who = f"torch.{name}"
+    if name in _TORCH_REDUCTIONS:
+        def reduction(x, *a, **k):
+            y, back = rule(x, **_reduction_args("torch", a, k))
+            n = len(a)
+            return y, lambda dy: (back(dy)[0], *(None,) * n)
+        return reduction
+    if name in ("max", "min", "transpose"):
+        return _method(name, "torch", who)
+    if name in ("squeeze", "stack", "concatenate", "concat", "expand_dims"):
+        def renamed(x, *a, **k):
+            return rule(x, *a, **_keywords("torch", k))
+        return renamed
+
+    def plain(*a, **k):
+        if "dim" in k or "keepdim" in k:
+            raise ZygoteError(f"{who} with dim=/keepdim= is not translated to NumPy's axis=/keepdims= (only "
+                              f"{', '.join(_TORCH_REDUCTIONS)}, squeeze, stack and concatenate are)")
+        return rule(*a, **k)
+    return plain

@@ -13,7 +13,7 @@ import numpy as np
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J, differentiable
 from ..errors import MissingAdjoint
-from ..backends import namespace
+from ..backends import is_array_type, namespace
 from ..structgrad import StructGrad
 from .foreign_methods import attribute as foreign_attribute
 from .registry import adjoint, namespace_generic, nondifferentiable
@@ -66,12 +66,12 @@ nondifferentiable(_getter)  # a cached lookup: nesting runs it as it is (its cac
 
 @adjoint(getattr)
 def getattr_(obj, name, *default):
-    fget = _getter(type(obj), name)
-    if fget is not None:  # a property: differentiate its getter (own names: nesting transforms this rule's source)
+    attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
+    fget = _getter(type(obj), name) if attribute is None and not is_array_type(type(obj)) else None
+    if fget is not None:  # a user class's property: differentiate its getter (own names: nesting transforms this rule)
         value, pb = J(fget, obj)
         return value, lambda dy: (None if dy is None else pb(dy)[1], None, *(None for _ in default))
     y = getattr(obj, name, *default)
-    attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
 
     def back(dy):
         if dy is None or isinstance(obj, type) or type(obj).__name__ == "module":

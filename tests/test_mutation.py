@@ -607,3 +607,20 @@ def test_random_update_sequences_match_finite_differences(steps):
     before = x.copy()
     gradient(scope["prog"], x)
     assert np.array_equal(x, before)
+
+
+# --- found by the random-program test: an in-place update with no gradient through it, on an array a backward reads --
+def _update_unused_in_loop(a, c):
+    a = a * c          # the backward of this product reads c
+    for _ in range(1):
+        c += a         # updates c in place; the updated c is never used
+    c = a * a
+    return (a * c).sum()
+
+
+def test_in_place_update_with_no_gradient_on_a_saved_array():
+    rng = np.random.default_rng(1)
+    a, c = rng.uniform(-1.5, 1.5, 3), rng.uniform(-1.5, 1.5, 3)
+    check_grads(_update_unused_in_loop, a, c)
+    (ga, gc) = gradient(_update_unused_in_loop, a.copy(), c.copy())
+    assert np.allclose(ga, 3 * (a * c) ** 2 * c) and np.allclose(gc, 3 * (a * c) ** 2 * a)

@@ -11,7 +11,7 @@ import operator
 
 from . import dispatch, inline
 from . import runtime as rt
-from .adjoint import Derivative, RuleRef
+from .fastpath import Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
 from .naming import const_name, is_literal
 

@@ -20,7 +20,7 @@ import operator
 from dataclasses import replace
 
 from . import runtime as rt
-from .adjoint import Derivative
+from .fastpath import Derivative
 from .ir import Assign, Call, Const, If, Loop, Var, defines, walk
 
 ENABLED = [True]  # tests switch the pass off to check that it changes no gradient

@@ -192,7 +192,11 @@ def _protect_saved(stmts, saved):
     """`x += y` updates an array in place; if the backward saved `x`, that would change the saved value. Such updates
     run out of place instead (the values are the same; only an alias of `x` would see a difference)."""
     for s in stmts:
-        if isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const) \
+        if isinstance(s, Assign) and isinstance(s.value, Call) and s.value.fn == Const(mt.logged) \
+                and isinstance(s.value.args[1], Var) and s.value.args[1] in saved:
+            # `x += y` with no gradient through it (logged, never undone) on an object a backward reads: out of place
+            s.value = Call(Const(_IN_PLACE[s.value.args[0].value]), s.value.args[1:])
+        elif isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const) \
                 and s.value.args and isinstance(s.value.args[0], Var) and s.value.args[0] in saved \
                 and not s.on_scalars:
             try:
@@ -220,6 +224,8 @@ def _same_objects(stmts, pairs):
                 pairs += [(o, a) for o, a in zip(s.out, s.value.args, strict=False) if isinstance(a, Var)]
             elif (_in_place(fn) or fn in _SAME_OBJECT) and s.value.args and isinstance(s.value.args[0], Var):
                 pairs.append((s.out, s.value.args[0]))
+            elif fn is mt.logged and isinstance(s.value.args[1], Var):
+                pairs.append((s.out, s.value.args[1]))
         elif isinstance(s, If):
             _same_objects(s.then, pairs)
             _same_objects(s.orelse, pairs)

@@ -165,3 +165,20 @@ def test_a_fourth_level_of_gradient_is_refused():
         _d(_d(_d(_d(_quartic))))(1.5)
     with pytest.raises(ZygoteError, match="deeper than 3 levels"):
         _d(_d(_d(_d(math.sin))))(0.3)
+
+
+def test_gradient_through_a_closure_captured_by_an_inner_gradient_at_the_third_level():
+    # the innermost function closes over `a`; its generated forward's cotangent (by cell) must reach `a` at every level
+    # (this once came out None: `_cells_of`'s rule returned the generated function itself, so an outer level sent its
+    # cotangent to `_plan`, which drops it). d/da d/dx d/dy (a y^2)|_{y=x} = d/da 2a = 2
+    def outer(a):
+        def inner(y):
+            return a * y * y
+        return gradient(lambda x: gradient(inner, x)[0], 1.5)[0]
+    assert gradient(outer, 2.0) == pytest.approx((2.0,))
+
+    def outer2(a):
+        def inner(y):
+            return a * y * y * y
+        return d(d(inner))(1.5)  # 6 a y
+    assert gradient(outer2, 2.0) == pytest.approx((9.0,))

@@ -214,7 +214,10 @@ def _cells_of_rule(fn, generated):
             return (None, None)
         fields = {k[:-5]: _unwrap(v) for k, v in dg.items() if k.endswith("_cell") and v is not None}
         return (StructGrad(fields) if fields else None, None)
-    return generated, back
+    # the forward calls `_cells_of` itself (not `return generated`): an outer level transforming this rule then applies
+    # this rule again, sending a cotangent of the generated function to `fn` (`generated` comes from `_plan`, which is
+    # non-differentiable: the cotangent would be dropped there)
+    return _cells_of(fn, generated), back
 
 
 def _callmethod_grads(grads):

@@ -17,9 +17,10 @@ generated code of the level below. Status: any depth in principle; tests/test_ne
 (closed forms, loops, closures) and array `x ** k` at second order. What makes deeper levels work: generated code that
 builds a closure passes the cells' contents to `runtime.make_closure` (its rule below gives them the closure's
 cotangent), and the helpers that generated code and built-in rules use are themselves transformable or have rules
-(`scatter`, `splat`, `unpack_starred`, `StructGrad`). A fourth level of `gradient` gave wrong derivatives (d⁴/dx⁴ x⁴
-came out 10, not 24; not yet traced), so `twin_pullback` refuses it with a ZygoteError, counting the enclosing levels
-with a `nestlevel`-style rule (`_depth`).
+(`scatter`, `splat`, `unpack_starred`, `StructGrad`). Fourth derivatives match closed forms (a closure's cotangent used to
+be dropped at the third level: `_cells_of`'s rule now calls `_cells_of`); a fifth level fails (an in-place update in a
+rule the outer level cannot transform), so `twin_pullback` refuses levels beyond MAX_LEVELS with a ZygoteError,
+counting the enclosing levels with a `nestlevel`-style rule (`_depth`).
 
 Invariants:
 - A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are
@@ -308,7 +309,7 @@ def twin_J_args(fn, *args):
     return y, args_back
 
 
-MAX_LEVELS = 3  # levels of nested `gradient` tested against closed forms; a fourth gave wrong derivatives
+MAX_LEVELS = 4  # levels of nested `gradient` tested against closed forms (a fifth fails with an error)
 
 
 def _depth():
@@ -325,9 +326,9 @@ def _depth_rule():
 def _refuse_deeper(enclosing):
     """The nesting depth of an inner `gradient`, or a ZygoteError when it is deeper than tested."""
     if enclosing + 1 > MAX_LEVELS:
-        raise ZygoteError(f"nested reverse mode deeper than {MAX_LEVELS} levels of `gradient` is not supported yet (a "
-                          f"fourth level gave wrong derivatives in testing, so it is refused); take the innermost "
-                          f"derivatives in forward mode (zygotepy.derivative, zygotepy.hessian) instead")
+        raise ZygoteError(f"nested reverse mode deeper than {MAX_LEVELS} levels of `gradient` is not supported yet (it "
+                          f"is not verified, so it is refused); take the innermost derivatives in forward mode "
+                          f"(zygotepy.derivative, zygotepy.hessian) instead")
     return enclosing + 1
 
 

@@ -21,7 +21,6 @@ from math import atan2, sin
 import numpy as np
 import pytest
 
-import zygotepy
 from zygotepy import (MissingAdjoint, UnsupportedSyntax, ZygoteError, adjoint, gradient, pullback, show_adjoint,
                       value_and_gradient)
 from zygotepy.testing import check_grads

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "adjoints"))
-from rule_table import NUMPY_ONLY, ROWS, Kind, Seq  # noqa: E402
+from rule_table import NUMPY_ONLY, ROWS, Seq  # noqa: E402
 from test_rules import _draw, _fmt, _inner, _like, _moved  # noqa: E402
 
 from zygotepy import ZygoteError  # noqa: E402

@@ -17,15 +17,7 @@ from zygotepy.testing import check_grads
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from feature_helpers import cube, shifted_sin
 from test_features import FEATURES
-
-
-def pow_loop(x, n):
-    r = 1.0
-    while n > 0:
-        n -= 1
-        r *= x
-    return r
-
+from test_specialize import pow_loop
 
 SWITCHES = {"nullness": nullness.ENABLED, "speculate": speculate.ENABLED}
 

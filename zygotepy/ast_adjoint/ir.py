@@ -192,24 +192,51 @@ def walk(stmts):
             yield from walk(s.body)
 
 
-def _vars_of(out):
+def out_vars(out):
+    """The Vars an assignment target binds (`out` may be a Var or a nested tuple of them)."""
     if isinstance(out, tuple):
         for o in out:
-            yield from _vars_of(o)
+            yield from out_vars(o)
     elif isinstance(out, Var):
         yield out
+
+
+def atoms(x):
+    """Every atom in a value (a Var, Const, Global, a Call's callee and arguments, a tuple of them), flattened."""
+    if isinstance(x, Call):
+        for a in (x.fn, *x.args, *(v for _, v in x.kwargs), *([x.star] if x.star is not None else [])):
+            yield from atoms(a)
+    elif isinstance(x, tuple):
+        for a in x:
+            yield from atoms(a)
+    elif x is not None:
+        yield x
+
+
+def read_by(s):
+    """The atoms statement `s` itself reads (not its nested regions): values, conditions, phis, carries, a def's
+    cells, values and defaults."""
+    if isinstance(s, Assign):
+        return atoms(s.value)
+    if isinstance(s, Def):
+        return atoms((*s.cells, *s.values, *(s.defaults or ()), *(s.kwdefaults or {}).values()))
+    if isinstance(s, If):
+        return atoms((s.cond, *(x for p in s.phis for x in (p.then, p.orelse))))
+    if isinstance(s, Loop):
+        return atoms((s.iter, s.cond, s.exit, *(x for c in s.carries for x in (c.init, c.next))))
+    return iter(())
 
 
 def defines(s):
     """The names of the Vars statement `s` itself binds (not those its nested regions bind)."""
     if isinstance(s, Assign):
-        return {v.name for v in _vars_of(s.out)}
+        return {v.name for v in out_vars(s.out)}
     if isinstance(s, Def):
         return {s.out.name}
     if isinstance(s, If):
         return {p.out.name for p in s.phis}
     if isinstance(s, Loop):
-        return {c.var.name for c in s.carries} | {v.name for v in _vars_of(s.target)}
+        return {c.var.name for c in s.carries} | {v.name for v in out_vars(s.target)}
     return set()
 
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from . import runtime as rt
 from .fastpath import Derivative
-from .ir import Assign, Call, Const, If, Loop, Var, defines, walk
+from .ir import Assign, Call, Const, If, Loop, Var, atoms, defines, out_vars, walk
 
 ENABLED = [True]  # tests switch the pass off to check that it changes no gradient
 
@@ -67,14 +67,6 @@ def _meet(a, b):
     return {v: n for v, n in a.items() if b.get(v) == n}
 
 
-def _outs(out):
-    if isinstance(out, tuple):
-        for o in out:
-            yield from _outs(o)
-    elif isinstance(out, Var):
-        yield out
-
-
 class _Known:
     """The forward pass: rewrites statements given what is known; `block` updates `state` as control passes. With
     `rewrite` off it only updates `state` (the rounds that find a loop's fixed point build no statements)."""
@@ -100,7 +92,7 @@ class _Known:
 
     def assign(self, s, state):
         if not isinstance(s.out, Var):
-            for o in _outs(s.out):
+            for o in out_vars(s.out):
                 state.pop(o.name, None)
             return [s]
         value = s.value
@@ -156,7 +148,7 @@ class _Known:
         return [replace(s, then=then, orelse=orelse)]
 
     def loop(self, s, state):
-        rebound = [v.name for v in (*_outs(s.target), *(c.var for c in s.carries))]
+        rebound = [v.name for v in (*out_vars(s.target), *(c.var for c in s.carries))]
         analyse = _Known(rewrite=False)
         end = self.enter(state, rebound)
         analyse.block(s.test, end)
@@ -187,14 +179,9 @@ class _Known:
 
 def _reads(x, out):
     """Add the names of the variables `x` reads to `out`."""
-    if isinstance(x, Var):
-        out.add(x.name)
-    elif isinstance(x, Call):
-        for a in (x.fn, *x.args, *(v for _, v in x.kwargs), *([x.star] if x.star is not None else [])):
-            _reads(a, out)
-    elif isinstance(x, tuple):
-        for a in x:
-            _reads(a, out)
+    for a in atoms(x):
+        if isinstance(a, Var):
+            out.add(a.name)
     return out
 
 
@@ -243,7 +230,7 @@ def _prune(stmts, live, rewrite=True):
             if isinstance(s.out, Var) and s.out.name not in live and (
                     isinstance(s.value, Var) or isinstance(s.value, Const) and s.value.value is None):
                 continue
-            for o in _outs(s.out):
+            for o in out_vars(s.out):
                 live.discard(o.name)
             _reads(s.value, live)
         elif isinstance(s, If):
@@ -273,7 +260,7 @@ def _prune_loop(s, live_after, rewrite):
     """Liveness around a loop (sets of names): at its head, what the exit, the test, the body or the carried updates
     read."""
     carried = {c.var.name for c in s.carries}
-    targets = {v.name for v in _outs(s.target)}
+    targets = {v.name for v in out_vars(s.target)}
     next_reads = _reads(tuple(c.next for c in s.carries), set())
 
     def after_body(head):

@@ -20,6 +20,7 @@ Accepts: a lowered Function (`lower()`). Guarantees: the same Function, with gua
 """
 import inspect
 import operator
+from collections import Counter
 import re
 import types
 from dataclasses import replace
@@ -27,7 +28,7 @@ from dataclasses import replace
 from ..adjoints import registry
 from . import runtime as rt
 from .analysis import callee_object, resolve_global
-from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var, defines, walk
+from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var, atoms, defines, out_vars, read_by, walk
 from .lower import lower
 from .source import get_source
 from .specialize import clone
@@ -40,10 +41,6 @@ MAX_DEPTH = 2        # inlined code may itself inline, this many levels deep
 _LOWERED = {}  # code object -> lowered Function, or None when it cannot be inlined
 
 
-def _outs(out):
-    return out if isinstance(out, tuple) else (out,)
-
-
 def _assigned(fn_ir):
     """Every Var a Function defines: parameters, assignments, phis, loop-carried values and targets."""
     names = {p.name for p in fn_ir.params}
@@ -53,28 +50,9 @@ def _assigned(fn_ir):
 
 
 def _globals_read(fn_ir):
-    roots = set()
-
-    def atoms(x):
-        if isinstance(x, Global):
-            roots.add(x.path.split(".")[0])
-        elif isinstance(x, Call):
-            for a in (x.fn, *x.args, *(v for _, v in x.kwargs), x.star):
-                atoms(a)
-        elif isinstance(x, tuple):
-            for a in x:
-                atoms(a)
-    for s in walk(fn_ir.body):
-        if isinstance(s, Assign):
-            atoms(s.value)
-        elif isinstance(s, If):
-            atoms(s.cond)
-            for p in s.phis:
-                atoms((p.then, p.orelse))
-        elif isinstance(s, Loop):
-            atoms((s.iter, s.cond, s.exit, *(x for c in s.carries for x in (c.init, c.next))))
-    atoms(fn_ir.ret)
-    return roots
+    """The names of the globals a function reads (the first part of each Global path)."""
+    found = [a for st in walk(fn_ir.body) for a in read_by(st)] + list(atoms(fn_ir.ret))
+    return {a.path.split(".")[0] for a in found if isinstance(a, Global)}
 
 
 def _lowered(fn):
@@ -93,7 +71,7 @@ def _lowered(fn):
     if ir is not None:
         stmts = list(walk(ir.body))
         params = set(ir.params)
-        rebinds_param = any(isinstance(s, Assign) and params & set(_outs(s.out)) for s in stmts)
+        rebinds_param = any(isinstance(s, Assign) and params & set(out_vars(s.out)) for s in stmts)
         in_place = ir.mutated or any(  # updates in place keep the callee's own aliasing and versioning: not inlined
             isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const)
             and (_in_place(s.value.fn.value) or registry.is_mutating(s.value.fn.value, True)) for s in stmts)
@@ -244,14 +222,8 @@ def _forward_tuples(stmts, known):
     """`k1u, k1v = f(...)` where an inlined `f` ends in `return a, b`: the unpacked items are `a` and `b` themselves
     (copies), so no tuple is built, taken apart and differentiated through rules. `known` maps a Var to the atoms of
     the tuple it holds; SSA (one definition per Var, which dominates its uses) lets one map serve all regions."""
-    for s in stmts:
-        if isinstance(s, If):
-            _forward_tuples(s.then, known)
-            _forward_tuples(s.orelse, known)
-        elif isinstance(s, Loop):
-            _forward_tuples(s.test, known)
-            _forward_tuples(s.body, known)
-        elif isinstance(s, Assign) and isinstance(s.out, Var):
+    for s in walk(stmts):  # pre-order: every definition before its uses
+        if isinstance(s, Assign) and isinstance(s.out, Var):
             v = s.value
             if isinstance(v, Var) and v in known:
                 known[s.out] = known[v]
@@ -268,28 +240,8 @@ def _forward_tuples(stmts, known):
 
 def _read(fn_ir):
     """How often each Var is read, anywhere in the function (values, conditions, phis, carries, the result)."""
-    counts = {}
-
-    def atoms(x):
-        if isinstance(x, Var):
-            counts[x] = counts.get(x, 0) + 1
-        elif isinstance(x, Call):
-            for a in (x.fn, *x.args, *(v for _, v in x.kwargs), x.star):
-                atoms(a)
-        elif isinstance(x, tuple):
-            for a in x:
-                atoms(a)
-    for s in walk(fn_ir.body):
-        if isinstance(s, Assign):
-            atoms(s.value)
-        elif isinstance(s, Def):
-            atoms((*s.cells, *s.values, *(s.defaults or ()), *(s.kwdefaults or {}).values()))
-        elif isinstance(s, If):
-            atoms((s.cond, *(x for p in s.phis for x in (p.then, p.orelse))))
-        elif isinstance(s, Loop):
-            atoms((s.iter, s.cond, s.exit, *(x for c in s.carries for x in (c.init, c.next))))
-    atoms(fn_ir.ret)
-    return counts
+    found = [a for st in walk(fn_ir.body) for a in read_by(st)] + list(atoms(fn_ir.ret))
+    return Counter(a for a in found if isinstance(a, Var))
 
 
 def _drop_dead_tuples(stmts, known, reads):

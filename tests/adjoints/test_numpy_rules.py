@@ -212,3 +212,11 @@ def test_integer_and_boolean_arrays_get_none():
     gx, gn, gm = gradient(lambda x, n, m: np.sum(x * n * m), x, n, m)
     assert np.array_equal(gx, [1.0, 0.0]) and gn is None and gm is None
     assert gradient(lambda n: np.sum(n * 2.0), np.int64(3)) == (None,)
+
+
+def test_nansum_with_a_positional_where_mask():
+    x = np.array([[1.0, np.nan, 2.0], [0.5, 1.5, np.nan]])
+    mask = np.array([[True, True, False], [True, False, True]])
+    (g,) = gradient(lambda x: np.nansum(x, None, None, None, False, 0.0, mask) * 3.0, x)
+    want = np.where(mask & ~np.isnan(x), 3.0, 0.0)  # entries masked out or NaN get nothing
+    assert np.array_equal(g, want)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..backends import conj, namespace, unbroadcast
 from ..errors import ZygoteError
-from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore
+from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore, _where
 from .registry import adjoint
 
 
@@ -165,6 +165,12 @@ def average(x, *args, **kwargs):
     return result, back
 
 
+def _present(x_arr, where):
+    """The entries a nan-reduction counts: not NaN, and selected by `where` (None: all)."""
+    present = ~namespace(x_arr).isnan(x_arr)
+    return present if where is None else present & where
+
+
 @adjoint(np.nansum)
 def nansum(x, *args, **kwargs):
     x_arr = _float(x)
@@ -174,7 +180,7 @@ def nansum(x, *args, **kwargs):
         if dy is None:
             return (None, *_nones(args))
         xp = namespace(x_arr)
-        present = ~xp.isnan(x_arr) if "where" not in kwargs else ~xp.isnan(x_arr) & kwargs["where"]
+        present = _present(x_arr, _where(args, kwargs, 5))
         return (_restore(xp.where(present, _expand(dy, x_arr, axis, keepdims), 0), x), *_nones(args))
     return np.nansum(x, *args, **kwargs), back
 
@@ -188,7 +194,7 @@ def nanmean(x, *args, **kwargs):
         if dy is None:
             return (None, *_nones(args))
         xp = namespace(x_arr)
-        present = ~xp.isnan(x_arr) if "where" not in kwargs else ~xp.isnan(x_arr) & kwargs["where"]
+        present = _present(x_arr, _where(args, kwargs, 5))  # where= is keyword-only here
         count = xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype)
         return (_restore(xp.where(present, _expand(dy, x_arr, axis, keepdims) / count, 0), x), *_nones(args))
     return np.nanmean(x, *args, **kwargs), back

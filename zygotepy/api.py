@@ -3,6 +3,8 @@
 Thin wrappers over `J`: they drop the function's own cotangent (`dself`), project each gradient onto its argument
 (real arguments get real gradients, None stays None), and point error messages at the user's source line.
 """
+import gc
+
 import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
@@ -101,6 +103,19 @@ def _with_user_lines(exc):
             exc.__notes__ = [*getattr(exc, "__notes__", []), note]
 
 
+def _pause_gc():
+    """Switch Python's cyclic garbage collector off for one differentiation; True if it was on (switch it back on).
+
+    Why: the tape of a loop is a long list of short-lived closures and tuples, and the collector rescans all of them
+    each time enough new objects pile up, so a 10 000-iteration loop spent more than half of its gradient's time in
+    collections. Nothing on the tape can be garbage before the backward ends; cycles the user's code drops meanwhile
+    are collected as usual afterwards. Only the outermost call switches (nested calls see it off)."""
+    if gc.isenabled():
+        gc.disable()
+        return True
+    return False
+
+
 def _run(fn, /, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
@@ -127,15 +142,17 @@ def pullback(f, /, *args, **kwargs):
     ((2-2j),)
     """
     DEPTH[0] += 1
-    start = len(ENTRIES)
+    start, collecting = len(ENTRIES), _pause_gc()
     try:
         y, pb = _run(J_entry, (True,) * len(args), f, args, kwargs or None)
     finally:
         updates = end_forward(start)
+        if collecting:
+            gc.enable()
     n = len(args)
 
     def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
-        mark = len(ENTRIES)
+        mark, collecting = len(ENTRIES), _pause_gc()
         try:
             grads = _run(pb, _structured(y, dy))
             return _projected(args, grads[1:n + 1])
@@ -143,6 +160,8 @@ def pullback(f, /, *args, **kwargs):
             if updates:
                 redo(updates)
             finish_backward(mark)
+            if collecting:
+                gc.enable()
     return y, back
 
 
@@ -177,7 +196,7 @@ def _value_and_gradient(f, args, kwargs):
     n = len(args)
     depth = DEPTH
     depth[0] += 1
-    start, forward_done = len(ENTRIES), False
+    start, forward_done, collecting = len(ENTRIES), False, _pause_gc()
     try:
         y, pb = J_entry(_ALL_NEEDED[n] if n < 8 else (True,) * n, f, args, kwargs or None)
         depth[0] -= 1
@@ -194,6 +213,8 @@ def _value_and_gradient(f, args, kwargs):
             finish_backward(start)
         if LOG and not depth[0]:
             LOG.clear()
+        if collecting:
+            gc.enable()
     return y, grads
 
 

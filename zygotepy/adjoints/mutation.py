@@ -60,25 +60,35 @@ def _dict_without(dy, key):
     return None if dy is None else {k: v for k, v in dy.items() if k != key} or None
 
 
+def _added(into, grads):
+    """A back's cotangents added to the running ones generated code handed it (`registry.accumulates`), if any."""
+    return tuple(rt.acc(a, g) for a, g in zip(into, grads, strict=True)) if into else grads
+
+
 # --- x[i] = v ----------------------------------------------------------------------------------------------------------
 
 @adjoint(mt.setitem)
 def setitem(x, index, value):
     if isinstance(x, np.ndarray) or getattr(type(x), "__zygote_number__", False) and hasattr(x, "shape"):
-        keep = _repeats(index, x)
+        keep = _repeats(index, x) if type(index) is not int else None
         entry = mt.journal_slot(x, index)
         x[index] = value
 
-        def back(dy):
+        def back(dy, need=None, *into):
             entry.undo(lambda: mt.slot_copy(x[index]))
             if dy is None:
-                return (None, None, None)
+                return into or (None, None, None)
             dv = dy[index]
             if keep is not None:  # repeated positions: only the last write of each reaches the output
                 dv = dv * keep.reshape(keep.shape + (1,) * (dv.ndim - 1))
-            dx = dy.copy()
+            if into and rt.sole(dy):  # generated code handed dy over: zero the overwritten entries in place
+                dv = dv.copy() if isinstance(dv, np.ndarray) and dv.base is not None else dv
+                dx = dy
+            else:
+                dx = dy.copy()
             dx[index] = 0
-            return (dx, None, unbroadcast(dv, value) if not isinstance(value, (int, bool)) else None)
+            dv = unbroadcast(dv, value) if not isinstance(value, (int, bool)) else None
+            return _added(into, (dx, None, dv))
         return x, back
     if isinstance(x, list):
         if not (isinstance(index, int) or isinstance(index, slice) and index.step in (None, 1)):
@@ -94,17 +104,17 @@ def setitem(x, index, value):
             now = lambda: x[:]
         x[index] = value
 
-        def back(dy):
+        def back(dy, need=None, *into):
             entry.undo(now)
             if dy is None:
-                return (None, None, None)
+                return into or (None, None, None)
             if isinstance(index, int):
-                dx = list(dy)
+                dx = dy if into and rt.sole(dy) else list(dy)  # handed over: reuse the list
                 dv, dx[index] = dx[index], None
-                return (dx, None, dv)
+                return _added(into, (dx, None, dv))
             k = len(dy) - (n - len(before))  # how many items the slice holds now
             dv = like(value, list(dy[start:start + k])) if k else None
-            return (list(dy[:start]) + [None] * len(before) + list(dy[start + k:]), None, dv)
+            return _added(into, (list(dy[:start]) + [None] * len(before) + list(dy[start + k:]), None, dv))
         return x, back
     if isinstance(x, dict):
         had, old = index in x, x.get(index)
@@ -117,19 +127,19 @@ def setitem(x, index, value):
                 x.pop(index, None)
         entry = mt.Entry(restore, (had, old), x)
 
-        def back(dy):
+        def back(dy, need=None, *into):
             entry.undo(lambda: (True, x[index]))
             if dy is None:
-                return (None, None, None)
-            return (_dict_without(dy, index), None, dy.get(index))
+                return into or (None, None, None)
+            return _added(into, (_dict_without(dy, index), None, dy.get(index)))
         return x, back
     method = getattr(type(x), "__setitem__", None)
     if isinstance(method, types.FunctionType):  # a user class: its own __setitem__, derived, updates `x`
         _, pb, _ = J_mutating(method, (x, index, value), None)
 
-        def back(dy):
+        def back(dy, need=None, *into):
             grads = pb(None, {id(x): dy} if dy is not None else {})
-            return (grads[1], None, grads[3])
+            return _added(into, (grads[1], None, grads[3]))
         return x, back
     raise ZygoteError(f"zygotepy cannot differentiate updating an item of a {type(x).__name__} in place "
                       f"(x[i] = v works on lists, dicts, NumPy arrays and classes with a Python __setitem__)")

@@ -395,6 +395,12 @@ def _acc_rule(a, b):
     return rt.acc(a, b), back
 
 
+@_always
+@adjoint(rt.sole)
+def _sole_rule(a):  # an outer level differentiates the out-of-place arm: its update in place would need the journal
+    return False, lambda _: (None,)
+
+
 @adjoint(rt.make_closure)
 def _make_closure_rule(code, globals_, cells, defaults, kwdefaults, *values):
     names = code.co_freevars

@@ -18,6 +18,7 @@ been imported; nothing of the foreign library is patched. The methods of foreign
 JAX's `ArrayImpl.sum`) resolve, keyed by the method objects, to the rules `foreign_methods` builds from the same
 namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's functions translate `dim`/`keepdim` there too.
 """
+import inspect
 import sys
 import types
 
@@ -279,3 +280,13 @@ def takes_need(rule):
     code = getattr(rule, "__code__", None)
     return code is not None and any(getattr(c, "co_name", "") == "back" and c.co_argcount >= 2
                                     for c in code.co_consts)
+
+
+def accumulates(rule):
+    """Does the rule's `back` take the running cotangents of its arguments (`def back(dy, need=None, *into)`) and
+    return them with its own added? Generated code then hands them over, so the rule may add in place
+    (`runtime.sole`): reading `x[i]` in a loop costs O(1) per read, not a dense zero array each."""
+    code = getattr(rule, "__code__", None)
+    backs = [c for c in getattr(code, "co_consts", ()) if getattr(c, "co_name", "") == "back"]
+    return bool(backs) and all(c.co_flags & inspect.CO_VARARGS and c.co_varnames[c.co_argcount] == "into"
+                               for c in backs)

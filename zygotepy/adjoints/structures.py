@@ -241,19 +241,46 @@ def scatter_rule(n, picks, items):
 def getitem(x, index):
     y = x[index]
 
-    def back(dy):
+    def back(dy, need=None, *into):
         if dy is None:
-            return (None, None)
-        if isinstance(x, (tuple, list)):
-            picks = range(*index.indices(len(x))) if isinstance(index, slice) else (index,)
-            grads = scatter(len(x), picks, dy if isinstance(index, slice) else (dy,))
-            return (type(x)(grads) if type(x) in (tuple, list) else like(x, list(grads)), None)
-        if isinstance(x, dict):
-            return ({index: dy}, None)
-        if hasattr(x, "shape"):
-            return (scatter_array(x, index, dy), None)
-        return (None, None)
+            return into or (None, None)
+        if into and into[0] is not None and rt.sole(into[0]):  # generated code's own running cotangent: add in place
+            if _add_in_place(into[0], x, index, dy):
+                return into
+        dx = _getitem_cotangent(x, index, dy)
+        return (rt.acc(into[0], dx), into[1]) if into else (dx, None)
     return y, back
+
+
+def _add_in_place(dx, x, index, dy):
+    """`dx[index] += dy` where that is what accumulating `getitem`'s cotangent means: a list's entry, or an array of
+    the dtype `scatter_array` would build and a real dy (a complex dy must not be cast). False: do it out of place."""
+    if type(dx) is np.ndarray:
+        if type(x) is not np.ndarray or dx.shape != x.shape or dx.dtype != _float_dtype(x) \
+                or not (type(dy) is float or type(dy) is dx.dtype.type or type(dy) is np.ndarray and dy.dtype == dx.dtype):
+            return False
+        if type(index) is not int and _is_fancy(index) and not _is_mask(index):
+            np.add.at(dx, index, dy)  # repeated indices accumulate
+        else:
+            dx[index] += dy
+        return True
+    if type(index) is not int or type(x) is not list or len(dx) != len(x):
+        return False
+    dx[index] = rt.acc(dx[index], dy)
+    return True
+
+
+def _getitem_cotangent(x, index, dy):
+    """The cotangent `getitem`'s back gives `x`: dy at x[index], zero (None) elsewhere."""
+    if isinstance(x, (tuple, list)):
+        picks = range(*index.indices(len(x))) if isinstance(index, slice) else (index,)
+        grads = scatter(len(x), picks, dy if isinstance(index, slice) else (dy,))
+        return type(x)(grads) if type(x) in (tuple, list) else like(x, list(grads))
+    if isinstance(x, dict):
+        return {index: dy}
+    if hasattr(x, "shape"):
+        return scatter_array(x, index, dy)
+    return None
 
 
 def scatter_array(x, index, dy):

@@ -25,6 +25,8 @@ from .ir import Assign, Call, Const, Def, Function, If, Loop, Var
 from .lower import captured_names
 from .tidy import tidy
 
+ACCUMULATE_IN_BACK = [True]  # rules add to the running cotangents they are handed; tests switch it off
+
 
 @dataclass
 class Adjoint:
@@ -71,6 +73,17 @@ class AdjointPass(FastPaths):
             return []
         dt = self.dvar(self.cells.get(target.name, target))
         return [Assign(dt, _call(rt.acc, dt, grad))]
+
+    def running(self, call, rule):
+        """The running cotangents to hand a rule that adds to them (`registry.accumulates`), one per argument (None for
+        an inactive one), or () to accumulate its results here. Only for a constant callee (J then finds this very rule)
+        and distinct active variables (each is rebound to the back's result)."""
+        if rule is None or not isinstance(call.fn, Const) or not registry.accumulates(rule):
+            return ()
+        active = [a for a in call.args if self.is_active(a)]
+        if len(set(active)) != len(active) or not ACCUMULATE_IN_BACK[0]:
+            return ()
+        return tuple(self.dvar(self.cells.get(a.name, a)) if self.is_active(a) else Const(None) for a in call.args)
 
     def reset(self, v):
         """Inside loops a value is redefined every iteration, so its cotangent restarts from zero after its definition."""
@@ -149,8 +162,13 @@ class AdjointPass(FastPaths):
             forward = [If(_call(rt.all_true, *guard), direct, forward, line=s.line)] if guard else direct
         grads = tuple(Var(self.namer.fresh("g")) if k else Var("_") for k in need)
         mask = (Const(need),) if not all(need) and (rule is None or registry.takes_need(rule)) else ()
-        back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
-        back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
+        into = self.running(call, rule)
+        if into:  # the back adds to the running cotangents itself (in place when it owns them)
+            back = [Assign(tuple(d if isinstance(d, Var) else Var("_") for d in into),
+                           Call(pb, (dy, *(mask or (Const(None),)), *into)), s.line)]
+        else:
+            back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
+            back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
         if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
             return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates)
@@ -196,6 +214,7 @@ class AdjointPass(FastPaths):
     def carry_back(self, carries, body):
         """Route each carried value's cotangent to the value the body yielded for it. A yield defined in the body (the
         common case) has no cotangent yet at this point, so it is a move; anything else goes through temporaries."""
+        carries = [c for c in carries if c.next != c.var]  # a value the loop leaves alone keeps its cotangent
         in_body = set()
         for st in body:
             if isinstance(st, Assign):

@@ -16,7 +16,7 @@ from ..adjoints import registry
 from ..backends import is_array_type
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
-from .runtime import NATIVE as _NATIVE, Pullback, callmethod
+from .runtime import NATIVE as _NATIVE, Pullback, acc, callmethod
 from . import mutate
 from .mutate import LOG as _LOG
 from .source import SourceUnavailable
@@ -526,8 +526,11 @@ class ArgsPullback:
     def __init__(self, inner):
         self.inner = inner
 
-    def __call__(self, dy, need=None):
-        return self.inner(dy)[1:]
+    def __call__(self, dy, need=None, *into):
+        grads = self.inner(dy)[1:]
+        if into:  # generated code handed over running cotangents (registry.accumulates): add to them
+            return tuple(acc(a, g) for a, g in zip(into, grads))
+        return grads
 
 
 _DIRECT = {}  # rule -> may generated code use its `back` as is (a tested built-in rule, no optional parameters)

@@ -4,6 +4,7 @@ backward's bookkeeping (None-aware accumulation, closure-free pullback objects).
 Each primitive is an ordinary Python function, so the adjoint pass treats it like any callee; the rules that give the
 differentiable ones their gradients live in `zygotepy/adjoints/structures.py`.
 """
+import sys
 import types
 
 import numpy as np
@@ -158,6 +159,40 @@ def acc(a, b):
     return a + b
 
 
+def _sole_holder_count():
+    """What `sole` sees for an array that only the caller's one local variable holds, measured in the very call shapes
+    it serves (a local of generated code passed to a rule's `back(dy, need, *into)`, which asks `sole(dy)` or
+    `sole(into[k])`): CPython versions count the references of frames and of the value stack differently, so the
+    number is measured, never assumed. The smaller of the two, so that neither shape can pass with a second holder."""
+    def back(dy, need=None, *into):
+        return min(_probe(dy), _probe(into[0]))
+
+    def generated_code():
+        dy, dx = np.empty(2), np.empty(2)
+        return back(dy, None, dx)
+    if not hasattr(sys, "getrefcount") or not getattr(sys, "_is_gil_enabled", lambda: True)():
+        return 0  # no reference counts to trust (another implementation, or a free-threaded build): never in place
+    return generated_code()
+
+
+def _probe(a):  # the same frame as `sole`'s: one parameter, counted by getrefcount
+    return sys.getrefcount(a)
+
+
+def sole(a):
+    """May the backward pass update `a` in place? Only a list, or an array that owns its memory (no view of another
+    array, no subclass, writable), and only when nothing but the caller's one variable refers to it: the reference
+    count shows every other holder (a second variable, a tuple, the tape, the user, a view of it). This is how PyTorch's
+    engine decides to accumulate into a gradient buffer in place.
+
+    Only rule backs that generated code calls as `back(dy, need, *into)` ask it, as `sole(dy)` or `sole(into[k])`
+    straight from their parameters (a copy in a local first counts as one more holder: never wrong, only slower).
+    That call hands over the running cotangents `into` (the caller rebinds each variable to the back's result) and
+    `dy` (dead after the call: it is the cotangent of the value the call defined), so their buffers may be reused."""
+    t = type(a)
+    return (t is list or t is np.ndarray and a.base is None and a.flags.writeable) and sys.getrefcount(a) <= _SOLE
+
+
 class Pullback:
     """A closure-free pullback: `back(tape, dy)` with its tape. `pb(dy)` returns `(dself, *dargs)`."""
     __slots__ = ("back", "tape")
@@ -263,3 +298,6 @@ def set_add(s, value):
 def dict_put(d, key, value):
     d[key] = value
     return d
+
+
+_SOLE = _sole_holder_count()

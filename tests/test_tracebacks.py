@@ -146,3 +146,24 @@ def test_notes_are_added_once():
     notes = getattr(info.value, "__notes__", [])
     zygote_notes = [n for n in notes if "zygotepy" in n]
     assert len(zygote_notes) <= 1, notes
+
+
+def _deep(x, n):
+    if n == 0:
+        return x
+    return _deep(x, n - 1) * 1.0001
+
+
+def test_deep_recursion_says_how_to_go_deeper():
+    with pytest.raises(RecursionError) as info:
+        gradient(_deep, 1.0, sys.getrecursionlimit())
+    note = "\n".join(getattr(info.value, "__notes__", []))
+    assert "previous line repeated" in note and "sys.setrecursionlimit" in note
+    assert len(note.splitlines()) < 10  # one line per distinct frame, not one per level
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(6 * before)
+    try:
+        (g, _) = gradient(_deep, 1.0, before - 100)  # deeper than the default limit allowed
+    finally:
+        sys.setrecursionlimit(before)
+    assert g == pytest.approx(1.0001 ** (before - 100), rel=1e-12)

@@ -4,6 +4,7 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 (real arguments get real gradients, None stays None), and point error messages at the user's source line.
 """
 import gc
+import sys
 
 import numpy as np
 
@@ -96,11 +97,31 @@ def _with_user_lines(exc):
                              f"{tb.tb_lineno}), from {user_file}, line {line}{via}")
         tb = tb.tb_next
     if notes:
-        note = "zygotepy: raised while differentiating:\n" + "\n".join(notes)
+        note = "zygotepy: raised while differentiating:\n" + "\n".join(_collapsed(notes))
+        if isinstance(exc, RecursionError):
+            note += (f"\nzygotepy: each level of a recursion under differentiation takes about four Python frames "
+                     f"(one when run plainly), so the limit of {sys.getrecursionlimit()} allows about a quarter of "
+                     f"the depth: raise it with sys.setrecursionlimit for deeper recursion")
         if hasattr(exc, "add_note"):
             exc.add_note(note)
         else:  # Python 3.10: PEP 678's attribute, which add_note fills on 3.11+
             exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+
+
+def _collapsed(lines):
+    """Runs of one repeated line (a recursion) as the line and a count, the way Python's tracebacks print them."""
+    out, k = [], 0
+    while k < len(lines):
+        run = k
+        while run + 1 < len(lines) and lines[run + 1] == lines[k]:
+            run += 1
+        out.append(lines[k])
+        if run - k >= 3:
+            out.append(f"  [previous line repeated {run - k} more times]")
+        else:
+            out.extend(lines[k + 1:run + 1])
+        k = run + 1
+    return out
 
 
 def _pause_gc():

@@ -136,12 +136,12 @@ class _Known:
             both = _meet(then_state, state)
             state.clear()
             state.update(both)
-        changed = {n for st in arms for n in defines(st)}
-        changed.update(p.out.name for p in s.phis)
+        merged = {p.out.name for p in s.phis}
+        changed = {n for st in arms for n in defines(st)} | merged
         if tested is not None:
             changed.add(tested.name)
         for n in changed:
-            if n not in then_state or then_state[n] != state.get(n) or n in {p.out.name for p in s.phis}:
+            if n not in then_state or then_state[n] != state.get(n) or n in merged:
                 state.pop(n, None)
         if not self.rewrite or tested is not None and not then and not orelse and not s.phis:
             return []

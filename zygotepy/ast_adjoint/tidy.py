@@ -107,20 +107,39 @@ def _compute_reads_writes(s):
     return reads, writes
 
 
-def _read_after_write(stmts, carried, value):
-    """Is `carried` read after `value` is written, in program order (each arm of an `if` in its own order)?"""
-    written = False
-    for s in stmts:
-        if isinstance(s, If) and not written:
-            if _read_after_write(s.then, carried, value) or _read_after_write(s.orelse, carried, value):
-                return True
-            written = value in _reads_writes(s)[1]
-            continue
-        reads, writes = _reads_writes(s)
-        if written and carried in reads or isinstance(s, Loop) and value in writes and carried in reads:
+class _Order:
+    """Where each variable is first written and last read among the top-level statements of a region: what
+    `read_after_write` asks about every carried value of a loop, answered in O(1) instead of a walk of the body
+    (which made the transform quadratic in the length of a loop)."""
+
+    def __init__(self, stmts):
+        self.stmts, self.first_write, self.last_read = stmts, {}, {}
+        for k, st in enumerate(stmts):
+            reads, writes = _reads_writes(st)
+            for v in writes:
+                self.first_write.setdefault(v, k)
+            for v in reads:
+                self.last_read[v] = k
+
+    def read_after_write(self, carried, value):
+        """Is `carried` read after `value` is written, in program order (each arm of an `if` in its own order)?"""
+        k = self.first_write.get(value)
+        if k is None:
+            return False
+        st = self.stmts[k]
+        if isinstance(st, If) and (_order(st.then).read_after_write(carried, value)
+                                   or _order(st.orelse).read_after_write(carried, value)):
             return True
-        written = written or value in writes
-    return False
+        if isinstance(st, Loop) and carried in _reads_writes(st)[0]:
+            return True
+        return self.last_read.get(carried, -1) > k
+
+
+def _order(stmts):
+    hit = _MEMO.get(id(stmts))
+    if hit is None or hit[0] is not stmts:
+        hit = _MEMO[id(stmts)] = (stmts, _Order(stmts))
+    return hit[1]
 
 
 def _rename(stmts, names):
@@ -161,10 +180,10 @@ def _coalesce_carries(loop, uses):
     if len(outs) != len(nexts):
         return
     body, keep, renames = loop.body[:-1], [], {}
+    order, counts, targets = _Order(body), Counter(n for n in nexts if isinstance(n, Var)), loop_targets(loop)
     for c, v in zip(outs, nexts, strict=True):
-        ok = (isinstance(v, Var) and v != c and nexts.count(v) == 1 and c not in nexts
-              and any(v in _reads_writes(s)[1] for s in body) and v not in loop_targets(loop)
-              and not _read_after_write(body, c, v))
+        ok = (isinstance(v, Var) and v != c and counts[v] == 1 and c not in counts
+              and v in order.first_write and v not in targets and not order.read_after_write(c, v))
         if ok:  # the checks of this loop's other carries involve other, distinct values
             renames[v] = c
             loop.exit = c if loop.exit == v else loop.exit

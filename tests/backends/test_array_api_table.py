@@ -27,12 +27,15 @@ EPS = 1e-6
 
 
 def _strict_target(op):
-    """The strict namespace's function for a NumPy function (None when it has none); operators stay themselves."""
-    if not isinstance(op, np.ufunc) and getattr(np, getattr(op, "__name__", ""), None) is not op:
+    """The strict namespace's function for a NumPy function (the NumPy function itself when the strict namespace has
+    none: its namespace-generic rule must still compute in the strict namespace); operators stay themselves."""
+    name = getattr(op, "__name__", "")
+    if getattr(np.linalg, name, None) is op:
+        return getattr(xps.linalg, name, None) or op
+    if not isinstance(op, np.ufunc) and getattr(np, name, None) is not op:
         return op
-    name = op.__name__
     return getattr(xps, name, None) or getattr(xps, _ARRAY_API_NAMES.get(name, name), None) \
-        or getattr(xps, {"transpose": "permute_dims", "concatenate": "concat"}.get(name, name), None)
+        or getattr(xps, {"transpose": "permute_dims", "concatenate": "concat"}.get(name, name), None) or op
 
 
 def _to_strict(a):
@@ -73,8 +76,6 @@ def test_generic_rule_on_strict_arrays(r, case):
     rng = np.random.default_rng(seed)
     args, random = _draw(r.args, case, rng)
     target = _strict_target(r.op)
-    if target is None:
-        pytest.skip(f"array_api_strict has no {r.op.__name__}")
     rule = registry.find_rule(target)
     twin = registry.twin_of(target) or target
     assert registry.is_generic(twin) and rule is registry.find_rule(twin), f"{target} resolves to {rule}"
@@ -86,6 +87,10 @@ def test_generic_rule_on_strict_arrays(r, case):
     except IndexError as e:  # NumPy's indexing beyond the array API (a list index, a partial index of an n-d array)
         if r.op is operator.getitem:
             pytest.skip(f"array_api_strict refuses this index: {e}")
+        raise
+    except ZygoteError as e:  # documented: np.dot with a second argument of more than 2 axes
+        if r.op is np.dot and "no namespace-generic rule" in str(e):
+            pytest.skip(str(e))
         raise
     f = r.f or r.op
     expected = f(*copy.deepcopy(args), **r.kwargs)

@@ -229,6 +229,8 @@ NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) 
 # namespace-generic: the array API has their functions (prod, var/std, cumulative_sum, flip, tril, linalg.inv, ...)
 GENERIC_BEYOND_STARTER = {
     np.prod, np.var, np.std, np.cumsum, np.cumprod,
+    np.roll, np.moveaxis, np.swapaxes, np.matrix_transpose, np.flip, np.fliplr, np.flipud, np.tril, np.triu,
+    np.broadcast_to, np.broadcast_arrays,
     *((np.cumulative_sum, np.cumulative_prod) if hasattr(np, "cumulative_sum") else ()),
 }
 NUMPY_ONLY -= GENERIC_BEYOND_STARTER

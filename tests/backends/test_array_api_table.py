@@ -97,10 +97,13 @@ def test_generic_rule_on_strict_arrays(r, case):
     if isinstance(expected, np.ndarray) and any(isinstance(a, Strict) for a in strict_args):
         assert isinstance(y, Strict), f"result {type(y).__name__}, not a strict array"
     np.testing.assert_allclose(_to_numpy(y), expected, rtol=1e-12, atol=1e-12)
-    dy_np = _like(np.asarray(_to_numpy(y)) if np.ndim(expected) else expected, rng)
+    dy_np = _like(expected if isinstance(expected, (list, tuple)) else np.asarray(_to_numpy(y)) if np.ndim(expected)
+                  else expected, rng)
     dy = dy_np
     if isinstance(y, Strict):
         dy = xps.asarray(np.asarray(dy_np, dtype=np.asarray(y).dtype))
+    elif isinstance(y, (list, tuple)) and y and all(isinstance(v, Strict) for v in y):  # broadcast_arrays, unstack
+        dy = type(y)(xps.asarray(np.asarray(d, dtype=np.asarray(v).dtype)) for d, v in zip(dy_np, y, strict=True))
     try:
         grads = back(dy)
     except ZygoteError as e:  # documented: integer-array indices of a (non-JAX) foreign array raise

@@ -231,6 +231,8 @@ GENERIC_BEYOND_STARTER = {
     np.prod, np.var, np.std, np.cumsum, np.cumprod,
     np.roll, np.moveaxis, np.swapaxes, np.matrix_transpose, np.flip, np.fliplr, np.flipud, np.tril, np.triu,
     np.broadcast_to, np.broadcast_arrays,
+    np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.matrix_power, np.linalg.norm,
+    np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.cholesky,
     *((np.cumulative_sum, np.cumulative_prod) if hasattr(np, "cumulative_sum") else ()),
 }
 NUMPY_ONLY -= GENERIC_BEYOND_STARTER

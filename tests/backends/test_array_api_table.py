@@ -46,9 +46,14 @@ def _to_strict(a):
     return a
 
 
+def _rebuild(like, items):
+    """A list or tuple of like's type (a namedtuple too) holding items."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+
+
 def _to_numpy(g):
     if isinstance(g, (list, tuple)):
-        return type(g)(_to_numpy(v) for v in g)
+        return _rebuild(g, [_to_numpy(v) for v in g])
     return np.asarray(g) if isinstance(g, Strict) else g
 
 
@@ -103,7 +108,7 @@ def test_generic_rule_on_strict_arrays(r, case):
     if isinstance(y, Strict):
         dy = xps.asarray(np.asarray(dy_np, dtype=np.asarray(y).dtype))
     elif isinstance(y, (list, tuple)) and y and all(isinstance(v, Strict) for v in y):  # broadcast_arrays, unstack
-        dy = type(y)(xps.asarray(np.asarray(d, dtype=np.asarray(v).dtype)) for d, v in zip(dy_np, y, strict=True))
+        dy = _rebuild(y, [xps.asarray(np.asarray(d, dtype=np.asarray(v).dtype)) for d, v in zip(dy_np, y, strict=True)])
     try:
         grads = back(dy)
     except ZygoteError as e:  # documented: integer-array indices of a (non-JAX) foreign array raise

@@ -62,7 +62,7 @@ def _via(np_fn, who, x, args, kwargs, ncall):
     return y, back_
 
 
-_TORCH_KEYWORDS = {"dim": "axis", "keepdim": "keepdims", "dims": "axis", "diagonal": "k"}
+_TORCH_KEYWORDS = {"dim": "axis", "keepdim": "keepdims", "dims": "axis", "diagonal": "k", "shifts": "shift"}
 
 
 def _keywords(lib, kwargs):
@@ -285,7 +285,7 @@ _TORCH_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod")
 # torch functions whose positional parameters are NumPy's twin's, and whose keywords are renamed (dim -> axis, dims ->
 # axis, keepdim -> keepdims, diagonal -> k)
 _TORCH_RENAMED = ("squeeze", "stack", "concatenate", "concat", "expand_dims", "cumsum", "cumprod", "flip", "tril",
-                  "triu", "moveaxis", "swapaxes", "norm")
+                  "triu", "moveaxis", "swapaxes", "roll", "norm")
 _TORCH_NORMS = {"vector_norm": ("ord", "axis", "keepdims"), "matrix_norm": ("ord", "axis", "keepdims")}
 
 

@@ -222,6 +222,17 @@ NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) 
     np.array, np.asarray, np.outer, np.inner, np.ndarray.sum, np.ndarray.mean, np.ndarray.max, np.ndarray.min,
     np.ndarray.dot, np.ndarray.ravel, np.ndarray.squeeze, np.ndarray.reshape, np.ndarray.copy, np.ndarray.astype,
     np.ndarray.transpose,
-    # numpy_reductions.py and numpy_shapes.py: all of them
+    # numpy_reductions.py and numpy_shapes.py: all of them but those of GENERIC_BEYOND_STARTER
     *(r.op for r in rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS),
 }
+# the rules of numpy_reductions.py, numpy_shapes.py, numpy_linalg.py and numpy_decompositions.py that are
+# namespace-generic: the array API has their functions (prod, var/std, cumulative_sum, flip, tril, linalg.inv, ...)
+GENERIC_BEYOND_STARTER = {
+    np.prod, np.var, np.std, np.cumsum, np.cumprod,
+    np.roll, np.moveaxis, np.swapaxes, np.matrix_transpose, np.flip, np.fliplr, np.flipud, np.tril, np.triu,
+    np.broadcast_to, np.broadcast_arrays,
+    np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.matrix_power, np.linalg.norm,
+    np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.cholesky,
+    *((np.cumulative_sum, np.cumulative_prod) if hasattr(np, "cumulative_sum") else ()),
+}
+NUMPY_ONLY -= GENERIC_BEYOND_STARTER

@@ -27,12 +27,15 @@ EPS = 1e-6
 
 
 def _strict_target(op):
-    """The strict namespace's function for a NumPy function (None when it has none); operators stay themselves."""
-    if not isinstance(op, np.ufunc) and getattr(np, getattr(op, "__name__", ""), None) is not op:
+    """The strict namespace's function for a NumPy function (the NumPy function itself when the strict namespace has
+    none: its namespace-generic rule must still compute in the strict namespace); operators stay themselves."""
+    name = getattr(op, "__name__", "")
+    if getattr(np.linalg, name, None) is op:
+        return getattr(xps.linalg, name, None) or op
+    if not isinstance(op, np.ufunc) and getattr(np, name, None) is not op:
         return op
-    name = op.__name__
     return getattr(xps, name, None) or getattr(xps, _ARRAY_API_NAMES.get(name, name), None) \
-        or getattr(xps, {"transpose": "permute_dims", "concatenate": "concat"}.get(name, name), None)
+        or getattr(xps, {"transpose": "permute_dims", "concatenate": "concat"}.get(name, name), None) or op
 
 
 def _to_strict(a):
@@ -43,9 +46,14 @@ def _to_strict(a):
     return a
 
 
+def _rebuild(like, items):
+    """A list or tuple of like's type (a namedtuple too) holding items."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+
+
 def _to_numpy(g):
     if isinstance(g, (list, tuple)):
-        return type(g)(_to_numpy(v) for v in g)
+        return _rebuild(g, [_to_numpy(v) for v in g])
     return np.asarray(g) if isinstance(g, Strict) else g
 
 
@@ -73,8 +81,6 @@ def test_generic_rule_on_strict_arrays(r, case):
     rng = np.random.default_rng(seed)
     args, random = _draw(r.args, case, rng)
     target = _strict_target(r.op)
-    if target is None:
-        pytest.skip(f"array_api_strict has no {r.op.__name__}")
     rule = registry.find_rule(target)
     twin = registry.twin_of(target) or target
     assert registry.is_generic(twin) and rule is registry.find_rule(twin), f"{target} resolves to {rule}"
@@ -87,15 +93,22 @@ def test_generic_rule_on_strict_arrays(r, case):
         if r.op is operator.getitem:
             pytest.skip(f"array_api_strict refuses this index: {e}")
         raise
+    except ZygoteError as e:  # documented: np.dot with a second argument of more than 2 axes
+        if r.op is np.dot and "no namespace-generic rule" in str(e):
+            pytest.skip(str(e))
+        raise
     f = r.f or r.op
     expected = f(*copy.deepcopy(args), **r.kwargs)
     if isinstance(expected, np.ndarray) and any(isinstance(a, Strict) for a in strict_args):
         assert isinstance(y, Strict), f"result {type(y).__name__}, not a strict array"
     np.testing.assert_allclose(_to_numpy(y), expected, rtol=1e-12, atol=1e-12)
-    dy_np = _like(np.asarray(_to_numpy(y)) if np.ndim(expected) else expected, rng)
+    dy_np = _like(expected if isinstance(expected, (list, tuple)) else np.asarray(_to_numpy(y)) if np.ndim(expected)
+                  else expected, rng)
     dy = dy_np
     if isinstance(y, Strict):
         dy = xps.asarray(np.asarray(dy_np, dtype=np.asarray(y).dtype))
+    elif isinstance(y, (list, tuple)) and y and all(isinstance(v, Strict) for v in y):  # broadcast_arrays, unstack
+        dy = _rebuild(y, [xps.asarray(np.asarray(d, dtype=np.asarray(v).dtype)) for d, v in zip(dy_np, y, strict=True)])
     try:
         grads = back(dy)
     except ZygoteError as e:  # documented: integer-array indices of a (non-JAX) foreign array raise

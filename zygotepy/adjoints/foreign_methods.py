@@ -62,7 +62,7 @@ def _via(np_fn, who, x, args, kwargs, ncall):
     return y, back_
 
 
-_TORCH_KEYWORDS = {"dim": "axis", "keepdim": "keepdims"}
+_TORCH_KEYWORDS = {"dim": "axis", "keepdim": "keepdims", "dims": "axis", "diagonal": "k", "shifts": "shift"}
 
 
 def _keywords(lib, kwargs):
@@ -281,23 +281,70 @@ def attribute(cls, name):
 
 
 # --- torch functions: torch.sum(x, dim=1, keepdim=True) -----------------------------------------------------------------
-_TORCH_REDUCTIONS = ("sum", "mean", "amax", "amin")
+_TORCH_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod")
+# torch functions whose positional parameters are NumPy's twin's, and whose keywords are renamed (dim -> axis, dims ->
+# axis, keepdim -> keepdims, diagonal -> k)
+_TORCH_RENAMED = ("squeeze", "stack", "concatenate", "concat", "expand_dims", "cumsum", "cumprod", "flip", "tril",
+                  "triu", "moveaxis", "swapaxes", "roll", "norm")
+_TORCH_NORMS = {"vector_norm": ("ord", "axis", "keepdims"), "matrix_norm": ("ord", "axis", "keepdims")}
+
+
+def _torch_moment(rule, who):
+    """torch.var / torch.std: Bessel's correction by default (correction=1, or unbiased=True), unlike NumPy's ddof=0;
+    torch.var(x, dim, unbiased, keepdim) and torch.var(x, unbiased) positionally."""
+    def moment(x, *a, **k):
+        k, rest = dict(k), list(a)
+        if rest and isinstance(rest[0], bool):
+            k["unbiased"] = rest.pop(0)
+        for name, value in zip(("dim", "unbiased", "keepdim"), rest):
+            k[name] = value
+        correction = k.pop("correction", None)
+        correction = 1 if correction is None else correction
+        if "unbiased" in k:
+            correction = 1 if k.pop("unbiased") else 0
+        kw = {"axis": k.pop("dim", None), "keepdims": k.pop("keepdim", False), "ddof": correction}
+        if k:
+            raise ZygoteError(f"{who} with keywords {sorted(k)} is not supported")
+        y, back = rule(x, **kw)
+        n = len(a)
+        return y, lambda dy: (back(dy)[0], *(None,) * n)
+    return moment
+
+
+def _torch_norm(rule, who, names):
+    """torch.linalg.vector_norm / matrix_norm: NumPy's are keyword-only; torch's matrix_norm takes dim=(-2, -1) only."""
+    def norm(x, *a, **k):
+        kw = {**dict(zip(names, a)), **_keywords("torch", k)}
+        if who.endswith("matrix_norm"):
+            axis = kw.pop("axis", (-2, -1))
+            if tuple(d % x.ndim for d in axis) != (x.ndim - 2, x.ndim - 1):
+                raise ZygoteError(f"{who}: only dim=(-2, -1) is supported")
+        if kw.pop("dtype", None) is not None:
+            raise ZygoteError(f"{who} with dtype= is not supported")
+        y, back = rule(x, **kw)
+        n = len(a)
+        return y, lambda dy: (back(dy)[0], *(None,) * n)
+    return norm
 
 
 def torch_function(fn, name, rule):
     """The rule of torch.<name> (whose NumPy twin has the generic rule `rule`): torch's dim/keepdim become axis/keepdims
-    for the reductions; torch.max/min and torch.transpose, whose meanings differ, are translated; other functions
-    given dim/keepdim refuse."""
-    who = f"torch.{name}"
+    for the reductions; torch.max/min, torch.transpose and torch.var/std, whose meanings differ, are translated; other
+    functions given dim/keepdim refuse."""
+    who = f"torch.{getattr(fn, '__name__', name)}"
     if name in _TORCH_REDUCTIONS:
         def reduction(x, *a, **k):
             y, back = rule(x, **_reduction_args("torch", a, k))
             n = len(a)
             return y, lambda dy: (back(dy)[0], *(None,) * n)
         return reduction
-    if name in ("max", "min", "transpose"):
+    if name in ("max", "min") or name == "transpose" and getattr(fn, "__name__", name) == "transpose":
         return _method(name, "torch", who)
-    if name in ("squeeze", "stack", "concatenate", "concat", "expand_dims"):
+    if name in ("var", "std"):
+        return _torch_moment(rule, who)
+    if name in _TORCH_NORMS:
+        return _torch_norm(rule, who, _TORCH_NORMS[name])
+    if name in _TORCH_RENAMED:
         def renamed(x, *a, **k):
             return rule(x, *a, **_keywords("torch", k))
         return renamed
@@ -305,6 +352,6 @@ def torch_function(fn, name, rule):
     def plain(*a, **k):
         if "dim" in k or "keepdim" in k:
             raise ZygoteError(f"{who} with dim=/keepdim= is not translated to NumPy's axis=/keepdims= (only "
-                              f"{', '.join(_TORCH_REDUCTIONS)}, squeeze, stack and concatenate are)")
+                              f"{', '.join(_TORCH_REDUCTIONS + _TORCH_RENAMED)}, var, std and the norms are)")
         return rule(*a, **k)
     return plain

@@ -6,68 +6,81 @@ eigenvalues or singular values with a cotangent on the vectors, a wide QR) a `Zy
 """
 import numpy as np
 
+from ..backends import is_complex, namespace
 from ..errors import ZygoteError
 from .numpy import _expand
-from .numpy_linalg import _H, _T, _field, _gaps, _lower, pinv
-from .registry import adjoint
+from .numpy_linalg import _H, _T, _field, _gaps, _linalg, _lower, pinv
+from .registry import adjoint, namespace_generic
 
 la = np.linalg
 
 
+def _complex(x):
+    return np.iscomplexobj(x) if namespace(x) is np else is_complex(x)
+
+
 def _unit(x):
     """d|x|/dx: sign(x) for reals, x/|x| for complex numbers (0 at 0)."""
-    if np.iscomplexobj(x):
-        r = np.abs(x)
-        return x / np.where(r == 0, 1, r)
-    return np.sign(x)
+    xp = namespace(x)
+    if _complex(x):
+        r = xp.abs(x)
+        return x / xp.where(r == 0, 1, r)
+    return xp.sign(x)
 
 
-def _share(hit, axis):
-    """Ties share the gradient evenly."""
-    return hit / np.sum(hit, axis=axis, keepdims=True)
+def _share(hit, axis, like):
+    """Ties share the gradient evenly (the array API does no arithmetic on booleans: counted in like's float type)."""
+    xp = namespace(like)
+    if xp is not np:
+        hit = xp.astype(hit, xp.real(like).dtype if _complex(like) else like.dtype)
+    return hit / xp.sum(hit, axis=axis, keepdims=True)
 
 
 # --- norms ---------------------------------------------------------------------------------------------------------------
 def _vector_back(x, ord, axis, d):
     """Gradient of the vector `ord`-norm of x along `axis` (None: all entries), times the expanded cotangent d."""
-    a = np.abs(x)
+    xp = namespace(x)
+    a = xp.abs(x)
     if ord == 0:
         return None
     if ord == np.inf or ord == -np.inf:
-        pick = np.max if ord == np.inf else np.min
-        return d * _unit(x) * _share(a == pick(a, axis=axis, keepdims=True), axis)
+        pick = xp.max if ord == np.inf else xp.min
+        return d * _unit(x) * _share(a == pick(a, axis=axis, keepdims=True), axis, x)
     if ord == 1:
         return d * _unit(x)
     p = 2 if ord is None else ord
-    y = np.sum(a ** p, axis=axis, keepdims=True) ** (1 / p)
-    return d * _unit(x) * (a / np.where(y == 0, 1, y)) ** (p - 1)
+    y = xp.sum(a ** p, axis=axis, keepdims=True) ** (1 / p)
+    return d * _unit(x) * (a / xp.where(y == 0, 1, y)) ** (p - 1)
 
 
 def _matrix_back(x, ord, d):
     """Gradient of a matrix norm over the last two axes, times d (broadcast over them)."""
+    xp = namespace(x)
     if ord in (None, "fro"):
-        y = np.sqrt(np.sum(np.abs(x) ** 2, axis=(-2, -1), keepdims=True))
-        return d * x / np.where(y == 0, 1, y)
+        y = xp.sqrt(xp.sum(xp.abs(x) ** 2, axis=(-2, -1), keepdims=True))
+        return d * x / xp.where(y == 0, 1, y)
     if ord in ("nuc", 2, -2):
-        U, s, Vh = la.svd(x, full_matrices=False)
+        U, s, Vh = _linalg(x).svd(x, full_matrices=False)
         if ord == "nuc":
             return d * (U @ Vh)
         k = 0 if ord == 2 else -1
         other = s[..., 1] if ord == 2 else s[..., -2]
-        if s.shape[-1] > 1 and np.any(np.isclose(s[..., k], other, rtol=1e-12, atol=0)):
+        if s.shape[-1] > 1 and (np.any(np.isclose(s[..., k], other, rtol=1e-12, atol=0)) if xp is np else
+                                bool(xp.any(xp.abs(s[..., k] - other) <= 1e-12 * xp.abs(other)))):
             raise ZygoteError(f"np.linalg.norm(ord={ord}): the gradient is undefined, repeated singular values {s}")
         return d * (U[..., :, k:k + 1 if k == 0 else None] @ Vh[..., k:k + 1 if k == 0 else None, :])
     if ord in (1, -1, np.inf, -np.inf):
         axis = -2 if ord in (1, -1) else -1  # 1: the largest column sum, inf: the largest row sum
-        sums = np.sum(np.abs(x), axis=axis, keepdims=True)
-        pick = np.max if ord in (1, np.inf) else np.min
+        sums = xp.sum(xp.abs(x), axis=axis, keepdims=True)
+        pick = xp.max if ord in (1, np.inf) else xp.min
         return d * _unit(x) * _share(sums == pick(sums, axis=-1 if axis == -2 else -2, keepdims=True),
-                                     -1 if axis == -2 else -2)
+                                     -1 if axis == -2 else -2, x)
     raise ZygoteError(f"np.linalg.norm: no gradient for ord={ord!r}")
 
 
 def _norm_back(x, ord, axis, keepdims, dy):
-    x = np.asarray(x)
+    xp = namespace(x)
+    x = np.asarray(x) if xp is np else x
     if axis is None and (ord is None or x.ndim == 1):
         return _vector_back(x, ord, None, _expand(dy, x, None, keepdims))
     if axis is None:
@@ -75,36 +88,53 @@ def _norm_back(x, ord, axis, keepdims, dy):
     if isinstance(axis, int) or len(axis) == 1:
         return _vector_back(x, ord, axis, _expand(dy, x, axis, keepdims))
     axes = tuple(a % x.ndim for a in axis)
-    moved = np.moveaxis(x, axes, (-2, -1))
-    d = np.asarray(_expand(dy, x, axes, keepdims))
-    g = _matrix_back(moved, ord, np.moveaxis(d, axes, (-2, -1)))
-    return np.moveaxis(g, (-2, -1), axes)
+    moved = xp.moveaxis(x, axes, (-2, -1))
+    d = _expand(dy, x, axes, keepdims)
+    d = np.asarray(d) if xp is np else d
+    g = _matrix_back(moved, ord, xp.moveaxis(d, axes, (-2, -1)))
+    return xp.moveaxis(g, (-2, -1), axes)
+
+
+def _foreign_norm(x, ord, axis, keepdims):
+    """np.linalg.norm of another library's array from the array API's vector_norm and matrix_norm."""
+    xp = namespace(x)
+    if axis is None and (ord is None or x.ndim == 1):
+        return xp.linalg.vector_norm(x, ord=2 if ord is None else ord, keepdims=keepdims)
+    if axis is None:
+        axis = (0, 1)
+    if isinstance(axis, int) or len(axis) == 1:
+        axis = axis if isinstance(axis, int) else axis[0]
+        return xp.linalg.vector_norm(x, axis=axis, ord=2 if ord is None else ord, keepdims=keepdims)
+    axes = tuple(a % x.ndim for a in axis)
+    y = xp.linalg.matrix_norm(xp.moveaxis(x, axes, (-2, -1)), ord="fro" if ord is None else ord, keepdims=keepdims)
+    return xp.moveaxis(y, (-2, -1), axes) if keepdims else y
 
 
 @adjoint(la.norm)
 def norm(x, *args, **kwargs):
     ord, axis, keepdims = (args[k] if len(args) > k else kwargs.get(n, None if n != "keepdims" else False)
                            for k, n in enumerate(("ord", "axis", "keepdims")))
-    return la.norm(x, *args, **kwargs), lambda dy: (
-        None if dy is None else _norm_back(x, ord, axis, keepdims, dy), *(None for _ in args))
+    y = la.norm(x, *args, **kwargs) if namespace(x) is np else _foreign_norm(x, ord, axis, keepdims)
+    return y, lambda dy: (None if dy is None else _norm_back(x, ord, axis, keepdims, dy), *(None for _ in args))
 
 
 @adjoint(la.vector_norm)
 def vector_norm(x, **kwargs):
     axis, keepdims, ord = kwargs.get("axis"), kwargs.get("keepdims", False), kwargs.get("ord", 2)
-    return la.vector_norm(x, **kwargs), lambda dy: (
-        None if dy is None else _vector_back(np.asarray(x), ord, axis, _expand(dy, np.asarray(x), axis, keepdims)),)
+    x_ = np.asarray(x) if namespace(x) is np else x
+    return _linalg(x).vector_norm(x, **kwargs), lambda dy: (
+        None if dy is None else _vector_back(x_, ord, axis, _expand(dy, x_, axis, keepdims)),)
 
 
 @adjoint(la.matrix_norm)
 def matrix_norm(x, **kwargs):
     keepdims, ord = kwargs.get("keepdims", False), kwargs.get("ord", "fro")
-    return la.matrix_norm(x, **kwargs), lambda dy: (
+    return _linalg(x).matrix_norm(x, **kwargs), lambda dy: (
         None if dy is None else _norm_back(x, ord, (-2, -1), keepdims, dy),)
 
 
 def _real_only(a, name):
-    if np.iscomplexobj(a):
+    if _complex(a):
         raise ZygoteError(f"np.linalg.{name}: the gradient rule is for real matrices; complex input is not supported")
 
 
@@ -113,7 +143,8 @@ def _real_only(a, name):
 def cholesky(a, **kwargs):
     """a = L L^T: S = L^-T Phi(L^T dL) L^-1 (Phi: the lower triangle, diagonal halved), symmetrized."""
     _real_only(a, "cholesky")
-    y = la.cholesky(a, **kwargs)
+    linalg, xp = _linalg(a), namespace(a)
+    y = linalg.cholesky(a, **kwargs)
     upper = kwargs.get("upper", False)
     L = _H(y) if upper else y
 
@@ -122,8 +153,11 @@ def cholesky(a, **kwargs):
             return (None,)
         dL = _H(dy) if upper else dy
         P = _H(L) @ dL
-        phi = np.tril(P, -1) + 0.5 * P * np.eye(P.shape[-1], dtype=P.dtype)
-        Linv = la.inv(L)
+        if xp is np:
+            phi = np.tril(P, -1) + 0.5 * P * np.eye(P.shape[-1], dtype=P.dtype)
+        else:
+            phi = xp.tril(P, k=-1) + 0.5 * P * xp.eye(P.shape[-1], dtype=P.dtype)
+        Linv = linalg.inv(L)
         S = _H(Linv) @ phi @ Linv
         g = _lower(0.5 * (S + _H(S)))
         return (_H(g) if upper else g,)
@@ -273,3 +307,7 @@ def lstsq(a, b, *args, **kwargs):
         return (da, db, *(None for _ in args))
     return result, back
 
+
+
+# computed with the namespace of their input: the array API's linalg has vector_norm, matrix_norm and cholesky
+namespace_generic(la.norm, la.vector_norm, la.matrix_norm, la.cholesky)

@@ -8,22 +8,29 @@ import string
 import numpy as np
 from numpy._core.einsumfunc import _parse_einsum_input
 
-from ..backends import conj, unbroadcast
+from ..backends import conj, namespace, namespace_of, unbroadcast
 from ..errors import ZygoteError
 from .numpy import matmul, outer
 from .numpy_reductions import trace
 from .numpy_shapes import diagonal, matrix_transpose
-from .registry import adjoint
+from .registry import adjoint, namespace_generic
 
 la = np.linalg
 
 
 def _T(x):
-    return np.swapaxes(x, -1, -2)
+    xp = namespace(x)
+    return np.swapaxes(x, -1, -2) if xp is np else xp.matrix_transpose(x)
 
 
 def _H(x):
-    return conj(np.swapaxes(x, -1, -2))
+    return conj(_T(x))
+
+
+def _linalg(*xs):
+    """The linalg namespace of the arrays xs: np.linalg for NumPy arrays, else their library's (the array API's)."""
+    xp = namespace_of(*xs)
+    return la if xp is np else xp.linalg
 
 
 def _field(dy, k, name):
@@ -42,6 +49,9 @@ def _eye_like(x):
 def _lower(g):
     """A cotangent for a function that reads only the lower triangle of a symmetric matrix (cholesky, eigh): the
     symmetric gradient g folded onto the lower triangle."""
+    xp = namespace(g)
+    if xp is not np:
+        return xp.tril(g + _H(g), k=-1) + g * xp.eye(g.shape[-1], dtype=g.dtype)
     return np.tril(g + _H(g), -1) + g * np.eye(g.shape[-1], dtype=g.dtype)
 
 
@@ -280,20 +290,21 @@ def polyval(p, x):
 # --- inverses and solves ---------------------------------------------------------------------------------------------------
 @adjoint(la.inv)
 def inv(a):
-    y = la.inv(a)
+    y = _linalg(a).inv(a)
     return y, lambda dy: (None if dy is None else -_H(y) @ dy @ _H(y),)
 
 
 @adjoint(la.solve)
 def solve(a, b):
     """x = a^-1 b: db = a^-H dx, da = -db x^H (b a vector when 1-d)."""
-    x = la.solve(a, b)
+    linalg = _linalg(a, b)
+    x = linalg.solve(a, b)
 
     def back(dy):
         if dy is None:
             return (None, None)
-        vector = np.ndim(b) == 1
-        db = la.solve(_H(a), dy[..., None] if vector else dy)
+        vector = (b.ndim if hasattr(b, "ndim") else np.ndim(b)) == 1
+        db = linalg.solve(_H(a), dy[..., None] if vector else dy)
         da = -db @ _H(x[..., None] if vector else x)
         return unbroadcast(da, a), unbroadcast(db[..., 0] if vector else db, b)
     return x, back
@@ -301,18 +312,24 @@ def solve(a, b):
 
 @adjoint(la.det)
 def det(a):
-    y = la.det(a)
+    linalg = _linalg(a)
+    y = linalg.det(a)
+    if linalg is not la:
+        xp = namespace(a)
+        return y, lambda dy: (None if dy is None else xp.asarray(dy * conj(y))[..., None, None] * _H(linalg.inv(a)),)
     return y, lambda dy: (None if dy is None else (dy * conj(y))[..., None, None] * _H(la.inv(a)),)
 
 
 @adjoint(la.slogdet)
 def slogdet(a):
     """d log|det a| = tr(a^-1 da); the sign is piecewise constant."""
-    result = la.slogdet(a)
+    linalg = _linalg(a)
+    result = linalg.slogdet(a)
+    asarray = np.asarray if linalg is la else namespace(a).asarray
 
     def back(dy):
         d = _field(dy, 1, "logabsdet")
-        return (None if d is None else np.asarray(d)[..., None, None] * _H(la.inv(a)),)
+        return (None if d is None else asarray(d)[..., None, None] * _H(linalg.inv(a)),)
     return result, back
 
 
@@ -333,17 +350,19 @@ def pinv(a, *args, **kwargs):
 @adjoint(la.matrix_power)
 def matrix_power(a, n):
     """d(a^n) = sum_k a^k da a^(n-1-k); a negative n is the power of the inverse."""
-    base = la.inv(a) if n < 0 else a
-    powers = [np.broadcast_to(np.eye(a.shape[-1], dtype=base.dtype), a.shape)]
+    linalg, xp = _linalg(a), namespace(a)
+    base = linalg.inv(a) if n < 0 else a
+    powers = [xp.broadcast_to(xp.eye(a.shape[-1], dtype=base.dtype), tuple(a.shape))]
     for _ in range(abs(n) - 1):
         powers.append(powers[-1] @ base)
 
     def back(dy):
         if dy is None:
             return (None, None)
-        g = sum((_H(powers[k]) @ dy @ _H(powers[abs(n) - 1 - k]) for k in range(abs(n))), np.zeros(a.shape, base.dtype))
+        g = sum((_H(powers[k]) @ dy @ _H(powers[abs(n) - 1 - k]) for k in range(abs(n))),
+                xp.zeros(tuple(a.shape), dtype=base.dtype))
         return (-_H(base) @ g @ _H(base) if n < 0 else g, None)
-    return la.matrix_power(a, n), back
+    return linalg.matrix_power(a, n), back
 
 
 # --- the same functions under other names ------------------------------------------------------------------------------
@@ -362,3 +381,7 @@ ALIASES = {np.cross: _cross_rule(np.cross), la.cross: _cross_rule(la.cross), np.
            la.diagonal: _last_two(diagonal, la.diagonal)}
 for _fn, _rule in ALIASES.items():
     adjoint(_fn)(_rule)
+
+
+# computed with the namespace of their input: the array API's linalg has them
+namespace_generic(la.inv, la.solve, la.det, la.slogdet, la.matrix_power)

@@ -2,12 +2,14 @@
 with weights, the nan-ignoring reductions, cumsum/cumprod, trace and diff, with `axis` and `keepdims`, and the ndarray
 methods of the same names. A reduction's cotangent is spread back over the reduced axes by `_expand` (numpy.py).
 """
+import math
+
 import numpy as np
 
-from ..backends import conj, namespace, unbroadcast
+from ..backends import conj, is_complex, namespace, unbroadcast
 from ..errors import ZygoteError
 from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore, _where
-from .registry import adjoint
+from .registry import adjoint, namespace_generic
 
 
 def _axes(axis, ndim):
@@ -27,6 +29,36 @@ def _nones(args):
     return tuple(None for _ in args)
 
 
+# --- another library's arrays: NumPy's positional parameters as the array API's keywords ---------------------------------
+def _foreign_keywords(name, names, args, kwargs, supported):
+    """`f(x, *args, **kwargs)` of NumPy's signature (parameters `names` after x) as keywords; `out=` and parameters the
+    array API lacks (all but `supported`) raise a ZygoteError naming them."""
+    kw = {**dict(zip(names, args)), **kwargs}
+    if kw.get("out") is not None:
+        raise ZygoteError(f"np.{name}: out= is not differentiable")
+    kw.pop("out", None)
+    unknown = sorted(k for k, v in kw.items() if k not in supported and v is not None)
+    if unknown:
+        raise ZygoteError(f"np.{name} of another library's arrays: {', '.join(unknown)} has no array-API equivalent "
+                          f"in the namespace-generic rule")
+    return {k: v for k, v in kw.items() if k in supported}
+
+
+def _scan(xp, kind, x, axis):
+    """NumPy's cumsum / cumprod (kind "sum" / "prod") of a foreign array: the array API's cumulative_sum / _prod (a
+    flattened input when axis is None)."""
+    if xp is np:
+        return (np.cumsum if kind == "sum" else np.cumprod)(x, axis=axis)
+    if axis is None:
+        x, axis = xp.reshape(x, (-1,)), 0
+    return getattr(xp, "cumulative_" + kind)(x, axis=axis)
+
+
+def _concat(xp, arrays, axis):
+    return np.concatenate(arrays, axis=axis) if xp is np else (getattr(xp, "concat", None) or xp.concatenate)(
+        arrays, axis=axis)
+
+
 # --- products ----------------------------------------------------------------------------------------------------------
 def _product_of_others(x, axis):
     """For each entry of x, the product of the other entries of its slice along `axis`: exclusive cumulative products
@@ -39,8 +71,8 @@ def _product_of_others(x, axis):
     moved = xp.moveaxis(x, axes, last)
     flat = xp.reshape(moved, (*moved.shape[:x.ndim - len(axes)], -1))
     one = xp.ones_like(flat[..., :1])
-    left = xp.concatenate([one, xp.cumprod(flat[..., :-1], axis=-1)], axis=-1)
-    right = xp.flip(xp.concatenate([one, xp.cumprod(xp.flip(flat[..., 1:], axis=-1), axis=-1)], axis=-1), axis=-1)
+    left = _concat(xp, [one, _scan(xp, "prod", flat[..., :-1], -1)], -1)
+    right = xp.flip(_concat(xp, [one, _scan(xp, "prod", xp.flip(flat[..., 1:], axis=-1), -1)], -1), axis=-1)
     return xp.moveaxis(xp.reshape(left * right, moved.shape), last, axes)
 
 
@@ -50,17 +82,26 @@ def prod(x, *args, **kwargs):
     x_arr = _float(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     mask = kwargs.get("where")
+    xp = namespace(x_arr)
+    if xp is np:
+        y = np.prod(x, *args, **kwargs)
+    else:  # the array API's prod has no where= (entries left out count as 1) and no initial=
+        kw = _foreign_keywords("prod", ("axis", "dtype", "out", "keepdims", "initial", "where"), args, kwargs,
+                               ("axis", "dtype", "keepdims", "where"))
+        mask = kw.pop("where", None)
+        if mask is not None:
+            mask = xp.asarray(mask)
+        y = xp.prod(x_arr if mask is None else xp.where(mask, x_arr, xp.ones_like(x_arr)), **kw)
 
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        xp = namespace(x_arr)
         factors = x_arr if mask is None else xp.where(mask, x_arr, xp.ones_like(x_arr))
         g = _expand(dy, x_arr, axis, keepdims) * conj(_product_of_others(factors, axis))
         if mask is not None:
-            g = xp.where(mask, g, 0)
+            g = xp.where(mask, g, 0 if xp is np else xp.zeros_like(g))
         return (_restore(g, x) if hasattr(x_arr, "shape") and x_arr.ndim else unbroadcast(g, x), *_nones(args))
-    return np.prod(x, *args, **kwargs), back
+    return y, back
 
 
 # --- moments -------------------------------------------------------------------------------------------------------------
@@ -70,16 +111,22 @@ def _moment(fn, root):
         if "where" in kwargs:
             raise ZygoteError(f"np.{fn.__name__}: the gradient rule does not support where=")
         x_arr = _float(x)
-        y = fn(x_arr, *args, **kwargs)
+        xp = namespace(x_arr)
+        if xp is np:
+            y = fn(x_arr, *args, **kwargs)
+        else:  # the array API's var/std call ddof `correction`
+            kw = _foreign_keywords(fn.__name__, ("axis", "dtype", "out", "ddof", "keepdims"), args, kwargs,
+                                   ("axis", "ddof", "keepdims", "correction"))
+            kw["correction"] = kw.pop("correction", kw.pop("ddof", 0))
+            y = getattr(xp, fn.__name__)(x_arr, **kw)
         axis, keepdims = _axis_keepdims(args, kwargs, 4)
-        ddof = args[3] if len(args) > 3 else kwargs.get("ddof", 0)
+        ddof = args[3] if len(args) > 3 else kwargs.get("ddof", kwargs.get("correction", 0))
 
         def back(dy):
             if dy is None:
                 return (None, *_nones(args))
-            xp = namespace(x_arr)
             centred = x_arr - xp.mean(x_arr, axis=axis, keepdims=True)
-            count = x_arr.size // max(np.size(y), 1)
+            count = math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1)
             scale = 1 / (count - ddof) if root else 2 / (count - ddof)
             g = _expand(dy / y if root else dy, x_arr, axis, keepdims) * centred * scale
             return (_restore(g, x), *_nones(args))
@@ -203,7 +250,15 @@ def nanmean(x, *args, **kwargs):
 # --- scans -----------------------------------------------------------------------------------------------------------------
 def _reverse_cumsum(g, axis):
     xp = namespace(g)
-    return xp.flip(xp.cumsum(xp.flip(g, axis=axis), axis=axis), axis=axis)
+    return xp.flip(_scan(xp, "sum", xp.flip(g, axis=axis), axis), axis=axis)
+
+
+def _foreign_scan(kind, x, args, kwargs):
+    """np.cumsum / np.cumprod of a foreign array (dtype= is passed on: the array API's scans take it)."""
+    xp = namespace(x)
+    kw = _foreign_keywords(f"cum{kind}", ("axis", "dtype", "out"), args, kwargs, ("axis", "dtype"))
+    y = _scan(xp, kind, x, kw.get("axis"))
+    return y if kw.get("dtype") is None else xp.astype(y, kw["dtype"])
 
 
 @adjoint(np.cumsum)
@@ -216,7 +271,9 @@ def cumsum(x, *args, **kwargs):
         if dy is None:
             return (None, *_nones(args))
         g = _reverse_cumsum(dy, -1 if axis is None else axis)
-        return (_restore(namespace(g).reshape(g, x_arr.shape), x), *_nones(args))
+        return (_restore(namespace(g).reshape(g, tuple(x_arr.shape)), x), *_nones(args))
+    if namespace(x_arr) is not np:
+        return _foreign_scan("sum", x_arr, args, kwargs), back
     return np.cumsum(x, *args, **kwargs), back
 
 
@@ -229,7 +286,7 @@ def _cumprod_back(x, y, dy):
     n = x.shape[-1]
     columns = []
     for k in range(n):
-        others = xp.cumprod(xp.where(xp.arange(n) == k, xp.ones_like(x), x), axis=-1)[..., k:]
+        others = _scan(xp, "prod", xp.where(xp.arange(n) == k, xp.ones_like(x), x), -1)[..., k:]
         columns.append(xp.sum(dy[..., k:] * conj(others), axis=-1))
     return xp.stack(columns, axis=-1)
 
@@ -238,24 +295,25 @@ def _cumprod_back(x, y, dy):
 def cumprod(x, *args, **kwargs):
     x_arr = _float(x)
     axis = args[0] if args else kwargs.get("axis")
-    y = np.cumprod(x, *args, **kwargs)
+    xp = namespace(x_arr)
+    y = np.cumprod(x, *args, **kwargs) if xp is np else _foreign_scan("prod", x_arr, args, kwargs)
 
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        xp = namespace(x_arr)
         if axis is None:
             g = _cumprod_back(xp.reshape(x_arr, (-1,)), y, dy)
         else:
             g = xp.moveaxis(_cumprod_back(*(xp.moveaxis(v, axis, -1) for v in (x_arr, y, dy))), -1, axis)
-        return (_restore(xp.reshape(g, x_arr.shape), x), *_nones(args))
+        return (_restore(xp.reshape(g, tuple(x_arr.shape)), x), *_nones(args))
     return y, back
 
 
 def _cumulative(fn, plain):
     """np.cumulative_sum / np.cumulative_prod (keyword-only axis; `include_initial` prepends the identity, a constant)."""
     def rule(x, **kwargs):
-        y = fn(x, **kwargs)
+        xp = namespace(x)
+        y = fn(x, **kwargs) if xp is np else getattr(xp, fn.__name__)(x, **kwargs)
         axis = kwargs.get("axis")
         inner = {k: v for k, v in kwargs.items() if k != "include_initial"}
         _, inner_back = plain(x, **inner)
@@ -333,3 +391,7 @@ for _fn, _rule in {np.var: _moment(np.var, False), np.std: _moment(np.std, True)
                    np.ndarray.cumprod: cumprod, np.ndarray.trace: trace, np.ndarray.var: _moment(np.var, False),
                    np.ndarray.std: _moment(np.std, True)}.items():
     adjoint(_fn)(_rule)
+
+# computed with the namespace of their input (the array API's prod, var/std with `correction`, cumulative_sum/_prod)
+namespace_generic(np.prod, np.var, np.std, np.cumsum, np.cumprod,
+                  *((np.cumulative_sum, np.cumulative_prod) if hasattr(np, "cumulative_sum") else ()))

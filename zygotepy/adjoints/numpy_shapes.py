@@ -8,10 +8,10 @@ those indices with accumulation, so repeated entries sum their cotangents.
 """
 import numpy as np
 
-from ..backends import namespace, unbroadcast
+from ..backends import namespace, namespace_of, unbroadcast
 from ..errors import ZygoteError
-from .numpy import _restore
-from .registry import adjoint
+from .numpy import _permute, _restore
+from .registry import adjoint, namespace_generic
 
 
 def _nones(args):
@@ -100,15 +100,37 @@ for _fn, _rule in GATHERED.items():
     adjoint(_fn)(_rule)
 
 
+@adjoint(np.roll)
+def roll(x, shift, *args, **kwargs):
+    """NumPy arrays: the gathered rule; another library's: rolled back by -shift."""
+    xp = namespace(x)
+    if xp is np:
+        return GATHERED[np.roll](x, shift, *args, **kwargs)
+    axis = args[0] if args else kwargs.get("axis")
+    back_shift = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+    return xp.roll(x, shift, axis=axis), lambda dy: (None if dy is None else xp.roll(dy, back_shift, axis=axis),
+                                                     None, *_nones(args))
+
+
 # --- permutations whose inverse is one call ------------------------------------------------------------------------------
 @adjoint(np.moveaxis)
 def moveaxis(x, source, destination):
-    return np.moveaxis(x, source, destination), lambda dy: (
+    xp = namespace(x)
+    return xp.moveaxis(x, source, destination), lambda dy: (
         None if dy is None else namespace(dy).moveaxis(dy, destination, source), None, None)
+
+
+def _swap(ndim, a, b):
+    perm = list(range(ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return perm
 
 
 @adjoint(np.swapaxes)
 def swapaxes(x, axis1, axis2):
+    if namespace(x) is not np:  # the array API has no swapaxes: a permutation (its own inverse)
+        perm = _swap(x.ndim, axis1, axis2)
+        return _permute(x, perm), lambda dy: (None if dy is None else _permute(dy, perm), None, None)
     return np.swapaxes(x, axis1, axis2), lambda dy: (
         None if dy is None else namespace(dy).swapaxes(dy, axis1, axis2), None, None)
 
@@ -118,37 +140,61 @@ adjoint(np.ndarray.swapaxes)(swapaxes)
 
 @adjoint(np.matrix_transpose)
 def matrix_transpose(x):
+    xp = namespace(x)
+    if xp is not np:
+        return xp.matrix_transpose(x), lambda dy: (None if dy is None else xp.matrix_transpose(dy),)
     return np.matrix_transpose(x), lambda dy: (None if dy is None else namespace(dy).swapaxes(dy, -1, -2),)
 
 
 @adjoint(np.flip)
 def flip(x, *args, **kwargs):
+    xp = namespace(x)
+    if xp is not np:  # the array API's flip takes axis as a keyword
+        kwargs = {**dict(zip(("axis",), args)), **kwargs}
+        return xp.flip(x, **kwargs), lambda dy: (None if dy is None else xp.flip(dy, **kwargs), *_nones(args))
     return np.flip(x, *args, **kwargs), lambda dy: (None if dy is None else np.flip(dy, *args, **kwargs),
                                                      *_nones(args))
 
 
 @adjoint(np.fliplr)
 def fliplr(x):
+    xp = namespace(x)
+    if xp is not np:
+        return xp.flip(x, axis=1), lambda dy: (None if dy is None else xp.flip(dy, axis=1),)
     return np.fliplr(x), lambda dy: (None if dy is None else np.fliplr(dy),)
 
 
 @adjoint(np.flipud)
 def flipud(x):
+    xp = namespace(x)
+    if xp is not np:
+        return xp.flip(x, axis=0), lambda dy: (None if dy is None else xp.flip(dy, axis=0),)
     return np.flipud(x), lambda dy: (None if dy is None else np.flipud(dy),)
 
 
-@adjoint(np.tril)
-def tril(x, *k, **kwargs):
-    return np.tril(x, *k, **kwargs), lambda dy: (None if dy is None else np.tril(dy, *k, **kwargs), *_nones(k))
+def _triangle(fn):
+    """np.tril / np.triu: the cotangent keeps the same triangle (the array API takes k as a keyword)."""
+    def rule(x, *k, **kwargs):
+        xp = namespace(x)
+        if xp is not np:
+            kw = {**dict(zip(("k",), k)), **kwargs}
+            f = getattr(xp, fn.__name__)
+            return f(x, **kw), lambda dy: (None if dy is None else f(dy, **kw), *_nones(k))
+        return fn(x, *k, **kwargs), lambda dy: (None if dy is None else fn(dy, *k, **kwargs), *_nones(k))
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
 
 
-@adjoint(np.triu)
-def triu(x, *k, **kwargs):
-    return np.triu(x, *k, **kwargs), lambda dy: (None if dy is None else np.triu(dy, *k, **kwargs), *_nones(k))
+tril = adjoint(np.tril)(_triangle(np.tril))
+triu = adjoint(np.triu)(_triangle(np.triu))
 
 
 @adjoint(np.broadcast_to)
 def broadcast_to(x, shape):
+    xp = namespace(x)
+    if xp is not np:
+        return xp.broadcast_to(x, tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)), \
+            lambda dy: (unbroadcast(dy, x), None)
     return np.broadcast_to(x, shape), lambda dy: (unbroadcast(dy, x), None)
 
 
@@ -158,6 +204,9 @@ def broadcast_arrays(*arrays):
         if dy is None:
             return _nones(arrays)
         return tuple(unbroadcast(d, a) for d, a in zip(dy, arrays, strict=True))
+    xp = namespace_of(*arrays)
+    if xp is not np:
+        return xp.broadcast_arrays(*(xp.asarray(a) for a in arrays)), back
     return np.broadcast_arrays(*arrays), back
 
 
@@ -420,3 +469,8 @@ def _zero_nones(dy, shape):
         return [_zero_nones(d, shape[1:]) for d in dy]
     return dy
 
+
+
+# computed with the namespace of their input: the array API (or JAX and torch under the same names) has them
+namespace_generic(np.roll, np.moveaxis, np.swapaxes, np.matrix_transpose, np.flip, np.fliplr, np.flipud, np.tril,
+                  np.triu, np.broadcast_to, np.broadcast_arrays)

@@ -135,7 +135,7 @@ def find_rule(target):
 # --- foreign namespaces: module name -> the NumPy module whose functions its names mean ------------------------------
 FOREIGN_NAMESPACES = {
     "jax.numpy": "numpy", "jax.numpy.linalg": "numpy.linalg", "array_api_strict": "numpy",
-    "array_api_strict.linalg": "numpy.linalg", "torch": "numpy", "torch.linalg": "numpy.linalg", "cupy": "numpy",
+    "array_api_strict.linalg": "numpy.linalg", "array_api_strict._linalg": "numpy.linalg", "torch": "numpy", "torch.linalg": "numpy.linalg", "cupy": "numpy",
     "cupy.linalg": "numpy.linalg", "dask.array": "numpy", "array_api_compat.torch": "numpy",
     "array_api_compat.torch.linalg": "numpy.linalg", "array_api_compat.cupy": "numpy",
     "array_api_compat.cupy.linalg": "numpy.linalg", "array_api_compat.dask.array": "numpy",
@@ -143,6 +143,8 @@ FOREIGN_NAMESPACES = {
 }
 # array-API names whose NumPy function has another name (NumPy's own aliases, np.atan is np.arctan, need no entry)
 _ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
+# torch's names of NumPy functions (torch.cat is np.concatenate; torch_function translates their keywords)
+_TORCH_TWINS = {"cat": "concatenate", "permute": "transpose", "movedim": "moveaxis", "swapdims": "swapaxes"}
 _TWINS = {}  # foreign function object -> NumPy function object
 _TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: see foreign_methods)
 _TORCH_RULES = {}  # torch function -> its rule (its twin's, with torch's keywords translated)
@@ -161,15 +163,16 @@ def _index_namespaces():
         if mod is None or np_mod is None or name in _indexed:
             continue
         _indexed.add(name)
+        torch = name == "torch" or name == "torch.linalg"
         for attr in dir(mod):
             fn = getattr(mod, attr, None)
-            twin = getattr(np_mod, _ARRAY_API_TWINS.get(attr, attr), None)
+            twin = getattr(np_mod, (torch and _TORCH_TWINS.get(attr)) or _ARRAY_API_TWINS.get(attr, attr), None)
             if fn is None or twin is None or fn is twin or not callable(fn) or isinstance(fn, type):
                 continue
             try:
                 if twin in RULES or twin in NONDIFF:
                     _TWINS.setdefault(fn, twin)
-                    if name == "torch" or name == "torch.linalg":
+                    if torch:
                         _TORCH.add(fn)
             except TypeError:
                 continue

@@ -310,11 +310,12 @@ def _filled(cell):
 
 def _held_error(where, plan):
     file, line, other, made = where
-    what = "a view of its data" if plan == "view" else "it where zygotepy cannot follow (a closure, a partial, __slots__)"
-    made = f" (made at line {made})" if made is not None else ""
-    return ZygoteError(f"{file}:{line}: zygotepy cannot differentiate this update in place: '{other}'{made} holds "
-                       f"{what}, and its gradient cannot be routed through the update; copy the array before it is "
-                       f"kept (np.array(W), W.copy()), or make the update before")
+    what = "a view of its data" if plan == "view" else "a value zygotepy cannot look into (a closure's cell, a " \
+        "partial's argument, a __slots__ attribute)"
+    made = f" (linked at line {made})" if made is not None else ""
+    return ZygoteError(f"{file}:{line}: zygotepy cannot differentiate this update in place: it changes an array that "
+                       f"'{other}'{made} shares as {what}, and the gradient cannot be routed through that; copy the "
+                       f"array before it is kept (W.copy()), or make the update before")
 
 
 def _split(plan, parent, dy, where):

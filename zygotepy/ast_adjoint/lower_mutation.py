@@ -129,6 +129,7 @@ class Mutation:
         return out
 
     def where(self, other, key):
+        """(file, line of the update, the other object's name, line of the statement that linked them)."""
         return Const((self.filename, self.line, self.user_name(other), key.value if isinstance(key, Const) else None))
 
     def parents_of(self, lin):
@@ -209,7 +210,7 @@ class Mutation:
             if plin == came_from or plin in chain:
                 continue
             if kind == "held":
-                holders = True
+                holders = holders or key
                 continue
             parent = self.current(plin)
             if parent is not None:
@@ -222,14 +223,14 @@ class Mutation:
                 if parent is not None:
                     again = hlin in chain
                     chain.add(hlin)
-                    put = self.call(Const(mt.put_held), [parent, self.where(parent, Const(None)), new],
+                    put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), new],
                                     hint=self.user_name(parent))
                     self.mutate(parent, put, lin, chain=chain) if not again else self.rebind(parent, put)
-        direct = {}
+        direct, made = {}, {}
         for clin, links in self.parents.items():
             for kind, plin, key in links:
-                if plin == lin and kind != "held":
-                    direct.setdefault(clin, (kind, key))
+                if plin == lin:
+                    (made if kind == "held" else direct).setdefault(clin, (kind, key))
         for clin in self.related(lin, False, {came_from}):
             if clin in chain:
                 continue
@@ -245,7 +246,7 @@ class Mutation:
             # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
             # own holders see the change too
             chain.add(clin)
-            fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(None))],
+            fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
                               hint=self.user_name(child))
             self.mutate(child, fresh, lin, chain=chain)
 

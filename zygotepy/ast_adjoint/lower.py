@@ -12,6 +12,7 @@ import operator
 import types
 
 import gast
+import numpy as np
 
 from ..errors import UnsupportedSyntax
 from . import mutate as mt
@@ -67,6 +68,22 @@ def captured_names(code):
 
 
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
+
+# callees whose result never holds (nor is, nor views) an argument: a call of one makes no "held" link
+_FRESH_NP = ("zeros_like ones_like empty_like full_like zeros ones empty full sum prod mean std var max min amax amin "
+             "argmax argmin dot vdot inner outer tensordot concatenate stack vstack hstack where clip cumsum cumprod "
+             "linspace arange eye identity sort argsort diff kron cross tile repeat pad roll all any count_nonzero "
+             "allclose isclose array_equal median percentile quantile average ptp trace interp convolve correlate "
+             "searchsorted bincount cov corrcoef nansum nanmean nanmax nanmin copy").split()
+_FRESH_LINALG = "norm inv solve det slogdet eigh eigvalsh svd qr cholesky eig pinv lstsq matrix_power".split()
+_FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
+                          *(getattr(np.linalg, n, None) for n in _FRESH_LINALG),
+                          len, float, int, bool, abs, round, range, isinstance, print, repr, str, hash, id, callable,
+                          divmod, pow, complex, all, any, hasattr] if f is not None}
+
+
+def _fresh(fn):
+    return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
 
 
 class Lowerer(ControlFlow, Mutation):
@@ -362,9 +379,19 @@ class Lowerer(ControlFlow, Mutation):
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
         out = self.call(fn, args, kwargs, star, hint)
         # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
-        # back), found by identity at run time (put_held / refresh_held), so a call that keeps nothing costs nothing
-        self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else [])])
+        # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,
+        # math) make no link
+        if not (isinstance(fn, Global) and _fresh(self.resolve(fn.path))):
+            self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else [])])
         return out
+
+    def resolve(self, path):
+        """The object the global dotted `path` names now (None if it cannot be read)."""
+        first, *rest = path.split(".")
+        obj = self.globals.get(first, getattr(builtins, first, None)) if first not in self.locals else None
+        for part in rest:
+            obj = getattr(obj, part, None)
+        return obj
 
     def arguments(self, node):
         args, star = [], None

@@ -181,7 +181,7 @@ class Mutation:
             isinstance(v, Var) and v != new and self.lineage.get(v) == lin for n, v in self.env.items()
             if not n.startswith(".param"))  # an argument updated by `+=` is caught at run time (dispatch)
 
-    def mutate(self, old, new, came_from=None, maybe=False, chain=None):
+    def mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
         """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
         named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place. `chain`: the
         lineages this update already reached (links can form cycles)."""
@@ -193,7 +193,8 @@ class Mutation:
                 self.env[name] = new
         self.lineage[new] = lin
         self.latest[lin] = new
-        self.mutated.add(lin)
+        if not refreshed:  # a refreshed holder's child (refresh_held) is updated only if it is found there at run
+            self.mutated.add(lin)  # time: a helper's argument updated that way is caught then (dispatch)
         for name, var in list(self.env.items()):
             if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
                     and not (maybe and name.startswith(".param")):
@@ -248,7 +249,7 @@ class Mutation:
             chain.add(clin)
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
                               hint=self.user_name(child))
-            self.mutate(child, fresh, lin, chain=chain)
+            self.mutate(child, fresh, lin, chain=chain, refreshed=True)
 
     def rebind(self, old, new):
         lin = self.lineage_of(old)

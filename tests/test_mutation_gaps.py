@@ -182,7 +182,14 @@ def k_extend_by_helper(x):
     return np.sum(lst[0] * x) + np.sum(other[0] * x)
 
 
-KEPT = [k_function, k_lambda, k_list_by_helper, k_dict_by_helper, k_holder_in_list, k_constructor_in_list,
+def k_attribute_view(x):
+    W = np.outer(x, x)
+    t = W.T
+    W[0, 1] = 5.0
+    return np.sum(t * np.outer(x, x * x))
+
+
+KEPT = [k_attribute_view, k_function, k_lambda, k_list_by_helper, k_dict_by_helper, k_holder_in_list, k_constructor_in_list,
         k_list_inside_holder, k_augmented, k_other_field_read, k_asarray, k_copy_not_kept, k_update_through_holder,
         k_update_through_display, k_update_through_read_item, k_in_a_loop, k_extend_by_helper]
 

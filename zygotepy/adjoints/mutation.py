@@ -390,7 +390,7 @@ def refresh_held(child, parent, where):
 @adjoint(mt.refresh)
 def refresh(child, parent, kind, key):
     """A NumPy view is `parent[key]` again after the parent's update; anything else is unchanged by it."""
-    view = kind == "item" and _is_view_of(child, parent)
+    view = kind in ("item", "attr") and _is_view_of(child, parent)  # `x[1:]`, `W.T`
 
     def back(dy):
         if dy is None:
@@ -398,7 +398,14 @@ def refresh(child, parent, kind, key):
         if not view:
             return (dy, None, None, None)
         dp = _zeros_like(parent)
-        dp[key] = dy
+        if kind == "item":
+            dp[key] = dy
+            return (None, dp, None, None)
+        target = getattr(dp, key, None)
+        if not (isinstance(target, np.ndarray) and target.shape == np.shape(dy) and np.shares_memory(target, dp)):
+            raise ZygoteError(f"zygotepy cannot differentiate reading the view .{key} of an array after the array "
+                              f"was updated in place; take the view after the update, or copy it")
+        target[...] = dy
         return (None, dp, None, None)
     return child, back
 

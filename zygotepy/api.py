@@ -10,7 +10,7 @@ import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
 from .ast_adjoint.dispatch import J_entry
-from .ast_adjoint.mutate import DEPTH, ENTRIES, LOG, end_forward, finish_backward, redo
+from .ast_adjoint.mutate import DEPTH, ENTRIES, GLOBAL_UPDATES, LOG, end_forward, finish_backward, redo
 from .errors import ZygoteError
 from .structgrad import StructGrad
 
@@ -234,6 +234,8 @@ def _value_and_gradient(f, args, kwargs):
             finish_backward(start)
         if LOG and not depth[0]:
             LOG.clear()
+        if GLOBAL_UPDATES and not depth[0]:
+            GLOBAL_UPDATES.clear()
         if collecting:
             gc.enable()
     return y, grads

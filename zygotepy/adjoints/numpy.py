@@ -487,10 +487,14 @@ def stack(arrays, *args, **kwargs):
     return xp.stack(arrays, **{**dict(zip(("axis",), args)), **kwargs}), back
 
 
-@adjoint(np.array)
-def array(obj, *args, **kwargs):
-    """`np.array([a, b, c])` of differentiable scalars: the cotangent goes back to each element."""
-    y = np.array(obj, *args, **kwargs)
+def _array(make):
+    return lambda obj, *args, **kwargs: _array_rule(make, obj, *args, **kwargs)
+
+
+def _array_rule(make, obj, *args, **kwargs):
+    """`np.array([a, b, c])` of differentiable scalars: the cotangent goes back to each element. `np.asarray` keeps
+    NumPy's aliasing (an array comes back as itself, so an update in place through either is seen by the other)."""
+    y = make(obj, *args, **kwargs)
 
     def back(dy):
         if dy is None:
@@ -501,7 +505,8 @@ def array(obj, *args, **kwargs):
     return y, back
 
 
-adjoint(np.asarray)(array)
+array = adjoint(np.array)(_array(np.array))
+adjoint(np.asarray)(_array(np.asarray))
 
 
 # --- ndarray methods and attributes --------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def transform(fn, need=None, functional=False):
     code = fn.__code__
     generation = registry.generation[0]
     src = get_source(fn)
-    ir, namer = lower(src, code)
+    ir, namer = lower(src, code, fn.__globals__)
     speculate(ir, code, fn.__globals__, namer)
     namer.reserve("_globals")
     active = activity(ir, code, fn.__globals__, need)

@@ -7,10 +7,12 @@ comparison chains are `If`s; `break`/`continue`/`return` are flags (the code aft
 Unsupported syntax raises `UnsupportedSyntax` with the user's file and line before anything runs.
 """
 import builtins
+import collections
 import operator
 import types
 
 import gast
+import numpy as np
 
 from ..errors import UnsupportedSyntax
 from . import mutate as mt
@@ -65,9 +67,29 @@ def captured_names(code):
 
 
 
+_CONTAINERS = (list, dict, set, collections.deque, bytearray)
+
+# callees whose result never holds (nor is, nor views) an argument: a call of one makes no "held" link
+_FRESH_NP = ("zeros_like ones_like empty_like full_like zeros ones empty full sum prod mean std var max min amax amin "
+             "argmax argmin dot vdot inner outer tensordot concatenate stack vstack hstack where clip cumsum cumprod "
+             "linspace arange eye identity sort argsort diff kron cross tile repeat pad roll all any count_nonzero "
+             "allclose isclose array_equal median percentile quantile average ptp trace interp convolve correlate "
+             "searchsorted bincount cov corrcoef nansum nanmean nanmax nanmin copy").split()
+_FRESH_LINALG = "norm inv solve det slogdet eigh eigvalsh svd qr cholesky eig pinv lstsq matrix_power".split()
+_FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
+                          *(getattr(np.linalg, n, None) for n in _FRESH_LINALG),
+                          len, float, int, bool, abs, round, range, isinstance, print, repr, str, hash, id, callable,
+                          divmod, pow, complex, all, any, hasattr] if f is not None}
+
+
+def _fresh(fn):
+    return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
+
+
 class Lowerer(ControlFlow, Mutation):
-    def __init__(self, source, code):
+    def __init__(self, source, code, globals_=None):
         self.filename, self.code = source.filename, code
+        self.globals = globals_ if globals_ is not None else {}
         self.locals = set(code.co_varnames) | set(code.co_cellvars)
         self.cellvars, self.freevars = captured_names(code), list(code.co_freevars)
         reserved = {n.id for n in gast.walk(source.node) if isinstance(n, gast.Name)}
@@ -145,7 +167,19 @@ class Lowerer(ControlFlow, Mutation):
                       f"updated it in place", node, "pass it to that function as an argument instead")
         if name in self.locals:
             return self.env.get(name, Var(name))
+        if self.global_container(name):  # refused if this differentiated call updated it in place (mutate.global_read)
+            return self.call(Const(mt.global_read), [Global(name), Const(name), Const((self.filename, self.line))],
+                             hint=hint)
         return Global(name)
+
+    def global_container(self, name):
+        """Is the module global `name` a container or a plain object that code may update in place?"""
+        if name in self.locals or name in self.freevars or name in self.special or name not in self.globals:
+            return False
+        value = self.globals[name]
+        return isinstance(value, _CONTAINERS) or (
+            hasattr(value, "__dict__") and not callable(value) and not isinstance(value, types.ModuleType)
+            and type(value).__module__ != "builtins")
 
     def mangle(self, attr):
         """`self.__x` inside class C means `self._C__x` (Python mangles it when compiling the class body)."""
@@ -296,6 +330,20 @@ class Lowerer(ControlFlow, Mutation):
                                               me], hint=hint)
             self.lineage[out] = self.lineage_of(me)  # a proxy of the object: updating it updates `self`
             return out
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in MUTATING_METHODS \
+                and self.global_container(func.value.id):  # `CACHE.append(v)` on a module global
+            name, value = func.value.id, self.globals[func.value.id]
+            if not isinstance(value, _CONTAINERS):  # a user object's own method: derived, updating `self` (logged)
+                pass
+            else:
+                args, kwargs, star = self.arguments(node)
+                return self.call(Const(mt.global_method), [Global(name), Const(name), Const(self.mangle(func.attr)),
+                                                           Const((self.filename, self.line)), *args], kwargs, star, hint)
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in MUTATING_METHODS \
+                and func.value.id not in self.locals and func.value.id not in self.freevars \
+                and type(self.globals.get(func.value.id)).__module__ == "numpy" \
+                and not isinstance(self.globals.get(func.value.id), types.ModuleType):
+            self.fail("updating a global or constant object in place", node, "pass it as an argument, or work on a copy")
         if isinstance(func, gast.Attribute):
             obj = self.expr(func.value)
             if not isinstance(obj, Global):
@@ -305,7 +353,9 @@ class Lowerer(ControlFlow, Mutation):
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))])
                 if func.attr in MUTATING_METHODS:  # `y = lst.pop()`
                     return self.mutating_call(fn, args, kwargs, star, hint, [0])
-                return self.call(fn, args, kwargs, star, hint)
+                out = self.call(fn, args, kwargs, star, hint)
+                self.note_held(out, [obj, *args[2:], *(v for _, v in kwargs)])  # `W.reshape(3)`, `W.T.copy()`
+                return out
             fn = Global(f"{obj.path}.{self.mangle(func.attr)}")
         else:
             fn = self.expr(func)
@@ -328,9 +378,20 @@ class Lowerer(ControlFlow, Mutation):
                 return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
         out = self.call(fn, args, kwargs, star, hint)
-        if isinstance(fn, Global) and fn.path.rsplit(".", 1)[-1][:1].isupper():  # `Layer(W)` may keep W inside
-            self.note_held(out, [*args, *(v for _, v in kwargs)])
+        # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
+        # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,
+        # math) make no link
+        if not (isinstance(fn, Global) and _fresh(self.resolve(fn.path))):
+            self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else [])])
         return out
+
+    def resolve(self, path):
+        """The object the global dotted `path` names now (None if it cannot be read)."""
+        first, *rest = path.split(".")
+        obj = self.globals.get(first, getattr(builtins, first, None)) if first not in self.locals else None
+        for part in rest:
+            obj = getattr(obj, part, None)
+        return obj
 
     def arguments(self, node):
         args, star = [], None
@@ -502,10 +563,11 @@ class Lowerer(ControlFlow, Mutation):
 
 
 
-def lower(source, code):
-    """Lower the function in `source` (an `ast_adjoint.source.Source`) whose code object is `code`."""
+def lower(source, code, globals_=None):
+    """Lower the function in `source` (an `ast_adjoint.source.Source`) whose code object is `code`; `globals_` (the
+    function's module globals) tells which global names are containers (see `Lowerer.global_container`)."""
     node = source.node
-    low = Lowerer(source, code)
+    low = Lowerer(source, code, globals_)
     if isinstance(node, gast.AsyncFunctionDef):
         low.fail("async def", node)
     params = []

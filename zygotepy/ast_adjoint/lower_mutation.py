@@ -23,9 +23,6 @@ MUTATING_METHODS = frozenset((
     "add", "discard", "fill", "put", "resize", "itemset", "partition"))
 
 
-_HOLDING = (Const("append"), Const("insert"), Const("setdefault"))  # methods whose arguments end up inside
-
-
 def mutation_syntax(stmts):
     """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
     mutating method call, any of which may give objects new versions?"""
@@ -107,12 +104,33 @@ class Mutation:
         if isinstance(child, Var) and isinstance(parent, Var) and child != parent:
             entry = (kind, self.lineage_of(parent), key)
             links = self.parents.setdefault(self.lineage_of(child), [])
-            if entry not in links:
+            if entry not in links and not (kind == "held" and any(k == kind and p == entry[1] for k, p, _ in links)):
                 links.append(entry)
 
     def note_held(self, holder, items):
+        """`holder` may keep `items` inside it (a display, `append`, any call: `h = make_holder(W)`), so an update of
+        one reaches the other (put_held / refresh_held find where at run time, by identity)."""
         for item in items:
-            self.note_child(item, "held", holder, Const(None))
+            self.note_child(item, "held", holder, Const(self.line))
+
+    def related(self, lin, up, skip):
+        """The lineages reachable from `lin` through links, nearest first: its holders and their holders (`up`), or
+        what it holds and what those hold; `skip` is not entered."""
+        out, seen, work = [], set(skip) | {lin}, [lin]
+        while work:
+            cur, work = work[0], work[1:]
+            nxt = [p for _, p, _ in self.parents_of(cur)] if up else \
+                [c for c, links in self.parents.items() if any(p == cur for _, p, _ in links)]
+            for n in nxt:
+                if n not in seen:
+                    seen.add(n)
+                    out.append(n)
+                    work.append(n)
+        return out
+
+    def where(self, other, key):
+        """(file, line of the update, the other object's name, line of the statement that linked them)."""
+        return Const((self.filename, self.line, self.user_name(other), key.value if isinstance(key, Const) else None))
 
     def parents_of(self, lin):
         return self.parents.get(lin, ())
@@ -163,16 +181,20 @@ class Mutation:
             isinstance(v, Var) and v != new and self.lineage.get(v) == lin for n, v in self.env.items()
             if not n.startswith(".param"))  # an argument updated by `+=` is caught at run time (dispatch)
 
-    def mutate(self, old, new, came_from=None, maybe=False):
+    def mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
         """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
-        named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place."""
+        named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place. `chain`: the
+        lineages this update already reached (links can form cycles)."""
         lin = self.lineage_of(old)
+        chain = {lin} if chain is None else chain
+        chain.add(lin)
         for name in self.freevars:  # a captured object: this function's later reads see the new version (the
             if self.lineage.get(self.env.get(name, Var(name))) == lin:  # enclosing function refuses to read it)
                 self.env[name] = new
         self.lineage[new] = lin
         self.latest[lin] = new
-        self.mutated.add(lin)
+        if not refreshed:  # a refreshed holder's child (refresh_held) is updated only if it is found there at run
+            self.mutated.add(lin)  # time: a helper's argument updated that way is caught then (dispatch)
         for name, var in list(self.env.items()):
             if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
                     and not (maybe and name.startswith(".param")):
@@ -184,28 +206,62 @@ class Mutation:
                     self.env[name] = alias
                 else:
                     self.env[name] = new
+        holders = False
         for kind, plin, key in list(self.parents_of(lin)):
-            parent = self.current(plin, named=kind == "held")
-            if parent is not None and plin != came_from:
-                put = {"item": mt.put_item, "attr": mt.put_attr, "held": mt.put_held}[kind]
-                self.mutate(parent, self.call(Const(put), [parent, key, new], hint=self.user_name(parent)), lin)
-        for clin, links in list(self.parents.items()):
+            if plin == came_from or plin in chain:
+                continue
+            if kind == "held":
+                holders = holders or key
+                continue
+            parent = self.current(plin)
+            if parent is not None:
+                chain.add(plin)
+                self.mutate(parent, self.call(Const({"item": mt.put_item, "attr": mt.put_attr}[kind]),
+                                              [parent, key, new], hint=self.user_name(parent)), lin, chain=chain)
+        if holders:  # every named object that may hold this one, however deep (`lst = [Holder(W)]`), finds it there
+            for hlin in self.related(lin, True, {came_from}):
+                parent = self.current(hlin, named=True)
+                if parent is not None:
+                    again = hlin in chain
+                    chain.add(hlin)
+                    put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), new],
+                                    hint=self.user_name(parent))
+                    self.mutate(parent, put, lin, chain=chain) if not again else self.rebind(parent, put)
+        direct, made = {}, {}
+        for clin, links in self.parents.items():
             for kind, plin, key in links:
-                if plin != lin or clin == came_from or clin == lin or kind == "held":
-                    continue
-                child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
-                              and not n.startswith(".")), None)
-                if child is not None:
-                    fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
-                    self.lineage[fresh] = clin
-                    self.latest[clin] = fresh
-                    for name, var in list(self.env.items()):
-                        if var == child:
-                            self.env[name] = fresh
+                if plin == lin:
+                    (made if kind == "held" else direct).setdefault(clin, (kind, key))
+        for clin in self.related(lin, False, {came_from}):
+            if clin in chain:
+                continue
+            child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                          and not n.startswith(".")), None)
+            if child is None:
+                continue
+            if clin in direct:  # `row = m[0]`, `w = self.W`: a view sees the write, an item does not change
+                kind, key = direct[clin]
+                fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
+                self.rebind(child, fresh)
+                continue
+            # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
+            # own holders see the change too
+            chain.add(clin)
+            fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
+                              hint=self.user_name(child))
+            self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+
+    def rebind(self, old, new):
+        lin = self.lineage_of(old)
+        self.lineage[new] = lin
+        self.latest[lin] = new
+        for name, var in list(self.env.items()):
+            if var == old:
+                self.env[name] = new
 
     def target_object(self, node):
         obj = self.expr(node)
-        if not isinstance(obj, Var):
+        if not isinstance(obj, Var) or isinstance(node, gast.Name) and self.global_container(node.id):
             self.fail("updating a global or constant object in place", node,
                       "pass it as an argument, or work on a copy")
         return obj
@@ -258,8 +314,13 @@ class Mutation:
         """A call that may update the arguments at positions `updated`: `_r = mutcall(fn, *args)` gives
         `(result, *args)`; each of those arguments that is a local value gets the returned version."""
         updated = [k for k in updated if self.observable(args[k])]
+        kept = [*args, *(v for _, v in kwargs), *([star] if star is not None else [])]
+        if fn == Const(rt.callmethod):
+            kept = [args[0], *kept[2:]]
         if star is not None or not updated:
-            return self.call(fn, args, kwargs, star, hint)
+            out = self.call(fn, args, kwargs, star, hint)
+            self.note_held(out, kept)
+            return out
         out = self.call(Const(mt.mutcall), [fn, *args], kwargs, hint="_r")
         result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
         seen, versions = set(), {}
@@ -269,6 +330,10 @@ class Mutation:
                 seen.add(a)
                 versions[k] = self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a))
                 self.mutate(a, versions[k])
-        if fn == Const(rt.callmethod) and 0 in versions and args[1] in _HOLDING:  # `rows.append(row)`
-            self.note_held(versions[0], args[2:])
+        # what it updated may now keep the other arguments (`rows.append(row)`, `store(lst, W)`), and its result may
+        # be one of them or held in one (`d.setdefault(k, W)`, `lst.pop()`)
+        for k, v in versions.items():
+            self.note_held(v, [a for a in kept if a is not args[k]])
+        self.note_held(result, [versions.get(k, args[k]) if k < len(args) else args[k] for k in range(len(args))
+                                if isinstance(args[k], Var)] + kept[len(args):])
         return result

@@ -12,9 +12,12 @@ Code that does not update anything in place pays two list-length reads per entry
 """
 import numpy as np
 
+from ..errors import ZygoteError
+
 ENTRIES = []   # every recorded update not yet claimed by an entry point, in order
 LOG = []       # id() of each object updated in place (entries and `put_*`), in order, while an entry point runs
 DEPTH = [0]    # how many entry points' forwards are running
+GLOBAL_UPDATES = {}  # id() of a module global container updated through a method while an entry point runs -> line
 
 
 def redo(entries):
@@ -36,8 +39,11 @@ def end_forward(start):
     DEPTH[0] -= 1
     mine = ENTRIES[start:]
     del ENTRIES[start:]
-    if not DEPTH[0] and LOG:
-        LOG.clear()
+    if not DEPTH[0]:
+        if LOG:
+            LOG.clear()
+        if GLOBAL_UPDATES:
+            GLOBAL_UPDATES.clear()
     return mine
 
 
@@ -163,6 +169,12 @@ def put_held(parent, key, child):
     return parent
 
 
+def refresh_held(child, parent, where):
+    """`child` may be held somewhere in `parent` (put there by a display, `append`, or a call that may keep its
+    arguments), which was updated in place: `child`'s new version. `where` names the update for error messages."""
+    return child
+
+
 def refresh(child, parent, kind, key):
     """`child` was read out of `parent`, which was updated in place: `child`'s new version."""
     return child
@@ -185,6 +197,31 @@ def mutcall(fn, *args, **kwargs):
     """A call that may update its arguments: `(fn(*args), *args)` (a `super()` proxy stands for its object)."""
     result = fn(*args, **kwargs)
     return (result, *(a.__self__ if type(a) is super else a for a in args))
+
+
+def global_method(obj, name, method, where, *args, **kwargs):
+    """`NAME.method(*args)` on a module global container `NAME` (a list, dict or set): runs it and notes the update,
+    so a later read of the container in the same differentiated call raises (`global_read`) instead of giving its
+    reads no gradient. `where` is (file, line) of the update."""
+    if DEPTH[0]:
+        GLOBAL_UPDATES[id(obj)] = (name, where)
+    return getattr(obj, method)(*args, **kwargs)
+
+
+def global_read(obj, name, where):
+    """A read of the module global container `NAME` in differentiated code: refused if the same differentiated call
+    already updated it in place (the updated items' gradients could not reach their sources)."""
+    if DEPTH[0] and (GLOBAL_UPDATES or LOG):
+        key = id(obj)
+        if key in GLOBAL_UPDATES or key in LOG:
+            file, line = where
+            _, (ufile, uline) = GLOBAL_UPDATES.get(key, (name, (None, None)))
+            upd = f" at {ufile}:{uline}" if uline is not None else ""
+            raise ZygoteError(
+                f"{file}:{line}: zygotepy cannot differentiate reading the global '{name}' after it was updated in "
+                f"place{upd} in the same differentiated call (its reads would get no gradient); pass it as an "
+                f"argument or use a local container")
+    return obj
 
 
 def with_out(fn, *args_and_out, **kwargs):

@@ -65,7 +65,7 @@ def _lowered(fn):
                                   | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR))
     if plain and not code.co_freevars and not code.co_cellvars and not code.co_kwonlyargcount:
         try:
-            ir, _ = lower(get_source(fn), code)
+            ir, _ = lower(get_source(fn), code, fn.__globals__)
         except Exception:  # noqa: BLE001 - unreadable or unsupported: the run-time call reports it where it happens
             ir = None
     if ir is not None:

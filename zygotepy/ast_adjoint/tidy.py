@@ -255,7 +255,7 @@ def _same_objects(stmts, pairs):
 
 
 _SAME_OBJECT = (mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
-                mt.same_or)
+                mt.refresh_held, mt.same_or)
 
 
 def _in_place(fn):

@@ -218,33 +218,28 @@ def _present(x_arr, where):
     return present if where is None else present & where
 
 
-@adjoint(np.nansum)
-def nansum(x, *args, **kwargs):
-    x_arr = _float(x)
-    axis, keepdims = _axis_keepdims(args, kwargs, 3)
+def _nan_reduction(fn, mean):
+    """nansum and nanmean: dy (over the count of entries, for the mean) reaches the entries present, nothing else."""
+    def rule(x, *args, **kwargs):
+        x_arr = _float(x)
+        axis, keepdims = _axis_keepdims(args, kwargs, 3)
 
-    def back(dy):
-        if dy is None:
-            return (None, *_nones(args))
-        xp = namespace(x_arr)
-        present = _present(x_arr, _where(args, kwargs, 5))
-        return (_restore(xp.where(present, _expand(dy, x_arr, axis, keepdims), 0), x), *_nones(args))
-    return np.nansum(x, *args, **kwargs), back
+        def back(dy):
+            if dy is None:
+                return (None, *_nones(args))
+            xp = namespace(x_arr)
+            present = _present(x_arr, _where(args, kwargs, 5))  # nanmean's where= is keyword-only
+            share = _expand(dy, x_arr, axis, keepdims)
+            if mean:
+                share = share / xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype)
+            return (_restore(xp.where(present, share, 0), x), *_nones(args))
+        return fn(x, *args, **kwargs), back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return adjoint(fn)(rule)
 
 
-@adjoint(np.nanmean)
-def nanmean(x, *args, **kwargs):
-    x_arr = _float(x)
-    axis, keepdims = _axis_keepdims(args, kwargs, 3)
-
-    def back(dy):
-        if dy is None:
-            return (None, *_nones(args))
-        xp = namespace(x_arr)
-        present = _present(x_arr, _where(args, kwargs, 5))  # where= is keyword-only here
-        count = xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype)
-        return (_restore(xp.where(present, _expand(dy, x_arr, axis, keepdims) / count, 0), x), *_nones(args))
-    return np.nanmean(x, *args, **kwargs), back
+nansum = _nan_reduction(np.nansum, mean=False)
+nanmean = _nan_reduction(np.nanmean, mean=True)
 
 
 # --- scans -----------------------------------------------------------------------------------------------------------------

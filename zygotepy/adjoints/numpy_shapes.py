@@ -156,20 +156,17 @@ def flip(x, *args, **kwargs):
                                                      *_nones(args))
 
 
-@adjoint(np.fliplr)
-def fliplr(x):
-    xp = namespace(x)
-    if xp is not np:
-        return xp.flip(x, axis=1), lambda dy: (None if dy is None else xp.flip(dy, axis=1),)
-    return np.fliplr(x), lambda dy: (None if dy is None else np.fliplr(dy),)
+def _flip_along(fn, axis):
+    """fliplr and flipud are flips of one axis (NumPy's own flip gives the same view; the array API has only flip)."""
+    def rule(x):
+        xp = namespace(x)
+        return xp.flip(x, axis=axis), lambda dy: (None if dy is None else xp.flip(dy, axis=axis),)
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return adjoint(fn)(rule)
 
 
-@adjoint(np.flipud)
-def flipud(x):
-    xp = namespace(x)
-    if xp is not np:
-        return xp.flip(x, axis=0), lambda dy: (None if dy is None else xp.flip(dy, axis=0),)
-    return np.flipud(x), lambda dy: (None if dy is None else np.flipud(dy),)
+fliplr = _flip_along(np.fliplr, 1)
+flipud = _flip_along(np.flipud, 0)
 
 
 def _triangle(fn):

@@ -31,7 +31,10 @@ Invariants:
   raises `ZygoteError` naming the callee, never a wrong gradient.
 """
 import inspect
+import operator
 import types
+
+import numpy as np
 
 from .. import api, backends
 from ..backends import is_array_type, namespace
@@ -55,6 +58,10 @@ def _unsupported(fn, what):
                        f"differentiate it at one level, or give it a rule with @adjoint")
 
 
+_IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+             operator.itruediv: operator.truediv, operator.ipow: operator.pow}
+
+
 def _plan(fn, args):
     """How the inner level's J handles `fn(*args)`: `(kind, a, b)`, mirroring `dispatch._dispatch`."""
     if fn is callmethod:
@@ -68,6 +75,8 @@ def _plan(fn, args):
         if isinstance(obj, types.ModuleType):
             return "callattr", bound, None
         raise _unsupported(bound, "this method call")
+    if fn in _IN_PLACE and isinstance(args[0], (int, float, complex, tuple, str, np.generic)):
+        fn = _IN_PLACE[fn]  # `x += y` on a number is `x + y` (the in-place rule updates arrays, which nesting cannot)
     if dispatch.is_operator(fn) and any(type(a) not in dispatch._NATIVE and not is_array_type(type(a)) for a in args):
         raise _unsupported(fn, "an operator on a user class")
     if type(fn) is types.FunctionType:
@@ -420,11 +429,10 @@ def _structgrad_rule(*args, **kwargs):
 def _closure_cotangent_rule(*flat):
     names = flat[::2]
 
-    def back(dy):
-        out = []
-        for name in names:
-            out += [None, None if dy is None else dy.get(name)]
-        return tuple(out)
+    def back(dy):  # no `out += [...]`: a list's `+=` is the in-place rule, which an outer level cannot transform
+        if dy is None:
+            return (None,) * len(flat)
+        return tuple(v for name in names for v in (None, dy.get(name)))
     return rt.closure_cotangent(*flat), back
 
 

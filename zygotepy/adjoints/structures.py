@@ -198,13 +198,13 @@ def enumerate_(seq, start=0):
 
 
 @adjoint(zip)
-def zip_(*seqs):
+def zip_(*seqs, strict=False):
     def back(dy):
         if dy is None:
             return (None,) * len(seqs)
         return tuple(like(s, [d[k] if d is not None else None for d in dy] + [None] * (len(s) - len(dy)))
                      for k, s in enumerate(seqs))
-    return list(zip(*seqs)), back
+    return list(zip(*seqs, strict=strict)), back
 
 
 def _is_mask(index):
@@ -301,7 +301,7 @@ def dict_put(d, key, value):
             return (None, None, None)
         g = dy.get(key)
         if overwritten:  # the earlier value under `key` was replaced: it receives nothing
-            dy = {**dy, key: None}
+            dy = {k: None if k == key else v for k, v in dy.items()}  # no `**` display: nesting transforms this
         return (dy, None, g)
     return rt.dict_put(d, key, value), back
 
@@ -331,7 +331,7 @@ def dict_items(d):
     def back(dy):
         if dy is None:
             return (None,)
-        return ({k: p[1] for (k, _), p in zip(pairs, dy, strict=True) if p is not None and p[1] is not None},)
+        return ({k: p[1] for (k, _), p in zip(pairs, dy) if p is not None and p[1] is not None},)
     return pairs, back
 
 
@@ -342,7 +342,7 @@ def dict_values(d):
     def back(dy):
         if dy is None:
             return (None,)
-        return ({k: g for k, g in zip(keys, dy, strict=True) if g is not None},)
+        return ({k: g for k, g in zip(keys, dy) if g is not None},)
     return list(d.values()), back
 
 

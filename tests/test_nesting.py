@@ -2,6 +2,7 @@
 forms and finite differences of the inner gradient."""
 import math
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -175,7 +176,20 @@ def test_fourth_derivatives_match_closed_forms(fn, fourth):
 
 # the first run of five levels transforms each level's generated code: minutes (d^5 x^5 alone took ~6 min on 2 shared
 # cores), so these run when ZYGOTEPY_SLOW_NESTING=1 is set; the refusal path is also checked cheaply below
-slow = pytest.mark.skipif(not os.environ.get("ZYGOTEPY_SLOW_NESTING"), reason="minutes: set ZYGOTEPY_SLOW_NESTING=1")
+_skip_slow = pytest.mark.skipif(not os.environ.get("ZYGOTEPY_SLOW_NESTING"), reason="minutes: ZYGOTEPY_SLOW_NESTING=1")
+
+
+@pytest.fixture
+def _deep_stack():
+    """Five and six levels of generated code nest Python frames past the default limit of 1000 under pytest."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 20000))
+    yield
+    sys.setrecursionlimit(old)
+
+
+def slow(test):
+    return _skip_slow(pytest.mark.usefixtures("_deep_stack")(test))
 
 
 @slow

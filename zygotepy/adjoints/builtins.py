@@ -72,10 +72,9 @@ def _pick(fn):
         chosen = next((k for k, v in enumerate(items) if v is y), None)  # None: `default=` was returned
 
         def back(dy):
-            grads = [None] * len(items)
             if dy is None or chosen is None:
                 return (None,) * len(args)
-            grads[chosen] = dy
+            grads = [dy if k == chosen else None for k in range(len(items))]  # no item store: see nesting.py
             if len(args) == 1:
                 return (like(args[0], grads) if not hasattr(args[0], "shape") else _scatter(args[0], chosen, dy),)
             return tuple(grads)
@@ -119,10 +118,8 @@ def sorted_(iterable, **kwargs):
     def back(dy):
         if dy is None:
             return (None,)
-        grads = [None] * len(items)
-        for position, k in enumerate(order):
-            grads[k] = dy[position]
-        return (like(iterable, grads),)
+        position = {k: p for p, k in enumerate(order)}  # no item store: an outer level transforms this (nesting.py)
+        return (like(iterable, [dy[position[k]] for k in range(len(items))]),)
     return [items[k] for k in order], back
 
 

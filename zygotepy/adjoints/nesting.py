@@ -14,13 +14,18 @@ forward/backward pair of a Python function, a registered rule (whose own source 
 too), a bound method, or a constant call. The twin then calls that forward and returns a closure over its tape as the
 pullback; the outer level differentiates the forward call and, later, the closure. Each level transforms the
 generated code of the level below. Status: any depth in principle; tests/test_nesting.py checks third derivatives
-(closed forms, loops, closures) and array `x ** k` at second order. What makes deeper levels work: generated code that
+(closed forms, loops, closures), array `x ** k` at second order, fourth derivatives, and (when ZYGOTEPY_SLOW_NESTING=1)
+fifth derivatives of x^5, sin, exp and a loop against closed forms. What makes deeper levels work: generated code that
 builds a closure passes the cells' contents to `runtime.make_closure` (its rule below gives them the closure's
 cotangent), and the helpers that generated code and built-in rules use are themselves transformable or have rules
-(`scatter`, `splat`, `unpack_starred`, `StructGrad`). Fourth derivatives match closed forms (a closure's cotangent used to
-be dropped at the third level: `_cells_of`'s rule now calls `_cells_of`); a fifth level fails (an in-place update in a
-rule the outer level cannot transform), so `twin_pullback` refuses levels beyond MAX_LEVELS with a ZygoteError,
-counting the enclosing levels with a `nestlevel`-style rule (`_depth`).
+(`scatter`, `splat`, `unpack_starred`, `StructGrad`). Code an outer level transforms must not update anything in place:
+the mutation rules (item stores, `append`, list `+=`) are not in the transformable subset, and a call of one inside a
+rule's `back` fails two levels further up. So the backs on this path build their results by concatenation or
+comprehension (`_splat_back`, `_concat_back`, `_repeat_back`, `closure_cotangent`'s and `dict_put`'s rules), and `_plan`
+sends `x += y` on a number to the plain operator (a fifth level used to fail on these). The cost grows about twentyfold
+per level, all of it in transforming generated code (a warm call is milliseconds): a cold fourth derivative takes ~25 s,
+a fifth ~6 min. Levels beyond MAX_LEVELS (four, the depth every test run checks; the slow tests raise it to five) are
+refused with a ZygoteError, counting the enclosing levels with a `nestlevel`-style rule (`_depth`).
 
 Invariants:
 - A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are
@@ -31,7 +36,10 @@ Invariants:
   raises `ZygoteError` naming the callee, never a wrong gradient.
 """
 import inspect
+import operator
 import types
+
+import numpy as np
 
 from .. import api, backends
 from ..backends import is_array_type, namespace
@@ -55,6 +63,10 @@ def _unsupported(fn, what):
                        f"differentiate it at one level, or give it a rule with @adjoint")
 
 
+_IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+             operator.itruediv: operator.truediv, operator.ipow: operator.pow}
+
+
 def _plan(fn, args):
     """How the inner level's J handles `fn(*args)`: `(kind, a, b)`, mirroring `dispatch._dispatch`."""
     if fn is callmethod:
@@ -68,6 +80,8 @@ def _plan(fn, args):
         if isinstance(obj, types.ModuleType):
             return "callattr", bound, None
         raise _unsupported(bound, "this method call")
+    if fn in _IN_PLACE and isinstance(args[0], (int, float, complex, tuple, str, np.generic)):
+        fn = _IN_PLACE[fn]  # `x += y` on a number is `x + y` (the in-place rule updates arrays, which nesting cannot)
     if dispatch.is_operator(fn) and any(type(a) not in dispatch._NATIVE and not is_array_type(type(a)) for a in args):
         raise _unsupported(fn, "an operator on a user class")
     if type(fn) is types.FunctionType:
@@ -309,7 +323,7 @@ def twin_J_args(fn, *args):
     return y, args_back
 
 
-MAX_LEVELS = 4  # levels of nested `gradient` tested against closed forms (a fifth fails with an error)
+MAX_LEVELS = 4  # levels of nested `gradient` run in every test run; five pass the slow tests (ZYGOTEPY_SLOW_NESTING)
 
 
 def _depth():
@@ -426,11 +440,10 @@ def _structgrad_rule(*args, **kwargs):
 def _closure_cotangent_rule(*flat):
     names = flat[::2]
 
-    def back(dy):
-        out = []
-        for name in names:
-            out += [None, None if dy is None else dy.get(name)]
-        return tuple(out)
+    def back(dy):  # no `out += [...]`: a list's `+=` is the in-place rule, which an outer level cannot transform
+        if dy is None:
+            return (None,) * len(flat)
+        return tuple(v for name in names for v in (None, dy.get(name)))
     return rt.closure_cotangent(*flat), back
 
 

@@ -82,10 +82,8 @@ def dict_new(cls, args, kwargs):
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args)) + (({k: None for k in kwargs},) if kwargs is not None else ())
-        dargs = []
-        for a in args:  # a mapping or an iterable of pairs; a later source of a key wins, so it takes the cotangent
-            keys = list(a) if isinstance(a, dict) else [k for k, _ in a]
-            dargs.append({k: dy.get(k) for k in keys} if isinstance(a, dict) else [(None, dy.get(k)) for k in keys])
+        # a mapping or an iterable of pairs; a later source of a key wins, so it takes the cotangent
+        dargs = [{k: dy.get(k) for k in a} if isinstance(a, dict) else [(None, dy.get(k)) for k, _ in a] for a in args]
         return (None, *dargs) + (({k: dy.get(k) for k in kwargs},) if kwargs is not None else ())
     return y, back
 

@@ -159,13 +159,21 @@ def _is_seq(x):
 def _concat_back(parts):
     """The back of a list/tuple concatenation `parts[0] + parts[1]`: each part gets its slice of the cotangent."""
     def back(dy, need=ALL):
-        out, start = [], 0
+        out, start = (), 0  # no `append` or `+=`: an outer level transforms this code (adjoints/nesting.py)
         for p in parts:
             piece = None if dy is None else list(dy[start:start + len(p)])
-            start += len(p)
-            out.append(None if piece is None or all(g is None for g in piece) else like(p, piece))
-        return tuple(out)
+            start = start + len(p)
+            out = out + (None if piece is None or all(g is None for g in piece) else like(p, piece),)
+        return out
     return back
+
+
+def _sum_none(items):
+    """The sum of `items`, None counting as zero (None if all are)."""
+    g = None
+    for d in items:
+        g = d if g is None else g if d is None else g + d
+    return g
 
 
 def _repeat_back(seq, seq_first):
@@ -175,13 +183,7 @@ def _repeat_back(seq, seq_first):
     def back(dy, need=ALL):
         if dy is None or n == 0 or len(dy) == 0:
             return (None, None)
-        grads = []
-        for i in range(n):
-            g = None
-            for d in dy[i::n]:
-                g = d if g is None else g if d is None else g + d
-            grads.append(g)
-        dseq = like(seq, grads)
+        dseq = like(seq, [_sum_none(dy[i::n]) for i in range(n)])
         return (dseq, None) if seq_first else (None, dseq)
     return back
 

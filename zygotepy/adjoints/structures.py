@@ -122,17 +122,17 @@ def _splat_back(stars, items, dy):
     """Cotangents of a display's items from the display's: a starred item gets its slice, in its own container."""
     if dy is None:
         return (None,) * (1 + len(items))
-    out, k = [None], 0
+    out, k = (None,), 0  # built by concatenation, not `append`: an outer level transforms this code (nesting.py)
     for star, item in zip(stars, items):
         if star:
             n = len(item)
             part = dy[k:k + n]
-            out.append(None if all(g is None for g in part) else like(item, list(part)))
-            k += n
+            out = out + (None if all(g is None for g in part) else like(item, list(part)),)
+            k = k + n
         else:
-            out.append(dy[k])
-            k += 1
-    return tuple(out)
+            out = out + (dy[k],)
+            k = k + 1
+    return out
 
 
 @adjoint(rt.splat)
@@ -172,11 +172,8 @@ def set_of(*items):
     def back(dy):
         if dy is None:
             return (None,) * len(items)
-        seen, out = set(), []
-        for v in items:  # an element given twice is stored once: the first gets its cotangent
-            out.append(dy.get(v) if v not in seen else None)
-            seen.add(v)
-        return tuple(out)
+        # an element given twice is stored once: the first gets its cotangent
+        return tuple(dy.get(v) if v not in items[:k] else None for k, v in enumerate(items))
     return set(items), back
 
 
@@ -201,16 +198,13 @@ def enumerate_(seq, start=0):
 
 
 @adjoint(zip)
-def zip_(*seqs):
+def zip_(*seqs, strict=False):
     def back(dy):
         if dy is None:
             return (None,) * len(seqs)
-        out = []
-        for k, s in enumerate(seqs):
-            items = [d[k] if d is not None else None for d in dy]
-            out.append(like(s, items + [None] * (len(s) - len(items))))
-        return tuple(out)
-    return list(zip(*seqs)), back
+        return tuple(like(s, [d[k] if d is not None else None for d in dy] + [None] * (len(s) - len(dy)))
+                     for k, s in enumerate(seqs))
+    return list(zip(*seqs, strict=strict)), back
 
 
 def _is_mask(index):
@@ -334,7 +328,7 @@ def dict_put(d, key, value):
             return (None, None, None)
         g = dy.get(key)
         if overwritten:  # the earlier value under `key` was replaced: it receives nothing
-            dy = {**dy, key: None}
+            dy = {k: None if k == key else v for k, v in dy.items()}  # no `**` display: nesting transforms this
         return (dy, None, g)
     return rt.dict_put(d, key, value), back
 
@@ -364,7 +358,7 @@ def dict_items(d):
     def back(dy):
         if dy is None:
             return (None,)
-        return ({k: p[1] for (k, _), p in zip(pairs, dy, strict=True) if p is not None and p[1] is not None},)
+        return ({k: p[1] for (k, _), p in zip(pairs, dy) if p is not None and p[1] is not None},)
     return pairs, back
 
 
@@ -375,7 +369,7 @@ def dict_values(d):
     def back(dy):
         if dy is None:
             return (None,)
-        return ({k: g for k, g in zip(keys, dy, strict=True) if g is not None},)
+        return ({k: g for k, g in zip(keys, dy) if g is not None},)
     return list(d.values()), back
 
 

@@ -1702,3 +1702,25 @@ def test_adjoint_on_a_method_applies_to_bound_calls():
     def _(self, x):
         return self.read(x), lambda dy: (None, 100.0 * dy)
     assert gradient(f, 3.0) == (101.0,)
+
+
+@pytest.mark.parametrize("f", [np.sum, np.mean, lambda x: np.sum(x + x.sum()), lambda x: np.mean(x) * 3.0],
+                         ids=["sum", "mean", "sum of sum", "scaled mean"])
+def test_gradients_of_full_reductions_are_writable_arrays_of_their_own(f):
+    # the reduction's back returns a read-only broadcast view internally; what the user gets is a fresh array
+    x = np.arange(6.0).reshape(2, 3)
+    g, = gradient(f, x)
+    assert type(g) is np.ndarray and g.flags.writeable and g.flags.owndata and g.shape == x.shape
+    g[0, 0] = 99.0  # the user may update it in place
+    g2, = gradient(f, x)
+    assert g2[0, 0] != 99.0
+
+
+@pytest.mark.parametrize("need_a", [True, False])
+def test_division_back_reusing_its_buffer_matches_finite_differences(need_a):
+    b = np.linspace(1.0, 2.0, 5)
+    if need_a:
+        check_grads(lambda a, b: np.sum(np.sin(a / b)), np.linspace(0.1, 0.5, 5), b)
+    else:
+        check_grads(lambda b: np.sum(np.sin(1.0 / b) * b), b)
+        check_grads(lambda b: np.sum(2.5 / (1.0 + np.exp(-b))), b)

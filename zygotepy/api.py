@@ -51,6 +51,8 @@ def _project(arg, g):
             g = g.real
         if gdtype != dtype and hasattr(g, "astype"):
             g = g.astype(dtype)
+    if type(g) is np.ndarray and not g.flags.writeable:  # a rule's broadcast view (adjoints/numpy.py, _total_back)
+        g = g.copy()
     return g
 
 
@@ -59,7 +61,8 @@ def _projected(args, grads):
     out = []
     for a, g in zip(args, grads, strict=True):
         ta = type(a)
-        out.append(g if type(g) is ta and (ta is float or ta is np.ndarray and g.dtype is a.dtype) else _project(a, g))
+        out.append(g if type(g) is ta and (ta is float or ta is np.ndarray and g.dtype is a.dtype and g.flags.writeable)
+                   else _project(a, g))
     return tuple(out)
 
 

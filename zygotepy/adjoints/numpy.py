@@ -239,7 +239,12 @@ def _total_back(x, scale):
     shape, dtype = x.shape, x.dtype
 
     def back(dy):
-        return (None if dy is None else np.full(shape, dy * scale if scale != 1 else dy, dtype),)
+        if dy is None:
+            return (None,)
+        g = dy * scale if scale != 1 else dy
+        if type(g) is float or type(g) is np.float64:  # a read-only view of one number: no array written
+            return (np.broadcast_to(np.asarray(g, dtype), shape),)  # (the API copies a gradient it returns)
+        return (np.full(shape, g, dtype),)
     return back
 
 

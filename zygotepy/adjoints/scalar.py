@@ -238,8 +238,18 @@ def truediv(a, b):
         if dy is None:
             return (None, None)
         da = dy / conj(b)
-        return unbroadcast(da, a) if need[0] else None, unbroadcast(-da * conj(y), b) if need[1] else None
+        db = None
+        if need[1]:  # -da * conj(y), reusing da's buffer when a needs none (one array less on large inputs)
+            cy = conj(y)
+            db = np.multiply(da, cy, out=da) if not need[0] and _fresh_like(da, cy) else da * cy
+            db = np.negative(db, out=db) if type(db) is np.ndarray else -db
+        return unbroadcast(da, a) if need[0] else None, unbroadcast(db, b)
     return y, back
+
+
+def _fresh_like(t, other):
+    """May `t`, an array a back just computed, take the product `t * other` in place: same shape, same dtype?"""
+    return type(t) is np.ndarray and type(other) is np.ndarray and t.shape == other.shape and t.dtype == other.dtype
 
 
 @adjoint(operator.pow)

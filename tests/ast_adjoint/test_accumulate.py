@@ -187,3 +187,49 @@ def test_second_order_through_handed_over_cotangents():
     assert np.allclose(hessian(cubes_and_neighbours, x), want)
     (row,) = gradient(lambda x: gradient(cubes_and_neighbours, x)[0][1], x)
     assert np.allclose(row, want[1])
+
+
+# --- the item fast paths: `x[i]` and `x[i] = v` for an int i and a 1-d real array (adjoints/structures.py,
+# adjoints/mutation.py `_set_number`, mutate.ItemEntry) --------------------------------------------------------------
+
+def recurrence_in_place(x):
+    y = x * 1.0
+    for i in range(1, y.shape[0]):
+        y[i] = y[i] * y[i - 1] + 0.5  # reads an item the previous step wrote
+    return np.sum(y * y)
+
+
+def ints_and_floats(x):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = 3 if i % 2 else x[i] * x[i]  # an int written is data
+    return np.sum(out * x)
+
+
+def overwritten_twice(x):
+    out = np.ones(3)
+    s = 0.0
+    for i in range(3):
+        out[i] = x[i] * 2.0
+        s = s + out[i] * out[(i + 1) % 3]  # reads an entry before and after it is written
+        out[i] = math.sin(x[i])
+    return s + np.sum(out)
+
+
+@pytest.mark.parametrize("f", [recurrence_in_place, ints_and_floats, overwritten_twice, fill])
+def test_item_fast_paths_match_finite_differences(f):
+    x = np.array([0.3, -0.7, 1.1])
+    args = (x, 3) if f is fill else (x,)
+    before = x.copy()
+    check_grads(f, *args)
+    assert np.array_equal(x, before)  # the caller's array is unchanged
+
+
+def test_item_fast_paths_keep_float32_and_repeat_their_pullback():
+    x = np.array([0.3, -0.7, 1.1], dtype=np.float32)
+    y, back = pullback(recurrence_in_place, x)
+    first, = back(1.0)
+    second, = back(1.0)
+    assert first.dtype == np.float32 and np.array_equal(first, second)
+    want, = gradient(recurrence_in_place, x.astype(np.float64))
+    np.testing.assert_allclose(first, want, rtol=1e-5)

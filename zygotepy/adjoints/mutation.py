@@ -58,6 +58,9 @@ def _repeats(index, x):
     return keep
 
 
+_REAL_NUMBERS = frozenset((float, int, np.float64, np.float32))
+
+
 def _dict_without(dy, key):
     return None if dy is None else {k: v for k, v in dy.items() if k != key} or None
 
@@ -69,8 +72,40 @@ def _added(into, grads):
 
 # --- x[i] = v ----------------------------------------------------------------------------------------------------------
 
+def _set_number(x, index, value):
+    """`x[i] = v` for an int `i`, a 1-d real array `x` and a real number `v`: the update a loop makes item by item,
+    with a journal entry that copies nothing and a `back` that skips the general case's checks."""
+    entry = mt.ItemEntry(x, index)
+    x[index] = value
+    number = type(value) is not int  # an int written is data: it gets no cotangent
+
+    def back(dy, need=None, *into):
+        entry.undo()
+        if dy is None:
+            return into or (None, None, None)
+        if type(dy) is not np.ndarray or dy.dtype.kind != "f":
+            return _added(into, _item_cotangents(dy, index, value))
+        dv = dy[index] if number else None
+        dx = dy if into and rt.sole(dy) else dy.copy()  # handed over by generated code: zero the entry in place
+        dx[index] = 0
+        if into:
+            return rt.acc(into[0], dx), into[1], rt.acc(into[2], dv)
+        return dx, None, dv
+    return x, back
+
+
+def _item_cotangents(dy, index, value):
+    """`x[i] = v`'s cotangents from a cotangent `dy` of the new `x` that is not a real array (a complex one)."""
+    dx = dy.copy()
+    dx[index] = 0
+    return dx, None, unbroadcast(dy[index], value) if not isinstance(value, (int, bool)) else None
+
+
 @adjoint(mt.setitem)
 def setitem(x, index, value):
+    if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f" \
+            and type(value) in _REAL_NUMBERS:
+        return _set_number(x, index, value)
     if isinstance(x, np.ndarray) or getattr(type(x), "__zygote_number__", False) and hasattr(x, "shape"):
         keep = _repeats(index, x) if type(index) is not int else None
         entry = mt.journal_slot(x, index)

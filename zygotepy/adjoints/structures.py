@@ -234,6 +234,8 @@ def scatter_rule(n, picks, items):
 @adjoint(operator.getitem)
 def getitem(x, index):
     y = x[index]
+    if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f":
+        return y, _number_back(x, index)
 
     def back(dy, need=None, *into):
         if dy is None:
@@ -244,6 +246,25 @@ def getitem(x, index):
         dx = _getitem_cotangent(x, index, dy)
         return (rt.acc(into[0], dx), into[1]) if into else (dx, None)
     return y, back
+
+
+def _number_back(x, index):
+    """The back of `x[i]` for an int `i` and a 1-d real array `x` (a loop reading items): the running cotangent that
+    generated code hands over gets `dy` added at `i` in place when it owns it, and is made on the first read."""
+    shape, dtype = x.shape, x.dtype
+
+    def back(dy, need=None, *into):
+        if dy is None:
+            return into or (None, None)
+        if into and (type(dy) is float or type(dy) is dtype.type):  # a real dy: no cast can lose a part of it
+            if into[0] is None:  # the first read the backward meets: the dense cotangent, built once
+                return scatter_array(x, index, dy), into[1]
+            if type(into[0]) is np.ndarray and rt.sole(into[0]) and into[0].dtype == dtype and into[0].shape == shape:
+                into[0][index] += dy
+                return into
+        dx = _getitem_cotangent(x, index, dy)
+        return (rt.acc(into[0], dx), into[1]) if into else (dx, None)
+    return back
 
 
 def _add_in_place(dx, x, index, dy):

@@ -68,6 +68,27 @@ class Entry:
         self.undone = False
 
 
+class ItemEntry(Entry):
+    """An update of one item of a 1-d array (`out[i] = v` in a loop, the common case) with no closures and no copies:
+    the item's values before and after are NumPy scalars, which nothing can change."""
+    __slots__ = ("index", "x")
+
+    def __init__(self, x, index):
+        self.x, self.index, self.before, self.after, self.undone = x, index, x[index], None, False
+        ENTRIES.append(self)
+        LOG.append(id(x))
+
+    def undo(self, now=None):
+        if not self.undone:
+            self.after = self.x[self.index]
+            self.x[self.index] = self.before
+            self.undone = True
+
+    def redo(self):
+        self.x[self.index] = self.after
+        self.undone = False
+
+
 def snapshot(x):
     """A copy of the part of an object an update may change: array data, list items, dict entries, attributes."""
     if isinstance(x, np.ndarray):

@@ -233,3 +233,45 @@ def test_item_fast_paths_keep_float32_and_repeat_their_pullback():
     assert first.dtype == np.float32 and np.array_equal(first, second)
     want, = gradient(recurrence_in_place, x.astype(np.float64))
     np.testing.assert_allclose(first, want, rtol=1e-5)
+
+
+# --- generated code's `dx = _acc(dx, g)` adds into the array only that variable holds (runtime.acc_var) -----------
+
+def rnn(W, h, xs):
+    for x in xs:
+        h = np.tanh(W @ h + x)
+    return np.sum(h * h)
+
+
+def test_a_weight_cotangent_accumulates_in_place_over_a_loop(monkeypatch):
+    rng = np.random.default_rng(3)
+    W, h, xs = rng.normal(size=(4, 4)) * 0.5, rng.normal(size=4), list(rng.normal(size=(6, 4)))
+    check_grads(rnn, W, h, xs)
+    out_of_place = []  # acc_var falls back to acc when it cannot add in place (counting there adds no holder)
+    original = rt.acc
+    monkeypatch.setattr(rt, "acc", lambda a, b: out_of_place.append(1) or original(a, b))
+    g_on = gradient(rnn, W, h, xs)
+    on = len(out_of_place)
+    monkeypatch.setattr(rt, "ACC_IN_PLACE", [False])
+    g_off = gradient(rnn, W, h, xs)
+    assert len(out_of_place) - on >= on + 5  # dW: the five steps after the first add in place
+    assert all(np.array_equal(a, b) for a, b in zip(g_on[:2], g_off[:2]))
+
+
+def shares_its_cotangent(x, W):
+    y = W @ x
+    z = y + y  # y's cotangent reaches it twice: the second sum must not write into the first's array
+    return np.sum(z * np.arange(3.0)) + np.sum(W @ y)
+
+
+def test_acc_never_writes_into_an_array_someone_else_holds():
+    x, W = np.array([0.5, -1.0, 2.0]), np.eye(3) + 0.1
+    check_grads(shares_its_cotangent, x, W)
+    y, back = pullback(lambda v: v * 1.0 + v, x)
+    dy = np.ones(3)
+    first, = back(dy)
+    second, = back(dy)
+    assert np.array_equal(dy, np.ones(3)) and np.array_equal(first, second)
+    d = np.ones(3)
+    keep = d
+    assert rt.acc_var(d, np.ones(3)) is not keep and np.array_equal(keep, np.ones(3))  # two holders: out of place

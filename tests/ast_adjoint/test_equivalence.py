@@ -1,6 +1,7 @@
 """Optimisations change no gradient: every function of the feature table gets bit-identical cotangents with each
 optimisation on and off (the backward's None-test removal, `nullness`; speculative inlining of small callees,
-`speculate`; rules adding to the running cotangents they are handed, `accumulate`), and each optimisation does change the generated code."""
+`speculate`; rules adding to the running cotangents they are handed, `accumulate`; generated code adding into the
+array cotangents it alone holds, `acc in place`), and each optimisation does change the generated code."""
 import copy
 import math
 import sys
@@ -11,7 +12,7 @@ import pytest
 
 from zygotepy import gradient, pullback, show_adjoint
 from zygotepy.adjoints import registry
-from zygotepy.ast_adjoint import adjoint, nullness, speculate
+from zygotepy.ast_adjoint import adjoint, nullness, runtime, speculate
 from zygotepy.testing import check_grads
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
@@ -19,7 +20,8 @@ from feature_helpers import cube, shifted_sin
 from test_features import FEATURES
 from test_specialize import pow_loop
 
-SWITCHES = {"nullness": nullness.ENABLED, "speculate": speculate.ENABLED, "accumulate": adjoint.ACCUMULATE_IN_BACK}
+SWITCHES = {"nullness": nullness.ENABLED, "speculate": speculate.ENABLED, "accumulate": adjoint.ACCUMULATE_IN_BACK,
+            "acc in place": runtime.ACC_IN_PLACE}
 
 
 def _with(switch, enabled, run):

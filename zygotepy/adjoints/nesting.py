@@ -402,6 +402,7 @@ _register()
 # --- helpers that generated code and the built-in rules call, as rules (their bodies use constructs the transform
 # does not take: item assignment, imports, closures over reassigned names) ---------------------------------------------
 
+@adjoint(rt.acc_var)  # (its update in place is generated code's own business: an outer level adds out of place)
 @adjoint(rt.acc)
 def _acc_rule(a, b):
     def back(dy):  # addition: both operands receive dy (None stays None)

@@ -72,7 +72,7 @@ class AdjointPass(FastPaths):
         if not self.is_active(target):
             return []
         dt = self.dvar(self.cells.get(target.name, target))
-        return [Assign(dt, _call(rt.acc, dt, grad))]
+        return [Assign(dt, _call(rt.acc_var, dt, grad))]
 
     def running(self, call, rule):
         """The running cotangents to hand a rule that adds to them (`registry.accumulates`), one per argument (None for

@@ -26,7 +26,7 @@ from .ir import Assign, Call, Const, If, Loop, Var, atoms, defines, out_vars, wa
 ENABLED = [True]  # tests switch the pass off to check that it changes no gradient
 
 NONE, SOME = "none", "some"
-_ACC = (rt.acc, rt.acc_scalar)
+_ACC = (rt.acc_var, rt.acc, rt.acc_scalar)
 _ARITHMETIC = frozenset((operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
                          operator.pow, rt.acc_scalar))
 

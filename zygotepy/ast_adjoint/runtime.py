@@ -142,6 +142,20 @@ def join_str(*parts):
 
 # --- backward bookkeeping ----------------------------------------------------------------------------------------------
 
+ACC_IN_PLACE = [True]  # `acc_var` adds into an array only the backward holds; tests switch it off
+
+
+def acc_var(d, g):
+    """Generated code's `dx = _acc(dx, g)`: `acc`, but when the array of `dx` is held by that variable alone (`owned`)
+    the sum goes into it in place, so a loop accumulating a weight's cotangent makes no new array per iteration. The
+    same result bit for bit: same dtype, same shape, the same additions. Rules call `acc`, which never updates."""
+    if type(d) is np.ndarray and type(g) is np.ndarray and g.dtype is d.dtype and g.shape == d.shape \
+            and ACC_IN_PLACE[0] and owned(d):
+        d += g
+        return d
+    return acc(d, g)
+
+
 def acc(a, b):
     """Add two cotangents where None means zero; containers and structural gradients add entry by entry."""
     if a is None:
@@ -175,8 +189,30 @@ def _sole_holder_count():
     return generated_code()
 
 
-def _probe(a):  # the same frame as `sole`'s: one parameter, counted by getrefcount
+def _probe(a):  # the same frame as `sole`'s and `owned`'s: one parameter, counted by getrefcount
     return sys.getrefcount(a)
+
+
+def _acc_holder_count():
+    """What `owned` sees, called from `acc_var`, for an array only the caller's one local variable holds (generated
+    code's `dx = _acc(dx, g)`), measured in that call shape like `_sole_holder_count`."""
+    def acc_like(a, b):
+        return _probe(a)
+
+    def generated_code():
+        dx, g = np.empty(2), np.empty(2)
+        dx = acc_like(dx, g)
+        return dx
+    if not hasattr(sys, "getrefcount") or not getattr(sys, "_is_gil_enabled", lambda: True)():
+        return 0
+    return generated_code()
+
+
+def owned(a):
+    """`sole` for `acc_var`'s first argument: an array that owns its memory, writable, and held by nothing but the
+    variable of generated code being rebound to the sum (another variable, a tuple, the tape, a closure, a view or the
+    user's own reference each count one more)."""
+    return a.base is None and a.flags.writeable and sys.getrefcount(a) <= _ACC_SOLE
 
 
 def sole(a):
@@ -301,3 +337,4 @@ def dict_put(d, key, value):
 
 
 _SOLE = _sole_holder_count()
+_ACC_SOLE = _acc_holder_count()

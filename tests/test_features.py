@@ -1707,8 +1707,8 @@ def test_adjoint_on_a_method_applies_to_bound_calls():
 @pytest.mark.parametrize("f", [np.sum, np.mean, lambda x: np.sum(x + x.sum()), lambda x: np.mean(x) * 3.0],
                          ids=["sum", "mean", "sum of sum", "scaled mean"])
 def test_gradients_of_full_reductions_are_writable_arrays_of_their_own(f):
-    # the reduction's back returns a read-only broadcast view internally; what the user gets is a fresh array
-    x = np.arange(6.0).reshape(2, 3)
+    # on a large array the reduction's back returns a read-only broadcast view; what the user gets is a fresh array
+    x = np.arange(2.0 ** 16).reshape(2, -1)
     g, = gradient(f, x)
     assert type(g) is np.ndarray and g.flags.writeable and g.flags.owndata and g.shape == x.shape
     g[0, 0] = 99.0  # the user may update it in place

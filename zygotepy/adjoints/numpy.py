@@ -236,16 +236,19 @@ def _axis_keepdims(args, kwargs, keepdims_at):
 
 def _total_back(x, scale):
     """The pullback of a full reduction `x.sum() * scale` of a float array (the common `np.sum(x)`/`np.mean(x)`)."""
-    shape, dtype = x.shape, x.dtype
+    shape, dtype, large = x.shape, x.dtype, x.size >= _LARGE
 
     def back(dy):
         if dy is None:
             return (None,)
         g = dy * scale if scale != 1 else dy
-        if type(g) is float or type(g) is np.float64:  # a read-only view of one number: no array written
-            return (np.broadcast_to(np.asarray(g, dtype), shape),)  # (the API copies a gradient it returns)
+        if large and (type(g) is float or type(g) is np.float64):  # a read-only view of one number: no array
+            return (np.broadcast_to(np.asarray(g, dtype), shape),)  # written (the API copies a gradient it returns)
         return (np.full(shape, g, dtype),)
     return back
+
+
+_LARGE = 1 << 16  # entries from which a broadcast view (a few µs of Python) beats writing the array (np.full)
 
 
 @adjoint(np.sum)

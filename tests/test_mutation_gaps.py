@@ -367,3 +367,78 @@ def test_global_container_read_in_a_later_call_is_fine():
     x = np.array([1.0, 2.0, 3.0])
     gradient(fill, x)
     np.testing.assert_allclose(gradient(use, x)[0], 2.0 * x)
+
+
+# --- a module global user object changed by its own method --------------------------------------------------------
+
+class Tally:
+    def __init__(self):
+        self.total = 0.0
+        self.seen = []
+
+    def add(self, v):
+        self.total = self.total + v
+        self.seen.append(v)
+
+
+TALLY = Tally()
+
+
+def tally_then_read(x):
+    TALLY.add(np.sum(x * x))
+    return TALLY.total * 2.0 + np.sum(x)  # reads what the method stored: would get no gradient
+
+
+def tally_only(x):
+    TALLY.add(np.sum(x))  # logging: nothing reads it back in this call
+    return np.sum(x * 3.0)
+
+
+def read_then_tally(x):
+    t = TALLY.total
+    TALLY.add(np.sum(x))
+    return t * np.sum(x * x)
+
+
+def tally_passed(x, tally):
+    tally.add(np.sum(x * x))
+    return tally.total * 2.0 + np.sum(x)
+
+
+def test_global_object_changed_by_its_method_then_read_raises_naming_the_read():
+    TALLY.total = 0.0
+    with pytest.raises(ZygoteError, match=rf"{THIS_FILE}:\d+: .*reading the global 'TALLY' after it was updated"):
+        gradient(tally_then_read, np.array([0.5, -1.0]))
+
+
+@pytest.mark.parametrize("f", [tally_only, read_then_tally])
+def test_global_object_changed_by_its_method_but_not_read_back_matches_finite_differences(f):
+    x, eps = np.array([0.5, -1.0, 2.0]), 1e-6
+
+    def from_the_same_state(x):  # each call adds to TALLY: start every evaluation from the same total
+        TALLY.total = 1.5
+        return f(x)
+    TALLY.total = 1.5
+    got, = gradient(f, x)
+    want = [(from_the_same_state(x + e) - from_the_same_state(x - e)) / (2 * eps) for e in np.eye(3) * eps]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_the_same_object_passed_as_an_argument_gets_its_gradient():
+    x, tally = np.array([0.5, -1.0]), Tally()
+    g, dtally = gradient(tally_passed, x, tally)
+    np.testing.assert_allclose(g, 4.0 * x + 1.0)  # d/dx (2 (0 + |x|^2) + sum x)
+    assert dtally.total == 2.0
+    assert tally.total == pytest.approx(np.sum(x * x))  # left as one call of f leaves it
+
+
+def test_a_helper_updating_its_argument_through_a_holder_names_that_in_the_error():
+    def helper(W):
+        Holder(W).W[0] = 5.0
+
+    def f(W):
+        W = W * 1.0
+        helper(W)
+        return np.sum(W * W)
+    with pytest.raises(ZygoteError, match="through another object that holds it"):
+        gradient(f, np.ones(3))

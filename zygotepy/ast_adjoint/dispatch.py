@@ -228,7 +228,8 @@ def _check_updates(fn, mutated, finals, slot, updated):
     code = fn.__code__
     names = ", ".join(repr(code.co_varnames[k]) for k in mutated) if mutated else "(one of them)"
     how = ("its caller uses the call's result" if mutated else
-           "it updates it with an augmented assignment (x += ...) zygotepy does not follow into the caller")
+           "it updates it in a way zygotepy does not follow into the caller (an augmented assignment x += ..., or "
+           "an update through another object that holds it)")
     raise ZygoteError(
         f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument {names} in place, and "
         f"{how}, so zygotepy cannot route the gradient of the updated object. Call it as a statement "

@@ -350,7 +350,10 @@ class Lowerer(ControlFlow, Mutation):
                 args, kwargs, star = self.arguments(node)
                 fn, args = Const(rt.callmethod), [obj, Const(self.mangle(func.attr)), *args]
                 if statement:  # `obj.step(x)`: may update its object and its arguments
-                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))])
+                    # a module global's own method updates an object that outlives this call: run it as an update
+                    # (logged), so that reading the global afterwards is refused (mutate.global_read), not ungraded
+                    kept = [0] if isinstance(func.value, gast.Name) and self.global_container(func.value.id) else ()
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], kept)
                 if func.attr in MUTATING_METHODS:  # `y = lst.pop()`
                     return self.mutating_call(fn, args, kwargs, star, hint, [0])
                 out = self.call(fn, args, kwargs, star, hint)

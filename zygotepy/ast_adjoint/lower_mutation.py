@@ -310,10 +310,11 @@ class Mutation:
             new = self.call(Const(plain), [cur, self.expr(node.value)])
             self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, new], hint=self.user_name(obj)))
 
-    def mutating_call(self, fn, args, kwargs, star, hint, updated):
+    def mutating_call(self, fn, args, kwargs, star, hint, updated, kept_anyway=()):
         """A call that may update the arguments at positions `updated`: `_r = mutcall(fn, *args)` gives
-        `(result, *args)`; each of those arguments that is a local value gets the returned version."""
-        updated = [k for k in updated if self.observable(args[k])]
+        `(result, *args)`; each of those arguments that is a local value gets the returned version. Positions in
+        `kept_anyway` count as updated even when no later code of this function sees them (a global's object)."""
+        updated = [k for k in updated if k in kept_anyway or self.observable(args[k])]
         kept = [*args, *(v for _, v in kwargs), *([star] if star is not None else [])]
         if fn == Const(rt.callmethod):
             kept = [args[0], *kept[2:]]

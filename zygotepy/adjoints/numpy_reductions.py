@@ -435,8 +435,10 @@ def diff(x, *args, **kwargs):
     n, axis, pre, post = (args[k] if len(args) > k else kwargs.get(name, default) for k, (name, default) in enumerate(
         zip(names, (1, -1, np._NoValue, np._NoValue), strict=True)))
     axis = axis % max(x_arr.ndim, 1)
-    extra = [np.shape(v)[axis] if np.ndim(v) else 1 if v is not np._NoValue else 0 for v in (pre, post)]
     xp = namespace(x_arr)
+    if xp is not np:  # the array API's (and torch's) default for no prepend / append is None
+        pre, post = (np._NoValue if v is None else v for v in (pre, post))
+    extra = [np.shape(v)[axis] if np.ndim(v) else 1 if v is not np._NoValue else 0 for v in (pre, post)]
     if xp is np:
         y = np.diff(x, *args, **kwargs)
     else:

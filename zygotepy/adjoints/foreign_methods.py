@@ -376,7 +376,7 @@ def _torch_median(who):
             _, index = torch.median(x.reshape(-1), 0)
             return _generic(np.take, who)(x, index)[0], lambda dy: (
                 _generic(np.take, who)(x, index)[1](dy)[0],)
-        values, indices = torch.median(x, dim, keepdim=True)
+        _, indices = torch.median(x, dim, keepdim=True)
         y, back = _generic(np.take_along_axis, who)(x, indices, dim)
         nones = (None,) * len(a)
         if keepdim:

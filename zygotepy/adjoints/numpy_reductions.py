@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..backends import conj, is_complex, namespace, unbroadcast
+from ..backends import conj, namespace, unbroadcast
 from ..errors import ZygoteError
 from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore, _where, is_float
 from .registry import adjoint, namespace_generic

@@ -234,5 +234,8 @@ GENERIC_BEYOND_STARTER = {
     np.linalg.inv, np.linalg.solve, np.linalg.det, np.linalg.slogdet, np.linalg.matrix_power, np.linalg.norm,
     np.linalg.vector_norm, np.linalg.matrix_norm, np.linalg.cholesky,
     *((np.cumulative_sum, np.cumulative_prod) if hasattr(np, "cumulative_sum") else ()),
+    np.einsum, np.tensordot, np.linalg.tensordot, np.trace, np.linalg.trace, np.diff, np.sort, np.take,
+    np.take_along_axis, np.pad, np.median, np.nansum, np.nanmean, np.nanmax, np.nanmin,
+    np.linalg.qr, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.svdvals, np.linalg.pinv, np.linalg.lstsq,
 }
 NUMPY_ONLY -= GENERIC_BEYOND_STARTER

@@ -86,6 +86,9 @@ def test_generic_rule_on_strict_arrays(r, case):
     assert registry.is_generic(twin) and rule is registry.find_rule(twin), f"{target} resolves to {rule}"
     if any(isinstance(a, Seq) for a in r.args) and r.op not in (np.concatenate, np.stack):
         pytest.skip("a list of numbers or arrays is NumPy's array-like convention")
+    if r.op is np.linalg.eigh and "U" in args[1:]:
+        pytest.skip("the array API's eigh reads the lower triangle: the rule gives it the mirrored upper one, whose "
+                    "eigenvectors LAPACK may return with other signs than NumPy's UPLO='U' (both are right)")
     strict_args = [_to_strict(a) for a in args]
     try:
         y, back = rule(*copy.deepcopy(strict_args), **r.kwargs)
@@ -96,12 +99,19 @@ def test_generic_rule_on_strict_arrays(r, case):
     except ZygoteError as e:  # documented: np.dot with a second argument of more than 2 axes
         if r.op is np.dot and "no namespace-generic rule" in str(e):
             pytest.skip(str(e))
+        if r.op is np.linalg.lstsq and "has no lstsq" in str(e):  # the array API defines none
+            pytest.skip(str(e))
         raise
     f = r.f or r.op
     expected = f(*copy.deepcopy(args), **r.kwargs)
     if isinstance(expected, np.ndarray) and any(isinstance(a, Strict) for a in strict_args):
         assert isinstance(y, Strict), f"result {type(y).__name__}, not a strict array"
-    np.testing.assert_allclose(_to_numpy(y), expected, rtol=1e-12, atol=1e-12)
+    if isinstance(expected, tuple):  # a decomposition's factors have different shapes
+        assert type(y) is not Strict and len(y) == len(expected)
+        for k, (v, e) in enumerate(zip(_to_numpy(y), expected, strict=True)):
+            np.testing.assert_allclose(v, e, rtol=1e-12, atol=1e-12, err_msg=f"result entry {k}")
+    else:
+        np.testing.assert_allclose(_to_numpy(y), expected, rtol=1e-12, atol=1e-12)
     dy_np = _like(expected if isinstance(expected, (list, tuple)) else np.asarray(_to_numpy(y)) if np.ndim(expected)
                   else expected, rng)
     dy = dy_np

@@ -154,8 +154,8 @@ torch_max = None  # torch.max, once the test has imported torch
 @pytest.mark.parametrize("body, message", [
     (lambda x: x.max(dim=1).values.sum(), r"Tensor\.max\(dim\) returns \(values, indices\)"),
     (lambda x: x.max(1)[0].sum(), r"Tensor\.max\(dim\) returns \(values, indices\)"),
-    (lambda x: x.prod(), r"torch\.Tensor\.prod"),
-    (lambda x: x.cumsum(0).sum(), r"torch\.Tensor\.cumsum"),
+    (lambda x: x.diagonal().sum(), r"torch\.Tensor\.diagonal"),
+    (lambda x: x.repeat(2, 1).sum(), r"torch\.Tensor\.repeat"),
     (lambda x: torch_max(x, dim=1).values.sum(), r"max\(dim\) returns \(values, indices\)"),
 ])
 def test_torch_unmapped_methods_raise_a_zygote_error_naming_them(body, message):

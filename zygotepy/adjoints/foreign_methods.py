@@ -85,6 +85,14 @@ def _reduction_args(lib, args, kwargs, extremum=False):
     return kwargs
 
 
+def _moment_args(args, kwargs):
+    """x.var(axis, dtype, out, ddof, keepdims) positionally (NumPy's and JAX's method signature) as keywords."""
+    kwargs = {**dict(zip(("axis", "dtype", "out", "ddof", "keepdims"), args)), **kwargs}
+    if kwargs.pop("out", None) is not None:
+        raise ZygoteError("out= is not differentiable")
+    return kwargs
+
+
 def _shape_arg(args):
     return args[0] if len(args) == 1 and not isinstance(args[0], int) else tuple(args)
 
@@ -128,6 +136,19 @@ def _method(name, lib, who):
     if name in ("sum", "mean", "amax", "amin") or name in ("max", "min") and lib != "torch":
         np_fn, extremum = getattr(np, name), name not in ("sum", "mean")
         return lambda x, *a, **k: _via(np_fn, who, x, (), _reduction_args(lib, a, k, extremum), len(a))
+    if name == "prod":
+        return lambda x, *a, **k: _via(np.prod, who, x, (), _reduction_args(lib, a, k), len(a))
+    if name in ("var", "std"):
+        if lib == "torch":  # Bessel's correction by default, and torch's positional unbiased
+            return _torch_moment(_generic(getattr(np, name), who), who)
+        return lambda x, *a, **k: _via(getattr(np, name), who, x, (), _moment_args(a, k), len(a))
+    if name in ("cumsum", "cumprod"):
+        def scan(x, *a, **k):
+            kw = {**dict(zip(("axis", "dtype", "out"), a)), **_keywords(lib, k)}
+            if kw.pop("out", None) is not None:
+                raise ZygoteError("out= is not differentiable")
+            return _via(getattr(np, name), who, x, (), kw, len(a))
+        return scan
     if name in ("max", "min"):  # torch: with a dim, (values, indices); with another tensor, the elementwise extremum
         def extremum(x, *a, **k):
             if a and hasattr(a[0], "shape"):
@@ -281,11 +302,11 @@ def attribute(cls, name):
 
 
 # --- torch functions: torch.sum(x, dim=1, keepdim=True) -----------------------------------------------------------------
-_TORCH_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod")
+_TORCH_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "nansum", "nanmean")
 # torch functions whose positional parameters are NumPy's twin's, and whose keywords are renamed (dim -> axis, dims ->
 # axis, keepdim -> keepdims, diagonal -> k)
 _TORCH_RENAMED = ("squeeze", "stack", "concatenate", "concat", "expand_dims", "cumsum", "cumprod", "flip", "tril",
-                  "triu", "moveaxis", "swapaxes", "roll", "norm")
+                  "triu", "moveaxis", "swapaxes", "roll", "norm", "diff")
 _TORCH_NORMS = {"vector_norm": ("ord", "axis", "keepdims"), "matrix_norm": ("ord", "axis", "keepdims")}
 
 
@@ -327,6 +348,67 @@ def _torch_norm(rule, who, names):
     return norm
 
 
+def _torch_sort(rule, who):
+    """torch.sort(x, dim=-1, descending=False, stable=False): (values, indices), the values by np.sort's rule."""
+    def sort(x, *a, **k):
+        import torch
+        kw = {**dict(zip(("dim", "descending"), a)), **k}
+        dim, descending = kw.pop("dim", -1), kw.pop("descending", False)
+        kw.pop("stable", None)
+        if kw:
+            raise ZygoteError(f"{who} with keywords {sorted(kw)} is not supported")
+        values, back = rule(x, dim, descending=descending)
+        indices = torch.argsort(x, dim=dim, descending=descending, stable=True)
+        return torch.return_types.sort((values, indices)), lambda dy: (back(_first(dy))[0], *(None,) * len(a))
+    return sort
+
+
+def _torch_median(who):
+    """torch.median(x): the lower of the two middle values (not NumPy's mean of them); torch.median(x, dim, keepdim):
+    (values, indices). The entry torch picks receives the cotangent (np.take / np.take_along_axis's rules)."""
+    def median(x, *a, **k):
+        import torch
+        kw = {**dict(zip(("dim", "keepdim"), a)), **k}
+        dim, keepdim = kw.pop("dim", None), kw.pop("keepdim", False)
+        if kw:
+            raise ZygoteError(f"{who} with keywords {sorted(kw)} is not supported")
+        if dim is None:
+            _, index = torch.median(x.reshape(-1), 0)
+            return _generic(np.take, who)(x, index)[0], lambda dy: (
+                _generic(np.take, who)(x, index)[1](dy)[0],)
+        _, indices = torch.median(x, dim, keepdim=True)
+        y, back = _generic(np.take_along_axis, who)(x, indices, dim)
+        nones = (None,) * len(a)
+        if keepdim:
+            return torch.return_types.median((y, indices)), lambda dy: (back(_first(dy))[0], *nones)
+        return torch.return_types.median((y.squeeze(dim), indices.squeeze(dim))), lambda dy: (
+            back(None if _first(dy) is None else _first(dy).unsqueeze(dim))[0], *nones)
+    return median
+
+
+def _first(dy):
+    """The cotangent of a torch (values, indices) result's values (read by index, or as .values)."""
+    if isinstance(dy, dict):
+        return dy.get("values")
+    return None if dy is None else dy[0]
+
+
+def _torch_keyword(rule, who, renamed):
+    """A torch function whose keywords are NumPy's under other names (torch.tensordot's dims= is axes=)."""
+    def call(*a, **k):
+        return rule(*a, **{renamed.get(key, key): v for key, v in k.items()})
+    return call
+
+
+def _torch_qr(rule, who):
+    """torch.linalg.qr: mode='r' gives (an empty Q, R) there, R alone in NumPy."""
+    def qr(x, *a, **k):
+        if (a[0] if a else k.get("mode", "reduced")) != "reduced":
+            raise ZygoteError(f"{who}: only mode='reduced' has a rule (torch's mode='r' returns an empty Q)")
+        return rule(x, *a, **k)
+    return qr
+
+
 def torch_function(fn, name, rule):
     """The rule of torch.<name> (whose NumPy twin has the generic rule `rule`): torch's dim/keepdim become axis/keepdims
     for the reductions; torch.max/min, torch.transpose and torch.var/std, whose meanings differ, are translated; other
@@ -342,6 +424,14 @@ def torch_function(fn, name, rule):
         return _method(name, "torch", who)
     if name in ("var", "std"):
         return _torch_moment(rule, who)
+    if name == "sort":
+        return _torch_sort(rule, who)
+    if name == "median":
+        return _torch_median(who)
+    if name == "qr":
+        return _torch_qr(rule, who)
+    if name == "tensordot":
+        return _torch_keyword(rule, who, {"dims": "axes"})
     if name in _TORCH_NORMS:
         return _torch_norm(rule, who, _TORCH_NORMS[name])
     if name in _TORCH_RENAMED:

@@ -289,10 +289,11 @@ def mutcall(fn, *args, **kwargs):
             "shuffle",):
         raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}, which updates its argument "
                           f"in place; write the update as x[...] = ..., or add an @adjoint rule")
-    if not any(_mutable(a) for a in args):  # nothing it could update: a call whose result is dropped, as before
-        return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+    # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
+    # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
+    updates = any(_mutable(a) for a in args)
     try:
-        result, pb, consumed = J_mutating(fn, args, kwargs)
+        result, pb, consumed = J_mutating(fn, args, kwargs, updates)
     except (MissingAdjoint, UnsupportedSyntax) as e:
         if not _before_running(e, fn, args):
             raise

@@ -4,6 +4,8 @@ of a symmetric matrix (cholesky, eigh) give a cotangent on that triangle only, w
 computes and agrees with the symmetric gradient on symmetric perturbations. Where the gradient is undefined (repeated
 eigenvalues or singular values with a cotangent on the vectors, a wide QR) a `ZygoteError` is raised.
 """
+import math
+
 import numpy as np
 
 from ..backends import is_complex, namespace
@@ -164,37 +166,54 @@ def cholesky(a, **kwargs):
     return y, back
 
 
+def _foreign_only(name, kwargs, allowed):
+    unknown = sorted(k for k, v in kwargs.items() if k not in allowed and v is not None)
+    if unknown:
+        raise ZygoteError(f"np.linalg.{name} of another library's arrays: {', '.join(unknown)} is not supported by the "
+                          f"namespace-generic rule")
+
+
 @adjoint(la.qr)
 def qr(a, *args, **kwargs):
     """Reduced QR of a tall or square a (TensorFlow's QrGrad): dA = Q (dR + tril(M) R^-T) + (dQ - Q Q^T dQ) R^-T,
     M = Q^T dQ - dQ^T Q + R dR^T - dR R^T."""
     _real_only(a, "qr")
     mode = args[0] if args else kwargs.get("mode", "reduced")
-    result = la.qr(a, *args, **kwargs)
     if mode not in ("reduced", "r"):
         raise ZygoteError(f"np.linalg.qr: the gradient rule supports mode='reduced' and 'r', not {mode!r}")
+    linalg, xp = _linalg(a), namespace(a)
+    if linalg is la:
+        result = la.qr(a, *args, **kwargs)
+    else:  # the array API's qr has no mode 'r': R of the reduced factorization
+        _foreign_only("qr", {k: v for k, v in kwargs.items() if k != "mode"}, ())
+        result = linalg.qr(a)
+        result = result[1] if mode == "r" else result
 
     def back(dy):
         if mode == "r":
             dQ, dR = None, dy
         else:
-            dQ, dR = _field(dy, 0, "Q"), _field(dy, 1, "R")
+            dQ, dR = _field(dy, 0, "Q", result), _field(dy, 1, "R", result)
         if dQ is None and dR is None:
             return (None, *(None for _ in args))
         if a.shape[-2] < a.shape[-1]:
             raise ZygoteError("np.linalg.qr: the gradient is defined here for tall or square matrices only")
-        Q, R = la.qr(a)
-        dQ = np.zeros_like(Q) if dQ is None else dQ
-        dR = np.zeros_like(R) if dR is None else dR
+        Q, R = linalg.qr(a)
+        dQ = xp.zeros_like(Q) if dQ is None else dQ
+        dR = xp.zeros_like(R) if dR is None else dR
         qdq, rdr = _T(Q) @ dQ, R @ _T(dR)
-        M = np.tril(qdq - _T(qdq) + rdr - _T(rdr))
-        Rinv_T = _T(la.inv(R))
+        M = np.tril(qdq - _T(qdq) + rdr - _T(rdr)) if xp is np else xp.tril(qdq - _T(qdq) + rdr - _T(rdr))
+        Rinv_T = _T(linalg.inv(R))
         return (Q @ (dR + M @ Rinv_T) + (dQ - Q @ qdq) @ Rinv_T, *(None for _ in args))
     return result, back
 
 
 def _eigh_back(w, V, dw, dV, uplo):
-    inner = np.zeros(V.shape, V.dtype) if dw is None else np.asarray(dw)[..., None, :] * np.eye(w.shape[-1], dtype=w.dtype)
+    xp = namespace(V)
+    if dw is None:
+        inner = xp.zeros_like(V)
+    else:
+        inner = xp.asarray(dw)[..., None, :] * xp.eye(w.shape[-1], dtype=w.dtype)
     if dV is not None:
         inner = inner + _gaps(w, "eigenvectors") * (_T(V) @ dV)
     g = V @ inner @ _T(V)
@@ -202,15 +221,28 @@ def _eigh_back(w, V, dw, dV, uplo):
     return _T(g) if uplo == "U" else g
 
 
+def _eigh(a, args, kwargs):
+    """(w, V) of the symmetric matrix NumPy's eigh reads from one triangle of a, computed by a's library (given that
+    matrix: libraries differ on what they read of a non-symmetric a; JAX symmetrizes it)."""
+    linalg = _linalg(a)
+    if linalg is la:
+        return la.eigh(a, *args, **kwargs)
+    uplo = args[0] if args else kwargs.get("UPLO", "L")
+    _foreign_only("eigh", {k: v for k, v in kwargs.items() if k != "UPLO"}, ())
+    xp = namespace(a)
+    lower = xp.tril(a if uplo == "L" else _T(a))
+    return linalg.eigh(lower + _T(xp.tril(lower, k=-1)))
+
+
 @adjoint(la.eigh)
 def eigh(a, *args, **kwargs):
     """a = V diag(w) V^T: dA = V (diag(dw) + F o (V^T dV)) V^T, F_ij = 1 / (w_j - w_i), symmetrized."""
     _real_only(a, "eigh")
     uplo = args[0] if args else kwargs.get("UPLO", "L")
-    w, V = result = la.eigh(a, *args, **kwargs)
+    w, V = result = _eigh(a, args, kwargs)
 
     def back(dy):
-        dw, dV = _field(dy, 0, "eigenvalues"), _field(dy, 1, "eigenvectors")
+        dw, dV = _field(dy, 0, "eigenvalues", result), _field(dy, 1, "eigenvectors", result)
         if dw is None and dV is None:
             return (None, *(None for _ in args))
         return (_eigh_back(w, V, dw, dV, uplo), *(None for _ in args))
@@ -221,15 +253,19 @@ def eigh(a, *args, **kwargs):
 def eigvalsh(a, *args, **kwargs):
     _real_only(a, "eigvalsh")
     uplo = args[0] if args else kwargs.get("UPLO", "L")
-    w, V = la.eigh(a, *args, **kwargs)
-    return la.eigvalsh(a, *args, **kwargs), lambda dy: (
-        None if dy is None else _eigh_back(w, V, dy, None, uplo), *(None for _ in args))
+    w, V = _eigh(a, args, kwargs)
+    y = la.eigvalsh(a, *args, **kwargs) if namespace(a) is np else w
+    return y, lambda dy: (None if dy is None else _eigh_back(w, V, dy, None, uplo), *(None for _ in args))
 
 
 def _svd_back(U, s, Vh, dU, ds, dVh):
     """Townsend's formula for the reduced SVD a = U diag(s) Vh."""
+    xp = namespace(U)
     V, k = _T(Vh), s.shape[-1]
-    g = np.zeros(s.shape + (k,), s.dtype) if ds is None else np.asarray(ds)[..., None, :] * np.eye(k, dtype=s.dtype)
+    if ds is None:
+        g = xp.zeros((*s.shape, k), dtype=s.dtype)
+    else:
+        g = xp.asarray(ds)[..., None, :] * xp.eye(k, dtype=s.dtype)
     if dU is not None or dVh is not None:
         F = _gaps(s * s, "singular vectors")
         if dU is not None:
@@ -245,26 +281,38 @@ def _svd_back(U, s, Vh, dU, ds, dVh):
     return out
 
 
+def _reduced_svd(a):
+    return la.svd(a, full_matrices=False) if namespace(a) is np else _linalg(a).svd(a, full_matrices=False)
+
+
 @adjoint(la.svd)
 def svd(a, *args, **kwargs):
     _real_only(a, "svd")
     names = ("full_matrices", "compute_uv", "hermitian")
-    full, compute_uv, _ = (args[i] if len(args) > i else kwargs.get(n, d)
-                           for i, (n, d) in enumerate(zip(names, (True, True, False), strict=True)))
-    result = la.svd(a, *args, **kwargs)
+    full, compute_uv, hermitian = (args[i] if len(args) > i else kwargs.get(n, d)
+                                   for i, (n, d) in enumerate(zip(names, (True, True, False), strict=True)))
+    linalg, xp = _linalg(a), namespace(a)
+    if linalg is la:
+        result = la.svd(a, *args, **kwargs)
+    else:  # the array API's svd takes full_matrices only; its svdvals are the values alone
+        _foreign_only("svd", {k: v for k, v in kwargs.items() if k not in names}, ())
+        if hermitian:
+            raise ZygoteError("np.linalg.svd of another library's arrays: hermitian=True is not supported by the "
+                              "namespace-generic rule")
+        result = linalg.svd(a, full_matrices=full) if compute_uv else linalg.svdvals(a)
 
     def back(dy):
         nones = tuple(None for _ in args)
         if not compute_uv:
-            return (None if dy is None else _svd_back(*la.svd(a, full_matrices=False), None, dy, None), *nones)
-        dU, ds, dVh = _field(dy, 0, "U"), _field(dy, 1, "S"), _field(dy, 2, "Vh")
+            return (None if dy is None else _svd_back(*_reduced_svd(a), None, dy, None), *nones)
+        dU, ds, dVh = _field(dy, 0, "U", result), _field(dy, 1, "S", result), _field(dy, 2, "Vh", result)
         if dU is None and ds is None and dVh is None:
             return (None, *nones)
-        U, s, Vh = la.svd(a, full_matrices=False)
+        U, s, Vh = _reduced_svd(a)
         k = s.shape[-1]
         if full:  # the extra columns of a complete basis are arbitrary: they must carry no cotangent
             for d, extra in ((dU, None if dU is None else dU[..., :, k:]), (dVh, None if dVh is None else dVh[..., k:, :])):
-                if extra is not None and np.any(extra != 0):
+                if extra is not None and bool(xp.any(extra != 0)):
                     raise ZygoteError("np.linalg.svd(full_matrices=True): the completing singular vectors are not "
                                       "unique, so they have no gradient; use full_matrices=False")
             dU = None if dU is None else dU[..., :, :k]
@@ -276,27 +324,36 @@ def svd(a, *args, **kwargs):
 @adjoint(la.svdvals)
 def svdvals(x):
     _real_only(x, "svdvals")
-    return la.svdvals(x), lambda dy: (None if dy is None else _svd_back(*la.svd(x, full_matrices=False), None, dy, None),)
+    y = la.svdvals(x) if namespace(x) is np else _linalg(x).svdvals(x)
+    return y, lambda dy: (None if dy is None else _svd_back(*_reduced_svd(x), None, dy, None),)
 
 
 @adjoint(la.lstsq)
 def lstsq(a, b, *args, **kwargs):
     """x = pinv(a) b for a of full column rank; the residuals ||b - a x||^2 have gradients -2 r x^T and 2 r (x is
-    optimal); the rank is an integer, and the singular values get their svd rule."""
-    result = la.lstsq(a, b, *args, **kwargs)
+    optimal); the rank is an integer, and the singular values get their svd rule. The array API has no lstsq: another
+    library's arrays need its own (JAX's, torch's)."""
+    linalg, xp = _linalg(a, b), namespace(a)
+    if linalg is la:
+        result = la.lstsq(a, b, *args, **kwargs)
+    else:
+        if getattr(linalg, "lstsq", None) is None:
+            raise ZygoteError(f"np.linalg.lstsq: the array namespace {xp.__name__} has no lstsq (the array API "
+                              f"defines none); use pinv(a) @ b, or solve(a.T @ a, a.T @ b)")
+        result = linalg.lstsq(a, b, *args, **kwargs)
     x = result[0]
 
     def back(dy):
-        dx, dres, ds = _field(dy, 0, "x"), _field(dy, 1, "residuals"), _field(dy, 3, "s")
+        dx, dres, ds = _field(dy, 0, "x", result), _field(dy, 1, "residuals", result), _field(dy, 3, "s", result)
         da = db = None
-        vector = np.ndim(b) == 1
+        vector = b.ndim == 1 if hasattr(b, "ndim") else np.ndim(b) == 1
         if dx is not None:
             X, pb = pinv(a)
             dX = (dx[:, None] * b[None, :]) if vector else dx @ _H(b)
             da, db = pb(dX)[0], _H(X) @ dx
-        if dres is not None and np.size(result[1]):
+        if dres is not None and math.prod(tuple(result[1].shape)):
             r = b - a @ x
-            w = np.asarray(dres)
+            w = xp.asarray(dres)
             ga = -2 * (r[:, None] * x[None, :] * w if vector else (r * w) @ _H(x))
             gb = 2 * r * w
             da, db = ga if da is None else da + ga, gb if db is None else db + gb
@@ -308,6 +365,7 @@ def lstsq(a, b, *args, **kwargs):
     return result, back
 
 
-
-# computed with the namespace of their input: the array API's linalg has vector_norm, matrix_norm and cholesky
-namespace_generic(la.norm, la.vector_norm, la.matrix_norm, la.cholesky)
+# computed with the namespace of their input: the array API's linalg has vector_norm, matrix_norm, cholesky, qr, eigh,
+# eigvalsh, svd and svdvals (lstsq needs the library's own: the array API has none)
+namespace_generic(la.norm, la.vector_norm, la.matrix_norm, la.cholesky, la.qr, la.eigh, la.eigvalsh, la.svd, la.svdvals,
+                  la.lstsq)

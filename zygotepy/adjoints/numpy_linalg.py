@@ -33,12 +33,19 @@ def _linalg(*xs):
     return la if xp is np else xp.linalg
 
 
-def _field(dy, k, name):
-    """Entry k (named `name`) of the cotangent of a tuple-like result (tuple, namedtuple, or StructGrad)."""
+def _field(dy, k, name, result=None):
+    """Entry k (named `name`, or as the named tuple `result` names it: a namedtuple's `_fields`, a torch result's
+    `__match_args__`) of the cotangent of a tuple-like result (tuple, namedtuple, or StructGrad)."""
     if dy is None:
         return None
     if isinstance(dy, dict):
-        return dy.get(name)
+        fields = getattr(type(result), "_fields", None) or getattr(type(result), "__match_args__", None)
+        key = fields[k] if fields else name
+        unknown = {f for f, v in dy.items() if v is not None} - set(fields or ()) - {name}
+        if unknown:  # never a silent zero for a field read under a name this rule does not know
+            raise ZygoteError(f"a cotangent for the field(s) {sorted(unknown)} of a linalg result, which the rule "
+                              f"reads as {name!r} (entry {k}); index the result instead")
+        return dy.get(key)
     return dy[k]
 
 
@@ -57,11 +64,13 @@ def _lower(g):
 
 def _gaps(w, what):
     """F_ij = 1 / (w_j - w_i) off the diagonal; raises where two values coincide (the vectors are not unique)."""
+    xp = namespace(w)
     diff = w[..., None, :] - w[..., :, None]
-    off = ~np.eye(w.shape[-1], dtype=bool)
-    if np.any(np.abs(diff[..., off]) <= 1e-12 * max(1.0, float(np.max(np.abs(w))))):
+    off = ~xp.eye(w.shape[-1], dtype=xp.bool)
+    scale = max(1.0, float(xp.max(xp.abs(w))))
+    if bool(xp.any(xp.logical_and(off, xp.abs(diff) <= 1e-12 * scale))):
         raise ZygoteError(f"the gradient of the {what} is undefined: repeated values {w}")
-    return np.where(off, 1 / np.where(off, diff, 1), 0)
+    return xp.where(off, 1 / xp.where(off, diff, xp.ones_like(diff)), xp.zeros_like(diff))
 
 
 # --- contractions ----------------------------------------------------------------------------------------------------------
@@ -75,7 +84,33 @@ def vdot(a, b):
     return np.vdot(a, b), back
 
 
-def _einsum_back(inputs, output, operands, dy, k):
+def _einsum(xp, spec, *operands):
+    """einsum with explicit output in the namespace xp; where xp has none (the array API), a product of the operands
+    broadcast over all indices, summed over those not in the output (a repeated index of an operand is its diagonal)."""
+    fn = np.einsum if xp is np else getattr(xp, "einsum", None)
+    if fn is not None:
+        return fn(spec, *operands)
+    inputs, output = spec.split("->")
+    letters = list(dict.fromkeys(output + inputs.replace(",", "")))
+    total = None
+    for x, s in zip(operands, inputs.split(","), strict=True):
+        x = xp.asarray(x)
+        for c in set(s):
+            while s.count(c) > 1:  # the diagonal of two axes of the same index: an identity mask, then one axis summed
+                i, j = s.index(c), s.index(c, s.index(c) + 1)
+                mask = xp.reshape(xp.eye(x.shape[i], dtype=x.dtype), tuple(
+                    x.shape[i] if k in (i, j) else 1 for k in range(x.ndim)))
+                x, s = xp.sum(x * mask, axis=j), s[:j] + s[j + 1:]
+        present = [c for c in letters if c in s]
+        if present != list(s):
+            x = xp.permute_dims(x, tuple(s.index(c) for c in present))
+        x = xp.reshape(x, tuple(x.shape[present.index(c)] if c in s else 1 for c in letters))
+        total = x if total is None else total * x
+    summed = tuple(range(len(output), len(letters)))
+    return xp.sum(total, axis=summed) if summed else total
+
+
+def _einsum_back(xp, inputs, output, operands, dy, k):
     """The cotangent of operand k: contract dy with the other operands onto operand k's unique indices, broadcast the
     indices only it had, and put repeated indices (a diagonal, 'ii') back on the diagonal with identity matrices."""
     spec = inputs[k]
@@ -84,37 +119,55 @@ def _einsum_back(inputs, output, operands, dy, k):
     kept = "".join(c for c in unique if c in elsewhere)
     terms = [output] + [inputs[j] for j in range(len(inputs)) if j != k]
     args = [dy] + [conj(operands[j]) for j in range(len(inputs)) if j != k]
-    g = np.einsum(",".join(terms) + "->" + kept, *args)
-    sizes = {c: n for c, n in zip(spec, np.shape(operands[k]), strict=True)}
-    g = np.broadcast_to(np.expand_dims(g, tuple(i for i, c in enumerate(unique) if c not in kept)),
-                        tuple(sizes[c] for c in unique))
+    g = _einsum(xp, ",".join(terms) + "->" + kept, *args)
+    sizes = {c: n for c, n in zip(spec, _shape_only(operands[k]).shape, strict=True)}
+    if kept != unique:
+        g = xp.broadcast_to(xp.reshape(g, tuple(sizes[c] if c in kept else 1 for c in unique)),
+                            tuple(sizes[c] for c in unique))
     if len(unique) == len(spec):
-        return np.einsum(unique + "->" + spec, g) if unique != spec else g
+        return _einsum(xp, unique + "->" + spec, g) if unique != spec else g
     free = iter(c for c in string.ascii_letters if c not in spec and c not in elsewhere)
     renamed, eyes, seen = "", [], set()
     for c in spec:
         if c in seen:
             fresh = next(free)
-            eyes.append((c + fresh, np.eye(sizes[c])))
+            eyes.append((c + fresh, xp.eye(sizes[c], dtype=g.dtype)))
             renamed += fresh
         else:
             renamed += c
             seen.add(c)
-    return np.einsum(",".join([unique, *(s for s, _ in eyes)]) + "->" + renamed, g, *(e for _, e in eyes))
+    return _einsum(xp, ",".join([unique, *(s for s, _ in eyes)]) + "->" + renamed, g, *(e for _, e in eyes))
+
+
+def _shape_only(x):
+    """A NumPy stand-in of x's shape (no copy of its data, which may live on another device)."""
+    return np.broadcast_to(np.empty(()), tuple(x.shape) if hasattr(x, "shape") else np.shape(x))
 
 
 @adjoint(np.einsum)
 def einsum(subscripts, *operands, **kwargs):
-    y = np.einsum(subscripts, *operands, **kwargs)
+    """Operands of another library are contracted by its einsum (composed from products and sums where the namespace
+    has none): the subscripts are parsed by NumPy, with the ellipses named."""
     if not isinstance(subscripts, str):
         raise ZygoteError("np.einsum: the gradient rule takes the subscripts-string form only")
-    inputs, output, _ = _parse_einsum_input((subscripts, *operands))
+    xp = namespace_of(*operands)
+    if xp is np:
+        y = np.einsum(subscripts, *operands, **kwargs)
+        inputs, output, _ = _parse_einsum_input((subscripts, *operands))
+    else:
+        if any(k != "optimize" for k in kwargs):
+            raise ZygoteError(f"np.einsum of another library's arrays: {sorted(set(kwargs) - {'optimize'})} is not "
+                              f"supported by the namespace-generic rule")
+        inputs, output, _ = _parse_einsum_input((subscripts, *(_shape_only(x) for x in operands)))
+        operands = tuple(x if hasattr(x, "shape") else xp.asarray(x) for x in operands)
+        y = _einsum(xp, inputs + "->" + output, *operands)
     inputs = inputs.split(",")
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in operands))
-        return (None, *(unbroadcast(_einsum_back(inputs, output, operands, dy, k), x) for k, x in enumerate(operands)))
+        return (None, *(unbroadcast(_einsum_back(xp, inputs, output, operands, dy, k), x)
+                        for k, x in enumerate(operands)))
     return y, back
 
 
@@ -137,7 +190,9 @@ def tensordot(a, b, *args, **kwargs):
     """tensordot as the einsum it is."""
     axes = args[0] if args else kwargs.get("axes", 2)
     _, back = einsum(_tensordot_subscripts(np.ndim(a), np.ndim(b), axes), a, b)
-    return np.tensordot(a, b, *args, **kwargs), lambda dy: (*back(dy)[1:], *(None for _ in args))
+    xp = namespace_of(a, b)
+    y = np.tensordot(a, b, *args, **kwargs) if xp is np else xp.tensordot(a, b, axes=axes)
+    return y, lambda dy: (*back(dy)[1:], *(None for _ in args))
 
 
 @adjoint(np.kron)
@@ -328,20 +383,31 @@ def slogdet(a):
     asarray = np.asarray if linalg is la else namespace(a).asarray
 
     def back(dy):
-        d = _field(dy, 1, "logabsdet")
+        d = _field(dy, 1, "logabsdet", result)
         return (None if d is None else asarray(d)[..., None, None] * _H(linalg.inv(a)),)
     return result, back
 
 
 @adjoint(la.pinv)
 def pinv(a, *args, **kwargs):
-    """Golub & Pereyra's derivative of the pseudo-inverse X of a (of constant rank), transposed."""
-    X = la.pinv(a, *args, **kwargs)
+    """Golub & Pereyra's derivative of the pseudo-inverse X of a (of constant rank), transposed. Another library's
+    pinv takes the cutoff as the array API's `rtol` (NumPy's `rcond` means the same)."""
+    xp = namespace(a)
+    if xp is np:
+        X = la.pinv(a, *args, **kwargs)
+    else:
+        kw = {**dict(zip(("rtol", "hermitian"), args)), **kwargs}
+        rtol = kw.pop("rtol", None)
+        rtol = kw.pop("rcond", None) if rtol is None else rtol
+        if kw.pop("hermitian", False) or kw:
+            raise ZygoteError(f"np.linalg.pinv of another library's arrays: {sorted(kw) or ['hermitian']} is not "
+                              f"supported by the namespace-generic rule (rtol is)")
+        X = xp.linalg.pinv(a) if rtol is None else xp.linalg.pinv(a, rtol=rtol)
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        I_m, I_n = np.eye(a.shape[-2], dtype=X.dtype), np.eye(a.shape[-1], dtype=X.dtype)
+        I_m, I_n = xp.eye(a.shape[-2], dtype=X.dtype), xp.eye(a.shape[-1], dtype=X.dtype)
         g = -_H(X) @ dy @ _H(X) + (I_m - a @ X) @ _H(dy) @ X @ _H(X) + _H(X) @ X @ _H(dy) @ (I_n - X @ a)
         return (g, *(None for _ in args))
     return X, back
@@ -369,8 +435,10 @@ def matrix_power(a, n):
 def _last_two(rule, fn):
     """np.linalg.trace / np.linalg.diagonal: the np. rule over the last two axes (offset is keyword-only)."""
     def rule_(x, **kwargs):
-        _, back = rule(x, kwargs.get("offset", 0), -2, -1)
-        return fn(x, **kwargs), lambda dy: back(dy)[:1]
+        y, back = rule(x, kwargs.get("offset", 0), -2, -1)
+        if namespace(x) is not np and set(kwargs) - {"offset"}:
+            raise ZygoteError(f"np.linalg.{fn.__name__} of another library's arrays takes offset= only")
+        return fn(x, **kwargs) if namespace(x) is np else y, lambda dy: back(dy)[:1]
     rule_.__qualname__ = f"linalg_{fn.__name__}_rule"
     return rule_
 
@@ -383,5 +451,6 @@ for _fn, _rule in ALIASES.items():
     adjoint(_fn)(_rule)
 
 
-# computed with the namespace of their input: the array API's linalg has them
-namespace_generic(la.inv, la.solve, la.det, la.slogdet, la.matrix_power)
+# computed with the namespace of their input: the array API's linalg has them (einsum is composed where it has none)
+namespace_generic(la.inv, la.solve, la.det, la.slogdet, la.matrix_power, la.pinv, np.einsum, np.tensordot,
+                  la.tensordot, la.trace)

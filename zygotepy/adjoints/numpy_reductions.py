@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from ..backends import conj, is_complex, namespace, unbroadcast
+from ..backends import conj, namespace, unbroadcast
 from ..errors import ZygoteError
-from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore, _where
+from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore, _where, is_float
 from .registry import adjoint, namespace_generic
 
 
@@ -150,27 +150,46 @@ def ptp(x, *args, **kwargs):
     return np.ptp(x, *args, **kwargs), back
 
 
+def _sorted_slices(x_arr, axis):
+    """x with the axes `axis` (all for None) moved last and flattened into one: (moved shape, flat slices)."""
+    xp = namespace(x_arr)
+    axes = _axes(axis, x_arr.ndim)
+    last = tuple(range(x_arr.ndim - len(axes), x_arr.ndim))
+    moved = xp.moveaxis(x_arr, axes, last)
+    return axes, last, moved, xp.reshape(moved, (*moved.shape[:x_arr.ndim - len(axes)], -1))
+
+
+def _middle(xp, n, dtype):
+    """The weights of a median on a sorted slice of n entries: 1/2 on each of the (one or two) middle ones."""
+    middle = (np.arange(n) == (n - 1) // 2) * 0.5 + (np.arange(n) == n // 2) * 0.5
+    return xp.asarray(middle.astype(np.float32) if str(dtype).endswith("float32") else middle, dtype=dtype)
+
+
 @adjoint(np.median)
 def median(x, *args, **kwargs):
-    """The middle entry of each sorted slice, or the mean of the two middle ones."""
+    """The middle entry of each sorted slice, or the mean of the two middle ones (another library's arrays: from its
+    sort, so that every namespace computes NumPy's median)."""
     x_arr = _float(x)
-    y = np.median(x_arr, *args, **kwargs)
     axis = args[0] if args else kwargs.get("axis")  # keepdims needs nothing: dy is reshaped to the kept axes
+    xp = namespace(x_arr)
+    dtype = x_arr.dtype if is_float(x_arr) else (np.float64 if xp is np else xp.float64)
+    if xp is np:
+        y = np.median(x_arr, *args, **kwargs)
+    else:
+        kw = _foreign_keywords("median", ("axis", "out", "overwrite_input", "keepdims"), args, kwargs,
+                               ("axis", "overwrite_input", "keepdims"))
+        axes, _, _, flat = _sorted_slices(x_arr, axis)
+        y = xp.sum(xp.sort(xp.astype(flat, dtype), axis=-1) * _middle(xp, flat.shape[-1], dtype), axis=-1)
+        if kw.get("keepdims"):
+            y = xp.reshape(y, tuple(1 if k in axes else n for k, n in enumerate(x_arr.shape)))
 
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        xp = namespace(x_arr)
-        axes = _axes(axis, x_arr.ndim)
-        last = tuple(range(x_arr.ndim - len(axes), x_arr.ndim))
-        moved = xp.moveaxis(x_arr, axes, last)
-        flat = xp.reshape(moved, (*moved.shape[:x_arr.ndim - len(axes)], -1))
-        n = flat.shape[-1]
+        axes, last, moved, flat = _sorted_slices(x_arr, axis)
         order = xp.argsort(flat, axis=-1)
-        dtype = x_arr.dtype if x_arr.dtype.kind == "f" else np.float64
-        picked = xp.asarray((np.arange(n) == (n - 1) // 2) * 0.5 + (np.arange(n) == n // 2) * 0.5, dtype=dtype)
         d = xp.reshape(xp.asarray(dy), flat.shape[:-1])
-        g = xp.take_along_axis(d[..., None] * picked, xp.argsort(order, axis=-1), axis=-1)
+        g = xp.take_along_axis(d[..., None] * _middle(xp, flat.shape[-1], dtype), xp.argsort(order, axis=-1), axis=-1)
         g = xp.moveaxis(xp.reshape(g, moved.shape), last, axes)
         return (_restore(g, x), *_nones(args))
     return y, back
@@ -214,32 +233,69 @@ def average(x, *args, **kwargs):
 
 def _present(x_arr, where):
     """The entries a nan-reduction counts: not NaN, and selected by `where` (None: all)."""
-    present = ~namespace(x_arr).isnan(x_arr)
-    return present if where is None else present & where
+    xp = namespace(x_arr)
+    present = ~xp.isnan(x_arr)
+    return present if where is None else present & (where if xp is np else xp.asarray(where))
 
 
 def _nan_reduction(fn, mean):
-    """nansum and nanmean: dy (over the count of entries, for the mean) reaches the entries present, nothing else."""
+    """nansum and nanmean: dy (over the count of entries, for the mean) reaches the entries present, nothing else.
+    Another library's arrays: a sum of x with its NaNs (and the entries `where=` leaves out) replaced by zeros."""
     def rule(x, *args, **kwargs):
         x_arr = _float(x)
         axis, keepdims = _axis_keepdims(args, kwargs, 3)
+        xp = namespace(x_arr)
+        if xp is np:
+            y = fn(x, *args, **kwargs)
+        else:
+            kw = _foreign_keywords(fn.__name__, ("axis", "dtype", "out", "keepdims", "initial", "where"), args, kwargs,
+                                   ("axis", "keepdims", "where"))
+            present = _present(x_arr, kw.get("where"))
+            y = xp.sum(xp.where(present, x_arr, xp.zeros_like(x_arr)), axis=axis, keepdims=keepdims)
+            if mean:
+                y = y / xp.sum(xp.astype(present, x_arr.dtype), axis=axis, keepdims=keepdims)
 
         def back(dy):
             if dy is None:
                 return (None, *_nones(args))
-            xp = namespace(x_arr)
             present = _present(x_arr, _where(args, kwargs, 5))  # nanmean's where= is keyword-only
             share = _expand(dy, x_arr, axis, keepdims)
             if mean:
-                share = share / xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype)
-            return (_restore(xp.where(present, share, 0), x), *_nones(args))
-        return fn(x, *args, **kwargs), back
+                share = share / (xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype) if xp is np else
+                                 xp.sum(xp.astype(present, x_arr.dtype), axis=axis, keepdims=True))
+            return (_restore(xp.where(present, share, xp.zeros_like(share)), x), *_nones(args))
+        return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return adjoint(fn)(rule)
 
 
 nansum = _nan_reduction(np.nansum, mean=False)
 nanmean = _nan_reduction(np.nanmean, mean=True)
+
+
+def _nan_extremum(fn, inner):
+    """nanmax / nanmin: NumPy's own; another library's arrays: max / min of x with its NaNs replaced by -inf / +inf (a
+    slice of NaNs only gives NaN, and no cotangent)."""
+    numpy_rule, extremum = _extremum(fn), _extremum(inner)
+
+    def rule(x, *args, **kwargs):
+        x_arr = _float(x)
+        xp = namespace(x_arr)
+        if xp is np:
+            return numpy_rule(x, *args, **kwargs)
+        kw = _foreign_keywords(fn.__name__, ("axis", "out", "keepdims", "initial", "where"), args, kwargs,
+                               ("axis", "keepdims"))
+        nan = xp.isnan(x_arr)
+        fill = xp.full_like(x_arr, -math.inf if inner is np.max else math.inf)
+        y, back = extremum(xp.where(nan, fill, x_arr), **kw)
+        y = xp.where(xp.all(nan, **kw), xp.full_like(y, math.nan), y)
+
+        def back_(dy):
+            g = back(dy)[0]
+            return (None if g is None else _restore(xp.where(nan, xp.zeros_like(g), g), x), *_nones(args))
+        return y, back_
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
 
 
 # --- scans -----------------------------------------------------------------------------------------------------------------
@@ -331,62 +387,95 @@ if hasattr(np, "cumulative_sum"):
 
 
 # --- trace and differences ---------------------------------------------------------------------------------------------
+def _diagonal_mask(xp, x, offset, axis1, axis2):
+    """The matrix with ones on the diagonal `offset` of x's axes (axis1, axis2), of x's float dtype (or float64)."""
+    n, m = x.shape[axis1], x.shape[axis2]
+    if xp is np:
+        return np.eye(n, m, k=offset, dtype=x.dtype if x.dtype.kind in "fc" else None)
+    return xp.eye(n, m, k=offset, dtype=x.dtype if is_float(x) else xp.float64)
+
+
 @adjoint(np.trace)
 def trace(x, *args, **kwargs):
-    """sum_i x[..., i, i + offset] over axes (axis1, axis2): dy placed on that diagonal."""
+    """sum_i x[..., i, i + offset] over axes (axis1, axis2): dy placed on that diagonal. Another library's arrays:
+    the sum of x times that diagonal's mask (the array API's trace covers the last two axes only)."""
     names = ("offset", "axis1", "axis2")
     offset, axis1, axis2 = (args[k] if len(args) > k else kwargs.get(n, d) for k, (n, d) in enumerate(
         zip(names, (0, 0, 1), strict=True)))
 
     x = _float(x)
+    xp = namespace(x)
+    if xp is np:
+        y = np.trace(x, *args, **kwargs)
+    else:
+        _foreign_keywords("trace", ("offset", "axis1", "axis2", "dtype", "out"), args, kwargs, names)
+        moved = xp.moveaxis(x, (axis1 % x.ndim, axis2 % x.ndim), (-2, -1))
+        y = xp.sum(moved * _diagonal_mask(xp, x, offset, axis1, axis2), axis=(-2, -1))
 
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        xp = namespace(x)
-        n, m = x.shape[axis1], x.shape[axis2]
-        diagonal = xp.eye(n, m, k=offset, dtype=x.dtype if x.dtype.kind in "fc" else None)
-        g = xp.asarray(dy)[..., None, None] * diagonal
+        g = xp.asarray(dy)[..., None, None] * _diagonal_mask(xp, x, offset, axis1, axis2)
         return (xp.moveaxis(g, (-2, -1), (axis1 % x.ndim, axis2 % x.ndim)), *_nones(args))
-    return np.trace(x, *args, **kwargs), back
+    return y, back
+
+
+def _along(axis, ndim, part):
+    """The index selecting `part` (a slice) of axis `axis`."""
+    return (slice(None),) * axis + (part,) + (slice(None),) * (ndim - axis - 1)
 
 
 @adjoint(np.diff)
 def diff(x, *args, **kwargs):
     """Repeated first differences y_k = x_{k+1} - x_k, whose transpose is dx = [0, dy] - [dy, 0]; `prepend` and `append`
-    are concatenated to x first, and receive their share when passed positionally."""
+    are concatenated to x first, and receive their share when passed positionally. Another library's arrays: slices
+    and concatenation in its namespace."""
     x_arr = _float(x)
     names = ("n", "axis", "prepend", "append")
     n, axis, pre, post = (args[k] if len(args) > k else kwargs.get(name, default) for k, (name, default) in enumerate(
         zip(names, (1, -1, np._NoValue, np._NoValue), strict=True)))
     axis = axis % max(x_arr.ndim, 1)
+    xp = namespace(x_arr)
+    if xp is not np:  # the array API's (and torch's) default for no prepend / append is None
+        pre, post = (np._NoValue if v is None else v for v in (pre, post))
     extra = [np.shape(v)[axis] if np.ndim(v) else 1 if v is not np._NoValue else 0 for v in (pre, post)]
+    if xp is np:
+        y = np.diff(x, *args, **kwargs)
+    else:
+        _foreign_keywords("diff", names, args, kwargs, names)
+        edge = tuple(1 if k == axis else size for k, size in enumerate(x_arr.shape))
+        pieces = [xp.broadcast_to(xp.asarray(v, dtype=x_arr.dtype), edge) if not np.ndim(v) else xp.asarray(v)
+                  for v in (pre, x_arr, post) if v is not np._NoValue]
+        y = _concat(xp, pieces, axis) if len(pieces) > 1 else x_arr
+        for _ in range(n):
+            y = y[_along(axis, y.ndim, slice(1, None))] - y[_along(axis, y.ndim, slice(None, -1))]
 
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        xp = namespace(x_arr)
         g = dy
         for _ in range(n):
-            zero = xp.zeros_like(xp.take(g, xp.arange(1), axis=axis))
-            g = xp.concatenate([zero, g], axis=axis) - xp.concatenate([g, zero], axis=axis)
+            zero = xp.zeros_like(g[_along(axis, g.ndim, slice(0, 1))])
+            g = _concat(xp, [zero, g], axis) - _concat(xp, [g, zero], axis)
         total = g.shape[axis]
-        part = [xp.take(g, xp.arange(a, b), axis=axis) for a, b in
+        part = [g[_along(axis, g.ndim, slice(a, b))] for a, b in
                 ((0, extra[0]), (extra[0], total - extra[1]), (total - extra[1], total))]
         edges = [None if v is np._NoValue else unbroadcast(p, v) for v, p in zip((pre, post), (part[0], part[2]),
                                                                                  strict=True)]
         grads = {2: edges[0], 3: edges[1]}
         return (_restore(part[1], x), *(grads.get(k) for k in range(len(args))))
-    return np.diff(x, *args, **kwargs), back
+    return y, back
 
 
 # --- the ndarray methods of the same names -----------------------------------------------------------------------------
-for _fn, _rule in {np.var: _moment(np.var, False), np.std: _moment(np.std, True), np.nanmax: _extremum(np.nanmax),
-                   np.nanmin: _extremum(np.nanmin), np.ndarray.prod: prod, np.ndarray.cumsum: cumsum,
+for _fn, _rule in {np.var: _moment(np.var, False), np.std: _moment(np.std, True),
+                   np.nanmax: _nan_extremum(np.nanmax, np.max), np.nanmin: _nan_extremum(np.nanmin, np.min),
+                   np.ndarray.prod: prod, np.ndarray.cumsum: cumsum,
                    np.ndarray.cumprod: cumprod, np.ndarray.trace: trace, np.ndarray.var: _moment(np.var, False),
                    np.ndarray.std: _moment(np.std, True)}.items():
     adjoint(_fn)(_rule)
 
 # computed with the namespace of their input (the array API's prod, var/std with `correction`, cumulative_sum/_prod)
-namespace_generic(np.prod, np.var, np.std, np.cumsum, np.cumprod,
+namespace_generic(np.prod, np.var, np.std, np.cumsum, np.cumprod, np.median, np.nansum, np.nanmean, np.nanmax,
+                  np.nanmin, np.trace, np.diff,
                   *((np.cumulative_sum, np.cumulative_prod) if hasattr(np, "cumulative_sum") else ()))

@@ -6,11 +6,13 @@ Functions that only move, copy or drop entries (tile, repeat, pad, delete, compr
 `_gather`: the function is run once more on the flat indices of its input, and the cotangent is scattered back through
 those indices with accumulation, so repeated entries sum their cotangents.
 """
+import math
+
 import numpy as np
 
-from ..backends import namespace, namespace_of, unbroadcast
+from ..backends import namespace, namespace_of, scatter_add, unbroadcast
 from ..errors import ZygoteError
-from .numpy import _permute, _restore
+from .numpy import _permute, _restore, is_float
 from .registry import adjoint, namespace_generic
 
 
@@ -98,6 +100,40 @@ GATHERED[np.ndarray.compress] = compress_method
 
 for _fn, _rule in GATHERED.items():
     adjoint(_fn)(_rule)
+
+
+@adjoint(np.pad)
+def pad(x, pad_width, *args, **kwargs):
+    """NumPy arrays: the gathered rule. Another library's: every copying mode as a gather through the indices NumPy's
+    pad gives x's flat indices (they depend on shapes only), the constant mode's fill from a NumPy pad of zeros."""
+    xp = namespace(x)
+    if xp is np:
+        return GATHERED[np.pad](x, pad_width, *args, **kwargs)
+    mode = args[0] if args else kwargs.get("mode", "constant")
+    if not isinstance(mode, str) or mode not in _COPYING_MODES:
+        raise ZygoteError(f"np.pad: no gradient rule for mode={mode!r} (supported: {sorted(_COPYING_MODES)})")
+    rest = {k: v for k, v in kwargs.items() if k != "mode"}
+    if mode in ("constant", "empty"):
+        filled = np.pad(np.zeros(tuple(x.shape)), pad_width, "constant", **rest)
+        index = np.pad(np.arange(math.prod(x.shape)).reshape(tuple(x.shape)), pad_width, "constant",
+                       constant_values=-1)
+    else:
+        if rest:
+            raise ZygoteError(f"np.pad of another library's arrays: {sorted(rest)} is not supported")
+        filled, index = None, np.pad(np.arange(math.prod(x.shape)).reshape(tuple(x.shape)), pad_width, mode)
+    source = xp.asarray(index.reshape(-1))
+    present = source >= 0
+    source = xp.where(present, source, xp.zeros_like(source))
+    y = xp.take(xp.reshape(x, (-1,)), source, axis=0)
+    if filled is not None:
+        y = xp.where(present, y, xp.asarray(filled.reshape(-1), dtype=x.dtype))
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *_nones(args))
+        d = xp.reshape(dy, (-1,))
+        return (_scatter_into(x, source, xp.where(present, d, xp.zeros_like(d))), None, *_nones(args))
+    return xp.reshape(y, index.shape), back
 
 
 @adjoint(np.roll)
@@ -231,22 +267,79 @@ def meshgrid(*xi, **kwargs):
 def sort(x, *args, **kwargs):
     """y = take_along_axis(x, argsort(x)): the cotangent goes back through the inverse permutation."""
     axis = args[0] if args else kwargs.get("axis", -1)
-    x_arr = np.asarray(x) if axis is not None else np.ravel(x)
-    order = np.argsort(x_arr, axis=-1 if axis is None else axis, kind="stable")
+    xp = namespace(x)
+    if xp is np:
+        x_arr = np.asarray(x) if axis is not None else np.ravel(x)
+        order = np.argsort(x_arr, axis=-1 if axis is None else axis, kind="stable")
+    else:  # the array API's argsort (JAX's and torch's too) takes descending=
+        kw = {**dict(zip(("axis", "kind", "order"), args)), **kwargs}
+        unknown = sorted(k for k, v in kw.items() if k not in ("axis", "kind", "stable", "descending") and v is not None)
+        if unknown:
+            raise ZygoteError(f"np.sort of another library's arrays: {', '.join(unknown)} is not supported")
+        x_arr = x if axis is not None else xp.reshape(x, (-1,))
+        order = xp.argsort(x_arr, axis=-1 if axis is None else axis, descending=kw.get("descending", False),
+                           stable=True)
+    along = -1 if axis is None else axis
 
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        g = np.take_along_axis(dy, np.argsort(order, axis=-1 if axis is None else axis), axis=-1 if axis is None
-                               else axis)
-        return (_restore(np.reshape(g, np.shape(x)), x), *_nones(args))
-    return np.take_along_axis(x_arr, order, axis=-1 if axis is None else axis), back
+        g = xp.take_along_axis(dy, xp.argsort(order, axis=along), axis=along)
+        return (_restore(xp.reshape(g, tuple(np.shape(x))), x), *_nones(args))
+    return xp.take_along_axis(x_arr, order, axis=along), back
+
+
+def _scatter_into(x, source, dy):
+    """The cotangent of x from dy = x.flat[source] (source: x's flat indices, an array of x's namespace)."""
+    xp = namespace(x)
+    if not hasattr(dy, "shape"):
+        dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None)
+    size = math.prod(x.shape)
+    return xp.reshape(scatter_add(xp, size, xp.reshape(source, (-1,)), xp.reshape(dy, (-1,))), tuple(x.shape))
+
+
+def _flat_indices(xp, x):
+    return xp.reshape(xp.arange(math.prod(x.shape)), tuple(x.shape))
+
+
+def _in_bounds(xp, index, n, mode, name):
+    """NumPy's index modes on an index array of another library: negative indices count from the end; 'wrap' and
+    'clip' map every index into range, and any other mode raises where one is out of bounds (as NumPy's 'raise')."""
+    if mode == "wrap":
+        return index % n
+    if mode == "clip":
+        return xp.clip(index, 0, n - 1)
+    if mode not in (None, "raise", "fill", "promise_in_bounds"):
+        raise ZygoteError(f"np.{name}: no namespace-generic rule for mode={mode!r}")
+    index = xp.where(index < 0, index + n, index)
+    if bool(xp.any(xp.logical_or(index < 0, index >= n))):
+        raise ZygoteError(f"np.{name}: an index is out of bounds for an axis of size {n} (NumPy's mode='raise'; "
+                          f"use mode='wrap' or 'clip')")
+    return index
 
 
 @adjoint(np.take)
 def take(x, indices, *args, **kwargs):
+    """Another library's arrays: its take (of a 1-d index: the array API's), the cotangent scattered back with
+    accumulation (`scatter_add`)."""
     axis = args[0] if args else kwargs.get("axis")
     mode = args[2] if len(args) > 2 else kwargs.get("mode", "raise")
+    xp = namespace(x)
+    if xp is not np:
+        kw = {**dict(zip(("axis", "out", "mode"), args)), **kwargs}
+        unknown = sorted(k for k, v in kw.items() if k not in ("axis", "mode") and v is not None)
+        if unknown:
+            raise ZygoteError(f"np.take of another library's arrays: {', '.join(unknown)} is not supported")
+        x_arr = xp.reshape(x, (-1,)) if axis is None else x
+        along = 0 if axis is None else axis % x.ndim
+        index = xp.asarray(indices)
+        index = _in_bounds(xp, index, x_arr.shape[along], kw.get("mode"), "take")
+        shape = (*x_arr.shape[:along], *index.shape, *x_arr.shape[along + 1:])
+        flat = xp.reshape(index, (-1,))
+        source = xp.take(xp.reshape(_flat_indices(xp, x), tuple(x_arr.shape)), flat, axis=along)
+        return xp.reshape(xp.take(x_arr, flat, axis=along), shape), lambda dy: (
+            None if dy is None else _scatter_into(x, source, xp.reshape(dy, tuple(source.shape))), None,
+            *_nones(args))
 
     def back(dy):
         if dy is None:
@@ -265,6 +358,18 @@ adjoint(np.ndarray.take)(take)
 @adjoint(np.take_along_axis)
 def take_along_axis(x, indices, *args, **kwargs):
     axis = args[0] if args else kwargs.get("axis", -1)
+    xp = namespace(x)
+    if xp is not np:
+        unknown = sorted(k for k, v in kwargs.items() if k != "axis" and v is not None)
+        if unknown or len(args) > 1:
+            raise ZygoteError(f"np.take_along_axis of another library's arrays: {', '.join(unknown) or 'mode'} is "
+                              f"not supported")
+        x_arr = xp.reshape(x, (-1,)) if axis is None else x
+        along = 0 if axis is None else axis % x.ndim
+        index = _in_bounds(xp, xp.asarray(indices), x_arr.shape[along], None, "take_along_axis")
+        source = xp.take_along_axis(xp.reshape(_flat_indices(xp, x), tuple(x_arr.shape)), index, axis=along)
+        return xp.take_along_axis(x_arr, index, axis=along), lambda dy: (
+            None if dy is None else _scatter_into(x, source, dy), None, *_nones(args))
 
     def back(dy):
         if dy is None:
@@ -470,4 +575,4 @@ def _zero_nones(dy, shape):
 
 # computed with the namespace of their input: the array API (or JAX and torch under the same names) has them
 namespace_generic(np.roll, np.moveaxis, np.swapaxes, np.matrix_transpose, np.flip, np.fliplr, np.flipud, np.tril,
-                  np.triu, np.broadcast_to, np.broadcast_arrays)
+                  np.triu, np.broadcast_to, np.broadcast_arrays, np.sort, np.take, np.take_along_axis, np.pad)

@@ -161,3 +161,26 @@ def is_foreign(x):
 
 
 _SCALAR_TYPES = frozenset((int, float, bool, complex, np.float64, np.float32, np.complex128, np.int64, type(None)))
+
+
+def scatter_add(xp, size, index, values):
+    """A 1-d array of `size` zeros of values' dtype with `values` added at the 1-d integer `index` (repeated indices
+    accumulate): NumPy's bincount, JAX's functional `.at[].add`, torch's index_add, CuPy's scatter_add; a one-hot sum
+    (exact, memory len(index) * size) in a namespace with no scatter (the array API has none)."""
+    if xp is np:
+        if np.iscomplexobj(values):
+            g = np.zeros(size, dtype=values.dtype)
+            np.add.at(g, index, values)
+            return g
+        return np.bincount(index, weights=values, minlength=size).astype(values.dtype, copy=False)
+    zeros = xp.zeros((size,), dtype=values.dtype)
+    if hasattr(zeros, "at") and hasattr(zeros.at, "__getitem__"):  # JAX arrays are immutable
+        return zeros.at[index].add(values)
+    if hasattr(zeros, "index_add"):  # torch
+        return zeros.index_add(0, index, values)
+    if type(zeros).__module__.partition(".")[0] == "cupy":
+        import cupyx
+        cupyx.scatter_add(zeros, index, values)
+        return zeros
+    hits = xp.astype(xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(size), (1, -1)), values.dtype)
+    return xp.sum(hits * xp.reshape(values, (-1, 1)), axis=0)

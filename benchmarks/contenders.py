@@ -4,7 +4,7 @@ Optional frameworks are imported here, inside their builder; one that is missing
 """
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from importlib import metadata
 
@@ -131,6 +131,45 @@ def jax_contenders():
             Contender("jax.jit", version, partial(build, jit=True), as_list, transforms=True)]
 
 
+def zygotepy_jax_contenders():
+    """zygotepy on JAX arrays: `zygotepy.gradient` of the workload's code with `np` rebound to `jax.numpy`, on float64
+    `jnp` arrays, eagerly (`zygotepy[jax]`) and inside `jax.jit` (`zygotepy[jax.jit]`, README's pattern
+    `jax.jit(lambda *a: zygotepy.gradient(f, *a))`).
+
+    Each build differentiates a fresh copy of the function (cold transform cache) and, under jit, makes a new jitted
+    function, so the first call includes zygotepy's transform and, under jit, JAX's trace and compile. Constants go in
+    as keyword arguments, as for zygotepy on NumPy; under jit the integer ones (loop counts) are closed over (static)
+    and the array ones are traced arguments.
+    """
+    try:
+        import zygotepy
+    except ImportError as e:
+        return [_not_installed("zygotepy[jax]", e), _not_installed("zygotepy[jax.jit]", e)]
+    try:
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import jax
+        import jax.numpy as jnp
+    except ImportError as e:
+        return [_not_installed("zygotepy[jax]", e), _not_installed("zygotepy[jax.jit]", e)]
+    jax.config.update("jax_enable_x64", True)
+
+    def convert(a):
+        return a if isinstance(a, int) else jnp.asarray(a, dtype=jnp.float64)
+
+    def build(w, jit):
+        f = replace(w, fn=fresh_copy(w.fn)).implementation(jnp)
+        wrt = [convert(a) for a in w.args[:w.n_wrt]]
+        static = {k: v for k, v in w.const_kwargs.items() if isinstance(v, int)}
+        traced = {k: convert(v) for k, v in w.const_kwargs.items() if not isinstance(v, int)}
+        if not jit:
+            return lambda: jax.block_until_ready(zygotepy.gradient(f, *wrt, **traced, **static))
+        g = jax.jit(lambda *a, **consts: zygotepy.gradient(f, *a, **consts, **static))
+        return lambda: jax.block_until_ready(g(*wrt, **traced))
+    version = f"{_version('zygotepy')} + jax {_version('jax')}"
+    return [Contender("zygotepy[jax]", version, partial(build, jit=False), as_list, transforms=True),
+            Contender("zygotepy[jax.jit]", version, partial(build, jit=True), as_list, transforms=True)]
+
+
 def tangent_contender():
     """`tangent-ad` (a maintained fork of Google's Tangent): source-to-source like zygotepy, NumPy only.
 
@@ -165,6 +204,6 @@ def tangent_contender():
 
 def all_contenders():
     return [*baselines(), zygotepy_contender(), tangent_contender(), autograd_contender(), torch_contender(),
-            *jax_contenders()]
+            *jax_contenders(), *zygotepy_jax_contenders()]
 
 

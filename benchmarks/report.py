@@ -96,4 +96,12 @@ def summary(results, physics):
         out[f"{w}_zygotepy_over_hand"] = r
         parts.append(f"{w} {r:.2f}" if r else f"{w} {why(w, 'zygotepy')}")
     lines.append("zygotepy/hand-written: " + ", ".join(parts))
+    for mine, theirs in (("zygotepy[jax]", "jax"), ("zygotepy[jax.jit]", "jax.jit")):
+        parts = []
+        for w in results:
+            r = ratio(median(w, mine), median(w, theirs))
+            out[f"{w}_{mine}_over_{theirs}"] = r
+            if r:
+                parts.append(f"{w} {r:.2f}")
+        lines.append(f"{mine}/{theirs} (steady state, where both were timed): " + (", ".join(parts) or "none"))
     return lines, out

@@ -1,12 +1,13 @@
 """Benchmark zygotepy against a hand-written gradient, tangent-ad, HIPS autograd, PyTorch eager and JAX (eager, jitted).
 
-    python benchmarks/run.py [--quick] [--json out.json] [--only pow,mlp,transform]
+    python benchmarks/run.py [--quick] [--json out.json] [--only pow,mlp,overhead,transform]
 
 For each workload (workloads*.py) every contender (contenders.py) is built fresh, called once (the "first call", which
 includes zygotepy's or tangent's transform or jax.jit's compile), checked against the hand-written gradient, then
 timed: median over repeated batches of `time.perf_counter`. Contenders that are not installed are skipped; a
-contender that raises or returns a wrong gradient is reported as such and not timed. Last comes zygotepy's transform
-cost on generated 10/100/1 000-line functions (transform_cost.py).
+contender that raises or returns a wrong gradient is reported as such and not timed. zygotepy runs twice more on JAX
+arrays, eagerly and under `jax.jit`. Then come the per-call overhead of a few rules and of `zygotepy.gradient` against
+bare NumPy (overhead.py), and zygotepy's transform cost on generated 10/100/1 000-line functions (transform_cost.py).
 """
 import argparse
 import gc
@@ -19,7 +20,7 @@ import sys
 import time
 import traceback
 import tracemalloc
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -27,9 +28,10 @@ import numpy as np
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The checkout's own zygotepy (not whichever one `pip install -e` points at), then the workload modules beside this file.
 sys.path[:0] = [os.path.dirname(_HERE), _HERE]
+import overhead
 import transform_cost
 from contenders import all_contenders, as_list
-from report import summary, table
+from report import fmt_ratio, fmt_time, summary, table
 from workloads import (
     PHYSICS_ARGS,
     WORKLOADS,
@@ -240,6 +242,26 @@ def transform_cost_section(mode):
     return [dict(zip(("shape", "lines", "first_call_extra", "steady"), row)) for row in rows]
 
 
+def overhead_section(mode):
+    """Print the per-call overhead tables (overhead.py); return their rows (None on error)."""
+    print("## Per-call overhead against bare NumPy")
+    print()
+    print("A rule called directly (`y, back = find_rule(op)(x); back(dy)`) against the bare forward call and a "
+          "hand-written vector-Jacobian product (forward + derivative × dy); then `zygotepy.gradient` of whole "
+          "functions against a hand-written NumPy value and gradient (overhead.py). Medians of interleaved batches.")
+    print()
+    try:
+        # batches of >= 20 ms and at least 9 of them, also in --quick: with --quick's 2 ms batches and 3 repeats, runs
+        # on the loaded shared machine disagreed by 2-4x on single rows (~10 s in --quick)
+        timing = replace(mode, min_batch=max(0.02, mode.min_batch), min_repeats=max(9, mode.min_repeats))
+        rules, grads = overhead.measure(partial(time_interleaved, mode=timing))
+    except Exception as e:  # noqa: BLE001 - reported, the run goes on
+        print(f"ERROR: {short_error(e)}")
+        return None
+    print("\n".join(overhead.report(rules, grads, fmt_time, fmt_ratio)))
+    return {"rules": rules, "gradients": grads}
+
+
 def machine(contenders):
     info = {"platform": platform.platform(), "machine": platform.machine(), "processor": platform.processor(),
             "cpu_count": os.cpu_count(), "python": sys.version.split()[0], "numpy": np.__version__}
@@ -255,10 +277,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short run (< 60 s)")
     parser.add_argument("--json", metavar="PATH", help="write the raw numbers here")
-    parser.add_argument("--only", metavar="NAMES", help="comma-separated workload names")
+    parser.add_argument("--only", metavar="NAMES",
+                        help="comma-separated workload names, and/or the sections 'overhead' and 'transform'")
     opts = parser.parse_args(argv)
     mode = QUICK if opts.quick else DEFAULT
-    workloads = [w for w in ALL_WORKLOADS if not opts.only or w.name in opts.only.split(",")]
+    only = opts.only.split(",") if opts.only else None
+    workloads = [w for w in ALL_WORKLOADS if not only or w.name in only]
 
     start = time.perf_counter()
     check_hand_grads(workloads)
@@ -283,8 +307,13 @@ def main(argv=None):
     print()
     for line in lines:
         print(f"- {line}")
-    transform = None
-    if not opts.only or "transform" in opts.only.split(","):
+    overheads = transform = None
+    if not only or "overhead" in only:
+        print()
+        t0 = time.perf_counter()
+        overheads = overhead_section(mode)
+        print(f"[overhead: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)
+    if not only or "transform" in only:
         print()
         transform = transform_cost_section(mode)
     elapsed = time.perf_counter() - start
@@ -293,7 +322,7 @@ def main(argv=None):
 
     if opts.json:
         dump = {"machine": info, "mode": asdict(mode), "elapsed": elapsed, "summary": numbers,
-                "physics_first_call": physics, "transform_cost": transform,
+                "physics_first_call": physics, "overhead": overheads, "transform_cost": transform,
                 "workloads": {w: {c: asdict(r) for c, r in rs.items()} for w, rs in results.items()}}
         with open(opts.json, "w") as fh:
             json.dump(dump, fh, indent=1)

@@ -133,12 +133,17 @@ def _make_workloads():
     return [
         Workload("helper", "y = 0.5*cell(a, y) + b with a 1-line user helper cell, 1 000 calls; d/da, d/db",
                  helper_loop, helper_loop_grad, (0.9, 0.5, 0.1, 1000), 2, namespaces=("math",), helpers=("cell",),
-                 quick_skip={"jax": "one call takes ~5 s", "jax.jit": "compiling the unrolled loop takes ~25 s"}),
+                 quick_skip={"jax": "one call takes ~5 s", "jax.jit": "compiling the unrolled loop takes ~25 s",
+                             "zygotepy[jax]": "one call takes ~0.3-0.5 s",
+                             "zygotepy[jax.jit]": "compiling the unrolled loop takes ~30 s"}),
         Workload("rnn", "tanh RNN, 50 steps, hidden 32, input 16, batch 8, loss sum(h_T**2); d/d(Wx, Wh, b)",
-                 rnn, rnn_grad, (Wx, Wh, b, xs, h0), 3, namespaces=("np",)),
+                 rnn, rnn_grad, (Wx, Wh, b, xs, h0), 3, namespaces=("np",),
+                 quick_skip={"zygotepy[jax.jit]": "compiling the unrolled 50 steps takes ~3-4 s"}),
         Workload("rk4", "RK4 Lotka-Volterra, 200 steps of 0.01 on scalars, loss u*v; d/d(4 parameters, u0, v0)",
                  rk4, rk4_grad, (1.1, 0.4, 0.4, 0.1, 10.0, 5.0, 0.01, 200), 6,
-                 quick_skip={"jax": "one call takes ~7 s", "jax.jit": "compiling the unrolled loop takes ~3 min"}),
+                 quick_skip={"jax": "one call takes ~7 s", "jax.jit": "compiling the unrolled loop takes ~3 min",
+                             "zygotepy[jax]": "one call takes ~0.7 s"},
+                 skip={"zygotepy[jax.jit]": "compiling the unrolled 200 steps did not finish in 6 min"}),
     ]
 
 

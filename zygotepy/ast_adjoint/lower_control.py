@@ -50,6 +50,13 @@ def _assigned_names(stmts):
     return names
 
 
+def _plainly_assigned(stmts):
+    """Names bound in this code by something other than an augmented assignment (`o = out`, a loop target)."""
+    aug_targets = {id(n.target) for s in stmts for n in [s, *_walk_no_defs(s)] if isinstance(n, gast.AugAssign)}
+    return {n.id for s in stmts for n in [s, *_walk_no_defs(s)]
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
+
+
 class ControlFlow:
     """The control-flow half of the Lowerer (mixed into it)."""
 
@@ -152,7 +159,9 @@ class ControlFlow:
 
     def loop_carries(self, body_nodes, extra=()):
         names = [n for n in _assigned_names(body_nodes) if n in self.locals and n not in self.cellvars]
-        if mutation_syntax(body_nodes):  # an update in place may give any object a new version: carry them all
+        aug = augmented_names(body_nodes)  # `o = out; o += v` in the body: which object `o` names is not known here
+        if mutation_syntax(body_nodes) or aug & _plainly_assigned(body_nodes):  # an update in place may give any
+            # object a new version: carry them all
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
                       and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
             mentioned = {n.id for s in body_nodes for n in gast.walk(s) if isinstance(n, gast.Name)}

@@ -1,0 +1,375 @@
+"""Red-team findings: small, realistic functions whose gradient disagreed with central finite differences (silently
+wrong), or that crashed with a non-zygotepy error. Each test asserts the CORRECT behaviour (the FD-checked gradient,
+the value one plain call gives, the argument state one plain call leaves, or a ZygoteError) and is marked
+xfail(strict=True) until the bug is fixed."""
+import copy
+
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, gradient, value_and_gradient
+
+X = np.array([0.3, -1.2, 2.4, 0.7])
+
+
+def fd(f, x, eps=1e-6):
+    x = np.asarray(x, dtype=np.float64)
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        g.flat[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+def agree(f, x=X):
+    """value, gradient and the argument's final state of zygotepy vs one plain call and central differences
+    (each evaluation on its own copy, so functions updating their argument are fine)."""
+    plain_arg = copy.deepcopy(x)
+    want_value = f(plain_arg)
+    want_grad = fd(lambda v: f(v.copy()), x)
+    arg = copy.deepcopy(x)
+    value, (grad,) = value_and_gradient(f, arg)
+    np.testing.assert_allclose(value, want_value, rtol=1e-9, err_msg="value")
+    np.testing.assert_allclose(np.zeros_like(x) if grad is None else grad, want_grad, rtol=1e-6, atol=1e-6,
+                               err_msg="gradient")
+    np.testing.assert_array_equal(arg, plain_arg, err_msg="argument state after the call")
+
+
+def xfail(reason):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+# ---------------------------------------------------------------- (a) aliases made by a join (if / else, x if c else y)
+
+@xfail("(a) alias chosen by if/else then `y *= 2`: runs out of place; value, gradient and argument all wrong")
+def test_alias_from_if_else_then_imul():
+    def f(x):
+        if x[0] > 0:
+            y = x
+        else:
+            y = x.copy()
+        y *= 2.0
+        return np.sum(x)
+    agree(f)
+
+
+@xfail("(a) alias chosen by a conditional expression then `*=`: value and gradient wrong")
+def test_alias_from_ifexp_then_imul():
+    def f(x):
+        a = x.copy()
+        y = a if x[0] > 0 else a.copy()
+        y *= 3.0
+        return np.sum(a * x)
+    agree(f)
+
+
+@xfail("(a) alias chosen by a conditional expression then `z[1] = 0`: gradient misses the write")
+def test_alias_from_ifexp_then_setitem():
+    def f(x):
+        y = x.copy()
+        z = y if x[0] > 0 else x
+        z[1] = 0.0
+        return np.sum(y * x)
+    agree(f)
+
+
+@xfail("(a) `b = a if c else a` (same object both ways) then `b[2] = 0`: gradient misses the write")
+def test_same_object_both_branches_then_setitem():
+    def f(x):
+        a = x.copy()
+        b = a if x[0] > 0 else a
+        b[2] = 0.0
+        return np.sum(a * x)
+    agree(f)
+
+
+@xfail("(a) view chosen by a conditional expression then written: gradient wrong")
+def test_view_from_ifexp_then_setitem():
+    def f(x):
+        a = x.copy()
+        v = a[1:] if x[0] > 0 else a[:1]
+        v[0] = 5.0
+        return np.sum(a * x)
+    agree(f)
+
+
+@xfail("(a) `z = (y, x)[0]; z[1] = 0`: an alias read out of a tuple display misses the write")
+def test_alias_indexed_out_of_tuple_display():
+    def f(x):
+        y = x.copy()
+        z = (y, x)[0]
+        z[1] = 0.0
+        return np.sum(y * x)
+    agree(f)
+
+
+# ---------------------------------------------------------------- (a) aliases assigned inside a loop body
+
+def test_loop_body_alias_iadd():
+    def f(x):
+        out = np.zeros(2)
+        for _ in range(1):
+            o = out
+            o += x[:2]
+        return np.sum(out * x[:2])
+    agree(f)
+
+
+def test_loop_body_row_view_iadd():
+    def f(x):
+        out = np.zeros((2, 2))
+        for i in range(2):
+            row = out[i]
+            row += x[2 * i:2 * i + 2] ** 2
+        return np.sum(out * np.arange(4).reshape(2, 2))
+    agree(f)
+
+
+@xfail("(a) `b = b[1:]` repeated in a loop, then `b[0] = 0`: value 0.0 (plain 7.29), zero gradient")
+def test_view_chain_in_loop_then_setitem():
+    def f(x):
+        a = x.copy()
+        b = a
+        for _ in range(3):
+            b = b[1:]
+        b[0] = 0.0
+        return np.sum(a * x)
+    agree(f)
+
+
+@xfail("(b) `while cur.size > 1: cur = cur[1:]; cur *= 2`: ValueError (broadcast) from runtime.acc in the backward")
+def test_while_shrinking_view_imul():
+    def f(x):
+        a = x.copy()
+        cur = a
+        while cur.size > 1:
+            cur = cur[1:]
+            cur *= 2.0
+        return np.sum(a * x)
+    agree(f)
+
+
+# ---------------------------------------------------------------- (a) loop targets drawn from containers / array rows
+
+@xfail("(a) `for r in Y: r *= 2.0` over the rows of a 2-d array: the update of Y gets no gradient")
+def test_for_rows_of_array_imul():
+    def f(x):
+        Y = np.outer(x, x)
+        for r in Y:
+            r *= 2.0
+        return np.sum(Y)
+    agree(f)
+
+
+@xfail("(a) `for r in Y: r[0] = 0.0`: the write into Y's rows gets no gradient")
+def test_for_rows_of_array_setitem():
+    def f(x):
+        Y = np.outer(x, x)
+        for r in Y:
+            r[0] = 0.0
+        return np.sum(Y)
+    agree(f)
+
+
+@xfail("(a) `for i, o in enumerate(out): o[:] = ...` on a 2-d array: zero gradient")
+def test_enumerate_rows_fill():
+    def f(x):
+        out = np.zeros((2, 2))
+        for i, o in enumerate(out):
+            o[:] = x[2 * i:2 * i + 2] ** 2
+        return np.sum(out * np.arange(4).reshape(2, 2))
+    agree(f)
+
+
+@xfail("(a) `for o, xi in zip(out, X2): o += xi**2`: zero gradient")
+def test_zip_rows_iadd():
+    def f(x):
+        out = np.zeros((2, 2))
+        for o, xi in zip(out, x.reshape(2, 2)):
+            o += xi ** 2
+        return np.sum(out * np.arange(4).reshape(2, 2))
+    agree(f)
+
+
+@xfail("(a) `for v in [a]: v *= x` (arrays held in a list): the update of a gets no gradient")
+def test_for_over_list_imul():
+    def f(x):
+        a = x.copy()
+        for v in [a]:
+            v *= x
+        return np.sum(a)
+    agree(f)
+
+
+@xfail("(a) `for v in arrs: v[0] = 0.0` (arrays in a list): gradient misses the writes")
+def test_for_over_list_setitem():
+    def f(x):
+        arrs = [x.copy(), x.copy() * 2]
+        for v in arrs:
+            v[0] = 0.0
+        return sum(np.sum(v * x) for v in arrs)
+    agree(f)
+
+
+@xfail("(a) `for v in d.values(): v[1] = x[0]`: gradient misses the write")
+def test_for_over_dict_values_setitem():
+    def f(x):
+        d = {"a": x.copy()}
+        for v in d.values():
+            v[1] = x[0]
+        return np.sum(d["a"] * x)
+    agree(f)
+
+
+@xfail("(a) `for p in objs: p.w[0] = p.b` (objects in a list): gradient misses the writes")
+def test_for_over_objects_setitem():
+    class P:
+        def __init__(self, w, b):
+            self.w, self.b = w, b
+
+    def f(x):
+        ps = [P(x.copy(), 0.0), P(x * 2, 1.0)]
+        for p in ps:
+            p.w[0] = p.b
+        return sum(np.sum(p.w * x) for p in ps)
+    agree(f)
+
+
+def _fill(dst, src):
+    dst[:] = src * 2
+
+
+@xfail("(a) `for dst in (a, b): fill(dst, x)` (helper filling its argument, called in a loop over a tuple): "
+       "zero gradient")
+def test_fill_helper_loop_over_tuple():
+    def f(x):
+        a = np.zeros(4)
+        b = np.zeros(4)
+        for dst in (a, b):
+            _fill(dst, x)
+        return np.sum(a * b)
+    agree(f)
+
+
+# ---------------------------------------------------------------- (a) views and aliases held in containers
+
+@xfail("(a) `t = [y[1:]]; t[0][0] = x[3]`: a write through a view held in a list misses the gradient")
+def test_write_through_view_held_in_list():
+    def f(x):
+        y = x.copy()
+        t = [y[1:]]
+        t[0][0] = x[3]
+        return np.sum(y * np.arange(4))
+    agree(f)
+
+
+@xfail("(a) `t = (y[1:],); v = t[0]; v[0] = 0.0`: a write through a view held in a tuple misses the gradient")
+def test_write_through_view_held_in_tuple():
+    def f(x):
+        y = x.copy()
+        t = (y[1:],)
+        v = t[0]
+        v[0] = 0.0
+        return np.sum(y * x)
+    agree(f)
+
+
+@xfail("(a) `lst = [a, a]; lst[0][1] = 0`: the second entry (same object) misses the write in the gradient")
+def test_list_holding_same_array_twice():
+    def f(x):
+        a = x.copy()
+        lst = [a, a]
+        lst[0][1] = 0.0
+        return np.sum(lst[1] * x)
+    agree(f)
+
+
+@xfail("(a) `y[1:], y[:-1] = y[:-1], y[1:]` (swap with overlapping views, NumPy semantics): gradient wrong")
+def test_tuple_assign_overlapping_slices():
+    def f(x):
+        y = x.copy()
+        y[1:], y[:-1] = y[:-1], y[1:]
+        return np.sum(y * np.arange(4))
+    agree(f)
+
+
+# ---------------------------------------------------------------- (a) views of a kind not followed
+
+@xfail("(a) `z = y.reshape(2, 2)[0]; z[1] = 0`: a row of a reshaped view written; gradient misses it")
+def test_row_of_reshape_view_setitem():
+    def f(x):
+        y = x.copy()
+        z = y.reshape(2, 2)[0]
+        z[1] = 0.0
+        return np.sum(y * x)
+    agree(f)
+
+
+@xfail("(a) `z = y.real; z[0] = 1.0` on a real array (.real is a view): gradient misses the write")
+def test_real_view_setitem():
+    def f(x):
+        y = x.copy()
+        z = y.real
+        z[0] = 1.0
+        return np.sum(y * x)
+    agree(f)
+
+
+@xfail("(a) `y = np.squeeze(x[None]); y[0] = 1.0` on the argument: gradient misses the write")
+def test_squeeze_of_newaxis_view_of_argument():
+    def f(x):
+        y = np.squeeze(x[None])
+        y[0] = 1.0
+        return np.sum(x * x)
+    agree(f)
+
+
+# ---------------------------------------------------------------- (a) dtype of the destination
+
+@xfail("(a) floats written into an int array (truncated by NumPy) still carry a gradient")
+def test_float_written_into_int_array():
+    def f(x):
+        y = np.zeros(4, dtype=int)
+        y[:] = x * 3
+        return np.sum(y * x)
+    agree(f)
+
+
+# ---------------------------------------------------------------- (b) crashes with non-zygotepy errors
+
+@xfail("(b) `A.T[0] = x` / `y = x.T; y[0] = 1`: AttributeError 'numpy.ndarray' object has no attribute 'items' "
+       "(mutation_links.py)")
+def test_write_through_transpose_view():
+    def f(x):
+        A = np.outer(x, x)
+        A.T[0] = x
+        return np.sum(A * np.arange(16).reshape(4, 4))
+    try:
+        agree(f)
+    except ZygoteError:
+        pass
+
+
+@xfail("(b) `np.add(y, x, out=y, where=mask)`: TypeError add_rule() got an unexpected keyword argument 'where'")
+def test_ufunc_out_where():
+    def f(x):
+        y = np.ones(4)
+        np.add(y, x, out=y, where=x > 0)
+        return np.sum(y * y)
+    try:
+        agree(f)
+    except ZygoteError:
+        pass
+
+
+@xfail("(b) `y.clip(0, 1, out=y)` (method with out=): IndexError tuple index out of range in mutation.py")
+def test_method_clip_out():
+    def f(x):
+        y = x.copy()
+        y.clip(0, 1, out=y)
+        return np.sum(y * x)
+    try:
+        agree(f)
+    except ZygoteError:
+        pass

@@ -1724,3 +1724,10 @@ def test_division_back_reusing_its_buffer_matches_finite_differences(need_a):
     else:
         check_grads(lambda b: np.sum(np.sin(1.0 / b) * b), b)
         check_grads(lambda b: np.sum(2.5 / (1.0 + np.exp(-b))), b)
+
+
+def test_ndarray_view_passes_the_gradient_and_refuses_a_dtype_reinterpretation():
+    x = np.array([0.3, -1.2, 2.4])
+    np.testing.assert_allclose(gradient(lambda x: np.sum(x.view() * x), x)[0], 2 * x)
+    with pytest.raises(ZygoteError, match=r"reinterprets the array's memory as int64"):
+        gradient(lambda x: np.sum(x.view(np.int64) * 1.0), x)

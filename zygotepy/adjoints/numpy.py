@@ -530,6 +530,17 @@ def reshape_method(x, *shape, **kwargs):
     return x.reshape(*shape, **kwargs), lambda dy: (None if dy is None else dy.reshape(x.shape), *(None for _ in shape))
 
 
+@adjoint(np.ndarray.view)
+def view(x, *args, **kwargs):
+    """`x.view()` (or `x.view(ndarray)`, `x.view(x.dtype)`): the same values, so the same cotangent. A view as another
+    dtype reinterprets the bytes: no gradient can follow that."""
+    y = x.view(*args, **kwargs)
+    if y.dtype != x.dtype or type(y) is not type(x):
+        raise ZygoteError(f"x.view({', '.join(map(repr, args))}) reinterprets the array's memory as {y.dtype}: no "
+                          f"gradient follows it; use x.astype(...) to convert values")
+    return y, lambda dy: (dy, *(None for _ in args))
+
+
 @adjoint(np.ndarray.copy)
 def copy(x):
     return x.copy(), lambda dy: (dy,)

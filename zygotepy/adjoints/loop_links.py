@@ -27,20 +27,24 @@ def _row(parent, child):
 
 def _plan(parent, child):
     """("row", k), a `_where_held` plan, "part" (shares an array's data otherwise), or None (not in `parent`)."""
+    if parent is child:
+        return "self"
     if isinstance(parent, np.ndarray):
         k = _row(parent, child)
         if k is not None:
             return ("row", k)
         return "part" if isinstance(child, np.ndarray) and np.may_share_memory(parent, child) else None
-    return _where_held(parent, child) if parent is not child else "self"
+    return _where_held(parent, child)
 
 
 def _refused(where):
     file, line, other, made = where
+    made = f" (taken at line {made})" if made is not None else ""
     return ZygoteError(
-        f"{file}:{line}: zygotepy cannot differentiate this update in place: it changes a part of '{other}' that the "
-        f"loop at line {made} took from it and that is not one of its rows; index the container instead "
-        f"(for i in range(len({other})): {other}[i] ...)")
+        f"{file}:{line}: zygotepy cannot differentiate this update in place: it changes a view of part of "
+        f"'{other}'{made} that is not one of its rows, and the gradient cannot be routed through that; update "
+        f"'{other}' itself by index (for i in range(len({other})): {other}[i] ..., or {other}[k:] *= ...), or copy "
+        f"the part first")
 
 
 @adjoint(mt.put_iter)

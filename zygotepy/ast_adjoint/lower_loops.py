@@ -10,8 +10,8 @@ find the item at run time: an array's row by its address, anything else by ident
 to (`for v in [a, b]`) gets a hidden local, so the loop carries its versions.
 
 A name the body rebinds and that names an object when the loop starts (`b = a; for ...: b = b[1:]`) is carried as its
-own object, held by that one (`put_held`/`refresh_held` find it there at run time, or refuse a view): not as an alias
-of it, which the body may no longer be.
+own object, linked the same way to the one it starts as (found there at run time: itself, a row, an item; a view of
+another part is refused): not as an alias of it, which after the body it may no longer be.
 """
 import gast
 
@@ -187,4 +187,4 @@ class LoopTargets:
             if name in rebound and isinstance(c.init, Var) and self.lineage.get(c.var) == self.lineage.get(c.init):
                 self.next_lineage += 1
                 self.lineage[c.var] = self.next_lineage
-                self.note_child(c.var, "held", c.init, Const(self.line))
+                self.note_child(c.var, "iter", c.init, Const(self.line))

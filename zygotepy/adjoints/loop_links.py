@@ -47,12 +47,27 @@ def _refused(where):
         f"the part first")
 
 
+def _mutable(x):
+    return isinstance(x, (np.ndarray, list, dict, set)) or hasattr(x, "__dict__") and not isinstance(x, type)
+
+
+def _unseen(where, parent):
+    file, line, other, made = where
+    return ZygoteError(
+        f"{file}:{line}: zygotepy cannot differentiate this update in place: the loop at line {made} took the updated "
+        f"object from a {type(parent).__name__} object, where zygotepy cannot see where it came from; loop over the "
+        f"container itself (a list, tuple, array or a dict's .values()/.items()), or by index "
+        f"(for i in range(len(items)): items[i] ...)")
+
+
 @adjoint(mt.put_iter)
 def put_iter(parent, where, child):
     """`child` (a loop's item of `parent`) was updated in place: the cotangents at its place in `parent` are its."""
     plan = _plan(parent, child)
     if plan is not None:
         mt.LOG.append(id(parent))
+    elif not isinstance(parent, (list, tuple, np.ndarray)) and _mutable(child):
+        raise _unseen(where, parent)
 
     def back(dy):
         if dy is None or plan is None:

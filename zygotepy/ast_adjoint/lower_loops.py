@@ -160,21 +160,27 @@ class LoopTargets:
             var = found.get(id(src))
             if not isinstance(var, Var):
                 continue
-            lin = self.lineage_of(var)
+            lin, kept = self.lineage_of(var), ()
             if self.current(lin, named=True) is None:  # `for v in [a, b]`: a hidden local, carried by the loop
                 hide = self.namer.fresh("_iter")
                 hidden.append(hide)
                 self.locals.add(hide)
                 self.env[hide] = var
-            links.append((name, lin))
+                # what made it may keep the items elsewhere (`reversed(lst)`, `sorted(arrs, key=...)`)
+                kept = [c for c, ls in self.parents.items() if any(k == "held" and p == lin for k, p, _ in ls)]
+            links.append((name, lin, kept))
         return it, links, hidden
 
     def link_targets(self, links, line):
         """In the loop's body, after its target is bound: each linked name is an item of its container."""
-        for name, lin in links:
+        for name, lin, kept in links:
             item, container = self.env.get(name), self.current(lin, named=True)
             if isinstance(item, Var) and container is not None:
                 self.note_child(item, "iter", container, Const(line))
+                for klin in kept:
+                    holder = self.current(klin, named=True)
+                    if holder is not None:
+                        self.note_child(item, "held", holder, Const(line))
 
     def end_for(self, hidden):
         for name in hidden:

@@ -20,6 +20,7 @@ from ..backends import unbroadcast
 from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ..structgrad import StructGrad
 from .mutation_links import _dict_without, _zeros_like  # noqa: F401 (also registers the links' rules)
+from . import loop_links  # noqa: F401 (registers the loop variables' links)
 from .mutation_methods import _list_extend, method_call
 from .objects import as_fields
 from .registry import adjoint, find_rule, mutating, nondifferentiable

@@ -19,6 +19,7 @@ from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, Function, Global, Phi, Var
 from .lower_control import _RETURNED, _RETVAL, ControlFlow, _jumps
+from .lower_loops import LoopTargets
 from .lower_mutation import MUTATING_METHODS, Mutation, updated_in_place
 from .naming import Namer
 
@@ -86,7 +87,7 @@ def _fresh(fn):
     return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
 
 
-class Lowerer(ControlFlow, Mutation):
+class Lowerer(ControlFlow, Mutation, LoopTargets):
     def __init__(self, source, code, globals_=None):
         self.filename, self.code = source.filename, code
         self.globals = globals_ if globals_ is not None else {}

@@ -157,10 +157,11 @@ class ControlFlow:
     def stmt_Continue(self, node):
         self.env[_CONTINUE] = Const(True)
 
-    def loop_carries(self, body_nodes, extra=()):
+    def loop_carries(self, body_nodes, extra=(), linked=False):
         names = [n for n in _assigned_names(body_nodes) if n in self.locals and n not in self.cellvars]
         aug = augmented_names(body_nodes)  # `o = out; o += v` in the body: which object `o` names is not known here
-        if mutation_syntax(body_nodes) or aug & _plainly_assigned(body_nodes):  # an update in place may give any
+        rebound = _plainly_assigned(body_nodes)
+        if linked or mutation_syntax(body_nodes) or aug & rebound:  # an update in place may give any
             # object a new version: carry them all
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
                       and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
@@ -180,9 +181,10 @@ class ControlFlow:
             carries.append(Carry(var, init, None))
             self.inherit(var, init)
             self.env[name] = var
+        self.carry_rebound(zip(carries, [*names, *extra]), rebound)
         return names, carries
 
-    def loop(self, node, make_header):
+    def loop(self, node, make_header, links=()):
         if node.orelse:
             self.fail("an else clause on a loop", node)
         breaks = self.jumps(node, (gast.Break,), body_only=True)
@@ -194,7 +196,7 @@ class ControlFlow:
             self.env.setdefault(_RETURNED, Const(False))
             self.env.setdefault(_RETVAL, Const(None))
         extra = [f for f, on in ((_BREAK, breaks), (_RETURNED, returns), (_RETVAL, returns)) if on]
-        names, carries = self.loop_carries(node.body, extra)
+        names, carries = self.loop_carries(node.body, extra, bool(links))
         loop = Loop(carries, [], line=node.lineno)
         make_header(loop)
         outer_env = dict(self.env)
@@ -205,6 +207,7 @@ class ControlFlow:
                 self.env[_CONTINUE] = Const(False)
             if loop.target is not None:
                 self.assign_to(node.target, loop.target)
+                self.link_targets(links, node.lineno)
             self.block(node.body)
         self.loop_depth += 1
         loop.body, body_env = self.sub_region(body)
@@ -232,11 +235,13 @@ class ControlFlow:
         self.loop(node, header)
 
     def stmt_For(self, node):
-        seq = self.call(Const(rt.iterate), [self.expr(node.iter)], hint="_seq")
+        it, links, hidden = self.for_iterable(node)
+        seq = self.call(Const(rt.iterate), [it], hint="_seq")
 
         def header(loop):
             loop.iter = seq
             t = node.target
             loop.target = self.new_var(t.id) if isinstance(t, gast.Name) and t.id not in self.cellvars \
                 else self.temp("_item")
-        self.loop(node, header)
+        self.loop(node, header, links)
+        self.end_for(hidden)

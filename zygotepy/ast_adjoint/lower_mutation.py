@@ -206,7 +206,7 @@ class Mutation:
                     self.env[name] = alias
                 else:
                     self.env[name] = new
-        holders = False
+        holders, lost = False, []
         for kind, plin, key in list(self.parents_of(lin)):
             if plin == came_from or plin in chain:
                 continue
@@ -214,10 +214,20 @@ class Mutation:
                 holders = holders or key
                 continue
             parent = self.current(plin)
-            if parent is not None:
+            if parent is None:
+                lost.append(plin)
+            else:
                 chain.add(plin)
-                self.mutate(parent, self.call(Const({"item": mt.put_item, "attr": mt.put_attr}[kind]),
-                                              [parent, key, new], hint=self.user_name(parent)), lin, chain=chain)
+                args = [parent, self.where(parent, key), new] if kind == "iter" else [parent, key, new]
+                self.mutate(parent, self.call(Const({"item": mt.put_item, "attr": mt.put_attr, "iter": mt.put_iter}[
+                    kind]), args, hint=self.user_name(parent)), lin, chain=chain)
+        for plin in lost:  # read out of an object no name refers to now (`cur = cur[1:]` in a loop): the named objects
+            for hlin in self.related(plin, True, {came_from}):  # holding that one find the update at run time
+                parent = self.current(hlin, named=True)
+                if parent is not None and hlin not in chain:
+                    chain.add(hlin)
+                    self.mutate(parent, self.call(Const(mt.put_iter), [parent, self.where(parent, Const(None)), new],
+                                                  hint=self.user_name(parent)), lin, chain=chain)
         if holders:  # every named object that may hold this one, however deep (`lst = [Holder(W)]`), finds it there
             for hlin in self.related(lin, True, {came_from}):
                 parent = self.current(hlin, named=True)
@@ -241,7 +251,9 @@ class Mutation:
                 continue
             if clin in direct:  # `row = m[0]`, `w = self.W`: a view sees the write, an item does not change
                 kind, key = direct[clin]
-                fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
+                fresh = self.call(Const(mt.refresh_iter), [child, new, self.where(child, key)],
+                                  hint=self.user_name(child)) if kind == "iter" else \
+                    self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
                 self.rebind(child, fresh)
                 continue
             # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its

@@ -201,6 +201,17 @@ def refresh(child, parent, kind, key):
     return child
 
 
+def put_iter(parent, where, child):
+    """`child` is an item a `for` loop took from `parent` (a row of an array, an item of a list, a dict's value), and
+    was updated in place."""
+    return parent
+
+
+def refresh_iter(child, parent, where):
+    """`child`, an item a `for` loop took from `parent`, after `parent` was updated in place."""
+    return child
+
+
 def logged(op, x, y):
     """`op(x, y)` for an in-place operator whose result needs no gradient: logs an update of `x` if it ran in place."""
     result = op(x, y)

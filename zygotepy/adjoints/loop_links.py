@@ -1,0 +1,104 @@
+"""Rules for the links between a `for` loop's variable and what the loop walks (ast_adjoint/lower_loops.py): an update
+in place of the variable is an update of that container's item (`put_iter`), and an update of the container reaches
+the variable (`refresh_iter`). The item is found at run time: an array's row by its address (`for r in Y` gives views
+`Y[k]`), anything else by identity at any depth (as `put_held` does). A part of an array that is not one of its rows
+raises a ZygoteError naming the update, never a wrong gradient.
+"""
+import numpy as np
+
+from ..ast_adjoint import mutate as mt
+from ..errors import ZygoteError
+from .mutation_links import _place, _split, _where_held, _zeros_like
+from .registry import adjoint
+
+
+def _row(parent, child):
+    """k if `child` is the view `parent[k]`, else None."""
+    if not (isinstance(parent, np.ndarray) and isinstance(child, np.ndarray)) or parent.ndim == 0 \
+            or child.shape != parent.shape[1:] or child.strides != parent.strides[1:] or child.dtype != parent.dtype:
+        return None
+    step = parent.strides[0]
+    offset = child.__array_interface__["data"][0] - parent.__array_interface__["data"][0]
+    if step == 0 or offset % step:
+        return None
+    k = offset // step
+    return k if 0 <= k < parent.shape[0] else None
+
+
+def _plan(parent, child):
+    """("row", k), a `_where_held` plan, "part" (shares an array's data otherwise), or None (not in `parent`)."""
+    if parent is child:
+        return "self"
+    if isinstance(parent, np.ndarray):
+        k = _row(parent, child)
+        if k is not None:
+            return ("row", k)
+        return "part" if isinstance(child, np.ndarray) and np.may_share_memory(parent, child) else None
+    return _where_held(parent, child)
+
+
+def _refused(where):
+    file, line, other, made = where
+    made = f" (taken at line {made})" if made is not None else ""
+    return ZygoteError(
+        f"{file}:{line}: zygotepy cannot differentiate this update in place: it changes a view of part of "
+        f"'{other}'{made} that is not one of its rows, and the gradient cannot be routed through that; update "
+        f"'{other}' itself by index (for i in range(len({other})): {other}[i] ..., or {other}[k:] *= ...), or copy "
+        f"the part first")
+
+
+def _mutable(x):
+    return isinstance(x, (np.ndarray, list, dict, set)) or hasattr(x, "__dict__") and not isinstance(x, type)
+
+
+def _unseen(where, parent):
+    file, line, other, made = where
+    return ZygoteError(
+        f"{file}:{line}: zygotepy cannot differentiate this update in place: the loop at line {made} took the updated "
+        f"object from a {type(parent).__name__} object, where zygotepy cannot see where it came from; loop over the "
+        f"container itself (a list, tuple, array or a dict's .values()/.items()), or by index "
+        f"(for i in range(len(items)): items[i] ...)")
+
+
+@adjoint(mt.put_iter)
+def put_iter(parent, where, child):
+    """`child` (a loop's item of `parent`) was updated in place: the cotangents at its place in `parent` are its."""
+    plan = _plan(parent, child)
+    if plan is not None:
+        mt.LOG.append(id(parent))
+    elif not isinstance(parent, (list, tuple, np.ndarray)) and _mutable(child):
+        raise _unseen(where, parent)
+
+    def back(dy):
+        if dy is None or plan is None:
+            return (dy, None, None)
+        if plan == "part":
+            raise _refused(where)
+        if plan[0] == "row":
+            rest = np.array(dy, copy=True)
+            dchild = rest[plan[1]].copy()
+            rest[plan[1]] = 0
+            return (rest, None, dchild)
+        rest, dchild = _split(plan, parent, dy, where)
+        return (rest, None, dchild)
+    return parent, back
+
+
+@adjoint(mt.refresh_iter)
+def refresh_iter(child, parent, where):
+    """`parent` was updated in place: `child`'s cotangent is `parent`'s at its place, if it is still there."""
+    plan = _plan(parent, child)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        if plan is None:
+            return (dy, None, None)
+        if plan == "part":
+            raise _refused(where)
+        if plan[0] == "row":
+            dp = _zeros_like(parent)
+            dp[plan[1]] = dy
+            return (None, dp, None)
+        return (None, _place(plan, parent, dy, where), None)
+    return child, back

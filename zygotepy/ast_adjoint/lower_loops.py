@@ -1,0 +1,196 @@
+"""Loop variables for lower(): a `for` loop's variable is an item of what the loop walks, so updating it in place
+updates that container (`for r in Y: r *= 2` changes Y's rows, `for v in arrs: v[0] = 0` the arrays in `arrs`,
+`for p in objs: p.w[0] = 1` the objects), and a loop that rebinds a name to a part of its old object
+(`b = b[1:]`) leaves that name naming a part of the object it started as.
+
+When the body may update the loop variable in place (directly or through a name derived from it), each target name
+is linked to its container as an "iter" child (`lower_mutation.mutate` places `put_iter`/`refresh_iter`, whose rules
+find the item at run time: an array's row by its address, anything else by identity). `enumerate(X)`, `zip(X1, X2)`,
+`d.values()` and `d.items()` link each name to the container whose items it takes. A container no local name refers
+to (`for v in [a, b]`) gets a hidden local, so the loop carries its versions.
+
+A name the body rebinds and that names an object when the loop starts (`b = a; for ...: b = b[1:]`) is carried as its
+own object, linked the same way to the one it starts as (found there at run time: itself, a row, an item; a view of
+another part is refused): not as an alias of it, which after the body it may no longer be.
+"""
+import gast
+
+from . import runtime as rt
+from .ir import Const, Var
+from .lower_mutation import MUTATING_METHODS
+
+_HELPERS = {"enumerate": enumerate, "zip": zip}
+
+
+def _names(node):
+    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name)]
+
+
+def _root(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute, gast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _may_update(stmts):
+    """Names whose objects this code may update in place: bases of item/attribute stores and `del`, `+=` targets,
+    objects of mutating methods, arguments of call statements and `out=`, and every name a nested function sees."""
+    work, found = list(stmts), set()
+    while work:
+        n = work.pop()
+        bases = []
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            bases.append(n.value)
+        elif isinstance(n, gast.AugAssign):
+            bases.append(n.target)
+        elif isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+            bases += [*n.value.args, *(k.value for k in n.value.keywords), n.value.func]
+        elif isinstance(n, gast.Call):
+            if isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+                bases.append(n.func.value)
+            bases += [k.value for k in n.keywords if k.arg == "out"]
+        elif isinstance(n, (gast.FunctionDef, gast.Lambda)):
+            found.update(_names(n))
+            continue
+        found.update(r for r in map(_root, bases) if r is not None)
+        work.extend(gast.iter_child_nodes(n))
+    return found
+
+
+def _derived(stmts):
+    """name -> the names assigned from expressions that mention it (`s = r[1:]`, `w = p.w`, an inner loop's target)."""
+    edges = {}
+    for n in (m for s in stmts for m in gast.walk(s)):
+        if isinstance(n, gast.Assign):
+            pairs = [(t, n.value) for t in n.targets]
+        elif isinstance(n, gast.For):
+            pairs = [(n.target, n.iter)]
+        elif isinstance(n, gast.NamedExpr):
+            pairs = [(n.target, n.value)]
+        else:
+            continue
+        for target, value in pairs:
+            stored = [m.id for m in gast.walk(target) if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Store)]
+            for src in _names(value):
+                edges.setdefault(src, set()).update(stored)
+    return edges
+
+
+def updated_targets(node):
+    """The names of the `for` loop `node`'s target whose objects its body may update in place."""
+    updated, edges = _may_update(node.body), _derived(node.body)
+    out = []
+    for name in _names(node.target):
+        seen, work = {name}, [name]
+        while work:
+            cur = work.pop()
+            if cur in updated:
+                out.append(name)
+                break
+            for nxt in edges.get(cur, ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    work.append(nxt)
+    return out
+
+
+class LoopTargets:
+    """The loop-variable half of the Lowerer (mixed into it)."""
+
+    def iter_helper(self, node):
+        """"enumerate", "zip", "values" or "items" if `node` calls that helper plainly, else None."""
+        if not isinstance(node, gast.Call) or any(isinstance(a, gast.Starred) for a in node.args):
+            return None
+        f = node.func
+        if isinstance(f, gast.Name) and f.id in _HELPERS and f.id not in self.locals \
+                and self.resolve(f.id) is _HELPERS[f.id] and (f.id == "zip" or 1 <= len(node.args) <= 2):
+            return f.id
+        if isinstance(f, gast.Attribute) and f.attr in ("values", "items") and not node.args and not node.keywords:
+            return f.attr
+        return None
+
+    def item_sources(self, target, it):
+        """[(target name, the expression whose items its values are)] for the names of `target`."""
+        helper = self.iter_helper(it)
+        elts = target.elts if isinstance(target, (gast.Tuple, gast.List)) else None
+        if helper == "values":
+            return self.item_sources(target, it.func.value) if isinstance(target, gast.Name) else \
+                [(n, it.func.value) for n in _names(target)]
+        if elts is not None and not any(isinstance(e, gast.Starred) for e in elts):
+            if helper == "enumerate" and len(elts) == 2:
+                return self.item_sources(elts[1], it.args[0])
+            if helper == "zip" and len(elts) == len(it.args):
+                return [p for e, a in zip(elts, it.args, strict=True) for p in self.item_sources(e, a)]
+            if helper == "items" and len(elts) == 2:
+                return [(n, it.func.value) for n in _names(elts[1])]
+        return [(n, it) for n in _names(target)]
+
+    def lower_iterable(self, node, wanted, found):
+        """Lower the iterable `node`, recording in `found` the Vars of the subexpressions in `wanted` (by id)."""
+        helper = self.iter_helper(node)
+        inner = {id(m) for m in gast.walk(node) if m is not node}
+        if helper is None or not inner & wanted:
+            out = self.expr(node)
+        elif helper in ("values", "items"):
+            obj = self.lower_iterable(node.func.value, wanted, found)
+            self.line = getattr(node, "lineno", self.line)
+            out = self.call(Const(rt.callmethod), [obj, Const(node.func.attr)])
+            self.note_held(out, [obj])
+        else:
+            fn = self.expr(node.func)
+            args = [self.lower_iterable(a, wanted, found) for a in node.args]
+            kwargs = [(k.arg, self.expr(k.value)) for k in node.keywords]
+            self.line = getattr(node, "lineno", self.line)
+            out = self.call(fn, args, kwargs)
+            self.note_held(out, [*args, *(v for _, v in kwargs)])
+        found[id(node)] = out
+        return out
+
+    def for_iterable(self, node):
+        """Lower the iterable of the `for` loop `node`: (its Var, [(target name, container lineage)], hidden names)."""
+        names = updated_targets(node)
+        if not names or not isinstance(node.target, (gast.Name, gast.Tuple, gast.List)):
+            return self.expr(node.iter), [], []
+        pairs = [(n, src) for n, src in self.item_sources(node.target, node.iter) if n in names]
+        found = {}
+        it = self.lower_iterable(node.iter, {id(src) for _, src in pairs}, found)
+        self.line = node.lineno
+        links, hidden = [], []
+        for name, src in pairs:
+            var = found.get(id(src))
+            if not isinstance(var, Var):
+                continue
+            lin, kept = self.lineage_of(var), ()
+            if self.current(lin, named=True) is None:  # `for v in [a, b]`: a hidden local, carried by the loop
+                hide = self.namer.fresh("_iter")
+                hidden.append(hide)
+                self.locals.add(hide)
+                self.env[hide] = var
+                # what made it may keep the items elsewhere (`reversed(lst)`, `sorted(arrs, key=...)`)
+                kept = [c for c, ls in self.parents.items() if any(k == "held" and p == lin for k, p, _ in ls)]
+            links.append((name, lin, kept))
+        return it, links, hidden
+
+    def link_targets(self, links, line):
+        """In the loop's body, after its target is bound: each linked name is an item of its container."""
+        for name, lin, kept in links:
+            item, container = self.env.get(name), self.current(lin, named=True)
+            if isinstance(item, Var) and container is not None:
+                self.note_child(item, "iter", container, Const(line))
+                for klin in kept:
+                    holder = self.current(klin, named=True)
+                    if holder is not None:
+                        self.note_child(item, "held", holder, Const(line))
+
+    def end_for(self, hidden):
+        for name in hidden:
+            self.env.pop(name, None)
+            self.locals.discard(name)
+
+    def carry_rebound(self, carries, rebound):
+        """Carries of names the body rebinds (`b = b[1:]`): their own object, held by the one the name starts as."""
+        for c, name in carries:
+            if name in rebound and isinstance(c.init, Var) and self.lineage.get(c.var) == self.lineage.get(c.init):
+                self.next_lineage += 1
+                self.lineage[c.var] = self.next_lineage
+                self.note_child(c.var, "iter", c.init, Const(self.line))

@@ -240,6 +240,7 @@ class Lowerer(ControlFlow, Mutation):
             arms = (lambda: first, lambda: got["v"])
         out = self.temp(hint)
         stmt.phis.append(Phi(out, arms[0](), arms[1]()))
+        self.join_link(out, arms[0](), arms[1]())
         return out
 
     def expr_IfExp(self, node, hint):
@@ -249,6 +250,7 @@ class Lowerer(ControlFlow, Mutation):
                          lambda: got.setdefault("b", self.expr(node.orelse)))
         out = self.temp(hint)
         stmt.phis.append(Phi(out, got["a"], got["b"]))
+        self.join_link(out, got["a"], got["b"])
         return out
 
     def expr_NamedExpr(self, node, hint):

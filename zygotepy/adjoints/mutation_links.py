@@ -93,6 +93,17 @@ def overlap(parent, child):
     return Overlap(parent, child, order[np.repeat(lo, counts) + within], c)
 
 
+def _is_slot(parent, key, child):
+    """Is the array `child` exactly the memory of `parent[key]` (`row = m[0]`), not just some view of it?"""
+    try:
+        slot = parent[key]
+    except (IndexError, TypeError, ValueError):
+        return False
+    return isinstance(slot, np.ndarray) and slot.base is not None and slot.shape == child.shape and \
+        slot.strides == child.strides and slot.__array_interface__["data"][0] == child.__array_interface__["data"][0] \
+        and not any(n > 1 and st == 0 for n, st in zip(slot.shape, slot.strides, strict=True))
+
+
 def _holds(parent, kind, key, child):
     """Is `child` (or a view of its data) what `parent[key]` / `parent.key` is?"""
     if isinstance(parent, np.ndarray):
@@ -108,8 +119,7 @@ def _put(kind):
     def put(parent, key, child):
         if isinstance(parent, np.ndarray):
             plan = "self" if parent is child else overlap(parent, child)
-            direct = kind == "item" and isinstance(plan, Overlap) and _is_view_of(child, parent) and \
-                len(plan.c) == child.size == np.size(plan.p) and np.shape(parent[key]) == child.shape
+            direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
         else:
             plan = _holds(parent, kind, key, child) or None
             direct = False
@@ -300,8 +310,7 @@ def refresh(child, parent, kind, key):
         raise ZygoteError(f"zygotepy cannot differentiate reading the view .{key} of an array after the array was "
                           f"updated in place (its elements do not line up with the array's); take the view after "
                           f"the update, or copy it")
-    direct = kind == "item" and isinstance(plan, Overlap) and child.base is not None and \
-        _is_view_of(child, parent) and np.shape(parent[key]) == child.shape and len(plan.c) == child.size
+    direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
 
     def back(dy):
         if dy is None:

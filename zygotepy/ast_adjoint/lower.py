@@ -479,8 +479,10 @@ class Lowerer(ControlFlow, Mutation):
                 and isinstance(node.value, (gast.Tuple, gast.List)) and len(target.elts) == len(node.value.elts)
                 and not any(isinstance(e, gast.Starred) for e in target.elts + node.value.elts)):
             values = [self.expr(v) for v in node.value.elts]
-            for t, v in zip(target.elts, values, strict=True):
-                self.assign_to(t, v)
+            live = [f".live{k}" for k in range(len(values))]  # a store may update a value not yet stored (a view:
+            self.env.update(zip(live, values, strict=True))  # `y[1:], y[:-1] = y[:-1], y[1:]`): refreshed here
+            for t, name in zip(target.elts, live, strict=True):
+                self.assign_to(t, self.env.pop(name))
             return
         value = self.expr(node.value)
         for t in node.targets:

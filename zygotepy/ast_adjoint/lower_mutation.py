@@ -247,7 +247,7 @@ class Mutation:
             if clin in chain:
                 continue
             child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
-                          and not n.startswith(".")), None)
+                          and (not n.startswith(".") or n.startswith(".live"))), None)
             if child is None:
                 continue
             if clin in direct:  # `row = m[0]`, `w = self.W`: a view sees the write, an item does not change

@@ -351,6 +351,10 @@ class Lowerer(ControlFlow, Mutation):
             if not isinstance(obj, Global):
                 args, kwargs, star = self.arguments(node)
                 fn, args = Const(rt.callmethod), [obj, Const(self.mangle(func.attr)), *args]
+                if any(k == "out" for k, _ in kwargs):  # `y.clip(0, 1, out=y)`: computed, then written into `out`
+                    kept = [(k, v) for k, v in kwargs if k != "out"]
+                    return self.mutating_call(Const(mt.with_out), [fn, *args, dict(kwargs)["out"]], kept, star, hint,
+                                              [len(args) + 1])
                 if statement:  # `obj.step(x)`: may update its object and its arguments
                     # a module global's own method updates an object that outlives this call: run it as an update
                     # (logged), so that reading the global afterwards is refused (mutate.global_read), not ungraded

@@ -409,6 +409,26 @@ def _copyto(dst, src, **kwargs):
 
 # --- augmented assignment on arrays: in place, as in Python ------------------------------------------------------------
 
+def _list_repeat(a, n):
+    entry = mt.journal_whole(a)
+    k = len(a)
+    a *= n
+
+    def back(dy):
+        entry.undo(lambda: list(a))
+        if dy is None or not k:
+            return (None, None)
+        return ([_sum_of(dy[i::k]) for i in range(k)], None)
+    return a, back
+
+
+def _sum_of(grads):
+    total = None
+    for g in grads:
+        total = rt.acc(total, g)
+    return total
+
+
 def _in_place_rule(plain):
     rule = find_rule(plain)
 
@@ -416,6 +436,8 @@ def _in_place_rule(plain):
         if type(a) is list and plain is operator.add:  # `lst += items` extends the list itself
             _, extend_back = _list_extend(a, b)
             return a, lambda dy: extend_back(None, dy)
+        if type(a) is list and plain is operator.mul:  # `lst *= n` repeats the list itself
+            return _list_repeat(a, b)
         if type(a) is not np.ndarray or a.dtype.kind not in "fc":
             return rule(a, b)
         old = a.copy()

@@ -38,7 +38,7 @@ def _is_view_of(child, parent):
 class Overlap:
     """The elements of two arrays that share memory: flat positions `p` in the parent and `c` in the child of the same
     addresses (found now, from data pointers and strides; a view made any way at all is matched)."""
-    __slots__ = ("c", "p", "parent_shape", "child_shape")
+    __slots__ = ("c", "child_shape", "p", "parent_shape")
 
     def __init__(self, parent, child, p, c):
         self.parent_shape, self.child_shape, self.p, self.c = parent.shape, child.shape, p, c

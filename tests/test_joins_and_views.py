@@ -3,11 +3,12 @@
 agrees with central finite differences in float64, the value with one plain call, and the caller's arrays end as one
 plain call leaves them. Every case runs both ways through its branch."""
 import copy
+import inspect
 
 import numpy as np
 import pytest
 
-from zygotepy import value_and_gradient
+from zygotepy import ZygoteError, value_and_gradient
 
 POS = np.array([0.3, -1.2, 2.4, 0.7])
 NEG = np.array([-0.3, 1.1, 2.4, -0.7])
@@ -265,3 +266,20 @@ VIEWS = [v_view_of_transpose_of_reshape, v_view_in_dict, v_strided_views_interle
 @pytest.mark.parametrize("f", VIEWS, ids=lambda f: f.__name__)
 def test_update_through_shared_memory(f):
     agree(f)
+
+
+# --- refused: a view whose elements do not line up with its array's ----------------------------------------------
+
+def r_real_of_complex(x):
+    z = x.astype(complex)
+    r = z.real
+    r[0] = x[1] ** 2  # update
+    return np.sum(np.abs(z) ** 2)
+
+
+def test_write_through_real_of_complex_raises_naming_the_line():
+    lines, start = inspect.getsourcelines(r_real_of_complex)
+    line = start + next(k for k, text in enumerate(lines) if "# update" in text)
+    with pytest.raises(ZygoteError, match="writes through a view whose elements do not line up") as info:
+        value_and_gradient(r_real_of_complex, POS.copy())
+    assert f"test_joins_and_views.py, line {line}" in "\n".join(getattr(info.value, "__notes__", []))

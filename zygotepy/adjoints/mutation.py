@@ -398,12 +398,14 @@ def _copyto(dst, src, **kwargs):
         raise ZygoteError("zygotepy cannot differentiate np.copyto(..., where=...); use dst[mask] = src[mask]")
     entry = mt.journal_whole(dst)
     np.copyto(dst, src, **kwargs)
+    real = getattr(dst, "dtype", np.dtype(float)).kind in "fc"  # into an int array: truncated data, no cotangent
 
     def back(dy):
         entry.undo(lambda: dst.copy())
         if dy is None:
-            return (None, None, None)
-        return (None, None, rt.acc(dy[2], unbroadcast(dy[1], src)))
+            return (None, None, None, *_keyword_grads(kwargs))
+        into = unbroadcast(dy[1], src) if dy[1] is not None and real else None
+        return (None, None, rt.acc(dy[2], into), *_keyword_grads(kwargs))
     return (None, dst, src), back
 
 

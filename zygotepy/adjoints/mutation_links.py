@@ -123,14 +123,17 @@ def _put(kind):
         else:
             plan = _holds(parent, kind, key, child) or None
             direct = False
+        if plan == "opaque":
+            raise ZygoteError(f"zygotepy cannot differentiate this update in place: it writes through a view whose "
+                              f"elements do not line up with its array's ({kind} {key!r} of a {parent.dtype} array "
+                              f"seen as {child.dtype}: .real/.imag of a complex array, .view(dtype)); update the "
+                              f"array itself (z[0] = complex(v, z[0].imag)), or copy the view first")
         if plan is not None:
             mt.LOG.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
 
         def back(dy):
             if dy is None or plan is None:
                 return (dy, None, None)
-            if plan == "opaque":
-                raise _held_error((None, None, "the array", None), plan)
             if isinstance(parent, np.ndarray) and not direct:
                 rest, dchild = _split(plan, parent, dy, None)
                 return (rest, None, dchild)

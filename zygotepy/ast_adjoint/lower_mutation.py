@@ -267,7 +267,8 @@ class Mutation:
             # object, sit inside it or share its memory, which is found at run time
             if clin in chain:
                 continue
-            child = self.current(clin, named=True)
+            child = next(v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                         and not n.startswith("."))  # a user's name: `.param` keeps a parameter's first object
             chain.add(clin)
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(self.line))],
                               hint=self.user_name(child))

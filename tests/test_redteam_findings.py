@@ -42,7 +42,6 @@ def xfail(reason):
 
 # ---------------------------------------------------------------- (a) aliases made by a join (if / else, x if c else y)
 
-@xfail("(a) alias chosen by if/else then `y *= 2`: runs out of place; value, gradient and argument all wrong")
 def test_alias_from_if_else_then_imul():
     def f(x):
         if x[0] > 0:
@@ -54,7 +53,6 @@ def test_alias_from_if_else_then_imul():
     agree(f)
 
 
-@xfail("(a) alias chosen by a conditional expression then `*=`: value and gradient wrong")
 def test_alias_from_ifexp_then_imul():
     def f(x):
         a = x.copy()
@@ -64,7 +62,6 @@ def test_alias_from_ifexp_then_imul():
     agree(f)
 
 
-@xfail("(a) alias chosen by a conditional expression then `z[1] = 0`: gradient misses the write")
 def test_alias_from_ifexp_then_setitem():
     def f(x):
         y = x.copy()
@@ -74,7 +71,6 @@ def test_alias_from_ifexp_then_setitem():
     agree(f)
 
 
-@xfail("(a) `b = a if c else a` (same object both ways) then `b[2] = 0`: gradient misses the write")
 def test_same_object_both_branches_then_setitem():
     def f(x):
         a = x.copy()
@@ -84,7 +80,6 @@ def test_same_object_both_branches_then_setitem():
     agree(f)
 
 
-@xfail("(a) view chosen by a conditional expression then written: gradient wrong")
 def test_view_from_ifexp_then_setitem():
     def f(x):
         a = x.copy()
@@ -94,7 +89,6 @@ def test_view_from_ifexp_then_setitem():
     agree(f)
 
 
-@xfail("(a) `z = (y, x)[0]; z[1] = 0`: an alias read out of a tuple display misses the write")
 def test_alias_indexed_out_of_tuple_display():
     def f(x):
         y = x.copy()
@@ -149,8 +143,8 @@ def test_view_chain_in_loop_then_setitem():
 
 
 def test_while_shrinking_view_imul():
-    """(b) `while cur.size > 1: cur = cur[1:]; cur *= 2`: was a ValueError (broadcast) in the backward; now refused
-    at the update."""
+    """(b) `while cur.size > 1: cur = cur[1:]; cur *= 2`: was a ValueError (broadcast) in the backward; now routed
+    (the update reaches `a` through the memory the views share)."""
     def f(x):
         a = x.copy()
         cur = a
@@ -158,7 +152,7 @@ def test_while_shrinking_view_imul():
             cur = cur[1:]
             cur *= 2.0
         return np.sum(a * x)
-    refused(f, "cur *= 2.0")
+    agree(f)
 
 
 # ---------------------------------------------------------------- (a) loop targets drawn from containers / array rows
@@ -255,7 +249,6 @@ def test_fill_helper_loop_over_tuple():
 
 # ---------------------------------------------------------------- (a) views and aliases held in containers
 
-@xfail("(a) `t = [y[1:]]; t[0][0] = x[3]`: a write through a view held in a list misses the gradient")
 def test_write_through_view_held_in_list():
     def f(x):
         y = x.copy()
@@ -265,7 +258,6 @@ def test_write_through_view_held_in_list():
     agree(f)
 
 
-@xfail("(a) `t = (y[1:],); v = t[0]; v[0] = 0.0`: a write through a view held in a tuple misses the gradient")
 def test_write_through_view_held_in_tuple():
     def f(x):
         y = x.copy()
@@ -276,7 +268,6 @@ def test_write_through_view_held_in_tuple():
     agree(f)
 
 
-@xfail("(a) `lst = [a, a]; lst[0][1] = 0`: the second entry (same object) misses the write in the gradient")
 def test_list_holding_same_array_twice():
     def f(x):
         a = x.copy()
@@ -286,7 +277,6 @@ def test_list_holding_same_array_twice():
     agree(f)
 
 
-@xfail("(a) `y[1:], y[:-1] = y[:-1], y[1:]` (swap with overlapping views, NumPy semantics): gradient wrong")
 def test_tuple_assign_overlapping_slices():
     def f(x):
         y = x.copy()
@@ -297,7 +287,6 @@ def test_tuple_assign_overlapping_slices():
 
 # ---------------------------------------------------------------- (a) views of a kind not followed
 
-@xfail("(a) `z = y.reshape(2, 2)[0]; z[1] = 0`: a row of a reshaped view written; gradient misses it")
 def test_row_of_reshape_view_setitem():
     def f(x):
         y = x.copy()
@@ -307,7 +296,6 @@ def test_row_of_reshape_view_setitem():
     agree(f)
 
 
-@xfail("(a) `z = y.real; z[0] = 1.0` on a real array (.real is a view): gradient misses the write")
 def test_real_view_setitem():
     def f(x):
         y = x.copy()
@@ -317,7 +305,6 @@ def test_real_view_setitem():
     agree(f)
 
 
-@xfail("(a) `y = np.squeeze(x[None]); y[0] = 1.0` on the argument: gradient misses the write")
 def test_squeeze_of_newaxis_view_of_argument():
     def f(x):
         y = np.squeeze(x[None])
@@ -328,7 +315,6 @@ def test_squeeze_of_newaxis_view_of_argument():
 
 # ---------------------------------------------------------------- (a) dtype of the destination
 
-@xfail("(a) floats written into an int array (truncated by NumPy) still carry a gradient")
 def test_float_written_into_int_array():
     def f(x):
         y = np.zeros(4, dtype=int)
@@ -339,38 +325,25 @@ def test_float_written_into_int_array():
 
 # ---------------------------------------------------------------- (b) crashes with non-zygotepy errors
 
-@xfail("(b) `A.T[0] = x` / `y = x.T; y[0] = 1`: AttributeError 'numpy.ndarray' object has no attribute 'items' "
-       "(mutation_links.py)")
 def test_write_through_transpose_view():
     def f(x):
         A = np.outer(x, x)
         A.T[0] = x
         return np.sum(A * np.arange(16).reshape(4, 4))
-    try:
-        agree(f)
-    except ZygoteError:
-        pass
+    agree(f)
 
 
-@xfail("(b) `np.add(y, x, out=y, where=mask)`: TypeError add_rule() got an unexpected keyword argument 'where'")
 def test_ufunc_out_where():
     def f(x):
         y = np.ones(4)
         np.add(y, x, out=y, where=x > 0)
         return np.sum(y * y)
-    try:
-        agree(f)
-    except ZygoteError:
-        pass
+    agree(f)
 
 
-@xfail("(b) `y.clip(0, 1, out=y)` (method with out=): IndexError tuple index out of range in mutation.py")
 def test_method_clip_out():
     def f(x):
         y = x.copy()
         y.clip(0, 1, out=y)
         return np.sum(y * x)
-    try:
-        agree(f)
-    except ZygoteError:
-        pass
+    agree(f)

@@ -100,6 +100,7 @@ def setitem(x, index, value):
         return _set_number(x, index, value)
     if isinstance(x, np.ndarray) or getattr(type(x), "__zygote_number__", False) and hasattr(x, "shape"):
         keep = _repeats(index, x) if type(index) is not int else None
+        written_real = getattr(x, "dtype", None) is None or x.dtype.kind in "fc"
         entry = mt.journal_slot(x, index)
         x[index] = value
 
@@ -116,7 +117,8 @@ def setitem(x, index, value):
             else:
                 dx = dy.copy()
             dx[index] = 0
-            dv = unbroadcast(dv, value) if not isinstance(value, (int, bool)) else None
+            # an int or bool written, or anything written into an int array (truncated), is data: no cotangent
+            dv = unbroadcast(dv, value) if not isinstance(value, (int, bool)) and written_real else None
             return _added(into, (dx, None, dv))
         return x, back
     if isinstance(x, list):
@@ -349,16 +351,27 @@ mutcall.__zygote_keywords__ = True  # its back returns the keyword arguments' co
 def _with_out(args, kwargs):
     """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself."""
     fn, *fargs, out = args
-    result, pb, _ = J_mutating(fn, tuple(fargs), kwargs, updates=False)
+    where = kwargs.get("where", True)  # `np.add(y, x, out=y, where=mask)`: only the masked entries are written
+    inner = {k: v for k, v in kwargs.items() if k != "where"}
+    result, pb, _ = J_mutating(fn, tuple(fargs), inner, updates=False)
+    if not isinstance(out, np.ndarray):
+        raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}(..., out=...) with this "
+                          f"out or where; write the update as out[...] = ...")
     entry = mt.journal_whole(out)
-    np.copyto(out, result, casting="same_kind")
+    np.copyto(out, result, casting="same_kind", where=where)
+    real = out.dtype.kind in "fc"  # written into an int array: truncated data, no cotangent
 
     def back(dy):
         entry.undo(lambda: out.copy())
         dr, dout = (None, None) if dy is None else (dy[0], dy[-1])
         total = rt.acc(dr, dout)
-        grads = pb(unbroadcast(total, result) if total is not None else None, {})
-        return (None, None, *grads[1:1 + len(fargs)], None, *_keyword_grads(kwargs, grads[-1] if kwargs else None))
+        kept = None
+        if total is not None and where is not True:
+            mask = np.broadcast_to(where, out.shape)
+            total, kept = np.where(mask, total, 0), np.where(mask, 0, total)
+        grads = pb(unbroadcast(total, result) if total is not None and real else None, {})
+        kw = grads[-1] if inner else None
+        return (None, None, *grads[1:1 + len(fargs)], kept, *_keyword_grads(kwargs, kw))
     return (out, fn, *fargs, out), back
 
 
@@ -386,16 +399,38 @@ def _copyto(dst, src, **kwargs):
         raise ZygoteError("zygotepy cannot differentiate np.copyto(..., where=...); use dst[mask] = src[mask]")
     entry = mt.journal_whole(dst)
     np.copyto(dst, src, **kwargs)
+    real = getattr(dst, "dtype", np.dtype(float)).kind in "fc"  # into an int array: truncated data, no cotangent
 
     def back(dy):
         entry.undo(lambda: dst.copy())
         if dy is None:
-            return (None, None, None)
-        return (None, None, rt.acc(dy[2], unbroadcast(dy[1], src)))
+            return (None, None, None, *_keyword_grads(kwargs))
+        into = unbroadcast(dy[1], src) if dy[1] is not None and real else None
+        return (None, None, rt.acc(dy[2], into), *_keyword_grads(kwargs))
     return (None, dst, src), back
 
 
 # --- augmented assignment on arrays: in place, as in Python ------------------------------------------------------------
+
+def _list_repeat(a, n):
+    entry = mt.journal_whole(a)
+    k = len(a)
+    a *= n
+
+    def back(dy):
+        entry.undo(lambda: list(a))
+        if dy is None or not k:
+            return (None, None)
+        return ([_sum_of(dy[i::k]) for i in range(k)], None)
+    return a, back
+
+
+def _sum_of(grads):
+    total = None
+    for g in grads:
+        total = rt.acc(total, g)
+    return total
+
 
 def _in_place_rule(plain):
     rule = find_rule(plain)
@@ -404,6 +439,8 @@ def _in_place_rule(plain):
         if type(a) is list and plain is operator.add:  # `lst += items` extends the list itself
             _, extend_back = _list_extend(a, b)
             return a, lambda dy: extend_back(None, dy)
+        if type(a) is list and plain is operator.mul:  # `lst *= n` repeats the list itself
+            return _list_repeat(a, b)
         if type(a) is not np.ndarray or a.dtype.kind not in "fc":
             return rule(a, b)
         old = a.copy()

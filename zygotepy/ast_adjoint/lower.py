@@ -241,6 +241,7 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
             arms = (lambda: first, lambda: got["v"])
         out = self.temp(hint)
         stmt.phis.append(Phi(out, arms[0](), arms[1]()))
+        self.join_link(out, arms[0](), arms[1]())
         return out
 
     def expr_IfExp(self, node, hint):
@@ -250,6 +251,7 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                          lambda: got.setdefault("b", self.expr(node.orelse)))
         out = self.temp(hint)
         stmt.phis.append(Phi(out, got["a"], got["b"]))
+        self.join_link(out, got["a"], got["b"])
         return out
 
     def expr_NamedExpr(self, node, hint):
@@ -350,6 +352,10 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
             if not isinstance(obj, Global):
                 args, kwargs, star = self.arguments(node)
                 fn, args = Const(rt.callmethod), [obj, Const(self.mangle(func.attr)), *args]
+                if any(k == "out" for k, _ in kwargs):  # `y.clip(0, 1, out=y)`: computed, then written into `out`
+                    kept = [(k, v) for k, v in kwargs if k != "out"]
+                    return self.mutating_call(Const(mt.with_out), [fn, *args, dict(kwargs)["out"]], kept, star, hint,
+                                              [len(args) + 1])
                 if statement:  # `obj.step(x)`: may update its object and its arguments
                     # a module global's own method updates an object that outlives this call: run it as an update
                     # (logged), so that reading the global afterwards is refused (mutate.global_read), not ungraded
@@ -478,8 +484,10 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                 and isinstance(node.value, (gast.Tuple, gast.List)) and len(target.elts) == len(node.value.elts)
                 and not any(isinstance(e, gast.Starred) for e in target.elts + node.value.elts)):
             values = [self.expr(v) for v in node.value.elts]
-            for t, v in zip(target.elts, values, strict=True):
-                self.assign_to(t, v)
+            live = [f".live{k}" for k in range(len(values))]  # a store may update a value not yet stored (a view:
+            self.env.update(zip(live, values, strict=True))  # `y[1:], y[:-1] = y[:-1], y[1:]`): refreshed here
+            for t, name in zip(target.elts, live, strict=True):
+                self.assign_to(t, self.env.pop(name))
             return
         value = self.expr(node.value)
         for t in node.targets:

@@ -82,7 +82,7 @@ class ControlFlow:
             if a != b:
                 out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
                 node.phis.append(Phi(out, a, b))
-                self.inherit(out, a, b)
+                self.join_link(out, a, b)
                 self.env[name] = out
             else:  # both arms bound the name to the same value
                 self.env[name] = a

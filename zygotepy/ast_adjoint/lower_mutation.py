@@ -98,6 +98,15 @@ class Mutation:
             if len(ids) == 1:
                 self.lineage[out] = ids.pop()
 
+    def join_link(self, out, a, b):
+        """`out` (an if's or a conditional expression's join) is `a`'s object or `b`'s: their one object if they name
+        the same, else one that either may be, so an update through `out` reaches the arm's object it is (found by
+        identity at run time: put_held / refresh_held) and an update of an arm's object reaches `out`."""
+        self.inherit(out, a, b)
+        if out not in self.lineage:
+            for arm in (a, b):
+                self.note_child(out, "held", arm, Const(self.line))
+
     def note_child(self, child, kind, parent, key):
         """`child`'s object is (or is a view of) `parent[key]`, `parent.key`, or held somewhere in `parent` ("held":
         put there by a display, `append`, ...): an update of the child reaches the parent."""
@@ -206,7 +215,7 @@ class Mutation:
                     self.env[name] = alias
                 else:
                     self.env[name] = new
-        holders, lost = False, []
+        holders = False
         for kind, plin, key in list(self.parents_of(lin)):
             if plin == came_from or plin in chain:
                 continue
@@ -214,20 +223,13 @@ class Mutation:
                 holders = holders or key
                 continue
             parent = self.current(plin)
-            if parent is None:
-                lost.append(plin)
-            else:
+            if parent is not None:
                 chain.add(plin)
                 args = [parent, self.where(parent, key), new] if kind == "iter" else [parent, key, new]
                 self.mutate(parent, self.call(Const({"item": mt.put_item, "attr": mt.put_attr, "iter": mt.put_iter}[
                     kind]), args, hint=self.user_name(parent)), lin, chain=chain)
-        for plin in lost:  # read out of an object no name refers to now (`cur = cur[1:]` in a loop): the named objects
-            for hlin in self.related(plin, True, {came_from}):  # holding that one find the update at run time
-                parent = self.current(hlin, named=True)
-                if parent is not None and hlin not in chain:
-                    chain.add(hlin)
-                    self.mutate(parent, self.call(Const(mt.put_iter), [parent, self.where(parent, Const(None)), new],
-                                                  hint=self.user_name(parent)), lin, chain=chain)
+            else:  # read out of an object no name refers to now (`W.reshape(2, 2)[0]`, `cur = cur[1:]` in a loop):
+                holders = holders or Const(self.line)  # whatever holds that, or shares its memory, finds it at run time
         if holders:  # every named object that may hold this one, however deep (`lst = [Holder(W)]`), finds it there
             for hlin in self.related(lin, True, {came_from}):
                 parent = self.current(hlin, named=True)
@@ -246,7 +248,7 @@ class Mutation:
             if clin in chain:
                 continue
             child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
-                          and not n.startswith(".")), None)
+                          and (not n.startswith(".") or n.startswith(".live"))), None)
             if child is None:
                 continue
             if clin in direct:  # `row = m[0]`, `w = self.W`: a view sees the write, an item does not change
@@ -262,6 +264,42 @@ class Mutation:
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
                               hint=self.user_name(child))
             self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+        for clin in self.through_unnamed(lin, chain | {came_from}):
+            # a sibling (`z = (y, x)[0]`, `v = a[1:] if c else a[:1]`) or a view's own parent (`t = [y[1:]]`,
+            # `np.squeeze(x[None])`), linked only through an object no name refers to now: it may be the updated
+            # object, sit inside it or share its memory, which is found at run time
+            if clin in chain:
+                continue
+            child = next(v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                         and not n.startswith("."))  # a user's name: `.param` keeps a parameter's first object
+            chain.add(clin)
+            fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(self.line))],
+                              hint=self.user_name(child))
+            self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+
+    def through_unnamed(self, lin, skip):
+        """The named lineages linked to `lin` only through objects no name refers to now, by a path that goes both
+        to a parent and to a child (the plain walks up and down, `related`, reach the others)."""
+        up, down = {}, {}
+        for c, links in self.parents.items():
+            for _, p, _ in links:
+                up.setdefault(c, set()).add(p)
+                down.setdefault(p, set()).add(c)
+        named = {self.lineage.get(v) for n, v in self.env.items() if isinstance(v, Var) and not n.startswith(".")}
+        found, seen, work = [], {(lin, frozenset())}, [(lin, frozenset())]
+        while work:
+            cur, dirs = work.pop()
+            for way, nxt in (("up", up.get(cur, ())), ("down", down.get(cur, ()))):
+                for n in nxt:
+                    state = (n, dirs | {way})
+                    if n == lin or state in seen:
+                        continue
+                    seen.add(state)
+                    if n not in named:
+                        work.append(state)
+                    elif len(state[1]) == 2 and cur not in named and n not in skip and n not in found:
+                        found.append(n)
+        return found
 
     def rebind(self, old, new):
         lin = self.lineage_of(old)

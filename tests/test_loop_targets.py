@@ -6,7 +6,7 @@ import copy
 import numpy as np
 import pytest
 
-from zygotepy import ZygoteError, value_and_gradient
+from zygotepy import value_and_gradient
 
 X = np.array([0.3, -1.2, 2.4, 0.7, 1.1, -0.5])
 

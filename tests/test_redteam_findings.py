@@ -7,7 +7,7 @@ import copy
 import numpy as np
 import pytest
 
-from zygotepy import ZygoteError, gradient, value_and_gradient
+from zygotepy import ZygoteError, value_and_gradient
 
 X = np.array([0.3, -1.2, 2.4, 0.7])
 

@@ -54,17 +54,59 @@ def _nullness(value, state):
 
 
 def _set(state, var, nullness):
-    if nullness is None:
-        state.pop(var.name, None)
-    else:
-        state[var.name] = nullness
+    state[var.name] = nullness  # None: unknown
 
 
 def _meet(a, b):
     """What holds on both paths (states are keyed by variable name: hashing a str is cheaper than a Var)."""
+    a, b = a.facts(), b.facts()
     if len(b) < len(a):
         a, b = b, a
-    return {v: n for v, n in a.items() if b.get(v) == n}
+    return _State({v: n for v, n in a.items() if b.get(v) == n})
+
+
+class _State:
+    """What is known at a point: variable name -> NONE or SOME (None or absent: unknown), kept as changes over the
+    state of the enclosing code (`base`), so that the then arm of each `if` gets its own copy at the cost of what the
+    arm changes, not of everything known: the pass stays linear in the length of the backward."""
+    __slots__ = ("base", "local")
+
+    def __init__(self, facts=None, base=None):
+        self.local, self.base = facts if facts is not None else {}, base
+
+    def get(self, name):
+        state = self
+        while state is not None:
+            local = state.local
+            if name in local:
+                return local[name]
+            state = state.base
+        return None
+
+    def __setitem__(self, name, nullness):
+        self.local[name] = nullness
+
+    def forget(self, name):
+        if self.base is None:
+            self.local.pop(name, None)
+        else:
+            self.local[name] = None
+
+    def facts(self):
+        """The known facts as a plain dict."""
+        if self.base is None:
+            return {v: n for v, n in self.local.items() if n is not None}
+        out = self.base.facts()
+        for v, n in self.local.items():
+            if n is None:
+                out.pop(v, None)
+            else:
+                out[v] = n
+        return out
+
+    def replace_with(self, other):
+        """Become `other` (a state that does not build on this one)."""
+        self.local, self.base = other.facts(), None
 
 
 class _Known:
@@ -87,13 +129,13 @@ class _Known:
             return self.branch(s, state)
         if isinstance(s, Loop):
             return self.loop(s, state)
-        state.clear()  # a nested def (or anything else) may read or write cells: forget everything
+        state.replace_with(_State())  # a nested def (or anything else) may read or write cells: forget everything
         return [s]
 
     def assign(self, s, state):
         if not isinstance(s.out, Var):
             for o in out_vars(s.out):
-                state.pop(o.name, None)
+                state.forget(o.name)
             return [s]
         value = s.value
         if _calls(value, _ACC) and value.args[0] == s.out:
@@ -125,24 +167,28 @@ class _Known:
                 if self.rewrite and taken and isinstance(taken[0], Assign) and not taken[0].line:
                     taken[0] = replace(taken[0], line=s.line)  # keep the user's line comment
                 return taken
-        then_state = dict(state)  # the else arm updates `state` itself
-        if tested is not None:
-            then_state[tested.name] = expect
-            state[tested.name] = NONE if expect == SOME else SOME
-        then, orelse = self.block(s.then, then_state), self.block(s.orelse, state)
         # the arms meet: only what either arm (re)binds can differ (cheaper than comparing whole states)
         arms = list(walk((*s.then, *s.orelse)))
-        if not all(isinstance(st, (Assign, If, Loop)) for st in arms):  # a def made an arm forget everything
-            both = _meet(then_state, state)
-            state.clear()
-            state.update(both)
+        forgets = not all(isinstance(st, (Assign, If, Loop)) for st in arms)  # a def makes an arm forget everything
         merged = {p.out.name for p in s.phis}
         changed = {n for st in arms for n in defines(st)} | merged
         if tested is not None:
             changed.add(tested.name)
+        # the then arm builds on `state`, which the else arm updates after it: what the meet compares is read first
+        then_state = _State(state.facts()) if forgets else _State(base=state)
+        if tested is not None:
+            then_state[tested.name] = expect
+        then = self.block(s.then, then_state)
+        then_known = then_state if forgets else {n: then_state.get(n) for n in changed}
+        if tested is not None:
+            state[tested.name] = NONE if expect == SOME else SOME
+        orelse = self.block(s.orelse, state)
+        if forgets:
+            state.replace_with(_meet(then_state, state))
         for n in changed:
-            if n not in then_state or then_state[n] != state.get(n) or n in merged:
-                state.pop(n, None)
+            known = then_known.get(n)
+            if known is None or known != state.get(n) or n in merged:
+                state.forget(n)
         if not self.rewrite or tested is not None and not then and not orelse and not s.phis:
             return []
         return [replace(s, then=then, orelse=orelse)]
@@ -157,22 +203,21 @@ class _Known:
         while True:  # each round that does not end it removes facts: it ends
             h = self.enter(head, rebound)
             test = self.block(s.test, h)
-            end = dict(h)
+            end = _State(h.facts())
             body = self.block(s.body, end)
             new = _meet(head, end)
-            if new == head:
+            if new.local == head.local:
                 break
             head = new
-        state.clear()
-        state.update(h)  # the loop leaves from its head
+        state.replace_with(h)  # the loop leaves from its head
         return [replace(s, test=test, body=body)] if self.rewrite else []
 
     @staticmethod
     def enter(head, rebound):
-        h = dict(head)
+        h = head.facts()
         for v in rebound:
             h.pop(v, None)
-        return h
+        return _State(h)
 
 
 # --- dead resets and copies -----------------------------------------------------------------------------------------
@@ -291,7 +336,6 @@ def simplify_backward(backward):
     rest = body[start:]
     if rest:
         rest = [If(Call(Const(rt.is_not_none), (dret,)), rest, [])]
-    state = {}
-    known = _Known().block(body[:start] + rest, state)
+    known = _Known().block(body[:start] + rest, _State())
     backward.body, _ = _prune(known, _Live(_reads(backward.ret, set())))
     return backward

@@ -18,7 +18,7 @@ from ..errors import UnsupportedSyntax
 from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, Function, Global, Phi, Var
-from .lower_control import _RETURNED, _RETVAL, ControlFlow, _jumps
+from .lower_control import _RETURNED, _RETVAL, ControlFlow
 from .lower_loops import LoopTargets
 from .lower_mutation import MUTATING_METHODS, Mutation, updated_in_place
 from .naming import Namer
@@ -602,7 +602,7 @@ def lower(source, code, globals_=None):
     else:
         body = list(node.body)
         tail_return = body and isinstance(body[-1], gast.Return) and not any(
-            _jumps(s, (gast.Return,)) for s in body[:-1])
+            low.jumps(s, (gast.Return,)) for s in body[:-1])
         if not tail_return:
             low.env[_RETURNED], low.env[_RETVAL] = Const(False), Const(None)
         if tail_return:

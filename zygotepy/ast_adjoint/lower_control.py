@@ -22,21 +22,56 @@ def _walk_no_defs(node):
             work.extend(gast.iter_child_nodes(n))
 
 
-def _jumps(node, kinds):
-    """Does `node` contain a jump of one of `kinds` that leaves it (break/continue stop at nested loops)?"""
-    if isinstance(node, kinds):
-        return True
-    work = list(gast.iter_child_nodes(node))
+_BITS = {gast.Return: 1, gast.Break: 2, gast.Continue: 4}
+_SCOPES = (gast.FunctionDef, gast.Lambda, gast.ClassDef)
+_LOOPS = (gast.For, gast.While)
+
+
+def _summaries(node, memo):
+    """`(own, deep, local)` bit sets of the jumps in `node`'s children (`_BITS`): `own` of node itself, `deep` of its
+    children's trees without nested functions, `local` of them without nested loops either; each node is looked at
+    once (memo: id -> (node, summary)), so asking about every statement of nested blocks stays linear."""
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    work = [(node, False)]
     while work:
-        n = work.pop()
-        if isinstance(n, kinds):
-            return True
-        if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+        n, ready = work.pop()
+        if not ready:
+            if memo.get(id(n), (None,))[0] is not n:
+                work.append((n, True))
+                work.extend((c, False) for c in gast.iter_child_nodes(n))
             continue
-        if isinstance(n, (gast.For, gast.While)) and gast.Return not in kinds:
-            continue
-        work.extend(gast.iter_child_nodes(n))
-    return False
+        deep = local = 0
+        for c in gast.iter_child_nodes(n):
+            own, c_deep, c_local = memo[id(c)][1]
+            if not isinstance(c, _SCOPES):
+                deep |= c_deep
+                if not isinstance(c, _LOOPS):
+                    local |= c_local
+            deep |= own
+            local |= own
+        memo[id(n)] = (n, (_BITS.get(type(n), 0), deep, local))
+    return memo[id(node)][1]
+
+
+def _jumps(node, kinds, memo=None, body_only=False):
+    """Does `node` contain a jump of one of `kinds` that leaves it (break/continue stop at nested loops)? Nested
+    functions are not searched, except when `node` is one. `body_only`: in a loop's body, not counting the loop."""
+    memo = {} if memo is None else memo
+    bits = 0
+    for k in kinds:
+        bits |= _BITS[k]
+    own, deep, local = _summaries(node, memo)
+    if body_only:
+        found = 0
+        for s in node.body:
+            s_own, s_deep, s_local = _summaries(s, memo)
+            inside = 0 if isinstance(s, _SCOPES) else s_deep if gast.Return in kinds else \
+                0 if isinstance(s, _LOOPS) else s_local
+            found |= s_own | inside
+        return bool(found & bits)
+    return bool((own | (deep if gast.Return in kinds else local)) & bits)
 
 
 def _assigned_names(stmts):
@@ -61,14 +96,9 @@ class ControlFlow:
     """The control-flow half of the Lowerer (mixed into it)."""
 
     def jumps(self, node, kinds, body_only=False):
-        """`_jumps`, remembered per node (blocks ask again for every statement); `body_only` looks at a loop's body
-        without the loop itself, which would stop the search for break/continue."""
-        key = (id(node), kinds, body_only)
-        cache = self.__dict__.setdefault("_jump_cache", {})
-        if key not in cache:
-            target = gast.Module(body=node.body, type_ignores=[]) if body_only else node
-            cache[key] = (node, _jumps(target, kinds))
-        return cache[key][1]
+        """`_jumps`, with what it learns of every node remembered (blocks ask again for every statement); `body_only`
+        looks at a loop's body without the loop itself, which would stop the search for break/continue."""
+        return _jumps(node, kinds, self.__dict__.setdefault("_jump_memo", {}), body_only)
 
     def join(self, cond, then_build, else_build, out_hint=None):
         """Lower an If whose arms are built by the two callables; merges the environments with phis."""

@@ -17,11 +17,10 @@ zero: None), so the analysis starts from "the output's cotangent is a value".
 Accepts: the backward Function of `adjoint()`. Guarantees: the same results for every input, fewer operations.
 """
 import operator
-from dataclasses import replace
 
 from . import runtime as rt
 from .fastpath import Derivative
-from .ir import Assign, Call, Const, If, Loop, Var, atoms, defines, out_vars, walk
+from .ir import Assign, Call, Const, If, Loop, Var, out_vars
 
 ENABLED = [True]  # tests switch the pass off to check that it changes no gradient
 
@@ -29,6 +28,14 @@ NONE, SOME = "none", "some"
 _ACC = (rt.acc_var, rt.acc, rt.acc_scalar)
 _ARITHMETIC = frozenset((operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
                          operator.pow, rt.acc_scalar))
+
+
+def replace(s, **changes):
+    """A copy of IR statement `s` with `changes` (`dataclasses.replace` without its per-call introspection)."""
+    new = object.__new__(type(s))
+    new.__dict__.update(s.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 def _calls(value, fns):
@@ -167,28 +174,24 @@ class _Known:
                 if self.rewrite and taken and isinstance(taken[0], Assign) and not taken[0].line:
                     taken[0] = replace(taken[0], line=s.line)  # keep the user's line comment
                 return taken
-        # the arms meet: only what either arm (re)binds can differ (cheaper than comparing whole states)
-        arms = list(walk((*s.then, *s.orelse)))
-        forgets = not all(isinstance(st, (Assign, If, Loop)) for st in arms)  # a def makes an arm forget everything
-        merged = {p.out.name for p in s.phis}
-        changed = {n for st in arms for n in defines(st)} | merged
-        if tested is not None:
-            changed.add(tested.name)
-        # the then arm builds on `state`, which the else arm updates after it: what the meet compares is read first
-        then_state = _State(state.facts()) if forgets else _State(base=state)
+        # each arm builds on `state`; they meet on what either changed (cheaper than comparing whole states)
+        then_state, else_state = _State(base=state), _State(base=state)
         if tested is not None:
             then_state[tested.name] = expect
-        then = self.block(s.then, then_state)
-        then_known = then_state if forgets else {n: then_state.get(n) for n in changed}
-        if tested is not None:
-            state[tested.name] = NONE if expect == SOME else SOME
-        orelse = self.block(s.orelse, state)
-        if forgets:
-            state.replace_with(_meet(then_state, state))
-        for n in changed:
-            known = then_known.get(n)
-            if known is None or known != state.get(n) or n in merged:
+            else_state[tested.name] = NONE if expect == SOME else SOME
+        then, orelse = self.block(s.then, then_state), self.block(s.orelse, else_state)
+        merged = {p.out.name for p in s.phis}
+        if then_state.base is not state or else_state.base is not state:  # an arm started over (a def, a loop)
+            state.replace_with(_meet(then_state, else_state))
+            for n in merged:
                 state.forget(n)
+        else:
+            for n in then_state.local.keys() | else_state.local.keys() | merged:
+                known = then_state.get(n)
+                if known is None or known != else_state.get(n) or n in merged:
+                    state.forget(n)
+                else:
+                    state[n] = known
         if not self.rewrite or tested is not None and not then and not orelse and not s.phis:
             return []
         return [replace(s, then=then, orelse=orelse)]
@@ -223,10 +226,22 @@ class _Known:
 # --- dead resets and copies -----------------------------------------------------------------------------------------
 
 def _reads(x, out):
-    """Add the names of the variables `x` reads to `out`."""
-    for a in atoms(x):
-        if isinstance(a, Var):
-            out.add(a.name)
+    """Add the names of the variables `x` (an atom, a Call, a tuple of them) reads to `out` (`ir.atoms`, unrolled:
+    liveness asks this of every statement)."""
+    kind = type(x)
+    if kind is Var:
+        out.add(x.name)
+    elif kind is Call:
+        _reads(x.fn, out)
+        for a in x.args:
+            _reads(a, out)
+        for _, v in x.kwargs:
+            _reads(v, out)
+        if x.star is not None:
+            _reads(x.star, out)
+    elif kind is tuple:
+        for a in x:
+            _reads(a, out)
     return out
 
 

@@ -107,7 +107,11 @@ class ControlFlow:
         orelse, else_env = self.sub_region(else_build)
         node = If(cond, then, orelse, [], line)
         self.line = line
-        for name in [*then_env, *(n for n in else_env if n not in then_env)]:
+        env = self.env
+        for name in {**then_env, **else_env}:  # the then arm's names, then the else arm's others, in order
+            a, b = then_env.get(name), else_env.get(name)
+            if a is b and a is not None and env.get(name) is a:  # neither arm rebound it (most names, in long code)
+                continue
             a, b = then_env.get(name, Const(rt.UNBOUND)), else_env.get(name, Const(rt.UNBOUND))
             if a != b:
                 out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)

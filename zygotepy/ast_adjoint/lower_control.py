@@ -14,17 +14,29 @@ _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".cont
 
 def _walk_no_defs(node):
     """Nodes under `node`, not entering nested functions, lambdas or classes."""
-    work = list(gast.iter_child_nodes(node))
+    work = _child_nodes(node)
     while work:
         n = work.pop()
         yield n
         if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            work.extend(gast.iter_child_nodes(n))
+            work += _child_nodes(n)
 
 
 _BITS = {gast.Return: 1, gast.Break: 2, gast.Continue: 4}
 _SCOPES = (gast.FunctionDef, gast.Lambda, gast.ClassDef)
 _LOOPS = (gast.For, gast.While)
+
+
+def _child_nodes(node):
+    """`gast.iter_child_nodes`, as a list, without its generators."""
+    out = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, gast.AST):
+            out.append(value)
+        elif type(value) is list:
+            out += [v for v in value if isinstance(v, gast.AST)]
+    return out
 
 
 def _summaries(node, memo):
@@ -34,16 +46,16 @@ def _summaries(node, memo):
     hit = memo.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    work = [(node, False)]
-    while work:
-        n, ready = work.pop()
-        if not ready:
-            if memo.get(id(n), (None,))[0] is not n:
-                work.append((n, True))
-                work.extend((c, False) for c in gast.iter_child_nodes(n))
-            continue
+    work, order = [node], []
+    while work:  # pre-order; its reverse has every node after its children
+        n = work.pop()
+        if memo.get(id(n), (None,))[0] is not n:
+            children = _child_nodes(n)
+            order.append((n, children))
+            work += children
+    for n, children in reversed(order):
         deep = local = 0
-        for c in gast.iter_child_nodes(n):
+        for c in children:
             own, c_deep, c_local = memo[id(c)][1]
             if not isinstance(c, _SCOPES):
                 deep |= c_deep

@@ -13,15 +13,24 @@ from . import runtime as rt
 from .ir import Assign, Call, Const, Def, If, Loop, Var
 
 
-def _atoms(x):
-    if isinstance(x, Var):
-        yield x
-    elif isinstance(x, Call):
-        for a in (x.fn, *x.args, *(v for _, v in x.kwargs), *([x.star] if x.star is not None else [])):
-            yield from _atoms(a)
-    elif isinstance(x, tuple):
+def _atoms(x, out=None):
+    """The Vars a value (an atom, a Call, a tuple of them) reads, in order, as a list."""
+    out = [] if out is None else out
+    kind = type(x)
+    if kind is Var:
+        out.append(x)
+    elif kind is Call:
+        _atoms(x.fn, out)
+        for a in x.args:
+            _atoms(a, out)
+        for _, v in x.kwargs:
+            _atoms(v, out)
+        if x.star is not None:
+            _atoms(x.star, out)
+    elif kind is tuple:
         for a in x:
-            yield from _atoms(a)
+            _atoms(a, out)
+    return out
 
 
 def _uses(stmts, counts):
@@ -146,13 +155,14 @@ def _rename(stmts, names):
     """Rename Vars by the mapping `names` in statements (forward code only: the backward reads values through
     records), in one walk."""
     def atom(a):
-        if isinstance(a, Var):
+        kind = type(a)
+        if kind is Var:
             return names.get(a, a)
-        if isinstance(a, Call):
-            return Call(atom(a.fn), tuple(atom(x) for x in a.args), tuple((k, atom(v)) for k, v in a.kwargs),
+        if kind is Call:
+            return Call(atom(a.fn), tuple([atom(x) for x in a.args]), tuple([(k, atom(v)) for k, v in a.kwargs]),
                         atom(a.star) if a.star is not None else None)
-        if isinstance(a, tuple):
-            return tuple(atom(x) for x in a)
+        if kind is tuple:
+            return tuple([atom(x) for x in a])
         return a
     for s in stmts:
         if isinstance(s, Assign):

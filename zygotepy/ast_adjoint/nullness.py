@@ -286,14 +286,18 @@ def _prune(stmts, live, rewrite=True):
     after them, which it updates; without `rewrite` only the live names (no statements built)."""
     out = []
     for s in reversed(stmts):
-        if isinstance(s, Assign):
-            if isinstance(s.out, Var) and s.out.name not in live and (
-                    isinstance(s.value, Var) or isinstance(s.value, Const) and s.value.value is None):
-                continue
-            for o in out_vars(s.out):
-                live.discard(o.name)
-            _reads(s.value, live)
-        elif isinstance(s, If):
+        kind = type(s)
+        if kind is Assign:
+            out_, value = s.out, s.value
+            if type(out_) is Var:
+                if out_.name not in live and (type(value) is Var or type(value) is Const and value.value is None):
+                    continue
+                live.discard(out_.name)
+            else:
+                for o in out_vars(out_):
+                    live.discard(o.name)
+            _reads(value, live)
+        elif kind is If:
             arms = []
             for body, side in ((s.then, "then"), (s.orelse, "orelse")):
                 arm = _Live(live)

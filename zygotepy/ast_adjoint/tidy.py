@@ -199,8 +199,9 @@ def _coalesce_carries(loop, uses):
             loop.exit = c if loop.exit == v else loop.exit
         else:
             keep.append((c, v))
-    if renames:
-        _rename(body, renames)
+    if renames:  # only the statements that mention a renamed value are rebuilt
+        _rename([st for st in body if not renames.keys().isdisjoint(_reads_writes(st)[0])
+                 or not renames.keys().isdisjoint(_reads_writes(st)[1])], renames)
     _MEMO.clear()
     if len(keep) == len(outs):
         return

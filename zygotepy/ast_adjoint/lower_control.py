@@ -39,6 +39,15 @@ def _child_nodes(node):
     return out
 
 
+def walk(node):
+    """Every node of the tree under `node`, `node` included (`gast.walk`'s nodes, in another order)."""
+    work = [node]
+    while work:
+        n = work.pop()
+        yield n
+        work += _child_nodes(n)
+
+
 def _summaries(node, memo):
     """`(own, deep, local)` bit sets of the jumps in `node`'s children (`_BITS`): `own` of node itself, `deep` of its
     children's trees without nested functions, `local` of them without nested loops either; each node is looked at
@@ -211,7 +220,7 @@ class ControlFlow:
             # object a new version: carry them all
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
                       and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
-            mentioned = {n.id for s in body_nodes for n in gast.walk(s) if isinstance(n, gast.Name)}
+            mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)}
             for n in self.freevars:  # captured objects the body mentions too (see lower_mutation)
                 if n in mentioned and n not in names:
                     names.append(n)

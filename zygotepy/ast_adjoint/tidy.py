@@ -222,23 +222,26 @@ def _protect_saved(stmts, saved):
     """`x += y` updates an array in place; if the backward saved `x`, that would change the saved value. Such updates
     run out of place instead (the values are the same; only an alias of `x` would see a difference)."""
     for s in stmts:
-        if isinstance(s, Assign) and isinstance(s.value, Call) and s.value.fn == Const(mt.logged) \
-                and isinstance(s.value.args[1], Var) and s.value.args[1] in saved:
-            # `x += y` with no gradient through it (logged, never undone) on an object a backward reads: out of place
-            s.value = Call(Const(_IN_PLACE[s.value.args[0].value]), s.value.args[1:])
-        elif isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const) \
-                and s.value.args and isinstance(s.value.args[0], Var) and s.value.args[0] in saved \
-                and not s.on_scalars:
-            try:
-                plain = _IN_PLACE.get(s.value.fn.value)
-            except TypeError:
-                plain = None
-            if plain is not None:
-                s.value = Call(Const(plain), s.value.args, s.value.kwargs, s.value.star)
-        elif isinstance(s, If):
+        kind = type(s)
+        if kind is Assign:
+            value = s.value
+            fn = value.fn if type(value) is Call else None
+            if type(fn) is not Const:
+                continue
+            if fn.value is mt.logged and isinstance(value.args[1], Var) and value.args[1] in saved:
+                # `x += y` with no gradient through it (logged, never undone) on an object a backward reads: out of place
+                s.value = Call(Const(_IN_PLACE[value.args[0].value]), value.args[1:])
+            elif value.args and isinstance(value.args[0], Var) and value.args[0] in saved and not s.on_scalars:
+                try:
+                    plain = _IN_PLACE.get(fn.value)
+                except TypeError:
+                    plain = None
+                if plain is not None:
+                    s.value = Call(Const(plain), value.args, value.kwargs, value.star)
+        elif kind is If:
             _protect_saved(s.then, saved)
             _protect_saved(s.orelse, saved)
-        elif isinstance(s, Loop):
+        elif kind is Loop:
             _protect_saved(s.test, saved)
             _protect_saved(s.body, saved)
 

@@ -104,12 +104,12 @@ class AdjointPass(FastPaths):
 
     # --- regions ------------------------------------------------------------------------------------------------------
     def region(self, stmts):
-        fwd, bwd = [], []
+        fwd, backs = [], []
         for s in stmts:
             f, b = getattr(self, "stmt_" + type(s).__name__)(s)
             fwd += f
-            bwd = b + bwd
-        return fwd, bwd
+            backs.append(b)
+        return fwd, [st for b in reversed(backs) for st in b]  # (prepending each block would be quadratic)
 
     def stmt_Assign(self, s):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)

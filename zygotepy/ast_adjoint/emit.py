@@ -274,7 +274,7 @@ def _text_and_lines(module, source_lines):
             pending = None
         lines.append(raw)
         if current:
-            outer = tuple(line for _, line in reversed(calls) if line != current)
+            outer = tuple(line for _, line in reversed(calls) if line != current) if calls else ()
             line_map[len(lines)] = (current, *outer) if outer else current
     return "\n".join(lines) + "\n", line_map
 

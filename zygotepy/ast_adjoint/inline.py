@@ -57,7 +57,10 @@ def element(derivative, index, args, free_name):
 
 def _atomic(text):
     """A name or a plain number: needs no parentheses wherever it is pasted."""
-    return re.fullmatch(r"[A-Za-z_][\w.]*|\d[\w.]*", text) is not None
+    return _ATOMIC(text) is not None
+
+
+_ATOMIC = re.compile(r"[A-Za-z_][\w.]*|\d[\w.]*").fullmatch
 
 
 def usable(derivative, nargs):

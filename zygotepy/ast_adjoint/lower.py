@@ -18,7 +18,7 @@ from ..errors import UnsupportedSyntax
 from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, Function, Global, Phi, Var
-from .lower_control import _RETURNED, _RETVAL, ControlFlow, _jumps
+from .lower_control import _RETURNED, _RETVAL, ControlFlow, walk
 from .lower_loops import LoopTargets
 from .lower_mutation import MUTATING_METHODS, Mutation, updated_in_place
 from .naming import Namer
@@ -93,7 +93,7 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         self.globals = globals_ if globals_ is not None else {}
         self.locals = set(code.co_varnames) | set(code.co_cellvars)
         self.cellvars, self.freevars = captured_names(code), list(code.co_freevars)
-        reserved = {n.id for n in gast.walk(source.node) if isinstance(n, gast.Name)}
+        reserved = {n.id for n in walk(source.node) if isinstance(n, gast.Name)}
         self.namer = Namer(reserved | set(code.co_freevars) | set(code.co_names))
         self.versions = {}
         self.env = {}
@@ -602,7 +602,7 @@ def lower(source, code, globals_=None):
     else:
         body = list(node.body)
         tail_return = body and isinstance(body[-1], gast.Return) and not any(
-            _jumps(s, (gast.Return,)) for s in body[:-1])
+            low.jumps(s, (gast.Return,)) for s in body[:-1])
         if not tail_return:
             low.env[_RETURNED], low.env[_RETVAL] = Const(False), Const(None)
         if tail_return:

@@ -14,29 +14,85 @@ _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".cont
 
 def _walk_no_defs(node):
     """Nodes under `node`, not entering nested functions, lambdas or classes."""
-    work = list(gast.iter_child_nodes(node))
+    work = _child_nodes(node)
     while work:
         n = work.pop()
         yield n
         if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            work.extend(gast.iter_child_nodes(n))
+            work += _child_nodes(n)
 
 
-def _jumps(node, kinds):
-    """Does `node` contain a jump of one of `kinds` that leaves it (break/continue stop at nested loops)?"""
-    if isinstance(node, kinds):
-        return True
-    work = list(gast.iter_child_nodes(node))
+_BITS = {gast.Return: 1, gast.Break: 2, gast.Continue: 4}
+_SCOPES = (gast.FunctionDef, gast.Lambda, gast.ClassDef)
+_LOOPS = (gast.For, gast.While)
+
+
+def _child_nodes(node):
+    """`gast.iter_child_nodes`, as a list, without its generators."""
+    out = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, gast.AST):
+            out.append(value)
+        elif type(value) is list:
+            out += [v for v in value if isinstance(v, gast.AST)]
+    return out
+
+
+def walk(node):
+    """Every node of the tree under `node`, `node` included (`gast.walk`'s nodes, in another order)."""
+    work = [node]
     while work:
         n = work.pop()
-        if isinstance(n, kinds):
-            return True
-        if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            continue
-        if isinstance(n, (gast.For, gast.While)) and gast.Return not in kinds:
-            continue
-        work.extend(gast.iter_child_nodes(n))
-    return False
+        yield n
+        work += _child_nodes(n)
+
+
+def _summaries(node, memo):
+    """`(own, deep, local)` bit sets of the jumps in `node`'s children (`_BITS`): `own` of node itself, `deep` of its
+    children's trees without nested functions, `local` of them without nested loops either; each node is looked at
+    once (memo: id -> (node, summary)), so asking about every statement of nested blocks stays linear."""
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    work, order = [node], []
+    while work:  # pre-order; its reverse has every node after its children
+        n = work.pop()
+        if memo.get(id(n), (None,))[0] is not n:
+            children = _child_nodes(n)
+            order.append((n, children))
+            work += children
+    for n, children in reversed(order):
+        deep = local = 0
+        for c in children:
+            own, c_deep, c_local = memo[id(c)][1]
+            if not isinstance(c, _SCOPES):
+                deep |= c_deep
+                if not isinstance(c, _LOOPS):
+                    local |= c_local
+            deep |= own
+            local |= own
+        memo[id(n)] = (n, (_BITS.get(type(n), 0), deep, local))
+    return memo[id(node)][1]
+
+
+def _jumps(node, kinds, memo=None, body_only=False):
+    """Does `node` contain a jump of one of `kinds` that leaves it (break/continue stop at nested loops)? Nested
+    functions are not searched, except when `node` is one. `body_only`: in a loop's body, not counting the loop."""
+    memo = {} if memo is None else memo
+    bits = 0
+    for k in kinds:
+        bits |= _BITS[k]
+    own, deep, local = _summaries(node, memo)
+    if body_only:
+        found = 0
+        for s in node.body:
+            s_own, s_deep, s_local = _summaries(s, memo)
+            inside = 0 if isinstance(s, _SCOPES) else s_deep if gast.Return in kinds else \
+                0 if isinstance(s, _LOOPS) else s_local
+            found |= s_own | inside
+        return bool(found & bits)
+    return bool((own | (deep if gast.Return in kinds else local)) & bits)
 
 
 def _assigned_names(stmts):
@@ -61,14 +117,9 @@ class ControlFlow:
     """The control-flow half of the Lowerer (mixed into it)."""
 
     def jumps(self, node, kinds, body_only=False):
-        """`_jumps`, remembered per node (blocks ask again for every statement); `body_only` looks at a loop's body
-        without the loop itself, which would stop the search for break/continue."""
-        key = (id(node), kinds, body_only)
-        cache = self.__dict__.setdefault("_jump_cache", {})
-        if key not in cache:
-            target = gast.Module(body=node.body, type_ignores=[]) if body_only else node
-            cache[key] = (node, _jumps(target, kinds))
-        return cache[key][1]
+        """`_jumps`, with what it learns of every node remembered (blocks ask again for every statement); `body_only`
+        looks at a loop's body without the loop itself, which would stop the search for break/continue."""
+        return _jumps(node, kinds, self.__dict__.setdefault("_jump_memo", {}), body_only)
 
     def join(self, cond, then_build, else_build, out_hint=None):
         """Lower an If whose arms are built by the two callables; merges the environments with phis."""
@@ -77,7 +128,11 @@ class ControlFlow:
         orelse, else_env = self.sub_region(else_build)
         node = If(cond, then, orelse, [], line)
         self.line = line
-        for name in [*then_env, *(n for n in else_env if n not in then_env)]:
+        env = self.env
+        for name in {**then_env, **else_env}:  # the then arm's names, then the else arm's others, in order
+            a, b = then_env.get(name), else_env.get(name)
+            if a is b and a is not None and env.get(name) is a:  # neither arm rebound it (most names, in long code)
+                continue
             a, b = then_env.get(name, Const(rt.UNBOUND)), else_env.get(name, Const(rt.UNBOUND))
             if a != b:
                 out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
@@ -165,7 +220,7 @@ class ControlFlow:
             # object a new version: carry them all
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
                       and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
-            mentioned = {n.id for s in body_nodes for n in gast.walk(s) if isinstance(n, gast.Name)}
+            mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)}
             for n in self.freevars:  # captured objects the body mentions too (see lower_mutation)
                 if n in mentioned and n not in names:
                     names.append(n)

@@ -17,11 +17,10 @@ zero: None), so the analysis starts from "the output's cotangent is a value".
 Accepts: the backward Function of `adjoint()`. Guarantees: the same results for every input, fewer operations.
 """
 import operator
-from dataclasses import replace
 
 from . import runtime as rt
 from .fastpath import Derivative
-from .ir import Assign, Call, Const, If, Loop, Var, atoms, defines, out_vars, walk
+from .ir import Assign, Call, Const, If, Loop, Var, out_vars
 
 ENABLED = [True]  # tests switch the pass off to check that it changes no gradient
 
@@ -29,6 +28,14 @@ NONE, SOME = "none", "some"
 _ACC = (rt.acc_var, rt.acc, rt.acc_scalar)
 _ARITHMETIC = frozenset((operator.add, operator.sub, operator.mul, operator.truediv, operator.neg, operator.pos,
                          operator.pow, rt.acc_scalar))
+
+
+def replace(s, **changes):
+    """A copy of IR statement `s` with `changes` (`dataclasses.replace` without its per-call introspection)."""
+    new = object.__new__(type(s))
+    new.__dict__.update(s.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 def _calls(value, fns):
@@ -54,17 +61,59 @@ def _nullness(value, state):
 
 
 def _set(state, var, nullness):
-    if nullness is None:
-        state.pop(var.name, None)
-    else:
-        state[var.name] = nullness
+    state[var.name] = nullness  # None: unknown
 
 
 def _meet(a, b):
     """What holds on both paths (states are keyed by variable name: hashing a str is cheaper than a Var)."""
+    a, b = a.facts(), b.facts()
     if len(b) < len(a):
         a, b = b, a
-    return {v: n for v, n in a.items() if b.get(v) == n}
+    return _State({v: n for v, n in a.items() if b.get(v) == n})
+
+
+class _State:
+    """What is known at a point: variable name -> NONE or SOME (None or absent: unknown), kept as changes over the
+    state of the enclosing code (`base`), so that the then arm of each `if` gets its own copy at the cost of what the
+    arm changes, not of everything known: the pass stays linear in the length of the backward."""
+    __slots__ = ("base", "local")
+
+    def __init__(self, facts=None, base=None):
+        self.local, self.base = facts if facts is not None else {}, base
+
+    def get(self, name):
+        state = self
+        while state is not None:
+            local = state.local
+            if name in local:
+                return local[name]
+            state = state.base
+        return None
+
+    def __setitem__(self, name, nullness):
+        self.local[name] = nullness
+
+    def forget(self, name):
+        if self.base is None:
+            self.local.pop(name, None)
+        else:
+            self.local[name] = None
+
+    def facts(self):
+        """The known facts as a plain dict."""
+        if self.base is None:
+            return {v: n for v, n in self.local.items() if n is not None}
+        out = self.base.facts()
+        for v, n in self.local.items():
+            if n is None:
+                out.pop(v, None)
+            else:
+                out[v] = n
+        return out
+
+    def replace_with(self, other):
+        """Become `other` (a state that does not build on this one)."""
+        self.local, self.base = other.facts(), None
 
 
 class _Known:
@@ -87,13 +136,13 @@ class _Known:
             return self.branch(s, state)
         if isinstance(s, Loop):
             return self.loop(s, state)
-        state.clear()  # a nested def (or anything else) may read or write cells: forget everything
+        state.replace_with(_State())  # a nested def (or anything else) may read or write cells: forget everything
         return [s]
 
     def assign(self, s, state):
         if not isinstance(s.out, Var):
             for o in out_vars(s.out):
-                state.pop(o.name, None)
+                state.forget(o.name)
             return [s]
         value = s.value
         if _calls(value, _ACC) and value.args[0] == s.out:
@@ -125,24 +174,24 @@ class _Known:
                 if self.rewrite and taken and isinstance(taken[0], Assign) and not taken[0].line:
                     taken[0] = replace(taken[0], line=s.line)  # keep the user's line comment
                 return taken
-        then_state = dict(state)  # the else arm updates `state` itself
+        # each arm builds on `state`; they meet on what either changed (cheaper than comparing whole states)
+        then_state, else_state = _State(base=state), _State(base=state)
         if tested is not None:
             then_state[tested.name] = expect
-            state[tested.name] = NONE if expect == SOME else SOME
-        then, orelse = self.block(s.then, then_state), self.block(s.orelse, state)
-        # the arms meet: only what either arm (re)binds can differ (cheaper than comparing whole states)
-        arms = list(walk((*s.then, *s.orelse)))
-        if not all(isinstance(st, (Assign, If, Loop)) for st in arms):  # a def made an arm forget everything
-            both = _meet(then_state, state)
-            state.clear()
-            state.update(both)
+            else_state[tested.name] = NONE if expect == SOME else SOME
+        then, orelse = self.block(s.then, then_state), self.block(s.orelse, else_state)
         merged = {p.out.name for p in s.phis}
-        changed = {n for st in arms for n in defines(st)} | merged
-        if tested is not None:
-            changed.add(tested.name)
-        for n in changed:
-            if n not in then_state or then_state[n] != state.get(n) or n in merged:
-                state.pop(n, None)
+        if then_state.base is not state or else_state.base is not state:  # an arm started over (a def, a loop)
+            state.replace_with(_meet(then_state, else_state))
+            for n in merged:
+                state.forget(n)
+        else:
+            for n in then_state.local.keys() | else_state.local.keys() | merged:
+                known = then_state.get(n)
+                if known is None or known != else_state.get(n) or n in merged:
+                    state.forget(n)
+                else:
+                    state[n] = known
         if not self.rewrite or tested is not None and not then and not orelse and not s.phis:
             return []
         return [replace(s, then=then, orelse=orelse)]
@@ -157,31 +206,42 @@ class _Known:
         while True:  # each round that does not end it removes facts: it ends
             h = self.enter(head, rebound)
             test = self.block(s.test, h)
-            end = dict(h)
+            end = _State(h.facts())
             body = self.block(s.body, end)
             new = _meet(head, end)
-            if new == head:
+            if new.local == head.local:
                 break
             head = new
-        state.clear()
-        state.update(h)  # the loop leaves from its head
+        state.replace_with(h)  # the loop leaves from its head
         return [replace(s, test=test, body=body)] if self.rewrite else []
 
     @staticmethod
     def enter(head, rebound):
-        h = dict(head)
+        h = head.facts()
         for v in rebound:
             h.pop(v, None)
-        return h
+        return _State(h)
 
 
 # --- dead resets and copies -----------------------------------------------------------------------------------------
 
 def _reads(x, out):
-    """Add the names of the variables `x` reads to `out`."""
-    for a in atoms(x):
-        if isinstance(a, Var):
-            out.add(a.name)
+    """Add the names of the variables `x` (an atom, a Call, a tuple of them) reads to `out` (`ir.atoms`, unrolled:
+    liveness asks this of every statement)."""
+    kind = type(x)
+    if kind is Var:
+        out.add(x.name)
+    elif kind is Call:
+        _reads(x.fn, out)
+        for a in x.args:
+            _reads(a, out)
+        for _, v in x.kwargs:
+            _reads(v, out)
+        if x.star is not None:
+            _reads(x.star, out)
+    elif kind is tuple:
+        for a in x:
+            _reads(a, out)
     return out
 
 
@@ -226,14 +286,18 @@ def _prune(stmts, live, rewrite=True):
     after them, which it updates; without `rewrite` only the live names (no statements built)."""
     out = []
     for s in reversed(stmts):
-        if isinstance(s, Assign):
-            if isinstance(s.out, Var) and s.out.name not in live and (
-                    isinstance(s.value, Var) or isinstance(s.value, Const) and s.value.value is None):
-                continue
-            for o in out_vars(s.out):
-                live.discard(o.name)
-            _reads(s.value, live)
-        elif isinstance(s, If):
+        kind = type(s)
+        if kind is Assign:
+            out_, value = s.out, s.value
+            if type(out_) is Var:
+                if out_.name not in live and (type(value) is Var or type(value) is Const and value.value is None):
+                    continue
+                live.discard(out_.name)
+            else:
+                for o in out_vars(out_):
+                    live.discard(o.name)
+            _reads(value, live)
+        elif kind is If:
             arms = []
             for body, side in ((s.then, "then"), (s.orelse, "orelse")):
                 arm = _Live(live)
@@ -291,7 +355,6 @@ def simplify_backward(backward):
     rest = body[start:]
     if rest:
         rest = [If(Call(Const(rt.is_not_none), (dret,)), rest, [])]
-    state = {}
-    known = _Known().block(body[:start] + rest, state)
+    known = _Known().block(body[:start] + rest, _State())
     backward.body, _ = _prune(known, _Live(_reads(backward.ret, set())))
     return backward

@@ -13,15 +13,24 @@ from . import runtime as rt
 from .ir import Assign, Call, Const, Def, If, Loop, Var
 
 
-def _atoms(x):
-    if isinstance(x, Var):
-        yield x
-    elif isinstance(x, Call):
-        for a in (x.fn, *x.args, *(v for _, v in x.kwargs), *([x.star] if x.star is not None else [])):
-            yield from _atoms(a)
-    elif isinstance(x, tuple):
+def _atoms(x, out=None):
+    """The Vars a value (an atom, a Call, a tuple of them) reads, in order, as a list."""
+    out = [] if out is None else out
+    kind = type(x)
+    if kind is Var:
+        out.append(x)
+    elif kind is Call:
+        _atoms(x.fn, out)
+        for a in x.args:
+            _atoms(a, out)
+        for _, v in x.kwargs:
+            _atoms(v, out)
+        if x.star is not None:
+            _atoms(x.star, out)
+    elif kind is tuple:
         for a in x:
-            yield from _atoms(a)
+            _atoms(a, out)
+    return out
 
 
 def _uses(stmts, counts):
@@ -146,13 +155,14 @@ def _rename(stmts, names):
     """Rename Vars by the mapping `names` in statements (forward code only: the backward reads values through
     records), in one walk."""
     def atom(a):
-        if isinstance(a, Var):
+        kind = type(a)
+        if kind is Var:
             return names.get(a, a)
-        if isinstance(a, Call):
-            return Call(atom(a.fn), tuple(atom(x) for x in a.args), tuple((k, atom(v)) for k, v in a.kwargs),
+        if kind is Call:
+            return Call(atom(a.fn), tuple([atom(x) for x in a.args]), tuple([(k, atom(v)) for k, v in a.kwargs]),
                         atom(a.star) if a.star is not None else None)
-        if isinstance(a, tuple):
-            return tuple(atom(x) for x in a)
+        if kind is tuple:
+            return tuple([atom(x) for x in a])
         return a
     for s in stmts:
         if isinstance(s, Assign):
@@ -189,8 +199,9 @@ def _coalesce_carries(loop, uses):
             loop.exit = c if loop.exit == v else loop.exit
         else:
             keep.append((c, v))
-    if renames:
-        _rename(body, renames)
+    if renames:  # only the statements that mention a renamed value are rebuilt
+        _rename([st for st in body if not renames.keys().isdisjoint(_reads_writes(st)[0])
+                 or not renames.keys().isdisjoint(_reads_writes(st)[1])], renames)
     _MEMO.clear()
     if len(keep) == len(outs):
         return
@@ -211,23 +222,26 @@ def _protect_saved(stmts, saved):
     """`x += y` updates an array in place; if the backward saved `x`, that would change the saved value. Such updates
     run out of place instead (the values are the same; only an alias of `x` would see a difference)."""
     for s in stmts:
-        if isinstance(s, Assign) and isinstance(s.value, Call) and s.value.fn == Const(mt.logged) \
-                and isinstance(s.value.args[1], Var) and s.value.args[1] in saved:
-            # `x += y` with no gradient through it (logged, never undone) on an object a backward reads: out of place
-            s.value = Call(Const(_IN_PLACE[s.value.args[0].value]), s.value.args[1:])
-        elif isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const) \
-                and s.value.args and isinstance(s.value.args[0], Var) and s.value.args[0] in saved \
-                and not s.on_scalars:
-            try:
-                plain = _IN_PLACE.get(s.value.fn.value)
-            except TypeError:
-                plain = None
-            if plain is not None:
-                s.value = Call(Const(plain), s.value.args, s.value.kwargs, s.value.star)
-        elif isinstance(s, If):
+        kind = type(s)
+        if kind is Assign:
+            value = s.value
+            fn = value.fn if type(value) is Call else None
+            if type(fn) is not Const:
+                continue
+            if fn.value is mt.logged and isinstance(value.args[1], Var) and value.args[1] in saved:
+                # `x += y` with no gradient through it (logged, never undone) on an object a backward reads: out of place
+                s.value = Call(Const(_IN_PLACE[value.args[0].value]), value.args[1:])
+            elif value.args and isinstance(value.args[0], Var) and value.args[0] in saved and not s.on_scalars:
+                try:
+                    plain = _IN_PLACE.get(fn.value)
+                except TypeError:
+                    plain = None
+                if plain is not None:
+                    s.value = Call(Const(plain), value.args, value.kwargs, value.star)
+        elif kind is If:
             _protect_saved(s.then, saved)
             _protect_saved(s.orelse, saved)
-        elif isinstance(s, Loop):
+        elif kind is Loop:
             _protect_saved(s.test, saved)
             _protect_saved(s.body, saved)
 

@@ -57,12 +57,13 @@ def _project(arg, g):
 
 
 def _projected(args, grads):
-    """`_project` for each argument, skipping the call where the gradient already has its argument's type."""
-    out = []
-    for a, g in zip(args, grads, strict=True):
-        ta = type(a)
-        out.append(g if type(g) is ta and (ta is float or ta is np.ndarray and g.dtype is a.dtype and g.flags.writeable)
-                   else _project(a, g))
+    """`_project` for each argument, skipping the call where the gradient already has its argument's type (an array
+    that owns its memory: a view, such as a rule's read-only broadcast cotangent, goes through `_project`)."""
+    out = list(grads)
+    for k, a in enumerate(args):
+        g, ta = out[k], type(a)
+        if type(g) is not ta or not (ta is float or ta is np.ndarray and g.base is None and g.dtype is a.dtype):
+            out[k] = _project(a, g)
     return tuple(out)
 
 

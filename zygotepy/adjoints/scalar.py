@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ..backends import conj, namespace, unbroadcast
+from ..backends import _unbroadcast_ndarray, conj, namespace, unbroadcast
 from .registry import adjoint, find_rule, namespace_generic, nondifferentiable, scalar_rule
 from .structures import like
 
@@ -193,8 +193,25 @@ def _no_gradient(dy, need=ALL):
     return None, None
 
 
+def _arrays_back(a, b, sign):
+    """The back of `a + b` (sign 1) or `a - b` (sign -1) for two NumPy arrays, the common case: each cotangent summed
+    over the axes its operand was broadcast along, with no type dispatch."""
+    def back(dy, need=ALL):
+        if dy is None:
+            return (None, None)
+        da = _unbroadcast_ndarray(dy, a) if need[0] and type(dy) is np.ndarray else \
+            unbroadcast(dy, a) if need[0] else None
+        if not need[1]:
+            return da, None
+        db = dy if sign > 0 else -dy
+        return da, _unbroadcast_ndarray(db, b) if type(db) is np.ndarray else unbroadcast(db, b)
+    return back
+
+
 @adjoint(operator.add)
 def add(a, b):
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return a + b, _arrays_back(a, b, 1)
     if _is_seq(a) and _is_seq(b):  # list/tuple concatenation
         return a + b, _concat_back((a, b))
     if isinstance(a, (str, bytes)):
@@ -209,6 +226,9 @@ def add(a, b):
 
 @adjoint(operator.sub)
 def sub(a, b):
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return a - b, _arrays_back(a, b, -1)
+
     def back(dy, need=ALL):
         if dy is None:
             return (None, None)

@@ -563,5 +563,12 @@ def is_operator(fn):
 def J_entry(need, fn, args, kwargs):
     """The entry points' J, on the call's argument tuple and keyword dict (None for none) as they are: `need` flags
     the positional arguments; keyword arguments are constants (API.md). The pullback's result starts with
-    `(dself, *dargs)`; entries after those are not for the API."""
+    `(dself, *dargs)`; entries after those are not for the API.
+
+    A Python function derived before, with no rule registered since (every registration bumps the generation), goes
+    straight to its cached derivative: `_dispatch` would find no rule for it again."""
+    if type(fn) is types.FunctionType:
+        entry = fn.__dict__.get("__zygote__")
+        if entry is not None and entry[0] is fn.__code__ and entry[1] == registry.generation[0]:
+            return _derived(fn, args, kwargs, need, True)
     return _dispatch(fn, args, kwargs, need, True)

@@ -258,7 +258,43 @@ def later_display_item_updated(x):
     return t
 
 
-ROUTED = [same_array_twice, later_display_item_updated, later_row_updated_through_container, later_row_updated_through_alias,
+def zip_items_updated_after_loop(x):
+    A = np.outer(x[:2], x[2:4])
+    B = np.outer(x[4:], x[:2])
+    for a, b in zip(A, B):
+        a += b
+    a[0] = 3.0
+    b *= 2.0
+    return np.sum(A * A) + np.sum(B * B)
+
+
+def last_row_read_after_container_updated(x):
+    Y = np.outer(x[:3], x[3:])
+    for i, r in enumerate(Y):
+        r *= x[i]
+    Y[2] *= 3.0
+    return np.sum(r * r) + np.sum(Y)
+
+
+def dict_value_updated_after_loop(x):
+    d = {"a": x[:3].copy(), "b": x[3:] + 1}
+    for _, v in d.items():  # noqa: PERF102
+        v *= x[0]
+    v[1] = 0.0
+    return np.sum(d["a"] * d["b"])
+
+
+def floats_of_reversed_rebound(x):
+    xs = [x[0], x[1], x[2]]
+    t = 0.0
+    for v in reversed(xs):
+        v += 1.0
+        t = t + v * v
+    return t
+
+
+ROUTED = [same_array_twice, later_display_item_updated, zip_items_updated_after_loop,
+          last_row_read_after_container_updated, dict_value_updated_after_loop, floats_of_reversed_rebound, later_row_updated_through_container, later_row_updated_through_alias,
           later_row_updated_by_augmented_view, later_row_updated_by_inner_loop, enumerate_next_row_updated,
           later_float_replaced, loop_variable_updated_after_loop]
 
@@ -290,7 +326,7 @@ def sorted_list(x):
 
 def list_copy(x):
     lst = [x[:2].copy(), x[2:4].copy()]
-    for v in list(lst):
+    for v in list(lst):  # noqa: PERF101
         v *= x[4]
     return np.sum(lst[0] * lst[1])
 

@@ -303,4 +303,4 @@ class ControlFlow:
                 else self.temp("_item")
         self.loop(node, header, links, changing)
         self.link_targets(links, node.lineno, after=True)
-        self.end_for(hidden)
+        self.end_for(node, hidden)

@@ -3,11 +3,17 @@ updates that container (`for r in Y: r *= 2` changes Y's rows, `for v in arrs: v
 `for p in objs: p.w[0] = 1` the objects), and a loop that rebinds a name to a part of its old object
 (`b = b[1:]`) leaves that name naming a part of the object it started as.
 
-When the body may update the loop variable in place (directly or through a name derived from it), each target name
-is linked to its container as an "iter" child (`lower_mutation.mutate` places `put_iter`/`refresh_iter`, whose rules
+When the body may update the loop variable in place (directly or through a name derived from it), or may update
+anything (a later iteration then reads an item changed since the loop started: `for r in Y: Y[2] *= 2`,
+`for v in [a, a]: v *= k`), or code anywhere in the function may update something (after the loop the name is still
+the last item), each target name is linked to its container as an "iter" child (`lower_mutation.mutate` places `put_iter`/`refresh_iter`, whose rules
 find the item at run time: an array's row by its address, anything else by identity). `enumerate(X)`, `zip(X1, X2)`,
 `d.values()` and `d.items()` link each name to the container whose items it takes. A container no local name refers
-to (`for v in [a, b]`) gets a hidden local, so the loop carries its versions.
+to (`for v in [a, b]`) gets a hidden local, so the loop carries its versions. Each iteration reads its item from the
+container as it is then (`refresh_iter`; dropped when the body never gives the container a new version). A loop over
+a new list or tuple made from another container (`reversed(lst)`, `sorted(lst)`, `list(lst)`, `lst[::-1]`, `f(lst)`)
+whose items are updated in place is refused when it runs (`mutate.loop_copied`): the copy is not the container whose
+items they are.
 
 A name the body rebinds and that names an object when the loop starts (`b = a; for ...: b = b[1:]`) is carried as its
 own object, linked the same way to the one it starts as (found there at run time: itself, a row, an item; a view of
@@ -186,6 +192,8 @@ class LoopTargets:
     def for_iterable(self, node):
         """Lower the iterable of the `for` loop `node`: (its Var, [(target name, container lineage)], hidden names,
         whether the body may update an item or the container)."""
+        self.copied_checks = getattr(self, "copied_checks", {})
+        self.copied_checks[id(node)] = []
         if not isinstance(node.target, (gast.Name, gast.Tuple, gast.List)):
             return self.expr(node.iter), [], [], False
         names = updated_targets(node)
@@ -221,7 +229,6 @@ class LoopTargets:
                 if made and name in updated:
                     copies.append((name, lin, made))
             links.append((name, lin, kept))
-        self.copied_checks = getattr(self, "copied_checks", {})
         self.copied_checks[id(node)] = copies
         return it, links, hidden, changing
 
@@ -265,7 +272,8 @@ class LoopTargets:
             if container not in changed:
                 stmt.value.args = (stmt.value.args[0], Const(None), stmt.value.args[2])
 
-    def end_for(self, hidden):
+    def end_for(self, node, hidden):
+        self.copied_checks.pop(id(node), None)
         for name in hidden:
             self.env.pop(name, None)
             self.locals.discard(name)

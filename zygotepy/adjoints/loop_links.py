@@ -9,7 +9,7 @@ import numpy as np
 from ..ast_adjoint import mutate as mt
 from ..errors import ZygoteError
 from .mutation_links import _place, _split, _where_held, _zeros_like
-from .registry import adjoint
+from .registry import adjoint, nondifferentiable
 
 
 def _row(parent, child):
@@ -60,6 +60,24 @@ def _unseen(where, parent):
         f"(for i in range(len(items)): items[i] ...)")
 
 
+def held_elsewhere(holder, item):
+    """Is `item` (a mutable object) inside `holder`, or an array sharing memory with it?"""
+    return _mutable(item) and _where_held(holder, item) is not None
+
+
+def copied_error(where, container, holder):
+    file, line, name, _ = where
+    return ZygoteError(
+        f"{file}:{line}: zygotepy cannot differentiate updating the loop variable '{name}' in place: the loop walks "
+        f"a new {type(container).__name__} made from '{holder}' (by reversed(), sorted(), list(), a slice or another "
+        f"call), whose items are also in '{holder}', and the gradient cannot be routed from that copy back to "
+        f"'{holder}'; index the container instead (for i in range(len({holder})): {holder}[i] ..., or "
+        f"for i in reversed(range(len({holder}))): ...)")
+
+
+nondifferentiable(mt.loop_copied)
+
+
 @adjoint(mt.put_iter)
 def put_iter(parent, where, child):
     """`child` (a loop's item of `parent`) was updated in place: the cotangents at its place in `parent` are its."""
@@ -100,5 +118,6 @@ def refresh_iter(child, parent, where):
             dp = _zeros_like(parent)
             dp[plan[1]] = dy
             return (None, dp, None)
-        return (None, _place(plan, parent, dy, where), None)
+        rest, dparent = _place(plan, parent, dy, where)
+        return (rest, dparent, None)
     return child, back

@@ -90,6 +90,7 @@ def _fresh(fn):
 class Lowerer(ControlFlow, Mutation, LoopTargets):
     def __init__(self, source, code, globals_=None):
         self.filename, self.code = source.filename, code
+        self.source_node = source.node
         self.globals = globals_ if globals_ is not None else {}
         self.locals = set(code.co_varnames) | set(code.co_cellvars)
         self.cellvars, self.freevars = captured_names(code), list(code.co_freevars)

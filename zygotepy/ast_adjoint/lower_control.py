@@ -239,7 +239,7 @@ class ControlFlow:
         self.carry_rebound(zip(carries, [*names, *extra]), rebound)
         return names, carries
 
-    def loop(self, node, make_header, links=()):
+    def loop(self, node, make_header, links=(), linked=False):
         if node.orelse:
             self.fail("an else clause on a loop", node)
         breaks = self.jumps(node, (gast.Break,), body_only=True)
@@ -251,10 +251,11 @@ class ControlFlow:
             self.env.setdefault(_RETURNED, Const(False))
             self.env.setdefault(_RETVAL, Const(None))
         extra = [f for f, on in ((_BREAK, breaks), (_RETURNED, returns), (_RETVAL, returns)) if on]
-        names, carries = self.loop_carries(node.body, extra, bool(links))
+        names, carries = self.loop_carries(node.body, extra, linked)
         loop = Loop(carries, [], line=node.lineno)
         make_header(loop)
         outer_env = dict(self.env)
+        refreshes = []
 
         def body():
             self.env.pop(_CONTINUE, None)
@@ -262,13 +263,15 @@ class ControlFlow:
                 self.env[_CONTINUE] = Const(False)
             if loop.target is not None:
                 self.assign_to(node.target, loop.target)
-                self.link_targets(links, node.lineno)
+                self.check_copies(node)
+                refreshes.extend(self.link_targets(links, node.lineno))
             self.block(node.body)
         self.loop_depth += 1
         loop.body, body_env = self.sub_region(body)
         self.loop_depth -= 1
         for c, name in zip(carries, [*names, *extra], strict=True):
             c.next = body_env.get(name, c.var)
+        self.drop_refreshes(refreshes, carries)
         flags = [body_env[f] for f, on in ((_BREAK, breaks), (_RETURNED, returns)) if on and f in body_env]
         if flags:
             loop.exit = flags[0] if len(flags) == 1 else self.temp("_exit")
@@ -290,7 +293,7 @@ class ControlFlow:
         self.loop(node, header)
 
     def stmt_For(self, node):
-        it, links, hidden = self.for_iterable(node)
+        it, links, hidden, changing = self.for_iterable(node)
         seq = self.call(Const(rt.iterate), [it], hint="_seq")
 
         def header(loop):
@@ -298,5 +301,6 @@ class ControlFlow:
             t = node.target
             loop.target = self.new_var(t.id) if isinstance(t, gast.Name) and t.id not in self.cellvars \
                 else self.temp("_item")
-        self.loop(node, header, links)
-        self.end_for(hidden)
+        self.loop(node, header, links, changing)
+        self.link_targets(links, node.lineno, after=True)
+        self.end_for(node, hidden)

@@ -3,11 +3,17 @@ updates that container (`for r in Y: r *= 2` changes Y's rows, `for v in arrs: v
 `for p in objs: p.w[0] = 1` the objects), and a loop that rebinds a name to a part of its old object
 (`b = b[1:]`) leaves that name naming a part of the object it started as.
 
-When the body may update the loop variable in place (directly or through a name derived from it), each target name
-is linked to its container as an "iter" child (`lower_mutation.mutate` places `put_iter`/`refresh_iter`, whose rules
+When the body may update the loop variable in place (directly or through a name derived from it), or may update
+anything (a later iteration then reads an item changed since the loop started: `for r in Y: Y[2] *= 2`,
+`for v in [a, a]: v *= k`), or code anywhere in the function may update something (after the loop the name is still
+the last item), each target name is linked to its container as an "iter" child (`lower_mutation.mutate` places `put_iter`/`refresh_iter`, whose rules
 find the item at run time: an array's row by its address, anything else by identity). `enumerate(X)`, `zip(X1, X2)`,
 `d.values()` and `d.items()` link each name to the container whose items it takes. A container no local name refers
-to (`for v in [a, b]`) gets a hidden local, so the loop carries its versions.
+to (`for v in [a, b]`) gets a hidden local, so the loop carries its versions. Each iteration reads its item from the
+container as it is then (`refresh_iter`; dropped when the body never gives the container a new version). A loop over
+a new list or tuple made from another container (`reversed(lst)`, `sorted(lst)`, `list(lst)`, `lst[::-1]`, `f(lst)`)
+whose items are updated in place is refused when it runs (`mutate.loop_copied`): the copy is not the container whose
+items they are.
 
 A name the body rebinds and that names an object when the loop starts (`b = a; for ...: b = b[1:]`) is carried as its
 own object, linked the same way to the one it starts as (found there at run time: itself, a row, an item; a view of
@@ -15,9 +21,10 @@ another part is refused): not as an alias of it, which after the body it may no 
 """
 import gast
 
+from . import mutate as mt
 from . import runtime as rt
 from .ir import Const, Var
-from .lower_mutation import MUTATING_METHODS
+from .lower_mutation import MUTATING_METHODS, augmented_names, mutation_syntax
 
 _HELPERS = {"enumerate": enumerate, "zip": zip}
 
@@ -76,9 +83,10 @@ def _derived(stmts):
     return edges
 
 
-def updated_targets(node):
-    """The names of the `for` loop `node`'s target whose objects its body may update in place."""
-    updated, edges = _may_update(node.body), _derived(node.body)
+def updated_targets(node, stmts=None):
+    """The names of the `for` loop `node`'s target whose objects its body (or the code `stmts`) may update in place."""
+    stmts = node.body if stmts is None else stmts
+    updated, edges = _may_update(stmts), _derived(stmts)
     out = []
     for name in _names(node.target):
         seen, work = {name}, [name]
@@ -146,16 +154,64 @@ class LoopTargets:
         found[id(node)] = out
         return out
 
+    def function_updates(self):
+        """The names this function's code updates in place anywhere (see `_may_update`)."""
+        if not hasattr(self, "_function_updates"):
+            body = self.source_node.body
+            body = body if isinstance(body, list) else [body]  # a lambda's
+            self._function_updates = (_may_update(body), body)
+        return self._function_updates
+
+    def items_may_change(self, node):
+        """May the body of the `for` loop `node` update what it walks (or an item of it), so that a later
+        iteration reads an item changed since the loop started (`for r in Y: Y[2] *= 2`, `for v in [a, a]`)?"""
+        if mutation_syntax(node.body):
+            return True
+        for name in augmented_names(node.body):  # `t += v`: in place if `t` names an array, a list, ...
+            if self._plain_rebind(node.body, name):  # which object it names is not known here
+                return True
+            var = self.env.get(name)
+            if not isinstance(var, Var):
+                continue
+            lin = self.lineage_of(var)
+            if lin in self.parents or any(p == lin for ls in self.parents.values() for _, p, _ in ls) \
+                    or self.aliases_of([name]) or lin in self.param_lineages():
+                return True
+        return False
+
+    @staticmethod
+    def _plain_rebind(stmts, name):
+        aug = {id(n.target) for m in stmts for n in gast.walk(m) if isinstance(n, gast.AugAssign)}
+        return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store) and id(n) not in aug
+                   for m in stmts for n in gast.walk(m))
+
+    def _is_range(self, src):
+        return isinstance(src, gast.Call) and isinstance(src.func, gast.Name) and src.func.id not in self.locals \
+            and self.resolve(src.func.id) is range
+
     def for_iterable(self, node):
-        """Lower the iterable of the `for` loop `node`: (its Var, [(target name, container lineage)], hidden names)."""
+        """Lower the iterable of the `for` loop `node`: (its Var, [(target name, container lineage)], hidden names,
+        whether the body may update an item or the container)."""
+        self.copied_checks = getattr(self, "copied_checks", {})
+        self.copied_checks[id(node)] = []
+        if not isinstance(node.target, (gast.Name, gast.Tuple, gast.List)):
+            return self.expr(node.iter), [], [], False
         names = updated_targets(node)
-        if not names or not isinstance(node.target, (gast.Name, gast.Tuple, gast.List)):
-            return self.expr(node.iter), [], []
-        pairs = [(n, src) for n, src in self.item_sources(node.target, node.iter) if n in names]
+        changing = bool(names) or self.items_may_change(node)
+        updates, _ = self.function_updates()
+        # every target name is linked when the body may change what later iterations read, or when code anywhere
+        # may update the item or the container (after the loop, the name is still the last item); a range's items
+        # are numbers nothing updates
+        wanted = set(_names(node.target)) if changing or updates else set()
+        pairs = [(n, src) for n, src in self.item_sources(node.target, node.iter)
+                 if n in names or n in wanted and not self._is_range(src)]
+        if not pairs:
+            return self.expr(node.iter), [], [], False
         found = {}
         it = self.lower_iterable(node.iter, {id(src) for _, src in pairs}, found)
         self.line = node.lineno
-        links, hidden = [], []
+        links, hidden, copies = [], [], []
+        updated = set(names) | (set(updated_targets(node, self.function_updates()[1])) if updates else set())
         for name, src in pairs:
             var = found.get(id(src))
             if not isinstance(var, Var):
@@ -168,21 +224,56 @@ class LoopTargets:
                 self.env[hide] = var
                 # what made it may keep the items elsewhere (`reversed(lst)`, `sorted(arrs, key=...)`)
                 kept = [c for c, ls in self.parents.items() if any(k == "held" and p == lin for k, p, _ in ls)]
+                # (an item of a copy `lst[::-1]` is its original's too)
+                made = kept + [p for k, p, _ in self.parents_of(lin) if k == "item" and p not in kept]
+                if made and name in updated:
+                    copies.append((name, lin, made))
             links.append((name, lin, kept))
-        return it, links, hidden
+        self.copied_checks[id(node)] = copies
+        return it, links, hidden, changing
 
-    def link_targets(self, links, line):
-        """In the loop's body, after its target is bound: each linked name is an item of its container."""
+    def check_copies(self, node):
+        """In the loop's body: an updated item must not come from a copy of a container (see `mt.loop_copied`)."""
+        for name, lin, made in getattr(self, "copied_checks", {}).get(id(node), ()):
+            item, container = self.env.get(name), self.current(lin, named=True)
+            holders = [(self.current(m, named=True), m) for m in made]
+            holders = [(h, self.user_name(h)) for h, _ in holders if h is not None]
+            if isinstance(item, Var) and container is not None and holders:
+                self.call(Const(mt.loop_copied), [item, container, Const(
+                    (self.filename, node.lineno, name, tuple(n for _, n in holders))), *(h for h, _ in holders)],
+                    hint="_")
+
+    def link_targets(self, links, line, after=False):
+        """In the loop's body, after its target is bound: each linked name is an item of its container, read from
+        the container as it is now (a refresh, dropped by `drop_refreshes` if the body never changes it). `after`:
+        after the loop, the name is still the last item it took."""
+        refreshes = []
         for name, lin, kept in links:
             item, container = self.env.get(name), self.current(lin, named=True)
-            if isinstance(item, Var) and container is not None:
+            if isinstance(item, Var) and container is not None and self.lineage_of(item) != lin:
+                if not after:  # an earlier iteration may have changed this item: `for v in [a, a]`, `Y[2] *= 2`
+                    fresh = self.call(Const(mt.refresh_iter), [item, container, self.where(item, Const(line))],
+                                      hint=name)
+                    refreshes.append((self.region[-1], container))
+                    self.rebind(item, fresh)
+                    item = fresh
                 self.note_child(item, "iter", container, Const(line))
                 for klin in kept:
                     holder = self.current(klin, named=True)
                     if holder is not None:
                         self.note_child(item, "held", holder, Const(line))
+        return refreshes
 
-    def end_for(self, hidden):
+    @staticmethod
+    def drop_refreshes(refreshes, carries):
+        """The refreshes of items from containers the loop's body never gives a new version: read as they were."""
+        changed = {c.var for c in carries if c.next != c.var}
+        for stmt, container in refreshes:
+            if container not in changed:
+                stmt.value.args = (stmt.value.args[0], Const(None), stmt.value.args[2])
+
+    def end_for(self, node, hidden):
+        self.copied_checks.pop(id(node), None)
         for name in hidden:
             self.env.pop(name, None)
             self.locals.discard(name)

@@ -244,7 +244,8 @@ class Mutation:
             for kind, plin, key in links:
                 if plin == lin:
                     (made if kind == "held" else direct).setdefault(clin, (kind, key))
-        for clin in self.related(lin, False, {came_from}):
+        below = self.related(lin, False, {came_from})  # its direct children first: what they are is known exactly
+        for clin in [c for c in below if c in direct] + [c for c in below if c not in direct]:
             if clin in chain:
                 continue
             child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin

@@ -212,6 +212,18 @@ def refresh_iter(child, parent, where):
     return child
 
 
+def loop_copied(item, container, where, *holders):
+    """`item`, which a `for` loop took from `container` and which is updated in place, must not also sit inside one of
+    `holders` (what made `container`: `reversed(lst)`, `sorted(lst)`, `list(lst)`, `lst[::-1]`, `f(lst)`) unless
+    `container` is that object itself: an update could not be routed from the copy to the original. `where` is (file,
+    line of the loop, the loop variable's name, the holders' names)."""
+    from ..adjoints.loop_links import copied_error, held_elsewhere
+    if not isinstance(container, np.ndarray):
+        for h, name in zip(holders, where[3], strict=True):
+            if h is not container and h is not item and held_elsewhere(h, item):
+                raise copied_error(where, container, name)
+
+
 def logged(op, x, y):
     """`op(x, y)` for an in-place operator whose result needs no gradient: logs an update of `x` if it ran in place."""
     result = op(x, y)

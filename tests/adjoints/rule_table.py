@@ -242,5 +242,12 @@ GENERIC_BEYOND_STARTER = {
     np.arcsinh, np.arccosh, np.arctanh, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.degrees, np.radians, np.fabs,
     np.copysign, np.fmax, np.fmin, np.fmod, np.remainder, np.logaddexp, np.logaddexp2, np.float_power, np.sinc,
     np.real, np.imag, np.conjugate, np.angle, np.nan_to_num,
+    # numpy_shapes.py: gathered through NumPy's run on the flat indices, or assembled with concat and slices
+    np.tile, np.repeat, np.rot90, np.delete, np.resize, np.diagonal, np.diag, np.diagflat, np.hstack, np.vstack,
+    np.dstack, np.column_stack, np.append, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.atleast_1d,
+    np.atleast_2d, np.atleast_3d, *((np.unstack,) if hasattr(np, "unstack") else ()),
+    # products: composed from matmul, tensordot, broadcast products and sums where the namespace has no function
+    np.outer, np.linalg.outer, np.inner, np.vdot, np.kron, np.cross, np.linalg.cross, np.vecdot, np.linalg.vecdot,
+    np.matvec, np.vecmat, np.linalg.multi_dot, np.linalg.matmul, np.linalg.matrix_transpose,
 }
 NUMPY_ONLY -= GENERIC_BEYOND_STARTER

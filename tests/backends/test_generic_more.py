@@ -99,10 +99,10 @@ CASES = [
     # issue 4: assembling, cutting, gathering, products, logaddexp
     ("hstack vstack", (2, 3), ANY, lambda j: lambda x: j.vstack([j.hstack([x, x * x]), j.hstack([x[:1], x[1:]])]),
      lambda t: lambda x: t.vstack([t.hstack([x, x * x]), t.hstack([x[:1], x[1:]])])),
-    ("split", (4, 3), ANY, lambda j: lambda x: j.split(x, [1, 3])[1] * j.split(x, 3, axis=1)[2], None),
+    ("split", (4, 3), ANY, lambda j: lambda x: j.split(x, [1, 3])[1] * j.split(x, 3, axis=1)[2][:2], None),
     ("tile repeat", (2, 3), ANY, lambda j: lambda x: j.tile(x, (2, 1)) * j.repeat(x, 2, axis=0), None),
-    ("outer kron", (2, 2), ANY, lambda j: lambda x: j.kron(x, x * x) + j.outer(x[0], x[1] * x[1]),
-     lambda t: lambda x: t.kron(x, x * x) + t.outer(x[0], x[1] * x[1])),
+    ("outer kron", (2, 2), ANY, lambda j: lambda x: j.kron(x, x * x)[1:3, 1:3] + j.outer(x[0], x[1] * x[1]),
+     lambda t: lambda x: t.kron(x, x * x)[1:3, 1:3] + t.outer(x[0], x[1] * x[1])),
     ("logaddexp", (2, 3), ANY, lambda j: lambda x: j.logaddexp(x, x * x), lambda t: lambda x: t.logaddexp(x, x * x)),
 ]
 IDS = [c[0] for c in CASES]

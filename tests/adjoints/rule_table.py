@@ -249,5 +249,7 @@ GENERIC_BEYOND_STARTER = {
     # products: composed from matmul, tensordot, broadcast products and sums where the namespace has no function
     np.outer, np.linalg.outer, np.inner, np.vdot, np.kron, np.cross, np.linalg.cross, np.vecdot, np.linalg.vecdot,
     np.matvec, np.vecmat, np.linalg.multi_dot, np.linalg.matmul, np.linalg.matrix_transpose,
+    # numpy_reductions.py: max - min, and weighted sums
+    np.ptp, np.average,
 }
 NUMPY_ONLY -= GENERIC_BEYOND_STARTER

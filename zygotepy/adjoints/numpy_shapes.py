@@ -6,11 +6,19 @@ Functions that only move, copy or drop entries (tile, repeat, pad, delete, compr
 `_gather`: the function is run once more on the flat indices of its input, and the cotangent is scattered back through
 those indices with accumulation, so repeated entries sum their cotangents.
 """
+import itertools
 import math
 
 import numpy as np
 
-from ..backends import function, is_foreign, namespace, namespace_of, scatter_add, unbroadcast
+from ..backends import (
+    function,
+    is_foreign,
+    namespace,
+    namespace_of,
+    scatter_add,
+    unbroadcast,
+)
 from ..errors import ZygoteError
 from .numpy import _permute, _restore, is_float
 from .registry import adjoint, namespace_generic
@@ -464,7 +472,7 @@ def _slices(x, sizes, axis):
     """x cut along `axis` into consecutive pieces of the given sizes (the array API has no split: basic slices)."""
     lead = (slice(None),) * (axis % x.ndim)
     starts = np.cumsum([0, *sizes])
-    return [x[(*lead, slice(int(a), int(b)), ...)] for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    return [x[(*lead, slice(int(a), int(b)), ...)] for a, b in itertools.pairwise(starts)]
 
 
 def _atleast(x, n):

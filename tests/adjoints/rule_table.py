@@ -238,5 +238,18 @@ GENERIC_BEYOND_STARTER = {
     np.einsum, np.tensordot, np.linalg.tensordot, np.trace, np.linalg.trace, np.diff, np.sort, np.take,
     np.take_along_axis, np.pad, np.median, np.nansum, np.nanmean, np.nanmax, np.nanmin,
     np.linalg.qr, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.svdvals, np.linalg.pinv, np.linalg.lstsq,
+    # numpy_elementwise.py: composed from array-API functions where a namespace lacks one (backends/composed.py)
+    np.arcsinh, np.arccosh, np.arctanh, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.degrees, np.radians, np.fabs,
+    np.copysign, np.fmax, np.fmin, np.fmod, np.remainder, np.logaddexp, np.logaddexp2, np.float_power, np.sinc,
+    np.real, np.imag, np.conjugate, np.angle, np.nan_to_num,
+    # numpy_shapes.py: gathered through NumPy's run on the flat indices, or assembled with concat and slices
+    np.tile, np.repeat, np.rot90, np.delete, np.resize, np.diagonal, np.diag, np.diagflat, np.hstack, np.vstack,
+    np.dstack, np.column_stack, np.append, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.atleast_1d,
+    np.atleast_2d, np.atleast_3d, *((np.unstack,) if hasattr(np, "unstack") else ()),
+    # products: composed from matmul, tensordot, broadcast products and sums where the namespace has no function
+    np.outer, np.linalg.outer, np.inner, np.vdot, np.kron, np.cross, np.linalg.cross, np.vecdot, np.linalg.vecdot,
+    np.matvec, np.vecmat, np.linalg.multi_dot, np.linalg.matmul, np.linalg.matrix_transpose,
+    # numpy_reductions.py: max - min, and weighted sums
+    np.ptp, np.average,
 }
 NUMPY_ONLY -= GENERIC_BEYOND_STARTER

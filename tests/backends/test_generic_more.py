@@ -96,6 +96,14 @@ CASES = [
      lambda t: lambda x: x.std(dim=1, keepdim=True, unbiased=False)),
     ("x.cumsum", (2, 3), ANY, lambda j: lambda x: x.cumsum(axis=1), lambda t: lambda x: x.cumsum(1)),
     ("x.cumprod", (3, 2), POS, lambda j: lambda x: x.cumprod(0), lambda t: lambda x: x.cumprod(dim=0)),
+    # issue 4: assembling, cutting, gathering, products, logaddexp
+    ("hstack vstack", (2, 3), ANY, lambda j: lambda x: j.vstack([j.hstack([x, x * x]), j.hstack([x[:1], x[1:]])]),
+     lambda t: lambda x: t.vstack([t.hstack([x, x * x]), t.hstack([x[:1], x[1:]])])),
+    ("split", (4, 3), ANY, lambda j: lambda x: j.split(x, [1, 3])[1] * j.split(x, 3, axis=1)[2][:2], None),
+    ("tile repeat", (2, 3), ANY, lambda j: lambda x: j.tile(x, (2, 1)) * j.repeat(x, 2, axis=0), None),
+    ("outer kron", (2, 2), ANY, lambda j: lambda x: j.kron(x, x * x)[1:3, 1:3] + j.outer(x[0], x[1] * x[1]),
+     lambda t: lambda x: t.kron(x, x * x)[1:3, 1:3] + t.outer(x[0], x[1] * x[1])),
+    ("logaddexp", (2, 3), ANY, lambda j: lambda x: j.logaddexp(x, x * x), lambda t: lambda x: t.logaddexp(x, x * x)),
 ]
 IDS = [c[0] for c in CASES]
 TORCH_CASES = [c for c in CASES if c[4] is not None]
@@ -274,3 +282,13 @@ def test_a_field_read_under_another_name_raises():
     at = a.clone().requires_grad_()
     torch.sum(torch.linalg.lstsq(at, at[:, :1] + 1.0).solution).backward()
     np.testing.assert_allclose(g.numpy(), at.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_torch_split_and_cross_refuse():
+    """torch.split(x, n) and torch.cross mean other things than np.split and np.cross: a ZygoteError, not a number."""
+    torch = pytest.importorskip("torch")
+    x = torch.ones((4, 3), dtype=torch.float64)
+    with pytest.raises(zygotepy.ZygoteError, match="torch.split"):
+        zygotepy.gradient(lambda x: torch.split(x, 2)[0].sum(), x)
+    with pytest.raises(zygotepy.ZygoteError, match="torch.linalg.cross"):
+        zygotepy.gradient(lambda x: torch.cross(x[:2], x[2:]).sum(), x)

@@ -104,6 +104,6 @@ def test_a_numpy_only_rule_refuses_foreign_arrays():
     jnp = jax.numpy
 
     def f(x):
-        return jnp.sum(jnp.kron(x, x))
+        return jnp.sum(jnp.convolve(x, x))
     with pytest.raises(zygotepy.ZygoteError, match="NumPy arrays only"):
-        zygotepy.gradient(f, jnp.eye(2) * 2.0)
+        zygotepy.gradient(f, jnp.arange(3.0))

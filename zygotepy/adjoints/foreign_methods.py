@@ -400,6 +400,14 @@ def _torch_keyword(rule, who, renamed):
     return call
 
 
+# torch functions whose meaning differs from their NumPy twin's: refused, never a wrong number
+_TORCH_OTHER_MEANING = {
+    "split": "torch.split(x, n) cuts pieces of size n, np.split(x, n) n pieces: use torch.tensor_split (not "
+             "differentiated here) or write the slices",
+    "cross": "torch.cross's default dim is the first axis of size 3, np.cross's the last: use torch.linalg.cross",
+}
+
+
 def _torch_qr(rule, who):
     """torch.linalg.qr: mode='r' gives (an empty Q, R) there, R alone in NumPy."""
     def qr(x, *a, **k):
@@ -432,6 +440,12 @@ def torch_function(fn, name, rule):
         return _torch_qr(rule, who)
     if name == "tensordot":
         return _torch_keyword(rule, who, {"dims": "axes"})
+    if name in _TORCH_OTHER_MEANING and not getattr(fn, "__name__", "").startswith("linalg_"):
+        def refused(*a, **k):
+            raise ZygoteError(f"{who}: {_TORCH_OTHER_MEANING[name]}")
+        return refused
+    if name in ("cross", "vecdot"):  # torch.linalg's: dim= is NumPy's axis=
+        return _torch_keyword(rule, who, {"dim": "axis"})
     if name in _TORCH_NORMS:
         return _torch_norm(rule, who, _TORCH_NORMS[name])
     if name in _TORCH_RENAMED:

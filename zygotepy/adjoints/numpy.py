@@ -371,6 +371,12 @@ def matmul(a, b):
 
 @adjoint(np.outer)
 def outer(a, b):
+    xp = namespace_of(a, b)
+    if xp is not np:  # the flattened arrays' broadcast product (the array API has no outer)
+        a1, b1 = xp.reshape(xp.asarray(a), (-1,)), xp.reshape(xp.asarray(b), (-1,))
+        return a1[:, None] * b1[None, :], lambda dy: (None, None) if dy is None else (
+            xp.reshape(dy @ conj(b1), tuple(np.shape(a))), xp.reshape(conj(a1) @ dy, tuple(np.shape(b))))
+
     def back(dy):
         if dy is None:
             return (None, None)
@@ -381,6 +387,10 @@ def outer(a, b):
 @adjoint(np.inner)
 def inner(a, b):
     """y[I, J] = sum_k a[I, k] b[J, k]: contract dy's J axes with b's, and its I axes with a's."""
+    xp = namespace_of(a, b)
+    if xp is not np:
+        return _inner_foreign(xp, xp.asarray(a), xp.asarray(b))
+
     def back(dy):
         if dy is None:
             return (None, None)
@@ -391,6 +401,17 @@ def inner(a, b):
         return (np.tensordot(dy_, conj(b), axes=(list(range(na, na + nb)), list(range(nb)))),
                 np.tensordot(dy_, conj(a), axes=(list(range(na)), list(range(na)))))
     return np.inner(a, b), back
+
+
+def _inner_foreign(xp, a, b):
+    """np.inner in another library's namespace: its tensordot over the last axes (a product where one is 0-d)."""
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b, lambda dy: (None, None) if dy is None else (unbroadcast(dy * conj(b), a),
+                                                                   unbroadcast(dy * conj(a), b))
+    na, nb = a.ndim - 1, b.ndim - 1
+    return xp.tensordot(a, b, axes=([na], [nb])), lambda dy: (None, None) if dy is None else (
+        xp.tensordot(dy, conj(b), axes=(list(range(na, na + nb)), list(range(nb)))),
+        xp.tensordot(dy, conj(a), axes=(list(range(na)), list(range(na)))))
 
 
 # --- shapes --------------------------------------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from ..backends import conj, is_complex, namespace, unbroadcast
-from .numpy import _binary, _elementwise_rule, _ties, clip
-from .registry import adjoint, nondifferentiable
+from ..backends import conj, is_complex, namespace, namespace_of, unbroadcast
+from .numpy import _binary, _call, _elementwise_rule, _ties, clip, is_float
+from .registry import adjoint, namespace_generic, nondifferentiable
 
 LN2 = math.log(2)
 
@@ -37,7 +37,7 @@ for _fn, _d in ELEMENTWISE.items():
 @adjoint(np.sinc)
 def sinc(x):
     """sinc(x) = sin(pi x) / (pi x); its derivative (cos(pi x) - sinc(x)) / x is 0 at x = 0."""
-    y = np.sinc(x)
+    y = _call(np.sinc, x)
 
     def back(dy):
         if dy is None:
@@ -53,25 +53,32 @@ def sinc(x):
 @adjoint(np.nan_to_num)
 def nan_to_num(x, *args, **kwargs):
     """Finite entries pass through; NaN and infinities are replaced by constants."""
-    y = np.nan_to_num(x, *args, **kwargs)
+    y = _call(np.nan_to_num, x, *args, **kwargs)
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
         xp = namespace(x)
-        return (unbroadcast(xp.where(xp.isfinite(x), dy, 0), x), *(None for _ in args))
+        return (unbroadcast(xp.where(xp.isfinite(x), dy, 0.0), x), *(None for _ in args))
     return y, back
 
 
 # --- complex parts: cotangents follow the convention gradient = dL/dRe + 1j dL/dIm --------------------------------------
 @adjoint(np.conjugate)
 def conjugate(x):
-    return np.conjugate(x), lambda dy: (None if dy is None else conj(dy) if is_complex(x) else unbroadcast(dy, x),)
+    return _call(np.conjugate, x), lambda dy: (None if dy is None else conj(dy) if is_complex(x) else unbroadcast(dy, x),)
 
 
 @adjoint(np.real)
 def real(x):
-    return np.real(x), lambda dy: (None if dy is None else (namespace(x).real(dy) if is_complex(dy) else dy),)
+    def back(dy):
+        if dy is None:
+            return (None,)
+        g = namespace(x).real(dy) if is_complex(dy) else dy
+        if type(x) is not np.ndarray and is_complex(x) and hasattr(g, "shape"):  # another library's: x's dtype
+            g = namespace(x).astype(g, x.dtype)
+        return (g,)
+    return _call(np.real, x), back
 
 
 @adjoint(np.imag)
@@ -81,13 +88,16 @@ def imag(x):
         if dy is None or not is_complex(x):
             return (None,)
         return (1j * namespace(x).real(dy) if is_complex(dy) else 1j * dy,)
-    return np.imag(x), back
+    xp = namespace(x)
+    if xp is not np and not is_complex(x):  # the array API's imag takes complex arrays only
+        return xp.zeros_like(x), back
+    return _call(np.imag, x), back
 
 
 @adjoint(np.angle)
 def angle(z, *args, **kwargs):
     """angle(a + ib) = atan2(b, a): gradient dy (-b + ia) / |z|^2 = dy * 1j z / |z|^2; a real z's angle is constant."""
-    y = np.angle(z, *args, **kwargs)
+    y = _call(np.angle, z, *args, **kwargs)
     deg = args[0] if args else kwargs.get("deg", False)
 
     def back(dy):
@@ -111,7 +121,7 @@ def _trunc(a, b):
 
 BINARY = {
     np.logaddexp: (lambda a, b, y: namespace(y).exp(a - y), lambda a, b, y: namespace(y).exp(b - y)),
-    np.logaddexp2: (lambda a, b, y: namespace(y).exp2(a - y), lambda a, b, y: namespace(y).exp2(b - y)),
+    np.logaddexp2: (lambda a, b, y: 2.0 ** (a - y), lambda a, b, y: 2.0 ** (b - y)),
     np.fmax: (lambda a, b, y: _ties(a, b, y, a > b), lambda a, b, y: _ties(a, b, y, b > a)),
     np.fmin: (lambda a, b, y: _ties(a, b, y, a < b), lambda a, b, y: _ties(a, b, y, b < a)),
     np.fmod: (lambda a, b, y: 1, lambda a, b, y: -_trunc(a, b)),
@@ -124,15 +134,16 @@ for _fn, (_da, _db) in BINARY.items():
 @adjoint(np.float_power)
 def float_power(a, b):
     """a ** b in float64 (or complex128); d/db is taken as 0 where a <= 0, as for np.power."""
-    y = np.float_power(a, b)
+    y = _call(np.float_power, a, b)
 
     def back(dy):
         if dy is None:
             return (None, None)
         xp = namespace(y)
-        positive = xp.asarray(a) > 0
-        db = dy * conj(y * xp.log(xp.where(positive, a, 1.0)) * positive)
-        da = dy * conj(b * np.float_power(a, xp.asarray(b) - 1))
+        a_ = xp.asarray(a) if xp is np or hasattr(a, "shape") else xp.asarray(a, dtype=y.dtype)
+        positive = a_ > 0
+        db = dy * conj(y * xp.log(xp.where(positive, a_, 1.0)) * (positive if xp is np else xp.astype(positive, y.dtype)))
+        da = dy * conj(b * _call(np.float_power, a, (xp.asarray(b) if xp is np else b) - 1))
         return _cast(unbroadcast(da, a), a), _cast(unbroadcast(db, b), b)
     return y, back
 
@@ -140,21 +151,21 @@ def float_power(a, b):
 def _cast(g, like):
     """A float32 argument of a float64 computation (float_power, ldexp) gets its cotangent back in float32."""
     dtype = getattr(like, "dtype", None)
-    if dtype is not None and dtype.kind in "fc" and getattr(g, "dtype", dtype) != dtype:
-        return g.astype(dtype)
+    if dtype is not None and is_float(like) and getattr(g, "dtype", dtype) != dtype:
+        return g.astype(dtype) if type(g) is np.ndarray else namespace(g).astype(g, dtype)
     return g
 
 
 @adjoint(np.copysign)
 def copysign(a, b):
     """|a| with b's sign: d/da = sign(a) sign(b); b contributes only a sign, a constant."""
-    y = np.copysign(a, b)
+    y = _call(np.copysign, a, b)
 
     def back(dy):
         if dy is None:
             return (None, None)
-        xp = namespace(y)
-        same = xp.signbit(a) == xp.signbit(b)
+        xp = namespace_of(a, b)
+        same = xp.signbit(xp.asarray(a)) == xp.signbit(xp.asarray(b))
         return unbroadcast(xp.where(same, dy, -dy), a), None
     return y, back
 
@@ -229,6 +240,10 @@ def _constant_method(method):
     rule.__qualname__ = f"{method.__name__}_constant"
     return rule
 
+
+# --- rules that compute with the namespace of their inputs (composed from array-API functions where it lacks one) -----
+namespace_generic(*ELEMENTWISE, np.sinc, np.nan_to_num, np.conjugate, np.real, np.imag, np.angle, *BINARY,
+                  np.float_power, np.copysign)
 
 for _method in CONSTANT_METHODS:
     adjoint(_method)(_constant_method(_method))

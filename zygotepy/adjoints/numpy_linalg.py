@@ -77,6 +77,12 @@ def _gaps(w, what):
 @adjoint(np.vdot)
 def vdot(a, b):
     """sum(conj(a) * b) over the flattened arrays."""
+    xp = namespace_of(a, b)
+    if xp is not np:
+        a1, b1 = xp.reshape(xp.asarray(a), (-1,)), xp.reshape(xp.asarray(b), (-1,))
+        return xp.sum(conj(a1) * b1), lambda dy: (None, None) if dy is None else (
+            xp.reshape(conj(dy) * b1, tuple(np.shape(a))), xp.reshape(dy * a1, tuple(np.shape(b))))
+
     def back(dy):
         if dy is None:
             return (None, None)
@@ -198,47 +204,82 @@ def tensordot(a, b, *args, **kwargs):
 @adjoint(np.kron)
 def kron(a, b):
     """y[(i, k), (j, l)] = a[i, j] b[k, l]: view dy with a's and b's axes interleaved, and contract."""
-    n = max(np.ndim(a), np.ndim(b))
-    a_ = np.reshape(a, (1,) * (n - np.ndim(a)) + np.shape(a))
-    b_ = np.reshape(b, (1,) * (n - np.ndim(b)) + np.shape(b))
-    A = np.reshape(a_, tuple(s for d in a_.shape for s in (d, 1)))
-    B = np.reshape(b_, tuple(s for d in b_.shape for s in (1, d)))
+    xp = namespace_of(a, b)
+    if xp is not np:
+        a, b = xp.asarray(a), xp.asarray(b)
+    shape_a, shape_b = tuple(np.shape(a)), tuple(np.shape(b))
+    n = max(len(shape_a), len(shape_b))
+    full_a, full_b = (1,) * (n - len(shape_a)) + shape_a, (1,) * (n - len(shape_b)) + shape_b
+    A = xp.reshape(a, tuple(s for d in full_a for s in (d, 1)))
+    B = xp.reshape(b, tuple(s for d in full_b for s in (1, d)))
 
     def back(dy):
         if dy is None:
             return (None, None)
-        d = np.reshape(dy, tuple(s for pair in zip(a_.shape, b_.shape, strict=True) for s in pair))
-        da = np.sum(d * conj(B), axis=tuple(range(1, 2 * n, 2)))
-        db = np.sum(d * conj(A), axis=tuple(range(0, 2 * n, 2)))
-        return np.reshape(da, np.shape(a)), np.reshape(db, np.shape(b))
+        d = xp.reshape(dy, tuple(s for pair in zip(full_a, full_b, strict=True) for s in pair))
+        da = xp.sum(d * conj(B), axis=tuple(range(1, 2 * n, 2)))
+        db = xp.sum(d * conj(A), axis=tuple(range(0, 2 * n, 2)))
+        return xp.reshape(da, shape_a), xp.reshape(db, shape_b)
+    if xp is not np:  # the interleaved product, its axis pairs merged
+        return xp.reshape(A * B, tuple(p * q for p, q in zip(full_a, full_b, strict=True))), back
     return np.kron(a, b), back
 
 
 def _cross_rule(fn):
     def rule(a, b, **kwargs):
         """<dy, a x b> = <a, b x dy> = <b, dy x a>."""
+        xp = namespace_of(a, b)
+        cross = fn if xp is np else _cross_foreign(xp, fn, kwargs)
+
         def back(dy):
             if dy is None:
                 return (None, None)
-            return unbroadcast(np.cross(b, dy, **kwargs), a), unbroadcast(np.cross(dy, a, **kwargs), b)
-        return fn(a, b, **kwargs), back
+            return unbroadcast(cross(b, dy, **kwargs), a), unbroadcast(cross(dy, a, **kwargs), b)
+        return cross(a, b, **kwargs), back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
+
+
+def _cross_foreign(xp, fn, kwargs):
+    """The array API's linalg.cross (3-vectors along `axis`); NumPy's axisa/axisb/axisc and 2-vectors it lacks."""
+    if set(kwargs) - {"axis"}:
+        raise ZygoteError(f"np.{fn.__name__} of another library's arrays takes axis= only (not {sorted(kwargs)})")
+
+    def cross(a, b, axis=-1):
+        a, b = xp.asarray(a), xp.asarray(b)
+        if a.shape[axis] != 3 or b.shape[axis] != 3:
+            raise ZygoteError(f"np.{fn.__name__} of another library's arrays: only 3-vectors (the array API's "
+                              f"linalg.cross), not shapes {tuple(a.shape)} and {tuple(b.shape)}")
+        return xp.linalg.cross(a, b, axis=axis)
+    return cross
 
 
 def _vecdot_rule(fn):
     def rule(a, b, **kwargs):
         """sum(conj(a) * b, axis)."""
         axis = kwargs.get("axis", -1)
+        xp = namespace_of(a, b)
 
         def back(dy):
             if dy is None:
                 return (None, None)
-            d = np.expand_dims(dy, axis)
+            d = xp.expand_dims(xp.asarray(dy), axis=axis)
             return unbroadcast(conj(d) * b, a), unbroadcast(d * a, b)
+        if xp is not np:
+            if set(kwargs) - {"axis"}:
+                raise ZygoteError(f"np.{fn.__name__} of another library's arrays takes axis= only")
+            a_, b_ = xp.asarray(a), xp.asarray(b)
+            ndim = max(a_.ndim, b_.ndim)  # the array API counts the axis from the end of the broadcast shape
+            return xp.vecdot(a_, b_, axis=axis - ndim if axis >= 0 else axis), back
         return fn(a, b, **kwargs), back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
+
+
+def _matvec(A, v):
+    """A @ v over stacks of matrices and vectors: NumPy's matvec, else a matmul with v as a column."""
+    xp = namespace_of(A, v)
+    return np.matvec(A, v) if xp is np else (A @ v[..., None])[..., 0]
 
 
 @adjoint(np.matvec)
@@ -246,8 +287,8 @@ def matvec(A, v):
     def back(dy):
         if dy is None:
             return (None, None)
-        return unbroadcast(dy[..., :, None] * conj(v)[..., None, :], A), unbroadcast(np.matvec(_H(A), dy), v)
-    return np.matvec(A, v), back
+        return unbroadcast(dy[..., :, None] * conj(v)[..., None, :], A), unbroadcast(_matvec(_H(A), dy), v)
+    return _matvec(A, v), back
 
 
 @adjoint(np.vecmat)
@@ -256,7 +297,9 @@ def vecmat(v, A):
     def back(dy):
         if dy is None:
             return (None, None)
-        return unbroadcast(np.matvec(A, conj(dy)), v), unbroadcast(v[..., :, None] * dy[..., None, :], A)
+        return unbroadcast(_matvec(A, conj(dy)), v), unbroadcast(v[..., :, None] * dy[..., None, :], A)
+    if namespace_of(v, A) is not np:  # conj(v) as a row times A
+        return (conj(v)[..., None, :] @ A)[..., 0, :], back
     return np.vecmat(v, A), back
 
 
@@ -276,6 +319,10 @@ def multi_dot(arrays, **kwargs):
             dy, dx = pb(dy)
             grads.append(dx)
         return (type(arrays)([dy, *reversed(grads)]) if isinstance(arrays, (list, tuple)) else [dy, *reversed(grads)],)
+    if namespace_of(*arrays) is not np:  # the chain's product, left to right
+        if kwargs:
+            raise ZygoteError("np.linalg.multi_dot of another library's arrays takes no keywords")
+        return y, back
     return la.multi_dot(arrays, **kwargs), back
 
 
@@ -453,4 +500,5 @@ for _fn, _rule in ALIASES.items():
 
 # computed with the namespace of their input: the array API's linalg has them (einsum is composed where it has none)
 namespace_generic(la.inv, la.solve, la.det, la.slogdet, la.matrix_power, la.pinv, np.einsum, np.tensordot,
-                  la.tensordot, la.trace)
+                  la.tensordot, la.trace, np.outer, la.outer, np.inner, np.vdot, np.kron, np.cross, la.cross, np.vecdot,
+                  la.vecdot, np.matvec, np.vecmat, la.multi_dot, la.matmul, la.matrix_transpose)

@@ -140,13 +140,17 @@ def _moment(fn, root):
 def ptp(x, *args, **kwargs):
     """max - min."""
     axis, keepdims = _axis_keepdims(args, kwargs, 2)
-    _, back_max = _extremum(np.max)(x, axis=axis, keepdims=keepdims)
-    _, back_min = _extremum(np.min)(x, axis=axis, keepdims=keepdims)
+    y_max, back_max = _extremum(np.max)(x, axis=axis, keepdims=keepdims)
+    y_min, back_min = _extremum(np.min)(x, axis=axis, keepdims=keepdims)
 
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
         return (back_max(dy)[0] - back_min(dy)[0], *_nones(args))
+    if namespace(x) is not np:  # the array API has no ptp: its max - min
+        if len(args) > 2 or set(kwargs) - {"axis", "keepdims"}:
+            raise ZygoteError("np.ptp of another library's arrays takes axis and keepdims only")
+        return y_max - y_min, back
     return np.ptp(x, *args, **kwargs), back
 
 
@@ -204,7 +208,17 @@ def average(x, *args, **kwargs):
     weights = args[1] if len(args) > 1 else kwargs.get("weights")
     returned = args[2] if len(args) > 2 else kwargs.get("returned", False)
     keepdims = kwargs.get("keepdims", False)
-    result = np.average(x, *args, **kwargs)
+    if namespace(x_arr) is np:
+        result = np.average(x, *args, **kwargs)
+    else:  # the array API has no average: sum(w x) / sum(w), the weights along `axis` when 1-d
+        xp = namespace(x_arr)
+        w = xp.ones_like(x_arr) if weights is None else xp.asarray(weights)
+        if w.shape != x_arr.shape:
+            w = xp.reshape(w, tuple(-1 if k == axis % x_arr.ndim else 1 for k in range(x_arr.ndim)))
+        sw = xp.sum(w * xp.ones_like(x_arr), axis=axis, keepdims=keepdims)
+        result = xp.sum(w * x_arr, axis=axis, keepdims=keepdims) / sw
+        if returned:
+            result = (result, xp.broadcast_to(sw, tuple(result.shape)))
 
     def back(dy):
         dy, dsw = dy if returned and dy is not None else (dy, None)
@@ -479,3 +493,4 @@ for _fn, _rule in {np.var: _moment(np.var, False), np.std: _moment(np.std, True)
 namespace_generic(np.prod, np.var, np.std, np.cumsum, np.cumprod, np.median, np.nansum, np.nanmean, np.nanmax,
                   np.nanmin, np.trace, np.diff,
                   *((np.cumulative_sum, np.cumulative_prod) if hasattr(np, "cumulative_sum") else ()))
+namespace_generic(np.ptp, np.average)  # from max - min and sums where the namespace has no function

@@ -6,11 +6,19 @@ Functions that only move, copy or drop entries (tile, repeat, pad, delete, compr
 `_gather`: the function is run once more on the flat indices of its input, and the cotangent is scattered back through
 those indices with accumulation, so repeated entries sum their cotangents.
 """
+import itertools
 import math
 
 import numpy as np
 
-from ..backends import namespace, namespace_of, scatter_add, unbroadcast
+from ..backends import (
+    function,
+    is_foreign,
+    namespace,
+    namespace_of,
+    scatter_add,
+    unbroadcast,
+)
 from ..errors import ZygoteError
 from .numpy import _permute, _restore, is_float
 from .registry import adjoint, namespace_generic
@@ -43,6 +51,8 @@ def _gather(fn, index_kwargs=lambda args, kwargs: kwargs):
     """Rule for `fn(x, *args)` that builds its output from x's entries; `index_kwargs` adapts the keywords for the run
     on x's flat indices (np.pad's constant fill becomes -1, "not from x")."""
     def rule(x, *args, **kwargs):
+        if type(x) is not np.ndarray and is_foreign(x):
+            return _foreign_gather(fn, x, args, kwargs)
         x_arr = np.asarray(x)
         y = fn(x, *args, **kwargs)
 
@@ -55,6 +65,30 @@ def _gather(fn, index_kwargs=lambda args, kwargs: kwargs):
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
+
+
+def _foreign_gather(fn, x, args, kwargs):
+    """Another library's x: fn run by NumPy on x's flat indices plus one (they depend on shapes only; a fill of zeros
+    reads -1, "not from x"), a take of x through them, and the cotangent scattered back with accumulation."""
+    xp = namespace(x)
+    shape = tuple(x.shape)
+    index = np.asarray(fn(np.arange(1, math.prod(shape) + 1).reshape(shape), *args, **kwargs)) - 1
+    flat = index.reshape(-1)
+    present = flat >= 0
+    source = xp.asarray(np.where(present, flat, 0))
+    mask = None if present.all() else xp.asarray(present)
+    y = xp.take(xp.reshape(x, (-1,)), source, axis=0)
+    if mask is not None:
+        y = xp.where(mask, y, xp.zeros_like(y))
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        d = xp.reshape(dy, (-1,))
+        if mask is not None:
+            d = xp.where(mask, d, xp.zeros_like(d))
+        return (_scatter_into(x, source, d), *_nones(args))
+    return xp.reshape(y, index.shape), back
 
 
 _COPYING_MODES = {"constant", "edge", "reflect", "symmetric", "wrap", "empty"}
@@ -383,6 +417,8 @@ def take_along_axis(x, indices, *args, **kwargs):
 @adjoint(np.diagonal)
 def diagonal(x, *args, **kwargs):
     """The diagonal is the last axis of the output: scatter it back through x's flat indices."""
+    if type(x) is not np.ndarray and is_foreign(x):
+        return _foreign_gather(np.diagonal, x, args, kwargs)
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
@@ -397,6 +433,8 @@ adjoint(np.ndarray.diagonal)(diagonal)
 @adjoint(np.diag)
 def diag(v, *k, **kwargs):
     """A 1-d v becomes a matrix (its cotangent is the diagonal of dy); a matrix gives its diagonal."""
+    if type(v) is not np.ndarray and is_foreign(v):
+        return _foreign_gather(np.diag, v, k, kwargs)
     v_arr = np.asarray(v)
 
     def back(dy):
@@ -410,6 +448,8 @@ def diag(v, *k, **kwargs):
 
 @adjoint(np.diagflat)
 def diagflat(v, *k, **kwargs):
+    if type(v) is not np.ndarray and is_foreign(v):
+        return _foreign_gather(np.diagflat, v, k, kwargs)
     return np.diagflat(v, *k, **kwargs), lambda dy: (
         None if dy is None else np.reshape(np.diag(dy, *k, **kwargs), np.shape(v)), *_nones(k))
 
@@ -418,14 +458,47 @@ def diagflat(v, *k, **kwargs):
 def _split_back(dy, lifted, originals, axis):
     """The cotangents of arrays concatenated along `axis` after lifting (atleast_nd, columns), in their own shapes."""
     xp = namespace(dy)
-    bounds = list(np.cumsum([np.shape(a)[axis] for a in lifted])[:-1])
-    parts = xp.split(dy, bounds, axis=axis)
-    grads = [xp.reshape(p, np.shape(a)) for p, a in zip(parts, originals, strict=True)]
+    sizes = [tuple(a.shape)[axis] if hasattr(a, "shape") else np.shape(a)[axis] for a in lifted]
+    if xp is np:
+        parts = np.split(dy, list(np.cumsum(sizes)[:-1]), axis=axis)
+    else:
+        parts = _slices(dy, sizes, axis)
+    grads = [xp.reshape(p, tuple(a.shape) if hasattr(a, "shape") else np.shape(a))
+             for p, a in zip(parts, originals, strict=True)]
     return type(originals)(grads) if isinstance(originals, (list, tuple)) else grads
+
+
+def _slices(x, sizes, axis):
+    """x cut along `axis` into consecutive pieces of the given sizes (the array API has no split: basic slices)."""
+    lead = (slice(None),) * (axis % x.ndim)
+    starts = np.cumsum([0, *sizes])
+    return [x[(*lead, slice(int(a), int(b)), ...)] for a, b in itertools.pairwise(starts)]
+
+
+def _atleast(x, n):
+    """NumPy's atleast_1d/2d/3d of another library's array: (N,) -> (1, N) -> (1, N, 1); (M, N) -> (M, N, 1)."""
+    shape = tuple(x.shape)
+    if len(shape) >= n:
+        return x
+    new = {0: (1,) * n, 1: {1: shape, 2: (1, *shape), 3: (1, *shape, 1)}[n], 2: (*shape, 1)}[len(shape)]
+    return namespace(x).reshape(x, new)
+
+
+_LIFTS = {np.atleast_1d: 1, np.atleast_2d: 2, np.atleast_3d: 3}
 
 
 def _stacker(fn, lift, axis_of):
     def rule(arrays, *args, **kwargs):
+        xp = namespace_of(*arrays) if isinstance(arrays, (list, tuple)) else np
+        if xp is not np:  # concatenated in x's namespace after lifting
+            if args or any(v is not None for v in kwargs.values()):
+                raise ZygoteError(f"np.{fn.__name__} of another library's arrays: dtype and casting are not supported")
+            arrays_ = [xp.asarray(a) for a in arrays]
+            lifted = [xp.reshape(a, (-1, 1)) if lift is _column and a.ndim < 2 else a if lift is _column
+                      else _atleast(a, _LIFTS[lift]) for a in arrays_]
+            axis = axis_of(lifted)
+            return function(np.concatenate, xp)(lifted, axis=axis), lambda dy: (
+                None if dy is None else _split_back(dy, lifted, arrays, axis),)
         lifted = [lift(a) for a in arrays]
         axis = axis_of(lifted)
 
@@ -457,6 +530,14 @@ for _fn, _rule in STACKERS.items():
 def append(arr, values, *args, **kwargs):
     """concatenate((arr, values), axis), both flattened when axis is None."""
     axis = args[0] if args else kwargs.get("axis")
+    xp = namespace_of(arr, values)
+    if xp is not np:
+        originals = xp.asarray(arr), xp.asarray(values)
+        parts = [xp.reshape(o, (-1,)) for o in originals] if axis is None else list(originals)
+        along = 0 if axis is None else axis
+        return function(np.concatenate, xp)(parts, axis=along), lambda dy: (
+            (None, None) if dy is None else tuple(unbroadcast(xp.reshape(p, tuple(o.shape)), o) for p, o in zip(
+                _slices(dy, [t.shape[along] for t in parts], along), originals, strict=True))) + _nones(args)
 
     def back(dy):
         if dy is None:
@@ -472,8 +553,19 @@ def append(arr, values, *args, **kwargs):
 def _splitter(fn, axis_of):
     """split-like functions: the cotangent is the concatenation of the pieces' cotangents (zeros for unused pieces)."""
     def rule(x, *args, **kwargs):
-        pieces = fn(x, *args, **kwargs)
         axis = axis_of(np.ndim(x), args, kwargs)
+        if type(x) is not np.ndarray and is_foreign(x):  # the pieces' sizes from NumPy's split of a shape-only array
+            xp = namespace(x)
+            sizes = [p.shape[axis] for p in fn(np.broadcast_to(np.int8(0), tuple(x.shape)), *args, **kwargs)]
+            pieces = _slices(x, sizes, axis)
+
+            def back_foreign(dy):
+                if dy is None or all(d is None for d in dy):
+                    return (None, *_nones(args))
+                parts = [xp.zeros_like(p) if d is None else d for d, p in zip(dy, pieces, strict=True)]
+                return (function(np.concatenate, xp)(parts, axis=axis), *_nones(args))
+            return pieces, back_foreign
+        pieces = fn(x, *args, **kwargs)
 
         def back(dy):
             if dy is None or all(d is None for d in dy):
@@ -501,6 +593,12 @@ for _fn, _rule in SPLITTERS.items():
 if hasattr(np, "unstack"):
     @adjoint(np.unstack)
     def unstack(x, **kwargs):
+        xp = namespace(x)
+        if xp is not np:
+            pieces = xp.unstack(x, **kwargs)
+            return pieces, lambda dy: ((None,) if dy is None or all(d is None for d in dy) else (xp.stack(
+                [xp.zeros_like(p) if d is None else d for d, p in zip(dy, pieces, strict=True)],
+                axis=kwargs.get("axis", 0)),))
         pieces = np.unstack(x, **kwargs)
 
         def back(dy):
@@ -542,6 +640,23 @@ for _fn in (np.float64, np.float32, np.complex128, np.copy, np.asanyarray,
     adjoint(_fn)(_converter(_fn))
 
 
+def _lift_rule(fn):
+    """np.atleast_1d/2d/3d: NumPy's converter rule; another library's array is reshaped in its namespace."""
+    numpy_rule, n = _converter(fn), _LIFTS[fn]
+
+    def rule(*arys):
+        if len(arys) == 1 and type(arys[0]) is not np.ndarray and is_foreign(arys[0]):
+            x = arys[0]
+            return _atleast(x, n), lambda dy: (None if dy is None else namespace(x).reshape(dy, tuple(x.shape)),)
+        return numpy_rule(*arys)
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return adjoint(fn)(rule)
+
+
+for _fn in _LIFTS:
+    _lift_rule(_fn)
+
+
 @adjoint(np.ndarray.item)
 def item(x, *index):
     """`x.item()`, `x.item(k)`, `x.item(i, j)`: a Python number; its cotangent is one entry of a zero array."""
@@ -575,4 +690,7 @@ def _zero_nones(dy, shape):
 
 # computed with the namespace of their input: the array API (or JAX and torch under the same names) has them
 namespace_generic(np.roll, np.moveaxis, np.swapaxes, np.matrix_transpose, np.flip, np.fliplr, np.flipud, np.tril,
-                  np.triu, np.broadcast_to, np.broadcast_arrays, np.sort, np.take, np.take_along_axis, np.pad)
+                  np.triu, np.broadcast_to, np.broadcast_arrays, np.sort, np.take, np.take_along_axis, np.pad,
+                  # gathered through NumPy's run on x's flat indices; assembled and cut with concat and slices
+                  np.tile, np.repeat, np.rot90, np.delete, np.resize, np.diagonal, np.diag, np.diagflat, *STACKERS,
+                  np.append, *SPLITTERS, *_LIFTS, *((np.unstack,) if hasattr(np, "unstack") else ()))

@@ -38,12 +38,18 @@ def is_complex(x):
     if t is np.ndarray:
         return x.dtype.kind == "c"
     dtype = getattr(x, "dtype", None)
-    return dtype is not None and getattr(dtype, "kind", None) == "c"
+    if dtype is None:
+        return False
+    kind = getattr(dtype, "kind", None)
+    return kind == "c" if kind is not None else "complex" in str(dtype)  # torch's and array-API dtypes have no kind
 
 
 def conj(x):
     """Complex conjugate, free for real values (no copy of real arrays)."""
-    return x.conjugate() if is_complex(x) else x
+    if not is_complex(x):
+        return x
+    method = getattr(x, "conjugate", None)  # array-API arrays have no conjugate method: their namespace's conj
+    return method() if method is not None else namespace(x).conj(x)
 
 
 def _unbroadcast_ndarray(g, like):
@@ -117,12 +123,13 @@ def namespace_of(*xs):
 # array-API names of NumPy functions whose NumPy name a strict namespace lacks (`array_api_strict` has only these)
 _ARRAY_API_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
                     "arctanh": "atanh", "arctan2": "atan2", "power": "pow", "concatenate": "concat",
-                    "absolute": "abs", "amax": "max", "amin": "min", "negative": "negative"}
+                    "absolute": "abs", "amax": "max", "amin": "min", "negative": "negative", "conjugate": "conj"}
 _FUNCTIONS = {}
 
 
 def function(np_fn, xp):
-    """`xp`'s function of the NumPy function `np_fn` (by name, or its array-API name): `np_fn` itself for NumPy."""
+    """`xp`'s function of the NumPy function `np_fn` (by name, or its array-API name), else one composed from array-API
+    functions (backends/composed.py); `np_fn` itself for NumPy. A ZygoteError names a function neither gives."""
     if xp is np:
         return np_fn
     key = (np_fn, xp)
@@ -130,6 +137,9 @@ def function(np_fn, xp):
     if fn is None:
         name = np_fn.__name__
         fn = getattr(xp, name, None) or getattr(xp, _ARRAY_API_NAMES.get(name, name), None)
+        if fn is None:
+            from .composed import composed
+            fn = composed(np_fn, xp)
         if fn is None:
             from ..errors import ZygoteError
             raise ZygoteError(f"the array namespace {xp.__name__} has no function {name} (nor an array-API name for "

@@ -304,20 +304,47 @@ def refresh_held(child, parent, where):
     return child, back
 
 
+_IMMUTABLE = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), np.generic)
+
+
+def _slot_of(parent, kind, key, child):
+    """When the mutable object `child` is still `parent[key]` / `parent.key` (a list, dict or plain object holding
+    it): the function giving `parent`'s cotangent from a cotangent of that slot; else None."""
+    if isinstance(child, _IMMUTABLE) or isinstance(parent, np.ndarray) or not _holds(parent, kind, key, child):
+        return None
+    if kind == "attr":
+        if not hasattr(parent, "__dict__") or vars(parent).get(key) is not child:
+            return None
+        return lambda dy: StructGrad({key: dy})
+    if type(parent) is dict:
+        return lambda dy: {key: dy}
+    if type(parent) in (list, tuple) and type(key) is int:
+        def place(dy):
+            dp = [None] * len(parent)
+            dp[key] = dy
+            return type(parent)(dp)
+        return place
+    return None
+
+
 @adjoint(mt.refresh)
 def refresh(child, parent, kind, key):
     """A NumPy view is `parent[key]` again after the parent's update (its elements the parent's, matched by address:
-    `W.T`, `y.real`); anything else is unchanged by it."""
+    `W.T`, `y.real`); a mutable object still in the slot it was read from (`a = lst[0]`, then `lst[0] *= 2` updates
+    that array) has the slot's value, so its cotangent goes to the slot; anything else is unchanged by it."""
     plan = "self" if child is parent else overlap(parent, child) if isinstance(child, np.ndarray) else None
     if plan == "opaque":
         raise ZygoteError(f"zygotepy cannot differentiate reading the view .{key} of an array after the array was "
                           f"updated in place (its elements do not line up with the array's); take the view after "
                           f"the update, or copy it")
     direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
+    slot = plan is None and _slot_of(parent, kind, key, child)
 
     def back(dy):
         if dy is None:
             return (None, None, None, None)
+        if slot:  # still the very object in `parent`'s slot (`a = lst[0]`, then `lst[0] *= 2` on an array or list):
+            return (None, slot(dy), None, None)  # its later value is the slot's, so its cotangent is the slot's
         if plan is None:
             return (dy, None, None, None)
         if direct:  # `row = m[0]`: the whole view is the slot

@@ -500,7 +500,7 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
 
     def stmt_AugAssign(self, node):
         if isinstance(node.target, (gast.Subscript, gast.Attribute)):
-            return self.augassign_item(node, BINOPS[type(node.op)])
+            return self.augassign_item(node, INPLACE[type(node.op)])
         current = self.expr_Name(gast.Name(node.target.id, gast.Load(), None, None), "_t")
         value = self.expr(node.value)
         new = self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id)

@@ -6,7 +6,8 @@ The object really is mutated (aliases in user code see Python's semantics), and 
 name that refers to the same object is a *lineage*: a mutation rebinds all names of its lineage to the new version
 (`b = a; a[0] = v` updates `b` too). An object read out of another (`row = m[0]`, `w = self.W`, `v = x[1:]`) remembers its
 parent: mutating it also gives the parent a new version (`put_item`/`put_attr`, whose forward does nothing), and
-mutating a parent refreshes its live named children (`refresh`: a NumPy view sees the write, a list element does not).
+mutating a parent refreshes its live named children (`refresh`: a NumPy view sees the write, and so does an object
+still in the slot it was read from, e.g. an array in a list after `lst[0] *= 2`; a number read out does not).
 A function that updates one of its parameters returns the final versions too (`Function.mutated`), so the caller's
 cotangents of those objects after the call reach the callee's backward (`mutate.mutcall`, `dispatch.J_mutating`).
 """
@@ -346,19 +347,21 @@ class Mutation:
             else:
                 self.fail(f"del of {type(t).__name__}", t)
 
-    def augassign_item(self, node, plain):
-        """`x[i] += v` is `x[i] = x[i] + v` (one read, one write); likewise for attributes."""
+    def augassign_item(self, node, inplace):
+        """`x[i] += v` is `t = x[i]; t += v; x[i] = t` (one read, Python's in-place operator, one write), as Python runs
+        it: an item that is itself an array or a list is updated in place, so a name that holds it sees the update
+        (the store's `refresh` of the container's children routes their cotangents); likewise for attributes."""
         t = node.target
         obj = self.target_object(t.value)
         if isinstance(t, gast.Subscript):
             index = self.expr(t.slice)
             cur = self.call(Const(operator.getitem), [obj, index])
-            new = self.call(Const(plain), [cur, self.expr(node.value)])
+            new = self.call(Const(inplace), [cur, self.expr(node.value)])
             self.mutate(obj, self.call(Const(mt.setitem), [obj, index, new], hint=self.user_name(obj)))
         else:
             attr = Const(self.mangle(t.attr))
             cur = self.call(Const(getattr), [obj, attr])
-            new = self.call(Const(plain), [cur, self.expr(node.value)])
+            new = self.call(Const(inplace), [cur, self.expr(node.value)])
             self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, new], hint=self.user_name(obj)))
 
     def mutating_call(self, fn, args, kwargs, star, hint, updated, kept_anyway=()):

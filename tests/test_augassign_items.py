@@ -1,0 +1,271 @@
+"""`t[i] op= v` and `obj.a op= v` where the item is itself a mutable object (an array, a list): Python runs the
+in-place operator on the item (`t[i].__iadd__(v)`), so a name that holds the item sees the update. Each gradient agrees
+with central finite differences in float64, the value with one plain call, and the caller's arrays end as one plain
+call leaves them."""
+import copy
+
+import numpy as np
+import pytest
+
+from zygotepy import value_and_gradient
+
+POS = np.array([0.3, -1.2, 2.4, 0.7])
+NEG = np.array([-0.3, 1.1, 2.4, -0.7])
+
+
+def fd(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        g.flat[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+def agree(f, *inputs):
+    for x in inputs or (POS, NEG):
+        plain = copy.deepcopy(x)
+        want = f(plain)
+        want_grad = fd(lambda v: f(v.copy()), x.astype(np.float64))
+        arg = copy.deepcopy(x)
+        value, (grad,) = value_and_gradient(f, arg)
+        np.testing.assert_allclose(value, want, rtol=1e-9, err_msg="value")
+        np.testing.assert_allclose(np.zeros_like(x) if grad is None else grad, want_grad, rtol=1e-6, atol=1e-6,
+                                   err_msg="gradient")
+        np.testing.assert_array_equal(arg, plain, err_msg="argument state after the call")
+
+
+class Box:
+    pass
+
+
+def a_list_item(x):
+    lst = [x * 1.0]
+    a = lst[0]
+    lst[0] *= 2.0
+    return np.sum(a * x)
+
+
+def a_list_item_add(x):
+    lst = [x * 1.0, x * 2.0]
+    a = lst[1]
+    lst[1] += x * x
+    return np.sum(a * x) + np.sum(lst[1])
+
+
+def a_list_item_alias_before(x):
+    a = x * 1.5
+    lst = [a]
+    lst[0] -= x
+    return np.sum(a * a)
+
+
+def a_dict_value(x):
+    d = {"b": x * 1.0, "c": x}
+    b = d["b"]
+    d["b"] *= 2.0
+    return np.sum(b * x) + np.sum(d["b"])
+
+
+def a_dict_value_div(x):
+    w = x + 3.0
+    d = {"w": w}
+    d["w"] /= 2.0
+    return np.sum(w * x)
+
+
+def a_attribute(x):
+    o = Box()
+    v = x * 2.0
+    o.w = v
+    o.w += x
+    return np.sum(v * x) + np.sum(o.w)
+
+
+def a_attribute_read_alias(x):
+    o = Box()
+    o.w = x * 1.0
+    w = o.w
+    o.w *= x
+    return np.sum(w)
+
+
+def a_argument_slice(x):
+    x[1:] += x[:-1] * 2.0
+    return np.sum(x * x)
+
+
+def a_copy_slice(x):
+    y = x * 1.0
+    v = y[1:]
+    y[1:] *= 3.0
+    return np.sum(v * x[1:]) + np.sum(y)
+
+
+def a_loop_items(x):
+    out = np.zeros(4)
+    for i in range(4):
+        out[i] += np.sin(x[i]) * x[i]
+        out[i] *= 2.0
+    return np.sum(out * x)
+
+
+def a_loop_items_view(x):
+    y = x * 1.0
+    v = y[:]
+    for i in range(1, 4):
+        y[i] += y[i - 1]
+    return np.sum(v * x)
+
+
+def a_mask(x):
+    y = x * 1.0
+    y[y > 0] *= 2.0
+    return np.sum(y * x)
+
+
+def a_mask_argument(x):
+    x[x > 0] *= 2.0
+    return np.sum(x * x)
+
+
+def a_nested_list(x):
+    inner = [x * 1.0, x * 2.0]
+    outer = [inner, [x]]
+    outer[0][1] *= 3.0
+    b = inner[1]
+    return np.sum(b * x)
+
+
+def a_nested_list_item_list(x):
+    rows = [[x[0], x[1]], [x[2]]]
+    r = rows[0]
+    rows[0] += [x[3]]
+    return sum(r) * x[0] + len(r)
+
+
+def a_list_of_scalars(x):
+    lst = [x[0], x[1]]
+    a = lst[0]
+    lst[0] *= 3.0
+    return a * x[2] + lst[0] * x[3]
+
+
+def a_number_attribute(x):
+    o = Box()
+    o.s = x[0]
+    s = o.s
+    o.s += x[1]
+    return s * o.s
+
+
+def a_list_in_loop(x):
+    acc = [np.zeros(2), np.zeros(2)]
+    keep = acc[0]
+    for i in range(4):
+        acc[i % 2] += x[i] * x[:2]
+    return np.sum(keep * x[2:]) + np.sum(acc[1])
+
+
+def a_held_twice(x):
+    a = x * 1.0
+    l1, l2 = [a], [a, x]
+    l1[0] *= 2.0
+    return np.sum(l2[0] * x) + np.sum(a)
+
+
+def a_argument_in_list(x):
+    lst = [x]
+    lst[0] *= 2.0
+    return np.sum(x * x)
+
+
+def a_argument_attribute(x):
+    o = Box()
+    o.w = x
+    o.w += 1.0
+    o.w *= o.w
+    return np.sum(x)
+
+
+def a_dict_in_list(x):
+    rows = [{"w": x * 1.0}]
+    w = rows[0]["w"]
+    rows[0]["w"] -= x * x
+    return np.sum(w * x)
+
+
+def a_while_list(x):
+    parts = [x * 1.0, x * 0.5]
+    first = parts[0]
+    k = 0
+    while k < 3:
+        parts[k % 2] *= 1.5
+        k += 1
+    return np.sum(first * parts[1])
+
+
+def a_2d_row(x):
+    m = np.stack([x, x * 2.0])
+    r = m[1]
+    m[1] += x
+    m[0, 1:] *= 3.0
+    return np.sum(r * x) + np.sum(m)
+
+
+class Acc:
+    def __init__(self, w):
+        self.w = w
+
+    def step(self, v):
+        self.w += v
+        return self
+
+
+def a_method_self(x):
+    w = x * 1.0
+    acc = Acc(w)
+    acc.step(x * x)
+    return np.sum(w * x)
+
+
+def _bump(d, v):
+    d["w"] += v
+
+
+def a_helper_updates_dict_value(x):
+    d = {"w": x * 2.0}
+    w = d["w"]
+    _bump(d, x * x)
+    return np.sum(w * x) + np.sum(d["w"])
+
+
+def a_tuple_held(x):
+    a = x * 1.0
+    pair = ([a], x)
+    pair[0][0] += x
+    return np.sum(a * x)
+
+
+CASES = [a_list_item, a_list_item_add, a_list_item_alias_before, a_dict_value, a_dict_value_div, a_attribute,
+         a_attribute_read_alias, a_argument_slice, a_copy_slice, a_loop_items, a_loop_items_view, a_mask,
+         a_mask_argument, a_nested_list, a_nested_list_item_list, a_list_of_scalars, a_number_attribute,
+         a_list_in_loop, a_held_twice, a_argument_in_list, a_argument_attribute, a_dict_in_list, a_while_list,
+         a_2d_row, a_method_self, a_helper_updates_dict_value, a_tuple_held]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_augassign_item(f):
+    agree(f)
+
+
+def test_example_from_report():
+    def g(x):
+        lst = [x * 1.0]
+        a = lst[0]
+        lst[0] *= 2.0
+        return np.sum(a * x)
+    x = np.array([0.3, -1.2])
+    value, (grad,) = value_and_gradient(g, x)
+    assert np.isclose(value, 3.06)
+    np.testing.assert_allclose(grad, 4 * x)

@@ -251,5 +251,8 @@ GENERIC_BEYOND_STARTER = {
     np.matvec, np.vecmat, np.linalg.multi_dot, np.linalg.matmul, np.linalg.matrix_transpose,
     # numpy_reductions.py: max - min, and weighted sums
     np.ptp, np.average,
+    # generic5: the grid, the diagonal of the last two axes, selections by a NumPy condition
+    np.meshgrid, np.linalg.diagonal, np.compress, np.extract, np.ldexp, np.interp,
+    np.polyval, np.convolve, np.correlate,
 }
 NUMPY_ONLY -= GENERIC_BEYOND_STARTER

@@ -104,6 +104,22 @@ CASES = [
     ("outer kron", (2, 2), ANY, lambda j: lambda x: j.kron(x, x * x)[1:3, 1:3] + j.outer(x[0], x[1] * x[1]),
      lambda t: lambda x: t.kron(x, x * x)[1:3, 1:3] + t.outer(x[0], x[1] * x[1])),
     ("logaddexp", (2, 3), ANY, lambda j: lambda x: j.logaddexp(x, x * x), lambda t: lambda x: t.logaddexp(x, x * x)),
+    # generic5: grids, linalg.diagonal, selections, ldexp, polynomials, 1-d convolutions, interpolation
+    ("meshgrid", (5,), ANY, lambda j: lambda x: j.stack(j.meshgrid(x[:3], x[3:] ** 2), axis=0),
+     lambda t: lambda x: t.stack(t.meshgrid(x[:3], x[3:] ** 2, indexing="xy"), dim=0)),
+    ("meshgrid ij", (5,), ANY, lambda j: lambda x: j.stack(j.meshgrid(x[:3], x[2:] ** 2, indexing="ij"), axis=0),
+     lambda t: lambda x: t.stack(t.meshgrid(x[:3], x[2:] ** 2, indexing="ij"), dim=0)),
+    ("linalg.diagonal", (2, 3, 3), ANY, lambda j: lambda x: j.linalg.diagonal(x, offset=1),
+     lambda t: lambda x: t.linalg.diagonal(x, offset=1)),
+    ("compress extract", (2, 3), ANY, lambda j: lambda x: j.compress(np.array([True, False, True]), x, axis=1)
+     * j.extract(np.array([[True, False, True], [False, True, False]]), x)[:2], None),
+    ("ldexp", (2, 3), ANY, lambda j: lambda x: j.ldexp(x * x, 3), lambda t: lambda x: t.ldexp(x * x, t.tensor(3))),
+    ("polyval", (4,), ANY, lambda j: lambda x: j.polyval(x[:3], x * x), None),
+    ("convolve same", (5,), ANY, lambda j: lambda x: j.convolve(x, x[:3] * x[:3], "same"), None),
+    ("correlate full valid", (5,), ANY, lambda j: lambda x: j.correlate(x, x[1:4] * 2.0, "full")[:4]
+     * j.correlate(x[:2], x * x), None),
+    ("interp", (4,), ANY, lambda j: lambda x, t=j.asarray([-2.0, -0.5, 0.5, 2.0]): j.interp(x * 1.2, t, x * x,  # noqa: B008
+                                                                                           right=0.5), None),
 ]
 IDS = [c[0] for c in CASES]
 TORCH_CASES = [c for c in CASES if c[4] is not None]

@@ -7,7 +7,16 @@ import math
 
 import numpy as np
 
-from ..backends import conj, is_complex, namespace, namespace_of, unbroadcast
+from ..backends import (
+    conj,
+    function,
+    is_complex,
+    namespace,
+    namespace_of,
+    scatter_add,
+    unbroadcast,
+)
+from ..errors import ZygoteError
 from .numpy import _binary, _call, _elementwise_rule, _ties, clip, is_float
 from .registry import adjoint, namespace_generic, nondifferentiable
 
@@ -173,6 +182,11 @@ def copysign(a, b):
 @adjoint(np.ldexp)
 def ldexp(x, i):
     """x * 2**i for an integer exponent i."""
+    xp = namespace_of(x, i)
+    if xp is not np:  # the namespace's ldexp (JAX's, torch's), else x * 2.0**i (backends/composed.py)
+        f = function(np.ldexp, xp)
+        i_ = i if hasattr(i, "shape") and type(i) is not np.ndarray else xp.asarray(i)  # torch.ldexp takes tensors
+        return f(x, i_), lambda dy: (None, None) if dy is None else (_cast(unbroadcast(f(dy, i_), x), x), None)
     y = np.ldexp(x, i)
 
     def back(dy):
@@ -187,6 +201,9 @@ def ldexp(x, i):
 def interp(x, xp, fp, *args, **kwargs):
     """Inside [xp_i, xp_(i+1)]: y = fp_i + s (x - xp_i), s = (fp_(i+1) - fp_i) / h, h = xp_(i+1) - xp_i, t = (x - xp_i) / h.
     dy/dx = s, dy/dfp = (1 - t, t), dy/dxp = (s (t - 1), -s t); outside the table y is an end value of fp."""
+    ns = namespace_of(x, xp, fp)
+    if ns is not np:
+        return _interp_foreign(ns, x, xp, fp, *args, **kwargs)
     y = np.interp(x, xp, fp, *args, **kwargs)
 
     def back(dy):
@@ -210,6 +227,55 @@ def interp(x, xp, fp, *args, **kwargs):
         np.add.at(dxp, i + 1, -d * s * t)
         return (unbroadcast(d * s, x), dxp.astype(xp_.dtype, copy=False), dfp, *(None for _ in args))
     return y, back
+
+
+def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):
+    """np.interp in another library's namespace (the array API's searchsorted, take and a scatter for the
+    cotangents of the table); left=/right= are constants (their entries get no cotangent, as NumPy's ends do not)."""
+    if period is not None:
+        raise ZygoteError("np.interp of another library's arrays: period= is not supported")
+    fp_ = ns.asarray(fp) if hasattr(fp, "shape") else ns.asarray(fp, dtype=ns.float64)
+    real = ns.float64 if not is_complex(fp_) else ns.complex128
+    fp_ = ns.astype(fp_, real)
+    x_ = ns.astype(ns.asarray(x), ns.float64) if hasattr(x, "shape") else ns.asarray(x, dtype=ns.float64)
+    t_ = ns.astype(ns.asarray(xp), ns.float64) if hasattr(xp, "shape") else ns.asarray(xp, dtype=ns.float64)
+    n = t_.shape[0]
+    if n < 2 or fp_.shape != (n,):
+        raise ZygoteError(f"np.interp of another library's arrays: the table needs two or more points and fp of its "
+                          f"length (xp {tuple(t_.shape)}, fp {tuple(fp_.shape)})")
+    shape = tuple(x_.shape)
+    xf = ns.reshape(x_, (-1,))
+    i = ns.clip(ns.searchsorted(t_, xf, side="right") - 1, 0, n - 2)
+    i = ns.astype(i, ns.int64)
+    x0, x1 = ns.take(t_, i, axis=0), ns.take(t_, i + 1, axis=0)
+    f0, f1 = ns.take(fp_, i, axis=0), ns.take(fp_, i + 1, axis=0)
+    h = x1 - x0
+    s = (f1 - f0) / h
+    t = (xf - x0) / h
+    below, above = xf < t_[0], xf > t_[n - 1]
+    inside = ns.logical_not(ns.logical_or(below, above))
+    lo = fp_[0] if left is None else ns.asarray(left, dtype=real)
+    hi = fp_[n - 1] if right is None else ns.asarray(right, dtype=real)
+    y = ns.where(below, lo, ns.where(above, hi, s * (xf - x0) + f0))
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        d_all = ns.reshape(ns.asarray(dy) if hasattr(dy, "shape") else ns.asarray(dy, dtype=real), (-1,))
+        zero = ns.zeros_like(d_all)
+        d = ns.where(inside, d_all, zero)
+        dfp = scatter_add(ns, n, ns.concat([i, i + 1]), ns.concat([d * (1 - t), d * t]))
+        ends = [scatter_add(ns, n, ns.zeros_like(i), ns.where(below, d_all, zero)) if left is None else None,
+                scatter_add(ns, n, ns.full_like(i, n - 1), ns.where(above, d_all, zero)) if right is None else None]
+        dfp = sum((e for e in ends if e is not None), dfp)
+        ds = d * conj(s)
+        if is_complex(ds):  # x and the table are real: the real part
+            ds = ns.real(ds)
+        dx = unbroadcast(ns.reshape(ds, shape), x)
+        dxp = scatter_add(ns, n, ns.concat([i, i + 1]), ns.concat([ds * (t - 1), -ds * t])) \
+            if hasattr(xp, "shape") else None  # a list table: a constant
+        return (dx, dxp, dfp)
+    return ns.reshape(y, shape), back
 
 
 # --- no gradient: rounding, predicates, integer and bit operations, random draws --------------------------------------
@@ -243,7 +309,7 @@ def _constant_method(method):
 
 # --- rules that compute with the namespace of their inputs (composed from array-API functions where it lacks one) -----
 namespace_generic(*ELEMENTWISE, np.sinc, np.nan_to_num, np.conjugate, np.real, np.imag, np.angle, *BINARY,
-                  np.float_power, np.copysign)
+                  np.float_power, np.copysign, np.ldexp, np.interp)
 
 for _method in CONSTANT_METHODS:
     adjoint(_method)(_constant_method(_method))

@@ -110,6 +110,12 @@ GATHERED = {np.tile: _gather(np.tile), np.repeat: _gather(np.repeat), np.ndarray
 def _gather_second(fn):
     """`np.compress(condition, a, ...)` and `np.extract(condition, a)`: the array is the second argument."""
     def rule(condition, a, *args, **kwargs):
+        if type(condition) is not np.ndarray and is_foreign(condition):  # it sets the output's shape: a constant
+            try:
+                condition = np.asarray(condition)
+            except (TypeError, ValueError, RuntimeError) as e:  # a traced condition (under jax.jit)
+                raise ZygoteError(f"np.{fn.__name__}: the condition must be a concrete array (its entries set the "
+                                  f"output's shape), not a {type(condition).__name__}: {e}") from None
         y, back = _gather(lambda x, *rest, **kw: fn(condition, x, *rest, **kw))(a, *args, **kwargs)
         return y, lambda dy: (None, *back(dy))
     rule.__qualname__ = f"{fn.__name__}_rule"
@@ -281,8 +287,11 @@ def broadcast_arrays(*arrays):
 def meshgrid(*xi, **kwargs):
     """Output k repeats xi[k] along every other axis: its cotangent sums over them (with indexing="xy" the first two
     axes are swapped)."""
-    ys = np.meshgrid(*xi, **kwargs)
     n = len(xi)
+    xp = namespace_of(*xi)
+    if xp is not np:
+        return _meshgrid_foreign(xp, xi, kwargs)
+    ys = np.meshgrid(*xi, **kwargs)
 
     def back(dy):
         if dy is None:
@@ -294,6 +303,32 @@ def meshgrid(*xi, **kwargs):
                 np.sum(d, axis=tuple(a for a in range(n) if a != axis)), np.shape(x)))
         return tuple(grads)
     return ys, back
+
+
+def _meshgrid_foreign(xp, xi, kwargs):
+    """np.meshgrid in another library's namespace: each flattened xi reshaped along its axis and broadcast to the grid
+    (sparse=True keeps the reshaped arrays); the cotangent sums over the other axes."""
+    indexing, sparse = kwargs.get("indexing", "xy"), kwargs.get("sparse", False)
+    if set(kwargs) - {"indexing", "sparse", "copy"} or indexing not in ("xy", "ij"):
+        raise ZygoteError(f"np.meshgrid of another library's arrays: unsupported arguments {kwargs}")
+    flat = [xp.reshape(xp.asarray(x), (-1,)) for x in xi]
+    n = len(flat)
+    axes = [({0: 1, 1: 0}.get(k, k) if indexing == "xy" and n > 1 else k) for k in range(n)]
+    sizes = [0] * n
+    for k, f in enumerate(flat):
+        sizes[axes[k]] = f.shape[0]
+    ys = []
+    for k, f in enumerate(flat):
+        y = xp.reshape(f, tuple(-1 if a == axes[k] else 1 for a in range(n)))
+        ys.append(y if sparse else xp.broadcast_to(y, tuple(sizes)))
+
+    def back(dy):
+        if dy is None:
+            return _nones(xi)
+        return tuple(None if d is None else xp.reshape(xp.sum(d, axis=tuple(a for a in range(n) if a != axes[k])),
+                                                          tuple(np.shape(x) if not hasattr(x, "shape") else x.shape))
+                     for k, (d, x) in enumerate(zip(dy, xi, strict=True)))
+    return tuple(ys), back
 
 
 # --- sorting and taking ----------------------------------------------------------------------------------------------------
@@ -693,4 +728,6 @@ namespace_generic(np.roll, np.moveaxis, np.swapaxes, np.matrix_transpose, np.fli
                   np.triu, np.broadcast_to, np.broadcast_arrays, np.sort, np.take, np.take_along_axis, np.pad,
                   # gathered through NumPy's run on x's flat indices; assembled and cut with concat and slices
                   np.tile, np.repeat, np.rot90, np.delete, np.resize, np.diagonal, np.diag, np.diagflat, *STACKERS,
-                  np.append, *SPLITTERS, *_LIFTS, *((np.unstack,) if hasattr(np, "unstack") else ()))
+                  np.append, *SPLITTERS, *_LIFTS, *((np.unstack,) if hasattr(np, "unstack") else ()),
+                  # a NumPy condition picks the flat indices; the grid's pieces reshaped and broadcast
+                  np.compress, np.extract, np.meshgrid)

@@ -81,6 +81,16 @@ def _nan_to_num(xp):
     return nan_to_num
 
 
+def _ldexp(xp):
+    def ldexp(x, i):  # x * 2**i, the power exact in x's floating dtype for the exponents of its range
+        if not hasattr(x, "shape"):
+            x = xp.asarray(x, dtype=xp.float64)
+        if hasattr(i, "shape"):
+            return x * xp.pow(xp.asarray(2.0, dtype=x.dtype), xp.astype(i, x.dtype))
+        return x * 2.0 ** int(i)
+    return ldexp
+
+
 COMPOSED = {
     np.cbrt: lambda xp: lambda x: xp.sign(x) * xp.abs(x) ** (1 / 3),
     np.exp2: lambda xp: lambda x: 2.0 ** x,
@@ -97,6 +107,7 @@ COMPOSED = {
     np.sinc: _sinc,
     np.angle: _angle,
     np.nan_to_num: _nan_to_num,
+    np.ldexp: _ldexp,
 }
 
 

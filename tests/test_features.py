@@ -1731,3 +1731,15 @@ def test_ndarray_view_passes_the_gradient_and_refuses_a_dtype_reinterpretation()
     np.testing.assert_allclose(gradient(lambda x: np.sum(x.view() * x), x)[0], 2 * x)
     with pytest.raises(ZygoteError, match=r"reinterprets the array's memory as int64"):
         gradient(lambda x: np.sum(x.view(np.int64) * 1.0), x)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"left": 0.0}, {"right": -1.0}, {"left": 0.5, "right": 2.0}],
+                         ids=["ends", "left", "right", "both"])
+def test_interp_with_constant_ends_gives_them_no_gradient(kwargs):
+    # left=/right= replace fp's end values outside the table: fp[0]/fp[-1] must not receive those entries' cotangent
+    xp, x = np.array([0.0, 1.0, 2.0]), np.array([-0.5, 0.3, 1.4, 2.5])
+    check_grads(lambda fp: np.sum(np.interp(x, xp, fp, **kwargs) * np.arange(1.0, 5.0)), np.array([0.2, 1.0, -0.3]))
+    check_grads(lambda fp: np.sum(np.interp(x, xp, fp, kwargs.get("left"), kwargs.get("right"))),
+                np.array([0.2, 1.0, -0.3]))
+    with pytest.raises(ZygoteError, match="period="):
+        gradient(lambda fp: np.sum(np.interp(x, xp, fp, period=3.0)), np.array([0.2, 1.0, -0.3]))

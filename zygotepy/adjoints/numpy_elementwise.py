@@ -205,6 +205,11 @@ def interp(x, xp, fp, *args, **kwargs):
     if ns is not np:
         return _interp_foreign(ns, x, xp, fp, *args, **kwargs)
     y = np.interp(x, xp, fp, *args, **kwargs)
+    named = dict(zip(("left", "right", "period"), args), **kwargs)
+    if named.get("period") is not None:
+        raise ZygoteError("np.interp with period= has no gradient rule yet; map x into one period first "
+                          "(np.mod) and interpolate on the periodic table")
+    left, right = named.get("left"), named.get("right")
 
     def back(dy):
         if dy is None:
@@ -220,8 +225,10 @@ def interp(x, xp, fp, *args, **kwargs):
         dfp = np.zeros(fp_.shape, dtype=np.result_type(fp_.dtype, d.dtype, np.float32))
         np.add.at(dfp, i, d * (1 - t))
         np.add.at(dfp, i + 1, d * t)
-        dfp[0] += np.sum(np.asarray(dy) * below)
-        dfp[-1] += np.sum(np.asarray(dy) * above)
+        if left is None:  # below the table y is fp[0], unless left= gives a constant
+            dfp[0] += np.sum(np.asarray(dy) * below)
+        if right is None:
+            dfp[-1] += np.sum(np.asarray(dy) * above)
         dxp = np.zeros(xp_.shape)
         np.add.at(dxp, i, d * s * (t - 1))
         np.add.at(dxp, i + 1, -d * s * t)

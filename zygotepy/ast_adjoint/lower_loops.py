@@ -194,8 +194,8 @@ class LoopTargets:
         whether the body may update an item or the container)."""
         self.copied_checks = getattr(self, "copied_checks", {})
         self.copied_checks[id(node)] = []
-        if not isinstance(node.target, (gast.Name, gast.Tuple, gast.List)):
-            return self.expr(node.iter), [], [], False
+        if not isinstance(node.target, (gast.Name, gast.Tuple, gast.List)) or self._is_range(node.iter):
+            return self.expr(node.iter), [], [], False  # (a range's items are numbers: nothing to link, no walks)
         names = updated_targets(node)
         changing = bool(names) or self.items_may_change(node)
         updates, _ = self.function_updates()

@@ -38,14 +38,7 @@ _SEQ_OPS = (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column
 _SIGNED = (np.linalg.eigh, np.linalg.svd)
 
 # Known failures of zygotepy on a backend: (backend, test id) -> reason. Strict xfails: they must be fixed, not hidden.
-_TORCH_SCALAR = ("np.{}'s namespace-generic rule calls torch.{} with a Python float argument, which torch refuses "
-                 "(TypeError): np.{}(float, tensor) or (tensor, float) fails under zygotepy")
 KNOWN_WRONG = {
-    **{("torch", f"np.{name}:{case}"): _TORCH_SCALAR.format(name, name, name)
-       for name in ("arctan2", "logaddexp2", "fmax", "fmin") for case in ("float,2x2", "3,float")},
-    ("torch", "np.fmod:float,2x2"): _TORCH_SCALAR.format("fmod", "fmod", "fmod"),
-    ("torch", "np.angle[deg]:3"): "np.angle's namespace-generic rule passes deg to torch.angle, which takes no deg "
-                                  "(TypeError): np.angle(tensor, True) fails under zygotepy",
     **{("torch", f"np.linalg.lstsq:{case}"): "np.linalg.lstsq on tensors returns torch.linalg.lstsq's residuals and "
                                              "singular values, empty on CPU (driver gelsy), not NumPy's (the solution "
                                              "and its gradient are right)" for case in ("5x3,5", "5x3,5x2")},

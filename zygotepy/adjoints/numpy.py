@@ -117,10 +117,22 @@ adjoint(np.absolute)(absolute)
 
 
 # --- elementwise, two arguments ----------------------------------------------------------------------------------------
+def _weak(a, b):
+    """A Python number paired with another library's array, as an array of that array's float dtype: NumPy treats
+    the number as a weak scalar, and torch's binary functions (`torch.fmax`, `torch.arctan2`) take tensors only."""
+    for num, arr in ((a, b), (b, a)):
+        if type(num) in (int, float) and hasattr(arr, "dtype") and type(arr) is not np.ndarray:
+            xp = namespace(arr)
+            if xp is not np:
+                value = xp.asarray(num, dtype=arr.dtype if is_float(arr) else xp.float64)
+                return (value, b) if num is a else (a, value)
+    return a, b
+
+
 def _binary(fn, da, db):
     """Rule for a broadcasting binary ufunc from its partial derivatives `da(a, b, y)` and `db(a, b, y)`."""
     def rule(a, b):
-        y = _call(fn, a, b)
+        y = _call(fn, *_weak(a, b))
         a_, b_ = _as_array(a), _as_array(b)
 
         def back(dy, need=(True, True)):

@@ -106,8 +106,12 @@ def imag(x):
 @adjoint(np.angle)
 def angle(z, *args, **kwargs):
     """angle(a + ib) = atan2(b, a): gradient dy (-b + ia) / |z|^2 = dy * 1j z / |z|^2; a real z's angle is constant."""
-    y = _call(np.angle, z, *args, **kwargs)
     deg = args[0] if args else kwargs.get("deg", False)
+    if namespace_of(z) is np:
+        y = np.angle(z, *args, **kwargs)
+    else:  # torch.angle takes no deg: radians, scaled here
+        y = _call(np.angle, z)
+        y = y * (180 / math.pi) if deg else y
 
     def back(dy):
         if dy is None or not is_complex(z):

@@ -107,3 +107,24 @@ def test_a_numpy_only_rule_refuses_foreign_arrays():
         return jnp.sum(jnp.copy(x))  # np.copy's rule is NumPy-only (convolve is generic now)
     with pytest.raises(zygotepy.ZygoteError, match="NumPy arrays only"):
         zygotepy.gradient(f, jnp.arange(3.0))
+
+
+def test_torch_lstsq_keeps_torchs_result_and_np_lstsq_on_tensors_gives_numpys():
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(5, 3, dtype=torch.float64, generator=gen)
+    b = torch.randn(5, dtype=torch.float64, generator=gen)
+
+    def direct(a, b):
+        return torch.sum(torch.linalg.lstsq(a, b[:, None]).solution ** 2)
+    ga, gb = zygotepy.gradient(direct, a, b)
+    a2, b2 = a.clone().requires_grad_(), b.clone().requires_grad_()
+    direct(a2, b2).backward()
+    assert torch.allclose(ga, a2.grad) and torch.allclose(gb, b2.grad)
+    kept, _ = zygotepy.pullback(lambda a, b: torch.linalg.lstsq(a, b[:, None]), a, b)
+    assert type(kept).__name__ == "linalg_lstsq"  # torch's own result type and meaning
+    x, res, rank, s = zygotepy.pullback(lambda a, b: np.linalg.lstsq(a, b), a, b)[0]
+    want = np.linalg.lstsq(a.numpy(), b.numpy(), rcond=None)
+    np.testing.assert_allclose(res.numpy(), want[1])
+    np.testing.assert_allclose(s.numpy(), want[3])
+    assert int(rank) == want[2]

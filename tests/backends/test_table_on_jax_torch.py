@@ -38,11 +38,7 @@ _SEQ_OPS = (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column
 _SIGNED = (np.linalg.eigh, np.linalg.svd)
 
 # Known failures of zygotepy on a backend: (backend, test id) -> reason. Strict xfails: they must be fixed, not hidden.
-KNOWN_WRONG = {
-    **{("torch", f"np.linalg.lstsq:{case}"): "np.linalg.lstsq on tensors returns torch.linalg.lstsq's residuals and "
-                                             "singular values, empty on CPU (driver gelsy), not NumPy's (the solution "
-                                             "and its gradient are right)" for case in ("5x3,5", "5x3,5x2")},
-}
+KNOWN_WRONG = {}
 
 
 def _rebuild(like, items):

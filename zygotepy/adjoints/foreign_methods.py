@@ -417,6 +417,22 @@ def _torch_qr(rule, who):
     return qr
 
 
+def _torch_lstsq(rule, who):
+    """torch.linalg.lstsq keeps torch's result (its residuals and singular values, empty with the CPU driver, are
+    constants); the solution and its gradient come from NumPy's rule."""
+    def lstsq(a, b, *args, **kwargs):
+        import torch
+        result, back = rule(a, b)
+        raw = torch.linalg.lstsq(a, b, *args, **kwargs)
+        out = torch.return_types.linalg_lstsq((result[0], raw[1], raw[2], raw[3]))
+
+        def torch_back(dy):
+            dx = None if dy is None else dy.get("solution") if isinstance(dy, dict) else dy[0]
+            return (*back(None if dx is None else (dx, None, None, None))[:2], *(None for _ in args))
+        return out, torch_back
+    return lstsq
+
+
 def torch_function(fn, name, rule):
     """The rule of torch.<name> (whose NumPy twin has the generic rule `rule`): torch's dim/keepdim become axis/keepdims
     for the reductions; torch.max/min, torch.transpose and torch.var/std, whose meanings differ, are translated; other
@@ -438,6 +454,8 @@ def torch_function(fn, name, rule):
         return _torch_median(who)
     if name == "qr":
         return _torch_qr(rule, who)
+    if name == "lstsq":
+        return _torch_lstsq(rule, who)
     if name == "tensordot":
         return _torch_keyword(rule, who, {"dims": "axes"})
     if name in _TORCH_OTHER_MEANING and not getattr(fn, "__name__", "").startswith("linalg_"):

@@ -328,6 +328,19 @@ def svdvals(x):
     return y, lambda dy: (None if dy is None else _svd_back(*_reduced_svd(x), None, dy, None),)
 
 
+def _numpy_meaning(raw, a, b, linalg, xp):
+    """np.linalg.lstsq's result from another library's: `(x, residuals, rank, s)` with NumPy's residuals (the squared
+    residual norms when `a` is tall and of full rank, else empty) and singular values (torch's CPU driver leaves both
+    empty; torch.linalg.lstsq called as itself keeps its own, see foreign_methods)."""
+    x, rank = raw[0], raw[2]
+    m, n = a.shape[-2], a.shape[-1]
+    full = m > n and int(rank) == n
+    residuals = xp.sum(xp.abs(b - a @ x) ** 2, axis=0) if full else xp.zeros((0,), dtype=x.dtype)
+    if full and residuals.ndim == 0:
+        residuals = xp.reshape(residuals, (1,))
+    return (x, residuals, rank, linalg.svdvals(a))
+
+
 @adjoint(la.lstsq)
 def lstsq(a, b, *args, **kwargs):
     """x = pinv(a) b for a of full column rank; the residuals ||b - a x||^2 have gradients -2 r x^T and 2 r (x is
@@ -340,7 +353,7 @@ def lstsq(a, b, *args, **kwargs):
         if getattr(linalg, "lstsq", None) is None:
             raise ZygoteError(f"np.linalg.lstsq: the array namespace {xp.__name__} has no lstsq (the array API "
                               f"defines none); use pinv(a) @ b, or solve(a.T @ a, a.T @ b)")
-        result = linalg.lstsq(a, b, *args, **kwargs)
+        result = _numpy_meaning(linalg.lstsq(a, b, *args, **kwargs), a, b, linalg, xp)
     x = result[0]
 
     def back(dy):

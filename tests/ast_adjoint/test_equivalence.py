@@ -1,7 +1,9 @@
 """Optimisations change no gradient: every function of the feature table gets bit-identical cotangents with each
 optimisation on and off (the backward's None-test removal, `nullness`; speculative inlining of small callees,
 `speculate`; rules adding to the running cotangents they are handed, `accumulate`; generated code adding into the
-array cotangents it alone holds, `acc in place`), and each optimisation does change the generated code."""
+array cotangents it alone holds, `acc in place`; rule backs computing into buffers only they hold, `reuse buffers`),
+and each of the first three does change the generated code (the last two change no code: tests/adjoints/
+test_handover.py and tests/ast_adjoint/test_accumulate.py show that they write in place)."""
 import copy
 import math
 import sys
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 
 from zygotepy import gradient, pullback, show_adjoint
-from zygotepy.adjoints import registry
+from zygotepy.adjoints import handover, registry
 from zygotepy.ast_adjoint import adjoint, nullness, runtime, speculate
 from zygotepy.testing import check_grads
 
@@ -21,7 +23,7 @@ from test_features import FEATURES
 from test_specialize import pow_loop
 
 SWITCHES = {"nullness": nullness.ENABLED, "speculate": speculate.ENABLED, "accumulate": adjoint.ACCUMULATE_IN_BACK,
-            "acc in place": runtime.ACC_IN_PLACE}
+            "acc in place": runtime.ACC_IN_PLACE, "reuse buffers": handover.IN_PLACE}
 
 
 def _with(switch, enabled, run):

@@ -315,11 +315,13 @@ def twin_J(fn, *args):
 
 
 def twin_J_args(fn, *args):
-    """What `J_args(need, fn, *args)` computes: back -> dargs only."""
+    """What `J_args(need, fn, *args)` and `J_handing` compute: back -> dargs only, added to the running cotangents
+    generated code hands over (`back(dy, need, *into)`), if any."""
     y, pb = twin_J(fn, *args)
 
-    def args_back(dy, need=None):
-        return _drop(pb(dy), 1)
+    def args_back(dy, need=None, *into):
+        grads = _drop(pb(dy), 1)
+        return tuple(rt.acc(a, g) for a, g in zip(into, grads)) if into else grads
     return y, args_back
 
 
@@ -390,6 +392,7 @@ def _register():
     adjoint(dispatch.J)(_twin_rule(twin_J, 0))
     adjoint(dispatch.J_need)(_twin_rule(twin_J, 1))
     adjoint(dispatch.J_args)(_twin_rule(twin_J_args, 1))
+    adjoint(dispatch.J_handing)(_twin_rule(twin_J_args, 1))
     adjoint(dispatch.J_kw)(_twin_rule(twin_J, 0))
     adjoint(api.pullback)(_twin_rule(twin_pullback, 0))
     adjoint(api.value_and_gradient)(_twin_rule(twin_value_and_gradient, 0))

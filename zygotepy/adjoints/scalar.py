@@ -11,7 +11,9 @@ import operator
 
 import numpy as np
 
+from ..ast_adjoint import runtime as rt
 from ..backends import _unbroadcast_ndarray, conj, namespace, unbroadcast
+from . import handover
 from .registry import adjoint, find_rule, namespace_generic, nondifferentiable, scalar_rule
 from .structures import like
 
@@ -180,17 +182,17 @@ def _repeat_back(seq, seq_first):
     """The back of a repetition `seq * k`: each item's cotangent is the sum of its copies' (None-aware)."""
     n = len(seq)
 
-    def back(dy, need=ALL):
+    def back(dy, need=ALL, *into):
         if dy is None or n == 0 or len(dy) == 0:
-            return (None, None)
+            return into or (None, None)
         dseq = like(seq, [_sum_none(dy[i::n]) for i in range(n)])
-        return (dseq, None) if seq_first else (None, dseq)
+        return handover.added(into, (dseq, None) if seq_first else (None, dseq))
     return back
 
 
-def _no_gradient(dy, need=ALL):
+def _no_gradient(dy, need=ALL, *into):
     """Strings concatenated, repeated or formatted carry no gradient."""
-    return None, None
+    return into or (None, None)
 
 
 def _arrays_back(a, b, sign):
@@ -243,10 +245,19 @@ def mul(a, b):
     if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
         return a * b, _no_gradient
 
-    def back(dy, need=ALL):
+    def back(dy, need=ALL, *into):
         if dy is None:
-            return (None, None)
-        return unbroadcast(dy * conj(b), a) if need[0] else None, unbroadcast(dy * conj(a), b) if need[1] else None
+            return into or (None, None)
+        need = need or ALL
+        if type(dy) is np.ndarray and type(a) is np.ndarray and type(b) is np.ndarray \
+                and a.dtype.kind == "f" and b.dtype.kind == "f":  # real arrays: no conj; buffers reused (handover.py)
+            handed = into and rt.sole(dy)
+            db = (_unbroadcast_ndarray(dy * a, b) if need[0] else
+                  _unbroadcast_ndarray(handover.times(dy, a, False, handed), b)) if need[1] else None
+            da = _unbroadcast_ndarray(handover.times(dy, b, False, handed), a) if need[0] else None
+            return handover.added(into, (da, db))
+        return handover.added(into, (unbroadcast(dy * conj(b), a) if need[0] else None,
+                                     unbroadcast(dy * conj(a), b) if need[1] else None))
     return a * b, back
 
 

@@ -76,9 +76,10 @@ class AdjointPass(FastPaths):
 
     def running(self, call, rule):
         """The running cotangents to hand a rule that adds to them (`registry.accumulates`), one per argument (None for
-        an inactive one), or () to accumulate its results here. Only for a constant callee (J then finds this very rule)
-        and distinct active variables (each is rebound to the back's result)."""
-        if rule is None or not isinstance(call.fn, Const) or not registry.accumulates(rule):
+        an inactive one), or () to accumulate its results here. Only for a constant or global callee (when a global no
+        longer names the rule's function, `J_handing` wraps whatever it names) and distinct active variables (each is
+        rebound to the back's result)."""
+        if rule is None or isinstance(call.fn, Var) or not registry.accumulates(rule):
             return ()
         active = [a for a in call.args if self.is_active(a)]
         if len(set(active)) != len(active) or not ACCUMULATE_IN_BACK[0]:
@@ -147,8 +148,11 @@ class AdjointPass(FastPaths):
                     (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y))
         need = tuple(self.is_active(a) for a in call.args)
         target = callee_object(call.fn, self.globals)
-        forward = [Assign((y, pb), Call(Const(dispatch.J_args), (Const(need), call.fn, *call.args)), s.line)]
         rule = find_rule(target)
+        into = self.running(call, rule)
+        # a global may name another function by the time the call runs: its back must still take the handed cotangents
+        j = dispatch.J_handing if into and not isinstance(call.fn, Const) else dispatch.J_args
+        forward = [Assign((y, pb), Call(Const(j), (Const(need), call.fn, *call.args)), s.line)]
         derivative = find_scalar(target)
         if derivative is not None and not inline.usable(derivative, len(call.args)):
             derivative = None  # another arity (math.log(x, base)), or its source is unreadable: the rule handles it
@@ -162,7 +166,6 @@ class AdjointPass(FastPaths):
             forward = [If(_call(rt.all_true, *guard), direct, forward, line=s.line)] if guard else direct
         grads = tuple(Var(self.namer.fresh("g")) if k else Var("_") for k in need)
         mask = (Const(need),) if not all(need) and (rule is None or registry.takes_need(rule)) else ()
-        into = self.running(call, rule)
         if into:  # the back adds to the running cotangents itself (in place when it owns them)
             back = [Assign(tuple(d if isinstance(d, Var) else Var("_") for d in into),
                            Call(pb, (dy, *(mask or (Const(None),)), *into)), s.line)]

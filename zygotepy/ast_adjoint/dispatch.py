@@ -555,6 +555,26 @@ def J_args(need, fn, /, *args):
     return y, ArgsPullback(pb)
 
 
+def J_handing(need, fn, /, *args):
+    """J_args for a call site that hands the back its running cotangents (`back(dy, need, *into)`): a rule's own back
+    is returned only if it takes them (`registry.accumulates`); anything else is wrapped in `ArgsPullback`, which adds
+    its cotangents to them."""
+    try:
+        rule = registry.RULES.get(fn)
+    except TypeError:
+        rule = None
+    if rule is not None and _HANDING.get(rule) is None:
+        _HANDING[rule] = registry.callable_directly(rule) and registry.accumulates(rule)
+    if rule is not None and _HANDING[rule] and not (type(fn) is types.BuiltinFunctionType and fn in _OPERATORS and (
+            type(args[0]) not in _NATIVE or type(args[-1]) not in _NATIVE)):
+        return rule(*args)
+    y, pb = _dispatch(fn, args, None, need)
+    return y, ArgsPullback(pb)
+
+
+_HANDING = {}  # rule -> may a call site that hands over running cotangents use its `back` as is
+
+
 def is_operator(fn):
     """Is `fn` a Python operator whose meaning a user class can define (`__mul__`, `__getitem__`, ...)?"""
     return type(fn) is types.BuiltinFunctionType and fn in _OPERATORS

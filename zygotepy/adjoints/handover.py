@@ -1,0 +1,83 @@
+"""Buffers a rule's `back` may reuse: the arithmetic of the elementwise and product rules done in place where that is
+provably invisible, so the gradient of an elementwise chain on large arrays makes as few arrays as hand-written code.
+
+Generated code calls these backs as `back(dy, need, *into)` (`registry.accumulates`): `into` are the running
+cotangents of the arguments, which the caller rebinds to the back's result, and `dy` is the cotangent of the value the
+call defined, dead after the call. Three buffers may take a result in place:
+
+- a derivative the back has just computed (`cos(x)` for `sin`): nothing else has seen it;
+- `dy`, when generated code handed it over and nothing but its one variable holds it (`runtime.sole`, asked in the
+  back's own frame, which is why the backs pass the answer in as `handed`);
+- a running cotangent `into[k]` that nothing but generated code's one variable holds (`runtime.sole`).
+
+Only real NumPy arrays of the result's exact shape and dtype qualify, so every value is bit for bit what the
+out-of-place arithmetic gives (IEEE products and sums are commutative). Everything else (other libraries' arrays,
+complex numbers, broadcasting, numbers) takes the out-of-place path. `IN_PLACE` switches reuse off for the
+equivalence tests.
+"""
+import numpy as np
+
+from ..ast_adjoint import runtime as rt
+from ..backends import conj, unbroadcast
+from .registry import adjoint
+
+IN_PLACE = [True]
+
+
+def _fits(buffer, other):
+    """Can `buffer` hold `buffer * other` (or `other * buffer`): an owning real NumPy array whose shape and dtype the
+    product keeps?"""
+    return (type(buffer) is np.ndarray and buffer.base is None and buffer.dtype.kind == "f"
+            and (type(other) is np.ndarray and other.dtype == buffer.dtype and other.shape == buffer.shape
+                 or type(other) is float) and IN_PLACE[0])
+
+
+def times(dy, d, fresh, handed):
+    """`dy * d`, into `d`'s buffer when the back has just computed it (`fresh`: a new array, not an input, the output or
+    anything saved), else into `dy`'s when generated code handed `dy` over (`handed`)."""
+    if fresh and _fits(d, dy):
+        return np.multiply(d, dy, out=d)
+    if handed and _fits(dy, d):
+        return np.multiply(dy, d, out=dy)
+    return dy * d
+
+
+def added(into, grads):
+    """The back's cotangents `grads` added to the running ones generated code handed over, if any: in place into a
+    running cotangent only generated code's variable holds, else as a new sum."""
+    if not into:
+        return grads
+    out = []
+    for k in range(len(grads)):
+        g = grads[k]
+        if into[k] is None:
+            out.append(g)
+        elif g is not None and _fits(into[k], g) and rt.sole(into[k]):
+            out.append(np.add(into[k], g, out=into[k]))
+        else:
+            out.append(rt.acc(into[k], g))
+    return tuple(out)
+
+
+# An outer level of nested differentiation transforms the backs that call these (adjoints/nesting.py): there they
+# mean their out-of-place arithmetic, with its gradients.
+
+@adjoint(times)
+def _times_rule(dy, d, fresh, handed):
+    def back(g):
+        if g is None:
+            return None, None, None, None
+        return unbroadcast(g * conj(d), dy), unbroadcast(g * conj(dy), d), None, None
+    return dy * d, back
+
+
+@adjoint(added)
+def _added_rule(into, grads):
+    if not into:
+        return grads, lambda g: (None, g)
+
+    def back(g):
+        if g is None:
+            return None, None
+        return tuple(None if a is None else dg for a, dg in zip(into, g)), g
+    return tuple(rt.acc(a, g) for a, g in zip(into, grads)), back

@@ -25,20 +25,22 @@ IN_PLACE = [True]
 
 
 def _fits(buffer, other):
-    """Can `buffer` hold `buffer * other` (or `other * buffer`): an owning real NumPy array whose shape and dtype the
-    product keeps?"""
-    return (type(buffer) is np.ndarray and buffer.base is None and buffer.dtype.kind == "f"
-            and (type(other) is np.ndarray and other.dtype == buffer.dtype and other.shape == buffer.shape
-                 or type(other) is float) and IN_PLACE[0])
+    """Can `buffer` hold `buffer * other` (or `other * buffer`, or their sum): an owning real NumPy array whose shape and
+    dtype the result keeps?"""
+    return (type(buffer) is np.ndarray and (type(other) is np.ndarray and other.shape == buffer.shape
+                                            and other.dtype == buffer.dtype or type(other) is float)
+            and buffer.base is None and buffer.dtype.kind == "f" and IN_PLACE[0])
 
 
 def times(dy, d, fresh, handed):
     """`dy * d`, into `d`'s buffer when the back has just computed it (`fresh`: a new array, not an input, the output or
     anything saved), else into `dy`'s when generated code handed `dy` over (`handed`)."""
     if fresh and _fits(d, dy):
-        return np.multiply(d, dy, out=d)
+        d *= dy
+        return d
     if handed and _fits(dy, d):
-        return np.multiply(dy, d, out=dy)
+        dy *= d
+        return dy
     return dy * d
 
 
@@ -47,16 +49,19 @@ def added(into, grads):
     running cotangent only generated code's variable holds, else as a new sum."""
     if not into:
         return grads
-    out = []
-    for k in range(len(grads)):
-        g = grads[k]
-        if into[k] is None:
-            out.append(g)
-        elif g is not None and _fits(into[k], g) and rt.sole(into[k]):
-            out.append(np.add(into[k], g, out=into[k]))
-        else:
-            out.append(rt.acc(into[k], g))
-    return tuple(out)
+    if len(grads) == 1:  # the elementwise rules
+        return grads if into[0] is None else (_sum(into, 0, grads[0]),)
+    return tuple(g if into[k] is None else _sum(into, k, g) for k, g in enumerate(grads))
+
+
+def _sum(into, k, g):
+    """`into[k] + g`, in place when only generated code's variable holds `into[k]` (`runtime.sole`, asked of the
+    tuple's item: a local name for it would count as one more holder)."""
+    if g is not None and _fits(into[k], g) and rt.sole(into[k]):
+        running = into[k]  # named only after the check
+        running += g
+        return running
+    return rt.acc(into[k], g)
 
 
 # An outer level of nested differentiation transforms the backs that call these (adjoints/nesting.py): there they

@@ -91,7 +91,9 @@ def _elementwise_rule(fn, derivative):
                 handed = into and rt.sole(dy)  # asked first: an argument list holding dy would count as a holder
                 d = derivative(x, y)
                 g = times(dy, d, d is not x and d is not y, handed)
-                return added(into, (unbroadcast(g, x),))
+                if type(g) is not np.ndarray or g.shape != x.shape:
+                    g = unbroadcast(g, x)
+                return added(into, (g,))
             return y, back
         x_ = _as_array(x)
 

@@ -384,3 +384,143 @@ def test_views_and_read_only_copies_still_route(f):
 
 def _check(f):
     agree_at(f, X)
+
+
+# --- the loop variable after the loop: the last item, a row that sees updates of its array and vice versa -------------
+# (once an internal AssertionError "backward reads values the forward never defines", or a silently wrong gradient
+# when the array was updated through an index after the row was bound)
+
+Y3 = np.array([[0.3, -1.2], [0.7, 0.4], [1.1, -0.5]])
+Y4 = np.array([[0.3, -1.2], [0.7, 0.4], [1.1, -0.5], [0.2, 0.9]])
+
+
+def last_row_read(Y):
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r * r)
+    return s + np.sum(r * r)
+
+
+def index_read(Y):
+    s = 0.0
+    for i in range(len(Y)):
+        s = s + Y[i] * i
+    return np.sum(s) * i
+
+
+def row_then_item_imul(Y):  # len 3: `r` is the row updated
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r * r)
+    Y[2] *= 3.0
+    return s + np.sum(r)
+
+
+def row_then_item_store(Y):
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r * r)
+    Y[2] = Y[0] * 3.0
+    return s + np.sum(r * r)
+
+
+def item_imul_inside_loop(Y):
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r * r)
+        Y[2] *= 1.5
+    return s + np.sum(r)
+
+
+def item_store_inside_loop(Y):
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r * r)
+        Y[-1] = r * 2.0
+    return s + np.sum(r * r)
+
+
+def whole_array_imul(Y):
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r * r)
+    Y *= 2.0
+    return s + np.sum(r * r)
+
+
+def slice_store(Y):
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r * r)
+    Y[1:] = Y[:-1] * 2.0
+    return s + np.sum(r * r)
+
+
+def row_imul_after(Y):  # the update through the row reaches the array
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r * r)
+    r *= 2.0
+    return s + np.sum(Y * Y)
+
+
+def enumerate_row_and_index(Y):
+    for i, r in enumerate(Y):
+        r += 0.5
+    Y[i] *= 2.0
+    return np.sum(r * Y[0]) * i
+
+
+def list_item_after(Y):
+    rows = [Y[0] * 1.0, Y[1] * 2.0]
+    s = 0.0
+    for r in rows:
+        s = s + np.sum(r * r)
+    rows[-1] *= 3.0
+    return s + np.sum(r * Y[2])
+
+
+def bound_before_loop(Y):  # after the loop the name is the last row, not what it held before
+    r = Y[0] * 0.5
+    s = 0.0
+    for r in Y:
+        s = s + np.sum(r)
+    return s + np.sum(r * Y[1])
+
+
+def bound_before_empty_loop(Y):  # no iteration: the name keeps what it held before
+    r = Y[0] * 0.5
+    for r in Y[len(Y):]:
+        r = r * 2.0
+    Y[0] *= 3.0
+    return np.sum(r * Y[1])
+
+
+def read_by_next_outer_iteration(Y):
+    r = Y[0] * 1.0
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(r * r)
+        for r in Y:
+            s = s + np.sum(r)
+        Y[-1] *= 1.5
+    return s
+
+
+def comprehension_variable_is_its_own(Y):
+    r = Y[0] * 2.0
+    t = [np.sum(r * r) for r in Y]
+    Y[0] *= 3.0
+    return sum(t) + np.sum(r * r)
+
+
+AFTER = [last_row_read, index_read, row_then_item_imul, row_then_item_store, item_imul_inside_loop,
+         item_store_inside_loop, whole_array_imul, slice_store, row_imul_after, enumerate_row_and_index,
+         list_item_after, bound_before_loop, bound_before_empty_loop, read_by_next_outer_iteration,
+         comprehension_variable_is_its_own]
+
+
+@pytest.mark.parametrize("Y", [Y3, Y4], ids=["3 rows", "4 rows"])
+@pytest.mark.parametrize("f", AFTER, ids=[f.__name__ for f in AFTER])
+def test_loop_variable_after_the_loop_matches_finite_differences(f, Y):
+    agree_at(f, Y)  # value, gradient (central differences), and the argument as one plain call leaves it

@@ -624,3 +624,52 @@ def test_in_place_update_with_no_gradient_on_a_saved_array():
     check_grads(_update_unused_in_loop, a, c)
     (ga, gc) = gradient(_update_unused_in_loop, a.copy(), c.copy())
     assert np.allclose(ga, 3 * (a * c) ** 2 * c) and np.allclose(gc, 3 * (a * c) ** 2 * a)
+
+
+# --- a list written item by item in a loop: the running cotangent is updated in place (O(1) per item) ----------------
+# Reading and writing the same item (`out[i] = out[i] * 2`, `out[i] += v`) once left the handed-over cotangent held by a
+# dead variable of the backward, so every later item's back copied the whole list (quadratic in its length). These
+# check the gradient; the timings are in the commit message, not in a test.
+
+def _fill_items(x):
+    out = [0.0] * len(x)
+    for i in range(len(x)):
+        out[i] = x[i] * 2.0
+    return sum(out)
+
+
+def _scale_items_in_place(x):
+    out = [v * 1.0 for v in x]
+    for i in range(len(x)):
+        out[i] = out[i] * x[i]
+    return sum(v * v for v in out)
+
+
+def _add_into_items(x):
+    out = [1.0] * len(x)
+    for i in range(len(x)):
+        out[i] += x[i] * x[i]
+        out[i] = out[i] * 3.0
+    return sum(out)
+
+
+def _copy_then_fill(x):
+    out = list(x)
+    for i in range(len(x)):
+        out[i] = out[i] * 2.0 + x[i]
+    return sum(out)
+
+
+ITEM_LOOPS = [_fill_items, _scale_items_in_place, _add_into_items, _copy_then_fill]
+
+
+@pytest.mark.parametrize("f", ITEM_LOOPS, ids=[f.__name__ for f in ITEM_LOOPS])
+@pytest.mark.parametrize("kind", ["list", "array"])
+def test_list_written_item_by_item_in_a_loop(f, kind):
+    x0 = np.linspace(-1.0, 2.0, 200)
+    x = [float(v) for v in x0] if kind == "list" else x0
+    check_grads(f, x)
+    (g,) = gradient(f, x)
+    h = 1e-6
+    want = [(f(list(x0 + h * e)) - f(list(x0 - h * e))) / (2 * h) for e in np.eye(5, len(x0))]
+    np.testing.assert_allclose(np.asarray(g, dtype=float)[:5], want, rtol=1e-6, atol=1e-8)  # per coordinate

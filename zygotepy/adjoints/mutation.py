@@ -432,8 +432,11 @@ def _sum_of(grads):
     return total
 
 
-def _in_place_rule(plain):
-    rule = find_rule(plain)
+def _in_place_rule(plain, inplace, rule=None):
+    """`a op= b` for the in-place operator `inplace`: a NumPy array is updated in place, as Python does (an alias sees
+    the new values), with a journal entry its back undoes, so a value saved earlier is read as it was. That holds for
+    every operator, not only those with a scalar fast path: `y @= M`, `y **= 2`, `y %= m`, `y //= m` too."""
+    rule = find_rule(plain) if rule is None else rule
 
     def in_place(a, b):
         if type(a) is list and plain is operator.add:  # `lst += items` extends the list itself
@@ -441,22 +444,92 @@ def _in_place_rule(plain):
             return a, lambda dy: extend_back(None, dy)
         if type(a) is list and plain is operator.mul:  # `lst *= n` repeats the list itself
             return _list_repeat(a, b)
-        if type(a) is not np.ndarray or a.dtype.kind not in "fc":
+        if type(a) is not np.ndarray:  # a number (immutable: `+=` rebinds) or another library's array
             return rule(a, b)
         old = a.copy()
-        y, pb = rule(old, b)
+        if a.dtype.kind in "fc":
+            y, pb = rule(old, b)
+            if np.shape(y) != a.shape:  # `a @= v` with a 1-d `v`: NumPy refuses to change the shape of `a`
+                inplace(old, b)  # raises NumPy's own error
+                raise ValueError(f"{plain.__name__} in place would change the shape of {a.shape} into {np.shape(y)}")
+            np.copyto(a, y, casting="same_kind")
+        else:  # an int or bool array holds data: updated as Python does, no cotangent
+            inplace(a, b)
+            pb = None
         entry = mt.Entry(lambda s: a.__setitem__(Ellipsis, s), old, a)
-        np.copyto(a, y, casting="same_kind")
 
         def back(dy):
             entry.undo(lambda: a.copy())
-            return pb(dy) if dy is not None else (None, None)
+            return pb(dy) if dy is not None and pb is not None else (None, None)
         return a, back
     in_place.__qualname__ = f"i{plain.__name__}_rule"
     return in_place
 
 
-for _op, _plain in {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
-                    operator.itruediv: operator.truediv}.items():
-    adjoint(_op)(_in_place_rule(_plain))
+def _floordiv(a, b):
+    """`a // b` is piecewise constant: no cotangent reaches its operands."""
+    return a // b, lambda dy: (None, None)
+
+
+_IN_PLACE_OPERATORS = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+                      operator.itruediv: operator.truediv, operator.ipow: operator.pow, operator.imod: operator.mod,
+                      operator.imatmul: operator.matmul, operator.ifloordiv: operator.floordiv}
+for _op, _plain in _IN_PLACE_OPERATORS.items():
+    adjoint(_op)(_in_place_rule(_plain, _op, _floordiv if _plain is operator.floordiv else None))
     mutating(_op, if_active=True)
+nondifferentiable(operator.ifloordiv)  # its result carries no gradient; the rule above only keeps the update undoable
+
+
+# --- `|` and `|=`: a dict merge routes cotangents; on anything else (ints, bools, sets, masks) the result is data ------
+
+def _merge_cotangents(keys_a, b, dy):
+    """The cotangents of `a` (whose keys were `keys_a`) and of the dict `b` from `dy`, that of `a | b`: an entry of
+    `b` wins a key both have, so `a`'s entry there receives nothing."""
+    if dy is None:
+        return None, None
+    da = {k: None if k in b else dy.get(k) for k in keys_a}
+    db = {k: dy.get(k) for k in b}
+    return (da if any(g is not None for g in da.values()) else None,
+            db if any(g is not None for g in db.values()) else None)
+
+
+def _check_merge(a, b):
+    if not isinstance(b, dict):
+        raise ZygoteError(f"zygotepy cannot differentiate merging a {type(b).__name__} into a dict with `|`; merge "
+                          f"a dict (d | dict(pairs))")
+
+
+@adjoint(operator.or_)
+def or_(a, b):
+    y = a | b
+    if not isinstance(a, dict):
+        return y, lambda dy: (None, None)
+    _check_merge(a, b)
+    keys = list(a)
+    return y, lambda dy: _merge_cotangents(keys, b, dy)
+
+
+@adjoint(operator.ior)
+def ior(a, b):
+    """`a |= b`: a dict or a set is updated in place, as Python does (an alias sees it), and its back undoes that."""
+    if type(a) is dict:
+        _check_merge(a, b)
+        entry = mt.journal_whole(a)
+        keys = list(a)
+        a |= b
+
+        def back(dy):
+            entry.undo(lambda: dict(a))
+            return _merge_cotangents(keys, b, dy)
+        return a, back
+    entry = mt.journal_whole(a) if isinstance(a, (set, np.ndarray)) else None  # data, updated in place
+    y = operator.ior(a, b)
+
+    def back(dy):
+        if entry is not None:
+            entry.undo(lambda: mt.snapshot(a))
+        return (None, None)
+    return y, back
+
+
+mutating(operator.ior, if_active=True)

@@ -74,9 +74,10 @@ if hasattr(math, "cbrt"):
 
 nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
                   operator.truth, operator.is_, operator.is_not, operator.contains, operator.floordiv,
-                  operator.ifloordiv, operator.invert, operator.and_, operator.or_, operator.xor, operator.lshift,
+                  operator.ifloordiv, operator.invert, operator.and_, operator.xor, operator.lshift,
                   operator.rshift, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
                   math.factorial, math.comb, math.perm, math.gcd, math.isclose)
+# (`|` has a rule in mutation.py: a dict merge carries its entries' gradients; on numbers and masks it is data)
 
 
 def foreign_rule(args):

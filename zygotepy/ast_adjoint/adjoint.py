@@ -19,7 +19,7 @@ from ..adjoints.registry import find_rule, find_scalar
 from . import dispatch, inline, specialize
 from . import mutate as mt
 from . import runtime as rt
-from .analysis import callee_object, cell_values
+from .analysis import callee_object, cell_values, saved_objects
 from .fastpath import FastPaths, RuleRef, _call
 from .ir import Assign, Call, Const, Def, Function, If, Loop, Var
 from .lower import captured_names
@@ -42,12 +42,12 @@ class AdjointPass(FastPaths):
         self.d = {}            # primal Var -> cotangent Var
         self.needs = [{}]      # per open region: Vars its backward reads (ordered)
         self.defined = [set()]  # per open region: Vars it defines
-        self.needed = set()    # every Var a backward may read (ours, or a callee's through its tape)
         self.loop_depth = 0
         self.hoisted = []      # per open loop: (index of its body in self.defined, {atom: guard Var computed before it})
         self.candidates = []   # per open loop: its guarded operations (specialize.Candidate), for loop versioning
         self.statics = {}      # free variable -> its value, where it is the same for every closure of this code
         self.functional = False  # loop tapes grow by `_stack = append(_stack, r)`: an outer level can follow that
+        self.saved = saved_objects(fn, active, globals_)  # Vars whose objects a backward may read
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
     def dvar(self, v):
@@ -58,7 +58,6 @@ class AdjointPass(FastPaths):
     def need(self, atom):
         if isinstance(atom, Var):
             self.needs[-1][atom] = None
-            self.needed.add(atom)
         return atom
 
     def define(self, *vs):
@@ -116,10 +115,12 @@ class AdjointPass(FastPaths):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         self.define(*outs)
         active = any(self.is_active(o) for o in outs)
-        # `x += y` on an active x updates in place even where the result needs no gradient: it must undo itself
-        in_place_on_active = isinstance(s.value, Call) and s.value.args and self.is_active(s.value.args[0])
+        # `x += y` updates in place even where the result needs no gradient: on an active x, or an object a backward
+        # may read (`saved`), it must undo itself, so it runs as its rule
+        first = s.value.args[0] if isinstance(s.value, Call) and s.value.args else None
+        undone = self.is_active(first) or isinstance(first, Var) and first in self.saved
         mutates = isinstance(s.value, Call) and registry.is_mutating(callee_object(s.value.fn, self.globals),
-                                                                     active or in_place_on_active)
+                                                                     active or undone)
         if not active and not mutates:
             if s.on_argument:  # may update a caller's object in place: tell dispatch (it checks the arguments)
                 x = s.value.args[0]
@@ -138,8 +139,6 @@ class AdjointPass(FastPaths):
         call, pb = s.value, Var(self.namer.fresh(y.name + "_back"))
         self.define(pb)
         self.need(pb)
-        # a callee may keep references to its arguments for its own backward: they must not be updated in place
-        self.needed.update(a for a in (*call.args, *(v for _, v in call.kwargs), call.star) if isinstance(a, Var))
         if isinstance(call.fn, Var) or call.kwargs or call.star is not None:
             # the callee may carry a gradient itself (a closure, a model object), or keywords: J in full
             j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs, call.star)
@@ -351,4 +350,4 @@ def adjoint(fn, code, active, globals_, namer, statics=None, functional=False):
     forward = Function(fn.name, fn.params, fn.freevars, fwd, _call(rt.tuple_of, fn.ret, _call(rt.tuple_of, *tape)),
                        fn.signature, fn.filename, fn.line, fn.mutated)
     backward = Function(fn.name, [tape_var, dret], [], unpack + inits + bwd, ret, None, fn.filename, fn.line)
-    return Adjoint(tidy(forward, tape, p.needed), backward, tape)
+    return Adjoint(tidy(forward, tape), backward, tape)

@@ -4,11 +4,15 @@ A value is *varied* if it depends on an argument (or a captured variable) throug
 and *useful* if it reaches the returned value through such operations. Only values that are both (active) get adjoint
 code; everything else is emitted unchanged. Comparisons, `not`, flags and callables the registry declares
 non-differentiable (len, isinstance, range, ...) carry no gradient, which is why `n` in the seed's `pow` gets None.
+`saved_objects` finds the values whose objects a backward may read, which an update in place must leave as they were.
 """
 import builtins
+import operator
 
-from ..adjoints.registry import is_nondifferentiable
-from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
+from ..adjoints.registry import is_mutating, is_nondifferentiable
+from . import mutate as mt
+from . import runtime as rt
+from .ir import Assign, Call, Const, Def, Global, If, Loop, Var, atoms, out_vars
 
 
 def resolve_global(path, globals_):
@@ -92,3 +96,77 @@ def activity(fn, code, globals_, need=None):
     varied = _reach([*sources, *(Var(n) for n in fn.freevars)], forward)
     useful = _reach(_vars([fn.ret]), backward)
     return varied & useful
+
+
+# calls whose result is (or shares memory with, or holds) their first argument, or, for the links lower_mutation
+# places, each of their arguments
+_SAME_OBJECT = (mt.same_or, mt.put_iter, mt.refresh_iter, rt.iterate, operator.getitem, getattr)
+
+
+def _links_objects(target):
+    try:
+        return target in _SAME_OBJECT or is_mutating(target, True)
+    except TypeError:
+        return False
+
+
+def saved_objects(fn, active, globals_):
+    """The Vars whose objects a backward may read: every argument and result of an operation the adjoint pass
+    differentiates, closed over the names of one object (copies, joins, loop carries, in-place results, the links
+    lower_mutation places) and over the objects read out of another (`v = c[:2]` shares `c`'s data). An update in
+    place of such an object (`c += 1`, `c @= M` with no gradient through them) must undo itself in the backward like
+    an active one, or the backward of an earlier operation would read the new values; running it out of place instead
+    would leave an alias (`b = c`) without the update. A superset of what the pass saves, found before it runs."""
+    reads, links, updates = set(), {}, []
+
+    def link(a, b):
+        links.setdefault(a, []).append(b)
+        links.setdefault(b, []).append(a)
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, Assign):
+                outs = list(out_vars(s.out))
+                if isinstance(s.value, Var):
+                    for o in outs:
+                        link(o, s.value)
+                if not isinstance(s.value, Call):
+                    continue
+                call, target = s.value, callee_object(s.value.fn, globals_)
+                used = _vars(atoms(call))
+                first = call.args[0] if call.args and isinstance(call.args[0], Var) else None
+                out_active = any(o in active for o in outs)
+                if out_active or is_mutating(target, out_active or first in active):  # as the pass decides
+                    reads.update(used, outs)
+                elif first is not None and is_mutating(target, True):
+                    updates.append((first, used))
+                if first is not None and _links_objects(target):
+                    for o in outs:
+                        for a in (used if is_mutating(target) else [first]):
+                            link(o, a)
+            elif isinstance(s, Def):  # a closure's backward may read what its cells hold
+                for a in _vars(s.values):
+                    link(s.out, a)
+            elif isinstance(s, If):
+                for p in s.phis:
+                    for a in _vars([p.then, p.orelse]):
+                        link(p.out, a)
+                visit(s.then)
+                visit(s.orelse)
+            elif isinstance(s, Loop):
+                for c in s.carries:
+                    for a in _vars([c.init, c.next]):
+                        link(c.var, a)
+                if isinstance(s.target, Var) and isinstance(s.iter, Var):
+                    link(s.target, s.iter)
+                visit(s.test)
+                visit(s.body)
+
+    visit(fn.body)
+    while True:
+        saved = _reach(reads, links)
+        more = [used for first, used in updates if first in saved and not reads.issuperset(used)]
+        if not more:
+            return saved
+        for used in more:
+            reads.update(used)

@@ -179,8 +179,11 @@ class Emitter:
                                 [code, _name("_globals"), cells, defaults, kwdefaults, *map(self.atom, s.values)], [])
                 out.append(_assign(self.target(s.out), make))
             elif isinstance(s, If):
-                out.append(ast.If(self.atom(s.cond), self.region(s.then, last) or [ast.Pass()],
-                                  self.region(s.orelse, last)))
+                then, orelse = self.region(s.then, last), self.region(s.orelse, last)
+                if then or not orelse:
+                    out.append(ast.If(self.atom(s.cond), then or [ast.Pass()], orelse))
+                else:  # `if pb is not None: ...`, not `if pb is None: pass else: ...`
+                    out.append(ast.If(_negated(self.atom(s.cond)), orelse, []))
                 if inlined:
                     last[0] = None  # what follows is the caller's code again: mark its line
             elif isinstance(s, Loop):
@@ -236,6 +239,15 @@ class Emitter:
 
 
 _MARK = "\x00zygotepy-line "
+
+
+_NEGATED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+def _negated(test):
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _NEGATED:
+        return ast.Compare(test.left, [_NEGATED[type(test.ops[0])]()], test.comparators)
+    return ast.UnaryOp(ast.Not(), test)
 
 
 def _assign(target, value):

@@ -3,6 +3,8 @@
 A statement that may jump makes the rest of its block run under `if not flag`; a loop carries every name its body
 assigns (block arguments) and leaves through its condition or its `exit` flag, checked at the end of an iteration.
 """
+from collections import Counter
+
 import gast
 
 from . import runtime as rt
@@ -173,6 +175,7 @@ class ControlFlow:
             for cond in reversed(g.ifs):
                 body = gast.If(test=cond, body=[body], orelse=[])
             body = gast.For(target=g.target, iter=g.iter, body=[body], orelse=[], type_comment=None)
+            body.comprehension = True  # its variables are its own: nothing outside reads them
         gast.fix_missing_locations(gast.copy_location(body, node))
         for n in gast.walk(body):
             if not hasattr(n, "lineno") and isinstance(n, (gast.stmt, gast.expr)):
@@ -212,10 +215,14 @@ class ControlFlow:
     def stmt_Continue(self, node):
         self.env[_CONTINUE] = Const(True)
 
-    def loop_carries(self, body_nodes, extra=(), linked=False):
+    def loop_carries(self, body_nodes, extra=(), linked=False, targets=(), kept=()):
+        """The loop's carried names and Carries. `targets`: the names a `for` loop binds each iteration, of which
+        `kept` are read after the loop (or in a later iteration of an enclosing one): carried, so that they name the
+        last item after it (their own object, not the one the name held before)."""
         names = [n for n in _assigned_names(body_nodes) if n in self.locals and n not in self.cellvars]
+        names += [n for n in kept if n not in names and n in self.locals and n not in self.cellvars]
         aug = augmented_names(body_nodes)  # `o = out; o += v` in the body: which object `o` names is not known here
-        rebound = _plainly_assigned(body_nodes)
+        rebound = _plainly_assigned(body_nodes) | set(targets)
         if linked or mutation_syntax(body_nodes) or aug & rebound:  # an update in place may give any
             # object a new version: carry them all
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
@@ -239,7 +246,7 @@ class ControlFlow:
         self.carry_rebound(zip(carries, [*names, *extra]), rebound)
         return names, carries
 
-    def loop(self, node, make_header, links=(), linked=False):
+    def loop(self, node, make_header, links=(), linked=False, targets=(), kept=()):
         if node.orelse:
             self.fail("an else clause on a loop", node)
         breaks = self.jumps(node, (gast.Break,), body_only=True)
@@ -251,7 +258,7 @@ class ControlFlow:
             self.env.setdefault(_RETURNED, Const(False))
             self.env.setdefault(_RETVAL, Const(None))
         extra = [f for f, on in ((_BREAK, breaks), (_RETURNED, returns), (_RETVAL, returns)) if on]
-        names, carries = self.loop_carries(node.body, extra, linked)
+        names, carries = self.loop_carries(node.body, extra, linked, targets, kept)
         loop = Loop(carries, [], line=node.lineno)
         make_header(loop)
         outer_env = dict(self.env)
@@ -292,6 +299,19 @@ class ControlFlow:
             loop.test, _ = self.sub_region(test)
         self.loop(node, header)
 
+    def read_outside(self, node, names):
+        """Those of `names` (the `for` loop `node`'s variables) that code outside its body may read: after the loop,
+        or in a later iteration of an enclosing loop (a comprehension's variables are its own)."""
+        if getattr(node, "comprehension", False) or not names:
+            return []
+        if not hasattr(self, "_loads"):
+            body = self.source_node.body
+            self._loads = Counter(n.id for s in (body if isinstance(body, list) else [body]) for n in walk(s)
+                                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+        inside = Counter(n.id for s in [*node.body, node.target] for n in walk(s)
+                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in names)
+        return [n for n in names if self._loads[n] > inside[n]]
+
     def stmt_For(self, node):
         it, links, hidden, changing = self.for_iterable(node)
         seq = self.call(Const(rt.iterate), [it], hint="_seq")
@@ -301,6 +321,7 @@ class ControlFlow:
             t = node.target
             loop.target = self.new_var(t.id) if isinstance(t, gast.Name) and t.id not in self.cellvars \
                 else self.temp("_item")
-        self.loop(node, header, links, changing)
+        targets = [n.id for n in walk(node.target) if isinstance(n, gast.Name)]
+        self.loop(node, header, links, changing, targets, self.read_outside(node, targets))
         self.link_targets(links, node.lineno, after=True)
         self.end_for(node, hidden)

@@ -285,12 +285,14 @@ def _prune(stmts, live, rewrite=True):
     """(statements without dead resets/copies, names live before them), given `live`, a `_Live` of the names live
     after them, which it updates; without `rewrite` only the live names (no statements built)."""
     out = []
-    for s in reversed(stmts):
+    for k in range(len(stmts) - 1, -1, -1):
+        s = stmts[k]
         kind = type(s)
         if kind is Assign:
             out_, value = s.out, s.value
             if type(out_) is Var:
-                if out_.name not in live and (type(value) is Var or type(value) is Const and value.value is None):
+                if out_.name not in live and (type(value) is Var or type(value) is Const and value.value is None
+                                              and not _releases(stmts, k)):
                     continue
                 live.discard(out_.name)
             else:
@@ -318,6 +320,29 @@ def _prune(stmts, live, rewrite=True):
         if rewrite:
             out.append(s)
     return out[::-1], live
+
+
+def _releases(stmts, k):
+    """Is the reset `stmts[k]` (`d = None`) the release of a cotangent just handed to a back as its `dy` (`back(d)`,
+    `back(d, need, *into)`, directly or as the last statement of an `if`)? The back may return d's buffer as another
+    cotangent (`x[i] = v` returns it as the running cotangent of `x`, a link passes it through), which later backs
+    update in place only while nothing else holds it (`runtime.sole`): a dead `d` still holding it would make each of
+    them copy it, once per iteration of a loop that reads and writes a list item by item."""
+    block, j = stmts, k - 1
+    for _ in range(_RELEASE_SCAN):  # back over the statements that add up the back's results, to the back's call
+        prev = block[j] if j >= 0 else None
+        if type(prev) is If and prev.then and not prev.orelse:
+            block, j = prev.then, len(prev.then) - 1
+        elif type(prev) is Assign and type(prev.value) is Call and type(prev.value.fn) is Var:
+            return prev.value.args[:1] == (stmts[k].out,)
+        elif type(prev) is Assign:
+            j -= 1
+        else:
+            return False
+    return False
+
+
+_RELEASE_SCAN = 16  # statements looked at: a back's call and the additions of its results (one per argument)
 
 
 def _prune_loop(s, live_after, rewrite):

@@ -32,7 +32,6 @@ from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var, ato
 from .lower import lower
 from .source import get_source
 from .specialize import clone
-from .tidy import _in_place
 
 ENABLED = [True]    # tests switch inlining off to check that it changes no gradient
 MAX_STATEMENTS = 16  # a callee's size limit, counted over all its regions
@@ -74,7 +73,7 @@ def _lowered(fn):
         rebinds_param = any(isinstance(s, Assign) and params & set(out_vars(s.out)) for s in stmts)
         in_place = ir.mutated or any(  # updates in place keep the callee's own aliasing and versioning: not inlined
             isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const)
-            and (_in_place(s.value.fn.value) or registry.is_mutating(s.value.fn.value, True)) for s in stmts)
+            and registry.is_mutating(s.value.fn.value, True) for s in stmts)
         if len(stmts) > MAX_STATEMENTS or ir.freevars or rebinds_param or in_place \
                 or any(isinstance(s, Def) for s in stmts):
             ir = None

@@ -4,10 +4,8 @@ Only rewrites that cannot change behaviour: a `for` loop whose sequence needs no
 (`for i in range(n):`, not `_t = range(n); _seq = iterate(_t); for i in _seq:`). `iterate` exists so that a rule can see
 the sequence of an active loop; an inactive loop does not need it (Python's `for` accepts any iterable).
 """
-import operator
 from collections import Counter
 
-from . import mutate as mt
 from . import runtime as rt
 
 from .ir import Assign, Call, Const, Def, If, Loop, Var
@@ -213,91 +211,8 @@ def loop_targets(loop):
     return {loop.target} if isinstance(loop.target, Var) else set(loop.target or ())
 
 
-_IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
-             operator.itruediv: operator.truediv, operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
-             operator.ipow: operator.pow, operator.imatmul: operator.matmul}
-
-
-def _protect_saved(stmts, saved):
-    """`x += y` updates an array in place; if the backward saved `x`, that would change the saved value. Such updates
-    run out of place instead (the values are the same; only an alias of `x` would see a difference)."""
-    for s in stmts:
-        kind = type(s)
-        if kind is Assign:
-            value = s.value
-            fn = value.fn if type(value) is Call else None
-            if type(fn) is not Const:
-                continue
-            if fn.value is mt.logged and isinstance(value.args[1], Var) and value.args[1] in saved:
-                # `x += y` with no gradient through it (logged, never undone) on an object a backward reads: out of place
-                s.value = Call(Const(_IN_PLACE[value.args[0].value]), value.args[1:])
-            elif value.args and isinstance(value.args[0], Var) and value.args[0] in saved and not s.on_scalars:
-                try:
-                    plain = _IN_PLACE.get(fn.value)
-                except TypeError:
-                    plain = None
-                if plain is not None:
-                    s.value = Call(Const(plain), value.args, value.kwargs, value.star)
-        elif kind is If:
-            _protect_saved(s.then, saved)
-            _protect_saved(s.orelse, saved)
-        elif kind is Loop:
-            _protect_saved(s.test, saved)
-            _protect_saved(s.body, saved)
-
-
-def _same_objects(stmts, pairs):
-    """Pairs of Vars that may hold the same object: copies, loop carries, if joins, in-place results."""
-    for s in stmts:
-        if isinstance(s, Assign) and isinstance(s.value, Var) and isinstance(s.out, Var):
-            pairs.append((s.out, s.value))
-        elif isinstance(s, Assign) and isinstance(s.value, Call) and isinstance(s.value.fn, Const):
-            fn = s.value.fn.value
-            if fn is rt.tuple_of and isinstance(s.out, tuple):  # parallel carry moves
-                pairs += [(o, a) for o, a in zip(s.out, s.value.args, strict=False) if isinstance(a, Var)]
-            elif (_in_place(fn) or fn in _SAME_OBJECT) and s.value.args and isinstance(s.value.args[0], Var):
-                pairs.append((s.out, s.value.args[0]))
-            elif fn is mt.logged and isinstance(s.value.args[1], Var):
-                pairs.append((s.out, s.value.args[1]))
-        elif isinstance(s, If):
-            _same_objects(s.then, pairs)
-            _same_objects(s.orelse, pairs)
-        elif isinstance(s, Loop):
-            _same_objects(s.test, pairs)
-            _same_objects(s.body, pairs)
-    return pairs
-
-
-_SAME_OBJECT = (mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
-                mt.refresh_held, mt.same_or)
-
-
-def _in_place(fn):
-    try:
-        return fn in _IN_PLACE
-    except TypeError:
-        return False
-
-
-def _shared(stmts, saved):
-    """Every Var that may hold an object some backward reads: `saved` closed under `_same_objects`."""
-    neighbours = {}
-    for a, b in _same_objects(stmts, []):
-        neighbours.setdefault(a, []).append(b)
-        neighbours.setdefault(b, []).append(a)
-    seen, work = set(saved), list(saved)
-    while work:
-        for n in neighbours.get(work.pop(), ()):
-            if n not in seen:
-                seen.add(n)
-                work.append(n)
-    return seen
-
-
-def tidy(forward, extra_uses=(), saved=frozenset()):
-    """Tidy the forward function's body in place; `extra_uses` are Vars the backward reads through the tape, `saved`
-    every Var any backward reads."""
-    _protect_saved(forward.body, _shared(forward.body, saved))
+def tidy(forward, extra_uses=()):
+    """Tidy the forward function's body in place; `extra_uses` are Vars the backward reads through the tape."""
     uses = _uses(forward.body, Counter(extra_uses))
     uses.update(_atoms(forward.ret))
     try:

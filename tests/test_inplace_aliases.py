@@ -1,0 +1,173 @@
+"""Every augmented assignment operator with an alias taken before the update (`a = y; y op= c`), checked against one
+plain call (value, and the state it leaves its argument in) and central finite differences in float64. An array is
+updated in place, so the alias sees the new values, whether or not a gradient flows through the update and whether or
+not a backward saved the array earlier: `y @= M`, `y **= 2`, `y %= m` and `y //= m` have no scalar fast path, and once
+ran out of place when the backward saved `y` (the alias missed the update). Python numbers are immutable (`+=`
+rebinds, the alias keeps the old value); lists extend and repeat in place; `|=` merges a dict (routing each entry's
+cotangent) or updates a set or a mask in place."""
+
+import linecache
+import os
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from zygotepy import gradient
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plain_checks import agree_at  # noqa: E402
+
+X = np.array([[0.3, 1.2], [0.7, 0.4]])  # positive: `x **= 1.5` is real
+M = np.array([[1.0, 2.0], [0.5, -1.0]])
+OPS = ["+=", "-=", "*=", "/=", "//=", "%=", "**=", "@="]
+# a right operand for each operator on the 2x2 arrays here (away from the kinks of `//` and `%`)
+OPERAND = {"+=": "M", "-=": "M", "*=": "M", "/=": "M", "//=": "0.65", "%=": "0.65", "**=": "1.5", "@=": "M"}
+
+# Each case is a template: `{op}` is the operator, `{c}` its right operand. The functions are defined from their
+# text (registered in linecache, as a notebook cell is), so each is exactly the augmented assignment it tests.
+TEMPLATES = {
+    "alias_of_active": """
+def f(x):
+    y = x * x + 0.5
+    a = y
+    y {op} {c}
+    return np.sum(a * x) + np.sum(y)
+""",
+    "alias_of_saved_constant": """
+def f(x):
+    c = np.full((2, 2), 1.5)
+    b = c
+    z = x * c  # the backward of `*` reads `c`: the update below must not change what it reads
+    c {op} {c}
+    return np.sum(z * b) + np.sum(c * x)
+""",
+    "alias_of_saved_in_loop": """
+def f(x):
+    c = np.full((2, 2), 1.2)
+    b = c
+    s = 0.0
+    for _ in range(3):
+        s = s + np.sum(np.sin(c * x))  # each iteration's backward reads `c` as it was then
+        c {op} {c}
+    return s + np.sum(b * x)
+""",
+    "alias_of_argument": """
+def f(x):
+    a = x  # the caller's array: updated in place, as one plain call leaves it
+    x {op} {c}
+    return np.sum(a * a)
+""",
+    "right_operand_active": """
+def f(x):
+    c = np.full((2, 2), 2.5)
+    b = c
+    c {op} x * x + 0.5
+    return np.sum(b * x)
+""",
+    "python_number": """
+def f(x):
+    y = x[0, 0] * 1.0 + 2.0  # a Python float: the update rebinds `y`, the alias keeps the old value
+    a = y
+    y {op} {c}
+    return a * x[1, 0] + y * x[0, 1]
+""",
+}
+
+
+def define(name, op, c=None):
+    """The function of template `name` for operator `op`, compiled from its text."""
+    c = OPERAND[op] if c is None else c
+    text = textwrap.dedent(TEMPLATES[name]).lstrip("\n").replace("{op}", op).replace("{c}", c)
+    filename = f"<inplace-aliases:{name}:{op}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"np": np, "M": M}
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace["f"]
+
+
+ARRAY_CASES = ["alias_of_active", "alias_of_saved_constant", "alias_of_saved_in_loop", "alias_of_argument",
+               "right_operand_active"]
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("name", ARRAY_CASES)
+def test_array_alias_sees_the_update(name, op):
+    agree_at(define(name, op), X)
+
+
+@pytest.mark.parametrize("op", [o for o in OPS if o != "@="])
+def test_number_alias_keeps_the_old_value(op):
+    agree_at(define("python_number", op, "1.5"), X)
+
+
+def list_extend(x):
+    lst = [x[0, 0], x[0, 1]]
+    a = lst
+    z = lst[0] * lst[1]  # its backward reads the items
+    lst += [x[1, 0] * 3.0]
+    return z + sum(a) * a[2]
+
+
+def list_repeat(x):
+    lst = [x[0, 0], x[1, 1] * 2.0]
+    a = lst
+    lst *= 2
+    return sum(v * v for v in a) + len(a) * x[0, 1]
+
+
+@pytest.mark.parametrize("f", [list_extend, list_repeat])
+def test_list_alias_sees_the_update(f):
+    agree_at(f, X)
+
+
+def saved_int_array(x):
+    idx = np.array([0, 1])
+    b = idx
+    z = x[idx] * 2.0  # reads x through idx; the update of idx must reach b, not what z's backward reads
+    idx += 1
+    idx %= 2
+    return np.sum(x[b] * z)
+
+
+def test_int_array_alias_sees_the_update():
+    agree_at(saved_int_array, X)
+
+
+def dict_merge_in_place(x):
+    d = {"a": x * 1.0, "c": x * 3.0}
+    e = d
+    z = np.sum(d["a"] * x)
+    d |= {"b": x * 2.0, "c": x * x}  # `e` sees the merge; the old "c" entry gets no gradient
+    return np.sum(e["a"] * e["b"]) + np.sum(e["c"]) + z
+
+
+def dict_merge(x):
+    d = {"a": x * 1.0, "c": x * 3.0}
+    e = d | {"b": x * 2.0, "c": x * x}  # once no gradient at all: `|` counted as non-differentiable
+    return np.sum(e["a"] * e["b"]) + np.sum(e["c"]) + np.sum(d["c"])
+
+
+def set_and_mask_in_place(x):
+    s = {1, 2}
+    t = s
+    s |= {3}
+    m = x > 0.5
+    k = m
+    m |= x < 0.35
+    return np.sum(x[k] ** 2) * len(t)
+
+
+@pytest.mark.parametrize("f", [dict_merge_in_place, dict_merge, set_and_mask_in_place])
+def test_or_in_place_on_dicts_sets_and_masks(f):
+    agree_at(f, X)
+
+
+def test_matmul_in_place_that_would_change_the_shape_raises_numpys_error():
+    def f(x):
+        y = x * 1.0
+        y @= np.ones(2)
+        return np.sum(y)
+    with pytest.raises(ValueError):
+        gradient(f, X)

@@ -122,6 +122,8 @@ def _put(kind):
             direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
         else:
             plan = _holds(parent, kind, key, child) or None
+            if plan is None and kind == "item":  # `out = W[:]`: a copy holding W's items, found where they sit now
+                plan = _where_items(parent, child)
             direct = False
         if plan == "opaque":
             raise ZygoteError(f"zygotepy cannot differentiate this update in place: it writes through a view whose "
@@ -134,7 +136,7 @@ def _put(kind):
         def back(dy):
             if dy is None or plan is None:
                 return (dy, None, None)
-            if isinstance(parent, np.ndarray) and not direct:
+            if isinstance(parent, np.ndarray) and not direct or isinstance(plan, tuple):
                 rest, dchild = _split(plan, parent, dy, None)
                 return (rest, None, dchild)
             if kind == "attr":
@@ -217,8 +219,128 @@ def _filled(cell):
     return True
 
 
+_SCALARS = _ATOMS + (np.generic,)
+
+
+def _root(a):
+    """What memory `a` is part of: its last array base, or the non-array object that one exposes (np.frombuffer)."""
+    r = mt.base_of(a)
+    return id(r.base) if r.base is not None else id(r)
+
+
+def _where_each(parent, targets, roots, depth=0, seen=None):
+    """`_where_held` for many children in one walk of `parent`: {id(child): plan} for each of `targets` (id -> object)
+    found there. Arrays are matched by address only against targets on the same memory (`roots`: root -> arrays), so
+    the walk costs the size of `parent`, not that times the number of targets (a copy of a long list is searched on
+    every write through it)."""
+    hits = {id(parent): "self"} if id(parent) in targets else {}
+    if isinstance(parent, np.ndarray):
+        for t in roots.get(_root(parent), ()) if parent.size else ():
+            if t is not parent and (plan := overlap(parent, t)) is not None:
+                hits.setdefault(id(t), plan)
+        return hits
+    if depth > 8 or isinstance(parent, _ATOMS):
+        return hits
+    seen = set() if seen is None else seen
+    if id(parent) in seen:
+        return hits
+    seen.add(id(parent))
+    if isinstance(parent, (list, tuple)):
+        kind, items = "seq", enumerate(parent)
+    elif isinstance(parent, dict):
+        kind, items = "dict", parent.items()
+    elif isinstance(parent, (types.FunctionType, types.MethodType, functools.partial)) or \
+            not hasattr(parent, "__dict__"):
+        for v in _opaque_parts(parent):
+            for t in _where_each(v, targets, roots, depth + 1, seen):
+                hits.setdefault(t, "opaque")
+        return hits
+    else:
+        kind, items = "obj", vars(parent).items()
+    found = {}
+    for k, v in list(items):
+        for t, plan in _where_each(v, targets, roots, depth + 1, seen).items():
+            found.setdefault(t, []).append((k, v, plan))
+    for t, places in found.items():
+        hits.setdefault(t, (kind, places))
+    return hits
+
+
+def _opaque_parts(parent):
+    """What a function, bound method, `partial` or `__slots__` object keeps (where a cotangent cannot be routed)."""
+    if isinstance(parent, types.MethodType):
+        return [parent.__self__, parent.__func__]
+    if isinstance(parent, functools.partial):
+        return [parent.func, parent.args, parent.keywords]
+    if isinstance(parent, types.FunctionType):
+        return [c.cell_contents for c in parent.__closure__ or () if _filled(c)] + list(parent.__defaults__ or ())
+    slots = [getattr(c, "__slots__", ()) for c in type(parent).__mro__]
+    return [getattr(parent, n, None) for s in slots for n in ([s] if isinstance(s, str) else s)]
+
+
+def _where_items(parent, child):
+    """Where the items of the list, tuple or dict `child` sit in `parent` (a copy: `list(W)`, `W[:]`, `sorted(W)`,
+    `[*W]`, `dict(d)`, which holds the items but not `child` itself): ("items", type, n, [(key, plan of child[key]),
+    ...], flat), or None. `flat` is {key: positions} when `parent` is a list or tuple holding those items at its top
+    level and nothing else they could be inside (the usual copy of a list of arrays; then `places` is None and the
+    cotangents move in one pass). Numbers and strings are left out: no update in place changes them, so where they
+    sit carries no gradient."""
+    if type(child) not in (list, tuple, dict) or not child:
+        return None
+    pairs = [(k, v) for k, v in (child.items() if type(child) is dict else enumerate(child))
+             if type(v) is not float and not isinstance(v, _SCALARS)]  # (a list of floats: nothing to look for)
+    if not pairs:
+        return None
+    flat = _top_level(parent, pairs) if type(parent) in (list, tuple) else None
+    if flat is not None:
+        return ("items", type(child), len(child), None, flat) if flat else None
+    targets, roots = {}, {}
+    for _, v in pairs:
+        if id(v) not in targets:
+            targets[id(v)] = v
+            if isinstance(v, np.ndarray):
+                roots.setdefault(_root(v), []).append(v)
+    found = _where_each(parent, targets, roots)
+    places = [(k, found[id(v)]) for k, v in pairs if id(v) in found]
+    return ("items", type(child), len(child), places, None) if places else None
+
+
+def _top_level(parent, pairs):
+    """{key: positions of the child's item `key` in the list or tuple `parent`} in one quick pass, when the child's
+    items and `parent`'s are numbers and arrays owning their data (so an array can be in another only as itself);
+    None when the full search is needed (a container, an object or a view among them). A copy of a long list is
+    searched on every write through it: this keeps that linear in the list's length."""
+    ids = {}
+    for key, v in pairs:
+        if type(v) is not np.ndarray or v.base is not None:
+            return None
+        ids.setdefault(id(v), []).append(key)
+    flat = {}
+    for k, v in enumerate(parent):
+        if type(v) is np.ndarray and v.base is None:
+            for key in ids.get(id(v), ()):
+                flat.setdefault(key, []).append(k)
+        elif not isinstance(v, _SCALARS):
+            return None
+    return flat
+
+
+def _items_grad(seq, n, grads):
+    """A cotangent of a `seq` (list, tuple or dict) of `n` items from {key: cotangent}; None when all are None."""
+    grads = {k: g for k, g in grads.items() if g is not None}
+    if not grads:
+        return None
+    return grads if seq is dict else seq(grads.get(k) for k in range(n))
+
+
+def _where(parent, child):
+    """`_where_held`, or where `child`'s items sit when `parent` holds its items but not `child` itself (a copy)."""
+    plan = _where_held(parent, child)
+    return plan if plan is not None else _where_items(parent, child)
+
+
 def _held_error(where, plan):
-    file, line, other, made = where
+    file, line, other, made = where or ("<unknown>", "?", "its holder", None)
     what = "a value zygotepy cannot look into (a closure's cell, a partial's argument, a __slots__ attribute, or a " \
         "view of the array's bytes as another dtype)"
     made = f" (linked at line {made})" if made is not None else ""
@@ -237,6 +359,18 @@ def _split(plan, parent, dy, where):
         return plan.split(dy)
     if not isinstance(plan, tuple):
         raise _held_error(where, plan)
+    if plan[0] == "items":  # each of the child's items takes the parent's cotangent where it sits
+        _, seq, n, places, flat = plan
+        dchild = {}
+        if flat is not None:
+            dp = list(dy)
+            for key, ks in flat.items():
+                for k in ks:
+                    dchild[key], dp[k] = rt.acc(dchild.get(key), dp[k]), None
+            return type(parent)(dp), _items_grad(seq, n, dchild)
+        for k, sub in places:
+            dy, dchild[k] = _split(sub, parent, dy, where)  # taken from dy: an item twice in the child counts once
+        return dy, _items_grad(seq, n, dchild)
     kind, found = plan
     dchild = None
     if kind == "seq":
@@ -262,6 +396,19 @@ def _place(plan, parent, dy, where):
         return plan.place(dy)
     if not isinstance(plan, tuple):
         raise _held_error(where, plan)
+    if plan[0] == "items":  # each item's cotangent goes where that item sits in the parent
+        _, seq, n, places, flat = plan
+        rest, dparent = dict(dy) if seq is dict else dict(enumerate(dy)), None
+        if flat is not None:  # each item's at its first place
+            dp = [None] * len(parent)
+            for key, ks in flat.items():
+                dp[ks[0]], rest[key] = rt.acc(dp[ks[0]], rest.get(key)), None
+            return _items_grad(seq, n, rest), type(parent)(dp)
+        for k, sub in places:
+            if rest.get(k) is not None:
+                rest[k], dp = _place(sub, parent, rest[k], where)
+                dparent = rt.acc(dparent, dp)
+        return _items_grad(seq, n, rest), dparent
     kind, found = plan
     dp = [None] * len(parent) if kind == "seq" else {}
     for k, item, sub in found:
@@ -276,14 +423,20 @@ def _place(plan, parent, dy, where):
 @adjoint(mt.put_held)
 def put_held(parent, where, child):
     """`child` may sit somewhere in `parent` (found by identity now, at any depth): the cotangents there are
-    `child`'s. `where` is (file, line of the update, parent's name, line of the call that made the link)."""
-    plan = _where_held(parent, child) if parent is not child else "self"
-    if plan is not None:
+    `child`'s. Or `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `boxes[0].w *= 2` changes
+    `W[0]`): `parent`'s cotangents of those items are `child`'s where they sit in it. `where` is (file, line of the
+    update, parent's name, line of the call that made the link)."""
+    plan = _where(parent, child) if parent is not child else "self"
+    inside = _where_items(child, parent) if plan is None else None
+    if plan is not None or inside is not None:
         mt.LOG.append(id(parent))
 
     def back(dy):
-        if dy is None or plan is None:
+        if dy is None or plan is None and inside is None:
             return (dy, None, None)
+        if inside is not None:
+            rest, dchild = _place(inside, child, dy, where)
+            return (rest, None, dchild)
         rest, dchild = _split(plan, parent, dy, where)
         return (rest, None, dchild)
     return parent, back
@@ -291,12 +444,18 @@ def put_held(parent, where, child):
 
 @adjoint(mt.refresh_held)
 def refresh_held(child, parent, where):
-    """`child` may sit somewhere in `parent`, which was updated in place: `child`'s cotangent is `parent`'s there."""
-    plan = _where_held(parent, child)
+    """`child` may sit somewhere in `parent`, which was updated in place: `child`'s cotangent is `parent`'s there. Or
+    `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `W[0] *= 2`): its cotangents where they sit
+    are `parent`'s cotangents of those items."""
+    plan = _where(parent, child)
+    inside = _where_items(child, parent) if plan is None else None
 
     def back(dy):
         if dy is None:
             return (None, None, None)
+        if inside is not None:
+            rest, dparent = _split(inside, child, dy, where)
+            return (rest, dparent, None)
         if plan is None:
             return (dy, None, None)
         rest, dparent = _place(plan, parent, dy, where)
@@ -339,6 +498,8 @@ def refresh(child, parent, kind, key):
                           f"the update, or copy it")
     direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
     slot = plan is None and _slot_of(parent, kind, key, child)
+    if plan is None and not slot:  # `out = W[:]`: the items of the copy that the parent holds are the parent's there
+        plan = _where_items(parent, child)
 
     def back(dy):
         if dy is None:

@@ -405,4 +405,17 @@ def dict_get(d, key, *default):
     return d.get(key, *default), back
 
 
+@adjoint(list.copy)
+def list_copy(lst):
+    """`W.copy()` (and `copy.copy(W)`, which calls it): a new list of the same items. The caller links the copy to `W`
+    like any call's result, so an item updated in place through either is seen through the other (mutation_links)."""
+    return lst.copy(), lambda dy: (None if dy is None else list(dy),)
+
+
+@adjoint(dict.copy)
+def dict_copy(d):
+    """`d.copy()`: a new dict of the same values, linked to `d` by the caller as `list.copy` is."""
+    return d.copy(), lambda dy: (None if dy is None else dict(dy),)
+
+
 nondifferentiable(dict.keys)

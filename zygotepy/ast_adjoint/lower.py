@@ -285,7 +285,9 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         """`(a, *b)`: one call of `helper` with a constant mask of the starred items."""
         stars = tuple(isinstance(e, gast.Starred) for e in elts)
         items = [self.expr(e.value if isinstance(e, gast.Starred) else e) for e in elts]
-        return self.call(Const(helper), [Const(stars), *items], hint=hint)
+        out = self.call(Const(helper), [Const(stars), *items], hint=hint)
+        self.note_held(out, items)  # `[*W]` holds W's items: an update through either reaches the other
+        return out
 
     def elements(self, elts):
         if any(isinstance(e, gast.Starred) for e in elts):

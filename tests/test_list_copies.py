@@ -5,7 +5,6 @@ for the original itself inside the copy, never for its items). Each case is chec
 and the state it leaves its argument in) and central finite differences in float64."""
 
 import copy
-import time
 
 import numpy as np
 import pytest
@@ -371,18 +370,17 @@ def test_a_list_item_of_a_copy_updated_by_its_methods(f):
     _nested_agree(f)
 
 
-def test_a_long_copy_written_item_by_item_stays_linear_per_write():
+def test_a_long_copy_written_item_by_item():
     """Each write through the copy looks the original's items up in it: one quick pass over the copy (arrays that
-    own their data), not a search per item (which made n = 1 000 take minutes)."""
+    own their data), not a search per item (which made n = 1 000 take minutes). Its speed is not timed here (no timed
+    unit tests): the gradient of every item is checked."""
     def f(W):
         out = list(W)
         for k in range(len(out)):
             out[k] *= 2.0
         return sum(np.sum(w) for w in W)
     W = [np.full(2, float(k)) for k in range(1000)]
-    start = time.perf_counter()
     (g,) = gradient(f, W)
-    assert time.perf_counter() - start < 30.0
     assert all(np.array_equal(gk, np.full(2, 2.0)) for gk in g)
 
 

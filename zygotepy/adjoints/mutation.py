@@ -125,9 +125,11 @@ def setitem(x, index, value):
         if not (isinstance(index, int) or isinstance(index, slice) and index.step in (None, 1)):
             raise ZygoteError("zygotepy cannot differentiate a list update with an extended slice (x[a:b:c] = v)")
         n, before = len(x), x[index]
+        twins = ()
         if isinstance(index, int):
             entry = mt.Entry(lambda s: x.__setitem__(index, s), before, x)
             now = lambda: x[index]
+            twins = _twin_slots(x, index % n if n else index, value)
         else:
             start = index.indices(n)[0]
             whole_before = x[:start] + list(before) + x[start + len(before):]
@@ -142,6 +144,8 @@ def setitem(x, index, value):
             if isinstance(index, int):
                 dx = dy if into and rt.sole(dy) else list(dy)  # handed over: reuse the list
                 dv, dx[index] = dx[index], None
+                for j in twins:  # the same object in another slot: read after the write, it is the written value
+                    dv, dx[j] = rt.acc(dv, dx[j]), None
                 return _added(into, (dx, None, dv))
             k = len(dy) - (n - len(before))  # how many items the slice holds now
             dv = like(value, list(dy[start:start + k])) if k else None
@@ -174,6 +178,17 @@ def setitem(x, index, value):
         return x, back
     raise ZygoteError(f"zygotepy cannot differentiate updating an item of a {type(x).__name__} in place "
                       f"(x[i] = v works on lists, dicts, NumPy arrays and classes with a Python __setitem__)")
+
+
+def _twin_slots(x, index, value):
+    """The other slots of the list `x` that hold the very object just written at `index` (`both = [a, a]`, then
+    `both[1] *= 2`, an update in place through slot 1): a read of one of them after the write reads the written object,
+    so its cotangent must reach the value written (through the update's own back), not the slot's older entry. Only
+    objects an update in place can change (arrays, lists, dicts, class instances): equal numbers may be one object
+    by chance (cached constants), which says nothing about where their gradients go."""
+    if isinstance(value, (int, float, complex, str, bytes, tuple, type(None), np.generic)):
+        return ()
+    return tuple(j for j, item in enumerate(x) if item is value and j != index)
 
 
 # --- obj.a = v and del ---------------------------------------------------------------------------------------------------

@@ -171,3 +171,25 @@ def test_matmul_in_place_that_would_change_the_shape_raises_numpys_error():
         return np.sum(y)
     with pytest.raises(ValueError):
         gradient(f, X)
+
+
+# --- an in-place operator's method called by name: refused, never run unseen -----------------------------------------
+
+def dunder_in_a_conditional_expression(x):
+    a = x * 1.0
+    y = a.__imul__(2.0) if x[1] > 0 else a  # updates `a` in place: was run unseen (gradient 1 where 2 is right)
+    return np.sum(a) + 0.0 * np.sum(y)
+
+
+def dunder_on_a_constant_array(x):
+    a = np.ones(3)
+    a.__iadd__(x)
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize("f", [dunder_in_a_conditional_expression, dunder_on_a_constant_array],
+                         ids=lambda f: f.__name__)
+def test_an_in_place_operator_method_called_by_name_is_refused_with_its_line(f):
+    from zygotepy import UnsupportedSyntax
+    with pytest.raises(UnsupportedSyntax, match=r"test_inplace_aliases\.py:\d+: .*calling __i(mul|add)__ by name"):
+        gradient(f, np.array([0.5, 1.5, -1.0]))

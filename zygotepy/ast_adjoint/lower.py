@@ -87,6 +87,11 @@ def _fresh(fn):
     return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
 
 
+
+_IN_PLACE_DUNDERS = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__ifloordiv__": "//",
+                     "__imod__": "%", "__ipow__": "**", "__imatmul__": "@", "__iand__": "&", "__ior__": "|",
+                     "__ixor__": "^", "__ilshift__": "<<", "__irshift__": ">>"}
+
 class Lowerer(ControlFlow, Mutation, LoopTargets):
     def __init__(self, source, code, globals_=None):
         self.filename, self.code = source.filename, code
@@ -350,6 +355,11 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                 and type(self.globals.get(func.value.id)).__module__ == "numpy" \
                 and not isinstance(self.globals.get(func.value.id), types.ModuleType):
             self.fail("updating a global or constant object in place", node, "pass it as an argument, or work on a copy")
+        if isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_DUNDERS:
+            # `y = a.__imul__(2)` updates `a` in place but reads as a plain call, so it would run unseen by the
+            # mutation lowering (a silently wrong gradient); the augmented assignment is what it means
+            self.fail(f"calling {func.attr} by name", node,
+                      f"write the augmented assignment `x {_IN_PLACE_DUNDERS[func.attr]}= y` instead")
         if isinstance(func, gast.Attribute):
             obj = self.expr(func.value)
             if not isinstance(obj, Global):

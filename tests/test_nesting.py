@@ -152,6 +152,28 @@ def test_unsupported_construct_at_the_third_level_is_a_zygote_error_naming_it():
         d(d(lambda y: kw(y, k=3.0)))(1.0)
 
 
+
+def test_a_rule_back_padding_with_a_repeated_tuple_differentiates_with_a_cotangent_in_the_padding():
+    # `_drop_rule`'s back returns `(*(None,) * k, *dy)`; an outer level differentiating it may send a cotangent to the
+    # padding (a fifth level did): the repetition must go through mul's rule, not the scalar fast path (which computed
+    # `d_padding * (None,)`, "can't multiply sequence by non-int of type 'tuple'")
+    from zygotepy.adjoints.nesting import _drop_rule
+    _, back = _drop_rule((None, 1.0, 2.0), 1)
+    y, pb = pullback(lambda dy: back(dy)[0], (1.0, 2.0))
+    assert y == (None, 1.0, 2.0)
+    assert pb((7.0, 1.0, 3.0)) == ((1.0, 3.0),)
+
+
+def test_a_twin_back_called_without_its_optional_parameters_nests():
+    # `twin_J_args`' back is `args_back(dy, need=None, *into)`; a rule's back calls it as `back(dy)`, and an outer level
+    # differentiating that call must bind the defaults (not refuse it as a call it cannot map)
+    from zygotepy.adjoints.nesting import twin_J_args
+    def f(x):
+        _, back = twin_J_args(math.sin, x)
+        return back(1.0)[0]
+    assert gradient(f, 0.7) == pytest.approx((-math.sin(0.7),))
+    assert gradient(lambda x: gradient(f, x)[0], 0.7) == pytest.approx((-math.cos(0.7),))
+
 # --- fourth derivatives; a level beyond MAX_LEVELS is refused, never wrong ------------------------------------------------------------------------------
 def _quartic(x):
     return x * x * x * x

@@ -83,3 +83,15 @@ def test_global_array_operand_takes_the_general_path():
     (g, _) = gradient(with_global_array, 2.0, 3)
     assert g == pytest.approx(3 * W.sum())
     check_grads(with_global_array, 2.0, 3)
+
+
+def repeat_constant_tuple(x, n):
+    t = (0.5,) * n  # a constant tuple repeated by an int: the scalar fast path of * must not take it
+    return t[0] * x + t[1]
+
+
+def test_constant_sequence_operand_takes_the_general_path():
+    # the guard tests variables only (n is an int, a scalar): the inline derivative of * would give n the cotangent
+    # `dt * (0.5,)`, a TypeError for the tuple cotangent dt; mul's rule repeats the sequence and gives n None
+    assert gradient(repeat_constant_tuple, 2.0, 2) == (0.5, None)
+    assert "type(n) in _SC" not in show_adjoint(repeat_constant_tuple)

@@ -90,11 +90,12 @@ def _plan(fn, args):
             return "rule", rule, len(args)
         code = fn.__code__
         npos, varargs = code.co_argcount, bool(code.co_flags & inspect.CO_VARARGS)
-        # a call here has no keywords: a **kwargs parameter stays empty (its cotangent, last, is dropped)
-        if code.co_kwonlyargcount or len(args) > npos and not varargs or varargs and len(args) < npos:
+        # a call here has no keywords: a **kwargs parameter stays empty (its cotangent, last, is dropped), and
+        # parameters left to their defaults (`back(dy, need=None, *into)` called as `back(dy)`) are constants
+        if code.co_kwonlyargcount or len(args) > npos and not varargs:
             raise _unsupported(fn, "a call of a function with keyword-only parameters")
         forward, backward = derive(fn, None, functional=True)
-        if varargs:
+        if varargs and len(args) > npos:
             return "varargs", forward, (backward, npos, len(args) - npos)
         return "derived", forward, (backward, len(args))
     rule = find_rule(fn)

@@ -155,8 +155,10 @@ class AdjointPass(FastPaths):
         derivative = find_scalar(target)
         if derivative is not None and not inline.usable(derivative, len(call.args)):
             derivative = None  # another arity (math.log(x, base)), or its source is unreadable: the rule handles it
-        if any(isinstance(a, Const) and type(a.value) is complex for a in call.args):
-            derivative = None  # the guards test variables only; the inlined derivatives are real (no conjugate)
+        if any(isinstance(a, Const) and type(a.value) not in rt.SCALARS for a in call.args):
+            # the guards test variables only: a constant operand must be a real Python number too (the inlined
+            # derivatives are real, no conjugate; `(0.5,) * n` repeats a tuple, whose rule gives the int n None)
+            derivative = None
         if derivative is None and rule is not None and registry.callable_directly(rule):
             # call the rule directly, skipping J (operators with a scalar fast path keep two arms, not three: the
             # transform stays quick and the generated code short)

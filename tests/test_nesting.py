@@ -278,3 +278,21 @@ def test_reverse_over_reverse_through_an_update_in_place_is_an_error_not_a_wrong
     assert gradient(f, 2.0) == (4.0,)
     with pytest.raises(UnsupportedSyntax):  # as README's known gaps say
         gradient(lambda x: gradient(f, x)[0], 2.0)
+
+
+class _Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def f(self, x):
+        return self.w * x * x
+
+    def __call__(self, x):
+        return self.w * x * x * x
+
+
+def test_an_inner_gradient_of_a_bound_method_or_callable_object_reaches_the_object():
+    # d/dw of d/dx (w x^2) at x = 1.5 is 3; of d/dx (w x^3), 6.75 (the object's cotangent was dropped: None, silently)
+    assert gradient(lambda w: gradient(_Scaled(w).f, 1.5)[0], 2.0) == pytest.approx((3.0,))
+    assert gradient(lambda w: gradient(_Scaled(w), 1.5)[0], 2.0) == pytest.approx((6.75,))
+    assert gradient(lambda w: value_and_gradient(_Scaled(w).f, 1.5)[1][0], 2.0) == pytest.approx((3.0,))

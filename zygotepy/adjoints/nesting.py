@@ -265,6 +265,16 @@ def call_rule_rule(rule, *args):
 
 # --- the twins -------------------------------------------------------------------------------------------------------
 
+def _self_of(method):
+    """A bound method's object; its cotangent is the method's (dispatch's MethodPullback gives `dself` as the object's)."""
+    return method.__self__
+
+
+@adjoint(_self_of)
+def _self_of_rule(method):
+    return method.__self__, lambda dy: (dy,)
+
+
 def twin_J(fn, *args):
     """What `J(fn, *args)` computes, as code the outer level can transform: `(y, back)` with back -> (dfn, *dargs)."""
     kind, a, b = _plan(fn, args)
@@ -291,7 +301,9 @@ def twin_J(fn, *args):
             return _with_dself(rule_back(dy), b)
         return y, ruled_back
     if kind == "method":
-        y, bound_pb = twin_J(a, b, *args)
+        # the object through `fn` itself, not `_plan`'s constant copy of it: an outer level's gradient of what the
+        # method reads must reach the object (it was dropped, a silently zero gradient)
+        y, bound_pb = twin_J(a, fn if b is fn else _self_of(fn), *args)
 
         def bound_back(dy, need=None):
             return _drop(bound_pb(dy), 1)

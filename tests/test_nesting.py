@@ -251,8 +251,9 @@ def _five(f):
 
 
 @slow
-@pytest.mark.xfail(reason="a fifth level stops with a TypeError in a rule's back transformed four times (seen "
-                          "2026-11-23); MAX_LEVELS is 4 until it passes")
+@pytest.mark.xfail(reason="a fifth level stopped with a TypeError in a rule's back transformed four times; its cause "
+                          "(a constant tuple operand taking the scalar fast path) is fixed, but five levels have not "
+                          "been re-run since: MAX_LEVELS is 4 until they pass")
 def test_fifth_derivatives_match_closed_forms():
     assert _five(_quintic)(1.3) == pytest.approx(120.0, rel=1e-10)
     assert _five(math.sin)(0.7) == pytest.approx(math.cos(0.7), rel=1e-10)

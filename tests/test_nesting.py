@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from zygotepy import UnsupportedSyntax, ZygoteError, adjoint, gradient, pullback, value_and_gradient
+from zygotepy import UnsupportedSyntax, ZygoteError, adjoint, gradient, pullback, show_adjoint, value_and_gradient
 
 
 def nestlevel():
@@ -174,6 +174,93 @@ def test_a_twin_back_called_without_its_optional_parameters_nests():
     assert gradient(f, 0.7) == pytest.approx((-math.sin(0.7),))
     assert gradient(lambda x: gradient(f, x)[0], 0.7) == pytest.approx((-math.cos(0.7),))
 
+
+def test_a_rule_with_keyword_only_parameters_differentiates_through_its_twin():
+    # a sixth level differentiates zip's rule `zip_(*seqs, strict=False)` itself (called through twin_J without
+    # keywords): its keyword-only parameter keeps its default, it is not refused
+    from zygotepy.adjoints.nesting import twin_J
+    from zygotepy.adjoints.structures import zip_
+
+    def f(x):
+        (pairs, _), _ = twin_J(zip_, (x, 2.0), (3.0, x))
+        return pairs[0][0] * pairs[1][1]  # x * x
+    assert gradient(f, 1.5) == pytest.approx((3.0,))
+
+
+def _tagged(x, tag):
+    if tag.endswith("c"):
+        return x * x * x
+    return x
+
+
+def test_a_method_call_on_data_runs_as_a_constant_at_the_third_level():
+    # the inner code records the test's value for its backward; two levels up the call is a method of a str with no
+    # rule, which J runs as a constant (it used to be refused as an unsupported method call)
+    assert d(d(d(lambda x: _tagged(x, "abc"))))(1.5) == pytest.approx(6.0)
+
+
+def test_the_back_of_structgrads_rule_differentiates_at_second_order():
+    # an outer level differentiates this back (a sixth level does): it copies the mapping by a comprehension, not by
+    # `dict(dy)`, whose constructor rule the twins do not cover
+    from zygotepy.adjoints.nesting import _structgrad_rule
+    from zygotepy.structgrad import StructGrad
+
+    def f(v):
+        _, back = _structgrad_rule({"a": v})
+        return back(StructGrad({"a": v * v * v}))[0]["a"]
+    assert d(d(f))(1.5) == pytest.approx(9.0)
+
+
+class _Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def f(self, x):
+        return self.w * x * x
+
+    def __call__(self, x):
+        return self.w * x * x * x
+
+
+def test_inner_gradient_of_a_bound_method_or_callable_object_reaches_its_object():
+    # d/dw of d/dx (w x^2) at x = 1.5 is 3; of d/dx (w x^3), 6.75 (the object's cotangent used to be dropped: None)
+    assert gradient(lambda w: gradient(_Scaled(w).f, 1.5)[0], 2.0) == pytest.approx((3.0,))
+    assert gradient(lambda w: gradient(_Scaled(w), 1.5)[0], 2.0) == pytest.approx((6.75,))
+    assert gradient(lambda w: value_and_gradient(_Scaled(w).f, 1.5)[1][0], 2.0) == pytest.approx((3.0,))
+
+
+# --- what keeps an outer level's transform small (the cost of a level is the size of the code it transforms) --------
+
+def _outer_text(fn):
+    """The code an outer level generates from fn's generated forward (what a second level transforms)."""
+    from zygotepy.ast_adjoint.compile import artefact, derive
+    forward, _ = derive(fn, None, functional=True)
+    return "\n".join(line for line in artefact(forward).source.splitlines() if not line.lstrip().startswith("#"))
+
+
+def test_an_outer_level_does_not_repeat_guards_the_inner_code_already_tested():
+    text = _outer_text(lambda x: x ** 5)
+    # the inner `if type(x) in _SC:` arm: x is a number there, so its operation takes no guard of its own; the tuple
+    # the inner code unpacks is a tuple, so reading its items takes no `_NATIVE` guard
+    assert text.count(" in _SC") == 1
+    assert "_NATIVE" not in text
+
+
+def test_literal_arithmetic_is_folded_and_dead_joins_dropped():
+    def folded(x):
+        return x * (5 - 1) if 5 != 0 else 0.0  # the shape of an inlined derivative (pow's), as inner code has it
+
+    def early(x, flag):
+        if flag:
+            t = x * 2  # not read after the `if`: no join for it (an `_Unbound` on the other path)
+            return t
+        return x * 3
+    code = lambda f: "\n".join(l for l in show_adjoint(f).splitlines() if not l.lstrip().startswith("#"))  # noqa
+    assert "!=" not in code(folded) and "5 - 1" not in code(folded)
+    assert gradient(folded, 1.5) == (4.0,)
+    assert "Unbound" not in code(early)
+    assert gradient(early, 1.5, True) == (2.0, None) and gradient(early, 1.5, False) == (3.0, None)
+
 # --- fourth derivatives; a level beyond MAX_LEVELS is refused, never wrong ------------------------------------------------------------------------------
 def _quartic(x):
     return x * x * x * x
@@ -196,8 +283,9 @@ def test_fourth_derivatives_match_closed_forms(fn, fourth):
     assert _d(_d(_d(_d(fn))))(1.3) == pytest.approx(fourth(1.3), rel=1e-10)
 
 
-# the first run of five levels transforms each level's generated code: minutes (d^5 x^5 alone took ~6 min on 2 shared
-# cores), so these run when ZYGOTEPY_SLOW_NESTING=1 is set; the refusal path is also checked cheaply below
+# the first run of five or six levels transforms each level's generated code: a fifth derivative takes ~30 s on a quiet
+# core, a sixth several minutes and GBs, so these run when ZYGOTEPY_SLOW_NESTING=1 is set; the refusal path is also
+# checked cheaply below
 _skip_slow = pytest.mark.skipif(not os.environ.get("ZYGOTEPY_SLOW_NESTING"), reason="minutes: ZYGOTEPY_SLOW_NESTING=1")
 
 
@@ -205,20 +293,13 @@ _skip_slow = pytest.mark.skipif(not os.environ.get("ZYGOTEPY_SLOW_NESTING"), rea
 def _deep_stack():
     """Five and six levels of generated code nest Python frames past the default limit of 1000 under pytest."""
     old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20000))
+    sys.setrecursionlimit(max(old, 50000))
     yield
     sys.setrecursionlimit(old)
 
 
-@pytest.fixture
-def _five_levels(monkeypatch):
-    """MAX_LEVELS is four so that every level a user can reach is checked in every test run; five pass here."""
-    import zygotepy.adjoints.nesting as nesting
-    monkeypatch.setattr(nesting, "MAX_LEVELS", 5)
-
-
 def slow(test):
-    return _skip_slow(pytest.mark.usefixtures("_deep_stack", "_five_levels")(test))
+    return _skip_slow(pytest.mark.usefixtures("_deep_stack")(test))
 
 
 @slow
@@ -240,10 +321,21 @@ def test_the_limit_itself_is_a_zygote_error_before_any_work(monkeypatch):
         _d(_d(_d(_quartic)))(1.5)
 
 
-# --- fifth derivatives -----------------------------------------------------------------------------------------------
+# --- fifth and sixth derivatives (MAX_LEVELS is the deepest level these verify) --------------------------------------
 
 def _quintic(x):
     return x ** 5
+
+
+def _sextic(x):
+    return x ** 6
+
+
+def _powloop6(x):
+    r = 1.0
+    for _ in range(6):
+        r = r * x
+    return r
 
 
 def _five(f):
@@ -251,14 +343,27 @@ def _five(f):
 
 
 @slow
-@pytest.mark.xfail(reason="a fifth level stopped with a TypeError in a rule's back transformed four times; its cause "
-                          "(a constant tuple operand taking the scalar fast path) is fixed, but five levels have not "
-                          "been re-run since: MAX_LEVELS is 4 until they pass")
 def test_fifth_derivatives_match_closed_forms():
+    from zygotepy.adjoints.nesting import MAX_LEVELS
+    assert MAX_LEVELS == 5  # the deepest level verified here is the deepest a user may reach
     assert _five(_quintic)(1.3) == pytest.approx(120.0, rel=1e-10)
     assert _five(math.sin)(0.7) == pytest.approx(math.cos(0.7), rel=1e-10)
     assert _five(math.exp)(0.3) == pytest.approx(math.exp(0.3), rel=1e-10)
     assert _five(_powloop)(1.3) == pytest.approx(120.0, rel=1e-10)  # x^5 by a loop
+    assert _five(_powloop6)(1.3) == pytest.approx(720.0 * 1.3, rel=1e-10)  # x^6 by a loop
+
+
+@slow
+@pytest.mark.xfail(strict=True, reason="a sixth level gives d^6/dx^6 of x^6 computed by a loop as 696.0, not 720 (x^6 "
+                                       "by `**`, sin and exp are right): not found yet, so MAX_LEVELS is 5")
+def test_sixth_derivatives_match_closed_forms(monkeypatch):
+    # ~12 min and ~9 GB on one core: the sixth level's first run transforms ~2.5 million lines of generated code
+    import zygotepy.adjoints.nesting as nesting
+    monkeypatch.setattr(nesting, "MAX_LEVELS", 6)
+    assert _d(_five(_sextic))(1.3) == pytest.approx(720.0, rel=1e-10)
+    assert _d(_five(math.sin))(0.7) == pytest.approx(-math.sin(0.7), rel=1e-10)
+    assert _d(_five(math.exp))(0.3) == pytest.approx(math.exp(0.3), rel=1e-10)
+    assert _d(_five(_powloop6))(1.3) == pytest.approx(720.0, rel=1e-10)  # x^6 by a loop: 696.0
 
 
 @slow

@@ -11,21 +11,35 @@ code on the inner path are not plain transformable Python:
 Each gets a rule here that says "differentiate my twin": a short Python function computing the same value from
 transformable parts. `_plan` (non-differentiable) decides, as `J` would, which code handles a call: the generated
 forward/backward pair of a Python function, a registered rule (whose own source is then transformed, so rules nest
-too), a bound method, or a constant call. The twin then calls that forward and returns a closure over its tape as the
-pullback; the outer level differentiates the forward call and, later, the closure. Each level transforms the
-generated code of the level below. Status: any depth in principle; tests/test_nesting.py checks third derivatives
-(closed forms, loops, closures), array `x ** k` at second order, fourth derivatives, and (when ZYGOTEPY_SLOW_NESTING=1)
-fifth derivatives of x^5, sin, exp and a loop against closed forms. What makes deeper levels work: generated code that
-builds a closure passes the cells' contents to `runtime.make_closure` (its rule below gives them the closure's
-cotangent), and the helpers that generated code and built-in rules use are themselves transformable or have rules
-(`scatter`, `splat`, `unpack_starred`, `StructGrad`). Code an outer level transforms must not update anything in place:
-the mutation rules (item stores, `append`, list `+=`) are not in the transformable subset, and a call of one inside a
-rule's `back` fails two levels further up. So the backs on this path build their results by concatenation or
-comprehension (`_splat_back`, `_concat_back`, `_repeat_back`, `closure_cotangent`'s and `dict_put`'s rules), and `_plan`
-sends `x += y` on a number to the plain operator (a fifth level used to fail on these). The cost grows about twentyfold
-per level, all of it in transforming generated code (a warm call is milliseconds): a cold fourth derivative takes ~25 s,
-a fifth ~6 min. Levels beyond MAX_LEVELS (four, the depth every test run checks; the slow tests raise it to five) are
-refused with a ZygoteError, counting the enclosing levels with a `nestlevel`-style rule (`_depth`).
+too), a bound method, a callable object, or a constant call. The twin for that kind (`_TWINS`: one small function per
+kind, so that an outer level transforms only the kinds the calls use, each straight-line code) then calls that forward
+and returns a closure over its tape as the pullback; the outer level differentiates the forward call and, later, the
+closure. Each level transforms the generated code of the level below. Status: any depth in principle;
+tests/test_nesting.py checks third derivatives (closed forms, loops, closures), array `x ** k` at second order, fourth
+derivatives, and (when ZYGOTEPY_SLOW_NESTING=1) fifth derivatives of x^5, sin, exp and loops against closed forms. What
+makes deeper levels work: generated code that builds a closure passes the cells' contents to `runtime.make_closure` (its
+rule below gives them the closure's cotangent), and the helpers that generated code and built-in rules use are
+themselves transformable or have rules (`scatter`, `splat`, `unpack_starred`, `StructGrad`). Code an outer level
+transforms must not update anything in place: the mutation rules (item stores, `append`, list `+=`) are not in the
+transformable subset, and a call of one inside a rule's `back` fails two levels further up. So the backs on this path
+build their results by concatenation or comprehension (`_splat_back`, `_concat_back`, `_repeat_back`,
+`closure_cotangent`'s and `dict_put`'s rules, `StructGrad`'s), `_plan` sends `x += y` on a number to the plain operator,
+and the scalar fast path of an operation takes no constant operand that is not a number (`(None,) * k` in `_drop_rule`'s
+back: a fifth level failed on these). A sixth level also needed twins of functions called without their optional or
+keyword-only parameters (`back(dy)` for `back(dy, need=None, *into)`, `zip_(*seqs, strict=False)`) and of method calls
+on data (`tag.endswith(...)`, a constant).
+
+Cost: a warm call is fast (milliseconds up to the fourth level, ~0.3 s at the fifth); a first call transforms each
+level's generated code, forward and backward (twice the functions per level, each several times longer). For d^k of
+x^5 the generated code was 18 thousand lines at k = 3, 224 thousand at 4 and 2.5 million at 5 (a cold fifth derivative:
+~3 min); it is now 7, 48 and 360 thousand (~3 s for a fourth derivative, ~30 s for a fifth, on one quiet core). What
+shrinks it: the twins per kind above (one `twin_J` with an early return per kind, transformed whole at every level, was
+most of a fourth level's cost), `gradient`'s and `value_and_gradient`'s twins calling the planned twin directly, and code
+written small for an outer level (ast_adjoint/adjoint.py `NESTED_SIZE`, compile.py): generated code's helpers read as
+constants, no versioned loop copies or inlined callees, no guard an enclosing guard already proved, joins nothing reads
+dropped, literal arithmetic folded. A sixth level works for x^6, sin and exp but gives 696 instead of 720 for x^6 computed
+by a loop (an xfail slow test); so levels beyond MAX_LEVELS (five, the depth the slow tests verify) are refused with a
+ZygoteError, counting the enclosing levels with a `nestlevel`-style rule (`_depth`).
 
 Invariants:
 - A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are
@@ -33,7 +47,8 @@ Invariants:
   `nestlevel() = 0` returns 1 under one `gradient`, 2 under two.
 - Without nesting nothing here runs: these rules apply only when a transformed function calls `gradient` or `J`.
 - What the twins do not cover (keyword arguments of an inner call, `functools.partial`, operators of user classes)
-  raises `ZygoteError` naming the callee, never a wrong gradient.
+  raises `ZygoteError` naming the callee, never a wrong gradient; so do constructors with structural rules
+  (`dict(...)`, dataclasses, namedtuples: `MissingAdjoint`, their class rules have no twin yet).
 """
 import inspect
 import operator
@@ -79,6 +94,8 @@ def _plan(fn, args):
             return "callmethod", bound.__func__, None
         if isinstance(obj, types.ModuleType):
             return "callattr", bound, None
+        if not any(dispatch.differentiable(a) for a in args):
+            return "const", None, None  # `tag.endswith("c")`: J runs it as a constant (an outer level sees it recorded)
         raise _unsupported(bound, "this method call")
     if fn in _IN_PLACE and isinstance(args[0], (int, float, complex, tuple, str, np.generic)):
         fn = _IN_PLACE[fn]  # `x += y` on a number is `x + y` (the in-place rule updates arrays, which nesting cannot)
@@ -90,10 +107,10 @@ def _plan(fn, args):
             return "rule", rule, len(args)
         code = fn.__code__
         npos, varargs = code.co_argcount, bool(code.co_flags & inspect.CO_VARARGS)
-        # a call here has no keywords: a **kwargs parameter stays empty (its cotangent, last, is dropped), and
-        # parameters left to their defaults (`back(dy, need=None, *into)` called as `back(dy)`) are constants
-        if code.co_kwonlyargcount or len(args) > npos and not varargs:
-            raise _unsupported(fn, "a call of a function with keyword-only parameters")
+        # a call here has no keywords: parameters left to their defaults (`back(dy, need=None, *into)` called as
+        # `back(dy)`, a rule's `strict=False`) are constants, and a **kwargs parameter stays empty; their cotangents
+        # come after those of the positional parameters and *args, and are dropped (a call Python would refuse fails
+        # in the forward, with Python's TypeError)
         forward, backward = derive(fn, None, functional=True)
         if varargs and len(args) > npos:
             return "varargs", forward, (backward, npos, len(args) - npos)
@@ -104,15 +121,15 @@ def _plan(fn, args):
     if is_nondifferentiable(fn):
         return "const", None, None
     if isinstance(fn, types.MethodType):
-        return "method", fn.__func__, fn.__self__
+        return "bound", fn.__func__, None
     if isinstance(fn, types.BuiltinMethodType) and not isinstance(fn.__self__, types.ModuleType) \
             and fn.__self__ is not None:
         unbound = getattr(type(fn.__self__), fn.__name__, None)
         if unbound is not None and find_rule(unbound) is not None:
-            return "method", unbound, fn.__self__
+            return "bound", unbound, None
     call = getattr(type(fn), "__call__", None)
     if isinstance(call, types.FunctionType) and not isinstance(fn, type):
-        return "method", call, fn
+        return "object", call, None
     if not any(dispatch.differentiable(a) for a in args):
         return "const", None, None
     raise MissingAdjoint(fn)
@@ -265,8 +282,25 @@ def call_rule_rule(rule, *args):
 
 # --- the twins -------------------------------------------------------------------------------------------------------
 
+def twin_J(fn, *args):
+    """What `J(fn, *args)` computes, as code the outer level can transform: `(y, back)` with back -> (dfn, *dargs).
+    One small twin per way `J` handles a call (`_plan`'s kind), so that an outer level transforms only the twins the
+    calls use, each straight-line code (one function with an early return per kind made every level transform all
+    of them, with the flags and joins of the returns: most of the cost of a fourth level)."""
+    kind, a, b = _plan(fn, args)
+    return _TWINS[kind](fn, a, b, args)
+
+
+def _static(v):
+    """`v`, seen by an outer level as a constant: what `_plan` found (generated code, counts) carries no gradient."""
+    return v
+
+
+nondifferentiable(_static)
+
+
 def _self_of(method):
-    """A bound method's object; its cotangent is the method's (dispatch's MethodPullback gives `dself` as the object's)."""
+    """A bound method's object, whose cotangent is the method's (dispatch's MethodPullback: `dself` is the object's)."""
     return method.__self__
 
 
@@ -275,56 +309,78 @@ def _self_of_rule(method):
     return method.__self__, lambda dy: (dy,)
 
 
-def twin_J(fn, *args):
-    """What `J(fn, *args)` computes, as code the outer level can transform: `(y, back)` with back -> (dfn, *dargs)."""
-    kind, a, b = _plan(fn, args)
-    if kind == "derived":
-        y, tape = _cells_of(fn, a)(*args)
-        backward = _cells_of(fn, b[0])
-        n = b[1]
+def _by_derived(fn, forward, plan, args):
+    generated_back, n = _static(plan)
+    y, tape = _cells_of(fn, forward)(*args)
+    backward = _cells_of(fn, generated_back)
 
-        def derived_back(dy, need=None):
-            return _take(backward(tape, dy), n + 1)
-        return y, derived_back
-    if kind == "varargs":
-        y, va_tape = _cells_of(fn, a)(*args)
-        va_backward = _cells_of(fn, b[0])
-        npos, nextra = b[1], b[2]
+    def derived_back(dy, need=None):
+        return _take(backward(tape, dy), n + 1)
+    return y, derived_back
 
-        def varargs_back(dy, need=None):
-            return _spread(va_backward(va_tape, dy), npos, nextra)
-        return y, varargs_back
-    if kind == "rule":
-        y, rule_back = call_rule(a, *args)
 
-        def ruled_back(dy, need=None):
-            return _with_dself(rule_back(dy), b)
-        return y, ruled_back
-    if kind == "method":
-        # the object through `fn` itself, not `_plan`'s constant copy of it: an outer level's gradient of what the
-        # method reads must reach the object (it was dropped, a silently zero gradient)
-        y, bound_pb = twin_J(a, fn if b is fn else _self_of(fn), *args)
+def _by_varargs(fn, forward, plan, args):
+    generated_back, npos, nextra = _static(plan)
+    y, va_tape = _cells_of(fn, forward)(*args)
+    va_backward = _cells_of(fn, generated_back)
 
-        def bound_back(dy, need=None):
-            return _drop(bound_pb(dy), 1)
-        return y, bound_back
-    if kind == "callmethod":
-        y, method_back = twin_J(a, args[0], *_drop(args, 2))
+    def varargs_back(dy, need=None):
+        return _spread(va_backward(va_tape, dy), npos, nextra)
+    return y, varargs_back
 
-        def callmethod_back(dy, need=None):
-            return _callmethod_grads(method_back(dy))
-        return y, callmethod_back
-    if kind == "callattr":
-        y, attr_back = twin_J(a, *_drop(args, 2))
 
-        def callattr_back(dy, need=None):
-            return _module_grads(attr_back(dy))
-        return y, callattr_back
+def _by_rule(fn, rule, nargs, args):
+    n = _static(nargs)
+    y, rule_back = call_rule(rule, *args)
+
+    def ruled_back(dy, need=None):
+        return _with_dself(rule_back(dy), n)
+    return y, ruled_back
+
+
+def _by_bound(fn, func, _, args):
+    # the object through `fn` (an outer level's gradient of an object the method reads reaches the method's owner)
+    y, bound_pb = twin_J(func, _self_of(fn), *args)
+
+    def bound_back(dy, need=None):
+        return _drop(bound_pb(dy), 1)
+    return y, bound_back
+
+
+def _by_object(fn, call, _, args):
+    y, object_pb = twin_J(call, fn, *args)  # a callable object: `type(fn).__call__(fn, *args)`
+
+    def object_back(dy, need=None):
+        return _drop(object_pb(dy), 1)
+    return y, object_back
+
+
+def _by_callmethod(fn, method, _, args):
+    y, method_back = twin_J(method, args[0], *_drop(args, 2))
+
+    def callmethod_back(dy, need=None):
+        return _callmethod_grads(method_back(dy))
+    return y, callmethod_back
+
+
+def _by_callattr(fn, attr, _, args):
+    y, attr_back = twin_J(attr, *_drop(args, 2))
+
+    def callattr_back(dy, need=None):
+        return _module_grads(attr_back(dy))
+    return y, callattr_back
+
+
+def _by_const(fn, _, __, args):
     y = fn(*args)
 
     def const_back(dy, need=None):
         return (None,) * (len(args) + 1)
     return y, const_back
+
+
+_TWINS = {"derived": _by_derived, "varargs": _by_varargs, "rule": _by_rule, "bound": _by_bound, "object": _by_object,
+          "callmethod": _by_callmethod, "callattr": _by_callattr, "const": _by_const}
 
 
 def twin_J_args(fn, *args):
@@ -338,7 +394,7 @@ def twin_J_args(fn, *args):
     return y, args_back
 
 
-MAX_LEVELS = 4  # levels of nested `gradient` run in every test run; five pass the slow tests (ZYGOTEPY_SLOW_NESTING)
+MAX_LEVELS = 5  # the deepest level tests/test_nesting.py verifies (its slow tests, ZYGOTEPY_SLOW_NESTING=1)
 
 
 def _depth():
@@ -366,21 +422,29 @@ nondifferentiable(_refuse_deeper)
 
 def twin_pullback(f, *args):
     depth = _refuse_deeper(_depth())  # a value, not a call statement (which the mutation lowering would route)
-    y, pb = twin_J(f, *args)
+    kind, a, b = _plan(f, args)
+    y, pb = _TWINS[kind](f, a, b, args)
 
     def back(dy):
         return _project_all(args, _drop(pb(dy), 1))
     return y, back
 
 
+# `value_and_gradient` and `gradient` are `twin_pullback` with the seed applied, written out without its `back` closure
+# and without `twin_J` in between: an outer level transforms each function on this path, at every level
+
 def twin_value_and_gradient(f, *args):
-    y, back = twin_pullback(f, *args)
-    return y, back(_seed(y))
+    depth = _refuse_deeper(_depth())
+    kind, a, b = _plan(f, args)
+    y, pb = _TWINS[kind](f, a, b, args)
+    return y, _project_all(args, _drop(pb(_seed(y)), 1))
 
 
 def twin_gradient(f, *args):
-    y, back = twin_pullback(f, *args)
-    return back(_seed(y))
+    depth = _refuse_deeper(_depth())
+    kind, a, b = _plan(f, args)
+    y, pb = _TWINS[kind](f, a, b, args)
+    return _project_all(args, _drop(pb(_seed(y)), 1))
 
 
 # --- the rules: "differentiate my twin" --------------------------------------------------------------------------------
@@ -448,8 +512,9 @@ def _structgrad_rule(*args, **kwargs):
     if len(args) > 1 or args and not isinstance(args[0], dict):
         raise _unsupported(StructGrad, "StructGrad built from anything but one dict or keywords")
 
-    def back(dy):  # a dict seen as a structural gradient: the cotangent is the same mapping
-        return () if not args else (None if dy is None else dict(dy),)
+    def back(dy):  # a dict seen as a structural gradient: the cotangent is the same mapping (copied by a
+        # comprehension, which an outer level differentiates; `dict(dy)` has no rule)
+        return () if not args else (None if dy is None else {k: v for k, v in dy.items()},)
     return StructGrad(*args, **kwargs), back
 
 

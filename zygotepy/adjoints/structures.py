@@ -29,9 +29,9 @@ def like(template, items):
     if all(i is None for i in items):
         return None
     if isinstance(template, (set, frozenset)):  # items in the set's iteration order, keyed by element
-        return {e: g for e, g in zip(template, items, strict=False) if g is not None}
+        return {e: g for e, g in zip(template, items) if g is not None}
     if hasattr(type(template), "_fields") and isinstance(template, tuple):  # a namedtuple: a structural gradient
-        return StructGrad((k, g) for k, g in zip(template._fields, items, strict=False) if g is not None)
+        return StructGrad((k, g) for k, g in zip(template._fields, items) if g is not None)
     if isinstance(template, (tuple, list)):
         return type(template)(items) if type(template) in (tuple, list) else tuple(items)
     xp = namespace(template)
@@ -204,7 +204,9 @@ def zip_(*seqs, strict=False):
             return (None,) * len(seqs)
         return tuple(like(s, [d[k] if d is not None else None for d in dy] + [None] * (len(s) - len(dy)))
                      for k, s in enumerate(seqs))
-    return list(zip(*seqs, strict=strict)), back
+    # (no keyword unless it matters: an outer level of nested differentiation transforms this rule, and an inner call
+    # with keywords is what it refuses)
+    return list(zip(*seqs, strict=True) if strict else zip(*seqs)), back
 
 
 def _is_mask(index):

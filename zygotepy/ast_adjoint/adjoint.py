@@ -26,6 +26,8 @@ from .lower import captured_names
 from .tidy import tidy
 
 ACCUMULATE_IN_BACK = [True]  # rules add to the running cotangents they are handed; tests switch it off
+KNOWN_CONTAINERS = [True]  # no `is_native` guard on a tuple/list/dict the lowering built; tests switch it off
+NESTED_SIZE = [True]  # nested code is written for an outer level to transform (`adjoint` below); tests switch it off
 
 
 @dataclass
@@ -33,6 +35,19 @@ class Adjoint:
     forward: Function   # returns (y, tape)
     backward: Function  # (tape, dy) -> (dself, *dparams)
     tape: list          # the Vars the forward records for the backward
+
+
+_NATIVE_MAKERS = frozenset((rt.unpack, rt.unpack_starred, rt.tuple_of, rt.list_of, rt.dict_of, rt.splat,
+                            rt.splat_list))
+
+
+def _makes_native(fn):
+    """Does `fn` always return a plain tuple, list or dict (the primitives the lowering uses for `a, b = v` and for
+    displays)?"""
+    try:
+        return fn in _NATIVE_MAKERS
+    except TypeError:  # an unhashable constant callee
+        return False
 
 
 class AdjointPass(FastPaths):
@@ -48,6 +63,12 @@ class AdjointPass(FastPaths):
         self.statics = {}      # free variable -> its value, where it is the same for every closure of this code
         self.functional = False  # loop tapes grow by `_stack = append(_stack, r)`: an outer level can follow that
         self.saved = saved_objects(fn, active, globals_)  # Vars whose objects a backward may read
+        self.nested = False    # code an outer level will transform too: functional, or generated code itself
+        self.small = False     # nested, and written small for that (NESTED_SIZE)
+        self.natives = set()   # Vars that always hold a tuple, list or dict (the lowering's unpacking and displays)
+        self.type_of = {}      # Var -> the atom whose `type(...)` it holds
+        self.facts = {}        # Var -> atoms that are Python numbers (`type(a) in _SC`) whenever the Var is true
+        self.known = [frozenset()]  # per open region: atoms a guard enclosing it proved to be Python numbers
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
     def dvar(self, v):
@@ -114,6 +135,11 @@ class AdjointPass(FastPaths):
     def stmt_Assign(self, s):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         self.define(*outs)
+        if isinstance(s.out, Var) and isinstance(s.value, Call) and isinstance(s.value.fn, Const) \
+                and _makes_native(s.value.fn.value) and KNOWN_CONTAINERS[0]:
+            self.natives.add(s.out)  # an operator on it means what its rule says: no `is_native` guard
+        if self.small and isinstance(s.out, Var):
+            self.note_facts(s)
         active = any(self.is_active(o) for o in outs)
         # `x += y` updates in place even where the result needs no gradient: on an active x, or an object a backward
         # may read (`saved`), it must undo itself, so it runs as its rule
@@ -247,12 +273,41 @@ class AdjointPass(FastPaths):
                 for a in self.acc(self.cells.get(cell.name, cell), _call(rt.field, dg, Const(name)))]
         return [s], [If(_call(rt.is_not_none, dg), back, [])] + self.reset(s.out)
 
+    def note_facts(self, s):
+        """What `s` tells of the types of values where a condition holds: `t = type(a)`, `c = t in _SC` (the guards
+        of the scalar fast paths, as an inner level's generated code writes them), `is_scalar(a)`, `all_true(...)`
+        and copies. SSA: a value's type never changes, so a fact holds wherever its condition is true."""
+        v = s.value
+        if isinstance(v, Var):
+            if v in self.facts:
+                self.facts[s.out] = self.facts[v]
+            return
+        if not (isinstance(v, Call) and not v.kwargs and v.star is None):
+            return
+        fn = callee_object(v.fn, self.globals)
+        if fn is type and len(v.args) == 1:
+            self.type_of[s.out] = v.args[0]
+        elif fn is rt.contained_in and len(v.args) == 2 and v.args[0] in self.type_of \
+                and isinstance(v.args[1], Const) and v.args[1].value is rt.SCALARS:
+            self.facts[s.out] = frozenset((self.type_of[v.args[0]],))
+        elif fn is rt.is_scalar and len(v.args) == 1:
+            self.facts[s.out] = frozenset(v.args)
+        elif fn is rt.all_true:
+            known = frozenset().union(*(self.facts.get(a, ()) for a in v.args))
+            if known:
+                self.facts[s.out] = known
+
     def stmt_If(self, s):
         self.define(*(p.out for p in s.phis))
         arms = []
         for body, side in ((s.then, "then"), (s.orelse, "orelse")):
             self.open_region()
+            proven = self.facts.get(s.cond) if side == "then" else None
+            if proven:  # the then arm runs only where the condition proved these to be Python numbers
+                self.known.append(self.known[-1] | proven)
             fwd, bwd = self.region(body)
+            if proven:
+                self.known.pop()
             phi_back = []
             for p in s.phis:
                 fwd.append(Assign(p.out, getattr(p, side)))
@@ -260,6 +315,7 @@ class AdjointPass(FastPaths):
                     phi_back += self.acc(getattr(p, side), self.dvar(p.out)) + self.reset(p.out)
             arms.append((fwd, phi_back + bwd, self.close_region()))
         if not any(b for _, b, _ in arms):
+            self.note_joined_facts(s)
             return [replace(s, then=arms[0][0], orelse=arms[1][0], phis=[])], []
         record = Var(self.namer.fresh("_if"))
         self.define(record)
@@ -268,9 +324,20 @@ class AdjointPass(FastPaths):
             for fwd, bwd, rec in arms:
                 fwd.append(Assign(record, _call(rt.tuple_of, *rec)))
                 bwd.insert(0, Assign(tuple(rec), record)) if rec else None
+        self.note_joined_facts(s)
         self.need(s.cond)
         return ([replace(s, then=arms[0][0], orelse=arms[1][0], phis=[])],
                 [replace(s, then=arms[0][1], orelse=arms[1][1], phis=[])])
+
+    def note_joined_facts(self, s):
+        """`a and b` joins as `p = b if a else a`: where p is true, a was true and so was b."""
+        if not self.small:
+            return
+        for p in s.phis:
+            if p.orelse == s.cond:
+                known = self.facts.get(s.cond, frozenset()) | self.facts.get(p.then, frozenset())
+                if known:
+                    self.facts[p.out] = known
 
     def stmt_Loop(self, s):
         carries = [c for c in s.carries if self.is_active(c.var)]
@@ -296,7 +363,7 @@ class AdjointPass(FastPaths):
         # one record per iteration: a bare value when there is one, a tuple when there are several
         entry = record[0] if len(record) == 1 else _call(rt.tuple_of, *record) if record else Const(None)
         push_var = Var(self.namer.fresh(stack.name + "_push"))
-        if self.functional:  # an outer level differentiates this code: no in-place update it cannot see
+        if self.nested:  # an outer level differentiates this code: no in-place update it cannot see
             push, setup = Assign(stack, _call(rt.append, stack, entry)), []
         else:
             push, setup = Assign(Var("_"), Call(push_var, (entry,))), [
@@ -308,7 +375,7 @@ class AdjointPass(FastPaths):
         collect = []
         if target and self.is_active(s.target):
             dts = Var(self.namer.fresh("d" + s.target.name + "_all"))
-            back_body.append(Assign(dts, _call(rt.append, dts, self.dvar(s.target))) if self.functional else
+            back_body.append(Assign(dts, _call(rt.append, dts, self.dvar(s.target))) if self.nested else
                              Assign(Var("_"), _call(list.append, dts, self.dvar(s.target))))
             back_body.append(Assign(self.dvar(s.target), Const(None)))
             collect = [Assign(dts, _call(rt.list_of))]
@@ -319,7 +386,8 @@ class AdjointPass(FastPaths):
         back_loop = Loop([], back_body, target=unpacked, iter=_call(reversed, stack), line=s.line)
         bwd = collect + [back_loop]
         flag = Var(self.namer.fresh(stack.name.lstrip("_") + "_fast"))
-        versioned = specialize.version(loop, back_loop, s.carries, candidates, flag)
+        # (code an outer level transforms gets one copy: the versioned loop's second copy would be transformed too)
+        versioned = None if self.small else specialize.version(loop, back_loop, s.carries, candidates, flag)
         if versioned is not None:
             self.define(flag)
             self.need(flag)
@@ -331,10 +399,20 @@ class AdjointPass(FastPaths):
 
 def adjoint(fn, code, active, globals_, namer, statics=None, functional=False):
     """Build the forward and backward IR functions of `fn` (see the module docstring). `statics` maps free variables
-    whose value is the same for every function of this code (generated code's helpers) to that value; `functional`
-    code (for nested differentiation) appends to its loop tapes by rebinding, not in place."""
+    whose value is the same for every function of this code (generated code's helpers) to that value.
+
+    Nested code, `functional` (a twin's transform of a function for nested differentiation, adjoints/nesting.py) or
+    generated code itself (an outer level transforming an inner one), is code an outer level may transform again: its
+    loop tapes grow by rebinding (`append`), not in place. And its size, not its speed, is what counts (`NESTED_SIZE`;
+    compile.py also reads generated code's helpers as constants and inlines no callees there): its loops get no
+    versioned second copy, its scalar accumulations are `acc` calls, not two-armed conditional expressions, and an
+    operation inside an arm whose condition proved its operands Python numbers (the inner code's `type(x) in _SC`)
+    takes the fast path without a guard of its own. The same arithmetic as the general code (a loop's or a callee's
+    contributions may be summed in another order: last-bit differences)."""
     p = AdjointPass(fn, code, active, globals_, namer)
     p.statics, p.functional = statics or {}, functional
+    p.nested = functional or code.co_filename.startswith("<zygotepy:")
+    p.small = p.nested and NESTED_SIZE[0]
     p.define(*fn.params, *(Var(n) for n in fn.freevars), *(Var(f"{n}_cell") for n in captured_names(code)))
     fwd, bwd = p.region(fn.body)
     tape = [v for v in p.needs[0] if v in p.defined[0]]

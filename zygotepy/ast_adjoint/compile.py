@@ -13,9 +13,10 @@ import types
 from dataclasses import dataclass
 
 from ..adjoints import registry
-from .adjoint import adjoint
+from .adjoint import NESTED_SIZE, adjoint
 from .analysis import activity
 from .emit import emit
+from .ir import Assign, Call, Const, Def, If, Loop, Var, drop_dead_phis
 from .lower import lower
 from .nullness import simplify_backward
 from .source import get_source
@@ -32,7 +33,8 @@ class Artefact:
     helpers: dict
     source: str
     filename: str
-    ir: object
+    mutated: tuple             # the parameters it updates in place (the lowered IR itself is not kept: nested levels
+                               # transform millions of lines)
     generation: int
 
 
@@ -45,6 +47,57 @@ def _register(text, code):
     return filename
 
 
+def bind_statics(fn, statics):
+    """Read generated code's helper constants (free variables bound once by the factory) as the constants they are:
+    a helper call is then a call of a known function (a rule, a non-differentiable primitive), not of a value that
+    might carry a gradient, so the transform of an inner level's code emits what it would for the constant."""
+    consts = {}
+    for name, value in statics.items():
+        try:
+            hash(value)
+        except TypeError:
+            continue
+        consts[name] = Const(value)
+    if not consts:
+        return
+    fn.freevars = [n for n in fn.freevars if n not in consts]
+
+    def atom(a):
+        return consts.get(a.name, a) if type(a) is Var else a
+
+    def value(v):
+        if type(v) is Call:
+            return Call(atom(v.fn), tuple(atom(x) for x in v.args), tuple((k, atom(x)) for k, x in v.kwargs),
+                        atom(v.star) if v.star is not None else None)
+        if type(v) is tuple:
+            return tuple(value(x) for x in v)
+        return atom(v)
+
+    def region(stmts):
+        for s in stmts:
+            if isinstance(s, Assign):
+                s.value = value(s.value)
+            elif isinstance(s, Def):
+                s.values = tuple(atom(x) for x in s.values)
+                s.defaults = None if s.defaults is None else tuple(atom(x) for x in s.defaults)
+                if s.kwdefaults:
+                    s.kwdefaults = {k: atom(x) for k, x in s.kwdefaults.items()}
+            elif isinstance(s, If):
+                s.cond = atom(s.cond)
+                for p in s.phis:
+                    p.then, p.orelse = atom(p.then), atom(p.orelse)
+                region(s.then)
+                region(s.orelse)
+            elif isinstance(s, Loop):
+                s.iter, s.cond, s.exit = (None if x is None else value(x) for x in (s.iter, s.cond, s.exit))
+                for c in s.carries:
+                    c.init, c.next = atom(c.init), atom(c.next)
+                region(s.test)
+                region(s.body)
+    region(fn.body)
+    fn.ret = value(fn.ret)
+
+
 def transform(fn, need=None, functional=False):
     """Source -> IR -> adjoint -> Python source -> code object, for the user function `fn`; `need` (one bool per
     positional parameter, None for all) says which parameters the caller wants gradients for."""
@@ -52,15 +105,20 @@ def transform(fn, need=None, functional=False):
     generation = registry.generation[0]
     src = get_source(fn)
     ir, namer = lower(src, code, fn.__globals__)
-    speculate(ir, code, fn.__globals__, namer)
+    nested = (functional or code.co_filename.startswith("<zygotepy:")) and NESTED_SIZE[0]
+    if not nested:  # (inlining makes a guarded copy of each callee: code an outer level transforms stays one copy)
+        speculate(ir, code, fn.__globals__, namer)
+    drop_dead_phis(ir)
     namer.reserve("_globals")
-    active = activity(ir, code, fn.__globals__, need)
     statics = {}
     if code.co_filename.startswith("<zygotepy:") and fn.__closure__:
         # generated code (an outer level differentiating an inner one): its free variables are the emitter's helper
         # constants, the same for every function of this code, except the user's cells (`<name>_cell`, holding cells)
         statics = {name: cell.cell_contents for name, cell in zip(code.co_freevars, fn.__closure__, strict=True)
                    if not isinstance(cell.cell_contents, types.CellType)}
+        if NESTED_SIZE[0]:
+            bind_statics(ir, statics)
+    active = activity(ir, code, fn.__globals__, need)
     adj = adjoint(ir, code, active, fn.__globals__, namer, statics, functional)
     simplify_backward(adj.backward)
     text, helpers, line_map = emit(adj, namer, src.lines, src.filename, [f"{n}_cell" for n in code.co_freevars])
@@ -68,10 +126,12 @@ def transform(fn, need=None, functional=False):
     LINE_MAPS[filename] = (src.filename, line_map)
     module = compile(text, filename, "exec")
     factory = next(c for c in module.co_consts if isinstance(c, types.CodeType))
-    return Artefact(code, factory, helpers, text, filename, ir, generation)
+    return Artefact(code, factory, helpers, text, filename, ir.mutated, generation)
 
 
 def artefact(fn, need=None, functional=False):
+    if fn.__code__.co_filename.startswith("<zygotepy:"):
+        functional = False  # generated code is transformed as nested code either way (adjoint.py): one artefact
     key = (fn.__code__, need) if not functional else (fn.__code__, need, True)
     art = _ARTEFACTS.get(key)
     if art is None or art.generation != registry.generation[0]:
@@ -86,5 +146,5 @@ def derive(fn, need=None, functional=False):
     factory = types.FunctionType(art.factory, fn.__globals__, "_make")
     fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))
     fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
-    fwd.__zygote_mutates__ = art.ir.mutated  # parameters updated in place: the forward returns (y, *their finals)
+    fwd.__zygote_mutates__ = art.mutated  # parameters updated in place: the forward returns (y, *their finals)
     return fwd, back

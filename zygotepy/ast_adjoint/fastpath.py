@@ -47,7 +47,8 @@ class FastPaths:
         if isinstance(call.fn, Global):
             tests.append(self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn))
         if dispatch.is_operator(target):
-            tests += [self.hoist(_call(rt.is_native, a), a) for a in _vars(call.args)]
+            tests += [self.hoist(_call(rt.is_native, a), a) for a in _vars(call.args)
+                      if a not in self.natives and a not in self.known[-1]]
         return tests
 
 
@@ -70,7 +71,7 @@ class FastPaths:
         the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
         operation, no tuple): the backward tells the paths apart by the slot's type."""
         call, y = s.value, s.out
-        tests = [(a, self.hoist(_call(rt.is_scalar, a), a)) for a in _vars(call.args)]
+        tests = [(a, self.hoist(_call(rt.is_scalar, a), a)) for a in _vars(call.args) if a not in self.known[-1]]
         if isinstance(call.fn, Global):
             tests.insert(0, (call.fn, self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn)))
         guard = [t for _, t in tests]
@@ -89,13 +90,18 @@ class FastPaths:
         for k in active:
             a = call.args[k]
             da = self.dvar(self.cells.get(a.name, a))
-            fast_bwd.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(derivative, k)), atoms))))
+            # code an outer level transforms adds with `acc` (one call with a rule there, not `g if d is None else d + g`,
+            # two arms to differentiate)
+            add = rt.acc if self.small else rt.acc_scalar
+            fast_bwd.append(Assign(da, _call(add, da, Call(Const(Derivative(derivative, k)), atoms))))
         s.on_scalars = True  # runs on Python numbers only: an in-place operator there just rebinds
         save = Assign(pb, slot if slot is not None else Const(None), s.line)
         if isinstance(call.fn, Global):  # the guard checked that the global names `target`: call it directly
             s = Assign(s.out, Call(Const(target), call.args), s.line, on_scalars=True)
         fast_fwd = [s, save] if slot == y or slot is None else [save, s]  # inputs are saved before the operation
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
+        if not guard:  # an enclosing guard proved every operand a Python number: the fast path alone
+            return fast_fwd, [If(_call(rt.is_not_none, dy), fast_bwd, [], line=s.line)] + self.reset(y)
         if mutates:  # the generic path updated in place: its back undoes that, cotangent or not
             back = If(is_fast, [If(_call(rt.is_not_none, dy), fast_bwd, [], line=s.line)], generic_bwd)
         else:

@@ -248,3 +248,44 @@ def format_function(fn):
 
 
 Function.__str__ = format_function
+
+
+DROP_DEAD_PHIS = [True]  # tests switch it off to check that it changes no gradient
+
+
+def drop_dead_phis(fn):
+    """Remove the phis of `If`s whose value nothing reads (a name an arm assigned and no later code uses: most of
+    the joins the lowering makes for early returns, `_Unbound` on the path that returned), and then those only they
+    read. Nothing else changes: the arms still compute what they did, so values and gradients are the same;
+    generated code, and an outer level's transform of it, get shorter."""
+    if not DROP_DEAD_PHIS[0]:
+        return fn
+    reads, phis = {}, {}
+    for s in walk(fn.body):
+        for a in read_by(s):
+            if type(a) is Var:
+                reads[a] = reads.get(a, 0) + 1
+        if isinstance(s, If):
+            for p in s.phis:
+                phis[p.out] = p
+    for a in atoms(fn.ret):
+        if type(a) is Var:
+            reads[a] = reads.get(a, 0) + 1
+    dead = set()
+    work = [out for out in phis if not reads.get(out)]
+    while work:
+        out = work.pop()
+        if out in dead:
+            continue
+        dead.add(out)
+        p = phis[out]
+        for a in (p.then, p.orelse):
+            if type(a) is Var:
+                reads[a] -= 1
+                if not reads[a] and a in phis:
+                    work.append(a)
+    if dead:
+        for s in walk(fn.body):
+            if isinstance(s, If) and s.phis:
+                s.phis = [p for p in s.phis if p.out not in dead]
+    return fn

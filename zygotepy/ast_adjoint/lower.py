@@ -31,6 +31,27 @@ INPLACE = {gast.Add: operator.iadd, gast.Sub: operator.isub, gast.Mult: operator
            gast.FloorDiv: operator.ifloordiv, gast.Mod: operator.imod, gast.Pow: operator.ipow,
            gast.MatMult: operator.imatmul, gast.LShift: operator.ilshift, gast.RShift: operator.irshift,
            gast.BitOr: operator.ior, gast.BitXor: operator.ixor, gast.BitAnd: operator.iand}
+FOLD = [True]  # tests switch folding off to check that it changes no gradient
+_FOLDABLE = (int, float, bool)
+_FOLDS = frozenset((operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+                    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne))
+
+
+def _fold(fn, a, b):
+    """`fn(a, b)` computed now, as a Const, when both are number literals (`5 - 1`, `5 != 0`: the inlined scalar
+    derivatives of an inner level's generated code are full of them) and the operation is cheap and cannot fail;
+    None otherwise. The same value Python would compute when the code runs; a literal carries no gradient."""
+    if not (FOLD[0] and type(a) is Const and type(b) is Const and type(a.value) in _FOLDABLE
+            and type(b.value) in _FOLDABLE and fn in _FOLDS):
+        return None
+    if fn is operator.mul and type(a.value) is int and type(b.value) is int and abs(a.value) + abs(b.value) > 2 ** 31:
+        return None
+    try:
+        return Const(fn(a.value, b.value))
+    except ArithmeticError:  # 1 / 0 raises when the code runs, as Python would
+        return None
+
+
 UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_, gast.Invert: operator.invert}
 COMPARE = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
            gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
@@ -206,6 +227,9 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
 
     def expr_BinOp(self, node, hint):
         a, b = self.expr(node.left), self.expr(node.right)
+        folded = _fold(BINOPS[type(node.op)], a, b)
+        if folded is not None:
+            return folded
         return self.call(Const(BINOPS[type(node.op)]), [a, b], hint=hint)
 
     def expr_UnaryOp(self, node, hint):
@@ -220,6 +244,10 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         def chain(left, pairs):
             op, right_node = pairs[0]
             right = self.expr(right_node)
+            if len(pairs) == 1:
+                folded = _fold(COMPARE[type(op)], left, right)
+                if folded is not None:
+                    return folded
             test = self.call(Const(COMPARE[type(op)]), [left, right], hint=hint)
             if len(pairs) == 1:
                 return test
@@ -252,6 +280,10 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
 
     def expr_IfExp(self, node, hint):
         test = self.expr(node.test)
+        if FOLD[0] and isinstance(test, Const) and type(test.value) in _FOLDABLE:  # `a if 5 != 0 else b` (an inlined derivative)
+            taken, skipped = (node.body, node.orelse) if test.value else (node.orelse, node.body)
+            if not any(isinstance(n, gast.NamedExpr) for n in gast.walk(skipped)):
+                return self.expr(taken, hint)
         got = {}
         stmt = self.join(test, lambda: got.setdefault("a", self.expr(node.body)),
                          lambda: got.setdefault("b", self.expr(node.orelse)))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from zygotepy import StructGrad, gradient, pullback
+from zygotepy import StructGrad, ZygoteError, gradient, pullback
 from zygotepy.testing import check_grads
 
 P = namedtuple("P", "a b")
@@ -72,6 +72,34 @@ def set_loop(x):
     return t
 
 
+def dict_unpacked(x, y):
+    d = {"a": x, "b": y}
+    e = {"a": y * 2, **d, "b": x * x, **{"c": y}}  # d's "a" wins over the first, the later "b" over d's
+    return e["a"] * e["b"] + e["c"] * len(e)
+
+
+def dict_unpacked_shares_arrays(x):
+    d = {"w": x * 2.0}
+    e = {**d}
+    e["w"] *= 3.0  # the array both dicts hold
+    return np.sum(e["w"] * d["w"])
+
+
+def dict_duplicate_keys(x, y):
+    d = {"a": x, "b": y, "a": x * y}  # noqa: F601  (Python keeps the last "a": x alone gets nothing through it)
+    return d["a"] * d["b"]
+
+
+def _cube(w):
+    return w * w * w
+
+
+def map_filter(x, c):
+    W = [x, -2.0 * x, x * c]
+    kept = list(filter(lambda w: w > 0.0, W))
+    return sum(map(_cube, kept)) + sum(map(lambda a, b: a * b * c, W, reversed(W))) + sum(filter(None, [x, 0.0]))
+
+
 CASES = [
     ("tuple", lambda t: t[0] * t[1] ** 2, ((2.0, 3.0),)),
     ("list", lambda t: t[0] * t[1] ** 2, ([2.0, 3.0],)),
@@ -96,12 +124,41 @@ CASES = [
     ("nested output", nested_out, (3.0,)),
     ("set comprehension", lambda l: sum({v * v for v in l}), ([1.0, 2.0, 3.0],)),
     ("set display and iteration", set_loop, (1.5,)),
+    ("dict display with **", dict_unpacked, (1.5, 2.0)),
+    ("{**d} shares its arrays", dict_unpacked_shares_arrays, (np.array([1.0, -0.5]),)),
+    ("dict display with a repeated key", dict_duplicate_keys, (1.5, 2.0)),
+    ("map and filter", map_filter, (1.5, 0.7)),
+    ("map over an array", lambda x: sum(map(np.tanh, x * 2.0)), (np.array([0.1, -0.4, 0.3]),)),
 ]
 
 
 @pytest.mark.parametrize("name,f,args", CASES, ids=[c[0] for c in CASES])
 def test_container_gradients(name, f, args):
     check_grads(f, *args)
+
+
+def test_dict_display_gradients_go_to_the_entry_python_kept():
+    # exact values, beyond the finite-difference check: the entry a later key replaced receives nothing
+    assert gradient(dict_duplicate_keys, 1.5, 2.0) == (4.0, 6.0)  # (x y) y: y^2, 2 x y
+    assert gradient(dict_unpacked, 1.5, 2.0) == (3 * 1.5 ** 2, 3.0)  # x * x^2 + 3 y
+
+
+def test_a_gradient_through_a_mapping_that_is_not_a_dict_is_an_error_naming_the_line():
+    class Pairs:  # a mapping that is not a dict: keys() and []
+        def __init__(self, x):
+            self.x = x
+
+        def keys(self):
+            return ["a"]
+
+        def __getitem__(self, k):
+            return self.x
+
+    def f(x):
+        e = {**Pairs(x)}
+        return e["a"] * 2.0
+    with pytest.raises(ZygoteError, match="test_containers.py"):
+        gradient(f, 1.5)
 
 
 def test_gradient_structure_mirrors_arguments():

@@ -8,6 +8,7 @@ from ..backends import namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, nondifferentiable, scalar_rule
 from .scalar import foreign_rule
 from .structures import like
+from ..ast_adjoint.dispatch import J
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
                   any, all, chr, ord, format)
@@ -138,3 +139,31 @@ def list_(iterable=()):
 @adjoint(tuple)
 def tuple_(iterable=()):
     return tuple(iterable), lambda dy: (None if dy is None else like(iterable, list(dy)),)
+
+
+# --- map and filter: differentiated as the comprehensions they mean -----------------------------------------------
+
+def map_list(fn, *seqs):
+    """`map(fn, *seqs)` as a list (an iterator has no place for a cotangent to go back through)."""
+    return [fn(*items) for items in zip(*seqs)]
+
+
+def filter_list(pred, seq):
+    """`filter(pred, seq)` as a list; `filter(None, seq)` keeps the truthy items."""
+    return [item for item in seq if (item if pred is None else pred(item))]
+
+
+def _as_comprehension(twin):
+    """A rule that differentiates `twin`, a Python function: gradients reach the items and what `fn` closes over
+    through the ordinary transform of its comprehension."""
+    def rule(*args):
+        y, pb = J(twin, *args)
+
+        def back(dy):
+            return pb(dy)[1:]  # the twin's own cotangent (it closes over nothing) is not one of the call's
+        return y, back
+    return rule
+
+
+adjoint(map)(_as_comprehension(map_list))
+adjoint(filter)(_as_comprehension(filter_list))

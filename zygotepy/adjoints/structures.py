@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J, differentiable
-from ..errors import MissingAdjoint
+from ..errors import MissingAdjoint, ZygoteError
 from ..backends import is_array_type, namespace
 from ..structgrad import StructGrad
 from .foreign_methods import attribute as foreign_attribute
@@ -107,8 +107,35 @@ def dict_of(*flat):
     def back(dy):
         if dy is None:
             return (None,) * len(flat)
-        return tuple(g for k in flat[::2] for g in (None, dy.get(k)))
+        keys = flat[::2]
+        last = {k: i for i, k in enumerate(keys)}  # `{"a": x, "a": y}` keeps y: x receives nothing
+        return tuple(g for i, k in enumerate(keys) for g in (None, dy.get(k) if last[k] == i else None))
     return rt.dict_of(*flat), back
+
+
+@adjoint(rt.dict_merge)
+def dict_merge(*parts):
+    """`{**a, **b}`: each key's cotangent goes to the part whose entry won it (the last part holding the key)."""
+    keys = [list(p.keys()) for p in parts]
+
+    def back(dy):
+        if dy is None:
+            return (None,) * len(parts)
+        last = {k: i for i, ks in enumerate(keys) for k in ks}
+        return tuple(_part_cotangent(p, {k: dy.get(k) if last[k] == i else None for k in ks})
+                     for i, (p, ks) in enumerate(zip(parts, keys)))
+    return rt.dict_merge(*parts), back
+
+
+def _part_cotangent(part, d):
+    """A merged part's dict cotangent, None when no entry has one; a mapping that is not a dict has no dict-shaped
+    cotangent, so a gradient that would reach one is an error, not a gradient dropped."""
+    if all(g is None for g in d.values()):
+        return None
+    if type(part) is not dict:
+        raise ZygoteError(f"zygotepy cannot differentiate `{{**m}}` of a {type(part).__name__}: its cotangent has no "
+                          f"dict to go to; unpack dict(m) instead")
+    return d
 
 
 @adjoint(rt.unpack)

@@ -332,9 +332,24 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         return [self.expr(e) for e in elts]
 
     def expr_Dict(self, node, hint):
-        if any(k is None for k in node.keys):
-            self.fail("** inside a dict display", node)
-        flat = [a for k, v in zip(node.keys, node.values, strict=True) for a in (self.expr(k), self.expr(v))]
+        if any(k is None for k in node.keys):  # `{**a, "k": v}`: the runs of plain pairs as dicts, then one merge
+            parts, run = [], []
+            for k, v in zip(node.keys, node.values, strict=True):
+                if k is None:
+                    parts += [self.pairs(run, "_t")] if run else []
+                    parts.append(self.expr(v))
+                    run = []
+                else:
+                    run.append((k, v))
+            parts += [self.pairs(run, "_t")] if run else []
+            out = self.call(Const(rt.dict_merge), parts, hint=hint)
+            self.note_held(out, parts)
+            return out
+        return self.pairs(list(zip(node.keys, node.values, strict=True)), hint)
+
+    def pairs(self, pairs, hint):
+        """A dict display of plain `key: value` pairs."""
+        flat = [a for k, v in pairs for a in (self.expr(k), self.expr(v))]
         out = self.call(Const(rt.dict_of), flat, hint=hint)
         self.note_held(out, flat[1::2])
         return out

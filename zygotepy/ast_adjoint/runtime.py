@@ -37,6 +37,12 @@ def dict_of(*flat):
     return dict(zip(flat[::2], flat[1::2]))
 
 
+def dict_merge(*parts):
+    """`{**a, "k": v, **b}` as one step: the mappings (a display's plain pairs come as dicts) merged left to right,
+    a later part winning a key both have, at the place the key first appeared (Python's order)."""
+    return {k: p[k] for p in parts for k in p.keys()}
+
+
 def unpack(value, n):
     """`a, b = value` as one step: a tuple of the `n` items of `value` (ValueError like Python's otherwise)."""
     items = tuple(value)

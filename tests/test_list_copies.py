@@ -399,8 +399,10 @@ def test_items_kept_where_no_cotangent_can_go_raise_naming_the_update():
         W[0] *= 2.0
         return np.sum(held[0].w ** 2)
     line = f.__code__.co_firstlineno + 2
-    with pytest.raises(ZygoteError, match=rf"test_list_copies.py:{line}: .*cannot differentiate this update in place"):
+    with pytest.raises(ZygoteError, match=rf"test_list_copies.py:{line}: .*cannot differentiate this update in place") \
+            as caught:
         gradient(f, [np.ones(2), np.ones(2)])
+    assert "a comprehension's result" in str(caught.value)  # not the lowering's own name for it
 
 
 def test_the_loop_variable_of_an_unnamed_copy_still_raises():

@@ -930,6 +930,53 @@ def f_build_dict(x, y):
     return d["a"] * d["b"]
 
 
+def f_for_else(x, lim):
+    s = x
+    for i in range(5):
+        s = s * x
+        if s > lim:
+            break
+    else:
+        s = s * 10.0  # runs only when no break left the loop
+    return s
+
+
+def f_while_else(x):
+    s = x
+    while s < 5.0:
+        s = s * 1.5
+        if s > 4.2:
+            break
+    else:
+        s = -s * x
+    return s
+
+
+def f_loop_else_jumps(x):
+    # break/continue in an inner loop's else clause leave the outer loop
+    t = 0.0
+    for j in range(4):
+        for i in range(3):
+            if i == j:
+                break
+        else:
+            if j == 3:
+                break
+            t = t + x * 100.0
+            continue
+        t = t + x * i
+    return t
+
+
+def f_for_else_return(xs):
+    for v in xs:
+        if v < 0.0:
+            return v * v
+    else:
+        return xs[0] * 7.0 * v
+    return 0.0
+
+
 # ======================================================================================================================
 # The table
 # ======================================================================================================================
@@ -1113,6 +1160,14 @@ FEATURES = [
     ("returns_dict", f_returns_dict, (1.3,)),
     ("build_list_index", f_build_list_index, (1.3, -0.5)),
     ("build_dict", f_build_dict, (1.3, -0.5)),
+    # else clauses of loops
+    ("for_else_no_break", f_for_else, (1.1, 3.0)),
+    ("for_else_break", f_for_else, (1.5, 3.0)),
+    ("while_else_ran_out", f_while_else, (6.0,)),
+    ("while_else_break", f_while_else, (3.0,)),
+    ("loop_else_jumps", f_loop_else_jumps, (1.5,)),
+    ("for_else_return", f_for_else_return, ([1.0, -2.0, 3.0],)),
+    ("for_else_no_return", f_for_else_return, ([1.0, 2.0, 3.0],)),
 ]
 
 
@@ -1377,18 +1432,7 @@ def u_late(x):
     return y
 
 
-def u_for_else(x):
-    SIDE.append("for-else")
-    s = 0.0
-    for i in range(3):  # UNSUPPORTED
-        s = s + x
-    else:
-        s = s * 2.0
-    return s
-
-
 UNSUPPORTED_CASES = [
-    ("for_else", u_for_else, "else"),
     ("try", u_try, "try"),
     ("with", u_with, "with"),
     ("yield", u_yield, "yield"),

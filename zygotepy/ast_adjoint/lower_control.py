@@ -72,10 +72,21 @@ def _summaries(node, memo):
                 deep |= c_deep
                 if not isinstance(c, _LOOPS):
                     local |= c_local
+                else:
+                    local |= _else_bits(c, memo)
             deep |= own
             local |= own
         memo[id(n)] = (n, (_BITS.get(type(n), 0), deep, local))
     return memo[id(node)][1]
+
+
+def _else_bits(loop, memo):
+    """The jumps of a loop's `else` clause: it runs outside the loop, so its break/continue leave the enclosing one."""
+    bits = 0
+    for e in loop.orelse:
+        own, _, local = _summaries(e, memo)
+        bits |= own | local
+    return bits
 
 
 def _jumps(node, kinds, memo=None, body_only=False):
@@ -91,7 +102,7 @@ def _jumps(node, kinds, memo=None, body_only=False):
         for s in node.body:
             s_own, s_deep, s_local = _summaries(s, memo)
             inside = 0 if isinstance(s, _SCOPES) else s_deep if gast.Return in kinds else \
-                0 if isinstance(s, _LOOPS) else s_local
+                _else_bits(s, memo) if isinstance(s, _LOOPS) else s_local
             found |= s_own | inside
         return bool(found & bits)
     return bool((own | (deep if gast.Return in kinds else local)) & bits)
@@ -247,8 +258,8 @@ class ControlFlow:
         return names, carries
 
     def loop(self, node, make_header, links=(), linked=False, targets=(), kept=()):
-        if node.orelse:
-            self.fail("an else clause on a loop", node)
+        """Lower a loop; returns the flags (after it) that say a `break` or `return` left it, which an `else` clause
+        (`loop_else`) tests."""
         breaks = self.jumps(node, (gast.Break,), body_only=True)
         returns = self.jumps(node, (gast.Return,), body_only=True)
         enclosing_break = self.env.pop(_BREAK, None)  # an enclosing loop's flag: not this loop's to test or reset
@@ -285,10 +296,22 @@ class ControlFlow:
             if len(flags) > 1:
                 loop.body.append(Assign(loop.exit, Call(Const(rt.any_set), tuple(flags)), node.lineno))
         self.env = outer_env
+        left = [self.env[f] for f, on in ((_BREAK, breaks), (_RETURNED, returns)) if on]
         self.env.pop(_BREAK, None)
         if enclosing_break is not None:
             self.env[_BREAK] = enclosing_break
         self.emit(loop)
+        return left
+
+    def loop_else(self, node, left):
+        """`for ... else` / `while ... else`: the clause runs when the loop ended without `break` (or `return`)."""
+        if not node.orelse:
+            return
+        if not left:
+            self.block(node.orelse)
+            return
+        ran_out = self.call(Const(rt.none_set), left, hint="_no_break")
+        self.join(ran_out, lambda: self.block(node.orelse), lambda: None)
 
     def stmt_While(self, node):
         def header(loop):
@@ -297,7 +320,7 @@ class ControlFlow:
             if any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
                 self.fail("assignment inside a while condition", node.test)
             loop.test, _ = self.sub_region(test)
-        self.loop(node, header)
+        self.loop_else(node, self.loop(node, header))
 
     def read_outside(self, node, names):
         """Those of `names` (the `for` loop `node`'s variables) that code outside its body may read: after the loop,
@@ -322,6 +345,7 @@ class ControlFlow:
             loop.target = self.new_var(t.id) if isinstance(t, gast.Name) and t.id not in self.cellvars \
                 else self.temp("_item")
         targets = [n.id for n in walk(node.target) if isinstance(n, gast.Name)]
-        self.loop(node, header, links, changing, targets, self.read_outside(node, targets))
+        left = self.loop(node, header, links, changing, targets, self.read_outside(node, targets))
         self.link_targets(links, node.lineno, after=True)
         self.end_for(node, hidden)
+        self.loop_else(node, left)

@@ -977,6 +977,58 @@ def f_for_else_return(xs):
     return 0.0
 
 
+def f_closure_reassigned(x, s):
+    y = x * s
+    y = y + 1.0  # a captured name assigned more than once before the function that reads it
+    g = lambda t: t * y * y
+    return g(3.0)
+
+
+def f_closure_after_loop(x):
+    acc = 0.0
+    k = 1.0
+    while acc < 10.0:
+        acc += x * k
+        k = k + 1.0
+
+    def h(t):
+        return t * acc * k
+    return h(2.0)
+
+
+def f_closure_after_branch(x, w):
+    scale = w
+    for i in range(3):
+        if i == 1:
+            scale = scale * x
+    return sum(map(lambda v: v * scale, [x, w]))
+
+
+def f_closure_array_updated_before(x):
+    y = x * 2.0
+    y *= 3.0
+    y = y + x
+
+    def g(t):
+        return np.sum(t * y * y)
+    return g(2.0)
+
+
+def f_lambda_default_of_loop(x):
+    fs = []
+    for i in range(3):
+        fs.append(lambda t, i=i: t * i * x)  # the default binds each i: no late binding
+    return sum(f(1.5) for f in fs)
+
+
+def f_def_default_expression(x):
+    k = 2
+
+    def g(t, p=k + 1, s=-1.0):
+        return t ** p * s
+    return g(x)
+
+
 # ======================================================================================================================
 # The table
 # ======================================================================================================================
@@ -1160,6 +1212,13 @@ FEATURES = [
     ("returns_dict", f_returns_dict, (1.3,)),
     ("build_list_index", f_build_list_index, (1.3, -0.5)),
     ("build_dict", f_build_dict, (1.3, -0.5)),
+    # closures over names assigned more than once (before the nested function), defaults computed at the def
+    ("closure_reassigned", f_closure_reassigned, (1.3, 0.7)),
+    ("closure_after_loop", f_closure_after_loop, (1.5,)),
+    ("closure_after_branch", f_closure_after_branch, (1.5, 0.8)),
+    ("closure_array_updated_before", f_closure_array_updated_before, (V5,)),
+    ("lambda_default_of_loop", f_lambda_default_of_loop, (1.5,)),
+    ("def_default_expression", f_def_default_expression, (1.5,)),
     # else clauses of loops
     ("for_else_no_break", f_for_else, (1.1, 3.0)),
     ("for_else_break", f_for_else, (1.5, 3.0)),
@@ -1456,6 +1515,40 @@ def test_unsupported_syntax(fn, word):
     assert re.search(rf"(?<!\d){line}(?!\d)", msg), f"line {line} not in: {msg}"
     assert word in msg.lower()
     assert isinstance(info.value, ZygoteError)
+
+
+def _assigned_after_capture(x):
+    y = x
+    g = lambda t: t * y
+    y = 2.0 * x  # g would read this y: its gradient would go to the first
+    return g(3.0)
+
+
+def _assigned_in_the_loop_that_captures(x):
+    fs = []
+    y = x
+    for i in range(3):
+        y = y * x
+        fs.append(lambda t: t * y)
+    return fs[0](1.0) + fs[2](1.0)
+
+
+def _default_carrying_a_gradient(x):
+    w = x * 2.0
+    g = lambda t, w=w: t * w  # w's cotangent would have nowhere to go
+    return g(3.0)
+
+
+@pytest.mark.parametrize("fn, line, word", [
+    (_assigned_after_capture, 3, "after a nested function captured it"),
+    (_assigned_in_the_loop_that_captures, 4, "after a nested function captured it"),
+    (_default_carrying_a_gradient, 2, "default value of a nested function that carries a gradient"),
+], ids=["after_capture", "in_capturing_loop", "default_with_gradient"])
+def test_closures_that_would_see_another_value_raise_naming_the_line(fn, line, word):
+    with pytest.raises(UnsupportedSyntax) as info:
+        gradient(fn, 1.5)
+    assert f"{os.path.basename(THIS_FILE)}:{fn.__code__.co_firstlineno + line}:" in str(info.value)
+    assert word in str(info.value)
 
 
 def test_unsupported_syntax_in_a_callee_raises_before_it_runs():

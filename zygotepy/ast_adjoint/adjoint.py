@@ -22,6 +22,7 @@ from . import runtime as rt
 from .analysis import callee_object, cell_values, saved_objects
 from .fastpath import FastPaths, RuleRef, _call
 from .ir import Assign, Call, Const, Def, Function, If, Loop, Var
+from ..errors import UnsupportedSyntax
 from .lower import captured_names
 from .tidy import tidy
 
@@ -268,9 +269,12 @@ class AdjointPass(FastPaths):
         self.define(s.out)
         if not self.is_active(s.out):
             return [s], []
+        if any(self.is_active(d) for d in s.defaults or ()):  # its cotangent would have nowhere to go
+            raise UnsupportedSyntax("a default value of a nested function that carries a gradient", self.fn.filename,
+                                    s.line, "read the name inside the function instead, or pass it as an argument")
         dg = self.dvar(s.out)
-        back = [a for cell, name in zip(s.cells, s.code.co_freevars, strict=True)
-                for a in self.acc(self.cells.get(cell.name, cell), _call(rt.field, dg, Const(name)))]
+        back = [a for value, name in zip(s.values, s.code.co_freevars, strict=True)
+                for a in self.acc(value, _call(rt.field, dg, Const(name)))]
         return [s], [If(_call(rt.is_not_none, dg), back, [])] + self.reset(s.out)
 
     def note_facts(self, s):

@@ -53,8 +53,8 @@ def _edges(stmts, globals_, cell_values, edges):
             else:
                 srcs = _vars([s.value])
             edges += [(a, o) for a in srcs for o in outs]
-        elif isinstance(s, Def):
-            edges += [(cell_values.get(c.name, c), s.out) for c in s.cells]
+        elif isinstance(s, Def):  # from the values its cells hold where it is defined (a name assigned twice: the later)
+            edges += [(v, s.out) for v in _vars((*s.values, *(s.defaults or ())))]  # and from its default values
         elif isinstance(s, If):
             _edges(s.then, globals_, cell_values, edges)
             _edges(s.orelse, globals_, cell_values, edges)
@@ -77,7 +77,8 @@ def _reach(starts, adjacency):
 
 
 def cell_values(fn, code):
-    """Cell Var -> the SSA value it holds: a captured name is assigned once, under its own name (lower() checks)."""
+    """Cell Var -> the SSA value it first holds (its name's first version); a nested function reads the version
+    current where it is defined, which its `Def.values` name."""
     from .lower import captured_names
     return {f"{n}_cell": Var(n) for n in (*captured_names(code), *code.co_freevars)}
 
@@ -144,8 +145,8 @@ def saved_objects(fn, active, globals_):
                     for o in outs:
                         for a in (used if is_mutating(target) else [first]):
                             link(o, a)
-            elif isinstance(s, Def):  # a closure's backward may read what its cells hold
-                for a in _vars(s.values):
+            elif isinstance(s, Def):  # a closure's backward may read what its cells and defaults hold
+                for a in _vars((*s.values, *(s.defaults or ()))):
                     link(s.out, a)
             elif isinstance(s, If):
                 for p in s.phis:

@@ -172,9 +172,9 @@ class Emitter:
                 code = self.helper(s.code, f"{s.code.co_name.strip('<>')}_code")
                 cells = ast.Tuple([self.atom(c) for c in s.cells], ast.Load())
                 kwdefaults = self.atom(Const(s.kwdefaults)) if s.kwdefaults else ast.Constant(None)
-                defaults = ast.Tuple([self.atom(d) if isinstance(d, Global) else ast.Constant(d) for d in s.defaults],
-                                     ast.Load()) if s.defaults and any(isinstance(d, Global) for d in s.defaults) \
-                    else ast.Constant(s.defaults)
+                defaults = ast.Tuple([self.atom(d) if isinstance(d, (Global, Var)) else ast.Constant(d)
+                                      for d in s.defaults], ast.Load()) \
+                    if s.defaults and any(isinstance(d, (Global, Var)) for d in s.defaults) else ast.Constant(s.defaults)
                 make = ast.Call(self.helper(rt.make_closure),
                                 [code, _name("_globals"), cells, defaults, kwdefaults, *map(self.atom, s.values)], [])
                 out.append(_assign(self.target(s.out), make))

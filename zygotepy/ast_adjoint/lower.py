@@ -77,6 +77,11 @@ _BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 _COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
 
 
+def _unwrapped(atom):
+    """A default value as `Def.defaults` holds it: a Var or Global read when the def runs, or the constant itself."""
+    return atom.value if isinstance(atom, Const) else atom
+
+
 def captured_names(code):
     """The locals of `code` that nested functions capture. Python also compiles comprehensions as nested functions,
     but zygotepy lowers them inline, so what they alone read is an ordinary local here."""
@@ -129,6 +134,8 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         self.inner_codes = [c for c in code.co_consts if hasattr(c, "co_code")]
         self.used_freevars = []
         self.loop_depth = 0
+        self.captured = set()  # cell variables a nested function lowered so far captures: no later assignment
+        self.loop_captures = []  # per open loop: the cell variables nested functions in its body capture
         self.special = {}  # names the lowering itself introduced, bound to runtime primitives
         self.statement_call = False  # lowering the call of an expression statement (its result is dropped)
         self.init_mutation()
@@ -504,9 +511,12 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
     def bind(self, name, value):
         """Bind local `name` to `value`; a cell variable (captured by a nested def) gets a real assignment."""
         if name in self.cellvars:
-            if self.versions.get(name) or self.loop_depth:
-                self.fail(f"more than one assignment to '{name}', which a nested function captures",
-                          hint="give each captured value its own name")
+            # each assignment is a version, as for any local, and sets the cell; the nested function takes the
+            # version current where it is defined, so the cell must not change after that (nor, in a loop that
+            # defines it, between the function's making and its calls)
+            if name in self.captured or any(name in c for c in self.loop_captures):
+                self.fail(f"an assignment to '{name}' after a nested function captured it (the function would "
+                          f"see the new value)", hint="give the new value its own name")
             var = self.new_var(name)
             self.emit(Assign(var, value, self.line))
             self.emit(Assign(self.temp("_"), Call(Const(rt.set_cell), (Var(f"{name}_cell"), var)), self.line))
@@ -603,11 +613,11 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         for n in updated_in_place(node, code.co_freevars):
             if n in self.cellvars:
                 self.updated_by_closures[n] = name
-        for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
-            if not isinstance(default, gast.Constant) and not (default in node.args.defaults
-                                                                and self.global_default(default)):
-                self.fail("a non-constant default value in a nested function", default)
-        defaults = tuple(d.value if isinstance(d, gast.Constant) else self.expr(d) for d in node.args.defaults) or None
+        for default in node.args.kw_defaults:  # (positional defaults may be any value: `lambda t, i=i: ...`)
+            if default is not None and not isinstance(default, gast.Constant):
+                self.fail("a non-constant default value of a keyword-only parameter in a nested function", default)
+        defaults = tuple(d.value if isinstance(d, gast.Constant) else _unwrapped(self.expr(d))
+                         for d in node.args.defaults) or None
         kwdefaults = {a.id: d.value for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
                       if d is not None} or None
         for n in code.co_freevars:
@@ -619,7 +629,8 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                 self.used_freevars.append(n)
         named = isinstance(hint, str) and hint in self.locals and hint not in self.cellvars  # not a temp hint (_t)
         out = self.new_var(hint) if named else self.temp("_fn")
-        values = tuple(Var(n) for n in code.co_freevars)
+        values = tuple(self.env.get(n, Var(n)) if n in self.cellvars else Var(n) for n in code.co_freevars)
+        self.captured.update(n for n in code.co_freevars if n in self.cellvars)
         self.emit(Def(out, code, cells, defaults, kwdefaults, node.lineno, values))
         return out
 

@@ -230,7 +230,7 @@ class ControlFlow:
         """The loop's carried names and Carries. `targets`: the names a `for` loop binds each iteration, of which
         `kept` are read after the loop (or in a later iteration of an enclosing one): carried, so that they name the
         last item after it (their own object, not the one the name held before)."""
-        names = [n for n in _assigned_names(body_nodes) if n in self.locals and n not in self.cellvars]
+        names = [n for n in _assigned_names(body_nodes) if n in self.locals]
         names += [n for n in kept if n not in names and n in self.locals and n not in self.cellvars]
         aug = augmented_names(body_nodes)  # `o = out; o += v` in the body: which object `o` names is not known here
         rebound = _plainly_assigned(body_nodes) | set(targets)
@@ -285,7 +285,9 @@ class ControlFlow:
                 refreshes.extend(self.link_targets(links, node.lineno))
             self.block(node.body)
         self.loop_depth += 1
+        self.loop_captures.append(self.captured_inside(node))
         loop.body, body_env = self.sub_region(body)
+        self.loop_captures.pop()
         self.loop_depth -= 1
         for c, name in zip(carries, [*names, *extra], strict=True):
             c.next = body_env.get(name, c.var)
@@ -312,6 +314,13 @@ class ControlFlow:
             return
         ran_out = self.call(Const(rt.none_set), left, hint="_no_break")
         self.join(ran_out, lambda: self.block(node.orelse), lambda: None)
+
+    def captured_inside(self, loop):
+        """The cell variables that nested functions (defs, lambdas) in `loop` read: an assignment to one in the loop
+        would change what a function made in an earlier iteration sees."""
+        inner = [n for s in [*loop.body, *getattr(loop, "orelse", [])] for n in walk(s)
+                 if isinstance(n, (gast.FunctionDef, gast.Lambda))]
+        return {n.id for f in inner for n in walk(f) if isinstance(n, gast.Name) and n.id in self.cellvars}
 
     def stmt_While(self, node):
         def header(loop):

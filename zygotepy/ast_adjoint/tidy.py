@@ -31,6 +31,11 @@ def _atoms(x, out=None):
     return out
 
 
+def _def_defaults(s):
+    """The Vars among a nested function's default values (`lambda t, i=i: ...`; the others are constants)."""
+    return [d for d in s.defaults or () if isinstance(d, Var)]
+
+
 def _uses(stmts, counts):
     for s in stmts:
         if isinstance(s, Assign):
@@ -38,6 +43,7 @@ def _uses(stmts, counts):
         elif isinstance(s, Def):
             counts.update(s.cells)
             counts.update(s.values)
+            counts.update(_def_defaults(s))
         elif isinstance(s, If):
             counts.update(_atoms(s.cond))
             _uses(s.then, counts)
@@ -99,7 +105,7 @@ def _compute_reads_writes(s):
         outs = s.out if isinstance(s.out, tuple) else (s.out,)
         return set(_atoms(s.value)), set(outs)
     if isinstance(s, Def):
-        return {*s.cells, *s.values}, {s.out}
+        return {*s.cells, *s.values, *_def_defaults(s)}, {s.out}
     reads, writes = set(), set()
     if isinstance(s, If):
         reads.update(_atoms(s.cond))
@@ -167,6 +173,8 @@ def _rename(stmts, names):
             s.out, s.value = atom(s.out), atom(s.value)
         elif isinstance(s, Def):
             s.out, s.cells, s.values = atom(s.out), tuple(atom(c) for c in s.cells), tuple(atom(v) for v in s.values)
+            if s.defaults:
+                s.defaults = tuple(atom(d) if isinstance(d, Var) else d for d in s.defaults)
         elif isinstance(s, If):
             s.cond = atom(s.cond)
             _rename(s.then, names)

@@ -977,6 +977,27 @@ def f_for_else_return(xs):
     return 0.0
 
 
+def f_with_block(x, v):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(v > 0, x / v, 0.0)
+    return np.sum(r * r)
+
+
+def f_with_return_in_loop(x, n):
+    for i in range(n):
+        with contextlib.nullcontext(x) as held:
+            if i == 2:
+                return held * x * i
+            x = x * 1.1 + held
+    return x
+
+
+def f_with_two_managers(x):
+    with contextlib.nullcontext(), np.errstate(over="ignore") as state:
+        y = np.exp(x) * x
+    return y
+
+
 def f_closure_reassigned(x, s):
     y = x * s
     y = y + 1.0  # a captured name assigned more than once before the function that reads it
@@ -1227,6 +1248,10 @@ FEATURES = [
     ("loop_else_jumps", f_loop_else_jumps, (1.5,)),
     ("for_else_return", f_for_else_return, ([1.0, -2.0, 3.0],)),
     ("for_else_no_return", f_for_else_return, ([1.0, 2.0, 3.0],)),
+    # with blocks (the manager is entered and left in the forward pass)
+    ("with_block", f_with_block, (1.3, V5)),
+    ("with_return_in_loop", f_with_return_in_loop, (1.2, 4)),
+    ("with_two_managers", f_with_two_managers, (0.7,)),
 ]
 
 
@@ -1434,13 +1459,6 @@ def u_try(x):
     return y
 
 
-def u_with(x):
-    SIDE.append("with")
-    with contextlib.nullcontext():  # UNSUPPORTED
-        y = x * 2.0
-    return y
-
-
 def u_yield(x):
     SIDE.append("yield")
     yield x * 2.0  # UNSUPPORTED
@@ -1486,20 +1504,21 @@ def u_late(x):
     for i in range(3):
         y = y * 1.5
         if i > 5:
-            with contextlib.nullcontext():  # UNSUPPORTED
+            try:  # UNSUPPORTED
                 y = -y
+            except ValueError:
+                pass
     return y
 
 
 UNSUPPORTED_CASES = [
     ("try", u_try, "try"),
-    ("with", u_with, "with"),
     ("yield", u_yield, "yield"),
     ("global_write", u_global_write, "global"),
     ("async_def", u_async, "async"),
     ("nonlocal", u_nonlocal, "nonlocal"),
     ("class_inside", u_class_inside, "class"),
-    ("with_in_loop_branch", u_late, "with"),
+    ("try_in_loop_branch", u_late, "try"),
 ]
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
 from .ast_adjoint.dispatch import J_entry
+from .ast_adjoint.runtime import CONTEXTS, unwind
 from .ast_adjoint.mutate import DEPTH, ENTRIES, GLOBAL_UPDATES, LOG, end_forward, finish_backward, redo
 from .errors import ZygoteError
 from .structgrad import StructGrad
@@ -142,11 +143,21 @@ def _pause_gc():
 
 
 def _run(fn, /, *args, **kwargs):
+    mark = len(CONTEXTS)
     try:
         return fn(*args, **kwargs)
     except Exception as e:
         _with_user_lines(e)
+        _leave_contexts(mark, e)
         raise
+
+
+def _leave_contexts(mark, exc):
+    """Leave the with blocks that `exc` escapes (runtime.unwind) and raise what Python would then see."""
+    if len(CONTEXTS) > mark:
+        raised = unwind(mark, exc)
+        if raised is not exc:
+            raise raised from exc
 
 
 def pullback(f, /, *args, **kwargs):
@@ -221,7 +232,7 @@ def _value_and_gradient(f, args, kwargs):
     n = len(args)
     depth = DEPTH
     depth[0] += 1
-    start, forward_done, collecting = len(ENTRIES), False, _pause_gc()
+    start, forward_done, collecting, mark = len(ENTRIES), False, _pause_gc(), len(CONTEXTS)
     try:
         y, pb = J_entry(_ALL_NEEDED[n] if n < 8 else (True,) * n, f, args, kwargs or None)
         depth[0] -= 1
@@ -232,6 +243,7 @@ def _value_and_gradient(f, args, kwargs):
         if not forward_done:
             depth[0] -= 1
         _with_user_lines(e)
+        _leave_contexts(mark, e)
         raise
     finally:
         if len(ENTRIES) != start:  # f updated something in place: the backward undid it, redo it

@@ -1,7 +1,7 @@
 """The rule registry and the built-in rule tables (importing this package registers them)."""
 import importlib
 
-from . import control, objects, registry, structures  # noqa: F401
+from . import contexts, control, objects, registry, structures  # noqa: F401
 
 # complex before the numpy_* tables: where both register a rule (np.real, np.angle, ...), numpy_elementwise's wins;
 # mutation last: its in-place operator rules (which really update arrays and lists) override the plain ones

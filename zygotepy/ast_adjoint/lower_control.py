@@ -220,6 +220,23 @@ class ControlFlow:
         value = self.expr(node.value) if node.value is not None else Const(None)
         self.env[_RETVAL], self.env[_RETURNED] = value, Const(True)
 
+    def stmt_With(self, node):
+        """`with m as v: body` is `v = enter(m)`, the body, `leave(m)`: the manager runs in the forward pass only. A
+        return, break or continue in the body only sets flags (the statements after it are skipped by tests), so the
+        `leave` after the body runs on every path; an exception is passed to `__exit__` by the API (runtime.unwind)."""
+        managers = []
+        for item in node.items:
+            manager = self.expr(item.context_expr, hint="_manager")
+            target = item.optional_vars
+            value = self.call(Const(rt.enter), [manager], hint=target.id if isinstance(target, gast.Name) else "_t")
+            if item.optional_vars is not None:
+                self.assign_to(item.optional_vars, value)
+            managers.append(manager)
+        self.block(node.body)
+        self.line = getattr(node, "lineno", self.line)
+        for manager in reversed(managers):
+            self.emit(Assign(Var("_"), Call(Const(rt.leave), (manager,)), self.line))
+
     def stmt_Break(self, node):
         self.env[_BREAK] = Const(True)
 

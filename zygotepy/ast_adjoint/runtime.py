@@ -124,6 +124,39 @@ def make_closure(code, globals_, cells, defaults, kwdefaults, *values):
     return fn
 
 
+CONTEXTS = []  # the managers of the with blocks generated code has entered and not yet left, innermost last
+
+
+def enter(manager):
+    """`with manager:` in generated code: Python's `__enter__`, remembered so that an exception can leave it."""
+    value = type(manager).__enter__(manager)
+    CONTEXTS.append(manager)
+    return value
+
+
+def leave(manager):
+    CONTEXTS.pop()
+    type(manager).__exit__(manager, None, None, None)
+
+
+def unwind(mark, exc):
+    """Leave, innermost first, the with blocks entered since `mark` that `exc` is escaping, passing it to `__exit__`
+    as Python would. Generated code cannot resume after a block, so a manager that suppresses the exception is
+    refused with a ZygoteError; an exception raised by `__exit__` replaces `exc`, as in Python."""
+    from ..errors import ZygoteError
+    while len(CONTEXTS) > mark:
+        manager = CONTEXTS.pop()
+        try:
+            suppressed = type(manager).__exit__(manager, type(exc), exc, exc.__traceback__)
+        except Exception as raised:
+            exc = raised
+            continue
+        if suppressed:
+            exc = ZygoteError(f"{type(manager).__name__}.__exit__ suppressed {type(exc).__name__}: zygotepy cannot "
+                              f"differentiate a with block that swallows an exception")
+    return exc
+
+
 def raise_(exc):
     raise exc
 

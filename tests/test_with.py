@@ -1,0 +1,180 @@
+"""`with` blocks under differentiation: Python's enter/exit order on every path (return, break, an exception), the
+manager's effect on the forward pass, gradients through `as` values, and the cases refused with a ZygoteError."""
+import contextlib
+import math
+
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, gradient, pullback
+from zygotepy.ast_adjoint import runtime as rt
+from zygotepy.testing import check_grads
+
+LOG = []
+
+
+@contextlib.contextmanager
+def tag(name):
+    LOG.append(f"enter {name}")
+    try:
+        yield name
+    except Exception as e:
+        LOG.append(f"exit {name} with {type(e).__name__}")
+        raise
+    else:
+        LOG.append(f"exit {name}")
+
+
+@pytest.fixture(autouse=True)
+def _clean():
+    LOG.clear()
+    yield
+    assert rt.CONTEXTS == [], "a with block was left entered"
+
+
+def early_return(x, n):
+    for i in range(n):
+        with tag(f"i{i}"):
+            if i == 2:
+                return x * x * i
+            x = math.sin(x) + x
+    return x
+
+
+def breaks(x):
+    for i in range(5):
+        with tag(f"i{i}"), tag(f"inner{i}"):
+            x = x * 1.5
+            if x > 3.0:
+                break
+    return x
+
+
+def test_return_inside_leaves_every_block_in_order():
+    check_grads(early_return, 0.7, 4)
+    LOG.clear()
+    assert gradient(early_return, 0.7, 4)[1] is None
+    assert LOG == ["enter i0", "exit i0", "enter i1", "exit i1", "enter i2", "exit i2"]
+
+
+def test_break_inside_leaves_inner_then_outer():
+    check_grads(breaks, 1.0)
+    LOG.clear()
+    gradient(breaks, 1.0)
+    assert LOG == ["enter i0", "enter inner0", "exit inner0", "exit i0",
+                   "enter i1", "enter inner1", "exit inner1", "exit i1",
+                   "enter i2", "enter inner2", "exit inner2", "exit i2"]
+
+
+def fails_inside(x):
+    with tag("outer"):
+        with tag("inner"):
+            y = x * 2.0
+            return y / missing_name  # noqa: F821  (a NameError escapes both blocks)
+
+
+@pytest.mark.parametrize("entry", ["gradient", "pullback"])
+def test_an_exception_reaches_exit_and_then_the_caller(entry):
+    with pytest.raises(NameError, match="missing_name"):
+        gradient(fails_inside, 1.0) if entry == "gradient" else pullback(fails_inside, 1.0)
+    assert LOG == ["enter outer", "enter inner", "exit inner with NameError", "exit outer with NameError"]
+
+
+def divides(x, d):
+    with np.errstate(divide="raise"):
+        return x / d
+
+
+def test_the_manager_is_active_in_the_forward_pass_and_restored_after_an_exception():
+    before = np.geterr()
+    with pytest.raises(FloatingPointError):
+        gradient(divides, np.float64(1.0), np.float64(0.0))
+    assert np.geterr() == before
+    assert gradient(divides, np.float64(3.0), np.float64(2.0)) == (0.5, -0.75)
+
+
+def swallows(x):
+    with contextlib.suppress(ZeroDivisionError):
+        x = x / 0.0
+    return x
+
+
+def test_a_manager_that_swallows_an_exception_is_refused():
+    with pytest.raises(ZygoteError, match="suppress.__exit__ suppressed ZeroDivisionError"):
+        gradient(swallows, 2.0)
+
+
+class Scaled:
+    """A model object used as a context manager: `__enter__` returns itself."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Opaque:
+    """`__enter__` returns a value computed from a field, in code zygotepy cannot differentiate (try/except)."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def __enter__(self):
+        try:
+            return self.w * 2.0
+        except TypeError:
+            return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def uses_model(model, x):
+    with model as m:
+        y = m.w * x * x
+    return y
+
+
+def uses_nullcontext(x):
+    with contextlib.nullcontext(x * 3.0) as held:
+        y = held * x
+    return y
+
+
+def uses_opaque(model, x):
+    with model as v:
+        y = v * x
+    return y
+
+
+def test_gradient_through_as_when_enter_returns_the_manager():
+    dmodel, dx = gradient(uses_model, Scaled(1.5), 2.0)
+    assert dmodel.w == pytest.approx(4.0)
+    assert dx == pytest.approx(2 * 1.5 * 2.0)
+
+
+def test_gradient_through_a_python_enter():
+    check_grads(uses_nullcontext, 1.3)
+    assert gradient(uses_nullcontext, 1.3)[0] == pytest.approx(6 * 1.3)
+
+
+def test_gradient_through_an_enter_that_cannot_be_differentiated_is_refused():
+    with pytest.raises(ZygoteError, match="Opaque.__enter__"):
+        gradient(uses_opaque, Opaque(1.5), 2.0)
+    assert gradient(lambda x: uses_opaque(Opaque(1.5), x), 2.0) == (3.0,)
+
+
+def cubic_in_block(x):
+    with tag("nested"):
+        y = x * x * x
+    return y
+
+
+def test_second_derivative_through_a_with_block():
+    second = gradient(lambda x: gradient(cubic_in_block, x)[0], 1.7)[0]
+    assert second == pytest.approx(6 * 1.7)
+    assert LOG.count("enter nested") == LOG.count("exit nested") >= 1

@@ -11,7 +11,7 @@ import numpy as np
 from .adjoints.objects import as_fields, fields_of
 from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.runtime import CONTEXTS, unwind
-from .ast_adjoint.mutate import DEPTH, ENTRIES, GLOBAL_UPDATES, LOG, end_forward, finish_backward, redo
+from .ast_adjoint.mutate import DEPTH, ENTRIES, GLOBAL_UPDATES, LOG, PASSED_THROUGH, end_forward, finish_backward, redo
 from .errors import ZygoteError
 from .structgrad import StructGrad
 
@@ -250,6 +250,7 @@ def _value_and_gradient(f, args, kwargs):
             finish_backward(start)
         if LOG and not depth[0]:
             LOG.clear()
+            PASSED_THROUGH.clear()
         if GLOBAL_UPDATES and not depth[0]:
             GLOBAL_UPDATES.clear()
         if collecting:

@@ -93,6 +93,9 @@ SHAPE_ROWS = [
     row(np.ndarray.item, ANY, shapes=[((1,),), ((1, 1),)]),
     row(np.ndarray.item, ANY, 4, shapes=[((2, 3),)], none=(1,), label="ndarray.item[flat index]"),
     row(np.ndarray.item, ANY, 1, 0, shapes=[((2, 3),)], none=(1, 2), label="ndarray.item[i, j]"),
+    row(np.ndarray.item, ANY, (1, -1), shapes=[((2, 3),)], none=(1,), label="ndarray.item[(i, j)]"),
+    row(np.ndarray.item, ANY, shapes=[((),)], f=lambda x: np.asarray(x).item(), label="ndarray.item[0-d]"),
+    row(np.generic.item, ANY, shapes=[((),)], f=lambda x: np.float64(x).item()),
     row(np.ndarray.tolist, ANY, shapes=[((3,),), ((2, 3),)]),
 ]
 if hasattr(np, "unstack"):

@@ -6,6 +6,8 @@ array drawn from a domain where the function is smooth), a `Seq` of them (a list
 case one shape per random argument, in order: `None` for a Python float, `()` for a 0-d array, a tuple of shapes for a
 `Seq` (one per element).
 """
+import functools
+import itertools
 import math
 import operator
 
@@ -105,6 +107,24 @@ BUILTIN_ROWS = [
     row(map, operator.mul, Seq(ANY), Seq(ANY, tuple), shapes=[((None,) * 3, (None,) * 2)],
         f=lambda fn, a, b: list(map(fn, a, b)), label="builtins.map[two sequences]"),
     row(filter, None, Seq(ANY), shapes=[((None,) * 4,)], f=lambda fn, s: list(filter(fn, s))),
+    # functools / itertools / math.prod, through their Python twins (adjoints/functional.py)
+    row(functools.reduce, operator.mul, Seq(ANY), shapes=[((None,) * 3,)]),
+    row(functools.reduce, lambda a, b: a * b + a, Seq(ANY, tuple), ANY, shapes=[((None,) * 3, None)],
+        label="functools.reduce[initial]"),
+    row(math.prod, Seq(ANY), shapes=[((None,) * 4,)]),
+    row(itertools.accumulate, Seq(ANY), shapes=[((None,) * 4,)], f=lambda s: list(itertools.accumulate(s))),
+    row(itertools.accumulate, Seq(ANY), operator.mul, shapes=[((None,) * 4,)],
+        f=lambda s, fn: list(itertools.accumulate(s, fn)), label="itertools.accumulate[mul]"),
+    row(itertools.chain, Seq(ANY), Seq(ANY, tuple), shapes=[((None,) * 2, (None, (2,), None))],
+        f=lambda a, b: list(itertools.chain(a, b))),
+    row(itertools.chain.from_iterable, Seq(Seq(ANY)), shapes=[(((None,) * 2, (None,)),)],
+        f=lambda s: list(itertools.chain.from_iterable(s))),
+    row(itertools.starmap, operator.mul, Seq(Seq(ANY, tuple)), shapes=[(((None, None), (None, (2,))),)],
+        f=lambda fn, s: list(itertools.starmap(fn, s))),
+    row(itertools.product, Seq(ANY), Seq(ANY, tuple), shapes=[((None,) * 2, (None,) * 3)],
+        f=lambda a, b: list(itertools.product(a, b))),
+    row(itertools.product, Seq(ANY), shapes=[((None,) * 3,)], kw={"repeat": 2},
+        f=lambda a, repeat: list(itertools.product(a, repeat=repeat)), label="itertools.product[repeat]"),
     row(list, Seq(ANY, tuple), shapes=[((None,) * 3,)]),
     row(tuple, Seq(ANY), shapes=[((None, (2,)),)]),
     row(complex, ANY, ANY, shapes=[(None, None)]),

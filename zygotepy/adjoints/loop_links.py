@@ -82,7 +82,7 @@ nondifferentiable(mt.loop_copied)
 def put_iter(parent, where, child):
     """`child` (a loop's item of `parent`) was updated in place: the cotangents at its place in `parent` are its."""
     plan = _plan(parent, child)
-    if plan is not None:
+    if plan is not None and mt.may_have_changed(child):
         mt.LOG.append(id(parent))
     elif not isinstance(parent, (list, tuple, np.ndarray)) and _mutable(child):
         raise _unseen(where, parent)

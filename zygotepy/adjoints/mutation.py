@@ -285,8 +285,10 @@ def mutcall(fn, *args, **kwargs):
     rules above; a Python function that updates its parameters returns their final versions (lower.py), whose
     cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone."""
     if fn is rt.callmethod and args and not isinstance(args[0], set):
+        mark = len(mt.LOG)
         hit = method_call(args[0], args[1], args[2:], kwargs)
         if hit is not None:
+            mt.passed_through(args[2:], mark)
             result, mback = hit
             out = (result, *args)
 

@@ -429,7 +429,7 @@ def put_held(parent, where, child):
     update, parent's name, line of the call that made the link)."""
     plan = _where(parent, child) if parent is not child else "self"
     inside = _where_items(child, parent) if plan is None else None
-    if plan is not None or inside is not None:
+    if (plan is not None or inside is not None) and mt.may_have_changed(child):
         mt.LOG.append(id(parent))
 
     def back(dy):

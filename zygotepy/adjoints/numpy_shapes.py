@@ -692,17 +692,24 @@ for _fn in _LIFTS:
     _lift_rule(_fn)
 
 
-@adjoint(np.ndarray.item)
 def item(x, *index):
-    """`x.item()`, `x.item(k)`, `x.item(i, j)`: a Python number; its cotangent is one entry of a zero array."""
+    """`x.item()`, `x.item(k)`, `x.item(i, j)`, `x.item((i, j))`: a Python number; its cotangent is one entry of a zero
+    array (found by asking the same question of an array of flat positions, so every form NumPy accepts means the same
+    here), or a number for a NumPy scalar (`np.float64(2.0).item()`)."""
     def back(dy):
         if dy is None:
             return (None, *_nones(index))
-        g = np.zeros(x.shape, dtype=_float_dtype(x.dtype) if not isinstance(dy, complex) else np.complex128)
-        flat = index[0] if len(index) == 1 else np.ravel_multi_index(index, x.shape) if index else 0
-        g.flat[flat] = dy
+        dtype = _float_dtype(x.dtype) if not isinstance(dy, complex) else np.complex128
+        if isinstance(x, np.generic):
+            return (np.dtype(dtype).type(dy), *_nones(index))
+        g = np.zeros(x.shape, dtype=dtype)
+        g.flat[np.arange(x.size).reshape(x.shape).item(*index)] = dy
         return (g, *_nones(index))
     return x.item(*index), back
+
+
+adjoint(np.ndarray.item)(item)
+adjoint(np.generic.item)(item)
 
 
 @adjoint(np.ndarray.tolist)

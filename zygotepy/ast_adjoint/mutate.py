@@ -42,6 +42,7 @@ def end_forward(start):
     if not DEPTH[0]:
         if LOG:
             LOG.clear()
+            PASSED_THROUGH.clear()
         if GLOBAL_UPDATES:
             GLOBAL_UPDATES.clear()
     return mine
@@ -140,6 +141,30 @@ def journal_slot(x, index):
 def slot_copy(v):
     """A copy of what `x[index]` gave: a view or a 0-d value (NumPy's or forward mode's array types)."""
     return v.copy() if hasattr(v, "copy") else v
+
+
+PASSED_THROUGH = {}  # id of an argument a list/dict/set/array method was given -> LOG's length before that call
+
+
+def passed_through(args, mark):
+    """`args` went into a container method (`out.append(row)`), which updates its object alone."""
+    for a in args:
+        if not isinstance(a, _ATOMIC):
+            PASSED_THROUGH[id(a)] = mark
+
+
+def may_have_changed(child):
+    """Could `child` have been updated in place by the update the transform had to assume just before (it cannot tell
+    `out.append(row)` from a call that updates `row`)? Not a number or a string; not an argument of a container
+    method, unless something logged an update of it since that call began (LOG is cleared with PASSED_THROUGH, so
+    the mark is never past an update)."""
+    if isinstance(child, _ATOMIC):
+        return False
+    mark = PASSED_THROUGH.get(id(child))
+    return mark is None or id(child) in LOG[mark:]
+
+
+_ATOMIC = (int, float, complex, str, bytes, np.generic)
 
 
 def updated_since(mark, objects):

@@ -1,0 +1,137 @@
+"""functools.reduce, math.prod and the itertools a numeric code folds with, differentiated as the Python they mean.
+
+Each C function gets a twin: a few lines of plain Python computing the same result (as a list where the C function
+returns an iterator: an iterator has no place for a cotangent to go back through). The rule differentiates the twin
+with `J`, so gradients reach the items and whatever a folding function closes over through the ordinary transform;
+a folding function that is a C function with a rule (`operator.mul`) is used through that rule.
+"""
+import functools
+import itertools
+import math
+import operator
+
+from ..ast_adjoint.dispatch import J, differentiable
+from ..errors import ZygoteError
+from .registry import adjoint
+from .structures import like
+
+
+def reduce_twin(fn, seq, *initial):
+    items = list(seq)
+    if initial:
+        acc = initial[0]
+    elif items:
+        acc = items[0]
+        items = items[1:]
+    else:
+        raise TypeError("reduce() of empty iterable with no initial value")
+    for item in items:
+        acc = fn(acc, item)
+    return acc
+
+
+def accumulate_twin(seq, fn):
+    out = []
+    for item in seq:
+        if out:
+            item = fn(out[-1], item)
+        out.append(item)
+    return out
+
+
+def chain_twin(*seqs):
+    return [item for seq in seqs for item in seq]
+
+
+def chain_from_iterable_twin(seqs):
+    return [item for seq in seqs for item in seq]
+
+
+def starmap_twin(fn, seq):
+    return [fn(*items) for items in seq]
+
+
+def product_twin(*seqs):
+    rows = [()]
+    for seq in seqs:
+        rows = [row + (item,) for row in rows for item in list(seq)]
+    return rows
+
+
+def prod_twin(seq, start):
+    p = start
+    for item in seq:
+        p = p * item
+    return p
+
+
+def _through(twin, *args):
+    """`twin(*args)` and a back giving the cotangents of `args` (the twin closes over nothing of its own)."""
+    y, pb = J(twin, *args)
+    return y, lambda dy: pb(dy)[1:]
+
+
+def _constant_keyword(target, name, value):
+    """A keyword these rules do not differentiate may only hold a value that carries no gradient."""
+    if differentiable(value):
+        raise ZygoteError(f"{target}({name}=...) with a differentiable value is not differentiated; pass it as an item")
+
+
+@adjoint(functools.reduce)
+def reduce_(fn, seq, *initial):
+    return _through(reduce_twin, fn, seq, *initial)
+
+
+@adjoint(math.prod)
+def prod(seq, *, start=1):
+    _constant_keyword("math.prod", "start", start)
+    y, back = _through(prod_twin, seq, start)
+    return y, lambda dy: back(dy)[:1]
+
+
+@adjoint(itertools.accumulate)
+def accumulate(seq, fn=None, *, initial=None):
+    if initial is not None:
+        _constant_keyword("itertools.accumulate", "initial", initial)
+        seq = [initial, *seq]
+    y, back = _through(accumulate_twin, seq, operator.add if fn is None else fn)
+
+    def accumulate_back(dy):
+        dseq, dfn = back(dy)
+        if initial is not None and dseq is not None:
+            dseq = like(seq[1:], list(dseq)[1:])
+        return (dseq,) if fn is None else (dseq, dfn)
+    return y, accumulate_back
+
+
+@adjoint(itertools.chain)
+def chain(*seqs):
+    return _through(chain_twin, *seqs)
+
+
+@adjoint(itertools.chain.from_iterable)
+def chain_from_iterable(seqs):
+    return _through(chain_from_iterable_twin, seqs)
+
+
+@adjoint(itertools.starmap)
+def starmap(fn, seq):
+    return _through(starmap_twin, fn, seq)
+
+
+@adjoint(itertools.product)
+def product(*seqs, repeat=1):
+    """`product(xs, repeat=2)` is `product(xs, xs)`: each copy's cotangent is added into the sequence's own."""
+    y, back = _through(product_twin, *(seqs * repeat))
+
+    def product_back(dy):
+        grads = back(dy)
+        return tuple(functools.reduce(_add_items, grads[k::len(seqs)]) for k in range(len(seqs)))
+    return y, product_back
+
+
+def _add_items(a, b):
+    """Two cotangents of one sequence (lists or tuples of item cotangents, or None), added item by item."""
+    if a is None or b is None:
+        return b if a is None else a
+    return like(a, [q if p is None else p if q is None else p + q for p, q in zip(a, b, strict=True)])

@@ -977,6 +977,44 @@ def f_for_else_return(xs):
     return 0.0
 
 
+class Body:
+    def __init__(self, pos, vel):
+        self.pos, self.vel = pos, vel
+
+
+def f_comprehension_items_updated(v0):
+    # a list made by a comprehension whose items a loop updates in place, twice (the updates were lost)
+    vs = [v0 * (i + 1) for i in range(2)]
+    for _ in range(2):
+        for v in vs:
+            v *= 0.9
+    return sum(np.sum(v ** 2) for v in vs)
+
+
+def f_comprehension_objects_updated(v0, dt):
+    bodies = [Body(np.zeros(2), v0 * (i + 1)) for i in range(3)]
+    for _ in range(3):
+        for b in bodies:
+            b.pos += dt * b.vel
+            b.vel *= 0.9
+    return sum(np.sum(b.pos ** 2) for b in bodies)
+
+
+def f_comprehension_objects_rebound(v0, dt):
+    bodies = [Body(np.zeros(2), v0 * (i + 1)) for i in range(2)]
+    for _ in range(2):
+        for b in bodies:
+            b.pos = b.pos + dt * b.vel
+            b.vel = b.vel * 0.9
+    return sum(np.sum(b.pos ** 2) for b in bodies)
+
+
+def f_nested_keyword_only_default(x):
+    def inner(y, *, scale=2.0):  # a constant keyword-only default of a nested function (crashed: TypeError)
+        return y * scale
+    return inner(x) + inner(x, scale=x)
+
+
 def f_with_block(x, v):
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(v > 0, x / v, 0.0)
@@ -1248,6 +1286,11 @@ FEATURES = [
     ("loop_else_jumps", f_loop_else_jumps, (1.5,)),
     ("for_else_return", f_for_else_return, ([1.0, -2.0, 3.0],)),
     ("for_else_no_return", f_for_else_return, ([1.0, 2.0, 3.0],)),
+    # items of a comprehension's list updated in place through a loop variable
+    ("comprehension_items_updated", f_comprehension_items_updated, (np.array([1.0, 0.5]),)),
+    ("comprehension_objects_updated", f_comprehension_objects_updated, (np.array([1.0, 0.5]), 0.1)),
+    ("comprehension_objects_rebound", f_comprehension_objects_rebound, (np.array([1.0, 0.5]), 0.1)),
+    ("nested_keyword_only_default", f_nested_keyword_only_default, (1.7,)),
     # with blocks (the manager is entered and left in the forward pass)
     ("with_block", f_with_block, (1.3, V5)),
     ("with_return_in_loop", f_with_return_in_loop, (1.2, 4)),

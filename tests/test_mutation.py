@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zygotepy import (
+    UnsupportedSyntax,
     ZygoteError,
     gradient,
     hessian,
@@ -443,13 +444,66 @@ def _updates_and_returns(out, x):
     return x * 2.0
 
 
-def test_helper_that_updates_its_argument_and_is_used_as_a_value_raises():
+def test_helper_that_updates_its_argument_and_is_used_as_a_value():
+    # (this raised: the call, used as a value, now goes through mutcall like a call statement)
     def f(x):
         out = np.zeros(2)
         y = _updates_and_returns(out, x)
-        return y + out[0]
-    with pytest.raises(ZygoteError, match="_updates_and_returns updates its argument 'out'"):
-        gradient(f, 1.0)
+        return y * out[0] + out[0]
+    check_grads(f, 1.3)
+    assert gradient(f, 1.3) == (pytest.approx(4 * 1.3 + 1.0),)
+
+
+def _step_state(state):
+    state["x"] = state["x"] * 2.0 + state["v"]
+    return state["x"] ** 2
+
+
+def _fill_squares(out, x):
+    for i in range(out.size):
+        out[i] = x[i] ** 2
+    return np.sum(out)
+
+
+class _Body:
+    def __init__(self, pos, vel):
+        self.pos, self.vel = pos, vel
+
+
+def _advance(bodies, dt):
+    for b in bodies:
+        b.pos = b.pos + dt * b.vel
+        b.vel = b.vel * 0.9
+    return bodies
+
+
+def _state_loss(x, v):
+    state = {"x": x, "v": v}
+    loss = _step_state(state)
+    return loss + state["x"] * state["v"]
+
+
+def _fill_twice(x):
+    out = np.zeros(3)
+    return _fill_squares(out, x) * _fill_squares(out, x * 2.0) + np.sum(out * x)
+
+
+def _simulate(v0, dt):
+    bodies = [_Body(np.zeros(2), v0 * (i + 1)) for i in range(3)]
+    for _ in range(3):
+        bodies = _advance(bodies, dt)
+    return sum(np.sum(b.pos ** 2) for b in bodies)
+
+
+@pytest.mark.parametrize("f, args", [
+    (_state_loss, (1.3, 0.4)),
+    (lambda x, v: _step_state({"x": x, "v": v}), (1.3, 0.4)),  # the updated dict is a temporary
+    (_fill_twice, (np.array([1.0, 2.0, 3.0]),)),
+    (_simulate, (np.array([1.0, 0.5]), 0.1)),
+], ids=["dict_state", "temporary", "fill_twice", "objects_returned"])
+def test_helpers_that_update_their_arguments_used_as_values(f, args):
+    """`loss = step(state)`: a helper whose code updates its arguments, called for its value (which raised)."""
+    check_grads(f, *args)
 
 
 def _adds_in_place(acc, x):
@@ -466,7 +520,8 @@ def test_helper_updating_its_argument_with_augmented_assignment_raises():
         gradient(f, np.arange(3.0))
 
 
-def test_method_updating_its_object_used_as_a_value_raises():
+def test_method_updating_its_object_used_as_a_value():
+    # (this raised: a method called for its value now goes through valuecall, like a call statement)
     class Counter:
         def __init__(self, w):
             self.w = w
@@ -478,9 +533,26 @@ def test_method_updating_its_object_used_as_a_value_raises():
     def f(x):
         c = Counter(1.0)
         y = c.bump(x)
-        return y * c.w
-    with pytest.raises(ZygoteError, match="bump updates its argument 'self'"):
+        return y * c.w * x
+    check_grads(f, 2.0)
+    assert gradient(f, 2.0) == (pytest.approx(3 * 2.0 ** 2 + 4 * 2.0 + 1.0),)
+
+
+def test_a_helper_called_for_its_value_into_unsupported_code_raises():
+    """A call statement into code zygotepy cannot read runs as is (its result is dropped); a call whose result is
+    used must not: that result would carry no gradient."""
+    def f(x):
+        return _updates_in_unsupported_code([x], x) * 2.0
+    with pytest.raises(UnsupportedSyntax, match="try"):
         gradient(f, 2.0)
+
+
+def _updates_in_unsupported_code(lst, x):
+    lst.append(x)
+    try:
+        return x * x
+    except ValueError:
+        return 0.0
 
 
 def test_helper_updating_a_list_argument_as_a_statement():

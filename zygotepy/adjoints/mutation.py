@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ast_adjoint import mutate as mt
 from ..ast_adjoint import runtime as rt
-from ..ast_adjoint.dispatch import J_mutating
+from ..ast_adjoint.dispatch import J_mutating, differentiable
 from ..backends import unbroadcast
 from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ..structgrad import StructGrad
@@ -27,7 +27,7 @@ from .registry import adjoint, find_rule, mutating, nondifferentiable
 from .structures import like
 
 mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
-         mt.refresh_held, mt.mutcall)
+         mt.refresh_held, mt.mutcall, mt.valuecall)
 nondifferentiable(mt.global_method, mt.global_read)
 
 
@@ -279,11 +279,20 @@ def _keyword_grads(kwargs, grads=None):
     return () if not kwargs else ({k: (grads or {}).get(k) for k in kwargs},)
 
 
+@adjoint(mt.valuecall)
+def valuecall(fn, *args, **kwargs):
+    return mutcall(fn, *args, **kwargs, **{_RESULT_USED: True})
+
+
+_RESULT_USED = "\0result used"  # (a keyword no Python call can pass)
+
+
 @adjoint(mt.mutcall)
 def mutcall(fn, *args, **kwargs):
     """A call that may update its arguments: `(result, *args)`. Mutating methods of lists, dicts and arrays have
     rules above; a Python function that updates its parameters returns their final versions (lower.py), whose
     cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone."""
+    result_used = kwargs.pop(_RESULT_USED, False)
     if fn is rt.callmethod and args and not isinstance(args[0], set):
         mark = len(mt.LOG)
         hit = method_call(args[0], args[1], args[2:], kwargs)
@@ -311,11 +320,14 @@ def mutcall(fn, *args, **kwargs):
                           f"in place; write the update as x[...] = ..., or add an @adjoint rule")
     # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
     # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
+    if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())):
+        # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
+        return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
     updates = any(_mutable(a) for a in args)
     try:
         result, pb, consumed = J_mutating(fn, args, kwargs, updates)
     except (MissingAdjoint, UnsupportedSyntax) as e:
-        if not _before_running(e, fn, args):
+        if result_used or not _before_running(e, fn, args):
             raise
         # a call statement into code zygotepy cannot read (a library's C or unsupported Python): it runs as is, as a
         # call whose result is dropped always did; its arguments are taken as not updated
@@ -329,7 +341,8 @@ def mutcall(fn, *args, **kwargs):
         grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + len(args))
         through = [None if id(a) in consumed else g for a, g in zip(out[1:], dargs, strict=True)]
         gs = [rt.acc(g, t) for g, t in zip(grads[1:1 + len(args)], through, strict=True)]
-        return (grads[0], *gs, *_keyword_grads(kwargs, grads[1 + len(args)] if kwargs else None))
+        kw = grads[1 + len(args)] if kwargs and len(grads) > 1 + len(args) else None  # (None: nothing came back)
+        return (grads[0], *gs, *_keyword_grads(kwargs, kw))
     return out, back
 
 
@@ -362,7 +375,8 @@ def _before_running(error, fn, args):
         code.co_firstlineno <= error.lineno <= max((ln for _, _, ln in code.co_lines() if ln), default=0)
 
 
-mutcall.__zygote_keywords__ = True  # its back returns the keyword arguments' cotangents too, as a last dict
+mutcall.__zygote_keywords__ = valuecall.__zygote_keywords__ = True  # its back returns the keyword arguments'
+# cotangents too, as a last dict
 
 
 def _with_out(args, kwargs):

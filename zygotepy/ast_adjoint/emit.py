@@ -59,7 +59,8 @@ class Emitter:
     def helper(self, value, hint=None):
         key = id(value)
         if key not in self.by_id:
-            name = self.namer.fresh(hint or _PREFERRED.get(value) or const_name(value))
+            preferred = _PREFERRED.get(value) if type(value).__hash__ is not None else None  # (a dict of defaults)
+            name = self.namer.fresh(hint or preferred or const_name(value))
             self.by_id[key], self.helpers[name] = name, value
         return _name(self.by_id[key])
 

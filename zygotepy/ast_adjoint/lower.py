@@ -9,18 +9,20 @@ Unsupported syntax raises `UnsupportedSyntax` with the user's file and line befo
 import builtins
 import collections
 import operator
+import os
 import types
 
 import gast
 import numpy as np
 
+from ..adjoints import registry
 from ..errors import UnsupportedSyntax
 from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, Function, Global, Phi, Var
 from .lower_control import _RETURNED, _RETVAL, ControlFlow, walk
 from .lower_loops import LoopTargets
-from .lower_mutation import MUTATING_METHODS, Mutation, updated_in_place
+from .lower_mutation import MUTATING_METHODS, PURE_METHODS, Mutation, may_update_in_place, updated_in_place
 from .naming import Namer
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
@@ -107,6 +109,9 @@ _FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
                           *(getattr(np.linalg, n, None) for n in _FRESH_LINALG),
                           len, float, int, bool, abs, round, range, isinstance, print, repr, str, hash, id, callable,
                           divmod, pow, complex, all, any, hasattr] if f is not None}
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _fresh(fn):
@@ -430,6 +435,8 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], kept)
                 if func.attr in MUTATING_METHODS:  # `y = lst.pop()`
                     return self.mutating_call(fn, args, kwargs, star, hint, [0])
+                if func.attr not in PURE_METHODS and self.user_code:  # `a = sim.decay()`: a user method may update
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], site=True)
                 out = self.call(fn, args, kwargs, star, hint)
                 self.note_held(out, [obj, *args[2:], *(v for _, v in kwargs)])  # `W.reshape(3)`, `W.T.copy()`
                 return out
@@ -454,6 +461,8 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                 kwargs = [(k, v) for k, v in kwargs if k != "out"]
                 return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
+        if self.updating_helper(fn):  # `loss = step(state, x)`, where step updates `state`: as a call statement
+            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)), site=True)
         out = self.call(fn, args, kwargs, star, hint)
         # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
         # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,
@@ -461,6 +470,21 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         if not (isinstance(fn, Global) and _fresh(self.resolve(fn.path))):
             self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else [])])
         return out
+
+    @property
+    def user_code(self):
+        """Not code zygotepy wrote (generated code, or a rule's back, differentiated again at a higher order), whose
+        calls update nothing their caller reads."""
+        return not self.code.co_filename.startswith(("<zygotepy:", _PACKAGE_DIR))
+
+    def updating_helper(self, fn):
+        """Is `fn` a global Python function, with no rule, whose code may update its arguments in place? Its call,
+        used as a value, then goes through `mutcall` too, which takes the updated arguments' versions back."""
+        if not isinstance(fn, Global) or not self.user_code:
+            return False
+        target = self.resolve(fn.path)
+        return type(target) is types.FunctionType and registry.find_rule(target) is None \
+            and may_update_in_place(target)
 
     def resolve(self, path):
         """The object the global dotted `path` names now (None if it cannot be read)."""

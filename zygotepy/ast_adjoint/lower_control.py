@@ -194,8 +194,8 @@ class ControlFlow:
         empty = {rt.dict_put: rt.dict_of, rt.set_add: rt.set_of}.get(put, rt.list_of)
         self.bind(acc, self.call(Const(empty), [], hint=acc))
         self.stmt(body)
-        result = self.env[acc]
-        for n in targets:
+        result = self.env.pop(acc)  # no name refers to the accumulator after the comprehension: an update of the
+        for n in targets:             # result through the name it gets (`vs = [...]`) must find that name's version
             self.env.pop(n, None)
         self.env.update(saved)
         self.locals -= added

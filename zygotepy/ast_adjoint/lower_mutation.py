@@ -14,6 +14,7 @@ cotangents of those objects after the call reach the callee's backward (`mutate.
 import operator
 
 import gast
+import numpy as np
 
 from . import mutate as mt
 from . import runtime as rt
@@ -22,6 +23,14 @@ from .ir import Const, Var
 MUTATING_METHODS = frozenset((
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
     "add", "discard", "fill", "put", "resize", "itemset", "partition"))
+
+# methods of the built-in and NumPy types that update nothing: any other method called for its value may be a user
+# method that updates its object or arguments (`a = sim.decay()`), so such a call goes through mutcall
+_OWN_TYPES = (np.ndarray, np.generic, list, tuple, dict, set, frozenset, str, bytes, int, float, complex, range)
+PURE_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable(getattr(t, name))
+                         and (not name.startswith("_") or name in ("__call__", "__getitem__", "__len__"))) \
+    - MUTATING_METHODS - {"setfield", "setflags", "byteswap", "symmetric_difference_update", "intersection_update",
+                          "difference_update"}
 
 
 def mutation_syntax(stmts):
@@ -41,6 +50,25 @@ def mutation_syntax(stmts):
         if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             work.extend(gast.iter_child_nodes(n))
     return False
+
+
+_UPDATES_IN_PLACE = {}  # code object -> may the function's own code update an object in place?
+
+
+def may_update_in_place(fn):
+    """Could a call of the Python function `fn` update its arguments in place (its code stores items or attributes,
+    calls a mutating method, or makes a call statement, which may)? False for code zygotepy cannot read, whose call
+    is reported where it runs. Cached per code object."""
+    from .source import get_source  # (source imports this package's lowering helpers)
+    code = fn.__code__
+    hit = _UPDATES_IN_PLACE.get(code)
+    if hit is None:
+        try:
+            hit = mutation_syntax(get_source(fn).node.body) or bool(augmented_names(get_source(fn).node.body))
+        except Exception:  # noqa: BLE001 - no source, or not Python the parser reads: not ours to report here
+            hit = False
+        _UPDATES_IN_PLACE[code] = hit
+    return hit
 
 
 def augmented_names(stmts):
@@ -364,19 +392,21 @@ class Mutation:
             new = self.call(Const(inplace), [cur, self.expr(node.value)])
             self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, new], hint=self.user_name(obj)))
 
-    def mutating_call(self, fn, args, kwargs, star, hint, updated, kept_anyway=()):
+    def mutating_call(self, fn, args, kwargs, star, hint, updated, kept_anyway=(), site=False):
         """A call that may update the arguments at positions `updated`: `_r = mutcall(fn, *args)` gives
         `(result, *args)`; each of those arguments that is a local value gets the returned version. Positions in
-        `kept_anyway` count as updated even when no later code of this function sees them (a global's object)."""
+        `kept_anyway` count as updated even when no later code of this function sees them (a global's object).
+        `site`: a mutcall even when no later code sees an updated argument (`step({"x": x}, n)`), so that the
+        callee's updates of it are allowed (nothing reads their final versions)."""
         updated = [k for k in updated if k in kept_anyway or self.observable(args[k])]
         kept = [*args, *(v for _, v in kwargs), *([star] if star is not None else [])]
         if fn == Const(rt.callmethod):
             kept = [args[0], *kept[2:]]
-        if star is not None or not updated:
+        if star is not None or not updated and not site:
             out = self.call(fn, args, kwargs, star, hint)
             self.note_held(out, kept)
             return out
-        out = self.call(Const(mt.mutcall), [fn, *args], kwargs, hint="_r")
+        out = self.call(Const(mt.valuecall if site else mt.mutcall), [fn, *args], kwargs, hint="_r")
         result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
         seen, versions = set(), {}
         for k in updated:

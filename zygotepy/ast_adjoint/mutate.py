@@ -268,6 +268,12 @@ def mutcall(fn, *args, **kwargs):
     return (result, *(a.__self__ if type(a) is super else a for a in args))
 
 
+def valuecall(fn, *args, **kwargs):
+    """`mutcall` for a call whose result is used (`loss = step(state)`): it may not fall back to running code zygotepy
+    cannot read, as a call statement may (that result would carry no gradient)."""
+    return mutcall(fn, *args, **kwargs)
+
+
 def global_method(obj, name, method, where, *args, **kwargs):
     """`NAME.method(*args)` on a module global container `NAME` (a list, dict or set): runs it and notes the update,
     so a later read of the container in the same differentiated call raises (`global_read`) instead of giving its

@@ -9,7 +9,7 @@ source line above each block and know which generated line came from which user 
 import ast
 import operator
 
-from . import dispatch, inline
+from . import dispatch, inline, printer
 from . import runtime as rt
 from .fastpath import Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
@@ -97,7 +97,7 @@ class Emitter:
         if fn is rt.callmethod:
             return self.plain(ast.Attribute(args[0], c.args[1].value, ast.Load()), c, args[2:])
         if isinstance(fn, Derivative):
-            texts = {name: ast.unparse(a) for name, a in zip(inline.params(fn.fn), args, strict=True)}
+            texts = {name: _unparsed(a) for name, a in zip(inline.params(fn.fn), args, strict=True)}
             return inline.element(fn.fn, fn.index, texts, lambda n, v: self.helper(v, n).id)
         return self.plain(self.atom(c.fn), c, args)
 
@@ -270,7 +270,7 @@ def _text_and_lines(module, source_lines):
     generated line came from."""
     lines, line_map, current = [], {}, 0
     calls, pending = [], None  # (indent, line) of the inlined calls enclosing this line; a call marker's, until its `if`
-    for raw in ast.unparse(module).splitlines():
+    for raw in _unparsed_lines(module):
         body = raw.lstrip()
         indent = len(raw) - len(body)
         if body.lstrip("'\"").startswith("\\x00zygotepy-line "):  # a marker (first in a body: docstring quotes)
@@ -290,6 +290,21 @@ def _text_and_lines(module, source_lines):
             outer = tuple(line for _, line in reversed(calls) if line != current) if calls else ()
             line_map[len(lines)] = (current, *outer) if outer else current
     return "\n".join(lines) + "\n", line_map
+
+
+def _unparsed(node):
+    """`ast.unparse(node)`, by the faster printer when it knows every node kind."""
+    try:
+        return printer.expression(node)
+    except printer.Unsupported:
+        return ast.unparse(node)
+
+
+def _unparsed_lines(module):
+    try:
+        return printer.lines(module)
+    except printer.Unsupported:
+        return ast.unparse(module).splitlines()
 
 
 def emit(adj, namer, source_lines, filename, cells):

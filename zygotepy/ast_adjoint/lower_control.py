@@ -252,7 +252,7 @@ class ControlFlow:
             listed = set(names)
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in listed
                       and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
-            mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)}
+            mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)} if self.freevars else ()
             for n in self.freevars:  # captured objects the body mentions too (see lower_mutation)
                 if n in mentioned and n not in names:
                     names.append(n)
@@ -333,6 +333,8 @@ class ControlFlow:
     def captured_inside(self, loop):
         """The cell variables that nested functions (defs, lambdas) in `loop` read: an assignment to one in the loop
         would change what a function made in an earlier iteration sees."""
+        if not self.cellvars:
+            return set()
         inner = [n for s in [*loop.body, *getattr(loop, "orelse", [])] for n in walk(s)
                  if isinstance(n, (gast.FunctionDef, gast.Lambda))]
         return {n.id for f in inner for n in walk(f) if isinstance(n, gast.Name) and n.id in self.cellvars}

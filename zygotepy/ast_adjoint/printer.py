@@ -1,4 +1,5 @@
-"""A fast `ast.unparse` for the node kinds the emitter builds: the same text, character for character.
+"""A fast `ast.unparse` for the node kinds the emitter builds: the same text, character for character as Python 3.11
+prints it (other versions' `ast.unparse` may differ in details such as parentheses; the text means the same).
 
 `ast.unparse` is generic (a visitor looked up by name per node, context managers per bracket, a write call per token)
 and took a quarter of a small function's transform. This printer returns each expression's text directly and keeps
@@ -238,9 +239,12 @@ _STATEMENTS = {ast.Expr: _Printer.stmt_expr, ast.Assign: _Printer.stmt_assign, a
 
 
 def _docstring(node):
-    """A body's leading string statement, printed as `ast.unparse` prints a docstring."""
-    unparser = ast._Unparser()
-    unparser._write_docstring(node)
+    """A body's leading string statement, printed as `ast.unparse` prints a docstring (by its own, private, code)."""
+    try:
+        unparser = ast._Unparser()
+        unparser._write_docstring(node)
+    except AttributeError:  # a Python whose ast module is organised otherwise
+        raise Unsupported("docstring") from None
     return "".join(unparser._source)
 
 

@@ -133,7 +133,8 @@ def _plainly_assigned(stmts, flat=None):
     """Names bound in this code by something other than an augmented assignment (`o = out`, a loop target)."""
     flat = flat if flat is not None else _flat(stmts)
     aug_targets = {id(n.target) for n in flat if isinstance(n, gast.AugAssign)}
-    return {n.id for n in flat if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
+    return {n.id for n in flat
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
 
 
 class ControlFlow:

@@ -9,7 +9,7 @@ source line above each block and know which generated line came from which user 
 import ast
 import operator
 
-from . import dispatch, inline
+from . import dispatch, inline, printer
 from . import runtime as rt
 from .fastpath import Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
@@ -34,6 +34,7 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()
+_PLAIN = frozenset((int, float, bool, str, type(None)))  # literals that print as themselves (the common constants)
 
 
 def _name(id_, store=False):
@@ -66,15 +67,18 @@ class Emitter:
 
     def atom(self, a, index=False):
         """The expression for an atom; slices print as `a:b` only directly inside a subscript (`index=True`)."""
-        if isinstance(a, Var):
+        kind = type(a)
+        if kind is Var:
             return _name(a.name)
-        if isinstance(a, Global):
+        if kind is Const and type(a.value) in _PLAIN:
+            return ast.Constant(a.value)
+        if kind is Global:
             head, *rest = a.path.split(".")
             node = _name(head)
             for attr in rest:
                 node = ast.Attribute(node, attr, ast.Load())
             return node
-        if isinstance(a, Call):
+        if kind is Call:
             return self.call(a)
         v = a.value
         if isinstance(v, slice) and is_literal(v):
@@ -90,7 +94,7 @@ class Emitter:
         return self.helper(v)
 
     def call(self, c):
-        fn = c.fn.value if isinstance(c.fn, Const) else None
+        fn = c.fn.value if type(c.fn) is Const else None
         args = [self.atom(a) for a in c.args]
         sugar = self.sugar(fn, c, args) if fn is not None and not c.kwargs and c.star is None else None
         if sugar is not None:
@@ -98,7 +102,7 @@ class Emitter:
         if fn is rt.callmethod:
             return self.plain(ast.Attribute(args[0], c.args[1].value, ast.Load()), c, args[2:])
         if isinstance(fn, Derivative):
-            texts = {name: ast.unparse(a) for name, a in zip(inline.params(fn.fn), args, strict=True)}
+            texts = {name: _unparsed(a) for name, a in zip(inline.params(fn.fn), args, strict=True)}
             return inline.element(fn.fn, fn.index, texts, lambda n, v: self.helper(v, n).id)
         return self.plain(self.atom(c.fn), c, args)
 
@@ -165,11 +169,14 @@ class Emitter:
     def region(self, stmts, last):
         out = []
         for s in stmts:
-            inlined = isinstance(s, If) and s.inlined
-            out += self.comment(getattr(s, "line", 0), last, inlined)
-            if isinstance(s, Assign):
+            kind = type(s)
+            inlined = kind is If and s.inlined
+            line = getattr(s, "line", 0)
+            if line and (line != last[0] or inlined):
+                out += self.comment(line, last, inlined)
+            if kind is Assign:
                 out += self.inplace(s) or self.assign(s)
-            elif isinstance(s, Def):
+            elif kind is Def:
                 code = self.helper(s.code, f"{s.code.co_name.strip('<>')}_code")
                 cells = ast.Tuple([self.atom(c) for c in s.cells], ast.Load())
                 kwdefaults = self.atom(Const(s.kwdefaults)) if s.kwdefaults else ast.Constant(None)
@@ -179,7 +186,7 @@ class Emitter:
                 make = ast.Call(self.helper(rt.make_closure),
                                 [code, _name("_globals"), cells, defaults, kwdefaults, *map(self.atom, s.values)], [])
                 out.append(_assign(self.target(s.out), make))
-            elif isinstance(s, If):
+            elif kind is If:
                 then, orelse = self.region(s.then, last), self.region(s.orelse, last)
                 if then or not orelse:
                     out.append(ast.If(self.atom(s.cond), then or [ast.Pass()], orelse))
@@ -187,23 +194,22 @@ class Emitter:
                     out.append(ast.If(_negated(self.atom(s.cond)), orelse, []))
                 if inlined:
                     last[0] = None  # what follows is the caller's code again: mark its line
-            elif isinstance(s, Loop):
+            elif kind is Loop:
                 out.append(self.loop(s, last))
             else:
                 raise TypeError(f"cannot emit {s!r}")
         return out
 
     def assign(self, s):
-        value = self.call(s.value) if isinstance(s.value, Call) else self.atom(s.value)
-        if isinstance(s.out, Var) and s.out.name == "_":
+        value = self.call(s.value) if type(s.value) is Call else self.atom(s.value)
+        if type(s.out) is Var and s.out.name == "_":
             return [ast.Expr(value)]
         return [_assign(self.target(s.out), value)]
 
     def inplace(self, s):
         """`y = operator.iadd(a, b)` prints as `y = a` then `y += b`: Python's own in-place semantics, at native speed."""
         c = s.value
-        if not (isinstance(c, Call) and isinstance(c.fn, Const) and isinstance(s.out, Var) and not c.kwargs
-                and c.star is None):
+        if not (type(c) is Call and type(c.fn) is Const and type(s.out) is Var and not c.kwargs and c.star is None):
             return None
         try:
             op = _INPLACE.get(c.fn.value)
@@ -271,7 +277,7 @@ def _text_and_lines(module, source_lines):
     generated line came from."""
     lines, line_map, current = [], {}, 0
     calls, pending = [], None  # (indent, line) of the inlined calls enclosing this line; a call marker's, until its `if`
-    for raw in ast.unparse(module).splitlines():
+    for raw in _unparsed_lines(module):
         body = raw.lstrip()
         indent = len(raw) - len(body)
         if body.lstrip("'\"").startswith("\\x00zygotepy-line "):  # a marker (first in a body: docstring quotes)
@@ -291,6 +297,21 @@ def _text_and_lines(module, source_lines):
             outer = tuple(line for _, line in reversed(calls) if line != current) if calls else ()
             line_map[len(lines)] = (current, *outer) if outer else current
     return "\n".join(lines) + "\n", line_map
+
+
+def _unparsed(node):
+    """`ast.unparse(node)`, by the faster printer when it knows every node kind."""
+    try:
+        return printer.expression(node)
+    except printer.Unsupported:
+        return ast.unparse(node)
+
+
+def _unparsed_lines(module):
+    try:
+        return printer.lines(module)
+    except printer.Unsupported:
+        return ast.unparse(module).splitlines()
 
 
 def emit(adj, namer, source_lines, filename, cells):

@@ -9,7 +9,7 @@ import gast
 
 from . import runtime as rt
 from .ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
-from .lower_mutation import augmented_names, mutation_syntax
+from .lower_mutation import augmented_names, mutation_syntax, nodes_no_defs
 
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
 
@@ -108,21 +108,32 @@ def _jumps(node, kinds, memo=None, body_only=False):
     return bool((own | (deep if gast.Return in kinds else local)) & bits)
 
 
-def _assigned_names(stmts):
-    names = []
-    for s in stmts:
-        for n in [s, *_walk_no_defs(s)]:
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id not in names:
-                names.append(n.id)
-            elif isinstance(n, (gast.FunctionDef,)) and n.name not in names:
-                names.append(n.name)
+def _flat(stmts):
+    """Each statement and its nodes, not entering nested functions (a def statement's own body is entered): the
+    nodes `_assigned_names` and `_plainly_assigned` look at, listed once for both."""
+    return [n for s in stmts for n in [s, *_walk_no_defs(s)]]
+
+
+def _assigned_names(stmts, flat=None):
+    names, seen = [], set()
+    for n in flat if flat is not None else _flat(stmts):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            name = n.id
+        elif isinstance(n, gast.FunctionDef):
+            name = n.name
+        else:
+            continue
+        if name not in seen:
+            seen.add(name)
+            names.append(name)
     return names
 
 
-def _plainly_assigned(stmts):
+def _plainly_assigned(stmts, flat=None):
     """Names bound in this code by something other than an augmented assignment (`o = out`, a loop target)."""
-    aug_targets = {id(n.target) for s in stmts for n in [s, *_walk_no_defs(s)] if isinstance(n, gast.AugAssign)}
-    return {n.id for s in stmts for n in [s, *_walk_no_defs(s)]
+    flat = flat if flat is not None else _flat(stmts)
+    aug_targets = {id(n.target) for n in flat if isinstance(n, gast.AugAssign)}
+    return {n.id for n in flat
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
 
 
@@ -247,21 +258,26 @@ class ControlFlow:
         """The loop's carried names and Carries. `targets`: the names a `for` loop binds each iteration, of which
         `kept` are read after the loop (or in a later iteration of an enclosing one): carried, so that they name the
         last item after it (their own object, not the one the name held before)."""
-        names = [n for n in _assigned_names(body_nodes) if n in self.locals]
+        flat = _flat(body_nodes)
+        # (a def statement in the body: augmented_names and mutation_syntax do not enter it, `flat` does)
+        plain = flat if not any(isinstance(s, _SCOPES) for s in body_nodes) else nodes_no_defs(body_nodes)
+        names = [n for n in _assigned_names(body_nodes, flat) if n in self.locals]
         names += [n for n in kept if n not in names and n in self.locals and n not in self.cellvars]
-        aug = augmented_names(body_nodes)  # `o = out; o += v` in the body: which object `o` names is not known here
-        rebound = _plainly_assigned(body_nodes) | set(targets)
-        if linked or mutation_syntax(body_nodes) or aug & rebound:  # an update in place may give any
+        aug = augmented_names(body_nodes, plain)  # `o = out; o += v` in the body: which object `o` names is not known
+        rebound = _plainly_assigned(body_nodes, flat) | set(targets)
+        if linked or mutation_syntax(body_nodes, plain) or aug & rebound:  # an update in place may give any
             # object a new version: carry them all
-            names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in names
+            listed = set(names)
+            names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in listed
                       and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
-            mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)}
+            mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)} if self.freevars else ()
             for n in self.freevars:  # captured objects the body mentions too (see lower_mutation)
                 if n in mentioned and n not in names:
                     names.append(n)
                     if n not in self.used_freevars:
                         self.used_freevars.append(n)
-        names += [n for n in self.aliases_of(augmented_names(body_nodes)) if n not in names and n in self.locals
+        listed = set(names)
+        names += [n for n in self.aliases_of(aug) if n not in listed and n in self.locals
                   and n not in self.cellvars]
         carries = []
         for name in [*names, *extra]:
@@ -335,6 +351,8 @@ class ControlFlow:
     def captured_inside(self, loop):
         """The cell variables that nested functions (defs, lambdas) in `loop` read: an assignment to one in the loop
         would change what a function made in an earlier iteration sees."""
+        if not self.cellvars:
+            return set()
         inner = [n for s in [*loop.body, *getattr(loop, "orelse", [])] for n in walk(s)
                  if isinstance(n, (gast.FunctionDef, gast.Lambda))]
         return {n.id for f in inner for n in walk(f) if isinstance(n, gast.Name) and n.id in self.cellvars}

@@ -33,23 +33,11 @@ PURE_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable
                           "difference_update"}
 
 
-def mutation_syntax(stmts):
+def mutation_syntax(stmts, nodes=None):
     """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
-    mutating method call, any of which may give objects new versions?"""
-    work = list(stmts)
-    while work:
-        n = work.pop()
-        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
-            return True
-        if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
-            return True
-        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
-            return True
-        if any(k.arg == "out" for k in getattr(n, "keywords", ()) if isinstance(n, gast.Call)):
-            return True
-        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            work.extend(gast.iter_child_nodes(n))
-    return False
+    mutating method call, any of which may give objects new versions? `nodes`: the code's nodes (`nodes_no_defs`),
+    when the caller has listed them already."""
+    return any(map(_may_mutate, nodes if nodes is not None else nodes_no_defs(stmts)))
 
 
 _UPDATES_IN_PLACE = {}  # code object -> may the function's own code update an object in place?
@@ -64,23 +52,40 @@ def may_update_in_place(fn):
     hit = _UPDATES_IN_PLACE.get(code)
     if hit is None:
         try:
-            hit = mutation_syntax(get_source(fn).node.body) or bool(augmented_names(get_source(fn).node.body))
+            body = get_source(fn).node.body
+            nodes = nodes_no_defs(body)
+            hit = mutation_syntax(body, nodes) or bool(augmented_names(body, nodes))
         except Exception:  # noqa: BLE001 - no source, or not Python the parser reads: not ours to report here
             hit = False
         _UPDATES_IN_PLACE[code] = hit
     return hit
 
 
-def augmented_names(stmts):
-    """Names that `x += ...` rebinds in this code (not entering nested functions)."""
-    work, names = list(stmts), set()
+def _may_mutate(n):
+    if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+        return True
+    if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+        return True
+    if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+        return True
+    return isinstance(n, gast.Call) and any(k.arg == "out" for k in n.keywords)
+
+
+def augmented_names(stmts, nodes=None):
+    """Names that `x += ...` rebinds in this code (not entering nested functions); `nodes` as for `mutation_syntax`."""
+    return {n.target.id for n in (nodes if nodes is not None else nodes_no_defs(stmts))
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+
+
+def nodes_no_defs(stmts):
+    """The nodes of `stmts`, not entering nested functions, lambdas or classes (their own nodes are included)."""
+    work, out = list(stmts), []
     while work:
         n = work.pop()
-        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            names.add(n.target.id)
+        out.append(n)
         if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             work.extend(gast.iter_child_nodes(n))
-    return names
+    return out
 
 
 def updated_in_place(node, names):

@@ -39,7 +39,7 @@ def replace(s, **changes):
 
 
 def _calls(value, fns):
-    return isinstance(value, Call) and isinstance(value.fn, Const) and _hashable_in(value.fn.value, fns)
+    return type(value) is Call and type(value.fn) is Const and _hashable_in(value.fn.value, fns)
 
 
 def _hashable_in(x, fns):
@@ -50,11 +50,12 @@ def _hashable_in(x, fns):
 
 
 def _nullness(value, state):
-    if isinstance(value, Const):
-        return NONE if value.value is None else SOME
-    if isinstance(value, Var):
+    kind = type(value)
+    if kind is Var:
         return state.get(value.name)
-    if isinstance(value, Call) and isinstance(value.fn, Const) and (
+    if kind is Const:
+        return NONE if value.value is None else SOME
+    if kind is Call and type(value.fn) is Const and (
             _hashable_in(value.fn.value, _ARITHMETIC) or isinstance(value.fn.value, Derivative)):
         return SOME  # arithmetic on None would raise: when it runs, its result is a value
     return None
@@ -130,17 +131,18 @@ class _Known:
         return out
 
     def stmt(self, s, state):
-        if isinstance(s, Assign):
+        kind = type(s)
+        if kind is Assign:
             return self.assign(s, state)
-        if isinstance(s, If):
+        if kind is If:
             return self.branch(s, state)
-        if isinstance(s, Loop):
+        if kind is Loop:
             return self.loop(s, state)
         state.replace_with(_State())  # a nested def (or anything else) may read or write cells: forget everything
         return [s]
 
     def assign(self, s, state):
-        if not isinstance(s.out, Var):
+        if type(s.out) is not Var:
             for o in out_vars(s.out):
                 state.forget(o.name)
             return [s]

@@ -18,7 +18,7 @@ from ..backends import (
 )
 from ..errors import ZygoteError
 from .numpy import _binary, _call, _elementwise_rule, _ties, clip, is_float
-from .registry import adjoint, namespace_generic, nondifferentiable
+from .registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic, nondifferentiable
 
 LN2 = math.log(2)
 
@@ -59,17 +59,43 @@ def sinc(x):
     return y, back
 
 
+@keyword_rule
 @adjoint(np.nan_to_num)
 def nan_to_num(x, *args, **kwargs):
-    """Finite entries pass through; NaN and infinities are replaced by constants."""
+    """Finite entries pass through; NaN and infinities are replaced by the values `nan`, `posinf`, `neginf` (by
+    position after `copy`, or by keyword), which receive the cotangents of the entries they replaced."""
     y = _call(np.nan_to_num, x, *args, **kwargs)
+    names = ("copy", "nan", "posinf", "neginf")
+    given = {**dict(zip(names, args)), **kwargs}
 
     def back(dy):
         if dy is None:
-            return (None, *(None for _ in args))
+            return keyword_cotangents((None, *(None for _ in args)), kwargs)
         xp = namespace(x)
-        return (unbroadcast(xp.where(xp.isfinite(x), dy, 0.0), x), *(None for _ in args))
+        grads = {name: _replaced(xp, x, dy, test, given[name]) for name, test in
+                 (("nan", xp.isnan), ("posinf", _isposinf), ("neginf", _isneginf)) if given.get(name) is not None}
+        dx = unbroadcast(xp.where(xp.isfinite(x), dy, 0.0), x)
+        return keyword_cotangents((dx, *(grads.get(name) for name in names[1:len(args) + 1])), kwargs, **grads)
     return y, back
+
+
+def _isposinf(x):
+    return namespace(x).isinf(x) & (x > 0)
+
+
+def _isneginf(x):
+    return namespace(x).isinf(x) & (x < 0)
+
+
+def _replaced(xp, x, dy, test, value):
+    """The cotangent of a value nan_to_num put in place of the entries `test` finds (in the real and imaginary parts
+    separately for complex x): the sum of their cotangents."""
+    if is_complex(x):
+        total = xp.sum(xp.where(test(xp.real(x)), xp.real(dy), 0.0)) + xp.sum(xp.where(test(xp.imag(x)),
+                                                                                     xp.imag(dy), 0.0))
+    else:
+        total = xp.sum(xp.where(test(x), dy, 0.0))
+    return unbroadcast(total, value)
 
 
 # --- complex parts: cotangents follow the convention gradient = dL/dRe + 1j dL/dIm --------------------------------------
@@ -201,13 +227,16 @@ def ldexp(x, i):
 
 
 # --- piecewise-linear interpolation ----------------------------------------------------------------------------------
+@keyword_rule
 @adjoint(np.interp)
 def interp(x, xp, fp, *args, **kwargs):
     """Inside [xp_i, xp_(i+1)]: y = fp_i + s (x - xp_i), s = (fp_(i+1) - fp_i) / h, h = xp_(i+1) - xp_i, t = (x - xp_i) / h.
-    dy/dx = s, dy/dfp = (1 - t, t), dy/dxp = (s (t - 1), -s t); outside the table y is an end value of fp."""
+    dy/dx = s, dy/dfp = (1 - t, t), dy/dxp = (s (t - 1), -s t); outside the table y is an end value of fp, or `left` /
+    `right` when given (which then receive those entries' cotangents)."""
     ns = namespace_of(x, xp, fp)
     if ns is not np:
-        return _interp_foreign(ns, x, xp, fp, *args, **kwargs)
+        y, back = _interp_foreign(ns, x, xp, fp, *args, **kwargs)  # (its left=/right= state no cotangent)
+        return y, lambda dy: keyword_cotangents((*back(dy)[:3], *(None for _ in args)), kwargs)
     y = np.interp(x, xp, fp, *args, **kwargs)
     named = dict(zip(("left", "right", "period"), args), **kwargs)
     if named.get("period") is not None:
@@ -217,7 +246,7 @@ def interp(x, xp, fp, *args, **kwargs):
 
     def back(dy):
         if dy is None:
-            return (None, None, None, *(None for _ in args))
+            return keyword_cotangents((None, None, None, *(None for _ in args)), kwargs)
         x_, xp_, fp_ = np.asarray(x, dtype=float), np.asarray(xp, dtype=float), np.asarray(fp)
         i = np.clip(np.searchsorted(xp_, x_, "right") - 1, 0, len(xp_) - 2)
         h = xp_[i + 1] - xp_[i]
@@ -236,7 +265,11 @@ def interp(x, xp, fp, *args, **kwargs):
         dxp = np.zeros(xp_.shape)
         np.add.at(dxp, i, d * s * (t - 1))
         np.add.at(dxp, i + 1, -d * s * t)
-        return (unbroadcast(d * s, x), dxp.astype(xp_.dtype, copy=False), dfp, *(None for _ in args))
+        ends = {name: unbroadcast(np.sum(np.asarray(dy) * outside), value) for name, value, outside in
+                (("left", left, below), ("right", right, above)) if value is not None}
+        return keyword_cotangents((unbroadcast(d * s, x), dxp.astype(xp_.dtype, copy=False), dfp,
+                                   *(ends.get(name) for name in ("left", "right", "period")[:len(args)])), kwargs,
+                                  **ends)
     return y, back
 
 

@@ -75,7 +75,7 @@ def nan_to_num(x, *args, **kwargs):
         grads = {name: _replaced(xp, x, dy, test, given[name]) for name, test in
                  (("nan", xp.isnan), ("posinf", _isposinf), ("neginf", _isneginf)) if given.get(name) is not None}
         dx = unbroadcast(xp.where(xp.isfinite(x), dy, 0.0), x)
-        return keyword_cotangents((dx, *(grads.get(name) for name in names[1:len(args) + 1])), kwargs, **grads)
+        return keyword_cotangents((dx, *(grads.get(name) for name in names[:len(args)])), kwargs, **grads)
     return y, back
 
 

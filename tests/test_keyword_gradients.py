@@ -22,7 +22,7 @@ def _checked(f, *args):
     return grads
 
 
-# --- each case once lost its keyword's gradient (None) or raised -------------------------------------------------------
+# --- each case once lost its keyword's gradient (None) or raised ------------------------------------------------------
 CASES = {
     "average weights=": (lambda w: np.average(X, weights=w), np.array([1.0, 2.0, 0.5])),
     "average weights= and x": (lambda x, w: np.average(x, weights=w), X * 0.7, np.array([1.0, 2.0, 0.5])),
@@ -101,7 +101,7 @@ def test_ravel_order_k_of_a_transposed_view():
         gradient(lambda b: np.sum(np.ravel(b[:, ::-1], order="K")), base)
 
 
-# --- constant keywords keep working ------------------------------------------------------------------------------------
+# --- constant keywords keep working -----------------------------------------------------------------------------------
 LO = 0.0
 
 
@@ -118,7 +118,7 @@ def test_constant_float_keywords_run():
                                np.ones(3))
 
 
-# --- the safety net: a rule that cannot give a keyword's cotangent --------------------------------------------------------
+# --- the safety net: a rule that cannot give a keyword's cotangent ----------------------------------------------------
 def scale(x, by=1.0):
     return x * by
 

@@ -136,7 +136,8 @@ def check_against_finite_differences(op, args, random, kwargs=None, f=None, none
     kwargs, f = kwargs or {}, f or op
     rule = registry.find_rule(op)
     assert rule is not None, f"no rule registered for {op}"
-    y, back = rule(*copy.deepcopy(args), **copy.deepcopy(kwargs))  # copies: in-place operators mutate their first argument
+    # copies: in-place operators mutate their first argument
+    y, back = rule(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     _assert_close(y, f(*copy.deepcopy(args), **kwargs))
     dy = _like(y, rng)
     grads, dkw = split_keywords(rule, back(dy), kwargs)

@@ -486,8 +486,11 @@ def reshape(x, *shape, **kwargs):
     if xp is not np and shape and isinstance(shape[0], int):  # the array API wants a tuple
         shape = ((shape[0],), *shape[1:])
     order = _order(x, shape[1] if len(shape) > 1 else kwargs.get("order", "C"))
-    return _call(np.reshape, x, *shape, **kwargs), lambda dy: (None if dy is None else _unflatten(dy, x, order),
-                                                                *(None for _ in shape))
+    if xp is not np and (len(shape) > 1 or "order" in kwargs):  # the array API's reshape has no order
+        y = _reshaped(x, shape[0] if shape else kwargs["shape"], order)
+    else:
+        y = _call(np.reshape, x, *shape, **kwargs)
+    return y, lambda dy: (None if dy is None else _unflatten(dy, x, order), *(None for _ in shape))
 
 
 def _order(x, order):
@@ -508,11 +511,18 @@ def _order(x, order):
 
 def _unflatten(dy, x, order):
     """The cotangent of x from that of a reshape of x read in `order` (see _order)."""
-    if order == "C":
-        return namespace(dy).reshape(dy, _shape(x))
-    if order == "F":
-        return np.reshape(dy, _shape(x), order="F")
+    if order in ("C", "F"):
+        return _reshaped(dy, _shape(x), order)
     return np.transpose(np.reshape(dy, tuple(x.shape[a] for a in order)), np.argsort(order))
+
+
+def _reshaped(x, shape, order):
+    """x reshaped in order "C" or "F", in x's namespace (Fortran order: a C reshape of the reversed axes)."""
+    xp = namespace(x)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if order == "C" or xp is np:
+        return xp.reshape(x, shape) if xp is not np else np.reshape(x, shape, order=order)
+    return _permute(xp.reshape(_permute(x, None), shape[::-1]), None)
 
 
 def _shape(x):
@@ -550,10 +560,8 @@ def ravel(x, *args, **kwargs):
     order = _order(x, args[0] if args else kwargs.get("order", "C"))
     if xp is np:
         y = np.ravel(x, *args, **kwargs)
-    elif order != "C":
-        raise ZygoteError("ravel of another library's arrays: only order='C' is supported")
     else:
-        y = xp.reshape(x, (-1,))
+        y = _reshaped(x, (-1,), order)
     return y, lambda dy: (None if dy is None else _unflatten(dy, x, order), *(None for _ in args))
 
 

@@ -64,9 +64,12 @@ def sinc(x):
 def nan_to_num(x, *args, **kwargs):
     """Finite entries pass through; NaN and infinities are replaced by the values `nan`, `posinf`, `neginf` (by
     position after `copy`, or by keyword), which receive the cotangents of the entries they replaced."""
-    y = _call(np.nan_to_num, x, *args, **kwargs)
     names = ("copy", "nan", "posinf", "neginf")
     given = {**dict(zip(names, args)), **kwargs}
+    if namespace(x) is np:
+        y = np.nan_to_num(x, *args, **kwargs)
+    else:  # by keyword: torch's has no `copy` before `nan`
+        y = _call(np.nan_to_num, x, **{k: v for k, v in given.items() if k != "copy"})
 
     def back(dy):
         if dy is None:
@@ -235,8 +238,13 @@ def interp(x, xp, fp, *args, **kwargs):
     `right` when given (which then receive those entries' cotangents)."""
     ns = namespace_of(x, xp, fp)
     if ns is not np:
-        y, back = _interp_foreign(ns, x, xp, fp, *args, **kwargs)  # (its left=/right= state no cotangent)
-        return y, lambda dy: keyword_cotangents((*back(dy)[:3], *(None for _ in args)), kwargs)
+        y, back = _interp_foreign(ns, x, xp, fp, *args, **kwargs)
+
+        def foreign_back(dy):
+            *grads, ends = back(dy)
+            return keyword_cotangents((*grads, *(ends.get(name) for name in ("left", "right", "period")[:len(args)])),
+                                      kwargs, **ends)
+        return y, foreign_back
     y = np.interp(x, xp, fp, *args, **kwargs)
     named = dict(zip(("left", "right", "period"), args), **kwargs)
     if named.get("period") is not None:
@@ -275,7 +283,7 @@ def interp(x, xp, fp, *args, **kwargs):
 
 def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):
     """np.interp in another library's namespace (the array API's searchsorted, take and a scatter for the
-    cotangents of the table); left=/right= are constants (their entries get no cotangent, as NumPy's ends do not)."""
+    cotangents of the table); left=/right= receive the cotangents of the entries outside the table."""
     if period is not None:
         raise ZygoteError("np.interp of another library's arrays: period= is not supported")
     fp_ = ns.asarray(fp) if hasattr(fp, "shape") else ns.asarray(fp, dtype=ns.float64)
@@ -303,8 +311,9 @@ def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):
     y = ns.where(below, lo, ns.where(above, hi, s * (xf - x0) + f0))
 
     def back(dy):
+        """(dx, dxp, dfp, {"left": ..., "right": ...}) for the end values given."""
         if dy is None:
-            return (None, None, None)
+            return (None, None, None, {})
         d_all = ns.reshape(ns.asarray(dy) if hasattr(dy, "shape") else ns.asarray(dy, dtype=real), (-1,))
         zero = ns.zeros_like(d_all)
         d = ns.where(inside, d_all, zero)
@@ -318,7 +327,9 @@ def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):
         dx = unbroadcast(ns.reshape(ds, shape), x)
         dxp = scatter_add(ns, n, ns.concat([i, i + 1]), ns.concat([ds * (t - 1), -ds * t])) \
             if hasattr(xp, "shape") else None  # a list table: a constant
-        return (dx, dxp, dfp)
+        given = {name: unbroadcast(ns.sum(ns.where(outside, d_all, zero)), value) for name, value, outside in
+                 (("left", left, below), ("right", right, above)) if value is not None}
+        return (dx, dxp, dfp, given)
     return ns.reshape(y, shape), back
 
 

@@ -73,9 +73,13 @@ def test_keyword_gradient_matches_finite_differences(name):
     _checked(f, *args)
 
 
-def test_interp_period_still_raises():
-    with pytest.raises(ZygoteError, match="period="):
-        gradient(lambda fp: np.interp(1.5, TABLE, fp, period=3.0), np.array([1.0, 4.0, 2.0]))
+def test_interp_with_a_period():
+    """period= wraps x and the table around (it raised before); the period itself gets its cotangent too."""
+    angles = np.array([-340.0, -20.0, 45.0, 400.0])  # away from the nodes (kinks) modulo 360
+    _checked(lambda xp, fp: np.sum(np.interp(angles, xp, fp, period=360.0) ** 2), np.array([350.0, 10.0, 200.0]),
+             np.array([1.0, 4.0, 2.0]))
+    _checked(lambda p: np.sum(np.interp(angles, np.array([350.0, 10.0, 200.0]), np.array([1.0, 4.0, 2.0]), period=p)),
+             365.0)
 
 
 @pytest.mark.parametrize("order", ["K", "A", "F", "C"])

@@ -94,3 +94,13 @@ KEYWORD_ROWS = [
         label="np.interp[positional left, right]"),
     row(np.interp, WIDE, TABLE, ANY, shapes=[((7,), (4,))], kw={"right": ANY}, label="np.interp[right= only]"),
 ]
+
+PERIODIC = np.array([-170.0, -90.0, 10.0, 100.0, 200.0])  # not sorted modulo 360: the rule sorts it as NumPy does
+KEYWORD_ROWS += [
+    row(np.interp, Kind("angle", -400.0, 400.0), PERIODIC, ANY, shapes=[((7,), (5,))],
+        kw={"period": Kind("period", 350.0, 370.0)}, label="np.interp[period=]"),
+    row(np.interp, Kind("angle", -400.0, 400.0), Kind("nodes", -20.0, 20.0), ANY, shapes=[((7,), (5,), (5,))],
+        kw={"period": 360.0}, label="np.interp[period=, table xp]"),
+    row(np.interp, Kind("angle", -400.0, 400.0), PERIODIC, ANY, None, None, -360.0, shapes=[((7,), (5,))],
+        none=(3, 4), label="np.interp[positional negative period]"),
+]

@@ -248,8 +248,7 @@ def interp(x, xp, fp, *args, **kwargs):
     y = np.interp(x, xp, fp, *args, **kwargs)
     named = dict(zip(("left", "right", "period"), args), **kwargs)
     if named.get("period") is not None:
-        raise ZygoteError("np.interp with period= has no gradient rule yet; map x into one period first "
-                          "(np.mod) and interpolate on the periodic table")
+        return y, _periodic_back(x, xp, fp, named["period"], args, kwargs)
     left, right = named.get("left"), named.get("right")
 
     def back(dy):
@@ -279,6 +278,37 @@ def interp(x, xp, fp, *args, **kwargs):
                                    *(ends.get(name) for name in ("left", "right", "period")[:len(args)])), kwargs,
                                   **ends)
     return y, back
+
+
+def _periodic_back(x, xp, fp, period, args, kwargs):
+    """np.interp(x, xp, fp, period=p) is NumPy's interp on one period: x and xp taken modulo |p|, the table sorted and
+    wrapped around by one point at each end. The cotangents go back through those steps: d(v mod p)/dv = 1, and
+    d(v mod p)/dp = -floor(v / p); left/right are ignored (None)."""
+    p = abs(period)
+    x_, xp_, fp_ = np.asarray(x, dtype=float), np.asarray(xp, dtype=float), np.asarray(fp)
+    order = np.argsort(xp_ % p)
+    xs, fs = (xp_ % p)[order], fp_[order]
+    _, inner = interp(x_ % p, np.concatenate([xs[-1:] - p, xs, xs[:1] + p]), np.concatenate([fs[-1:], fs, fs[:1]]))
+
+    def back(dy):
+        if dy is None:
+            return keyword_cotangents((None, None, None, *(None for _ in args)), kwargs)
+        dx, dxe, dfe = inner(dy)
+        dfp = np.zeros(fp_.shape, dtype=dfe.dtype)
+        dxs = dxe[1:-1].copy()
+        dxs[-1] += dxe[0]
+        dxs[0] += dxe[-1]
+        dfp[order] = dfe[1:-1]
+        dfp[order[-1]] += dfe[0]
+        dfp[order[0]] += dfe[-1]
+        dxp = np.zeros(xp_.shape)
+        dxp[order] = dxs
+        dp = np.sum(np.asarray(dx) * -np.floor(x_ / p)) + np.sum(dxp * -np.floor(xp_ / p)) - dxe[0] + dxe[-1]
+        dperiod = unbroadcast(np.sign(period) * dp, period)
+        return keyword_cotangents((unbroadcast(np.asarray(dx), x), dxp.astype(xp_.dtype, copy=False), dfp,
+                                   *(dperiod if k == 2 else None for k in range(len(args)))), kwargs, period=dperiod,
+                                  left=None, right=None)
+    return back
 
 
 def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):

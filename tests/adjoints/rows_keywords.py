@@ -60,7 +60,10 @@ KEYWORD_ROWS = [
     row(builtins.max, Seq(ANY), shapes=[((None,) * 3,)], kw={"default": ANY}, label="builtins.max[default= unused]"),
     row(builtins.min, Seq(ANY), shapes=[((),)], kw={"default": ANY}, label="builtins.min[empty, default=]"),
     # numpy_reductions.py
-    *_initial(np.prod, NZ), *_initial(np.ndarray.prod, NZ), *_initial(np.nanmax),
+    *_initial(np.prod, NZ), *_initial(np.ndarray.prod, NZ), *_initial(np.nanmax), *_initial(np.nanmin),
+    *_initial(np.nansum),
+    row(np.nansum, ANY, shapes=[((2, 3),)], kw={"axis": 1, "initial": ANY, "where": WHERE},
+        label="np.nansum[initial=, where]"),
     row(np.prod, NZ, shapes=[((2, 3),)], kw={"axis": 1, "initial": NZ, "where": WHERE},
         label="np.prod[initial=, where]"),
     row(np.average, ANY, shapes=[((2, 3),)], kw={"weights": Shaped(POS, (2, 3))}, label="np.average[weights= full]"),

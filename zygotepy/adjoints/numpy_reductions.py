@@ -265,11 +265,13 @@ def _present(x_arr, where):
 
 
 def _nan_reduction(fn, mean):
-    """nansum and nanmean: dy (over the count of entries, for the mean) reaches the entries present, nothing else.
-    Another library's arrays: a sum of x with its NaNs (and the entries `where=` leaves out) replaced by zeros."""
+    """nansum and nanmean: dy (over the count of entries, for the mean) reaches the entries present, nothing else;
+    nansum's `initial=` is added once to each output entry (its cotangent: the sum of dy). Another library's arrays: a
+    sum of x with its NaNs (and the entries `where=` leaves out) replaced by zeros."""
     def rule(x, *args, **kwargs):
         x_arr = _float(x)
         axis, keepdims = _axis_keepdims(args, kwargs, 3)
+        initial = _initial(args, kwargs, 4) if not mean else np._NoValue
         xp = namespace(x_arr)
         if xp is np:
             y = fn(x, *args, **kwargs)
@@ -283,16 +285,19 @@ def _nan_reduction(fn, mean):
 
         def back(dy):
             if dy is None:
-                return (None, *_nones(args))
+                return keyword_cotangents((None, *_nones(args)), kwargs)
             present = _present(x_arr, _where(args, kwargs, 5))  # nanmean's where= is keyword-only
             share = _expand(dy, x_arr, axis, keepdims)
             if mean:
                 share = share / (xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype) if xp is np else
                                  xp.sum(xp.astype(present, x_arr.dtype), axis=axis, keepdims=True))
-            return (_restore(xp.where(present, share, xp.zeros_like(share)), x), *_nones(args))
+            dinitial = None if initial is np._NoValue else unbroadcast(xp.sum(dy), initial)
+            return keyword_cotangents((_restore(xp.where(present, share, xp.zeros_like(share)), x),
+                                       *(dinitial if k == 4 else None for k in range(len(args)))), kwargs,
+                                      initial=dinitial)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
-    return adjoint(fn)(rule)
+    return adjoint(fn)(keyword_rule(rule))
 
 
 nansum = _nan_reduction(np.nansum, mean=False)

@@ -504,6 +504,8 @@ class _WithKeywords:
                 raise ZygoteError(f"the keyword-aware adjoint rule {self.rule.__qualname__} returned "
                                   f"{type(stated).__name__!r} where its back's last entry must be a dict of keyword "
                                   f"cotangents")
+        if dy is None:  # no cotangent in: none out, for every keyword
+            stated = dict.fromkeys(self.kwargs)
         return (*grads, _keyword_cotangents(self.rule, self.fn, self.kwargs, stated or {}))
 
 

@@ -186,3 +186,23 @@ def test_a_partial_over_such_a_rule_raises_where_the_keyword_carries_a_gradient(
     with pytest.raises(ZygoteError, match=r"keyword argument by="):
         gradient(lambda x, b: functools.partial(scale, by=b)(x), 2.0, 3.0)
     assert gradient(lambda x: functools.partial(scale, by=3.0)(x), 2.0) == (3.0,)
+
+
+# --- other array libraries: the same keyword-aware rules serve them ----------------------------------------------------
+def test_keyword_gradients_of_jax_arrays():
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.asarray(X)
+    lo, p = jnp.asarray(1.5), jnp.asarray(0.5)
+    (g,) = gradient(lambda lo: jnp.sum(jnp.clip(x, min=lo, max=2.5)), lo)
+    assert type(g) is type(lo) and float(g) == 1.0
+    assert float(gradient(lambda p: jnp.sum(jnp.diff(x, prepend=p) ** 2), p)[0]) == pytest.approx(-1.0, rel=1e-6)
+    weights = jnp.asarray(WEIGHTS)
+    (g,) = gradient(lambda a: jnp.sum(jnp.reshape(a, (3, 2), order="F") * weights), jnp.asarray(GRID))
+    np.testing.assert_allclose(np.asarray(g), gradient(CASES["reshape order=F"][0], GRID)[0], rtol=1e-6)
+
+
+def test_keyword_gradients_of_torch_tensors():
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(X, dtype=torch.float64)
+    (g,) = gradient(lambda lo: torch.sum(torch.clip(t, min=lo, max=2.5)), torch.tensor(1.5, dtype=torch.float64))
+    assert isinstance(g, torch.Tensor) and float(g) == 1.0

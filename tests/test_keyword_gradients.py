@@ -51,6 +51,13 @@ CASES = {
     "interp left=": (lambda v: np.interp(-1.0, TABLE, np.array([1.0, 2.0, 3.0]), left=v), 0.3),
     "interp right=": (lambda v: np.interp(5.0, TABLE, np.array([1.0, 2.0, 3.0]), right=v), 0.3),
     "interp positional left": (lambda v: np.interp(-1.0, TABLE, np.array([1.0, 2.0, 3.0]), v), 0.3),
+    # rules that are not keyword-aware: a keyword naming the next positional parameter is passed by position
+    "dot b=": (lambda w: np.sum(np.dot(WEIGHTS, b=w) ** 2), np.array([0.5, -1.0])),
+    "tensordot b= axes=": (lambda w: np.sum(np.tensordot(WEIGHTS, b=w, axes=1) ** 2), np.array([0.5, -1.0])),
+    "polyval x=": (lambda t: np.polyval(np.array([1.0, 2.0, 3.0]), x=t), 0.7),
+    "append values=": (lambda x, v: np.sum(np.append(x, values=v) ** 2), X, np.array([1.0, 2.0])),
+    "pow exp=": (lambda x: pow(2.0, exp=x), 1.5),
+    "pow base= exp=": (lambda x, y: pow(base=x, exp=y), 1.5, 2.0),
     "ravel order=F": (lambda a: np.sum(np.ravel(a, order="F") * np.arange(6.0)), GRID),
     "reshape order=F": (lambda a: np.sum(np.reshape(a, (3, 2), order="F") * WEIGHTS), GRID),
     "method reshape order=F": (lambda a: np.sum(a.reshape((3, 2), order="F") * WEIGHTS), GRID),
@@ -123,16 +130,16 @@ def test_constant_float_keywords_run():
 
 
 # --- the safety net: a rule that cannot give a keyword's cotangent ----------------------------------------------------
-def scale(x, by=1.0):
+def scale(x, *, by=1.0):
     return x * by
 
 
-def _register_positional_only_rule():
-    """A user's rule written for positional arguments only: its back has no cotangent for `by=`."""
+def _register_rule_without_keyword_cotangents():
+    """A user's rule whose back has no cotangent for the keyword-only `by=`."""
     @adjoint(scale)
-    def scale_rule(x, *rest, **kwargs):
-        by = rest[0] if rest else kwargs.get("by", 1.0)
-        return scale(x, by), lambda dy: (dy * by, *(dy * x for _ in rest))
+    def scale_rule(x, **kwargs):
+        by = kwargs.get("by", 1.0)
+        return scale(x, by=by), lambda dy: (dy * by,)
     return scale_rule
 
 
@@ -141,7 +148,7 @@ def scaled_by(x, b):
 
 
 def test_a_gradient_into_a_keyword_the_rule_cannot_give_raises():
-    _register_positional_only_rule()
+    _register_rule_without_keyword_cotangents()
     with pytest.raises(ZygoteError, match=r"keyword argument by= of .*scale.*scale_rule") as info:
         gradient(scaled_by, 2.0, 3.0)
     line = scaled_by.__code__.co_firstlineno + 1
@@ -152,9 +159,9 @@ def test_a_gradient_into_a_keyword_the_rule_cannot_give_raises():
 
 
 def test_a_constant_keyword_to_such_a_rule_runs():
-    _register_positional_only_rule()
+    _register_rule_without_keyword_cotangents()
     assert gradient(lambda x: scale(x, by=3.0), 2.0) == (3.0,)
-    assert gradient(lambda x, b: scale(x, b), 2.0, 3.0) == (3.0, 2.0)
+    assert gradient(lambda x, b: scale(x, by=3.0) + b, 2.0, 3.0) == (3.0, 1.0)
 
 
 def test_a_keyword_aware_user_rule_gives_its_keyword_cotangent():
@@ -164,7 +171,7 @@ def test_a_keyword_aware_user_rule_gives_its_keyword_cotangent():
     @adjoint(scale)
     def scale_rule_kw(x, **kwargs):
         by = kwargs.get("by", 1.0)
-        return scale(x, by), lambda dy: keyword_cotangents((dy * by,), kwargs, by=dy * x)
+        return scale(x, by=by), lambda dy: keyword_cotangents((dy * by,), kwargs, by=dy * x)
     assert gradient(lambda x, b: scale(x, by=b), 2.0, 3.0) == (3.0, 2.0)
 
 
@@ -175,17 +182,30 @@ def test_a_keyword_aware_rule_that_leaves_a_keyword_out_raises():
     @adjoint(scale)
     def silent_rule(x, **kwargs):
         by = kwargs.get("by", 1.0)
-        return scale(x, by), lambda dy: (dy * by, {})
+        return scale(x, by=by), lambda dy: (dy * by, {})
     with pytest.raises(ZygoteError, match=r"by= .*silent_rule"):
         gradient(lambda x, b: scale(x, by=b), 2.0, 3.0)
     assert gradient(lambda x: scale(x, by=3.0), 2.0) == (3.0,)
 
 
 def test_a_partial_over_such_a_rule_raises_where_the_keyword_carries_a_gradient():
-    _register_positional_only_rule()
+    _register_rule_without_keyword_cotangents()
     with pytest.raises(ZygoteError, match=r"keyword argument by="):
         gradient(lambda x, b: functools.partial(scale, by=b)(x), 2.0, 3.0)
     assert gradient(lambda x: functools.partial(scale, by=3.0)(x), 2.0) == (3.0,)
+
+
+def shift(x, by=0.0):
+    return x + by
+
+
+def test_a_keyword_naming_a_positional_parameter_reaches_a_positional_rule():
+    """`shift(x, by=b)` with a rule written for `shift(x, by)`: passed by position, `by` gets the rule's cotangent."""
+    @adjoint(shift)
+    def shift_rule(x, by=0.0):
+        return shift(x, by), lambda dy: (dy, 2.0 * dy)  # (a deliberately distinct cotangent, to see where it goes)
+    assert gradient(lambda x, b: shift(x, by=b), 1.0, 3.0) == (1.0, 2.0)
+    assert gradient(lambda x: shift(x, by=3.0), 1.0) == (1.0,)
 
 
 # --- other array libraries: the same keyword-aware rules serve them ----------------------------------------------------

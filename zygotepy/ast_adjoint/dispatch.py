@@ -438,8 +438,13 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     else:
         rule = registry.find_rule(fn)
     if rule is not None:
+        aware = getattr(rule, "__zygote_keywords__", False)
+        if kwargs and not aware:
+            moved = _movable(fn, rule, args, kwargs)
+            if moved:
+                return _call_by_position(fn, rule, args, kwargs, moved, need)
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
-        if kwargs and getattr(rule, "__zygote_keywords__", False):  # gives keyword cotangents itself
+        if kwargs and aware:  # gives keyword cotangents itself
             return y, _WithKeywords(RulePullback(back, rule, len(args) + 1, need), rule, fn, kwargs, True)
         pb = RulePullback(back, rule, len(args), need, args)
         return y, (_WithKeywords(pb, rule, fn, kwargs, False) if kwargs is not None else pb)
@@ -489,7 +494,8 @@ class _WithKeywords:
     `np.clip(x, a_min=0.0)` runs, while `np.clip(x, a_min=lo)` with a `lo` that carries a gradient never loses it: the
     rule gives it, or differentiation raises naming the rule and the keyword. (Deciding at the call would raise for
     constant floats too; deciding from per-rule lists of constant keywords would need a list for every rule, users'
-    rules included.)"""
+    rules included.) A keyword that names one of the target's positional parameters does not get here: it is passed
+    to the rule by position (`_movable`)."""
     __slots__ = ("inner", "rule", "fn", "kwargs", "aware")
 
     def __init__(self, inner, rule, fn, kwargs, aware):
@@ -518,6 +524,64 @@ def _keyword_cotangents(rule, fn, kwargs, stated):
         else:
             out[k] = DroppedKeyword(rule, fn, k) if differentiable(v) else None
     return out
+
+
+# --- differentiable keywords that name positional parameters: passed by position to a rule that is not keyword-aware --
+
+def _movable(fn, rule, args, kwargs):
+    """The keywords of `fn(*args, **kwargs)` that name `fn`'s next positional parameters (`b` in `np.dot(a, b=w)`) and
+    hold differentiable values, when `rule` takes them by position: passed there, they get the rule's positional
+    cotangents instead of none. Empty when there are none (the common case: a constant axis=, dtype=, ...)."""
+    names = _positional_names(fn)
+    moved, k = [], len(args)
+    while k < len(names) and names[k] in kwargs and differentiable(kwargs[names[k]]):
+        moved.append(names[k])
+        k += 1
+    code = getattr(rule, "__code__", None)
+    if not moved or code is None or not (code.co_argcount >= k or code.co_flags & inspect.CO_VARARGS):
+        return ()
+    return tuple(moved)
+
+
+_POSITIONAL = {}
+
+
+def _positional_names(fn):
+    """The names of `fn`'s parameters that may be passed by position, in order (empty if it has no signature)."""
+    try:
+        hit = _POSITIONAL.get(fn)
+    except TypeError:
+        return ()
+    if hit is None:
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        hit = _POSITIONAL[fn] = tuple(p.name for p in params if p.kind in kinds)
+    return hit
+
+
+def _call_by_position(fn, rule, args, kwargs, moved, need):
+    """`rule(*args, *moved values, **other keywords)`; the moved values' cotangents go back as keyword cotangents."""
+    rest = {k: v for k, v in kwargs.items() if k not in moved}
+    full = (*args, *(kwargs[k] for k in moved))
+    y, back = rule(*full, **rest) if rest else rule(*full)
+    pb = RulePullback(back, rule, len(full), need and (*need, *(True for _ in moved)), full)
+    return y, _ByPosition(_WithKeywords(pb, rule, fn, rest, False), len(args), moved)
+
+
+class _ByPosition:
+    """`(dself, *dargs, *dmoved, dkw)` -> `(dself, *dargs, dkw with the moved keywords' cotangents)`."""
+    __slots__ = ("inner", "nargs", "moved")
+
+    def __init__(self, inner, nargs, moved):
+        self.inner, self.nargs, self.moved = inner, nargs, moved
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        end = 1 + self.nargs
+        return (*grads[:end], {**grads[-1], **dict(zip(self.moved, grads[end:-1], strict=True))})
 
 
 class PartialPullback:

@@ -12,6 +12,7 @@ import math
 import operator
 
 import numpy as np
+import rows_keywords
 import rows_numpy_elementwise
 import rows_numpy_linalg
 import rows_numpy_reductions
@@ -223,7 +224,7 @@ FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
 
 ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS + rows_numpy_elementwise.CONSTANT_METHOD_ROWS
         + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS
-        + rows_numpy_linalg.LINALG_ROWS)
+        + rows_numpy_linalg.LINALG_ROWS + rows_keywords.KEYWORD_ROWS)
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [

@@ -47,6 +47,18 @@ CPLX = Kind("complex", -2.0, 2.0, complex=True)
 
 
 @dataclass(frozen=True)
+class Shaped:
+    """A random keyword argument (`row(..., kw={"weights": Shaped(POS, (3,))})`): an array of `kind` of this shape. A
+    `Kind` itself given as a keyword's value is a random Python float. Random keywords are differentiated: the rule
+    must be keyword-aware (`registry.keyword_rule`) and give their cotangents."""
+    kind: Kind
+    shape: tuple
+
+    def draw(self, rng, shape=None, dtype=np.float64):
+        return self.kind.draw(rng, self.shape, dtype)
+
+
+@dataclass(frozen=True)
 class Row:
     op: object
     args: tuple

@@ -23,6 +23,8 @@ from rule_table import (
     Seq,
 )
 
+from table_base import Shaped
+
 import zygotepy.adjoints  # noqa: F401  (registers the tables)
 from zygotepy.adjoints import registry
 
@@ -43,6 +45,28 @@ def _draw(row_args, case, rng, dtype=np.float64):
         args.append(spec.draw(rng, next(shapes), dtype) if is_random else spec)
         random.append(is_random)
     return args, random
+
+
+def _draw_keywords(row_kwargs, rng, dtype=np.float64):
+    """The call's keywords, and which of them are random (a `Kind` draws a float, a `Shaped` an array)."""
+    kwargs, random = {}, []
+    for name, spec in row_kwargs.items():
+        if isinstance(spec, (Kind, Shaped)):
+            kwargs[name] = spec.draw(rng, None, dtype)
+            random.append(name)
+        else:
+            kwargs[name] = spec
+    return kwargs, tuple(random)
+
+
+def split_keywords(rule, grads, kwargs):
+    """A back's result as (positional cotangents, keyword cotangents): a keyword-aware rule called with keywords
+    returns the dict of the latter last (`registry.keyword_rule`); any other rule gives its keywords none."""
+    if kwargs and getattr(rule, "__zygote_keywords__", False):
+        assert isinstance(grads[-1], dict), f"a keyword-aware back returned {grads[-1]!r} where its dict belongs"
+        assert set(grads[-1]) <= set(kwargs), f"cotangents for keywords {set(grads[-1]) - set(kwargs)} not passed"
+        return grads[:-1], grads[-1]
+    return grads, {}
 
 
 def _like(x, rng):
@@ -105,16 +129,29 @@ def _pairing(dy, f, args, kwargs, i, value):
     return _inner(dy, f(*moved, **kwargs))
 
 
-def check_against_finite_differences(op, args, random, kwargs=None, f=None, none=(), rtol=1e-5, atol=1e-6, seed=0):
+def check_against_finite_differences(op, args, random, kwargs=None, f=None, none=(), rtol=1e-5, atol=1e-6, seed=0,
+                                     random_keywords=()):
+    """`random_keywords` names the keywords whose cotangents are checked too (the rule must state them)."""
     rng = np.random.default_rng(seed)
     kwargs, f = kwargs or {}, f or op
     rule = registry.find_rule(op)
     assert rule is not None, f"no rule registered for {op}"
-    y, back = rule(*copy.deepcopy(args), **kwargs)  # copies: in-place operators mutate their first argument
+    # copies: in-place operators mutate their first argument
+    y, back = rule(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     _assert_close(y, f(*copy.deepcopy(args), **kwargs))
     dy = _like(y, rng)
-    grads = back(dy)
+    grads, dkw = split_keywords(rule, back(dy), kwargs)
     assert type(grads) is tuple and len(grads) == len(args), f"back returned {grads!r} for {len(args)} arguments"
+    for name in random_keywords:
+        assert name in dkw, f"keyword {name}= gets no cotangent from the rule (it must state one)"
+        _assert_structure(dkw[name], kwargs[name], f"keyword {name}=")
+        v = _like(kwargs[name], rng)
+
+        def at(t, name=name, v=v):
+            return _inner(dy, f(*copy.deepcopy(args), **{**kwargs, name: _moved(kwargs[name], v, t)}))
+        numeric = (at(EPS) - at(-EPS)) / (2 * EPS)
+        assert _inner(dkw[name], v) == pytest.approx(numeric, rel=rtol, abs=atol), \
+            f"keyword {name}=: analytic {_inner(dkw[name], v)!r}, finite differences {numeric!r}"
     for i in none:
         assert grads[i] is None, f"argument {i} should get no gradient, got {grads[i]!r}"
     for i, (a, is_random) in enumerate(zip(args, random, strict=True)):
@@ -152,15 +189,23 @@ def _seed(text):
 @pytest.mark.parametrize("r, case", CASES, ids=IDS)
 def test_rule_matches_finite_differences(r, case):
     seed = _seed(f"{r.name}{case}")
-    args, random = _draw(r.args, case, np.random.default_rng(seed))
-    check_against_finite_differences(r.op, args, random, r.kwargs, r.f, r.none, rtol=r.rtol, seed=seed)
+    rng = np.random.default_rng(seed)
+    args, random = _draw(r.args, case, rng)
+    kwargs, random_keywords = _draw_keywords(r.kwargs, rng)
+    check_against_finite_differences(r.op, args, random, kwargs, r.f, r.none, rtol=r.rtol, seed=seed,
+                                     random_keywords=random_keywords)
 
 
 @pytest.mark.parametrize("r", ROWS, ids=[r.name for r in ROWS])
 def test_no_cotangent_gives_none(r):
-    args, _ = _draw(r.args, r.shapes[0], np.random.default_rng(0))
-    _, back = registry.find_rule(r.op)(*args, **r.kwargs)
-    assert back(None) == (None,) * len(args)
+    rng = np.random.default_rng(0)
+    args, _ = _draw(r.args, r.shapes[0], rng)
+    kwargs, _ = _draw_keywords(r.kwargs, rng)
+    rule = registry.find_rule(r.op)
+    _, back = rule(*args, **kwargs)
+    grads, dkw = split_keywords(rule, back(None), kwargs)
+    assert grads == (None,) * len(args)
+    assert all(g is None for g in dkw.values()), dkw
 
 
 def _mine(table):
@@ -267,8 +312,9 @@ def test_float32_gets_float32_cotangents(op, n, kw):
     rng = np.random.default_rng(0)
     kind = ELEMENTWISE_DOMAINS.get(op, Kind("pos", 0.5, 2.0))
     args = [kind.draw(rng, (2, 3), np.float32) for _ in range(n)]
-    y, back = registry.find_rule(op)(*args, **kw)
-    grads = back(_like(y, rng) if isinstance(y, np.ndarray) else np.float32(rng.normal()))
+    rule = registry.find_rule(op)
+    y, back = rule(*args, **kw)
+    grads, _ = split_keywords(rule, back(_like(y, rng) if isinstance(y, np.ndarray) else np.float32(rng.normal())), kw)
     for g in grads:
         assert g.dtype == np.float32, f"{op}: float32 argument got a {g.dtype} cotangent"
 
@@ -294,8 +340,10 @@ def test_builtin_max_ties_go_to_the_first():
     assert back(1.0)[0] == [None, 1.0, None]
     _, back = registry.find_rule(min)(3.0, 1.0, 1.0)
     assert back(1.0) == (None, 1.0, None)
-    y, back = registry.find_rule(max)([], default=0.0)
-    assert y == 0.0 and back(1.0) == (None,)
+    y, back = registry.find_rule(max)([], default=0.0)  # the default is returned: it gets the cotangent
+    assert y == 0.0 and back(1.0) == (None, {"default": 1.0})
+    y, back = registry.find_rule(max)([3.0], default=0.0)
+    assert y == 3.0 and back(1.0) == ([1.0], {"default": None})
 
 
 def test_need_mask_skips_unneeded_cotangents():
@@ -304,7 +352,8 @@ def test_need_mask_skips_unneeded_cotangents():
     checked = 0
     for r in ROWS:
         args, _ = _draw(r.args, r.shapes[-1], rng)
-        y, back = registry.find_rule(r.op)(*copy.deepcopy(args), **r.kwargs)
+        kwargs, _ = _draw_keywords(r.kwargs, rng)
+        y, back = registry.find_rule(r.op)(*copy.deepcopy(args), **kwargs)
         if getattr(getattr(back, "__code__", None), "co_argcount", 0) < 2:
             continue
         dy = _like(y, rng)

@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "adjoints"))
 from rule_table import ROWS, Seq
-from test_rules import _draw, _fmt, _inner, _like, _moved
+from test_rules import _draw, _draw_keywords, _fmt, _inner, _like, _moved, split_keywords
 
 from zygotepy import ZygoteError
 from zygotepy.adjoints import registry
@@ -135,6 +135,8 @@ def _run(be, r, case):
         pytest.skip("a list of numbers or arrays is NumPy's array-like convention")
     if r.op is np.linalg.eigh and "U" in args[1:]:
         pytest.skip("eigenvectors of UPLO='U' may come with other signs than NumPy's LAPACK call (both are right)")
+    if _draw_keywords(r.kwargs, rng)[1]:
+        pytest.skip("keyword cotangents are checked on NumPy arrays (the array API has no initial=, prepend=, ...)")
     f = r.f or r.op
     expected = f(*copy.deepcopy(args), **r.kwargs)
     foreign_args = [be.convert(a) for a in args]
@@ -175,6 +177,8 @@ def _run(be, r, case):
     except ZygoteError as e:
         if r.op is np.dot and "no namespace-generic rule" in str(e):  # documented: a second argument of > 2 axes
             pytest.skip(str(e))
+        if r.op is np.interp and "period= is not supported" in str(e):  # documented: NumPy arrays only
+            pytest.skip(str(e))
         raise
     if isinstance(expected, np.ndarray) and any(isinstance(a, be.array_type) for a in foreign_args):
         assert isinstance(y, be.array_type), f"result {type(y).__name__}, not a {be.name} array"
@@ -197,7 +201,7 @@ def _run(be, r, case):
         dy = _rebuild(y, [be.to_foreign(np.asarray(d, dtype=np.asarray(v).dtype)) for d, v in zip(dy_np, y,
                                                                                                     strict=True)])
     try:
-        grads = back(dy)
+        grads, _ = split_keywords(rule, back(dy), r.kwargs)
     except ZygoteError as e:  # documented: integer-array indices of a (non-JAX) foreign array raise
         if r.op is operator.getitem and "index array" in str(e):
             pytest.skip(str(e))

@@ -5,7 +5,7 @@ import math
 import operator
 
 from ..backends import namespace, unbroadcast
-from .registry import adjoint, find_rule, find_scalar, nondifferentiable, scalar_rule
+from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
 from .scalar import foreign_rule
 from .structures import like
 from ..ast_adjoint.dispatch import J
@@ -49,10 +49,19 @@ def _per_item(items, dy):
     return [unbroadcast(dy, item) for item in items]
 
 
+@keyword_rule
 @adjoint(builtins.sum)
-def sum_(iterable, *start):
+def sum_(iterable, *start, **kwargs):
+    """`sum(items, start)`: dy reaches every item and the start, given positionally or as `start=`."""
     items = list(iterable) if not hasattr(iterable, "shape") else iterable
-    y = builtins.sum(items, *start)
+    y = builtins.sum(items, *start, **kwargs)
+    if kwargs:
+        _, back = sum_(iterable, *start, *kwargs.values())  # `start` is sum's only keyword
+
+        def keyword_back(dy):
+            *grads, dstart = back(dy)
+            return keyword_cotangents(grads, kwargs, start=dstart)
+        return y, keyword_back
 
     def back(dy):
         if dy is None:
@@ -66,7 +75,8 @@ def sum_(iterable, *start):
 
 
 def _pick(fn):
-    """min/max: the gradient goes to the item Python returned (the first of equal items)."""
+    """min/max: the gradient goes to the item Python returned (the first of equal items), or to `default=` when the
+    items were empty."""
     def rule(*args, **kwargs):
         items = list(args[0]) if len(args) == 1 else list(args)
         y = fn(items, **kwargs) if len(args) == 1 else fn(*args, **kwargs)  # over `items`: y is one of them
@@ -74,14 +84,15 @@ def _pick(fn):
 
         def back(dy):
             if dy is None or chosen is None:
-                return (None,) * len(args)
+                ddefault = dy if chosen is None and "default" in kwargs else None
+                return keyword_cotangents((None,) * len(args), kwargs, default=ddefault, key=None)
             grads = [dy if k == chosen else None for k in range(len(items))]  # no item store: see nesting.py
             if len(args) == 1:
-                return (like(args[0], grads) if not hasattr(args[0], "shape") else _scatter(args[0], chosen, dy),)
-            return tuple(grads)
+                grads = (like(args[0], grads) if not hasattr(args[0], "shape") else _scatter(args[0], chosen, dy),)
+            return keyword_cotangents(grads, kwargs, default=None, key=None)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
-    return rule
+    return keyword_rule(rule)
 
 
 def _scatter(array, index, dy):

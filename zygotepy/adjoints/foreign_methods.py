@@ -396,8 +396,24 @@ def _first(dy):
 def _torch_keyword(rule, who, renamed):
     """A torch function whose keywords are NumPy's under other names (torch.tensordot's dims= is axes=)."""
     def call(*a, **k):
-        return rule(*a, **{renamed.get(key, key): v for key, v in k.items()})
-    return call
+        return _call_renamed(rule, a, k, renamed)
+    return registry.keyword_rule(call)
+
+
+def _call_renamed(rule, args, kwargs, renamed):
+    """`rule(*args, **kwargs)` with the keywords renamed (torch's to NumPy's), as a keyword-aware rule: the keyword
+    cotangents a keyword-aware `rule` states go back under the caller's names; other rules state none."""
+    y, back = rule(*args, **{renamed.get(k, k): v for k, v in kwargs.items()})
+    if not kwargs:
+        return y, back
+    aware = getattr(rule, "__zygote_keywords__", False)
+
+    def back_(dy):
+        grads = back(dy)
+        stated = grads[-1] if aware else {}
+        grads = grads[:-1] if aware else grads
+        return (*grads, {k: stated[renamed.get(k, k)] for k in kwargs if renamed.get(k, k) in stated})
+    return y, back_
 
 
 # torch functions whose meaning differs from their NumPy twin's: refused, never a wrong number
@@ -468,12 +484,13 @@ def torch_function(fn, name, rule):
         return _torch_norm(rule, who, _TORCH_NORMS[name])
     if name in _TORCH_RENAMED:
         def renamed(x, *a, **k):
-            return rule(x, *a, **_keywords("torch", k))
-        return renamed
+            return _call_renamed(rule, (x, *a), k, _TORCH_KEYWORDS)
+        return registry.keyword_rule(renamed)
 
     def plain(*a, **k):
         if "dim" in k or "keepdim" in k:
             raise ZygoteError(f"{who} with dim=/keepdim= is not translated to NumPy's axis=/keepdims= (only "
                               f"{', '.join(_TORCH_REDUCTIONS + _TORCH_RENAMED)}, var, std and the norms are)")
         return rule(*a, **k)
+    plain.__zygote_keywords__ = getattr(rule, "__zygote_keywords__", False)  # the same keywords: the same cotangents
     return plain

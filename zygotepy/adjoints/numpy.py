@@ -10,7 +10,7 @@ from ..ast_adjoint import runtime as rt
 from ..backends import conj, function, namespace, namespace_of, unbroadcast
 from ..errors import ZygoteError
 from .handover import added, times
-from .registry import adjoint, namespace_generic, nondifferentiable
+from .registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic, nondifferentiable
 from .structures import ATTRIBUTES
 
 
@@ -209,16 +209,18 @@ def where(cond, *ab):
     return _call(np.where, cond, a, b), back
 
 
+@keyword_rule
 @adjoint(np.clip)
 def clip(x, *bounds, **kwargs):
     """clip(x, lo, hi) = minimum(maximum(x, lo), hi): each entry's cotangent goes to the one of x, lo, hi it equals
-    (x at the boundaries)."""
+    (x at the boundaries); bounds given by keyword (a_min=/a_max=, or NumPy 2's min=/max=) get theirs there."""
     y = _call(np.clip, x, *bounds, **kwargs)
-    lo, hi = (*bounds, *(kwargs.get(k, kwargs.get(k[2:])) for k in ("a_min", "a_max")[len(bounds):]))
+    names = [k if k in kwargs else k[2:] for k in ("a_min", "a_max")[len(bounds):]]
+    lo, hi = (*bounds, *(kwargs.get(k) for k in names))
 
     def back(dy):
         if dy is None:
-            return (None, *(None for _ in bounds))
+            return keyword_cotangents((None, *(None for _ in bounds)), kwargs)
         xp = namespace(x)
         zero = 0 if xp is np else xp.zeros_like(dy)
         raised = x < lo if lo is not None else False
@@ -227,7 +229,9 @@ def clip(x, *bounds, **kwargs):
         inside = ~(raised | lowered)
         grads = (unbroadcast(xp.where(raised, dy, zero), lo) if lo is not None else None,
                  unbroadcast(xp.where(lowered, dy, zero), hi) if hi is not None else None)
-        return (unbroadcast(xp.where(inside, dy, zero), x), *grads[:len(bounds)])
+        by_name = dict(zip(names, grads[len(bounds):]))
+        return keyword_cotangents((unbroadcast(xp.where(inside, dy, zero), x), *grads[:len(bounds)]), kwargs,
+                                  **by_name)
     return y, back
 
 
@@ -274,21 +278,26 @@ def _total_back(x, scale):
 _LARGE = 1 << 16  # entries from which a broadcast view (a few µs of Python) beats writing the array (np.full)
 
 
+@keyword_rule
 @adjoint(np.sum)
 def sum_(x, *args, **kwargs):
+    """`initial=` is added once to each output entry: its cotangent is the sum of dy."""
     if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f":
         return x.sum(), _total_back(x, 1)
     x_arr = _as_array(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     where = _where(args, kwargs, 5)
+    initial = _initial(args, kwargs, 4)
 
     def back(dy):
         if dy is None:
-            return (None, *(None for _ in args))
+            return keyword_cotangents((None, *(None for _ in args)), kwargs)
         g = _expand(dy, x_arr, axis, keepdims)
         if where is not None:  # entries left out of the sum get no gradient
             g = namespace(x_arr).where(where, g, 0)
-        return (_restore(g, x), *(None for _ in args))
+        dinitial = None if initial is np._NoValue else unbroadcast(namespace(x_arr).sum(dy), initial)
+        return keyword_cotangents((_restore(g, x), *(dinitial if k == 4 else None for k in range(len(args)))),
+                                  kwargs, initial=dinitial)
     return _reduce(np.sum, x, args, kwargs), back
 
 
@@ -315,6 +324,11 @@ def mean(x, *args, **kwargs):
     return y, back
 
 
+def _initial(args, kwargs, at):
+    """The `initial=` of a reduction (positional number `at` after x), or np._NoValue when not given."""
+    return args[at] if len(args) > at else kwargs.get("initial", np._NoValue)
+
+
 def _where(args, kwargs, at):
     """The `where=` mask of a reduction, or None when it selects everything."""
     where = args[at] if len(args) > at else kwargs.get("where", True)
@@ -326,14 +340,17 @@ def _extremum(fn):
         x_arr = _as_array(x)
         y = _reduce(fn, x_arr, args, kwargs)
         axis, keepdims = _axis_keepdims(args, kwargs, 2)
+        initial, where = _initial(args, kwargs, 3), _where(args, kwargs, 4)
+        if initial is not np._NoValue or where is not None:
+            return y, _extremum_with_initial(x, x_arr, y, axis, keepdims, initial, where, args, kwargs)
 
         def back(dy):
             if dy is None:
-                return (None, *(None for _ in args))
+                return keyword_cotangents((None, *(None for _ in args)), kwargs)
             if axis is None and type(x_arr) is np.ndarray and x_arr.dtype.kind == "f" and np.ndim(dy) == 0:
                 hit = x_arr == y  # the whole array: its maxima share dy evenly
-                return (_restore(np.multiply(hit, dy / np.count_nonzero(hit), dtype=x_arr.dtype), x),
-                        *(None for _ in args))
+                return keyword_cotangents((_restore(np.multiply(hit, dy / np.count_nonzero(hit),
+                                                            dtype=x_arr.dtype), x), *(None for _ in args)), kwargs)
             xp = namespace(x_arr)
             hit = x_arr == _expand(y, x_arr, axis, keepdims)
             # ties share the gradient evenly; counted in x's float type so that float32 stays float32
@@ -342,10 +359,33 @@ def _extremum(fn):
             else:
                 hit = xp.astype(hit, x_arr.dtype)
                 counts = xp.sum(hit, axis=axis, keepdims=True)
-            return (_restore(_expand(dy, x_arr, axis, keepdims) * hit / counts, x), *(None for _ in args))
+            return keyword_cotangents((_restore(_expand(dy, x_arr, axis, keepdims) * hit / counts, x),
+                                       *(None for _ in args)), kwargs)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
-    return rule
+    return keyword_rule(rule)
+
+
+def _extremum_with_initial(x, x_arr, y, axis, keepdims, initial, where, args, kwargs):
+    """The back of max/min with `initial=` (a value that takes part in each output entry) or `where=` (entries left
+    out): dy goes to whichever of the selected entries and `initial` equal the result, shared evenly among ties."""
+    xp = namespace(x_arr)
+    hit = x_arr == _expand(y, x_arr, axis, keepdims)
+    if where is not None:
+        hit = hit & xp.broadcast_to(xp.asarray(where), tuple(x_arr.shape))
+    hit = xp.astype(hit, x_arr.dtype) if xp is not np else hit.astype(x_arr.dtype if is_float(x_arr) else float)
+    hit_initial = (y == initial) if initial is not np._NoValue else 0.0
+    counts = xp.sum(hit, axis=axis, keepdims=keepdims) + hit_initial  # > 0: y is one of them
+
+    def back(dy):
+        if dy is None:
+            return keyword_cotangents((None, *(None for _ in args)), kwargs)
+        share = dy / counts
+        dx = _restore(_expand(share, x_arr, axis, keepdims) * hit, x)
+        dinitial = None if initial is np._NoValue else unbroadcast(xp.sum(share * hit_initial), initial)
+        return keyword_cotangents((dx, *(dinitial if k == 3 else None for k in range(len(args)))), kwargs,
+                                  initial=dinitial)
+    return back
 
 
 for _fn in (np.max, np.min, np.amax, np.amin):
@@ -440,11 +480,49 @@ def _inner_foreign(xp, a, b):
 # --- shapes --------------------------------------------------------------------------------------------------------------
 @adjoint(np.reshape)
 def reshape(x, *shape, **kwargs):
+    """`order=` reads and writes the entries in that order, so the cotangent goes back by a reshape in the same order
+    (np.reshape's positional order comes after the shape)."""
     xp = namespace(x)
     if xp is not np and shape and isinstance(shape[0], int):  # the array API wants a tuple
         shape = ((shape[0],), *shape[1:])
-    return _call(np.reshape, x, *shape, **kwargs), lambda dy: (None if dy is None else xp.reshape(dy, _shape(x)),
-                                                                *(None for _ in shape))
+    order = _order(x, shape[1] if len(shape) > 1 else kwargs.get("order", "C"))
+    if xp is not np and (len(shape) > 1 or "order" in kwargs):  # the array API's reshape has no order
+        y = _reshaped(x, shape[0] if shape else kwargs["shape"], order)
+    else:
+        y = _call(np.reshape, x, *shape, **kwargs)
+    return y, lambda dy: (None if dy is None else _unflatten(dy, x, order), *(None for _ in shape))
+
+
+def _order(x, order):
+    """The order a reshape or ravel with `order` reads x in: "C", "F", or (for "K", x's memory order) the axes of x
+    from the largest stride to the smallest. "A" means F for an array stored in Fortran order only."""
+    order = (order or "C").upper()
+    flags = getattr(x, "flags", None)
+    if order == "A":
+        return "F" if flags is not None and flags.f_contiguous and not flags.c_contiguous else "C"
+    if order != "K" or flags is None or flags.c_contiguous:
+        return order if order != "K" else "C"
+    if any(s < 0 for s in x.strides):  # NumPy then reverses those axes too
+        raise ZygoteError("ravel(x, order='K') of an array with negative strides has no gradient rule; use "
+                          "order='C' or 'F'")
+    axes = tuple(int(a) for a in np.argsort([-s for s in x.strides], kind="stable"))
+    return "C" if axes == tuple(range(x.ndim)) else axes
+
+
+def _unflatten(dy, x, order):
+    """The cotangent of x from that of a reshape of x read in `order` (see _order)."""
+    if order in ("C", "F"):
+        return _reshaped(dy, _shape(x), order)
+    return np.transpose(np.reshape(dy, tuple(x.shape[a] for a in order)), np.argsort(order))
+
+
+def _reshaped(x, shape, order):
+    """x reshaped in order "C" or "F", in x's namespace (Fortran order: a C reshape of the reversed axes)."""
+    xp = namespace(x)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if order == "C" or xp is np:
+        return xp.reshape(x, shape) if xp is not np else np.reshape(x, shape, order=order)
+    return _permute(xp.reshape(_permute(x, None), shape[::-1]), None)
 
 
 def _shape(x):
@@ -475,10 +553,16 @@ def transpose_method(x, *axes):
 
 
 @adjoint(np.ravel)
-def ravel(x):
+def ravel(x, *args, **kwargs):
+    """`np.ravel(x, order)` and `x.ravel(order)` (`x.flatten(order)` too): the cotangent is reshaped back in the
+    order the entries were read in."""
     xp = namespace(x)
-    y = np.ravel(x) if xp is np else xp.reshape(x, (-1,))
-    return y, lambda dy: (None if dy is None else xp.reshape(dy, _shape(x)),)
+    order = _order(x, args[0] if args else kwargs.get("order", "C"))
+    if xp is np:
+        y = np.ravel(x, *args, **kwargs)
+    else:
+        y = _reshaped(x, (-1,), order)
+    return y, lambda dy: (None if dy is None else _unflatten(dy, x, order), *(None for _ in args))
 
 
 @adjoint(np.squeeze)
@@ -569,9 +653,19 @@ for _method, _rule in METHODS.items():
     adjoint(_method)(_rule)
 
 
+@adjoint(np.ndarray.flatten)
+def flatten(x, *args, **kwargs):
+    """`x.flatten(order)`: a copy of `x.ravel(order)`, so the same cotangent."""
+    _, back = ravel(x, *args, **kwargs)
+    return x.flatten(*args, **kwargs), back
+
+
 @adjoint(np.ndarray.reshape)
 def reshape_method(x, *shape, **kwargs):
-    return x.reshape(*shape, **kwargs), lambda dy: (None if dy is None else dy.reshape(x.shape), *(None for _ in shape))
+    """`x.reshape(2, 3)`, `x.reshape((2, 3))`, with `order=` (keyword only, for the method)."""
+    order = _order(x, kwargs.get("order", "C"))
+    return x.reshape(*shape, **kwargs), lambda dy: (None if dy is None else _unflatten(dy, x, order),
+                                                    *(None for _ in shape))
 
 
 @adjoint(np.ndarray.view)

@@ -18,7 +18,7 @@ from ..backends import (
 )
 from ..errors import ZygoteError
 from .numpy import _binary, _call, _elementwise_rule, _ties, clip, is_float
-from .registry import adjoint, namespace_generic, nondifferentiable
+from .registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic, nondifferentiable
 
 LN2 = math.log(2)
 
@@ -59,17 +59,46 @@ def sinc(x):
     return y, back
 
 
+@keyword_rule
 @adjoint(np.nan_to_num)
 def nan_to_num(x, *args, **kwargs):
-    """Finite entries pass through; NaN and infinities are replaced by constants."""
-    y = _call(np.nan_to_num, x, *args, **kwargs)
+    """Finite entries pass through; NaN and infinities are replaced by the values `nan`, `posinf`, `neginf` (by
+    position after `copy`, or by keyword), which receive the cotangents of the entries they replaced."""
+    names = ("copy", "nan", "posinf", "neginf")
+    given = {**dict(zip(names, args)), **kwargs}
+    if namespace(x) is np:
+        y = np.nan_to_num(x, *args, **kwargs)
+    else:  # by keyword: torch's has no `copy` before `nan`
+        y = _call(np.nan_to_num, x, **{k: v for k, v in given.items() if k != "copy"})
 
     def back(dy):
         if dy is None:
-            return (None, *(None for _ in args))
+            return keyword_cotangents((None, *(None for _ in args)), kwargs)
         xp = namespace(x)
-        return (unbroadcast(xp.where(xp.isfinite(x), dy, 0.0), x), *(None for _ in args))
+        grads = {name: _replaced(xp, x, dy, test, given[name]) for name, test in
+                 (("nan", xp.isnan), ("posinf", _isposinf), ("neginf", _isneginf)) if given.get(name) is not None}
+        dx = unbroadcast(xp.where(xp.isfinite(x), dy, 0.0), x)
+        return keyword_cotangents((dx, *(grads.get(name) for name in names[:len(args)])), kwargs, **grads)
     return y, back
+
+
+def _isposinf(x):
+    return namespace(x).isinf(x) & (x > 0)
+
+
+def _isneginf(x):
+    return namespace(x).isinf(x) & (x < 0)
+
+
+def _replaced(xp, x, dy, test, value):
+    """The cotangent of a value nan_to_num put in place of the entries `test` finds (in the real and imaginary parts
+    separately for complex x): the sum of their cotangents."""
+    if is_complex(x):
+        total = xp.sum(xp.where(test(xp.real(x)), xp.real(dy), 0.0)) + xp.sum(xp.where(test(xp.imag(x)),
+                                                                                     xp.imag(dy), 0.0))
+    else:
+        total = xp.sum(xp.where(test(x), dy, 0.0))
+    return unbroadcast(total, value)
 
 
 # --- complex parts: cotangents follow the convention gradient = dL/dRe + 1j dL/dIm --------------------------------------
@@ -201,23 +230,30 @@ def ldexp(x, i):
 
 
 # --- piecewise-linear interpolation ----------------------------------------------------------------------------------
+@keyword_rule
 @adjoint(np.interp)
 def interp(x, xp, fp, *args, **kwargs):
     """Inside [xp_i, xp_(i+1)]: y = fp_i + s (x - xp_i), s = (fp_(i+1) - fp_i) / h, h = xp_(i+1) - xp_i, t = (x - xp_i) / h.
-    dy/dx = s, dy/dfp = (1 - t, t), dy/dxp = (s (t - 1), -s t); outside the table y is an end value of fp."""
+    dy/dx = s, dy/dfp = (1 - t, t), dy/dxp = (s (t - 1), -s t); outside the table y is an end value of fp, or `left` /
+    `right` when given (which then receive those entries' cotangents)."""
     ns = namespace_of(x, xp, fp)
     if ns is not np:
-        return _interp_foreign(ns, x, xp, fp, *args, **kwargs)
+        y, back = _interp_foreign(ns, x, xp, fp, *args, **kwargs)
+
+        def foreign_back(dy):
+            *grads, ends = back(dy)
+            return keyword_cotangents((*grads, *(ends.get(name) for name in ("left", "right", "period")[:len(args)])),
+                                      kwargs, **ends)
+        return y, foreign_back
     y = np.interp(x, xp, fp, *args, **kwargs)
     named = dict(zip(("left", "right", "period"), args), **kwargs)
     if named.get("period") is not None:
-        raise ZygoteError("np.interp with period= has no gradient rule yet; map x into one period first "
-                          "(np.mod) and interpolate on the periodic table")
+        return y, _periodic_back(x, xp, fp, named["period"], args, kwargs)
     left, right = named.get("left"), named.get("right")
 
     def back(dy):
         if dy is None:
-            return (None, None, None, *(None for _ in args))
+            return keyword_cotangents((None, None, None, *(None for _ in args)), kwargs)
         x_, xp_, fp_ = np.asarray(x, dtype=float), np.asarray(xp, dtype=float), np.asarray(fp)
         i = np.clip(np.searchsorted(xp_, x_, "right") - 1, 0, len(xp_) - 2)
         h = xp_[i + 1] - xp_[i]
@@ -236,13 +272,48 @@ def interp(x, xp, fp, *args, **kwargs):
         dxp = np.zeros(xp_.shape)
         np.add.at(dxp, i, d * s * (t - 1))
         np.add.at(dxp, i + 1, -d * s * t)
-        return (unbroadcast(d * s, x), dxp.astype(xp_.dtype, copy=False), dfp, *(None for _ in args))
+        ends = {name: unbroadcast(np.sum(np.asarray(dy) * outside), value) for name, value, outside in
+                (("left", left, below), ("right", right, above)) if value is not None}
+        return keyword_cotangents((unbroadcast(d * s, x), dxp.astype(xp_.dtype, copy=False), dfp,
+                                   *(ends.get(name) for name in ("left", "right", "period")[:len(args)])), kwargs,
+                                  **ends)
     return y, back
+
+
+def _periodic_back(x, xp, fp, period, args, kwargs):
+    """np.interp(x, xp, fp, period=p) is NumPy's interp on one period: x and xp taken modulo |p|, the table sorted and
+    wrapped around by one point at each end. The cotangents go back through those steps: d(v mod p)/dv = 1, and
+    d(v mod p)/dp = -floor(v / p); left/right are ignored (None)."""
+    p = abs(period)
+    x_, xp_, fp_ = np.asarray(x, dtype=float), np.asarray(xp, dtype=float), np.asarray(fp)
+    order = np.argsort(xp_ % p)
+    xs, fs = (xp_ % p)[order], fp_[order]
+    _, inner = interp(x_ % p, np.concatenate([xs[-1:] - p, xs, xs[:1] + p]), np.concatenate([fs[-1:], fs, fs[:1]]))
+
+    def back(dy):
+        if dy is None:
+            return keyword_cotangents((None, None, None, *(None for _ in args)), kwargs)
+        dx, dxe, dfe = inner(dy)
+        dfp = np.zeros(fp_.shape, dtype=dfe.dtype)
+        dxs = dxe[1:-1].copy()
+        dxs[-1] += dxe[0]
+        dxs[0] += dxe[-1]
+        dfp[order] = dfe[1:-1]
+        dfp[order[-1]] += dfe[0]
+        dfp[order[0]] += dfe[-1]
+        dxp = np.zeros(xp_.shape)
+        dxp[order] = dxs
+        dp = np.sum(np.asarray(dx) * -np.floor(x_ / p)) + np.sum(dxp * -np.floor(xp_ / p)) - dxe[0] + dxe[-1]
+        dperiod = unbroadcast(np.sign(period) * dp, period)
+        return keyword_cotangents((unbroadcast(np.asarray(dx), x), dxp.astype(xp_.dtype, copy=False), dfp,
+                                   *(dperiod if k == 2 else None for k in range(len(args)))), kwargs, period=dperiod,
+                                  left=None, right=None)
+    return back
 
 
 def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):
     """np.interp in another library's namespace (the array API's searchsorted, take and a scatter for the
-    cotangents of the table); left=/right= are constants (their entries get no cotangent, as NumPy's ends do not)."""
+    cotangents of the table); left=/right= receive the cotangents of the entries outside the table."""
     if period is not None:
         raise ZygoteError("np.interp of another library's arrays: period= is not supported")
     fp_ = ns.asarray(fp) if hasattr(fp, "shape") else ns.asarray(fp, dtype=ns.float64)
@@ -270,8 +341,9 @@ def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):
     y = ns.where(below, lo, ns.where(above, hi, s * (xf - x0) + f0))
 
     def back(dy):
+        """(dx, dxp, dfp, {"left": ..., "right": ...}) for the end values given."""
         if dy is None:
-            return (None, None, None)
+            return (None, None, None, {})
         d_all = ns.reshape(ns.asarray(dy) if hasattr(dy, "shape") else ns.asarray(dy, dtype=real), (-1,))
         zero = ns.zeros_like(d_all)
         d = ns.where(inside, d_all, zero)
@@ -285,7 +357,9 @@ def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):
         dx = unbroadcast(ns.reshape(ds, shape), x)
         dxp = scatter_add(ns, n, ns.concat([i, i + 1]), ns.concat([ds * (t - 1), -ds * t])) \
             if hasattr(xp, "shape") else None  # a list table: a constant
-        return (dx, dxp, dfp)
+        given = {name: unbroadcast(ns.sum(ns.where(outside, d_all, zero)), value) for name, value, outside in
+                 (("left", left, below), ("right", right, above)) if value is not None}
+        return (dx, dxp, dfp, given)
     return ns.reshape(y, shape), back
 
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..backends import conj, namespace, unbroadcast
 from ..errors import ZygoteError
-from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _restore, _where, is_float
-from .registry import adjoint, namespace_generic
+from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _initial, _restore, _where, is_float
+from .registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 
 
 def _axes(axis, ndim):
@@ -76,12 +76,15 @@ def _product_of_others(x, axis):
     return xp.moveaxis(xp.reshape(left * right, moved.shape), last, axes)
 
 
+@keyword_rule
 @adjoint(np.prod)
 def prod(x, *args, **kwargs):
-    """Entries left out by `where=` count as 1 and get no cotangent."""
+    """Entries left out by `where=` count as 1 and get no cotangent; `initial=` multiplies each output entry:
+    y = initial * p, so dx = initial * (the product of the others), dinitial = sum(dy * p)."""
     x_arr = _float(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     mask = kwargs.get("where")
+    initial = _initial(args, kwargs, 4)
     xp = namespace(x_arr)
     if xp is np:
         y = np.prod(x, *args, **kwargs)
@@ -95,12 +98,19 @@ def prod(x, *args, **kwargs):
 
     def back(dy):
         if dy is None:
-            return (None, *_nones(args))
+            return keyword_cotangents((None, *_nones(args)), kwargs)
         factors = x_arr if mask is None else xp.where(mask, x_arr, xp.ones_like(x_arr))
-        g = _expand(dy, x_arr, axis, keepdims) * conj(_product_of_others(factors, axis))
+        scale = dy if initial is np._NoValue else dy * conj(initial)
+        g = _expand(scale, x_arr, axis, keepdims) * conj(_product_of_others(factors, axis))
         if mask is not None:
             g = xp.where(mask, g, 0 if xp is np else xp.zeros_like(g))
-        return (_restore(g, x) if hasattr(x_arr, "shape") and x_arr.ndim else unbroadcast(g, x), *_nones(args))
+        dinitial = None
+        if initial is not np._NoValue:
+            p = xp.prod(factors, axis=None if axis is None else _axes(axis, x_arr.ndim), keepdims=keepdims)
+            dinitial = unbroadcast(xp.sum(dy * conj(p)), initial)
+        dx = _restore(g, x) if hasattr(x_arr, "shape") and x_arr.ndim else unbroadcast(g, x)
+        return keyword_cotangents((dx, *(dinitial if k == 4 else None for k in range(len(args)))), kwargs,
+                                  initial=dinitial)
     return y, back
 
 
@@ -200,6 +210,7 @@ def median(x, *args, **kwargs):
 
 
 # --- weighted and nan-ignoring means and sums --------------------------------------------------------------------------
+@keyword_rule
 @adjoint(np.average)
 def average(x, *args, **kwargs):
     """sum(w x) / sum(w): d/dx = w / sum(w), d/dw = (x - average) / sum(w); `returned=True` also returns sum(w)."""
@@ -223,7 +234,7 @@ def average(x, *args, **kwargs):
     def back(dy):
         dy, dsw = dy if returned and dy is not None else (dy, None)
         if dy is None and dsw is None:
-            return (None, *_nones(args))
+            return keyword_cotangents((None, *_nones(args)), kwargs)
         xp = namespace(x_arr)
         if weights is None:
             w = xp.ones_like(x_arr)
@@ -236,12 +247,13 @@ def average(x, *args, **kwargs):
         d = _expand(dy, x_arr, axis, keepdims) / sw if dy is not None else 0
         dx = unbroadcast(d * conj(w), x_arr) if dy is not None else None
         dw = None
-        if len(args) > 1 and weights is not None:
+        if weights is not None:
             dw = d * conj(x_arr - y)
             if dsw is not None:
                 dw = dw + _expand(dsw, x_arr, axis, keepdims)
             dw = xp.reshape(unbroadcast(dw, w), xp.asarray(weights).shape)
-        return (_restore(dx, x), *((dw if k == 1 else None) for k in range(len(args))))
+        return keyword_cotangents((_restore(dx, x), *((dw if k == 1 else None) for k in range(len(args)))), kwargs,
+                                  weights=dw)
     return result, back
 
 
@@ -253,11 +265,13 @@ def _present(x_arr, where):
 
 
 def _nan_reduction(fn, mean):
-    """nansum and nanmean: dy (over the count of entries, for the mean) reaches the entries present, nothing else.
-    Another library's arrays: a sum of x with its NaNs (and the entries `where=` leaves out) replaced by zeros."""
+    """nansum and nanmean: dy (over the count of entries, for the mean) reaches the entries present, nothing else;
+    nansum's `initial=` is added once to each output entry (its cotangent: the sum of dy). Another library's arrays: a
+    sum of x with its NaNs (and the entries `where=` leaves out) replaced by zeros."""
     def rule(x, *args, **kwargs):
         x_arr = _float(x)
         axis, keepdims = _axis_keepdims(args, kwargs, 3)
+        initial = _initial(args, kwargs, 4) if not mean else np._NoValue
         xp = namespace(x_arr)
         if xp is np:
             y = fn(x, *args, **kwargs)
@@ -271,16 +285,19 @@ def _nan_reduction(fn, mean):
 
         def back(dy):
             if dy is None:
-                return (None, *_nones(args))
+                return keyword_cotangents((None, *_nones(args)), kwargs)
             present = _present(x_arr, _where(args, kwargs, 5))  # nanmean's where= is keyword-only
             share = _expand(dy, x_arr, axis, keepdims)
             if mean:
                 share = share / (xp.sum(present, axis=axis, keepdims=True, dtype=x_arr.dtype) if xp is np else
                                  xp.sum(xp.astype(present, x_arr.dtype), axis=axis, keepdims=True))
-            return (_restore(xp.where(present, share, xp.zeros_like(share)), x), *_nones(args))
+            dinitial = None if initial is np._NoValue else unbroadcast(xp.sum(dy), initial)
+            return keyword_cotangents((_restore(xp.where(present, share, xp.zeros_like(share)), x),
+                                       *(dinitial if k == 4 else None for k in range(len(args)))), kwargs,
+                                      initial=dinitial)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
-    return adjoint(fn)(rule)
+    return adjoint(fn)(keyword_rule(rule))
 
 
 nansum = _nan_reduction(np.nansum, mean=False)
@@ -306,10 +323,11 @@ def _nan_extremum(fn, inner):
 
         def back_(dy):
             g = back(dy)[0]
-            return (None if g is None else _restore(xp.where(nan, xp.zeros_like(g), g), x), *_nones(args))
+            return keyword_cotangents((None if g is None else _restore(xp.where(nan, xp.zeros_like(g), g), x),
+                                       *_nones(args)), kwargs)
         return y, back_
     rule.__qualname__ = f"{fn.__name__}_rule"
-    return rule
+    return keyword_rule(rule)  # (NumPy's arrays: the keyword-aware _extremum's)
 
 
 # --- scans -----------------------------------------------------------------------------------------------------------------
@@ -439,11 +457,12 @@ def _along(axis, ndim, part):
     return (slice(None),) * axis + (part,) + (slice(None),) * (ndim - axis - 1)
 
 
+@keyword_rule
 @adjoint(np.diff)
 def diff(x, *args, **kwargs):
     """Repeated first differences y_k = x_{k+1} - x_k, whose transpose is dx = [0, dy] - [dy, 0]; `prepend` and `append`
-    are concatenated to x first, and receive their share when passed positionally. Another library's arrays: slices
-    and concatenation in its namespace."""
+    are concatenated to x first, and receive their share (passed positionally or by keyword). Another library's
+    arrays: slices and concatenation in its namespace."""
     x_arr = _float(x)
     names = ("n", "axis", "prepend", "append")
     n, axis, pre, post = (args[k] if len(args) > k else kwargs.get(name, default) for k, (name, default) in enumerate(
@@ -466,7 +485,7 @@ def diff(x, *args, **kwargs):
 
     def back(dy):
         if dy is None:
-            return (None, *_nones(args))
+            return keyword_cotangents((None, *_nones(args)), kwargs)
         g = dy
         for _ in range(n):
             zero = xp.zeros_like(g[_along(axis, g.ndim, slice(0, 1))])
@@ -477,7 +496,8 @@ def diff(x, *args, **kwargs):
         edges = [None if v is np._NoValue else unbroadcast(p, v) for v, p in zip((pre, post), (part[0], part[2]),
                                                                                  strict=True)]
         grads = {2: edges[0], 3: edges[1]}
-        return (_restore(part[1], x), *(grads.get(k) for k in range(len(args))))
+        return keyword_cotangents((_restore(part[1], x), *(grads.get(k) for k in range(len(args)))), kwargs,
+                                  prepend=edges[0], append=edges[1])
     return y, back
 
 

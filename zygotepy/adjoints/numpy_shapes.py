@@ -21,7 +21,7 @@ from ..backends import (
 )
 from ..errors import ZygoteError
 from .numpy import _permute, _restore, is_float
-from .registry import adjoint, namespace_generic
+from .registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 
 
 def _nones(args):
@@ -103,7 +103,7 @@ def _pad_index_kwargs(args, kwargs):
 
 GATHERED = {np.tile: _gather(np.tile), np.repeat: _gather(np.repeat), np.ndarray.repeat: _gather(np.repeat),
             np.pad: _gather(np.pad, _pad_index_kwargs), np.delete: _gather(np.delete), np.resize: _gather(np.resize),
-            np.ndarray.flatten: _gather(np.ravel), np.roll: _gather(np.roll), np.rot90: _gather(np.rot90),
+            np.roll: _gather(np.roll), np.rot90: _gather(np.rot90),
             np.compress: None, np.extract: None}
 
 
@@ -142,14 +142,51 @@ for _fn, _rule in GATHERED.items():
     adjoint(_fn)(_rule)
 
 
+@keyword_rule
 @adjoint(np.pad)
 def pad(x, pad_width, *args, **kwargs):
-    """NumPy arrays: the gathered rule. Another library's: every copying mode as a gather through the indices NumPy's
-    pad gives x's flat indices (they depend on shapes only), the constant mode's fill from a NumPy pad of zeros."""
+    """NumPy arrays: the gathered rule; the fill `constant_values=` receives the cotangents of the entries it filled.
+    Another library's: every copying mode as a gather through the indices NumPy's pad gives x's flat indices (they
+    depend on shapes only), the constant mode's fill from a NumPy pad of zeros (whose values state no cotangent)."""
     xp = namespace(x)
-    if xp is np:
-        return GATHERED[np.pad](x, pad_width, *args, **kwargs)
     mode = args[0] if args else kwargs.get("mode", "constant")
+    if xp is np:
+        y, back = GATHERED[np.pad](x, pad_width, *args, **kwargs)
+        return y, _with_fill(back, np.shape(x), pad_width, mode, kwargs)
+    y, back = _foreign_pad(xp, x, pad_width, mode, args, kwargs)
+    return y, lambda dy: keyword_cotangents(back(dy), kwargs)
+
+
+def _with_fill(back, shape, pad_width, mode, kwargs):
+    """np.pad's back with the cotangent of `constant_values`: each of its (before, after) pairs per axis gets the sum
+    of the cotangents of the entries it filled (found by padding with labels, as NumPy fills them)."""
+    fill = kwargs.get("constant_values")
+
+    def back_(dy):
+        grads = back(dy)
+        if dy is None or fill is None or mode != "constant":
+            return keyword_cotangents(grads, kwargs)
+        ndim = len(shape)
+        labels = np.pad(np.full(shape, -1), pad_width, "constant",
+                        constant_values=np.arange(2 * ndim).reshape(ndim, 2))
+        sums = np.bincount(labels[labels >= 0], weights=np.asarray(dy)[labels >= 0].real, minlength=2 * ndim)
+        if np.iscomplexobj(dy):
+            sums = sums + 1j * np.bincount(labels[labels >= 0], weights=np.asarray(dy)[labels >= 0].imag,
+                                           minlength=2 * ndim)
+        return keyword_cotangents(grads, kwargs, constant_values=_like_fill(sums.reshape(ndim, 2), fill))
+    return back_
+
+
+def _like_fill(g, fill):
+    """The (ndim, 2) cotangent `g` of a fill NumPy broadcast to that shape, with the fill's own shape and structure."""
+    if isinstance(fill, (list, tuple)):
+        g = unbroadcast(g, np.asarray(fill))
+        return type(fill)(_like_fill(g[k], item) for k, item in enumerate(fill))
+    return unbroadcast(g, fill)
+
+
+def _foreign_pad(xp, x, pad_width, mode, args, kwargs):
+    """np.pad of another library's x: a gather through the indices NumPy's pad gives x's flat indices."""
     if not isinstance(mode, str) or mode not in _COPYING_MODES:
         raise ZygoteError(f"np.pad: no gradient rule for mode={mode!r} (supported: {sorted(_COPYING_MODES)})")
     rest = {k: v for k, v in kwargs.items() if k != "mode"}

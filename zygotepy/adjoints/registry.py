@@ -71,6 +71,36 @@ def adjoint(target):
     return register
 
 
+def keyword_rule(rule):
+    """Mark `rule` as keyword-aware: called with keyword arguments, its back returns one cotangent per positional
+    argument and then a dict of keyword cotangents (`keyword_cotangents` builds it); called without, only the former.
+
+    Why a mark: a rule's back returns one cotangent per positional argument (API.md), so a value passed by keyword
+    (`np.clip(x, a_min=lo)`) had nowhere to send its gradient. A keyword the dict leaves out counts as "no cotangent":
+    fine for a constant, an error where a gradient flows into it (dispatch._WithKeywords), never a silent zero.
+
+    >>> import numpy as np
+    >>> from zygotepy import adjoint, gradient
+    >>> def scaled(x, *, by=1.0): return x * by
+    >>> @keyword_rule
+    ... @adjoint(scaled)
+    ... def _(x, *, by=1.0):
+    ...     return scaled(x, by=by), lambda dy: keyword_cotangents((dy * by,), {"by": by}, by=dy * x)
+    >>> gradient(lambda b: scaled(3.0, by=b), 2.0)
+    (3.0,)
+    """
+    rule.__zygote_keywords__ = True
+    return rule
+
+
+def keyword_cotangents(positional, kwargs, **given):
+    """A keyword-aware back's result: the positional cotangents, then (when the call had keywords) the cotangents
+    `given` of the call's keywords; keywords not given are left out (no cotangent)."""
+    if not kwargs:
+        return tuple(positional)
+    return (*positional, {k: v for k, v in given.items() if k in kwargs})
+
+
 def scalar_rule(target, derivative):
     """Register the inlinable scalar derivative `(dy, y, *args) -> cotangents` of `target` (internal tables)."""
     SCALAR[_key(target)] = derivative

@@ -16,7 +16,7 @@ from ..errors import MissingAdjoint, ZygoteError
 from ..backends import is_array_type, namespace
 from ..structgrad import StructGrad
 from .foreign_methods import attribute as foreign_attribute
-from .registry import adjoint, namespace_generic, nondifferentiable
+from .registry import adjoint, keyword_rule, namespace_generic, nondifferentiable
 
 nondifferentiable(foreign_attribute)  # (higher orders differentiate getattr_ itself)
 nondifferentiable(rt.none_set, rt.any_set, rt.new_cell, rt.set_cell, rt.contained_in, rt.not_contained_in,
@@ -389,14 +389,16 @@ def super_(cls, obj):
     return super(cls, obj), lambda dy: (None, dy)
 
 
+@keyword_rule
 @adjoint(functools.partial)
 def partial(func, *args, **kwargs):
-    """The cotangent of a partial is `StructGrad(func=..., args=(...))` (see dispatch.PartialPullback)."""
+    """The cotangent of a partial is `StructGrad(func=..., args=(...), keywords={...})` (see dispatch.PartialPullback);
+    its keywords' go back to the keyword arguments they were given by."""
     def back(dy):
-        if dy is None:
-            return (None,) * (1 + len(args))
+        dy = dy or {}
         bound = dy.get("args") or (None,) * len(args)
-        return (dy.get("func"), *bound)
+        given = dy.get("keywords") or {}
+        return (dy.get("func"), *bound, *(({k: given.get(k) for k in kwargs},) if kwargs else ()))
     return functools.partial(func, *args, **kwargs), back
 
 

@@ -16,7 +16,7 @@ from ..adjoints import registry
 from ..backends import is_array_type
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
-from .runtime import NATIVE as _NATIVE, Pullback, acc, callmethod
+from .runtime import NATIVE as _NATIVE, DroppedKeyword, Pullback, acc, callmethod
 from . import mutate
 from .mutate import LOG as _LOG
 from .source import SourceUnavailable
@@ -438,11 +438,16 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     else:
         rule = registry.find_rule(fn)
     if rule is not None:
+        aware = getattr(rule, "__zygote_keywords__", False)
+        if kwargs and not aware:
+            moved = _movable(fn, rule, args, kwargs)
+            if moved:
+                return _call_by_position(fn, rule, args, kwargs, moved, need)
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
-        if kwargs is not None and getattr(rule, "__zygote_keywords__", False):  # gives keyword cotangents itself
-            return y, RulePullback(back, rule, len(args) + 1, need)
+        if kwargs and aware:  # gives keyword cotangents itself
+            return y, _WithKeywords(RulePullback(back, rule, len(args) + 1, need), rule, fn, kwargs, True)
         pb = RulePullback(back, rule, len(args), need, args)
-        return y, (_WithKeywords(pb, kwargs) if kwargs is not None else pb)
+        return y, (_WithKeywords(pb, rule, fn, kwargs, False) if kwargs is not None else pb)
     if registry.is_nondifferentiable(fn):
         return _constant(fn, args, kwargs)
     if isinstance(fn, types.MethodType):
@@ -461,7 +466,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     if isinstance(fn, functools.partial):
         allkw = {**fn.keywords, **(kwargs or {})}
         y, pb = _dispatch(fn.func, (*fn.args, *args), allkw or None)
-        return y, PartialPullback(pb, len(fn.args), bool(allkw), kwargs is not None)
+        own = tuple(k for k in fn.keywords if k not in (kwargs or ()))  # a keyword of the call replaces the partial's
+        return y, PartialPullback(pb, len(fn.args), bool(allkw), kwargs, own)
     call = getattr(type(fn), "__call__", None)
     if isinstance(call, types.FunctionType) and not isinstance(fn, type):
         y, pb = _dispatch(call, (fn, *args), kwargs)
@@ -479,32 +485,126 @@ def _constant(fn, args, kwargs):
 
 
 class _WithKeywords:
-    """A rule's keyword arguments are constants: their cotangents are None."""
-    __slots__ = ("inner", "names")
+    """The keyword cotangents of a rule's call, as the last entry of `(dself, *dargs, dkw)`.
 
-    def __init__(self, inner, kwargs):
-        self.inner, self.names = inner, tuple(kwargs)
+    A keyword-aware rule (`registry.keyword_rule`) states them itself, as the last entry of its back's result (`aware`);
+    any other rule states none. A keyword the rule did not state gets None when its value is not differentiable (an
+    int, a string, a dtype, an axis tuple, None) and a `DroppedKeyword` when it is: generated code reads a keyword's
+    cotangent only where the value carries a gradient, and raises there (`runtime.kwarg_cotangent`). So a constant
+    `np.clip(x, a_min=0.0)` runs, while `np.clip(x, a_min=lo)` with a `lo` that carries a gradient never loses it: the
+    rule gives it, or differentiation raises naming the rule and the keyword. (Deciding at the call would raise for
+    constant floats too; deciding from per-rule lists of constant keywords would need a list for every rule, users'
+    rules included.) A keyword that names one of the target's positional parameters does not get here: it is passed
+    to the rule by position (`_movable`)."""
+    __slots__ = ("inner", "rule", "fn", "kwargs", "aware")
+
+    def __init__(self, inner, rule, fn, kwargs, aware):
+        self.inner, self.rule, self.fn, self.kwargs, self.aware = inner, rule, fn, kwargs, aware
 
     def __call__(self, dy):
-        return (*self.inner(dy), dict.fromkeys(self.names))
+        grads = self.inner(dy)
+        stated = {}
+        if self.aware:
+            grads, stated = grads[:-1], grads[-1]
+            if stated is not None and not isinstance(stated, dict):
+                raise ZygoteError(f"the keyword-aware adjoint rule {self.rule.__qualname__} returned "
+                                  f"{type(stated).__name__!r} where its back's last entry must be a dict of keyword "
+                                  f"cotangents")
+        if dy is None:  # no cotangent in: none out, for every keyword
+            stated = dict.fromkeys(self.kwargs)
+        return (*grads, _keyword_cotangents(self.rule, self.fn, self.kwargs, stated or {}))
+
+
+def _keyword_cotangents(rule, fn, kwargs, stated):
+    """One cotangent per keyword of the call: the rule's, else None or a `DroppedKeyword` (see _WithKeywords)."""
+    out = {}
+    for k, v in kwargs.items():
+        if k in stated:
+            out[k] = stated[k]
+        else:
+            out[k] = DroppedKeyword(rule, fn, k) if differentiable(v) else None
+    return out
+
+
+# --- differentiable keywords that name positional parameters: passed by position to a rule that is not keyword-aware --
+
+def _movable(fn, rule, args, kwargs):
+    """The keywords of `fn(*args, **kwargs)` that name `fn`'s next positional parameters (`b` in `np.dot(a, b=w)`) and
+    hold differentiable values, when `rule` takes them by position: passed there, they get the rule's positional
+    cotangents instead of none. Empty when there are none (the common case: a constant axis=, dtype=, ...)."""
+    names = _positional_names(fn)
+    moved, k = [], len(args)
+    while k < len(names) and names[k] in kwargs and differentiable(kwargs[names[k]]):
+        moved.append(names[k])
+        k += 1
+    code = getattr(rule, "__code__", None)
+    if not moved or code is None or not (code.co_argcount >= k or code.co_flags & inspect.CO_VARARGS):
+        return ()
+    return tuple(moved)
+
+
+_POSITIONAL = {}
+
+
+def _positional_names(fn):
+    """The names of `fn`'s parameters that may be passed by position, in order (empty if it has no signature)."""
+    try:
+        hit = _POSITIONAL.get(fn)
+    except TypeError:
+        return ()
+    if hit is None:
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        hit = _POSITIONAL[fn] = tuple(p.name for p in params if p.kind in kinds)
+    return hit
+
+
+def _call_by_position(fn, rule, args, kwargs, moved, need):
+    """`rule(*args, *moved values, **other keywords)`; the moved values' cotangents go back as keyword cotangents."""
+    rest = {k: v for k, v in kwargs.items() if k not in moved}
+    full = (*args, *(kwargs[k] for k in moved))
+    y, back = rule(*full, **rest) if rest else rule(*full)
+    pb = RulePullback(back, rule, len(full), need and (*need, *(True for _ in moved)), full)
+    return y, _ByPosition(_WithKeywords(pb, rule, fn, rest, False), len(args), moved)
+
+
+class _ByPosition:
+    """`(dself, *dargs, *dmoved, dkw)` -> `(dself, *dargs, dkw with the moved keywords' cotangents)`."""
+    __slots__ = ("inner", "nargs", "moved")
+
+    def __init__(self, inner, nargs, moved):
+        self.inner, self.nargs, self.moved = inner, nargs, moved
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        end = 1 + self.nargs
+        return (*grads[:end], {**grads[-1], **dict(zip(self.moved, grads[end:-1], strict=True))})
 
 
 class PartialPullback:
-    """`partial(f, *bound)(*args)`: the bound arguments' cotangents become the partial's own (`dself.args`)."""
-    __slots__ = ("inner", "nbound", "inner_keywords", "keywords")
+    """`partial(f, *bound, **given)(*args, **kwargs)`: the cotangents of the bound arguments and of the partial's own
+    keywords become the partial's (`dself.args`, `dself.keywords`); the call's keywords get theirs as usual."""
+    __slots__ = ("inner", "nbound", "inner_keywords", "keywords", "own")
 
-    def __init__(self, inner, nbound, inner_keywords, keywords):
-        self.inner, self.nbound, self.inner_keywords, self.keywords = inner, nbound, inner_keywords, keywords
+    def __init__(self, inner, nbound, inner_keywords, keywords, own):
+        self.inner, self.nbound, self.inner_keywords, self.keywords, self.own = \
+            inner, nbound, inner_keywords, keywords, own
 
     def __call__(self, dy):
         grads = self.inner(dy)
         dfunc, rest = grads[0], list(grads[1:])
-        kw = rest.pop() if self.inner_keywords else {}
+        kw = (rest.pop() or {}) if self.inner_keywords else {}
         bound, own = rest[:self.nbound], rest[self.nbound:]
+        given = {k: kw.get(k) for k in self.own}
         dself = None
-        if dfunc is not None or any(g is not None for g in bound):
-            dself = StructGrad(func=dfunc, args=tuple(bound))
-        return (dself, *own, *((kw,) if self.keywords else ()))
+        if dfunc is not None or any(g is not None for g in bound) or any(g is not None for g in given.values()):
+            dself = StructGrad(func=dfunc, args=tuple(bound), **({"keywords": given} if given else {}))
+        if self.keywords is None:
+            return (dself, *own)
+        return (dself, *own, {k: kw.get(k) for k in self.keywords})
 
 
 def J(fn, /, *args):

@@ -318,13 +318,48 @@ def acc_scalar(d, g):
     return g if d is None else d + g
 
 
+class DroppedKeyword:
+    """The cotangent of a keyword argument whose rule cannot give it (the rule is not keyword-aware, or did not state
+    it), when the value is differentiable. It is not an error yet: most such values are constants (`a_min=0.0`), whose
+    cotangent nobody reads. Generated code reads a keyword's cotangent only where the value carries a gradient
+    (`kwarg_cotangent`), and there it raises, so the gradient is never silently dropped."""
+    __slots__ = ("rule", "callee", "name")
+
+    def __init__(self, rule, callee, name):
+        self.rule, self.callee, self.name = rule, callee, name
+
+    def __repr__(self):
+        return f"DroppedKeyword({self.name!r})"
+
+    def error(self):
+        from ..errors import ZygoteError
+        callee = getattr(self.callee, "__qualname__", None) or getattr(self.callee, "__name__", None) \
+            or repr(self.callee)
+        module = getattr(self.callee, "__module__", None)
+        callee = f"{module}.{callee}" if module and module != "builtins" and "." not in callee else callee
+        rule = getattr(self.rule, "__qualname__", repr(self.rule))
+        return ZygoteError(
+            f"a gradient flows into the keyword argument {self.name}= of {callee}, and its adjoint rule {rule} gives "
+            f"no cotangent for that keyword, so the gradient would be dropped. Pass the value positionally if the "
+            f"rule takes it there, or make the rule keyword-aware (zygotepy.adjoints.registry.keyword_rule: its back "
+            f"returns the positional cotangents and then a dict {{{self.name!r}: cotangent}}).")
+
+
+def settled(g):
+    """`g`, unless it is a keyword cotangent a rule could not give (`DroppedKeyword`): then raise its error."""
+    if type(g) is DroppedKeyword:
+        raise g.error()
+    return g
+
+
 def kwarg_cotangent(dkw, name, value):
-    """The cotangent of a keyword argument (`name=value`), or of a `**value` expansion when `name` is None."""
+    """The cotangent of a keyword argument (`name=value`), or of a `**value` expansion when `name` is None. Generated
+    code asks only for values that carry a gradient, so a cotangent the rule could not give raises here."""
     if dkw is None:
         return None
     if name is None:
-        return {k: dkw.get(k) for k in value}
-    return dkw.get(name)
+        return {k: settled(dkw.get(k)) for k in value}
+    return settled(dkw.get(name))
 
 
 def field(g, name):

@@ -302,3 +302,22 @@ def test_ufunc_outer_on_dual_numbers():
     ydot = pushforward(lambda x: np.multiply.outer(x, np.sin(x)), x)(v)
     expected = np.multiply.outer(v, np.sin(x)) + np.multiply.outer(x, np.cos(x) * v)
     np.testing.assert_allclose(ydot, expected)
+
+
+def test_forward_mode_sees_updates_in_place_of_list_items():
+    """`v *= t` on a dual number of an array updates it in place, as on the array (a list holding it sees the change);
+    it made a new value, so forward mode differentiated another function (derivative 3.0 here)."""
+    def g(t):
+        vs = [np.array([t, 2 * t])]
+        for v in vs:
+            v *= t
+        return np.sum(vs[0])
+    assert derivative(g, 1.5) == pytest.approx(2 * 1.5 * 3)
+
+    def f(v0):
+        vs = [v0 * 1.0, v0 * 2.0]
+        for v in vs:
+            v *= v0
+        return vs[0] + vs[1]
+    x = np.array([0.3, 1.2])
+    assert np.allclose(pushforward(f, x)(np.array([1.0, 0.0])), [6 * 0.3, 0.0])

@@ -217,3 +217,30 @@ def test_forwarddiff_refuses_to_drop_a_captured_gradient():
         return np.sum(forwarddiff(lambda v: v * c, x) ** 2)
     with pytest.raises(ZygoteError, match="captures differentiable values \\(c\\)"):
         gradient(f, _arr(3), _arr(3))
+
+
+# --- updates in place of arrays held in lists: forward-over-reverse must see them as the arrays do ---------------------
+
+def _items_scaled_in_place(v0):
+    vs = [v0 * 1.0, v0 * 2.0]
+    for v in vs:
+        v *= v0
+    return sum(np.sum(v ** 2) for v in vs)
+
+
+def _comprehension_items_updated(v0):
+    vs = [v0 * (i + 1) for i in range(2)]
+    for v in vs:
+        v += np.sin(v0)
+    return sum(np.sum(v * v0) for v in vs)
+
+
+@pytest.mark.parametrize("f", [_items_scaled_in_place, _comprehension_items_updated], ids=lambda f: f.__name__)
+def test_hessian_through_list_items_updated_in_place(f):
+    """The reverse code runs on forward mode's dual numbers here; `v *= c` on a dual number of an array made a new one
+    and left the list unchanged, so the Hessian was another function's (silently wrong)."""
+    x = np.array([0.3, 1.2])
+    H = hessian(f, x)
+    h = 1e-5
+    numeric = np.array([(gradient(f, x + h * e)[0] - gradient(f, x - h * e)[0]) / (2 * h) for e in np.eye(2)])
+    assert np.allclose(H, numeric, rtol=1e-5, atol=1e-6)

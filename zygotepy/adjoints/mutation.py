@@ -475,6 +475,8 @@ def _in_place_rule(plain, inplace, rule=None):
             return a, lambda dy: extend_back(None, dy)
         if type(a) is list and plain is operator.mul:  # `lst *= n` repeats the list itself
             return _list_repeat(a, b)
+        if _dual_of_array(a):  # forward mode's number standing for an array (hessian): in place, as the array is
+            return _dual_in_place(rule, a, b)
         if type(a) is not np.ndarray:  # a number (immutable: `+=` rebinds) or another library's array
             return rule(a, b)
         old = a.copy()
@@ -495,6 +497,28 @@ def _in_place_rule(plain, inplace, rule=None):
         return a, back
     in_place.__qualname__ = f"i{plain.__name__}_rule"
     return in_place
+
+
+def _dual_of_array(a):
+    if not getattr(type(a), "__zygote_number__", False):
+        return False
+    from ..forward.dual import strip  # (forward mode imports the rule tables)
+    return isinstance(strip(a), np.ndarray)
+
+
+def _dual_in_place(rule, a, b):
+    """`a op= b` on a dual number of an array (forward-over-reverse runs the reverse code on them): its array is
+    updated in place, so that a list or an alias holding it sees the change, as with the array itself (a new value
+    left `vs` unchanged after `for v in vs: v *= c`, and the Hessian was that of another function)."""
+    old = a.copy()
+    y, pb = rule(old, b)
+    a[...] = y
+    entry = mt.Entry(lambda s: a.__setitem__(Ellipsis, s), old, a)
+
+    def back(dy):
+        entry.undo(lambda: a.copy())
+        return pb(dy) if dy is not None else (None, None)
+    return a, back
 
 
 def _floordiv(a, b):

@@ -220,6 +220,25 @@ for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operato
     _f.__name__, _r.__name__ = f"__{_name}__", f"__r{_name}__"
     setattr(Dual, _f.__name__, _f)
     setattr(Dual, _r.__name__, _r)
+def _in_place(op):
+    """`x op= y` on a Dual of an array updates it in place, as NumPy does, so that a list or an alias holding it sees
+    the change (without this, `for v in vs: v *= c` left `vs` unchanged: forward mode differentiated another
+    function); a Dual of a number rebinds, as Python numbers do."""
+    def method(self, other):
+        result = apply(op, (self, other), {})
+        if not isinstance(strip(self.primal), np.ndarray):
+            return result
+        self[...] = result
+        return self
+    return method
+
+
+for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("truediv", operator.truediv),
+                   ("pow", operator.pow), ("matmul", operator.matmul), ("mod", operator.mod),
+                   ("floordiv", operator.floordiv)):
+    _method = _in_place(_op)
+    _method.__name__ = f"__i{_name}__"
+    setattr(Dual, _method.__name__, _method)
 for _name, _op in (("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs)):
     setattr(Dual, f"__{_name}__", lambda self, _op=_op: apply(_op, (self,), {}))
 

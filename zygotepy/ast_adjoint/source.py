@@ -241,7 +241,10 @@ def _matching_lambdas(candidates, code):
     """The candidate lambdas whose compiled code looks like ``code`` (same arguments and names; the bytecode too
     when it does not close over variables). Identical lambdas stay ambiguous but would share a transform."""
     def key(c):  # a captured variable compiles as a global when the lambda stands alone
-        consts = tuple(k for k in c.co_consts if not isinstance(k, types.CodeType))
+        nested = [k.co_name for k in c.co_consts if isinstance(k, types.CodeType)]
+        # (a nested function's qualified name, a constant on 3.10, starts with the enclosing function's: it differs)
+        consts = tuple(k for k in c.co_consts if not isinstance(k, types.CodeType) and not (
+            isinstance(k, str) and any(k == n or k.endswith("." + n) for n in nested)))
         return c.co_argcount, c.co_varnames, sorted({*c.co_names, *c.co_freevars}), consts
 
     matches = []

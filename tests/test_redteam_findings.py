@@ -367,3 +367,61 @@ def test_alias_then_imatmul():
         y @= M
         return np.sum(a * x)
     agree(f, np.array([[0.3, -1.2], [0.7, 0.4]]))
+
+
+# ---------------------------------------------------------------- (red2) constructors and draws that dropped the gradient
+
+def test_full_of_a_differentiated_value():
+    """np.full(3, c) gave None (np.full was declared non-differentiable): each entry is c."""
+    agree(lambda x: np.sum(np.full(3, x[0]) * x[1:]))
+    agree(lambda x: np.sum(np.full((2, 4), x) ** 2))
+    agree(lambda x: np.sum(np.full_like(np.ones((2, 4)), x[1]) * x))
+
+
+def test_linspace_and_arange_of_differentiated_ends():
+    """np.linspace(a, b, n) and np.arange(start, stop, step) gave None for their differentiated ends and step."""
+    agree(lambda x: np.sum(np.linspace(x[0], x[2], 5) ** 2))
+    agree(lambda x: np.sum(np.linspace(x[0], x[2], 5, False) ** 2))
+    agree(lambda x: np.sum(np.linspace(x[:2], x[2:], 3) ** 2))
+    agree(lambda x: np.sum(np.arange(x[0], 4.0, x[3]) ** 2))
+    agree(lambda x: np.sum(np.arange(x[1], 2.0) ** 3))
+
+
+def test_reparameterized_draws_with_a_seed_fixed_per_call():
+    """rng.normal(loc, scale, size), np.random.normal, rng.uniform(low, high) gave None; now the pathwise gradient at
+    the drawn value (finite differences re-create the generator on each evaluation)."""
+    def f(x):
+        rng = np.random.default_rng(3)
+        z = rng.normal(x[0], x[3], 5) + rng.uniform(x[1], x[2], 5)
+        return np.sum(z ** 2) + np.sum(rng.laplace(x[:2], x[2:]))
+    agree(f)
+
+    def g(x):
+        np.random.seed(4)
+        return np.sum(np.random.normal(x, 2.0) ** 2) + np.sum(np.random.exponential(x[2:] ** 2))
+    agree(g)
+
+
+def test_draw_at_zero_scale_refuses():
+    def f(x):
+        rng = np.random.default_rng(0)
+        return np.sum(rng.normal(x[0], x[3] * 0.0, 3))
+    with pytest.raises(ZygoteError, match="scale 0"):
+        value_and_gradient(f, X.copy())
+
+
+def test_foreign_constructors_of_a_differentiated_value():
+    """jnp.linspace(a, 1.0, 5) and torch.full((3,), a) gave None (their NumPy twins were non-differentiable)."""
+    jnp = pytest.importorskip("jax.numpy")
+    torch = pytest.importorskip("torch")
+    from zygotepy import gradient
+
+    def f(a):
+        return jnp.sum(jnp.linspace(a, 1.0, 5) ** 2) + jnp.sum(jnp.arange(4.0) * jnp.full((4,), a))
+    (g,) = gradient(f, jnp.array(2.0, dtype=jnp.float32))
+    assert isinstance(g, type(jnp.array(1.0))) and float(g) == pytest.approx(8.75 + 6.0)
+
+    def t(a):
+        return torch.sum(torch.full((3,), a) ** 2) + torch.sum(torch.linspace(0.0, 1.0, 3) * a)
+    (g,) = gradient(t, torch.tensor(2.0, dtype=torch.float64))
+    assert isinstance(g, torch.Tensor) and float(g) == pytest.approx(12.0 + 1.5)

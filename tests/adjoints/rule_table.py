@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 import rows_numpy_elementwise
+import rows_numpy_fills
 import rows_numpy_linalg
 import rows_numpy_reductions
 import rows_numpy_shapes
@@ -203,7 +204,7 @@ FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
 
 ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS + rows_numpy_elementwise.CONSTANT_METHOD_ROWS
         + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS
-        + rows_numpy_linalg.LINALG_ROWS)
+        + rows_numpy_linalg.LINALG_ROWS + rows_numpy_fills.FILL_ROWS)
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [
@@ -213,14 +214,14 @@ NONDIFF = [
     len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, range, callable, hasattr, any,
     all, chr, ord, format,
     np.zeros_like, np.ones_like, np.empty_like, np.shape, np.argmax, np.argmin, np.argsort, np.sign, np.floor,
-    np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.arange, np.linspace, np.eye,
-    np.trunc, np.fix, np.signbit, np.floor_divide, np.bitwise_and, np.gcd, np.searchsorted, np.unique, np.nonzero,
-    np.random.rand, np.random.normal, np.random.Generator.normal, np.ndarray.argmax, np.ndarray.round,
+    np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.eye,
+    np.trunc, np.fix, np.signbit, np.floor_divide, np.bitwise_and, np.gcd, np.searchsorted, np.nonzero,
+    np.random.rand, np.random.randn, np.random.Generator.integers, np.ndarray.argmax, np.ndarray.round,
 ]
 
 # --- rules written for NumPy arrays and Python numbers only (all others are namespace-generic: they serve JAX, torch,
 # CuPy and array-API arrays too, and tests/backends/test_array_api_table.py runs their rows on array_api_strict arrays)
-_PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
+_PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS + rows_numpy_fills.FILL_ROWS
                      + rows_numpy_elementwise.CONSTANT_METHOD_ROWS + rows_numpy_linalg.LINALG_ROWS)
 NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) is the operator rule
     # numpy.py: casts, ndarray methods, products beyond matmul/dot

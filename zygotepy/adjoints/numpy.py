@@ -617,9 +617,9 @@ ATTRIBUTES[np.ndarray, "mT"] = lambda x, dy: np.swapaxes(dy, -1, -2)  # NumPy 2'
 ATTRIBUTES[np.ndarray, "real"] = lambda x, dy: dy.real if np.iscomplexobj(x) else dy
 ATTRIBUTES[np.ndarray, "imag"] = lambda x, dy: 1j * dy.real if np.iscomplexobj(x) else None
 
-nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.shape, np.ndim, np.size, np.argmax,
+nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim, np.size, np.argmax,
                   np.argmin, np.argsort, np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.isnan, np.isfinite,
-                  np.isinf, np.zeros, np.ones, np.empty, np.full, np.arange, np.linspace, np.eye, np.identity,
+                  np.isinf, np.zeros, np.ones, np.empty, np.eye, np.identity,
                   np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal, np.logical_and,
                   np.logical_or, np.logical_not, np.all, np.any, np.ndarray.argmax, np.ndarray.argmin,
                   np.ndarray.argsort, np.ndarray.nonzero, np.nonzero, np.count_nonzero, np.allclose, np.isclose)

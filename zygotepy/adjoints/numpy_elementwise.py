@@ -296,10 +296,9 @@ nondifferentiable(
     np.left_shift, np.right_shift, np.gcd, np.lcm, np.logical_xor, np.spacing, np.nextafter, np.array_equal,
     np.array_equiv, np.searchsorted, np.digitize, np.unique, np.histogram, np.bincount, np.nonzero, np.flatnonzero,
     np.argwhere, np.nanargmax, np.nanargmin, np.argpartition, np.lexsort, np.result_type, np.can_cast, np.promote_types,
-    np.broadcast_shapes, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.full_like,
-    np.tri, np.indices, np.random.rand, np.random.randn, np.random.normal,
-    np.random.uniform, np.random.randint, np.random.random, np.random.choice, np.random.permutation,
-    np.random.shuffle, np.random.seed, np.random.default_rng, np.random.Generator.normal, np.random.Generator.uniform,
+    np.broadcast_shapes, np.ndarray.round, np.ndarray.all, np.ndarray.any,
+    np.tri, np.indices, np.random.rand, np.random.randn, np.random.randint, np.random.random, np.random.choice,
+    np.random.permutation, np.random.shuffle, np.random.seed, np.random.default_rng,
     np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal,
     np.random.Generator.choice, np.random.Generator.permutation)
 

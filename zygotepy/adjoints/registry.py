@@ -215,12 +215,19 @@ _REFUSALS = {}
 def _numpy_only(twin, target):
     """A rule for a foreign function whose NumPy twin's rule is written for NumPy arrays only: raises, naming both."""
     rule = _REFUSALS.get(target)
+    foreign = getattr(RULES.get(twin), "__zygote_foreign__", None)  # a NumPy rule that serves other libraries itself
+    if rule is None and foreign is not None:
+        rule = _REFUSALS[target] = foreign(target)
     if rule is None:
         from ..errors import ZygoteError
         module = getattr(target, "__module__", None) or type(target).__module__
         name = f"{module}.{getattr(target, '__name__', target)}"
 
         def rule(*args, **kwargs):
+            from ..ast_adjoint.dispatch import differentiable
+            if not any(differentiable(a) for a in (*args, *kwargs.values())):  # nothing to differentiate: a constant
+                y = target(*args, **kwargs)
+                return y, lambda dy: (None,) * len(args)
             raise ZygoteError(f"{name} resolves to the rule of np.{twin.__name__}, which is written for NumPy arrays "
                               f"only (it would convert the arrays of another library silently). Register a rule for it "
                               f"with @zygotepy.adjoint({name}), or call it on NumPy arrays.")

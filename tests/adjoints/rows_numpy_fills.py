@@ -1,0 +1,38 @@
+"""Rows for `zygotepy/adjoints/numpy_fills.py`: filled and evenly spaced arrays, reparameterized random draws (each
+call of the target gets a fresh copy of the generator, so finite differences see the same draws)."""
+import numpy as np
+from table_base import ANY, POS, Kind, row
+
+HIGH = Kind("above", 2.5, 3.5)  # uniform's high, above any ANY low
+SCALE = [(None, None), ((3,), None), ((2, 3), (3,))]
+
+
+def draws(cls, seed):
+    """The location-scale draws of a Generator or RandomState, positional parameters then a size."""
+    gen = np.random.default_rng(seed) if cls is np.random.Generator else np.random.RandomState(seed)
+    name = "Generator" if cls is np.random.Generator else "RandomState"
+    rows = [row(getattr(cls, "uniform"), gen, ANY, HIGH, (2, 3), shapes=SCALE, label=f"{name}.uniform")]
+    for method in ("normal", "laplace", "logistic", "gumbel", "lognormal"):
+        rows.append(row(getattr(cls, method), gen, ANY, POS, (2, 3), shapes=SCALE, label=f"{name}.{method}"))
+    for method in ("exponential", "rayleigh"):
+        rows.append(row(getattr(cls, method), gen, POS, (2, 3), shapes=[(None,), ((3,),)], label=f"{name}.{method}"))
+    rows.append(row(cls.normal, gen, ANY, shapes=[(None,), ((4,),)], label=f"{name}.normal[loc only]"))
+    return rows
+
+
+FILL_ROWS = [
+    row(np.full, (2, 3), ANY, shapes=[(None,), ((),), ((3,),), ((1, 3),)]),
+    row(np.full, 4, ANY, shapes=[(None,)], label="np.full[int shape]"),
+    row(np.full_like, ANY, ANY, shapes=[((2, 3), None), ((2, 3), (3,))], none=(0,)),
+    row(np.linspace, ANY, ANY, shapes=[(None, None), ((3,), (3,)), ((2, 1), (3,))]),
+    row(np.linspace, ANY, ANY, 4, shapes=[(None, None), ((3,), None)], label="np.linspace[num]"),
+    row(np.linspace, ANY, ANY, 1, shapes=[(None, None)], label="np.linspace[num=1]"),
+    row(np.linspace, ANY, ANY, 5, False, shapes=[(None, None), ((2,), (2,))], label="np.linspace[endpoint=False]"),
+    row(np.linspace, ANY, ANY, 5, True, True, shapes=[(None, None), ((2,), (2,))], label="np.linspace[retstep]"),
+    row(np.linspace, ANY, ANY, 3, True, False, None, 1, shapes=[((2,), (2,)), ((2, 2), (2, 2))],
+        label="np.linspace[axis=1]"),
+    row(np.arange, ANY, 3.0, POS, shapes=[(None, None)], label="np.arange[start, stop, step]"),
+    row(np.arange, ANY, 3.0, shapes=[(None,)], label="np.arange[start, stop]"),
+    row(np.arange, 0.0, 3.0, 0.25, shapes=[()], label="np.arange[constants]"),
+    *draws(np.random.Generator, 7), *draws(np.random.RandomState, 8),
+]

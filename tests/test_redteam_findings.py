@@ -425,3 +425,28 @@ def test_foreign_constructors_of_a_differentiated_value():
         return torch.sum(torch.full((3,), a) ** 2) + torch.sum(torch.linspace(0.0, 1.0, 3) * a)
     (g,) = gradient(t, torch.tensor(2.0, dtype=torch.float64))
     assert isinstance(g, torch.Tensor) and float(g) == pytest.approx(12.0 + 1.5)
+
+
+# ---------------------------------------------------------------- (red2) np.unique
+
+def test_unique_of_distinct_values_is_a_sort():
+    """np.sum(np.unique(x) ** 2) gave None (np.unique was declared non-differentiable)."""
+    agree(lambda x: np.sum(np.unique(x) ** 2 * np.arange(4.0)))
+    agree(lambda x: np.sum(np.unique(x, return_counts=True)[0] ** 3))
+    agree(lambda x: np.sum(np.unique(np.stack([x, x ** 2]), axis=1)[0] * np.arange(4.0)))
+
+
+def test_unique_with_ties_refuses_only_where_a_tied_value_gets_a_gradient():
+    def f(x):
+        u = np.unique(np.concatenate([x, x[:1]]))
+        return np.sum(u ** 2)
+    with pytest.raises(ZygoteError, match="ties"):
+        value_and_gradient(f, X.copy())
+
+    def g(x):  # the tied values only feed comparisons: no gradient reaches them
+        y = np.concatenate([x, x[:1]])
+        total = 0.0
+        for u in np.unique(y):
+            total = total + np.sum(np.where(y == u, y, 0.0)) ** 2
+        return total
+    agree(g)

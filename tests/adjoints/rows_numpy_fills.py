@@ -36,3 +36,15 @@ FILL_ROWS = [
     row(np.arange, 0.0, 3.0, 0.25, shapes=[()], label="np.arange[constants]"),
     *draws(np.random.Generator, 7), *draws(np.random.RandomState, 8),
 ]
+
+DISTINCT = Kind("distinct", -2.0, 2.0)  # random draws are distinct almost surely: unique is then a sort
+UNIQUE_ROWS = [
+    row(np.unique, DISTINCT, shapes=[((5,),), ((2, 3),), ((),)]),
+    row(np.unique, DISTINCT, True, True, True, shapes=[((5,),), ((2, 3),)], none=(1, 2, 3),
+        label="np.unique[index, inverse, counts]"),
+    row(np.unique, DISTINCT, shapes=[((3, 2),)], kw={"axis": 0}, label="np.unique[axis=0]"),
+    row(np.unique, DISTINCT, shapes=[((2, 3),)], kw={"axis": 1, "return_counts": True},
+        label="np.unique[axis=1, counts]"),
+    *(row(getattr(np, name), DISTINCT, shapes=[((5,),), ((2, 3),)])
+      for name in ("unique_values", "unique_counts", "unique_inverse", "unique_all") if hasattr(np, name)),
+]

@@ -137,13 +137,23 @@ def _in_library_of(g, x):
         return xp.asarray(np.asarray(g).tolist(), dtype=x.dtype)
 
 
-def _serving_other_libraries(numpy_rule):
+def serving_other_libraries(numpy_rule, accepts=lambda args, kwargs: True):
+    """For `rule.__zygote_foreign__` (see registry._numpy_only): the rules of a foreign library's twins of the NumPy
+    function of `numpy_rule`. `accepts(args, kwargs)`: may NumPy's rule read the call's arguments (the same
+    parameters as NumPy's function)? A call it refuses raises where a gradient would flow through it."""
     def factory(target):
         def rule(*args, **kwargs):
             from ..ast_adjoint.dispatch import differentiable
             y = target(*args, **kwargs)
             if not any(differentiable(a) for a in args):
                 return y, lambda dy: (None,) * len(args)
+            if not accepts(args, kwargs):
+                def refuse(dy):
+                    if dy is None:
+                        return (None,) * len(args)
+                    raise ZygoteError(f"{getattr(target, '__module__', '')}.{target.__name__}: zygotepy "
+                                      f"differentiates it only with the arguments of np.{numpy_rule.__name__}")
+                return y, refuse
             plain = {k: v for k, v in kwargs.items() if k not in ("dtype", "device", "requires_grad")}
             _, numpy_back = numpy_rule(*_numpy_copy(args), **plain)
 
@@ -157,7 +167,7 @@ def _serving_other_libraries(numpy_rule):
 
 
 for _rule in (full, full_like, linspace, arange):
-    _rule.__zygote_foreign__ = _serving_other_libraries(_rule)
+    _rule.__zygote_foreign__ = serving_other_libraries(_rule)
 
 
 # --- reparameterized random draws ------------------------------------------------------------------------------------

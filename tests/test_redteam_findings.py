@@ -450,3 +450,108 @@ def test_unique_with_ties_refuses_only_where_a_tied_value_gets_a_gradient():
             total = total + np.sum(np.where(y == u, y, 0.0)) ** 2
         return total
     agree(g)
+
+
+# ---------------------------------------------------------------- (red2) library functions that update an argument
+
+def test_add_at_as_a_value_and_in_a_comprehension():
+    """`r = np.add.at(y, idx, x)` and `[np.add.at(y, [i], x[i]) for i ...]` gave None: only a call statement was
+    seen as an update of y."""
+    def f(x):
+        y = np.zeros(3)
+        r = np.add.at(y, [0, 0, 2], x[:3])
+        return np.sum(y ** 2) + (r is None)
+    agree(f)
+
+    def g(x):
+        y = np.zeros(4)
+        [np.add.at(y, [i, 0], x[i]) for i in range(4)]
+        return np.sum(y ** 2)
+    agree(g)
+
+
+def test_subtract_at_is_differentiated():
+    """np.subtract.at(y, idx, v) gave the gradient of y[idx] = v's neighbour (silently wrong: the call ran unseen)."""
+    def f(x):
+        y = np.ones(4) * x
+        np.subtract.at(y, [0, 0, 1], x[1:] ** 2)
+        return np.sum(y ** 2)
+    agree(f)
+
+
+def test_positional_out_is_an_update():
+    """np.multiply(a, b, y) and np.cumsum(x, 0, None, y) passed out= by position: a TypeError inside the rule, or a
+    silently wrong gradient (y's update unseen)."""
+    def f(x):
+        y = np.zeros(4)
+        np.multiply(x, x, y)
+        z = x * 1.0
+        np.negative(z, z)
+        return np.sum(y * z)
+    agree(f)
+
+    def g(x):
+        y = x * 1.0
+        np.cumsum(x, 0, None, y)
+        r = np.clip(x, -1.0, 1.0, x * 0.0)
+        return np.sum(y * x) + np.sum(r)
+    agree(g)
+
+
+def _where_refused(f, text):
+    """f is refused with a ZygoteError whose message contains `text` and whose notes name f's line holding it."""
+    import inspect
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(k for k, t in enumerate(lines) if text in t)
+    with pytest.raises(ZygoteError, match=text.replace(".", r"\.")) as e:
+        value_and_gradient(f, X.copy())
+    assert f"test_redteam_findings.py, line {line}" in "".join(getattr(e.value, "__notes__", [])) \
+        or f"test_redteam_findings.py:{line}" in str(e.value)
+
+
+def test_updates_without_a_rule_refuse_naming_the_line():
+    """np.multiply.at, np.maximum.at, np.put_along_axis, np.put, np.place and rng.shuffle ran unseen (their gradients
+    silently wrong: y's old cotangent, or None)."""
+    def f1(x):
+        y = np.ones(4) * x
+        np.multiply.at(y, [0, 0, 1], x[:3])
+        return np.sum(y)
+
+    def f2(x):
+        y = np.ones(4) * x
+        np.maximum.at(y, [0, 1], x[2:])
+        return np.sum(y)
+
+    def f3(x):
+        y = np.zeros(4)
+        np.put_along_axis(y, np.array([2, 0]), x[:2], axis=0)
+        return np.sum(y ** 2)
+
+    def f4(x):
+        y = np.zeros(4)
+        np.put(y, [0, 2], x[:2])
+        return np.sum(y ** 2)
+
+    def f5(x):
+        y = x.copy()
+        np.place(y, y > 1.0, x[:1])
+        return np.sum(y ** 2)
+
+    def f6(x):
+        y = x.copy()
+        np.random.default_rng(0).shuffle(y)
+        return np.sum(y * np.arange(4.0))
+    for f, text in [(f1, "np.multiply.at"), (f2, "np.maximum.at"), (f3, "np.put_along_axis"), (f4, "np.put"),
+                    (f5, "np.place"), (f6, "shuffle")]:
+        _where_refused(f, text)
+
+
+def test_updates_of_data_still_run():
+    """np.put on an int array and np.add.at of counts carry no gradient: they run as written."""
+    def f(x):
+        idx = np.zeros(4, dtype=int)
+        np.put(idx, [1, 2], [3, 1])
+        counts = np.zeros(4, dtype=int)
+        np.add.at(counts, idx, 1)
+        return np.sum(x[idx] * counts)
+    agree(f)

@@ -301,12 +301,17 @@ def mutcall(fn, *args, **kwargs):
         return _with_out(args, kwargs)
     if fn is np.copyto:
         return _copyto(*args, **kwargs)
-    if getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", "") == "at":
-        return _add_at(*args)
-    if fn in _UNTRACKED_FUNCTIONS or type(fn) is not types.FunctionType and getattr(fn, "__name__", "") in (
-            "shuffle",):
-        raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}, which updates its argument "
-                          f"in place; write the update as x[...] = ..., or add an @adjoint rule")
+    if getattr(fn, "__self__", None) in (np.add, np.subtract) and getattr(fn, "__name__", "") == "at" \
+            and len(args) == 3 and not kwargs:
+        return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
+    if fn in _UNTRACKED_FUNCTIONS or mt.updates_first_argument(fn) or type(fn) is not types.FunctionType \
+            and getattr(fn, "__name__", "") in ("shuffle",):
+        if not any(dispatch_differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
+            return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+        name = _update_name(fn)
+        raise ZygoteError(f"zygotepy cannot differentiate {name}, which updates its argument in place; write the "
+                          f"update as x[...] = ... (x[i] += v with repeated indices: np.add.at), or add an @adjoint "
+                          f"rule")
     # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
     # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
     updates = any(_mutable(a) for a in args)
@@ -393,18 +398,32 @@ def _with_out(args, kwargs):
 _UNTRACKED_FUNCTIONS = (np.fill_diagonal, np.put, np.place, np.putmask)
 
 
-def _add_at(x, index, value):
-    """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up)."""
+def _update_name(fn):
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        return f"np.{owner.__name__}.{fn.__name__}"
+    return f"np.{fn.__name__}" if getattr(np, getattr(fn, "__name__", ""), None) is fn else getattr(fn, "__name__", fn)
+
+
+def dispatch_differentiable(x):
+    from ..ast_adjoint.dispatch import differentiable
+    return differentiable(x)
+
+
+def _add_at(x, index, value, sign=1):
+    """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up); `np.subtract.at`
+    (sign -1) subtracts."""
     entry = mt.journal_whole(x)
-    np.add.at(x, index, value)
+    (np.add if sign == 1 else np.subtract).at(x, index, value)
 
     def back(dy):
         entry.undo(lambda: x.copy())
         if dy is None:
             return (None, None, None, None)
         dx, dv = dy[1], dy[3]
-        if dx is not None:
-            dv = rt.acc(dv, unbroadcast(dx[index], value))
+        if dx is not None and getattr(getattr(x, "dtype", None), "kind", "f") in "fc":
+            g = unbroadcast(np.asarray(dx)[index], value)
+            dv = rt.acc(dv, g if sign == 1 else -g)
         return (None, dx, None, dv)
     return (None, x, index, value), back
 

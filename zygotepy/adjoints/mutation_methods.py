@@ -199,6 +199,11 @@ def method_call(obj, name, args, kwargs):
     """`obj.name(*args)` for a list/dict/array method that mutates: (result, back) or None when it is no such method."""
     rule = METHODS.get((type(obj), name))
     if rule is None:
+        if name == "shuffle" and isinstance(obj, (np.random.Generator, np.random.RandomState)) and args:
+            from ..ast_adjoint.dispatch import differentiable
+            if differentiable(args[0]):  # `rng.shuffle(x)` permutes its argument in place
+                raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its "
+                                  f"argument in place; use x = x[rng.permutation(len(x))]")
         if (type(obj), name) in _UNTRACKED:
             raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
                               f"in place; work on a copy, or add an @adjoint rule")

@@ -448,12 +448,21 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
             # generated code being differentiated again (nesting): its call statements are the emitter's own helpers
             # (`_set_cell`, `_raise`), which update nothing the caller reads
             return self.call(fn, args, kwargs, star, hint)
+        at = mt.positional_out(self.resolve(fn.path), len(args)) if isinstance(fn, Global) and star is None else None
+        if at is not None and args[at] == Const(None):  # `np.sum(x, 0, None, None, False, ...)`: no out
+            at = None
+        if at is not None and at != len(args) - 1:  # more arguments (or outputs) after it
+            self.fail("an out array passed by position here", node, "pass it as out=...")
+        if at is not None:  # `np.multiply(a, b, y)` is `np.multiply(a, b, out=y)`
+            args, kwargs = args[:at], [*kwargs, ("out", args[at])]
         if statement or any(k == "out" for k, _ in kwargs):  # `fill(out, x)`, `np.add(a, b, out=c)`
             if any(k == "out" for k, _ in kwargs):
                 args = [*args, dict(kwargs)["out"]]
                 kwargs = [(k, v) for k, v in kwargs if k != "out"]
                 return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
+        if isinstance(fn, Global) and args and mt.updates_first_argument(self.resolve(fn.path)):
+            return self.mutating_call(fn, args, kwargs, star, hint, [0])  # `r = np.add.at(y, i, v)`: updates y
         out = self.call(fn, args, kwargs, star, hint)
         # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
         # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,

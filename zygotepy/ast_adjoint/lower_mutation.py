@@ -24,6 +24,10 @@ MUTATING_METHODS = frozenset((
     "add", "discard", "fill", "put", "resize", "itemset", "partition"))
 
 
+# library functions that update their first argument wherever their call stands (mutate.updates_first_argument)
+_UPDATING_FUNCTIONS = frozenset(("at", "place", "putmask", "put_along_axis", "fill_diagonal", "copyto"))
+
+
 def mutation_syntax(stmts):
     """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
     mutating method call, any of which may give objects new versions?"""
@@ -34,7 +38,8 @@ def mutation_syntax(stmts):
             return True
         if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
             return True
-        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and (
+                n.func.attr in MUTATING_METHODS or n.func.attr in _UPDATING_FUNCTIONS):
             return True
         if any(k.arg == "out" for k in getattr(n, "keywords", ()) if isinstance(n, gast.Call)):
             return True
@@ -372,7 +377,8 @@ class Mutation:
         kept = [*args, *(v for _, v in kwargs), *([star] if star is not None else [])]
         if fn == Const(rt.callmethod):
             kept = [args[0], *kept[2:]]
-        if star is not None or not updated:
+        # (`out=` given a temporary updates nothing observable, but still goes through mutcall: with_out's rule)
+        if star is not None or not updated and fn != Const(mt.with_out):
             out = self.call(fn, args, kwargs, star, hint)
             self.note_held(out, kept)
             return out

@@ -555,3 +555,19 @@ def test_updates_of_data_still_run():
         np.add.at(counts, idx, 1)
         return np.sum(x[idx] * counts)
     agree(f)
+
+
+# ---------------------------------------------------------------- (red2) reductions of Python numbers, std at 0
+
+def test_reductions_of_a_python_float():
+    """np.sum(x), np.mean(x), np.max(x), np.ptp(x) of a Python float crashed: AttributeError 'float' object has no
+    attribute 'shape'."""
+    def f(x):
+        t = float(x[0])
+        return np.sum(t) * np.mean(t) + np.max(t) + np.min(2.0 * t) + np.ptp(t) + np.sum(3)
+    agree(f)
+
+
+def test_std_of_equal_entries_is_not_nan():
+    """np.std of one entry (identically 0) gave a nan gradient (0 / 0); now 0, like |x| at 0."""
+    agree(lambda x: np.std(x[:1]) + np.std(x[1:2], axis=0) + np.sum(x))

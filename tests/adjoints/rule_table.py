@@ -151,6 +151,8 @@ NUMPY_ROWS = [
     *_reductions(np.amax), *_reductions(np.amin),
     *(row(op, Seq(ANY), shapes=[((None,) * 3,), (((2,), (2,)),)], label=f"{label(op)}[list]")
       for op in (np.sum, np.mean, np.max, np.min)),
+    *(row(op, ANY, shapes=[(None,)], label=f"{label(op)}[Python float]")  # (crashed: a float has no .shape)
+      for op in (np.sum, np.mean, np.max, np.min, np.amax, np.amin)),
     row(np.dot, ANY, ANY, shapes=DOT),
     row(np.matmul, ANY, ANY, shapes=MATMUL),
     row(np.inner, ANY, ANY, shapes=INNER),

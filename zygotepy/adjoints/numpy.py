@@ -19,6 +19,11 @@ def _as_array(x):
     return np.asarray(x) if isinstance(x, (list, tuple)) else x
 
 
+def _reduced(x):
+    """A reduction's argument as an array: lists, tuples and Python numbers (`np.sum(2.0)`) converted."""
+    return np.asarray(x) if isinstance(x, (list, tuple, float, int, complex)) else x
+
+
 def _array_like(x):
     """x as an array: lists and numbers converted, arrays (and array-like values such as forward mode's dual numbers,
     which must not be flattened into plain arrays) kept."""
@@ -53,6 +58,8 @@ def _mT(x, xp):
 def _restore(g, x):
     if isinstance(x, (list, tuple)):
         return type(x)(_restore(g[k], item) for k, item in enumerate(x))
+    if isinstance(x, (float, int, complex)) and type(g) is np.ndarray and g.ndim == 0:
+        return g[()]  # a Python number's cotangent is a number
     return g
 
 
@@ -278,7 +285,7 @@ _LARGE = 1 << 16  # entries from which a broadcast view (a few µs of Python) be
 def sum_(x, *args, **kwargs):
     if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f":
         return x.sum(), _total_back(x, 1)
-    x_arr = _as_array(x)
+    x_arr = _reduced(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     where = _where(args, kwargs, 5)
 
@@ -296,7 +303,7 @@ def sum_(x, *args, **kwargs):
 def mean(x, *args, **kwargs):
     if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f" and x.size:
         return x.sum() / x.size, _total_back(x, 1 / x.size)  # what np.mean computes, without its Python wrapper
-    x_arr = _as_array(x)
+    x_arr = _reduced(x)
     y = _reduce(np.mean, x_arr, args, kwargs)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     where = _where(args, kwargs, 5)
@@ -323,7 +330,7 @@ def _where(args, kwargs, at):
 
 def _extremum(fn):
     def rule(x, *args, **kwargs):
-        x_arr = _as_array(x)
+        x_arr = _reduced(x)
         y = _reduce(fn, x_arr, args, kwargs)
         axis, keepdims = _axis_keepdims(args, kwargs, 2)
 

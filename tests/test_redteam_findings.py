@@ -3,6 +3,7 @@ wrong), or that crashed with a non-zygotepy error. Each test asserts the CORRECT
 the value one plain call gives, the argument state one plain call leaves, or a ZygoteError) and is marked
 xfail(strict=True) until the bug is fixed."""
 
+import functools
 import os
 import sys
 
@@ -571,3 +572,159 @@ def test_reductions_of_a_python_float():
 def test_std_of_equal_entries_is_not_nan():
     """np.std of one entry (identically 0) gave a nan gradient (0 / 0); now 0, like |x| at 0."""
     agree(lambda x: np.std(x[:1]) + np.std(x[1:2], axis=0) + np.sum(x))
+
+
+# ---------------------------------------------------------------- (red2) objects: descriptors, iteration, dunders, keys
+
+class _Cached:
+    def __init__(self, w):
+        self.w = w
+
+    @functools.cached_property
+    def sq(self):
+        return self.w ** 2
+
+
+class _Tripled:
+    def __get__(self, obj, owner):
+        return obj.w * 3.0
+
+
+class _WithDescriptor:
+    t = _Tripled()
+
+    def __init__(self, w):
+        self.w = w
+
+
+class _Pairs:
+    def __init__(self, w):
+        self.w = w
+
+    def __iter__(self):
+        return iter([self.w[0], self.w[1] * 2])
+
+
+class _Lazy:
+    def __init__(self, w):
+        self.w = w
+
+    def __getattr__(self, name):
+        return self.w * len(name)
+
+
+class _Store:
+    def __init__(self):
+        self.d = {}
+
+    def __setitem__(self, k, v):
+        self.d[k] = v * 2
+
+    def __getitem__(self, k):
+        return self.d[k]
+
+
+def test_descriptors_are_differentiated():
+    """functools.cached_property and a class with __get__ gave None (their value was taken as a field of the
+    object); a second read of the cached value reaches the first computation."""
+    agree(lambda x: np.sum(_Cached(x).sq))
+
+    def f(x):
+        c = _Cached(x)
+        return np.sum(c.sq) + np.sum(c.sq * x)
+    agree(f)
+    agree(lambda x: np.sum(_WithDescriptor(x).t ** 2))
+    agree(lambda x: np.sum(_Lazy(x).abc))  # __getattr__ (was a RecursionError)
+
+
+def test_iterating_an_object_with_iter():
+    """`for v in obj` over a class with __iter__ crashed (AttributeError 'list' object has no attribute 'items');
+    iter(list) raised MissingAdjoint."""
+    def f(x):
+        s = 0.0
+        for v in _Pairs(x):
+            s = s + v ** 2
+        return s + sum(list(_Pairs(x * x)))
+    agree(f)
+
+    def g(x):
+        s = 0.0
+        for v in iter([x[0], x[1] * 2]):
+            s = s + v ** 2
+        return s
+    agree(g)
+
+
+def test_store_dunders_and_operator_setitem():
+    """`r = s.__setitem__(k, v)`, `d.__setitem__(k, v)` and `operator.setitem(y, i, v)` ran unseen (None or a
+    wrong gradient) or raised MissingAdjoint for arrays and dicts."""
+    import operator
+
+    def f(x):
+        s = _Store()
+        r = s.__setitem__("a", x)
+        y = np.zeros(4)
+        y.__setitem__(0, x[1])
+        d = {"a": 1.0}
+        d.__setitem__("a", x[2])
+        z = np.zeros(4)
+        operator.setitem(z, 1, x[3])
+        return np.sum(s["a"]) + np.sum(y * x) + d["a"] * x[0] + np.sum(z * x) + (r is None)
+    agree(f)
+
+
+def test_object_dict_read_and_write():
+    """obj.__dict__["w"] gave None; writing through it gave the old field's gradient; vars(obj) raised
+    MissingAdjoint."""
+    agree(lambda x: np.sum(_Cached(x).__dict__["w"] ** 2) + np.sum(vars(_Cached(x * 2))["w"]))
+
+    def f(x):
+        c = _Cached(x * 1.0)
+        c.__dict__["w"] = x ** 3
+        return np.sum(c.w)
+    agree(f)
+
+
+def test_float_dict_keys_carrying_a_gradient_refuse():
+    """d[x] = 1 with a differentiated x dropped its gradient (None)."""
+    def f(x):
+        d = {}
+        d[x[0]] = 1.0
+        return sum(k * v for k, v in d.items())
+    with pytest.raises(ZygoteError, match="dict key carries a gradient"):
+        value_and_gradient(f, X.copy())
+
+    def g(x):
+        d = {x[0] * 2: 2.0}
+        return sum(k * v for k, v in d.items())
+    with pytest.raises(ZygoteError, match="dict key carries a gradient"):
+        value_and_gradient(g, X.copy())
+
+    def h(x):  # constant float keys are fine
+        t = 0.0
+        for i in range(2):
+            d = {0.5: x[i]}
+            d[1.5] = x[i + 1]
+            t = t + d[0.5] * d[1.5]
+        return t
+    agree(h)
+
+
+@pytest.mark.parametrize("library", ["torch", "jax"])
+def test_for_rows_of_a_foreign_array(library):
+    """`for row in t` over a torch tensor or a JAX array gave a list of row gradients, not an array."""
+    from zygotepy import gradient
+    if library == "torch":
+        torch = pytest.importorskip("torch")
+        t = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    else:
+        jnp = pytest.importorskip("jax.numpy")
+        t = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+
+    def f(t):
+        s = 0.0
+        for row in t:
+            s = s + (row ** 2).sum()
+        return s
+    (g,) = gradient(f, t)
+    assert type(g) is type(t) and np.allclose(np.asarray(g), 2 * np.asarray(t))

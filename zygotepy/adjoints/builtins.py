@@ -7,7 +7,7 @@ import operator
 from ..backends import namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, nondifferentiable, scalar_rule
 from .scalar import foreign_rule
-from .structures import like
+from .structures import iterate, like, python_iter
 from ..ast_adjoint.dispatch import J
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
@@ -133,11 +133,17 @@ def reversed_(seq):
 
 @adjoint(list)
 def list_(iterable=()):
+    if python_iter(iterable) is not None or type(iterable).__name__.endswith("iterator"):  # (see iterate)
+        items, back = iterate(iterable)
+        return list(items), lambda dy: back(None if dy is None else list(dy))
     return list(iterable), lambda dy: (None if dy is None else like(iterable, list(dy)),)
 
 
 @adjoint(tuple)
 def tuple_(iterable=()):
+    if python_iter(iterable) is not None or type(iterable).__name__.endswith("iterator"):
+        items, back = iterate(iterable)
+        return tuple(items), lambda dy: back(None if dy is None else list(dy))
     return tuple(iterable), lambda dy: (None if dy is None else like(iterable, list(dy)),)
 
 

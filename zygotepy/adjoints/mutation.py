@@ -24,7 +24,7 @@ from . import loop_links  # noqa: F401 (registers the loop variables' links)
 from .mutation_methods import _list_extend, method_call
 from .objects import as_fields
 from .registry import adjoint, find_rule, mutating, nondifferentiable
-from .structures import like
+from .structures import KEY_MESSAGE, key_carries_gradient, like
 
 mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
          mt.refresh_held, mt.mutcall)
@@ -164,6 +164,8 @@ def setitem(x, index, value):
 
         def back(dy, need=None, *into):
             entry.undo(lambda: (True, x[index]))
+            if dy is not None and key_carries_gradient(index, need and need[1]):
+                raise ZygoteError(KEY_MESSAGE)
             if dy is None:
                 return into or (None, None, None)
             return _added(into, (_dict_without(dy, index), None, dy.get(index)))
@@ -194,15 +196,22 @@ def _twin_slots(x, index, value):
 # --- obj.a = v and del ---------------------------------------------------------------------------------------------------
 
 def _attr_state(obj, name):
-    return (True, obj.__dict__[name]) if hasattr(obj, "__dict__") and name in obj.__dict__ else \
-        (hasattr(obj, name), getattr(obj, name, None))
+    """Whether obj holds `name` itself, and its value. Read without running a `__getattr__` (which Python's own
+    assignment does not run either, and which may recurse on a name not yet set: `return self.w * 2`)."""
+    own = getattr(obj, "__dict__", None)
+    if own is not None:
+        return (True, own[name]) if name in own else (False, None)
+    try:
+        return (True, object.__getattribute__(obj, name))
+    except AttributeError:
+        return (False, None)
 
 
 def _attr_restorer(obj, name):
     def restore(state):
         if state[0]:
             object.__setattr__(obj, name, state[1])
-        elif hasattr(obj, name):
+        elif _attr_state(obj, name)[0]:
             object.__delattr__(obj, name)
     return restore
 
@@ -284,6 +293,14 @@ def mutcall(fn, *args, **kwargs):
     """A call that may update its arguments: `(result, *args)`. Mutating methods of lists, dicts and arrays have
     rules above; a Python function that updates its parameters returns their final versions (lower.py), whose
     cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone."""
+    if fn is rt.callmethod and len(args) >= 2 and isinstance(args[0], types.ModuleType):
+        # `mod.f(...)` with the module bound to a local name (`import operator` in a function): the function itself
+        out, inner = mutcall(getattr(args[0], args[1]), *args[2:], **kwargs)
+
+        def module_back(dy):
+            grads = inner(None if dy is None else (dy[0], *dy[3:]))
+            return (None, None, None, *grads[1:])
+        return (out[0], *args[:2], *out[1:]), module_back
     if fn is rt.callmethod and args and not isinstance(args[0], set):
         hit = method_call(args[0], args[1], args[2:], kwargs)
         if hit is not None:
@@ -299,6 +316,9 @@ def mutcall(fn, *args, **kwargs):
             return out, back
     if fn is mt.with_out:
         return _with_out(args, kwargs)
+    if fn in (operator.setitem, operator.delitem) and len(args) == (3 if fn is operator.setitem else 2) \
+            and not kwargs:  # `setitem(y, i, v)` not seen as one by lower() (operator bound to a local name)
+        return _store_call(fn, args)
     if fn is np.copyto:
         return _copyto(*args, **kwargs)
     if getattr(fn, "__self__", None) in (np.add, np.subtract) and getattr(fn, "__name__", "") == "at" \
@@ -334,6 +354,17 @@ def mutcall(fn, *args, **kwargs):
         gs = [rt.acc(g, t) for g, t in zip(grads[1:1 + len(args)], through, strict=True)]
         return (grads[0], *gs, *_keyword_grads(kwargs, grads[1 + len(args)] if kwargs else None))
     return out, back
+
+
+def _store_call(fn, args):
+    """`operator.setitem(x, i, v)` / `operator.delitem(x, i)` as a call that may update its arguments."""
+    _, store_back = (setitem if fn is operator.setitem else delitem)(*args)
+
+    def back(dy):
+        g = store_back(None if dy is None else dy[1])
+        after = dy[3] if dy is not None and len(args) == 3 else None  # (the value written is not updated)
+        return (None, g[0], None, *((rt.acc(g[2], after),) if len(args) == 3 else ()))
+    return (None, *args), back
 
 
 def _mutable(x):

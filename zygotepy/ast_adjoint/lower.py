@@ -114,6 +114,8 @@ def _fresh(fn):
 
 
 
+_STORE_DUNDERS = {"__setitem__": mt.setitem, "__delitem__": mt.delitem}
+_STORES = {id(operator.setitem): (mt.setitem, 3), id(operator.delitem): (mt.delitem, 2)}
 _IN_PLACE_DUNDERS = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__ifloordiv__": "//",
                      "__imod__": "%", "__ipow__": "**", "__imatmul__": "@", "__iand__": "&", "__ior__": "|",
                      "__ixor__": "^", "__ilshift__": "<<", "__irshift__": ">>"}
@@ -409,6 +411,15 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                 and type(self.globals.get(func.value.id)).__module__ == "numpy" \
                 and not isinstance(self.globals.get(func.value.id), types.ModuleType):
             self.fail("updating a global or constant object in place", node, "pass it as an argument, or work on a copy")
+        if isinstance(func, gast.Attribute) and func.attr in _STORE_DUNDERS and isinstance(func.value, gast.Name) \
+                and func.value.id in self.locals and not node.keywords \
+                and not any(isinstance(a, gast.Starred) for a in node.args):
+            # `d.__setitem__(k, v)` (also as a value, which is None) is the store `d[k] = v`
+            obj = self.expr(func.value)
+            args, _, _ = self.arguments(node)
+            if isinstance(obj, Var):
+                self.mutate(obj, self.call(Const(_STORE_DUNDERS[func.attr]), [obj, *args], hint=self.user_name(obj)))
+                return Const(None)
         if isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_DUNDERS:
             # `y = a.__imul__(2)` updates `a` in place but reads as a plain call, so it would run unseen by the
             # mutation lowering (a silently wrong gradient); the augmented assignment is what it means
@@ -437,6 +448,11 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         else:
             fn = self.expr(func)
         args, kwargs, star = self.arguments(node)
+        store = _STORES.get(id(self.resolve(fn.path))) if isinstance(fn, Global) and star is None else None
+        if store is not None and not kwargs and len(args) == store[1]:  # `operator.setitem(d, k, v)` is `d[k] = v`
+            if isinstance(args[0], Var):
+                self.mutate(args[0], self.call(Const(store[0]), args, hint=self.user_name(args[0])))
+                return Const(None)
         if statement and isinstance(fn, Global) and fn.path in ("setattr", "delattr") and len(args) in (2, 3):
             prim = mt.setattr_ if fn.path == "setattr" else mt.delattr_
             if isinstance(args[0], Var):  # `setattr(obj, name, v)`: an attribute store

@@ -25,7 +25,8 @@ MUTATING_METHODS = frozenset((
 
 
 # library functions that update their first argument wherever their call stands (mutate.updates_first_argument)
-_UPDATING_FUNCTIONS = frozenset(("at", "place", "putmask", "put_along_axis", "fill_diagonal", "copyto"))
+_UPDATING_FUNCTIONS = frozenset(("at", "place", "putmask", "put_along_axis", "fill_diagonal", "copyto", "setitem",
+                                 "delitem", "__setitem__", "__delitem__"))
 
 
 def mutation_syntax(stmts):

@@ -728,3 +728,8 @@ def test_for_rows_of_a_foreign_array(library):
         return s
     (g,) = gradient(f, t)
     assert type(g) is type(t) and np.allclose(np.asarray(g), 2 * np.asarray(t))
+
+
+def test_complex_of_one_argument():
+    """complex(x) of one differentiated float raised a ZygoteError about its own rule (two cotangents)."""
+    agree(lambda x: complex(x[0]).real * 2 + abs(complex(x[1])) + (complex(x[2], x[3]) * 1j).real)

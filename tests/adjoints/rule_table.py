@@ -109,6 +109,8 @@ BUILTIN_ROWS = [
     row(list, Seq(ANY, tuple), shapes=[((None,) * 3,)]),
     row(tuple, Seq(ANY), shapes=[((None, (2,)),)]),
     row(complex, ANY, ANY, shapes=[(None, None)]),
+    row(complex, ANY, shapes=[(None,)], label="complex[one argument]"),  # (raised: two cotangents for one argument)
+    row(complex, CPLX, CPLX, shapes=[(None, None)], label="complex[complex parts]"),
     row(divmod, ANY, POS, shapes=[(None, None)]),
     row(math.fsum, Seq(ANY), shapes=[((None,) * 4,)]),
 ]

@@ -106,8 +106,17 @@ def float_(x=0.0):
 
 
 @adjoint(complex)
-def complex_(real=0.0, imag=0.0):
-    return complex(real, imag), lambda dy: (None if dy is None else dy.real, None if dy is None else dy.imag)
+def complex_(*args):
+    """`complex(re, im)` is `re + 1j im`; one argument (a number, or a string: data) is the number itself."""
+    def back(dy):
+        if dy is None:
+            return (None,) * len(args)
+        dy = complex(dy)
+        grads = [dy if isinstance(args[0], complex) else dy.real] if args and not isinstance(args[0], str) else [None]
+        if len(args) == 2:  # d(1j im) gives a complex im the cotangent conj(1j) dy
+            grads.append(-1j * dy if isinstance(args[1], complex) else dy.imag)
+        return tuple(grads[:len(args)])
+    return complex(*args), back
 
 
 @adjoint(sorted)

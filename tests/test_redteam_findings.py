@@ -733,3 +733,20 @@ def test_for_rows_of_a_foreign_array(library):
 def test_complex_of_one_argument():
     """complex(x) of one differentiated float raised a ZygoteError about its own rule (two cotangents)."""
     agree(lambda x: complex(x[0]).real * 2 + abs(complex(x[1])) + (complex(x[2], x[3]) * 1j).real)
+
+
+def test_random_picks_of_a_float_array():
+    """rng.choice(x, n), rng.permutation(x) and np.random.choice(x) gave None (declared non-differentiable): the
+    picked entries carry x's gradient; a draw differentiated in its probabilities raises."""
+    def f(x):
+        rng = np.random.default_rng(2)
+        np.random.seed(5)
+        return (np.sum(rng.choice(x, 6) ** 2) + np.sum(rng.permutation(x) * np.arange(4.0))
+                + np.sum(np.random.choice(x, (2, 3)) ** 3))
+    agree(f)
+
+    def g(x):
+        rng = np.random.default_rng(2)
+        return np.sum(rng.choice(x, 3, False, np.abs(x) / np.sum(np.abs(x))))
+    with pytest.raises(ZygoteError, match="probabilities"):
+        value_and_gradient(g, X.copy())

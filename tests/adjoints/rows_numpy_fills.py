@@ -17,6 +17,14 @@ def draws(cls, seed):
     for method in ("exponential", "rayleigh"):
         rows.append(row(getattr(cls, method), gen, POS, (2, 3), shapes=[(None,), ((3,),)], label=f"{name}.{method}"))
     rows.append(row(cls.normal, gen, ANY, shapes=[(None,), ((4,),)], label=f"{name}.normal[loc only]"))
+    rows += [row(cls.choice, gen, ANY, 6, shapes=[((4,),)], label=f"{name}.choice"),
+             row(cls.choice, gen, ANY, (2, 2), False, shapes=[((5,),)], label=f"{name}.choice[no replacement]"),
+             row(cls.choice, gen, ANY, 3, shapes=[((4,),)], kw={"p": np.array([0.1, 0.2, 0.3, 0.4])},
+                 label=f"{name}.choice[p=]"),  # (a positional p that carries a gradient raises: test_redteam_findings)
+             row(cls.permutation, gen, ANY, shapes=[((5,),), ((3, 2),)], label=f"{name}.permutation"),
+             row(cls.permutation, gen, 5, shapes=[()], label=f"{name}.permutation[int]")]
+    if cls is np.random.Generator:
+        rows.append(row(cls.choice, gen, ANY, 2, shapes=[((3, 4),)], kw={"axis": 1}, label=f"{name}.choice[axis=1]"))
     return rows
 
 

@@ -297,10 +297,9 @@ nondifferentiable(
     np.array_equiv, np.searchsorted, np.digitize, np.histogram, np.bincount, np.nonzero, np.flatnonzero,
     np.argwhere, np.nanargmax, np.nanargmin, np.argpartition, np.lexsort, np.result_type, np.can_cast, np.promote_types,
     np.broadcast_shapes, np.ndarray.round, np.ndarray.all, np.ndarray.any,
-    np.tri, np.indices, np.random.rand, np.random.randn, np.random.randint, np.random.random, np.random.choice,
-    np.random.permutation, np.random.shuffle, np.random.seed, np.random.default_rng,
-    np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal,
-    np.random.Generator.choice, np.random.Generator.permutation)
+    np.tri, np.indices, np.random.rand, np.random.randn, np.random.randint, np.random.random,
+    np.random.shuffle, np.random.seed, np.random.default_rng,
+    np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal)
 
 CONSTANT_METHODS = (np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.argpartition,
                     np.ndarray.nonzero, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.ndarray.searchsorted)

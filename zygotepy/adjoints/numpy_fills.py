@@ -237,3 +237,57 @@ _DRAWS = {"normal": ((0.0, 1.0), _location_scale), "laplace": ((0.0, 1.0), _loca
 for _cls in (np.random.Generator, np.random.RandomState):
     for _name, (_defaults, _grads) in _DRAWS.items():
         adjoint(getattr(_cls, _name))(_draw(_name, _defaults, _grads))
+
+
+# --- draws that pick entries of a float array: rng.choice(a, ...), rng.permutation(a) ----------------------------------
+# The entries picked are found by running the same draw on their positions (range(n)) from the same generator state,
+# then the state is restored and the draw runs as written; the picked values must equal a's entries at those positions
+# (checked), so the cotangent scatters back to them (repeated picks add up). A probability vector `p` gets no gradient
+# (a draw is not differentiable in its probabilities); where the call site says p carries one, the pullback raises.
+def _state(gen):
+    return gen.bit_generator.state if isinstance(gen, np.random.Generator) else gen.get_state()
+
+
+def _set_state(gen, state):
+    if isinstance(gen, np.random.Generator):
+        gen.bit_generator.state = state
+    else:
+        gen.set_state(state)
+
+
+def _picking(name, p_at):
+    def rule(gen, a, *args, **kwargs):
+        method = getattr(gen, name)
+        if isinstance(a, (int, np.integer)) or not _floating(a):
+            y = method(a, *args, **kwargs)
+            return y, lambda dy: (None,) * (len(args) + 2)
+        a_arr = np.asarray(a)
+        axis = kwargs.get("axis", 0)
+        state = _state(gen)
+        index = method(a_arr.shape[axis], *args, **{k: v for k, v in kwargs.items() if k != "axis"})
+        _set_state(gen, state)
+        y = method(a, *args, **kwargs)
+        if not np.array_equal(np.asarray(y), np.take(a_arr, index, axis=axis), equal_nan=True):
+            raise ZygoteError(f"{type(gen).__name__}.{name}: zygotepy could not tell which entries the draw picked; "
+                              f"draw the positions instead (i = rng.{name}(len(a)); a[i])")
+
+        def back(dy, need=None):
+            p_needed = need is not None and len(need) > p_at and need[p_at]
+            if dy is not None and p_needed and _floating(args[p_at - 2] if p_at - 2 < len(args) else None):
+                raise ZygoteError(f"{type(gen).__name__}.{name}: a draw is not differentiable in its probabilities p "
+                                  f"(use a score-function estimator, or a relaxation such as Gumbel-softmax)")
+            if dy is None:
+                return (None,) * (len(args) + 2)
+            dy = np.asarray(dy)
+            moved = np.zeros(np.moveaxis(a_arr, axis, 0).shape, dtype=np.result_type(dy.dtype, float))
+            k = np.ndim(index)  # the picks' axes stand where a's axis stood
+            np.add.at(moved, index, np.moveaxis(dy, list(range(axis, axis + k)), list(range(k))))
+            return (None, _cotangent(np.moveaxis(moved, 0, axis), a), *(None for _ in args))
+        return y, back
+    rule.__qualname__ = name
+    return rule
+
+
+for _cls in (np.random.Generator, np.random.RandomState):
+    adjoint(_cls.choice)(_picking("choice", 4))  # choice(a, size, replace, p): p is parameter 4 counting the generator
+    adjoint(_cls.permutation)(_picking("permutation", 99))

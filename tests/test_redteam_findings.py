@@ -750,3 +750,14 @@ def test_random_picks_of_a_float_array():
         return np.sum(rng.choice(x, 3, False, np.abs(x) / np.sum(np.abs(x))))
     with pytest.raises(ZygoteError, match="probabilities"):
         value_and_gradient(g, X.copy())
+
+
+def test_bincount_weights_and_histogram_edges():
+    """np.bincount(idx, w) gave None for w (declared non-differentiable); np.histogram's edges, which move with x's
+    extremes, gave None: now refused (with range= they are constants)."""
+    idx = np.array([0, 2, 2, 1])
+    agree(lambda x: np.sum(np.bincount(idx, x) ** 2) + np.sum(np.histogram(x, 3, (-3.0, 3.0))[0] * x[0]))
+    with pytest.raises(ZygoteError, match="histogram"):
+        value_and_gradient(lambda x: np.sum(np.histogram(x, bins=3)[1] ** 2), X.copy())
+    with pytest.raises(ZygoteError, match="by position"):
+        value_and_gradient(lambda x: np.sum(np.bincount(idx, weights=x) ** 2), X.copy())

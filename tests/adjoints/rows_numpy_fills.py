@@ -55,4 +55,8 @@ UNIQUE_ROWS = [
         label="np.unique[axis=1, counts]"),
     *(row(getattr(np, name), DISTINCT, shapes=[((5,),), ((2, 3),)])
       for name in ("unique_values", "unique_counts", "unique_inverse", "unique_all") if hasattr(np, name)),
+    row(np.bincount, np.array([0, 2, 2, 1, 4]), ANY, shapes=[((5,),)]),
+    row(np.bincount, np.array([0, 2, 2]), ANY, 6, shapes=[((3,),)], label="np.bincount[minlength]"),
+    row(np.histogram, ANY, shapes=[((6,),)], kw={"range": (-3.0, 3.0)}, label="np.histogram[range]"),
+    row(np.histogram, ANY, np.array([-3.0, 0.0, 1.0, 3.0]), shapes=[((6,),)], label="np.histogram[edges]"),
 ]

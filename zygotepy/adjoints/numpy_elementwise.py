@@ -294,7 +294,7 @@ nondifferentiable(
     np.trunc, np.fix, np.signbit, np.heaviside, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isneginf,
     np.isposinf, np.isnat, np.isscalar, np.floor_divide, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
     np.left_shift, np.right_shift, np.gcd, np.lcm, np.logical_xor, np.spacing, np.nextafter, np.array_equal,
-    np.array_equiv, np.searchsorted, np.digitize, np.histogram, np.bincount, np.nonzero, np.flatnonzero,
+    np.array_equiv, np.searchsorted, np.digitize, np.nonzero, np.flatnonzero,
     np.argwhere, np.nanargmax, np.nanargmin, np.argpartition, np.lexsort, np.result_type, np.can_cast, np.promote_types,
     np.broadcast_shapes, np.ndarray.round, np.ndarray.all, np.ndarray.any,
     np.tri, np.indices, np.random.rand, np.random.randn, np.random.randint, np.random.random,

@@ -95,3 +95,46 @@ for _name, _tupled in (("unique_values", False), ("unique_counts", True), ("uniq
                        ("unique_all", True)):
     if hasattr(np, _name):
         adjoint(getattr(np, _name))(_unique_2(getattr(np, _name), _tupled))
+
+
+# --- counting: np.bincount's weights add up per bin; np.histogram's edges move with x's extremes -----------------------
+@adjoint(np.bincount)
+def bincount(x, *args, **kwargs):
+    """`np.bincount(x, w)`: bin k holds the sum of the weights w[i] with x[i] == k, so dw = dy[x] (x is data). Float
+    weights given by keyword (`weights=w`) would be constants (every rule's keywords are, see dispatch.py), dropping
+    their gradient silently where they carry one: the pullback raises instead, asking for them by position."""
+    y = np.bincount(x, *args, **kwargs)
+
+    def back(dy):
+        if dy is not None and kwargs.get("weights") is not None and _real(kwargs["weights"]):
+            raise ZygoteError("np.bincount(x, weights=w): zygotepy differentiates the weights only when they are "
+                              "passed by position, np.bincount(x, w)")
+        grads = [None] * (len(args) + 1)
+        if dy is not None and args and args[0] is not None and _real(args[0]):
+            w = args[0]
+            g = np.asarray(dy)[np.asarray(x)]
+            grads[1] = g if isinstance(w, np.ndarray) else type(w)(g.tolist()) if isinstance(w, (list, tuple)) else g
+        return tuple(grads)
+    return y, back
+
+
+@adjoint(np.histogram)
+def histogram(a, *args, **kwargs):
+    """Counts are piecewise constant in `a`: no gradient. But with `bins` a number and no `range`, the edges (and a
+    density's bin width) are computed from a's minimum and maximum, and weights add up per bin: those gradients are not
+    supported, and the pullback raises where one would flow."""
+    y = np.histogram(a, *args, **kwargs)
+    p = {**dict(zip(("bins", "range", "density", "weights"), args)), **kwargs}
+    moving = not isinstance(p.get("bins", 10), (list, tuple, np.ndarray)) and p.get("range") is None
+    weighted = p.get("weights") is not None and _real(p["weights"])
+
+    def back(dy):
+        if dy is not None and _real(a):
+            dcounts, dedges = dy
+            live = lambda g: g is not None and np.any(np.asarray(g) != 0)  # noqa: E731
+            if moving and (live(dedges) or p.get("density") and live(dcounts)) or weighted and live(dcounts):
+                raise ZygoteError("zygotepy cannot differentiate np.histogram's edges (or density, or weights): "
+                                  "they move with the data's minimum and maximum. Pass range=(lo, hi) or explicit "
+                                  "bin edges, or compute the histogram with np.bincount(np.digitize(x, edges), w)")
+        return (None, *(None for _ in args))
+    return y, back

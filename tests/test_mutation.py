@@ -548,9 +548,9 @@ def test_property_setter_raises():
 def test_untracked_array_method_raises():
     def f(x):
         y = x * 1.0
-        y.sort()
+        y.partition(1)
         return np.sum(y * x)
-    with pytest.raises(ZygoteError, match="ndarray.sort"):
+    with pytest.raises(ZygoteError, match="ndarray.partition"):
         gradient(f, np.array([3.0, 1.0, 2.0]))
 
 

@@ -761,3 +761,17 @@ def test_bincount_weights_and_histogram_edges():
         value_and_gradient(lambda x: np.sum(np.histogram(x, bins=3)[1] ** 2), X.copy())
     with pytest.raises(ZygoteError, match="by position"):
         value_and_gradient(lambda x: np.sum(np.bincount(idx, weights=x) ** 2), X.copy())
+
+
+def test_array_sort_in_place():
+    """a.sort() raised ZygoteError (an untracked update); now the permutation routes the gradient, through aliases
+    and views too."""
+    def f(x):
+        a = x * 2
+        b = a
+        v = a[1:]
+        a.sort()
+        m = np.outer(x, x[:3])
+        m.sort(axis=0)
+        return np.sum(b * np.arange(4.0)) + np.sum(v * np.arange(3.0)) + np.sum(m * np.arange(12.0).reshape(4, 3))
+    agree(f)

@@ -775,3 +775,13 @@ def test_array_sort_in_place():
         m.sort(axis=0)
         return np.sum(b * np.arange(4.0)) + np.sum(v * np.arange(3.0)) + np.sum(m * np.arange(12.0).reshape(4, 3))
     agree(f)
+
+
+def test_orders_other_than_c_and_flat():
+    """x.reshape(s, order="F") and np.reshape(x, s, "F") gave the C-order gradient (silently wrong); np.ravel(x, "F")
+    and x.ravel("F") crashed (TypeError); reading through x.flat gave None, now raises."""
+    agree(lambda x: np.sum(x.reshape((2, 2), order="F") * np.arange(4.0).reshape(2, 2))
+          + np.sum(np.reshape(np.outer(x, x[:3]), (3, 4), "F") * np.arange(12.0).reshape(3, 4))
+          + np.sum(np.ravel(np.outer(x, x[:2]), "F") * np.arange(8.0)) + np.sum(x.reshape(2, 2).ravel("F") * x))
+    with pytest.raises(ZygoteError, match="x.flat"):
+        value_and_gradient(lambda x: x.flat[2] * x[0], X.copy())

@@ -165,6 +165,9 @@ NUMPY_ROWS = [
     row(np.transpose, ANY, (1, 2, 0), shapes=[((2, 3, 4),)], none=(1,), label="np.transpose[axes]"),
     row(np.transpose, ANY, shapes=[((2, 3, 4),)], kw={"axes": (2, 0, 1)}, label="np.transpose[axes=]"),
     row(np.ravel, ANY, shapes=[((2, 3),)]),
+    row(np.ravel, ANY, "F", shapes=[((2, 3),), ((2, 3, 2),)], none=(1,), label="np.ravel[F]"),  # (was a TypeError)
+    row(np.reshape, ANY, (3, 2), "F", shapes=[((2, 3),)], none=(1, 2), label="np.reshape[F]"),  # (was wrong)
+    row(np.reshape, ANY, (3, 2), shapes=[((2, 3),)], kw={"order": "F"}, none=(1,), label="np.reshape[order=F]"),
     row(np.squeeze, ANY, shapes=[((2, 1, 3),)]),
     row(np.squeeze, ANY, 1, shapes=[((2, 1, 1),)], none=(1,), label="np.squeeze[axis]"),
     row(np.expand_dims, ANY, 1, shapes=[((2, 3),)], none=(1,)),
@@ -193,6 +196,9 @@ NUMPY_ROWS = [
     row(np.ndarray.transpose, ANY, (1, 0), shapes=[((2, 3),)], none=(1,), label="ndarray.transpose[tuple]"),
     row(np.ndarray.dot, ANY, ANY, shapes=[((2, 3), (3,)), ((2, 3), (3, 4))]),
     row(np.ndarray.ravel, ANY, shapes=[((2, 3),)]),
+    row(np.ndarray.ravel, ANY, "F", shapes=[((2, 3),)], none=(1,), label="ndarray.ravel[F]"),
+    row(np.ndarray.reshape, ANY, 3, 2, shapes=[((2, 3),)], kw={"order": "F"}, none=(1, 2),
+        label="ndarray.reshape[order=F]"),
     row(np.ndarray.squeeze, ANY, shapes=[((2, 1, 3),)]),
     row(np.ndarray.astype, ANY, np.float64, shapes=[((2, 3),)], none=(1,)),
     row(np.ndarray.astype, ANY, np.complex128, shapes=[((2, 3),)], none=(1,), label="ndarray.astype[complex]"),

@@ -445,8 +445,42 @@ def _inner_foreign(xp, a, b):
 
 
 # --- shapes --------------------------------------------------------------------------------------------------------------
+def _in_order(fn, x, args, kwargs):
+    """`fn(x, ...)` that reads x in an order other than C's (`order="F"`, or "A"/"K" for a Fortran-ordered x): its
+    pullback puts each entry's cotangent back where the same call moves an index array laid out like x."""
+    y = fn(x, *args, **kwargs)
+    index = np.empty_like(x, dtype=np.intp)  # (x's memory layout, which "A" and "K" read)
+    index[...] = np.arange(index.size).reshape(index.shape)
+    where = np.ravel(fn(index, *args, **kwargs))
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in args))
+        g = np.zeros(x.size, dtype=np.result_type(np.asarray(dy).dtype, x.dtype))
+        g[where] = np.ravel(dy)
+        return (g.reshape(x.shape), *(None for _ in args))
+    return y, back
+
+
+def _order(args, kwargs, at):
+    order = args[at] if len(args) > at else kwargs.get("order", "C")
+    return order or "C"
+
+
+def _fortran(x, shape):
+    """Another library's array read in Fortran order into `shape` (its C order, transposed both ways)."""
+    return _permute(namespace(x).reshape(_permute(x, None), tuple(shape)[::-1]), None)
+
+
 @adjoint(np.reshape)
 def reshape(x, *shape, **kwargs):
+    order = _order(shape, kwargs, 1)
+    if order != "C" and namespace(x) is not np and order == "F":  # (array API arrays have no memory order)
+        new = shape[0] if isinstance(shape[0], (tuple, list)) else (shape[0],)
+        return _fortran(x, new), lambda dy: (None if dy is None else _fortran(dy, _shape(x)),
+                                             *(None for _ in shape))
+    if order != "C" and namespace(x) is np:  # `np.reshape(x, s, order="F")`
+        return _in_order(np.reshape, np.asarray(x), shape, kwargs)
     xp = namespace(x)
     if xp is not np and shape and isinstance(shape[0], int):  # the array API wants a tuple
         shape = ((shape[0],), *shape[1:])
@@ -482,7 +516,12 @@ def transpose_method(x, *axes):
 
 
 @adjoint(np.ravel)
-def ravel(x):
+def ravel(x, *args, **kwargs):
+    order = _order(args, kwargs, 0)
+    if order == "F" and namespace(x) is not np:
+        return _fortran(x, (-1,)), lambda dy: (None if dy is None else _fortran(dy, _shape(x)), *(None for _ in args))
+    if order != "C" and namespace(x) is np:  # `np.ravel(x, "F")`, `x.ravel("K")` (was a TypeError)
+        return _in_order(np.ravel, np.asarray(x), args, kwargs)
     xp = namespace(x)
     y = np.ravel(x) if xp is np else xp.reshape(x, (-1,))
     return y, lambda dy: (None if dy is None else xp.reshape(dy, _shape(x)),)
@@ -578,6 +617,8 @@ for _method, _rule in METHODS.items():
 
 @adjoint(np.ndarray.reshape)
 def reshape_method(x, *shape, **kwargs):
+    if kwargs.get("order", "C") != "C":  # `x.reshape(s, order="F")`: dy.reshape(x.shape) was the wrong order
+        return _in_order(np.ndarray.reshape, x, shape, kwargs)
     return x.reshape(*shape, **kwargs), lambda dy: (None if dy is None else dy.reshape(x.shape), *(None for _ in shape))
 
 

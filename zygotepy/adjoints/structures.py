@@ -149,6 +149,9 @@ def getattr_(obj, name, *default):
     if isinstance(fallback, types.FunctionType) and attribute is None and _missing(obj, name):
         answer, answer_pb = J(fallback, obj, name)  # a user class's __getattr__ answers: differentiated
         return answer, lambda dy: (None if dy is None else answer_pb(dy)[1], None, *(None for _ in default))
+    if name == "flat" and type(obj) is np.ndarray and obj.dtype.kind in "fc":
+        # a flatiter: what is read through it (x.flat[i], list(x.flat)) would carry no gradient
+        raise ZygoteError("zygotepy cannot differentiate reading through x.flat; use x.ravel() (or x.reshape(-1))")
     y = getattr(obj, name, *default)
 
     def back(dy):

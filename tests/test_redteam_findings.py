@@ -785,3 +785,11 @@ def test_orders_other_than_c_and_flat():
           + np.sum(np.ravel(np.outer(x, x[:2]), "F") * np.arange(8.0)) + np.sum(x.reshape(2, 2).ravel("F") * x))
     with pytest.raises(ZygoteError, match="x.flat"):
         value_and_gradient(lambda x: x.flat[2] * x[0], X.copy())
+
+
+def test_max_min_where_initial_wins():
+    """np.max(x, axis=1, initial=c) gave nan gradients for a row where c won (0 / 0 maxima); none there now. (NumPy
+    only: the array API's max has no initial=, so this is no rule-table row.)"""
+    m = np.array([[0.1, 0.2, 3.0], [0.5, 0.4, 0.3]])
+    agree(lambda x: np.sum(np.max(np.outer(x, x[:3]), axis=1, initial=2.0)) + np.max(x * 0.1, initial=1.0)
+          + np.sum(np.min(np.outer(x, x[:3]) + m[0], axis=0, initial=-0.5)))

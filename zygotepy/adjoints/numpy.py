@@ -338,8 +338,8 @@ def _extremum(fn):
             if dy is None:
                 return (None, *(None for _ in args))
             if axis is None and type(x_arr) is np.ndarray and x_arr.dtype.kind == "f" and np.ndim(dy) == 0:
-                hit = x_arr == y  # the whole array: its maxima share dy evenly
-                return (_restore(np.multiply(hit, dy / np.count_nonzero(hit), dtype=x_arr.dtype), x),
+                hit = x_arr == y  # the whole array: its maxima share dy evenly (none: initial= won, no gradient)
+                return (_restore(np.multiply(hit, dy / max(np.count_nonzero(hit), 1), dtype=x_arr.dtype), x),
                         *(None for _ in args))
             xp = namespace(x_arr)
             hit = x_arr == _expand(y, x_arr, axis, keepdims)
@@ -349,6 +349,7 @@ def _extremum(fn):
             else:
                 hit = xp.astype(hit, x_arr.dtype)
                 counts = xp.sum(hit, axis=axis, keepdims=True)
+            counts = xp.where(counts == 0, xp.ones_like(counts), counts)  # (a row where initial= won: no gradient)
             return (_restore(_expand(dy, x_arr, axis, keepdims) * hit / counts, x), *(None for _ in args))
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"

@@ -793,3 +793,23 @@ def test_max_min_where_initial_wins():
     m = np.array([[0.1, 0.2, 3.0], [0.5, 0.4, 0.3]])
     agree(lambda x: np.sum(np.max(np.outer(x, x[:3]), axis=1, initial=2.0)) + np.max(x * 0.1, initial=1.0)
           + np.sum(np.min(np.outer(x, x[:3]) + m[0], axis=0, initial=-0.5)))
+
+
+def test_call_statement_without_source_that_updates_an_array_refuses():
+    """A call statement into a function with no rule and no source (C code, exec) ran as is, its arguments taken as
+    not updated: one that did update a float array gave a silently wrong gradient. Now checked, and refused."""
+    ns = {}
+    exec("def update(y, v):\n    y[0] = v\n", ns)
+    update = ns["update"]
+
+    def f(x):
+        y = x * 1.0
+        update(y, x[1] ** 2)
+        return np.sum(y * x)
+    with pytest.raises(ZygoteError, match="updated an argument array in place"):
+        value_and_gradient(f, X.copy())
+
+    def g(x):  # updating a list it made itself is none of the gradient's business
+        update([0.0], 1.0)
+        return np.sum(x * x)
+    agree(g)

@@ -341,8 +341,16 @@ def mutcall(fn, *args, **kwargs):
         if not _before_running(e, fn, args):
             raise
         # a call statement into code zygotepy cannot read (a library's C or unsupported Python): it runs as is, as a
-        # call whose result is dropped always did; its arguments are taken as not updated
-        return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+        # call whose result is dropped always did; its arguments are taken as not updated, which is checked for
+        # float arrays (an update unseen would leave their gradients silently wrong)
+        before = [(a, a.copy()) for a in (*args, *kwargs.values()) if type(a) is np.ndarray and a.dtype.kind in "fc"]
+        result = fn(*args, **kwargs)
+        for a, copy in before:
+            if not np.array_equal(a, copy, equal_nan=True):
+                raise ZygoteError(f"zygotepy cannot differentiate {_update_name(fn)}, which updated an argument "
+                                  f"array in place and has no adjoint rule; write the update as x[...] = ..., or "
+                                  f"add an @adjoint rule") from e
+        return (result, *args), _constant_back(len(args), kwargs)
     out = (result, *(a.__self__ if type(a) is super else a for a in args))
 
     def back(dy):

@@ -813,3 +813,10 @@ def test_call_statement_without_source_that_updates_an_array_refuses():
         update([0.0], 1.0)
         return np.sum(x * x)
     agree(g)
+
+
+def test_math_prod_and_dist():
+    """math.prod and math.dist raised MissingAdjoint; a zero among prod's items must not divide anything."""
+    import math
+    agree(lambda x: math.prod([x[0], x[1], x[2]]) + math.prod([x[0], x[1] * 0.0, x[2]], start=x[3])
+          + math.dist([x[0], x[1]], [x[2], x[3]]) + math.dist([x[0]], [x[0]]))

@@ -113,6 +113,9 @@ BUILTIN_ROWS = [
     row(complex, CPLX, CPLX, shapes=[(None, None)], label="complex[complex parts]"),
     row(divmod, ANY, POS, shapes=[(None, None)]),
     row(math.fsum, Seq(ANY), shapes=[((None,) * 4,)]),
+    row(math.prod, Seq(ANY), shapes=[((None,) * 4,), ((None,),)]),  # (raised MissingAdjoint)
+    row(math.prod, Seq(ANY, tuple), shapes=[((None,) * 3,)], kw={"start": 2.5}, label="math.prod[start=]"),
+    row(math.dist, Seq(ANY), Seq(ANY), shapes=[((None,) * 3, (None,) * 3)]),  # (raised MissingAdjoint)
 ]
 
 # --- numpy.py -------------------------------------------------------------------------------------------------------------

@@ -44,6 +44,38 @@ def fsum(iterable):
     return math.fsum(items), lambda dy: (None if dy is None else like(iterable, [dy] * len(items)),)
 
 
+@adjoint(math.prod)
+def prod(iterable, **kwargs):
+    """`math.prod(xs, start=s)`: each item's cotangent is dy times the product of the others (prefix and suffix
+    products, so a zero among the items divides nothing). `start` given by keyword is a constant."""
+    items = list(iterable)
+    y = math.prod(items, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        before, after = [kwargs.get("start", 1)], [1]
+        for v in items[:-1]:
+            before.append(before[-1] * v)
+        for v in items[:0:-1]:
+            after.append(after[-1] * v)
+        return (like(iterable, [dy * b * a for b, a in zip(before, after[::-1], strict=True)]),)
+    return y, back
+
+
+@adjoint(math.dist)
+def dist(p, q):
+    """The Euclidean distance of two points (sequences of coordinates); 0 where they meet."""
+    y = math.dist(p, q)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        g = [dy * (a - b) / y if y else 0.0 for a, b in zip(p, q, strict=True)]
+        return like(p, g), like(q, [-v for v in g])
+    return y, back
+
+
 def _per_item(items, dy):
     """The cotangent `dy` of a sum, handed to every summed item (reduced to the item's own shape)."""
     return [unbroadcast(dy, item) for item in items]

@@ -820,3 +820,14 @@ def test_math_prod_and_dist():
     import math
     agree(lambda x: math.prod([x[0], x[1], x[2]]) + math.prod([x[0], x[1] * 0.0, x[2]], start=x[3])
           + math.dist([x[0], x[1]], [x[2], x[3]]) + math.dist([x[0]], [x[0]]))
+
+
+def test_iterating_a_dict_with_float_keys():
+    """`for k in d` over a dict crashed in the backward (AttributeError: a list given as the dict's cotangent)."""
+    def f(x):
+        d = {0.5: x[0], 1.5: x[1] ** 2}
+        t = 0.0
+        for k in d:
+            t = t + k * d[k]
+        return t
+    agree(f)

@@ -200,12 +200,9 @@ KEY_MESSAGE = ("a dict key carries a gradient (a float computed from the differe
 
 
 def key_carries_gradient(key, needed):
-    """Is the dict key `key` a value the gradient flows through? `needed`: the call site says so (None: unknown, as in
-    a loop; then any float key is taken to be one, refusing rather than dropping a gradient)."""
-    if needed is not None:
-        return bool(needed) and differentiable(key)
-    return isinstance(key, (float, complex, np.floating, np.complexfloating)) or isinstance(key, tuple) and any(
-        isinstance(k, (float, complex, np.floating, np.complexfloating)) for k in key)
+    """Is the dict key `key` a value the gradient flows through, as the call site says (`needed`)? Where it does not
+    say (None: inside a loop) the key is taken to be data: a constant float key is common there (a grid, a time)."""
+    return bool(needed) and differentiable(key)
 
 
 @adjoint(rt.dict_of)
@@ -314,6 +311,8 @@ def iterate(value):
             return (None if dit is None else pb(dit)[1],)
         return items, back
     items = rt.iterate(value)
+    if isinstance(value, dict):  # its keys: they carry no gradient back into the dict (was a crash: a list for it)
+        return items, lambda dy: (None,)
     if isinstance(value, (set, frozenset)) or items is not value and hasattr(value, "shape"):
         # a set's cotangent is keyed by its elements; an array's rows are stacked
         return items, lambda dy: (like(value, list(dy)) if dy is not None else None,)

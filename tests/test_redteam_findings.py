@@ -831,3 +831,8 @@ def test_iterating_a_dict_with_float_keys():
             t = t + k * d[k]
         return t
     agree(f)
+
+
+def test_getattr_default_takes_the_gradient():
+    """getattr(obj, "missing", d) gave d no gradient (None)."""
+    agree(lambda x: getattr(_Cached(x), "missing", x[0]) * 2 + np.sum(getattr(_Cached(x), "w", x[1]) ** 2))

@@ -152,7 +152,9 @@ def getattr_(obj, name, *default):
     if name == "flat" and type(obj) is np.ndarray and obj.dtype.kind in "fc":
         # a flatiter: what is read through it (x.flat[i], list(x.flat)) would carry no gradient
         raise ZygoteError("zygotepy cannot differentiate reading through x.flat; use x.ravel() (or x.reshape(-1))")
-    y = getattr(obj, name, *default)
+    y = getattr(obj, name, _MISSING) if default else getattr(obj, name)
+    if y is _MISSING:  # `getattr(obj, name, d)` without the attribute is d, which takes the cotangent (was None)
+        return default[0], lambda dy: (None, None, dy)
 
     def back(dy):
         if dy is None or isinstance(obj, type) or type(obj).__name__ == "module":

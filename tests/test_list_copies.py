@@ -402,7 +402,7 @@ def test_items_kept_where_no_cotangent_can_go_raise_naming_the_update():
     with pytest.raises(ZygoteError, match=rf"test_list_copies.py:{line}: .*cannot differentiate this update in place") \
             as caught:
         gradient(f, [np.ones(2), np.ones(2)])
-    assert "a comprehension's result" in str(caught.value)  # not the lowering's own name for it
+    assert "'held'" in str(caught.value)  # the user's name for the comprehension's result, not the lowering's own
 
 
 def test_the_loop_variable_of_an_unnamed_copy_still_raises():

@@ -836,3 +836,22 @@ def test_iterating_a_dict_with_float_keys():
 def test_getattr_default_takes_the_gradient():
     """getattr(obj, "missing", d) gave d no gradient (None)."""
     agree(lambda x: getattr(_Cached(x), "missing", x[0]) * 2 + np.sum(getattr(_Cached(x), "w", x[1]) ** 2))
+
+
+def test_items_of_a_comprehension_list_updated_in_a_loop():
+    """`ys = [np.zeros(2) for _ in ...]` then `ys[k][0] = x[k]` (or ys[k].fill, a helper updating ys[k]) in a loop:
+    only the last iteration's item kept its gradient (silently wrong): the comprehension's accumulator still named
+    the list, so each update's link went to the list as it was before the loop."""
+    def upd(a, v):
+        a[0] = v
+
+    def f(x):
+        ys = [np.zeros(2) for _ in range(4)]
+        for k in range(4):
+            ys[k][0] = x[k]
+        zs = [np.zeros(2) for _ in range(2)]
+        for k in range(2):
+            zs[k].fill(x[k + 1])
+            upd(zs[k], x[k] ** 2)
+        return sum(np.sum(v ** 2) for v in ys) + sum(np.sum(v ** 3) for v in zs)
+    agree(f)

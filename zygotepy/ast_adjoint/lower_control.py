@@ -194,7 +194,7 @@ class ControlFlow:
         empty = {rt.dict_put: rt.dict_of, rt.set_add: rt.set_of}.get(put, rt.list_of)
         self.bind(acc, self.call(Const(empty), [], hint=acc))
         self.stmt(body)
-        result = self.env[acc]
+        result = self.env.pop(acc)  # (a stale name for the result would stand for it in later updates of its items)
         for n in targets:
             self.env.pop(n, None)
         self.env.update(saved)

@@ -855,3 +855,9 @@ def test_items_of_a_comprehension_list_updated_in_a_loop():
             upd(zs[k], x[k] ** 2)
         return sum(np.sum(v ** 2) for v in ys) + sum(np.sum(v ** 3) for v in zs)
     agree(f)
+
+
+def test_select_and_choose():
+    """np.select, np.choose and a.choose raised MissingAdjoint; rules added."""
+    agree(lambda x: np.sum(np.select([x > 0.5, x < 0], [x ** 2, x * 3], x[0]))
+          + np.sum(np.choose(np.array([0, 1, 0, 1]), [x, x ** 2])) + np.sum(np.array([1, 0, 0, 1]).choose([x, x[1]])))

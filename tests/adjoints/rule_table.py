@@ -14,6 +14,7 @@ import rows_numpy_elementwise
 import rows_numpy_fills
 import rows_numpy_linalg
 import rows_numpy_reductions
+import rows_numpy_select
 import rows_numpy_shapes
 from table_base import (  # noqa: F401
     ANY,
@@ -217,7 +218,8 @@ FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
 
 ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS + rows_numpy_elementwise.CONSTANT_METHOD_ROWS
         + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS
-        + rows_numpy_linalg.LINALG_ROWS + rows_numpy_fills.FILL_ROWS + rows_numpy_fills.UNIQUE_ROWS)
+        + rows_numpy_linalg.LINALG_ROWS + rows_numpy_fills.FILL_ROWS + rows_numpy_fills.UNIQUE_ROWS
+        + rows_numpy_select.SELECT_ROWS)
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [
@@ -235,7 +237,7 @@ NONDIFF = [
 # --- rules written for NumPy arrays and Python numbers only (all others are namespace-generic: they serve JAX, torch,
 # CuPy and array-API arrays too, and tests/backends/test_array_api_table.py runs their rows on array_api_strict arrays)
 _PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
-                     + rows_numpy_fills.FILL_ROWS + rows_numpy_fills.UNIQUE_ROWS
+                     + rows_numpy_fills.FILL_ROWS + rows_numpy_fills.UNIQUE_ROWS + rows_numpy_select.SELECT_ROWS
                      + rows_numpy_elementwise.CONSTANT_METHOD_ROWS + rows_numpy_linalg.LINALG_ROWS)
 NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) is the operator rule
     # numpy.py: casts, ndarray methods, products beyond matmul/dot

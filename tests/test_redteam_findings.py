@@ -861,3 +861,17 @@ def test_select_and_choose():
     """np.select, np.choose and a.choose raised MissingAdjoint; rules added."""
     agree(lambda x: np.sum(np.select([x > 0.5, x < 0], [x ** 2, x * 3], x[0]))
           + np.sum(np.choose(np.array([0, 1, 0, 1]), [x, x ** 2])) + np.sum(np.array([1, 0, 0, 1]).choose([x, x[1]])))
+
+
+class _Doubling:
+    def __init__(self, w):
+        self.w = w
+
+    def __getattribute__(self, name):
+        v = object.__getattribute__(self, name)
+        return v * 2 if name == "w" else v
+
+
+def test_user_getattribute_is_differentiated():
+    """A class overriding __getattribute__ ran it unseen: the gradient missed its computation (silently wrong)."""
+    agree(lambda x: np.sum(_Doubling(x).w ** 2))

@@ -136,6 +136,11 @@ nondifferentiable(_getter, _descriptor, _missing, _forget)  # cached lookups: ne
 @adjoint(getattr)
 def getattr_(obj, name, *default):
     attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
+    custom = type(obj).__getattribute__
+    if isinstance(custom, types.FunctionType) and attribute is None and not default:
+        # a user class's __getattribute__ computes every read: differentiated (it ran unseen: a silently wrong gradient)
+        seen, seen_pb = J(custom, obj, name)
+        return seen, lambda dy: (None if dy is None else seen_pb(dy)[1], None)
     fget = _getter(type(obj), name) if attribute is None and not is_array_type(type(obj)) else None
     if fget is not None:  # a user class's property: differentiate its getter (own names: nesting transforms this rule)
         value, pb = J(fget, obj)
@@ -170,6 +175,30 @@ def getattr_(obj, name, *default):
         if name == "__dict__" and y is getattr(obj, "__dict__", None):  # its entries are obj's fields
             return (StructGrad(dy) if isinstance(dy, dict) else dy, None, *(None for _ in default))
         return (StructGrad({name: dy}), None, *(None for _ in default))
+    return y, back
+
+
+@adjoint(object.__getattribute__)
+def object_getattribute(obj, name):
+    """`object.__getattribute__(self, name)`, as a user's `__getattribute__` calls it: the ordinary lookup (a property
+    or a descriptor there is differentiated as getattr does; anything else is the field `name` of obj)."""
+    fget = _getter(type(obj), name)
+    if fget is not None:
+        value, pb = J(fget, obj)
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None)
+    desc = _descriptor(type(obj), name)
+    if desc is not None:
+        hit = _through_descriptor(obj, name, desc, ())
+        if hit is not None:
+            return hit
+    y = object.__getattribute__(obj, name)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        if getattr(y, "__self__", None) is obj:  # a bound method: its cotangent is its object's
+            return (dy, None)
+        return (StructGrad({name: dy}), None)
     return y, back
 
 

@@ -875,3 +875,16 @@ class _Doubling:
 def test_user_getattribute_is_differentiated():
     """A class overriding __getattribute__ ran it unseen: the gradient missed its computation (silently wrong)."""
     agree(lambda x: np.sum(_Doubling(x).w ** 2))
+
+
+def test_hessian_through_an_in_place_sort_raises_a_zygote_error():
+    """hessian of a function that sorts an array in place crashed with AttributeError ('Dual' object has no
+    attribute 'sort'); now a ZygoteError (ForwardModeError) says what to do."""
+    from zygotepy import hessian
+
+    def f(x):
+        y = x * 1.0
+        y.sort()
+        return np.sum(y ** 3 * np.arange(4.0))
+    with pytest.raises(ZygoteError, match="sort"):
+        hessian(f, X.copy())

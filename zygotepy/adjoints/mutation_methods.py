@@ -215,6 +215,12 @@ _UNTRACKED = {(np.ndarray, "resize"), (np.ndarray, "put"), (np.ndarray, "itemset
 def method_call(obj, name, args, kwargs):
     """`obj.name(*args)` for a list/dict/array method that mutates: (result, back) or None when it is no such method."""
     rule = METHODS.get((type(obj), name))
+    if rule is None and getattr(type(obj), "__zygote_number__", False) and (np.ndarray, name) in METHODS.keys() | \
+            _UNTRACKED and not hasattr(obj, name):  # forward mode's dual array (a hessian): no such method
+        from ..errors import ForwardModeError
+        raise ForwardModeError(f"forward mode (hessian, pushforward) cannot follow the in-place update x.{name}(): "
+                               f"a dual number has no .{name} method; update a copy with an item assignment, or "
+                               f"use the function form (np.sort(x))")
     if rule is None:
         if name == "shuffle" and isinstance(obj, (np.random.Generator, np.random.RandomState)) and args:
             from ..ast_adjoint.dispatch import differentiable

@@ -888,3 +888,19 @@ def test_hessian_through_an_in_place_sort_raises_a_zygote_error():
         return np.sum(y ** 3 * np.arange(4.0))
     with pytest.raises(ZygoteError, match="sort"):
         hessian(f, X.copy())
+
+
+class _ArrayLike:
+    def __init__(self, w):
+        self.w = w
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.w * 2)
+
+
+def test_objects_converted_by_library_functions_raise():
+    """np.sum(obj), np.tanh(obj), float(obj) of a class with __array__/__float__ crashed with AttributeError
+    ('A' object has no attribute 'shape', 'numpy.float64' object has no attribute 'items')."""
+    for f in (lambda x: np.sum(_ArrayLike(x)), lambda x: np.sum(np.tanh(_ArrayLike(x)))):
+        with pytest.raises(ZygoteError, match="converted it"):
+            value_and_gradient(f, X.copy())

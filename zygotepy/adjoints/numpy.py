@@ -21,7 +21,9 @@ def _as_array(x):
 
 def _reduced(x):
     """A reduction's argument as an array: lists, tuples and Python numbers (`np.sum(2.0)`) converted."""
-    return np.asarray(x) if isinstance(x, (list, tuple, float, int, complex)) else x
+    if isinstance(x, (list, tuple, float, int, complex)) or hasattr(x, "__array__") and not hasattr(x, "shape"):
+        return np.asarray(x)  # (an object with __array__: its cotangent is refused where it reaches the object)
+    return x
 
 
 def _array_like(x):

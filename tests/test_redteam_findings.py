@@ -904,3 +904,45 @@ def test_objects_converted_by_library_functions_raise():
     for f in (lambda x: np.sum(_ArrayLike(x)), lambda x: np.sum(np.tanh(_ArrayLike(x)))):
         with pytest.raises(ZygoteError, match="converted it"):
             value_and_gradient(f, X.copy())
+
+
+class _Indexed:
+    def __init__(self, w):
+        self.w = w
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        if i >= 2:
+            raise IndexError(i)
+        return self.w[i] * 3
+
+
+class _OwnIterator:
+    def __init__(self, w):
+        self.w, self.i = w, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= 2:
+            raise StopIteration
+        self.i += 1
+        return self.w[self.i - 1]
+
+
+def test_iteration_protocols_of_user_classes():
+    """`for v in obj` over a class with only __getitem__ crashed (AttributeError 'list' object has no attribute
+    'items'), as did sum(obj) and `a, b = obj`; an object that is its own iterator gave a RecursionError."""
+    def f(x):
+        t = 0.0
+        for v in _Indexed(x):
+            t = t + v ** 2
+        return t + np.sum(list(_Indexed(x * x)))
+    agree(f)
+    for g, text in [(lambda x: sum(_Indexed(x)), "walked here"), (lambda x: sum(v for v in _OwnIterator(x)),
+                                                                   "its own iterator")]:
+        with pytest.raises(ZygoteError, match=text):
+            value_and_gradient(g, X.copy())

@@ -40,6 +40,12 @@ def like(template, items):
         rows = [xp.zeros_like(template[k], dtype=_float_dtype(template)) if g is None else xp.asarray(g)
                 for k, g in enumerate(items)]
         return xp.stack(rows)
+    if hasattr(template, "__dict__") and not isinstance(template, (types.GeneratorType, types.FunctionType, type)) \
+            and not type(template).__name__.endswith("iterator"):
+        # a user object walked natively (sum(obj), max(obj), a, b = obj): its items' cotangents have no way back
+        raise ZygoteError(f"zygotepy cannot route the gradient of the items of a {type(template).__name__} object "
+                          f"walked here; iterate it in a for loop, or with list(obj), which zygotepy follows "
+                          f"through its __iter__ or __getitem__")
     return tuple(items)
 
 
@@ -322,9 +328,31 @@ def unpack_starred(value, before, after):
 
 
 def python_iter(value):
-    """The `__iter__` of a user class (Python code, differentiated), or None."""
-    method = getattr(type(value), "__iter__", None)
-    return method if isinstance(method, types.FunctionType) and not is_array_type(type(value)) else None
+    """The `__iter__` of a user class (Python code, differentiated), or for a class that is a sequence through its
+    `__getitem__` alone (Python's old iteration protocol) `_by_index`; else None."""
+    cls = type(value)
+    if is_array_type(cls):
+        return None
+    method = getattr(cls, "__iter__", None)
+    if isinstance(method, types.FunctionType):
+        return method
+    if method is None and isinstance(getattr(cls, "__getitem__", None), types.FunctionType):
+        return _by_index
+    return None
+
+
+def _by_index(value):
+    """Python's iteration of an object by `obj[0], obj[1], ...` until IndexError, each item differentiated."""
+    items, pbs, i = [], [], 0
+    while True:
+        try:
+            item, pb = J(type(value).__getitem__, value, i)
+        except IndexError:
+            break
+        items.append(item)
+        pbs.append(pb)
+        i += 1
+    return items, pbs
 
 
 @adjoint(rt.iterate)
@@ -333,8 +361,22 @@ def iterate(value):
     it); another library's array (`for row in t`, a torch tensor) gets its rows' cotangents stacked; an iterator's
     cotangent is the list of its items' (which `iter`'s rule maps back to its sequence)."""
     method = python_iter(value)
+    if method is _by_index:
+        items, pbs = _by_index(value)
+
+        def indexed_back(dy):
+            total = None
+            for g, pb in zip(dy or (), pbs):
+                if g is not None:
+                    total = rt.acc(total, pb(g)[1])
+            return (total,)
+        return items, indexed_back
     if method is not None:
         it, pb = J(method, value)
+        if it is value:  # its own iterator (was a RecursionError): its __next__ updates its state in place
+            raise ZygoteError(f"zygotepy cannot differentiate iterating a {type(value).__name__}, which is its own "
+                              f"iterator (__next__); give the class an __iter__ that returns iter(a list of its "
+                              f"items)")
         items, inner = iterate(it)
 
         def back(dy):
@@ -359,6 +401,9 @@ def iter_(*args):
         return iter(*args), lambda dy: (None,) * len(args)
     seq = args[0]
     method = python_iter(seq)
+    if method is _by_index:
+        items, back = iterate(seq)
+        return iter(items), lambda dy: back(None if dy is None else list(dy))
     if method is not None:
         it, pb = J(method, seq)
         return it, lambda dy: (None if dy is None else pb(dy)[1],)

@@ -946,3 +946,19 @@ def test_iteration_protocols_of_user_classes():
                                                                    "its own iterator")]:
         with pytest.raises(ZygoteError, match=text):
             value_and_gradient(g, X.copy())
+
+
+def test_jax_twins_of_the_new_rules():
+    """jnp.choose/select/bincount/histogram resolve to the NumPy rules added here (computed on NumPy copies, the
+    cotangents returned as JAX arrays); torch.select (indexing, not np.select) is no twin of np.select."""
+    jnp = pytest.importorskip("jax.numpy")
+    from zygotepy import gradient
+
+    def f(x):
+        return (jnp.sum(jnp.choose(jnp.array([0, 1, 0]), [x, x ** 2])) + jnp.sum(jnp.select([x > 0.5], [x ** 2], x))
+                + jnp.sum(jnp.bincount(jnp.array([0, 1, 1]), x) ** 2) + jnp.sum(jnp.histogram(x, 3, (-3.0, 3.0))[0] * x))
+    (g,) = gradient(f, jnp.array([0.3, 1.2, 2.0]))
+    np.testing.assert_allclose(np.asarray(g), [1 + 1 + 0.6 + 0, 2.4 + 2.4 + 6.4 + 1, 1 + 4 + 6.4 + 2], rtol=1e-5)
+    torch = pytest.importorskip("torch")
+    from zygotepy.adjoints import registry
+    assert registry.twin_of(torch.select) is None

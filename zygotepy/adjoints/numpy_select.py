@@ -5,6 +5,7 @@ default), so that choice's entry takes the cotangent; the conditions and indices
 import numpy as np
 
 from ..backends import unbroadcast
+from .numpy_fills import serving_other_libraries
 from .registry import adjoint
 
 
@@ -76,3 +77,11 @@ def choose(a, choices, *args, **kwargs):
 def choose_method(a, choices, *args, **kwargs):
     """`a.choose(choices)`: np.choose(a, choices)."""
     return choose(a, choices, *args, **kwargs)
+
+
+def _not_torch(args, kwargs):
+    return not any("torch" in type(a).__module__ for a in args)
+
+
+select.__zygote_foreign__ = serving_other_libraries(select, _not_torch)
+choose.__zygote_foreign__ = serving_other_libraries(choose, _not_torch)

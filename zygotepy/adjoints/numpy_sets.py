@@ -138,3 +138,9 @@ def histogram(a, *args, **kwargs):
                                   "bin edges, or compute the histogram with np.bincount(np.digitize(x, edges), w)")
         return (None, *(None for _ in args))
     return y, back
+
+
+bincount.__zygote_foreign__ = serving_other_libraries(  # jnp.bincount(x, w); torch.bincount(x, weights)
+    bincount, lambda args, kwargs: len(args) <= 3 and set(kwargs) <= {"weights", "minlength"})
+histogram.__zygote_foreign__ = serving_other_libraries(  # (jnp.histogram's fourth positional parameter differs)
+    histogram, lambda args, kwargs: len(args) <= 3 and set(kwargs) <= {"bins", "range", "density", "weights"})

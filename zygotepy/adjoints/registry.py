@@ -145,6 +145,7 @@ FOREIGN_NAMESPACES = {
 _ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
 # torch's names of NumPy functions (torch.cat is np.concatenate; torch_function translates their keywords)
 _TORCH_TWINS = {"cat": "concatenate", "permute": "transpose", "movedim": "moveaxis", "swapdims": "swapaxes"}
+_TORCH_NOT_TWINS = {"select"}  # torch.select(x, dim, i) is indexing, not np.select
 _TWINS = {}  # foreign function object -> NumPy function object
 _TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: see foreign_methods)
 _TORCH_RULES = {}  # torch function -> its rule (its twin's, with torch's keywords translated)
@@ -167,7 +168,8 @@ def _index_namespaces():
         for attr in dir(mod):
             fn = getattr(mod, attr, None)
             twin = getattr(np_mod, (torch and _TORCH_TWINS.get(attr)) or _ARRAY_API_TWINS.get(attr, attr), None)
-            if fn is None or twin is None or fn is twin or not callable(fn) or isinstance(fn, type):
+            if fn is None or twin is None or fn is twin or not callable(fn) or isinstance(fn, type) \
+                    or "torch" in name and attr in _TORCH_NOT_TWINS:
                 continue
             try:
                 if twin in RULES or twin in NONDIFF:

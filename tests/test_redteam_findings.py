@@ -962,3 +962,18 @@ def test_jax_twins_of_the_new_rules():
     torch = pytest.importorskip("torch")
     from zygotepy.adjoints import registry
     assert registry.twin_of(torch.select) is None
+
+
+def test_gamma_draw_scale_and_shape():
+    """rng.gamma(k, scale) raised MissingAdjoint for a differentiated scale (reparameterizable: scale * G(k)); its
+    shape k is refused (an implicit gradient)."""
+    def f(x):
+        rng = np.random.default_rng(5)
+        return np.sum(rng.gamma(2.0, np.abs(x)) ** 2)
+    agree(f)
+
+    def g(x):
+        rng = np.random.default_rng(5)
+        return np.sum(rng.gamma(np.abs(x) + 1.0, 1.0))
+    with pytest.raises(ZygoteError, match="shape parameter"):
+        value_and_gradient(g, X.copy())

@@ -14,6 +14,8 @@ def draws(cls, seed):
     rows = [row(getattr(cls, "uniform"), gen, ANY, HIGH, (2, 3), shapes=SCALE, label=f"{name}.uniform")]
     for method in ("normal", "laplace", "logistic", "gumbel", "lognormal"):
         rows.append(row(getattr(cls, method), gen, ANY, POS, (2, 3), shapes=SCALE, label=f"{name}.{method}"))
+    # an int shape: a float one, with no call site to say it is constant, is refused (see test_redteam_findings)
+    rows.append(row(cls.gamma, gen, 3, POS, (2, 3), shapes=[(None,), ((3,),)], label=f"{name}.gamma[scale]"))
     for method in ("exponential", "rayleigh"):
         rows.append(row(getattr(cls, method), gen, POS, (2, 3), shapes=[(None,), ((3,),)], label=f"{name}.{method}"))
     rows.append(row(cls.normal, gen, ANY, shapes=[(None,), ((4,),)], label=f"{name}.normal[loc only]"))

@@ -226,10 +226,20 @@ def _lognormal(dy, y, ps, wanted):
     return (dmean if wanted[0] else None), dsigma
 
 
-_NAMES = {"normal": ("loc", "scale"), "laplace": ("loc", "scale"), "logistic": ("loc", "scale"),
+def _gamma(dy, y, ps, wanted):
+    """gamma(shape, scale) is scale * gamma(shape, 1): the scale's pathwise gradient is y / scale. The shape's is an
+    implicit one (the derivative of the gamma quantile function), not supported: refused where it is needed."""
+    if wanted[0]:
+        raise ZygoteError("zygotepy cannot differentiate a gamma draw with respect to its shape parameter (only its "
+                          "scale); use rng.gamma(k, 1.0) * scale with k constant, or an implicit-reparameterization "
+                          "rule")
+    return None, (dy * _standardized(y, 0.0, ps[1], "scale") if wanted[1] else None)
+
+
+_NAMES = {"gamma": ("shape", "scale"), "normal": ("loc", "scale"), "laplace": ("loc", "scale"), "logistic": ("loc", "scale"),
           "gumbel": ("loc", "scale"), "uniform": ("low", "high"), "exponential": ("scale",), "rayleigh": ("scale",),
           "lognormal": ("mean", "sigma")}
-_DRAWS = {"normal": ((0.0, 1.0), _location_scale), "laplace": ((0.0, 1.0), _location_scale),
+_DRAWS = {"gamma": ((None, 1.0), _gamma), "normal": ((0.0, 1.0), _location_scale), "laplace": ((0.0, 1.0), _location_scale),
           "logistic": ((0.0, 1.0), _location_scale), "gumbel": ((0.0, 1.0), _location_scale),
           "uniform": ((0.0, 1.0), _uniform), "exponential": ((1.0,), _scaled), "rayleigh": ((1.0,), _scaled),
           "lognormal": ((0.0, 1.0), _lognormal)}

@@ -977,3 +977,14 @@ def test_gamma_draw_scale_and_shape():
         return np.sum(rng.gamma(np.abs(x) + 1.0, 1.0))
     with pytest.raises(ZygoteError, match="shape parameter"):
         value_and_gradient(g, X.copy())
+
+
+def test_array_api_to_device_passes_the_gradient():
+    """x.to_device(d) of an array-API array was declared constant: the gradient was silently None."""
+    xps = pytest.importorskip("array_api_strict")
+    from zygotepy import gradient
+
+    def f(x):
+        return xps.sum(x.to_device(x.device) ** 2)
+    (g,) = gradient(f, xps.asarray([1.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(g), [2.0, 4.0])

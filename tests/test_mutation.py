@@ -520,16 +520,18 @@ def test_helper_updating_its_argument_with_augmented_assignment_raises():
         gradient(f, np.arange(3.0))
 
 
+class Counter:
+    def __init__(self, w):
+        self.w = w
+
+    def bump(self, x):
+        self.w = self.w + x
+        return self.w
+
+
 def test_method_updating_its_object_used_as_a_value():
-    # (this raised: a method called for its value now goes through valuecall, like a call statement)
-    class Counter:
-        def __init__(self, w):
-            self.w = w
-
-        def bump(self, x):
-            self.w = self.w + x
-            return self.w
-
+    # (this raised: a method of a class of the module's namespace, called for its value, now goes through valuecall,
+    # like a call statement; a class defined inside a function is not seen by the transform: that call still raises)
     def f(x):
         c = Counter(1.0)
         y = c.bump(x)
@@ -620,9 +622,9 @@ def test_property_setter_raises():
 def test_untracked_array_method_raises():
     def f(x):
         y = x * 1.0
-        y.sort()
+        y.partition(1)
         return np.sum(y * x)
-    with pytest.raises(ZygoteError, match="ndarray.sort"):
+    with pytest.raises(ZygoteError, match="ndarray.partition"):
         gradient(f, np.array([3.0, 1.0, 2.0]))
 
 

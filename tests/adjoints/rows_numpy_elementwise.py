@@ -18,6 +18,7 @@ BINARY_DOMAINS = {
 ELEMENTWISE_ROWS = [
     *(row(op, kind, shapes=U) for op, kind in ELEMENTWISE_DOMAINS.items()),
     row(np.sinc, ANY, shapes=[((4,),)], label="np.sinc[any]"),
+    row(np.nextafter, ANY, 10.0, shapes=[((4,),), (None,)], none=(1,)),  # (was None: declared non-differentiable)
     row(np.imag, ANY, shapes=U, none=(0,), label="np.imag[real]"),
     row(np.imag, CPLX, shapes=[(None,), ((2, 3),)]),
     row(np.angle, ANY, shapes=U, none=(0,), label="np.angle[real]"),

@@ -35,6 +35,7 @@ REDUCTION_ROWS = [
     row(np.std, ANY, shapes=[((2, 3),)], kw={"ddof": 1, "axis": 1}, label="np.std[ddof=1, axis=1]"),
     row(np.ndarray.std, ANY, 0, None, None, 1, shapes=[((3, 2),)], none=(1, 2, 3, 4), label="ndarray.std[positional ddof]"),
     *reductions(np.ptp, DISTINCT, shapes=REDUCE[:3]),
+    *(row(op, ANY, shapes=[(None,)], label=f"{label(op)}[Python float]") for op in (np.ptp, np.prod, np.var, np.std)),
     *reductions(np.median, DISTINCT, shapes=[((2, 3),), ((5,),), ((2, 3, 4),)]),
     row(np.median, DISTINCT, shapes=[((4, 2),)], kw={"axis": 0}, label="np.median[even count]"),
     *reductions(np.nanmax, DISTINCT, shapes=REDUCE[:3]), *reductions(np.nanmin, DISTINCT, shapes=REDUCE[:3]),

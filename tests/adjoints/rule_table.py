@@ -14,8 +14,10 @@ import operator
 import numpy as np
 import rows_keywords
 import rows_numpy_elementwise
+import rows_numpy_fills
 import rows_numpy_linalg
 import rows_numpy_reductions
+import rows_numpy_select
 import rows_numpy_shapes
 from table_base import (  # noqa: F401
     ANY,
@@ -108,11 +110,10 @@ BUILTIN_ROWS = [
     row(map, operator.mul, Seq(ANY), Seq(ANY, tuple), shapes=[((None,) * 3, (None,) * 2)],
         f=lambda fn, a, b: list(map(fn, a, b)), label="builtins.map[two sequences]"),
     row(filter, None, Seq(ANY), shapes=[((None,) * 4,)], f=lambda fn, s: list(filter(fn, s))),
-    # functools / itertools / math.prod, through their Python twins (adjoints/functional.py)
+    # functools / itertools, through their Python twins (adjoints/functional.py)
     row(functools.reduce, operator.mul, Seq(ANY), shapes=[((None,) * 3,)]),
     row(functools.reduce, lambda a, b: a * b + a, Seq(ANY, tuple), ANY, shapes=[((None,) * 3, None)],
         label="functools.reduce[initial]"),
-    row(math.prod, Seq(ANY), shapes=[((None,) * 4,)]),
     row(itertools.accumulate, Seq(ANY), shapes=[((None,) * 4,)], f=lambda s: list(itertools.accumulate(s))),
     row(itertools.accumulate, Seq(ANY), operator.mul, shapes=[((None,) * 4,)],
         f=lambda s, fn: list(itertools.accumulate(s, fn)), label="itertools.accumulate[mul]"),
@@ -129,8 +130,13 @@ BUILTIN_ROWS = [
     row(list, Seq(ANY, tuple), shapes=[((None,) * 3,)]),
     row(tuple, Seq(ANY), shapes=[((None, (2,)),)]),
     row(complex, ANY, ANY, shapes=[(None, None)]),
+    row(complex, ANY, shapes=[(None,)], label="complex[one argument]"),  # (raised: two cotangents for one argument)
+    row(complex, CPLX, CPLX, shapes=[(None, None)], label="complex[complex parts]"),
     row(divmod, ANY, POS, shapes=[(None, None)]),
     row(math.fsum, Seq(ANY), shapes=[((None,) * 4,)]),
+    row(math.prod, Seq(ANY), shapes=[((None,) * 4,), ((None,),)]),  # (raised MissingAdjoint)
+    row(math.prod, Seq(ANY, tuple), shapes=[((None,) * 3,)], kw={"start": 2.5}, label="math.prod[start=]"),
+    row(math.dist, Seq(ANY), Seq(ANY), shapes=[((None,) * 3, (None,) * 3)]),  # (raised MissingAdjoint)
 ]
 
 # --- numpy.py -------------------------------------------------------------------------------------------------------------
@@ -171,6 +177,8 @@ NUMPY_ROWS = [
     *_reductions(np.amax), *_reductions(np.amin),
     *(row(op, Seq(ANY), shapes=[((None,) * 3,), (((2,), (2,)),)], label=f"{label(op)}[list]")
       for op in (np.sum, np.mean, np.max, np.min)),
+    *(row(op, ANY, shapes=[(None,)], label=f"{label(op)}[Python float]")  # (crashed: a float has no .shape)
+      for op in (np.sum, np.mean, np.max, np.min, np.amax, np.amin)),
     row(np.dot, ANY, ANY, shapes=DOT),
     row(np.matmul, ANY, ANY, shapes=MATMUL),
     row(np.inner, ANY, ANY, shapes=INNER),
@@ -181,6 +189,9 @@ NUMPY_ROWS = [
     row(np.transpose, ANY, (1, 2, 0), shapes=[((2, 3, 4),)], none=(1,), label="np.transpose[axes]"),
     row(np.transpose, ANY, shapes=[((2, 3, 4),)], kw={"axes": (2, 0, 1)}, label="np.transpose[axes=]"),
     row(np.ravel, ANY, shapes=[((2, 3),)]),
+    row(np.ravel, ANY, "F", shapes=[((2, 3),), ((2, 3, 2),)], none=(1,), label="np.ravel[F]"),  # (was a TypeError)
+    row(np.reshape, ANY, (3, 2), "F", shapes=[((2, 3),)], none=(1, 2), label="np.reshape[F]"),  # (was wrong)
+    row(np.reshape, ANY, (3, 2), shapes=[((2, 3),)], kw={"order": "F"}, none=(1,), label="np.reshape[order=F]"),
     row(np.squeeze, ANY, shapes=[((2, 1, 3),)]),
     row(np.squeeze, ANY, 1, shapes=[((2, 1, 1),)], none=(1,), label="np.squeeze[axis]"),
     row(np.expand_dims, ANY, 1, shapes=[((2, 3),)], none=(1,)),
@@ -209,6 +220,9 @@ NUMPY_ROWS = [
     row(np.ndarray.transpose, ANY, (1, 0), shapes=[((2, 3),)], none=(1,), label="ndarray.transpose[tuple]"),
     row(np.ndarray.dot, ANY, ANY, shapes=[((2, 3), (3,)), ((2, 3), (3, 4))]),
     row(np.ndarray.ravel, ANY, shapes=[((2, 3),)]),
+    row(np.ndarray.ravel, ANY, "F", shapes=[((2, 3),)], none=(1,), label="ndarray.ravel[F]"),
+    row(np.ndarray.reshape, ANY, 3, 2, shapes=[((2, 3),)], kw={"order": "F"}, none=(1, 2),
+        label="ndarray.reshape[order=F]"),
     row(np.ndarray.squeeze, ANY, shapes=[((2, 1, 3),)]),
     row(np.ndarray.astype, ANY, np.float64, shapes=[((2, 3),)], none=(1,)),
     row(np.ndarray.astype, ANY, np.complex128, shapes=[((2, 3),)], none=(1,), label="ndarray.astype[complex]"),
@@ -224,7 +238,8 @@ FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
 
 ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS + rows_numpy_elementwise.CONSTANT_METHOD_ROWS
         + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS
-        + rows_numpy_linalg.LINALG_ROWS + rows_keywords.KEYWORD_ROWS)
+        + rows_numpy_linalg.LINALG_ROWS + rows_numpy_fills.FILL_ROWS + rows_numpy_fills.UNIQUE_ROWS
+        + rows_numpy_select.SELECT_ROWS + rows_keywords.KEYWORD_ROWS)
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [
@@ -234,14 +249,15 @@ NONDIFF = [
     len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, range, callable, hasattr, any,
     all, chr, ord, format,
     np.zeros_like, np.ones_like, np.empty_like, np.shape, np.argmax, np.argmin, np.argsort, np.sign, np.floor,
-    np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.arange, np.linspace, np.eye,
-    np.trunc, np.fix, np.signbit, np.floor_divide, np.bitwise_and, np.gcd, np.searchsorted, np.unique, np.nonzero,
-    np.random.rand, np.random.normal, np.random.Generator.normal, np.ndarray.argmax, np.ndarray.round,
+    np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.eye,
+    np.trunc, np.fix, np.signbit, np.floor_divide, np.bitwise_and, np.gcd, np.searchsorted, np.nonzero,
+    np.random.rand, np.random.randn, np.random.Generator.integers, np.ndarray.argmax, np.ndarray.round,
 ]
 
 # --- rules written for NumPy arrays and Python numbers only (all others are namespace-generic: they serve JAX, torch,
 # CuPy and array-API arrays too, and tests/backends/test_array_api_table.py runs their rows on array_api_strict arrays)
 _PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
+                     + rows_numpy_fills.FILL_ROWS + rows_numpy_fills.UNIQUE_ROWS + rows_numpy_select.SELECT_ROWS
                      + rows_numpy_elementwise.CONSTANT_METHOD_ROWS + rows_numpy_linalg.LINALG_ROWS)
 NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) is the operator rule
     # numpy.py: casts, ndarray methods, products beyond matmul/dot

@@ -31,7 +31,9 @@ from zygotepy.adjoints import registry
 EPS = 1e-6
 MINE = {"zygotepy.adjoints.scalar", "zygotepy.adjoints.builtins", "zygotepy.adjoints.numpy",
         "zygotepy.adjoints.numpy_elementwise", "zygotepy.adjoints.numpy_reductions", "zygotepy.adjoints.numpy_shapes",
-        "zygotepy.adjoints.numpy_linalg", "zygotepy.adjoints.numpy_decompositions", "zygotepy.adjoints.functional"}
+        "zygotepy.adjoints.numpy_linalg", "zygotepy.adjoints.numpy_decompositions",
+        "zygotepy.adjoints.numpy_fills", "zygotepy.adjoints.numpy_sets",
+        "zygotepy.adjoints.numpy_select", "zygotepy.adjoints.functional"}
 
 
 # --- a small finite-difference helper -----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import operator
 from ..backends import namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
 from .scalar import foreign_rule
-from .structures import like
+from .structures import iterate, like, python_iter
 from ..ast_adjoint.dispatch import J
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
@@ -42,6 +42,41 @@ def divmod_(a, b):
 def fsum(iterable):
     items = list(iterable)
     return math.fsum(items), lambda dy: (None if dy is None else like(iterable, [dy] * len(items)),)
+
+
+@keyword_rule
+@adjoint(math.prod)
+def prod(iterable, **kwargs):
+    """`math.prod(xs, start=s)`: each item's cotangent is dy times the product of the others (prefix and suffix
+    products, so a zero among the items divides nothing); `start`'s is dy times the items' product."""
+    items = list(iterable)
+    y = math.prod(items, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return keyword_cotangents((None,), kwargs)
+        before, after = [kwargs.get("start", 1)], [1]
+        for v in items[:-1]:
+            before.append(before[-1] * v)
+        for v in items[:0:-1]:
+            after.append(after[-1] * v)
+        dstart = dy * math.prod(items) if "start" in kwargs else None
+        return keyword_cotangents((like(iterable, [dy * b * a for b, a in zip(before, after[::-1], strict=True)]),),
+                                  kwargs, start=dstart)
+    return y, back
+
+
+@adjoint(math.dist)
+def dist(p, q):
+    """The Euclidean distance of two points (sequences of coordinates); 0 where they meet."""
+    y = math.dist(p, q)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        g = [dy * (a - b) / y if y else 0.0 for a, b in zip(p, q, strict=True)]
+        return like(p, g), like(q, [-v for v in g])
+    return y, back
 
 
 def _per_item(items, dy):
@@ -117,8 +152,17 @@ def float_(x=0.0):
 
 
 @adjoint(complex)
-def complex_(real=0.0, imag=0.0):
-    return complex(real, imag), lambda dy: (None if dy is None else dy.real, None if dy is None else dy.imag)
+def complex_(*args):
+    """`complex(re, im)` is `re + 1j im`; one argument (a number, or a string: data) is the number itself."""
+    def back(dy):
+        if dy is None:
+            return (None,) * len(args)
+        dy = complex(dy)
+        grads = [dy if isinstance(args[0], complex) else dy.real] if args and not isinstance(args[0], str) else [None]
+        if len(args) == 2:  # d(1j im) gives a complex im the cotangent conj(1j) dy
+            grads.append(-1j * dy if isinstance(args[1], complex) else dy.imag)
+        return tuple(grads[:len(args)])
+    return complex(*args), back
 
 
 @adjoint(sorted)
@@ -144,11 +188,17 @@ def reversed_(seq):
 
 @adjoint(list)
 def list_(iterable=()):
+    if python_iter(iterable) is not None or type(iterable).__name__.endswith("iterator"):  # (see iterate)
+        items, back = iterate(iterable)
+        return list(items), lambda dy: back(None if dy is None else list(dy))
     return list(iterable), lambda dy: (None if dy is None else like(iterable, list(dy)),)
 
 
 @adjoint(tuple)
 def tuple_(iterable=()):
+    if python_iter(iterable) is not None or type(iterable).__name__.endswith("iterator"):
+        items, back = iterate(iterable)
+        return tuple(items), lambda dy: back(None if dy is None else list(dy))
     return tuple(iterable), lambda dy: (None if dy is None else like(iterable, list(dy)),)
 
 

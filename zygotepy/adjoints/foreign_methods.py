@@ -230,6 +230,15 @@ def _method(name, lib, who):
         return item
     if name in ("copy", "clone"):
         return lambda x: (getattr(x, name)(), lambda dy: (dy,))
+    if name == "to_device":  # the same values on another device (was a constant: a silently dropped gradient)
+        def to_device(x, device, *a, **k):
+            back_to = x.device
+
+            def back(dy):
+                g = None if dy is None else dy.to_device(back_to) if hasattr(dy, "to_device") else dy
+                return (g, None, *(None for _ in a))
+            return x.to_device(device, *a, **k), back
+        return to_device
     np_fn = getattr(np, name, None)
     if isinstance(np_fn, np.ufunc) and np_fn in registry.GENERIC:  # x.exp(), x.tanh(), x.maximum(y) (torch)
         if np_fn.nin == 1:
@@ -241,7 +250,7 @@ def _method(name, lib, who):
 
 # methods whose results carry no gradient, beyond the NumPy methods declared nondifferentiable
 _CONSTANT = ("size", "dim", "numel", "detach", "argmax", "argmin", "argsort", "nonzero", "all", "any", "round",
-             "floor", "ceil", "sign", "isnan", "isfinite", "isinf", "to_device", "device", "shape")
+             "floor", "ceil", "sign", "isnan", "isfinite", "isinf", "device", "shape")
 _ATTRIBUTES = {"T": lambda x, dy: dy.T, "mT": lambda x, dy: dy.mT,
                "real": lambda x, dy: dy if not _is_complex(x) else namespace(dy).real(dy)}
 

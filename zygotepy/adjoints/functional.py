@@ -1,4 +1,4 @@
-"""functools.reduce, math.prod and the itertools a numeric code folds with, differentiated as the Python they mean.
+"""functools.reduce and the itertools a numeric code folds with, differentiated as the Python they mean.
 
 Each C function gets a twin: a few lines of plain Python computing the same result (as a list where the C function
 returns an iterator: an iterator has no place for a cotangent to go back through). The rule differentiates the twin
@@ -7,7 +7,6 @@ a folding function that is a C function with a rule (`operator.mul`) is used thr
 """
 import functools
 import itertools
-import math
 import operator
 
 from ..ast_adjoint.dispatch import J, differentiable
@@ -58,13 +57,6 @@ def product_twin(*seqs):
     return rows
 
 
-def prod_twin(seq, start):
-    p = start
-    for item in seq:
-        p = p * item
-    return p
-
-
 def _through(twin, *args):
     """`twin(*args)` and a back giving the cotangents of `args` (the twin closes over nothing of its own)."""
     y, pb = J(twin, *args)
@@ -80,13 +72,6 @@ def _constant_keyword(target, name, value):
 @adjoint(functools.reduce)
 def reduce_(fn, seq, *initial):
     return _through(reduce_twin, fn, seq, *initial)
-
-
-@adjoint(math.prod)
-def prod(seq, *, start=1):
-    _constant_keyword("math.prod", "start", start)
-    y, back = _through(prod_twin, seq, start)
-    return y, lambda dy: back(dy)[:1]
 
 
 @adjoint(itertools.accumulate)

@@ -24,7 +24,7 @@ from . import loop_links  # noqa: F401 (registers the loop variables' links)
 from .mutation_methods import _list_extend, method_call
 from .objects import as_fields
 from .registry import adjoint, find_rule, mutating, nondifferentiable
-from .structures import like
+from .structures import KEY_MESSAGE, key_carries_gradient, like
 
 mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
          mt.refresh_held, mt.mutcall, mt.valuecall)
@@ -164,6 +164,8 @@ def setitem(x, index, value):
 
         def back(dy, need=None, *into):
             entry.undo(lambda: (True, x[index]))
+            if dy is not None and key_carries_gradient(index, need and need[1]):
+                raise ZygoteError(KEY_MESSAGE)
             if dy is None:
                 return into or (None, None, None)
             return _added(into, (_dict_without(dy, index), None, dy.get(index)))
@@ -194,15 +196,22 @@ def _twin_slots(x, index, value):
 # --- obj.a = v and del ---------------------------------------------------------------------------------------------------
 
 def _attr_state(obj, name):
-    return (True, obj.__dict__[name]) if hasattr(obj, "__dict__") and name in obj.__dict__ else \
-        (hasattr(obj, name), getattr(obj, name, None))
+    """Whether obj holds `name` itself, and its value. Read without running a `__getattr__` (which Python's own
+    assignment does not run either, and which may recurse on a name not yet set: `return self.w * 2`)."""
+    own = getattr(obj, "__dict__", None)
+    if own is not None:
+        return (True, own[name]) if name in own else (False, None)
+    try:
+        return (True, object.__getattribute__(obj, name))
+    except AttributeError:
+        return (False, None)
 
 
 def _attr_restorer(obj, name):
     def restore(state):
         if state[0]:
             object.__setattr__(obj, name, state[1])
-        elif hasattr(obj, name):
+        elif _attr_state(obj, name)[0]:
             object.__delattr__(obj, name)
     return restore
 
@@ -293,6 +302,15 @@ def mutcall(fn, *args, **kwargs):
     rules above; a Python function that updates its parameters returns their final versions (lower.py), whose
     cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone."""
     result_used = kwargs.pop(_RESULT_USED, False)
+    if fn is rt.callmethod and len(args) >= 2 and isinstance(args[0], types.ModuleType):
+        # `mod.f(...)` with the module bound to a local name (`import operator` in a function): the function itself
+        out, inner = mutcall(getattr(args[0], args[1]), *args[2:], **kwargs,
+                             **({_RESULT_USED: True} if result_used else {}))
+
+        def module_back(dy):
+            grads = inner(None if dy is None else (dy[0], *dy[3:]))
+            return (None, None, None, *grads[1:])
+        return (out[0], *args[:2], *out[1:]), module_back
     if fn is rt.callmethod and args and not isinstance(args[0], set):
         mark = len(mt.LOG)
         hit = method_call(args[0], args[1], args[2:], kwargs)
@@ -310,14 +328,22 @@ def mutcall(fn, *args, **kwargs):
             return out, back
     if fn is mt.with_out:
         return _with_out(args, kwargs)
+    if fn in (operator.setitem, operator.delitem) and len(args) == (3 if fn is operator.setitem else 2) \
+            and not kwargs:  # `setitem(y, i, v)` not seen as one by lower() (operator bound to a local name)
+        return _store_call(fn, args)
     if fn is np.copyto:
         return _copyto(*args, **kwargs)
-    if getattr(fn, "__self__", None) is np.add and getattr(fn, "__name__", "") == "at":
-        return _add_at(*args)
-    if fn in _UNTRACKED_FUNCTIONS or type(fn) is not types.FunctionType and getattr(fn, "__name__", "") in (
-            "shuffle",):
-        raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}, which updates its argument "
-                          f"in place; write the update as x[...] = ..., or add an @adjoint rule")
+    if getattr(fn, "__self__", None) in (np.add, np.subtract) and getattr(fn, "__name__", "") == "at" \
+            and len(args) == 3 and not kwargs:
+        return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
+    if fn in _UNTRACKED_FUNCTIONS or mt.updates_first_argument(fn) or type(fn) is not types.FunctionType \
+            and getattr(fn, "__name__", "") in ("shuffle",):
+        if not any(dispatch_differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
+            return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+        name = _update_name(fn)
+        raise ZygoteError(f"zygotepy cannot differentiate {name}, which updates its argument in place; write the "
+                          f"update as x[...] = ... (x[i] += v with repeated indices: np.add.at), or add an @adjoint "
+                          f"rule")
     # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
     # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
     if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())):
@@ -330,8 +356,16 @@ def mutcall(fn, *args, **kwargs):
         if result_used or not _before_running(e, fn, args):
             raise
         # a call statement into code zygotepy cannot read (a library's C or unsupported Python): it runs as is, as a
-        # call whose result is dropped always did; its arguments are taken as not updated
-        return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+        # call whose result is dropped always did; its arguments are taken as not updated, which is checked for
+        # float arrays (an update unseen would leave their gradients silently wrong)
+        before = [(a, a.copy()) for a in (*args, *kwargs.values()) if type(a) is np.ndarray and a.dtype.kind in "fc"]
+        result = fn(*args, **kwargs)
+        for a, copy in before:
+            if not np.array_equal(a, copy, equal_nan=True):
+                raise ZygoteError(f"zygotepy cannot differentiate {_update_name(fn)}, which updated an argument "
+                                  f"array in place and has no adjoint rule; write the update as x[...] = ..., or "
+                                  f"add an @adjoint rule") from e
+        return (result, *args), _constant_back(len(args), kwargs)
     out = (result, *(a.__self__ if type(a) is super else a for a in args))
 
     def back(dy):
@@ -344,6 +378,17 @@ def mutcall(fn, *args, **kwargs):
         kw = grads[1 + len(args)] if kwargs and len(grads) > 1 + len(args) else None  # (None: nothing came back)
         return (grads[0], *gs, *_keyword_grads(kwargs, kw))
     return out, back
+
+
+def _store_call(fn, args):
+    """`operator.setitem(x, i, v)` / `operator.delitem(x, i)` as a call that may update its arguments."""
+    _, store_back = (setitem if fn is operator.setitem else delitem)(*args)
+
+    def back(dy):
+        g = store_back(None if dy is None else dy[1])
+        after = dy[3] if dy is not None and len(args) == 3 else None  # (the value written is not updated)
+        return (None, g[0], None, *((rt.acc(g[2], after),) if len(args) == 3 else ()))
+    return (None, *args), back
 
 
 def _mutable(x):
@@ -409,18 +454,32 @@ def _with_out(args, kwargs):
 _UNTRACKED_FUNCTIONS = (np.fill_diagonal, np.put, np.place, np.putmask)
 
 
-def _add_at(x, index, value):
-    """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up)."""
+def _update_name(fn):
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        return f"np.{owner.__name__}.{fn.__name__}"
+    return f"np.{fn.__name__}" if getattr(np, getattr(fn, "__name__", ""), None) is fn else getattr(fn, "__name__", fn)
+
+
+def dispatch_differentiable(x):
+    from ..ast_adjoint.dispatch import differentiable
+    return differentiable(x)
+
+
+def _add_at(x, index, value, sign=1):
+    """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up); `np.subtract.at`
+    (sign -1) subtracts."""
     entry = mt.journal_whole(x)
-    np.add.at(x, index, value)
+    (np.add if sign == 1 else np.subtract).at(x, index, value)
 
     def back(dy):
         entry.undo(lambda: x.copy())
         if dy is None:
             return (None, None, None, None)
         dx, dv = dy[1], dy[3]
-        if dx is not None:
-            dv = rt.acc(dv, unbroadcast(dx[index], value))
+        if dx is not None and getattr(getattr(x, "dtype", None), "kind", "f") in "fc":
+            g = unbroadcast(np.asarray(dx)[index], value)
+            dv = rt.acc(dv, g if sign == 1 else -g)
         return (None, dx, None, dv)
     return (None, x, index, value), back
 

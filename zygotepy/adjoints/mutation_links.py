@@ -139,6 +139,8 @@ def _put(kind):
             if isinstance(parent, np.ndarray) and not direct or isinstance(plan, tuple):
                 rest, dchild = _split(plan, parent, dy, None)
                 return (rest, None, dchild)
+            if kind == "attr" and key == "__dict__" and child is getattr(parent, "__dict__", None):
+                return (None, None, dict(as_fields(parent, dy)))  # its fields are the dict's entries
             if kind == "attr":
                 dy = as_fields(parent, dy)
                 places = [n for n, v in vars(parent).items() if v is child] if hasattr(parent, "__dict__") else [key]

@@ -186,19 +186,47 @@ def _array_fill(x, v):
     return None, back
 
 
+def _array_sort(x, *args, **kwargs):
+    """`x.sort(axis)`: x's entries permuted in place; the cotangent goes back through the permutation."""
+    axis = args[0] if args else kwargs.get("axis", -1)
+    order = np.argsort(x, axis=axis, kind="stable")  # (ties are equal values: any order of them sorts the same)
+    entry = mt.journal_whole(x)
+    x.sort(*args, **kwargs)
+
+    def back(dr, dx):
+        entry.undo(lambda: x.copy())
+        if dx is None or x.dtype.kind not in "fc":
+            return (None, *(None for _ in args))
+        g = np.zeros(x.shape, dtype=np.result_type(np.asarray(dx).dtype, x.dtype))
+        np.put_along_axis(g, order, dx, axis)
+        return (g, *(None for _ in args))
+    return None, back
+
+
 METHODS = {(list, "append"): _list_append, (list, "extend"): _list_extend, (list, "insert"): _list_insert,
            (list, "pop"): _list_pop, (list, "remove"): _list_remove, (list, "clear"): _list_clear,
            (list, "reverse"): _list_reverse, (list, "sort"): _list_sort, (dict, "update"): _dict_update,
            (dict, "setdefault"): _dict_setdefault, (dict, "pop"): _dict_pop, (dict, "clear"): _dict_clear,
-           (np.ndarray, "fill"): _array_fill}
-_UNTRACKED = {(np.ndarray, "sort"), (np.ndarray, "resize"), (np.ndarray, "put"), (np.ndarray, "itemset"),
+           (np.ndarray, "fill"): _array_fill, (np.ndarray, "sort"): _array_sort}
+_UNTRACKED = {(np.ndarray, "resize"), (np.ndarray, "put"), (np.ndarray, "itemset"),
               (np.ndarray, "partition"), (dict, "popitem"), (list, "__setitem__")}
 
 
 def method_call(obj, name, args, kwargs):
     """`obj.name(*args)` for a list/dict/array method that mutates: (result, back) or None when it is no such method."""
     rule = METHODS.get((type(obj), name))
+    if rule is None and getattr(type(obj), "__zygote_number__", False) and (np.ndarray, name) in METHODS.keys() | \
+            _UNTRACKED and not hasattr(obj, name):  # forward mode's dual array (a hessian): no such method
+        from ..errors import ForwardModeError
+        raise ForwardModeError(f"forward mode (hessian, pushforward) cannot follow the in-place update x.{name}(): "
+                               f"a dual number has no .{name} method; update a copy with an item assignment, or "
+                               f"use the function form (np.sort(x))")
     if rule is None:
+        if name == "shuffle" and isinstance(obj, (np.random.Generator, np.random.RandomState)) and args:
+            from ..ast_adjoint.dispatch import differentiable
+            if differentiable(args[0]):  # `rng.shuffle(x)` permutes its argument in place
+                raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its "
+                                  f"argument in place; use x = x[rng.permutation(len(x))]")
         if (type(obj), name) in _UNTRACKED:
             raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
                               f"in place; work on a copy, or add an @adjoint rule")

@@ -19,6 +19,13 @@ def _as_array(x):
     return np.asarray(x) if isinstance(x, (list, tuple)) else x
 
 
+def _reduced(x):
+    """A reduction's argument as an array: lists, tuples and Python numbers (`np.sum(2.0)`) converted."""
+    if isinstance(x, (list, tuple, float, int, complex)) or hasattr(x, "__array__") and not hasattr(x, "shape"):
+        return np.asarray(x)  # (an object with __array__: its cotangent is refused where it reaches the object)
+    return x
+
+
 def _array_like(x):
     """x as an array: lists and numbers converted, arrays (and array-like values such as forward mode's dual numbers,
     which must not be flattened into plain arrays) kept."""
@@ -53,6 +60,8 @@ def _mT(x, xp):
 def _restore(g, x):
     if isinstance(x, (list, tuple)):
         return type(x)(_restore(g[k], item) for k, item in enumerate(x))
+    if isinstance(x, (float, int, complex)) and type(g) is np.ndarray and g.ndim == 0:
+        return g[()]  # a Python number's cotangent is a number
     return g
 
 
@@ -284,7 +293,7 @@ def sum_(x, *args, **kwargs):
     """`initial=` is added once to each output entry: its cotangent is the sum of dy."""
     if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f":
         return x.sum(), _total_back(x, 1)
-    x_arr = _as_array(x)
+    x_arr = _reduced(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     where = _where(args, kwargs, 5)
     initial = _initial(args, kwargs, 4)
@@ -305,7 +314,7 @@ def sum_(x, *args, **kwargs):
 def mean(x, *args, **kwargs):
     if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f" and x.size:
         return x.sum() / x.size, _total_back(x, 1 / x.size)  # what np.mean computes, without its Python wrapper
-    x_arr = _as_array(x)
+    x_arr = _reduced(x)
     y = _reduce(np.mean, x_arr, args, kwargs)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     where = _where(args, kwargs, 5)
@@ -337,7 +346,7 @@ def _where(args, kwargs, at):
 
 def _extremum(fn):
     def rule(x, *args, **kwargs):
-        x_arr = _as_array(x)
+        x_arr = _reduced(x)
         y = _reduce(fn, x_arr, args, kwargs)
         axis, keepdims = _axis_keepdims(args, kwargs, 2)
         initial, where = _initial(args, kwargs, 3), _where(args, kwargs, 4)
@@ -348,8 +357,8 @@ def _extremum(fn):
             if dy is None:
                 return keyword_cotangents((None, *(None for _ in args)), kwargs)
             if axis is None and type(x_arr) is np.ndarray and x_arr.dtype.kind == "f" and np.ndim(dy) == 0:
-                hit = x_arr == y  # the whole array: its maxima share dy evenly
-                return keyword_cotangents((_restore(np.multiply(hit, dy / np.count_nonzero(hit),
+                hit = x_arr == y  # the whole array: its maxima share dy evenly (none: initial= won, no gradient)
+                return keyword_cotangents((_restore(np.multiply(hit, dy / max(np.count_nonzero(hit), 1),
                                                             dtype=x_arr.dtype), x), *(None for _ in args)), kwargs)
             xp = namespace(x_arr)
             hit = x_arr == _expand(y, x_arr, axis, keepdims)
@@ -359,6 +368,7 @@ def _extremum(fn):
             else:
                 hit = xp.astype(hit, x_arr.dtype)
                 counts = xp.sum(hit, axis=axis, keepdims=True)
+            counts = xp.where(counts == 0, xp.ones_like(counts), counts)  # (a row where initial= won: no gradient)
             return keyword_cotangents((_restore(_expand(dy, x_arr, axis, keepdims) * hit / counts, x),
                                        *(None for _ in args)), kwargs)
         return y, back
@@ -711,9 +721,9 @@ ATTRIBUTES[np.ndarray, "mT"] = lambda x, dy: np.swapaxes(dy, -1, -2)  # NumPy 2'
 ATTRIBUTES[np.ndarray, "real"] = lambda x, dy: dy.real if np.iscomplexobj(x) else dy
 ATTRIBUTES[np.ndarray, "imag"] = lambda x, dy: 1j * dy.real if np.iscomplexobj(x) else None
 
-nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.shape, np.ndim, np.size, np.argmax,
+nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim, np.size, np.argmax,
                   np.argmin, np.argsort, np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.isnan, np.isfinite,
-                  np.isinf, np.zeros, np.ones, np.empty, np.full, np.arange, np.linspace, np.eye, np.identity,
+                  np.isinf, np.zeros, np.ones, np.empty, np.eye, np.identity,
                   np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal, np.logical_and,
                   np.logical_or, np.logical_not, np.all, np.any, np.ndarray.argmax, np.ndarray.argmin,
                   np.ndarray.argsort, np.ndarray.nonzero, np.nonzero, np.count_nonzero, np.allclose, np.isclose)

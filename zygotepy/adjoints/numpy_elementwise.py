@@ -229,6 +229,14 @@ def ldexp(x, i):
     return y, back
 
 
+@adjoint(np.nextafter)
+def nextafter(x, toward):
+    """The next float after x toward `toward`: x moved by one unit in the last place, so dx = dy (`toward` only
+    chooses the direction). It was declared non-differentiable: x's gradient was silently None."""
+    y = np.nextafter(x, toward)
+    return y, lambda dy: (None, None) if dy is None else (unbroadcast(dy, x), None)
+
+
 # --- piecewise-linear interpolation ----------------------------------------------------------------------------------
 @keyword_rule
 @adjoint(np.interp)
@@ -367,15 +375,13 @@ def _interp_foreign(ns, x, xp, fp, left=None, right=None, period=None):
 nondifferentiable(
     np.trunc, np.fix, np.signbit, np.heaviside, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isneginf,
     np.isposinf, np.isnat, np.isscalar, np.floor_divide, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
-    np.left_shift, np.right_shift, np.gcd, np.lcm, np.logical_xor, np.spacing, np.nextafter, np.array_equal,
-    np.array_equiv, np.searchsorted, np.digitize, np.unique, np.histogram, np.bincount, np.nonzero, np.flatnonzero,
+    np.left_shift, np.right_shift, np.gcd, np.lcm, np.logical_xor, np.spacing, np.array_equal,
+    np.array_equiv, np.searchsorted, np.digitize, np.nonzero, np.flatnonzero,
     np.argwhere, np.nanargmax, np.nanargmin, np.argpartition, np.lexsort, np.result_type, np.can_cast, np.promote_types,
-    np.broadcast_shapes, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.full_like,
-    np.tri, np.indices, np.random.rand, np.random.randn, np.random.normal,
-    np.random.uniform, np.random.randint, np.random.random, np.random.choice, np.random.permutation,
-    np.random.shuffle, np.random.seed, np.random.default_rng, np.random.Generator.normal, np.random.Generator.uniform,
-    np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal,
-    np.random.Generator.choice, np.random.Generator.permutation)
+    np.broadcast_shapes, np.ndarray.round, np.ndarray.all, np.ndarray.any,
+    np.tri, np.indices, np.random.rand, np.random.randn, np.random.randint, np.random.random,
+    np.random.shuffle, np.random.seed, np.random.default_rng,
+    np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal)
 
 CONSTANT_METHODS = (np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.argpartition,
                     np.ndarray.nonzero, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.ndarray.searchsorted)

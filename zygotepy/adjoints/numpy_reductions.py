@@ -138,7 +138,9 @@ def _moment(fn, root):
             centred = x_arr - xp.mean(x_arr, axis=axis, keepdims=True)
             count = math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1)
             scale = 1 / (count - ddof) if root else 2 / (count - ddof)
-            g = _expand(dy / y if root else dy, x_arr, axis, keepdims) * centred * scale
+            if root:  # where std is 0 (equal entries), 0: the subgradient of the norm at its minimum, as |x| at 0
+                dy = xp.where(y == 0, 0.0, dy / xp.where(y == 0, 1.0, y)) if xp.any(y == 0) else dy / y
+            g = _expand(dy, x_arr, axis, keepdims) * centred * scale
             return (_restore(g, x), *_nones(args))
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"

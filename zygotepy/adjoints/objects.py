@@ -7,7 +7,9 @@ and each field's entry goes back to the argument that set it, positional or keyw
 import dataclasses
 import types
 
-from ..errors import MissingAdjoint
+import numpy as np
+
+from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
 from .registry import class_rule
 
@@ -30,6 +32,14 @@ def as_fields(template, dy):
         return StructGrad(zip(fields, dy, strict=True))
     if hasattr(dy, "__dict__"):
         return StructGrad(vars(dy))
+    if isinstance(dy, (int, float, complex, np.ndarray, np.generic)) and hasattr(template, "__dict__") \
+            and not hasattr(template, "shape") and not isinstance(template, (int, float, complex)):
+        # a library function (np.sum, math.sin, float) converted the object through __array__/__float__, unseen
+        kind = type(template).__name__
+        raise ZygoteError(f"an object of class {kind} reached a NumPy or builtin function that converted it to a number or "
+                          f"array (through __array__, __float__, ...), which zygotepy does not differentiate; pass "
+                          f"the converted value itself (np.asarray(obj.w), obj.to_array()), or give the function an "
+                          f"@adjoint rule for {kind} arguments")
     return dy
 
 

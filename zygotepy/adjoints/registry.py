@@ -175,6 +175,7 @@ FOREIGN_NAMESPACES = {
 _ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
 # torch's names of NumPy functions (torch.cat is np.concatenate; torch_function translates their keywords)
 _TORCH_TWINS = {"cat": "concatenate", "permute": "transpose", "movedim": "moveaxis", "swapdims": "swapaxes"}
+_TORCH_NOT_TWINS = {"select"}  # torch.select(x, dim, i) is indexing, not np.select
 _TWINS = {}  # foreign function object -> NumPy function object
 _TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: see foreign_methods)
 _TORCH_RULES = {}  # torch function -> its rule (its twin's, with torch's keywords translated)
@@ -197,7 +198,8 @@ def _index_namespaces():
         for attr in dir(mod):
             fn = getattr(mod, attr, None)
             twin = getattr(np_mod, (torch and _TORCH_TWINS.get(attr)) or _ARRAY_API_TWINS.get(attr, attr), None)
-            if fn is None or twin is None or fn is twin or not callable(fn) or isinstance(fn, type):
+            if fn is None or twin is None or fn is twin or not callable(fn) or isinstance(fn, type) \
+                    or "torch" in name and attr in _TORCH_NOT_TWINS:
                 continue
             try:
                 if twin in RULES or twin in NONDIFF:
@@ -245,12 +247,19 @@ _REFUSALS = {}
 def _numpy_only(twin, target):
     """A rule for a foreign function whose NumPy twin's rule is written for NumPy arrays only: raises, naming both."""
     rule = _REFUSALS.get(target)
+    foreign = getattr(RULES.get(twin), "__zygote_foreign__", None)  # a NumPy rule that serves other libraries itself
+    if rule is None and foreign is not None:
+        rule = _REFUSALS[target] = foreign(target)
     if rule is None:
         from ..errors import ZygoteError
         module = getattr(target, "__module__", None) or type(target).__module__
         name = f"{module}.{getattr(target, '__name__', target)}"
 
         def rule(*args, **kwargs):
+            from ..ast_adjoint.dispatch import differentiable
+            if not any(differentiable(a) for a in (*args, *kwargs.values())):  # nothing to differentiate: a constant
+                y = target(*args, **kwargs)
+                return y, lambda dy: (None,) * len(args)
             raise ZygoteError(f"{name} resolves to the rule of np.{twin.__name__}, which is written for NumPy arrays "
                               f"only (it would convert the arrays of another library silently). Register a rule for it "
                               f"with @zygotepy.adjoint({name}), or call it on NumPy arrays.")

@@ -7,6 +7,7 @@ so that repeated integer indices accumulate.
 import functools
 import operator
 import types
+import weakref
 
 import numpy as np
 
@@ -39,6 +40,12 @@ def like(template, items):
         rows = [xp.zeros_like(template[k], dtype=_float_dtype(template)) if g is None else xp.asarray(g)
                 for k, g in enumerate(items)]
         return xp.stack(rows)
+    if hasattr(template, "__dict__") and not isinstance(template, (types.GeneratorType, types.FunctionType, type)) \
+            and not type(template).__name__.endswith("iterator"):
+        # a user object walked natively (sum(obj), max(obj), a, b = obj): its items' cotangents have no way back
+        raise ZygoteError(f"zygotepy cannot route the gradient of the items of a {type(template).__name__} object "
+                          f"walked here; iterate it in a for loop, or with list(obj), which zygotepy follows "
+                          f"through its __iter__ or __getitem__")
     return tuple(items)
 
 
@@ -61,31 +68,153 @@ def _getter(cls, name):
     return _GETTERS[key]
 
 
-nondifferentiable(_getter)  # a cached lookup: nesting runs it as it is (its cache write is no data flow)
+_DESCRIPTORS = {}  # (class, attribute name) -> a descriptor there whose __get__ is Python code (not property), or None
+
+
+def _descriptor(cls, name):
+    """A class attribute whose type defines `__get__` in Python: `functools.cached_property` or a user's descriptor."""
+    key = (cls, name)
+    if key not in _DESCRIPTORS:
+        found = None
+        if not issubclass(cls, type):
+            import inspect
+            static = inspect.getattr_static(cls, name, None)
+            get = getattr(type(static), "__get__", None)
+            if isinstance(get, types.FunctionType) and not isinstance(static, (property, staticmethod, classmethod)):
+                found = static
+        _DESCRIPTORS[key] = found
+    return _DESCRIPTORS[key]
+
+
+def _missing(obj, name):
+    """Does ordinary lookup (the instance's dictionary, its class) not find `name`, so `__getattr__` runs?"""
+    if name in getattr(obj, "__dict__", ()):
+        return False
+    key = (type(obj), name)
+    hit = _ON_CLASS.get(key)
+    if hit is None:
+        import inspect
+        hit = _ON_CLASS[key] = inspect.getattr_static(type(obj), name, _MISSING) is not _MISSING
+    return not hit
+
+
+_MISSING = object()
+_ON_CLASS = {}  # (class, name) -> does the class (or a base) define it
+_CACHED = {}  # (id(obj), name) -> (weak reference to obj, the value cached_property stored, its pullback)
+
+
+def _through_descriptor(obj, name, desc, default):
+    """`obj.name` computed by the descriptor `desc`: its `__get__` (a cached_property's function) is differentiated.
+    A cached_property computes once and stores the value in obj's `__dict__`; a later read within the same
+    differentiation reaches the first computation's pullback (the cache is no field of obj that a gradient could
+    reach). None where obj's own dictionary answers (a value cached before, or a non-data descriptor shadowed)."""
+    nones = tuple(None for _ in default)
+    own = getattr(obj, "__dict__", {})
+    if isinstance(desc, functools.cached_property):
+        key = (id(obj), name)
+        if name in own:
+            hit = _CACHED.get(key)
+            if hit is None or hit[0]() is not obj or hit[1] is not own[name]:
+                return None
+            first_pb = hit[2]
+            return own[name], lambda dy: (None if dy is None else first_pb(dy)[1], None, *nones)
+        value, pb = J(desc.func, obj)
+        own[name] = value
+        try:
+            _CACHED[key] = (weakref.ref(obj, functools.partial(_forget, key)), value, pb)
+        except TypeError:  # (an object without weak references: a later read is a field of it, as before)
+            pass
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None, *nones)
+    cls = type(desc)
+    if name in own and not (hasattr(cls, "__set__") or hasattr(cls, "__delete__")):
+        return None  # a non-data descriptor shadowed by the instance's own attribute
+    got, get_pb = J(cls.__get__, desc, obj, type(obj))
+    return got, lambda dy: (None if dy is None else get_pb(dy)[2], None, *nones)
+
+
+def _forget(key, _ref, table=_CACHED):
+    table.pop(key, None)
+
+
+nondifferentiable(_getter, _descriptor, _missing, _forget)  # cached lookups: nesting runs them as they are
 
 
 @adjoint(getattr)
 def getattr_(obj, name, *default):
     attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
+    custom = type(obj).__getattribute__
+    if isinstance(custom, types.FunctionType) and attribute is None and not default:
+        # a user class's __getattribute__ computes every read: differentiated (it ran unseen: a silently wrong gradient)
+        seen, seen_pb = J(custom, obj, name)
+        return seen, lambda dy: (None if dy is None else seen_pb(dy)[1], None)
     fget = _getter(type(obj), name) if attribute is None and not is_array_type(type(obj)) else None
     if fget is not None:  # a user class's property: differentiate its getter (own names: nesting transforms this rule)
         value, pb = J(fget, obj)
         return value, lambda dy: (None if dy is None else pb(dy)[1], None, *(None for _ in default))
-    y = getattr(obj, name, *default)
+    desc = _descriptor(type(obj), name) if attribute is None and not is_array_type(type(obj)) else None
+    if desc is not None:
+        hit = _through_descriptor(obj, name, desc, default)
+        if hit is not None:
+            return hit
+    fallback = getattr(type(obj), "__getattr__", None)
+    if isinstance(fallback, types.FunctionType) and attribute is None and _missing(obj, name):
+        answer, answer_pb = J(fallback, obj, name)  # a user class's __getattr__ answers: differentiated
+        return answer, lambda dy: (None if dy is None else answer_pb(dy)[1], None, *(None for _ in default))
+    if name == "flat" and type(obj) is np.ndarray and obj.dtype.kind in "fc":
+        # a flatiter: what is read through it (x.flat[i], list(x.flat)) would carry no gradient
+        raise ZygoteError("zygotepy cannot differentiate reading through x.flat; use x.ravel() (or x.reshape(-1))")
+    y = getattr(obj, name, _MISSING) if default else getattr(obj, name)
+    if y is _MISSING:  # `getattr(obj, name, d)` without the attribute is d, which takes the cotangent (was None)
+        return default[0], lambda dy: (None, None, dy)
 
     def back(dy):
         if dy is None or isinstance(obj, type) or type(obj).__name__ == "module":
             return (None, None, *(None for _ in default))
         if attribute is not None:
             return (attribute(obj, dy), None, *(None for _ in default))
-        if hasattr(obj, "shape") and hasattr(obj, "dtype"):  # other array attributes (shape, dtype) carry nothing
+        if not _missing(obj, "shape") and not _missing(obj, "dtype"):  # other array attributes (shape, dtype): none
             if differentiable(y):
                 raise MissingAdjoint(getattr, f"the array attribute .{name} has no rule")
             return (None, None, *(None for _ in default))
         if getattr(y, "__self__", None) is obj:  # a bound method: its cotangent is its object's
             return (dy, None, *(None for _ in default))
+        if name == "__dict__" and y is getattr(obj, "__dict__", None):  # its entries are obj's fields
+            return (StructGrad(dy) if isinstance(dy, dict) else dy, None, *(None for _ in default))
         return (StructGrad({name: dy}), None, *(None for _ in default))
     return y, back
+
+
+@adjoint(object.__getattribute__)
+def object_getattribute(obj, name):
+    """`object.__getattribute__(self, name)`, as a user's `__getattribute__` calls it: the ordinary lookup (a property
+    or a descriptor there is differentiated as getattr does; anything else is the field `name` of obj)."""
+    fget = _getter(type(obj), name)
+    if fget is not None:
+        value, pb = J(fget, obj)
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None)
+    desc = _descriptor(type(obj), name)
+    if desc is not None:
+        hit = _through_descriptor(obj, name, desc, ())
+        if hit is not None:
+            return hit
+    y = object.__getattribute__(obj, name)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        if getattr(y, "__self__", None) is obj:  # a bound method: its cotangent is its object's
+            return (dy, None)
+        return (StructGrad({name: dy}), None)
+    return y, back
+
+
+@adjoint(vars)
+def vars_(*obj):
+    """`vars(obj)` is `obj.__dict__` (`vars()` with no argument reads the caller's locals: not differentiated)."""
+    if not obj:
+        raise ZygoteError("zygotepy cannot differentiate vars() without an argument; use vars(obj)")
+    y, back = getattr_(obj[0], "__dict__")
+    return y, lambda dy: back(dy)[:1]
 
 
 @adjoint(rt.tuple_of)
@@ -102,9 +231,23 @@ def list_of(*items):
     return list(items), back
 
 
+KEY_MESSAGE = ("a dict key carries a gradient (a float computed from the differentiated inputs used as a key), and "
+               "keys cannot pass one on: zygotepy would silently drop it. Keep the value in the dict's values (a "
+               "list of (key, value) pairs), or make the key a constant (dropgrad, an int or str)")
+
+
+def key_carries_gradient(key, needed):
+    """Is the dict key `key` a value the gradient flows through, as the call site says (`needed`)? Where it does not
+    say (None: inside a loop) the key is taken to be data: a constant float key is common there (a grid, a time)."""
+    return bool(needed) and differentiable(key)
+
+
 @adjoint(rt.dict_of)
 def dict_of(*flat):
-    def back(dy):
+    def back(dy, need=None):
+        if dy is not None and any(key_carries_gradient(k, None if need is None else need[2 * i])
+                                  for i, k in enumerate(flat[::2])):
+            raise ZygoteError(KEY_MESSAGE)
         if dy is None:
             return (None,) * len(flat)
         keys = flat[::2]
@@ -184,12 +327,89 @@ def unpack_starred(value, before, after):
     return parts, back
 
 
+def python_iter(value):
+    """The `__iter__` of a user class (Python code, differentiated), or for a class that is a sequence through its
+    `__getitem__` alone (Python's old iteration protocol) `_by_index`; else None."""
+    cls = type(value)
+    if is_array_type(cls):
+        return None
+    method = getattr(cls, "__iter__", None)
+    if isinstance(method, types.FunctionType):
+        return method
+    if method is None and isinstance(getattr(cls, "__getitem__", None), types.FunctionType):
+        return _by_index
+    return None
+
+
+def _by_index(value):
+    """Python's iteration of an object by `obj[0], obj[1], ...` until IndexError, each item differentiated."""
+    items, pbs, i = [], [], 0
+    while True:
+        try:
+            item, pb = J(type(value).__getitem__, value, i)
+        except IndexError:
+            break
+        items.append(item)
+        pbs.append(pb)
+        i += 1
+    return items, pbs
+
+
 @adjoint(rt.iterate)
 def iterate(value):
+    """What a `for` loop walks. A user class's `__iter__` is differentiated (the object's cotangent comes back through
+    it); another library's array (`for row in t`, a torch tensor) gets its rows' cotangents stacked; an iterator's
+    cotangent is the list of its items' (which `iter`'s rule maps back to its sequence)."""
+    method = python_iter(value)
+    if method is _by_index:
+        items, pbs = _by_index(value)
+
+        def indexed_back(dy):
+            total = None
+            for g, pb in zip(dy or (), pbs):
+                if g is not None:
+                    total = rt.acc(total, pb(g)[1])
+            return (total,)
+        return items, indexed_back
+    if method is not None:
+        it, pb = J(method, value)
+        if it is value:  # its own iterator (was a RecursionError): its __next__ updates its state in place
+            raise ZygoteError(f"zygotepy cannot differentiate iterating a {type(value).__name__}, which is its own "
+                              f"iterator (__next__); give the class an __iter__ that returns iter(a list of its "
+                              f"items)")
+        items, inner = iterate(it)
+
+        def back(dy):
+            dit = None if dy is None else inner(dy)[0]
+            return (None if dit is None else pb(dit)[1],)
+        return items, back
     items = rt.iterate(value)
-    if isinstance(value, (set, frozenset)):  # a set's cotangent is keyed by its elements
+    if isinstance(value, dict):  # its keys: they carry no gradient back into the dict (was a crash: a list for it)
+        return items, lambda dy: (None,)
+    if isinstance(value, (set, frozenset)) or items is not value and hasattr(value, "shape"):
+        # a set's cotangent is keyed by its elements; an array's rows are stacked
         return items, lambda dy: (like(value, list(dy)) if dy is not None else None,)
     return items, lambda dy: (dy,)
+
+
+@adjoint(iter)
+def iter_(*args):
+    """`iter(seq)`: its iterator's cotangent is the list of its items' (see `iterate`)."""
+    if len(args) != 1:
+        if any(differentiable(a) for a in args):
+            raise ZygoteError("zygotepy cannot differentiate iter(callable, sentinel)")
+        return iter(*args), lambda dy: (None,) * len(args)
+    seq = args[0]
+    method = python_iter(seq)
+    if method is _by_index:
+        items, back = iterate(seq)
+        return iter(items), lambda dy: back(None if dy is None else list(dy))
+    if method is not None:
+        it, pb = J(method, seq)
+        return it, lambda dy: (None if dy is None else pb(dy)[1],)
+    if isinstance(seq, dict):  # its keys
+        return iter(seq), lambda dy: (None,)
+    return iter(seq), lambda dy: (None if dy is None else like(seq, list(dy)),)
 
 
 # --- sets: a set's cotangent is a dict from element to cotangent (elements are values, not positions) ---------------

@@ -31,7 +31,7 @@ def differentiable(x, depth=3):
     t = type(x)
     if t is float or t is complex:
         return True
-    if t is int or t is bool or t is str or x is None:
+    if t is int or t is bool or t is str or x is None or isinstance(x, type):  # (jnp.float64 has a float dtype)
         return False
     dtype = getattr(x, "dtype", None)
     if dtype is not None:

@@ -8,6 +8,7 @@ Unsupported syntax raises `UnsupportedSyntax` with the user's file and line befo
 """
 import builtins
 import collections
+import inspect
 import operator
 import os
 import types
@@ -112,6 +113,7 @@ _FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_LIBRARY_MODULES = frozenset(("builtins", "numpy", "collections", "functools", "itertools", "typing", "dataclasses"))
 
 
 def _fresh(fn):
@@ -119,6 +121,8 @@ def _fresh(fn):
 
 
 
+_STORE_DUNDERS = {"__setitem__": mt.setitem, "__delitem__": mt.delitem}
+_STORES = {id(operator.setitem): (mt.setitem, 3), id(operator.delitem): (mt.delitem, 2)}
 _IN_PLACE_DUNDERS = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__ifloordiv__": "//",
                      "__imod__": "%", "__ipow__": "**", "__imatmul__": "@", "__iand__": "&", "__ior__": "|",
                      "__ixor__": "^", "__ilshift__": "<<", "__irshift__": ">>"}
@@ -414,6 +418,15 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                 and type(self.globals.get(func.value.id)).__module__ == "numpy" \
                 and not isinstance(self.globals.get(func.value.id), types.ModuleType):
             self.fail("updating a global or constant object in place", node, "pass it as an argument, or work on a copy")
+        if isinstance(func, gast.Attribute) and func.attr in _STORE_DUNDERS and isinstance(func.value, gast.Name) \
+                and func.value.id in self.locals and not node.keywords \
+                and not any(isinstance(a, gast.Starred) for a in node.args):
+            # `d.__setitem__(k, v)` (also as a value, which is None) is the store `d[k] = v`
+            obj = self.expr(func.value)
+            args, _, _ = self.arguments(node)
+            if isinstance(obj, Var):
+                self.mutate(obj, self.call(Const(_STORE_DUNDERS[func.attr]), [obj, *args], hint=self.user_name(obj)))
+                return Const(None)
         if isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_DUNDERS:
             # `y = a.__imul__(2)` updates `a` in place but reads as a plain call, so it would run unseen by the
             # mutation lowering (a silently wrong gradient); the augmented assignment is what it means
@@ -435,7 +448,7 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], kept)
                 if func.attr in MUTATING_METHODS:  # `y = lst.pop()`
                     return self.mutating_call(fn, args, kwargs, star, hint, [0])
-                if func.attr not in PURE_METHODS and self.user_code:  # `a = sim.decay()`: a user method may update
+                if self.updating_method(func.attr):  # `a = sim.decay()`: a user method that may update its object
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], site=True)
                 out = self.call(fn, args, kwargs, star, hint)
                 self.note_held(out, [obj, *args[2:], *(v for _, v in kwargs)])  # `W.reshape(3)`, `W.T.copy()`
@@ -444,6 +457,11 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         else:
             fn = self.expr(func)
         args, kwargs, star = self.arguments(node)
+        store = _STORES.get(id(self.resolve(fn.path))) if isinstance(fn, Global) and star is None else None
+        if store is not None and not kwargs and len(args) == store[1]:  # `operator.setitem(d, k, v)` is `d[k] = v`
+            if isinstance(args[0], Var):
+                self.mutate(args[0], self.call(Const(store[0]), args, hint=self.user_name(args[0])))
+                return Const(None)
         if statement and isinstance(fn, Global) and fn.path in ("setattr", "delattr") and len(args) in (2, 3):
             prim = mt.setattr_ if fn.path == "setattr" else mt.delattr_
             if isinstance(args[0], Var):  # `setattr(obj, name, v)`: an attribute store
@@ -455,12 +473,21 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
             # generated code being differentiated again (nesting): its call statements are the emitter's own helpers
             # (`_set_cell`, `_raise`), which update nothing the caller reads
             return self.call(fn, args, kwargs, star, hint)
+        at = mt.positional_out(self.resolve(fn.path), len(args)) if isinstance(fn, Global) and star is None else None
+        if at is not None and args[at] == Const(None):  # `np.sum(x, 0, None, None, False, ...)`: no out
+            at = None
+        if at is not None and at != len(args) - 1:  # more arguments (or outputs) after it
+            self.fail("an out array passed by position here", node, "pass it as out=...")
+        if at is not None:  # `np.multiply(a, b, y)` is `np.multiply(a, b, out=y)`
+            args, kwargs = args[:at], [*kwargs, ("out", args[at])]
         if statement or any(k == "out" for k, _ in kwargs):  # `fill(out, x)`, `np.add(a, b, out=c)`
             if any(k == "out" for k, _ in kwargs):
                 args = [*args, dict(kwargs)["out"]]
                 kwargs = [(k, v) for k, v in kwargs if k != "out"]
                 return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
+        if isinstance(fn, Global) and args and mt.updates_first_argument(self.resolve(fn.path)):
+            return self.mutating_call(fn, args, kwargs, star, hint, [0])  # `r = np.add.at(y, i, v)`: updates y
         if self.updating_helper(fn):  # `loss = step(state, x)`, where step updates `state`: as a call statement
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)), site=True)
         out = self.call(fn, args, kwargs, star, hint)
@@ -476,6 +503,19 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         """Not code zygotepy wrote (generated code, or a rule's back, differentiated again at a higher order), whose
         calls update nothing their caller reads."""
         return not self.code.co_filename.startswith(("<zygotepy:", _PACKAGE_DIR))
+
+    def updating_method(self, name):
+        """May a method `name` called for its value update its object or arguments? Yes when a class of this module's
+        namespace (the user's own, or imported by name) defines it in Python code that may update in place; the
+        methods of built-in and NumPy types (`x.sum()`) never. Such a call then goes through `valuecall`."""
+        if name in PURE_METHODS or not self.user_code:
+            return False
+        for value in self.globals.values():
+            if isinstance(value, type) and value.__module__ not in _LIBRARY_MODULES:
+                method = inspect.getattr_static(value, name, None)
+                if type(method) is types.FunctionType and may_update_in_place(method):
+                    return True
+        return False
 
     def updating_helper(self, fn):
         """Is `fn` a global Python function, with no rule, whose code may update its arguments in place? Its call,

@@ -33,6 +33,10 @@ PURE_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable
                           "difference_update"}
 
 
+# library functions that update their first argument wherever their call stands (mutate.updates_first_argument)
+_UPDATING_FUNCTIONS = frozenset(("at", "place", "putmask", "put_along_axis", "fill_diagonal", "copyto", "setitem",
+                                 "delitem", "__setitem__", "__delitem__"))
+
 def mutation_syntax(stmts, nodes=None):
     """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
     mutating method call, any of which may give objects new versions? `nodes`: the code's nodes (`nodes_no_defs`),
@@ -66,7 +70,8 @@ def _may_mutate(n):
         return True
     if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
         return True
-    if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+    if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and (
+            n.func.attr in MUTATING_METHODS or n.func.attr in _UPDATING_FUNCTIONS):
         return True
     return isinstance(n, gast.Call) and any(k.arg == "out" for k in n.keywords)
 
@@ -407,7 +412,8 @@ class Mutation:
         kept = [*args, *(v for _, v in kwargs), *([star] if star is not None else [])]
         if fn == Const(rt.callmethod):
             kept = [args[0], *kept[2:]]
-        if star is not None or not updated and not site:
+        # (`out=` given a temporary updates nothing observable, but still goes through mutcall: with_out's rule)
+        if star is not None or not updated and not site and fn != Const(mt.with_out):
             out = self.call(fn, args, kwargs, star, hint)
             self.note_held(out, kept)
             return out

@@ -262,6 +262,47 @@ def same_or(alias, old, new):
     return new if new is old else alias
 
 
+def updates_first_argument(fn):
+    """Is `fn` a library function that updates its first argument in place (`np.add.at(y, i, v)`, `np.put(a, i, v)`)?
+    lower() makes a call of it an update of that argument wherever the call stands (`r = np.add.at(...)`, inside a
+    comprehension), not only as a statement."""
+    import numpy as np
+    if getattr(fn, "__name__", "") == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
+        return True
+    try:
+        return fn in _UPDATES_FIRST
+    except TypeError:
+        return False
+
+
+def positional_out(fn, nargs):
+    """The position of an `out` array passed positionally (`np.multiply(a, b, y)`, `np.cumsum(x, 0, None, y)`), or
+    None (for a ufunc with several outputs: the first's)."""
+    import inspect
+
+    import numpy as np
+    if isinstance(fn, np.ufunc):
+        return fn.nin if nargs > fn.nin else None
+    if getattr(fn, "__module__", None) is None or not str(fn.__module__).startswith("numpy") or not callable(fn):
+        return None
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return None
+    if "out" not in names or names.index("out") >= nargs:
+        return None
+    return names.index("out")
+
+
+def _updaters():
+    import numpy as np
+    return {np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal, np.copyto}
+
+
+_UPDATES_FIRST = _updaters()
+
+
 def mutcall(fn, *args, **kwargs):
     """A call that may update its arguments: `(fn(*args), *args)` (a `super()` proxy stands for its object)."""
     result = fn(*args, **kwargs)

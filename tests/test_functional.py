@@ -22,13 +22,6 @@ def running_products(seq):
     return out
 
 
-def copied(seq):
-    out = []
-    for item in seq:
-        out.append(item)
-    return out
-
-
 def collect(rows):
     out = []
     for row in rows:
@@ -82,7 +75,7 @@ CASES = [
     ("product_repeat", lambda xs: sum(a * b * b for a, b in itertools.product(xs, repeat=2)), ([1.0, 2.0, -0.4],)),
     ("item_of_scalar", lambda v: np.sum(v * v).item() * 3.0, (np.array([1.0, 2.0]),)),
     ("item_at", lambda m: m.item(1, 0) * m.item((0, 1)) + m.item(-1), (np.arange(1.0, 7.0).reshape(2, 3),)),
-    ("helper_appends_items", lambda xs: sum(v * v for v in copied(xs)), ([1.0, 2.0, 3.0],)),
+    ("helper_appends_items", lambda xs: sum(v * v for v in collect(xs)), ([1.0, 2.0, 3.0],)),
     ("helper_running_products", lambda xs: sum(running_products(xs)), ([1.0, 2.0, 3.0],)),
     ("helper_collects_array_rows", lambda X: np.sum(np.stack(collect(X)) ** 2), (np.arange(6.0).reshape(3, 2),)),
     ("helper_collects_arrays", lambda rows: sum(np.sum(r * r) for r in collect(rows)), ([np.ones(2), np.arange(2.0)],)),

@@ -536,6 +536,8 @@ def _in_place_rule(plain, inplace, rule=None):
             return _list_repeat(a, b)
         if _dual_of_array(a):  # forward mode's number standing for an array (hessian): in place, as the array is
             return _dual_in_place(rule, a, b)
+        if _mutable_foreign_array(a):  # a torch tensor (CuPy, array-API array): in place, as that library does
+            return _foreign_in_place(rule, a, b)
         if type(a) is not np.ndarray:  # a number (immutable: `+=` rebinds) or another library's array
             return rule(a, b)
         old = a.copy()
@@ -577,6 +579,36 @@ def _dual_in_place(rule, a, b):
     def back(dy):
         entry.undo(lambda: a.copy())
         return pb(dy) if dy is not None else (None, None)
+    return a, back
+
+
+_MUTABLE_ARRAY_PACKAGES = ("torch", "cupy", "array_api_strict")  # (JAX's arrays are immutable: `+=` rebinds)
+
+
+def _mutable_foreign_array(a):
+    return type(a).__module__.partition(".")[0] in _MUTABLE_ARRAY_PACKAGES and hasattr(a, "shape")
+
+
+def _foreign_in_place(rule, a, b):
+    """`a op= b` on another library's mutable array updates it in place, as that library does: a list or an alias
+    holding it sees the change (a new value left `vs` unchanged after `for v in vs: v *= c`, a silently wrong
+    gradient). Its values before go in the journal, as for a NumPy array."""
+    from ..backends import namespace
+    xp = namespace(a)
+    old = xp.asarray(a, copy=True)
+    if "float" not in str(a.dtype) and "complex" not in str(a.dtype):  # data: updated as the library does
+        a[...] = rule(old, b)[0]
+        pb = None
+    else:
+        y, pb = rule(old, b)
+        if tuple(y.shape) != tuple(a.shape):
+            raise ValueError(f"an operator in place would change the shape of {tuple(a.shape)} into {tuple(y.shape)}")
+        a[...] = y
+    entry = mt.Entry(lambda s: a.__setitem__(Ellipsis, s), old, a)
+
+    def back(dy):
+        entry.undo(lambda: xp.asarray(a, copy=True))
+        return pb(dy) if dy is not None and pb is not None else (None, None)
     return a, back
 
 

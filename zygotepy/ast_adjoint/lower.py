@@ -112,8 +112,9 @@ _FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
                           divmod, pow, complex, all, any, hasattr] if f is not None}
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_LIBRARY_MODULES = frozenset(("builtins", "numpy", "collections", "functools", "itertools", "typing", "dataclasses"))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LIBRARY_PACKAGES = frozenset(("builtins", "numpy", "collections", "functools", "itertools", "typing", "dataclasses",
+                               "torch", "jax", "jaxlib", "scipy", "cupy", "zygotepy"))
 
 
 def _fresh(fn):
@@ -511,7 +512,7 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         if name in PURE_METHODS or not self.user_code:
             return False
         for value in self.globals.values():
-            if isinstance(value, type) and value.__module__ not in _LIBRARY_MODULES:
+            if isinstance(value, type) and value.__module__.partition(".")[0] not in _LIBRARY_PACKAGES:
                 method = inspect.getattr_static(value, name, None)
                 if type(method) is types.FunctionType and may_update_in_place(method):
                     return True

@@ -495,12 +495,63 @@ def _simulate(v0, dt):
     return sum(np.sum(b.pos ** 2) for b in bodies)
 
 
+def _spring_step(state, k):
+    state["v"] = state["v"] - k * state["x"]
+    state["x"] = state["x"] + 0.1 * state["v"]
+    return state["x"] * state["x"]
+
+
+def _spring(x, v, k):
+    # the helper, called for its value in a loop, updates the dict each time (the loop did not carry it: the second
+    # call read the dict as it was before the loop, a silently wrong gradient)
+    s = {"x": x, "v": v}
+    total = 0.0
+    for _ in range(5):
+        total = total + _spring_step(s, k)
+    return total + s["v"]
+
+
+def _scale_first(buf, x):
+    buf[0] = buf[0] * x
+    buf[1] = buf[1] + buf[0]
+    return np.sum(buf)
+
+
+def _buffer_loop(x):
+    buf = np.array([1.0, 0.0])
+    s = 0.0
+    for _ in range(3):
+        s = s + _scale_first(buf, x) * x
+    return s + buf[1]
+
+
+class Clock:
+    def __init__(self, k):
+        self.k, self.t = k, 0.0
+
+    def advance(self, x):
+        self.t = self.t + 0.1
+        return x * np.cos(self.k * self.t)
+
+
+def _clock_loop(x, k):
+    c = Clock(k)
+    acc = 0.0
+    for _ in range(4):
+        acc = acc + c.advance(x)
+    return acc * c.t
+
+
 @pytest.mark.parametrize("f, args", [
+    (_spring, (1.0, 0.3, 0.7)),
+    (_buffer_loop, (1.1,)),
+    (_clock_loop, (1.3, 0.8)),
     (_state_loss, (1.3, 0.4)),
     (lambda x, v: _step_state({"x": x, "v": v}), (1.3, 0.4)),  # the updated dict is a temporary
     (_fill_twice, (np.array([1.0, 2.0, 3.0]),)),
     (_simulate, (np.array([1.0, 0.5]), 0.1)),
-], ids=["dict_state", "temporary", "fill_twice", "objects_returned"])
+], ids=["dict_state_in_a_loop", "array_in_a_loop", "method_in_a_loop", "dict_state", "temporary", "fill_twice",
+        "objects_returned"])
 def test_helpers_that_update_their_arguments_used_as_values(f, args):
     """`loss = step(state)`: a helper whose code updates its arguments, called for its value (which raised)."""
     check_grads(f, *args)

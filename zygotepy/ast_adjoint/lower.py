@@ -518,6 +518,24 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                     return True
         return False
 
+    def has_updating_calls(self, nodes):
+        """Does this code call, for its value, a helper or a method that `expr_Call` sends through `valuecall` (so a
+        loop around it must carry every object, as for a call statement)? Any method of that name counts."""
+        for n in nodes:
+            if not isinstance(n, gast.Call):
+                continue
+            f = n.func
+            if isinstance(f, gast.Attribute) and self.updating_method(f.attr):
+                return True
+            parts = []
+            while isinstance(f, gast.Attribute):
+                parts.append(f.attr)
+                f = f.value
+            if isinstance(f, gast.Name) and f.id not in self.locals \
+                    and self.updating_helper(Global(".".join([f.id, *reversed(parts)]))):
+                return True
+        return False
+
     def updating_helper(self, fn):
         """Is `fn` a global Python function, with no rule, whose code may update its arguments in place? Its call,
         used as a value, then goes through `mutcall` too, which takes the updated arguments' versions back."""

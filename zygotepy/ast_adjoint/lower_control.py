@@ -265,7 +265,8 @@ class ControlFlow:
         names += [n for n in kept if n not in names and n in self.locals and n not in self.cellvars]
         aug = augmented_names(body_nodes, plain)  # `o = out; o += v` in the body: which object `o` names is not known
         rebound = _plainly_assigned(body_nodes, flat) | set(targets)
-        if linked or mutation_syntax(body_nodes, plain) or aug & rebound:  # an update in place may give any
+        if linked or mutation_syntax(body_nodes, plain) or aug & rebound or self.has_updating_calls(plain):
+            # an update in place (a call for its value into a helper that updates its arguments too) may give any
             # object a new version: carry them all
             listed = set(names)
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in listed

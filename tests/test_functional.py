@@ -67,6 +67,8 @@ CASES = [
     ("accumulate", lambda xs: sum(v * v for v in itertools.accumulate(xs)), ([1.2, -0.7, 2.0],)),
     ("accumulate_max", lambda xs: sum(itertools.accumulate(xs, max)), ([1.2, -0.7, 2.0],)),
     ("accumulate_initial", lambda xs: sum(itertools.accumulate(xs, operator.mul, initial=2)), ([1.2, -0.7, 2.0],)),
+    ("accumulate_initial_differentiated", lambda xs, c: sum(itertools.accumulate(xs, operator.mul, initial=c)),
+     ((1.2, -0.7, 2.0), 1.3)),
     ("chain", lambda a, b: sum(v * i for i, v in enumerate(itertools.chain(a, b, a))), ([1.0, 2.0], (3.0,))),
     ("chain_from_iterable", lambda rows: sum(v * v for v in itertools.chain.from_iterable(rows)),
      ([[1.0, 2.0], [3.0]],)),

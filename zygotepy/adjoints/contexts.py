@@ -16,13 +16,6 @@ from .registry import adjoint, nondifferentiable
 nondifferentiable(rt.leave)
 
 
-def _lowering_failed(error, method):
-    """Was `error` raised while lowering `method` itself, hence before any of it ran?"""
-    code = method.__code__
-    lines = [line for _, _, line in code.co_lines() if line is not None]
-    return error.filename == code.co_filename and lines and min(lines) - 1 <= error.lineno <= max(lines)
-
-
 @adjoint(rt.enter)
 def enter(manager):
     method = type(manager).__enter__
@@ -31,7 +24,8 @@ def enter(manager):
         try:
             value, pb = J(method, manager)
         except UnsupportedSyntax as e:
-            if not _lowering_failed(e, method):
+            from .mutation import _before_running  # (the mutation table registers last: imported when needed)
+            if not _before_running(e, method, (manager,)):
                 raise
             value = method(manager)
     else:

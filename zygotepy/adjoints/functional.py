@@ -9,9 +9,8 @@ import functools
 import itertools
 import operator
 
-from ..ast_adjoint.dispatch import J, differentiable
-from ..errors import ZygoteError
-from .registry import adjoint
+from ..ast_adjoint.dispatch import J
+from .registry import adjoint, keyword_cotangents, keyword_rule
 from .structures import like
 
 
@@ -63,29 +62,25 @@ def _through(twin, *args):
     return y, lambda dy: pb(dy)[1:]
 
 
-def _constant_keyword(target, name, value):
-    """A keyword these rules do not differentiate may only hold a value that carries no gradient."""
-    if differentiable(value):
-        raise ZygoteError(f"{target}({name}=...) with a differentiable value is not differentiated; pass it as an item")
-
-
 @adjoint(functools.reduce)
 def reduce_(fn, seq, *initial):
     return _through(reduce_twin, fn, seq, *initial)
 
 
+@keyword_rule
 @adjoint(itertools.accumulate)
 def accumulate(seq, fn=None, *, initial=None):
-    if initial is not None:
-        _constant_keyword("itertools.accumulate", "initial", initial)
-        seq = [initial, *seq]
-    y, back = _through(accumulate_twin, seq, operator.add if fn is None else fn)
+    """`initial=` is the first item of the running fold, and its cotangent that item's."""
+    given = {} if initial is None else {"initial": initial}
+    y, back = _through(accumulate_twin, [initial, *seq] if given else seq, operator.add if fn is None else fn)
 
     def accumulate_back(dy):
-        dseq, dfn = back(dy)
-        if initial is not None and dseq is not None:
-            dseq = like(seq[1:], list(dseq)[1:])
-        return (dseq,) if fn is None else (dseq, dfn)
+        ditems, dfn = back(dy)
+        dinitial = None
+        if given and ditems is not None:
+            dinitial, *rest = ditems
+            ditems = like(seq, rest) if isinstance(seq, (list, tuple)) else rest
+        return keyword_cotangents((ditems,) if fn is None else (ditems, dfn), given, initial=dinitial)
     return y, accumulate_back
 
 

@@ -290,22 +290,22 @@ def _keyword_grads(kwargs, grads=None):
 
 @adjoint(mt.valuecall)
 def valuecall(fn, *args, **kwargs):
-    return mutcall(fn, *args, **kwargs, **{_RESULT_USED: True})
-
-
-_RESULT_USED = "\0result used"  # (a keyword no Python call can pass)
+    return _mutcall(fn, args, kwargs, True)
 
 
 @adjoint(mt.mutcall)
 def mutcall(fn, *args, **kwargs):
+    return _mutcall(fn, args, kwargs, False)
+
+
+def _mutcall(fn, args, kwargs, result_used):
     """A call that may update its arguments: `(result, *args)`. Mutating methods of lists, dicts and arrays have
     rules above; a Python function that updates its parameters returns their final versions (lower.py), whose
-    cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone."""
-    result_used = kwargs.pop(_RESULT_USED, False)
+    cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone.
+    `result_used` (valuecall): never run code zygotepy cannot read as is, since its result would carry no gradient."""
     if fn is rt.callmethod and len(args) >= 2 and isinstance(args[0], types.ModuleType):
         # `mod.f(...)` with the module bound to a local name (`import operator` in a function): the function itself
-        out, inner = mutcall(getattr(args[0], args[1]), *args[2:], **kwargs,
-                             **({_RESULT_USED: True} if result_used else {}))
+        out, inner = _mutcall(getattr(args[0], args[1]), args[2:], kwargs, result_used)
 
         def module_back(dy):
             grads = inner(None if dy is None else (dy[0], *dy[3:]))
@@ -338,7 +338,7 @@ def mutcall(fn, *args, **kwargs):
         return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
     if fn in _UNTRACKED_FUNCTIONS or mt.updates_first_argument(fn) or type(fn) is not types.FunctionType \
             and getattr(fn, "__name__", "") in ("shuffle",):
-        if not any(dispatch_differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
+        if not any(differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
             return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
         name = _update_name(fn)
         raise ZygoteError(f"zygotepy cannot differentiate {name}, which updates its argument in place; write the "
@@ -461,11 +461,6 @@ def _update_name(fn):
     return f"np.{fn.__name__}" if getattr(np, getattr(fn, "__name__", ""), None) is fn else getattr(fn, "__name__", fn)
 
 
-def dispatch_differentiable(x):
-    from ..ast_adjoint.dispatch import differentiable
-    return differentiable(x)
-
-
 def _add_at(x, index, value, sign=1):
     """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up); `np.subtract.at`
     (sign -1) subtracts."""
@@ -534,12 +529,12 @@ def _in_place_rule(plain, inplace, rule=None):
             return a, lambda dy: extend_back(None, dy)
         if type(a) is list and plain is operator.mul:  # `lst *= n` repeats the list itself
             return _list_repeat(a, b)
-        if _dual_of_array(a):  # forward mode's number standing for an array (hessian): in place, as the array is
-            return _dual_in_place(rule, a, b)
-        if _mutable_foreign_array(a):  # a torch tensor (CuPy, array-API array): in place, as that library does
-            return _foreign_in_place(rule, a, b)
-        if type(a) is not np.ndarray:  # a number (immutable: `+=` rebinds) or another library's array
-            return rule(a, b)
+        if type(a) is not np.ndarray:
+            if _dual_of_array(a):  # forward mode's number standing for an array (hessian): in place, as the array is
+                return _elsewhere_in_place(rule, a, b, _dual_copy)
+            if _mutable_foreign_array(a):  # a torch tensor (CuPy, array-API array): in place, as that library does
+                return _elsewhere_in_place(rule, a, b, _library_copy)
+            return rule(a, b)  # a number (immutable: `+=` rebinds) or an immutable array (JAX)
         old = a.copy()
         if a.dtype.kind in "fc":
             y, pb = rule(old, b)
@@ -567,21 +562,6 @@ def _dual_of_array(a):
     return isinstance(strip(a), np.ndarray)
 
 
-def _dual_in_place(rule, a, b):
-    """`a op= b` on a dual number of an array (forward-over-reverse runs the reverse code on them): its array is
-    updated in place, so that a list or an alias holding it sees the change, as with the array itself (a new value
-    left `vs` unchanged after `for v in vs: v *= c`, and the Hessian was that of another function)."""
-    old = a.copy()
-    y, pb = rule(old, b)
-    a[...] = y
-    entry = mt.Entry(lambda s: a.__setitem__(Ellipsis, s), old, a)
-
-    def back(dy):
-        entry.undo(lambda: a.copy())
-        return pb(dy) if dy is not None else (None, None)
-    return a, back
-
-
 _MUTABLE_ARRAY_PACKAGES = ("torch", "cupy", "array_api_strict")  # (JAX's arrays are immutable: `+=` rebinds)
 
 
@@ -589,13 +569,21 @@ def _mutable_foreign_array(a):
     return type(a).__module__.partition(".")[0] in _MUTABLE_ARRAY_PACKAGES and hasattr(a, "shape")
 
 
-def _foreign_in_place(rule, a, b):
-    """`a op= b` on another library's mutable array updates it in place, as that library does: a list or an alias
-    holding it sees the change (a new value left `vs` unchanged after `for v in vs: v *= c`, a silently wrong
-    gradient). Its values before go in the journal, as for a NumPy array."""
+def _dual_copy(a):
+    return a.copy()
+
+
+def _library_copy(a):
     from ..backends import namespace
-    xp = namespace(a)
-    old = xp.asarray(a, copy=True)
+    return namespace(a).asarray(a, copy=True)
+
+
+def _elsewhere_in_place(rule, a, b, copy):
+    """`a op= b` on an array that is not NumPy's but is updated in place (forward mode's dual number of an array, which
+    forward-over-reverse runs the reverse code on; a torch tensor) updates it in place, as its library does: a list or
+    an alias holding it sees the change (a new value left `vs` unchanged after `for v in vs: v *= c`: a silently
+    wrong gradient). Its values before go in the journal, as for a NumPy array."""
+    old = copy(a)
     if "float" not in str(a.dtype) and "complex" not in str(a.dtype):  # data: updated as the library does
         a[...] = rule(old, b)[0]
         pb = None
@@ -607,7 +595,7 @@ def _foreign_in_place(rule, a, b):
     entry = mt.Entry(lambda s: a.__setitem__(Ellipsis, s), old, a)
 
     def back(dy):
-        entry.undo(lambda: xp.asarray(a, copy=True))
+        entry.undo(lambda: copy(a))
         return pb(dy) if dy is not None and pb is not None else (None, None)
     return a, back
 

@@ -511,12 +511,14 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         methods of built-in and NumPy types (`x.sum()`) never. Such a call then goes through `valuecall`."""
         if name in PURE_METHODS or not self.user_code:
             return False
-        for value in self.globals.values():
-            if isinstance(value, type) and value.__module__.partition(".")[0] not in _LIBRARY_PACKAGES:
-                method = inspect.getattr_static(value, name, None)
-                if type(method) is types.FunctionType and may_update_in_place(method):
-                    return True
-        return False
+        known = self.__dict__.setdefault("_updating_methods", {})  # (loops ask again for every call in their body)
+        if name not in known:
+            known[name] = any(
+                type(method) is types.FunctionType and may_update_in_place(method)
+                for value in self.globals.values()
+                if isinstance(value, type) and value.__module__.partition(".")[0] not in _LIBRARY_PACKAGES
+                for method in [inspect.getattr_static(value, name, None)])
+        return known[name]
 
     def has_updating_calls(self, nodes):
         """Does this code call, for its value, a helper or a method that `expr_Call` sends through `valuecall` (so a

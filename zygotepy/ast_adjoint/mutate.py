@@ -10,6 +10,9 @@ sees the values its forward saw. The entry point keeps the entries of its forwar
 done, leaving the user's objects exactly as one call of `f` left them (API.md), ready for another call of `back`.
 Code that does not update anything in place pays two list-length reads per entry point.
 """
+import functools
+import inspect
+
 import numpy as np
 
 from ..errors import ZygoteError
@@ -266,7 +269,6 @@ def updates_first_argument(fn):
     """Is `fn` a library function that updates its first argument in place (`np.add.at(y, i, v)`, `np.put(a, i, v)`)?
     lower() makes a call of it an update of that argument wherever the call stands (`r = np.add.at(...)`, inside a
     comprehension), not only as a statement."""
-    import numpy as np
     if getattr(fn, "__name__", "") == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
         return True
     try:
@@ -278,25 +280,30 @@ def updates_first_argument(fn):
 def positional_out(fn, nargs):
     """The position of an `out` array passed positionally (`np.multiply(a, b, y)`, `np.cumsum(x, 0, None, y)`), or
     None (for a ufunc with several outputs: the first's)."""
-    import inspect
-
-    import numpy as np
     if isinstance(fn, np.ufunc):
         return fn.nin if nargs > fn.nin else None
     if getattr(fn, "__module__", None) is None or not str(fn.__module__).startswith("numpy") or not callable(fn):
         return None
     try:
+        at = _out_position(fn)
+    except TypeError:  # (unhashable)
+        return None
+    return at if at is not None and at < nargs else None
+
+
+@functools.lru_cache(maxsize=None)
+def _out_position(fn):
+    """Where NumPy's `fn` takes `out` by position (None if it does not): read from its signature once per function,
+    since lowering asks at every call of NumPy."""
+    try:
         names = [p.name for p in inspect.signature(fn).parameters.values()
                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         return None
-    if "out" not in names or names.index("out") >= nargs:
-        return None
-    return names.index("out")
+    return names.index("out") if "out" in names else None
 
 
 def _updaters():
-    import numpy as np
     return {np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal, np.copyto}
 
 

@@ -213,13 +213,6 @@ def _binary(op):
     return forward, reflected
 
 
-for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("truediv", operator.truediv),
-                   ("pow", operator.pow), ("matmul", operator.matmul), ("mod", operator.mod),
-                   ("floordiv", operator.floordiv)):
-    _f, _r = _binary(_op)
-    _f.__name__, _r.__name__ = f"__{_name}__", f"__r{_name}__"
-    setattr(Dual, _f.__name__, _f)
-    setattr(Dual, _r.__name__, _r)
 def _in_place(op):
     """`x op= y` on a Dual of an array updates it in place, as NumPy does, so that a list or an alias holding it sees
     the change (without this, `for v in vs: v *= c` left `vs` unchanged: forward mode differentiated another
@@ -236,9 +229,11 @@ def _in_place(op):
 for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("truediv", operator.truediv),
                    ("pow", operator.pow), ("matmul", operator.matmul), ("mod", operator.mod),
                    ("floordiv", operator.floordiv)):
-    _method = _in_place(_op)
-    _method.__name__ = f"__i{_name}__"
-    setattr(Dual, _method.__name__, _method)
+    _f, _r = _binary(_op)
+    _i = _in_place(_op)
+    _f.__name__, _r.__name__, _i.__name__ = f"__{_name}__", f"__r{_name}__", f"__i{_name}__"
+    for _method in (_f, _r, _i):
+        setattr(Dual, _method.__name__, _method)
 for _name, _op in (("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs)):
     setattr(Dual, f"__{_name}__", lambda self, _op=_op: apply(_op, (self,), {}))
 

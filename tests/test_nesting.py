@@ -402,3 +402,15 @@ def test_an_inner_gradient_of_a_bound_method_or_callable_object_reaches_the_obje
     assert gradient(lambda w: gradient(_Scaled(w).f, 1.5)[0], 2.0) == pytest.approx((3.0,))
     assert gradient(lambda w: gradient(_Scaled(w), 1.5)[0], 2.0) == pytest.approx((6.75,))
     assert gradient(lambda w: value_and_gradient(_Scaled(w).f, 1.5)[1][0], 2.0) == pytest.approx((3.0,))
+
+
+@pytest.mark.parametrize("f, second", [
+    (lambda x: sum([x * x, x]), lambda x: 2.0),
+    (lambda x: sum((v * v for v in [x, 2 * x]), x * x * x), lambda x: 10.0 + 6 * x),
+    (lambda x: max(v * v for v in [x, 2 * x]), lambda x: 8.0),
+    (lambda x: next(iter([x * x * x, x])), lambda x: 6 * x),
+    (lambda x: next(v for v in [-x, x * x * x] if v > 0), lambda x: 6 * x)],
+    ids=["sum-list", "sum-generator-start", "max-generator", "next-iter", "next-generator"])
+def test_second_order_through_sum_max_and_next(f, second):
+    # sum's rule called itself with two starred arguments, which an outer level could not transform (it raised)
+    assert d(d(f))(1.3) == pytest.approx(second(1.3), rel=1e-9)

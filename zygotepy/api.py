@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
+from .adjoints.structures import READ_KEYS
 from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.runtime import CONTEXTS, unwind
 from .ast_adjoint.mutate import DEPTH, ENTRIES, GLOBAL_UPDATES, LOG, PASSED_THROUGH, end_forward, finish_backward, redo
@@ -196,6 +197,8 @@ def pullback(f, /, *args, **kwargs):
             if updates:
                 redo(updates)
             finish_backward(mark)
+            if not DEPTH[0]:
+                READ_KEYS.clear()
             if collecting:
                 gc.enable()
     return y, back
@@ -251,6 +254,8 @@ def _value_and_gradient(f, args, kwargs):
         if LOG and not depth[0]:
             LOG.clear()
             PASSED_THROUGH.clear()
+        if READ_KEYS and not depth[0]:
+            READ_KEYS.clear()
         if GLOBAL_UPDATES and not depth[0]:
             GLOBAL_UPDATES.clear()
         if collecting:

@@ -91,10 +91,10 @@ def sum_(iterable, *start, **kwargs):
     items = list(iterable) if not hasattr(iterable, "shape") else iterable
     y = builtins.sum(items, *start, **kwargs)
     if kwargs:
-        _, back = sum_(iterable, *start, *kwargs.values())  # `start` is sum's only keyword
+        _, positional = sum_(iterable, *(start + tuple(kwargs.values())))  # `start` is sum's only keyword
 
         def keyword_back(dy):
-            *grads, dstart = back(dy)
+            *grads, dstart = positional(dy)
             return keyword_cotangents(grads, kwargs, start=dstart)
         return y, keyword_back
 

@@ -24,7 +24,7 @@ from . import loop_links  # noqa: F401 (registers the loop variables' links)
 from .mutation_methods import _list_extend, method_call
 from .objects import as_fields
 from .registry import adjoint, find_rule, mutating, nondifferentiable
-from .structures import KEY_MESSAGE, key_carries_gradient, like
+from .structures import key_cotangent, like
 
 mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
          mt.refresh_held, mt.mutcall, mt.valuecall)
@@ -164,11 +164,9 @@ def setitem(x, index, value):
 
         def back(dy, need=None, *into):
             entry.undo(lambda: (True, x[index]))
-            if dy is not None and key_carries_gradient(index, need and need[1]):
-                raise ZygoteError(KEY_MESSAGE)
             if dy is None:
                 return into or (None, None, None)
-            return _added(into, (_dict_without(dy, index), None, dy.get(index)))
+            return _added(into, (_dict_without(dy, index), None if had else key_cotangent(index), dy.get(index)))
         return x, back
     method = getattr(type(x), "__setitem__", None)
     if isinstance(method, types.FunctionType):  # a user class: its own __setitem__, derived, updates `x`

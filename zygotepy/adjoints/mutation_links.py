@@ -18,7 +18,7 @@ from ..errors import ZygoteError
 from ..structgrad import StructGrad
 from .objects import as_fields
 from .registry import adjoint
-from .structures import like
+from .structures import READ_KEYS, like
 
 
 def _zeros_like(x):
@@ -27,7 +27,8 @@ def _zeros_like(x):
 
 
 def _dict_without(dy, key):
-    return None if dy is None else {k: v for k, v in dy.items() if k != key} or None
+    """`dy` less `key`'s entry; `{}`, not None, while read keys wait for their stores' backs (structures.READ_KEYS)."""
+    return None if dy is None else {k: v for k, v in dy.items() if k != key} or ({} if READ_KEYS else None)
 
 
 def _is_view_of(child, parent):

@@ -9,7 +9,7 @@ import numpy as np
 from ..ast_adjoint import mutate as mt
 from ..ast_adjoint import runtime as rt
 from ..errors import ZygoteError
-from .structures import like
+from .structures import key_cotangent, like
 
 
 def _zeros_like(x):
@@ -149,7 +149,7 @@ def _dict_setdefault(d, key, default=None):
     def back(dr, dd):
         entry.undo(lambda: dict(d))
         g = rt.acc(dr, None if dd is None else dd.get(key))
-        return (_dict_without(dd, key), None, g)
+        return (_dict_without(dd, key), key_cotangent(key), g)
     return default, back
 
 

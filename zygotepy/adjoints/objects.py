@@ -93,7 +93,9 @@ def dict_new(cls, args, kwargs):
         if dy is None:
             return (None, *(None for _ in args)) + (({k: None for k in kwargs},) if kwargs is not None else ())
         # a mapping or an iterable of pairs; a later source of a key wins, so it takes the cotangent
-        dargs = [{k: dy.get(k) for k in a} if isinstance(a, dict) else [(None, dy.get(k)) for k, _ in a] for a in args]
+        from .structures import key_cotangent  # (structures imports this module's neighbours)
+        dargs = [{k: dy.get(k) for k in a} if isinstance(a, dict) else [(key_cotangent(k), dy.get(k)) for k, _ in a]
+                 for a in args]
         return (None, *dargs) + (({k: dy.get(k) for k in kwargs},) if kwargs is not None else ())
     return y, back
 

@@ -29,6 +29,10 @@ def like(template, items):
     """`items` (a list of cotangents) in the structure of the sequence `template`."""
     if all(i is None for i in items):
         return None
+    if type(template) is Items:  # the items it had left when walked: the last ones
+        return StructGrad({"items": [None] * (len(template.items) - len(items)) + list(items)})
+    if isinstance(template, dict):  # its keys (`list(d)`, `sorted(d)`): they pass nothing back into the dict
+        return keys_read(list(template), items)
     if isinstance(template, (set, frozenset)):  # items in the set's iteration order, keyed by element
         return {e: g for e, g in zip(template, items) if g is not None}
     if hasattr(type(template), "_fields") and isinstance(template, tuple):  # a namedtuple: a structural gradient
@@ -231,28 +235,65 @@ def list_of(*items):
     return list(items), back
 
 
-KEY_MESSAGE = ("a dict key carries a gradient (a float computed from the differentiated inputs used as a key), and "
-               "keys cannot pass one on: zygotepy would silently drop it. Keep the value in the dict's values (a "
-               "list of (key, value) pairs), or make the key a constant (dropgrad, an int or str)")
+# A dict's cotangent is keyed by its keys, so it has no room for a key's own cotangent. A key read back out of the
+# dict (iteration, keys(), items(), list(d), sorted(d)) can receive one, which must reach whatever computed the key.
+# Keys are immutable values, so the key object itself says where it came from: the backs of those reads file each
+# key's cotangent under the key object (and give the dict a cotangent, `{}` if nothing else, so that the backs of the
+# stores that put the keys in run), and the back of the store that put that key object in (a display, `d[k] = v`,
+# dict(pairs), setdefault) takes it and hands it to the key. Backward runs reads before the stores they read from, and
+# a taken entry is gone, so each read's cotangent reaches the key once. A key of a dict given as an input is never
+# taken: like its other keys, it has no gradient.
+READ_KEYS = {}  # id(key) -> (key, cotangent), while an entry point runs: keys read back out of a dict, not yet taken
 
 
-def key_carries_gradient(key, needed):
-    """Is the dict key `key` a value the gradient flows through, as the call site says (`needed`)? Where it does not
-    say (None: inside a loop) the key is taken to be data: a constant float key is common there (a grid, a time)."""
-    return bool(needed) and differentiable(key)
+def keys_read(keys, grads):
+    """The dict cotangent for reads of `keys` whose cotangents are `grads`, filing each key's for its store."""
+    filed = False
+    for k, g in zip(keys, grads):
+        if g is not None and differentiable(k):
+            held = READ_KEYS.get(id(k))
+            READ_KEYS[id(k)] = (k, g if held is None or held[0] is not k else rt.acc(held[1], g))
+            filed = True
+    return {} if filed else None
+
+
+def key_cotangent(key):
+    """The cotangent filed for the key object `key` by reads of it out of a dict (None if none), taken."""
+    held = READ_KEYS.get(id(key))
+    if held is None or held[0] is not key:
+        return None
+    del READ_KEYS[id(key)]
+    return held[1]
+
+
+def has_read_keys(d):
+    """Were keys of `d` read back out with a cotangent (so a merge or copy of `d` must give it `{}`, not None)?"""
+    return bool(READ_KEYS) and any(READ_KEYS.get(id(k), (None,))[0] is k for k in d)
+
+
+nondifferentiable(keys_read, has_read_keys)
+
+
+@adjoint(key_cotangent)
+def _key_cotangent_nested(key):
+    """An outer level of nesting differentiating a back that hands a key its cotangent: not followed yet (a back with
+    no key cotangent to hand, the common case, passes)."""
+    if key_cotangent(key) is None:
+        return None, lambda dy: (None,)
+    raise ZygoteError("nested differentiation through the gradient of a dict key is not supported; keep the value in "
+                      "the dict's values (a list of (key, value) pairs), or make the key a constant (dropgrad)")
 
 
 @adjoint(rt.dict_of)
 def dict_of(*flat):
-    def back(dy, need=None):
-        if dy is not None and any(key_carries_gradient(k, None if need is None else need[2 * i])
-                                  for i, k in enumerate(flat[::2])):
-            raise ZygoteError(KEY_MESSAGE)
+    def back(dy):
         if dy is None:
             return (None,) * len(flat)
         keys = flat[::2]
         last = {k: i for i, k in enumerate(keys)}  # `{"a": x, "a": y}` keeps y: x receives nothing
-        return tuple(g for i, k in enumerate(keys) for g in (None, dy.get(k) if last[k] == i else None))
+        first = {k: i for i, k in reversed(list(enumerate(keys)))}  # ... but the dict keeps the first key object
+        return tuple(g for i, k in enumerate(keys)
+                     for g in (key_cotangent(k) if first[k] == i else None, dy.get(k) if last[k] == i else None))
     return rt.dict_of(*flat), back
 
 
@@ -274,7 +315,7 @@ def _part_cotangent(part, d):
     """A merged part's dict cotangent, None when no entry has one; a mapping that is not a dict has no dict-shaped
     cotangent, so a gradient that would reach one is an error, not a gradient dropped."""
     if all(g is None for g in d.values()):
-        return None
+        return {} if has_read_keys(part) else None
     if type(part) is not dict:
         raise ZygoteError(f"zygotepy cannot differentiate `{{**m}}` of a {type(part).__name__}: its cotangent has no "
                           f"dict to go to; unpack dict(m) instead")
@@ -288,14 +329,14 @@ def unpack(value, n):
     return rt.unpack(value, n), back
 
 
-def _splat_back(stars, items, dy):
-    """Cotangents of a display's items from the display's: a starred item gets its slice, in its own container."""
+def _splat_back(stars, items, dy, sizes):
+    """Cotangents of a display's items from the display's: a starred item gets its slice (`sizes`: how many items each
+    gave), in its own container."""
     if dy is None:
         return (None,) * (1 + len(items))
     out, k = (None,), 0  # built by concatenation, not `append`: an outer level transforms this code (nesting.py)
-    for star, item in zip(stars, items):
+    for star, item, n in zip(stars, items, sizes):
         if star:
-            n = len(item)
             part = dy[k:k + n]
             out = out + (None if all(g is None for g in part) else like(item, list(part)),)
             k = k + n
@@ -305,14 +346,33 @@ def _splat_back(stars, items, dy):
     return out
 
 
+def _sizes(stars, items):
+    """How many items each starred item of a display gives: an iterator (`*(v for v in xs)`) what it has left."""
+    return tuple((len(item.items) - item.at if type(item) is Items else len(item)) if star else 1
+                 for star, item in zip(stars, items))
+
+
+def _walkable(stars, items):
+    """The items, with a starred iterator other than `Items` (one no gradient flows through) made a list: its size."""
+    return tuple(list(item) if star and type(item) is not Items and not hasattr(item, "__len__") else item
+                 for star, item in zip(stars, items))
+
+
+nondifferentiable(_sizes, _walkable)
+
+
 @adjoint(rt.splat)
 def splat(stars, *items):
-    return rt.splat(stars, *items), lambda dy: _splat_back(stars, items, dy)
+    items = _walkable(stars, items)
+    sizes = _sizes(stars, items)
+    return rt.splat(stars, *items), lambda dy: _splat_back(stars, items, dy, sizes)
 
 
 @adjoint(rt.splat_list)
 def splat_list(stars, *items):
-    return rt.splat_list(stars, *items), lambda dy: _splat_back(stars, items, dy)
+    items = _walkable(stars, items)
+    sizes = _sizes(stars, items)
+    return rt.splat_list(stars, *items), lambda dy: _splat_back(stars, items, dy, sizes)
 
 
 @adjoint(rt.unpack_starred)
@@ -331,7 +391,7 @@ def python_iter(value):
     """The `__iter__` of a user class (Python code, differentiated), or for a class that is a sequence through its
     `__getitem__` alone (Python's old iteration protocol) `_by_index`; else None."""
     cls = type(value)
-    if is_array_type(cls):
+    if is_array_type(cls) or cls is Items:
         return None
     method = getattr(cls, "__iter__", None)
     if isinstance(method, types.FunctionType):
@@ -385,16 +445,40 @@ def iterate(value):
         return items, back
     items = rt.iterate(value)
     if isinstance(value, dict):  # its keys: they carry no gradient back into the dict (was a crash: a list for it)
-        return items, lambda dy: (None,)
-    if isinstance(value, (set, frozenset)) or items is not value and hasattr(value, "shape"):
+        return items, lambda dy: (None if dy is None else keys_read(items, dy),)
+    if isinstance(value, (set, frozenset, Items)) or items is not value and hasattr(value, "shape"):
         # a set's cotangent is keyed by its elements; an array's rows are stacked
         return items, lambda dy: (like(value, list(dy)) if dy is not None else None,)
     return items, lambda dy: (dy,)
 
 
+class Items:
+    """What `iter(seq)` gives generated code: an iterator over a list of the items that knows how far it has got, so
+    that `next(it)` and a later walk of what is left (a for loop, list(it), sum(it)) give their items' cotangents at the
+    right positions. Its cotangent is a structural gradient whose `items` is a list of one cotangent per item, as for
+    any object (an outer level of nesting differentiates this class like a user's). A plain class, not slots:
+    `differentiable` looks into its items."""
+
+    def __init__(self, items):
+        self.items, self.at = items, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        at = self.at
+        if at == len(self.items):
+            raise StopIteration
+        self.at = at + 1
+        return self.items[at]
+
+    def __length_hint__(self):
+        return len(self.items) - self.at
+
+
 @adjoint(iter)
 def iter_(*args):
-    """`iter(seq)`: its iterator's cotangent is the list of its items' (see `iterate`)."""
+    """`iter(seq)`: its iterator's cotangent is the list of its items' (see `iterate` and `next_`)."""
     if len(args) != 1:
         if any(differentiable(a) for a in args):
             raise ZygoteError("zygotepy cannot differentiate iter(callable, sentinel)")
@@ -403,13 +487,43 @@ def iter_(*args):
     method = python_iter(seq)
     if method is _by_index:
         items, back = iterate(seq)
-        return iter(items), lambda dy: back(None if dy is None else list(dy))
+        return Items(items), lambda dy: back(_item_cotangents(dy))
     if method is not None:
         it, pb = J(method, seq)
         return it, lambda dy: (None if dy is None else pb(dy)[1],)
+    items = list(seq)
     if isinstance(seq, dict):  # its keys
-        return iter(seq), lambda dy: (None,)
-    return iter(seq), lambda dy: (None if dy is None else like(seq, list(dy)),)
+        return Items(items), lambda dy: (None if _item_cotangents(dy) is None else keys_read(items, dy["items"]),)
+    return Items(items), lambda dy: (None if _item_cotangents(dy) is None else like(seq, dy["items"]),)
+
+
+def _item_cotangents(dy):
+    """The list of item cotangents in an `Items` iterator's cotangent, or None."""
+    return None if dy is None else dy.get("items")
+
+
+@adjoint(next)
+def next_(it, *default):
+    """`next(it)`: on an iterator made by `iter` (`Items`), its item's cotangent goes to the item's position; an
+    exhausted one returns `default`, which takes the cotangent."""
+    if type(it) is list:
+        raise ZygoteError("zygotepy makes the iterators of zip, map, filter, enumerate and reversed lists, so next() "
+                          "cannot take their first item; index the list instead (list(zip(a, b))[0]), or call iter() "
+                          "on it first")
+    at = it.at if type(it) is Items else None
+    y = next(it, *default)
+    if at is None or it.at == at:
+        if at is None and differentiable(y):
+            raise ZygoteError(f"zygotepy cannot differentiate next() on a {type(it).__name__}: it cannot tell which "
+                              f"item came out; iterate a list (iter(list(...))) or use a for loop")
+        return y, lambda dy: (None, *(dy for _ in default))
+    n = len(it.items)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in default))
+        return (StructGrad({"items": [None] * at + [dy] + [None] * (n - at - 1)}), *(None for _ in default))
+    return y, back
 
 
 # --- sets: a set's cotangent is a dict from element to cotangent (elements are values, not positions) ---------------
@@ -597,9 +711,10 @@ def dict_put(d, key, value):
         if dy is None:
             return (None, None, None)
         g = dy.get(key)
-        if overwritten:  # the earlier value under `key` was replaced: it receives nothing
+        if overwritten:  # the earlier value under `key` was replaced: it receives nothing (its key object stays)
             dy = {k: None if k == key else v for k, v in dy.items()}  # no `**` display: nesting transforms this
-        return (dy, None, g)
+            return (dy, None, g)
+        return (dy, key_cotangent(key), g)
     return rt.dict_put(d, key, value), back
 
 
@@ -630,7 +745,8 @@ def dict_items(d):
     def back(dy):
         if dy is None:
             return (None,)
-        return ({k: p[1] for (k, _), p in zip(pairs, dy) if p is not None and p[1] is not None},)
+        keys = keys_read([k for k, _ in pairs], [None if p is None else p[0] for p in dy])
+        return ({k: p[1] for (k, _), p in zip(pairs, dy) if p is not None and p[1] is not None} or keys,)
     return pairs, back
 
 
@@ -666,7 +782,11 @@ def list_copy(lst):
 @adjoint(dict.copy)
 def dict_copy(d):
     """`d.copy()`: a new dict of the same values, linked to `d` by the caller as `list.copy` is."""
-    return d.copy(), lambda dy: (None if dy is None else dict(dy),)
+    return d.copy(), lambda dy: (None if dy is None else dict(dy),)  # `{}` when only keys were read: d's stores run
 
 
-nondifferentiable(dict.keys)
+@adjoint(dict.keys)
+def dict_keys(d):
+    """`d.keys()`: its cotangent is the list of its keys' (iterating the view), which pass nothing back into `d`."""
+    keys = list(d)
+    return d.keys(), lambda dy: (None if dy is None else keys_read(keys, list(dy)),)

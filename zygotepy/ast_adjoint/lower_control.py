@@ -171,7 +171,10 @@ class ControlFlow:
     def expr_ListComp(self, node, hint):
         return self.comprehension(node, [node.elt], rt.append, hint)
 
-    expr_GeneratorExp = expr_ListComp  # materialised: a generator's laziness is not observable in supported code
+    def expr_GeneratorExp(self, node, hint):
+        """Materialised as a list, handed out as an iterator over it: `next(v for v in xs if v > 0)` takes the first
+        item, a second walk finds it used up. Its laziness is not observable in supported code."""
+        return self.call(Const(iter), [self.expr_ListComp(node, hint)], hint=hint)
 
     def expr_SetComp(self, node, hint):
         return self.comprehension(node, [node.elt], rt.set_add, hint)

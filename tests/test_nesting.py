@@ -414,3 +414,25 @@ def test_an_inner_gradient_of_a_bound_method_or_callable_object_reaches_the_obje
 def test_second_order_through_sum_max_and_next(f, second):
     # sum's rule called itself with two starred arguments, which an outer level could not transform (it raised)
     assert d(d(f))(1.3) == pytest.approx(second(1.3), rel=1e-9)
+
+
+def _from_own_file(src, tag, namespace):
+    """`f` compiled from its own (registered) file: functions made this way have equal code objects."""
+    import linecache
+    filename = f"<test_nesting-{tag}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(compile(src, filename, "exec"), namespace)
+    return namespace["f"]
+
+
+def test_equal_code_objects_keep_their_own_transforms_at_second_order():
+    """The transform cache is keyed by code object identity: equal code objects (equality ignores the file and what
+    generated code binds as helpers) must never share a transform made for the other one."""
+    src = "def f(x):\n    return h(x) * x\n"
+    f_sin = _from_own_file(src, "sin", {"h": math.sin})
+    f_cos = _from_own_file(src, "cos", {"h": math.cos})
+    assert f_sin.__code__ == f_cos.__code__ and f_sin.__code__ is not f_cos.__code__
+    x = 0.7
+    for f, second in ((f_sin, 2 * math.cos(x) - x * math.sin(x)), (f_cos, -2 * math.sin(x) - x * math.cos(x))):
+        (d2,) = gradient(lambda t: gradient(f, t)[0], x)
+        assert d2 == pytest.approx(second, rel=1e-12)

@@ -22,7 +22,7 @@ from .nullness import simplify_backward
 from .source import get_source
 from .speculate import speculate
 
-_ARTEFACTS = {}     # (code object, need) -> Artefact
+_ARTEFACTS = {}     # (id of the code object, need) -> Artefact, which holds the code object alive (ids stay unique)
 LINE_MAPS = {}      # generated filename -> (user filename, {generated line: user line})
 
 
@@ -132,9 +132,12 @@ def transform(fn, need=None, functional=False):
 def artefact(fn, need=None, functional=False):
     if fn.__code__.co_filename.startswith("<zygotepy:"):
         functional = False  # generated code is transformed as nested code either way (adjoint.py): one artefact
-    key = (fn.__code__, need) if not functional else (fn.__code__, need, True)
+    # Keyed by identity, not by equality: equal code objects (same bytecode, constants and names; filename and
+    # enclosing state not compared) can come from different sources or generated levels, and a transform made for
+    # one of them is not the other's.
+    key = (id(fn.__code__), need, functional)
     art = _ARTEFACTS.get(key)
-    if art is None or art.generation != registry.generation[0]:
+    if art is None or art.code is not fn.__code__ or art.generation != registry.generation[0]:
         art = _ARTEFACTS[key] = transform(fn, need, functional)
     return art
 

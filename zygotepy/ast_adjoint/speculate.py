@@ -37,7 +37,7 @@ ENABLED = [True]    # tests switch inlining off to check that it changes no grad
 MAX_STATEMENTS = 16  # a callee's size limit, counted over all its regions
 MAX_DEPTH = 2        # inlined code may itself inline, this many levels deep
 
-_LOWERED = {}  # code object -> lowered Function, or None when it cannot be inlined
+_LOWERED = {}  # id of the code object -> (code object, lowered Function or None when it cannot be inlined)
 
 
 def _assigned(fn_ir):
@@ -57,8 +57,9 @@ def _globals_read(fn_ir):
 def _lowered(fn):
     """The callee's IR if it is small and self-contained enough to inline, else None (cached per code object)."""
     code = fn.__code__
-    if code in _LOWERED:
-        return _LOWERED[code]
+    known = _LOWERED.get(id(code))
+    if known is not None and known[0] is code:  # by identity: equal code objects may differ in source and globals
+        return known[1]
     ir = None
     plain = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
                                   | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR))
@@ -77,7 +78,7 @@ def _lowered(fn):
         if len(stmts) > MAX_STATEMENTS or ir.freevars or rebinds_param or in_place \
                 or any(isinstance(s, Def) for s in stmts):
             ir = None
-    _LOWERED[code] = ir
+    _LOWERED[id(code)] = (code, ir)
     return ir
 
 

@@ -60,17 +60,28 @@ def _unseen(where, parent):
         f"(for i in range(len(items)): items[i] ...)")
 
 
-def held_elsewhere(holder, item):
-    """Is `item` (a mutable object) inside `holder`, or an array sharing memory with it?"""
-    return _mutable(item) and _where_held(holder, item) is not None
+def held_elsewhere(holder, item, via):
+    """Is `item` (a mutable object) inside `holder`, or an array sharing memory with it, other than through `via` (the
+    container a loop walks, when it is itself inside `holder`: `for w in out["w"]`)?"""
+    return _mutable(item) and _outside(_where_held(holder, item), via)
+
+
+def _outside(plan, via):
+    """Does a `_where_held` plan reach its object by some path that does not pass through the object `via`?"""
+    if plan is None:
+        return False
+    if not isinstance(plan, tuple) or plan[0] not in ("seq", "dict", "obj"):
+        return True  # the object itself, an array view, or an opaque holder
+    return any(v is not via and _outside(sub, via) for _, v, sub in plan[1])
 
 
 def copied_error(where, container, holder):
     file, line, name, _ = where
     return ZygoteError(
-        f"{file}:{line}: zygotepy cannot differentiate updating the loop variable '{name}' in place: the loop walks "
-        f"a new {type(container).__name__} made from '{holder}' (by reversed(), sorted(), list(), a slice or another "
-        f"call), whose items are also in '{holder}', and the gradient cannot be routed from that copy back to "
+        f"{file}:{line}: zygotepy cannot differentiate updating the loop variable '{name}' in place: the items the "
+        f"loop walks are also held in '{holder}' outside the {type(container).__name__} it walks (that "
+        f"{type(container).__name__} is a copy made by reversed(), sorted(), list(), a slice or another call, or "
+        f"'{holder}' holds the items a second time), and the gradient cannot be routed from there back to "
         f"'{holder}'; index the container instead (for i in range(len({holder})): {holder}[i] ..., or "
         f"for i in reversed(range(len({holder}))): ...)")
 

@@ -13,6 +13,7 @@ import types
 from dataclasses import dataclass
 
 from ..adjoints import registry
+from ..errors import UnsupportedSyntax, ZygoteError
 from .adjoint import NESTED_SIZE, adjoint
 from .analysis import activity
 from .emit import emit
@@ -24,6 +25,7 @@ from .speculate import speculate
 
 _ARTEFACTS = {}     # (id of the code object, need) -> Artefact, which holds the code object alive (ids stay unique)
 LINE_MAPS = {}      # generated filename -> (user filename, {generated line: user line})
+_RULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "adjoints") + os.sep
 
 
 @dataclass
@@ -104,7 +106,17 @@ def transform(fn, need=None, functional=False):
     code = fn.__code__
     generation = registry.generation[0]
     src = get_source(fn)
-    ir, namer = lower(src, code, fn.__globals__)
+    try:
+        ir, namer = lower(src, code, fn.__globals__)
+    except UnsupportedSyntax as e:
+        if not code.co_filename.startswith(_RULES_DIR):
+            raise
+        raise ZygoteError(  # a rule's own code, transformed by an outer level: the user's line is in the notes
+            f"nested differentiation (a gradient of a gradient) cannot go through the rule "
+            f"{code.co_qualname if hasattr(code, 'co_qualname') else code.co_name} yet: its own code is not in the "
+            f"subset an outer level can transform ({e}); for updates in place (x[i] = v, lst.append), take second "
+            f"derivatives with hessian(f, x) (forward-over-reverse), making arrays that are filled in place with "
+            f"np.zeros_like(x)") from None
     nested = (functional or code.co_filename.startswith("<zygotepy:")) and NESTED_SIZE[0]
     if not nested:  # (inlining makes a guarded copy of each callee: code an outer level transforms stays one copy)
         speculate(ir, code, fn.__globals__, namer)

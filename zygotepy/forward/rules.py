@@ -270,3 +270,18 @@ def norm(fn, p, t, kw):
         raise ForwardModeError("forward mode supports np.linalg.norm(x) only (the 2-norm / Frobenius norm)")
     y = dispatch(fn, p, kw)
     return y, None if t[0] is None else np.sum(p[0] * t[0]) / y
+
+
+# --- fresh arrays shaped like a perturbed one ---------------------------------------------------------------------------
+@tangent_rule(np.zeros_like, np.ones_like, np.empty_like, np.full_like)
+def fresh_like(fn, p, t, kw):
+    """`out = np.zeros_like(x)` is usually filled in place next (`out[i] = f(x[i])`): for a real `x` carrying a
+    perturbation it is a Dual with a zero tangent, so a store keeps the value's tangent (a plain array cannot hold one,
+    and the store would fail). The fill value of `full_like` may carry a tangent itself."""
+    y = dispatch(fn, p, kw)
+    if np.result_type(strip(y)).kind not in "fc":
+        return y, None
+    if fn is np.full_like and "fill_value" in kw:
+        raise ForwardModeError("np.full_like: pass fill_value by position in forward mode")
+    fill = t[1] if fn is np.full_like else None
+    return y, np.zeros_like(strip(y)) if fill is None else np.full_like(strip(y), 0) + fill

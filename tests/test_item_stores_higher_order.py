@@ -1,0 +1,99 @@
+"""Second derivatives of functions that fill arrays in place: `hessian` (forward-over-reverse) and forward mode work
+when the array is made from the perturbed input (`np.zeros_like(x)` carries a zero tangent, so stores keep the values'
+tangents); an array made from constants, and a gradient of a gradient through a store, raise clear errors naming what
+to do instead, never a wrong number."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, derivative, gradient, hessian, pushforward
+from zygotepy.errors import ForwardModeError
+
+
+def fill_zeros_like(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        out[i] = math.sin(x[i]) * x[i]
+    return out.sum()
+
+
+def fill_empty_like_then_overwrite(x):
+    out = np.empty_like(x)
+    for i in range(len(x)):
+        out[i] = x[i] ** 3
+    out[0] = out[0] * x[1]
+    return (out * x).sum()
+
+
+def fill_full_like(x):
+    out = np.full_like(x, 2.0)
+    out[1] = x[0] * x[1]
+    return (out * x).sum()
+
+
+def fill_ones_like_slices(x):
+    out = np.ones_like(x)
+    out[1:] = x[:-1] * x[1:]
+    return np.sum(out ** 2)
+
+
+def _fd_hessian(f, x, eps=1e-5):
+    n = x.size
+    h = np.zeros((n, n))
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = eps
+        h[:, j] = (gradient(f, x + e)[0] - gradient(f, x - e)[0]) / (2 * eps)
+    return h
+
+
+@pytest.mark.parametrize("f", [fill_zeros_like, fill_empty_like_then_overwrite, fill_full_like,
+                               fill_ones_like_slices], ids=lambda f: f.__name__)
+def test_hessian_of_a_function_filling_an_array_in_place(f):
+    x = np.array([0.3, -0.8, 1.1])
+    np.testing.assert_allclose(hessian(f, x), _fd_hessian(f, x), rtol=1e-6, atol=1e-8)
+
+
+def test_hessian_of_the_fill_loop_matches_its_closed_form():
+    x = np.array([0.3, 0.8])
+    expected = np.diag(2 * np.cos(x) - x * np.sin(x))
+    np.testing.assert_allclose(hessian(fill_zeros_like, x), expected, rtol=1e-12)
+
+
+def test_pushforward_of_a_fill_loop():
+    x, v = np.array([0.3, 0.8, -1.2]), np.array([1.0, -2.0, 0.5])
+    (tangent,) = np.atleast_1d(pushforward(fill_zeros_like, x)(v))
+    assert tangent == pytest.approx(np.dot(np.cos(x) * x + np.sin(x), v), rel=1e-12)
+
+
+def test_derivative_of_a_scalar_through_a_zeros_like_buffer():
+    def f(a):
+        x = np.array([a, 2 * a])
+        out = np.zeros_like(x)
+        out[1] = x[0] * x[1]
+        return out.sum()
+    assert derivative(f, 0.7) == pytest.approx(4 * 0.7, rel=1e-12)
+
+
+def test_hessian_storing_into_an_array_made_from_constants_raises():
+    def f(x):
+        out = np.zeros(3)
+        out[1] = x[0] * x[1]
+        return out.sum()
+    with pytest.raises(ForwardModeError, match="plain array made from constants .*np.zeros_like"):
+        hessian(f, np.array([0.3, 0.8, 1.1]))
+
+
+def test_gradient_of_gradient_through_an_item_store_raises_naming_the_store():
+    def f(a):
+        x = np.array([a, 2 * a, 0.5])
+        out = np.zeros(3)
+        out[1] = x[0] * x[1]
+        return out.sum()
+    store_line = f.__code__.co_firstlineno + 3
+    with pytest.raises(ZygoteError, match="nested differentiation .*cannot go through the rule setitem") as caught:
+        gradient(lambda t: gradient(f, t)[0], 0.7)
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert re.search(rf"test_item_stores_higher_order.py, line {store_line}\b", notes), notes

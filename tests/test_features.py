@@ -1535,10 +1535,12 @@ def u_nonlocal(x):
 
 def u_class_inside(x):
     SIDE.append("class")
+    k = x * 3.0
 
     class K:  # UNSUPPORTED
-        pass
-    return x * 2.0
+        def scale(self, v):
+            return k * v  # reads the function's variable k: refused (a class on its own is supported)
+    return K().scale(x)
 
 
 def u_late(x):

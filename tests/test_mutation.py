@@ -582,7 +582,7 @@ class Counter:
 
 def test_method_updating_its_object_used_as_a_value():
     # (this raised: a method of a class of the module's namespace, called for its value, now goes through valuecall,
-    # like a call statement; a class defined inside a function is not seen by the transform: that call still raises)
+    # like a call statement; a class defined inside the function is looked up too: tests/test_local_classes.py)
     def f(x):
         c = Counter(1.0)
         y = c.bump(x)

@@ -11,7 +11,7 @@ from .structures import iterate, like, python_iter
 from ..ast_adjoint.dispatch import J
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
-                  any, all, chr, ord, format)
+                  any, all, chr, ord, format, builtins.__build_class__)  # (a class statement inside a function)
 
 
 @adjoint(builtins.pow)

@@ -30,7 +30,7 @@ _CMP = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator
 _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_J", dispatch.J_kw: "_J_kw",
               dispatch.J_need: "_J_need",
               rt.acc_var: "_acc", rt.SCALARS: "_SC", rt.NATIVE: "_NATIVE", dispatch.J_args: "_J",
-              dispatch.J_handing: "_J_handing"}
+              dispatch.J_handing: "_J_handing", __build_class__: "_build_class"}
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()

@@ -62,7 +62,7 @@ COMPARE = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, ga
 UNSUPPORTED = {gast.Try: "try/except", gast.AsyncWith: "async with",
                gast.AsyncFor: "async for", gast.AsyncFunctionDef: "async def", gast.Yield: "yield",
                gast.YieldFrom: "yield from", gast.Await: "await", gast.Global: "a global statement",
-               gast.Nonlocal: "a nonlocal statement", gast.ClassDef: "a class defined inside a function",
+               gast.Nonlocal: "a nonlocal statement",
                gast.Import: "import inside a function",
                gast.ImportFrom: "import inside a function"}
 if hasattr(gast, "Match"):
@@ -517,8 +517,18 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                 type(method) is types.FunctionType and may_update_in_place(method)
                 for value in self.globals.values()
                 if isinstance(value, type) and value.__module__.partition(".")[0] not in _LIBRARY_PACKAGES
-                for method in [inspect.getattr_static(value, name, None)])
+                for method in [inspect.getattr_static(value, name, None)]) or any(
+                may_update_in_place(method) for method in self.local_methods(name))
         return known[name]
+
+    def local_methods(self, name):
+        """The methods `name` of the classes defined in this function's body (as functions of their own code, for
+        reading their source: they do not exist until the class statement runs)."""
+        classes = {n.name for n in gast.walk(self.source_node) if isinstance(n, gast.ClassDef)}
+        return [types.FunctionType(method, self.globals, name, None,
+                                   tuple(types.CellType() for _ in method.co_freevars))
+                for body in self.code.co_consts if hasattr(body, "co_code") and body.co_name in classes
+                for method in body.co_consts if hasattr(method, "co_code") and method.co_name == name]
 
     def has_updating_calls(self, nodes):
         """Does this code call, for its value, a helper or a method that `expr_Call` sends through `valuecall` (so a
@@ -686,6 +696,34 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
             self.fail("a decorated nested function", node)
         out = self.define(node, node.name, node.name)
         self.bind(node.name, out)
+
+    def stmt_ClassDef(self, node):
+        """A class defined inside the function: made at run time from the user's own class-body code object (its
+        methods keep their source and are differentiated when called, as a module-level class's are). Its body and
+        methods must not read the function's variables other than the class's own name: those would be cells the
+        class creation hides from the data flow (a gradient to them would be lost), so that is refused, naming them."""
+        line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        matches = [c for c in self.inner_codes if c.co_name == node.name and c.co_firstlineno == line]
+        if not matches:
+            self.fail(f"the class '{node.name}' (its code object was not found)", node)
+        body = matches[0]
+        read = [n for n in body.co_freevars if n != node.name]  # (its own name: `return Scale(...)` in a method)
+        if read:
+            read = ", ".join(f"'{n}'" for n in read)
+            self.fail(f"a class defined inside a function whose body or methods read the function's variables ({read})",
+                      node, "define the class at module level, or pass those values to its constructor")
+        if node.keywords:
+            self.fail("a class statement with keywords (metaclass=...) inside a function", node)
+        self.inner_codes.remove(body)
+        decorators = [self.expr(d) for d in node.decorator_list]
+        bases = [self.expr(b) for b in node.bases]
+        make_body = self.temp("_class_body")
+        self.emit(Def(make_body, body, tuple(Var(f"{n}_cell") for n in body.co_freevars), None, None, line, ()))
+        hint = node.name if not decorators else "_class"
+        cls = self.call(Const(builtins.__build_class__), [make_body, Const(node.name), *bases], hint=hint)
+        for k, decorator in enumerate(reversed(decorators)):
+            cls = self.call(decorator, [cls], hint=node.name if k == len(decorators) - 1 else "_class")
+        self.bind(node.name, cls)
 
     def define(self, node, name, hint):
         """A nested def/lambda: bound at run time from the user's own code object (so it keeps its source)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from ..adjoints import registry
 from ..adjoints.registry import find_rule, find_scalar
-from . import dispatch, inline, specialize
+from . import dispatch, inline, items, specialize
 from . import mutate as mt
 from . import runtime as rt
 from .analysis import callee_object, cell_values, saved_objects
@@ -70,6 +70,10 @@ class AdjointPass(FastPaths):
         self.type_of = {}      # Var -> the atom whose `type(...)` it holds
         self.facts = {}        # Var -> atoms that are Python numbers (`type(a) in _SC`) whenever the Var is true
         self.known = [frozenset()]  # per open region: atoms a guard enclosing it proved to be Python numbers
+        self.steady = [{}]     # per open loop: the values it carries unchanged -> their value at entry
+        self.runs = [{}]       # per open loop: array -> the Var of its ItemRun (items.py), once a store takes the item path
+        self.item_roots = {}   # a store's output -> the array it stores into, first version in the loop
+        self.buffers = [{}]    # per open loop: array it carries unchanged -> the Var of its reads' cotangent buffer
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
     def dvar(self, v):
@@ -201,6 +205,9 @@ class AdjointPass(FastPaths):
             back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
             back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
         if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
+            item = self.item_path(s, target, pb, dy, forward, back)
+            if item is not None:
+                return item
             return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates)
 
@@ -351,16 +358,27 @@ class AdjointPass(FastPaths):
         self.loop_depth += 1
         self.hoisted.append((len(self.defined) - 1, {}))
         self.candidates.append([])
+        self.steady.append({c.var: c.init for c in s.carries if c.next == c.var and isinstance(c.init, Var)})
+        self.runs.append({})
+        self.buffers.append({})
         test_fwd, test_bwd = self.region(s.test)
         assert not test_bwd, "a loop condition carries no gradient"
         body_fwd, body_bwd = self.region(s.body)
         guards = [Assign(v, test) for v, test in self.hoisted.pop()[1].values()]
         candidates = self.candidates.pop()
+        self.steady.pop()
+        runs = self.runs.pop()
+        buffers = self.buffers.pop()
         self.loop_depth -= 1
         record = self.close_region()
+        # the journals of the stores that take the item path, one per execution of the loop and array
+        self.define(*runs.values())
+        guards[:0] = [Assign(run, _call(items.ItemRun)) for run in runs.values()]
+        closes = [Assign(Var("_"), _call(rt.callmethod, run, Const("close")), s.line) for run in runs.values()]
         inits, nexts = self.parallel(s.carries, "init"), self.parallel(s.carries, "next")
         if not body_bwd and not carries:
-            return [*guards, *inits, Loop([], body_fwd + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line)], []
+            return [*guards, *inits, Loop([], body_fwd + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line),
+                    *closes], []
         stack = Var(self.namer.fresh("_stack"))
         self.define(stack)
         self.need(stack)
@@ -396,6 +414,10 @@ class AdjointPass(FastPaths):
             self.define(flag)
             self.need(flag)
             fwd, bwd = fwd[:-1] + versioned[0], collect + versioned[1]
+        fwd += closes
+        if buffers:  # the item reads' cotangents (items.py), added once the loop is done
+            bwd = [Assign(b, Const(None)) for b in buffers.values()] + bwd
+            bwd += [Assign(self.dvar(x), _call(items.buffer_grads, self.dvar(x), b)) for x, b in buffers.items()]
         for c in carries:
             bwd += self.acc(c.init, self.dvar(c.var)) + [Assign(self.dvar(c.var), Const(None))]
         return fwd, bwd + tail

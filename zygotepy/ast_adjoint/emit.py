@@ -9,7 +9,7 @@ source line above each block and know which generated line came from which user 
 import ast
 import operator
 
-from . import dispatch, inline, printer
+from . import dispatch, inline, items, printer
 from . import runtime as rt
 from .fastpath import Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
@@ -30,7 +30,9 @@ _CMP = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator
 _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_J", dispatch.J_kw: "_J_kw",
               dispatch.J_need: "_J_need",
               rt.acc_var: "_acc", rt.SCALARS: "_SC", rt.NATIVE: "_NATIVE", dispatch.J_args: "_J",
-              dispatch.J_handing: "_J_handing"}
+              dispatch.J_handing: "_J_handing", items.ItemRun: "_ItemRun", items.add_item: "_add_item",
+              items.item_back: "_item_back", items.is_vector: "_is_vector", items.item_grads: "_item_grads",
+              items.buffer_grads: "_buffer_grads"}
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()
@@ -137,6 +139,8 @@ class Emitter:
             return ast.Call(ast.Attribute(args[0], "append", ast.Load()), args[1:], [])
         if fn is rt.is_scalar:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.SCALARS)])
+        if fn is items.is_int:
+            return ast.Compare(ast.Call(self.helper(type), args, []), [ast.Is()], [_name("int")])
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])
         if fn is rt.all_true:
@@ -201,6 +205,8 @@ class Emitter:
         return out
 
     def assign(self, s):
+        if s.value == s.out:  # (a fast path's `y = x` that tidy made `x = x`)
+            return []
         value = self.call(s.value) if type(s.value) is Call else self.atom(s.value)
         if type(s.out) is Var and s.out.name == "_":
             return [ast.Expr(value)]
@@ -211,6 +217,9 @@ class Emitter:
         c = s.value
         if not (type(c) is Call and type(c.fn) is Const and type(s.out) is Var and not c.kwargs and c.star is None):
             return None
+        if c.fn.value is items.add_at:  # `_ = add_at(a, i, g)`: `a[i] += g`
+            a, i, g = (self.atom(x) for x in c.args)
+            return [ast.AugAssign(ast.Subscript(a, i, _STORE), ast.Add(), g)]
         try:
             op = _INPLACE.get(c.fn.value)
         except TypeError:

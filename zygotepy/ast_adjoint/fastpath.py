@@ -1,13 +1,19 @@
 """The guarded shortcuts of the adjoint pass (a mixin of `adjoint.AdjointPass`): a built-in rule called directly,
 and the inline scalar derivative, each behind run-time guards, with guards on loop-invariant values hoisted out of the
 innermost loop. They only make generated code faster: tests/ast_adjoint/test_specialize.py checks that the fast and
-the general paths give the same gradients.
+the general paths give the same gradients. So do the item paths (items.py) for `x[i]` and `out[i] = v` in loops
+(tests/test_item_paths.py).
 """
+import operator
+import re
 from dataclasses import dataclass
 
-from . import dispatch, inline, specialize
+from . import dispatch, inline, items, specialize
+from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Global, If, Var
+
+ITEM_PATHS = [True]  # items of 1-d float64 arrays read and stored in loops skip the rules; tests switch it off
 
 
 @dataclass(frozen=True)
@@ -52,17 +58,23 @@ class FastPaths:
         return tests
 
 
-    def hoist(self, test, atom):
-        """A guard on a value the innermost loop does not change is computed once, before the loop."""
+    def hoist(self, test, atom, steady=False):
+        """A guard on a value the innermost loop does not change is computed once, before the loop. `steady`: a
+        value the loop carries unchanged counts as unchanged (the guard tests its value at entry; only for guards of
+        what an update in place cannot change, such as an array's type, dtype and rank)."""
         if not self.hoisted:
             return test
         start, tests = self.hoisted[-1]
         if isinstance(atom, Var) and any(atom in d for d in self.defined[start:]):
-            return test
+            atom = self.steady[-1].get(atom) if steady else None
+            if atom is None:
+                return test
+            test = Call(test.fn, (atom,))
         key = (atom, test.fn)
         if key not in tests:
             name = atom.name if isinstance(atom, Var) else atom.path.replace(".", "_")
-            kind = {rt.is_scalar: "scalar", rt.is_native: "native"}.get(test.fn.value, "known")
+            kind = {rt.is_scalar: "scalar", rt.is_native: "native", items.is_vector: "vector"}.get(test.fn.value,
+                                                                                                     "known")
             tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)
         return tests[key][0]
 
@@ -112,3 +124,63 @@ class FastPaths:
         if mutates:
             return [forward], [back] + self.reset(y)
         return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y)
+
+    # --- items of arrays in loops (items.py) ---------------------------------------------------------------------------
+    def item_path(self, s, target, pb, dy, generic_fwd, generic_bwd):
+        """`y = x[i]` or `x_new = setitem(x, i, v)` in a loop, guarded: on 1-d float64 arrays and int indices the read
+        records its index alone (in the pullback slot `pb`, an int there) and the store records into its loop's
+        ItemRun (`pb` is None); anything else takes the general path. None when the statement has no item path."""
+        call = s.value
+        if not ITEM_PATHS[0] or self.nested or not self.loop_depth or call.kwargs or call.star is not None \
+                or not isinstance(call.fn, Const) or not isinstance(call.args[0], Var):
+            return None
+        index = call.args[1] if len(call.args) > 1 else None
+        if not (isinstance(index, Var) or isinstance(index, Const) and type(index.value) is int):
+            return None
+        if target is operator.getitem and len(call.args) == 2 and self.is_active(call.args[0]):
+            return self.item_read(s, pb, dy, generic_fwd, generic_bwd)
+        if target is mt.setitem and len(call.args) == 3 and call.args[2] != call.args[0]:
+            return self.item_store(s, pb, dy, generic_fwd, generic_bwd)
+        return None
+
+    def item_read(self, s, pb, dy, generic_fwd, generic_bwd):
+        x, i = s.value.args
+        guard = [self.hoist(_call(items.is_vector, x), x, steady=True)]
+        if isinstance(i, Var):
+            guard.append(_call(items.is_int, i))
+        fast = [Assign(pb, i, s.line), Assign(s.out, s.value, s.line)]
+        forward = If(_call(rt.all_true, *guard), fast, generic_fwd, line=s.line)
+        dx = self.dvar(self.cells.get(x.name, x))
+        init = self.steady[-1].get(x)
+        shape = self.need(init if init is not None else x)  # (x's value at loop entry, if the loop leaves x alone)
+        if init is None:  # into dx, in place when the backward alone holds it
+            fast_bwd = [Assign(dx, _call(items.add_item, dx, shape, pb, dy), s.line)]
+        else:  # into the loop's own buffer, added to dx after the loop (stmt_Loop)
+            buffers = self.buffers[-1]
+            if x not in buffers:
+                buffers[x] = Var(self.namer.fresh("d" + init.name.lstrip("_") + "_items"))
+            buf = buffers[x]
+            ready = _call(rt.all_true, _call(rt.is_not_none, buf), _call(rt.is_scalar, dy))
+            add = [Assign(Var("_"), _call(items.add_at, buf, pb, dy), s.line)]
+            first = [Assign((buf, dx), _call(items.item_grads, buf, dx, shape, pb, dy), s.line)]
+            fast_bwd = [If(ready, add, first, line=s.line)]
+        back = If(_call(items.is_int, pb), fast_bwd, generic_bwd, line=s.line)
+        return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(s.out)
+
+    def item_store(self, s, pb, dy, generic_fwd, generic_bwd):
+        """The slot `pb` gets the value overwritten (a NumPy float) from the run's `put`, or None: the general path."""
+        x, i, v = s.value.args
+        root = self.item_roots.get(x, x)  # (stores into the same array, one after the other, share one run)
+        self.item_roots[s.out] = root
+        runs = self.runs[-1]
+        if root not in runs:
+            runs[root] = Var(self.namer.fresh(re.sub(r"_\d+$", "", root.name).lstrip("_") + "_items"))
+        run = self.need(runs[root])
+        self.need(i)
+        put = Assign(pb, Call(Const(rt.callmethod), (run, Const("put"), x, i, v)), s.line)
+        forward = [put, If(_is_none(pb), generic_fwd, [Assign(s.out, x, s.line)], line=s.line)]
+        into = [self.dvar(self.cells.get(a.name, a)) if self.is_active(a) else None for a in (x, v)]
+        outs = tuple(d if d is not None else Var("_") for d in into)
+        args = (dy, run, i, pb, *(d if d is not None else Const(None) for d in into))
+        fast_bwd = [Assign(outs, _call(items.item_back, *args), s.line)]
+        return forward, [If(_call(rt.is_scalar, pb), fast_bwd, generic_bwd, line=s.line)] + self.reset(s.out)

@@ -73,6 +73,7 @@ class AdjointPass(FastPaths):
         self.steady = [{}]     # per open loop: the values it carries unchanged -> their value at entry
         self.runs = [{}]       # per open loop: array -> the Var of its ItemRun (items.py), once a store takes the item path
         self.item_roots = {}   # a store's output -> the array it stores into, first version in the loop
+        self.targets = [(None, None)]  # per open loop: its target and what it walks
         self.buffers = [{}]    # per open loop: array it carries unchanged -> the Var of its reads' cotangent buffer
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
@@ -361,6 +362,7 @@ class AdjointPass(FastPaths):
         self.steady.append({c.var: c.init for c in s.carries if c.next == c.var and isinstance(c.init, Var)})
         self.runs.append({})
         self.buffers.append({})
+        self.targets.append((s.target, s.iter))
         test_fwd, test_bwd = self.region(s.test)
         assert not test_bwd, "a loop condition carries no gradient"
         body_fwd, body_bwd = self.region(s.body)
@@ -369,13 +371,15 @@ class AdjointPass(FastPaths):
         self.steady.pop()
         runs = self.runs.pop()
         buffers = self.buffers.pop()
+        self.targets.pop()
         self.loop_depth -= 1
         record = self.close_region()
         # the journals of the stores that take the item path, one per execution of the loop and array
         self.define(*runs.values())
         guards[:0] = [Assign(run, _call(items.ItemRun)) for run in runs.values()]
         closes = [Assign(Var("_"), _call(rt.callmethod, run, Const("close")), s.line) for run in runs.values()]
-        inits, nexts = self.parallel(s.carries, "init"), self.parallel(s.carries, "next")
+        # (a value the loop leaves alone needs no `x_2 = x_2` per iteration)
+        inits, nexts = self.parallel(s.carries, "init"), self.parallel([c for c in s.carries if c.next != c.var], "next")
         if not body_bwd and not carries:
             return [*guards, *inits, Loop([], body_fwd + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line),
                     *closes], []

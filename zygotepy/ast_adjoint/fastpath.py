@@ -73,8 +73,8 @@ class FastPaths:
         key = (atom, test.fn)
         if key not in tests:
             name = atom.name if isinstance(atom, Var) else atom.path.replace(".", "_")
-            kind = {rt.is_scalar: "scalar", rt.is_native: "native", items.is_vector: "vector"}.get(test.fn.value,
-                                                                                                     "known")
+            kinds = {rt.is_scalar: "scalar", rt.is_native: "native", items.is_vector: "vector", rt.is_range: "range"}
+            kind = kinds.get(test.fn.value, "known")
             tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)
         return tests[key][0]
 
@@ -146,7 +146,10 @@ class FastPaths:
     def item_read(self, s, pb, dy, generic_fwd, generic_bwd):
         x, i = s.value.args
         guard = [self.hoist(_call(items.is_vector, x), x, steady=True)]
-        if isinstance(i, Var):
+        target, walked = self.targets[-1]
+        if i == target and isinstance(walked, Var):  # `for i in range(...)`: checked once, before the loop
+            guard.append(self.hoist(_call(rt.is_range, walked), walked))
+        elif isinstance(i, Var):
             guard.append(_call(items.is_int, i))
         fast = [Assign(pb, i, s.line), Assign(s.out, s.value, s.line)]
         forward = If(_call(rt.all_true, *guard), fast, generic_fwd, line=s.line)

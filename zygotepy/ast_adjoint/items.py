@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from . import runtime as rt
-from .mutate import ENTRIES, LOG
+from .mutate import ENTRIES, LOG, PASSED_THROUGH
 
 F64 = np.dtype(np.float64)
 _FLOATS = (float, np.float64)
@@ -79,11 +79,15 @@ class ItemRun:
     indices, and when the loop is over (`close`) records what the array then holds there and joins mutate.ENTRIES,
     after every entry made inside the loop: a `redo` replays those first, then this one, so the array ends as the loop
     left it whatever the order of the stores among them. The record is the whole array when the stores were many, the
-    stored items when they were few (a loop storing twice into a long array keeps two values, not a copy)."""
-    __slots__ = ("x", "xid", "indices", "after", "undone")
+    stored items when they were few (a loop storing twice into a long array keeps two values, not a copy).
+
+    mutate.LOG hears of the array at its first store, which is what checks of a call's arguments after the call and of
+    a global's reads look for (is the id there), and at every store while a container method's argument is watched
+    (PASSED_THROUGH: `may_have_changed` asks whether the id came after a mark)."""
+    __slots__ = ("x", "xid", "indices", "after", "undone", "grad")
 
     def __init__(self):
-        self.x = self.xid = self.after = None
+        self.x = self.xid = self.after = self.grad = None  # grad: the cotangent array the backward last returned
         self.indices = []
         self.undone = False
 
@@ -97,8 +101,10 @@ class ItemRun:
             return None
         old = x[i]
         x[i] = v
-        self.indices.append(i)
-        LOG.append(self.xid)
+        indices = self.indices
+        if not indices or PASSED_THROUGH:  # (see below)
+            LOG.append(self.xid)
+        indices.append(i)
         return old
 
     def close(self):
@@ -127,16 +133,21 @@ def item_back(dy, run, i, old, dx, dv):
     run.undone = True
     if dy is None:
         return dx, dv
-    if type(dy) is np.ndarray and dy.dtype is F64 and dy.shape == x.shape:
-        g = dy.item(i)  # (a Python float: the backward's scalar arithmetic is faster on those)
+    if dy is run.grad:  # what the previous store's backward returned: a float64 array of x's shape, its own memory
+        if sys.getrefcount(dy) > _HOLDERS + 1 or not rt.ACC_IN_PLACE[0]:  # (+1: run.grad)
+            dy = dy.copy()
+    elif type(dy) is np.ndarray and dy.dtype is F64 and dy.shape == x.shape:
         # dy is the caller's dead cotangent: reuse it when its one variable alone holds it (runtime.owned)
         if not (dy.base is None and sys.getrefcount(dy) <= _HOLDERS and dy.flags.writeable and rt.ACC_IN_PLACE[0]):
             dy = dy.copy()
-        dy[i] = 0.0
-        return dy if dx is None else rt.acc(dx, dy), g if dv is None else rt.acc(dv, g)
-    from ..adjoints.mutation import _item_cotangents  # another kind of cotangent (complex, forward mode's duals)
-    grads = _item_cotangents(dy, i, old)
-    return rt.acc(dx, grads[0]), rt.acc(dv, grads[2])
+    else:
+        from ..adjoints.mutation import _item_cotangents  # another kind of cotangent (complex, forward mode's duals)
+        grads = _item_cotangents(dy, i, old)
+        return rt.acc(dx, grads[0]), rt.acc(dv, grads[2])
+    g = dy.item(i)  # (a Python float: the backward's scalar arithmetic is faster on those)
+    dy[i] = 0.0
+    run.grad = dy
+    return dy if dx is None else rt.acc(dx, dy), g if dv is None else rt.acc(dv, g)
 
 
 def _holder_count():

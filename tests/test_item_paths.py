@@ -191,6 +191,46 @@ def saved_array(x):
     return s + out.sum()
 
 
+def store_in_a_branch(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        if i % 2:  # (the loop carries a join of out's versions: the run's own guard, per store)
+            out[i] = x[i] * out[i - 1] + 1.0
+        else:
+            out[i] = x[i] * 2.0
+    return (out * x).sum()
+
+
+def a_new_array_per_iteration(x):
+    s = 0.0
+    for i in range(len(x)):
+        buf = np.zeros(2)  # the run takes the first one; the others take the general path
+        buf[0] = x[i]
+        buf[1] = x[i] * buf[0]
+        s += buf.sum() * x[i]
+    return s
+
+
+def through_a_view_of_the_read_array(x):
+    y = x * 1.0
+    v = y[1:]
+    s = 0.0
+    for i in range(len(x) - 1):
+        v[i] = y[i] * 2.0  # writes y[i + 1] through the view
+        s += y[i + 1] * x[i]  # reads it through y
+    return s + (y * y).sum()
+
+
+def through_a_reshaped_view(x):
+    y = x * 1.0
+    m = y.reshape(2, -1)
+    s = 0.0
+    for i in range(len(x) // 2):
+        m[1, i] = y[i] * 3.0  # writes the second half of y
+        s += y[i + len(x) // 2] * x[i]
+    return s + (y * x).sum()
+
+
 def _x(n=6):
     return np.linspace(0.3, 1.4, n)
 
@@ -218,6 +258,10 @@ ROWS = [
     ("two_arrays", two_arrays, lambda: (_x(),)),
     ("list_reads", list_reads, lambda: (_x(),)),
     ("saved_array", saved_array, lambda: (_x(),)),
+    ("store_in_a_branch", store_in_a_branch, lambda: (_x(),)),
+    ("a_new_array_per_iteration", a_new_array_per_iteration, lambda: (_x(),)),
+    ("through_a_view_of_the_read_array", through_a_view_of_the_read_array, lambda: (_x(),)),
+    ("through_a_reshaped_view", through_a_reshaped_view, lambda: (_x(),)),
 ]
 IDS = [r[0] for r in ROWS]
 
@@ -272,9 +316,14 @@ def test_arguments_end_as_one_call_leaves_them(name, f, make):
             np.testing.assert_array_equal(a, p)
 
 
+def test_a_store_the_loop_cannot_check_before_it_checks_itself():
+    text = zygotepy.show_adjoint(store_in_a_branch)
+    assert "out_items.put(" in text and "_item_back(" in text
+
+
 def test_the_item_paths_run_on_the_fill_loop():
     text = zygotepy.show_adjoint(fill)
-    assert "out_items.put(out_2, i, " in text and "_item_back(" in text and "dx_items[" in text
+    assert "out_items_note(i)" in text and "_item_back(" in text and "dx_items[" in text
     off = _switched(False, lambda: zygotepy.show_adjoint(fill))
     assert "_items" not in off
 

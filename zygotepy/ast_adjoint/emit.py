@@ -32,7 +32,7 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
               rt.acc_var: "_acc", rt.SCALARS: "_SC", rt.NATIVE: "_NATIVE", dispatch.J_args: "_J",
               dispatch.J_handing: "_J_handing", items.ItemRun: "_ItemRun", items.add_item: "_add_item",
               items.item_back: "_item_back", items.is_vector: "_is_vector", items.item_grads: "_item_grads",
-              items.buffer_grads: "_buffer_grads"}
+              items.REALS: "_REALS", items.buffer_grads: "_buffer_grads"}
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()
@@ -139,6 +139,8 @@ class Emitter:
             return ast.Call(ast.Attribute(args[0], "append", ast.Load()), args[1:], [])
         if fn is rt.is_scalar:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.SCALARS)])
+        if fn is items.is_real:
+            return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(items.REALS)])
         if fn is items.is_int:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.Is()], [_name("int")])
         if fn is rt.is_native:
@@ -220,6 +222,9 @@ class Emitter:
         if c.fn.value is items.add_at:  # `_ = add_at(a, i, g)`: `a[i] += g`
             a, i, g = (self.atom(x) for x in c.args)
             return [ast.AugAssign(ast.Subscript(a, i, _STORE), ast.Add(), g)]
+        if c.fn.value is items.store:  # `_ = store(x, i, v)`: `x[i] = v`
+            x, i, v = (self.atom(a) for a in c.args)
+            return [_assign(ast.Subscript(x, i, _STORE), v)]
         try:
             op = _INPLACE.get(c.fn.value)
         except TypeError:

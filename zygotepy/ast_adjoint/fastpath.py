@@ -65,8 +65,8 @@ class FastPaths:
         if not self.hoisted:
             return test
         start, tests = self.hoisted[-1]
-        if isinstance(atom, Var) and any(atom in d for d in self.defined[start:]):
-            atom = self.steady[-1].get(atom) if steady else None
+        if isinstance(atom, Var) and any(atom in d for d in self.defined[start:]):  # (SSA: a Var is defined once)
+            atom = self.same[-1].get(atom) if steady else None
             if atom is None:
                 return test
             test = Call(test.fn, (atom,))
@@ -145,12 +145,8 @@ class FastPaths:
 
     def item_read(self, s, pb, dy, generic_fwd, generic_bwd):
         x, i = s.value.args
-        guard = [self.hoist(_call(items.is_vector, x), x, steady=True)]
-        target, walked = self.targets[-1]
-        if i == target and isinstance(walked, Var):  # `for i in range(...)`: checked once, before the loop
-            guard.append(self.hoist(_call(rt.is_range, walked), walked))
-        elif isinstance(i, Var):
-            guard.append(_call(items.is_int, i))
+        root = self.item_roots.get(x, x)  # (an item store's result is its array: the same object as the root)
+        guard = [self.hoist(_call(items.is_vector, root), root, steady=True), *self.index_guard(i)]
         fast = [Assign(pb, i, s.line), Assign(s.out, s.value, s.line)]
         forward = If(_call(rt.all_true, *guard), fast, generic_fwd, line=s.line)
         dx = self.dvar(self.cells.get(x.name, x))
@@ -170,18 +166,44 @@ class FastPaths:
         back = If(_call(items.is_int, pb), fast_bwd, generic_bwd, line=s.line)
         return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(s.out)
 
+    def index_guard(self, i):
+        """The guards that index `i` is a Python int: none for a constant, one test before the loop for the variable
+        of a loop over a range, else a test per use."""
+        target, walked = self.targets[-1]
+        if i == target and isinstance(walked, Var):
+            return [self.hoist(_call(rt.is_range, walked), walked)]
+        return [_call(items.is_int, i)] if isinstance(i, Var) else []
+
     def item_store(self, s, pb, dy, generic_fwd, generic_bwd):
-        """The slot `pb` gets the value overwritten (a NumPy float) from the run's `put`, or None: the general path."""
+        """The slot `pb` gets the value overwritten (a NumPy float), or a pullback on the general path. When the loop
+        carries the array as one object, the guard is tested before the loop and the generated code stores itself
+        (`out[i] = v`, noting `i` in the run); else the run's `put` tests and stores."""
         x, i, v = s.value.args
+        if isinstance(v, Const) and type(v.value) not in items.REALS:
+            return None
         root = self.item_roots.get(x, x)  # (stores into the same array, one after the other, share one run)
         self.item_roots[s.out] = root
+        init = self.same[-1].get(root)
         runs = self.runs[-1]
         if root not in runs:
-            runs[root] = Var(self.namer.fresh(re.sub(r"_\d+$", "", root.name).lstrip("_") + "_items"))
-        run = self.need(runs[root])
+            name = self.namer.fresh(re.sub(r"_\d+$", "", root.name).lstrip("_") + "_items")
+            note = Var(self.namer.fresh(name + "_note")) if init is not None else None
+            runs[root] = (Var(name), (init,) if init is not None else (), note)
+        run, _, note = runs[root]
+        self.need(run)
         self.need(i)
-        put = Assign(pb, Call(Const(rt.callmethod), (run, Const("put"), x, i, v)), s.line)
-        forward = [put, If(_is_none(pb), generic_fwd, [Assign(s.out, x, s.line)], line=s.line)]
+        if init is not None:
+            guard = [self.hoist(_call(items.is_vector, root), root, steady=True), *self.index_guard(i)]
+            if isinstance(v, Var):
+                guard.append(_call(items.is_real, v))
+            fast = [Assign(pb, Call(Const(operator.getitem), (x, i)), s.line),
+                    Assign(Var("_"), _call(items.store, x, i, v), s.line),
+                    Assign(Var("_"), Call(note, (i,)), s.line),
+                    Assign(s.out, x, s.line)]
+            forward = [If(_call(rt.all_true, *guard), fast, generic_fwd, line=s.line)]
+        else:
+            put = Assign(pb, Call(Const(rt.callmethod), (run, Const("put"), x, i, v)), s.line)
+            forward = [put, If(_is_none(pb), generic_fwd, [Assign(s.out, x, s.line)], line=s.line)]
         into = [self.dvar(self.cells.get(a.name, a)) if self.is_active(a) else None for a in (x, v)]
         outs = tuple(d if d is not None else Var("_") for d in into)
         args = (dy, run, i, pb, *(d if d is not None else Const(None) for d in into))

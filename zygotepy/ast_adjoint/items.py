@@ -17,10 +17,10 @@ import sys
 import numpy as np
 
 from . import runtime as rt
-from .mutate import ENTRIES, LOG, PASSED_THROUGH
+from .mutate import ENTRIES, ITEM_ARRAYS, LOG, PASSED_THROUGH
 
 F64 = np.dtype(np.float64)
-_FLOATS = (float, np.float64)
+REALS = frozenset((float, np.float64))  # the values a store on the item path writes (an int written is data)
 
 
 def is_vector(x):
@@ -30,6 +30,15 @@ def is_vector(x):
 
 def is_int(i):
     return type(i) is int
+
+
+def is_real(v):
+    return type(v) in REALS
+
+
+def store(x, i, v):
+    """Generated code's `x[i] = v` (emitted as that statement)."""
+    x[i] = v
 
 
 def add_at(a, i, g):
@@ -84,12 +93,18 @@ class ItemRun:
     mutate.LOG hears of the array at its first store, which is what checks of a call's arguments after the call and of
     a global's reads look for (is the id there), and at every store while a container method's argument is watched
     (PASSED_THROUGH: `may_have_changed` asks whether the id came after a mark)."""
-    __slots__ = ("x", "xid", "indices", "after", "undone", "grad")
+    __slots__ = ("x", "xid", "indices", "after", "undone", "grad", "note")
 
-    def __init__(self):
+    def __init__(self, x=None):
+        """`x`: the array, when the loop stores into one object throughout (the generated code then stores itself,
+        guarded once before the loop, and notes each index with `note`); else the first store fixes it (`put`)."""
         self.x = self.xid = self.after = self.grad = None  # grad: the cotangent array the backward last returned
         self.indices = []
+        self.note = self.indices.append
         self.undone = False
+        if x is not None and is_vector(x):
+            self.x, self.xid = x, id(x)
+            ITEM_ARRAYS.add(self.xid)  # (the stores that `note` their index tell LOG only at the end)
 
     def put(self, x, i, v):
         """`x[i] = v`, returning the value overwritten, or None (nothing done) when the fast path does not apply."""
@@ -112,6 +127,7 @@ class ItemRun:
         x = self.x
         if not self.indices:
             return
+        LOG.append(self.xid)
         if len(self.indices) * 4 >= x.size:
             self.indices, self.after = Ellipsis, x.copy()
         else:
@@ -128,15 +144,14 @@ def item_back(dy, run, i, old, dx, dv):
     """The backward of a store `x[i] = v` the run took: put the old value back, then `(dx, dv)` plus the cotangents
     of the array before the store (dy with the slot zeroed: what was there is overwritten) and of the value written
     (dy at the slot)."""
-    x = run.x
-    x[i] = old
+    run.x[i] = old
     run.undone = True
     if dy is None:
         return dx, dv
     if dy is run.grad:  # what the previous store's backward returned: a float64 array of x's shape, its own memory
-        if sys.getrefcount(dy) > _HOLDERS + 1 or not rt.ACC_IN_PLACE[0]:  # (+1: run.grad)
+        if _refcount(dy) > _HOLDERS + 1 or not _IN_PLACE[0]:  # (+1: run.grad)
             dy = dy.copy()
-    elif type(dy) is np.ndarray and dy.dtype is F64 and dy.shape == x.shape:
+    elif type(dy) is np.ndarray and dy.dtype is F64 and dy.shape == run.x.shape:
         # dy is the caller's dead cotangent: reuse it when its one variable alone holds it (runtime.owned)
         if not (dy.base is None and sys.getrefcount(dy) <= _HOLDERS and dy.flags.writeable and rt.ACC_IN_PLACE[0]):
             dy = dy.copy()
@@ -147,7 +162,9 @@ def item_back(dy, run, i, old, dx, dv):
     g = dy.item(i)  # (a Python float: the backward's scalar arithmetic is faster on those)
     dy[i] = 0.0
     run.grad = dy
-    return dy if dx is None else rt.acc(dx, dy), g if dv is None else rt.acc(dv, g)
+    if dx is None and dv is None:
+        return dy, g
+    return rt.acc(dx, dy), rt.acc(dv, g)
 
 
 def _holder_count():
@@ -166,3 +183,4 @@ def _holder_count():
 
 
 _HOLDERS = _holder_count()
+_refcount, _IN_PLACE = sys.getrefcount, rt.ACC_IN_PLACE

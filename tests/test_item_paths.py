@@ -15,7 +15,7 @@ from zygotepy.ast_adjoint import fastpath
 from zygotepy.testing import check_grads
 
 
-# --- loop shapes -------------------------------------------------------------------------------------------------------
+# --- loop shapes ------------------------------------------------------------------------------------------------------
 
 def fill(x, n):
     out = np.zeros_like(x)
@@ -381,7 +381,7 @@ def test_a_read_only_array_raises_as_python_does():
         gradient(f, _x(3))
 
 
-# --- second order ------------------------------------------------------------------------------------------------------
+# --- second order -----------------------------------------------------------------------------------------------------
 
 def dual_fill(x):
     out = x * 0.0  # (np.zeros_like would drop forward mode's duals: an array of them, not of floats)
@@ -407,3 +407,21 @@ def test_gradient_of_gradient_works_or_refuses():
     except zygotepy.ZygoteError:
         return  # refused (reverse over reverse through an update in place): never a silently wrong number
     np.testing.assert_allclose(got, 2 * np.cos(x) - x * np.sin(x), rtol=1e-9)
+
+
+def test_runs_let_go_of_the_cotangent_when_their_stores_are_undone():
+    """An inner loop's run lives on the tape: holding its last cotangent array would keep one array per run."""
+    from zygotepy.ast_adjoint import items
+    runs = []
+    original = items.ItemRun.__init__
+
+    def spy(self, *a):
+        original(self, *a)
+        runs.append(self)
+    items.ItemRun.__init__ = spy
+    try:
+        y, back = pullback(nested_loops, _x())
+        back(1.0)
+    finally:
+        items.ItemRun.__init__ = original
+    assert len(runs) == 3 and all(r.grad is None and r.left == r.count == 6 for r in runs)

@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 
 from ..adjoints import registry
 from ..adjoints.registry import find_rule, find_scalar
-from . import dispatch, inline, items, specialize
+from . import dispatch, inline, specialize
 from . import mutate as mt
 from . import runtime as rt
 from .analysis import callee_object, cell_values, saved_objects
-from .fastpath import FastPaths, RuleRef, _call
+from .fastpath import FastPaths, ItemLoop, RuleRef, _call
 from .ir import Assign, Call, Const, Def, Function, If, Loop, Var
 from ..errors import UnsupportedSyntax
 from .lower import captured_names
@@ -70,14 +70,8 @@ class AdjointPass(FastPaths):
         self.type_of = {}      # Var -> the atom whose `type(...)` it holds
         self.facts = {}        # Var -> atoms that are Python numbers (`type(a) in _SC`) whenever the Var is true
         self.known = [frozenset()]  # per open region: atoms a guard enclosing it proved to be Python numbers
-        self.steady = [{}]     # per open loop: the values it carries unchanged -> their value at entry
-        self.same = [{}]       # per open loop: the values it carries as the same object (updated in place, items
-                               # stored) -> their value at entry
-        self.runs = [{}]       # per open loop: array -> (its ItemRun's Var, (the array at entry,) or (), the Var of the
-                               # run's `note` or None), once a store takes the item path (items.py)
-        self.item_roots = {}   # a store's output -> the array it stores into, first version in the loop
-        self.targets = [(None, None)]  # per open loop: its target and what it walks
-        self.buffers = [{}]    # per open loop: array it carries unchanged -> the Var of its reads' cotangent buffer
+        self.item_loops = [ItemLoop()]  # per open loop: what its item paths need (fastpath.ItemLoop)
+        self.item_roots = {}   # an item store's output -> the array it stores into, first version in the loop
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
     def dvar(self, v):
@@ -362,34 +356,21 @@ class AdjointPass(FastPaths):
         self.loop_depth += 1
         self.hoisted.append((len(self.defined) - 1, {}))
         self.candidates.append([])
-        self.steady.append({c.var: c.init for c in s.carries if c.next == c.var and isinstance(c.init, Var)})
-        self.same.append(_same_objects(s))
-        self.runs.append({})
-        self.buffers.append({})
-        self.targets.append((s.target, s.iter))
+        self.item_loops.append(ItemLoop.of(s))
         test_fwd, test_bwd = self.region(s.test)
         assert not test_bwd, "a loop condition carries no gradient"
         body_fwd, body_bwd = self.region(s.body)
         guards = [Assign(v, test) for v, test in self.hoisted.pop()[1].values()]
         candidates = self.candidates.pop()
-        self.steady.pop()
-        self.same.pop()
-        runs = self.runs.pop()
-        buffers = self.buffers.pop()
-        self.targets.pop()
+        item_loop = self.item_loops.pop()
         self.loop_depth -= 1
         record = self.close_region()
-        # the journals of the stores that take the item path, one per execution of the loop and array
-        made = []
-        for run, array, note in runs.values():
-            self.define(run)
-            made.append(Assign(run, _call(items.ItemRun, *array)))
-            if note is not None:  # the loop stores into one object throughout: it stores itself and notes each index
-                made.append(Assign(note, _call(getattr, run, Const("note"))))
-        guards[:0] = made
-        closes = [Assign(Var("_"), _call(rt.callmethod, run, Const("close")), s.line) for run, _, _ in runs.values()]
+        self.define(*item_loop.defines())
+        guards[:0] = item_loop.runs_made()
+        closes = item_loop.runs_closed(s.line)
         # (a value the loop leaves alone needs no `x_2 = x_2` per iteration)
-        inits, nexts = self.parallel(s.carries, "init"), self.parallel([c for c in s.carries if c.next != c.var], "next")
+        moved = [c for c in s.carries if c.next != c.var]
+        inits, nexts = self.parallel(s.carries, "init"), self.parallel(moved, "next")
         if not body_bwd and not carries:
             return [*guards, *inits, Loop([], body_fwd + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line),
                     *closes], []
@@ -429,24 +410,10 @@ class AdjointPass(FastPaths):
             self.need(flag)
             fwd, bwd = fwd[:-1] + versioned[0], collect + versioned[1]
         fwd += closes
-        if buffers:  # the item reads' cotangents (items.py), added once the loop is done
-            bwd = [Assign(b, Const(None)) for b in buffers.values()] + bwd
-            bwd += [Assign(self.dvar(x), _call(items.buffer_grads, self.dvar(x), b)) for x, b in buffers.items()]
+        bwd = item_loop.buffers_made() + bwd + item_loop.buffers_added(self.dvar)
         for c in carries:
             bwd += self.acc(c.init, self.dvar(c.var)) + [Assign(self.dvar(c.var), Const(None))]
         return fwd, bwd + tail
-
-
-def _same_objects(loop):
-    """The values `loop` carries as the same object in every iteration: left alone, or whose next value comes from
-    item stores into them (`out_3 = setitem(out_2, i, v)` returns out_2's object), mapped to their value at entry."""
-    stored = {}
-    for st in loop.body:
-        if isinstance(st, Assign) and isinstance(st.out, Var) and isinstance(st.value, Call) \
-                and isinstance(st.value.fn, Const) and st.value.fn.value is mt.setitem:
-            first = st.value.args[0]
-            stored[st.out] = stored.get(first, first)
-    return {c.var: c.init for c in loop.carries if isinstance(c.init, Var) and stored.get(c.next, c.next) == c.var}
 
 
 def adjoint(fn, code, active, globals_, namer, statics=None, functional=False):

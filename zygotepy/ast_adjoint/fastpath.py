@@ -6,7 +6,7 @@ the general paths give the same gradients. So do the item paths (items.py) for `
 """
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import dispatch, inline, items, specialize
 from . import mutate as mt
@@ -28,6 +28,54 @@ class Derivative:
     """Element `index` of the inlinable scalar derivative `fn` (dy, y, *args) -> tuple; the emitter inlines it."""
     fn: object
     index: int
+
+
+@dataclass
+class ItemLoop:
+    """What the item paths of one loop need: the values it carries unchanged (`steady`) and as the same object
+    (`same`, items stored into it), each mapped to its value at entry; its target and what it walks; and what the
+    paths made: array -> (its ItemRun's Var, (the array at entry,) or (), the Var of the run's `note` or None), and
+    array the loop leaves alone -> the Var of its reads' cotangent buffer."""
+    steady: dict = field(default_factory=dict)
+    same: dict = field(default_factory=dict)
+    target: object = None
+    walked: object = None
+    runs: dict = field(default_factory=dict)
+    buffers: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, loop):
+        stored = {}  # an item store's output -> the array it stores into (`out_3 = setitem(out_2, i, v)` is out_2)
+        for st in loop.body:
+            if isinstance(st, Assign) and isinstance(st.out, Var) and isinstance(st.value, Call) \
+                    and isinstance(st.value.fn, Const) and st.value.fn.value is mt.setitem:
+                first = st.value.args[0]
+                stored[st.out] = stored.get(first, first)
+        inits = [c for c in loop.carries if isinstance(c.init, Var)]
+        return cls({c.var: c.init for c in inits if c.next == c.var},
+                   {c.var: c.init for c in inits if stored.get(c.next, c.next) == c.var}, loop.target, loop.iter)
+
+    def defines(self):
+        return [run for run, _, _ in self.runs.values()]
+
+    def runs_made(self):
+        """Before the loop: its runs, one per array stored into (the journal of its item stores, items.ItemRun)."""
+        made = []
+        for run, array, note in self.runs.values():
+            made.append(Assign(run, _call(items.ItemRun, *array)))
+            if note is not None:  # the loop stores into one object throughout: it stores itself and notes each index
+                made.append(Assign(note, _call(getattr, run, Const("note"))))
+        return made
+
+    def runs_closed(self, line):
+        return [Assign(Var("_"), _call(rt.callmethod, run, Const("close")), line) for run, _, _ in self.runs.values()]
+
+    def buffers_made(self):
+        return [Assign(b, Const(None)) for b in self.buffers.values()]
+
+    def buffers_added(self, dvar):
+        """After the backward loop: the reads' cotangents gathered in each buffer, added to their array's."""
+        return [Assign(dvar(x), _call(items.buffer_grads, dvar(x), b)) for x, b in self.buffers.items()]
 
 
 def _call(fn, *args):
@@ -66,7 +114,7 @@ class FastPaths:
             return test
         start, tests = self.hoisted[-1]
         if isinstance(atom, Var) and any(atom in d for d in self.defined[start:]):  # (SSA: a Var is defined once)
-            atom = self.same[-1].get(atom) if steady else None
+            atom = self.item_loops[-1].same.get(atom) if steady else None
             if atom is None:
                 return test
             test = Call(test.fn, (atom,))
@@ -125,14 +173,15 @@ class FastPaths:
             return [forward], [back] + self.reset(y)
         return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y)
 
-    # --- items of arrays in loops (items.py) ---------------------------------------------------------------------------
+    # --- items of arrays in loops (items.py) ------------------------------------------------------------------------
     def item_path(self, s, target, pb, dy, generic_fwd, generic_bwd):
         """`y = x[i]` or `x_new = setitem(x, i, v)` in a loop, guarded: on 1-d float64 arrays and int indices the read
         records its index alone (in the pullback slot `pb`, an int there) and the store records into its loop's
         ItemRun (`pb` is None); anything else takes the general path. None when the statement has no item path."""
         call = s.value
         if not ITEM_PATHS[0] or self.nested or not self.loop_depth or call.kwargs or call.star is not None \
-                or not isinstance(call.fn, Const) or not isinstance(call.args[0], Var):
+                or not isinstance(call.fn, Const) or not isinstance(call.args[0], Var) \
+                or call.args[0] in self.natives:  # (a tuple, list or dict the lowering built, never an array)
             return None
         index = call.args[1] if len(call.args) > 1 else None
         if not (isinstance(index, Var) or isinstance(index, Const) and type(index.value) is int):
@@ -150,12 +199,12 @@ class FastPaths:
         fast = [Assign(pb, i, s.line), Assign(s.out, s.value, s.line)]
         forward = If(_call(rt.all_true, *guard), fast, generic_fwd, line=s.line)
         dx = self.dvar(self.cells.get(x.name, x))
-        init = self.steady[-1].get(x)
+        init = self.item_loops[-1].steady.get(x)
         shape = self.need(init if init is not None else x)  # (x's value at loop entry, if the loop leaves x alone)
         if init is None:  # into dx, in place when the backward alone holds it
             fast_bwd = [Assign(dx, _call(items.add_item, dx, shape, pb, dy), s.line)]
         else:  # into the loop's own buffer, added to dx after the loop (stmt_Loop)
-            buffers = self.buffers[-1]
+            buffers = self.item_loops[-1].buffers
             if x not in buffers:
                 buffers[x] = Var(self.namer.fresh("d" + init.name.lstrip("_") + "_items"))
             buf = buffers[x]
@@ -169,9 +218,9 @@ class FastPaths:
     def index_guard(self, i):
         """The guards that index `i` is a Python int: none for a constant, one test before the loop for the variable
         of a loop over a range, else a test per use."""
-        target, walked = self.targets[-1]
-        if i == target and isinstance(walked, Var):
-            return [self.hoist(_call(rt.is_range, walked), walked)]
+        loop = self.item_loops[-1]
+        if i == loop.target and isinstance(loop.walked, Var):
+            return [self.hoist(_call(rt.is_range, loop.walked), loop.walked)]
         return [_call(items.is_int, i)] if isinstance(i, Var) else []
 
     def item_store(self, s, pb, dy, generic_fwd, generic_bwd):
@@ -183,8 +232,8 @@ class FastPaths:
             return None
         root = self.item_roots.get(x, x)  # (stores into the same array, one after the other, share one run)
         self.item_roots[s.out] = root
-        init = self.same[-1].get(root)
-        runs = self.runs[-1]
+        init = self.item_loops[-1].same.get(root)
+        runs = self.item_loops[-1].runs
         if root not in runs:
             name = self.namer.fresh(re.sub(r"_\d+$", "", root.name).lstrip("_") + "_items")
             note = Var(self.namer.fresh(name + "_note")) if init is not None else None

@@ -90,18 +90,20 @@ class ItemRun:
     left it whatever the order of the stores among them. The record is the whole array when the stores were many, the
     stored items when they were few (a loop storing twice into a long array keeps two values, not a copy).
 
-    mutate.LOG hears of the array at its first store, which is what checks of a call's arguments after the call and of
-    a global's reads look for (is the id there), and at every store while a container method's argument is watched
-    (PASSED_THROUGH: `may_have_changed` asks whether the id came after a mark)."""
-    __slots__ = ("x", "xid", "indices", "after", "undone", "grad", "note")
+    mutate.LOG hears of the array at its first `put` and when the loop is over: what the checks of a call's arguments
+    after the call look for (is the id there). `may_have_changed`, which asks whether the id came after a mark, hears
+    of it at every `put` while a container method's argument is watched (PASSED_THROUGH), and from ITEM_ARRAYS for
+    the stores that only `note` their index."""
+    __slots__ = ("x", "xid", "indices", "after", "count", "left", "grad", "note")
 
     def __init__(self, x=None):
         """`x`: the array, when the loop stores into one object throughout (the generated code then stores itself,
         guarded once before the loop, and notes each index with `note`); else the first store fixes it (`put`)."""
-        self.x = self.xid = self.after = self.grad = None  # grad: the cotangent array the backward last returned
+        self.x = self.xid = self.after = None
+        self.grad = None  # the cotangent array the backward last returned, while stores are left to undo
         self.indices = []
         self.note = self.indices.append
-        self.undone = False
+        self.count = self.left = 0  # the stores, and how many of them are in effect (the backward undoes them)
         if x is not None and is_vector(x):
             self.x, self.xid = x, id(x)
             ITEM_ARRAYS.add(self.xid)  # (the stores that `note` their index tell LOG only at the end)
@@ -128,16 +130,21 @@ class ItemRun:
         if not self.indices:
             return
         LOG.append(self.xid)
-        if len(self.indices) * 4 >= x.size:
+        self.count = self.left = len(self.indices)
+        if self.count * 4 >= x.size:
             self.indices, self.after = Ellipsis, x.copy()
         else:
             self.indices = np.array(self.indices, dtype=np.intp)
             self.after = x[self.indices]  # (an index stored twice gathers the same final value twice)
         ENTRIES.append(self)
 
+    @property
+    def undone(self):
+        return self.left < self.count
+
     def redo(self):
         self.x[self.indices] = self.after
-        self.undone = False
+        self.left = self.count
 
 
 def item_back(dy, run, i, old, dx, dv):
@@ -145,7 +152,7 @@ def item_back(dy, run, i, old, dx, dv):
     of the array before the store (dy with the slot zeroed: what was there is overwritten) and of the value written
     (dy at the slot)."""
     run.x[i] = old
-    run.undone = True
+    left = run.left = run.left - 1
     if dy is None:
         return dx, dv
     if dy is run.grad:  # what the previous store's backward returned: a float64 array of x's shape, its own memory
@@ -153,7 +160,7 @@ def item_back(dy, run, i, old, dx, dv):
             dy = dy.copy()
     elif type(dy) is np.ndarray and dy.dtype is F64 and dy.shape == run.x.shape:
         # dy is the caller's dead cotangent: reuse it when its one variable alone holds it (runtime.owned)
-        if not (dy.base is None and sys.getrefcount(dy) <= _HOLDERS and dy.flags.writeable and rt.ACC_IN_PLACE[0]):
+        if not (dy.base is None and _refcount(dy) <= _HOLDERS and dy.flags.writeable and _IN_PLACE[0]):
             dy = dy.copy()
     else:
         from ..adjoints.mutation import _item_cotangents  # another kind of cotangent (complex, forward mode's duals)
@@ -161,7 +168,7 @@ def item_back(dy, run, i, old, dx, dv):
         return rt.acc(dx, grads[0]), rt.acc(dv, grads[2])
     g = dy.item(i)  # (a Python float: the backward's scalar arithmetic is faster on those)
     dy[i] = 0.0
-    run.grad = dy
+    run.grad = dy if left else None  # (the last store let go: the run lives on the tape)
     if dx is None and dv is None:
         return dy, g
     return rt.acc(dx, dy), rt.acc(dv, g)
@@ -183,4 +190,4 @@ def _holder_count():
 
 
 _HOLDERS = _holder_count()
-_refcount, _IN_PLACE = sys.getrefcount, rt.ACC_IN_PLACE
+_refcount, _IN_PLACE = getattr(sys, "getrefcount", lambda a: 1 << 30), rt.ACC_IN_PLACE

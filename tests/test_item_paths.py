@@ -231,6 +231,36 @@ def through_a_reshaped_view(x):
     return s + (y * x).sum()
 
 
+def while_loop(x):
+    out = np.zeros_like(x)
+    i = 0
+    while i < len(x):
+        out[i] = x[i] * x[i] + out[i - 1]
+        i += 1
+    return out.sum()
+
+
+def with_continue(x):
+    out = np.ones_like(x)
+    for i in range(len(x)):
+        if i % 3 == 1:
+            continue
+        out[(2 * i) % len(x)] = x[i] * out[i]
+    return (out * x).sum()
+
+
+def _fill_row(row, x, k):
+    for j in range(len(row)):
+        row[j] = x[j] * k + row[j]
+
+
+def through_a_helper(x):
+    out = np.zeros_like(x)
+    for k in range(3):
+        _fill_row(out, x, k + 1.0)  # the helper's loop stores into the caller's array
+    return (out * out).sum()
+
+
 def _x(n=6):
     return np.linspace(0.3, 1.4, n)
 
@@ -262,6 +292,9 @@ ROWS = [
     ("a_new_array_per_iteration", a_new_array_per_iteration, lambda: (_x(),)),
     ("through_a_view_of_the_read_array", through_a_view_of_the_read_array, lambda: (_x(),)),
     ("through_a_reshaped_view", through_a_reshaped_view, lambda: (_x(),)),
+    ("while_loop", while_loop, lambda: (_x(),)),
+    ("with_continue", with_continue, lambda: (_x(),)),
+    ("through_a_helper", through_a_helper, lambda: (_x(),)),
 ]
 IDS = [r[0] for r in ROWS]
 

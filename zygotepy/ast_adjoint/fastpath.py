@@ -195,7 +195,8 @@ class FastPaths:
     def item_read(self, s, pb, dy, generic_fwd, generic_bwd):
         x, i = s.value.args
         root = self.item_roots.get(x, x)  # (an item store's result is its array: the same object as the root)
-        guard = [self.hoist(_call(items.is_vector, root), root, steady=True), *self.index_guard(i)]
+        tests = [(root, self.hoist(_call(items.is_vector, root), root, steady=True)), *self.index_guard(i)]
+        guard = [t for _, t in tests]
         fast = [Assign(pb, i, s.line), Assign(s.out, s.value, s.line)]
         forward = If(_call(rt.all_true, *guard), fast, generic_fwd, line=s.line)
         dx = self.dvar(self.cells.get(x.name, x))
@@ -213,15 +214,17 @@ class FastPaths:
             first = [Assign((buf, dx), _call(items.item_grads, buf, dx, shape, pb, dy), s.line)]
             fast_bwd = [If(ready, add, first, line=s.line)]
         back = If(_call(items.is_int, pb), fast_bwd, generic_bwd, line=s.line)
+        if self.candidates:  # a loop whose guards all hold at entry gets a copy without them (specialize.version)
+            self.candidates[-1].append(specialize.Candidate(forward, back, s.out, operator.getitem, tests, True))
         return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(s.out)
 
     def index_guard(self, i):
-        """The guards that index `i` is a Python int: none for a constant, one test before the loop for the variable
-        of a loop over a range, else a test per use."""
+        """The guards that index `i` is a Python int, as (atom, test): none for a constant, one test before the loop
+        for the variable of a loop over a range, else a test per use."""
         loop = self.item_loops[-1]
         if i == loop.target and isinstance(loop.walked, Var):
-            return [self.hoist(_call(rt.is_range, loop.walked), loop.walked)]
-        return [_call(items.is_int, i)] if isinstance(i, Var) else []
+            return [(loop.walked, self.hoist(_call(rt.is_range, loop.walked), loop.walked))]
+        return [(i, _call(items.is_int, i))] if isinstance(i, Var) else []
 
     def item_store(self, s, pb, dy, generic_fwd, generic_bwd):
         """The slot `pb` gets the value overwritten (a NumPy float), or a pullback on the general path. When the loop
@@ -242,7 +245,7 @@ class FastPaths:
         self.need(run)
         self.need(i)
         if init is not None:
-            guard = [self.hoist(_call(items.is_vector, root), root, steady=True), *self.index_guard(i)]
+            guard = [self.hoist(_call(items.is_vector, root), root, steady=True), *(t for _, t in self.index_guard(i))]
             if isinstance(v, Var):
                 guard.append(_call(items.is_real, v))
             fast = [Assign(pb, Call(Const(operator.getitem), (x, i)), s.line),

@@ -267,6 +267,8 @@ def _x(n=6):
 
 ROWS = [
     ("fill", fill, lambda: (_x(), 6)),
+    ("fill_on_a_list", fill, lambda: (list(_x()), 6)),  # the loop's general copy (specialize.version)
+    ("fill_on_float32", fill, lambda: (_x().astype(np.float32), 6)),
     ("read_after_overwrite", read_after_overwrite, lambda: (_x(),)),
     ("same_index_twice", same_index_twice, lambda: (_x(),)),
     ("one_slot_every_iteration", one_slot_every_iteration, lambda: (_x(),)),
@@ -315,7 +317,7 @@ def _seed(y):
 
 @pytest.mark.parametrize("name, f, make", ROWS, ids=IDS)
 def test_finite_differences(name, f, make):
-    if name == "float32_arrays":
+    if name in ("float32_arrays", "fill_on_float32"):
         check_grads(f, *make(), rtol=1e-4, eps=1e-2)
     else:
         check_grads(f, *make(), rtol=1e-6)
@@ -357,6 +359,7 @@ def test_a_store_the_loop_cannot_check_before_it_checks_itself():
 def test_the_item_paths_run_on_the_fill_loop():
     text = zygotepy.show_adjoint(fill)
     assert "out_items_note(i)" in text and "_item_back(" in text and "dx_items[" in text
+    assert "stack_fast = " in text  # a copy of the loop without guards, chosen before it
     off = _switched(False, lambda: zygotepy.show_adjoint(fill))
     assert "_items" not in off
 

@@ -12,7 +12,8 @@ from .adjoints.objects import as_fields, fields_of
 from .adjoints.structures import READ_KEYS
 from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.runtime import CONTEXTS, unwind
-from .ast_adjoint.mutate import DEPTH, ENTRIES, GLOBAL_UPDATES, LOG, PASSED_THROUGH, end_forward, finish_backward, redo
+from .ast_adjoint.mutate import (DEPTH, ENTRIES, GLOBAL_UPDATES, ITEM_ARRAYS, LOG, PASSED_THROUGH, end_forward,
+                                  finish_backward, redo)
 from .errors import ZygoteError
 from .structgrad import StructGrad
 
@@ -254,6 +255,8 @@ def _value_and_gradient(f, args, kwargs):
         if LOG and not depth[0]:
             LOG.clear()
             PASSED_THROUGH.clear()
+        if ITEM_ARRAYS and not depth[0]:
+            ITEM_ARRAYS.clear()
         if READ_KEYS and not depth[0]:
             READ_KEYS.clear()
         if GLOBAL_UPDATES and not depth[0]:

@@ -20,7 +20,7 @@ from . import dispatch, inline, specialize
 from . import mutate as mt
 from . import runtime as rt
 from .analysis import callee_object, cell_values, saved_objects
-from .fastpath import FastPaths, RuleRef, _call
+from .fastpath import FastPaths, ItemLoop, RuleRef, _call
 from .ir import Assign, Call, Const, Def, Function, If, Loop, Var
 from ..errors import UnsupportedSyntax
 from .lower import captured_names
@@ -70,6 +70,8 @@ class AdjointPass(FastPaths):
         self.type_of = {}      # Var -> the atom whose `type(...)` it holds
         self.facts = {}        # Var -> atoms that are Python numbers (`type(a) in _SC`) whenever the Var is true
         self.known = [frozenset()]  # per open region: atoms a guard enclosing it proved to be Python numbers
+        self.item_loops = [ItemLoop()]  # per open loop: what its item paths need (fastpath.ItemLoop)
+        self.item_roots = {}   # an item store's output -> the array it stores into, first version in the loop
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
     def dvar(self, v):
@@ -201,6 +203,9 @@ class AdjointPass(FastPaths):
             back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
             back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
         if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
+            item = self.item_path(s, target, pb, dy, forward, back)
+            if item is not None:
+                return item
             return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates)
 
@@ -351,16 +356,24 @@ class AdjointPass(FastPaths):
         self.loop_depth += 1
         self.hoisted.append((len(self.defined) - 1, {}))
         self.candidates.append([])
+        self.item_loops.append(ItemLoop.of(s))
         test_fwd, test_bwd = self.region(s.test)
         assert not test_bwd, "a loop condition carries no gradient"
         body_fwd, body_bwd = self.region(s.body)
         guards = [Assign(v, test) for v, test in self.hoisted.pop()[1].values()]
         candidates = self.candidates.pop()
+        item_loop = self.item_loops.pop()
         self.loop_depth -= 1
         record = self.close_region()
-        inits, nexts = self.parallel(s.carries, "init"), self.parallel(s.carries, "next")
+        self.define(*item_loop.defines())
+        guards[:0] = item_loop.runs_made()
+        closes = item_loop.runs_closed(s.line)
+        # (a value the loop leaves alone needs no `x_2 = x_2` per iteration)
+        moved = [c for c in s.carries if c.next != c.var]
+        inits, nexts = self.parallel(s.carries, "init"), self.parallel(moved, "next")
         if not body_bwd and not carries:
-            return [*guards, *inits, Loop([], body_fwd + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line)], []
+            return [*guards, *inits, Loop([], body_fwd + nexts, test_fwd, s.cond, s.target, s.iter, s.exit, s.line),
+                    *closes], []
         stack = Var(self.namer.fresh("_stack"))
         self.define(stack)
         self.need(stack)
@@ -396,6 +409,8 @@ class AdjointPass(FastPaths):
             self.define(flag)
             self.need(flag)
             fwd, bwd = fwd[:-1] + versioned[0], collect + versioned[1]
+        fwd += closes
+        bwd = item_loop.buffers_made() + bwd + item_loop.buffers_added(self.dvar)
         for c in carries:
             bwd += self.acc(c.init, self.dvar(c.var)) + [Assign(self.dvar(c.var), Const(None))]
         return fwd, bwd + tail

@@ -9,7 +9,7 @@ source line above each block and know which generated line came from which user 
 import ast
 import operator
 
-from . import dispatch, inline, printer
+from . import dispatch, inline, items, printer
 from . import runtime as rt
 from .fastpath import Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
@@ -35,6 +35,9 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
 
 _LOAD, _STORE = ast.Load(), ast.Store()
 _PLAIN = frozenset((int, float, bool, str, type(None)))  # literals that print as themselves (the common constants)
+_PREFERRED.update({items.ItemRun: "_ItemRun", items.add_item: "_add_item", items.item_back: "_item_back",
+                   items.is_vector: "_is_vector", items.item_grads: "_item_grads", items.REALS: "_REALS",
+                   items.buffer_grads: "_buffer_grads"})  # (the item paths' helpers, items.py)
 
 
 def _name(id_, store=False):
@@ -137,6 +140,10 @@ class Emitter:
             return ast.Call(ast.Attribute(args[0], "append", ast.Load()), args[1:], [])
         if fn is rt.is_scalar:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.SCALARS)])
+        if fn is items.is_real:
+            return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(items.REALS)])
+        if fn is items.is_int:
+            return ast.Compare(ast.Call(self.helper(type), args, []), [ast.Is()], [_name("int")])
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])
         if fn is rt.all_true:
@@ -201,6 +208,8 @@ class Emitter:
         return out
 
     def assign(self, s):
+        if s.value == s.out:  # (a fast path's `y = x` that tidy made `x = x`)
+            return []
         value = self.call(s.value) if type(s.value) is Call else self.atom(s.value)
         if type(s.out) is Var and s.out.name == "_":
             return [ast.Expr(value)]
@@ -211,6 +220,12 @@ class Emitter:
         c = s.value
         if not (type(c) is Call and type(c.fn) is Const and type(s.out) is Var and not c.kwargs and c.star is None):
             return None
+        if c.fn.value is items.add_at:  # `_ = add_at(a, i, g)`: `a[i] += g`
+            a, i, g = (self.atom(x) for x in c.args)
+            return [ast.AugAssign(ast.Subscript(a, i, _STORE), ast.Add(), g)]
+        if c.fn.value is items.store:  # `_ = store(x, i, v)`: `x[i] = v`
+            x, i, v = (self.atom(a) for a in c.args)
+            return [_assign(ast.Subscript(x, i, _STORE), v)]
         try:
             op = _INPLACE.get(c.fn.value)
         except TypeError:

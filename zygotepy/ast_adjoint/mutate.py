@@ -21,6 +21,7 @@ ENTRIES = []   # every recorded update not yet claimed by an entry point, in ord
 LOG = []       # id() of each object updated in place (entries and `put_*`), in order, while an entry point runs
 DEPTH = [0]    # how many entry points' forwards are running
 GLOBAL_UPDATES = {}  # id() of a module global container updated through a method while an entry point runs -> line
+ITEM_ARRAYS = set()  # id() of each array a loop's item stores may update without a LOG entry each (items.ItemRun)
 
 
 def redo(entries):
@@ -46,6 +47,8 @@ def end_forward(start):
         if LOG:
             LOG.clear()
             PASSED_THROUGH.clear()
+        if ITEM_ARRAYS:
+            ITEM_ARRAYS.clear()
         if GLOBAL_UPDATES:
             GLOBAL_UPDATES.clear()
     return mine
@@ -164,7 +167,7 @@ def may_have_changed(child):
     if isinstance(child, _ATOMIC):
         return False
     mark = PASSED_THROUGH.get(id(child))
-    return mark is None or id(child) in LOG[mark:]
+    return mark is None or id(child) in LOG[mark:] or id(child) in ITEM_ARRAYS
 
 
 _ATOMIC = (int, float, complex, str, bytes, np.generic)

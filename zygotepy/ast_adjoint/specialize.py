@@ -25,12 +25,15 @@ CLOSED = {operator.add, operator.sub, operator.mul, operator.truediv, operator.m
 class Candidate:
     """One guarded operation: its forward `If(guard, fast, generic)`, its backward `If(is_fast, fast, generic)` (None
     for an operation with no backward),
-    its output, its callee, and for each guarded atom the test (a Var computed before the loop, or a Call)."""
+    its output, its callee, and for each guarded atom the test (a Var computed before the loop, or a Call).
+    `number_out`: its output is a Python or NumPy number wherever its tests hold (an item read of a float64 array,
+    items.py), as the output of an operation in CLOSED is."""
     forward: If
     backward: If
     out: Var
     target: object
     tests: list
+    number_out: bool = False
 
 
 def clone(stmts, swap=None):
@@ -77,7 +80,7 @@ def entry_tests(loop, carries, candidates):
                 implied.add(atom)
             else:
                 return None
-        if _in_closed(cand.target):
+        if _in_closed(cand.target) or cand.number_out:
             implied.add(cand.out)
     if not top:
         return None

@@ -97,3 +97,30 @@ def test_gradient_of_gradient_through_an_item_store_raises_naming_the_store():
         gradient(lambda t: gradient(f, t)[0], 0.7)
     notes = "\n".join(getattr(caught.value, "__notes__", []))
     assert re.search(rf"test_item_stores_higher_order.py, line {store_line}\b", notes), notes
+
+
+def _powers_into_zeros(t):
+    out = np.zeros(3)
+    for i in range(3):
+        out[i] = t ** (i + 1)
+    return out
+
+
+def test_pushforward_into_a_plain_array_raises_a_forward_mode_error():
+    with pytest.raises(ForwardModeError, match="plain array made from constants"):
+        pushforward(_powers_into_zeros, 0.7)(1.0)
+
+
+def test_jacobian_falls_back_to_reverse_mode_when_forward_mode_cannot_store():
+    from zygotepy import jacobian
+    (jac,) = jacobian(_powers_into_zeros, 0.7)
+    np.testing.assert_allclose(jac, [1.0, 2 * 0.7, 3 * 0.7 ** 2], rtol=1e-12)
+
+
+def test_forward_mode_over_a_gradient():
+    """derivative/pushforward of a gradient (Hessian-vector products): the seed of the inner gradient was made with
+    `.astype` on a dual number and raised a TypeError."""
+    assert derivative(lambda t: gradient(lambda y: y ** 3, t)[0], 0.5) == pytest.approx(3.0)
+    x, v = np.array([0.5, -1.0]), np.array([1.0, 2.0])
+    hv = pushforward(lambda t: gradient(lambda y: np.sum(y ** 3), t)[0], x)(v)
+    np.testing.assert_allclose(hv, 6 * x * v, rtol=1e-12)

@@ -436,3 +436,10 @@ def test_equal_code_objects_keep_their_own_transforms_at_second_order():
     for f, second in ((f_sin, 2 * math.cos(x) - x * math.sin(x)), (f_cos, -2 * math.sin(x) - x * math.cos(x))):
         (d2,) = gradient(lambda t: gradient(f, t)[0], x)
         assert d2 == pytest.approx(second, rel=1e-12)
+
+
+def test_second_order_through_the_max_of_a_whole_array():
+    """The max rule's back used np.multiply(..., dtype=), which nesting's multiply rule does not take (TypeError)."""
+    x = np.array([0.3, 1.5, -0.2])
+    (h,) = gradient(lambda t: gradient(lambda y: np.max(y) * y[0], t)[0][0], x)
+    np.testing.assert_allclose(h, [0.0, 1.0, 0.0])

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from zygotepy import ZygoteError, value_and_gradient
+from zygotepy import ZygoteError, gradient, value_and_gradient
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plain_checks import agree_at  # noqa: E402
@@ -985,3 +985,176 @@ def test_array_api_to_device_passes_the_gradient():
         return xps.sum(x.to_device(x.device) ** 2)
     (g,) = gradient(f, xps.asarray([1.0, 2.0]))
     np.testing.assert_allclose(np.asarray(g), [2.0, 4.0])
+
+
+# A negative literal as the base of ** or of an attribute: the emitter printed `(-1) ** k` as `-1 ** k`, which Python
+# reads as -(1 ** k): value and gradient were both wrong (found by a red-team session).
+def _neg_literal_power(x):
+    return x ** 2 * (-1) ** 2
+
+
+def _alternating_series(x):
+    t = 0.0
+    for k in range(5):
+        t += (-1) ** k * x ** k
+    return t
+
+
+def _neg_literal_method(x):
+    return x * (-1.5).__abs__() + (-2).bit_length() * x
+
+
+@pytest.mark.parametrize("f", [_neg_literal_power, _alternating_series, _neg_literal_method],
+                         ids=lambda f: f.__name__)
+def test_negative_literals_keep_their_sign_in_generated_code(f):
+    from zygotepy import value_and_gradient
+    from zygotepy.testing import check_grads
+    y, _ = value_and_gradient(f, 0.7)
+    assert y == pytest.approx(f(0.7), rel=1e-15)
+    check_grads(f, 0.7)
+
+
+# Updates in place through objects a call hands back (silently wrong: the update was not seen, or its gradient went
+# to the wrong place; found by a red-team session).
+class _Box:
+    def __init__(self, W):
+        self.w = W.copy()
+
+    def get(self):
+        return self.w
+
+
+def _box_w(b):
+    return b.w
+
+
+def _get_d_a(d):
+    return d["a"]
+
+
+def _append_to_setdefault(x):
+    d = {}
+    d.setdefault("a", []).append(x * 3.0)
+    return sum(d["a"]) * x
+
+
+def _append_to_calls_results(x):
+    d = {"a": [x]}
+    d.get("a").append(x * 3.0)
+    _get_d_a(d).append(x ** 2)
+    d.get("a").extend([x, x ** 2])
+    next(iter(d.values())).append(x * 2.0)
+    list(d.values())[0].append(x * 3.0)
+    return sum(d["a"]) * x
+
+
+def _group_by_setdefault(x):
+    groups = {}
+    for k, v in enumerate([x, 2 * x, x * x]):
+        groups.setdefault(k % 2, []).append(v)
+    return sum(sum(g) * (i + 1) for i, g in groups.items())
+
+
+def _fill_a_reshaped_view(x):
+    y = np.zeros(4)
+    y.reshape(2, 2).fill(x[0])
+    np.add.at(y.reshape(2, 2), (0, 1), x[1] * 3)
+    return np.sum(y * x)
+
+
+def _copyto_and_out_into_call_results(x):
+    y = np.zeros(4)
+    np.copyto(np.asarray(y), x ** 2)
+    np.add(x.reshape(2, 2), y.reshape(2, 2), out=y.reshape(2, 2))
+    return np.sum(y * x)
+
+
+def _method_returned_attribute_updated(W):
+    b = _Box(W)
+    p = b.get()
+    p *= 0.5
+    q = _box_w(b)
+    q += W
+    return np.sum(b.w * W)
+
+
+def _getattr_and_vars_items_updated(W):
+    o = _Box(np.zeros(2))
+    getattr(o, "w")[0] = W[1] * 3
+    vars(o)["w"][1] = W[0] * W[1]
+    return np.sum(o.w * W)
+
+
+def _repeated_list_walked(x):
+    a = x.copy()
+    for v in [a] * 2:
+        v *= 2
+    return np.sum(a * x)
+
+
+def _concatenated_list_updated(x):
+    a = [x.copy()]
+    b = a + a
+    b[0] *= 2
+    return np.sum(a[0] * x)
+
+
+@pytest.mark.parametrize("f, x", [
+    (_append_to_setdefault, 0.7), (_append_to_calls_results, 0.7), (_group_by_setdefault, 0.7),
+    (_fill_a_reshaped_view, np.array([0.3, -1.2, 2.4, 0.7])),
+    (_copyto_and_out_into_call_results, np.array([0.3, -1.2, 2.4, 0.7])),
+    (_method_returned_attribute_updated, np.array([0.3, -1.2])),
+    (_getattr_and_vars_items_updated, np.array([0.3, -1.2])),
+    (_repeated_list_walked, np.array([0.3, -1.2, 2.4])),
+    (_concatenated_list_updated, np.array([0.3, -1.2, 2.4])),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_updates_through_objects_a_call_hands_back(f, x):
+    from zygotepy.testing import check_grads
+    check_grads(f, x)
+
+
+def test_a_loop_over_an_array_its_body_updates_raises():
+    def f(x):
+        a = x.copy()
+        for v in a:
+            a[-1] += v
+        return np.sum(a * x)
+    line = f.__code__.co_firstlineno + 2
+    with pytest.raises(ZygoteError, match=rf"test_redteam_findings.py:{line}: .*loop over the array that its body"):
+        gradient(f, np.array([0.3, -1.2, 2.4]))
+
+
+# Lambdas made inside comprehensions raised "its code object was not found" (Python 3.11 compiles a comprehension as a
+# code object of its own).
+def _lambdas_with_defaults_in_a_listcomp(x):
+    fs = [lambda t, k=k: t ** k for k in range(1, 4)]
+    return sum(g(x) for g in fs)
+
+
+def _lambdas_reading_a_local_in_a_listcomp(x):
+    w = 2.0 * x
+    fs = [lambda t: t * w for _ in range(3)]
+    return sum(g(x) for g in fs)
+
+
+def _lambdas_in_a_dictcomp(x):
+    fs = {k: (lambda t, k=k: t * k) for k in range(3)}
+    return fs[2](x) + fs[1](x * x)
+
+
+@pytest.mark.parametrize("f", [_lambdas_with_defaults_in_a_listcomp, _lambdas_reading_a_local_in_a_listcomp,
+                               _lambdas_in_a_dictcomp], ids=lambda f: f.__name__)
+def test_lambdas_made_in_comprehensions(f):
+    from zygotepy.testing import check_grads
+    check_grads(f, 0.7)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12 inlines comprehensions: the lambda's cell is the function's")
+def test_a_lambda_reading_the_comprehension_variable_is_refused_clearly():
+    from zygotepy import UnsupportedSyntax
+
+    def f(x):
+        fs = [lambda t: t ** k for k in range(1, 4)]
+        return sum(g(x) for g in fs)
+    with pytest.raises(UnsupportedSyntax, match="reads the comprehension's variable 'k'.*k=k"):
+        gradient(f, 0.7)

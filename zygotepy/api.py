@@ -210,6 +210,8 @@ def _seed(y):
         return 1.0
     shape = getattr(y, "shape", None)
     dtype = getattr(y, "dtype", None)
+    if shape == () and getattr(type(y), "__zygote_number__", False):  # a dual number (forward mode over gradient)
+        return 1.0
     if shape == () and dtype is not None and not hasattr(dtype, "kind") and "float" in str(dtype):
         from .backends import namespace  # torch's dtypes have no kind: ones of y's dtype (1.0 would be float32)
         return namespace(y).ones_like(y)

@@ -36,9 +36,24 @@ def pushforward(f, /, *args):
         if len(tangents) != len(args):
             raise ZygoteError(f"pushforward: {len(tangents)} tangents for {len(args)} arguments")
         tag = new_tag()
-        y = call(f, *(make_dual(a, t, tag) for a, t in zip(args, tangents, strict=True)))
+        y = _forward_call(f, *(make_dual(a, t, tag) for a, t in zip(args, tangents, strict=True)))
         return tangent_of(y, tag)
     return push
+
+
+def _forward_call(f, *duals):
+    """`f` on dual numbers. NumPy refuses to store a dual into a plain array (`out = np.zeros(n); out[i] = v`) with
+    its own ValueError, raised inside the user's code: said here in zygotepy's words (the user's line is in the
+    traceback)."""
+    try:
+        return call(f, *duals)
+    except ValueError as e:
+        if "setting an array element with a sequence" not in str(e):
+            raise
+        raise ForwardModeError(
+            "forward mode (pushforward, derivative, jacobian) cannot store a value carrying a derivative into a plain "
+            "array made from constants (np.zeros(n), np.empty(...)): the array cannot hold its tangent; make it from "
+            "the perturbed input (np.zeros_like(x)) or build it from the values (np.stack, np.array([...]))") from e
 
 
 def derivative(f, x, /):
@@ -89,8 +104,8 @@ def _forward_jacobian(f, args):
             e = np.zeros(shape)
             e.flat[k] = 1.0
             tag = new_tag()
-            out = call(f, *(make_dual(b, (e if shape else 1.0) if j == i else None, tag)
-                            for j, b in enumerate(args)))
+            out = _forward_call(f, *(make_dual(b, (e if shape else 1.0) if j == i else None, tag)
+                                     for j, b in enumerate(args)))
             _check_output(out)
             y = strip(out) if y is None else y
             columns.append(np.asarray(tangent_of(out, tag), dtype=float))
@@ -139,7 +154,10 @@ def jacobian(f, /, *args, mode=None):
     _check_output(y)
     n_in = sum(int(np.size(a)) for a in args if not _is_data(a))
     if mode is None and n_in < np.size(y):
-        return tuple(_forward_jacobian(f, args)[1])
+        try:
+            return tuple(_forward_jacobian(f, args)[1])
+        except ForwardModeError:  # (a plain array filled in place): reverse mode, which has no such limit
+            pass
     return tuple(_reverse_jacobian(y, back, args))
 
 

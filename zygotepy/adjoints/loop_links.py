@@ -116,6 +116,14 @@ def put_iter(parent, where, child):
 @adjoint(mt.refresh_iter)
 def refresh_iter(child, parent, where):
     """`parent` was updated in place: `child`'s cotangent is `parent`'s at its place, if it is still there."""
+    if isinstance(parent, np.ndarray) and parent.ndim == 1 and not isinstance(child, np.ndarray):
+        # a 1-d array's items are numbers read when the loop reaches them, after the body's earlier updates: which
+        # version of the array each came from is not recorded, so its gradient would go to the wrong one
+        file, line, name, _ = where
+        raise ZygoteError(
+            f"{file}:{line}: zygotepy cannot differentiate a loop over the array that its body updates in place (the "
+            f"loop variable '{name}' takes numbers read as the loop goes); loop by index instead "
+            f"(for i in range(len(a)): {name} = a[i] ...)")
     plan = _plan(parent, child)
 
     def back(dy):

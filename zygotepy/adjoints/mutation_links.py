@@ -453,12 +453,18 @@ def refresh_held(child, parent, where):
     are `parent`'s cotangents of those items."""
     plan = _where(parent, child)
     inside = _where_items(child, parent) if plan is None else None
+    # or `parent` sits in `child`: a call handed back part of an object (`p = box.get()`, `getattr(o, "w")`), then
+    # updated in place: `child`'s cotangent at that place is `parent`'s
+    holds = _where(child, parent) if plan is None and inside is None and child is not parent else None
 
     def back(dy):
         if dy is None:
             return (None, None, None)
         if inside is not None:
             rest, dparent = _split(inside, child, dy, where)
+            return (rest, dparent, None)
+        if holds is not None:
+            rest, dparent = _split(holds, child, dy, where)
             return (rest, dparent, None)
         if plan is None:
             return (dy, None, None)

@@ -358,8 +358,8 @@ def _extremum(fn):
                 return keyword_cotangents((None, *(None for _ in args)), kwargs)
             if axis is None and type(x_arr) is np.ndarray and x_arr.dtype.kind == "f" and np.ndim(dy) == 0:
                 hit = x_arr == y  # the whole array: its maxima share dy evenly (none: initial= won, no gradient)
-                return keyword_cotangents((_restore(np.multiply(hit, dy / max(np.count_nonzero(hit), 1),
-                                                            dtype=x_arr.dtype), x), *(None for _ in args)), kwargs)
+                share = (hit * (dy / max(np.count_nonzero(hit), 1))).astype(x_arr.dtype, copy=False)  # (no dtype=:
+                return keyword_cotangents((_restore(share, x), *(None for _ in args)), kwargs)  # nesting's rules)
             xp = namespace(x_arr)
             hit = x_arr == _expand(y, x_arr, axis, keepdims)
             # ties share the gradient evenly; counted in x's float type so that float32 stays float32

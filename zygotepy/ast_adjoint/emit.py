@@ -74,6 +74,10 @@ class Emitter:
         if kind is Var:
             return _name(a.name)
         if kind is Const and type(a.value) in _PLAIN:
+            if type(a.value) in (int, float) and (a.value < 0 or str(a.value).startswith("-")):
+                # `-2.0` as a unary minus: ast.unparse prints a negative Constant bare, so `(-2.0) ** 2` would read
+                # back as `-(2.0 ** 2)` (and `(-1.5).__abs__()` as `-(1.5.__abs__())`)
+                return ast.UnaryOp(ast.USub(), ast.Constant(-a.value))
             return ast.Constant(a.value)
         if kind is Global:
             head, *rest = a.path.split(".")

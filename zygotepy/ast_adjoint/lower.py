@@ -88,11 +88,17 @@ def _unwrapped(atom):
 def captured_names(code):
     """The locals of `code` that nested functions capture. Python also compiles comprehensions as nested functions,
     but zygotepy lowers them inline, so what they alone read is an ordinary local here."""
+    return _read_by_nested(code) & set(code.co_cellvars)
+
+
+def _read_by_nested(code):
+    """The free variables of the functions nested in `code`, looking through comprehensions (whose own code objects
+    pass an enclosing variable on to a lambda made inside them)."""
     names = set()
     for inner in code.co_consts:
         if isinstance(inner, types.CodeType):
-            names |= captured_names(inner) if inner.co_name in _COMPREHENSIONS else set(inner.co_freevars)
-    return names & set(code.co_cellvars)
+            names |= _read_by_nested(inner) if inner.co_name in _COMPREHENSIONS else set(inner.co_freevars)
+    return names
 
 
 
@@ -142,6 +148,10 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         self.region = []
         self.line = getattr(source.node, "lineno", 0)
         self.inner_codes = [c for c in code.co_consts if hasattr(c, "co_code")]
+        # (before Python 3.12 a comprehension is a code object of its own: a lambda made inside it is one of its
+        # constants, `[lambda t, k=k: t ** k for k in ks]`)
+        self.inner_codes += [c for comp in self.inner_codes if comp.co_name in _COMPREHENSIONS
+                             for c in comp.co_consts if hasattr(c, "co_code")]
         self.used_freevars = []
         self.loop_depth = 0
         self.captured = set()  # cell variables a nested function lowered so far captures: no later assignment
@@ -247,7 +257,18 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         folded = _fold(BINOPS[type(node.op)], a, b)
         if folded is not None:
             return folded
-        return self.call(Const(BINOPS[type(node.op)]), [a, b], hint=hint)
+        out = self.call(Const(BINOPS[type(node.op)]), [a, b], hint=hint)
+        if isinstance(node.op, (gast.Add, gast.Mult)) and any(self.holds_objects(v) for v in (a, b)):
+            # `[a] * 2`, `lst + lst`: a new list holding the same objects, so an update through one reaches the other
+            self.note_held(out, [v for v in (a, b) if isinstance(v, Var)])
+        return out
+
+    def holds_objects(self, atom):
+        """Is `atom` known to hold other values (a list or tuple display, a call's result that may keep them)?"""
+        if not isinstance(atom, Var):
+            return False
+        lin = self.lineage_of(atom)
+        return any(p == lin for links in self.parents.values() for _, p, _ in links)
 
     def expr_UnaryOp(self, node, hint):
         a = self.expr(node.operand)
@@ -744,6 +765,9 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         kwdefaults = {a.id: d.value for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
                       if d is not None} or None
         for n in code.co_freevars:
+            if n not in self.cellvars and n not in self.freevars:  # a comprehension's own variable (3.11)
+                self.fail(f"a nested function ('{name}') that reads the comprehension's variable '{n}'", node,
+                          f"bind it as a default: lambda ..., {n}={n}: ...")
             if n in self.cellvars and n not in self.versions:
                 self.fail(f"the nested function '{name}' reads '{n}' before it is assigned; assign it first", node)
         cells = tuple(Var(f"{n}_cell") for n in code.co_freevars)

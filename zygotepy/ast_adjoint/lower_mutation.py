@@ -216,6 +216,9 @@ class Mutation:
                    if not n.startswith(".") or n.startswith(".param")):
                 return True
             work += [plin for _, plin, _ in self.parents_of(lin)]
+            # what a call's result may hold (`d.setdefault(k, []).append(v)`, `helper(d).append(v)`): the result is
+            # linked to its arguments as their holder, and through them the update is seen
+            work += [c for c, links in self.parents.items() if any(k == "held" and p == lin for k, p, _ in links)]
         return False
 
     def user_name(self, var):

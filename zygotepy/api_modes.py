@@ -10,7 +10,7 @@ import numpy as np
 
 from .adjoints.registry import adjoint
 from .api import pullback
-from .errors import ForwardModeError, ZygoteError
+from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
 from .forward.dual import Dual, make_dual, new_tag, strip, tangent_of
 from .forward.transform import call
@@ -50,10 +50,7 @@ def _forward_call(f, *duals):
     except ValueError as e:
         if "setting an array element with a sequence" not in str(e):
             raise
-        raise ForwardModeError(
-            "forward mode (pushforward, derivative, jacobian) cannot store a value carrying a derivative into a plain "
-            "array made from constants (np.zeros(n), np.empty(...)): the array cannot hold its tangent; make it from "
-            "the perturbed input (np.zeros_like(x)) or build it from the values (np.stack, np.array([...]))") from e
+        raise ForwardModeError(STORE_INTO_PLAIN_ARRAY) from e
 
 
 def derivative(f, x, /):

@@ -60,3 +60,9 @@ class MissingTangentRule(ForwardModeError):
             "    def _(fn, primals, tangents, kwargs):\n"
             "        y = fn(*primals, **kwargs)\n"
             "        return y, ...  # the output tangent; tangents[i] is None for an argument without one")
+
+
+STORE_INTO_PLAIN_ARRAY = (
+    "forward mode (hessian, pushforward, derivative, jacobian) cannot store a value carrying a derivative into a plain "
+    "array made from constants (np.zeros(n), np.empty(...)): the array cannot hold its tangent; make it from the "
+    "perturbed input (np.zeros_like(x)) or build it from the values (np.stack, np.array([...]), np.where)")

@@ -17,7 +17,8 @@ from ..ast_adjoint import mutate as mt
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J_mutating, differentiable
 from ..backends import unbroadcast
-from ..errors import ForwardModeError, MissingAdjoint, UnsupportedSyntax, ZygoteError
+from ..errors import (STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingAdjoint, UnsupportedSyntax,
+                      ZygoteError)
 from ..structgrad import StructGrad
 from .mutation_links import _dict_without, _zeros_like  # noqa: F401 (also registers the links' rules)
 from . import loop_links  # noqa: F401 (registers the loop variables' links)
@@ -100,10 +101,7 @@ def setitem(x, index, value):
         return _set_number(x, index, value)
     if isinstance(x, np.ndarray) or getattr(type(x), "__zygote_number__", False) and hasattr(x, "shape"):
         if isinstance(x, np.ndarray) and getattr(type(value), "__zygote_number__", False):
-            raise ForwardModeError(
-                "forward mode (hessian, pushforward, derivative) cannot store a value carrying a derivative into a "
-                "plain array made from constants (np.zeros(n), np.empty(...)): the array cannot hold its tangent; "
-                "make it from the perturbed input (np.zeros_like(x)) or build it from the values (np.stack, np.where)")
+            raise ForwardModeError(STORE_INTO_PLAIN_ARRAY)
         keep = _repeats(index, x) if type(index) is not int else None
         written_real = getattr(x, "dtype", None) is None or x.dtype.kind in "fc"
         entry = mt.journal_slot(x, index)

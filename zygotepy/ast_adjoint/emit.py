@@ -30,14 +30,15 @@ _CMP = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator
 _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_J", dispatch.J_kw: "_J_kw",
               dispatch.J_need: "_J_need",
               rt.acc_var: "_acc", rt.SCALARS: "_SC", rt.NATIVE: "_NATIVE", dispatch.J_args: "_J",
-              dispatch.J_handing: "_J_handing", __build_class__: "_build_class"}
+              dispatch.J_handing: "_J_handing", __build_class__: "_build_class",
+              # the item paths' helpers (items.py)
+              items.ItemRun: "_ItemRun", items.add_item: "_add_item", items.item_back: "_item_back",
+              items.is_vector: "_is_vector", items.item_grads: "_item_grads", items.REALS: "_REALS",
+              items.buffer_grads: "_buffer_grads"}
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()
 _PLAIN = frozenset((int, float, bool, str, type(None)))  # literals that print as themselves (the common constants)
-_PREFERRED.update({items.ItemRun: "_ItemRun", items.add_item: "_add_item", items.item_back: "_item_back",
-                   items.is_vector: "_is_vector", items.item_grads: "_item_grads", items.REALS: "_REALS",
-                   items.buffer_grads: "_buffer_grads"})  # (the item paths' helpers, items.py)
 
 
 def _name(id_, store=False):

@@ -247,8 +247,8 @@ def loop_copied(item, container, where, *holders):
     """`item`, which a `for` loop took from `container` and which is updated in place, must not also sit inside one of
     `holders` (what made `container`: `reversed(lst)`, `sorted(lst)`, `list(lst)`, `lst[::-1]`, `f(lst)`) unless
     `container` is that object itself, or `item` sits in it only through `container` (`for w in out["w"]`): an update
-    could not be routed from a copy to the original. `where` is (file,
-    line of the loop, the loop variable's name, the holders' names)."""
+    could not be routed from a copy to the original. `where` is (file, line of the loop, the loop variable's name, the
+    holders' names)."""
     from ..adjoints.loop_links import copied_error, held_elsewhere
     if not isinstance(container, np.ndarray):
         for h, name in zip(holders, where[3], strict=True):

@@ -4,7 +4,7 @@ optimisation on and off (the backward's None-test removal, `nullness`; speculati
 array cotangents it alone holds, `acc in place`; rule backs computing into buffers only they hold, `reuse buffers`;
 dropping the joins nothing reads, `dead joins`; computing literal arithmetic at transform time, `fold literals`; no
 `is_native` guard on the tuples the lowering unpacks, `known containers`; array items read and stored in loops without
-the rules, `item paths`), and `nullness`, `speculate` and `accumulate`
+the rules, `item paths`; operations on real arrays with their derivative inlined, `array paths`), and `nullness`, `speculate` and `accumulate`
 do change the generated code (`acc in place` and `reuse buffers` change no code: tests/adjoints/test_handover.py and
 tests/ast_adjoint/test_accumulate.py show that they write in place; the last three's code changes are checked in
 tests/test_nesting.py). Nested code, which an outer level transforms again, is written small (`NESTED_SIZE`): its
@@ -29,7 +29,8 @@ from test_specialize import pow_loop
 
 SWITCHES = {"nullness": nullness.ENABLED, "speculate": speculate.ENABLED, "accumulate": adjoint.ACCUMULATE_IN_BACK,
             "acc in place": runtime.ACC_IN_PLACE, "reuse buffers": handover.IN_PLACE, "dead joins": ir.DROP_DEAD_PHIS,
-            "fold literals": lower.FOLD, "known containers": adjoint.KNOWN_CONTAINERS, "item paths": fastpath.ITEM_PATHS}
+            "fold literals": lower.FOLD, "known containers": adjoint.KNOWN_CONTAINERS, "item paths": fastpath.ITEM_PATHS,
+            "array paths": fastpath.ARRAY_PATHS}
 
 
 def _with(switch, enabled, run):

@@ -5,6 +5,8 @@ Three tables, all keyed by the target object itself (never by a string):
   positional argument (the public `@adjoint` form of API.md).
 - SCALAR: `target -> derivative`, a lambda `(dy, y, *args) -> tuple of cotangents` valid when every argument is a Python
   int/float/bool. The compiler inlines its body into generated code, guarded by a type check (the fast path).
+- ARRAY: `target -> ArrayDerivative`, the same kind of lambda for real NumPy arrays (adjoints/array_inline.py): the
+  compiler inlines it behind its own guard (the array fast path), as a careful person writes NumPy backprop.
 - NONDIFF: callables that never carry a gradient (comparisons, len, isinstance, ...): they run as constants.
 
 Registration bumps `generation`, so compiled functions that inlined an older rule are rebuilt ("latest registration wins").
@@ -24,6 +26,7 @@ import types
 
 RULES = {}
 SCALAR = {}
+ARRAY = {}
 NONDIFF = set()
 MUTATING = set()   # primitives that update an object in place: their `back` runs even with no cotangent (to undo)
 MUTATING_IF_ACTIVE = set()  # operators that may update in place (`x += y`): the same, where a gradient flows
@@ -59,8 +62,9 @@ def adjoint(target):
         user = not getattr(rule, "__module__", "").startswith("zygotepy.")
         try:
             RULES[key] = rule
-            if user:  # a user's rule replaces the built-in fast path too (built-in tables register both)
+            if user:  # a user's rule replaces the built-in fast paths too (built-in tables register both)
                 SCALAR.pop(key, None)
+                ARRAY.pop(key, None)
             NONDIFF.discard(key)
         except TypeError:
             _UNHASHABLE[id(key)] = (key, rule)
@@ -104,6 +108,12 @@ def keyword_cotangents(positional, kwargs, **given):
 def scalar_rule(target, derivative):
     """Register the inlinable scalar derivative `(dy, y, *args) -> cotangents` of `target` (internal tables)."""
     SCALAR[_key(target)] = derivative
+    generation[0] += 1
+
+
+def array_rule(target, derivative):
+    """Register the inlinable array derivative (an `array_inline.ArrayDerivative`) of `target` (internal tables)."""
+    ARRAY[_key(target)] = derivative
     generation[0] += 1
 
 
@@ -291,6 +301,14 @@ def find_scalar(target):
     """The inlinable scalar derivative of `target`, or None."""
     try:
         return SCALAR.get(target)
+    except TypeError:
+        return None
+
+
+def find_array(target):
+    """The inlinable array derivative of `target`, or None."""
+    try:
+        return ARRAY.get(target)
     except TypeError:
         return None
 

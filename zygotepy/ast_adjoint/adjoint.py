@@ -19,7 +19,7 @@ from ..adjoints.registry import find_rule, find_scalar
 from . import dispatch, inline, specialize
 from . import mutate as mt
 from . import runtime as rt
-from .analysis import callee_object, cell_values, saved_objects
+from .analysis import callee_object, cell_values, saved_objects, uses_arrays
 from .fastpath import FastPaths, ItemLoop, RuleRef, _call
 from .ir import Assign, Call, Const, Def, Function, If, Loop, Var
 from ..errors import UnsupportedSyntax
@@ -66,6 +66,7 @@ class AdjointPass(FastPaths):
         self.saved = saved_objects(fn, active, globals_)  # Vars whose objects a backward may read
         self.nested = False    # code an outer level will transform too: functional, or generated code itself
         self.small = False     # nested, and written small for that (NESTED_SIZE)
+        self.arrays = uses_arrays(fn, globals_)  # it computes with NumPy arrays: operations get the array fast path
         self.natives = set()   # Vars that always hold a tuple, list or dict (the lowering's unpacking and displays)
         self.type_of = {}      # Var -> the atom whose `type(...)` it holds
         self.facts = {}        # Var -> atoms that are Python numbers (`type(a) in _SC`) whenever the Var is true
@@ -202,10 +203,14 @@ class AdjointPass(FastPaths):
         else:
             back = [Assign(grads, Call(pb, (dy, *mask)), s.line)]
             back += [a for arg, g in zip(call.args, grads, strict=True) for a in self.acc(arg, g)]
-        if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
+        if derivative is None:
             item = self.item_path(s, target, pb, dy, forward, back)
             if item is not None:
                 return item
+        array = None if mutates else self.array_path(s, target, pb, dy, forward, back)
+        if array is not None:
+            forward, back = array
+        if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
             return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates)
 

@@ -12,7 +12,7 @@ import operator
 from ..adjoints.registry import is_mutating, is_nondifferentiable
 from . import mutate as mt
 from . import runtime as rt
-from .ir import Assign, Call, Const, Def, Global, If, Loop, Var, atoms, out_vars
+from .ir import Assign, Call, Const, Def, Global, If, Loop, Var, atoms, out_vars, walk
 
 
 def resolve_global(path, globals_):
@@ -34,6 +34,30 @@ def callee_object(fn, globals_):
 
 def _vars(atoms):
     return [a for a in atoms if isinstance(a, Var)]
+
+
+# attributes and methods that mark a value as an array (`x.T`, `y.sum()`): see `uses_arrays`
+ARRAY_ATTRIBUTES = frozenset(("T", "sum", "mean", "dot", "reshape", "transpose", "ravel", "flatten", "std", "var",
+                              "prod", "cumsum", "astype", "ndim", "shape", "max", "min", "clip", "squeeze"))
+
+
+def uses_arrays(fn, globals_):
+    """Does the function compute with NumPy arrays, as far as its text shows: does it call a NumPy function, use `@`,
+    or read an array attribute (`x.T`, `y.sum()`)? Only such functions get the array fast path
+    (fastpath.array_path): a third arm per operation would only lengthen scalar code, and its transform."""
+    for s in walk(fn.body):
+        if not isinstance(s, Assign) or not isinstance(s.value, Call):
+            continue
+        call = s.value
+        target = callee_object(call.fn, globals_)
+        module = getattr(target, "__module__", None)
+        if target is operator.matmul or type(target).__module__ == "numpy" or \
+                isinstance(module, str) and module.split(".")[0] == "numpy":
+            return True
+        if (target is getattr or target is rt.callmethod) and len(call.args) > 1 and \
+                isinstance(call.args[1], Const) and call.args[1].value in ARRAY_ATTRIBUTES:
+            return True
+    return False
 
 
 def call_inputs(call):

@@ -9,9 +9,11 @@ source line above each block and know which generated line came from which user 
 import ast
 import operator
 
+import numpy as np
+
 from . import dispatch, inline, items, printer
 from . import runtime as rt
-from .fastpath import Derivative, RuleRef
+from .fastpath import ARRAY_ARM, Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
 from .naming import const_name, is_literal
 
@@ -34,10 +36,13 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
               # the item paths' helpers (items.py)
               items.ItemRun: "_ItemRun", items.add_item: "_add_item", items.item_back: "_item_back",
               items.is_vector: "_is_vector", items.item_grads: "_item_grads", items.REALS: "_REALS",
-              items.buffer_grads: "_buffer_grads"}
+              items.buffer_grads: "_buffer_grads",
+              # the array path's (fastpath.array_path)
+              ARRAY_ARM: "_ARRAY", np.ndarray: "_ndarray"}
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()
+_ARRAY_GUARDS = {rt.is_real_array: ("f", False), rt.is_real_matrix: ("f", True), rt.is_real_data: ("fbiu", False)}
 _PLAIN = frozenset((int, float, bool, str, type(None)))  # literals that print as themselves (the common constants)
 
 
@@ -149,6 +154,13 @@ class Emitter:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(items.REALS)])
         if fn is items.is_int:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.Is()], [_name("int")])
+        if fn in _ARRAY_GUARDS:  # `type(x) is _ndarray and x.dtype.kind == 'f'`: inline, no call (fastpath.array_path)
+            x, (kinds, matrix) = _unparsed(args[0]), _ARRAY_GUARDS[fn]
+            nd, kind = self.helper(np.ndarray).id, f"{x}.dtype.kind {'==' if len(kinds) == 1 else 'in'} {kinds!r}"
+            test = f"type({x}) is {nd}{f' and {x}.ndim == 2' if matrix else ''} and {kind}"
+            if fn is rt.is_real_data:
+                test = f"(type({x}) in {self.helper(rt.SCALARS).id} or {test})"
+            return ast.Name(test, _LOAD)  # pasted as text: ast.unparse would bracket the third test of an `and`
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])
         if fn is rt.all_true:

@@ -8,12 +8,24 @@ import operator
 import re
 from dataclasses import dataclass, field
 
+from ..adjoints import registry
 from . import dispatch, inline, items, specialize
 from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Global, If, Var
 
 ITEM_PATHS = [True]  # items of 1-d float64 arrays read and stored in loops skip the rules; tests switch it off
+ARRAY_PATHS = [True]  # operations on real NumPy arrays inline their derivative (adjoints/array_inline.py); ditto
+
+
+class ArrayArm:
+    """The value a pullback slot holds when the operation took the array fast path (printed `_ARRAY`)."""
+
+    def __repr__(self):
+        return "_ARRAY"
+
+
+ARRAY_ARM = ArrayArm()
 
 
 @dataclass(frozen=True)
@@ -121,7 +133,8 @@ class FastPaths:
         key = (atom, test.fn)
         if key not in tests:
             name = atom.name if isinstance(atom, Var) else atom.path.replace(".", "_")
-            kinds = {rt.is_scalar: "scalar", rt.is_native: "native", items.is_vector: "vector", rt.is_range: "range"}
+            kinds = {rt.is_scalar: "scalar", rt.is_native: "native", items.is_vector: "vector", rt.is_range: "range",
+                     rt.is_real_array: "array", rt.is_real_data: "real", rt.is_real_matrix: "matrix"}
             kind = kinds.get(test.fn.value, "known")
             tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)
         return tests[key][0]
@@ -172,6 +185,44 @@ class FastPaths:
         if mutates:
             return [forward], [back] + self.reset(y)
         return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y)
+
+    def array_path(self, s, target, pb, dy, generic_fwd, generic_bwd):
+        """The operation as written, guarded: on real NumPy arrays (and real numbers mixed in) it records nothing but
+        `_ARRAY` in the pullback slot `pb`, and the backward is the derivative of adjoints/array_inline.py pasted in;
+        anything else takes the general path. None when the statement has no array path."""
+        call = s.value
+        derivative = registry.find_array(target)
+        if derivative is None or not ARRAY_PATHS[0] or not self.arrays or self.nested or call.kwargs or call.star is not None:
+            return None
+        formula = derivative.formula(call.args)
+        if formula is None or not inline.usable(formula, len(call.args)):
+            return None
+        active = [k for k, a in enumerate(call.args) if self.is_active(a)]
+        if derivative.active is not None and not set(active) <= set(derivative.active):
+            return None
+        if any(isinstance(a, Const) and type(a.value) not in rt.SCALARS for a in call.args):
+            return None
+        unary = len(call.args) == 1
+        tests = self.rule_guard(call, target)[:1] if isinstance(call.fn, Global) else []
+        for k, a in enumerate(call.args):
+            if isinstance(a, Var):
+                test = rt.is_real_matrix if derivative.matrices else rt.is_real_array if unary else rt.is_real_data
+                tests.append(self.hoist(_call(test, a), a))
+        if isinstance(call.fn, Global):
+            s = Assign(s.out, Call(Const(target), call.args), s.line)  # the guard checked the global: call directly
+        forward = [If(_call(rt.all_true, *tests), [s, Assign(pb, Const(ARRAY_ARM), s.line)], generic_fwd, line=s.line)]
+        atoms = (dy, s.out, *call.args)
+        read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(formula), atoms, strict=True)
+                                  if a is not dy and name in inline.names_used(formula, k)))
+        for a in read:
+            self.need(a)
+        fast_bwd = []
+        for k in active:
+            da = self.dvar(self.cells.get(call.args[k].name, call.args[k]))
+            fast_bwd.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(formula, k)), atoms)),
+                                   s.line))
+        is_array = Call(Const(rt.is_same), (pb, Const(ARRAY_ARM)))
+        return forward, [If(is_array, fast_bwd, generic_bwd, line=s.line)]
 
     # --- items of arrays in loops (items.py) ------------------------------------------------------------------------
     def item_path(self, s, target, pb, dy, generic_fwd, generic_bwd):

@@ -285,6 +285,19 @@ def is_scalar(x):
     return type(x) in SCALARS
 
 
+# the array fast path's guards (ast_adjoint/fastpath.py, array_path): real NumPy arrays, with real numbers mixed in
+def is_real_array(x):
+    return type(x) is np.ndarray and x.dtype.kind == "f"
+
+
+def is_real_matrix(x):
+    return type(x) is np.ndarray and x.ndim == 2 and x.dtype.kind == "f"
+
+
+def is_real_data(x):
+    return type(x) in SCALARS or type(x) is np.ndarray and x.dtype.kind in "fbiu"
+
+
 NATIVE = frozenset((int, float, bool, complex, np.ndarray, np.float64, np.float32, np.complex128, np.int64, tuple,
                     list, dict, str, slice, type(None)))
 

@@ -1,0 +1,194 @@
+"""The array fast path (zygotepy/ast_adjoint/fastpath.py `array_path`, formulas in zygotepy/adjoints/array_inline.py):
+in functions that compute with NumPy, `+ - * / ** @`, unary minus and `np.exp/log/sqrt/sin/cos/tanh` on real arrays
+inline their derivative; anything else (complex arrays, lists, 1-d `@`, float exponents, ...) takes the rules, in the
+same function. Each row is checked against central finite differences and gives the same cotangents, to the bit, with
+the array path on and off."""
+import numpy as np
+import pytest
+
+import zygotepy
+from zygotepy import gradient, pullback, show_adjoint
+from zygotepy.adjoints import registry
+from zygotepy.ast_adjoint import fastpath
+from zygotepy.testing import check_grads
+
+RNG = np.random.default_rng(7)
+M = RNG.standard_normal((4, 3))
+W = RNG.standard_normal((3, 5))
+B = RNG.standard_normal(5)
+V = RNG.standard_normal(3) + 2.0  # positive entries: log and sqrt
+
+
+def mlp_layer(x, W, b):
+    h = np.tanh(x @ W + b)
+    return np.mean((h - 0.5) ** 2)
+
+
+def bias_broadcast_both_ways(a, col, row):
+    return np.sum(a * col + row - col / (row * row + 1.0))
+
+
+def scalars_mixed_in(x, s):
+    y = s * x - x / s + 2.0 * x ** 3 - -x
+    return np.sum(y * y) + s
+
+
+def elementwise_chain(v):
+    return np.sum(np.exp(-v) * np.log(v) + np.sqrt(v) * np.sin(v) - np.cos(v) ** 2)
+
+
+def reused_operand(x):
+    y = x * x + x
+    return np.sum(y * x @ np.ones(3))
+
+
+def int_and_bool_data(x, n, mask):
+    return np.sum(x * n + x * mask - n)
+
+
+def float32_arrays(x):
+    return float(np.sum(np.tanh(x * x)))
+
+
+def complex_falls_back(x):
+    z = x * (1.0 + 2.0j)
+    return np.sum(np.abs(z * z))
+
+
+def one_d_matmul_falls_back(x, w):
+    return np.tanh(x @ w) * 2.0
+
+
+def float_exponent(x):
+    return np.sum(x ** 1.5 + x ** 0 + x ** 1 + x ** 3)
+
+
+def zero_d_arrays(x):
+    a = np.asarray(x * 2.0)
+    return float(np.tanh(a) * a)
+
+
+def in_a_loop(x, W):
+    for _ in range(3):
+        x = np.tanh(x @ W) + x
+    return np.sum(x * x)
+
+
+def numpy_scalars(x):
+    s = x.sum()
+    return s * s + np.sum(x * s)
+
+
+def lists_fall_back(x):
+    xs = [x, x * 2.0]
+    return np.sum(np.asarray(xs) * x)
+
+
+ROWS = [
+    ("mlp_layer", mlp_layer, (M, W, B)),
+    ("bias_broadcast_both_ways", bias_broadcast_both_ways, (M, M[:, :1].copy(), M[0].copy())),
+    ("scalars_mixed_in", scalars_mixed_in, (V, 1.7)),
+    ("elementwise_chain", elementwise_chain, (V,)),
+    ("reused_operand", reused_operand, (M,)),
+    ("int_and_bool_data", int_and_bool_data, (M, np.arange(3), M[0] > 0)),
+    ("float32_arrays", float32_arrays, (V.astype(np.float32),)),
+    ("complex_falls_back", complex_falls_back, (V,)),
+    ("one_d_matmul_falls_back", lambda x, w: np.sum(one_d_matmul_falls_back(x, w)), (M, V)),
+    ("float_exponent", float_exponent, (V,)),
+    ("zero_d_arrays", zero_d_arrays, (np.array(0.3),)),
+    ("in_a_loop", in_a_loop, (M[:, :3].copy() * 0.3, W[:, :3].copy())),
+    ("numpy_scalars", numpy_scalars, (V,)),
+    ("lists_fall_back", lists_fall_back, (V,)),
+]
+
+
+def _with_array_paths(enabled, run):
+    fastpath.ARRAY_PATHS[0] = enabled
+    registry.generation[0] += 1  # every compiled adjoint is rebuilt under the new setting
+    try:
+        return run()
+    finally:
+        fastpath.ARRAY_PATHS[0] = True
+        registry.generation[0] += 1
+
+
+@pytest.mark.parametrize("fn, args", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
+def test_matches_finite_differences(fn, args):
+    if any(getattr(a, "dtype", None) == np.float32 for a in args):  # finite differences in float32 are noise:
+        wide = tuple(a.astype(np.float64) for a in args)              # the same function on float64 is checked,
+        check_grads(fn, *wide)                                        # and float32 agrees with it, as float32
+        got, want = gradient(fn, *args)[0], gradient(fn, *wide)[0]
+        assert got.dtype == np.float32 and np.allclose(got, want, rtol=1e-5, atol=1e-5)  # (1 - tanh² cancels)
+    else:
+        check_grads(fn, *args)
+
+
+def _same(a, b):
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return a is b
+    return np.array_equal(a, b) and np.asarray(a).dtype == np.asarray(b).dtype
+
+
+@pytest.mark.parametrize("fn, args", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
+def test_same_cotangents_with_and_without(fn, args):
+    on = _with_array_paths(True, lambda: gradient(fn, *args))
+    off = _with_array_paths(False, lambda: gradient(fn, *args))
+    assert _same(on, off), (on, off)
+
+
+def test_the_backward_reads_like_numpy_backprop():
+    text = show_adjoint(mlp_layer)
+    assert "_ARRAY" in text
+    for line in ("dt_2 = (dh * (1 - h * h))", "dx = (dt @ W.T)", "dW = (x.T @ dt)", "db = (_unb(dt_2, b))"):
+        assert line in text  # the derivatives, pasted in
+
+
+def test_scalar_code_gets_no_array_arm():
+    def pow_loop(x, n):
+        r = 1.0
+        for _ in range(n):
+            r = r * x
+        return r
+    assert "_ARRAY" not in show_adjoint(pow_loop)
+    assert gradient(pow_loop, 1.5, 3) == (3 * 1.5 ** 2, None)
+
+
+def test_functions_that_use_numpy_only_through_attributes_get_it():
+    def loss(pred, y):
+        return ((pred - y) ** 2).mean()
+    assert "_ARRAY" in show_adjoint(loss)
+    check_grads(loss, M, M * 0.5)
+
+
+def test_a_users_rule_replaces_the_inline_derivative():
+    calls = []
+
+    def f(x):
+        return np.sum(np.tanh(x))
+    before = registry.find_rule(np.tanh)
+    try:
+        @zygotepy.adjoint(np.tanh)
+        def _(x):
+            calls.append(1)
+            return np.tanh(x), lambda dy: (dy * 0.0,)
+        assert registry.find_array(np.tanh) is None
+        assert np.array_equal(gradient(f, V)[0], np.zeros(3))
+        assert calls
+    finally:
+        registry.RULES[np.tanh] = before
+        registry.array_rule(np.tanh, fastpath_formula_of_tanh())
+
+
+def fastpath_formula_of_tanh():
+    from zygotepy.adjoints import array_inline
+    return array_inline.ArrayDerivative(array_inline.UNARY[np.tanh])
+
+
+def test_pullback_twice_and_argument_untouched():
+    x = M.copy()
+    y, back = pullback(mlp_layer, x, W, B)
+    first, second = back(1.0), back(1.0)
+    assert all(np.array_equal(a, b) for a, b in zip(first, second))
+    assert np.array_equal(x, M)

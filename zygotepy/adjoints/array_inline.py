@@ -1,0 +1,84 @@
+"""Inlinable derivatives for real NumPy arrays: the array fast path.
+
+Each entry is `target: ArrayDerivative(lambda dy, y, *args: (one cotangent per argument), ...)`, like the scalar
+table of scalar.py, but valid when the call's operands are real (floating) NumPy arrays, mixed with real numbers. The
+compiler pastes these bodies into generated code behind a type guard (ast_adjoint/fastpath.py, `array_path`), so the
+backward of `h = np.tanh(x @ W + b)` reads `dt = dh * (1 - h * h)`, `dW = x.T @ dt`, as a careful person writes NumPy
+backprop by hand: no closure, no rule call, no tuple per operation. Anything else (complex numbers, lists, other array
+libraries, user classes, 1-d `@`) takes the operation's rule.
+
+Each formula computes exactly what its rule's back computes for real arrays (same operations, same order: the
+equivalence tests compare bits), with the cotangents of broadcast operands summed back by `_unb`.
+"""
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backends import _unbroadcast_ndarray, unbroadcast
+from .registry import array_rule
+
+
+@dataclass(frozen=True)
+class ArrayDerivative:
+    """`fn(dy, y, *args)` -> cotangents. `matrices`: every operand must be a 2-d real array (the formula transposes
+    them). `active`: the argument positions the formula gives a cotangent (others must need none). `int_last`: the
+    last argument must be an int literal (the exponent of `x ** 2`); maps literals to their own formulas."""
+    fn: object
+    matrices: bool = False
+    active: tuple = None
+    int_last: dict = None
+
+    def formula(self, args):
+        """The formula for a call with the atoms `args` (the transform's Var/Const), or None when it has none."""
+        if self.int_last is None:
+            return self.fn
+        last = getattr(args[-1], "value", None)  # (only a literal, a Const, has a value)
+        if type(last) is not int:
+            return None
+        return self.int_last.get(last, self.fn)
+
+
+def _unb(g, like):
+    """The cotangent `g` of a broadcast result, summed to the shape of the operand `like` (a no-op when the shapes
+    agree, the common case; a sum over the leading axes for a bias added to a batch)."""
+    if type(g) is np.ndarray and type(like) is np.ndarray and g.dtype.kind != "c":
+        shape = like.shape
+        if g.shape == shape:
+            return g
+        lead = g.ndim - len(shape)
+        if lead > 0 and g.shape[lead:] == shape:
+            return g.sum(axis=_LEADING[lead] if lead < 8 else tuple(range(lead)))
+        return _unbroadcast_ndarray(g, like)
+    return unbroadcast(g, like)
+
+
+_LEADING = [tuple(range(k)) for k in range(8)]
+
+
+_sin, _cos = np.sin, np.cos  # (named for generated code, where `np` may be the user's)
+
+BINARY = {
+    operator.add: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), _unb(dy, b))),
+    operator.sub: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), _unb(-dy, b))),
+    operator.mul: ArrayDerivative(lambda dy, y, a, b: (_unb(dy * b, a), _unb(dy * a, b))),
+    operator.truediv: ArrayDerivative(lambda dy, y, a, b: (_unb(dy / b, a), _unb(-(dy / b * y), b))),
+    operator.matmul: ArrayDerivative(lambda dy, y, a, b: (dy @ b.T, a.T @ dy), matrices=True),
+    operator.pow: ArrayDerivative(lambda dy, y, a, b: (dy * (b * a ** (b - 1)), None), active=(0,), int_last={
+        2: lambda dy, y, a, b: (dy * (a + a), None), 0: lambda dy, y, a, b: (dy * 0.0, None)}),
+}
+
+UNARY = {
+    operator.neg: lambda dy, y, x: (-dy,),
+    np.exp: lambda dy, y, x: (dy * y,),
+    np.log: lambda dy, y, x: (dy * (1 / x),),
+    np.sqrt: lambda dy, y, x: (dy * (0.5 / y),),
+    np.sin: lambda dy, y, x: (dy * _cos(x),),
+    np.cos: lambda dy, y, x: (dy * -_sin(x),),
+    np.tanh: lambda dy, y, x: (dy * (1 - y * y),),
+}
+
+for _target, _derivative in BINARY.items():
+    array_rule(_target, _derivative)
+for _target, _fn in UNARY.items():
+    array_rule(_target, ArrayDerivative(_fn))

@@ -10,7 +10,7 @@ import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
 from .adjoints.structures import READ_KEYS
-from .ast_adjoint.dispatch import J_entry
+from .ast_adjoint.dispatch import J_entry, warm_adjoint
 from .ast_adjoint.runtime import CONTEXTS, unwind
 from .ast_adjoint.mutate import (DEPTH, ENTRIES, GLOBAL_UPDATES, ITEM_ARRAYS, LOG, PASSED_THROUGH, end_forward,
                                   finish_backward, redo)
@@ -60,14 +60,20 @@ def _project(arg, g):
 
 
 def _projected(args, grads):
-    """`_project` for each argument, skipping the call where the gradient already has its argument's type (an array
-    that owns its memory: a view, such as a rule's read-only broadcast cotangent, goes through `_project`)."""
-    out = list(grads)
-    for k, a in enumerate(args):
-        g, ta = out[k], type(a)
-        if type(g) is not ta or not (ta is float or ta is np.ndarray and g.base is None and g.dtype is a.dtype):
-            out[k] = _project(a, g)
-    return tuple(out)
+    """`_project` for each argument, skipping the calls when every gradient already has its argument's type (for an
+    array, one that owns its memory: a view, such as a rule's read-only broadcast cotangent, goes through `_project`)."""
+    for a, g in zip(args, grads):
+        t = type(g)
+        if t is _ND:
+            if type(a) is _ND and g.base is None and g.dtype is a.dtype:
+                continue
+        elif t is float and type(a) is float:
+            continue
+        return tuple(_project(a, g) for a, g in zip(args, grads))
+    return grads  # the common case: nothing to project
+
+
+_ND = np.ndarray
 
 
 def _structured(y, dy):
@@ -206,7 +212,7 @@ def pullback(f, /, *args, **kwargs):
 
 
 def _seed(y):
-    if isinstance(y, (float, int)) and not isinstance(y, bool):
+    if type(y) is float or type(y) is np.float64 or isinstance(y, (float, int)) and not isinstance(y, bool):
         return 1.0
     shape = getattr(y, "shape", None)
     dtype = getattr(y, "dtype", None)
@@ -239,11 +245,19 @@ def _value_and_gradient(f, args, kwargs):
     depth = DEPTH
     depth[0] += 1
     start, forward_done, collecting, mark = len(ENTRIES), False, _pause_gc(), len(CONTEXTS)
+    need, kwargs = _ALL_NEEDED[n] if n < 8 else (True,) * n, kwargs or None
     try:
-        y, pb = J_entry(_ALL_NEEDED[n] if n < 8 else (True,) * n, f, args, kwargs or None)
-        depth[0] -= 1
-        forward_done = True
-        grads = pb(_seed(y))
+        warm = warm_adjoint(need, f, args, kwargs)
+        if warm is not None:  # derived before: its forward and backward, directly
+            y, tape = warm[0](*args, **kwargs) if kwargs is not None else warm[0](*args)
+            depth[0] -= 1
+            forward_done = True
+            grads = warm[1](tape, _seed(y))
+        else:
+            y, pb = J_entry(need, f, args, kwargs)
+            depth[0] -= 1
+            forward_done = True
+            grads = pb(_seed(y))
         grads = _projected(args, grads[1:n + 1])
     except Exception as e:
         if not forward_done:
@@ -254,14 +268,11 @@ def _value_and_gradient(f, args, kwargs):
     finally:
         if len(ENTRIES) != start:  # f updated something in place: the backward undid it, redo it
             finish_backward(start)
-        if LOG and not depth[0]:
+        if (LOG or ITEM_ARRAYS or READ_KEYS or GLOBAL_UPDATES) and not depth[0]:
             LOG.clear()
             PASSED_THROUGH.clear()
-        if ITEM_ARRAYS and not depth[0]:
             ITEM_ARRAYS.clear()
-        if READ_KEYS and not depth[0]:
             READ_KEYS.clear()
-        if GLOBAL_UPDATES and not depth[0]:
             GLOBAL_UPDATES.clear()
         if collecting:
             gc.enable()

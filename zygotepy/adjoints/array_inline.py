@@ -41,19 +41,20 @@ class ArrayDerivative:
 
 def _unb(g, like):
     """The cotangent `g` of a broadcast result, summed to the shape of the operand `like` (a no-op when the shapes
-    agree, the common case; a sum over the leading axes for a bias added to a batch)."""
-    if type(g) is np.ndarray and type(like) is np.ndarray and g.dtype.kind != "c":
-        shape = like.shape
-        if g.shape == shape:
-            return g
-        lead = g.ndim - len(shape)
-        if lead > 0 and g.shape[lead:] == shape:
-            return g.sum(axis=_LEADING[lead] if lead < 8 else tuple(range(lead)))
+    agree, the common case; a sum over the first axis for a bias added to a batch). Few attribute reads: it runs
+    once per operand of every array operation."""
+    if type(g) is _ND and type(like) is _ND:
+        shape, gshape = like.shape, g.shape
+        if gshape == shape:
+            if g.dtype.kind != "c":
+                return g
+        elif len(gshape) == len(shape) + 1 and gshape[1:] == shape and g.dtype.kind != "c":
+            return g.sum(axis=0)
         return _unbroadcast_ndarray(g, like)
     return unbroadcast(g, like)
 
 
-_LEADING = [tuple(range(k)) for k in range(8)]
+_ND = np.ndarray
 
 
 _sin, _cos = np.sin, np.cos  # (named for generated code, where `np` may be the user's)

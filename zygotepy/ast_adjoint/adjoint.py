@@ -207,12 +207,11 @@ class AdjointPass(FastPaths):
             item = self.item_path(s, target, pb, dy, forward, back)
             if item is not None:
                 return item
-        array = None if mutates else self.array_path(s, target, pb, dy, forward, back)
-        if array is not None:
-            forward, back = array
+        array = None if mutates else self.array_path(s, target, pb, dy)
         if derivative is None:  # an update in place always runs its back, which undoes it (adjoints/mutation.py)
+            forward, back = self.with_array_path(array, forward, back)
             return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
-        return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates)
+        return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates, array)
 
     def inactive(self, s):
         """An operation no gradient flows through runs as written, except a call of a function with a user's rule:

@@ -680,6 +680,21 @@ def is_operator(fn):
     return type(fn) is types.BuiltinFunctionType and fn in _OPERATORS
 
 
+def warm_adjoint(need, fn, args, kwargs):
+    """The entry points' shortcut: `(forward, back)` of a Python function derived before for this call shape (as
+    `_derived` caches it), when it updates nothing in place, no rule was registered since, and its cotangents need
+    no remapping; else None (the caller goes through `J_entry`). `back(tape, dy)` returns `(dself, *dargs, ...)`."""
+    if type(fn) is not types.FunctionType:
+        return None
+    entry = fn.__dict__.get("__zygote__")
+    if entry is None or entry[0] is not fn.__code__ or entry[1] != registry.generation[0]:
+        return None
+    hit = entry[2].get((need, len(args), tuple(kwargs) if kwargs is not None else None))
+    if hit is None or hit[3] or hit[2] is not None and len(args) > fn.__code__.co_argcount:
+        return None
+    return hit
+
+
 def J_entry(need, fn, args, kwargs):
     """The entry points' J, on the call's argument tuple and keyword dict (None for none) as they are: `need` flags
     the positional arguments; keyword arguments are constants (API.md). The pullback's result starts with

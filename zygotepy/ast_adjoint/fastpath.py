@@ -42,6 +42,17 @@ class Derivative:
     index: int
 
 
+@dataclass(frozen=True)
+class ArrayPath:
+    """The array arm of one operation (FastPaths.array_path): its guard, forward, backward, and the backward's test
+    that it ran."""
+    guard: object
+    forward: list
+    backward: list
+    taken: object
+    line: int
+
+
 @dataclass
 class ItemLoop:
     """What the item paths of one loop need: the values it carries unchanged (`steady`) and as the same object
@@ -139,7 +150,7 @@ class FastPaths:
             tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)
         return tests[key][0]
 
-    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd, mutates=False):
+    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd, mutates=False, array=None):
         """Guarded inline scalar derivative. The pullback slot `pb` is None on the fast path, or, inside a loop when
         the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
         operation, no tuple): the backward tells the paths apart by the slot's type."""
@@ -180,19 +191,24 @@ class FastPaths:
         else:
             back = If(is_fast, fast_bwd, generic_bwd)
         forward = If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)
-        if self.candidates:
-            self.candidates[-1].append(specialize.Candidate(forward, back, y, target, tests))
+        fast_back = back.then
+        (forward,), (back,) = self.with_array_path(array, [forward], [back])
+        if self.candidates:  # (a loop's fast copy runs the scalar arm alone)
+            self.candidates[-1].append(specialize.Candidate(forward, back, y, target, tests, fast=fast_fwd,
+                                                            fast_back=fast_back))
         if mutates:
             return [forward], [back] + self.reset(y)
         return [forward], [If(_call(rt.is_not_none, dy), [back], [], line=s.line)] + self.reset(y)
 
-    def array_path(self, s, target, pb, dy, generic_fwd, generic_bwd):
-        """The operation as written, guarded: on real NumPy arrays (and real numbers mixed in) it records nothing but
-        `_ARRAY` in the pullback slot `pb`, and the backward is the derivative of adjoints/array_inline.py pasted in;
-        anything else takes the general path. None when the statement has no array path."""
+    def array_path(self, s, target, pb, dy):
+        """The array arm of `s` (an `ArrayPath`), or None when it has none: the operation as written, guarded; on
+        real NumPy arrays (and real numbers mixed in) it records nothing but `_ARRAY` in the pullback slot `pb`, and
+        its backward is the derivative of adjoints/array_inline.py pasted in. It comes first (`with_array_path`): a
+        Python number fails its first test, an array would fail all of the scalar arm's."""
         call = s.value
         derivative = registry.find_array(target)
-        if derivative is None or not ARRAY_PATHS[0] or not self.arrays or self.nested or call.kwargs or call.star is not None:
+        if derivative is None or not ARRAY_PATHS[0] or not self.arrays or self.nested or call.kwargs \
+                or call.star is not None:
             return None
         formula = derivative.formula(call.args)
         if formula is None or not inline.usable(formula, len(call.args)):
@@ -202,27 +218,31 @@ class FastPaths:
             return None
         if any(isinstance(a, Const) and type(a.value) not in rt.SCALARS for a in call.args):
             return None
-        unary = len(call.args) == 1
         tests = self.rule_guard(call, target)[:1] if isinstance(call.fn, Global) else []
-        for k, a in enumerate(call.args):
-            if isinstance(a, Var):
-                test = rt.is_real_matrix if derivative.matrices else rt.is_real_array if unary else rt.is_real_data
-                tests.append(self.hoist(_call(test, a), a))
+        for k, a in enumerate(_vars(call.args)):  # the first a real array, the others real arrays or numbers
+            test = rt.is_real_matrix if derivative.matrices else rt.is_real_data if k else rt.is_real_array
+            tests.append(self.hoist(_call(test, a), a))
         if isinstance(call.fn, Global):
             s = Assign(s.out, Call(Const(target), call.args), s.line)  # the guard checked the global: call directly
-        forward = [If(_call(rt.all_true, *tests), [s, Assign(pb, Const(ARRAY_ARM), s.line)], generic_fwd, line=s.line)]
         atoms = (dy, s.out, *call.args)
         read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(formula), atoms, strict=True)
                                   if a is not dy and name in inline.names_used(formula, k)))
         for a in read:
             self.need(a)
-        fast_bwd = []
+        backward = []
         for k in active:
             da = self.dvar(self.cells.get(call.args[k].name, call.args[k]))
-            fast_bwd.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(formula, k)), atoms)),
-                                   s.line))
-        is_array = Call(Const(rt.is_same), (pb, Const(ARRAY_ARM)))
-        return forward, [If(is_array, fast_bwd, generic_bwd, line=s.line)]
+            backward.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(formula, k)), atoms)), s.line))
+        return ArrayPath(_call(rt.all_true, *tests), [s, Assign(pb, Const(ARRAY_ARM), s.line)], backward,
+                         Call(Const(rt.is_same), (pb, Const(ARRAY_ARM))), s.line)
+
+    @staticmethod
+    def with_array_path(array, forward, back):
+        """`forward` and `back` (statement lists) behind the array arm `array` (None: as they are)."""
+        if array is None:
+            return forward, back
+        return ([If(array.guard, array.forward, forward, line=array.line)],
+                [If(array.taken, array.backward, back, line=array.line)])
 
     # --- items of arrays in loops (items.py) ------------------------------------------------------------------------
     def item_path(self, s, target, pb, dy, generic_fwd, generic_bwd):

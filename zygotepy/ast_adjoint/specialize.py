@@ -34,6 +34,8 @@ class Candidate:
     target: object
     tests: list
     number_out: bool = False
+    fast: list = None       # the statements that replace `forward` in the fast copy (None: `forward.then`)
+    fast_back: list = None  # and `backward` (None: `backward.then`)
 
 
 def clone(stmts, swap=None):
@@ -119,8 +121,9 @@ def version(loop, back_loop, carries, candidates, flag):
     if found is None:
         return None
     tests, top = found
-    forward_swap = {id(c.forward): c.forward.then for c in top}
-    backward_swap = {id(c.backward): c.backward.then for c in top if c.backward is not None}
+    forward_swap = {id(c.forward): c.forward.then if c.fast is None else c.fast for c in top}
+    backward_swap = {id(c.backward): c.backward.then if c.fast_back is None else c.fast_back
+                     for c in top if c.backward is not None}
     fast = replace(loop, body=clone(loop.body, forward_swap), test=clone(loop.test), carries=[])
     fast_back = replace(back_loop, body=clone(back_loop.body, backward_swap), carries=[])
     condition = tests[0] if len(tests) == 1 else Call(Const(rt.all_true), tuple(tests))

@@ -79,6 +79,12 @@ def numpy_scalars(x):
     return s * s + np.sum(x * s)
 
 
+def reductions(x, big):
+    empty = x[:0]
+    return np.sum(x * x) + np.mean(np.tanh(x)) + np.mean(big * big) + np.sum(big) + np.sum(empty) + np.sum(
+        np.mean(x) * x)
+
+
 def lists_fall_back(x):
     xs = [x, x * 2.0]
     return np.sum(np.asarray(xs) * x)
@@ -99,6 +105,7 @@ ROWS = [
     ("in_a_loop", in_a_loop, (M[:, :3].copy() * 0.3, W[:, :3].copy())),
     ("numpy_scalars", numpy_scalars, (V,)),
     ("lists_fall_back", lists_fall_back, (V,)),
+    ("reductions", reductions, (V, RNG.standard_normal(70_000))),  # (a large one's cotangent is a broadcast view)
 ]
 
 

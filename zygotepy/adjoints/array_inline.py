@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends import _unbroadcast_ndarray, unbroadcast
+from .numpy import _LARGE
 from .registry import array_rule
 
 
@@ -23,11 +24,13 @@ from .registry import array_rule
 class ArrayDerivative:
     """`fn(dy, y, *args)` -> cotangents. `matrices`: every operand must be a 2-d real array (the formula transposes
     them). `active`: the argument positions the formula gives a cotangent (others must need none). `int_last`: the
-    last argument must be an int literal (the exponent of `x ** 2`); maps literals to their own formulas."""
+    last argument must be an int literal (the exponent of `x ** 2`); maps literals to their own formulas. `forward`:
+    the value, computed without the function's Python wrapper (`x.sum()` for `np.sum(x)`), as its rule does."""
     fn: object
     matrices: bool = False
     active: tuple = None
     int_last: dict = None
+    forward: object = None  # `lambda dy, y, *args: (value,)`: what the forward computes instead of the call
 
     def formula(self, args):
         """The formula for a call with the atoms `args` (the transform's Var/Const), or None when it has none."""
@@ -57,7 +60,15 @@ def _unb(g, like):
 _ND = np.ndarray
 
 
-_sin, _cos = np.sin, np.cos  # (named for generated code, where `np` may be the user's)
+def _full(x, g):
+    """The cotangent of every entry of `x` after a full reduction: `g` everywhere (a read-only broadcast view of
+    one number for large arrays, as the reductions' rule gives: adjoints/numpy.py `_total_back`)."""
+    if x.size >= _LARGE and (type(g) is float or type(g) is np.float64):
+        return np.broadcast_to(np.asarray(g, x.dtype), x.shape)
+    return np.full(x.shape, g, x.dtype)
+
+
+_sin, _cos, _mean = np.sin, np.cos, np.mean  # (named for generated code, where `np` may be the user's)
 
 BINARY = {
     operator.add: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), _unb(dy, b))),
@@ -79,7 +90,13 @@ UNARY = {
     np.tanh: lambda dy, y, x: (dy * (1 - y * y),),
 }
 
-for _target, _derivative in BINARY.items():
+REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules' fast case (adjoints/numpy.py)
+    np.sum: ArrayDerivative(lambda dy, y, x: (_full(x, dy),), forward=lambda dy, y, x: (x.sum(),)),
+    np.mean: ArrayDerivative(lambda dy, y, x: (_full(x, dy * (1 / x.size) if x.size else dy),),
+                             forward=lambda dy, y, x: (x.sum() / x.size if x.size else _mean(x),)),
+}
+
+for _target, _derivative in {**BINARY, **REDUCTIONS}.items():
     array_rule(_target, _derivative)
 for _target, _fn in UNARY.items():
     array_rule(_target, ArrayDerivative(_fn))

@@ -222,7 +222,10 @@ class FastPaths:
         for k, a in enumerate(_vars(call.args)):  # the first a real array, the others real arrays or numbers
             test = rt.is_real_matrix if derivative.matrices else rt.is_real_data if k else rt.is_real_array
             tests.append(self.hoist(_call(test, a), a))
-        if isinstance(call.fn, Global):
+        if derivative.forward is not None:  # (its formula reads no cotangent and no output)
+            s = Assign(s.out, Call(Const(Derivative(derivative.forward, 0)), (Const(None), Const(None), *call.args)),
+                       s.line)
+        elif isinstance(call.fn, Global):
             s = Assign(s.out, Call(Const(target), call.args), s.line)  # the guard checked the global: call directly
         atoms = (dy, s.out, *call.args)
         read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(formula), atoms, strict=True)

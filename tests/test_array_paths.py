@@ -85,6 +85,11 @@ def reductions(x, big):
         np.mean(x) * x)
 
 
+def numpy_numbers_in_unary_functions(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m))) + np.tanh(np.sqrt(np.sum(x * x)))
+
+
 def lists_fall_back(x):
     xs = [x, x * 2.0]
     return np.sum(np.asarray(xs) * x)
@@ -105,6 +110,7 @@ ROWS = [
     ("in_a_loop", in_a_loop, (M[:, :3].copy() * 0.3, W[:, :3].copy())),
     ("numpy_scalars", numpy_scalars, (V,)),
     ("lists_fall_back", lists_fall_back, (V,)),
+    ("numpy_numbers_in_unary_functions", numpy_numbers_in_unary_functions, (V,)),
     ("reductions", reductions, (V, RNG.standard_normal(70_000))),  # (a large one's cotangent is a broadcast view)
 ]
 

@@ -25,12 +25,14 @@ class ArrayDerivative:
     """`fn(dy, y, *args)` -> cotangents. `matrices`: every operand must be a 2-d real array (the formula transposes
     them). `active`: the argument positions the formula gives a cotangent (others must need none). `int_last`: the
     last argument must be an int literal (the exponent of `x ** 2`); maps literals to their own formulas. `forward`:
-    the value, computed without the function's Python wrapper (`x.sum()` for `np.sum(x)`), as its rule does."""
+    the value, computed without the function's Python wrapper (`x.sum()` for `np.sum(x)`), as its rule does.
+    `numbers`: the formula is right for a NumPy float64 number too, and gives what the rule gives."""
     fn: object
     matrices: bool = False
     active: tuple = None
     int_last: dict = None
     forward: object = None  # `lambda dy, y, *args: (value,)`: what the forward computes instead of the call
+    numbers: bool = False   # a NumPy float64 number (`np.log(x.sum())`) takes the path too
 
     def formula(self, args):
         """The formula for a call with the atoms `args` (the transform's Var/Const), or None when it has none."""
@@ -99,4 +101,4 @@ REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules'
 for _target, _derivative in {**BINARY, **REDUCTIONS}.items():
     array_rule(_target, _derivative)
 for _target, _fn in UNARY.items():
-    array_rule(_target, ArrayDerivative(_fn))
+    array_rule(_target, ArrayDerivative(_fn, numbers=True))

@@ -38,11 +38,12 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
               items.is_vector: "_is_vector", items.item_grads: "_item_grads", items.REALS: "_REALS",
               items.buffer_grads: "_buffer_grads",
               # the array path's (fastpath.array_path)
-              ARRAY_ARM: "_ARRAY", np.ndarray: "_ndarray"}
+              ARRAY_ARM: "_ARRAY", np.ndarray: "_ndarray", np.float64: "_float64"}
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()
-_ARRAY_GUARDS = {rt.is_real_array: ("f", False), rt.is_real_matrix: ("f", True), rt.is_real_data: ("fbiu", False)}
+_ARRAY_GUARDS = {rt.is_real_array: ("f", False), rt.is_real_matrix: ("f", True), rt.is_real_data: ("fbiu", False),
+                 rt.is_real_value: ("f", False)}
 _PLAIN = frozenset((int, float, bool, str, type(None)))  # literals that print as themselves (the common constants)
 
 
@@ -160,6 +161,8 @@ class Emitter:
             test = f"type({x}) is {nd}{f' and {x}.ndim == 2' if matrix else ''} and {kind}"
             if fn is rt.is_real_data:
                 test = f"(type({x}) in {self.helper(rt.SCALARS).id} or {test})"
+            elif fn is rt.is_real_value:
+                test = f"(type({x}) is {self.helper(np.float64).id} or {test})"
             return ast.Name(test, _LOAD)  # pasted as text: ast.unparse would bracket the third test of an `and`
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])

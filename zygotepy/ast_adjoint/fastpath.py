@@ -145,7 +145,8 @@ class FastPaths:
         if key not in tests:
             name = atom.name if isinstance(atom, Var) else atom.path.replace(".", "_")
             kinds = {rt.is_scalar: "scalar", rt.is_native: "native", items.is_vector: "vector", rt.is_range: "range",
-                     rt.is_real_array: "array", rt.is_real_data: "real", rt.is_real_matrix: "matrix"}
+                     rt.is_real_array: "array", rt.is_real_data: "real", rt.is_real_matrix: "matrix",
+                     rt.is_real_value: "real"}
             kind = kinds.get(test.fn.value, "known")
             tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)
         return tests[key][0]
@@ -220,7 +221,8 @@ class FastPaths:
             return None
         tests = self.rule_guard(call, target)[:1] if isinstance(call.fn, Global) else []
         for k, a in enumerate(_vars(call.args)):  # the first a real array, the others real arrays or numbers
-            test = rt.is_real_matrix if derivative.matrices else rt.is_real_data if k else rt.is_real_array
+            test = rt.is_real_matrix if derivative.matrices else rt.is_real_data if k else \
+                rt.is_real_value if derivative.numbers else rt.is_real_array
             tests.append(self.hoist(_call(test, a), a))
         if derivative.forward is not None:  # (its formula reads no cotangent and no output)
             s = Assign(s.out, Call(Const(Derivative(derivative.forward, 0)), (Const(None), Const(None), *call.args)),

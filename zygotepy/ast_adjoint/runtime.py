@@ -290,6 +290,10 @@ def is_real_array(x):
     return type(x) is np.ndarray and x.dtype.kind == "f"
 
 
+def is_real_value(x):
+    return type(x) is np.float64 or type(x) is np.ndarray and x.dtype.kind == "f"
+
+
 def is_real_matrix(x):
     return type(x) is np.ndarray and x.ndim == 2 and x.dtype.kind == "f"
 

@@ -90,6 +90,16 @@ def numpy_numbers_in_unary_functions(x):
     return m + np.log(np.sum(np.exp(x - m))) + np.tanh(np.sqrt(np.sum(x * x)))
 
 
+def updated_after_use(x):
+    x = x * 1.0
+    y = np.tanh(x) * x
+    x += 1.0  # the backward of `np.tanh(x) * x` must see x as it was
+    v = x[1:]
+    w = v * v
+    x[1] = 5.0  # a view's update: v changes too
+    return np.sum(y * x) + np.sum(w * v)
+
+
 def lists_fall_back(x):
     xs = [x, x * 2.0]
     return np.sum(np.asarray(xs) * x)
@@ -110,6 +120,7 @@ ROWS = [
     ("in_a_loop", in_a_loop, (M[:, :3].copy() * 0.3, W[:, :3].copy())),
     ("numpy_scalars", numpy_scalars, (V,)),
     ("lists_fall_back", lists_fall_back, (V,)),
+    ("updated_after_use", updated_after_use, (V,)),
     ("numpy_numbers_in_unary_functions", numpy_numbers_in_unary_functions, (V,)),
     ("reductions", reductions, (V, RNG.standard_normal(70_000))),  # (a large one's cotangent is a broadcast view)
 ]

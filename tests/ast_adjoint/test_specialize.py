@@ -95,3 +95,29 @@ def test_constant_sequence_operand_takes_the_general_path():
     # `dt * (0.5,)`, a TypeError for the tuple cotangent dt; mul's rule repeats the sequence and gives n None
     assert gradient(repeat_constant_tuple, 2.0, 2) == (0.5, None)
     assert "type(n) in _SC" not in show_adjoint(repeat_constant_tuple)
+
+
+# --- the fast copy's backward starts its sums before the loop (nullness._started_sums) ---------------------------------
+
+def sometimes(x, n):
+    r = 1.0
+    for i in range(n):
+        if i % 2:
+            r = r * x  # (a sum that not every iteration adds to: it keeps its None test)
+        r = r + 0.5 * x
+    return r
+
+
+def test_a_loop_invariants_sum_starts_before_the_loop():
+    text = show_adjoint(pow_loop)
+    assert "if dx is None and _stack:" in text and "dx = dx + (dr_2 * r_2_back)" in text
+    assert gradient(pow_loop, 1.5, 3) == (3 * 1.5 ** 2, None)
+
+
+def test_a_loop_that_never_runs_still_gives_no_gradient():
+    assert gradient(pow_loop, 1.5, 0) == (None, None)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 7])
+def test_sums_some_iterations_skip(n):
+    check_grads(sometimes, 1.3, n)

@@ -408,7 +408,7 @@ class AdjointPass(FastPaths):
         bwd = collect + [back_loop]
         flag = Var(self.namer.fresh(stack.name.lstrip("_") + "_fast"))
         # (code an outer level transforms gets one copy: the versioned loop's second copy would be transformed too)
-        versioned = None if self.small else specialize.version(loop, back_loop, s.carries, candidates, flag)
+        versioned = None if self.small else specialize.version(loop, back_loop, s.carries, candidates, flag, push)
         if versioned is not None:
             self.define(flag)
             self.need(flag)

@@ -20,7 +20,7 @@ import operator
 
 from . import runtime as rt
 from .fastpath import Derivative
-from .ir import Assign, Call, Const, If, Loop, Var, out_vars
+from .ir import Assign, Call, Const, If, Loop, Var, atoms, out_vars, read_by, walk
 
 ENABLED = [True]  # tests switch the pass off to check that it changes no gradient
 
@@ -384,4 +384,50 @@ def simplify_backward(backward):
         rest = [If(Call(Const(rt.is_not_none), (dret,)), rest, [])]
     known = _Known().block(body[:start] + rest, _State())
     backward.body, _ = _prune(known, _Live(_reads(backward.ret, set())))
+    backward.body = _started_sums(backward.body)
     return backward
+
+
+def _started_sums(stmts):
+    """A backward loop over a tape (`for r in reversed(_stack)`) that adds to a cotangent `dx` in every iteration,
+    `dx = g if dx is None else dx + g` (a loop invariant's: nothing else in the loop reads or writes dx), starts the
+    sum before the loop instead, `if dx is None and _stack: dx = 0`, and adds plainly, `dx = dx + g`: one None test
+    per loop, not per iteration. The same sums, except that a zero is never negative."""
+    out = []
+    for s in stmts:
+        if isinstance(s, If):
+            s = replace(s, then=_started_sums(s.then), orelse=_started_sums(s.orelse))
+        elif isinstance(s, Loop):
+            s = replace(s, body=_started_sums(s.body))
+            stack = s.iter.args[0] if isinstance(s.iter, Call) and isinstance(s.iter.fn, Const) and \
+                s.iter.fn.value is reversed and len(s.iter.args) == 1 and isinstance(s.iter.args[0], Var) else None
+            sums = [st for st in s.body if _is_scalar_sum(st)] if stack is not None else []
+            started = [st.out for st in sums if _only_summed(st.out, s)]
+            if started:
+                out += [If(Call(Const(rt.all_true), (Call(Const(rt.is_none), (d,)), stack)), [Assign(d, Const(0))], [])
+                        for d in started]
+                s = replace(s, body=[replace(st, value=Call(Const(operator.add), st.value.args))
+                                     if st.out in started and _is_scalar_sum(st) else st for st in s.body])
+        out.append(s)
+    return out
+
+
+def _is_scalar_sum(s):
+    return isinstance(s, Assign) and isinstance(s.out, Var) and isinstance(s.value, Call) \
+        and isinstance(s.value.fn, Const) and s.value.fn.value is rt.acc_scalar and s.value.args[0] == s.out
+
+
+def _only_summed(d, loop):
+    """Is `d` written only by top-level sums of the loop's body, once, and read nowhere else in it?"""
+    if loop.target is not None and d in out_vars(loop.target):
+        return False
+    writes = reads = 0
+    for st in walk(loop.body):
+        if isinstance(st, Assign) and d in out_vars(st.out):
+            writes += 1
+            if not (any(st is top for top in loop.body) and _is_scalar_sum(st)):
+                return False
+            reads += sum(1 for a in atoms(st.value.args[1]) if a == d)
+        else:
+            reads += sum(1 for a in read_by(st) if a == d)
+    return writes == 1 and reads == 0

@@ -12,7 +12,7 @@ import operator
 from dataclasses import dataclass, replace
 
 from . import runtime as rt
-from .ir import Assign, Call, Const, Def, If, Loop, Var
+from .ir import Assign, Call, Const, Def, If, Loop, Var, atoms
 
 # operations that map Python ints/floats to Python ints/floats (operator.pow does not: (-8.0) ** (1/3) is complex)
 CLOSED = {operator.add, operator.sub, operator.mul, operator.truediv, operator.mod, operator.neg, operator.pos,
@@ -114,9 +114,29 @@ def _in_closed(fn):
         return False
 
 
-def version(loop, back_loop, carries, candidates, flag):
-    """Forward and backward statements running a guard-free copy of the loop when `flag` (computed at entry) holds.
-    Returns None when the loop does not qualify."""
+def _pushed_early(body, push):
+    """A straight-line fast body whose tape record is a copy, `r_back = r; r *= x; ...; push(r_back)`, pushes the
+    value itself where it copied it, `push(r); r *= x; ...`: one name less per iteration. (Nothing between can leave
+    the iteration early, and nothing else reads the copy.)"""
+    if not body or not all(isinstance(s, Assign) for s in body):
+        return body
+    k = next((j for j, s in enumerate(body) if s.value is push.value), None)  # (copies share their values)
+    if k is None or len(push.value.args) != 1:
+        return body
+    record = push.value.args[0]
+    saves = [j for j, s in enumerate(body) if s.out == record]
+    if len(saves) != 1 or not isinstance(body[saves[0]].value, Var):
+        return body
+    if sum(1 for s in body for a in atoms(s.value) if a == record) != 1:  # the push alone reads the copy
+        return body
+    early = replace(body[k], value=Call(push.value.fn, (body[saves[0]].value,)), line=body[saves[0]].line)
+    return [early if j == saves[0] else s for j, s in enumerate(body) if j != k]
+
+
+def version(loop, back_loop, carries, candidates, flag, push):
+    """Forward and backward statements running a guard-free copy of the loop when `flag` (computed at entry) holds;
+    `push` is the loop body's statement that records the iteration on the tape. Returns None when the loop does not
+    qualify."""
     found = entry_tests(loop, carries, candidates)
     if found is None:
         return None
@@ -124,7 +144,7 @@ def version(loop, back_loop, carries, candidates, flag):
     forward_swap = {id(c.forward): c.forward.then if c.fast is None else c.fast for c in top}
     backward_swap = {id(c.backward): c.backward.then if c.fast_back is None else c.fast_back
                      for c in top if c.backward is not None}
-    fast = replace(loop, body=clone(loop.body, forward_swap), test=clone(loop.test), carries=[])
+    fast = replace(loop, body=_pushed_early(clone(loop.body, forward_swap), push), test=clone(loop.test), carries=[])
     fast_back = replace(back_loop, body=clone(back_loop.body, backward_swap), carries=[])
     condition = tests[0] if len(tests) == 1 else Call(Const(rt.all_true), tuple(tests))
     return ([Assign(flag, condition), If(flag, [fast], [loop])],

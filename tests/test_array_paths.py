@@ -100,6 +100,15 @@ def updated_after_use(x):
     return np.sum(y * x) + np.sum(w * v)
 
 
+def uniform_cotangents(x, W):
+    s = x * x  # reduced whole and used again: its cotangent is a number plus an array
+    return np.sum(s) + np.mean(2.0 * x) + np.sum(np.exp(x) + 1.0) + np.sum(s @ W) + np.mean((x - 0.5) ** 2)
+
+
+def broadcast_then_reduced(a, b):
+    return np.sum(a * b) + np.mean(a + b) + np.sum(b / a)  # (two operands: the full cotangent array is needed)
+
+
 def lists_fall_back(x):
     xs = [x, x * 2.0]
     return np.sum(np.asarray(xs) * x)
@@ -120,6 +129,8 @@ ROWS = [
     ("in_a_loop", in_a_loop, (M[:, :3].copy() * 0.3, W[:, :3].copy())),
     ("numpy_scalars", numpy_scalars, (V,)),
     ("lists_fall_back", lists_fall_back, (V,)),
+    ("uniform_cotangents", uniform_cotangents, (M, W)),
+    ("broadcast_then_reduced", broadcast_then_reduced, (V, M + 3.0)),
     ("updated_after_use", updated_after_use, (V,)),
     ("numpy_numbers_in_unary_functions", numpy_numbers_in_unary_functions, (V,)),
     ("reductions", reductions, (V, RNG.standard_normal(70_000))),  # (a large one's cotangent is a broadcast view)
@@ -167,6 +178,11 @@ def test_the_backward_reads_like_numpy_backprop():
     assert "_ARRAY" in text
     for line in ("dt_2 = (dh * (1 - h * h))", "dx = (dt @ W.T)", "dW = (x.T @ dt)", "db = (_unb(dt_2, b))"):
         assert line in text  # the derivatives, pasted in
+
+
+def test_a_reductions_cotangent_is_a_number_for_an_elementwise_array_path():
+    assert " if s_back is _ARRAY else (_full(s, " in show_adjoint(uniform_cotangents)  # np.sum(s), s = x * x
+    assert " is _ARRAY else (_full(" not in show_adjoint(broadcast_then_reduced)  # two operands may broadcast
 
 
 def test_scalar_code_gets_no_array_arm():

@@ -26,13 +26,17 @@ class ArrayDerivative:
     them). `active`: the argument positions the formula gives a cotangent (others must need none). `int_last`: the
     last argument must be an int literal (the exponent of `x ** 2`); maps literals to their own formulas. `forward`:
     the value, computed without the function's Python wrapper (`x.sum()` for `np.sum(x)`), as its rule does.
-    `numbers`: the formula is right for a NumPy float64 number too, and gives what the rule gives."""
+    `numbers`: the formula is right for a NumPy float64 number too, and gives what the rule gives. `uniform` (the
+    full reductions): the same cotangent as one number, which the compiler hands to the array path of the
+    elementwise operation that made the reduced array (`np.sum(h * h)`: `dh = dt * h`, no array of `dt`s); every
+    elementwise formula here broadcasts it."""
     fn: object
     matrices: bool = False
     active: tuple = None
     int_last: dict = None
     forward: object = None  # `lambda dy, y, *args: (value,)`: what the forward computes instead of the call
     numbers: bool = False   # a NumPy float64 number (`np.log(x.sum())`) takes the path too
+    uniform: object = None  # a reduction's cotangent as one number, for an elementwise formula to broadcast
 
     def formula(self, args):
         """The formula for a call with the atoms `args` (the transform's Var/Const), or None when it has none."""
@@ -79,7 +83,7 @@ BINARY = {
     operator.truediv: ArrayDerivative(lambda dy, y, a, b: (_unb(dy / b, a), _unb(-(dy / b * y), b))),
     operator.matmul: ArrayDerivative(lambda dy, y, a, b: (dy @ b.T, a.T @ dy), matrices=True),
     operator.pow: ArrayDerivative(lambda dy, y, a, b: (dy * (b * a ** (b - 1)), None), active=(0,), int_last={
-        2: lambda dy, y, a, b: (dy * (a + a), None), 0: lambda dy, y, a, b: (dy * 0.0, None)}),
+        2: lambda dy, y, a, b: (dy * 2.0 * a, None), 0: lambda dy, y, a, b: (dy * 0.0, None)}),
 }
 
 UNARY = {
@@ -93,9 +97,11 @@ UNARY = {
 }
 
 REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules' fast case (adjoints/numpy.py)
-    np.sum: ArrayDerivative(lambda dy, y, x: (_full(x, dy),), forward=lambda dy, y, x: (x.sum(),)),
+    np.sum: ArrayDerivative(lambda dy, y, x: (_full(x, dy),), forward=lambda dy, y, x: (x.sum(),),
+                            uniform=lambda dy, y, x: (dy,)),
     np.mean: ArrayDerivative(lambda dy, y, x: (_full(x, dy * (1 / x.size) if x.size else dy),),
-                             forward=lambda dy, y, x: (x.sum() / x.size if x.size else _mean(x),)),
+                             forward=lambda dy, y, x: (x.sum() / x.size if x.size else _mean(x),),
+                             uniform=lambda dy, y, x: (dy * (1 / x.size) if x.size else dy,)),
 }
 
 for _target, _derivative in {**BINARY, **REDUCTIONS}.items():

@@ -73,6 +73,7 @@ class AdjointPass(FastPaths):
         self.known = [frozenset()]  # per open region: atoms a guard enclosing it proved to be Python numbers
         self.item_loops = [ItemLoop()]  # per open loop: what its item paths need (fastpath.ItemLoop)
         self.item_roots = {}   # an item store's output -> the array it stores into, first version in the loop
+        self.array_outputs = {}  # output of an elementwise operation with an array path -> its pullback slot
 
     # --- bookkeeping --------------------------------------------------------------------------------------------------
     def dvar(self, v):

@@ -166,6 +166,8 @@ class Emitter:
             return ast.Name(test, _LOAD)  # pasted as text: ast.unparse would bracket the third test of an `and`
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])
+        if fn is rt.pick:
+            return ast.IfExp(args[0], args[1], args[2])
         if fn is rt.all_true:
             return args[0] if len(args) == 1 else ast.BoolOp(ast.And(), args)
         if fn is rt.is_none:

@@ -237,7 +237,15 @@ class FastPaths:
         backward = []
         for k in active:
             da = self.dvar(self.cells.get(call.args[k].name, call.args[k]))
-            backward.append(Assign(da, _call(rt.acc_scalar, da, Call(Const(Derivative(formula, k)), atoms)), s.line))
+            g = Call(Const(Derivative(formula, k)), atoms)
+            made = self.array_outputs.get(call.args[k]) if derivative.uniform is not None else None
+            if made is not None:  # made by an elementwise array path: it takes the cotangent as one number
+                self.need(made)
+                g = Call(Const(rt.pick), (Call(Const(rt.is_same), (made, Const(ARRAY_ARM))),
+                                          Call(Const(Derivative(derivative.uniform, k)), atoms), g))
+            backward.append(Assign(da, _call(rt.acc_scalar, da, g), s.line))
+        if not derivative.matrices and derivative.forward is None and len(set(_vars(call.args))) == 1:
+            self.array_outputs[s.out] = pb  # (one array operand, no broadcasting: a number's cotangent fills it)
         return ArrayPath(_call(rt.all_true, *tests), [s, Assign(pb, Const(ARRAY_ARM), s.line)], backward,
                          Call(Const(rt.is_same), (pb, Const(ARRAY_ARM))), s.line)
 

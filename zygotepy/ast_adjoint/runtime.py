@@ -285,6 +285,11 @@ def is_scalar(x):
     return type(x) in SCALARS
 
 
+def pick(cond, a, b):
+    """`a if cond else b`; the emitter prints it as that expression (only the chosen side is computed)."""
+    return a if cond else b
+
+
 # the array fast path's guards (ast_adjoint/fastpath.py, array_path): real NumPy arrays, with real numbers mixed in
 def is_real_array(x):
     return type(x) is np.ndarray and x.dtype.kind == "f"

@@ -109,6 +109,10 @@ def broadcast_then_reduced(a, b):
     return np.sum(a * b) + np.mean(a + b) + np.sum(b / a)  # (two operands: the full cotangent array is needed)
 
 
+def number_first(x, dt):
+    return np.sum(dt * x + dt / (x * x + 1.0) - dt ** 2 * x)
+
+
 def lists_fall_back(x):
     xs = [x, x * 2.0]
     return np.sum(np.asarray(xs) * x)
@@ -129,6 +133,7 @@ ROWS = [
     ("in_a_loop", in_a_loop, (M[:, :3].copy() * 0.3, W[:, :3].copy())),
     ("numpy_scalars", numpy_scalars, (V,)),
     ("lists_fall_back", lists_fall_back, (V,)),
+    ("number_first", number_first, (V, 0.3)),
     ("uniform_cotangents", uniform_cotangents, (M, W)),
     ("broadcast_then_reduced", broadcast_then_reduced, (V, M + 3.0)),
     ("updated_after_use", updated_after_use, (V,)),

@@ -166,6 +166,9 @@ class Emitter:
             return ast.Name(test, _LOAD)  # pasted as text: ast.unparse would bracket the third test of an `and`
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])
+        if fn is rt.any_array:  # `(type(a) is _ndarray or type(b) is _ndarray)`
+            nd = self.helper(np.ndarray).id
+            return ast.Name(f"({' or '.join(f'type({_unparsed(a)}) is {nd}' for a in args)})", _LOAD)
         if fn is rt.pick:
             return ast.IfExp(args[0], args[1], args[2])
         if fn is rt.all_true:

@@ -220,8 +220,11 @@ class FastPaths:
         if any(isinstance(a, Const) and type(a.value) not in rt.SCALARS for a in call.args):
             return None
         tests = self.rule_guard(call, target)[:1] if isinstance(call.fn, Global) else []
-        for k, a in enumerate(_vars(call.args)):  # the first a real array, the others real arrays or numbers
-            test = rt.is_real_matrix if derivative.matrices else rt.is_real_data if k else \
+        operands = _vars(call.args)
+        if len(operands) > 1 and not derivative.matrices:  # real arrays or numbers, one of them an array (`dt * x`)
+            tests.append(_call(rt.any_array, *operands))
+        for a in operands:
+            test = rt.is_real_matrix if derivative.matrices else rt.is_real_data if len(operands) > 1 else \
                 rt.is_real_value if derivative.numbers else rt.is_real_array
             tests.append(self.hoist(_call(test, a), a))
         if derivative.forward is not None:  # (its formula reads no cotangent and no output)

@@ -295,6 +295,10 @@ def is_real_array(x):
     return type(x) is np.ndarray and x.dtype.kind == "f"
 
 
+def any_array(*xs):
+    return any(type(x) is np.ndarray for x in xs)
+
+
 def is_real_value(x):
     return type(x) is np.float64 or type(x) is np.ndarray and x.dtype.kind == "f"
 

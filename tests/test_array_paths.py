@@ -1,8 +1,8 @@
 """The array fast path (zygotepy/ast_adjoint/fastpath.py `array_path`, formulas in zygotepy/adjoints/array_inline.py):
-in functions that compute with NumPy, `+ - * / ** @`, unary minus and `np.exp/log/sqrt/sin/cos/tanh` on real arrays
-inline their derivative; anything else (complex arrays, lists, 1-d `@`, float exponents, ...) takes the rules, in the
-same function. Each row is checked against central finite differences and gives the same cotangents, to the bit, with
-the array path on and off."""
+in functions that compute with NumPy, `+ - * / ** @`, unary minus, NumPy's elementwise functions of one argument
+(exp, log, sqrt, sin, tanh, ...) and whole-array `np.sum`/`np.mean` on real arrays inline their derivative; anything
+else (complex arrays, lists, 1-d `@`, float exponents, ...) takes the rules, in the same function. Each row is checked
+against central finite differences and gives the same cotangents, to the bit, with the array path on and off."""
 import numpy as np
 import pytest
 
@@ -113,6 +113,11 @@ def number_first(x, dt):
     return np.sum(dt * x + dt / (x * x + 1.0) - dt ** 2 * x)
 
 
+def more_elementwise(v):
+    return np.sum(np.expm1(v) * np.log1p(v) + np.log2(v) - np.log10(v) * np.square(v) + np.reciprocal(v)
+                  + np.tan(v * 0.3) + np.sinh(v) * np.cosh(v) + np.arctan(v))
+
+
 def lists_fall_back(x):
     xs = [x, x * 2.0]
     return np.sum(np.asarray(xs) * x)
@@ -133,6 +138,7 @@ ROWS = [
     ("in_a_loop", in_a_loop, (M[:, :3].copy() * 0.3, W[:, :3].copy())),
     ("numpy_scalars", numpy_scalars, (V,)),
     ("lists_fall_back", lists_fall_back, (V,)),
+    ("more_elementwise", more_elementwise, (V,)),
     ("number_first", number_first, (V, 0.3)),
     ("uniform_cotangents", uniform_cotangents, (M, W)),
     ("broadcast_then_reduced", broadcast_then_reduced, (V, M + 3.0)),

@@ -10,6 +10,7 @@ libraries, user classes, 1-d `@`) takes the operation's rule.
 Each formula computes exactly what its rule's back computes for real arrays (same operations, same order: the
 equivalence tests compare bits), with the cotangents of broadcast operands summed back by `_unb`.
 """
+import math
 import operator
 from dataclasses import dataclass
 
@@ -74,7 +75,8 @@ def _full(x, g):
     return np.full(x.shape, g, x.dtype)
 
 
-_sin, _cos, _mean = np.sin, np.cos, np.mean  # (named for generated code, where `np` may be the user's)
+_sin, _cos, _sinh, _cosh, _mean = np.sin, np.cos, np.sinh, np.cosh, np.mean
+_LN2, _LN10 = math.log(2), math.log(10)  # (the rules compute the same numbers: adjoints/numpy.py ELEMENTWISE)  # (named for generated code, where `np` may be the user's)
 
 BINARY = {
     operator.add: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), _unb(dy, b))),
@@ -94,6 +96,16 @@ UNARY = {
     np.sin: lambda dy, y, x: (dy * _cos(x),),
     np.cos: lambda dy, y, x: (dy * -_sin(x),),
     np.tanh: lambda dy, y, x: (dy * (1 - y * y),),
+    np.expm1: lambda dy, y, x: (dy * (y + 1),),
+    np.log1p: lambda dy, y, x: (dy * (1 / (1 + x)),),
+    np.log2: lambda dy, y, x: (dy * (1 / (x * _LN2)),),
+    np.log10: lambda dy, y, x: (dy * (1 / (x * _LN10)),),
+    np.square: lambda dy, y, x: (dy * (2 * x),),
+    np.reciprocal: lambda dy, y, x: (dy * (-y * y),),
+    np.tan: lambda dy, y, x: (dy * (1 + y * y),),
+    np.sinh: lambda dy, y, x: (dy * _cosh(x),),
+    np.cosh: lambda dy, y, x: (dy * _sinh(x),),
+    np.arctan: lambda dy, y, x: (dy * (1 / (1 + x * x)),),
 }
 
 REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules' fast case (adjoints/numpy.py)

@@ -492,3 +492,45 @@ def test_items_also_held_outside_the_walked_container_still_raise(f):
     silently wrong when only the container's own place was checked), so it raises naming the loop's line."""
     with pytest.raises(ZygoteError, match=r"test_list_copies.py:\d+: .*also held in 'out' outside the"):
         gradient(f, 1.5)
+
+
+# --- copy.deepcopy of plain trees, copy.copy of arrays ------------------------------------------------------------------
+
+def deep_list(x):
+    ws = [x, x * 2.0]
+    vs = copy.deepcopy(ws)
+    vs[0] *= 3.0  # the copy's array: the original's is untouched
+    return np.sum(vs[0] * ws[0]) + np.sum(vs[1])
+
+
+def deep_dict_of_tuples(x):
+    d = {"a": (x, 1.5), "b": [x * x]}
+    e = copy.deepcopy(d)
+    e["b"][0][0] = 0.0
+    return np.sum(e["a"][0] * d["b"][0]) + np.sum(e["b"][0]) * e["a"][1]
+
+
+def shallow_array(x):
+    y = copy.copy(x)
+    y *= 2.0
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize("f", [deep_list, deep_dict_of_tuples, shallow_array])
+def test_copies_of_arrays(f):
+    x = RNG.normal(size=3)
+    before = x.copy()
+    check_grads(f, x)
+    assert np.array_equal(x, before)
+
+
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+def test_deepcopy_of_an_object_raises():
+    def f(x):
+        return np.sum(copy.deepcopy(_Box(x)).v)
+    with pytest.raises(ZygoteError, match="copy.deepcopy of a _Box"):
+        gradient(f, np.ones(2))

@@ -228,6 +228,8 @@ NUMPY_ROWS = [
     row(np.ndarray.astype, ANY, np.complex128, shapes=[((2, 3),)], none=(1,), label="ndarray.astype[complex]"),
     row(np.ndarray.astype, ANY, np.int64, shapes=[((2, 3),)], none=(0, 1), label="ndarray.astype[int]"),
     row(np.ndarray.copy, ANY, shapes=[((2, 3),)]),
+    row(np.ndarray.__copy__, ANY, shapes=[((2, 3),)]),
+    row(np.ndarray.__deepcopy__, ANY, {}, shapes=[((2, 3),)], none=(1,)),
     row(np.ndarray.view, ANY, shapes=[((2, 3),)]),
 ]
 
@@ -263,7 +265,7 @@ NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) 
     # numpy.py: casts, ndarray methods, products beyond matmul/dot
     np.array, np.asarray, np.outer, np.inner, np.ndarray.sum, np.ndarray.mean, np.ndarray.max, np.ndarray.min,
     np.ndarray.dot, np.ndarray.ravel, np.ndarray.squeeze, np.ndarray.reshape, np.ndarray.copy, np.ndarray.astype,
-    np.ndarray.transpose, np.ndarray.view,
+    np.ndarray.transpose, np.ndarray.view, np.ndarray.__copy__, np.ndarray.__deepcopy__,
     # numpy_reductions.py and numpy_shapes.py: all of them but those of GENERIC_BEYOND_STARTER
     *(r.op for r in rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS),
 }

@@ -694,6 +694,18 @@ def copy(x):
     return x.copy(), lambda dy: (dy,)
 
 
+@adjoint(np.ndarray.__copy__)
+def dunder_copy(x):
+    """`copy.copy(x)` of an array (the standard library's `copy` calls it): a new array of the same values."""
+    return x.__copy__(), lambda dy: (dy,)
+
+
+@adjoint(np.ndarray.__deepcopy__)
+def dunder_deepcopy(x, memo):
+    """`copy.deepcopy(x)`, also of a list or dict holding arrays: a new array of the same values."""
+    return x.__deepcopy__(memo), lambda dy: (dy, None)
+
+
 @adjoint(np.ndarray.astype)
 def astype(x, dtype, **kwargs):
     y = x.astype(dtype, **kwargs)

@@ -4,6 +4,7 @@ A container's cotangent has the container's structure (a tuple gets a tuple, a d
 gradient flows); an object's is a `StructGrad` of its fields. Array item reads scatter into a zero array, with `add.at`
 so that repeated integer indices accumulate.
 """
+import copy
 import functools
 import operator
 import types
@@ -777,6 +778,31 @@ def list_copy(lst):
     """`W.copy()` (and `copy.copy(W)`, which calls it): a new list of the same items. The caller links the copy to `W`
     like any call's result, so an item updated in place through either is seen through the other (mutation_links)."""
     return lst.copy(), lambda dy: (None if dy is None else list(dy),)
+
+
+@adjoint(copy.deepcopy)
+def deepcopy(x, *memo):
+    """`copy.deepcopy(x)` of lists, tuples and dicts of arrays and numbers: new objects all the way down, so the
+    cotangent of the copy is the original's, entry by entry. (Objects may define their own `__deepcopy__`, which may
+    copy something else: they raise.)"""
+    if not _plain_tree(x):
+        raise ZygoteError(f"copy.deepcopy of a {type(x).__name__} (or of a container holding one) is not "
+                          f"differentiated: only lists, tuples and dicts of NumPy arrays and numbers are; build the "
+                          f"copy explicitly (a new object from copies of its arrays)")
+    return copy.deepcopy(x, *memo), lambda dy: (dy, *(None for _ in memo))
+
+
+_PLAIN_LEAVES = frozenset((float, int, bool, complex, str, bytes, type(None), np.ndarray, np.float64, np.float32,
+                           np.int64, np.complex128))
+
+
+def _plain_tree(x):
+    t = type(x)
+    if t is list or t is tuple:
+        return all(_plain_tree(v) for v in x)
+    if t is dict:
+        return all(type(k) in _PLAIN_LEAVES and _plain_tree(v) for k, v in x.items())
+    return t in _PLAIN_LEAVES
 
 
 @adjoint(dict.copy)

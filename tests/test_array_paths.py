@@ -105,6 +105,10 @@ def uniform_cotangents(x, W):
     return np.sum(s) + np.mean(2.0 * x) + np.sum(np.exp(x) + 1.0) + np.sum(s @ W) + np.mean((x - 0.5) ** 2)
 
 
+def shapeless_formulas_then_reduced(x, b):
+    return np.sum(-b) + np.mean(x ** 0)  # (-dy and dy * 0.0 keep a number's shape: the full array is needed)
+
+
 def broadcast_then_reduced(a, b):
     return np.sum(a * b) + np.mean(a + b) + np.sum(b / a)  # (two operands: the full cotangent array is needed)
 
@@ -142,6 +146,7 @@ ROWS = [
     ("number_first", number_first, (V, 0.3)),
     ("uniform_cotangents", uniform_cotangents, (M, W)),
     ("broadcast_then_reduced", broadcast_then_reduced, (V, M + 3.0)),
+    ("shapeless_formulas_then_reduced", shapeless_formulas_then_reduced, (V, M)),
     ("updated_after_use", updated_after_use, (V,)),
     ("numpy_numbers_in_unary_functions", numpy_numbers_in_unary_functions, (V,)),
     ("reductions", reductions, (V, RNG.standard_normal(70_000))),  # (a large one's cotangent is a broadcast view)
@@ -243,3 +248,56 @@ def test_pullback_twice_and_argument_untouched():
     first, second = back(1.0), back(1.0)
     assert all(np.array_equal(a, b) for a, b in zip(first, second))
     assert np.array_equal(x, M)
+
+
+# --- random expressions over broadcasting shapes, reduced: finite differences, and the same bits on and off ----------
+
+_UNARY = ["np.tanh", "np.exp", "np.sin", "np.cos", "np.square", "np.arctan", "-"]
+
+
+def _expr(rng, depth):
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice(["a", "b", "c", "s", "0.7", "1.3"])
+    if rng.random() < 0.3:
+        u, inner = rng.choice(_UNARY), _expr(rng, depth - 1)
+        return f"(-{inner})" if u == "-" else f"({u}({inner}))"
+    op, x = rng.choice(["+", "-", "*", "/", "**2", "**0", "**3", "same"]), _expr(rng, depth - 1)
+    if op.startswith("**"):
+        return f"({x} {op})"
+    if op == "same":
+        return f"({x} * {x})"
+    y = _expr(rng, depth - 1)
+    return f"({x} / (1.5 + np.square({y})))" if op == "/" else f"({x} {op} {y})"
+
+
+def _random_programs(seed, count):
+    import random
+    rng = random.Random(seed)
+    source = "import numpy as np\n"
+    for i in range(count):
+        terms = [f"    t{j} = {_expr(rng, 3)}" for j in range(rng.randint(1, 3))]
+        total = " + ".join(f"{rng.choice(['np.sum', 'np.mean'])}(t{j})" for j in range(len(terms)))
+        source += f"\ndef f{i}(a, b, c, s):\n" + "\n".join(terms) + f"\n    return {total} + np.sum(a * 0.0)\n"
+    return source
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_array_programs(seed, tmp_path):
+    import importlib.util
+    path = tmp_path / f"array_programs_{seed}.py"
+    path.write_text(_random_programs(seed, 40))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    args = (V * 0.2, M[:2] * 0.2, M[:2, :1] * 0.2, 0.8)  # shapes (3,), (2, 3), (2, 1) and a number broadcast
+    checked = 0
+    for i in range(40):
+        f = getattr(module, f"f{i}")
+        if not np.isfinite(f(*args)):
+            continue
+        check_grads(f, *args)
+        on = _with_array_paths(True, lambda: gradient(f, *args))
+        off = _with_array_paths(False, lambda: gradient(f, *args))
+        assert _same(on, off), (i, on, off)
+        checked += 1
+    assert checked >= 30

@@ -116,6 +116,10 @@ REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules'
                              uniform=lambda dy, y, x: (dy * (1 / x.size) if x.size else dy,)),
 }
 
+# formulas whose cotangent would stay a number when the cotangent is one (it never meets the operand): the operation
+# they belong to cannot take a reduction's cotangent as a number (fastpath.array_path)
+SHAPELESS = frozenset((UNARY[operator.neg], BINARY[operator.pow].int_last[0]))
+
 for _target, _derivative in {**BINARY, **REDUCTIONS}.items():
     array_rule(_target, _derivative)
 for _target, _fn in UNARY.items():

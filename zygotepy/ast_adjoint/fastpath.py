@@ -8,7 +8,7 @@ import operator
 import re
 from dataclasses import dataclass, field
 
-from ..adjoints import registry
+from ..adjoints import array_inline, registry
 from . import dispatch, inline, items, specialize
 from . import mutate as mt
 from . import runtime as rt
@@ -247,7 +247,8 @@ class FastPaths:
                 g = Call(Const(rt.pick), (Call(Const(rt.is_same), (made, Const(ARRAY_ARM))),
                                           Call(Const(Derivative(derivative.uniform, k)), atoms), g))
             backward.append(Assign(da, _call(rt.acc_scalar, da, g), s.line))
-        if not derivative.matrices and derivative.forward is None and len(set(_vars(call.args))) == 1:
+        if not derivative.matrices and derivative.forward is None and len(set(_vars(call.args))) == 1 \
+                and formula not in array_inline.SHAPELESS:
             self.array_outputs[s.out] = pb  # (one array operand, no broadcasting: a number's cotangent fills it)
         return ArrayPath(_call(rt.all_true, *tests), [s, Assign(pb, Const(ARRAY_ARM), s.line)], backward,
                          Call(Const(rt.is_same), (pb, Const(ARRAY_ARM))), s.line)

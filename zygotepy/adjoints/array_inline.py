@@ -30,7 +30,7 @@ class ArrayDerivative:
     `numbers`: the formula is right for a NumPy float64 number too, and gives what the rule gives. `uniform` (the
     full reductions): the same cotangent as one number, which the compiler hands to the array path of the
     elementwise operation that made the reduced array (`np.sum(h * h)`: `dh = dt * h`, no array of `dt`s); every
-    elementwise formula here broadcasts it."""
+    elementwise formula here but those in SHAPELESS broadcasts it to its operand's shape."""
     fn: object
     matrices: bool = False
     active: tuple = None
@@ -75,8 +75,9 @@ def _full(x, g):
     return np.full(x.shape, g, x.dtype)
 
 
+# named for generated code (where `np` is the user's), and the numbers the rules compute (numpy.py ELEMENTWISE)
 _sin, _cos, _sinh, _cosh, _mean = np.sin, np.cos, np.sinh, np.cosh, np.mean
-_LN2, _LN10 = math.log(2), math.log(10)  # (the rules compute the same numbers: adjoints/numpy.py ELEMENTWISE)  # (named for generated code, where `np` may be the user's)
+_LN2, _LN10 = math.log(2), math.log(10)
 
 BINARY = {
     operator.add: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), _unb(dy, b))),

@@ -114,6 +114,50 @@ def _in_closed(fn):
         return False
 
 
+def _lean_record(body, push, target):
+    """The fast body's tape record without the entries it does not need: a slot the fast arms set to None (`y_back =
+    None`), and a second copy of a value already recorded (`_t_2_back = y; ...; _t_4_back = y`). Returns the body,
+    the backward loop's target, the statements that set the dropped names at the top of each backward iteration, and
+    the body's push."""
+    if not all(isinstance(s, Assign) for s in body):
+        return body, target, [], push
+    k = next((j for j, s in enumerate(body) if s.value is push.value), None)  # (copies share their values)
+    if k is None or not isinstance(target, tuple) \
+            or len(push.value.args) != 1 or not isinstance(push.value.args[0], Call) \
+            or push.value.args[0].fn != Const(rt.tuple_of) or len(push.value.args[0].args) != len(target):
+        return body, target, [], push
+    records = push.value.args[0].args
+    saves = {}  # record -> index of the one statement that sets it
+    for j, s in enumerate(body):
+        for v in (s.out if isinstance(s.out, tuple) else (s.out,)):
+            if v in records:
+                saves[v] = None if v in saves else j
+    kept, prologue, copied = [], [], {}  # copied: (source Var, index of its last assignment before) -> record kept
+    for r, name in zip(records, target, strict=True):
+        j = saves.get(r)
+        value = body[j].value if j is not None else None
+        if isinstance(value, Const) and value.value is None:
+            prologue.append(Assign(name, Const(None)))
+            continue
+        if isinstance(value, Var):
+            version = max((i for i in range(j) if value in (body[i].out if isinstance(body[i].out, tuple)
+                                                             else (body[i].out,))), default=-1)
+            first = copied.setdefault((value, version), name)
+            if first is not name:
+                prologue.append(Assign(name, first))
+                continue
+        kept.append((r, name))
+    if len(kept) == len(records) or not kept:
+        return body, target, [], push
+    entry = kept[0][0] if len(kept) == 1 else Call(Const(rt.tuple_of), tuple(r for r, _ in kept))
+    new_push = replace(body[k], value=Call(push.value.fn, (entry,)))
+    dropped = {saves[r] for r in records if saves.get(r) is not None and r not in {r for r, _ in kept}
+               and sum(1 for st in body for a in atoms(st.value) if a == r) == 1}  # (the push alone read them)
+    body = [new_push if j == k else s for j, s in enumerate(body) if j not in dropped]
+    new_target = kept[0][1] if len(kept) == 1 else tuple(name for _, name in kept)
+    return body, new_target, prologue, new_push
+
+
 def _pushed_early(body, push):
     """A straight-line fast body whose tape record is a copy, `r_back = r; r *= x; ...; push(r_back)`, pushes the
     value itself where it copied it, `push(r); r *= x; ...`: one name less per iteration. (Nothing between can leave
@@ -144,8 +188,9 @@ def version(loop, back_loop, carries, candidates, flag, push):
     forward_swap = {id(c.forward): c.forward.then if c.fast is None else c.fast for c in top}
     backward_swap = {id(c.backward): c.backward.then if c.fast_back is None else c.fast_back
                      for c in top if c.backward is not None}
-    fast = replace(loop, body=_pushed_early(clone(loop.body, forward_swap), push), test=clone(loop.test), carries=[])
-    fast_back = replace(back_loop, body=clone(back_loop.body, backward_swap), carries=[])
+    body, target, prologue, push = _lean_record(clone(loop.body, forward_swap), push, back_loop.target)
+    fast = replace(loop, body=_pushed_early(body, push), test=clone(loop.test), carries=[])
+    fast_back = replace(back_loop, body=prologue + clone(back_loop.body, backward_swap), target=target, carries=[])
     condition = tests[0] if len(tests) == 1 else Call(Const(rt.all_true), tuple(tests))
     return ([Assign(flag, condition), If(flag, [fast], [loop])],
             [If(flag, [fast_back], [back_loop])])

@@ -684,15 +684,24 @@ def warm_adjoint(need, fn, args, kwargs):
     """The entry points' shortcut: `(forward, back)` of a Python function derived before for this call shape (as
     `_derived` caches it), when it updates nothing in place, no rule was registered since, and its cotangents need
     no remapping; else None (the caller goes through `J_entry`). `back(tape, dy)` returns `(dself, *dargs, ...)`."""
+    cache = _cache_of(fn)
+    if cache is None:
+        return None
+    hit = cache.get((need, len(args), tuple(kwargs) if kwargs is not None else None))  # (`_derived`'s key)
+    if hit is None or hit[3] or hit[2] is not None and len(args) > fn.__code__.co_argcount:
+        return None
+    return hit
+
+
+def _cache_of(fn):
+    """The adjoints `_derived` cached on `fn` per call shape, if `fn` is a Python function whose cache is still
+    valid (same code, no rule registered since: every registration bumps the generation); else None."""
     if type(fn) is not types.FunctionType:
         return None
     entry = fn.__dict__.get("__zygote__")
     if entry is None or entry[0] is not fn.__code__ or entry[1] != registry.generation[0]:
         return None
-    hit = entry[2].get((need, len(args), tuple(kwargs) if kwargs is not None else None))
-    if hit is None or hit[3] or hit[2] is not None and len(args) > fn.__code__.co_argcount:
-        return None
-    return hit
+    return entry[2]
 
 
 def J_entry(need, fn, args, kwargs):
@@ -702,8 +711,6 @@ def J_entry(need, fn, args, kwargs):
 
     A Python function derived before, with no rule registered since (every registration bumps the generation), goes
     straight to its cached derivative: `_dispatch` would find no rule for it again."""
-    if type(fn) is types.FunctionType:
-        entry = fn.__dict__.get("__zygote__")
-        if entry is not None and entry[0] is fn.__code__ and entry[1] == registry.generation[0]:
-            return _derived(fn, args, kwargs, need, True)
+    if _cache_of(fn) is not None:
+        return _derived(fn, args, kwargs, need, True)
     return _dispatch(fn, args, kwargs, need, True)

@@ -67,7 +67,7 @@ def _projected(args, grads):
         if t is _ND:
             if type(a) is _ND and g.base is None and g.dtype is a.dtype:
                 continue
-        elif t is float and type(a) is float:
+        elif g is None or t is float and (type(a) is float or type(a) is int):  # (what _project returns for them)
             continue
         return tuple(_project(a, g) for a, g in zip(args, grads))
     return grads  # the common case: nothing to project

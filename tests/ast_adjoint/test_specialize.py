@@ -1,5 +1,6 @@
 """Fast paths and loop versioning give the same gradients as the general paths they stand in for."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -123,8 +124,64 @@ def test_sums_some_iterations_skip(n):
     check_grads(sometimes, 1.3, n)
 
 
+def _fast_copies(fn):
+    """The fast copy's forward loop and backward loop, as text, without the comments that quote the source."""
+    text = "\n".join(line for line in show_adjoint(fn).splitlines() if not line.lstrip().startswith("#"))
+    return text.split("if stack_fast:")[1].split("else:")[0], text.split("if stack_fast:")[2].split("else:")[0]
+
+
 def test_the_fast_copy_tapes_only_what_its_backward_reads():
-    text = show_adjoint(chain)  # sin(y) * a + cos(y) * b: y once (not twice), no None slot of the final `+`
-    fast = text.split("if stack_fast:")[1].split("else:")[0]
-    assert "_stack_push((_t_2_back, _t_3_back, _t_5_back))" in fast
+    # sin(y) * a + cos(y) * b: the backward needs sin(y) and cos(y) (each other's derivative) and nothing else: no
+    # copy of y, no None slot of the final `+`, and the values themselves pushed, not copies of them
+    forward, _ = _fast_copies(chain)
+    assert "_stack_push((_t_4, _t_2))" in forward and "_back =" not in forward
     check_grads(chain, 0.3, 0.8, -0.4)
+
+
+def trig(y, a):
+    for _ in range(5):
+        z = 0.5 * y  # (one value: `sinh(0.5 * y) * cosh(0.5 * y)` computes 0.5 * y twice, two values)
+        y = math.sin(y) * a + math.cos(y) + math.sinh(z) * math.cosh(z)
+    return y
+
+
+def sin_alone(y, a):
+    for _ in range(5):
+        y = math.sin(y) * a + math.cos(0.5 * y)  # cos of another value: sin's derivative is computed
+    return y
+
+
+def test_sin_and_cos_of_one_value_share_their_derivatives():
+    _, backward = _fast_copies(trig)
+    for fn in ("sin", "cos", "sinh", "cosh"):
+        assert f".{fn}(" not in backward  # each multiplies by the other's forward value
+    _, backward = _fast_copies(sin_alone)
+    assert ".cos(_t" in backward and ".sin(" in backward
+
+
+@pytest.mark.parametrize("fn", [trig, sin_alone])
+def test_shared_derivatives_have_the_general_paths_bits(fn):
+    fast = gradient(fn, 0.4, 0.9)
+    general = gradient(fn, np.float64(0.4), np.float64(0.9))  # fails the entry test: the rules' `math.cos(x)`
+    assert fast == tuple(float(g) for g in general)
+    check_grads(fn, 0.4, 0.9)
+
+
+def inlined_helper(x):
+    return x * math.sin(x) + x
+
+
+def through_helper(a, b, y):
+    for _ in range(6):
+        y = 0.5 * inlined_helper(y) * a + b
+    return y
+
+
+def test_the_fast_backward_copies_no_cotangent():
+    # `+` passes its cotangent on, and so does an inlined callee's return: the fast backward reads it where it is
+    _, backward = _fast_copies(through_helper)
+    copies = [line.strip() for line in backward.splitlines() if re.fullmatch(r"\s*d\w+ = d\w+", line)]
+    assert len(copies) == 1 and copies[0].startswith("dy_")  # (into the carried y's cotangent: 4 more without)
+    check_grads(through_helper, 0.9, 0.5, 0.1)
+    fast = gradient(through_helper, 0.9, 0.5, 0.1)
+    assert fast == tuple(float(g) for g in gradient(through_helper, *map(np.float64, (0.9, 0.5, 0.1))))

@@ -111,6 +111,17 @@ def _math_rule(fn, derivative):
     return rule
 
 
+# Derivatives that reuse a value the forward computes anyway: sin's derivative is the cos of the same argument. A loop's
+# fast copy (ast_adjoint/specialize.py) takes them when one iteration computes both, as hand-written code would: the
+# backward then calls neither. Each gives the bits of its MATH entry (`dy * c` is `dy * math.cos(x)`).
+SHARED = {
+    math.sin: (math.cos, lambda dy, y, c: (dy * c,)),
+    math.cos: (math.sin, lambda dy, y, s: (-dy * s,)),
+    math.sinh: (math.cosh, lambda dy, y, c: (dy * c,)),
+    math.cosh: (math.sinh, lambda dy, y, s: (dy * s,)),
+}
+
+
 for _fn, _d in MATH.items():
     adjoint(_fn)(_math_rule(_fn, _d))
     scalar_rule(_fn, _d)

@@ -63,6 +63,16 @@ def _atomic(text):
 _ATOMIC = re.compile(r"[A-Za-z_][\w.]*|\d[\w.]*").fullmatch
 
 
+def passed(derivative, index, args):
+    """The atom among `args` (the call's `(dy, y, *args)`) that element `index` of `derivative` is, when it is a bare
+    parameter (`dy` for `+`'s operands), else None."""
+    params, elements = _elements(derivative)
+    node = elements[index]
+    if isinstance(node, ast.Name) and node.id in params:
+        return args[params.index(node.id)]
+    return None
+
+
 def usable(derivative, nargs):
     """Can `derivative` be inlined for a call with `nargs` arguments? (False, not an error, if its source changed on
     disk since import: the general rule is as correct, only slower.)"""

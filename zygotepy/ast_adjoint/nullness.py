@@ -18,9 +18,11 @@ Accepts: the backward Function of `adjoint()`. Guarantees: the same results for 
 """
 import operator
 
+from . import inline
 from . import runtime as rt
 from .fastpath import Derivative
 from .ir import Assign, Call, Const, If, Loop, Var, atoms, out_vars, read_by, walk
+from .tidy import rename
 
 ENABLED = [True]  # tests switch the pass off to check that it changes no gradient
 
@@ -366,7 +368,51 @@ def _prune_loop(s, live_after, rewrite):
             break
         head |= test_in
     before = (head - carried) | _reads((s.iter, *(c.init for c in s.carries)), set())
+    if rewrite:
+        body = _forwarded_copies(body, after_body(head).to_set() | leaving)
     return (replace(s, body=body, test=test) if rewrite else s), before
+
+
+def _forwarded_copies(stmts, live_end):
+    """A straight-line loop body (a versioned loop's fast backward) without the copies whose target dies in the
+    iteration: `dt_3 = dy_3; ...; da = da + dt_3 * a` reads `dy_3` itself, when `dt_3` is set once, read by arithmetic
+    alone (no back that could update it in place), and `dy_3` is not rebound before the last read. `live_end`: the
+    names read after an iteration."""
+    if not all(type(s) is Assign for s in stmts):
+        return stmts
+    stmts, j = list(stmts), 0
+    while j < len(stmts):
+        x, y = stmts[j].out, _copied(stmts[j].value)
+        if type(x) is Var and type(y) is Var and x != y and x.name not in live_end:
+            later = stmts[j + 1:]
+            rebound = next((k for k, t in enumerate(later) if y in out_vars(t.out)), len(later))
+            reads = [k for k, t in enumerate(later) if x in atoms(t.value)]
+            if all(x not in out_vars(t.out) for t in later) and all(x not in atoms(t.value) for t in stmts[:j]) \
+                    and all(k <= rebound and _arithmetic(later[k].value) for k in reads):
+                for k in reads:
+                    later[k] = replace(later[k])
+                    rename([later[k]], {x: y})
+                stmts[j:] = later
+                continue
+        j += 1
+    return stmts
+
+
+def _copied(value):
+    """What `value` copies: a Var, or the Var an inline derivative passes on as it is (`dy` for `+`'s operands)."""
+    if type(value) is Call and type(value.fn) is Const and isinstance(value.fn.value, Derivative):
+        d = value.fn.value
+        return inline.passed(d.fn, d.index, value.args)
+    return value
+
+
+def _arithmetic(value):
+    """Is `value` a copy, a constant, or arithmetic (inline derivatives included) on them: nothing that could update
+    an operand in place?"""
+    if type(value) is not Call:
+        return True
+    return (_calls(value, _ARITHMETIC) or type(value.fn) is Const and isinstance(value.fn.value, Derivative)) \
+        and all(_arithmetic(a) for a in value.args)
 
 
 def simplify_backward(backward):

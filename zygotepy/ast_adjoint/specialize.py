@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, If, Loop, Var, atoms
+from .tidy import rename
 
 # operations that map Python ints/floats to Python ints/floats (operator.pow does not: (-8.0) ** (1/3) is complex)
 CLOSED = {operator.add, operator.sub, operator.mul, operator.truediv, operator.mod, operator.neg, operator.pos,
@@ -117,22 +118,22 @@ def _in_closed(fn):
 def _lean_record(body, push, target):
     """The fast body's tape record without the entries it does not need: a slot the fast arms set to None (`y_back =
     None`), and a second copy of a value already recorded (`_t_2_back = y; ...; _t_4_back = y`). Returns the body,
-    the backward loop's target, the statements that set the dropped names at the top of each backward iteration, and
-    the body's push."""
+    the backward loop's target, the statements that set the None slots at the top of each backward iteration, the
+    renames that stand for the second copies there (`_t_4_back` -> `_t_2_back`), and the body's push."""
     if not all(isinstance(s, Assign) for s in body):
-        return body, target, [], push
+        return body, target, [], {}, push
     k = next((j for j, s in enumerate(body) if s.value is push.value), None)  # (copies share their values)
     if k is None or not isinstance(target, tuple) \
             or len(push.value.args) != 1 or not isinstance(push.value.args[0], Call) \
             or push.value.args[0].fn != Const(rt.tuple_of) or len(push.value.args[0].args) != len(target):
-        return body, target, [], push
+        return body, target, [], {}, push
     records = push.value.args[0].args
     saves = {}  # record -> index of the one statement that sets it
     for j, s in enumerate(body):
         for v in (s.out if isinstance(s.out, tuple) else (s.out,)):
             if v in records:
                 saves[v] = None if v in saves else j
-    kept, prologue, copied = [], [], {}  # copied: (source Var, index of its last assignment before) -> record kept
+    kept, prologue, renames, copied = [], [], {}, {}  # copied: (source Var, its last assignment before) -> record kept
     for r, name in zip(records, target, strict=True):
         j = saves.get(r)
         value = body[j].value if j is not None else None
@@ -144,18 +145,18 @@ def _lean_record(body, push, target):
                                                              else (body[i].out,))), default=-1)
             first = copied.setdefault((value, version), name)
             if first is not name:
-                prologue.append(Assign(name, first))
+                renames[name] = first
                 continue
         kept.append((r, name))
     if len(kept) == len(records) or not kept:
-        return body, target, [], push
+        return body, target, [], {}, push
     entry = kept[0][0] if len(kept) == 1 else Call(Const(rt.tuple_of), tuple(r for r, _ in kept))
     new_push = replace(body[k], value=Call(push.value.fn, (entry,)))
     dropped = {saves[r] for r in records if saves.get(r) is not None and r not in {r for r, _ in kept}
                and sum(1 for st in body for a in atoms(st.value) if a == r) == 1}  # (the push alone read them)
     body = [new_push if j == k else s for j, s in enumerate(body) if j not in dropped]
     new_target = kept[0][1] if len(kept) == 1 else tuple(name for _, name in kept)
-    return body, new_target, prologue, new_push
+    return body, new_target, prologue, renames, new_push
 
 
 def _pushed_early(body, push):
@@ -168,6 +169,8 @@ def _pushed_early(body, push):
     if k is None or len(push.value.args) != 1:
         return body
     record = push.value.args[0]
+    if isinstance(record, Call):
+        return _pushed_sources(body, k)
     saves = [j for j, s in enumerate(body) if s.out == record]
     if len(saves) != 1 or not isinstance(body[saves[0]].value, Var):
         return body
@@ -175,6 +178,66 @@ def _pushed_early(body, push):
         return body
     early = replace(body[k], value=Call(push.value.fn, (body[saves[0]].value,)), line=body[saves[0]].line)
     return [early if j == saves[0] else s for j, s in enumerate(body) if j != k]
+
+
+def _shared_derivatives(top, forward_swap, backward_swap):
+    """In the fast copy, `s = sin(x)` whose iteration also computes `c = cos(x)` records `c` for its backward, which
+    then multiplies by it instead of calling `cos` again (adjoints/scalar.SHARED; `cos` likewise records `s`). Hand-
+    written code shares these values; without this, the chain workload's backward made two math calls per iteration.
+    Updates the swaps in place."""
+    from ..adjoints.scalar import MATH, SHARED
+    from .fastpath import Derivative
+    ops = {}  # id(candidate) -> its fast statement computing the operation
+    for c in top:
+        fast = forward_swap.get(id(c.forward), ())
+        op = [s for s in fast if s.out == c.out]
+        if len(fast) == 2 and len(op) == 1 and isinstance(op[0].value, Call) \
+                and all(isinstance(a, (Var, Const)) for a in op[0].value.args):
+            ops[id(c)] = op[0]
+    for i, c in enumerate(top):
+        shared = SHARED.get(c.target) if _in_closed(c.target) else None
+        back = backward_swap.get(id(c.backward))
+        if shared is None or id(c) not in ops or not back or len(back) != 1 or not isinstance(back[0], Assign):
+            continue
+        add = back[0].value
+        term = add.args[1] if isinstance(add, Call) and len(add.args) == 2 else None
+        if not isinstance(term, Call) or not isinstance(term.fn, Const) or not isinstance(term.fn.value, Derivative) \
+                or term.fn.value.fn is not MATH[c.target] or len(term.args) != 3:
+            continue
+        args = ops[id(c)].value.args
+        partner = next((j for j, p in enumerate(top) if p.target is shared[0] and id(p) in ops
+                        and ops[id(p)].value.args == args), None)
+        if partner is None:
+            continue
+        save = next(s for s in forward_swap[id(c.forward)] if s is not ops[id(c)])
+        forward_swap[id(c.forward)] = [s for s in forward_swap[id(c.forward)] if s is not save]
+        later = top[max(i, partner)].forward
+        forward_swap[id(later)] = forward_swap[id(later)] + [
+            Assign(save.out, ops[id(top[partner])].out, ops[id(c)].line)]
+        dy, y, _ = term.args
+        backward_swap[id(c.backward)] = [replace(back[0], value=Call(add.fn, (add.args[0], Call(
+            Const(Derivative(shared[1], 0)), (dy, y, save.out)))))]
+
+
+def _pushed_sources(body, k):
+    """A tuple record (`body[k]` pushes `(r_back, s_back)`) holds a copied value itself where nothing between the copy
+    and the push rebinds it: `push((r, s_back))`, one copy less per iteration."""
+    record = body[k].value.args[0]
+    entries, dropped = list(record.args), set()
+    for n, r in enumerate(entries):
+        saves = [j for j, s in enumerate(body) if s.out == r]
+        if len(saves) != 1 or not isinstance(body[saves[0]].value, Var) \
+                or sum(1 for s in body for a in atoms(s.value) if a == r) != 1:  # the push alone reads the copy
+            continue
+        source = body[saves[0]].value
+        if any(source in (s.out if isinstance(s.out, tuple) else (s.out,)) for s in body[saves[0] + 1:k]):
+            continue
+        entries[n] = source
+        dropped.add(saves[0])
+    if not dropped:
+        return body
+    pushed = replace(body[k], value=Call(body[k].value.fn, (Call(record.fn, tuple(entries)),)))
+    return [pushed if j == k else s for j, s in enumerate(body) if j not in dropped]
 
 
 def version(loop, back_loop, carries, candidates, flag, push):
@@ -188,9 +251,12 @@ def version(loop, back_loop, carries, candidates, flag, push):
     forward_swap = {id(c.forward): c.forward.then if c.fast is None else c.fast for c in top}
     backward_swap = {id(c.backward): c.backward.then if c.fast_back is None else c.fast_back
                      for c in top if c.backward is not None}
-    body, target, prologue, push = _lean_record(clone(loop.body, forward_swap), push, back_loop.target)
+    _shared_derivatives(top, forward_swap, backward_swap)
+    body, target, prologue, renames, push = _lean_record(clone(loop.body, forward_swap), push, back_loop.target)
     fast = replace(loop, body=_pushed_early(body, push), test=clone(loop.test), carries=[])
-    fast_back = replace(back_loop, body=prologue + clone(back_loop.body, backward_swap), target=target, carries=[])
+    back_body = prologue + clone(back_loop.body, backward_swap)
+    rename(back_body, renames)
+    fast_back = replace(back_loop, body=back_body, target=target, carries=[])
     condition = tests[0] if len(tests) == 1 else Call(Const(rt.all_true), tuple(tests))
     return ([Assign(flag, condition), If(flag, [fast], [loop])],
             [If(flag, [fast_back], [back_loop])])

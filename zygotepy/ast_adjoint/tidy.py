@@ -155,9 +155,9 @@ def _order(stmts):
     return hit[1]
 
 
-def _rename(stmts, names):
-    """Rename Vars by the mapping `names` in statements (forward code only: the backward reads values through
-    records), in one walk."""
+def rename(stmts, names):
+    """Rename Vars by the mapping `names` in statements, in place, in one walk (forward code, and a backward whose
+    names the mapping covers: the backward otherwise reads values through records)."""
     def atom(a):
         kind = type(a)
         if kind is Var:
@@ -177,12 +177,12 @@ def _rename(stmts, names):
                 s.defaults = tuple(atom(d) if isinstance(d, Var) else d for d in s.defaults)
         elif isinstance(s, If):
             s.cond = atom(s.cond)
-            _rename(s.then, names)
-            _rename(s.orelse, names)
+            rename(s.then, names)
+            rename(s.orelse, names)
         elif isinstance(s, Loop):
             s.iter, s.cond, s.exit = atom(s.iter), atom(s.cond), atom(s.exit)
-            _rename(s.test, names)
-            _rename(s.body, names)
+            rename(s.test, names)
+            rename(s.body, names)
 
 
 def _coalesce_carries(loop, uses):
@@ -206,7 +206,7 @@ def _coalesce_carries(loop, uses):
         else:
             keep.append((c, v))
     if renames:  # only the statements that mention a renamed value are rebuilt
-        _rename([st for st in body if not renames.keys().isdisjoint(_reads_writes(st)[0])
+        rename([st for st in body if not renames.keys().isdisjoint(_reads_writes(st)[0])
                  or not renames.keys().isdisjoint(_reads_writes(st)[1])], renames)
     _MEMO.clear()
     if len(keep) == len(outs):

@@ -46,9 +46,12 @@ Invariants:
   routed through the outer level's `J` even when no gradient flows into them (`__zygote_always__`), so the rule of
   `nestlevel() = 0` returns 1 under one `gradient`, 2 under two.
 - Without nesting nothing here runs: these rules apply only when a transformed function calls `gradient` or `J`.
-- What the twins do not cover (keyword arguments of an inner call, `functools.partial`, operators of user classes)
-  raises `ZygoteError` naming the callee, never a wrong gradient; so do constructors with structural rules
-  (`dict(...)`, dataclasses, namedtuples: `MissingAdjoint`, their class rules have no twin yet).
+- Calls with keywords go through `twin_J_kw`: a Python function's generated code (its cotangents regrouped by the
+  call plan, `_by_parameters`), a rule (keyword-aware or not, with `DroppedKeyword`s as J gives them), a constructor's
+  structural rule (namedtuples, dataclasses, SimpleNamespace, `dict(a=x)`: the "class" twins, with or without
+  keywords).
+- What the twins do not cover (`functools.partial`, operators of user classes, plain classes, whose constructor rule
+  runs `__init__` updating the new object in place) raises an error naming the callee, never a wrong gradient.
 """
 import inspect
 import operator
@@ -65,7 +68,7 @@ from ..ast_adjoint.compile import derive
 from ..ast_adjoint.runtime import callmethod
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
-from .registry import adjoint, find_rule, is_nondifferentiable, nondifferentiable
+from .registry import adjoint, find_class_rule, find_rule, is_nondifferentiable, nondifferentiable
 
 def _always(rule):
     rule.__zygote_always__ = True
@@ -120,6 +123,8 @@ def _plan(fn, args):
         return "rule", rule, len(args)
     if is_nondifferentiable(fn):
         return "const", None, None
+    if isinstance(fn, type) and find_class_rule(fn) is not None:
+        return "class", find_class_rule(fn), None
     if isinstance(fn, types.MethodType):
         return "bound", fn.__func__, None
     if isinstance(fn, types.BuiltinMethodType) and not isinstance(fn.__self__, types.ModuleType) \
@@ -265,19 +270,23 @@ def _callmethod_grads_rule(grads):
     return _callmethod_grads(grads), back
 
 
-def call_rule(rule, *args):
-    """`rule(*args)`, a rule's forward, always run through the outer level's J (so the rule sees that level)."""
-    return rule(*args)
+def call_rule(rule, *args, **kwargs):
+    """`rule(*args, **kwargs)`, a rule's forward, always run through the outer level's J (so the rule sees that
+    level)."""
+    return rule(*args, **kwargs)
 
 
 @adjoint(call_rule)
 @_always
-def call_rule_rule(rule, *args):
-    y, pb = dispatch.J(rule, *args)
+def call_rule_rule(rule, *args, **kwargs):
+    y, pb = dispatch.J_kw(rule, *args, **kwargs) if kwargs else dispatch.J(rule, *args)
 
-    def back(dy):
+    def back(dy):  # (drule, *dargs), then the keywords' cotangents when called with keywords
         return pb(dy)
     return y, back
+
+
+call_rule_rule.__zygote_keywords__ = True
 
 
 # --- the twins -------------------------------------------------------------------------------------------------------
@@ -338,6 +347,16 @@ def _by_rule(fn, rule, nargs, args):
     return y, ruled_back
 
 
+def _by_class(cls, construct, _, args):
+    # a constructor's structural rule (adjoints/objects.py: namedtuples, dataclasses, SimpleNamespace), which an outer
+    # level transforms like any rule: its back is already `(dcls, *dargs)`
+    y, class_back = call_rule(construct, cls, args, None)
+
+    def constructed_back(dy, need=None):
+        return class_back(dy)
+    return y, constructed_back
+
+
 def _by_bound(fn, func, _, args):
     # the object through `fn` (an outer level's gradient of an object the method reads reaches the method's owner)
     y, bound_pb = twin_J(func, _self_of(fn), *args)
@@ -379,7 +398,8 @@ def _by_const(fn, _, __, args):
     return y, const_back
 
 
-_TWINS = {"derived": _by_derived, "varargs": _by_varargs, "rule": _by_rule, "bound": _by_bound, "object": _by_object,
+_TWINS = {"derived": _by_derived, "varargs": _by_varargs, "rule": _by_rule, "class": _by_class, "bound": _by_bound,
+          "object": _by_object,
           "callmethod": _by_callmethod, "callattr": _by_callattr, "const": _by_const}
 
 
@@ -392,6 +412,130 @@ def twin_J_args(fn, *args):
         grads = _drop(pb(dy), 1)
         return tuple(rt.acc(a, g) for a, g in zip(into, grads)) if into else grads
     return y, args_back
+
+
+def _plan_keywords(fn, args, kwargs):
+    """`_plan` for a call with keywords: a constructor's structural rule takes them as they are, and so does a rule
+    (see below); a Python function's generated code too, its cotangents regrouped by the call plan `_derived` uses
+    (which parameter each argument and keyword binds)."""
+    if isinstance(fn, type) and find_rule(fn) is None and find_class_rule(fn) is not None:
+        return "class", find_class_rule(fn), None
+    rule = find_rule(fn)
+    if rule is not None:
+        return "rule", rule, (len(args), getattr(rule, "__zygote_keywords__", False))
+    if type(fn) is types.FunctionType and not is_nondifferentiable(fn):
+        forward, backward = derive(fn, None, functional=True)
+        return "derived", forward, (backward, dispatch._call_plan(fn.__code__, len(args), tuple(kwargs)))
+    if not any(dispatch.differentiable(a) for a in (*args, *kwargs.values())):
+        return "const", None, None
+    raise _unsupported(fn, "keyword arguments in a call")
+
+
+nondifferentiable(_plan_keywords)
+
+
+def _by_parameters(grads, plan):
+    """A derived function's `(dself, *dparams)` as its call's `(dfn, *dargs, dkw)` (`plan`: dispatch._call_plan; as
+    dispatch.MappedPullback, written for an outer level: its rule below is the adjoint of this regrouping)."""
+    positional, keywords = plan
+    out = [grads[0]]
+    for kind, i in positional:
+        if kind == "param":
+            out.append(grads[i + 1])
+        else:  # an extra positional argument, collected by *args: (index of *args, offset)
+            out.append(None if grads[i[0] + 1] is None else grads[i[0] + 1][i[1]])
+    dkw = {k: grads[i + 1] if kind == "param" else (grads[i + 1] or {}).get(k) for k, (kind, i) in keywords.items()}
+    return (*out, dkw)
+
+
+@adjoint(_by_parameters)
+def _by_parameters_rule(grads, plan):
+    positional, keywords = plan
+
+    def back(dy):  # each argument binds one parameter, or one entry of *args or **kwargs: its cotangent goes there
+        if dy is None:
+            return (None, None)
+        dkw = dy[len(positional) + 1] or {}
+        sources = [(kind, i, d) for (kind, i), d in zip(positional, dy[1:len(positional) + 1], strict=True)] + \
+                  [(kind, i, dkw.get(k)) for k, (kind, i) in keywords.items()]
+        by_param = {i: d for kind, i, d in sources if kind == "param"}
+        extra = {i[1]: d for kind, i, d in sources if kind == "vararg"}
+        named = {k: dkw.get(k) for k, (kind, _) in keywords.items() if kind == "varkw"}
+        star = next((i[0] for kind, i, _ in sources if kind == "vararg"), None)
+        starstar = next((i for kind, i, _ in sources if kind == "varkw"), None)
+        return ((dy[0], *(tuple(extra.get(n) for n in range(len(extra))) if j == star else named if j == starstar
+                          else by_param.get(j) for j in range(len(grads) - 1))), None)
+    return _by_parameters(grads, plan), back
+
+
+def twin_J_kw(fn, *args, **kwargs):
+    """What `J_kw(fn, *args, **kwargs)` computes: back -> (dfn, *dargs, dkw)."""
+    kind, a, b = _plan_keywords(fn, args, kwargs)
+    return _KEYWORD_TWINS[kind](fn, a, b, args, kwargs)
+
+
+def _by_class_keywords(cls, construct, _, args, kwargs):
+    y, class_kw_back = call_rule(construct, cls, args, kwargs)
+
+    def constructed_kw_back(dy, need=None):
+        return class_kw_back(dy)
+    return y, constructed_kw_back
+
+
+def _keyword_grads(grads, n, aware, unstated):
+    """A rule's back, from a call with keywords, as J_kw's `(dfn, *dargs, dkw)`: a keyword-aware rule's ends with the
+    keywords' cotangents; a keyword it leaves out, or any keyword of another rule, gets `unstated`'s entry: None for a
+    constant, a DroppedKeyword (an error where generated code reads it) for a value that could carry a gradient, as
+    dispatch._WithKeywords gives."""
+    return (None, *grads[:n], {**unstated, **(grads[n] or {})} if aware else unstated)
+
+
+@adjoint(_keyword_grads)
+def _keyword_grads_rule(grads, n, aware, unstated):
+    def back(dy):
+        if dy is None:
+            return (None, None, None, None)
+        kept = (*dy[1:n + 1], dy[n + 1]) if aware else dy[1:n + 1]
+        return ((*kept, *(None,) * (len(grads) - len(kept))), None, None, None)
+    return _keyword_grads(grads, n, aware, unstated), back
+
+
+def _unstated(rule, fn, kwargs):
+    return dispatch._keyword_cotangents(rule, fn, kwargs, {})
+
+
+nondifferentiable(_unstated)
+
+
+def _by_rule_keywords(fn, rule, plan, args, kwargs):
+    n, aware = _static(plan)
+    y, rule_kw_back = call_rule(rule, *args, **kwargs)
+
+    def ruled_kw_back(dy, need=None):
+        return _keyword_grads(rule_kw_back(dy), n, aware, _unstated(rule, fn, kwargs))
+    return y, ruled_kw_back
+
+
+def _by_derived_keywords(fn, forward, plan, args, kwargs):
+    generated_back, call_plan = _static(plan)
+    y, kw_tape = _cells_of(fn, forward)(*args, **kwargs)
+    kw_backward = _cells_of(fn, generated_back)
+
+    def derived_kw_back(dy, need=None):
+        return _by_parameters(kw_backward(kw_tape, dy), call_plan)
+    return y, derived_kw_back
+
+
+def _by_const_keywords(fn, _, __, args, kwargs):
+    y = fn(*args, **kwargs)
+
+    def const_kw_back(dy, need=None):
+        return (*(None,) * (len(args) + 1), {k: None for k in kwargs})
+    return y, const_kw_back
+
+
+_KEYWORD_TWINS = {"class": _by_class_keywords, "rule": _by_rule_keywords, "derived": _by_derived_keywords,
+                  "const": _by_const_keywords}
 
 
 MAX_LEVELS = 5  # the deepest level tests/test_nesting.py verifies (its slow tests, ZYGOTEPY_SLOW_NESTING=1)
@@ -449,10 +593,17 @@ def twin_gradient(f, *args):
 
 # --- the rules: "differentiate my twin" --------------------------------------------------------------------------------
 
-def _twin_rule(twin, skip):
+def _twin_rule(twin, skip, keyword_twin=None):
     """A rule for an entry point or J variant: the outer level's J of its twin; `skip` leading arguments of the call
-    (J_args' `need`) are constants the twin does not take."""
+    (J_args' `need`) are constants the twin does not take. A call with keywords goes to `keyword_twin`, whose back
+    ends with the keywords' cotangents (the rule is keyword-aware)."""
     def rule(*args, **kwargs):
+        if keyword_twin is not None:  # (even with no keywords, `f(*a, **{})`: the callee's back ends with their dict)
+            y, kw_pb = dispatch.J_kw(keyword_twin, *args[skip:], **kwargs)
+            if kwargs:
+                return y, lambda dy: _pad(_drop(kw_pb(dy), 1), skip)
+            n = len(args) - skip  # (called with none, a keyword-aware rule's back gives no dict: J adds it)
+            return y, lambda dy: _pad(_take(_drop(kw_pb(dy), 1), n), skip)
         if kwargs:
             raise _unsupported(args[skip], "keyword arguments in a call")
         y, pb = dispatch.J(twin, *args[skip:])
@@ -461,6 +612,7 @@ def _twin_rule(twin, skip):
             return _pad(_drop(pb(dy), 1), skip)
         return y, back
     rule.__qualname__ = f"{twin.__name__}_rule"
+    rule.__zygote_keywords__ = keyword_twin is not None
     return _always(rule)
 
 
@@ -470,7 +622,7 @@ def _register():
     adjoint(dispatch.J_need)(_twin_rule(twin_J, 1))
     adjoint(dispatch.J_args)(_twin_rule(twin_J_args, 1))
     adjoint(dispatch.J_handing)(_twin_rule(twin_J_args, 1))
-    adjoint(dispatch.J_kw)(_twin_rule(twin_J, 0))
+    adjoint(dispatch.J_kw)(_twin_rule(twin_J, 0, twin_J_kw))
     adjoint(api.pullback)(_twin_rule(twin_pullback, 0))
     adjoint(api.value_and_gradient)(_twin_rule(twin_value_and_gradient, 0))
     adjoint(api.gradient)(_twin_rule(twin_gradient, 0))

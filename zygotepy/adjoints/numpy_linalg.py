@@ -13,7 +13,7 @@ from ..errors import ZygoteError
 from .numpy import matmul, outer
 from .numpy_reductions import trace
 from .numpy_shapes import diagonal, matrix_transpose
-from .registry import adjoint, namespace_generic
+from .registry import adjoint, namespace_generic, nondifferentiable
 
 la = np.linalg
 
@@ -148,6 +148,11 @@ def _einsum_back(xp, inputs, output, operands, dy, k):
 def _shape_only(x):
     """A NumPy stand-in of x's shape (no copy of its data, which may live on another device)."""
     return np.broadcast_to(np.empty(()), tuple(x.shape) if hasattr(x, "shape") else np.shape(x))
+
+
+# NumPy's parser of the subscripts (Python, with try/except): an outer level differentiating the rule below (nested
+# reverse mode) runs it as the constant it is, strings from shapes
+nondifferentiable(_parse_einsum_input)
 
 
 @adjoint(np.einsum)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
-from .registry import class_rule
+from .registry import class_rule, nondifferentiable
 
 
 def fields_of(obj):
@@ -43,18 +43,18 @@ def as_fields(template, dy):
     return dy
 
 
-class ConstructorPullback:
-    """`cls(*args, **kwargs)` whose positional argument k set field `names[k]` and keyword `k` set field `k`."""
-    __slots__ = ("keywords", "names", "template")
-
-    def __init__(self, template, names, keywords):
-        self.template, self.names, self.keywords = template, names, keywords
-
-    def __call__(self, dy):
-        dy = as_fields(self.template, dy)
-        get = (lambda k: None) if dy is None else dy.get
-        out = (None, *(get(n) for n in self.names))
-        return out + ({k: get(k) for k in self.keywords},) if self.keywords is not None else out
+def constructor_pullback(template, names, keywords):
+    """The pullback of `cls(*args, **kwargs)` whose positional argument k set field `names[k]` and keyword `k` set field
+    `k`. (A closure, not an object of a class: an outer level differentiating the rules below, nested reverse mode,
+    transforms a closure; a class's constructor would update the new object in place.)"""
+    def constructor_back(dy):
+        dy = as_fields(template, dy)
+        if dy is None:
+            out = (None, *[None for _ in names])
+            return out + ({k: None for k in keywords},) if keywords is not None else out
+        out = (None, *[dy.get(n) for n in names])
+        return out + ({k: dy.get(k) for k in keywords},) if keywords is not None else out
+    return constructor_back
 
 
 def _is_namedtuple(cls):
@@ -64,7 +64,7 @@ def _is_namedtuple(cls):
 @class_rule(_is_namedtuple)
 def namedtuple_new(cls, args, kwargs):
     y = cls(*args, **(kwargs or {}))
-    return y, ConstructorPullback(y, cls._fields[:len(args)], kwargs)
+    return y, constructor_pullback(y, cls._fields[:len(args)], kwargs)
 
 
 def _is_generated_dataclass(cls):
@@ -72,17 +72,30 @@ def _is_generated_dataclass(cls):
         and getattr(cls.__init__, "__code__", None) is not None and cls.__init__.__code__.co_filename == "<string>"
 
 
+nondifferentiable(dataclasses.fields)  # (class metadata; the rules below call it, and an outer level runs them too)
+
+
 @class_rule(_is_generated_dataclass)
 def dataclass_new(cls, args, kwargs):
     y = cls(*args, **(kwargs or {}))
     names = [f.name for f in dataclasses.fields(cls) if f.init]
-    return y, ConstructorPullback(y, names[:len(args)], kwargs)
+    return y, constructor_pullback(y, names[:len(args)], kwargs)
 
 
 @class_rule(lambda cls: cls is types.SimpleNamespace)
 def namespace_new(cls, args, kwargs):
     y = cls(*args, **(kwargs or {}))
-    return y, ConstructorPullback(y, (), kwargs)
+    return y, constructor_pullback(y, (), kwargs)
+
+
+def _key_cotangent(key):
+    """structures.key_cotangent, imported when called (structures imports this module's neighbours); a function of
+    its own, so that an outer level differentiating `dict_new`'s back (nested reverse mode) meets no import there."""
+    from .structures import key_cotangent
+    return key_cotangent(key)
+
+
+nondifferentiable(_key_cotangent)
 
 
 @class_rule(lambda cls: cls is dict)
@@ -93,8 +106,7 @@ def dict_new(cls, args, kwargs):
         if dy is None:
             return (None, *(None for _ in args)) + (({k: None for k in kwargs},) if kwargs is not None else ())
         # a mapping or an iterable of pairs; a later source of a key wins, so it takes the cotangent
-        from .structures import key_cotangent  # (structures imports this module's neighbours)
-        dargs = [{k: dy.get(k) for k in a} if isinstance(a, dict) else [(key_cotangent(k), dy.get(k)) for k, _ in a]
+        dargs = [{k: dy.get(k) for k in a} if isinstance(a, dict) else [(_key_cotangent(k), dy.get(k)) for k, _ in a]
                  for a in args]
         return (None, *dargs) + (({k: dy.get(k) for k in kwargs},) if kwargs is not None else ())
     return y, back

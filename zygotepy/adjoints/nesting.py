@@ -68,6 +68,8 @@ from ..ast_adjoint.compile import derive
 from ..ast_adjoint.runtime import callmethod
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
+from .nesting_objects import field_cotangents, init_fields, object_of
+from .objects import plain_new
 from .registry import adjoint, find_class_rule, find_rule, is_nondifferentiable, nondifferentiable
 
 def _always(rule):
@@ -123,6 +125,8 @@ def _plan(fn, args):
         return "rule", rule, len(args)
     if is_nondifferentiable(fn):
         return "const", None, None
+    if isinstance(fn, type) and find_class_rule(fn) is plain_new:
+        return "plain", init_fields(fn), None
     if isinstance(fn, type) and find_class_rule(fn) is not None:
         return "class", find_class_rule(fn), None
     if isinstance(fn, types.MethodType):
@@ -357,6 +361,16 @@ def _by_class(cls, construct, _, args):
     return y, constructed_back
 
 
+def _by_plain(cls, fields_of_init, _, args):
+    # a plain class: its __init__ read as a function returning the attributes (nesting_objects.py), then the object
+    fields, fields_back = twin_J(fields_of_init, *args)
+    y = object_of(cls, fields)
+
+    def plain_back(dy, need=None):
+        return _pad(_drop(fields_back(field_cotangents(dy)), 1), 1)
+    return y, plain_back
+
+
 def _by_bound(fn, func, _, args):
     # the object through `fn` (an outer level's gradient of an object the method reads reaches the method's owner)
     y, bound_pb = twin_J(func, _self_of(fn), *args)
@@ -398,8 +412,8 @@ def _by_const(fn, _, __, args):
     return y, const_back
 
 
-_TWINS = {"derived": _by_derived, "varargs": _by_varargs, "rule": _by_rule, "class": _by_class, "bound": _by_bound,
-          "object": _by_object,
+_TWINS = {"derived": _by_derived, "varargs": _by_varargs, "rule": _by_rule, "class": _by_class, "plain": _by_plain,
+          "bound": _by_bound, "object": _by_object,
           "callmethod": _by_callmethod, "callattr": _by_callattr, "const": _by_const}
 
 
@@ -418,6 +432,8 @@ def _plan_keywords(fn, args, kwargs):
     """`_plan` for a call with keywords: a constructor's structural rule takes them as they are, and so does a rule
     (see below); a Python function's generated code too, its cotangents regrouped by the call plan `_derived` uses
     (which parameter each argument and keyword binds)."""
+    if isinstance(fn, type) and find_rule(fn) is None and find_class_rule(fn) is plain_new:
+        return "plain", init_fields(fn), None
     if isinstance(fn, type) and find_rule(fn) is None and find_class_rule(fn) is not None:
         return "class", find_class_rule(fn), None
     rule = find_rule(fn)
@@ -516,6 +532,15 @@ def _by_rule_keywords(fn, rule, plan, args, kwargs):
     return y, ruled_kw_back
 
 
+def _by_plain_keywords(cls, fields_of_init, _, args, kwargs):
+    kw_fields, kw_fields_back = twin_J_kw(fields_of_init, *args, **kwargs)
+    y = object_of(cls, kw_fields)
+
+    def plain_kw_back(dy, need=None):
+        return _pad(_drop(kw_fields_back(field_cotangents(dy)), 1), 1)
+    return y, plain_kw_back
+
+
 def _by_derived_keywords(fn, forward, plan, args, kwargs):
     generated_back, call_plan = _static(plan)
     y, kw_tape = _cells_of(fn, forward)(*args, **kwargs)
@@ -534,8 +559,8 @@ def _by_const_keywords(fn, _, __, args, kwargs):
     return y, const_kw_back
 
 
-_KEYWORD_TWINS = {"class": _by_class_keywords, "rule": _by_rule_keywords, "derived": _by_derived_keywords,
-                  "const": _by_const_keywords}
+_KEYWORD_TWINS = {"class": _by_class_keywords, "plain": _by_plain_keywords, "rule": _by_rule_keywords,
+                  "derived": _by_derived_keywords, "const": _by_const_keywords}
 
 
 MAX_LEVELS = 5  # the deepest level tests/test_nesting.py verifies (its slow tests, ZYGOTEPY_SLOW_NESTING=1)

@@ -503,6 +503,14 @@ def _five(f):
     return _d(_d(_d(_d(_d(f)))))
 
 
+@pytest.mark.usefixtures("_deep_stack")
+def test_a_fifth_derivative_through_a_loop_in_every_run():
+    # ~45 s, in every run of the suite (the other fifth derivatives are slow tests): a change to a rule on the nested
+    # path can drop a term only at the fifth level, as `splat`'s did from 2026-11-26 (112, not 120: its `_walkable` helper
+    # ran as a constant when an outer level transformed the rule), unseen while the slow tests were not run
+    assert _five(_powloop)(1.3) == pytest.approx(120.0, rel=1e-10)
+
+
 @slow
 def test_fifth_derivatives_match_closed_forms():
     from zygotepy.adjoints.nesting import MAX_LEVELS

@@ -372,6 +372,29 @@ def test_the_back_of_structgrads_rule_differentiates_at_second_order():
     assert d(d(f))(1.5) == pytest.approx(9.0)
 
 
+def _starred(x):
+    t = (x, x * x)
+    u = (*t, x)  # a display with a starred item: splat's rule
+    return u[0] * u[1] * u[2]  # x^4
+
+
+def test_a_starred_display_differentiates_at_second_and_third_order():
+    # splat's rule walks its items through `_walkable`, which was declared non-differentiable: an outer level (which
+    # transforms that rule) saw the display as a constant, so d^2 came out 3.38, d^3 None, and five levels of a loop
+    # (whose nested code has such displays) gave 112 for d^5 x^5
+    assert d(_starred)(1.3) == pytest.approx(4 * 1.3 ** 3)
+    assert d(d(_starred))(1.3) == pytest.approx(12 * 1.3 ** 2)
+    assert d(d(d(_starred)))(1.3) == pytest.approx(24 * 1.3)
+
+
+def test_a_generator_expression_differentiates_at_third_order():
+    # a generator expression is `iter(list)`, whose rule makes an `Items`; two levels further up that constructor had no
+    # twin (MissingAdjoint for Items; six levels of any loop reach it through the rules' own generator expressions)
+    f = lambda x: sum(x * x * x * x * c for c in (1.0, 2.0))  # noqa: E731 (3 x^4)
+    assert d(d(f))(1.3) == pytest.approx(36 * 1.3 ** 2)
+    assert d(d(d(f)))(1.3) == pytest.approx(72 * 1.3)
+
+
 class _Scaled:
     def __init__(self, w):
         self.w = w

@@ -372,7 +372,7 @@ def _walkable_rule(stars, items):
     def back(dy):
         if dy is None:
             return (None, None)
-        return (None, tuple(d if o is i else None for o, i, d in zip(out, items, dy, strict=True)))
+        return (None, tuple(d if o is i else None for o, i, d in zip(out, items, dy)))
     return out, back
 
 
@@ -491,6 +491,18 @@ class Items:
         return len(self.items) - self.at
 
 
+def make_items(items):
+    """`Items(items)`, as a function with a rule: an outer level of nesting transforms `iter_` below, and the level
+    above that has no twin for a class's constructor (a third derivative through a generator expression, which the
+    lowering hands out as `iter(list)`, raised MissingAdjoint for Items)."""
+    return Items(items)
+
+
+@adjoint(make_items)
+def _make_items_rule(items):
+    return make_items(items), lambda dy: (_item_cotangents(dy),)
+
+
 @adjoint(iter)
 def iter_(*args):
     """`iter(seq)`: its iterator's cotangent is the list of its items' (see `iterate` and `next_`)."""
@@ -502,14 +514,16 @@ def iter_(*args):
     method = python_iter(seq)
     if method is _by_index:
         items, back = iterate(seq)
-        return Items(items), lambda dy: back(_item_cotangents(dy))
+        return make_items(items), lambda dy: back(_item_cotangents(dy))
     if method is not None:
         it, pb = J(method, seq)
         return it, lambda dy: (None if dy is None else pb(dy)[1],)
     items = list(seq)
+    # (`_item_cotangents(dy)`, not `dy["items"]`: a third level of nesting has no twin for an operator on a StructGrad)
     if isinstance(seq, dict):  # its keys
-        return Items(items), lambda dy: (None if _item_cotangents(dy) is None else keys_read(items, dy["items"]),)
-    return Items(items), lambda dy: (None if _item_cotangents(dy) is None else like(seq, dy["items"]),)
+        return make_items(items), lambda dy: (
+            None if _item_cotangents(dy) is None else keys_read(items, _item_cotangents(dy)),)
+    return make_items(items), lambda dy: (None if _item_cotangents(dy) is None else like(seq, _item_cotangents(dy)),)
 
 
 def _item_cotangents(dy):

@@ -506,7 +506,8 @@ def _keyword_grads(grads, n, aware, unstated):
     keywords' cotangents; a keyword it leaves out, or any keyword of another rule, gets `unstated`'s entry: None for a
     constant, a DroppedKeyword (an error where generated code reads it) for a value that could carry a gradient, as
     dispatch._WithKeywords gives."""
-    return (None, *grads[:n], {**unstated, **(grads[n] or {})} if aware else unstated)
+    stated = grads[n] if aware and len(grads) > n else None  # (a back given no cotangent may state no dict)
+    return (None, *grads[:n], {**unstated, **(stated or {})} if aware else unstated)
 
 
 @adjoint(_keyword_grads)

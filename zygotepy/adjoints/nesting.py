@@ -37,12 +37,11 @@ shrinks it: the twins per kind above (one `twin_J` with an early return per kind
 most of a fourth level's cost), `gradient`'s and `value_and_gradient`'s twins calling the planned twin directly, and code
 written small for an outer level (ast_adjoint/adjoint.py `NESTED_SIZE`, compile.py): generated code's helpers read as
 constants, no versioned loop copies or inlined callees, no guard an enclosing guard already proved, joins nothing reads
-dropped, literal arithmetic folded. A sixth level works for x^6, sin and exp but gives 696 instead of 720 for x^6 computed
-by a loop (an xfail slow test): for `r = r * x + c` looped n times the sixth derivative comes out exactly 29/30 of the
-true value, whatever n (6 to 10), x, r's start and c, so one fixed share of the terms is lost, not a term that grows
-with the loop; not found yet. So levels beyond MAX_LEVELS (five, the depth the slow tests verify; a fifth derivative
-through a loop runs in every test run) are refused with a ZygoteError, counting the enclosing levels with a
-`nestlevel`-style rule (`_depth`).
+dropped, literal arithmetic folded. A sixth level gives x^6, sin, exp and x^6 by a loop right (a slow test, with the
+limit raised; the loop gave 696 instead of 720, exactly 29/30 of the true value, until the nesting changes of
+2026-11-27, which fixed it without the cause being isolated). Levels beyond MAX_LEVELS (five: the nestlevel example is
+not yet checked at six; a fifth derivative through a loop runs in every test run) are refused with a ZygoteError,
+counting the enclosing levels with a `nestlevel`-style rule (`_depth`).
 
 Invariants:
 - A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are

@@ -127,10 +127,9 @@ def _plan(fn, args):
         return "rule", rule, len(args)
     if is_nondifferentiable(fn):
         return "const", None, None
-    if isinstance(fn, type) and find_class_rule(fn) is plain_new:
-        return "plain", init_fields(fn), None
-    if isinstance(fn, type) and find_class_rule(fn) is not None:
-        return "class", find_class_rule(fn), None
+    constructed = _constructor_plan(fn) if isinstance(fn, type) else None
+    if constructed is not None:
+        return constructed
     if isinstance(fn, types.MethodType):
         return "bound", fn.__func__, None
     if isinstance(fn, types.BuiltinMethodType) and not isinstance(fn.__self__, types.ModuleType) \
@@ -144,6 +143,15 @@ def _plan(fn, args):
     if not any(dispatch.differentiable(a) for a in args):
         return "const", None, None
     raise MissingAdjoint(fn)
+
+
+def _constructor_plan(cls):
+    """`_plan` for a class with a constructor rule (adjoints/objects.py), or None: a plain class's `__init__` read as
+    a function returning the attributes (nesting_objects.py), any other's structural rule."""
+    construct = find_class_rule(cls)
+    if construct is plain_new:
+        return "plain", init_fields(cls), None
+    return None if construct is None else ("class", construct, None)
 
 
 nondifferentiable(_plan)
@@ -353,10 +361,10 @@ def _by_rule(fn, rule, nargs, args):
     return y, ruled_back
 
 
-def _by_class(cls, construct, _, args):
-    # a constructor's structural rule (adjoints/objects.py: namedtuples, dataclasses, SimpleNamespace), which an outer
-    # level transforms like any rule: its back is already `(dcls, *dargs)`
-    y, class_back = call_rule(construct, cls, args, None)
+def _by_class(cls, construct, _, args, kwargs=None):
+    # a constructor's structural rule (adjoints/objects.py: namedtuples, dataclasses, SimpleNamespace, dict), which an
+    # outer level transforms like any rule: its back is already `(dcls, *dargs)`, then a keyword dict if called with one
+    y, class_back = call_rule(construct, cls, args, kwargs)
 
     def constructed_back(dy, need=None):
         return class_back(dy)
@@ -434,11 +442,10 @@ def _plan_keywords(fn, args, kwargs):
     """`_plan` for a call with keywords: a constructor's structural rule takes them as they are, and so does a rule
     (see below); a Python function's generated code too, its cotangents regrouped by the call plan `_derived` uses
     (which parameter each argument and keyword binds)."""
-    if isinstance(fn, type) and find_rule(fn) is None and find_class_rule(fn) is plain_new:
-        return "plain", init_fields(fn), None
-    if isinstance(fn, type) and find_rule(fn) is None and find_class_rule(fn) is not None:
-        return "class", find_class_rule(fn), None
     rule = find_rule(fn)
+    constructed = _constructor_plan(fn) if rule is None and isinstance(fn, type) else None
+    if constructed is not None:
+        return constructed
     if rule is not None:
         return "rule", rule, (len(args), getattr(rule, "__zygote_keywords__", False))
     if type(fn) is types.FunctionType and not is_nondifferentiable(fn):
@@ -490,14 +497,6 @@ def twin_J_kw(fn, *args, **kwargs):
     """What `J_kw(fn, *args, **kwargs)` computes: back -> (dfn, *dargs, dkw)."""
     kind, a, b = _plan_keywords(fn, args, kwargs)
     return _KEYWORD_TWINS[kind](fn, a, b, args, kwargs)
-
-
-def _by_class_keywords(cls, construct, _, args, kwargs):
-    y, class_kw_back = call_rule(construct, cls, args, kwargs)
-
-    def constructed_kw_back(dy, need=None):
-        return class_kw_back(dy)
-    return y, constructed_kw_back
 
 
 def _keyword_grads(grads, n, aware, unstated):
@@ -562,7 +561,7 @@ def _by_const_keywords(fn, _, __, args, kwargs):
     return y, const_kw_back
 
 
-_KEYWORD_TWINS = {"class": _by_class_keywords, "plain": _by_plain_keywords, "rule": _by_rule_keywords,
+_KEYWORD_TWINS = {"class": _by_class, "plain": _by_plain_keywords, "rule": _by_rule_keywords,
                   "derived": _by_derived_keywords, "const": _by_const_keywords}
 
 

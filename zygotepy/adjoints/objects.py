@@ -48,12 +48,9 @@ def constructor_pullback(template, names, keywords):
     `k`. (A closure, not an object of a class: an outer level differentiating the rules below, nested reverse mode,
     transforms a closure; a class's constructor would update the new object in place.)"""
     def constructor_back(dy):
-        dy = as_fields(template, dy)
-        if dy is None:
-            out = (None, *[None for _ in names])
-            return out + ({k: None for k in keywords},) if keywords is not None else out
-        out = (None, *[dy.get(n) for n in names])
-        return out + ({k: dy.get(k) for k in keywords},) if keywords is not None else out
+        fields = as_fields(template, dy) or {}
+        out = (None, *[fields.get(n) for n in names])
+        return out + ({k: fields.get(k) for k in keywords},) if keywords is not None else out
     return constructor_back
 
 

@@ -115,6 +115,8 @@ def _with_user_lines(exc):
             note += (f"\nzygotepy: each level of a recursion under differentiation takes about four Python frames "
                      f"(one when run plainly), so the limit of {sys.getrecursionlimit()} allows about a quarter of "
                      f"the depth: raise it with sys.setrecursionlimit for deeper recursion")
+        if note in getattr(exc, "__notes__", ()):  # an entry point inside a nested one added it already
+            return
         if hasattr(exc, "add_note"):
             exc.add_note(note)
         else:  # Python 3.10: PEP 678's attribute, which add_note fills on 3.11+
@@ -242,7 +244,13 @@ def value_and_gradient(f, /, *args, **kwargs):
     return _value_and_gradient(f, args, kwargs)
 
 
-def _value_and_gradient(f, args, kwargs):
+def value_and_gradient_with_callee(f, args, kwargs):
+    """`(y, (df, *grads))`: value_and_gradient with the cotangent of `f` itself first (a closure's captured variables,
+    an object's fields), for the nesting rules (adjoints/nesting_deep.py)."""
+    return _value_and_gradient(f, args, kwargs, True)
+
+
+def _value_and_gradient(f, args, kwargs, callee=False):
     """pullback's steps, inline, on the argument tuple as passed: this is the hot entry point."""
     n = len(args)
     depth = DEPTH
@@ -263,7 +271,7 @@ def _value_and_gradient(f, args, kwargs):
             forward_done = True
             grads = pb(_seed(y))
             pb = None
-        grads = _projected(args, grads[1:n + 1])
+        grads = _projected(args, grads[1:n + 1]) if not callee else (grads[0], *_projected(args, grads[1:n + 1]))
     except Exception as e:
         if not forward_done:
             depth[0] -= 1

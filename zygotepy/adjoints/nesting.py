@@ -39,9 +39,10 @@ written small for an outer level (ast_adjoint/adjoint.py `NESTED_SIZE`, compile.
 constants, no versioned loop copies or inlined callees, no guard an enclosing guard already proved, joins nothing reads
 dropped, literal arithmetic folded. A sixth level gives x^6, sin, exp and x^6 by a loop right (a slow test, with the
 limit raised; the loop gave 696 instead of 720, exactly 29/30 of the true value, until the nesting changes of
-2026-11-27, which fixed it without the cause being isolated). Levels beyond MAX_LEVELS (five: the nestlevel example is
-not yet checked at six; a fifth derivative through a loop runs in every test run) are refused with a ZygoteError,
-counting the enclosing levels with a `nestlevel`-style rule (`_depth`).
+2026-11-27, which fixed it without the cause being isolated). A twin deeper than MAX_LEVELS (five: the nestlevel
+example is not yet checked at six; a fifth derivative through a loop runs in every test run) raises NestingTooDeep,
+counting the enclosing levels with a `nestlevel`-style rule (`_depth`): the outermost `gradient` then takes the levels
+above by forward-over-reverse (nesting_deep.py: a sixth derivative in seconds), and so any depth works.
 
 Invariants:
 - A level's user rules see the level's own semantics: calls of rules for `J`, the entry points and `call_rule` are
@@ -52,8 +53,12 @@ Invariants:
   call plan, `_by_parameters`), a rule (keyword-aware or not, with `DroppedKeyword`s as J gives them), a constructor's
   structural rule (namedtuples, dataclasses, SimpleNamespace, `dict(a=x)`: the "class" twins, with or without
   keywords).
-- What the twins do not cover (`functools.partial`, operators of user classes, plain classes, whose constructor rule
-  runs `__init__` updating the new object in place) raises an error naming the callee, never a wrong gradient.
+- What the twins do not cover (`functools.partial`, operators of user classes, an `__init__` that does more than set
+  attributes, `__post_init__`, updates in place) raises a ZygoteError naming the callee, never a wrong gradient; an
+  inner `gradient` or `value_and_gradient` whose twins raise one is then taken by forward-over-reverse
+  (nesting_deep.py), so these work there; inside `pullback` and the J variants the error stands.
+- The registered rule of `gradient` and `value_and_gradient` is the one the outermost level runs plainly
+  (`nesting_deep.outermost`, which picks the route); an outer level transforms the twin rule (`_nested_rule`).
 """
 import inspect
 import operator
@@ -70,6 +75,7 @@ from ..ast_adjoint.compile import derive
 from ..ast_adjoint.runtime import callmethod
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
+from .nesting_deep import NestingTooDeep, outermost
 from .nesting_objects import field_cotangents, init_fields, object_of
 from .objects import plain_new
 from .registry import adjoint, find_class_rule, find_rule, is_nondifferentiable, nondifferentiable
@@ -106,10 +112,11 @@ def _plan(fn, args):
         raise _unsupported(bound, "this method call")
     if fn in _IN_PLACE and isinstance(args[0], (int, float, complex, tuple, str, np.generic)):
         fn = _IN_PLACE[fn]  # `x += y` on a number is `x + y` (the in-place rule updates arrays, which nesting cannot)
-    if dispatch.is_operator(fn) and any(type(a) not in dispatch._NATIVE and not is_array_type(type(a)) for a in args):
+    if dispatch.is_operator(fn) and any(type(a) not in dispatch._NATIVE and not is_array_type(type(a))
+                                        and not getattr(type(a), "__zygote_number__", False) for a in args):
         raise _unsupported(fn, "an operator on a user class")
     if type(fn) is types.FunctionType:
-        rule = find_rule(fn)
+        rule = _nested_rule(fn)
         if rule is not None:
             return "rule", rule, len(args)
         code = fn.__code__
@@ -122,7 +129,7 @@ def _plan(fn, args):
         if varargs and len(args) > npos:
             return "varargs", forward, (backward, npos, len(args) - npos)
         return "derived", forward, (backward, len(args))
-    rule = find_rule(fn)
+    rule = _nested_rule(fn)
     if rule is not None:
         return "rule", rule, len(args)
     if is_nondifferentiable(fn):
@@ -442,7 +449,7 @@ def _plan_keywords(fn, args, kwargs):
     """`_plan` for a call with keywords: a constructor's structural rule takes them as they are, and so does a rule
     (see below); a Python function's generated code too, its cotangents regrouped by the call plan `_derived` uses
     (which parameter each argument and keyword binds)."""
-    rule = find_rule(fn)
+    rule = _nested_rule(fn)
     constructed = _constructor_plan(fn) if rule is None and isinstance(fn, type) else None
     if constructed is not None:
         return constructed
@@ -580,11 +587,12 @@ def _depth_rule():
 
 
 def _refuse_deeper(enclosing):
-    """The nesting depth of an inner `gradient`, or a ZygoteError when it is deeper than tested."""
+    """The nesting depth of an inner `gradient`, or NestingTooDeep when it is deeper than tested (the outermost
+    `gradient` then takes the levels above by forward-over-reverse: nesting_deep.py)."""
     if enclosing + 1 > MAX_LEVELS:
-        raise ZygoteError(f"nested reverse mode deeper than {MAX_LEVELS} levels of `gradient` is not supported yet (it "
-                          f"is not verified, so it is refused); take the innermost derivatives in forward mode "
-                          f"(zygotepy.derivative, zygotepy.hessian) instead")
+        raise NestingTooDeep(f"nested reverse mode deeper than {MAX_LEVELS} levels of transformed code is not "
+                             f"supported (only `gradient` takes deeper levels, by forward-over-reverse); take the "
+                             f"innermost derivatives in forward mode (zygotepy.derivative, zygotepy.hessian) instead")
     return enclosing + 1
 
 
@@ -620,10 +628,12 @@ def twin_gradient(f, *args):
 
 # --- the rules: "differentiate my twin" --------------------------------------------------------------------------------
 
-def _twin_rule(twin, skip, keyword_twin=None):
+def _twin_rule(twin, skip, keyword_twin=None, entry=None):
     """A rule for an entry point or J variant: the outer level's J of its twin; `skip` leading arguments of the call
     (J_args' `need`) are constants the twin does not take. A call with keywords goes to `keyword_twin`, whose back
-    ends with the keywords' cotangents (the rule is keyword-aware)."""
+    ends with the keywords' cotangents (the rule is keyword-aware). With `entry` (`gradient`), the registered rule
+    is the one the outermost level runs plainly, which may take the levels beyond MAX_LEVELS by forward-over-reverse;
+    an outer level transforms the twin rule itself (`_plan` reads `__zygote_nested__`)."""
     def rule(*args, **kwargs):
         if keyword_twin is not None:  # (even with no keywords, `f(*a, **{})`: the callee's back ends with their dict)
             y, kw_pb = dispatch.J_kw(keyword_twin, *args[skip:], **kwargs)
@@ -640,7 +650,20 @@ def _twin_rule(twin, skip, keyword_twin=None):
         return y, back
     rule.__qualname__ = f"{twin.__name__}_rule"
     rule.__zygote_keywords__ = keyword_twin is not None
-    return _always(rule)
+    if entry is None:
+        return _always(rule)
+
+    def outermost_rule(*args, **kwargs):
+        return outermost(entry, rule, args, kwargs)
+    outermost_rule.__qualname__ = f"{twin.__name__}_outermost_rule"
+    outermost_rule.__zygote_nested__ = rule
+    return _always(outermost_rule)
+
+
+def _nested_rule(fn):
+    """The rule an outer level transforms for a call of `fn`: for `gradient`, the twin rule, not the plain one."""
+    rule = find_rule(fn)
+    return getattr(rule, "__zygote_nested__", rule)
 
 
 def _register():
@@ -651,8 +674,8 @@ def _register():
     adjoint(dispatch.J_handing)(_twin_rule(twin_J_args, 1))
     adjoint(dispatch.J_kw)(_twin_rule(twin_J, 0, twin_J_kw))
     adjoint(api.pullback)(_twin_rule(twin_pullback, 0))
-    adjoint(api.value_and_gradient)(_twin_rule(twin_value_and_gradient, 0))
-    adjoint(api.gradient)(_twin_rule(twin_gradient, 0))
+    adjoint(api.value_and_gradient)(_twin_rule(twin_value_and_gradient, 0, entry=api.value_and_gradient))
+    adjoint(api.gradient)(_twin_rule(twin_gradient, 0, entry=api.gradient))
 
 
 _register()

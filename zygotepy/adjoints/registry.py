@@ -332,7 +332,7 @@ def is_builtin(rule):
 def callable_directly(rule):
     """A built-in rule whose `back` returns exactly one cotangent per argument it was called with (rules with
     optional parameters may return more, which J trims), so generated code may call it without J."""
-    return is_builtin(rule) and not getattr(rule, "__defaults__", None)
+    return is_builtin(rule) and not getattr(rule, "__defaults__", None) and not hasattr(rule, "__zygote_nested__")
 
 
 def takes_need(rule):

@@ -1,0 +1,243 @@
+"""Nested `gradient` by forward-over-reverse (adjoints/nesting_deep.py): levels beyond MAX_LEVELS, and inner gradients
+the twins cannot transform, checked against closed forms and central differences of the level below."""
+import dataclasses
+import functools
+import math
+import sys
+
+import numpy as np
+import pytest
+
+import zygotepy.adjoints.nesting as nesting
+import zygotepy.adjoints.nesting_deep as deep
+from zygotepy import ZygoteError, adjoint, derivative, gradient, pullback, value_and_gradient
+
+pytestmark = pytest.mark.dual_route
+
+
+@pytest.fixture
+def fresh_routes(monkeypatch):
+    """No route remembered from other tests; returns a setter for the limit of transformed levels."""
+    monkeypatch.setattr(deep, "_DUAL_KEYS", set())
+    return lambda levels: monkeypatch.setattr(nesting, "MAX_LEVELS", levels)
+
+
+def d(f):
+    return lambda x: gradient(f, x)[0]
+
+
+def nth(f, k):
+    for _ in range(k):
+        f = d(f)
+    return f
+
+
+def central(f, x, h=1e-5):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def power_loop(x):
+    r = 1.0
+    for _ in range(8):
+        r = r * x
+    return r
+
+
+def sin_exp(x):
+    return math.exp(0.5 * x) * math.sin(x)
+
+
+def sin_exp_derivative(k, x):  # Im of (0.5 + i)^k e^{(0.5 + i) x}
+    return (complex(0.5, 1.0) ** k * complex(math.cos(x), math.sin(x))).imag * math.exp(0.5 * x)
+
+
+@pytest.mark.parametrize("k", [3, 5, 8])
+@pytest.mark.parametrize("fn, closed", [
+    (power_loop, lambda k, x: math.factorial(8) / math.factorial(8 - k) * x ** (8 - k)),
+    (lambda x: x ** 8, lambda k, x: math.factorial(8) / math.factorial(8 - k) * x ** (8 - k)),
+    (sin_exp, sin_exp_derivative)], ids=["loop", "power", "exp-sin"])
+def test_levels_beyond_a_lowered_limit_match_closed_forms(fresh_routes, fn, closed, k):
+    fresh_routes(2)
+    assert nth(fn, k)(0.7) == pytest.approx(closed(k, 0.7), rel=1e-10)
+    assert deep._DUAL_KEYS  # the levels above the second took the dual route
+
+
+def test_every_nested_level_by_dual_numbers_with_captured_variables(fresh_routes):
+    fresh_routes(1)  # every gradient that calls a gradient takes the dual route
+
+    def g(x):  # d/dy at y = 0.8 of x^3 y^2 + sin(x y): x's gradient flows through the closure
+        return gradient(lambda y: x ** 3 * y ** 2 + math.sin(x * y), 0.8)[0]
+    assert d(g)(1.3) == pytest.approx(central(g, 1.3), rel=1e-8)
+    assert d(d(g))(1.3) == pytest.approx(central(d(g), 1.3), rel=1e-7)
+
+
+def test_array_gradients_of_gradient_norms_by_dual_numbers(fresh_routes):
+    fresh_routes(1)
+
+    def f(w):
+        return np.sum(np.sin(w) * w ** 2)
+
+    def q(w):
+        gw = gradient(f, w)[0]
+        return np.sum(gw * gw)
+
+    def qq(w):
+        return np.sum(gradient(q, w)[0] ** 2)
+    w = np.array([0.3, -1.2, 2.0])
+    for fn in (q, qq):
+        expected = [central(lambda t: fn(w + t * e), 0.0) for e in np.eye(3)]
+        np.testing.assert_allclose(gradient(fn, w)[0], expected, rtol=1e-7)
+
+
+def test_value_and_gradient_inside_by_dual_numbers(fresh_routes):
+    fresh_routes(1)
+
+    def vg(x):  # y^4 times its derivative: 4 x^7
+        v, (gx,) = value_and_gradient(lambda y: y ** 4, x)
+        return v * gx
+    assert gradient(vg, 1.1)[0] == pytest.approx(28 * 1.1 ** 6, rel=1e-12)
+    assert d(d(vg))(1.1) == pytest.approx(168 * 1.1 ** 5, rel=1e-12)
+
+
+def _scaled(x, scale=1.0):
+    return scale * x ** 3
+
+
+def test_an_inner_gradient_with_keyword_constants():
+    # the twins take no keyword constants: `gradient(f, x, scale=2.0)` inside a gradient takes the dual route
+    f = lambda x: gradient(_scaled, x, scale=2.0)[0]  # noqa: E731
+    assert gradient(f, 1.5) == pytest.approx((12 * 1.5,), rel=1e-12)
+
+
+def test_forward_mode_over_nested_reverse_mode():
+    # dual numbers entering an inner gradient of a gradient: the inner levels take the dual route (a transformed level
+    # cannot take dual numbers: this was an UnsupportedSyntax error)
+    assert derivative(nth(sin_exp, 2), 0.3) == pytest.approx(sin_exp_derivative(3, 0.3), rel=1e-12)
+    assert derivative(nth(sin_exp, 3), 0.3) == pytest.approx(sin_exp_derivative(4, 0.3), rel=1e-12)
+
+
+# --- what the twins refuse to transform, taken by forward-over-reverse --------------------------------------------------
+
+def _cubed_by_partial(a, x):
+    return a * x ** 3
+
+
+class _V:
+    def __init__(self, v):
+        self.v = v
+
+    def __mul__(self, other):
+        return _V(self.v * other.v)
+
+    def __add__(self, other):
+        return _V(self.v + other.v)
+
+
+class _Squares:
+    def __init__(self, w):
+        self.w = w
+        self.w2 = self.square()
+
+    def square(self):
+        return self.w * self.w
+
+
+@dataclasses.dataclass
+class _Post:
+    a: float
+    b: float = 0.0
+
+    def __post_init__(self):
+        self.b = self.a * self.a
+
+
+def _appended(x):
+    out = []
+    for i in range(3):
+        out.append(x ** i)
+    return sum(out) * x
+
+
+def _squared_in_place(w):
+    w = w.copy()
+    w *= w
+    return np.sum(w * w)
+
+
+@pytest.mark.parametrize("inner", [
+    lambda z: gradient(functools.partial(_cubed_by_partial, z), z)[0],  # 3 z z^2
+    lambda z: gradient(lambda x: (_V(x) * _V(x) * _V(x) + _V(x)).v, z)[0],
+    lambda z: gradient(lambda x: _Squares(x).w2 * x, z)[0],
+    lambda z: gradient(lambda x: _Post(x).b * x, z)[0],
+    lambda z: gradient(_appended, z)[0],
+    lambda z: np.sum(gradient(_squared_in_place, z * np.array([1.0, 2.0]))[0])],
+    ids=["partial", "user-operators", "init-calling-a-method", "post-init", "list-append", "array-imul"])
+def test_inner_gradients_the_twins_refuse(fresh_routes, inner):
+    for x in (1.3, -0.6):
+        assert gradient(inner, x)[0] == pytest.approx(central(inner, x), rel=1e-7)
+    assert deep._DUAL_KEYS
+
+
+_runs = []
+
+
+def _logged_partial(y):
+    _runs.append(y)
+    return functools.partial(_cubed_by_partial, 1.0)(y)
+
+
+def test_the_inner_function_runs_again_in_the_dual_route(fresh_routes):
+    # documented (nesting_deep.py): the transform route's attempt runs f's forward until the twins refuse (here the
+    # partial), then the dual route runs f for the value and once more on dual numbers in the backward
+    _runs.clear()
+    assert gradient(lambda x: gradient(_logged_partial, x)[0], 1.5) == pytest.approx((9.0,))
+    assert len(_runs) == 3
+    _runs.clear()
+    assert gradient(lambda x: gradient(_logged_partial, x)[0], 1.5) == pytest.approx((9.0,))
+    assert len(_runs) == 2  # the route is remembered: no second attempt
+
+
+def test_pullback_nested_beyond_the_limit_is_still_refused(fresh_routes):
+    fresh_routes(1)  # (only gradient and value_and_gradient take the dual route)
+    with pytest.raises(ZygoteError, match="deeper than 1 levels of transformed code"):
+        gradient(lambda x: pullback(lambda y: y ** 3, x)[1](1.0)[0], 1.5)
+
+
+def nestlevel():
+    return 0
+
+
+@adjoint(nestlevel)
+def _nestlevel():
+    return nestlevel() + 1, lambda _: ()
+
+
+def _report(x):
+    print(nestlevel(), "levels of nesting")
+    return x * x
+
+
+def test_a_rule_sees_one_level_in_the_dual_route(fresh_routes, capsys):
+    # documented difference: the dual route's only reverse pass is the innermost one, so a rule's forward counts one
+    # level (the seed's nestlevel example counts right by the transform route, up to MAX_LEVELS)
+    fresh_routes(1)
+    assert nth(_report, 2)(1.0) == pytest.approx(2.0)
+    assert set(capsys.readouterr().out.splitlines()) == {"1 levels of nesting"}
+
+
+@pytest.fixture
+def deep_stack():
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 50000))
+    yield
+    sys.setrecursionlimit(old)
+
+
+@pytest.mark.usefixtures("deep_stack")
+def test_sixth_and_seventh_derivatives_at_the_default_limit(fresh_routes):
+    # the transform route is tried up to MAX_LEVELS (5), refused at the sixth, and the dual route takes over: a few
+    # seconds (the sixth level by transform took 7-10 minutes and 7.5 GB)
+    assert nesting.MAX_LEVELS == 5
+    assert nth(power_loop, 6)(0.7) == pytest.approx(math.factorial(8) / 2 * 0.49, rel=1e-10)
+    assert nth(power_loop, 7)(0.7) == pytest.approx(math.factorial(8) * 0.7, rel=1e-10)
+    assert nth(math.sin, 7)(0.7) == pytest.approx(-math.cos(0.7), rel=1e-10)

@@ -115,6 +115,12 @@ def test_forward_mode_over_nested_reverse_mode():
     assert derivative(nth(sin_exp, 2), 0.3) == pytest.approx(sin_exp_derivative(3, 0.3), rel=1e-12)
     assert derivative(nth(sin_exp, 3), 0.3) == pytest.approx(sin_exp_derivative(4, 0.3), rel=1e-12)
 
+    def second(t):  # the dual number reaches the inner levels through closures, not arguments: 3 t^4 - t^2 sin t
+        return gradient(lambda x: gradient(lambda y: (t * y) ** 4 / 4 + math.sin(t * y), x)[0], 1.0)[0]
+    t = 0.9
+    assert second(t) == pytest.approx(3 * t ** 4 - t ** 2 * math.sin(t), rel=1e-12)
+    assert derivative(second, t) == pytest.approx(12 * t ** 3 - 2 * t * math.sin(t) - t ** 2 * math.cos(t), rel=1e-12)
+
 
 # --- what the twins refuse to transform, taken by forward-over-reverse --------------------------------------------------
 

@@ -99,7 +99,6 @@ def _noting(refused):
         raise
 
 
-
 def by_dual_numbers(entry, args, kwargs, refused=None):
     """`(entry(f, *xs), back)` for `gradient` or `value_and_gradient`, with back computed by one forward-mode pass
     over `f`'s reverse pass (`refused`: the twins' error, noted on an error of this route)."""

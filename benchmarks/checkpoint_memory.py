@@ -9,7 +9,7 @@ single step saves nothing on this step: each step's input must still be kept, an
 The second workload's step has intermediates (h, sin(h), s, s * s, exp(...)), which the tape keeps without
 checkpointing and per-step checkpointing does not: there, checkpointing each step saves memory too.
 
-    python benchmarks/checkpoint_memory.py            # ~1 min on 2 cores
+    python benchmarks/checkpoint_memory.py            # ~1 min on 2 cores; the second workload needs ~7 GB
     python benchmarks/checkpoint_memory.py --steps 200 --size 10000   # a quick look
 """
 import argparse

@@ -1,4 +1,6 @@
 """Shared by every test module."""
+import sys
+
 import pytest
 
 import zygotepy.adjoints.nesting_deep as nesting_deep
@@ -13,3 +15,12 @@ def _transform_route_only(request, monkeypatch):
         def refuse(*args, **kwargs):
             raise AssertionError("a nested gradient took the dual route in a test not marked dual_route")
         monkeypatch.setattr(nesting_deep, "by_dual_numbers", refuse)
+
+
+@pytest.fixture
+def deep_stack():
+    """Five and more levels of generated code nest Python frames past the default limit of 1000 under pytest."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 50000))
+    yield
+    sys.setrecursionlimit(old)

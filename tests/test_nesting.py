@@ -2,7 +2,6 @@
 forms and finite differences of the inner gradient."""
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -479,17 +478,8 @@ def test_fourth_derivatives_match_closed_forms(fn, fourth):
 _skip_slow = pytest.mark.skipif(not os.environ.get("ZYGOTEPY_SLOW_NESTING"), reason="minutes: ZYGOTEPY_SLOW_NESTING=1")
 
 
-@pytest.fixture
-def _deep_stack():
-    """Five and six levels of generated code nest Python frames past the default limit of 1000 under pytest."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 50000))
-    yield
-    sys.setrecursionlimit(old)
-
-
 def slow(test):
-    return _skip_slow(pytest.mark.usefixtures("_deep_stack")(test))
+    return _skip_slow(pytest.mark.usefixtures("deep_stack")(test))
 
 
 @pytest.mark.dual_route
@@ -526,7 +516,7 @@ def _five(f):
     return _d(_d(_d(_d(_d(f)))))
 
 
-@pytest.mark.usefixtures("_deep_stack")
+@pytest.mark.usefixtures("deep_stack")
 def test_a_fifth_derivative_through_a_loop_in_every_run():
     # ~45 s, in every run of the suite (the other fifth derivatives are slow tests): a change to a rule on the nested
     # path can drop a term only at the fifth level, as `splat`'s did from 2026-11-26 (112, not 120: its `_walkable` helper

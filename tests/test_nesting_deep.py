@@ -3,14 +3,14 @@ the twins cannot transform, checked against closed forms and central differences
 import dataclasses
 import functools
 import math
-import sys
 
 import numpy as np
 import pytest
 
 import zygotepy.adjoints.nesting as nesting
 import zygotepy.adjoints.nesting_deep as deep
-from zygotepy import ZygoteError, adjoint, derivative, gradient, pullback, value_and_gradient
+from test_nesting import report  # (the seed's nestlevel and its rule)
+from zygotepy import ZygoteError, derivative, gradient, pullback, value_and_gradient
 
 pytestmark = pytest.mark.dual_route
 
@@ -209,34 +209,12 @@ def test_pullback_nested_beyond_the_limit_is_still_refused(fresh_routes):
         gradient(lambda x: pullback(lambda y: y ** 3, x)[1](1.0)[0], 1.5)
 
 
-def nestlevel():
-    return 0
-
-
-@adjoint(nestlevel)
-def _nestlevel():
-    return nestlevel() + 1, lambda _: ()
-
-
-def _report(x):
-    print(nestlevel(), "levels of nesting")
-    return x * x
-
-
 def test_a_rule_sees_one_level_in_the_dual_route(fresh_routes, capsys):
     # documented difference: the dual route's only reverse pass is the innermost one, so a rule's forward counts one
     # level (the seed's nestlevel example counts right by the transform route, up to MAX_LEVELS)
     fresh_routes(1)
-    assert nth(_report, 2)(1.0) == pytest.approx(2.0)
+    assert nth(lambda x: report(x) * x, 2)(1.0) == pytest.approx(2.0)
     assert set(capsys.readouterr().out.splitlines()) == {"1 levels of nesting"}
-
-
-@pytest.fixture
-def deep_stack():
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 50000))
-    yield
-    sys.setrecursionlimit(old)
 
 
 @pytest.mark.usefixtures("deep_stack")

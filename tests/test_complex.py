@@ -128,3 +128,39 @@ def test_value_and_gradient_of_complex_argument():
     # Re z^2 = x^2 - y^2: gradient 2x - 2y 1j
     assert y == pytest.approx((Z * Z).real)
     assert g == pytest.approx(2 * Z.real - 2j * Z.imag)
+
+
+# --- forward mode on complex inputs: a tangent dz is a direction in the plane, |z| and friends are not holomorphic ------
+
+def _along(fn, z, v, h=1e-6):
+    """The derivative of fn at z along the complex direction v, by central differences."""
+    return (fn(z + h * v) - fn(z - h * v)) / (2 * h)
+
+
+FORWARD_COMPLEX = [
+    ("abs", lambda z: abs(z)),
+    ("np.abs", lambda z: np.abs(z)),
+    ("abs-squared", lambda z: abs(z) ** 2),
+    ("unit", lambda z: z / abs(z)),
+    ("real-imag", lambda z: z.real * np.imag(z) + np.real(z)),
+    ("conj-product", lambda z: z * np.conj(z) + np.exp(z)),
+    ("gradient-of-abs4", lambda z: gradient(lambda w: abs(w) ** 4 + (w * w).real, z)[0]),
+    ("gradient-of-abs", lambda z: gradient(lambda w: abs(w) * w.real, z)[0]),
+]
+
+
+@pytest.mark.parametrize("fn", [r[1] for r in FORWARD_COMPLEX], ids=[r[0] for r in FORWARD_COMPLEX])
+@pytest.mark.parametrize("v", [1.0, 1j, 0.3 - 0.5j], ids=["real", "imaginary", "oblique"])
+def test_pushforward_of_complex_inputs_along_a_direction(fn, v):
+    # (forward mode's |z| used sign(z) dz, the holomorphic guess: wrong off the real axis, silently, until 2026-11-27)
+    from zygotepy import pushforward
+    z = 0.7 - 0.4j
+    assert complex(pushforward(fn, z)(v)) == pytest.approx(complex(_along(fn, z, v)), rel=1e-7, abs=1e-9)
+
+
+def test_pushforward_of_abs_over_a_complex_array():
+    from zygotepy import pushforward
+    z, v = np.array([0.7 - 0.4j, -1.1 + 0.2j, 0.0 + 0.0j]), np.array([0.3 - 0.5j, 1j, 1.0])
+    got = pushforward(lambda z: np.abs(z), z)(v)
+    np.testing.assert_allclose(got[:2], _along(np.abs, z, v)[:2], rtol=1e-7)
+    assert got[2] == 0.0  # at 0, as sign(0): the reverse rules' convention

@@ -138,6 +138,8 @@ CASES = [
     ("np_stack", lambda x, y: np.concatenate([x, y * 2, np.ones(2)]) + np.stack([x, y]).sum(axis=0).repeat(3),
      (_arr(2), _arr(2))),
     ("np_where_clip", lambda x: np.where(x > 0, x ** 2, -x) + np.clip(x, -0.5, 0.5), (_arr(6),)),
+    *([("np_astype_function", lambda x: np.astype(x * x, np.complex128).real + x, (_arr(3),))]
+      if hasattr(np, "astype") else []),
     ("np_linalg", lambda a: np.linalg.inv(a + 3 * np.eye(3)) @ np.ones(3) + np.linalg.norm(a),
      (_arr(3, 3),)),
     ("np_solve", lambda a, b: np.linalg.solve(a + 4 * np.eye(3), b), (_arr(3, 3), _arr(3))),

@@ -99,6 +99,22 @@ def test_value_and_gradient_inside_by_dual_numbers(fresh_routes):
     assert d(d(vg))(1.1) == pytest.approx(168 * 1.1 ** 5, rel=1e-12)
 
 
+def test_complex_and_structured_arguments_by_dual_numbers(fresh_routes):
+    fresh_routes(1)
+
+    def norm_of_gradient(z):  # a complex argument: the cotangent convention of API.md, through forward mode's |z|
+        g = gradient(lambda w: abs(w) ** 4 + (w * w).real, z)[0]
+        return (g * np.conj(g)).real + 0.3 * g.real
+    z, h = 0.7 - 0.4j, 1e-6
+    along = [(norm_of_gradient(z + h * v) - norm_of_gradient(z - h * v)) / (2 * h) for v in (1.0, 1j)]
+    assert gradient(norm_of_gradient, z)[0] == pytest.approx(complex(along[0], along[1]), rel=1e-7)
+
+    def mixed(s):  # a dict holding a tuple
+        g = gradient(lambda p: p["a"] ** 3 * p["b"][0] + np.sin(p["b"][1]), {"a": s, "b": (2.0 * s, s)})[0]
+        return g["a"] * g["b"][0] + g["b"][1]
+    assert gradient(mixed, 0.8)[0] == pytest.approx(central(mixed, 0.8), rel=1e-7)
+
+
 def _scaled(x, scale=1.0):
     return scale * x ** 3
 

@@ -113,7 +113,8 @@ def real(x):
         if dy is None:
             return (None,)
         g = namespace(x).real(dy) if is_complex(dy) else dy
-        if type(x) is not np.ndarray and is_complex(x) and hasattr(g, "shape"):  # another library's: x's dtype
+        if type(x) is not np.ndarray and is_complex(x) and hasattr(g, "shape") \
+                and not getattr(type(x), "__zygote_number__", False):  # another library's (not a dual): x's dtype
             g = namespace(x).astype(g, x.dtype)
         return (g,)
     return _call(np.real, x), back

@@ -84,6 +84,20 @@ for _fn, _d in OTHER_UNARY.items():
     tangent_rule(_fn)(_unary(_d))
 
 
+@tangent_rule(np.absolute, operator.abs, builtins.abs)
+def absolute(fn, p, t, kw):
+    """|z| of a complex z is not holomorphic: its tangent is Re(conj(z) dz) / |z|, a real number, not a multiple of dz
+    (sign(z) dz was the holomorphic guess, wrong for complex inputs); real inputs: sign(x) dx (0 at 0)."""
+    y = dispatch(fn, p, kw)
+    x, dx = p[0], t[0]
+    if dx is None:
+        return y, None
+    if np.iscomplexobj(strip(x)) or isinstance(strip(x), complex) or np.iscomplexobj(strip(dx)):
+        at_zero = strip(y) == 0
+        return y, np.real(np.conj(x) * dx) / (np.where(at_zero, 1.0, y) if np.ndim(at_zero) else 1.0 if at_zero else y)
+    return y, np.sign(x) * dx
+
+
 # --- elementwise, two arguments ------------------------------------------------------------------------------------------
 @tangent_rule(operator.add, operator.iadd, np.add)
 def add(fn, p, t, kw):
@@ -184,7 +198,7 @@ def ldexp(fn, p, t, kw):
 # --- linear functions: the tangent goes through the same function ------------------------------------------------------
 @tangent_rule(np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis,
               np.broadcast_to, np.sum, np.mean, np.trace, np.diagonal, np.diag, np.flip, np.fliplr, np.flipud,
-              np.roll, np.repeat, np.tile, np.cumsum, np.real, np.conj, np.conjugate, np.copy, np.take,
+              np.roll, np.repeat, np.tile, np.cumsum, np.real, np.imag, np.conj, np.conjugate, np.copy, np.take,
               np.atleast_1d, np.atleast_2d, np.ndarray.astype, operator.getitem, operator.neg, operator.pos,
               np.negative, np.positive, float, complex, np.concatenate, np.stack, np.vstack, np.hstack,
               np.column_stack, np.array, np.asarray, np.asanyarray, np.triu, np.tril)
@@ -201,6 +215,10 @@ def linear(fn, p, t, kw):
     if fn in (np.array, np.asarray, np.asanyarray) and "dtype" in kw:
         kw = {k: v for k, v in kw.items() if k != "dtype"}
     return y, dispatch(fn, [t0, *p[1:]], kw)
+
+
+if hasattr(np, "astype"):  # NumPy 2.1's function form (the reverse rules of real and complex parts call it)
+    tangent_rule(np.astype)(linear)
 
 
 # --- products: bilinear ------------------------------------------------------------------------------------------------

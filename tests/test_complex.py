@@ -69,6 +69,9 @@ REAL_VALUED = [
     ("sum_mean", lambda z: np.abs(np.sum(z)) + np.real(np.mean(z * z)), (ZA,)),
     ("real_to_complex_to_real", lambda x: np.real(np.exp(1j * x)), (0.3,)),
     ("real_array_imag_const", lambda x: np.sum(x * x + np.imag(x)), (XA,)),
+    # NumPy 2's sign(z) = z/|z| (it was declared non-differentiable: its gradient was silently None until 2026-11-27)
+    *([("np_sign", lambda z: np.sum((np.sign(z) * (1 + 2j)).real * np.abs(z)), (ZA,)),
+       ("sign_scalar", lambda z: (np.sign(z) * z * (0.5 - 1j)).imag, (Z,))] if complex(np.sign(1j)) == 1j else []),
 ]
 
 
@@ -144,6 +147,8 @@ FORWARD_COMPLEX = [
     ("unit", lambda z: z / abs(z)),
     ("real-imag", lambda z: z.real * np.imag(z) + np.real(z)),
     ("conj-product", lambda z: z * np.conj(z) + np.exp(z)),
+    ("sign", lambda z: np.sign(z) * (1 + 2j)),
+    ("norm", lambda z: np.linalg.norm(np.array([z, 2.0 * z + 1j, 0.5]))),
     ("gradient-of-abs4", lambda z: gradient(lambda w: abs(w) ** 4 + (w * w).real, z)[0]),
     ("gradient-of-abs", lambda z: gradient(lambda w: abs(w) * w.real, z)[0]),
 ]
@@ -164,3 +169,8 @@ def test_pushforward_of_abs_over_a_complex_array():
     got = pushforward(lambda z: np.abs(z), z)(v)
     np.testing.assert_allclose(got[:2], _along(np.abs, z, v)[:2], rtol=1e-7)
     assert got[2] == 0.0  # at 0, as sign(0): the reverse rules' convention
+
+
+def test_sign_of_real_numbers_stays_without_gradient():
+    assert gradient(lambda x: np.sign(x) * x * x, -1.5) == (3.0,)
+    assert gradient(lambda x: np.sum(np.sign(x)), np.array([1.0, -2.0])) == (None,)

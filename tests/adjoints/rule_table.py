@@ -250,7 +250,7 @@ NONDIFF = [
     math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
     len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, range, callable, hasattr, any,
     all, chr, ord, format,
-    np.zeros_like, np.ones_like, np.empty_like, np.shape, np.argmax, np.argmin, np.argsort, np.sign, np.floor,
+    np.zeros_like, np.ones_like, np.empty_like, np.shape, np.argmax, np.argmin, np.argsort, np.floor,
     np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.eye,
     np.trunc, np.fix, np.signbit, np.floor_divide, np.bitwise_and, np.gcd, np.searchsorted, np.nonzero,
     np.random.rand, np.random.randn, np.random.Generator.integers, np.ndarray.argmax, np.ndarray.round,

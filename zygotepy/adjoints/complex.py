@@ -61,6 +61,27 @@ def angle(z, deg=False):
     return y, back
 
 
+_SIGN_IS_UNIT = complex(np.sign(1j)) == 1j  # NumPy 2: sign(z) = z/|z|; NumPy 1: sign(z.real), piecewise constant
+
+
+@adjoint(np.sign)
+def sign(z):
+    """Real inputs: piecewise constant, no gradient. A complex z (NumPy 2): sign(z) = z/|z|, not constant; with
+    r = |z|, dw = dz/r - z Re(conj(z) dz)/r^3, so the cotangent c gives c/r - z Re(conj(c) z)/r^3 (0 at z = 0)."""
+    y = np.sign(z)
+
+    def back(dy):
+        if dy is None or not is_complex(z) or not _SIGN_IS_UNIT:
+            return (None,)
+        r = namespace(z).abs(z)
+        safe = np.where(r == 0, 1, r)
+        g = np.where(r == 0, 0, dy / safe - z * _real(conj(dy) * z) / safe ** 3)
+        if type(g) is np.ndarray and g.ndim == 0 and not hasattr(z, "shape"):
+            g = g[()]  # a complex scalar's cotangent is a scalar
+        return (unbroadcast(g, z),)
+    return y, back
+
+
 def _method_conjugate(z):
     def back(dy):
         return (None if dy is None else conj(dy),)

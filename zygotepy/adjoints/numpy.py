@@ -734,7 +734,7 @@ ATTRIBUTES[np.ndarray, "real"] = lambda x, dy: dy.real if np.iscomplexobj(x) els
 ATTRIBUTES[np.ndarray, "imag"] = lambda x, dy: 1j * dy.real if np.iscomplexobj(x) else None
 
 nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim, np.size, np.argmax,
-                  np.argmin, np.argsort, np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.isnan, np.isfinite,
+                  np.argmin, np.argsort, np.floor, np.ceil, np.round, np.around, np.rint, np.isnan, np.isfinite,
                   np.isinf, np.zeros, np.ones, np.empty, np.eye, np.identity,
                   np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal, np.logical_and,
                   np.logical_or, np.logical_not, np.all, np.any, np.ndarray.argmax, np.ndarray.argmin,

@@ -98,6 +98,23 @@ def absolute(fn, p, t, kw):
     return y, np.sign(x) * dx
 
 
+_SIGN_IS_UNIT = complex(np.sign(1j)) == 1j  # NumPy 2: sign(z) = z/|z| for complex z; NumPy 1: sign(z.real)
+
+
+@tangent_rule(np.sign)
+def sign(fn, p, t, kw):
+    """Constant for real inputs; sign(z) = z/|z| of a complex z has the tangent dz/r - z Re(conj(z) dz)/r^3, r = |z|
+    (0 at z = 0)."""
+    y = dispatch(fn, p, kw)
+    z, dz = p[0], t[0]
+    if dz is None or not _SIGN_IS_UNIT or not (np.iscomplexobj(strip(z)) or isinstance(strip(z), complex)):
+        return y, None
+    r = np.abs(z)
+    at_zero = strip(r) == 0
+    safe = np.where(at_zero, 1.0, r)
+    return y, np.where(at_zero, 0.0, dz / safe - z * np.real(np.conj(z) * dz) / safe ** 3)
+
+
 # --- elementwise, two arguments ------------------------------------------------------------------------------------------
 @tangent_rule(operator.add, operator.iadd, np.add)
 def add(fn, p, t, kw):
@@ -286,8 +303,8 @@ def solve(fn, p, t, kw):
 def norm(fn, p, t, kw):
     if len(p) > 1 or any(kw.get(k) is not None for k in ("ord", "axis")):
         raise ForwardModeError("forward mode supports np.linalg.norm(x) only (the 2-norm / Frobenius norm)")
-    y = dispatch(fn, p, kw)
-    return y, None if t[0] is None else np.sum(p[0] * t[0]) / y
+    y = dispatch(fn, p, kw)  # (d|x| = Re(sum(conj(x) dx)) / |x|: the conjugate and the real part matter for complex x)
+    return y, None if t[0] is None else np.real(np.sum(np.conj(p[0]) * t[0])) / y
 
 
 # --- fresh arrays shaped like a perturbed one ---------------------------------------------------------------------------

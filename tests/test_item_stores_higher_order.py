@@ -88,16 +88,15 @@ def test_hessian_storing_into_an_array_made_from_constants_raises():
 
 @pytest.mark.dual_route
 def test_gradient_of_gradient_through_an_item_store_raises_naming_the_store():
-    # the twins cannot transform the store; forward-over-reverse (nesting_deep.py) cannot put a dual number into
-    # np.array([...]) (nor into np.zeros(3)): its error says so, and its notes give the twins' refusal with the
-    # store's line
+    # the twins cannot transform the store; forward-over-reverse (nesting_deep.py) cannot store a dual number into
+    # np.zeros(3): its error says so, and its notes give the twins' refusal with the store's line
     def f(a):
         x = np.array([a, 2 * a, 0.5])
         out = np.zeros(3)
         out[1] = x[0] * x[1]
         return out.sum()
     store_line = f.__code__.co_firstlineno + 3
-    with pytest.raises(ForwardModeError, match="converted to a plain NumPy array") as caught:
+    with pytest.raises(ForwardModeError, match="plain array made from constants") as caught:
         gradient(lambda t: gradient(f, t)[0], 0.7)
     notes = "\n".join(getattr(caught.value, "__notes__", []))
     assert re.search(r"transform route failed: nested differentiation .*cannot go through the rule setitem", notes)

@@ -244,3 +244,15 @@ def test_hessian_through_list_items_updated_in_place(f):
     h = 1e-5
     numeric = np.array([(gradient(f, x + h * e)[0] - gradient(f, x - h * e)[0]) / (2 * h) for e in np.eye(2)])
     assert np.allclose(H, numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_hessian_through_an_array_built_from_scalars():
+    # np.array([a, 2 a, 0.5]) in the reverse pass on dual numbers: NumPy cannot hold them, forward mode's rule builds
+    # the array (a ForwardModeError until 2026-11-27); f = a^2 + 4 a^2 + 0.25 + b^2 a
+    def f(x):
+        a, b = x[0], x[1]
+        y = np.array([a, 2 * a, 0.5, b * np.sqrt(a)])
+        return np.sum(y * y)
+    x0 = np.array([1.3, 0.4])
+    a, b = x0
+    np.testing.assert_allclose(hessian(f, x0), [[10.0, 2 * b], [2 * b, 2 * a]], rtol=1e-12)

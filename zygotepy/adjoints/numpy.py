@@ -640,7 +640,10 @@ def _array(make):
 def _array_rule(make, obj, *args, **kwargs):
     """`np.array([a, b, c])` of differentiable scalars: the cotangent goes back to each element. `np.asarray` keeps
     NumPy's aliasing (an array comes back as itself, so an update in place through either is seen by the other)."""
-    y = make(obj, *args, **kwargs)
+    if _holds_duals(obj):  # (hessian, forward-over-reverse: NumPy cannot hold dual numbers; no try here, which an
+        y = _dual_array(make, obj, *args, **kwargs)  # outer level of nesting could not transform)
+    else:
+        y = make(obj, *args, **kwargs)
 
     def back(dy):
         if dy is None:
@@ -651,6 +654,21 @@ def _array_rule(make, obj, *args, **kwargs):
     return y, back
 
 
+def _holds_duals(obj):
+    """Are there dual numbers among the elements of `obj` (a list or tuple given to np.array)?"""
+    if not isinstance(obj, (list, tuple)):
+        return False
+    from ..forward.dual import has_dual
+    return has_dual(obj)
+
+
+def _dual_array(make, obj, *args, **kwargs):
+    """np.array of a list holding dual numbers: forward mode's rule builds the dual array of primals and tangents."""
+    from ..forward.dual import dispatch
+    return dispatch(make, (obj, *args), kwargs)
+
+
+nondifferentiable(_holds_duals)
 array = adjoint(np.array)(_array(np.array))
 adjoint(np.asarray)(_array(np.asarray))
 

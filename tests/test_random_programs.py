@@ -150,3 +150,32 @@ def test_random_array_program_gradient_matches_finite_differences(lines, seed):
         check_grads(fn, *args, rtol=1e-4, atol=1e-6)
     except AssertionError as e:
         pytest.fail(f"{e}\n{src}")
+
+
+@pytest.mark.dual_route
+@settings(max_examples=int(os.environ.get("ZYGOTEPY_RANDOM_PROGRAMS", "150")) // 5, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(lines=block(0), seed=st.integers(0, 2**32 - 1))
+def test_random_program_second_derivatives_agree_by_both_nesting_routes(lines, seed):
+    """Nested reverse mode by the twins (adjoints/nesting.py) and by forward-over-reverse (nesting_deep.py, taken here
+    by lowering MAX_LEVELS to 1) are two independent computations of the same second derivatives."""
+    from zygotepy import gradient
+    import zygotepy.adjoints.nesting as nesting
+    import zygotepy.adjoints.nesting_deep as nesting_deep
+    fn, src = compile_function(lines)
+    args = tuple(float(x) for x in np.random.default_rng(seed).uniform(-1.5, 1.5, len(VARS)))
+    if min(abs(x - y) for x, y in itertools.combinations((0.0, *args), 2)) < 1e-3 or not _smooth_at(fn, args):
+        return
+
+    def slope(a, b):  # d program / d a
+        return gradient(fn, a, b, *args[2:])[0] or 0.0
+    by_twins = gradient(slope, *args[:2])
+    limit, keys = nesting.MAX_LEVELS, nesting_deep._DUAL_KEYS
+    nesting.MAX_LEVELS, nesting_deep._DUAL_KEYS = 1, set()
+    try:
+        by_duals = gradient(slope, *args[:2])
+        assert nesting_deep._DUAL_KEYS, "the dual route was not taken"
+    finally:
+        nesting.MAX_LEVELS, nesting_deep._DUAL_KEYS = limit, keys
+    for t, d in zip(by_twins, by_duals, strict=True):
+        assert (t or 0.0) == pytest.approx(d or 0.0, rel=1e-8, abs=1e-10), src

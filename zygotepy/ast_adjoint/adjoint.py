@@ -12,6 +12,7 @@ registry has an inlinable scalar derivative the forward tries `if type(a) in _SC
 pullback object, and the backward pastes the derivative in. Everything else a call means (user functions, methods,
 containers, user-class operators) is decided by `J` and the registry.
 """
+import types
 from dataclasses import dataclass, replace
 
 from ..adjoints import registry
@@ -224,6 +225,10 @@ class AdjointPass(FastPaths):
         target = self.statics.get(call.fn.name) if isinstance(call.fn, Var) else callee_object(call.fn, self.globals)
         rule = find_rule(target)
         if rule is None or registry.is_builtin(rule) and not getattr(rule, "__zygote_always__", False):
+            if type(target) is types.BuiltinFunctionType and getattr(target, "__module__", None) == "math" \
+                    and not call.kwargs and any(isinstance(a, Var) for a in call.args):
+                # `if math.sin(x) > 0`: a dual number (hessian) may flow in, which math's C code refuses
+                return [Assign(s.out, Call(Const(rt.number_value), (call.fn, *call.args)), s.line)]
             return [s]
         j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs)
         return [Assign((s.out, Var("_")), j, s.line)]

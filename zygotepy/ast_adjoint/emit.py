@@ -32,6 +32,7 @@ _CMP = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator
 _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_J", dispatch.J_kw: "_J_kw",
               dispatch.J_need: "_J_need",
               rt.acc_var: "_acc", rt.SCALARS: "_SC", rt.NATIVE: "_NATIVE", dispatch.J_args: "_J",
+              rt.number_value: "_number_value",
               dispatch.J_handing: "_J_handing", __build_class__: "_build_class",
               # the item paths' helpers (items.py)
               items.ItemRun: "_ItemRun", items.add_item: "_add_item", items.item_back: "_item_back",

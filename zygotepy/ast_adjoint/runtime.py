@@ -393,6 +393,18 @@ def field(g, name):
     return None if g is None else g.get(name)
 
 
+def number_value(fn, *args):
+    """`fn(*args)`, a `math` function no gradient flows through: the C function on Python numbers; a number type of
+    zygotepy's own (forward mode's duals: hessian, nested gradients by forward-over-reverse), which the C function
+    would convert with float() and refuse, goes through that type's rule hook."""
+    for a in args:
+        if type(a) is not float and type(a) is not int:
+            hook = getattr(type(a), "__zygote_rule__", None)
+            if hook is not None:
+                return hook(fn, *args)[0]
+    return fn(*args)
+
+
 def closure_cotangent(*flat):
     """The cotangent of a closure: its captured variables' cotangents, by name."""
     pairs = {k: v for k, v in zip(flat[::2], flat[1::2]) if v is not None}

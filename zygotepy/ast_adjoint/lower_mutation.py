@@ -185,10 +185,24 @@ class Mutation:
 
     def current(self, lin, named=False):
         """The Var naming the object `lin` now: a local name's, else (`named` False) the newest version made by the
-        statement being lowered (`a[0][1] = v` updates the temporary `a[0]`)."""
+        statement being lowered (`a[0][1] = v` updates the temporary `a[0]`). A user's name comes first: a `.param`
+        entry may still hold the version before an update that only maybe aliased it (`b = a` after `a += t` in one
+        arm of an if named the parameter's old version, and the gradient skipped the update's back)."""
+        hidden = None
         for name, var in self.env.items():
             if isinstance(var, Var) and self.lineage.get(var) == lin and not name.startswith(".flag"):
-                return var
+                if not name.startswith("."):
+                    return var
+                hidden = var if hidden is None else hidden
+        if hidden is not None:
+            newest = self.latest.get(lin)
+            if named and newest is not None and newest != hidden:
+                # the parameter's object was updated (`a += t`) where it is not named now, in one arm of a branch:
+                # no variable holds its version after the join, and the old one would skip that update's gradient
+                self.fail("updating an argument in place in one arm of a branch and then, after the branch, updating "
+                          "an object that may share it (its gradient would skip the first update)",
+                          hint="copy the argument first (a = a.copy()), or update it out of place (a = a + t)")
+            return hidden
         return None if named else self.latest.get(lin)
 
     def aliases_of(self, names):

@@ -12,7 +12,7 @@ import cmath
 
 import numpy as np
 
-from ..backends import conj, is_complex, namespace, unbroadcast
+from ..backends import SIGN_IS_UNIT, conj, is_complex, namespace, unbroadcast
 from .registry import adjoint
 from .structures import ATTRIBUTES
 
@@ -61,9 +61,6 @@ def angle(z, deg=False):
     return y, back
 
 
-_SIGN_IS_UNIT = complex(np.sign(1j)) == 1j  # NumPy 2: sign(z) = z/|z|; NumPy 1: sign(z.real), piecewise constant
-
-
 @adjoint(np.sign)
 def sign(z):
     """Real inputs: piecewise constant, no gradient. A complex z (NumPy 2): sign(z) = z/|z|, not constant; with
@@ -71,7 +68,7 @@ def sign(z):
     y = np.sign(z)
 
     def back(dy):
-        if dy is None or not is_complex(z) or not _SIGN_IS_UNIT:
+        if dy is None or not is_complex(z) or not SIGN_IS_UNIT:
             return (None,)
         r = namespace(z).abs(z)
         safe = np.where(r == 0, 1, r)

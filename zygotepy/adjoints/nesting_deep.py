@@ -71,8 +71,9 @@ def outermost(entry, by_twin, args, kwargs):
     its twins refuse (too deep, or code they cannot transform: now or on an earlier call with the same key), keyword
     constants are given, or dual numbers flow in (they never enter a transformed level); then the dual route."""
     from ..forward.dual import has_dual
-    key, refused = _key(args[0]), None
-    if not _DUAL_ROUTE[0] and key not in _DUAL_KEYS and not has_dual(args[1:]) and not kwargs:
+    refused = None
+    key = None if _DUAL_ROUTE[0] or kwargs or has_dual(args[1:]) else _key(args[0])  # (inside a dual route: no key)
+    if key is not None and key not in _DUAL_KEYS:
         try:  # (the twins take no keyword constants, `gradient(f, x, scale=2.0)`: the dual route does)
             return by_twin(*args)
         except ZygoteError as e:  # too deep, or code the twins cannot transform (updates in place, partials, ...)

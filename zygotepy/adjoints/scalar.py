@@ -80,18 +80,7 @@ nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.e
 # (`|` has a rule in mutation.py: a dict merge carries its entries' gradients; on numbers and masks it is data)
 
 
-def foreign_rule(args):
-    """The rule hook of a number type of zygotepy's own among `args` (forward mode's dual numbers, which `math`'s C
-    code would convert with float(), dropping their derivative), or None."""
-    for a in args:
-        if type(a) not in _PLAIN:
-            hook = getattr(type(a), "__zygote_rule__", None)
-            if hook is not None:
-                return hook
-    return None
-
-
-_PLAIN = frozenset((int, float, bool))
+foreign_rule = rt.foreign_rule  # (generated code's `number_value` asks the same question)
 
 
 def _math_rule(fn, derivative):

@@ -29,6 +29,9 @@ def namespace(x):
     return xp
 
 
+SIGN_IS_UNIT = complex(np.sign(1j)) == 1j  # NumPy 2: sign(z) = z/|z| of a complex z; NumPy 1: sign(z.real)
+
+
 def is_complex(x):
     t = type(x)
     if t is float or t is int:

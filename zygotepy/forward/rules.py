@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from ..backends import SIGN_IS_UNIT
 from ..errors import ForwardModeError
 from .dual import _zero, dispatch, strip, tangent_rule
 
@@ -92,13 +93,14 @@ def absolute(fn, p, t, kw):
     x, dx = p[0], t[0]
     if dx is None:
         return y, None
-    if np.iscomplexobj(strip(x)) or isinstance(strip(x), complex) or np.iscomplexobj(strip(dx)):
-        at_zero = strip(y) == 0
-        return y, np.real(np.conj(x) * dx) / (np.where(at_zero, 1.0, y) if np.ndim(at_zero) else 1.0 if at_zero else y)
+    if np.iscomplexobj(strip(x)):
+        return y, np.real(np.conj(x) * dx) / _nonzero(y)  # (0 at 0: conj(0) dx / 1)
     return y, np.sign(x) * dx
 
 
-_SIGN_IS_UNIT = complex(np.sign(1j)) == 1j  # NumPy 2: sign(z) = z/|z| for complex z; NumPy 1: sign(z.real)
+def _nonzero(r):
+    """`r` with its zeros replaced by 1: the denominator of |z|'s and sign(z)'s tangents, whose numerators vanish there."""
+    return np.where(strip(r) == 0, 1.0, r)
 
 
 @tangent_rule(np.sign)
@@ -107,12 +109,11 @@ def sign(fn, p, t, kw):
     (0 at z = 0)."""
     y = dispatch(fn, p, kw)
     z, dz = p[0], t[0]
-    if dz is None or not _SIGN_IS_UNIT or not (np.iscomplexobj(strip(z)) or isinstance(strip(z), complex)):
+    if dz is None or not SIGN_IS_UNIT or not np.iscomplexobj(strip(z)):
         return y, None
     r = np.abs(z)
-    at_zero = strip(r) == 0
-    safe = np.where(at_zero, 1.0, r)
-    return y, np.where(at_zero, 0.0, dz / safe - z * np.real(np.conj(z) * dz) / safe ** 3)
+    safe = _nonzero(r)
+    return y, np.where(strip(r) == 0, 0.0, dz / safe - z * np.real(np.conj(z) * dz) / safe ** 3)
 
 
 # --- elementwise, two arguments ------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..ast_adjoint import mutate as mt
 from ..errors import ZygoteError
-from .mutation_links import _place, _split, _where_held, _zeros_like
+from .mutation_links import _place, _split, _to_first, _where_held, _zeros_like
 from .registry import adjoint, nondifferentiable
 
 
@@ -92,6 +92,8 @@ nondifferentiable(mt.loop_copied)
 @adjoint(mt.put_iter)
 def put_iter(parent, where, child):
     """`child` (a loop's item of `parent`) was updated in place: the cotangents at its place in `parent` are its."""
+    if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` is unchanged
+        return parent, _to_first
     plan = _plan(parent, child)
     if plan is not None and mt.may_have_changed(child):
         mt.LOG.append(id(parent))

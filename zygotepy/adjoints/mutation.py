@@ -20,7 +20,7 @@ from ..backends import unbroadcast
 from ..errors import (STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingAdjoint, UnsupportedSyntax,
                       ZygoteError)
 from ..structgrad import StructGrad
-from .mutation_links import _dict_without, _zeros_like  # noqa: F401 (also registers the links' rules)
+from .mutation_links import _dict_without, _is_array, _zeros_like  # noqa: F401 (also registers the links' rules)
 from . import loop_links  # noqa: F401 (registers the loop variables' links)
 from .mutation_methods import _list_extend, method_call
 from .objects import as_fields
@@ -70,7 +70,7 @@ def _set_number(x, index, value):
     with a journal entry that copies nothing and a `back` that skips the general case's checks."""
     entry = mt.ItemEntry(x, index)
     x[index] = value
-    number = type(value) is not int  # an int written is data: it gets no cotangent
+    number = type(value) is not bool  # an int written into a float array is a real number from then on
 
     def back(dy, need=None, *into):
         entry.undo()
@@ -91,7 +91,7 @@ def _item_cotangents(dy, index, value):
     """`x[i] = v`'s cotangents from a cotangent `dy` of the new `x` that is not a real array (a complex one)."""
     dx = dy.copy()
     dx[index] = 0
-    return dx, None, unbroadcast(dy[index], value) if not isinstance(value, (int, bool)) else None
+    return dx, None, unbroadcast(dy[index], value) if not isinstance(value, bool) else None
 
 
 @adjoint(mt.setitem)
@@ -120,8 +120,9 @@ def setitem(x, index, value):
             else:
                 dx = dy.copy()
             dx[index] = 0
-            # an int or bool written, or anything written into an int array (truncated), is data: no cotangent
-            dv = unbroadcast(dv, value) if not isinstance(value, (int, bool)) and written_real else None
+            # a bool written, or anything written into an int array (truncated), is data: no cotangent; an int
+            # written into a float array becomes a real number there (the contract's ints in arithmetic)
+            dv = unbroadcast(dv, value) if not isinstance(value, bool) and written_real else None
             return _added(into, (dx, None, dv))
         return x, back
     if isinstance(x, list):
@@ -351,6 +352,7 @@ def _mutcall(fn, args, kwargs, result_used):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
     updates = any(_mutable(a) for a in args)
+    mark = len(mt.LOG)
     try:
         result, pb, consumed = J_mutating(fn, args, kwargs, updates)
     except (MissingAdjoint, UnsupportedSyntax) as e:
@@ -367,11 +369,14 @@ def _mutcall(fn, args, kwargs, result_used):
                                   f"array in place and has no adjoint rule; write the update as x[...] = ..., or "
                                   f"add an @adjoint rule") from e
         return (result, *args), _constant_back(len(args), kwargs)
+    # the arguments it did not update are left as they were: their holders' links need not assume they changed
+    mt.passed_through(args, mark)
     out = (result, *(a.__self__ if type(a) is super else a for a in args))
 
     def back(dy):
         dr, dargs = (None, (None,) * len(args)) if dy is None else (dy[0], dy[1:])
-        finals = {id(a): g for a, g in zip(out[1:], dargs, strict=True) if g is not None}
+        # (a number is never updated in place, and equal numbers may be one object: its cotangent passes through)
+        finals = {id(a): g for a, g in zip(out[1:], dargs, strict=True) if g is not None and not _is_number(a)}
         # a callee that updated nothing and whose result got no cotangent has nothing to give (or to undo)
         grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + len(args))
         through = [None if id(a) in consumed else g for a, g in zip(out[1:], dargs, strict=True)]
@@ -379,6 +384,10 @@ def _mutcall(fn, args, kwargs, result_used):
         kw = grads[1 + len(args)] if kwargs and len(grads) > 1 + len(args) else None  # (None: nothing came back)
         return (grads[0], *gs, *_keyword_grads(kwargs, kw))
     return out, back
+
+
+def _is_number(x):
+    return isinstance(x, (int, float, complex, str, type(None), np.generic))
 
 
 def _store_call(fn, args):
@@ -393,7 +402,8 @@ def _store_call(fn, args):
 
 
 def _mutable(x):
-    return isinstance(x, (list, dict, set, np.ndarray, super)) or hasattr(x, "__dict__") and not isinstance(
+    # (a dual array, which a reverse pass carries in `hessian`, is updated in place as the array it wraps)
+    return isinstance(x, (list, dict, set, np.ndarray, super)) or _is_array(x) or hasattr(x, "__dict__") and not isinstance(
         x, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, types.MethodType))
 
 

@@ -36,6 +36,29 @@ def _is_view_of(child, parent):
         and mt.base_of(child) is mt.base_of(parent)
 
 
+def _memory(x):
+    """The NumPy array holding a value's elements: the array itself, or the innermost primal of a dual array (forward
+    mode's numbers, which a reverse pass carries in `hessian`), whose views share memory as the arrays' own do."""
+    while getattr(type(x), "__zygote_number__", False) and hasattr(x, "primal"):
+        x = x.primal
+    return x
+
+
+def _is_array(x):
+    return isinstance(x, np.ndarray) or isinstance(_memory(x), np.ndarray)
+
+
+def _by_parts(method):
+    """An `Overlap` method applied to a dual cotangent part by part (its primal and tangent share its positions)."""
+    def on(self, dy):
+        if getattr(type(dy), "__zygote_number__", False) and hasattr(dy, "tangent"):
+            (a, b), (c, d) = on(self, dy.primal), on(self, dy.tangent)
+            return type(dy)(dy.tag, a, c), type(dy)(dy.tag, b, d)
+        return method(self, dy)
+    on.__doc__ = method.__doc__
+    return on
+
+
 class Overlap:
     """The elements of two arrays that share memory: flat positions `p` in the parent and `c` in the child of the same
     addresses (found now, from data pointers and strides; a view made any way at all is matched)."""
@@ -44,6 +67,7 @@ class Overlap:
     def __init__(self, parent, child, p, c):
         self.parent_shape, self.child_shape, self.p, self.c = parent.shape, child.shape, p, c
 
+    @_by_parts
     def split(self, dy):
         """The parent's cotangent -> (the part not at the shared elements, the child's cotangent from them)."""
         dy = np.asarray(dy)
@@ -53,6 +77,7 @@ class Overlap:
         rest.reshape(-1)[self.p] = 0
         return rest, dchild.reshape(self.child_shape)
 
+    @_by_parts
     def place(self, dy):
         """The child's cotangent -> (the part not at the shared elements, the parent's cotangent from them)."""
         dy = np.asarray(dy)
@@ -74,6 +99,7 @@ def _addresses(a):
 def overlap(parent, child):
     """An `Overlap` of two arrays sharing memory, None if they share none, "opaque" if their elements do not line up
     (a `.view(dtype)`, `.real` of a complex array)."""
+    parent, child = _memory(parent), _memory(child)
     if not (isinstance(parent, np.ndarray) and isinstance(child, np.ndarray)) or parent.size == 0 or \
             child.size == 0 or not np.may_share_memory(parent, child):
         return None
@@ -116,9 +142,18 @@ def _holds(parent, kind, key, child):
     return current is child
 
 
+def _to_first(dy):
+    """The back of a link that links nothing: to a number (equal numbers may be one object by chance, a cached
+    constant or a helper's argument returned, which says nothing about where their gradients go), or to what a maybe
+    update in place did not update (mutate.NOT_IN_PLACE). The cotangent stays where it is."""
+    return (dy, None, None)
+
+
 def _put(kind):
     def put(parent, key, child):
-        if isinstance(parent, np.ndarray):
+        if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` still holds the old one, unchanged
+            return parent, _to_first
+        if _is_array(parent):
             plan = "self" if parent is child else overlap(parent, child)
             direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
         else:
@@ -131,13 +166,13 @@ def _put(kind):
                               f"elements do not line up with its array's ({kind} {key!r} of a {parent.dtype} array "
                               f"seen as {child.dtype}: .real/.imag of a complex array, .view(dtype)); update the "
                               f"array itself (z[0] = complex(v, z[0].imag)), or copy the view first")
-        if plan is not None:
+        if plan is not None and mt.may_have_changed(child):
             mt.LOG.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
 
         def back(dy):
             if dy is None or plan is None:
                 return (dy, None, None)
-            if isinstance(parent, np.ndarray) and not direct or isinstance(plan, tuple):
+            if _is_array(parent) and not direct or isinstance(plan, tuple):
                 rest, dchild = _split(plan, parent, dy, None)
                 return (rest, None, dchild)
             if kind == "attr" and key == "__dict__" and child is getattr(parent, "__dict__", None):
@@ -187,7 +222,7 @@ def _where_held(parent, child, depth=0, seen=None):
     where a cotangent cannot be routed: a closure's cell, a `partial`, a `__slots__` object), or None (not held)."""
     if parent is child:
         return "self"
-    if isinstance(parent, np.ndarray):
+    if _is_array(parent):
         return overlap(parent, child)
     if depth > 8 or isinstance(parent, _ATOMS):
         return None
@@ -430,6 +465,8 @@ def put_held(parent, where, child):
     `child`'s. Or `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `boxes[0].w *= 2` changes
     `W[0]`): `parent`'s cotangents of those items are `child`'s where they sit in it. `where` is (file, line of the
     update, parent's name, line of the call that made the link)."""
+    if isinstance(child, _SCALARS) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
+        return parent, _to_first  # in `parent` is there by chance
     plan = _where(parent, child) if parent is not child else "self"
     inside = _where_items(child, parent) if plan is None else None
     if (plan is not None or inside is not None) and mt.may_have_changed(child):
@@ -451,11 +488,15 @@ def refresh_held(child, parent, where):
     """`child` may sit somewhere in `parent`, which was updated in place: `child`'s cotangent is `parent`'s there. Or
     `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `W[0] *= 2`): its cotangents where they sit
     are `parent`'s cotangents of those items."""
+    if isinstance(child, _SCALARS):  # a number sitting in `parent` keeps its value whatever `parent`'s update did
+        return child, _to_first
     plan = _where(parent, child)
     inside = _where_items(child, parent) if plan is None else None
     # or `parent` sits in `child`: a call handed back part of an object (`p = box.get()`, `getattr(o, "w")`), then
     # updated in place: `child`'s cotangent at that place is `parent`'s
     holds = _where(child, parent) if plan is None and inside is None and child is not parent else None
+    if plan is None and inside is None and holds is None:  # not held there: `parent`'s update left it as it was, so
+        mt.passed_through((child,), len(mt.LOG))  # its own holders' links (put_*) need not assume it changed
 
     def back(dy):
         if dy is None:
@@ -501,7 +542,7 @@ def refresh(child, parent, kind, key):
     """A NumPy view is `parent[key]` again after the parent's update (its elements the parent's, matched by address:
     `W.T`, `y.real`); a mutable object still in the slot it was read from (`a = lst[0]`, then `lst[0] *= 2` updates
     that array) has the slot's value, so its cotangent goes to the slot; anything else is unchanged by it."""
-    plan = "self" if child is parent else overlap(parent, child) if isinstance(child, np.ndarray) else None
+    plan = "self" if child is parent else overlap(parent, child) if _is_array(child) else None
     if plan == "opaque":
         raise ZygoteError(f"zygotepy cannot differentiate reading the view .{key} of an array after the array was "
                           f"updated in place (its elements do not line up with the array's); take the view after "

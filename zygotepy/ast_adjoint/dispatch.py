@@ -221,7 +221,8 @@ def _check_updates(fn, mutated, finals, slot, updated):
     (`finals`, for the parameters `mutated`) to a call site that takes them (`slot`); an error otherwise."""
     taken = set()
     if finals and slot is not None and all(id(o) in slot.allowed for o in finals):
-        taken = {id(o) for o in finals}
+        # a number is never updated in place (and equal numbers may be one object): the caller keeps its cotangent
+        taken = {id(o) for o in finals if not isinstance(o, (int, float, complex, str, type(None), np.generic))}
         slot.claimed.update(taken)
     if all(id(o) in taken for o in updated):
         return

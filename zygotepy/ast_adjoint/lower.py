@@ -691,7 +691,8 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         new = self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id)
         self.region[-1].on_argument = self.lineage_of(current) in self.param_lineages()
         self.bind(node.target.id, new)
-        if isinstance(current, Var) and node.target.id not in self.cellvars and self.has_aliases(current, new):
+        if isinstance(current, Var) and node.target.id not in self.cellvars and (
+                self.has_aliases(current, new) or self.lineage_of(current) in self.param_lineages(tracked=True)):
             self.mutate(current, new, maybe=True)  # a list or array `+=` updates in place: aliases see it
 
     def stmt_Raise(self, node):
@@ -808,6 +809,8 @@ def lower(source, code, globals_=None):
         params.append(var)
         low.env[arg.id] = var
         low.env[f".param{len(params) - 1}"] = var  # follows the argument's object through updates in place
+    updated = updated_in_place(node, {p.name for p in params}, augmented=False)
+    low.tracked_params = {f".param{k}" for k, p in enumerate(params) if p.name in updated}
     for name in sorted(low.cellvars):
         low.emit(Assign(Var(low.namer.reserve(f"{name}_cell")), Call(Const(rt.new_cell), ()), low.line))
     for name in code.co_freevars:

@@ -93,8 +93,9 @@ def nodes_no_defs(stmts):
     return out
 
 
-def updated_in_place(node, names):
-    """The `names` whose objects the code of `node` (a nested function) may update in place."""
+def updated_in_place(node, names, augmented=True):
+    """The `names` whose objects the code of `node` (a nested function) may update in place (`augmented` False: not
+    counting `name += v`, which updates in place only arrays and lists)."""
     found = set()
     for n in gast.walk(node):
         target = None
@@ -102,7 +103,7 @@ def updated_in_place(node, names):
             target = n.value
         elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
             target = n.func.value
-        elif isinstance(n, gast.AugAssign):
+        elif isinstance(n, gast.AugAssign) and (augmented or not isinstance(n.target, gast.Name)):
             target = n.target
         while isinstance(target, (gast.Subscript, gast.Attribute)):
             target = target.value
@@ -118,6 +119,10 @@ class Mutation:
         self.lineage = {}      # Var -> lineage id (the object it names)
         self.parents = {}      # lineage -> [(kind "item"/"attr"/"held", parent lineage, key atom)], newest last
         self.latest = {}       # lineage -> its newest Var (for temporaries no name refers to)
+        # the `.param{k}` entries of parameters the function surely updates in place (an item store, a mutating
+        # method): they follow maybe-in-place updates too (`y *= 0.1`), so the final version returned to the caller
+        # includes them; other parameters' `x += v` is caught at run time (dispatch._check_updates)
+        self.tracked_params = set()
         self.mutated = set()   # lineages given a new version somewhere
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.next_lineage = 0
@@ -211,8 +216,9 @@ class Mutation:
         return [n for n, v in self.env.items() if isinstance(v, Var) and n not in names and not n.startswith(".")
                 and self.lineage_of(v) in lins]
 
-    def param_lineages(self):
-        return {self.lineage.get(v) for n, v in self.env.items() if n.startswith(".param") and isinstance(v, Var)}
+    def param_lineages(self, tracked=False):
+        return {self.lineage.get(v) for n, v in self.env.items() if n.startswith(".param") and isinstance(v, Var)
+                and (not tracked or n in self.tracked_params)}
 
     def observable(self, atom):
         """Can code after this point see `atom`'s object again (a local name refers to it, or to its parent)?"""
@@ -253,6 +259,16 @@ class Mutation:
         lin = self.lineage_of(old)
         chain = {lin} if chain is None else chain
         chain.add(lin)
+        placed = []
+
+        def updated():
+            """What the holders of the object are told was updated: `new`, or after a maybe update that made a new
+            object (`shape += (n,)` on a tuple read out of an array), nothing (mutate.NOT_IN_PLACE)."""
+            if not maybe:
+                return new
+            if not placed:
+                placed.append(self.call(Const(mt.same_or), [Const(mt.NOT_IN_PLACE), old, new], hint="_placed"))
+            return placed[0]
         for name in self.freevars:  # a captured object: this function's later reads see the new version (the
             if self.lineage.get(self.env.get(name, Var(name))) == lin:  # enclosing function refuses to read it)
                 self.env[name] = new
@@ -262,7 +278,7 @@ class Mutation:
             self.mutated.add(lin)  # time: a helper's argument updated that way is caught then (dispatch)
         for name, var in list(self.env.items()):
             if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
-                    and not (maybe and name.startswith(".param")):
+                    and not (maybe and name.startswith(".param") and name not in self.tracked_params):
                 if name in self.cellvars:
                     self.fail(f"updating '{name}' in place, which a nested function captures")
                 if maybe:
@@ -281,7 +297,7 @@ class Mutation:
             parent = self.current(plin)
             if parent is not None:
                 chain.add(plin)
-                args = [parent, self.where(parent, key), new] if kind == "iter" else [parent, key, new]
+                args = [parent, self.where(parent, key), updated()] if kind == "iter" else [parent, key, updated()]
                 self.mutate(parent, self.call(Const({"item": mt.put_item, "attr": mt.put_attr, "iter": mt.put_iter}[
                     kind]), args, hint=self.user_name(parent)), lin, chain=chain)
             else:  # read out of an object no name refers to now (`W.reshape(2, 2)[0]`, `cur = cur[1:]` in a loop):
@@ -292,7 +308,7 @@ class Mutation:
                 if parent is not None:
                     again = hlin in chain
                     chain.add(hlin)
-                    put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), new],
+                    put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), updated()],
                                     hint=self.user_name(parent))
                     self.mutate(parent, put, lin, chain=chain) if not again else self.rebind(parent, put)
         direct, made = {}, {}

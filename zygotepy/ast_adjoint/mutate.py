@@ -264,6 +264,18 @@ def logged(op, x, y):
     return result
 
 
+class _NotInPlace:
+    """What the holders of an object are told was updated after `x += v` made a new object instead (a tuple, a
+    number): nothing (see lower_mutation.Mutation.mutate)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "NOT_IN_PLACE"
+
+
+NOT_IN_PLACE = _NotInPlace()
+
+
 def same_or(alias, old, new):
     """An alias of `old` after `new = old += v`: `new` if that ran in place (lists, arrays), else unchanged."""
     return new if new is old else alias

@@ -106,6 +106,11 @@ class _Renamer:
                 s.line = self.line
             if isinstance(s, Assign):
                 s.out, s.value = self.atom(s.out), self.atom(s.value)
+            elif isinstance(s, Def):  # a lambda or def made in a loop copied by `_Inliner.loop`
+                s.out, s.cells, s.values = self.atom(s.out), self.atom(s.cells), self.atom(s.values)
+                s.defaults = self.atom(s.defaults) if s.defaults is not None else None
+                if s.kwdefaults is not None:
+                    s.kwdefaults = {k: self.atom(v) for k, v in s.kwdefaults.items()}
             elif isinstance(s, If):
                 s.cond = self.atom(s.cond)
                 s.phis = [Phi(self.atom(p.out), self.atom(p.then), self.atom(p.orelse)) for p in s.phis]

@@ -1,0 +1,262 @@
+"""Helpers that update their arguments in place, ints in float roles, and the links between objects that updates in
+place follow (lower_mutation, adjoints/mutation*.py), each checked against central finite differences in float64.
+
+Every function here gave a silently wrong gradient or a false refusal before: the comment above each says which.
+"""
+import numpy as np
+import pytest
+
+from zygotepy import gradient, hessian, pullback
+from zygotepy.testing import check_grads
+
+
+def central(f, args, k, h=1e-6):
+    """d f / d args[k] by central differences, the argument taken as a float (or float array) whatever its type."""
+    x = np.asarray(args[k], dtype=float)
+    out = np.zeros(x.shape)
+    for i in np.ndindex(x.shape):
+        e = np.zeros(x.shape)
+        e[i] = h
+        up, down = list(args), list(args)
+        up[k], down[k] = (x + e, x - e) if x.shape else (float(x + e), float(x - e))
+        out[i] = (f(*[a.copy() if isinstance(a, np.ndarray) else a for a in up])
+                  - f(*[a.copy() if isinstance(a, np.ndarray) else a for a in down])) / (2 * h)
+    return out if x.shape else float(out)
+
+
+# --- an int written into a float array is a real number there (it was data: d/da None, or the augmented part) -----
+
+def int_stored_through_alias(v, a):
+    y = v.copy()
+    z = y
+    z[0] = a
+    return np.mean(z)
+
+
+def int_stored_then_augmented(u, b):
+    z = u ** 2
+    z[0] = b
+    z[2] += b * u[2]
+    return np.mean(z)
+
+
+def int_stored_into_list_then_array(v, a):
+    y = np.zeros(3)
+    y[1] = a
+    y[2] = a * v[0]
+    return np.sum(y * v)
+
+
+def int_used_as_index_and_value(v, n):
+    y = v.copy()
+    y[n] = n  # an index and a value: the gradient is the value's part
+    return np.sum(y ** 2)
+
+
+INT_ROWS = [
+    (int_stored_through_alias, (np.array([1.0, 2.0, 3.0]), 1)),
+    (int_stored_then_augmented, (np.array([0.5, -1.0, 2.0]), 2)),
+    (int_stored_into_list_then_array, (np.array([0.5, -1.0, 2.0]), 3)),
+]
+
+
+@pytest.mark.parametrize("fn, args", INT_ROWS, ids=[r[0].__name__ for r in INT_ROWS])
+def test_an_int_stored_into_a_float_array_gets_its_gradient(fn, args):
+    grads = gradient(fn, *args)
+    for k, g in enumerate(grads):
+        assert g is not None, f"argument {k} got no gradient"
+        np.testing.assert_allclose(g, central(fn, args, k), rtol=1e-6, atol=1e-8)
+
+
+def test_an_int_used_as_index_and_value_gets_the_value_part():
+    v, n = np.array([0.5, -1.0, 2.0]), 1
+    dv, dn = gradient(int_used_as_index_and_value, v, n)
+    assert dn == pytest.approx(2.0 * n)
+    np.testing.assert_allclose(dv, [1.0, 0.0, 4.0])
+
+
+def test_an_int_stored_into_an_int_array_is_data():
+    def f(v, a):
+        idx = np.zeros(2, dtype=int)
+        idx[0] = a
+        return v[idx[0]] * 2.0
+    assert gradient(f, np.array([1.0, 2.0]), 1)[1] is None
+
+
+# --- helpers that update an argument in place ------------------------------------------------------------------
+
+def bump(y, p):
+    y[0] += p
+    y *= 0.1  # (this update was lost: the gradient came out 10x too large)
+
+
+def through_alias_helper(u):
+    y6 = u[::2] ** 2
+    y7 = y6
+    bump(y7, y7[1])
+    return np.sum(y6)
+
+
+def scale_then_store(y, p):
+    y *= 0.5
+    y[1] = y[1] + p
+    y *= 3.0
+
+
+def helper_scales_then_stores(u):
+    y = u * 1.0
+    scale_then_store(y, u[0] * u[2])
+    return np.sum(y ** 2)
+
+
+def rescale_by_alias(y):
+    z = y
+    z *= 2.0
+    y[0] = y[0] * y[1]
+
+
+def helper_scales_through_own_alias(u):
+    w = np.sin(u)
+    rescale_by_alias(w)
+    return np.sum(w * u)
+
+
+def _fill(out, x):
+    for i in range(x.shape[0]):
+        out[i] = x[i] ** 2
+
+
+def fill_helper_statement(x):
+    out = np.zeros_like(x)
+    _fill(out, x)
+    return np.sum(out * x)
+
+
+HELPER_ROWS = [
+    (through_alias_helper, (np.array([-0.0697, 1.2767, 0.029]),)),
+    (helper_scales_then_stores, (np.array([0.3, -0.7, 1.1]),)),
+    (helper_scales_through_own_alias, (np.array([0.3, -0.7, 1.1]),)),
+    (fill_helper_statement, (np.array([0.3, -0.6, 0.8]),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", HELPER_ROWS, ids=[r[0].__name__ for r in HELPER_ROWS])
+def test_a_helper_updating_its_argument_in_place(fn, args):
+    before = [a.copy() for a in args]
+    check_grads(fn, *args, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(gradient(fn, *args)[0], central(fn, args, 0), rtol=1e-6, atol=1e-9)
+    for a, b in zip(args, before, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+# --- helpers that rebind a float parameter with *=: equal floats are one object by chance -------------------------
+
+def g1(p1, p2):
+    p1 *= 1.0
+    return p2
+
+
+def g3(p1, p2, p3):
+    t4, t5 = (g1(p3, p3), g1(p3, g1(g1(p2, p3), p1)))
+    t4 -= 0.5
+    return p1
+
+
+def rebinding_helpers(a, n):
+    L = [a for j in range(3)]
+    t12 = g3(L[n], g3(a, 2.0, g1(g3(a, L[n], a), a)), a)
+    return t12 + sum(L)
+
+
+def c3(p1, p2, p3):
+    t4 = p3
+    t4 -= 0.5
+    return p1
+
+
+def alias_rebound_in_helper(a):
+    return c3(a, 2.0, a) + 3 * a
+
+
+@pytest.mark.parametrize("fn, args, expected", [(rebinding_helpers, (-0.9019, 2), 4.0),
+                                                (alias_rebound_in_helper, (0.3,), 4.0)])
+def test_helpers_rebinding_float_parameters(fn, args, expected):
+    y, back = pullback(fn, *args)
+    first = back(1.0)
+    assert first[0] == pytest.approx(expected, rel=1e-12)
+    assert back(1.0) == first  # a second backward pass gives the same
+    assert first[0] == pytest.approx(central(fn, args, 0), rel=1e-6)
+
+
+# --- refusals that were false: nothing updated an argument --------------------------------------------------------
+
+def pool(inputs):
+    new_shape = inputs.shape[:1]
+    for i in [1]:
+        new_shape += (inputs.shape[i],)  # a tuple: never in place
+    return inputs * 1.0
+
+
+def predictions(inputs):
+    cur = inputs
+    for k in range(1):
+        cur = pool(cur)
+    return cur
+
+
+def walk(value):
+    items = []
+    for item in value:
+        sub = walk(item) if type(item) is tuple else 0
+        items.append(sub)
+    return items
+
+
+def test_a_tuple_grown_by_plus_equals_is_not_an_update_of_its_source():
+    X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    g = gradient(lambda X: np.sum(predictions(X) ** 2), X)[0]
+    np.testing.assert_allclose(g, 2 * X)
+
+
+def test_a_recursive_walker_appending_to_its_own_list():
+    p = [(np.array([0.5, -1.5]),)]
+    g = gradient(lambda p: (walk(p), np.sum(p[0][0] ** 2))[1], p)[0]
+    np.testing.assert_allclose(g[0][0], 2 * p[0][0])
+
+
+# --- second order through views and helpers (reverse passes over dual arrays) ------------------------------------
+
+def write_through_view(x):
+    y = x.copy()
+    v = y[1:]
+    v[0] = x[0] * x[1]
+    return np.sum(y ** 2)
+
+
+def write_through_view_of_zeros(x):
+    y = np.zeros_like(x)
+    v = y[1:]
+    v[0] = x[0] * x[1]
+    return np.sum(y ** 2)
+
+
+def numerical_hessian(f, x, h=1e-5):
+    return np.stack([(gradient(f, x + h * e)[0] - gradient(f, x - h * e)[0]) / (2 * h) for e in np.eye(x.size)], 1)
+
+
+SECOND_ORDER = [(write_through_view, np.array([0.3, -0.6])), (write_through_view_of_zeros, np.array([0.3, -0.6])),
+                (fill_helper_statement, np.array([0.3, -0.6, 0.45]))]
+
+
+@pytest.mark.parametrize("fn, x", SECOND_ORDER, ids=[r[0].__name__ for r in SECOND_ORDER])
+def test_hessian_through_views_and_helpers(fn, x):
+    expected = numerical_hessian(fn, x)
+    np.testing.assert_allclose(hessian(fn, x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(expected, expected.T, atol=1e-6)
+
+
+@pytest.mark.dual_route
+@pytest.mark.parametrize("fn, x", SECOND_ORDER, ids=[r[0].__name__ for r in SECOND_ORDER])
+def test_nested_gradient_through_views_and_helpers(fn, x):
+    nested = np.stack([gradient(lambda x: gradient(fn, x)[0][k], x)[0] for k in range(x.size)])
+    np.testing.assert_allclose(nested, numerical_hessian(fn, x), rtol=1e-6, atol=1e-8)

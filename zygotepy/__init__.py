@@ -5,11 +5,13 @@ from .adjoints.foreign import foreign, jax_function, torch_function
 from .adjoints.registry import adjoint
 from .api import gradient, pullback, show_adjoint, value_and_gradient
 from .api_modes import derivative, forwarddiff, hessian, jacobian, pushforward
-from .ast_adjoint.source import register_source
-from .errors import ForwardModeError, MissingAdjoint, MissingTangentRule, UnsupportedSyntax, ZygoteError
+from .ast_adjoint.source import SourceUnavailable, register_source
+from .errors import (ForwardModeError, MissingAdjoint, MissingTangentRule, RecursionTooDeep, UnsupportedSyntax,
+                     ZygoteError)
 from .structgrad import StructGrad
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "jacobian", "hessian", "pushforward", "derivative",
            "forwarddiff", "adjoint", "checkpoint", "hook", "dropgrad", "show_adjoint", "register_source", "StructGrad",
            "torch_function", "jax_function", "foreign",
-           "ZygoteError", "UnsupportedSyntax", "MissingAdjoint", "ForwardModeError", "MissingTangentRule"]
+           "ZygoteError", "UnsupportedSyntax", "MissingAdjoint", "SourceUnavailable", "RecursionTooDeep",
+           "ForwardModeError", "MissingTangentRule"]

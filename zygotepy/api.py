@@ -14,7 +14,7 @@ from .ast_adjoint.dispatch import J_entry, warm_adjoint
 from .ast_adjoint.runtime import CONTEXTS, unwind
 from .ast_adjoint.mutate import (DEPTH, ENTRIES, GLOBAL_UPDATES, ITEM_ARRAYS, LOG, PASSED_THROUGH, end_forward,
                                   finish_backward, redo)
-from .errors import ZygoteError
+from .errors import RecursionTooDeep, ZygoteError
 from .structgrad import StructGrad
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
@@ -112,8 +112,8 @@ def _with_user_lines(exc):
     if notes:
         note = "zygotepy: raised while differentiating:\n" + "\n".join(_collapsed(notes))
         if isinstance(exc, RecursionError):
-            note += (f"\nzygotepy: each level of a recursion under differentiation takes about four Python frames "
-                     f"(one when run plainly), so the limit of {sys.getrecursionlimit()} allows about a quarter of "
+            note += (f"\nzygotepy: each level of a recursion under differentiation takes about two Python frames "
+                     f"(one when run plainly), so the limit of {sys.getrecursionlimit()} allows about half of "
                      f"the depth: raise it with sys.setrecursionlimit for deeper recursion")
         if note in getattr(exc, "__notes__", ()):  # an entry point inside a nested one added it already
             return
@@ -121,6 +121,34 @@ def _with_user_lines(exc):
             exc.add_note(note)
         else:  # Python 3.10: PEP 678's attribute, which add_note fills on 3.11+
             exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+
+
+def _too_deep(exc):
+    """A RecursionError raised in generated code, as a `RecursionTooDeep` naming the user's function and line (the one
+    most of the generated frames ran: the recursion), with the original's notes; None when no generated code ran (a
+    recursion error of the user's own, plain code) or it was converted already (by an inner entry point).
+
+    Called by the entry points once the stack has unwound to them, so there is room to build the error; if there is
+    not (an inner entry point, still deep in the stack), the original goes on up to the next one."""
+    if type(exc) is not RecursionError:
+        return None
+    from collections import Counter
+
+    from .ast_adjoint.compile import user_line
+    try:
+        seen, tb = Counter(), exc.__traceback__
+        while tb is not None:
+            seen[tb.tb_frame.f_code.co_filename, tb.tb_lineno] += 1
+            tb = tb.tb_next
+        found = next((hit for hit in (user_line(*k) for k, _ in seen.most_common()) if hit is not None), None)
+        if found is None:
+            return None
+        user_file, line, function = found
+        err = RecursionTooDeep(function, user_file, line, sys.getrecursionlimit())
+        err.__notes__ = list(getattr(exc, "__notes__", ()))
+        return err
+    except RecursionError:
+        return None
 
 
 def _collapsed(lines):
@@ -162,6 +190,9 @@ def _run(fn, /, *args, **kwargs):
     except Exception as e:
         _with_user_lines(e)
         _leave_contexts(mark, e)
+        deep = _too_deep(e)
+        if deep is not None:
+            raise deep from None
         raise
 
 
@@ -277,6 +308,9 @@ def _value_and_gradient(f, args, kwargs, callee=False):
             depth[0] -= 1
         _with_user_lines(e)
         _leave_contexts(mark, e)
+        deep = _too_deep(e)
+        if deep is not None:
+            raise deep from None
         raise
     finally:
         if len(ENTRIES) != start:  # f updated something in place: the backward undid it, redo it

@@ -19,23 +19,43 @@ class MissingAdjoint(ZygoteError):
 
     def __init__(self, callee, reason="", where=""):
         self.callee = callee
-        name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) or repr(callee)
+        name = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None)
         module = getattr(callee, "__module__", None)
-        full = f"{module}.{name}" if module and module != "builtins" else name
+        full = f"{module}.{name}" if module and module != "builtins" and name else name or repr(callee)
         lines = [f"{where + ': ' if where else ''}no adjoint rule for {full}" + (f" ({reason})" if reason else "")]
+        spelled = name if module == "__main__" and name else full  # (a script's function: named without __main__)
+        if not all(part.isidentifier() for part in spelled.split(".")):
+            # a lambda, a function made inside another (`make.<locals>.f`), an object's repr: no expression names it
+            lines.append(f"(`fn` below stands for the object itself, {full}, bound to a name you can write)")
+            spelled = "fn"
         lines += [
             "A differentiable value flows into it, and zygotepy has no rule and cannot read its Python source.",
             "Add a rule with @adjoint, for example:",
             "",
             "    from zygotepy import adjoint",
-            f"    @adjoint({full})",
+            f"    @adjoint({spelled})",
             "    def _(*args):",
-            f"        y = {full}(*args)",
+            f"        y = {spelled}(*args)",
             "        def back(dy):",
             "            return (...,)  # one cotangent per positional argument, None for none",
             "        return y, back",
         ]
         super().__init__("\n".join(lines))
+
+
+class RecursionTooDeep(ZygoteError, RecursionError):
+    """Differentiating a recursion ran past Python's recursion limit. Each level of a differentiated recursion takes
+    about two Python frames where the plain call takes one, so the limit that lets the function itself run may not let
+    its gradient run. Raised by the entry point, once the stack has unwound, naming the user's function and line; still
+    a RecursionError, for code that catches that."""
+
+    def __init__(self, function, filename, lineno, limit):
+        self.function, self.filename, self.lineno = function, filename, lineno
+        super().__init__(
+            f"{filename}:{lineno}: differentiating {function} recursed deeper than Python's recursion limit ({limit}) "
+            f"allows: each level of a recursion under differentiation takes about two Python frames (one when run "
+            f"plainly), so a gradient reaches about half the depth the function itself does; raise the limit with "
+            f"sys.setrecursionlimit (for example sys.setrecursionlimit({4 * limit})) for deeper recursion")
 
 
 class ForwardModeError(ZygoteError):

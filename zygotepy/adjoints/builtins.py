@@ -7,7 +7,7 @@ import operator
 from ..backends import namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
 from .scalar import foreign_rule
-from .structures import iterate, like, python_iter
+from .structures import iterate, like, python_iter, scatter_array
 from ..ast_adjoint.dispatch import J
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
@@ -133,10 +133,8 @@ def _pick(fn):
 def _scatter(array, index, dy):
     if dy is None:
         return None
-    xp = namespace(array)
-    g = xp.zeros(array.shape, dtype=array.dtype if array.dtype.kind in "fc" else float)
-    g[index] = dy
-    return g
+    return scatter_array(  # in array's library, on its device, of its float dtype
+        array, (index, Ellipsis), dy)
 
 
 adjoint(builtins.min)(_pick(builtins.min))

@@ -9,6 +9,7 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
   accumulates every use of the output before calling a pullback). No gradient reaching it means no call.
 - `dropgrad` is declared non-differentiable, so activity analysis cuts every path through it at transform time.
 """
+from ..ast_adjoint import runtime as rt
 from .registry import adjoint, nondifferentiable
 
 __all__ = ["checkpoint", "hook", "dropgrad"]
@@ -65,18 +66,28 @@ def dropgrad(x, /):
 
 
 nondifferentiable(dropgrad)
+# `G[k] = v` on a module global container stores only values that carry no gradient (it refuses the others)
+nondifferentiable(rt.global_store)
 
 
 @adjoint(checkpoint)
 def checkpoint_rule(f, *args):
     from ..ast_adjoint.dispatch import J
+    from ..ast_adjoint.mutate import ENTRIES, finish_backward
     y = f(*args)  # no pullback: nothing of f's inside survives this call
 
     def back(dy):
         if dy is None:
             return (None,) * (1 + len(args))
+        mark = len(ENTRIES)
         _, f_back = J(f, *args)  # the forward again, with its pullback, once per backward pass
-        return f_back(dy)  # (df, *dargs): one cotangent per positional argument of checkpoint
+        grads = f_back(dy)  # (df, *dargs): one cotangent per positional argument of checkpoint
+        # f_back undid the updates in place the recomputation made (as every backward undoes its forward's); the
+        # recomputation is a run of f, like the plain one of the forward, whose updates stay: redo them now. (Left
+        # to the entry point, which redoes at its end what ran during its backward, every recomputation would start
+        # from the state before the first one: a counter `calls["n"] += 1` would count one of them.)
+        finish_backward(mark)
+        return grads
     return y, back
 
 

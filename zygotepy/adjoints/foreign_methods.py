@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from ..backends import namespace
+from ..backends import is_array_type, namespace, on
 from ..errors import ZygoteError
 from . import registry
 
@@ -39,6 +39,9 @@ def _classes():
     strict = sys.modules.get("array_api_strict._array_object")
     if strict is not None and hasattr(strict, "Array"):
         out.append((strict.Array, "array_api_strict"))
+    cupy = sys.modules.get("cupy")  # NumPy's method names and signatures (issue case 11: CuPy's arrays had no rules)
+    if cupy is not None and isinstance(getattr(cupy, "ndarray", None), type):
+        out.append((cupy.ndarray, "cupy"))
     return out
 
 
@@ -226,7 +229,7 @@ def _method(name, lib, who):
     if name == "item":  # a Python number of a one-element array
         def item(x):
             xp = namespace(x)
-            return x.item(), lambda dy: (None if dy is None else xp.reshape(xp.asarray(dy, dtype=x.dtype), x.shape),)
+            return x.item(), lambda dy: (None if dy is None else xp.reshape(xp.asarray(dy, dtype=x.dtype, **on(x)), x.shape),)
         return item
     if name in ("copy", "clone"):
         return lambda x: (getattr(x, name)(), lambda dy: (dy,))
@@ -251,7 +254,8 @@ def _method(name, lib, who):
 # methods whose results carry no gradient, beyond the NumPy methods declared nondifferentiable
 _CONSTANT = ("size", "dim", "numel", "detach", "argmax", "argmin", "argsort", "nonzero", "all", "any", "round",
              "floor", "ceil", "sign", "isnan", "isfinite", "isinf", "device", "shape")
-_ATTRIBUTES = {"T": lambda x, dy: dy.T, "mT": lambda x, dy: dy.mT,
+_ATTRIBUTES = {"T": lambda x, dy: dy.T,
+               "mT": lambda x, dy: dy.mT if hasattr(dy, "mT") else namespace(dy).swapaxes(dy, -1, -2),
                "real": lambda x, dy: dy if not _is_complex(x) else namespace(dy).real(dy)}
 
 
@@ -299,12 +303,15 @@ _ATTRIBUTE_CACHE = {}
 
 
 def attribute(cls, name):
-    """The cotangent map of the array attribute `name` (`.T`, `.mT`) of a foreign array class, or None."""
+    """The cotangent map of the array attribute `name` (`.T`, `.mT`) of a foreign array class, or None: of the classes
+    `_classes` knows, and of any other array library's class (CuPy's arrays, an array-API library's: `.T` raised
+    MissingAdjoint on them, issue case 11). The map transposes dy with dy's own attribute: same library, same device."""
     key = (cls, name)
     hit = _ATTRIBUTE_CACHE.get(key, False)
     if hit is False:
         hit = None
-        if name in _ATTRIBUTES and any(issubclass(cls, c) for c, _ in _classes()):
+        known = any(issubclass(cls, c) for c, _ in _classes())
+        if name in _ATTRIBUTES and (known or not issubclass(cls, (np.ndarray, np.generic)) and is_array_type(cls)):
             hit = _ATTRIBUTES[name]
         _ATTRIBUTE_CACHE[key] = hit
     return hit

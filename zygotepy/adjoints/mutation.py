@@ -29,7 +29,7 @@ from .structures import key_cotangent, like
 
 mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
          mt.refresh_held, mt.mutcall, mt.valuecall)
-nondifferentiable(mt.global_method, mt.global_read)
+nondifferentiable(mt.global_method, mt.global_read, mt.captured_unchanged)
 
 
 def _repeats(index, x):

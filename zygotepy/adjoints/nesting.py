@@ -78,10 +78,14 @@ from ..structgrad import StructGrad
 from .nesting_deep import NestingTooDeep, outermost
 from .nesting_objects import field_cotangents, init_fields, object_of
 from .objects import plain_new
+from . import registry
 from .registry import adjoint, find_class_rule, find_rule, is_nondifferentiable, nondifferentiable
 
 def _always(rule):
     rule.__zygote_always__ = True
+    target = getattr(rule, "__zygote_target__", None)  # (registered before it was marked)
+    if target is not None:
+        registry.RULED.add(id(registry._key(target)))
     return rule
 
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..backends import conj, function, namespace, namespace_of, unbroadcast
+from ..backends import conj, function, namespace, namespace_of, on, unbroadcast
 from ..errors import ZygoteError
 from .handover import added, times
 from .registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic, nondifferentiable
@@ -144,7 +144,7 @@ def _weak(a, b):
         if type(num) in (int, float) and hasattr(arr, "dtype") and type(arr) is not np.ndarray:
             xp = namespace(arr)
             if xp is not np:
-                value = xp.asarray(num, dtype=arr.dtype if is_float(arr) else xp.float64)
+                value = xp.asarray(num, dtype=arr.dtype if is_float(arr) else xp.float64, **on(arr))
                 return (value, b) if num is a else (a, value)
     return a, b
 
@@ -197,8 +197,9 @@ def power(a, b):
         if dy is None:
             return (None, None)
         xp = namespace(y)
-        positive = xp.asarray(a) > 0
-        db = xp.where(positive, dy * y * xp.log(xp.where(positive, xp.asarray(a), 1.0)), 0.0)  # a <= 0: log undefined, taken as 0
+        a_ = xp.asarray(a, **on(y))
+        positive = a_ > 0
+        db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)  # a <= 0: log undefined, taken as 0
         return unbroadcast(dy * conj(b * _call(np.power, a, b - 1)), a), unbroadcast(db, b)
     return y, back
 
@@ -251,7 +252,7 @@ def _expand(dy, x, axis, keepdims):
     if axis is None and type(x) is np.ndarray and np.ndim(dy) == 0:
         return np.full(x.shape, dy, dtype=np.result_type(x.dtype, dy) if x.dtype.kind in "fc" else None)
     if xp is not np and not hasattr(dy, "shape"):  # a Python number: an array of x's float type
-        dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None)
+        dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None, **on(x))
     if axis is not None and not keepdims:
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
         if xp is np:
@@ -382,7 +383,7 @@ def _extremum_with_initial(x, x_arr, y, axis, keepdims, initial, where, args, kw
     xp = namespace(x_arr)
     hit = x_arr == _expand(y, x_arr, axis, keepdims)
     if where is not None:
-        hit = hit & xp.broadcast_to(xp.asarray(where), tuple(x_arr.shape))
+        hit = hit & xp.broadcast_to(xp.asarray(where, **on(x_arr)), tuple(x_arr.shape))
     hit = xp.astype(hit, x_arr.dtype) if xp is not np else hit.astype(x_arr.dtype if is_float(x_arr) else float)
     hit_initial = (y == initial) if initial is not np._NoValue else 0.0
     counts = xp.sum(hit, axis=axis, keepdims=keepdims) + hit_initial  # > 0: y is one of them
@@ -446,7 +447,8 @@ def matmul(a, b):
 def outer(a, b):
     xp = namespace_of(a, b)
     if xp is not np:  # the flattened arrays' broadcast product (the array API has no outer)
-        a1, b1 = xp.reshape(xp.asarray(a), (-1,)), xp.reshape(xp.asarray(b), (-1,))
+        where = on(a) or on(b)
+        a1, b1 = xp.reshape(xp.asarray(a, **where), (-1,)), xp.reshape(xp.asarray(b, **where), (-1,))
         return a1[:, None] * b1[None, :], lambda dy: (None, None) if dy is None else (
             xp.reshape(dy @ conj(b1), tuple(np.shape(a))), xp.reshape(conj(a1) @ dy, tuple(np.shape(b))))
 
@@ -462,7 +464,8 @@ def inner(a, b):
     """y[I, J] = sum_k a[I, k] b[J, k]: contract dy's J axes with b's, and its I axes with a's."""
     xp = namespace_of(a, b)
     if xp is not np:
-        return _inner_foreign(xp, xp.asarray(a), xp.asarray(b))
+        where = on(a) or on(b)
+        return _inner_foreign(xp, xp.asarray(a, **where), xp.asarray(b, **where))
 
     def back(dy):
         if dy is None:

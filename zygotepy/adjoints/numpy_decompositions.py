@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..backends import is_complex, namespace
+from ..backends import is_complex, namespace, on
 from ..errors import ZygoteError
 from .numpy import _expand
 from .numpy_linalg import _H, _T, _field, _gaps, _linalg, _lower, pinv
@@ -158,7 +158,7 @@ def cholesky(a, **kwargs):
         if xp is np:
             phi = np.tril(P, -1) + 0.5 * P * np.eye(P.shape[-1], dtype=P.dtype)
         else:
-            phi = xp.tril(P, k=-1) + 0.5 * P * xp.eye(P.shape[-1], dtype=P.dtype)
+            phi = xp.tril(P, k=-1) + 0.5 * P * xp.eye(P.shape[-1], dtype=P.dtype, **on(P))
         Linv = linalg.inv(L)
         S = _H(Linv) @ phi @ Linv
         g = _lower(0.5 * (S + _H(S)))
@@ -213,7 +213,7 @@ def _eigh_back(w, V, dw, dV, uplo):
     if dw is None:
         inner = xp.zeros_like(V)
     else:
-        inner = xp.asarray(dw)[..., None, :] * xp.eye(w.shape[-1], dtype=w.dtype)
+        inner = xp.asarray(dw)[..., None, :] * xp.eye(w.shape[-1], dtype=w.dtype, **on(w))
     if dV is not None:
         inner = inner + _gaps(w, "eigenvectors") * (_T(V) @ dV)
     g = V @ inner @ _T(V)
@@ -263,9 +263,9 @@ def _svd_back(U, s, Vh, dU, ds, dVh):
     xp = namespace(U)
     V, k = _T(Vh), s.shape[-1]
     if ds is None:
-        g = xp.zeros((*s.shape, k), dtype=s.dtype)
+        g = xp.zeros((*s.shape, k), dtype=s.dtype, **on(s))
     else:
-        g = xp.asarray(ds)[..., None, :] * xp.eye(k, dtype=s.dtype)
+        g = xp.asarray(ds)[..., None, :] * xp.eye(k, dtype=s.dtype, **on(s))
     if dU is not None or dVh is not None:
         F = _gaps(s * s, "singular vectors")
         if dU is not None:
@@ -335,7 +335,7 @@ def _numpy_meaning(raw, a, b, linalg, xp):
     x, rank = raw[0], raw[2]
     m, n = a.shape[-2], a.shape[-1]
     full = m > n and int(rank) == n
-    residuals = xp.sum(xp.abs(b - a @ x) ** 2, axis=0) if full else xp.zeros((0,), dtype=x.dtype)
+    residuals = xp.sum(xp.abs(b - a @ x) ** 2, axis=0) if full else xp.zeros((0,), dtype=x.dtype, **on(x))
     if full and residuals.ndim == 0:
         residuals = xp.reshape(residuals, (1,))
     return (x, residuals, rank, linalg.svdvals(a))

@@ -13,6 +13,7 @@ from ..backends import (
     is_complex,
     namespace,
     namespace_of,
+    on,
     scatter_add,
     unbroadcast,
 )
@@ -183,7 +184,7 @@ def float_power(a, b):
         if dy is None:
             return (None, None)
         xp = namespace(y)
-        a_ = xp.asarray(a) if xp is np or hasattr(a, "shape") else xp.asarray(a, dtype=y.dtype)
+        a_ = xp.asarray(a) if xp is np or hasattr(a, "shape") else xp.asarray(a, dtype=y.dtype, **on(y))
         positive = a_ > 0
         db = dy * conj(y * xp.log(xp.where(positive, a_, 1.0)) * (positive if xp is np else xp.astype(positive, y.dtype)))
         da = dy * conj(b * _call(np.float_power, a, (xp.asarray(b) if xp is np else b) - 1))
@@ -208,7 +209,8 @@ def copysign(a, b):
         if dy is None:
             return (None, None)
         xp = namespace_of(a, b)
-        same = xp.signbit(xp.asarray(a)) == xp.signbit(xp.asarray(b))
+        where = on(a) or on(b)
+        same = xp.signbit(xp.asarray(a, **where)) == xp.signbit(xp.asarray(b, **where))
         return unbroadcast(xp.where(same, dy, -dy), a), None
     return y, back
 
@@ -219,7 +221,7 @@ def ldexp(x, i):
     xp = namespace_of(x, i)
     if xp is not np:  # the namespace's ldexp (JAX's, torch's), else x * 2.0**i (backends/composed.py)
         f = function(np.ldexp, xp)
-        i_ = i if hasattr(i, "shape") and type(i) is not np.ndarray else xp.asarray(i)  # torch.ldexp takes tensors
+        i_ = i if hasattr(i, "shape") and type(i) is not np.ndarray else xp.asarray(i, **on(x))  # torch.ldexp: tensors
         return f(x, i_), lambda dy: (None, None) if dy is None else (_cast(unbroadcast(f(dy, i_), x), x), None)
     y = np.ldexp(x, i)
 

@@ -14,7 +14,7 @@ Only positional arguments carry gradients here; keyword arguments are constants 
 """
 import numpy as np
 
-from ..backends import namespace, unbroadcast
+from ..backends import namespace, on, unbroadcast
 from ..errors import ZygoteError
 from .registry import adjoint
 
@@ -132,9 +132,9 @@ def _in_library_of(g, x):
         return g
     xp = namespace(x)
     try:
-        return xp.asarray(g, dtype=x.dtype)
+        return xp.asarray(g, dtype=x.dtype, **on(x))
     except Exception:  # (a library that takes no NumPy dtype objects or arrays: through a list)
-        return xp.asarray(np.asarray(g).tolist(), dtype=x.dtype)
+        return xp.asarray(np.asarray(g).tolist(), dtype=x.dtype, **on(x))
 
 
 def serving_other_libraries(numpy_rule, accepts=lambda args, kwargs: True):

@@ -8,7 +8,7 @@ import string
 import numpy as np
 from numpy._core.einsumfunc import _parse_einsum_input
 
-from ..backends import conj, namespace, namespace_of, scatter_add, unbroadcast
+from ..backends import conj, namespace, namespace_of, on, on_any, scatter_add, unbroadcast
 from ..errors import ZygoteError
 from .numpy import matmul, outer
 from .numpy_reductions import trace
@@ -58,7 +58,7 @@ def _lower(g):
     symmetric gradient g folded onto the lower triangle."""
     xp = namespace(g)
     if xp is not np:
-        return xp.tril(g + _H(g), k=-1) + g * xp.eye(g.shape[-1], dtype=g.dtype)
+        return xp.tril(g + _H(g), k=-1) + g * xp.eye(g.shape[-1], dtype=g.dtype, **on(g))
     return np.tril(g + _H(g), -1) + g * np.eye(g.shape[-1], dtype=g.dtype)
 
 
@@ -66,7 +66,7 @@ def _gaps(w, what):
     """F_ij = 1 / (w_j - w_i) off the diagonal; raises where two values coincide (the vectors are not unique)."""
     xp = namespace(w)
     diff = w[..., None, :] - w[..., :, None]
-    off = ~xp.eye(w.shape[-1], dtype=xp.bool)
+    off = ~xp.eye(w.shape[-1], dtype=xp.bool, **on(w))
     scale = max(1.0, float(xp.max(xp.abs(w))))
     if bool(xp.any(xp.logical_and(off, xp.abs(diff) <= 1e-12 * scale))):
         raise ZygoteError(f"the gradient of the {what} is undefined: repeated values {w}")
@@ -79,7 +79,8 @@ def vdot(a, b):
     """sum(conj(a) * b) over the flattened arrays."""
     xp = namespace_of(a, b)
     if xp is not np:
-        a1, b1 = xp.reshape(xp.asarray(a), (-1,)), xp.reshape(xp.asarray(b), (-1,))
+        where = on_any(a, b)  # (a list or a number made where the array lives)
+        a1, b1 = xp.reshape(xp.asarray(a, **where), (-1,)), xp.reshape(xp.asarray(b, **where), (-1,))
         return xp.sum(conj(a1) * b1), lambda dy: (None, None) if dy is None else (
             xp.reshape(conj(dy) * b1, tuple(np.shape(a))), xp.reshape(dy * a1, tuple(np.shape(b))))
 
@@ -104,7 +105,7 @@ def _einsum(xp, spec, *operands):
         for c in set(s):
             while s.count(c) > 1:  # the diagonal of two axes of the same index: an identity mask, then one axis summed
                 i, j = s.index(c), s.index(c, s.index(c) + 1)
-                mask = xp.reshape(xp.eye(x.shape[i], dtype=x.dtype), tuple(
+                mask = xp.reshape(xp.eye(x.shape[i], dtype=x.dtype, **on(x)), tuple(
                     x.shape[i] if k in (i, j) else 1 for k in range(x.ndim)))
                 x, s = xp.sum(x * mask, axis=j), s[:j] + s[j + 1:]
         present = [c for c in letters if c in s]
@@ -137,7 +138,7 @@ def _einsum_back(xp, inputs, output, operands, dy, k):
     for c in spec:
         if c in seen:
             fresh = next(free)
-            eyes.append((c + fresh, xp.eye(sizes[c], dtype=g.dtype)))
+            eyes.append((c + fresh, xp.eye(sizes[c], dtype=g.dtype, **on(g))))
             renamed += fresh
         else:
             renamed += c
@@ -170,7 +171,8 @@ def einsum(subscripts, *operands, **kwargs):
             raise ZygoteError(f"np.einsum of another library's arrays: {sorted(set(kwargs) - {'optimize'})} is not "
                               f"supported by the namespace-generic rule")
         inputs, output, _ = _parse_einsum_input((subscripts, *(_shape_only(x) for x in operands)))
-        operands = tuple(x if hasattr(x, "shape") else xp.asarray(x) for x in operands)
+        where = on_any(*operands)
+        operands = tuple(x if hasattr(x, "shape") else xp.asarray(x, **where) for x in operands)
         y = _einsum(xp, inputs + "->" + output, *operands)
     inputs = inputs.split(",")
 
@@ -211,7 +213,8 @@ def kron(a, b):
     """y[(i, k), (j, l)] = a[i, j] b[k, l]: view dy with a's and b's axes interleaved, and contract."""
     xp = namespace_of(a, b)
     if xp is not np:
-        a, b = xp.asarray(a), xp.asarray(b)
+        where = on_any(a, b)
+        a, b = xp.asarray(a, **where), xp.asarray(b, **where)
     shape_a, shape_b = tuple(np.shape(a)), tuple(np.shape(b))
     n = max(len(shape_a), len(shape_b))
     full_a, full_b = (1,) * (n - len(shape_a)) + shape_a, (1,) * (n - len(shape_b)) + shape_b
@@ -251,7 +254,8 @@ def _cross_foreign(xp, fn, kwargs):
         raise ZygoteError(f"np.{fn.__name__} of another library's arrays takes axis= only (not {sorted(kwargs)})")
 
     def cross(a, b, axis=-1):
-        a, b = xp.asarray(a), xp.asarray(b)
+        where = on_any(a, b)
+        a, b = xp.asarray(a, **where), xp.asarray(b, **where)
         if a.shape[axis] != 3 or b.shape[axis] != 3:
             raise ZygoteError(f"np.{fn.__name__} of another library's arrays: only 3-vectors (the array API's "
                               f"linalg.cross), not shapes {tuple(a.shape)} and {tuple(b.shape)}")
@@ -268,12 +272,13 @@ def _vecdot_rule(fn):
         def back(dy):
             if dy is None:
                 return (None, None)
-            d = xp.expand_dims(xp.asarray(dy), axis=axis)
+            d = xp.expand_dims(xp.asarray(dy, **on_any(dy, a, b)), axis=axis)
             return unbroadcast(conj(d) * b, a), unbroadcast(d * a, b)
         if xp is not np:
             if set(kwargs) - {"axis"}:
                 raise ZygoteError(f"np.{fn.__name__} of another library's arrays takes axis= only")
-            a_, b_ = xp.asarray(a), xp.asarray(b)
+            where = on_any(a, b)
+            a_, b_ = xp.asarray(a, **where), xp.asarray(b, **where)
             ndim = max(a_.ndim, b_.ndim)  # the array API counts the axis from the end of the broadcast shape
             return xp.vecdot(a_, b_, axis=axis - ndim if axis >= 0 else axis), back
         return fn(a, b, **kwargs), back
@@ -347,12 +352,13 @@ def _convolve_full(xp, a, v, name, mode):
     input)."""
     if mode not in ("full", "same", "valid"):
         raise ZygoteError(f"{name} of another library's arrays: no mode {mode!r} (full, same, valid)")
-    a, v = (xp.reshape(xp.asarray(t), (-1,)) if hasattr(t, "shape") else xp.reshape(xp.asarray(t, dtype=xp.float64),
-                                                                                     (-1,)) for t in (a, v))
+    where = on(a) or on(v)  # the device of the input that is an array of xp
+    a, v = (xp.reshape(xp.asarray(t), (-1,)) if hasattr(t, "shape") else
+            xp.reshape(xp.asarray(t, dtype=xp.float64, **where), (-1,)) for t in (a, v))
     n, m = a.shape[0], v.shape[0]
     if n == 0 or m == 0:
         raise ZygoteError(f"{name}: an empty input")
-    index = xp.asarray(np.add.outer(np.arange(n), np.arange(m)).reshape(-1))
+    index = xp.asarray(np.add.outer(np.arange(n), np.arange(m)).reshape(-1), **where)
     full = scatter_add(xp, n + m - 1, index, xp.reshape(a[:, None] * v[None, :], (-1,)))
 
     def back_full(d):
@@ -373,8 +379,9 @@ def _mode_slice(xp, full, back_full, start, size, args, after=lambda da, dv: (da
     def back(dy):
         if dy is None:
             return (None, None, *(None for _ in args))
-        dy = xp.asarray(dy)
-        d = xp.concat([xp.zeros((start,), dtype=dy.dtype), dy, xp.zeros((total - start - size,), dtype=dy.dtype)])
+        dy = xp.asarray(dy, **on(full))
+        d = xp.concat([xp.zeros((start,), dtype=dy.dtype, **on(full)), dy,
+                       xp.zeros((total - start - size,), dtype=dy.dtype, **on(full))])
         return (*after(*back_full(d)), *(None for _ in args))
     return full[start:start + size], back
 
@@ -410,7 +417,7 @@ def correlate(a, v, *args, **kwargs):
     mode = args[0] if args else kwargs.get("mode", "valid")
     xp = namespace_of(a, v)
     if xp is not np:
-        v_ = xp.asarray(v) if hasattr(v, "shape") else xp.asarray(v, dtype=xp.float64)
+        v_ = xp.asarray(v) if hasattr(v, "shape") else xp.asarray(v, dtype=xp.float64, **on(a))
         full, back_full, n, m = _convolve_full(xp, a, conj(xp.flip(xp.reshape(v_, (-1,)))), "np.correlate", mode)
         start = n - 1 - (n - 1) // 2 if mode == "same" and n < m else _full_offset(n, m, mode)
         return _mode_slice(xp, full, back_full, start, _mode_size(n, m, mode), args,
@@ -454,12 +461,12 @@ def polyval(p, x):
 def _polyval_foreign(xp, p, x):
     """np.polyval in another library's namespace: Horner's rule; dp_i = sum dy x^(N-1-i) from the powers of x, dx = dy
     times the derivative polynomial at x (Horner's rule again)."""
-    p_ = xp.asarray(p) if hasattr(p, "shape") else xp.asarray(p, dtype=xp.float64)
+    p_ = xp.asarray(p) if hasattr(p, "shape") else xp.asarray(p, dtype=xp.float64, **on(x))
     if p_.ndim != 1:
         raise ZygoteError(f"np.polyval of another library's arrays: p must be 1-d, not of shape {tuple(p_.shape)}")
-    x_ = xp.asarray(x) if hasattr(x, "shape") else xp.asarray(x, dtype=p_.dtype)
+    x_ = xp.asarray(x) if hasattr(x, "shape") else xp.asarray(x, dtype=p_.dtype, **on(p_))
     n = p_.shape[0]
-    y = xp.zeros(tuple(x_.shape), dtype=xp.result_type(p_, x_))
+    y = xp.zeros(tuple(x_.shape), dtype=xp.result_type(p_, x_), **on(x_))
     for k in range(n):
         y = y * x_ + p_[k]
 
@@ -546,7 +553,7 @@ def pinv(a, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        I_m, I_n = xp.eye(a.shape[-2], dtype=X.dtype), xp.eye(a.shape[-1], dtype=X.dtype)
+        I_m, I_n = xp.eye(a.shape[-2], dtype=X.dtype, **on(X)), xp.eye(a.shape[-1], dtype=X.dtype, **on(X))
         g = -_H(X) @ dy @ _H(X) + (I_m - a @ X) @ _H(dy) @ X @ _H(X) + _H(X) @ X @ _H(dy) @ (I_n - X @ a)
         return (g, *(None for _ in args))
     return X, back
@@ -557,7 +564,7 @@ def matrix_power(a, n):
     """d(a^n) = sum_k a^k da a^(n-1-k); a negative n is the power of the inverse."""
     linalg, xp = _linalg(a), namespace(a)
     base = linalg.inv(a) if n < 0 else a
-    powers = [xp.broadcast_to(xp.eye(a.shape[-1], dtype=base.dtype), tuple(a.shape))]
+    powers = [xp.broadcast_to(xp.eye(a.shape[-1], dtype=base.dtype, **on(a)), tuple(a.shape))]
     for _ in range(abs(n) - 1):
         powers.append(powers[-1] @ base)
 
@@ -565,7 +572,7 @@ def matrix_power(a, n):
         if dy is None:
             return (None, None)
         g = sum((_H(powers[k]) @ dy @ _H(powers[abs(n) - 1 - k]) for k in range(abs(n))),
-                xp.zeros(tuple(a.shape), dtype=base.dtype))
+                xp.zeros(tuple(a.shape), dtype=base.dtype, **on(a)))
         return (-_H(base) @ g @ _H(base) if n < 0 else g, None)
     return linalg.matrix_power(a, n), back
 

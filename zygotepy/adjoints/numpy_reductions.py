@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..backends import conj, namespace, unbroadcast
+from ..backends import asarray, conj, namespace, on, unbroadcast
 from ..errors import ZygoteError
 from .numpy import _as_array, _axis_keepdims, _expand, _extremum, _initial, _restore, _where, is_float
 from .registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
@@ -93,7 +93,7 @@ def prod(x, *args, **kwargs):
                                ("axis", "dtype", "keepdims", "where"))
         mask = kw.pop("where", None)
         if mask is not None:
-            mask = xp.asarray(mask)
+            mask = xp.asarray(mask, **on(x_arr))
         y = xp.prod(x_arr if mask is None else xp.where(mask, x_arr, xp.ones_like(x_arr)), **kw)
 
     def back(dy):
@@ -175,10 +175,11 @@ def _sorted_slices(x_arr, axis):
     return axes, last, moved, xp.reshape(moved, (*moved.shape[:x_arr.ndim - len(axes)], -1))
 
 
-def _middle(xp, n, dtype):
+def _middle(xp, n, dtype, like):
     """The weights of a median on a sorted slice of n entries: 1/2 on each of the (one or two) middle ones."""
     middle = (np.arange(n) == (n - 1) // 2) * 0.5 + (np.arange(n) == n // 2) * 0.5
-    return xp.asarray(middle.astype(np.float32) if str(dtype).endswith("float32") else middle, dtype=dtype)
+    return xp.asarray(middle.astype(np.float32) if str(dtype).endswith("float32") else middle, dtype=dtype,
+                      **on(like))
 
 
 @adjoint(np.median)
@@ -195,7 +196,7 @@ def median(x, *args, **kwargs):
         kw = _foreign_keywords("median", ("axis", "out", "overwrite_input", "keepdims"), args, kwargs,
                                ("axis", "overwrite_input", "keepdims"))
         axes, _, _, flat = _sorted_slices(x_arr, axis)
-        y = xp.sum(xp.sort(xp.astype(flat, dtype), axis=-1) * _middle(xp, flat.shape[-1], dtype), axis=-1)
+        y = xp.sum(xp.sort(xp.astype(flat, dtype), axis=-1) * _middle(xp, flat.shape[-1], dtype, flat), axis=-1)
         if kw.get("keepdims"):
             y = xp.reshape(y, tuple(1 if k in axes else n for k, n in enumerate(x_arr.shape)))
 
@@ -204,8 +205,8 @@ def median(x, *args, **kwargs):
             return (None, *_nones(args))
         axes, last, moved, flat = _sorted_slices(x_arr, axis)
         order = xp.argsort(flat, axis=-1)
-        d = xp.reshape(xp.asarray(dy), flat.shape[:-1])
-        g = xp.take_along_axis(d[..., None] * _middle(xp, flat.shape[-1], dtype), xp.argsort(order, axis=-1), axis=-1)
+        d = xp.reshape(asarray(xp, dy, flat), flat.shape[:-1])
+        g = xp.take_along_axis(d[..., None] * _middle(xp, flat.shape[-1], dtype, flat), xp.argsort(order, axis=-1), axis=-1)
         g = xp.moveaxis(xp.reshape(g, moved.shape), last, axes)
         return (_restore(g, x), *_nones(args))
     return y, back
@@ -225,7 +226,7 @@ def average(x, *args, **kwargs):
         result = np.average(x, *args, **kwargs)
     else:  # the array API has no average: sum(w x) / sum(w), the weights along `axis` when 1-d
         xp = namespace(x_arr)
-        w = xp.ones_like(x_arr) if weights is None else xp.asarray(weights)
+        w = xp.ones_like(x_arr) if weights is None else xp.asarray(weights, **on(x_arr))
         if w.shape != x_arr.shape:
             w = xp.reshape(w, tuple(-1 if k == axis % x_arr.ndim else 1 for k in range(x_arr.ndim)))
         sw = xp.sum(w * xp.ones_like(x_arr), axis=axis, keepdims=keepdims)
@@ -241,7 +242,7 @@ def average(x, *args, **kwargs):
         if weights is None:
             w = xp.ones_like(x_arr)
         else:
-            w = xp.asarray(weights)
+            w = xp.asarray(weights, **on(x_arr))
             if w.shape != x_arr.shape:  # 1-d weights along `axis`
                 w = xp.reshape(w, tuple(-1 if k == axis % x_arr.ndim else 1 for k in range(x_arr.ndim)))
         sw = xp.sum(w * xp.ones_like(x_arr), axis=axis, keepdims=True)
@@ -253,7 +254,7 @@ def average(x, *args, **kwargs):
             dw = d * conj(x_arr - y)
             if dsw is not None:
                 dw = dw + _expand(dsw, x_arr, axis, keepdims)
-            dw = xp.reshape(unbroadcast(dw, w), xp.asarray(weights).shape)
+            dw = xp.reshape(unbroadcast(dw, w), tuple(np.shape(weights)))
         return keyword_cotangents((_restore(dx, x), *((dw if k == 1 else None) for k in range(len(args)))), kwargs,
                                   weights=dw)
     return result, back
@@ -263,7 +264,7 @@ def _present(x_arr, where):
     """The entries a nan-reduction counts: not NaN, and selected by `where` (None: all)."""
     xp = namespace(x_arr)
     present = ~xp.isnan(x_arr)
-    return present if where is None else present & (where if xp is np else xp.asarray(where))
+    return present if where is None else present & (where if xp is np else xp.asarray(where, **on(present)))
 
 
 def _nan_reduction(fn, mean):
@@ -371,7 +372,7 @@ def _cumprod_back(x, y, dy):
     n = x.shape[-1]
     columns = []
     for k in range(n):
-        others = _scan(xp, "prod", xp.where(xp.arange(n) == k, xp.ones_like(x), x), -1)[..., k:]
+        others = _scan(xp, "prod", xp.where(xp.arange(n, **on(x)) == k, xp.ones_like(x), x), -1)[..., k:]
         columns.append(xp.sum(dy[..., k:] * conj(others), axis=-1))
     return xp.stack(columns, axis=-1)
 
@@ -408,7 +409,7 @@ def _cumulative(fn, plain):
                 return (None,)
             if kwargs.get("include_initial"):
                 xp = namespace(dy)
-                dy = xp.take(dy, xp.arange(1, dy.shape[axis or 0]), axis=axis or 0)
+                dy = xp.take(dy, xp.arange(1, dy.shape[axis or 0], **on(dy)), axis=axis or 0)
             return inner_back(dy)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
@@ -426,7 +427,7 @@ def _diagonal_mask(xp, x, offset, axis1, axis2):
     n, m = x.shape[axis1], x.shape[axis2]
     if xp is np:
         return np.eye(n, m, k=offset, dtype=x.dtype if x.dtype.kind in "fc" else None)
-    return xp.eye(n, m, k=offset, dtype=x.dtype if is_float(x) else xp.float64)
+    return xp.eye(n, m, k=offset, dtype=x.dtype if is_float(x) else xp.float64, **on(x))
 
 
 @adjoint(np.trace)
@@ -449,7 +450,7 @@ def trace(x, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        g = xp.asarray(dy)[..., None, None] * _diagonal_mask(xp, x, offset, axis1, axis2)
+        g = asarray(xp, dy, x)[..., None, None] * _diagonal_mask(xp, x, offset, axis1, axis2)
         return (xp.moveaxis(g, (-2, -1), (axis1 % x.ndim, axis2 % x.ndim)), *_nones(args))
     return y, back
 
@@ -479,7 +480,8 @@ def diff(x, *args, **kwargs):
     else:
         _foreign_keywords("diff", names, args, kwargs, names)
         edge = tuple(1 if k == axis else size for k, size in enumerate(x_arr.shape))
-        pieces = [xp.broadcast_to(xp.asarray(v, dtype=x_arr.dtype), edge) if not np.ndim(v) else xp.asarray(v)
+        pieces = [xp.broadcast_to(xp.asarray(v, dtype=x_arr.dtype, **on(x_arr)), edge) if not np.ndim(v)
+                  else xp.asarray(v, **on(x_arr))
                   for v in (pre, x_arr, post) if v is not np._NoValue]
         y = _concat(xp, pieces, axis) if len(pieces) > 1 else x_arr
         for _ in range(n):

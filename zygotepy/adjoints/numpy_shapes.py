@@ -16,6 +16,8 @@ from ..backends import (
     is_foreign,
     namespace,
     namespace_of,
+    on,
+    on_any,
     scatter_add,
     unbroadcast,
 )
@@ -75,8 +77,8 @@ def _foreign_gather(fn, x, args, kwargs):
     index = np.asarray(fn(np.arange(1, math.prod(shape) + 1).reshape(shape), *args, **kwargs)) - 1
     flat = index.reshape(-1)
     present = flat >= 0
-    source = xp.asarray(np.where(present, flat, 0))
-    mask = None if present.all() else xp.asarray(present)
+    source = xp.asarray(np.where(present, flat, 0), **on(x))  # (made where x lives: issue case 11)
+    mask = None if present.all() else xp.asarray(present, **on(x))
     y = xp.take(xp.reshape(x, (-1,)), source, axis=0)
     if mask is not None:
         y = xp.where(mask, y, xp.zeros_like(y))
@@ -198,12 +200,12 @@ def _foreign_pad(xp, x, pad_width, mode, args, kwargs):
         if rest:
             raise ZygoteError(f"np.pad of another library's arrays: {sorted(rest)} is not supported")
         filled, index = None, np.pad(np.arange(math.prod(x.shape)).reshape(tuple(x.shape)), pad_width, mode)
-    source = xp.asarray(index.reshape(-1))
+    source = xp.asarray(index.reshape(-1), **on(x))
     present = source >= 0
     source = xp.where(present, source, xp.zeros_like(source))
     y = xp.take(xp.reshape(x, (-1,)), source, axis=0)
     if filled is not None:
-        y = xp.where(present, y, xp.asarray(filled.reshape(-1), dtype=x.dtype))
+        y = xp.where(present, y, xp.asarray(filled.reshape(-1), dtype=x.dtype, **on(x)))
 
     def back(dy):
         if dy is None:
@@ -316,7 +318,8 @@ def broadcast_arrays(*arrays):
         return tuple(unbroadcast(d, a) for d, a in zip(dy, arrays, strict=True))
     xp = namespace_of(*arrays)
     if xp is not np:
-        return xp.broadcast_arrays(*(xp.asarray(a) for a in arrays)), back
+        where = on_any(*arrays)
+        return xp.broadcast_arrays(*(xp.asarray(a, **where) for a in arrays)), back
     return np.broadcast_arrays(*arrays), back
 
 
@@ -348,7 +351,8 @@ def _meshgrid_foreign(xp, xi, kwargs):
     indexing, sparse = kwargs.get("indexing", "xy"), kwargs.get("sparse", False)
     if set(kwargs) - {"indexing", "sparse", "copy"} or indexing not in ("xy", "ij"):
         raise ZygoteError(f"np.meshgrid of another library's arrays: unsupported arguments {kwargs}")
-    flat = [xp.reshape(xp.asarray(x), (-1,)) for x in xi]
+    where = next((on(x) for x in xi if on(x)), {})  # the device of the inputs that are arrays of xp
+    flat = [xp.reshape(xp.asarray(x, **where), (-1,)) for x in xi]
     n = len(flat)
     axes = [({0: 1, 1: 0}.get(k, k) if indexing == "xy" and n > 1 else k) for k in range(n)]
     sizes = [0] * n
@@ -399,13 +403,13 @@ def _scatter_into(x, source, dy):
     """The cotangent of x from dy = x.flat[source] (source: x's flat indices, an array of x's namespace)."""
     xp = namespace(x)
     if not hasattr(dy, "shape"):
-        dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None)
+        dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None, **on(x))
     size = math.prod(x.shape)
     return xp.reshape(scatter_add(xp, size, xp.reshape(source, (-1,)), xp.reshape(dy, (-1,))), tuple(x.shape))
 
 
 def _flat_indices(xp, x):
-    return xp.reshape(xp.arange(math.prod(x.shape)), tuple(x.shape))
+    return xp.reshape(xp.arange(math.prod(x.shape), **on(x)), tuple(x.shape))
 
 
 def _in_bounds(xp, index, n, mode, name):
@@ -438,7 +442,7 @@ def take(x, indices, *args, **kwargs):
             raise ZygoteError(f"np.take of another library's arrays: {', '.join(unknown)} is not supported")
         x_arr = xp.reshape(x, (-1,)) if axis is None else x
         along = 0 if axis is None else axis % x.ndim
-        index = xp.asarray(indices)
+        index = xp.asarray(indices, **on(x))
         index = _in_bounds(xp, index, x_arr.shape[along], kw.get("mode"), "take")
         shape = (*x_arr.shape[:along], *index.shape, *x_arr.shape[along + 1:])
         flat = xp.reshape(index, (-1,))
@@ -472,7 +476,7 @@ def take_along_axis(x, indices, *args, **kwargs):
                               f"not supported")
         x_arr = xp.reshape(x, (-1,)) if axis is None else x
         along = 0 if axis is None else axis % x.ndim
-        index = _in_bounds(xp, xp.asarray(indices), x_arr.shape[along], None, "take_along_axis")
+        index = _in_bounds(xp, xp.asarray(indices, **on(x)), x_arr.shape[along], None, "take_along_axis")
         source = xp.take_along_axis(xp.reshape(_flat_indices(xp, x), tuple(x_arr.shape)), index, axis=along)
         return xp.take_along_axis(x_arr, index, axis=along), lambda dy: (
             None if dy is None else _scatter_into(x, source, dy), None, *_nones(args))
@@ -565,7 +569,8 @@ def _stacker(fn, lift, axis_of):
         if xp is not np:  # concatenated in x's namespace after lifting
             if args or any(v is not None for v in kwargs.values()):
                 raise ZygoteError(f"np.{fn.__name__} of another library's arrays: dtype and casting are not supported")
-            arrays_ = [xp.asarray(a) for a in arrays]
+            where = next((on(a) for a in arrays if on(a)), {})  # the device of the arrays of xp
+            arrays_ = [xp.asarray(a, **where) for a in arrays]
             lifted = [xp.reshape(a, (-1, 1)) if lift is _column and a.ndim < 2 else a if lift is _column
                       else _atleast(a, _LIFTS[lift]) for a in arrays_]
             axis = axis_of(lifted)
@@ -604,7 +609,8 @@ def append(arr, values, *args, **kwargs):
     axis = args[0] if args else kwargs.get("axis")
     xp = namespace_of(arr, values)
     if xp is not np:
-        originals = xp.asarray(arr), xp.asarray(values)
+        where = on(arr) or on(values)
+        originals = xp.asarray(arr, **where), xp.asarray(values, **where)
         parts = [xp.reshape(o, (-1,)) for o in originals] if axis is None else list(originals)
         along = 0 if axis is None else axis
         return function(np.concatenate, xp)(parts, axis=along), lambda dy: (

@@ -4,6 +4,7 @@ These classes have no Python source zygotepy could read (their `__new__`/`__init
 constructors get structural rules: the cotangent of the new object is a `StructGrad` of its fields (a dict for `dict`),
 and each field's entry goes back to the argument that set it, positional or keyword.
 """
+import collections
 import dataclasses
 import types
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
-from .registry import class_rule, nondifferentiable
+from .registry import class_rule, code_rule, keyword_rule, nondifferentiable
 
 
 def fields_of(obj):
@@ -62,6 +63,26 @@ def _is_namedtuple(cls):
 def namedtuple_new(cls, args, kwargs):
     y = cls(*args, **(kwargs or {}))
     return y, constructor_pullback(y, cls._fields[:len(args)], kwargs)
+
+
+# every namedtuple class has its own `_replace` function, all made from this one code object
+_REPLACE = collections.namedtuple("_Probe", "a")._replace.__code__
+
+
+@keyword_rule
+@code_rule(_REPLACE)
+def namedtuple_replace(self, **kwds):
+    """`p._replace(y=v)`, of any namedtuple class (issue case 9: its source maps `kwds.pop` over the fields, a bound
+    mutating method passed as a value, which has no rule): the new tuple's fields come from `self` or, where named,
+    from the keywords. The cotangent of each field goes to the one it came from."""
+    y = self._replace(**kwds)
+
+    def back(dy):
+        fields = as_fields(y, dy) or {}
+        kept = {f: fields.get(f) for f in type(self)._fields if f not in kwds and fields.get(f) is not None}
+        dself = StructGrad(kept) if kept else None
+        return (dself, {k: fields.get(k) for k in kwds}) if kwds else (dself,)
+    return y, back
 
 
 def _is_generated_dataclass(cls):

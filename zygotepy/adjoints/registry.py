@@ -31,9 +31,16 @@ NONDIFF = set()
 MUTATING = set()   # primitives that update an object in place: their `back` runs even with no cotangent (to undo)
 MUTATING_IF_ACTIVE = set()  # operators that may update in place (`x += y`): the same, where a gradient flows
 CLASS_RULES = []  # (predicate on a class, rule): constructors of whole families of classes (dataclasses, namedtuples)
+# code object -> rule, for the methods a factory makes anew for each class it makes, all from one code object (every
+# namedtuple class's own `_replace`): no one function object could key their rule
+CODE_RULES = {}
 _UNHASHABLE = {}  # id(target) -> (target, rule), for targets that cannot be dict keys
 generation = [0]
 GENERIC = set()  # targets whose rule computes with the array namespace of its inputs (serves every backend)
+# id() of each target whose rule runs even where no gradient flows into the call (a user's rule: `nestlevel`; the
+# nesting rules marked `__zygote_always__`): generated code tests a callee it cannot know at transform time (a closure
+# cell, a local name) against it (runtime.has_rule). Targets are held by RULES, so their ids are never reused.
+RULED = set()
 
 
 def _key(target):
@@ -69,6 +76,8 @@ def adjoint(target):
         except TypeError:
             _UNHASHABLE[id(key)] = (key, rule)
         rule.__zygote_target__ = target
+        if user or getattr(rule, "__zygote_always__", False):
+            RULED.add(id(key))
         generation[0] += 1
         _forget_twins()
         return rule
@@ -159,6 +168,10 @@ def find_rule(target):
     except TypeError:
         hit = _UNHASHABLE.get(id(target))
         return hit[1] if hit and hit[0] is target else None
+    if rule is None and type(target) is types.FunctionType and CODE_RULES:
+        rule = CODE_RULES.get(target.__code__)
+        if rule is not None:
+            return rule
     if rule is None and (_seen[0] != len(sys.modules) or target in _TWINS or target in _METHODS):
         twin = twin_of(target)
         if twin is not None:
@@ -276,6 +289,16 @@ def _numpy_only(twin, target):
         rule.__qualname__ = f"numpy_only_{twin.__name__}"
         _REFUSALS[target] = rule
     return rule
+
+
+def code_rule(code):
+    """Register `rule` for every Python function whose code object is `code` (internal tables: the per-class methods
+    a factory makes from one code, such as namedtuple's `_replace`); a rule registered for the function itself wins."""
+    def register(rule):
+        CODE_RULES[code] = rule
+        generation[0] += 1
+        return rule
+    return register
 
 
 def class_rule(predicate):

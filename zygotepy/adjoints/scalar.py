@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..backends import _unbroadcast_ndarray, conj, namespace, unbroadcast
+from ..backends import _unbroadcast_ndarray, conj, namespace, on, unbroadcast
 from . import handover
 from .registry import adjoint, find_rule, namespace_generic, nondifferentiable, scalar_rule
 from .structures import like
@@ -311,11 +311,12 @@ def pow_(a, b):
         elif _is_complexish(a) or _is_complexish(b):
             db = dy * conj(y * xp.log(a))
         elif hasattr(a, "shape") or hasattr(y, "shape"):
-            positive = xp.asarray(a) > 0
+            a_ = xp.asarray(a, **(on(a) or on(y)))  # (a number made where y lives)
+            positive = a_ > 0
             if xp is np:
                 db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive
             else:  # the array API multiplies no booleans
-                db = xp.where(positive, dy * y * xp.log(xp.where(positive, xp.asarray(a), 1.0)), 0.0)
+                db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)
         else:
             db = dy * y * math.log(a) if a > 0 else dy * 0.0
         return unbroadcast(da, a), unbroadcast(db, b)
@@ -344,7 +345,7 @@ def mod(a, b):
         if dy is None:
             return (None, None)
         xp = namespace(a if hasattr(a, "shape") else b)
-        return unbroadcast(dy, a), unbroadcast(-dy * xp.floor(xp.asarray(a) / b), b)
+        return unbroadcast(dy, a), unbroadcast(-dy * xp.floor(xp.asarray(a, **(on(a) or on(b))) / b), b)
     return a % b, back
 
 
@@ -387,7 +388,8 @@ def matmul(a, b):
             return (dy @ b.T if need[0] else None), (a.T @ dy if need[1] else None)  # the common case, directly
         xp = namespace(y)
         a2, b2 = (a[None, ...] if a.ndim == 1 else a), (b[..., None] if b.ndim == 1 else b)
-        dy2 = dy if hasattr(dy, "shape") or xp is np else xp.asarray(dy, dtype=y.dtype)  # a 1-d b is a column, a 1-d a a row: restore their axes in dy (b's first: dy may be 0-d)
+        # a 1-d b is a column, a 1-d a a row: restore their axes in dy (b's first: dy may be 0-d)
+        dy2 = dy if hasattr(dy, "shape") or xp is np else xp.asarray(dy, dtype=y.dtype, **on(y))
         if b.ndim == 1:
             dy2 = xp.expand_dims(dy2, -1)
         if a.ndim == 1:

@@ -15,12 +15,14 @@ import numpy as np
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J, differentiable
 from ..errors import MissingAdjoint, ZygoteError
-from ..backends import is_array_type, namespace
+from ..backends import asarray, is_array_type, namespace, on, on_any, zeros as zeros_on
 from ..structgrad import StructGrad
 from .foreign_methods import attribute as foreign_attribute
+from .numpy_index_tricks import CONCATENATORS, concatenator_getitem
 from .registry import adjoint, keyword_rule, namespace_generic, nondifferentiable
 
 nondifferentiable(foreign_attribute)  # (higher orders differentiate getattr_ itself)
+nondifferentiable(on, on_any, zeros_on)  # device keywords and fresh zeros: constants (an outer level runs the rules' code)
 nondifferentiable(rt.none_set, rt.any_set, rt.new_cell, rt.set_cell, rt.contained_in, rt.not_contained_in,
                   rt.raise_, rt.assertion_failed, rt.format_value, rt.join_str, rt.is_scalar, rt.is_same,
                   rt.is_none, rt.is_not_none, rt.all_true, range, slice)
@@ -42,8 +44,8 @@ def like(template, items):
         return type(template)(items) if type(template) in (tuple, list) else tuple(items)
     xp = namespace(template)
     if hasattr(template, "shape"):
-        rows = [xp.zeros_like(template[k], dtype=_float_dtype(template)) if g is None else xp.asarray(g)
-                for k, g in enumerate(items)]
+        rows = [xp.zeros_like(template[k, ...], dtype=_float_dtype(template)) if g is None
+                else asarray(xp, g, template) for k, g in enumerate(items)]  # (on template's device)
         return xp.stack(rows)
     if hasattr(template, "__dict__") and not isinstance(template, (types.GeneratorType, types.FunctionType, type)) \
             and not type(template).__name__.endswith("iterator"):
@@ -625,6 +627,8 @@ def scatter_rule(n, picks, items):
 
 @adjoint(operator.getitem)
 def getitem(x, index):
+    if type(x) in CONCATENATORS:  # np.r_[a, b], np.c_[a, b]: a concatenation
+        return concatenator_getitem(x, index)
     y = x[index]
     if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f":
         return y, _number_back(x, index)
@@ -695,9 +699,12 @@ def scatter_array(x, index, dy):
     xp = namespace(x)
     zeros = getattr(type(dy), "__zygote_zeros__", None)  # forward mode's duals: zeros that can hold dy
     g = zeros(x.shape, dy) if zeros is not None else \
-        xp.zeros(x.shape, dtype=_float_dtype(x) if not rt.is_complex_like(dy) else np.complex128)
+        zeros_on(xp, x.shape, _float_dtype(x) if not rt.is_complex_like(dy) else xp.complex128, x)  # on x's device
     if hasattr(g, "at") and not isinstance(g, np.ndarray):  # JAX arrays are immutable: a functional update
         return g.at[index].add(dy)
+    if xp is not np and type(index) is tuple and any(i is None for i in index):
+        index = tuple(i for i in index if i is not None)  # the array API assigns through no new axis: drop them
+        dy = xp.reshape(dy, tuple(g[index].shape))
     if _is_fancy(index) and xp is not np and _is_mask(index):
         g[index] = dy  # a mask selects each entry at most once
     elif _is_fancy(index):

@@ -223,6 +223,12 @@ class AdjointPass(FastPaths):
         if not isinstance(call, Call) or call.star is not None or isinstance(s.out, tuple):
             return [s]
         target = self.statics.get(call.fn.name) if isinstance(call.fn, Var) else callee_object(call.fn, self.globals)
+        j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs)
+        if target is None and isinstance(call.fn, Var):
+            # a callee known only at run time (a closure cell, a local name) may have such a rule too: tested there,
+            # one set lookup (`id(f) in _RULED`), hoisted out of loops where the callee does not change
+            test = self.hoist(_call(rt.has_rule, call.fn), call.fn)
+            return [If(test, [Assign((s.out, Var("_")), j, s.line)], [s], line=s.line)]
         rule = find_rule(target)
         if rule is None or registry.is_builtin(rule) and not getattr(rule, "__zygote_always__", False):
             if type(target) is types.BuiltinFunctionType and getattr(target, "__module__", None) == "math" \
@@ -230,7 +236,6 @@ class AdjointPass(FastPaths):
                 # `if math.sin(x) > 0`: a dual number (hessian) may flow in, which math's C code refuses
                 return [Assign(s.out, Call(Const(rt.number_value), (call.fn, *call.args)), s.line)]
             return [s]
-        j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs)
         return [Assign((s.out, Var("_")), j, s.line)]
 
     def generic_back(self, call, pb, dy, line):

@@ -141,6 +141,24 @@ def transform(fn, need=None, functional=False):
     return Artefact(code, factory, helpers, text, filename, ir.mutated, generation)
 
 
+def user_line(filename, lineno):
+    """`(user file, line, function name)` of a line of generated code, through every level of nesting (generated code
+    of generated code of the user's), or None for a file that is not generated code. The line is that of the user's
+    statement the generated line came from, else (a one-line function's code marks no lines) that of its def."""
+    if filename not in LINE_MAPS:
+        return None
+    line, name = lineno, filename
+    while name in LINE_MAPS:
+        user_file, line_map = LINE_MAPS[name]
+        function, _, first = name[len("<zygotepy: "):].rpartition(" at ")  # `<zygotepy: rec at file.py:2 #2>`
+        line = line_map.get(line)
+        line = line[0] if isinstance(line, tuple) else line
+        if not line:
+            line = int(first.rstrip(">").split(" #")[0].rpartition(":")[2] or 0)
+        name = user_file
+    return user_file, line, function
+
+
 def artefact(fn, need=None, functional=False):
     if fn.__code__.co_filename.startswith("<zygotepy:"):
         functional = False  # generated code is transformed as nested code either way (adjoint.py): one artefact

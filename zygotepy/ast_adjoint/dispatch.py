@@ -5,9 +5,12 @@ registered rule -> derived adjoint of a Python function (compiled once, cached o
 `functools.partial`, callable objects -> a constant call when no differentiable value flows in -> `MissingAdjoint`.
 `J_kw(f, *args, **kwargs)` is the same for calls with keywords; its `back` adds the keyword cotangents as a last dict.
 """
+import collections.abc
 import functools
 import inspect
 import operator
+import os
+import sys
 import types
 
 import numpy as np
@@ -23,6 +26,7 @@ from .source import SourceUnavailable
 
 
 _FLOAT_KINDS = frozenset("fc")
+_FUNCTION = types.FunctionType
 
 
 def differentiable(x, depth=3):
@@ -166,14 +170,7 @@ def _derived(fn, args, kwargs, need, api=False):
     API reads only the positional arguments' cotangents) a call whose positional arguments fill the first parameters
     needs no remapping of its cotangents."""
     code = fn.__code__
-    entry = fn.__dict__.get("__zygote__")
-    if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
-        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {})
-    shape = (need, len(args), tuple(kwargs) if kwargs is not None else None)
-    hit = entry[2].get(shape)
-    if hit is None:
-        hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
-    forward, back, plan, mutates = hit
+    forward, back, plan, mutates = _adjoint_of(fn, args, kwargs, need)
     slot = _claim(args) if mutates and not api else None
     mark = 0 if api else len(_LOG)
     y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
@@ -187,6 +184,56 @@ def _derived(fn, args, kwargs, need, api=False):
     if plan is None or api and len(args) <= code.co_argcount:
         return y, pb
     return y, MappedPullback(pb, plan)
+
+
+def _adjoint_of(fn, args, kwargs, need):
+    """`(forward, back, plan, mutates)` of a Python function for one call shape, cached on the function (see
+    `_derived`), derived now when not yet."""
+    code = fn.__code__
+    entry = fn.__dict__.get("__zygote__")
+    if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
+        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {})
+    shape = (need, len(args), tuple(kwargs) if kwargs is not None else None)
+    hit = entry[2].get(shape)
+    if hit is None:
+        hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
+    return hit
+
+
+def _plain(fn, need, args):
+    """`(forward, back, plan, ())` of the Python function `fn` called with `args` by position, when it has no rule and
+    updates nothing in place (the common call); None for anything else (the caller goes through `_dispatch`).
+
+    It returns before the forward runs, so that the caller (J, J_args, ...) calls the forward itself: a differentiated
+    call then costs one Python frame between the caller's generated code and the callee's, not three (`_dispatch`,
+    `_derived`). Frames per call are what limit the depth of a recursion (`rec(x, n)` reached n = 240 at the default
+    limit, now about 490), and of nested gradients, where each outer level differentiates the inner level's generated
+    code and its calls into `J`, so the frames multiply (a fourth derivative of an array function: 589 frames deep at
+    its innermost call, over the limit with pytest's own; now 322)."""
+    entry = fn.__dict__.get("__zygote__")
+    if entry is not None and entry[0] is fn.__code__ and entry[1] == registry.generation[0]:
+        hit = entry[2].get((need, len(args), None))  # (derived at this generation: no rule was registered for it)
+        if hit is not None:
+            return None if hit[3] else hit
+    elif fn is callmethod or registry.find_rule(fn) is not None or registry.is_nondifferentiable(fn):
+        return None
+    try:
+        hit = _adjoint_of(fn, args, None, need)
+    except SourceUnavailable:
+        return None  # `_dispatch` tells a constant call from a missing adjoint
+    return None if hit[3] else hit
+
+
+def _pullback(fn, hit, tape, mark, args, only_args):
+    """The pullback of a call the fast paths made (`_plain`), after its forward returned: checks updates in place it
+    logged (were they of its arguments? see `_derived`), maps its cotangents to the call's positions (`plan`), and, for
+    J_args and J_handing (`only_args`), drops the callee's own."""
+    if len(_LOG) != mark:
+        _check_updates(fn, (), (), None, mutate.updated_since(mark, args))
+    if hit[2] is None:
+        return DerivedArgsPullback(hit[1], tape).__call__ if only_args else Pullback(hit[1], tape).__call__
+    pb = MappedPullback(Pullback(hit[1], tape), hit[2])
+    return ArgsPullback(pb).__call__ if only_args else pb.__call__
 
 
 # --- functions that update their arguments in place (see lower_mutation and adjoints/mutation.py) ------------------
@@ -336,6 +383,8 @@ def _user_operator(fn, args):
         if isinstance(method, types.FunctionType) and not is_array_type(type(args[0])):
             y, pb = _dispatch(method, args, None)
             return y, SelfPullback(pb)
+        if fn is operator.getitem and type(args[1]) not in _DATA_KEYS:
+            _check_opaque_key(args[0], args[1], method)
         return None
     a, b = args
     forward = [n for n in names[:-1]]
@@ -351,6 +400,24 @@ def _user_operator(fn, args):
         if y is not NotImplemented:
             return y, SwappedPullback(pb)
     return None
+
+
+_DATA_KEYS = frozenset((int, bool, slice, str, type(None), type(Ellipsis)))
+_LOOKUPS = (list, tuple, dict, str, bytes, range, types.MappingProxyType, collections.abc.Mapping)
+
+
+def _check_opaque_key(x, key, method):
+    """`x[key]` where `x`'s `__getitem__` is C code with no rule, and the key may carry a gradient (floats, an array of
+    floats): the getitem rule's cotangents are a lookup's (an entry of a sequence, mapping or array gets `dy`; the key
+    none), right for a container but silently wrong for an object that computes with the key (a C-implemented
+    interpolating table), so such a call raises MissingAdjoint. int, bool and slice keys are data (`_DATA_KEYS`)."""
+    if isinstance(x, _LOOKUPS) or hasattr(x, "shape") or is_array_type(type(x)) or not differentiable(key):
+        return
+    if method is not None and (registry.find_rule(method) is not None or registry.is_nondifferentiable(method)):
+        return
+    x[key]  # a key the object refuses gets Python's own error (`array indices must be integers`), not this one
+    raise MissingAdjoint(method if method is not None else type(x), f"indexing a {type(x).__name__} with a key that "
+                         f"may carry a gradient", where=_where())
 
 
 _METHOD_KINDS = {}
@@ -433,8 +500,11 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
             except SourceUnavailable as e:
                 if e.fn is not fn:  # some other function's source (a callee's) is missing: not this one's problem
                     raise
-                if any(differentiable(a) for a in (*args, *(kwargs or {}).values())):
-                    raise MissingAdjoint(fn, e.reason or "no Python source") from None
+                if any(differentiable(a) for a in (kwargs or {}).values()) or any(
+                        differentiable(a) or type(a) is int and (need is None or k >= len(need) or need[k])
+                        for k, a in enumerate(args)):
+                    # (an int the caller differentiates counts: arithmetic on it is differentiated as on a real)
+                    raise SourceUnavailable(fn, e.reason, _where()) from None
                 return _constant(fn, args, kwargs)
     else:
         rule = registry.find_rule(fn)
@@ -477,7 +547,23 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     inputs = (*args, *(kwargs or {}).values(), *([owner] if not isinstance(owner, types.ModuleType) else []))
     if not any(differentiable(a) for a in inputs):
         return _constant(fn, args, kwargs)
-    raise MissingAdjoint(fn)
+    raise MissingAdjoint(fn, where=_where())
+
+
+def _where():
+    """`file:line` of the user's code that made the call being dispatched (its innermost generated frame: see
+    compile.user_line), or "" when none is running (an entry point's own function). Read only to word an error."""
+    from .compile import user_line
+    frame = sys._getframe(1)
+    while frame is not None:
+        hit = user_line(frame.f_code.co_filename, frame.f_lineno)
+        if hit is not None and not hit[0].startswith(_PACKAGE):  # (a rule's code an outer level transformed: go on)
+            return f"{hit[0]}:{hit[1]}"
+        frame = frame.f_back
+    return ""
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _constant(fn, args, kwargs):
@@ -609,7 +695,26 @@ class PartialPullback:
 
 
 def J(fn, /, *args):
+    if type(fn) is _FUNCTION:  # (see `_plain`: the callee's forward is called from here, one frame)
+        hit = _plain(fn, None, args)
+        if hit is not None:
+            mark = len(_LOG)
+            y, tape = hit[0](*args)
+            if hit[2] is None and len(_LOG) == mark:
+                return y, Pullback(hit[1], tape).__call__  # (a bound method: see DerivedArgsPullback)
+            return y, _pullback(fn, hit, tape, mark, args, False)
+    try:
+        rule = _RULES.get(fn)
+    except TypeError:
+        rule = None
+    if rule is not None and not (type(fn) is types.BuiltinFunctionType and fn in _OPERATORS):
+        # a rule, called from here as `_dispatch` would (an operator may be a user class's first: `_user_operator`)
+        y, back = rule(*args)
+        return y, RulePullback(back, rule, len(args), None, args).__call__
     return _dispatch(fn, args, None)
+
+
+_RULES = registry.RULES
 
 
 def J_kw(fn, /, *args, **kwargs):
@@ -618,6 +723,14 @@ def J_kw(fn, /, *args, **kwargs):
 
 def J_need(need, fn, /, *args):
     """J for a call site where only the arguments flagged in `need` carry gradients the caller reads."""
+    if type(fn) is _FUNCTION:
+        hit = _plain(fn, need, args)
+        if hit is not None:
+            mark = len(_LOG)
+            y, tape = hit[0](*args)
+            if hit[2] is None and len(_LOG) == mark:
+                return y, Pullback(hit[1], tape).__call__  # (a bound method: see DerivedArgsPullback)
+            return y, _pullback(fn, hit, tape, mark, args, False)
     return _dispatch(fn, args, None, need)
 
 
@@ -635,12 +748,37 @@ class ArgsPullback:
         return grads
 
 
+class DerivedArgsPullback:
+    """`ArgsPullback(Pullback(back, tape))` in one object: the backward of a derived function, called from a
+    caller's backward with one frame between them (see `_plain`). The fast paths hand out its bound `__call__`, not the
+    object: Python 3.11 runs a call of an object through C and counts it as two levels of recursion more (a recursion
+    of depth n needs 3n of the limit instead of 2n); a bound method is called like a function."""
+    __slots__ = ("back", "tape")
+
+    def __init__(self, back, tape):
+        self.back, self.tape = back, tape
+
+    def __call__(self, dy, need=None, *into):
+        grads = self.back(self.tape, dy)[1:]
+        if into:
+            return tuple(acc(a, g) for a, g in zip(into, grads))
+        return grads
+
+
 _DIRECT = {}  # rule -> may generated code use its `back` as is (a tested built-in rule, no optional parameters)
 
 
 def J_args(need, fn, /, *args):
     """J for a constant or global callee: `back(dy)` returns only the arguments' cotangents. A built-in rule's own
     `back` is returned as is (no wrappers), unless a user class must see the operator first."""
+    if type(fn) is _FUNCTION:
+        hit = _plain(fn, need, args)
+        if hit is not None:
+            mark = len(_LOG)
+            y, tape = hit[0](*args)
+            if hit[2] is None and len(_LOG) == mark:
+                return y, DerivedArgsPullback(hit[1], tape).__call__
+            return y, _pullback(fn, hit, tape, mark, args, True)
     try:
         rule = registry.RULES.get(fn)
     except TypeError:
@@ -660,6 +798,14 @@ def J_handing(need, fn, /, *args):
     """J_args for a call site that hands the back its running cotangents (`back(dy, need, *into)`): a rule's own back
     is returned only if it takes them (`registry.accumulates`); anything else is wrapped in `ArgsPullback`, which adds
     its cotangents to them."""
+    if type(fn) is _FUNCTION:
+        hit = _plain(fn, need, args)
+        if hit is not None:
+            mark = len(_LOG)
+            y, tape = hit[0](*args)
+            if hit[2] is None and len(_LOG) == mark:
+                return y, DerivedArgsPullback(hit[1], tape).__call__
+            return y, _pullback(fn, hit, tape, mark, args, True)
     try:
         rule = registry.RULES.get(fn)
     except TypeError:
@@ -712,6 +858,8 @@ def J_entry(need, fn, args, kwargs):
 
     A Python function derived before, with no rule registered since (every registration bumps the generation), goes
     straight to its cached derivative: `_dispatch` would find no rule for it again."""
+    if _cache_of(fn) is None and kwargs is None and type(fn) is _FUNCTION:
+        _plain(fn, need, args)  # derives it now, if it has no rule and has source (else `_dispatch` says what to do)
     if _cache_of(fn) is not None:
         return _derived(fn, args, kwargs, need, True)
     return _dispatch(fn, args, kwargs, need, True)

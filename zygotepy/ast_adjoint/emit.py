@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from ..adjoints import registry
 from . import dispatch, inline, items, printer
 from . import runtime as rt
 from .fastpath import ARRAY_ARM, Derivative, RuleRef
@@ -165,6 +166,8 @@ class Emitter:
             elif fn is rt.is_real_value:
                 test = f"(type({x}) is {self.helper(np.float64).id} or {test})"
             return ast.Name(test, _LOAD)  # pasted as text: ast.unparse would bracket the third test of an `and`
+        if fn is rt.has_rule:  # `id(f) in _RULED`
+            return ast.Compare(ast.Call(self.helper(id), args, []), [ast.In()], [self.helper(registry.RULED, "_RULED")])
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])
         if fn is rt.any_array:  # `(type(a) is _ndarray or type(b) is _ndarray)`

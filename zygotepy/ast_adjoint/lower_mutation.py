@@ -18,7 +18,7 @@ import numpy as np
 
 from . import mutate as mt
 from . import runtime as rt
-from .ir import Const, Var
+from .ir import Const, Global, Var
 
 MUTATING_METHODS = frozenset((
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
@@ -123,6 +123,7 @@ class Mutation:
         # method): they follow maybe-in-place updates too (`y *= 0.1`), so the final version returned to the caller
         # includes them; other parameters' `x += v` is caught at run time (dispatch._check_updates)
         self.tracked_params = set()
+        self.by_call = False   # the update being lowered is a call's that may not have happened (mutating_call)
         self.mutated = set()   # lineages given a new version somewhere
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.next_lineage = 0
@@ -280,7 +281,13 @@ class Mutation:
             if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
                     and not (maybe and name.startswith(".param") and name not in self.tracked_params):
                 if name in self.cellvars:
-                    self.fail(f"updating '{name}' in place, which a nested function captures")
+                    if not (self.by_call or maybe or refreshed):
+                        self.fail(f"updating '{name}' in place, which a nested function captures")
+                    # an update that may not have happened (a call that may update it, `x += v`, an update of what
+                    # may hold it): most often it did not (a number, a helper's `p *= 2`), which is checked now
+                    self.call(Const(mt.captured_unchanged), [var, Const(name), Const(self.filename),
+                                                             Const(self.line)], hint="_")
+                    continue
                 if maybe:
                     alias = self.call(Const(mt.same_or), [var, old, new], hint=self.user_name(var))
                     self.lineage[alias] = lin
@@ -390,11 +397,26 @@ class Mutation:
         return obj
 
     def store_item(self, target, value):
+        if self.global_item(target, value):
+            return
         obj = self.target_object(target.value)
         index = self.expr(target.slice)
         new = self.call(Const(mt.setitem), [obj, index, value], hint=self.user_name(obj))
         self.mutate(obj, new)
         self.note_child(value, "item", new, index)
+
+    def global_item(self, target, value):
+        """`G[k] = v` (`value`: v, or a function of the index atom building it) on a module global container `G`:
+        runs as `runtime.global_store`, which refuses a v that carries a gradient and otherwise just stores (a
+        counter, a flag, a cache of data). True if it was one."""
+        name = target.value.id if isinstance(target.value, gast.Name) else None
+        if name is None or not self.global_container(name):
+            return False
+        index = self.expr(target.slice)
+        value = value(index) if callable(value) else value
+        self.call(Const(rt.global_store), [Global(name), Const(name), Const((self.filename, self.line)), index, value],
+                  hint="_")
+        return True
 
     def store_attr(self, target, value):
         obj = self.target_object(target.value)
@@ -423,6 +445,9 @@ class Mutation:
         it: an item that is itself an array or a list is updated in place, so a name that holds it sees the update
         (the store's `refresh` of the container's children routes their cotangents); likewise for attributes."""
         t = node.target
+        if isinstance(t, gast.Subscript) and self.global_item(t, lambda index: self.call(Const(inplace), [
+                self.call(Const(operator.getitem), [self.expr(t.value), index]), self.expr(node.value)])):
+            return
         obj = self.target_object(t.value)
         if isinstance(t, gast.Subscript):
             index = self.expr(t.slice)
@@ -458,7 +483,11 @@ class Mutation:
             if isinstance(a, Var) and a not in seen:
                 seen.add(a)
                 versions[k] = self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a))
-                self.mutate(a, versions[k])
+                self.by_call = True
+                try:
+                    self.mutate(a, versions[k])
+                finally:
+                    self.by_call = False
         # what it updated may now keep the other arguments (`rows.append(row)`, `store(lst, W)`), and its result may
         # be one of them or held in one (`d.setdefault(k, W)`, `lst.pop()`)
         for k, v in versions.items():

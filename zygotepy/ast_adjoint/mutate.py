@@ -15,7 +15,7 @@ import inspect
 
 import numpy as np
 
-from ..errors import ZygoteError
+from ..errors import UnsupportedSyntax, ZygoteError
 
 ENTRIES = []   # every recorded update not yet claimed by an entry point, in order
 LOG = []       # id() of each object updated in place (entries and `put_*`), in order, while an entry point runs
@@ -262,6 +262,14 @@ def logged(op, x, y):
     if result is x:
         LOG.append(id(x))
     return result
+
+
+def captured_unchanged(obj, name, file, line):
+    """A call that may update `obj` in place, which a nested function captures as `name`, returned: fine where the
+    call left it as it was (a number, or an object it did not update), refused otherwise (the closure would see the
+    new version, which its own derived code cannot follow)."""
+    if may_have_changed(obj):
+        raise UnsupportedSyntax(f"updating '{name}' in place, which a nested function captures", file, line)
 
 
 class _NotInPlace:

@@ -333,6 +333,26 @@ def is_same(a, b):
     return a is b
 
 
+def global_store(obj, name, where, key, value):
+    """`NAME[key] = value` on a module global container, in differentiated code (lower_mutation.global_item): a value
+    that carries no gradient (a call counter, a flag, data) is stored, as plain Python would; one that does is refused,
+    since its gradient could not reach its sources through a global (and any later read of it would get none)."""
+    from .dispatch import differentiable
+    if differentiable(value):
+        from ..errors import UnsupportedSyntax
+        raise UnsupportedSyntax("updating a global or constant object in place with a value that carries a gradient",
+                                *where, f"pass '{name}' as an argument, or work on a copy")
+    obj[key] = value
+
+
+def has_rule(fn):
+    """Does `fn` have a rule that runs even where no gradient flows into the call (registry.RULED)? The test generated
+    code makes before an inactive call of a callee it could not know at transform time (a closure cell, a local name);
+    the emitter prints it inline, `id(fn) in _RULED`."""
+    from ..adjoints.registry import RULED
+    return id(fn) in RULED
+
+
 def is_none(x):
     return x is None
 

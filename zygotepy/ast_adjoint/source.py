@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import gast
 
-from zygotepy.errors import ZygoteError
+from zygotepy.errors import MissingAdjoint, ZygoteError
 
 __all__ = ["Source", "SourceUnavailable", "get_source", "register_source"]
 
@@ -46,16 +46,28 @@ _REGISTERED = {}
 _COUNTER = itertools.count(1)  # deterministic registry names (no uuids), unique within the process
 
 
-class SourceUnavailable(ZygoteError):
-    """A callable has no Python source zygotepy can read (builtin, exec'd code, dataclass ``__init__``, ...)."""
+class SourceUnavailable(MissingAdjoint):
+    """A callable has no Python source zygotepy can read (builtin, exec'd code, dataclass ``__init__``, a function
+    typed at the interactive prompt or read from stdin, ...).
 
-    def __init__(self, fn, reason=""):
-        self.fn, self.reason = fn, reason
+    A `MissingAdjoint`: raised where a value that may carry a gradient flows into such a function (an int counts:
+    arithmetic on it is differentiated as on a real number), so `except MissingAdjoint` sees it. Its message says how
+    to go on (a file or notebook cell, `register_source`, a rule), not MissingAdjoint's `@adjoint` skeleton, which
+    cannot name a function that lives in ``__main__`` of a prompt or is a lambda."""
+
+    def __init__(self, fn, reason="", where=""):
+        self.fn, self.callee, self.reason = fn, fn, reason
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-        super().__init__(
-            f"no Python source for {name}"
+        short = getattr(fn, "__name__", "fn")
+        short = short if short.isidentifier() else "fn"
+        ZygoteError.__init__(
+            self,
+            f"{where + ': ' if where else ''}no Python source for {name}"
             + (f" ({reason})" if reason else "")
-            + "; give it a rule with @adjoint, or provide its text with zygotepy.register_source(fn, src)"
+            + ": zygotepy differentiates a Python function by reading its source, and a function typed at the "
+            "interactive prompt, read from stdin (`python -`, `python -c`) or made by exec has none. Define it in a "
+            f"file (a module or script) or a notebook cell, or hand its text over with "
+            f"zygotepy.register_source({short}, source_text); or give it a rule with @adjoint"
         )
 
 

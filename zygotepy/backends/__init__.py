@@ -123,6 +123,46 @@ def namespace_of(*xs):
     return np
 
 
+def on(like):
+    """`{"device": like.device}` for an array of another library, `{}` for NumPy values, numbers and arrays without a
+    device (JAX's tracers). Every array a rule makes from nothing (`xp.zeros`, `xp.eye`, `xp.arange`, `xp.asarray` of a
+    number) takes these keywords, so that it is made where `like` lives: torch's `cuda` tensors, CuPy arrays and
+    array-API arrays on another device refuse to be combined with arrays made on the default device (issue case 11)."""
+    if type(like) is np.ndarray or type(like) in _SCALAR_TYPES or isinstance(like, (np.generic, *_SCALARS)):
+        return _NO_KEYWORDS
+    try:
+        device = like.device
+    except Exception:  # a JAX tracer has no device: JAX places what it makes itself
+        return _NO_KEYWORDS
+    return _NO_KEYWORDS if device is None or callable(device) else {"device": device}
+
+
+_NO_KEYWORDS = {}
+
+
+def on_any(*likes):
+    """`on` of the first of `likes` that has a device (a function of an array and a list or a number: the array's)."""
+    for like in likes:
+        kw = on(like)
+        if kw:
+            return kw
+    return _NO_KEYWORDS
+
+
+def zeros(xp, shape, dtype, like):
+    """`xp.zeros(shape, dtype=dtype)` on `like`'s device (NumPy's zeros for NumPy)."""
+    return np.zeros(shape, dtype=dtype) if xp is np else xp.zeros(shape, dtype=dtype, **on(like))
+
+
+def asarray(xp, value, like, dtype=None):
+    """`value` (an array of xp, or a number) as an array of xp on `like`'s device: an array of xp is kept where it is."""
+    if xp is np:
+        return np.asarray(value, dtype=dtype)
+    if hasattr(value, "shape") and type(value) is not np.ndarray:
+        return xp.asarray(value, dtype=dtype) if dtype is not None else value
+    return xp.asarray(value, dtype=dtype, **on(like))
+
+
 # array-API names of NumPy functions whose NumPy name a strict namespace lacks (`array_api_strict` has only these)
 _ARRAY_API_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
                     "arctanh": "atanh", "arctan2": "atan2", "power": "pow", "concatenate": "concat",
@@ -186,7 +226,7 @@ def scatter_add(xp, size, index, values):
             np.add.at(g, index, values)
             return g
         return np.bincount(index, weights=values, minlength=size).astype(values.dtype, copy=False)
-    zeros = xp.zeros((size,), dtype=values.dtype)
+    zeros = xp.zeros((size,), dtype=values.dtype, **on(values))
     if hasattr(zeros, "at") and hasattr(zeros.at, "__getitem__"):  # JAX arrays are immutable
         return zeros.at[index].add(values)
     if hasattr(zeros, "index_add"):  # torch
@@ -195,5 +235,5 @@ def scatter_add(xp, size, index, values):
         import cupyx
         cupyx.scatter_add(zeros, index, values)
         return zeros
-    hits = xp.astype(xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(size), (1, -1)), values.dtype)
+    hits = xp.astype(xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(size, **on(index)), (1, -1)), values.dtype)
     return xp.sum(hits * xp.reshape(values, (-1, 1)), axis=0)

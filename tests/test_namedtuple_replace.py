@@ -1,0 +1,106 @@
+"""`p._replace(field=value)` on namedtuples (issue case 9: it raised MissingAdjoint for dict.pop, which namedtuple's
+`_replace` maps over its fields as a bound method). Each row is checked against central finite differences in float64
+(zygotepy.testing.check_grads), for namedtuples made inside the function and passed in as arguments."""
+from collections import namedtuple
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+from zygotepy import gradient, pullback
+from zygotepy.testing import check_grads
+
+P = namedtuple("P", "x y")
+Q = namedtuple("Q", "a b c", defaults=(0.5,))
+
+
+class Typed(NamedTuple):
+    w: np.ndarray
+    b: float = 1.0
+
+
+def issue_example(a):
+    p = P(a, 2.0 * a)
+    q = p._replace(y=p.y * a)
+    return q.x + q.y
+
+
+def made_inside_two_fields(a, b):
+    p = P(a, b)
+    q = p._replace(x=p.y * p.x, y=np.sin(b))
+    return q.x * q.y + p.x
+
+
+def argument(p):
+    q = p._replace(x=p.x ** 2)
+    return q.x * q.y
+
+
+def argument_replaced_unused(p):
+    return p._replace(x=3.0).x * p.y + p._replace(y=p.x).y
+
+
+def argument_no_keywords(p):
+    q = p._replace()
+    return q.x * q.y
+
+
+def chained_in_a_loop(p):
+    for _ in range(3):
+        p = p._replace(x=p.x * p.y, y=p.y + 0.1)
+    return p.x + p.y
+
+
+def defaults(q):
+    r = q._replace(c=q.a * q.c)
+    return r.a * r.b + r.c ** 2
+
+
+def typed_arrays(t):
+    u = t._replace(w=np.tanh(t.w) * t.b)
+    return np.sum(u.w ** 2) + u.b
+
+
+def value_from_argument(p, v):
+    return argument(p._replace(y=v * v))
+
+
+ROWS = [
+    ("issue_example", issue_example, (0.7,)),
+    ("made_inside_two_fields", made_inside_two_fields, (0.4, -1.3)),
+    ("argument", argument, (P(0.6, 1.7),)),
+    ("argument_replaced_unused", argument_replaced_unused, (P(0.6, 1.7),)),
+    ("argument_no_keywords", argument_no_keywords, (P(-0.2, 0.9),)),
+    ("chained_in_a_loop", chained_in_a_loop, (P(0.8, 0.9),)),
+    ("defaults", defaults, (Q(0.3, -0.7),)),
+    ("typed_arrays", typed_arrays, (Typed(np.array([0.3, -0.5, 1.1]), 0.8),)),
+    ("value_from_argument", value_from_argument, (P(0.5, 2.0), 1.3)),
+]
+
+
+@pytest.mark.parametrize("name, f, args", ROWS, ids=[r[0] for r in ROWS])
+def test_replace_against_finite_differences(name, f, args):
+    check_grads(f, *args)
+
+
+def test_issue_example_value():
+    assert gradient(issue_example, 0.7) == pytest.approx((1 + 4 * 0.7,))
+
+
+def test_replaced_field_gets_nothing_from_the_new_tuple():
+    g, = gradient(lambda p: p._replace(x=3.0).x + p._replace(y=5.0).x, P(0.6, 1.7))
+    assert g["x"] == pytest.approx(1.0) and g.get("y") is None
+
+
+def test_replace_result_returned():
+    (y, back) = pullback(lambda a, p: p._replace(y=a * p.x), 2.0, P(0.5, 9.0))
+    assert y == P(0.5, 1.0)
+    da, dp = back(P(10.0, 100.0))  # dy.y = 100 reaches a (times p.x) and p.x (times a)
+    assert da == pytest.approx(50.0)
+    assert dp["x"] == pytest.approx(10.0 + 200.0) and dp.get("y") is None
+
+
+@pytest.mark.dual_route  # the twins refuse a bound method called with keywords (any class's, not only _replace)
+def test_second_order():
+    g = gradient(lambda a: gradient(issue_example, a)[0], 0.7)
+    assert g == pytest.approx((4.0,))

@@ -1,0 +1,102 @@
+"""`np.r_[...]` and `np.c_[...]`: concatenation written as indexing (issue case 6: they ran as constants, so
+`np.r_[x, 1.0, x]` passed no gradient to x).
+
+`np.r_` and `np.c_` are instances of NumPy's `AxisConcatenator`, a Python class of an array library, so `obj[key]`
+reaches the `getitem` rule (structures.py), which hands the call to `concatenator_getitem` here. The forward pass is the
+real `obj[key]`: every form NumPy accepts (arrays, scalars, lists, slices such as `0:3`, string directives such as
+`'0,2'`, np.c_'s columns) computes what NumPy computes.
+
+The backward pass needs, for each output entry, the input entry it came from. Rather than re-implement NumPy's rules
+(scalar promotion, `ndmin`, where 1-d pieces go, c_'s transposition), it asks NumPy: the concatenator runs twice more
+on labels, each differentiable piece replaced by the 1-based numbers of its entries, `+id` in one run and `-id` in the
+other, everything else (slices, ints, directives) kept. An output entry from a piece reads `(+id - -id) / 2 = id`; an
+entry of a constant reads the same in both runs, so 0. The cotangent of each piece is dy gathered at its ids.
+
+Pieces of another library (JAX, torch, CuPy arrays) raise a ZygoteError: NumPy would copy them to host memory, and
+their gradients must stay in their library (use the namespace's `concat`/`stack`).
+"""
+import numpy as np
+
+from ..backends import is_foreign
+from ..errors import ZygoteError
+
+CONCATENATORS = frozenset((type(np.r_), type(np.c_), type(np.r_).__base__))
+
+
+def _piece(item):
+    """(shape, kind) of a key item that may carry a gradient: kind "number" (a float or complex scalar), "array" (a
+    float or complex NumPy array), "list" (a list of numbers); None for data (ints, bools, slices, strings)."""
+    t = type(item)
+    if t is float or t is complex or isinstance(item, (np.floating, np.complexfloating)):
+        return (), "number"
+    if t is np.ndarray:
+        return (item.shape, "array") if item.dtype.kind in "fc" else None
+    if t is list or t is tuple:
+        arr = np.asarray(item)
+        return (arr.shape, "list") if arr.dtype.kind in "fc" else None
+    if is_foreign(item):
+        raise ZygoteError(f"np.r_ / np.c_ of a {t.__name__}: NumPy would copy it to a NumPy array, and its gradient "
+                          f"must stay in its library; use its namespace's concat or stack")
+    return None
+
+
+def _labelled(obj, items, pieces, sign):
+    """obj[items] with each piece replaced by sign * its entries' 1-based numbers (a scalar by a scalar)."""
+    key, start = [], 1
+    for item, piece in zip(items, pieces, strict=True):
+        if piece is None:
+            key.append(item)
+            continue
+        shape, kind = piece
+        size = int(np.prod(shape))
+        labels = sign * np.arange(start, start + size, dtype=np.float64).reshape(shape)
+        key.append(float(labels) if kind == "number" else labels)
+        start += size
+    return np.asarray(obj[tuple(key)])
+
+
+def concatenator_getitem(obj, key):
+    """The rule of `np.r_[key]` / `np.c_[key]`: `(y, back)` with `back(dy) -> (None, dkey)`, dkey of key's form (a
+    tuple of the pieces' cotangents; the one piece's when key is not a tuple)."""
+    y = obj[key]
+    items = key if type(key) is tuple else (key,)
+    pieces = [_piece(item) for item in items]
+    if all(p is None for p in pieces):
+        return y, lambda dy: (None, None)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        ids = np.rint((_labelled(obj, items, pieces, 1.0) - _labelled(obj, items, pieces, -1.0)) / 2).astype(np.int64)
+        ids = ids.reshape(-1)
+        d = np.asarray(dy).reshape(-1)
+        taken = ids > 0
+        total = sum(int(np.prod(p[0])) for p in pieces if p is not None)
+        flat = np.zeros(total, dtype=np.result_type(d.dtype, np.float64))
+        np.add.at(flat, ids[taken] - 1, d[taken])
+        grads, start = [], 0
+        for item, piece in zip(items, pieces, strict=True):
+            if piece is None:
+                grads.append(None)
+                continue
+            shape, kind = piece
+            size = int(np.prod(shape))
+            g = flat[start:start + size].reshape(shape)
+            start += size
+            grads.append(_like(item, kind, g))
+        return (None, tuple(grads) if type(key) is tuple else grads[0])
+    return y, back
+
+
+def _like(item, kind, g):
+    """A piece's cotangent in its form: a number for a number, a list for a list, an array of its dtype; real for a
+    real piece."""
+    real = not (isinstance(item, (complex, np.complexfloating))
+                or kind != "number" and np.asarray(item).dtype.kind == "c")
+    if real and g.dtype.kind == "c":
+        g = g.real
+    if kind == "number":
+        return float(g) if real else complex(g)
+    if kind == "list":  # entry by entry: an array entry gets an array, a number a number, a list a list
+        return type(item)(gi if isinstance(v, np.ndarray) else gi.tolist() for v, gi in zip(item, g, strict=True))
+    return g.astype(item.dtype, copy=False)

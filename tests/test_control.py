@@ -152,3 +152,28 @@ def test_dropgrad_inside_a_loop_and_a_callee():
             x = x + 0.5 * dropgrad(x * x)
         return x
     assert gradient(damped, 0.3, 4) == (1.0, None)
+
+
+def _store_into_zeros(t):
+    out = np.zeros(3)
+    for i in range(3):
+        out[i] = t[i] * t[(i + 1) % 3]
+    return np.sum(out ** 2)
+
+
+def _store_into_zeros_like(t):
+    out = np.zeros_like(t)
+    for i in range(3):
+        out[i] = t[i] * t[(i + 1) % 3]
+    return np.sum(out ** 2)
+
+
+def test_hessian_through_checkpoint_of_a_store_into_plain_zeros_is_a_clear_error():
+    """Under hessian the checkpointed function runs plainly on dual numbers; NumPy's own ValueError from storing one
+    into np.zeros(n) became forward mode's error, as without checkpoint."""
+    from zygotepy import ForwardModeError, hessian
+    x = np.array([0.3, -0.6, 0.8])
+    with pytest.raises(ForwardModeError, match="plain array made from constants"):
+        hessian(lambda t: checkpoint(_store_into_zeros, t), x)
+    np.testing.assert_allclose(hessian(lambda t: checkpoint(_store_into_zeros_like, t), x),
+                               hessian(_store_into_zeros_like, x), rtol=1e-12)

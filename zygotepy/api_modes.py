@@ -185,10 +185,29 @@ def hessian(f, x, /):
                 raise ZygoteError(f"hessian needs f to return a real scalar; it returned shape {np.shape(strip(y))}")
             g = back(1.0)[0]
         except ForwardModeError as e:
-            raise ForwardModeError(f"hessian (forward-over-reverse): {_rule_frame(e)} cannot take dual numbers: "
-                                   f"{e}") from e
+            err = ForwardModeError(f"hessian (forward-over-reverse): {_rule_frame(e)} cannot take dual numbers: "
+                                   f"{e}{_user_frame(e)}")
+            for note in getattr(e, "__notes__", ()):  # the user's lines of the generated code it was raised in
+                err.add_note(note)
+            raise err from e
         columns.append(np.zeros(shape) if g is None else np.asarray(tangent_of(g, tag), dtype=float))
     return np.stack(columns, axis=-1).reshape(shape + shape)
+
+
+def _user_frame(exc):
+    """`; at FILE:LINE` of the innermost frame of a traceback in the user's own code (not zygotepy's, not a library's,
+    not generated code): where plain code (a call no gradient flows through) met the dual number."""
+    import os
+    import sysconfig
+    skip = (os.path.dirname(os.path.abspath(__file__)) + os.sep, os.path.dirname(np.__file__) + os.sep,
+            sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], "<zygotepy")
+    found, tb = "", exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith(skip):
+            found = f"; at {name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
 
 
 def _rule_frame(exc):

@@ -74,7 +74,14 @@ nondifferentiable(rt.global_store)
 def checkpoint_rule(f, *args):
     from ..ast_adjoint.dispatch import J
     from ..ast_adjoint.mutate import ENTRIES, finish_backward
-    y = f(*args)  # no pullback: nothing of f's inside survives this call
+    try:
+        y = f(*args)  # no pullback: nothing of f's inside survives this call
+    except (ValueError, TypeError):
+        if not any(getattr(type(a), "__zygote_number__", False) for a in args):
+            raise
+        # a dual number (hessian: a reverse pass over forward mode's numbers) that plain code could not take (stored
+        # into np.zeros(n)): the derived forward says why, naming the user's line
+        y, _ = J(f, *args)
 
     def back(dy):
         if dy is None:

@@ -338,11 +338,14 @@ def _check_foreign(fn, args, prog, fd):
         convert, top = entry
         fargs = tuple(convert(v) if kind == "array" else v for (_, kind, _), v in zip(prog.args, args))
         try:
-            fn(*copy.deepcopy(fargs))
+            value = float(np.asarray(fn(*copy.deepcopy(fargs))))
         except Timeout:
             raise
         except Exception:
             continue  # the program itself does not run on this library's arrays (JAX's are immutable)
+        if not np.isclose(value, float(np.asarray(fn(*copy.deepcopy(args)))), rtol=1e-9, atol=1e-12):
+            continue  # it computes something else there (`y = x[1:]; y *= 2` copies on JAX): NumPy's differences
+            # are not its derivatives
         try:
             grads = gradient(fn, *copy.deepcopy(fargs))
         except (ZygoteError, Exception) as e:

@@ -284,3 +284,36 @@ def test_torch_iterating_rows_keeps_dtype():
     assert isinstance(g, torch.Tensor) and g.dtype == torch.float32 and g.device == xs.device
     num = fd_gradient(lambda a: float(f(torch.tensor(to_numpy(a)))), [on_dev(XS)], 0, h=1e-6)
     np.testing.assert_allclose(g.numpy(), num, rtol=1e-4, atol=1e-6)
+
+
+# --- item stores into arrays of another library, in the function and in a helper ------------------------------------
+
+def _scale_first(arr, s):
+    arr[0] = arr[0] * 0.5 + 0.1 * s
+    arr *= 0.9
+
+
+def _stores(x, b):
+    y = x * 1.0
+    _scale_first(y, -b)
+    y[1] = y[2] * b
+    y[1:] += 0.5 * y[0]
+    return y @ y
+
+
+def test_item_stores_into_device_arrays_stay_on_the_device():
+    x = on_dev([0.3, -0.2, 0.5])
+    dx, db = gradient(_stores, x, 0.7)
+    assert isinstance(dx, Strict) and dx.device == DEV
+    np.testing.assert_allclose(to_numpy(dx), fd_gradient(lambda x: _stores(x, 0.7), (x,), 0), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(to_numpy(dx), gradient(_stores, np.array([0.3, -0.2, 0.5]), 0.7)[0], rtol=1e-12)
+    assert float(to_numpy(db)) == pytest.approx(gradient(_stores, np.array([0.3, -0.2, 0.5]), 0.7)[1], rel=1e-12)
+    np.testing.assert_array_equal(to_numpy(x), [0.3, -0.2, 0.5])  # the argument as one plain call leaves it
+
+
+def test_item_stores_into_torch_tensors():
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([0.3, -0.2, 0.5], dtype=torch.float64)
+    dx, _ = gradient(_stores, x, 0.7)
+    assert isinstance(dx, torch.Tensor) and dx.dtype == torch.float64
+    np.testing.assert_allclose(dx.numpy(), gradient(_stores, np.array([0.3, -0.2, 0.5]), 0.7)[0], rtol=1e-12)

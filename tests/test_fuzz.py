@@ -14,22 +14,13 @@ from zygotepy.fuzz.runner import format_report, optimisation_switches, restore_o
 CI_COUNT = 120  # per mode; about 15-30 s each on one quiet core
 
 
-# The one cause of crashes still open (issue 19's closing note): nested reverse mode by the twins
-# (adjoints/nesting.py) through a loop of code generated with its versioned loop copies (NESTED_SIZE off, or a
-# `while` in an untaken `elif`) calls an unbound value. It crashes loudly; nothing here may be silently wrong.
-KNOWN_CRASHES = ("'_Unbound' object is not callable", "argument 'globals' must be dict, not _Unbound")
-
-
 @pytest.mark.dual_route  # nested gradients are checked as users get them: either route may serve one
 @pytest.mark.parametrize("opt", [True, False], ids=["opt-on", "opt-off"])
 def test_ci_sized_fuzz_run_finds_no_bug(opt):
     report = run(seed=20240 + (0 if opt else 1), count=CI_COUNT, opt=opt, shrink_budget=10.0, max_shrink=1)
     assert report["outcomes"]["invalid"] == 0, format_report(report)
     assert report["skipped_share"] < 0.01, format_report(report)
-    for outcome in ("wrong", "structure", "changed_argument", "false_refusal", "hang"):
-        assert report["outcomes"][outcome] == 0, format_report(report)
-    crashes = [f for f in report["failures"] if f["outcome"] == "crash"]
-    assert all(any(k in f["message"] for k in KNOWN_CRASHES) for f in crashes), format_report(report)
+    assert report["bugs"] == 0, format_report(report)
 
 
 def test_the_no_opt_mode_switches_every_optimisation_off_and_back():

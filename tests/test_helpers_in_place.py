@@ -260,3 +260,47 @@ def test_hessian_through_views_and_helpers(fn, x):
 def test_nested_gradient_through_views_and_helpers(fn, x):
     nested = np.stack([gradient(lambda x: gradient(fn, x)[0][k], x)[0] for k in range(x.size)])
     np.testing.assert_allclose(nested, numerical_hessian(fn, x), rtol=1e-6, atol=1e-8)
+
+
+# --- a loop's `x *= v` on an object a view is linked to: the view is carried through the loop -------------------------
+
+def view_then_scaled_in_loop(x):
+    y2 = x[::2]
+    for i3 in range(2):
+        x *= 0.5  # (the view kept its version from before the loop: a gradient 4x too large)
+    return np.sum(y2 ** 2)
+
+
+def copy_view_then_scaled_in_loop(x):
+    x = x * 1.0
+    y2 = x[::2]
+    for i3 in range(2):
+        x *= 0.5
+    return np.prod(0.9 + 0.1 * y2)
+
+
+def view_scaled_in_loop(x):
+    y2 = x[::2]
+    for i3 in range(2):
+        y2 *= 0.5  # (the parent kept its version from before the loop)
+    return np.sum(x ** 2)
+
+
+def view_scaled_in_while_loop(x):
+    y = x * 1.0
+    v = y[1:]
+    k = 0
+    while k < 3:
+        k += 1
+        v += 0.1 * np.sin(y[0])
+    return np.sum(y ** 3)
+
+
+LOOP_ROWS = [view_then_scaled_in_loop, copy_view_then_scaled_in_loop, view_scaled_in_loop, view_scaled_in_while_loop]
+
+
+@pytest.mark.parametrize("fn", LOOP_ROWS, ids=[f.__name__ for f in LOOP_ROWS])
+def test_a_view_and_its_array_updated_in_a_loop(fn):
+    x = np.array([0.3, -0.2, 0.5, 0.7])
+    np.testing.assert_allclose(gradient(fn, x.copy())[0], central(fn, (x,), 0), rtol=1e-6, atol=1e-9)
+    check_grads(fn, x.copy(), rtol=1e-6, atol=1e-9)

@@ -637,3 +637,33 @@ def test_second_order_through_the_max_of_a_whole_array():
     x = np.array([0.3, 1.5, -0.2])
     (h,) = gradient(lambda t: gradient(lambda y: np.max(y) * y[0], t)[0][0], x)
     np.testing.assert_allclose(h, [0.0, 1.0, 0.0])
+
+
+def _loop_in_an_untaken_arm(a, b, c):
+    if b > 0.5:
+        c *= 0.5
+    elif a > -0.2:
+        w = 0.5
+        while w < 2:
+            c *= 0.5
+    return 0.5 * a * a + c * b
+
+
+def _scaled_in_a_loop(a, b, m):
+    s = b * m * 0.5
+    for i in range(2):
+        b *= 0.5
+    return -0.8 * s * a + 0.3 * a * a
+
+
+@pytest.mark.parametrize("nested_size", [True, False])
+def test_nested_gradient_through_a_loop_in_one_arm(nested_size):
+    """The outer level's if-join gave a captured name of the generated code (`type`, `_SC`) no value in the arms
+    without the loop: `'_Unbound' object is not callable` (found by the fuzzer)."""
+    import zygotepy.ast_adjoint.adjoint as adjoint_pass
+    old, adjoint_pass.NESTED_SIZE[0] = adjoint_pass.NESTED_SIZE[0], nested_size
+    try:
+        assert gradient(lambda t: gradient(_loop_in_an_untaken_arm, t, 0.75, 1.1)[0], -0.3)[0] == pytest.approx(1.0)
+        assert gradient(lambda t: gradient(_scaled_in_a_loop, t, 0.9, 1)[0], 1.07)[0] == pytest.approx(0.6)
+    finally:
+        adjoint_pass.NESTED_SIZE[0] = old

@@ -16,7 +16,7 @@ import numpy as np
 from ..ast_adjoint import mutate as mt
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J_mutating, differentiable
-from ..backends import unbroadcast
+from ..backends import is_array_type, is_foreign, namespace, unbroadcast
 from ..errors import (STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingAdjoint, UnsupportedSyntax,
                       ZygoteError)
 from ..structgrad import StructGrad
@@ -125,6 +125,8 @@ def setitem(x, index, value):
             dv = unbroadcast(dv, value) if not isinstance(value, bool) and written_real else None
             return _added(into, (dx, None, dv))
         return x, back
+    if is_foreign(x) and is_array_type(type(x)):
+        return _set_foreign(x, index, value)
     if isinstance(x, list):
         if not (isinstance(index, int) or isinstance(index, slice) and index.step in (None, 1)):
             raise ZygoteError("zygotepy cannot differentiate a list update with an extended slice (x[a:b:c] = v)")
@@ -182,6 +184,24 @@ def setitem(x, index, value):
         return x, back
     raise ZygoteError(f"zygotepy cannot differentiate updating an item of a {type(x).__name__} in place "
                       f"(x[i] = v works on lists, dicts, NumPy arrays and classes with a Python __setitem__)")
+
+
+def _set_foreign(x, index, value):
+    """`x[i] = v` on an array of another library that updates in place (torch, CuPy, array-API arrays; JAX's refuse
+    it themselves): the NumPy path's cotangents, made in `x`'s namespace (and so on its device)."""
+    xp = namespace(x)
+    entry = mt.Entry(lambda s: x.__setitem__(index, s), xp.asarray(x[index], copy=True), x)
+    x[index] = value
+
+    def back(dy, need=None, *into):
+        entry.undo(lambda: xp.asarray(x[index], copy=True))
+        if dy is None:
+            return into or (None, None, None)
+        dv = unbroadcast(dy[index], value) if not isinstance(value, bool) else None
+        dx = xp.asarray(dy, copy=True)
+        dx[index] = 0
+        return _added(into, (dx, None, dv))
+    return x, back
 
 
 def _twin_slots(x, index, value):
@@ -402,8 +422,10 @@ def _store_call(fn, args):
 
 
 def _mutable(x):
-    # (a dual array, which a reverse pass carries in `hessian`, is updated in place as the array it wraps)
-    return isinstance(x, (list, dict, set, np.ndarray, super)) or _is_array(x) or hasattr(x, "__dict__") and not isinstance(
+    # (a dual array, which a reverse pass carries in `hessian`, is updated in place as the array it wraps; so is an
+    # array of another library, which may hold no `__dict__`)
+    return isinstance(x, (list, dict, set, np.ndarray, super)) or _is_array(x) or is_array_type(type(x)) \
+        or hasattr(x, "__dict__") and not isinstance(
         x, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, types.MethodType))
 
 

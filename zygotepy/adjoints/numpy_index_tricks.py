@@ -40,18 +40,26 @@ def _piece(item):
     return None
 
 
-def _labelled(obj, items, pieces, sign):
+def _spans(pieces):
+    """Each differentiable piece's `(start, size)` in one flat numbering of their entries (None for data), and the
+    total."""
+    spans, start = [], 0
+    for piece in pieces:
+        size = None if piece is None else int(np.prod(piece[0]))
+        spans.append(None if piece is None else (start, size))
+        start += size or 0
+    return spans, start
+
+
+def _labelled(obj, items, pieces, spans, sign):
     """obj[items] with each piece replaced by sign * its entries' 1-based numbers (a scalar by a scalar)."""
-    key, start = [], 1
-    for item, piece in zip(items, pieces, strict=True):
+    key = []
+    for item, piece, span in zip(items, pieces, spans, strict=True):
         if piece is None:
             key.append(item)
             continue
-        shape, kind = piece
-        size = int(np.prod(shape))
-        labels = sign * np.arange(start, start + size, dtype=np.float64).reshape(shape)
-        key.append(float(labels) if kind == "number" else labels)
-        start += size
+        labels = sign * np.arange(span[0] + 1, span[0] + span[1] + 1, dtype=np.float64).reshape(piece[0])
+        key.append(float(labels) if piece[1] == "number" else labels)
     return np.asarray(obj[tuple(key)])
 
 
@@ -63,27 +71,19 @@ def concatenator_getitem(obj, key):
     pieces = [_piece(item) for item in items]
     if all(p is None for p in pieces):
         return y, lambda dy: (None, None)
+    spans, total = _spans(pieces)
 
     def back(dy):
         if dy is None:
             return (None, None)
-        ids = np.rint((_labelled(obj, items, pieces, 1.0) - _labelled(obj, items, pieces, -1.0)) / 2).astype(np.int64)
-        ids = ids.reshape(-1)
+        ids = (_labelled(obj, items, pieces, spans, 1.0) - _labelled(obj, items, pieces, spans, -1.0)) / 2
+        ids = np.rint(ids).astype(np.int64).reshape(-1)
         d = np.asarray(dy).reshape(-1)
         taken = ids > 0
-        total = sum(int(np.prod(p[0])) for p in pieces if p is not None)
         flat = np.zeros(total, dtype=np.result_type(d.dtype, np.float64))
         np.add.at(flat, ids[taken] - 1, d[taken])
-        grads, start = [], 0
-        for item, piece in zip(items, pieces, strict=True):
-            if piece is None:
-                grads.append(None)
-                continue
-            shape, kind = piece
-            size = int(np.prod(shape))
-            g = flat[start:start + size].reshape(shape)
-            start += size
-            grads.append(_like(item, kind, g))
+        grads = [None if piece is None else _like(item, piece[1], flat[span[0]:span[0] + span[1]].reshape(piece[0]))
+                 for item, piece, span in zip(items, pieces, spans, strict=True)]
         return (None, tuple(grads) if type(key) is tuple else grads[0])
     return y, back
 

@@ -230,7 +230,7 @@ def _pullback(fn, hit, tape, mark, args, only_args):
     J_args and J_handing (`only_args`), drops the callee's own."""
     if len(_LOG) != mark:
         _check_updates(fn, (), (), None, mutate.updated_since(mark, args))
-    if hit[2] is None:
+    if hit[2] is None:  # (bound methods: see DerivedArgsPullback)
         return DerivedArgsPullback(hit[1], tape).__call__ if only_args else Pullback(hit[1], tape).__call__
     pb = MappedPullback(Pullback(hit[1], tape), hit[2])
     return ArgsPullback(pb).__call__ if only_args else pb.__call__
@@ -700,8 +700,6 @@ def J(fn, /, *args):
         if hit is not None:
             mark = len(_LOG)
             y, tape = hit[0](*args)
-            if hit[2] is None and len(_LOG) == mark:
-                return y, Pullback(hit[1], tape).__call__  # (a bound method: see DerivedArgsPullback)
             return y, _pullback(fn, hit, tape, mark, args, False)
     try:
         rule = _RULES.get(fn)
@@ -728,8 +726,6 @@ def J_need(need, fn, /, *args):
         if hit is not None:
             mark = len(_LOG)
             y, tape = hit[0](*args)
-            if hit[2] is None and len(_LOG) == mark:
-                return y, Pullback(hit[1], tape).__call__  # (a bound method: see DerivedArgsPullback)
             return y, _pullback(fn, hit, tape, mark, args, False)
     return _dispatch(fn, args, None, need)
 
@@ -776,8 +772,6 @@ def J_args(need, fn, /, *args):
         if hit is not None:
             mark = len(_LOG)
             y, tape = hit[0](*args)
-            if hit[2] is None and len(_LOG) == mark:
-                return y, DerivedArgsPullback(hit[1], tape).__call__
             return y, _pullback(fn, hit, tape, mark, args, True)
     try:
         rule = registry.RULES.get(fn)
@@ -803,8 +797,6 @@ def J_handing(need, fn, /, *args):
         if hit is not None:
             mark = len(_LOG)
             y, tape = hit[0](*args)
-            if hit[2] is None and len(_LOG) == mark:
-                return y, DerivedArgsPullback(hit[1], tape).__call__
             return y, _pullback(fn, hit, tape, mark, args, True)
     try:
         rule = registry.RULES.get(fn)

@@ -157,7 +157,9 @@ class ControlFlow:
             a, b = then_env.get(name), else_env.get(name)
             if a is b and a is not None and env.get(name) is a:  # neither arm rebound it (most names, in long code)
                 continue
-            a, b = then_env.get(name, Const(rt.UNBOUND)), else_env.get(name, Const(rt.UNBOUND))
+            # a name one arm does not bind holds what it held before: a captured variable its cell's value
+            before = Var(name) if name in self.freevars else Const(rt.UNBOUND)
+            a, b = then_env.get(name, before), else_env.get(name, before)
             if a != b:
                 out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
                 node.phis.append(Phi(out, a, b))
@@ -268,7 +270,9 @@ class ControlFlow:
         names += [n for n in kept if n not in names and n in self.locals and n not in self.cellvars]
         aug = augmented_names(body_nodes, plain)  # `o = out; o += v` in the body: which object `o` names is not known
         rebound = _plainly_assigned(body_nodes, flat) | set(targets)
-        if linked or mutation_syntax(body_nodes, plain) or aug & rebound or self.has_updating_calls(plain):
+        # (`x *= 0.5` on an object a view or a holder is linked to gives them new versions: carried, like any update)
+        if linked or mutation_syntax(body_nodes, plain) or aug & rebound or self.has_updating_calls(plain) \
+                or any(self.linked(n) for n in aug):
             # an update in place (a call for its value into a helper that updates its arguments too) may give any
             # object a new version: carry them all
             listed = set(names)

@@ -173,9 +173,7 @@ class LoopTargets:
             var = self.env.get(name)
             if not isinstance(var, Var):
                 continue
-            lin = self.lineage_of(var)
-            if lin in self.parents or any(p == lin for ls in self.parents.values() for _, p, _ in ls) \
-                    or self.aliases_of([name]) or lin in self.param_lineages():
+            if self.linked(name) or self.aliases_of([name]) or self.lineage_of(var) in self.param_lineages():
                 return True
         return False
 

@@ -242,6 +242,15 @@ class Mutation:
             work += [c for c, links in self.parents.items() if any(k == "held" and p == lin for k, p, _ in links)]
         return False
 
+    def linked(self, name):
+        """Is the object `name` refers to linked to another (a parent it was read from, a child read from it, a holder):
+        then an update of it in place gives those new versions too."""
+        var = self.env.get(name)
+        if not isinstance(var, Var):
+            return False
+        lin = self.lineage_of(var)
+        return lin in self.parents or any(p == lin for ls in self.parents.values() for _, p, _ in ls)
+
     def user_name(self, var):
         names = [n for n, v in self.env.items() if v == var and not n.startswith(".")]
         return names[0] if names else "_t"

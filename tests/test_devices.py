@@ -317,3 +317,27 @@ def test_item_stores_into_torch_tensors():
     dx, _ = gradient(_stores, x, 0.7)
     assert isinstance(dx, torch.Tensor) and dx.dtype == torch.float64
     np.testing.assert_allclose(dx.numpy(), gradient(_stores, np.array([0.3, -0.2, 0.5]), 0.7)[0], rtol=1e-12)
+
+
+def test_a_number_broadcast_against_a_torch_float64_tensor_keeps_its_dtype():
+    """unbroadcast made a Python float cotangent a float32 tensor (torch's default), which `@` then refused."""
+    import math
+    torch = pytest.importorskip("torch")
+
+    def f(a, x, b):
+        return 0.5 * a + 0.4 * (b + a / (1.5 + math.tanh((x @ x) * 0.1)))
+    x = torch.tensor([-0.01, -0.69, -0.64], dtype=torch.float64)
+    dx = gradient(f, 0.28, x, -0.47)[1]
+    assert dx.dtype == torch.float64
+    np.testing.assert_allclose(dx.numpy(), gradient(f, 0.28, x.numpy(), -0.47)[1], rtol=1e-12)
+
+
+def test_another_librarys_index_trick_with_a_gradient_is_refused():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from zygotepy import MissingAdjoint
+
+    def f(x):
+        return jnp.sum(jnp.r_[x, 0.5] * 0.3)
+    with pytest.raises(MissingAdjoint, match=r"test_devices.py:\d+: .*r_|RClass"):
+        gradient(f, jnp.asarray(np.ones(3)))

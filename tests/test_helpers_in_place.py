@@ -296,11 +296,62 @@ def view_scaled_in_while_loop(x):
     return np.sum(y ** 3)
 
 
-LOOP_ROWS = [view_then_scaled_in_loop, copy_view_then_scaled_in_loop, view_scaled_in_loop, view_scaled_in_while_loop]
+def alias_of_view_stale_after_loop(x):
+    y1 = x[1:]
+    z2 = y1  # (carried by the loop as a second variable, which the refresh after x[3] = 0.5 missed)
+    for i in range(2):
+        x[3] = 0.5
+    z2[0] = 0.5
+    return x @ x
+
+
+LOOP_ROWS = [alias_of_view_stale_after_loop, view_then_scaled_in_loop, copy_view_then_scaled_in_loop, view_scaled_in_loop, view_scaled_in_while_loop]
 
 
 @pytest.mark.parametrize("fn", LOOP_ROWS, ids=[f.__name__ for f in LOOP_ROWS])
 def test_a_view_and_its_array_updated_in_a_loop(fn):
-    x = np.array([0.3, -0.2, 0.5, 0.7])
+    x = np.array([0.3, -0.2, 0.5, 0.7, -0.4])
     np.testing.assert_allclose(gradient(fn, x.copy())[0], central(fn, (x,), 0), rtol=1e-6, atol=1e-9)
     check_grads(fn, x.copy(), rtol=1e-6, atol=1e-9)
+
+
+# --- found by the long fuzz run ------------------------------------------------------------------------------------
+
+def h_rebind(p1, p2):
+    p1 *= 0.5
+
+
+def h_apply(fn, v):
+    return fn(v) * 0.5
+
+
+def captured_then_held_by_a_call(a, b):
+    f0 = 0.5
+    c = h_apply(lambda u: u * f0 * b, a)
+    s4 = h_rebind(f0, a)  # may update f0 (a float: it cannot) and a, then `a += 0.5` updates what s4 may hold
+    a += 0.5
+    return 1.0 * c + a
+
+
+def swapped_then_scaled(a, b, c):
+    f0 = 0.5
+    Ln = [a, b * 0.5, 0.5]
+    sn = 0.5
+    if c > b:
+        c = h_apply(lambda u: u * f0, Ln[0])
+    else:
+        sn, a = a, sn * 0.9
+    sn *= 0.5  # (a dual number under hessian: no update in place, though equal numbers may be one object)
+    return 0.5 * c + sn * a
+
+
+def test_a_capture_a_call_may_hold_is_checked_when_it_runs():
+    check_grads(captured_then_held_by_a_call, -1.0, 0.4, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("args", [(-0.87, -0.19, 1.14), (0.3, 0.9, -0.2)])
+def test_hessian_of_a_maybe_update_of_a_dual_number(args):
+    fn = lambda a: swapped_then_scaled(a, *args[1:])  # noqa: E731
+    h = 1e-5
+    expected = (gradient(fn, args[0] + h)[0] - gradient(fn, args[0] - h)[0]) / (2 * h)
+    assert float(np.squeeze(hessian(fn, args[0]))) == pytest.approx(expected, rel=1e-6, abs=1e-9)

@@ -396,7 +396,7 @@ def _mutcall(fn, args, kwargs, result_used):
     def back(dy):
         dr, dargs = (None, (None,) * len(args)) if dy is None else (dy[0], dy[1:])
         # (a number is never updated in place, and equal numbers may be one object: its cotangent passes through)
-        finals = {id(a): g for a, g in zip(out[1:], dargs, strict=True) if g is not None and not _is_number(a)}
+        finals = {id(a): g for a, g in zip(out[1:], dargs, strict=True) if g is not None and not mt.is_number(a)}
         # a callee that updated nothing and whose result got no cotangent has nothing to give (or to undo)
         grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + len(args))
         through = [None if id(a) in consumed else g for a, g in zip(out[1:], dargs, strict=True)]
@@ -404,10 +404,6 @@ def _mutcall(fn, args, kwargs, result_used):
         kw = grads[1 + len(args)] if kwargs and len(grads) > 1 + len(args) else None  # (None: nothing came back)
         return (grads[0], *gs, *_keyword_grads(kwargs, kw))
     return out, back
-
-
-def _is_number(x):
-    return isinstance(x, (int, float, complex, str, type(None), np.generic))
 
 
 def _store_call(fn, args):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..ast_adjoint import mutate as mt
 from ..ast_adjoint import runtime as rt
+from ..backends import is_array_type, namespace, on as device_of
 from ..errors import ZygoteError
 from ..structgrad import StructGrad
 from .objects import as_fields
@@ -37,11 +38,23 @@ def _is_view_of(child, parent):
 
 
 def _memory(x):
-    """The NumPy array holding a value's elements: the array itself, or the innermost primal of a dual array (forward
-    mode's numbers, which a reverse pass carries in `hessian`), whose views share memory as the arrays' own do."""
+    """The NumPy array holding a value's elements: the array itself; the innermost primal of a dual array (forward
+    mode's numbers, which a reverse pass carries in `hessian`), whose views share memory as the arrays' own do; or the
+    NumPy view of another library's array in host memory (torch's CPU tensors, array-API arrays), which shares it."""
     while getattr(type(x), "__zygote_number__", False) and hasattr(x, "primal"):
         x = x.primal
-    return x
+    if type(x) is np.ndarray or not is_array_type(type(x)):
+        return x
+    try:
+        return np.asarray(x)
+    except Exception:  # noqa: BLE001 - on a device: no NumPy view (see `overlap`)
+        return x
+
+
+def _device_view(x):
+    """An array of another library that no NumPy view can show (on a GPU) and that is a view itself."""
+    return type(x) is not np.ndarray and is_array_type(type(x)) and (
+        getattr(x, "_base", None) is not None or getattr(x, "base", None) is not None)
 
 
 def _is_array(x):
@@ -49,11 +62,16 @@ def _is_array(x):
 
 
 def _by_parts(method):
-    """An `Overlap` method applied to a dual cotangent part by part (its primal and tangent share its positions)."""
+    """An `Overlap` method applied to a dual cotangent part by part (its primal and tangent share its positions), and
+    to another library's array (in host memory: `overlap` refuses views on a device) through NumPy, its results made
+    in that library again."""
     def on(self, dy):
         if getattr(type(dy), "__zygote_number__", False) and hasattr(dy, "tangent"):
             (a, b), (c, d) = on(self, dy.primal), on(self, dy.tangent)
             return type(dy)(dy.tag, a, c), type(dy)(dy.tag, b, d)
+        if type(dy) is not np.ndarray and is_array_type(type(dy)):
+            xp = namespace(dy)
+            return tuple(xp.asarray(part, dtype=dy.dtype, **device_of(dy)) for part in method(self, np.asarray(dy)))
         return method(self, dy)
     on.__doc__ = method.__doc__
     return on
@@ -100,6 +118,10 @@ def overlap(parent, child):
     """An `Overlap` of two arrays sharing memory, None if they share none, "opaque" if their elements do not line up
     (a `.view(dtype)`, `.real` of a complex array)."""
     parent, child = _memory(parent), _memory(child)
+    if _device_view(parent) or _device_view(child):
+        raise ZygoteError(f"zygotepy cannot follow an update in place through a view of a {type(parent).__name__} on "
+                          f"a device (where its elements live cannot be read); copy the view before updating it, or "
+                          f"update out of place")
     if not (isinstance(parent, np.ndarray) and isinstance(child, np.ndarray)) or parent.size == 0 or \
             child.size == 0 or not np.may_share_memory(parent, child):
         return None
@@ -465,7 +487,7 @@ def put_held(parent, where, child):
     `child`'s. Or `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `boxes[0].w *= 2` changes
     `W[0]`): `parent`'s cotangents of those items are `child`'s where they sit in it. `where` is (file, line of the
     update, parent's name, line of the call that made the link)."""
-    if isinstance(child, _SCALARS) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
+    if mt.is_number(child) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
         return parent, _to_first  # in `parent` is there by chance
     plan = _where(parent, child) if parent is not child else "self"
     inside = _where_items(child, parent) if plan is None else None
@@ -488,7 +510,7 @@ def refresh_held(child, parent, where):
     """`child` may sit somewhere in `parent`, which was updated in place: `child`'s cotangent is `parent`'s there. Or
     `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `W[0] *= 2`): its cotangents where they sit
     are `parent`'s cotangents of those items."""
-    if isinstance(child, _SCALARS):  # a number sitting in `parent` keeps its value whatever `parent`'s update did
+    if mt.is_number(child):  # a number sitting in `parent` keeps its value whatever `parent`'s update did
         return child, _to_first
     plan = _where(parent, child)
     inside = _where_items(child, parent) if plan is None else None

@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..ast_adjoint.dispatch import J, differentiable
+from ..ast_adjoint.dispatch import J, call_site, differentiable
 from ..errors import MissingAdjoint, ZygoteError
 from ..backends import asarray, is_array_type, namespace, on, on_any, zeros as zeros_on
 from ..structgrad import StructGrad
@@ -629,6 +629,11 @@ def scatter_rule(n, picks, items):
 def getitem(x, index):
     if type(x) in CONCATENATORS:  # np.r_[a, b], np.c_[a, b]: a concatenation
         return concatenator_getitem(x, index)
+    if not hasattr(x, "shape") and is_array_type(type(x)) and differentiable(index):
+        # another library's index trick (`jnp.r_[x, 0.5]`): it computes with the key, which a lookup's rule would
+        # give no cotangent
+        raise MissingAdjoint(type(x), f"{type(x).__module__}.{type(x).__name__}[...] with a key that carries a "
+                                      f"gradient (use the library's concatenate or stack)", where=call_site())
     y = x[index]
     if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f":
         return y, _number_back(x, index)

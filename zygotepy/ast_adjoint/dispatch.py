@@ -269,7 +269,7 @@ def _check_updates(fn, mutated, finals, slot, updated):
     taken = set()
     if finals and slot is not None and all(id(o) in slot.allowed for o in finals):
         # a number is never updated in place (and equal numbers may be one object): the caller keeps its cotangent
-        taken = {id(o) for o in finals if not isinstance(o, (int, float, complex, str, type(None), np.generic))}
+        taken = {id(o) for o in finals if not mutate.is_number(o)}
         slot.claimed.update(taken)
     if all(id(o) in taken for o in updated):
         return
@@ -417,7 +417,7 @@ def _check_opaque_key(x, key, method):
         return
     x[key]  # a key the object refuses gets Python's own error (`array indices must be integers`), not this one
     raise MissingAdjoint(method if method is not None else type(x), f"indexing a {type(x).__name__} with a key that "
-                         f"may carry a gradient", where=_where())
+                         f"may carry a gradient", where=call_site())
 
 
 _METHOD_KINDS = {}
@@ -504,7 +504,7 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
                         differentiable(a) or type(a) is int and (need is None or k >= len(need) or need[k])
                         for k, a in enumerate(args)):
                     # (an int the caller differentiates counts: arithmetic on it is differentiated as on a real)
-                    raise SourceUnavailable(fn, e.reason, _where()) from None
+                    raise SourceUnavailable(fn, e.reason, call_site()) from None
                 return _constant(fn, args, kwargs)
     else:
         rule = registry.find_rule(fn)
@@ -547,10 +547,10 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     inputs = (*args, *(kwargs or {}).values(), *([owner] if not isinstance(owner, types.ModuleType) else []))
     if not any(differentiable(a) for a in inputs):
         return _constant(fn, args, kwargs)
-    raise MissingAdjoint(fn, where=_where())
+    raise MissingAdjoint(fn, where=call_site())
 
 
-def _where():
+def call_site():
     """`file:line` of the user's code that made the call being dispatched (its innermost generated frame: see
     compile.user_line), or "" when none is running (an entry point's own function). Read only to word an error."""
     from .compile import user_line

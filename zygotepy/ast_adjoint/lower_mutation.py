@@ -123,7 +123,7 @@ class Mutation:
         # method): they follow maybe-in-place updates too (`y *= 0.1`), so the final version returned to the caller
         # includes them; other parameters' `x += v` is caught at run time (dispatch._check_updates)
         self.tracked_params = set()
-        self.by_call = False   # the update being lowered is a call's that may not have happened (mutating_call)
+        self.by_call = False   # the update being lowered may not have happened (a call's, `x += v`: see `mutate`)
         self.mutated = set()   # lineages given a new version somewhere
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.next_lineage = 0
@@ -263,6 +263,16 @@ class Mutation:
             if not n.startswith(".param"))  # an argument updated by `+=` is caught at run time (dispatch)
 
     def mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
+        """See `_mutate`. An update that may not have happened (`maybe`, `refreshed`, a call's: `by_call`) makes the
+        updates it implies (of holders, parents, children) uncertain too."""
+        outer = self.by_call
+        self.by_call = outer or maybe or refreshed
+        try:
+            self._mutate(old, new, came_from, maybe, chain, refreshed)
+        finally:
+            self.by_call = outer
+
+    def _mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
         """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
         named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place. `chain`: the
         lineages this update already reached (links can form cycles)."""
@@ -290,7 +300,7 @@ class Mutation:
             if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
                     and not (maybe and name.startswith(".param") and name not in self.tracked_params):
                 if name in self.cellvars:
-                    if not (self.by_call or maybe or refreshed):
+                    if not self.by_call:
                         self.fail(f"updating '{name}' in place, which a nested function captures")
                     # an update that may not have happened (a call that may update it, `x += v`, an update of what
                     # may hold it): most often it did not (a number, a helper's `p *= 2`), which is checked now
@@ -345,7 +355,7 @@ class Mutation:
                 fresh = self.call(Const(mt.refresh_iter), [child, new, self.where(child, key)],
                                   hint=self.user_name(child)) if kind == "iter" else \
                     self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
-                self.rebind(child, fresh)
+                self.rebind(child, fresh, whole_lineage=True)
                 continue
             # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
             # own holders see the change too
@@ -390,12 +400,14 @@ class Mutation:
                         found.append(n)
         return found
 
-    def rebind(self, old, new):
+    def rebind(self, old, new, whole_lineage=False):
+        """Names holding `old` now hold `new`; with `whole_lineage`, every name of its object (a loop carries two
+        names of one object, `z = y`, as two variables: a refresh of one must reach the other)."""
         lin = self.lineage_of(old)
         self.lineage[new] = lin
         self.latest[lin] = new
         for name, var in list(self.env.items()):
-            if var == old:
+            if var == old or whole_lineage and isinstance(var, Var) and self.lineage.get(var) == lin:
                 self.env[name] = new
 
     def target_object(self, node):

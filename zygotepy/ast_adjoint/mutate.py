@@ -164,13 +164,19 @@ def may_have_changed(child):
     `out.append(row)` from a call that updates `row`)? Not a number or a string; not an argument of a container
     method, unless something logged an update of it since that call began (LOG is cleared with PASSED_THROUGH, so
     the mark is never past an update)."""
-    if isinstance(child, _ATOMIC):
+    if is_number(child):
         return False
     mark = PASSED_THROUGH.get(id(child))
     return mark is None or id(child) in LOG[mark:] or id(child) in ITEM_ARRAYS
 
 
 _ATOMIC = (int, float, complex, str, bytes, np.generic)
+
+
+def is_number(x):
+    """A value no update in place can change, and of which equal values may be one object by chance: a number, a
+    string, or forward mode's dual number of a scalar (hessian's reverse pass carries them)."""
+    return isinstance(x, _ATOMIC) or x is None or getattr(type(x), "__zygote_number__", False) and not np.shape(x)
 
 
 def updated_since(mark, objects):

@@ -136,7 +136,9 @@ def _lean_record(body, push, target):
     kept, prologue, renames, copied = [], [], {}, {}  # copied: (source Var, its last assignment before) -> record kept
     for r, name in zip(records, target, strict=True):
         j = saves.get(r)
-        value = body[j].value if j is not None else None
+        # (a record set after the push, such as a loop-carried value's `a_2 = a_3`, is pushed with its value from
+        # before that statement: what the statement assigns says nothing about it)
+        value = body[j].value if j is not None and j < k else None
         if isinstance(value, Const) and value.value is None:
             prologue.append(Assign(name, Const(None)))
             continue

@@ -100,7 +100,11 @@ def unbroadcast(g, like):
         return g
     xp = namespace(like)
     if gshape is None or gshape == ():
-        return xp.broadcast_to(xp.asarray(g), shape)
+        # a number (or a 0-d array) broadcast: made in like's floating dtype and on its device (torch would make a
+        # Python float a float32 tensor on the default device)
+        dtype = like.dtype if any(k in str(like.dtype) for k in ("float", "complex")) else None
+        own = gshape is not None and namespace(g) is xp
+        return xp.broadcast_to(g if own else xp.asarray(g, dtype=dtype, **on(like)), shape)
     total = g.sum if type(g) is np.ndarray else lambda **kw: xp.sum(g, **kw)  # the method skips NumPy's wrapper
     lead = len(gshape) - len(shape)
     if lead:

@@ -341,3 +341,28 @@ def test_another_librarys_index_trick_with_a_gradient_is_refused():
         return jnp.sum(jnp.r_[x, 0.5] * 0.3)
     with pytest.raises(MissingAdjoint, match=r"test_devices.py:\d+: .*r_|RClass"):
         gradient(f, jnp.asarray(np.ones(3)))
+
+
+_OPEN_STRICT_PROGRAM = '''import numpy as np
+def h_apply(fn, v):
+    return fn(v) * 0.5
+def program(a, x, b, k):
+    f0 = 0.5
+    b = h_apply(lambda u: (u) * f0, ((x)))
+    y1 = x[1:]
+    if a > 0.8:
+        return 0.3 * b + 1.0 * (np.sin(y1))
+    x[2] = 0.5
+    return 0.3 * (y1 @ y1) * 0.1
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 19's note): with `np` bound to array_api_strict, the store x[2] "
+                                       "= 0.5 into an argument viewed by y1 keeps its slot's cotangent")
+def test_open_store_into_a_viewed_strict_argument_with_np_bound_to_the_namespace():
+    from zygotepy.fuzz.check import load
+    fn = load(_OPEN_STRICT_PROGRAM, "<open strict program>")
+    fn.__globals__["np"] = xp
+    v = np.array([0.57, 0.50, -0.34, 0.53, 0.71, 0.06])
+    g = gradient(fn, 0.6567, xp.asarray(v.copy()), -0.579, 2)[1]
+    assert float(to_numpy(g)[2]) == 0.0

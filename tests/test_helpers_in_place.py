@@ -355,3 +355,51 @@ def test_hessian_of_a_maybe_update_of_a_dual_number(args):
     h = 1e-5
     expected = (gradient(fn, args[0] + h)[0] - gradient(fn, args[0] - h)[0]) / (2 * h)
     assert float(np.squeeze(hessian(fn, args[0]))) == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def _scale_all(arr, s):
+    arr[0] = 0.5
+    arr *= 0.5
+
+
+def _view_passed_beside_its_base(x):
+    _scale_all(x, x[4:5])
+    return (x @ x) * 0.1
+
+
+def test_a_helper_updating_an_argument_another_argument_views_is_refused():
+    # the helper's code takes `arr` and `s` for separate objects: `s`'s gradient would miss `arr *= 0.5` (it was
+    # silently twice too large); a copy of the view is differentiated
+    from zygotepy import ZygoteError
+    x = np.array([0.95, -0.85, 0.68, -0.077, 0.597, -0.154])
+    with pytest.raises(ZygoteError, match=r"test_helpers_in_place.py:\d+: .*_scale_all.*'arr'.*shares"):
+        gradient(_view_passed_beside_its_base, x.copy())
+
+    def copied(x):
+        _scale_all(x, x[4:5].copy())
+        return (x @ x) * 0.1
+    expected = 0.05 * x
+    expected[0] = 0.0
+    assert np.allclose(gradient(copied, x.copy())[0], expected, rtol=1e-12)
+
+
+def test_names_a_maybe_in_place_update_split_apart_are_not_refreshed_together():
+    # on JAX `z2 *= 0.5` makes a new array and `x` keeps the old one; a later update of what may hold `x` (f5, made
+    # from z2) refreshed x and gave its version to z2 too: the returned sum lost the factor 0.5
+    jnp = pytest.importorskip("jax.numpy")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    def program(x, b):
+        B1 = Box(b)
+        z2 = x
+        z2 *= 0.5
+        f5 = 0.1 * jnp.tanh(z2) + B1.v
+        B1.v = b
+        return jnp.sum(z2)
+    g = gradient(program, jnp.asarray([0.3, 0.6, -0.4]), 0.2)[0]
+    assert np.allclose(np.asarray(g), 0.5, rtol=1e-12)

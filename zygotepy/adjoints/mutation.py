@@ -306,6 +306,12 @@ def same_or(alias, old, new):
     return (new if same else alias), lambda dy: (None, None, dy) if same else (dy, None, None)
 
 
+@adjoint(mt.same_as)
+def same_as(var, old, new):
+    same = var is old
+    return (new if same else var), lambda dy: (None, None, dy) if same else (dy, None, None)
+
+
 def _keyword_grads(kwargs, grads=None):
     return () if not kwargs else ({k: (grads or {}).get(k) for k in kwargs},)
 

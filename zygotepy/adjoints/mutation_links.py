@@ -37,20 +37,6 @@ def _is_view_of(child, parent):
         and mt.base_of(child) is mt.base_of(parent)
 
 
-def _memory(x):
-    """The NumPy array holding a value's elements: the array itself; the innermost primal of a dual array (forward
-    mode's numbers, which a reverse pass carries in `hessian`), whose views share memory as the arrays' own do; or the
-    NumPy view of another library's array in host memory (torch's CPU tensors, array-API arrays), which shares it."""
-    while getattr(type(x), "__zygote_number__", False) and hasattr(x, "primal"):
-        x = x.primal
-    if type(x) is np.ndarray or not is_array_type(type(x)):
-        return x
-    try:
-        return np.asarray(x)
-    except Exception:  # noqa: BLE001 - on a device: no NumPy view (see `overlap`)
-        return x
-
-
 def _device_view(x):
     """An array of another library that no NumPy view can show (on a GPU) and that is a view itself."""
     return type(x) is not np.ndarray and is_array_type(type(x)) and (
@@ -58,7 +44,7 @@ def _device_view(x):
 
 
 def _is_array(x):
-    return isinstance(x, np.ndarray) or isinstance(_memory(x), np.ndarray)
+    return isinstance(x, np.ndarray) or isinstance(mt.host_memory(x), np.ndarray)
 
 
 def _by_parts(method):
@@ -117,7 +103,7 @@ def _addresses(a):
 def overlap(parent, child):
     """An `Overlap` of two arrays sharing memory, None if they share none, "opaque" if their elements do not line up
     (a `.view(dtype)`, `.real` of a complex array)."""
-    parent, child = _memory(parent), _memory(child)
+    parent, child = mt.host_memory(parent), mt.host_memory(child)
     if _device_view(parent) or _device_view(child):
         raise ZygoteError(f"zygotepy cannot follow an update in place through a view of a {type(parent).__name__} on "
                           f"a device (where its elements live cannot be read); copy the view before updating it, or "

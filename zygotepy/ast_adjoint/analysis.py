@@ -125,7 +125,7 @@ def activity(fn, code, globals_, need=None):
 
 # calls whose result is (or shares memory with, or holds) their first argument, or, for the links lower_mutation
 # places, each of their arguments
-_SAME_OBJECT = (mt.same_or, mt.put_iter, mt.refresh_iter, rt.iterate, operator.getitem, getattr)
+_SAME_OBJECT = (mt.same_or, mt.same_as, mt.put_iter, mt.refresh_iter, rt.iterate, operator.getitem, getattr)
 
 
 def _links_objects(target):

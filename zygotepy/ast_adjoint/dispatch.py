@@ -179,6 +179,7 @@ def _derived(fn, args, kwargs, need, api=False):
     if mutates:
         y, finals = y[0], y[1:]
         pb = FinalsPullback(pb, finals, not api)
+        _check_shared_memory(fn, mutates, finals, args)
     if (mutates or len(_LOG) != mark) and not api:  # something was updated in place: was it an argument?
         _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, args))
     if plan is None or api and len(args) <= code.co_argcount:
@@ -283,6 +284,21 @@ def _check_updates(fn, mutated, finals, slot, updated):
         f"{how}, so zygotepy cannot route the gradient of the updated object. Call it as a statement "
         f"(`{fn.__name__}(...)` on a line of its own) with item updates (x[...] = ...), or return the updated value "
         f"instead.")
+
+
+def _check_shared_memory(fn, mutated, finals, args):
+    """A function that updated an array parameter in place, given another argument sharing its memory (`h(x, x[1:])`,
+    or on torch `h(x, x[4])`, a view): the callee's code treats its parameters as separate objects, so the gradient of
+    the other argument would miss the update (silently wrong). Refused."""
+    for k, final in zip(mutated, finals):
+        if not mutate.is_number(final) and any(final is a for a in args) and mutate.shared_memory(final, args):
+            code = fn.__code__
+            where = call_site()
+            raise ZygoteError(
+                f"{where + ': ' if where else ''}{fn.__qualname__} (at {code.co_filename}:{code.co_firstlineno}) "
+                f"writes into its parameter {code.co_varnames[k]!r} while another of its arguments shares that "
+                f"array's memory (a view of it, or its base), which zygotepy does not follow inside the function. "
+                f"Pass a copy of one of them (`x[1:].copy()`), or do the update in the caller.")
 
 
 class FinalsPullback:

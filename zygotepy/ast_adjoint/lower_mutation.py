@@ -125,6 +125,9 @@ class Mutation:
         self.tracked_params = set()
         self.by_call = False   # the update being lowered may not have happened (a call's, `x += v`: see `mutate`)
         self.mutated = set()   # lineages given a new version somewhere
+        # lineages a maybe-in-place update (`z *= 0.5`) may have split in two: on JAX arrays and numbers `z` names a
+        # new object and its aliases keep the old one, so a later update reaches a name only if it names that object
+        self.split = set()
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.next_lineage = 0
 
@@ -311,8 +314,27 @@ class Mutation:
                     alias = self.call(Const(mt.same_or), [var, old, new], hint=self.user_name(var))
                     self.lineage[alias] = lin
                     self.env[name] = alias
+                    self.split.add(lin)
                 else:
-                    self.env[name] = new
+                    self.env[name] = self.same_as(var, old, new, lin)
+        direct, made = {}, {}
+        for clin, links in self.parents.items():
+            for kind, plin, key in links:
+                if plin == lin:
+                    (made if kind == "held" else direct).setdefault(clin, (kind, key))
+        # its direct children first, before any holder's update reaches them by a vaguer route (held by an object
+        # made from them): what they are is known exactly (`row = m[0]`, `w = self.W`: a view sees the write, an
+        # item does not change)
+        below = self.related(lin, False, {came_from})
+        for clin in [c for c in below if c in direct and c not in chain]:
+            child = self.named_child(clin)
+            if child is not None:
+                chain.add(clin)
+                kind, key = direct[clin]
+                fresh = self.call(Const(mt.refresh_iter), [child, new, self.where(child, key)],
+                                  hint=self.user_name(child)) if kind == "iter" else \
+                    self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
+                self.rebind(child, fresh, whole_lineage=True)
         holders = False
         for kind, plin, key in list(self.parents_of(lin)):
             if plin == came_from or plin in chain:
@@ -337,25 +359,11 @@ class Mutation:
                     put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), updated()],
                                     hint=self.user_name(parent))
                     self.mutate(parent, put, lin, chain=chain) if not again else self.rebind(parent, put)
-        direct, made = {}, {}
-        for clin, links in self.parents.items():
-            for kind, plin, key in links:
-                if plin == lin:
-                    (made if kind == "held" else direct).setdefault(clin, (kind, key))
-        below = self.related(lin, False, {came_from})  # its direct children first: what they are is known exactly
-        for clin in [c for c in below if c in direct] + [c for c in below if c not in direct]:
+        for clin in [c for c in below if c not in direct]:
             if clin in chain:
                 continue
-            child = next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
-                          and (not n.startswith(".") or n.startswith(".live"))), None)
+            child = self.named_child(clin)
             if child is None:
-                continue
-            if clin in direct:  # `row = m[0]`, `w = self.W`: a view sees the write, an item does not change
-                kind, key = direct[clin]
-                fresh = self.call(Const(mt.refresh_iter), [child, new, self.where(child, key)],
-                                  hint=self.user_name(child)) if kind == "iter" else \
-                    self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
-                self.rebind(child, fresh, whole_lineage=True)
                 continue
             # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
             # own holders see the change too
@@ -375,6 +383,11 @@ class Mutation:
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(self.line))],
                               hint=self.user_name(child))
             self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+
+    def named_child(self, clin):
+        """A Var of lineage `clin` some name (a user's, or a loop's live copy) holds now, or None."""
+        return next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                     and (not n.startswith(".") or n.startswith(".live"))), None)
 
     def through_unnamed(self, lin, skip):
         """The named lineages linked to `lin` only through objects no name refers to now, by a path that goes both
@@ -408,7 +421,16 @@ class Mutation:
         self.latest[lin] = new
         for name, var in list(self.env.items()):
             if var == old or whole_lineage and isinstance(var, Var) and self.lineage.get(var) == lin:
-                self.env[name] = new
+                self.env[name] = self.same_as(var, old, new, lin)
+
+    def same_as(self, var, old, new, lin):
+        """What a name of `old`'s lineage holding `var` holds once `old` became `new`: `new`, or where a maybe-in-place
+        update may have split the lineage (see `split`), `new` only if `var` is `old`'s object at run time."""
+        if var == old or var == new or lin not in self.split:
+            return new
+        alias = self.call(Const(mt.same_as), [var, old, new], hint=self.user_name(var))
+        self.lineage[alias] = lin
+        return alias
 
     def target_object(self, node):
         obj = self.expr(node)

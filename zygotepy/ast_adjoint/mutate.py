@@ -15,6 +15,7 @@ import inspect
 
 import numpy as np
 
+from ..backends import is_array_type
 from ..errors import UnsupportedSyntax, ZygoteError
 
 ENTRIES = []   # every recorded update not yet claimed by an entry point, in order
@@ -179,6 +180,33 @@ def is_number(x):
     return isinstance(x, _ATOMIC) or x is None or getattr(type(x), "__zygote_number__", False) and not np.shape(x)
 
 
+def host_memory(x):
+    """The NumPy array holding a value's elements: the array itself; the innermost primal of a dual array (forward
+    mode's numbers, which a reverse pass carries in `hessian`), whose views share memory as the arrays' own do; or the
+    NumPy view of another library's array in host memory (torch's CPU tensors, array-API arrays), which shares it."""
+    while getattr(type(x), "__zygote_number__", False) and hasattr(x, "primal"):
+        x = x.primal
+    if type(x) is np.ndarray or not is_array_type(type(x)):
+        return x
+    try:
+        return np.asarray(x)
+    except Exception:  # noqa: BLE001 - on a device: no NumPy view (see `overlap`)
+        return x
+
+
+def shared_memory(x, others):
+    """Is array `x`'s memory also that of one of `others` (another object: a view of it, or its base)?"""
+    mx = host_memory(x)
+    if not isinstance(mx, np.ndarray) or mx.size == 0:
+        return False
+    for o in others:
+        if o is not x and not is_number(o):
+            mo = host_memory(o)
+            if isinstance(mo, np.ndarray) and mo.size and np.may_share_memory(mx, mo):
+                return True
+    return False
+
+
 def updated_since(mark, objects):
     """Those of `objects` updated in place since `LOG` had `mark` entries."""
     ids = set(LOG[mark:])
@@ -293,6 +321,12 @@ NOT_IN_PLACE = _NotInPlace()
 def same_or(alias, old, new):
     """An alias of `old` after `new = old += v`: `new` if that ran in place (lists, arrays), else unchanged."""
     return new if new is old else alias
+
+
+def same_as(var, old, new):
+    """A name of `old`'s object after `old` became `new`: `new` if it names that object, else unchanged (an alias a
+    maybe-in-place update split off: `z = x; z *= 0.5` on JAX arrays leaves `x` the old array)."""
+    return new if var is old else var
 
 
 def updates_first_argument(fn):

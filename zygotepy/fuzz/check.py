@@ -60,7 +60,10 @@ def _classify_error(e, prog, stage):
     if isinstance(e, Timeout):
         return Result(outcome="hang", stage=stage, message=msg)
     if isinstance(e, ZygoteError):
-        if REFUSAL.search(msg) and not prog.mutates_any:
+        # on torch and array-API arrays a helper's `p1 *= 0.5` on an array it is given (`np.mean(x)`, a 0-d array)
+        # is a real update in place, as it is not on NumPy's scalars
+        mutates = prog.mutates_any or stage.startswith("foreign") and "h_rebind(" in prog.src
+        if REFUSAL.search(msg) and not mutates:
             return Result(outcome="false_refusal", stage=stage, message=msg)
         named = re.search(r"updating '(\w+)' in place", msg)
         if named and never_updated(prog.src, named.group(1)):

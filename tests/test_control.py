@@ -1,6 +1,7 @@
 """checkpoint, hook and dropgrad: gradients against finite differences and closed forms, and how often the
 checkpointed forward and the hook run."""
 import math
+import types
 
 import numpy as np
 import pytest
@@ -177,3 +178,26 @@ def test_hessian_through_checkpoint_of_a_store_into_plain_zeros_is_a_clear_error
         hessian(lambda t: checkpoint(_store_into_zeros, t), x)
     np.testing.assert_allclose(hessian(lambda t: checkpoint(_store_into_zeros_like, t), x),
                                hessian(_store_into_zeros_like, x), rtol=1e-12)
+
+
+_PARTIAL_NAMESPACE = types.ModuleType("partial_namespace")  # no `r_`, as torch's namespace has none
+_PARTIAL_NAMESPACE.sin, _PARTIAL_NAMESPACE.tanh = np.sin, np.tanh
+
+
+def _loop_that_returns_before_a_missing_function(x):
+    s = 0.0
+    for k in range(3):
+        if k == 1:
+            return s + np.sum(_PARTIAL_NAMESPACE.sin(x))
+        s += np.sum(_PARTIAL_NAMESPACE.tanh(x))
+        if k == 2:
+            s += np.sum(_PARTIAL_NAMESPACE.r_[x, 0.5])
+    return s
+
+
+def test_a_loop_reads_a_global_only_where_it_stands():
+    # the loop's guards on globals were hoisted before it: `_PARTIAL_NAMESPACE.r_`, which plain Python never reads,
+    # raised AttributeError
+    x = np.array([0.3, -0.2])
+    g = gradient(_loop_that_returns_before_a_missing_function, x)[0]
+    assert np.allclose(g, np.cos(x) + 1.0 / np.cosh(x) ** 2, rtol=1e-12)

@@ -261,6 +261,18 @@ def through_a_helper(x):
     return (out * out).sum()
 
 
+def stored_then_scaled_after(x):
+    # the loop's store into x[4] is undone by the backward, the last `x *= 0.5` is not (nothing reads x after it):
+    # the redo put back what the loop left, x[4] = 0.5, instead of 0.0625 (a changed argument the fuzzer found)
+    for _ in range(1):
+        x[4] = 0.5
+    a = 0.0
+    for i in range(3):
+        a = x[0] * 0.1 * i
+        x *= 0.5
+    return 0.5 * a
+
+
 def _x(n=6):
     return np.linspace(0.3, 1.4, n)
 
@@ -297,6 +309,7 @@ ROWS = [
     ("while_loop", while_loop, lambda: (_x(),)),
     ("with_continue", with_continue, lambda: (_x(),)),
     ("through_a_helper", through_a_helper, lambda: (_x(),)),
+    ("stored_then_scaled_after", stored_then_scaled_after, lambda: (_x(),)),
 ]
 IDS = [r[0] for r in ROWS]
 

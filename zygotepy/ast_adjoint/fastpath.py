@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ..adjoints import array_inline, registry
 from . import dispatch, inline, items, specialize
+from .analysis import resolve_global
 from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Global, If, Var
@@ -135,6 +136,8 @@ class FastPaths:
         what an update in place cannot change, such as an array's type, dtype and rank)."""
         if not self.hoisted:
             return test
+        if isinstance(atom, Global) and resolve_global(atom.path, self.globals) is None:
+            return test  # a name the loop may never reach (`np.r_` on a namespace without it): read where it stands
         start, tests = self.hoisted[-1]
         if isinstance(atom, Var) and any(atom in d for d in self.defined[start:]):  # (SSA: a Var is defined once)
             atom = self.item_loops[-1].same.get(atom) if steady else None

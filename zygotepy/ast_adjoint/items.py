@@ -94,7 +94,7 @@ class ItemRun:
     after the call look for (is the id there). `may_have_changed`, which asks whether the id came after a mark, hears
     of it at every `put` while a container method's argument is watched (PASSED_THROUGH), and from ITEM_ARRAYS for
     the stores that only `note` their index."""
-    __slots__ = ("x", "xid", "indices", "after", "count", "left", "grad", "note")
+    __slots__ = ("x", "xid", "indices", "after", "count", "left", "grad", "note", "start", "alone")
 
     def __init__(self, x=None):
         """`x`: the array, when the loop stores into one object throughout (the generated code then stores itself,
@@ -104,6 +104,8 @@ class ItemRun:
         self.indices = []
         self.note = self.indices.append
         self.count = self.left = 0  # the stores, and how many of them are in effect (the backward undoes them)
+        self.start = len(ENTRIES)  # (were other updates journaled during the loop? see `close`)
+        self.alone = False
         if x is not None and is_vector(x):
             self.x, self.xid = x, id(x)
             ITEM_ARRAYS.add(self.xid)  # (the stores that `note` their index tell LOG only at the end)
@@ -131,6 +133,11 @@ class ItemRun:
             return
         LOG.append(self.xid)
         self.count = self.left = len(self.indices)
+        # no other update journaled during the loop: the backward's first undo records the stored items' values
+        # instead (`capture`), as Entry.undo does, so that an update after the loop the backward never undoes (its
+        # cotangent was None) stays in them; otherwise those updates' undos, which come before the run's in the
+        # journal, may have reached these items, and the values at the loop's end are what a redo puts back
+        self.alone = len(ENTRIES) == self.start
         if self.count * 4 >= x.size:
             self.indices, self.after = Ellipsis, x.copy()
         else:
@@ -142,6 +149,11 @@ class ItemRun:
     def undone(self):
         return self.left < self.count
 
+    def capture(self):
+        """The backward's first undo of the run: what the stored items hold now (see `close`)."""
+        if self.alone:
+            self.after = self.x.copy() if self.indices is Ellipsis else self.x[self.indices]
+
     def redo(self):
         self.x[self.indices] = self.after
         self.left = self.count
@@ -151,6 +163,8 @@ def item_back(dy, run, i, old, dx, dv):
     """The backward of a store `x[i] = v` the run took: put the old value back, then `(dx, dv)` plus the cotangents
     of the array before the store (dy with the slot zeroed: what was there is overwritten) and of the value written
     (dy at the slot)."""
+    if run.left == run.count:
+        run.capture()
     run.x[i] = old
     left = run.left = run.left - 1
     if dy is None:

@@ -358,7 +358,14 @@ class Mutation:
                     chain.add(hlin)
                     put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), updated()],
                                     hint=self.user_name(parent))
-                    self.mutate(parent, put, lin, chain=chain) if not again else self.rebind(parent, put)
+                    if again:
+                        self.rebind(parent, put)
+                        continue
+                    outer, self.by_call = self.by_call, True  # it may not hold it: found (or not) at run time
+                    try:
+                        self.mutate(parent, put, lin, chain=chain)
+                    finally:
+                        self.by_call = outer
         for clin in [c for c in below if c not in direct]:
             if clin in chain:
                 continue

@@ -1604,8 +1604,8 @@ def _default_carrying_a_gradient(x):
 
 
 @pytest.mark.parametrize("fn, line, word", [
-    (_assigned_after_capture, 3, "after a nested function captured it"),
-    (_assigned_in_the_loop_that_captures, 4, "after a nested function captured it"),
+    (_assigned_after_capture, 4, "after 'y', which it captures, was assigned a new value"),
+    (_assigned_in_the_loop_that_captures, 6, "after 'y', which it captures, was assigned a new value"),
     (_default_carrying_a_gradient, 2, "default value of a nested function that carries a gradient"),
 ], ids=["after_capture", "in_capturing_loop", "default_with_gradient"])
 def test_closures_that_would_see_another_value_raise_naming_the_line(fn, line, word):
@@ -1613,6 +1613,43 @@ def test_closures_that_would_see_another_value_raise_naming_the_line(fn, line, w
         gradient(fn, 1.5)
     assert f"{os.path.basename(THIS_FILE)}:{fn.__code__.co_firstlineno + line}:" in str(info.value)
     assert word in str(info.value)
+
+
+def _assigned_after_the_last_call(x):
+    y = math.sin(x)
+    g = lambda t: t * y
+    out = g(x)
+    y = 2.0 * x  # g is not called again: nothing reads the new value through it
+    return out + y
+
+
+def _made_and_called_in_each_iteration(x):
+    s = 0.0
+    for i in range(3):
+        c = x * i
+        g = lambda t: t * c
+        s += g(x)
+    return s
+
+
+def _called_before_the_next_assignment(x):
+    s, g = 0.0, None
+    for i in range(3):
+        if g is not None:
+            s += g(x)  # the cell still holds the value g was made with
+        c = x * (i + 1.0)
+        g = lambda t: t * c
+    return s
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (_assigned_after_the_last_call, lambda x: math.sin(x) + x * math.cos(x) + 2.0),
+    (_made_and_called_in_each_iteration, lambda x: 2 * x * 3),
+    (_called_before_the_next_assignment, lambda x: 2 * x * 3),
+], ids=["after_the_last_call", "made_and_called_per_iteration", "called_before_the_next_assignment"])
+def test_a_captured_name_assigned_again_where_no_call_reads_the_new_value(fn, expected):
+    assert gradient(fn, 0.7)[0] == pytest.approx(expected(0.7), rel=1e-12)
+    check_grads(fn, 0.7)
 
 
 def test_unsupported_syntax_in_a_callee_raises_before_it_runs():

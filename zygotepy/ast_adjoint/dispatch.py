@@ -17,7 +17,7 @@ import numpy as np
 
 from ..adjoints import registry
 from ..backends import is_array_type
-from ..errors import MissingAdjoint, ZygoteError
+from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, DroppedKeyword, Pullback, acc, callmethod
 from . import mutate
@@ -187,10 +187,34 @@ def _derived(fn, args, kwargs, need, api=False):
     return y, MappedPullback(pb, plan)
 
 
+def check_cells(fn):
+    """A nested function generated code made (runtime.make_closure) is differentiated as it was made: the cotangents
+    of what it reads from its cells go to the values they held then. Called after one of those names was assigned
+    anew (`f0 = ...` after `g = lambda u: u * f0`), it would read the new value and its gradient would go to the old
+    one: refused, naming the call. (Made and called before the assignment, or never called after it, is fine.)"""
+    made = fn.__dict__.get("__zygote_made__")
+    if made is None:
+        return
+    for name, cell, value in zip(fn.__code__.co_freevars, fn.__closure__, made):
+        try:
+            same = cell.cell_contents is value
+        except ValueError:  # (emptied by `del`)
+            same = False
+        if not same:
+            where = call_site()
+            raise UnsupportedSyntax(
+                f"a call of the nested function {fn.__qualname__} after '{name}', which it captures, was assigned a "
+                f"new value (the function reads the new value; zygotepy gives the gradient to the value captured when "
+                f"the function was made)", *(where.rsplit(":", 1) if where else (fn.__code__.co_filename, fn.__code__.co_firstlineno)),
+                hint="give the new value its own name, or make the function again after the assignment")
+
+
 def _adjoint_of(fn, args, kwargs, need):
     """`(forward, back, plan, mutates)` of a Python function for one call shape, cached on the function (see
     `_derived`), derived now when not yet."""
     code = fn.__code__
+    if fn.__closure__ is not None:
+        check_cells(fn)
     entry = fn.__dict__.get("__zygote__")
     if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
         entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {})
@@ -213,6 +237,8 @@ def _plain(fn, need, args):
     its innermost call, over the limit with pytest's own; now 322)."""
     entry = fn.__dict__.get("__zygote__")
     if entry is not None and entry[0] is fn.__code__ and entry[1] == registry.generation[0]:
+        if fn.__closure__ is not None:
+            check_cells(fn)
         hit = entry[2].get((need, len(args), None))  # (derived at this generation: no rule was registered for it)
         if hit is not None:
             return None if hit[3] else hit

@@ -154,8 +154,6 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
                              for c in comp.co_consts if hasattr(c, "co_code")]
         self.used_freevars = []
         self.loop_depth = 0
-        self.captured = set()  # cell variables a nested function lowered so far captures: no later assignment
-        self.loop_captures = []  # per open loop: the cell variables nested functions in its body capture
         self.special = {}  # names the lowering itself introduced, bound to runtime primitives
         self.statement_call = False  # lowering the call of an expression statement (its result is dropped)
         self.init_mutation()
@@ -627,12 +625,10 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
     def bind(self, name, value):
         """Bind local `name` to `value`; a cell variable (captured by a nested def) gets a real assignment."""
         if name in self.cellvars:
-            # each assignment is a version, as for any local, and sets the cell; the nested function takes the
-            # version current where it is defined, so the cell must not change after that (nor, in a loop that
-            # defines it, between the function's making and its calls)
-            if name in self.captured or any(name in c for c in self.loop_captures):
-                self.fail(f"an assignment to '{name}' after a nested function captured it (the function would "
-                          f"see the new value)", hint="give the new value its own name")
+            # each assignment is a version, as for any local, and sets the cell; a nested function is differentiated
+            # with the version current where it was made, so one called after a new assignment is refused when it
+            # is called (dispatch.check_cells: made in a loop and called in the same iteration, or never called
+            # again, is fine)
             var = self.new_var(name)
             self.emit(Assign(var, value, self.line))
             self.emit(Assign(self.temp("_"), Call(Const(rt.set_cell), (Var(f"{name}_cell"), var)), self.line))
@@ -778,7 +774,6 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
         named = isinstance(hint, str) and hint in self.locals and hint not in self.cellvars  # not a temp hint (_t)
         out = self.new_var(hint) if named else self.temp("_fn")
         values = tuple(self.env.get(n, Var(n)) if n in self.cellvars else Var(n) for n in code.co_freevars)
-        self.captured.update(n for n in code.co_freevars if n in self.cellvars)
         self.emit(Def(out, code, cells, defaults, kwdefaults, node.lineno, values))
         return out
 

@@ -326,9 +326,7 @@ class ControlFlow:
                 refreshes.extend(self.link_targets(links, node.lineno))
             self.block(node.body)
         self.loop_depth += 1
-        self.loop_captures.append(self.captured_inside(node))
         loop.body, body_env = self.sub_region(body)
-        self.loop_captures.pop()
         self.loop_depth -= 1
         for c, name in zip(carries, [*names, *extra], strict=True):
             c.next = body_env.get(name, c.var)
@@ -355,15 +353,6 @@ class ControlFlow:
             return
         ran_out = self.call(Const(rt.none_set), left, hint="_no_break")
         self.join(ran_out, lambda: self.block(node.orelse), lambda: None)
-
-    def captured_inside(self, loop):
-        """The cell variables that nested functions (defs, lambdas) in `loop` read: an assignment to one in the loop
-        would change what a function made in an earlier iteration sees."""
-        if not self.cellvars:
-            return set()
-        inner = [n for s in [*loop.body, *getattr(loop, "orelse", [])] for n in walk(s)
-                 if isinstance(n, (gast.FunctionDef, gast.Lambda))]
-        return {n.id for f in inner for n in walk(f) if isinstance(n, gast.Name) and n.id in self.cellvars}
 
     def stmt_While(self, node):
         def header(loop):

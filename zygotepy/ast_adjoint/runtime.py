@@ -122,6 +122,8 @@ def make_closure(code, globals_, cells, defaults, kwdefaults, *values):
     rule (adjoints/nesting.py) gives them the closure's cotangent."""
     fn = types.FunctionType(code, globals_, code.co_name, defaults, cells)
     fn.__kwdefaults__ = kwdefaults
+    if values:
+        fn.__zygote_made__ = values  # what the cells held: their cotangents go there (see dispatch.check_cells)
     return fn
 
 

@@ -3,7 +3,6 @@ checkpoint's recomputation, the stack a nested or recursive gradient takes, and 
 import json
 import subprocess
 import sys
-import textwrap
 import traceback
 import types
 import zlib

@@ -93,3 +93,73 @@ def test_foreign_detects_the_library():
     assert gradient(lambda x: foreign(jnp.sin)(x) * 2.0, 0.0) == pytest.approx((2.0,))
     with pytest.raises(ZygoteError, match="torch_function"):
         foreign(np.sin)
+
+
+_TORCH_LOOP_PROGRAM = '''
+def h_apply(fn, v):
+    return fn(v) * 0.5
+
+def program(x, b):
+    f0 = 0.5
+    for e1 in x:
+        if 1.3 > e1:
+            b = h_apply(lambda u: u * f0, e1)
+        else:
+            b = h_apply(lambda u: u * f0, np.cumsum(x) * 0.1)
+            b += 0.5
+    return -0.8 * b
+'''
+
+
+def test_a_loop_over_a_torch_vector_its_body_may_update_is_refused_not_crashed():
+    # torch's items of a 1-d tensor are 0-d views: the loop's link from the vector to its variable crashed in the
+    # backward ('Overlap' object is not subscriptable); it is refused as on NumPy (the fuzzer's seed 401, program 1741)
+    torch = pytest.importorskip("torch")
+    compat = pytest.importorskip("array_api_compat")
+    from zygotepy import ZygoteError
+    from zygotepy.fuzz.check import load
+    fn = load(_TORCH_LOOP_PROGRAM, "<torch loop program>")
+    fn.__globals__["np"] = compat.array_namespace(torch.zeros(1))
+    x = torch.tensor([0.3, 1.7, -0.2], dtype=torch.float64)
+    with pytest.raises(ZygoteError, match=r"<torch loop program>:\d+: .*loop over the array"):
+        gradient(fn, x, 0.4)
+
+
+try:
+    import array_api_compat
+except ImportError:  # (the tests below skip)
+    array_api_compat = None
+
+
+def _namespace_by_compat(x):
+    xp = array_api_compat.array_namespace(x)
+    return xp.sum(xp.tanh(x))
+
+
+def _namespace_by_method(x):
+    xp = x.__array_namespace__()
+    return xp.sum(xp.tanh(x))
+
+
+@pytest.mark.parametrize("fn", [_namespace_by_compat, _namespace_by_method], ids=["array_namespace", "method"])
+@pytest.mark.parametrize("library", ["numpy", "torch", "jax", "array_api_strict"])
+def test_looking_up_the_array_namespace_inside_a_differentiated_function(fn, library):
+    pytest.importorskip("array_api_compat")
+    if library == "numpy":
+        if fn is _namespace_by_method and not hasattr(np.ndarray, "__array_namespace__"):
+            pytest.skip("NumPy 1 has no __array_namespace__")
+        x, to_numpy = np.array([0.3, -1.2, 0.8]), np.asarray
+    elif library == "torch":
+        torch = pytest.importorskip("torch")
+        if fn is _namespace_by_method:
+            pytest.skip("torch tensors have no __array_namespace__")
+        x, to_numpy = torch.tensor([0.3, -1.2, 0.8], dtype=torch.float64), lambda t: t.numpy()
+    elif library == "jax":
+        jax = pytest.importorskip("jax")
+        jax.config.update("jax_enable_x64", True)
+        x, to_numpy = jax.numpy.asarray([0.3, -1.2, 0.8]), np.asarray
+    else:
+        xps = pytest.importorskip("array_api_strict")
+        x, to_numpy = xps.asarray([0.3, -1.2, 0.8]), lambda a: np.array([float(a[i]) for i in range(3)])
+    g = gradient(fn, x)[0]
+    np.testing.assert_allclose(to_numpy(g), 1 / np.cosh([0.3, -1.2, 0.8]) ** 2, rtol=1e-12)

@@ -2,7 +2,6 @@
 indices skip the rules, and anything else falls back to them inside the same loop. Each row is checked against
 central finite differences, with the item paths on and off (the same cotangents), and every array argument must end
 as one plain call of `f` leaves it, also after `back` ran twice."""
-import copy
 import math
 
 import numpy as np

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from zygotepy import ZygoteError, derivative, gradient, hessian, pushforward
+from zygotepy import derivative, gradient, hessian, pushforward
 from zygotepy.errors import ForwardModeError
 
 

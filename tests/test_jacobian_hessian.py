@@ -95,7 +95,14 @@ def test_jacobian_errors():
     with pytest.raises(ZygoteError, match="mode"):
         jacobian(np.sin, _arr(2), mode="sideways")
     with pytest.raises(ZygoteError, match="real"):
-        jacobian(lambda x: (x, x), _arr(2))
+        jacobian(lambda x: (x, "label"), _arr(2))
+
+
+def test_jacobian_of_a_tuple_result_follows_its_structure():
+    x = _arr(2)
+    J = jacobian(lambda x: (x, np.sin(x)), x)  # one tuple of per-argument Jacobians at each leaf of the result
+    np.testing.assert_allclose(J[0][0], np.eye(2))
+    np.testing.assert_allclose(J[1][0], np.diag(np.cos(x)))
     with pytest.raises(ZygoteError, match="real"):
         jacobian(np.sin, _arr(2) + 1j)
 

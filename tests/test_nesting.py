@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from zygotepy import UnsupportedSyntax, ZygoteError, adjoint, gradient, pullback, show_adjoint, value_and_gradient
+from zygotepy import ZygoteError, adjoint, gradient, pullback, show_adjoint, value_and_gradient
 
 
 def nestlevel():

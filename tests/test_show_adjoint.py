@@ -149,3 +149,25 @@ def test_deterministic_across_hash_seeds():
         here = str(show_adjoint(_function(name)))
         assert outputs[0][name] == outputs[1][name], _diff(outputs[0][name], outputs[1][name])
         assert here == outputs[0][name], _diff(here, outputs[0][name])
+
+
+def test_show_adjoint_echoes_as_python_and_renders_as_html_in_a_notebook():
+    def f(x):
+        return x * x
+    shown = show_adjoint(f)
+    assert isinstance(shown, str) and "def f_forward(x):" in shown
+    assert repr(shown) == str(shown)  # echoed at a prompt: the code itself, not an escaped one-line string
+    html = shown._repr_html_()
+    assert html.lstrip().startswith(("<div", "<pre")) and "f_forward" in html
+    pytest.importorskip("pygments")
+    assert "style=" in html  # highlighted inline, as a notebook shows it without a stylesheet
+
+
+def test_show_adjoint_in_ipython_prints_the_code():
+    IPython = pytest.importorskip("IPython")
+    from IPython.lib.pretty import pretty
+
+    def f(x):
+        return x * 2.0
+    assert pretty(show_adjoint(f)) == str(show_adjoint(f))
+    assert IPython is not None

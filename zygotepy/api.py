@@ -5,6 +5,7 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 """
 import gc
 import sys
+from typing import Any, Callable
 
 import numpy as np
 
@@ -204,7 +205,7 @@ def _leave_contexts(mark, exc):
             raise raised from exc
 
 
-def pullback(f, /, *args, **kwargs):
+def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], tuple]]:
     """Run `f(*args, **kwargs)` once and return `(y, back)`; `back(dy)` gives one cotangent per positional argument.
 
     `back` may be called more than once. Keyword arguments are constants.
@@ -266,13 +267,24 @@ def _seed(y):
         f"shape, or zygotepy.jacobian(f, *args).")
 
 
-def value_and_gradient(f, /, *args, **kwargs):
-    """`(f(*args), gradient(f, *args))` from one forward pass.
+def value_and_gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None, **kwargs: Any) -> tuple[Any, Any]:
+    """`(f(*args), gradient(f, *args))` from one forward pass (`argnums`: as for `gradient`).
 
     >>> value_and_gradient(lambda x: x ** 2, 3.0)
     (9.0, (6.0,))
     """
-    return _value_and_gradient(f, args, kwargs)
+    y, grads = _value_and_gradient(f, args, kwargs)
+    return (y, grads) if argnums is None else (y, select(grads, argnums, len(args)))
+
+
+def select(values, argnums, n):
+    """The entries `argnums` picks of a per-argument tuple: None all, an int one entry, a tuple a tuple."""
+    if argnums is None:
+        return values
+    try:
+        return values[argnums] if isinstance(argnums, int) else tuple(values[k] for k in argnums)
+    except (IndexError, TypeError):
+        raise ZygoteError(f"argnums={argnums!r} does not name positional arguments of a call with {n} of them") from None
 
 
 def value_and_gradient_with_callee(f, args, kwargs):
@@ -329,10 +341,11 @@ def _value_and_gradient(f, args, kwargs, callee=False):
 _ALL_NEEDED = [(True,) * n for n in range(8)]
 
 
-def gradient(f, /, *args, **kwargs):
+def gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None, **kwargs: Any) -> Any:
     """The gradient of the real scalar `f(*args, **kwargs)` with respect to each positional argument.
 
-    Arguments that do not influence the result (or are ints/bools used only as data) get None.
+    Arguments that do not influence the result (or are ints/bools used only as data) get None. `argnums` (zygotepy's
+    own keyword, not passed to `f`) picks arguments: an int gives that gradient alone, a tuple a tuple.
 
     >>> def pow(x, n):
     ...     r = 1
@@ -340,20 +353,37 @@ def gradient(f, /, *args, **kwargs):
     ...         n -= 1
     ...         r *= x
     ...     return r
-    >>> gradient(pow, 5, 3)
-    (75, None)
+    >>> gradient(pow, 5, 3)  # n is a loop count: None; x, an int in arithmetic, is differentiated as a real
+    (75.0, None)
     """
-    return _value_and_gradient(f, args, kwargs)[1]
+    grads = _value_and_gradient(f, args, kwargs)[1]
+    return grads if argnums is None else select(grads, argnums, len(args))
 
 
 class AdjointSource(str):
-    """Generated source text; Jupyter renders it as highlighted Python."""
+    """Generated source text: a `str` (print it, search it) that shows as the plain Python it holds where a value is
+    echoed (a terminal, IPython: not an escaped one-line string), and as syntax-highlighted HTML in a notebook
+    (pygments, when installed; else a plain <pre> block)."""
 
-    def _repr_markdown_(self):
-        return f"```python\n{self}```"
+    def __repr__(self):
+        return str(self)
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self))
+
+    def _repr_html_(self):
+        try:
+            from pygments import highlight
+            from pygments.formatters import HtmlFormatter
+            from pygments.lexers import PythonLexer
+        except ImportError:
+            import html
+            return f"<pre>{html.escape(str(self))}</pre>"
+        formatter = HtmlFormatter(noclasses=True, nowrap=False)
+        return highlight(str(self), PythonLexer(), formatter)
 
 
-def show_adjoint(f):
+def show_adjoint(f: Callable[..., Any]) -> AdjointSource:
     """The generated forward and pullback Python source for `f`, as text.
 
     >>> print(show_adjoint(lambda x: x * x))  # doctest: +ELLIPSIS

@@ -6,6 +6,8 @@ have fewer entries than the output. `hessian` is forward-over-reverse: dual numb
 through the generated reverse code and the reverse rules, one pass per input entry. `forwarddiff(f, x)` is `f(x)`
 whose reverse rule builds the pullback from a forward-mode Jacobian (mixed mode).
 """
+from typing import Any, Callable
+
 import numpy as np
 
 from .adjoints.registry import adjoint
@@ -18,7 +20,7 @@ from .forward.transform import call
 __all__ = ["pushforward", "derivative", "jacobian", "hessian", "forwarddiff"]
 
 
-def pushforward(f, /, *args):
+def pushforward(f: Callable[..., Any], /, *args: Any) -> Any:
     """Forward mode: a function mapping tangents of `args` to the tangent of `f(*args)`; no tape.
 
     Args:
@@ -53,7 +55,7 @@ def _forward_call(f, *duals):
         raise ForwardModeError(STORE_INTO_PLAIN_ARRAY) from e
 
 
-def derivative(f, x, /):
+def derivative(f: Callable[..., Any], x: Any, /) -> Any:
     """`df/dx` of a function of one scalar, by forward mode (a vector-valued `f` gives its vector of derivatives).
 
     Nested calls never confuse their perturbations:
@@ -126,7 +128,7 @@ def _reverse_jacobian(y, back, args):
             for a, r in zip(args, rows, strict=True)]
 
 
-def jacobian(f, /, *args, mode=None):
+def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None) -> Any:
     """One Jacobian per positional argument, each of shape `y.shape + x.shape` (None for data arguments: ints, bools).
 
     Args:
@@ -148,6 +150,11 @@ def jacobian(f, /, *args, mode=None):
     if mode == "forward":
         return tuple(_forward_jacobian(f, args)[1])
     y, back = pullback(f, *args)
+    return jacobian_at(f, args, y, back, mode)
+
+
+def jacobian_at(f, args, y, back, mode):
+    """`jacobian` once its pullback ran (`y, back`): reverse mode with it, or forward mode where that is cheaper."""
     _check_output(y)
     n_in = sum(int(np.size(a)) for a in args if not _is_data(a))
     if mode is None and n_in < np.size(y):
@@ -158,7 +165,7 @@ def jacobian(f, /, *args, mode=None):
     return tuple(_reverse_jacobian(y, back, args))
 
 
-def hessian(f, x, /):
+def hessian(f: Callable[..., Any], x: Any, /) -> Any:
     """The Hessian of the real scalar `f(x)`, shape `x.shape + x.shape`, by forward-over-reverse: one reverse pass
     on dual numbers per entry of `x`.
 
@@ -225,7 +232,7 @@ def _rule_frame(exc):
 
 
 # --- mixed mode ----------------------------------------------------------------------------------------------------------
-def forwarddiff(f, x, /):
+def forwarddiff(f: Callable[..., Any], x: Any, /) -> Any:
     """`f(x)`; under reverse mode its pullback comes from a forward-mode Jacobian of `f` at `x` (mixed mode: cheap
     when `x` has few entries and `f` has a long tape).
 

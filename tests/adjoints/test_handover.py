@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from zygotepy import gradient, pullback
-from zygotepy.adjoints import handover
 from zygotepy.adjoints.registry import find_rule
 from zygotepy.testing import check_grads
 

@@ -214,8 +214,13 @@ def _mine(table):
     return {target: entry for target, entry in table.items() if getattr(entry, "__module__", None) in MINE}
 
 
+# rules whose result is not a number or an array, so there is nothing to compare with finite differences: the array
+# namespace a method returns (tests/test_foreign.py differentiates functions that look it up)
+NO_ROW = {registry._key(np.ndarray.__array_namespace__)} if hasattr(np.ndarray, "__array_namespace__") else set()
+
+
 def test_every_rule_has_a_row():
-    covered = {registry._key(r.op) for r in ROWS}
+    covered = {registry._key(r.op) for r in ROWS} | NO_ROW
     missing = [t for t in _mine(registry.RULES) if t not in covered]
     assert not missing, f"rules without a row in rule_table.py: {missing}"
 

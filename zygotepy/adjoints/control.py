@@ -9,13 +9,15 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
   accumulates every use of the output before calling a pullback). No gradient reaching it means no call.
 - `dropgrad` is declared non-differentiable, so activity analysis cuts every path through it at transform time.
 """
+from typing import Any, Callable
+
 from ..ast_adjoint import runtime as rt
 from .registry import adjoint, nondifferentiable
 
 __all__ = ["checkpoint", "hook", "dropgrad"]
 
 
-def checkpoint(f, /, *args):
+def checkpoint(f: Callable[..., Any], /, *args: Any) -> Any:
     """Return `f(*args)`; under differentiation, recompute `f` in the backward pass instead of storing its inside.
 
     Trades one more forward of `f` per backward pass for the memory of `f`'s intermediate values.
@@ -35,7 +37,7 @@ def checkpoint(f, /, *args):
     return f(*args)
 
 
-def hook(fn, x, /):
+def hook(fn: Callable[[Any], Any], x: Any, /) -> Any:
     """Return `x`; in the backward pass the gradient of `x` is replaced by `fn(gradient)`.
 
     `fn` is called once per backward pass, with the total gradient of `x` (None-free: it is not called when no gradient
@@ -55,7 +57,7 @@ def hook(fn, x, /):
     return x
 
 
-def dropgrad(x, /):
+def dropgrad(x: Any, /) -> Any:
     """Return `x`; no gradient flows through it (it is a constant to the differentiation).
 
     >>> from zygotepy import dropgrad, gradient

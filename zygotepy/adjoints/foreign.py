@@ -184,3 +184,9 @@ def foreign(fn, /):
 
 
 nondifferentiable(torch_function, jax_function, foreign)  # they make functions: constants to differentiation
+
+try:  # the array-API idiom `xp = array_api_compat.array_namespace(x)` inside a differentiated function: a module
+    import array_api_compat as _compat
+    nondifferentiable(*(getattr(_compat, n) for n in ("array_namespace", "get_namespace") if hasattr(_compat, n)))
+except ImportError:
+    pass

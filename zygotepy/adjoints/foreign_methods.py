@@ -253,7 +253,7 @@ def _method(name, lib, who):
 
 # methods whose results carry no gradient, beyond the NumPy methods declared nondifferentiable
 _CONSTANT = ("size", "dim", "numel", "detach", "argmax", "argmin", "argsort", "nonzero", "all", "any", "round",
-             "floor", "ceil", "sign", "isnan", "isfinite", "isinf", "device", "shape")
+             "floor", "ceil", "sign", "isnan", "isfinite", "isinf", "device", "shape", "__array_namespace__")
 _ATTRIBUTES = {"T": lambda x, dy: dy.T,
                "mT": lambda x, dy: dy.mT if hasattr(dy, "mT") else namespace(dy).swapaxes(dy, -1, -2),
                "real": lambda x, dy: dy if not _is_complex(x) else namespace(dy).real(dy)}
@@ -274,7 +274,7 @@ def index(seen, methods, nondiff):
         if cls in seen:
             continue
         seen.add(cls)
-        names = {n for n in dir(cls) if not n.startswith("_")}
+        names = {n for n in dir(cls) if not n.startswith("_") or n == "__array_namespace__"}
         for name in sorted(names):
             static = inspect.getattr_static(cls, name, None)
             if static is None or isinstance(static, (property, type, staticmethod, classmethod)) \

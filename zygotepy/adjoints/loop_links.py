@@ -37,6 +37,14 @@ def _plan(parent, child):
     return _where_held(parent, child)
 
 
+def _foreign_vector(x):
+    """A 1-d array of another library (torch, array-API), seen through its memory."""
+    if isinstance(x, np.ndarray):
+        return False
+    memory = mt.host_memory(x)
+    return memory is not x and isinstance(memory, np.ndarray) and memory.ndim == 1
+
+
 def _refused(where):
     file, line, other, made = where
     made = f" (taken at line {made})" if made is not None else ""
@@ -105,7 +113,7 @@ def put_iter(parent, where, child):
             return (dy, None, None)
         if plan == "part":
             raise _refused(where)
-        if plan[0] == "row":
+        if isinstance(plan, tuple) and plan[0] == "row":
             rest = np.array(dy, copy=True)
             dchild = rest[plan[1]].copy()
             rest[plan[1]] = 0
@@ -118,9 +126,11 @@ def put_iter(parent, where, child):
 @adjoint(mt.refresh_iter)
 def refresh_iter(child, parent, where):
     """`parent` was updated in place: `child`'s cotangent is `parent`'s at its place, if it is still there."""
-    if isinstance(parent, np.ndarray) and parent.ndim == 1 and not isinstance(child, np.ndarray):
+    if isinstance(parent, np.ndarray) and parent.ndim == 1 and not isinstance(child, np.ndarray) or \
+            _foreign_vector(parent) and getattr(child, "ndim", 0) == 0:
         # a 1-d array's items are numbers read when the loop reaches them, after the body's earlier updates: which
-        # version of the array each came from is not recorded, so its gradient would go to the wrong one
+        # version of the array each came from is not recorded, so its gradient would go to the wrong one (torch's
+        # items are 0-d views of it, which see later updates too)
         file, line, name, _ = where
         raise ZygoteError(
             f"{file}:{line}: zygotepy cannot differentiate a loop over the array that its body updates in place (the "
@@ -135,10 +145,10 @@ def refresh_iter(child, parent, where):
             return (dy, None, None)
         if plan == "part":
             raise _refused(where)
-        if plan[0] == "row":
+        if isinstance(plan, tuple) and plan[0] == "row":
             dp = _zeros_like(parent)
             dp[plan[1]] = dy
             return (None, dp, None)
-        rest, dparent = _place(plan, parent, dy, where)
+        rest, dparent = _place(plan, parent, dy, where)  # (another library's array: an Overlap, by its memory)
         return (rest, dparent, None)
     return child, back

@@ -604,7 +604,8 @@ nondifferentiable(_refuse_deeper)
 
 
 def twin_pullback(f, *args):
-    depth = _refuse_deeper(_depth())  # a value, not a call statement (which the mutation lowering would route)
+    # a value, not a call statement (which the mutation lowering would route)
+    depth = _refuse_deeper(_depth())  # noqa: F841
     kind, a, b = _plan(f, args)
     y, pb = _TWINS[kind](f, a, b, args)
 
@@ -617,14 +618,14 @@ def twin_pullback(f, *args):
 # and without `twin_J` in between: an outer level transforms each function on this path, at every level
 
 def twin_value_and_gradient(f, *args):
-    depth = _refuse_deeper(_depth())
+    depth = _refuse_deeper(_depth())  # noqa: F841
     kind, a, b = _plan(f, args)
     y, pb = _TWINS[kind](f, a, b, args)
     return y, _project_all(args, _drop(pb(_seed(y)), 1))
 
 
 def twin_gradient(f, *args):
-    depth = _refuse_deeper(_depth())
+    depth = _refuse_deeper(_depth())  # noqa: F841
     kind, a, b = _plan(f, args)
     y, pb = _TWINS[kind](f, a, b, args)
     return _project_all(args, _drop(pb(_seed(y)), 1))
@@ -658,10 +659,29 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
         return _always(rule)
 
     def outermost_rule(*args, **kwargs):
-        return outermost(entry, rule, args, kwargs)
+        argnums = kwargs.pop("argnums", None)
+        y, back = outermost(entry, rule, args, kwargs)
+        return (y, back) if argnums is None else _narrowed(entry, y, back, argnums, len(args) - 1)
     outermost_rule.__qualname__ = f"{twin.__name__}_outermost_rule"
     outermost_rule.__zygote_nested__ = rule
     return _always(outermost_rule)
+
+
+def _narrowed(entry, y, back, argnums, n):
+    """A nested `gradient(f, *args, argnums=k)`: the rule's result narrowed to the picked gradients (api.select), and
+    its back's cotangent widened to one entry per argument again."""
+    picked = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def widen(d):
+        full = [None] * n
+        for k, dk in zip(picked, (d,) if isinstance(argnums, int) else d, strict=True):
+            full[k] = rt.acc(full[k], dk)
+        return tuple(full)
+    if entry is api.gradient:
+        return api.select(y, argnums, n), lambda dy: back(None if dy is None else widen(dy))
+    value, grads = y
+    return (value, api.select(grads, argnums, n)), \
+        lambda dy: back(None if dy is None else (dy[0], None if dy[1] is None else widen(dy[1])))
 
 
 def _nested_rule(fn):

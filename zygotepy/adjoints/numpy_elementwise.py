@@ -387,7 +387,9 @@ nondifferentiable(
     np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal)
 
 CONSTANT_METHODS = (np.ndarray.argmax, np.ndarray.argmin, np.ndarray.argsort, np.ndarray.argpartition,
-                    np.ndarray.nonzero, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.ndarray.searchsorted)
+                    np.ndarray.nonzero, np.ndarray.round, np.ndarray.all, np.ndarray.any, np.ndarray.searchsorted) + (
+                    # the array-API idiom `xp = x.__array_namespace__()` (NumPy 2): a module, no gradient
+                    (np.ndarray.__array_namespace__,) if hasattr(np.ndarray, "__array_namespace__") else ())
 
 
 def _constant_method(method):

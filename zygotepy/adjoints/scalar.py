@@ -66,7 +66,7 @@ MATH = {
     math.copysign: lambda dy, y, a, b: (dy if (a >= 0) == (b >= 0) else -dy, None),
     math.fmod: lambda dy, y, a, b: (dy, -dy * math.trunc(a / b)),
     math.ldexp: lambda dy, y, x, i: (dy * 2.0 ** i, None),
-}  # no digamma in the math module: lgamma/gamma are left to a user @adjoint
+}  # gamma and lgamma need digamma, which math lacks: their rules are in math_gamma.py
 if hasattr(math, "exp2"):
     MATH[math.exp2] = lambda dy, y, x: (dy * y * math.log(2),)
 if hasattr(math, "cbrt"):

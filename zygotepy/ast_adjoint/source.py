@@ -31,6 +31,7 @@ import textwrap
 import types
 import weakref
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import gast
 
@@ -134,7 +135,7 @@ def get_source(fn):
     return Source(node, filename, code, lines)
 
 
-def register_source(fn, src):
+def register_source(fn: Callable[..., Any], src: str) -> None:
     """Provide the source of a function that has none (e.g. built by ``exec``), so ``get_source`` finds it.
 
     ``src`` is stored in ``linecache`` under a unique name ``<zygotepy-source N: qualname>`` (``mtime=None``, so

@@ -1,0 +1,204 @@
+"""`jacobian` and `hessian` over several arguments and nested structures, and `argnums`.
+
+api_modes computes them for real numbers and real arrays; here each argument may be a tree (`zygotepy.trees`: tuples,
+lists, dicts, namedtuples, dataclasses, objects) of them. The blocks follow the structures: `hessian(f, a, b)[i][j]`
+has shape `args[i].shape + args[j].shape`; for one dict argument `H["w"]["b"]` is the block between its entries `w`
+and `b`. Both are built from the same passes as the plain case: a Hessian column is one reverse pass on dual numbers,
+with one leaf of one argument perturbed along one entry (the other leaves stay plain: their tangents are zero).
+"""
+from typing import Any, Callable
+
+import numpy as np
+
+from . import api_modes
+from .api import pullback, select
+from .errors import ZygoteError
+from .forward.dual import Dual, new_tag, strip, tangent_of
+from .trees import _fields, leaves, tree_map, unflatten
+
+__all__ = ["jacobian", "hessian", "select"]
+
+
+def _picked(argnums, n):
+    return range(n) if argnums is None else (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def _is_leaf_array(x):
+    """A real number or a real array (what api_modes differentiates), as opposed to data (ints, bools, None)."""
+    return not api_modes._is_data(x)
+
+
+def _plain(args):
+    return all(_fields(a) is None for a in args)
+
+
+def _real(leaf, where):
+    if isinstance(leaf, complex) or np.iscomplexobj(leaf):
+        raise ZygoteError(f"jacobian/hessian take real numbers and real arrays; {where} is complex")
+    return leaf
+
+
+# --- Hessians ----------------------------------------------------------------------------------------------------------
+def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
+    """The Hessian of the real scalar `f(*args)` by forward-over-reverse.
+
+    With one real number or array argument: an array of shape `x.shape + x.shape`. With several arguments (or
+    `argnums` a tuple): `H[i][j]`, the block of shape `args[i].shape + args[j].shape`. An argument that is a tree of
+    arrays (a dict of parameters) gives nested blocks in its structure: `H["w"]["b"]`.
+
+    >>> hessian(lambda x, y: x * x * y, 1.0, 2.0)
+    ((4.0, 2.0), (2.0, 0.0))
+    """
+    n = len(args)
+    picked = list(_picked(argnums, n))
+    if n == 1 and picked == [0] and _plain(args):
+        return api_modes.hessian(f, args[0])
+    # the differentiable leaves of the picked arguments: (argument, position among its leaves, the leaf)
+    spots = {i: [(j, _real(leaf, f"argument {i}")) for j, leaf in enumerate(leaves(args[i])) if _is_leaf_array(leaf)]
+             for i in picked}
+    columns = {}  # (i, j) -> per entry of that leaf: {(i2, j2): tangent of the gradient at that leaf}
+    for i in picked:
+        flat = leaves(args[i])
+        for j, leaf in spots[i]:
+            shape = np.shape(leaf)
+            per_entry = []
+            for k in range(int(np.prod(shape))):
+                tag = new_tag()
+                if shape:
+                    e = np.zeros(shape, dtype=np.asarray(leaf).dtype)
+                    e.flat[k] = 1.0
+                    dual = Dual(tag, leaf, e)
+                else:
+                    dual = Dual(tag, leaf, 1.0)
+                moved = list(args)
+                moved[i] = unflatten(args[i], [dual if m == j else v for m, v in enumerate(flat)])
+                per_entry.append(_hessian_column(f, moved, args, picked, spots, tag))
+            columns[(i, j)] = per_entry
+
+    def block(p, q, shape_p, shape_q):
+        rows = [column[q] for column in columns[p]]
+        return _number_or_array(np.stack(rows).reshape(shape_p + shape_q) if rows else np.zeros(shape_p + shape_q))
+
+    def per_argument(i, i2):
+        """H[i][i2]: the tree of argument i, each differentiable leaf holding the tree of argument i2 of blocks."""
+        inner = {j: leaf for j, leaf in spots[i]}
+        inner2 = {j: leaf for j, leaf in spots[i2]}
+
+        def row(j):
+            if j not in inner:
+                return None
+            return _shaped(args[i2], [block((i, j), (i2, j2), np.shape(inner[j]), np.shape(inner2[j2]))
+                                      if j2 in inner2 else None for j2 in range(len(leaves(args[i2])))])
+        return _shaped(args[i], [row(j) for j in range(len(leaves(args[i])))])
+    out = tuple(tuple(per_argument(i, i2) for i2 in picked) for i in picked)
+    return out[0][0] if isinstance(argnums, int) or argnums is None and n == 1 else out
+
+
+def _number_or_array(block):
+    """A block between two numbers is a number, as `gradient` gives a float argument a float."""
+    return float(block) if block.ndim == 0 else block
+
+
+def _matching(tree, other):
+    """The entries of `other` (a gradient) at the leaves of `tree`, in `leaves(tree)` order (None where it has none)."""
+    found = []
+    tree_map(lambda _, g: found.append(g), tree, other)
+    return found
+
+
+def _shaped(tree, values):
+    """`values` in `tree`'s structure; a plain leaf's is the value itself."""
+    return values[0] if _fields(tree) is None else unflatten(tree, values)
+
+
+def _hessian_column(f, moved, args, picked, spots, tag):
+    """One reverse pass on the perturbed arguments: {(i, j): the tangent of the gradient at leaf j of argument i}."""
+    try:
+        y, back = pullback(f, *moved)
+        if np.ndim(strip(y)) != 0:
+            raise ZygoteError(f"hessian needs f to return a real scalar; it returned shape {np.shape(strip(y))}")
+        grads = back(1.0)
+    except api_modes.ForwardModeError as e:
+        err = api_modes.ForwardModeError(f"hessian (forward-over-reverse): {api_modes._rule_frame(e)} cannot take "
+                                         f"dual numbers: {e}{api_modes._user_frame(e)}")
+        for note in getattr(e, "__notes__", ()):
+            err.add_note(note)
+        raise err from e
+    out = {}
+    for i in picked:
+        matched = _matching(args[i], grads[i])
+        for j, leaf in spots[i]:
+            g = matched[j]
+            t = None if g is None else tangent_of(g, tag)
+            out[(i, j)] = np.zeros(np.shape(leaf)) if t is None else np.asarray(t, dtype=float).reshape(np.shape(leaf))
+    return out
+
+
+# --- Jacobians ---------------------------------------------------------------------------------------------------------
+def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None, argnums: Any = None) -> Any:
+    """One Jacobian per positional argument, each of shape `y.shape + x.shape` (None for data arguments: ints, bools).
+
+    Args:
+        f: a function of real numbers/arrays, or trees of them, returning a real number or array, or a tree of them.
+        *args: the point.
+        mode: "reverse" (one pullback per output entry), "forward" (one pushforward per input entry), or None to pick
+            forward mode exactly when the inputs have fewer entries than the output (plain arrays only).
+        argnums: the positional arguments to differentiate (an int: that Jacobian alone; a tuple: a tuple).
+    Returns:
+        a tuple of arrays; where an argument is a tree, its Jacobian is that tree of blocks `y.shape + leaf.shape`;
+        where the result is a tree, the tuple stands at each of its leaves.
+
+    >>> jacobian(lambda x: x ** 2, np.array([1.0, 2.0]))[0]
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    n = len(args)
+    if mode not in (None, "forward", "reverse"):
+        raise ZygoteError(f"jacobian: mode must be 'forward', 'reverse' or None, not {mode!r}")
+    if _plain(args) and mode == "forward":
+        return select(api_modes.jacobian(f, *args, mode=mode), argnums, n)
+    if mode == "forward":
+        raise ZygoteError("jacobian: mode='forward' takes real numbers and real arrays, not containers of them")
+    if _plain(args):
+        for i, a in enumerate(args):
+            api_modes._check_input(a, i)
+    y, back = pullback(f, *args)
+    if _plain(args) and _fields(y) is None:
+        return select(api_modes.jacobian_at(f, args, y, back, mode), argnums, n)
+    outs = leaves(y)
+    for leaf in outs:
+        api_modes._check_output(leaf)
+    rows = []  # per output leaf, per entry: the pullback's gradients
+    for o, leaf in enumerate(outs):
+        shape = np.shape(leaf)
+        per_entry = []
+        for k in range(int(np.prod(shape))):
+            e = np.zeros(shape)
+            e.flat[k] = 1.0
+            dy = unflatten(y, [(e if shape else 1.0) if m == o else np.zeros(np.shape(v)) if np.shape(v) else 0.0
+                               for m, v in enumerate(outs)])
+            per_entry.append(back(dy))
+        rows.append(per_entry)
+
+    def for_output(o, leaf):
+        shape = np.shape(leaf)
+
+        def for_argument(i):
+            arg = args[i]
+            flat = leaves(arg)
+            blocks = []
+            for j, x in enumerate(flat):
+                if not _is_leaf_array(x):
+                    blocks.append(None)
+                    continue
+                _real(x, f"argument {i}")
+                entries = []
+                for grads in rows[o]:
+                    g = _matching(arg, grads[i])[j]
+                    entries.append(np.zeros(np.shape(x)) if g is None else np.asarray(g, dtype=float))
+                blocks.append(_number_or_array(np.stack(entries).reshape(shape + np.shape(x)) if entries else
+                                               np.zeros(shape + np.shape(x))))
+            return _shaped(arg, blocks)
+        return select(tuple(for_argument(i) for i in range(n)), argnums, n)
+    per_leaf = [for_output(o, leaf) for o, leaf in enumerate(outs)]
+    return _shaped(y, per_leaf)

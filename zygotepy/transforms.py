@@ -1,0 +1,109 @@
+"""The function transforms JAX users reach for first: `grad`, `value_and_grad`, `vjp`, `jvp`, `hvp`.
+
+`gradient(f, *args)` (Zygote's habit) stays the primary form; these wrap it and its siblings under JAX's names and
+conventions: `grad(f)` returns a function, `argnums` picks the arguments (an int: that gradient alone), `has_aux`
+lets `f` return `(value, aux)`.
+"""
+import functools
+from typing import Any, Callable
+
+from .api import _seed, gradient, pullback, select, value_and_gradient
+from .api_modes import _forward_call, _user_frame
+from .errors import ForwardModeError, ZygoteError
+from .forward.dual import Dual, make_dual, new_tag, strip, tangent_of
+from .trees import tree_map
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "tree_map"]
+
+
+def _split_aux(out, name):
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise ZygoteError(f"{name}(..., has_aux=True) needs f to return a pair (value, aux); it returned "
+                          f"{type(out).__name__}")
+    return out
+
+
+def _with_aux(f, args, kwargs, argnums, name):
+    """`(value, aux, gradients)` of an `f` returning `(value, aux)`: one pullback, seeded at the value only."""
+    out, back = pullback(f, *args, **kwargs)
+    value, aux = _split_aux(out, name)
+    grads = back((_seed(value), None))
+    return value, aux, select(grads, argnums, len(args))
+
+
+def grad(f: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """`grad(f)(*args)` is the gradient of `f` with respect to the argument(s) `argnums` (an int: that one gradient;
+    a tuple: a tuple). With `has_aux=True`, `f` returns `(value, aux)` and the result is `(gradient, aux)`.
+
+    >>> grad(lambda x, y: x * y, argnums=1)(3.0, 4.0)
+    3.0
+    """
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        if has_aux:
+            _, aux, grads = _with_aux(f, args, kwargs, argnums, "grad")
+            return grads, aux
+        return gradient(f, *args, argnums=argnums, **kwargs)
+    return grad_f
+
+
+def value_and_grad(f: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """`value_and_grad(f)(*args)` is `(f(*args), grad(f, argnums)(*args))` from one forward pass; with `has_aux=True`,
+    `((value, aux), gradient)`.
+
+    >>> value_and_grad(lambda x: x ** 2)(3.0)
+    (9.0, 6.0)
+    """
+    @functools.wraps(f)
+    def value_and_grad_f(*args, **kwargs):
+        if has_aux:
+            value, aux, grads = _with_aux(f, args, kwargs, argnums, "value_and_grad")
+            return (value, aux), grads
+        return value_and_gradient(f, *args, argnums=argnums, **kwargs)
+    return value_and_grad_f
+
+
+def vjp(f: Callable[..., Any], *args: Any) -> tuple[Any, Callable[[Any], tuple]]:
+    """`(f(*args), vjp_fn)`: `vjp_fn(cotangent)` gives one cotangent per argument (JAX's name for `pullback`)."""
+    return pullback(f, *args)
+
+
+def jvp(f: Callable[..., Any], args: tuple, tangents: tuple) -> tuple[Any, Any]:
+    """`(f(*args), the derivative of f at args along tangents)` by forward mode, in one pass.
+
+    >>> jvp(lambda x, y: x * y, (2.0, 3.0), (1.0, 0.0))
+    (6.0, 3.0)
+    """
+    args, tangents = tuple(args), tuple(tangents)
+    if len(args) != len(tangents):
+        raise ZygoteError(f"jvp: {len(tangents)} tangents for {len(args)} arguments")
+    tag = new_tag()
+    out = _forward_call(f, *(make_dual(a, t, tag) for a, t in zip(args, tangents, strict=True)))
+    return tree_map(strip, out), tangent_of(out, tag)
+
+
+def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
+    """The Hessian of the real scalar `f(*args)` times `vectors` (one per argument), by forward-over-reverse: one
+    reverse pass on dual numbers. Returns one block per argument: `sum_j H[i][j] @ vectors[j]`.
+
+    >>> import numpy as np
+    >>> hvp(lambda x: np.sum(x ** 3), (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
+    (array([6., 0.]),)
+    """
+    args, vectors = tuple(args), tuple(vectors)
+    if len(args) != len(vectors):
+        raise ZygoteError(f"hvp: {len(vectors)} vectors for {len(args)} arguments")
+    tag = new_tag()
+    duals = [a if v is None else Dual(tag, a, v) for a, v in zip(args, vectors, strict=True)]
+    try:
+        y, back = pullback(f, *duals)
+        if getattr(strip(y), "shape", ()) != ():
+            raise ZygoteError("hvp needs f to return a real scalar")
+        grads = back(1.0)
+    except ForwardModeError as e:
+        raise ForwardModeError(f"hvp (forward-over-reverse): {e}{_user_frame(e)}") from e
+    out = []
+    for g, a in zip(grads, args, strict=True):
+        t = None if g is None else tangent_of(g, tag)
+        out.append(None if g is None else t if t is not None else 0.0 * a)
+    return tuple(out)

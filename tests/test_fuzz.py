@@ -8,7 +8,7 @@ import pytest
 
 import zygotepy
 from zygotepy.fuzz import BUGS, CONSTRUCTS, check_program, generate, run, shrink
-from zygotepy.fuzz.check import load, make_args
+from zygotepy.fuzz.check import TIMEOUT_S, load, make_args
 from zygotepy.fuzz.runner import format_report, optimisation_switches, restore_optimisations, set_optimisations
 
 CI_COUNT = 120  # per mode; about 15-30 s each on one quiet core
@@ -17,7 +17,13 @@ CI_COUNT = 120  # per mode; about 15-30 s each on one quiet core
 @pytest.mark.dual_route  # nested gradients are checked as users get them: either route may serve one
 @pytest.mark.parametrize("opt", [True, False], ids=["opt-on", "opt-off"])
 def test_ci_sized_fuzz_run_finds_no_bug(opt):
-    report = run(seed=20240 + (0 if opt else 1), count=CI_COUNT, opt=opt, shrink_budget=10.0, max_shrink=1)
+    # a hang is an endless loop, not a slow machine: the long runs' 10 s per program, on a CI machine busy with other
+    # jobs, timed out a program that takes under a second alone
+    old, TIMEOUT_S[0] = TIMEOUT_S[0], 120
+    try:
+        report = run(seed=20240 + (0 if opt else 1), count=CI_COUNT, opt=opt, shrink_budget=10.0, max_shrink=1)
+    finally:
+        TIMEOUT_S[0] = old
     assert report["outcomes"]["invalid"] == 0, format_report(report)
     assert report["skipped_share"] < 0.01, format_report(report)
     assert report["bugs"] == 0, format_report(report)

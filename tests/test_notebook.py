@@ -43,3 +43,22 @@ def test_lambda_and_numpy_in_a_cell(shell):
     import numpy as np
     w = np.array([0.1, -0.4])
     assert np.allclose(got[0], 2 * np.tanh(w) * (1 - np.tanh(w) ** 2), rtol=1e-12)
+
+
+def test_errors_name_the_notebook_cell(shell):
+    from zygotepy import UnsupportedSyntax
+    run(shell, "from zygotepy import gradient")
+    run(shell, "def uses_try(x):\n    try:\n        return x * 2.0\n    except ValueError:\n        return 0.0\n")
+    cell = shell.execution_count - 1  # the cell that defined it
+    with pytest.raises(UnsupportedSyntax, match=rf"Cell In\[{cell}\], line 2 \(.*:2\): zygotepy cannot differentiate"):
+        run(shell, "gradient(uses_try, 1.0)")
+
+
+def test_an_error_inside_generated_code_notes_the_cell(shell):
+    run(shell, "import numpy as np\nfrom zygotepy import gradient")
+    run(shell, "def bad_shapes(x):\n    y = x * 2.0\n    return np.sum(y @ np.ones(3))\n")
+    cell = shell.execution_count - 1
+    with pytest.raises(ValueError) as info:
+        run(shell, "gradient(bad_shapes, np.ones(2))")
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert f"from Cell In[{cell}], line 3" in notes

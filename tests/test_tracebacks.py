@@ -167,3 +167,31 @@ def test_deep_recursion_says_how_to_go_deeper():
     finally:
         sys.setrecursionlimit(before)
     assert g == pytest.approx(1.0001 ** (before - 100), rel=1e-12)
+
+
+def test_an_interrupted_gradient_leaves_no_state_behind():
+    # a KeyboardInterrupt (or a timeout's exception) in the forward left the entry points' depth raised: no later
+    # call cleared its per-call records (a key read in one call was still filed in the next)
+    import numpy as np
+
+    from zygotepy import gradient
+    from zygotepy.adjoints.structures import READ_KEYS
+    from zygotepy.ast_adjoint.mutate import DEPTH
+
+    def interrupted(x):
+        d = {"a": x}
+        y = d["a"] * 2.0
+        if y > 0:
+            raise KeyboardInterrupt
+        return y
+
+    with pytest.raises(KeyboardInterrupt):
+        gradient(interrupted, 1.5)
+    assert DEPTH[0] == 0
+
+    def keyed(x):
+        d = {x: 1.0, "b": x}
+        return d["b"] * 3.0
+    assert gradient(keyed, 1.3) == (3.0,)
+    assert not READ_KEYS
+    assert np.isfinite(gradient(lambda x: x * x, 2.0)[0])

@@ -15,7 +15,7 @@ from .ast_adjoint.dispatch import J_entry, warm_adjoint
 from .ast_adjoint.runtime import CONTEXTS, unwind
 from .ast_adjoint.mutate import (DEPTH, ENTRIES, GLOBAL_UPDATES, ITEM_ARRAYS, LOG, PASSED_THROUGH, end_forward,
                                   finish_backward, redo)
-from .errors import RecursionTooDeep, ZygoteError
+from .errors import RecursionTooDeep, ZygoteError, where_in_words
 from .structgrad import StructGrad
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
@@ -108,7 +108,7 @@ def _with_user_lines(exc):
                 line, *calls = line if isinstance(line, tuple) else (line,)
                 via = "".join(f", inlined into {user_file}, line {c}" for c in calls)
                 notes.append(f"  in generated code for {tb.tb_frame.f_code.co_name} ({frame_file}, line "
-                             f"{tb.tb_lineno}), from {user_file}, line {line}{via}")
+                             f"{tb.tb_lineno}), from {where_in_words(user_file, line)}{via}")
         tb = tb.tb_next
     if notes:
         note = "zygotepy: raised while differentiating:\n" + "\n".join(_collapsed(notes))
@@ -323,6 +323,11 @@ def _value_and_gradient(f, args, kwargs, callee=False):
         deep = _too_deep(e)
         if deep is not None:
             raise deep from None
+        raise
+    except BaseException as e:  # KeyboardInterrupt, an alarm's exception: the call is over all the same (a count
+        if not forward_done:  # left raised would keep every later call's per-call records from being cleared)
+            depth[0] -= 1
+        _leave_contexts(mark, e)
         raise
     finally:
         if len(ENTRIES) != start:  # f updated something in place: the backward undid it, redo it

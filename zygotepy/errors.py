@@ -1,4 +1,29 @@
 """The library's errors. Every error derives from ZygoteError, so `except ZygoteError` catches them all."""
+import sys
+
+
+def where(filename, lineno):
+    """`file:line` of the user's code, as an error names it; a notebook cell's code also by its cell, as IPython's own
+    tracebacks do (`Cell In[3], line 2`), since the cell's file name (`/tmp/ipykernel_81/2154.py`) means nothing to
+    the user."""
+    cell = _cell(filename)
+    return f"{filename}:{lineno}" if cell is None else f"Cell {cell}, line {lineno} ({filename}:{lineno})"
+
+
+def where_in_words(filename, lineno):
+    """`file, line N` (as Python's tracebacks say it), a notebook cell's as `Cell In[3], line N (file)`."""
+    cell = _cell(filename)
+    return f"{filename}, line {lineno}" if cell is None else f"Cell {cell}, line {lineno} ({filename})"
+
+
+def _cell(filename):
+    ipython = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
+        count = shell.compile._filename_map.get(filename) if shell is not None else None
+    except Exception:  # noqa: BLE001 - an IPython without the map: the file name alone
+        return None
+    return None if count is None else f"In[{count}]"
 
 
 class ZygoteError(Exception):
@@ -10,7 +35,7 @@ class UnsupportedSyntax(ZygoteError):
 
     def __init__(self, construct, filename, lineno, hint=""):
         self.construct, self.filename, self.lineno = construct, filename, lineno
-        msg = f"{filename}:{lineno}: zygotepy cannot differentiate {construct}"
+        msg = f"{where(filename, lineno)}: zygotepy cannot differentiate {construct}"
         super().__init__(msg + (f" ({hint})" if hint else ""))
 
 

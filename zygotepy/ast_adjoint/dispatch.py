@@ -17,7 +17,7 @@ import numpy as np
 
 from ..adjoints import registry
 from ..backends import is_array_type
-from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
+from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError, where
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, DroppedKeyword, Pullback, acc, callmethod
 from . import mutate
@@ -201,11 +201,11 @@ def check_cells(fn):
         except ValueError:  # (emptied by `del`)
             same = False
         if not same:
-            where = call_site()
+            site = call_site_parts() or (fn.__code__.co_filename, fn.__code__.co_firstlineno)
             raise UnsupportedSyntax(
                 f"a call of the nested function {fn.__qualname__} after '{name}', which it captures, was assigned a "
                 f"new value (the function reads the new value; zygotepy gives the gradient to the value captured when "
-                f"the function was made)", *(where.rsplit(":", 1) if where else (fn.__code__.co_filename, fn.__code__.co_firstlineno)),
+                f"the function was made)", *site,
                 hint="give the new value its own name, or make the function again after the assignment")
 
 
@@ -594,15 +594,22 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
 
 def call_site():
     """`file:line` of the user's code that made the call being dispatched (its innermost generated frame: see
-    compile.user_line), or "" when none is running (an entry point's own function). Read only to word an error."""
+    compile.user_line; a notebook cell named as such, errors.where), or "" when none is running (an entry point's own
+    function). Read only to word an error."""
+    hit = call_site_parts()
+    return "" if hit is None else where(*hit)
+
+
+def call_site_parts():
+    """`(file, line)` of `call_site`, or None."""
     from .compile import user_line
-    frame = sys._getframe(1)
+    frame = sys._getframe(2)
     while frame is not None:
         hit = user_line(frame.f_code.co_filename, frame.f_lineno)
         if hit is not None and not hit[0].startswith(_PACKAGE):  # (a rule's code an outer level transformed: go on)
-            return f"{hit[0]}:{hit[1]}"
+            return hit[0], hit[1]
         frame = frame.f_back
-    return ""
+    return None
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

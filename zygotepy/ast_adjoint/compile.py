@@ -9,6 +9,7 @@ caller wants gradients for (None: all), so a call `loss(W, X)` that only needs `
 """
 import linecache
 import os
+import sys
 import types
 from dataclasses import dataclass
 
@@ -103,6 +104,23 @@ def bind_statics(fn, statics):
 def transform(fn, need=None, functional=False):
     """Source -> IR -> adjoint -> Python source -> code object, for the user function `fn`; `need` (one bool per
     positional parameter, None for all) says which parameters the caller wants gradients for."""
+    try:
+        return _transform(fn, need, functional)
+    except RecursionError:
+        depth, frame = 0, sys._getframe()
+        while frame is not None:
+            depth, frame = depth + 1, frame.f_back
+        if depth > sys.getrecursionlimit() // 2:  # the user's recursion had used the stack when a callee was reached
+            raise
+        code = fn.__code__
+        raise ZygoteError(
+            f"{code.co_filename}:{code.co_firstlineno}: {code.co_name} is too large for zygotepy's analysis under "
+            f"Python's recursion limit ({sys.getrecursionlimit()}): the objects its updates in place may reach are "
+            f"followed one link at a time; raise the limit with sys.setrecursionlimit, or split the function "
+            f"into smaller ones") from None
+
+
+def _transform(fn, need, functional):
     code = fn.__code__
     generation = registry.generation[0]
     src = get_source(fn)

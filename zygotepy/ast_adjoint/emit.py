@@ -261,6 +261,9 @@ class Emitter:
             return None
         if op is None:
             return None
+        if s.on_scalars and c.args[0] != s.out:  # Python numbers: `y = a * b` is what `y = a` then `y *= b` does,
+            # and an outer level reading this code sees no alias updated maybe in place (followed to all it may reach)
+            return [_assign(self.target(s.out), ast.BinOp(self.atom(c.args[0]), op(), self.atom(c.args[1])))]
         copy = [_assign(self.target(s.out), self.atom(c.args[0]))] if c.args[0] != s.out else []
         return copy + [ast.AugAssign(self.target(s.out), op(), self.atom(c.args[1]))]
 

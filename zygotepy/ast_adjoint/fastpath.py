@@ -6,7 +6,7 @@ the general paths give the same gradients. So do the item paths (items.py) for `
 """
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..adjoints import array_inline, registry
 from . import dispatch, inline, items, specialize
@@ -182,19 +182,23 @@ class FastPaths:
             # two arms to differentiate)
             add = rt.acc if self.small else rt.acc_scalar
             fast_bwd.append(Assign(da, _call(add, da, Call(Const(Derivative(derivative, k)), atoms))))
-        s.on_scalars = True  # runs on Python numbers only: an in-place operator there just rebinds
+        # (the guard checked that a global names `target`: called directly)
+        s = Assign(s.out, Call(Const(target), call.args) if isinstance(call.fn, Global) else call, s.line,
+                   on_argument=s.on_argument)
         save = Assign(pb, slot if slot is not None else Const(None), s.line)
-        if isinstance(call.fn, Global):  # the guard checked that the global names `target`: call it directly
-            s = Assign(s.out, Call(Const(target), call.args), s.line, on_scalars=True)
+        # under the guard, Python numbers only: an in-place operator there just rebinds, and is emitted as arithmetic
+        # (a loop's fast copy runs `fast_fwd`, where an item path's vector may take an elementwise `x *= v` in place)
+        on_numbers = replace(s, on_scalars=True)
         fast_fwd = [s, save] if slot == y or slot is None else [save, s]  # inputs are saved before the operation
+        guarded = [on_numbers if t is s else t for t in fast_fwd]
         is_fast = _call(rt.is_scalar, pb) if slot is not None else _is_none(pb)
         if not guard:  # an enclosing guard proved every operand a Python number: the fast path alone
-            return fast_fwd, [If(_call(rt.is_not_none, dy), fast_bwd, [], line=s.line)] + self.reset(y)
+            return guarded, [If(_call(rt.is_not_none, dy), fast_bwd, [], line=s.line)] + self.reset(y)
         if mutates:  # the generic path updated in place: its back undoes that, cotangent or not
             back = If(is_fast, [If(_call(rt.is_not_none, dy), fast_bwd, [], line=s.line)], generic_bwd)
         else:
             back = If(is_fast, fast_bwd, generic_bwd)
-        forward = If(_call(rt.all_true, *guard), fast_fwd, generic_fwd, line=s.line)
+        forward = If(_call(rt.all_true, *guard), guarded, generic_fwd, line=s.line)
         fast_back = back.then
         (forward,), (back,) = self.with_array_path(array, [forward], [back])
         if self.candidates:  # (a loop's fast copy runs the scalar arm alone)

@@ -6,12 +6,15 @@ An error in the user's own code propagates with its own type.
 """
 import inspect
 import math
+import os
 import re
 import sys
 import traceback
 
+import numpy as np
 import pytest
 
+import zygotepy
 from zygotepy import adjoint, gradient, pullback
 
 THIS_FILE = __file__
@@ -195,3 +198,84 @@ def test_an_interrupted_gradient_leaves_no_state_behind():
     assert gradient(keyed, 1.3) == (3.0,)
     assert not READ_KEYS
     assert np.isfinite(gradient(lambda x: x * x, 2.0)[0])
+
+
+# --- tracebacks shown to the user (zygotepy/tracebacks.py) ---------------------------------------------------------------
+ZYGOTEPY_DIR = os.path.dirname(zygotepy.__file__) + os.sep
+
+
+def _frames(exc):
+    return [(f.filename, f.lineno, f.name) for f in traceback.extract_tb(exc.__traceback__)]
+
+
+def _helper_raising(v):
+    return v * 2.0 + undefined_in_helper  # noqa: F821  (raises NameError)
+
+
+def _calls_helper(x):
+    y = x * 3.0
+    z = _helper_raising(y)
+    return z * z
+
+
+def test_traceback_shows_the_users_lines_not_generated_code():
+    with pytest.raises(NameError) as info:
+        gradient(_calls_helper, 1.5)
+    frames = _frames(info.value)
+    call = _line(_calls_helper, "_helper_raising(y)")
+    raised = _line(_helper_raising, "undefined_in_helper")
+    assert (THIS_FILE, call, "_calls_helper") in frames
+    assert (THIS_FILE, raised, "_helper_raising") in frames
+    assert frames.index((THIS_FILE, call, "_calls_helper")) < frames.index((THIS_FILE, raised, "_helper_raising"))
+    assert not [f for f in frames if f[0].startswith("<zygotepy")]
+    internal = [f for f in frames if f[0].startswith(ZYGOTEPY_DIR)]
+    assert [f[2] for f in internal] == ["gradient"]  # the entry point alone (IPython and pytest hide it too)
+    text = "".join(traceback.format_exception(type(info.value), info.value, info.value.__traceback__))
+    assert "undefined_in_helper" in text and "frames of zygotepy's own code are hidden" in text
+
+
+def test_full_tracebacks_on_request(monkeypatch):
+    monkeypatch.setenv("ZYGOTEPY_TRACEBACK", "full")
+    with pytest.raises(NameError) as info:
+        gradient(_calls_helper, 2.5)
+    frames = _frames(info.value)
+    assert [f for f in frames if f[0].startswith("<zygotepy")]
+    assert len([f for f in frames if f[0].startswith(ZYGOTEPY_DIR)]) >= 2
+
+
+def _shapes_mismatch(x, w):
+    return np.sum(np.tanh(w @ x))
+
+
+def test_an_error_inside_a_rule_keeps_the_rules_frame():
+    # not a zygotepy error (NumPy refusing the shapes): where it was raised is kept, under the user's line
+    with pytest.raises(ValueError) as info:
+        gradient(_shapes_mismatch, np.ones(3), np.ones((2, 4)))
+    frames = _frames(info.value)
+    assert frames[-1][0].startswith(ZYGOTEPY_DIR + "adjoints")
+    assert (THIS_FILE, _line(_shapes_mismatch, "w @ x"), "_shapes_mismatch") in frames
+
+
+def _unsupported(x):
+    while True:
+        try:
+            return x * 2.0
+        finally:
+            pass
+
+
+def test_a_zygotepy_error_shows_no_internal_frame():
+    with pytest.raises(zygotepy.ZygoteError) as info:
+        gradient(_unsupported, 1.0)
+    internal = [f for f in _frames(info.value) if f[0].startswith(ZYGOTEPY_DIR)]
+    assert [f[2] for f in internal] == ["gradient"]
+
+
+def test_a_pullbacks_back_shows_the_users_rule():
+    with pytest.raises(ValueError) as info:
+        _, back = pullback(user_calls_myfun, 1.5)
+        back(1.0)
+    frames = _frames(info.value)
+    assert not [f for f in frames if f[0].startswith("<zygotepy")]
+    assert frames[-1] == (THIS_FILE, _line(_myfun_rule, "# RULE-BACK"), "back")
+    assert (THIS_FILE, _line(user_calls_myfun, "# USER-CALL"), "user_calls_myfun") in frames

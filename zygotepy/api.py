@@ -17,6 +17,7 @@ from .ast_adjoint.mutate import (DEPTH, ENTRIES, GLOBAL_UPDATES, ITEM_ARRAYS, LO
                                   finish_backward, redo)
 from .errors import RecursionTooDeep, ZygoteError, where_in_words
 from .structgrad import StructGrad
+from .tracebacks import simplify as simplify_traceback
 
 __all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
 
@@ -184,7 +185,7 @@ def _pause_gc():
     return False
 
 
-def _run(fn, /, *args, **kwargs):
+def _run(outermost, fn, /, *args, **kwargs):
     mark = len(CONTEXTS)
     try:
         return fn(*args, **kwargs)
@@ -194,6 +195,8 @@ def _run(fn, /, *args, **kwargs):
         deep = _too_deep(e)
         if deep is not None:
             raise deep from None
+        if outermost:
+            simplify_traceback(e)
         raise
 
 
@@ -225,7 +228,7 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
     DEPTH[0] += 1
     start, collecting = len(ENTRIES), _pause_gc()
     try:
-        y, pb = _run(J_entry, (True,) * len(args), f, args, kwargs or None)
+        y, pb = _run(DEPTH[0] == 1, J_entry, (True,) * len(args), f, args, kwargs or None)
     finally:
         updates = end_forward(start)
         if collecting:
@@ -235,7 +238,7 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
     def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
         mark, collecting = len(ENTRIES), _pause_gc()
         try:
-            grads = _run(pb, _structured(y, dy))
+            grads = _run(not DEPTH[0], pb, _structured(y, dy))
             return _projected(args, grads[1:n + 1])
         finally:
             if updates:
@@ -273,6 +276,7 @@ def value_and_gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None
     >>> value_and_gradient(lambda x: x ** 2, 3.0)
     (9.0, (6.0,))
     """
+    __tracebackhide__ = True
     y, grads = _value_and_gradient(f, args, kwargs)
     return (y, grads) if argnums is None else (y, select(grads, argnums, len(args)))
 
@@ -295,6 +299,7 @@ def value_and_gradient_with_callee(f, args, kwargs):
 
 def _value_and_gradient(f, args, kwargs, callee=False):
     """pullback's steps, inline, on the argument tuple as passed: this is the hot entry point."""
+    __tracebackhide__ = True
     n = len(args)
     depth = DEPTH
     depth[0] += 1
@@ -323,6 +328,8 @@ def _value_and_gradient(f, args, kwargs, callee=False):
         deep = _too_deep(e)
         if deep is not None:
             raise deep from None
+        if not depth[0]:
+            simplify_traceback(e)
         raise
     except BaseException as e:  # KeyboardInterrupt, an alarm's exception: the call is over all the same (a count
         if not forward_done:  # left raised would keep every later call's per-call records from being cleared)
@@ -361,6 +368,7 @@ def gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None, **kwargs
     >>> gradient(pow, 5, 3)  # n is a loop count: None; x, an int in arithmetic, is differentiated as a real
     (75.0, None)
     """
+    __tracebackhide__ = True  # (IPython and pytest leave the entry point out of tracebacks)
     grads = _value_and_gradient(f, args, kwargs)[1]
     return grads if argnums is None else select(grads, argnums, len(args))
 

@@ -8,7 +8,7 @@ from . import contexts, control, objects, registry, structures  # noqa: F401
 # scipy_special registers nothing where SciPy is not installed (an optional dependency: the module guards its import)
 for _table in ("scalar", "math_gamma", "builtins", "numpy", "complex", "numpy_elementwise", "scipy_special",
                "numpy_reductions", "numpy_shapes", "numpy_linalg", "numpy_decompositions", "numpy_fills", "numpy_sets",
-               "numpy_select", "array_inline", "functional", "nesting", "mutation"):
+               "numpy_select", "array_inline", "functional", "nesting", "jax_nn", "torch_nn", "mutation"):
     try:
         importlib.import_module(f"{__name__}.{_table}")
     except ModuleNotFoundError as e:  # tables still being written

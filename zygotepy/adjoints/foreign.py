@@ -14,6 +14,7 @@ Invariants:
 - torch and jax are imported inside the functions: zygotepy does not depend on either.
 """
 import functools
+import sys
 
 import numpy as np
 
@@ -80,7 +81,8 @@ def torch_function(fn, /):
 
     def rule(*args):
         import torch
-        inputs = [_torch_in(a, requires_grad=_is_array_like(a)) for a in args]
+        inputs = [a.detach().requires_grad_(True) if _is_float_tensor(a) else
+                  _torch_in(a, requires_grad=_is_array_like(a)) for a in args]
         with torch.enable_grad():
             out = fn(*inputs)
         y = _to_numpy(out)
@@ -96,11 +98,20 @@ def torch_function(fn, /):
             found = torch.autograd.grad([o for o, _ in live], [t for _, t in wrt], [c for _, c in live],
                                         retain_graph=True, allow_unused=True)
             for (i, _), g in zip(wrt, found, strict=True):
-                grads[i] = None if g is None else _like(args[i], g.detach().cpu().numpy())
+                if g is not None and _is_float_tensor(args[i]):  # a tensor argument: a tensor cotangent
+                    grads[i] = g.to(args[i].dtype)
+                else:
+                    grads[i] = None if g is None else _like(args[i], g.detach().cpu().numpy())
             return tuple(grads)
         return y, back
     adjoint(wrapped)(rule)
     return wrapped
+
+
+def _is_float_tensor(a):
+    """A torch tensor of floats: differentiable too (passed through as a constant, it got a silent None gradient)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(a, torch.Tensor) and a.is_floating_point()
 
 
 def _torch_in(a, requires_grad=False):

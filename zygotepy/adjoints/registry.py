@@ -161,8 +161,32 @@ def is_mutating(target, active=False):
         return False
 
 
+# library name -> functions that register rules keyed by that library's own objects (adjoints/torch_nn.py, jax_nn.py),
+# each run once, at the first rule lookup after the library has been imported: zygotepy itself never imports it
+ON_IMPORT = {}
+_on_import_seen = [-1]
+
+
+def on_import(library, register):
+    """Run `register()` now if the module `library` has been imported, else at the first `find_rule` after it has."""
+    if library in sys.modules:
+        register()
+    else:
+        ON_IMPORT.setdefault(library, []).append(register)
+        _on_import_seen[0] = -1
+
+
+def _run_on_import():
+    _on_import_seen[0] = len(sys.modules)
+    for library in [name for name in ON_IMPORT if name in sys.modules]:
+        for register in ON_IMPORT.pop(library):
+            register()
+
+
 def find_rule(target):
     """The reverse rule registered for `target`, or None; a foreign namespace's function gets its NumPy twin's rule."""
+    if ON_IMPORT and _on_import_seen[0] != len(sys.modules):
+        _run_on_import()
     try:
         rule = RULES.get(target)
     except TypeError:

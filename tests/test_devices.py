@@ -368,3 +368,33 @@ def test_a_store_into_an_argument_refreshes_its_view_before_an_object_that_may_h
     expected = 0.06 * v  # d/dx of 0.3 * (y1 @ y1) * 0.1, y1 = x[1:] after x[2] = 0.5
     expected[[0, 2]] = 0.0
     assert np.allclose(to_numpy(g), expected, rtol=1e-12, atol=1e-15)
+
+
+def _filled(c, x):
+    return xp.sum(xp.full((2,), c, dtype=x.dtype, device=x.device) * x) + xp.sum(xp.full_like(x, c) * x * x)
+
+
+def _spaced(a, b, x):
+    return xp.sum(xp.linspace(a, b, 2, dtype=x.dtype, device=x.device) * xp.sin(x))
+
+
+def _ranged(a, s, x):
+    return xp.sum(xp.arange(a, 2.5, s, dtype=x.dtype, device=x.device) * x)
+
+
+@pytest.mark.parametrize("f, numbers", [(_filled, (0.7,)), (_spaced, (0.5, 1.5)), (_ranged, (0.5, 1.2))],
+                         ids=["full_and_full_like", "linspace", "arange"])
+def test_fill_values_get_gradients_on_the_device(f, numbers):
+    # the fills' rules for other libraries computed the numbers' cotangents on NumPy copies, which a device refuses
+    x = on_dev([1.0, -2.0])
+    grads = gradient(f, *numbers, x)
+    h = 1e-6
+    for k, g in enumerate(grads[:-1]):
+        assert g.device == DEV
+        up, down = list(numbers), list(numbers)
+        up[k] += h
+        down[k] -= h
+        expected = (float(f(*up, x)) - float(f(*down, x))) / (2 * h)
+        assert float(to_numpy(g)) == pytest.approx(expected, rel=1e-6)
+    assert grads[-1].device == DEV
+    np.testing.assert_allclose(to_numpy(grads[-1]), fd_gradient(f, (*numbers, x), len(numbers)), rtol=1e-6)

@@ -19,18 +19,6 @@ SQ = RNG.standard_normal((3, 3))
 SPD = SQ @ SQ.T + 3 * np.eye(3)
 XS = RNG.standard_normal((5, 3))
 
-# a gradient through a fill made of constants computes the constants' cotangents through NumPy
-# (zygotepy/adjoints/numpy_fills.py, serving_other_libraries: `_numpy_copy(dy)`), which a device refuses
-FILL_THROUGH_NUMPY = ("zygotepy bug: the rules of xp.full/full_like/linspace for other libraries copy the cotangent "
-                      "(and full_like's input) to NumPy (numpy_fills.serving_other_libraries, _numpy_copy), which "
-                      "{lib} refuses")
-
-# the elementwise rules' backward calls zygotepy.backends.function, whose `from .composed import composed` the twins of
-# nested gradients refuse to transform; the dual-number fallback (adjoints/nesting_deep.py) takes NumPy values only
-NESTED_ELEMENTWISE = ("zygotepy bug: a gradient of a gradient through xp.cosh/sin/exp/tanh of a non-NumPy array "
-                      "raises ForwardModeError (the twins refuse backends.function's import inside a function, then "
-                      "forward mode refuses the array), on every device, CPU too")
-
 
 @dataclass(frozen=True)
 class Row:
@@ -168,9 +156,7 @@ ROWS = [
     Row("solve_inv", "rows_numpy_linalg", _solve, (SPD, SQ)),
     Row("where_clip", "rows_numpy_select", _select, (X,)),
     Row("fills_on_device", "rows_numpy_fills", _fills_made_on_device, (X,)),
-    Row("fills_of_constants", "rows_numpy_fills", _fills_of_constants, (X,),
-        known={"strict-device1": FILL_THROUGH_NUMPY.format(lib="array_api_strict's device1"),
-               "cupy": FILL_THROUGH_NUMPY.format(lib="CuPy (no implicit conversion to NumPy)")}),
+    Row("fills_of_constants", "rows_numpy_fills", _fills_of_constants, (X,)),
     Row("item_stores", "in place: x[i] = v", _item_stores, (X,), mutates=True),
     Row("stores_into_zeros", "in place: x[i] = v in a loop", _stores_into_zeros, (X,), mutates=True, float32=True),
     Row("rnn_for_loop", "control flow: for", _rnn, (XS,), float32=True),

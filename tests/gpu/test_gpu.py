@@ -18,7 +18,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 from device_backends import BACKENDS, Unavailable, make_backend, sync
 from device_cases import (
     HVP_FUNCTIONS,
-    NESTED_ELEMENTWISE,
     ROWS,
     digits_data,
     digits_loss,
@@ -26,7 +25,7 @@ from device_cases import (
     hvp_point,
 )
 
-from zygotepy import ForwardModeError, gradient, hessian, pullback
+from zygotepy import gradient, hessian, pullback
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -126,15 +125,9 @@ def test_digits_mlp_loss_gradient(backend, dtype):
 
 
 def _hvp_params():
-    """chain_energy's cosh: a second derivative of an elementwise function on any non-NumPy array raises (a zygotepy
-    bug, NESTED_ELEMENTWISE). Marked dual_route too: a fix may come through either route of nested gradients."""
-    out = []
-    for name in BACKENDS:
-        for fn in sorted(HVP_FUNCTIONS):
-            known = pytest.mark.xfail(strict=True, raises=ForwardModeError, reason=NESTED_ELEMENTWISE)
-            marks = [pytest.mark.dual_route, known] if fn == "chain_energy" else []
-            out.append(pytest.param(name, fn, id=f"{name}-{fn}", marks=marks))
-    return out
+    """Each backend with each function: chain_energy's cosh is a second derivative of an elementwise function, which
+    the twins (the transform route of nested gradients) take through the namespace-generic rule."""
+    return [pytest.param(name, fn, id=f"{name}-{fn}") for name in BACKENDS for fn in sorted(HVP_FUNCTIONS)]
 
 
 @pytest.mark.parametrize("backend, name", _hvp_params(), indirect=["backend"])

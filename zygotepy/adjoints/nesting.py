@@ -774,4 +774,4 @@ def _conj_rule(x):
     return backends.conj(x), back
 
 
-nondifferentiable(backends.namespace, backends.is_complex)
+nondifferentiable(backends.namespace, backends.is_complex, backends.function)

@@ -14,7 +14,7 @@ Only positional arguments carry gradients here; keyword arguments are constants 
 """
 import numpy as np
 
-from ..backends import namespace, on, unbroadcast
+from ..backends import is_foreign, namespace, on, unbroadcast
 from ..errors import ZygoteError
 from .registry import adjoint
 
@@ -154,6 +154,10 @@ def serving_other_libraries(numpy_rule, accepts=lambda args, kwargs: True):
                     raise ZygoteError(f"{getattr(target, '__module__', '')}.{target.__name__}: zygotepy "
                                       f"differentiates it only with the arguments of np.{numpy_rule.__name__}")
                 return y, refuse
+            native = _IN_LIBRARY.get(numpy_rule.__name__)
+            back = native and native(y, args, kwargs)
+            if back is not None:
+                return y, back
             plain = {k: v for k, v in kwargs.items() if k not in ("dtype", "device", "requires_grad")}
             _, numpy_back = numpy_rule(*_numpy_copy(args), **plain)
 
@@ -166,6 +170,59 @@ def serving_other_libraries(numpy_rule, accepts=lambda args, kwargs: True):
     return factory
 
 
+def _carries(x):
+    """Can x carry a gradient: `_floating`, or an array of another library with a floating or complex dtype (whose
+    dtype objects, torch's and JAX's, have no NumPy `kind`)."""
+    return _floating(x) or is_foreign(x) and any(k in str(getattr(x, "dtype", "")) for k in ("float", "complex"))
+
+
+def _filled_back(y, args, kwargs):
+    """full(shape, c) and full_like(a, c) of another library: `dc` is the sum of `dy`, computed where `dy` lives."""
+    def back(dy):
+        grads = [None] * len(args)
+        if dy is not None and len(args) > 1 and _carries(args[1]) and _real_out(y):
+            grads[1] = unbroadcast(dy, args[1])
+        return tuple(grads)
+    return back
+
+
+def _spaced_back(y, args, kwargs):
+    """linspace(start, stop, num) of another library, one-dimensional, with no step returned: the cotangents computed
+    where `dy` lives (a device refuses a copy to NumPy); other forms (jnp's positional endpoint, retstep, an axis) go
+    through NumPy's rule."""
+    if len(args) > 3 or set(kwargs) - {"num", "steps", "endpoint", "dtype", "device", "requires_grad"} \
+            or getattr(y, "ndim", None) != 1 or not _real_out(y):
+        return None
+    n = y.shape[0]
+    div = n - 1 if kwargs.get("endpoint", True) else n
+
+    def back(dy):
+        grads = [None] * len(args)
+        if dy is None or div <= 0:
+            return tuple(grads)
+        xp = namespace(dy)
+        t = xp.arange(n, dtype=dy.dtype, **on(dy)) / div
+        grads[0] = unbroadcast(xp.sum(dy * (1 - t)), args[0]) if _carries(args[0]) else None
+        grads[1] = unbroadcast(xp.sum(dy * t), args[1]) if _carries(args[1]) else None
+        return tuple(grads)
+    return back
+
+
+def _ranged_back(y, args, kwargs):
+    """arange(start, stop, step) of another library: entry i is start + i step, computed where `dy` lives."""
+    def back(dy):
+        grads = [None] * len(args)
+        if dy is None or len(args) < 2 or not _real_out(y):
+            return tuple(grads)
+        xp = namespace(dy)
+        grads[0] = unbroadcast(xp.sum(dy), args[0]) if _carries(args[0]) else None
+        if len(args) >= 3 and _carries(args[2]):
+            grads[2] = unbroadcast(xp.sum(dy * xp.arange(dy.shape[0], dtype=dy.dtype, **on(dy))), args[2])
+        return tuple(grads)
+    return back
+
+
+_IN_LIBRARY = {"full": _filled_back, "full_like": _filled_back, "linspace": _spaced_back, "arange": _ranged_back}
 for _rule in (full, full_like, linspace, arange):
     _rule.__zygote_foreign__ = serving_other_libraries(_rule)
 

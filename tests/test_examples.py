@@ -31,7 +31,7 @@ def test_nesting_example_prints_the_seeds_levels_and_deep_derivatives():
 # --- the examples with a --quick flag, at their reduced size -------------------------------------------------------------
 
 TESTED_SCRIPTS = {"quickstart.py", "nesting.py", "custom_rule.py", "checkpointing.py", "hessian_vector_product.py",
-                  "jax_and_torch.py", "digits_mlp.py", "lotka_volterra.py", "option_greeks.py"}
+                  "jax_and_torch.py", "digits_mlp.py", "lotka_volterra.py", "option_greeks.py", "data_parallel.py"}
 
 
 def test_every_example_script_has_a_test():
@@ -115,3 +115,14 @@ def test_notebook_executes_without_error(notebook):
     client.execute()  # raises CellExecutionError, naming the cell, on the first error
     errors = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs if o.output_type == "error"]
     assert not errors
+
+
+def test_data_parallel_example():
+    """Runs without JAX too (a note); with it, on 4 simulated CPU devices (the script sets XLA_FLAGS itself)."""
+    pytest.importorskip("sklearn")
+    out = run("data_parallel.py", "--quick")
+    if importlib.util.find_spec("jax") is None:
+        assert "JAX is not installed" in out
+    else:
+        assert "gradient check (one batch)" in out and "replicated" in out and "all-reduce" in out
+        assert "test accuracy" in out

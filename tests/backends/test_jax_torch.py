@@ -128,3 +128,19 @@ def test_torch_lstsq_keeps_torchs_result_and_np_lstsq_on_tensors_gives_numpys():
     np.testing.assert_allclose(res.numpy(), want[1])
     np.testing.assert_allclose(s.numpy(), want[3])
     assert int(rank) == want[2]
+
+
+def test_take_with_a_traced_index_under_jit():
+    # the bounds check of an index array read its value, which a tracer has not (TracerBoolConversionError under jit)
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+
+    def take_along(w, y):
+        return jnp.sum(jnp.take_along_axis(w, y[:, None], axis=1) ** 2)
+
+    def take(w, y):
+        return jnp.sum(jnp.take(w, y, axis=1) ** 2)
+    w, y = jnp.arange(12.0).reshape(4, 3), jnp.array([0, 2, 1, 0])
+    for f in (take_along, take):
+        jitted = jax.jit(lambda a, b: zygotepy.gradient(f, a, b)[0])(w, y)
+        np.testing.assert_allclose(np.asarray(jitted), np.asarray(jax.grad(f)(w, y)), rtol=1e-6)

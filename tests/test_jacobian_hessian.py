@@ -263,3 +263,26 @@ def test_hessian_through_an_array_built_from_scalars():
     x0 = np.array([1.3, 0.4])
     a, b = x0
     np.testing.assert_allclose(hessian(f, x0), [[10.0, 2 * b], [2 * b, 2 * a]], rtol=1e-12)
+
+
+def test_float32_inputs_give_float32_jacobians_and_hessians():
+    # gradients kept float32; the Jacobians and Hessians came back float64
+    import zygotepy as zg
+    x32 = np.array([0.3, -1.2, 0.7], dtype=np.float32)
+    x64 = x32.astype(np.float64)
+
+    def cube(x):
+        return np.sum(x ** 3 * np.sin(x))
+
+    def squash(x):
+        return np.tanh(x) * x
+    for mode in (None, "forward", "reverse"):
+        (j32,), (j64,) = zg.jacobian(squash, x32, mode=mode), zg.jacobian(squash, x64, mode=mode)
+        assert j32.dtype == np.float32 and j64.dtype == np.float64
+        np.testing.assert_allclose(j32, j64, rtol=1e-5, atol=1e-6)
+    h32, h64 = zg.hessian(cube, x32), zg.hessian(cube, x64)
+    assert h32.dtype == np.float32 and h64.dtype == np.float64
+    np.testing.assert_allclose(h32, h64, rtol=1e-5, atol=1e-6)
+    blocks = zg.hessian(lambda x, p: np.sum(x ** 2 * p["w"]), x32, {"w": x32})
+    assert blocks[0][1]["w"].dtype == np.float32
+    np.testing.assert_allclose(blocks[0][1]["w"], np.diag(2 * x64), rtol=1e-6)

@@ -75,9 +75,11 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
                 per_entry.append(_hessian_column(f, moved, args, picked, spots, tag))
             columns[(i, j)] = per_entry
 
-    def block(p, q, shape_p, shape_q):
+    def block(p, q, leaf_p, leaf_q):
+        shape_p, shape_q = np.shape(leaf_p), np.shape(leaf_q)
         rows = [column[q] for column in columns[p]]
-        return _number_or_array(np.stack(rows).reshape(shape_p + shape_q) if rows else np.zeros(shape_p + shape_q))
+        out = np.stack(rows).reshape(shape_p + shape_q) if rows else np.zeros(shape_p + shape_q)
+        return _number_or_array(out.astype(api_modes._precision(leaf_p, leaf_q), copy=False))
 
     def per_argument(i, i2):
         """H[i][i2]: the tree of argument i, each differentiable leaf holding the tree of argument i2 of blocks."""
@@ -87,7 +89,7 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
         def row(j):
             if j not in inner:
                 return None
-            return _shaped(args[i2], [block((i, j), (i2, j2), np.shape(inner[j]), np.shape(inner2[j2]))
+            return _shaped(args[i2], [block((i, j), (i2, j2), inner[j], inner2[j2])
                                       if j2 in inner2 else None for j2 in range(len(leaves(args[i2])))])
         return _shaped(args[i], [row(j) for j in range(len(leaves(args[i])))])
     out = tuple(tuple(per_argument(i, i2) for i2 in picked) for i in picked)
@@ -196,8 +198,8 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None, argn
                 for grads in rows[o]:
                     g = _matching(arg, grads[i])[j]
                     entries.append(np.zeros(np.shape(x)) if g is None else np.asarray(g, dtype=float))
-                blocks.append(_number_or_array(np.stack(entries).reshape(shape + np.shape(x)) if entries else
-                                               np.zeros(shape + np.shape(x))))
+                out = np.stack(entries).reshape(shape + np.shape(x)) if entries else np.zeros(shape + np.shape(x))
+                blocks.append(_number_or_array(out.astype(api_modes._precision(x, leaf), copy=False)))
             return _shaped(arg, blocks)
         return select(tuple(for_argument(i) for i in range(n)), argnums, n)
     per_leaf = [for_output(o, leaf) for o, leaf in enumerate(outs)]

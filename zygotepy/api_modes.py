@@ -115,6 +115,19 @@ def _forward_jacobian(f, args):
     return y, jacs
 
 
+def _precision(*values):
+    """The dtype of a derivative of arrays of these dtypes: float32 inputs and output give float32 (as gradients
+    keep their argument's dtype); Python numbers and ints count as float64."""
+    kinds = [np.asarray(v).dtype for v in values if v is not None]
+    floats = [d for d in kinds if d.kind in "fc"]
+    return np.result_type(*floats) if floats else np.dtype(np.float64)
+
+
+def _typed(jacs, args, y):
+    return tuple(None if j is None else j.astype(_precision(a, y), copy=False)
+                 for j, a in zip(jacs, args, strict=True))
+
+
 def _reverse_jacobian(y, back, args):
     ys = np.shape(y)
     rows = [[] for _ in args]
@@ -148,7 +161,8 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None) -> A
     if mode not in (None, "forward", "reverse"):
         raise ZygoteError(f"jacobian: mode must be 'forward', 'reverse' or None, not {mode!r}")
     if mode == "forward":
-        return tuple(_forward_jacobian(f, args)[1])
+        y, jacs = _forward_jacobian(f, args)
+        return _typed(jacs, args, y)
     y, back = pullback(f, *args)
     return jacobian_at(f, args, y, back, mode)
 
@@ -159,10 +173,10 @@ def jacobian_at(f, args, y, back, mode):
     n_in = sum(int(np.size(a)) for a in args if not _is_data(a))
     if mode is None and n_in < np.size(y):
         try:
-            return tuple(_forward_jacobian(f, args)[1])
+            return _typed(_forward_jacobian(f, args)[1], args, y)
         except ForwardModeError:  # (a plain array filled in place): reverse mode, which has no such limit
             pass
-    return tuple(_reverse_jacobian(y, back, args))
+    return _typed(_reverse_jacobian(y, back, args), args, y)
 
 
 def hessian(f: Callable[..., Any], x: Any, /) -> Any:
@@ -198,7 +212,7 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
                 err.add_note(note)
             raise err from e
         columns.append(np.zeros(shape) if g is None else np.asarray(tangent_of(g, tag), dtype=float))
-    return np.stack(columns, axis=-1).reshape(shape + shape)
+    return np.stack(columns, axis=-1).reshape(shape + shape).astype(_precision(x), copy=False)
 
 
 def _user_frame(exc):

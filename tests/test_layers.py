@@ -1,0 +1,119 @@
+"""The package's layers, bottom first, and a check of every import in it (those inside functions included).
+
+A module imports only from its own layer's group or from lower layers; the rule tables (`adjoints/*`, forward mode's
+tangent rules) and the compiler (`ast_adjoint/*`) are siblings that never import each other. docs/architecture.md
+explains the table. The imports that break it today are listed in KNOWN: the consolidation removes them one by one,
+and this test fails on a new one, and on an entry of KNOWN that no longer exists (so the list only shrinks).
+"""
+import ast
+import pathlib
+
+import zygotepy
+
+ROOT = pathlib.Path(zygotepy.__file__).parent
+
+# the per-call runtime (J dispatch, the journal of updates in place, the generated code's helpers), which sits in
+# ast_adjoint/ today and moves to its own package in the consolidation
+RUNTIME = {"zygotepy.ast_adjoint.runtime", "zygotepy.ast_adjoint.mutate", "zygotepy.ast_adjoint.dispatch"}
+
+
+def layer(module):
+    """(rank, group) of a module of the package."""
+    if module in ("zygotepy.errors", "zygotepy.structgrad"):
+        return 1, "base"
+    if module.startswith("zygotepy.backends"):
+        return 2, "backends"
+    if module in RUNTIME or module == "zygotepy.forward.dual":
+        return 3, "runtime"
+    if module == "zygotepy.adjoints.registry":
+        return 4, "registry"
+    if module.startswith("zygotepy.adjoints.nesting"):
+        return 7, "nesting"
+    if module.startswith("zygotepy.adjoints") or module == "zygotepy.forward.rules":
+        return 5, "rules"
+    if module.startswith("zygotepy.ast_adjoint") or module == "zygotepy.forward.transform":
+        return 5, "compiler"
+    if module == "zygotepy":
+        return 8, "package"
+    if module.startswith("zygotepy.fuzz"):
+        return 9, "tools"
+    return 6, "entry points"  # api, api_modes, api_blocks, transforms, trees, testing, tracebacks, forward (its API)
+
+
+KNOWN = {
+    ("zygotepy.adjoints.registry", "zygotepy.adjoints.foreign_methods"),
+    ("zygotepy.ast_adjoint.dispatch", "zygotepy.adjoints.registry"),
+    ("zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.compile"),
+    ("zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.source"),
+    ("zygotepy.ast_adjoint.fastpath", "zygotepy.adjoints.array_inline"),
+    ("zygotepy.ast_adjoint.items", "zygotepy.adjoints.mutation"),
+    ("zygotepy.ast_adjoint.items", "zygotepy.adjoints.structures"),
+    ("zygotepy.ast_adjoint.mutate", "zygotepy.adjoints.loop_links"),
+    ("zygotepy.ast_adjoint.runtime", "zygotepy.adjoints.registry"),
+    ("zygotepy.ast_adjoint.specialize", "zygotepy.adjoints.scalar"),
+    ("zygotepy.forward.dual", "zygotepy.adjoints.registry"),
+    ("zygotepy.forward.transform", "zygotepy"),
+}
+
+
+def _modules():
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def _imported(module, node, modules):
+    """The package's modules an import statement of `module` names (`from . import x` names x when it is one)."""
+    package = module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+    if isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            up = package
+            for _ in range(node.level - 1):
+                up = up.rpartition(".")[0]
+            base = f"{up}.{base}" if base else up
+        if not base.startswith("zygotepy"):
+            return []
+        return [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+    return [a.name for a in node.names if a.name.startswith("zygotepy")]
+
+
+def _imports():
+    """Every (importer, imported, line) in the package, imports inside functions included."""
+    modules = _modules()
+    found = []
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for target in _imported(module, node, modules):
+                    while target not in modules and "." in target:  # `import zygotepy.x.y` of a name, not a module
+                        target = target.rpartition(".")[0]
+                    if target != module and target in modules:
+                        found.append((module, target, node.lineno))
+    return found
+
+
+def _breaks(importer, imported):
+    (low, group), (high, other) = layer(importer), layer(imported)
+    return high > low or (low == high == 5 and group != other)
+
+
+def test_the_scan_reads_imports_inside_functions():
+    found = {(a, b) for a, b, _ in _imports()}
+    assert ("zygotepy.adjoints.torch_module", "zygotepy.ast_adjoint.dispatch") in found  # inside _refuse_module
+    assert len(found) > 300
+
+
+def test_imports_point_down_the_layers():
+    new = sorted({(a, b, line) for a, b, line in _imports() if _breaks(a, b) and (a, b) not in KNOWN})
+    assert not new, "imports that break the layer table (tests/test_layers.py, docs/architecture.md):\n" + "\n".join(
+        f"  {a} (line {line}) imports {b}: layer {layer(a)} above {layer(b)}" for a, b, line in new)
+
+
+def test_known_breaks_still_exist():
+    breaks = {(a, b) for a, b, _ in _imports() if _breaks(a, b)}
+    gone = KNOWN - breaks
+    assert not gone, f"fixed: remove them from KNOWN so that they cannot come back: {sorted(gone)}"

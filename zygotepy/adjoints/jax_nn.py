@@ -13,8 +13,8 @@ Invariants:
   elu'(0) = alpha.
 - Parameters that can carry a gradient (leaky_relu's `negative_slope`, elu's `alpha`, logsumexp's `b`) get one, never a
   silent None; options JAX takes that the rules do not cover (`where=`, `return_sign=True`) raise a ZygoteError.
-- Importing this module never imports JAX: `register()` runs when JAX has been imported (`registry.on_import` where
-  the registry has that hook; otherwise now, if JAX is already imported).
+- Importing this module never imports JAX: `register()` runs when JAX has been imported (`registry.on_import`: now
+  if JAX is already imported, else at the first rule lookup after it is).
 """
 import math
 import sys
@@ -253,12 +253,4 @@ def register():
         registry.adjoint(nn.swish)(_elementwise(nn.swish, _silu_d, "swish"))
 
 
-def _install():
-    on_import = getattr(registry, "on_import", None)
-    if on_import is not None:
-        on_import("jax", register)
-    elif "jax" in sys.modules and hasattr(sys.modules["jax"], "nn"):
-        register()
-
-
-_install()
+registry.on_import("jax", register)  # now if jax is imported, else at the first rule lookup after

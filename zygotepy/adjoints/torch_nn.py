@@ -17,8 +17,8 @@ Invariants:
   refuses (the rules do not update their input).
 - cross_entropy is differentiated by torch's own autograd (`torch.autograd.grad` of the call on detached copies of its
   float tensors): first derivatives only. A Module call's rule is torch_module.py's, registered here.
-- Importing this module never imports torch: `register()` runs when torch has been imported (`registry.on_import`
-  where the registry has that hook; otherwise now, if torch is already imported).
+- Importing this module never imports torch: `register()` runs when torch has been imported (`registry.on_import`:
+  now if torch is already imported, else at the first rule lookup after it is).
 """
 import math
 import sys
@@ -327,12 +327,4 @@ def register():
     registry.adjoint(torch.nn.Module.__call__)(module_call)
 
 
-def _install():
-    on_import = getattr(registry, "on_import", None)
-    if on_import is not None:
-        on_import("torch", register)
-    elif "torch" in sys.modules and hasattr(sys.modules["torch"], "nn"):
-        register()
-
-
-_install()
+registry.on_import("torch", register)  # now if torch is imported, else at the first rule lookup after

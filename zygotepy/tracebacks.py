@@ -16,6 +16,7 @@ import re
 import sys
 import types
 
+from .ast_adjoint.compile import LINE_MAPS
 from .errors import ZygoteError
 
 ENV = "ZYGOTEPY_TRACEBACK"
@@ -54,7 +55,6 @@ def _user_frames(filename, lineno):
     """The user's (file, line, function) a line of generated code ran, outermost first: an inlined helper's line
     comes after the line of each call it was inlined into. None for a file that is not generated code, [] where the
     line maps to none of the user's."""
-    from .ast_adjoint.compile import LINE_MAPS
     if filename not in LINE_MAPS:
         return None
     line, name, calls, function = lineno, filename, (), None

@@ -2,7 +2,7 @@
 
     python benchmarks/run.py [--quick] [--json out.json] [--only pow,mlp,overhead,transform]
 
-For each workload (workloads*.py) every contender (contenders.py) is built fresh, called once (the "first call", which
+For each workload (workloads*.py; those of issue 20 in workloads_untuned.py) every contender (contenders.py) is built fresh, called once (the "first call", which
 includes zygotepy's or tangent's transform or jax.jit's compile), checked against the hand-written gradient, then
 timed: median over repeated batches of `time.perf_counter`. Contenders that are not installed are skipped; a
 contender that raises or returns a wrong gradient is reported as such and not timed. zygotepy runs twice more on JAX
@@ -42,8 +42,9 @@ from workloads import (
 )
 from workloads_arrays import ARRAY_WORKLOADS
 from workloads_loops import LOOP_WORKLOADS
+from workloads_untuned import UNTUNED_WORKLOADS
 
-ALL_WORKLOADS = [*WORKLOADS, *LOOP_WORKLOADS, *ARRAY_WORKLOADS]
+ALL_WORKLOADS = [*WORKLOADS, *LOOP_WORKLOADS, *ARRAY_WORKLOADS, *UNTUNED_WORKLOADS]
 
 RTOL, ATOL_REL = 1e-6, 1e-12  # gradient check: rtol, and atol relative to the largest hand-written entry
 

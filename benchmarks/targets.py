@@ -58,24 +58,12 @@ DEFAULT = Mode(rounds=61, min_batch=0.02)
 
 @contextlib.contextmanager
 def _optimisations(on):
-    """Every zygotepy optimisation on (or off) inside the block; the one place to change if the switches move.
-
-    Compiled functions are cached on the function: differentiate a fresh copy inside the block so it is compiled in
-    this state. The registry's generation is bumped on entry and exit, so code compiled before is rebuilt too.
-    """
-    from zygotepy.adjoints import registry
-    from zygotepy.fuzz.runner import restore_optimisations, set_optimisations
-
-    def bump():
-        if hasattr(registry, "generation"):
-            registry.generation[0] += 1
-    old = set_optimisations(on)
-    bump()
-    try:
+    """Every zygotepy optimisation on (or off) inside the block (`zygotepy.optimizations`, which rebuilds compiled
+    code under the new switches). Compiled functions are cached on the function: differentiate a fresh copy inside
+    the block so it is compiled in this state."""
+    import zygotepy
+    with zygotepy.optimizations(on):
         yield
-    finally:
-        restore_optimisations(old)
-        bump()
 
 
 def interleaved(thunks, mode):

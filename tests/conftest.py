@@ -1,9 +1,31 @@
-"""Shared by every test module."""
+"""Shared by every test module.
+
+`ZYGOTEPY_OPTIMIZATIONS=off python -m pytest` runs the whole suite with every optimisation off (the plain form the
+adjoint pass emits): every gradient must hold there too. Tests of an optimisation's own mechanics (what its generated
+code looks like, that it writes in place) are marked `optimizations` and skipped in that run.
+"""
+import os
 import sys
 
 import pytest
 
+import zygotepy
 import zygotepy.adjoints.nesting_deep as nesting_deep
+
+OFF = os.environ.get("ZYGOTEPY_OPTIMIZATIONS", "on").lower() in ("off", "0", "false")
+
+
+def pytest_configure(config):
+    if OFF:
+        zygotepy.optimizations(False)
+
+
+def pytest_collection_modifyitems(config, items):
+    if OFF:
+        skip = pytest.mark.skip(reason="tests an optimisation's mechanics; ZYGOTEPY_OPTIMIZATIONS=off")
+        for item in items:
+            if item.get_closest_marker("optimizations") is not None:
+                item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""The array fast path (zygotepy/ast_adjoint/fastpath.py `array_path`, formulas in zygotepy/adjoints/array_inline.py):
+"""The array fast path (zygotepy/ast_adjoint/optimize/array_paths.py, formulas in zygotepy/adjoints/array_inline.py):
 in functions that compute with NumPy, `+ - * / ** @`, unary minus, NumPy's elementwise functions of one argument
 (exp, log, sqrt, sin, tanh, ...) and whole-array `np.sum`/`np.mean` on real arrays inline their derivative; anything
 else (complex arrays, lists, 1-d `@`, float exponents, ...) takes the rules, in the same function. Each row is checked
@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import zygotepy
-from zygotepy import gradient, pullback, show_adjoint
+from zygotepy import gradient, optimizations, pullback, show_adjoint
 from zygotepy.adjoints import registry
-from zygotepy.ast_adjoint import fastpath
 from zygotepy.testing import check_grads
 
 RNG = np.random.default_rng(7)
@@ -154,13 +153,8 @@ ROWS = [
 
 
 def _with_array_paths(enabled, run):
-    fastpath.ARRAY_PATHS[0] = enabled
-    registry.generation[0] += 1  # every compiled adjoint is rebuilt under the new setting
-    try:
+    with optimizations(array_paths=enabled):  # every compiled adjoint is rebuilt under the new setting
         return run()
-    finally:
-        fastpath.ARRAY_PATHS[0] = True
-        registry.generation[0] += 1
 
 
 @pytest.mark.parametrize("fn, args", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
@@ -189,16 +183,18 @@ def test_same_cotangents_with_and_without(fn, args):
     assert _same(on, off), (on, off)
 
 
+@pytest.mark.optimizations
 def test_the_backward_reads_like_numpy_backprop():
-    text = show_adjoint(mlp_layer)
+    text = show_adjoint(mlp_layer, optimized=True)
     assert "_ARRAY" in text
     for line in ("dt_2 = (dh * (1 - h * h))", "dx = (dt @ W.T)", "dW = (x.T @ dt)", "db = (_unb(dt_2, b))"):
         assert line in text  # the derivatives, pasted in
 
 
+@pytest.mark.optimizations
 def test_a_reductions_cotangent_is_a_number_for_an_elementwise_array_path():
-    assert " if s_back is _ARRAY else (_full(s, " in show_adjoint(uniform_cotangents)  # np.sum(s), s = x * x
-    assert " is _ARRAY else (_full(" not in show_adjoint(broadcast_then_reduced)  # two operands may broadcast
+    assert " if s_back is _ARRAY else (_full(s, " in show_adjoint(uniform_cotangents, optimized=True)  # np.sum(s), s = x * x
+    assert " is _ARRAY else (_full(" not in show_adjoint(broadcast_then_reduced, optimized=True)  # two operands may broadcast
 
 
 def test_scalar_code_gets_no_array_arm():
@@ -207,14 +203,15 @@ def test_scalar_code_gets_no_array_arm():
         for _ in range(n):
             r = r * x
         return r
-    assert "_ARRAY" not in show_adjoint(pow_loop)
+    assert "_ARRAY" not in show_adjoint(pow_loop, optimized=True)
     assert gradient(pow_loop, 1.5, 3) == (3 * 1.5 ** 2, None)
 
 
+@pytest.mark.optimizations
 def test_functions_that_use_numpy_only_through_attributes_get_it():
     def loss(pred, y):
         return ((pred - y) ** 2).mean()
-    assert "_ARRAY" in show_adjoint(loss)
+    assert "_ARRAY" in show_adjoint(loss, optimized=True)
     check_grads(loss, M, M * 0.5)
 
 

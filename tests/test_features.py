@@ -1844,7 +1844,7 @@ def test_show_adjoint_text():
         if accumulator > 0:
             accumulator = accumulator * weight
         return math.sin(accumulator)
-    text = show_adjoint(f)
+    text = show_adjoint(f, optimized=True)
     assert isinstance(text, str)
     assert "def " in text
     for name in ("weight", "bias", "accumulator"):

@@ -9,7 +9,8 @@ import pytest
 import zygotepy
 from zygotepy.fuzz import BUGS, CONSTRUCTS, check_program, generate, run, shrink
 from zygotepy.fuzz.check import TIMEOUT_S, load, make_args
-from zygotepy.fuzz.runner import format_report, optimisation_switches, restore_optimisations, set_optimisations
+from zygotepy.fuzz.runner import format_report, restore_optimisations, set_optimisations
+from zygotepy.options import OPTIONS
 
 CI_COUNT = 120  # per mode; about 15-30 s each on one quiet core
 
@@ -29,17 +30,18 @@ def test_ci_sized_fuzz_run_finds_no_bug(opt):
     assert report["bugs"] == 0, format_report(report)
 
 
+@pytest.mark.optimizations
 def test_the_no_opt_mode_switches_every_optimisation_off_and_back():
-    switches = optimisation_switches()
-    names = {f"{m.__name__.rsplit('.', 1)[-1]}.{n}" for m, n in switches}
-    assert {"speculate.ENABLED", "fastpath.ITEM_PATHS", "fastpath.ARRAY_PATHS", "nullness.ENABLED", "lower.FOLD",
-            "ir.DROP_DEAD_PHIS", "adjoint.ACCUMULATE_IN_BACK", "runtime.ACC_IN_PLACE", "handover.IN_PLACE"} <= names
+    names = OPTIONS.names()
+    assert {"inline", "item_paths", "array_paths", "nullness", "fold_literals", "dead_joins", "accumulate",
+            "acc_in_place", "reuse_buffers", "scalar_paths", "loop_copies", "direct_rules"} <= set(names)
+    assert all(getattr(OPTIONS, n) is True for n in names)
     old = set_optimisations(False)
     try:
-        assert all(getattr(m, n)[0] is False for m, n in switches)
+        assert all(getattr(OPTIONS, n) is False for n in names)
     finally:
         restore_optimisations(old)
-    assert all(getattr(m, n)[0] is value for m, n, value in old)
+    assert all(getattr(OPTIONS, n) is True for n in names)
 
 
 def test_generation_is_deterministic_by_seed():

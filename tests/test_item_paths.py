@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 import zygotepy
-from zygotepy import gradient, pullback
-from zygotepy.adjoints import registry
-from zygotepy.ast_adjoint import fastpath
+from zygotepy import gradient, optimizations, pullback
 from zygotepy.testing import check_grads
 
 
@@ -278,7 +276,7 @@ def _x(n=6):
 
 ROWS = [
     ("fill", fill, lambda: (_x(), 6)),
-    ("fill_on_a_list", fill, lambda: (list(_x()), 6)),  # the loop's general copy (specialize.version)
+    ("fill_on_a_list", fill, lambda: (list(_x()), 6)),  # the loop's general copy (optimize/loop_copies.py)
     ("fill_on_float32", fill, lambda: (_x().astype(np.float32), 6)),
     ("read_after_overwrite", read_after_overwrite, lambda: (_x(),)),
     ("same_index_twice", same_index_twice, lambda: (_x(),)),
@@ -314,13 +312,8 @@ IDS = [r[0] for r in ROWS]
 
 
 def _switched(enabled, run):
-    fastpath.ITEM_PATHS[0] = enabled
-    registry.generation[0] += 1  # every adjoint is transformed again under the setting
-    try:
+    with optimizations(item_paths=enabled):  # every adjoint is transformed again under the setting
         return run()
-    finally:
-        fastpath.ITEM_PATHS[0] = True
-        registry.generation[0] += 1
 
 
 def _seed(y):
@@ -363,16 +356,18 @@ def test_arguments_end_as_one_call_leaves_them(name, f, make):
             np.testing.assert_array_equal(a, p)
 
 
+@pytest.mark.optimizations
 def test_a_store_the_loop_cannot_check_before_it_checks_itself():
-    text = zygotepy.show_adjoint(store_in_a_branch)
+    text = zygotepy.show_adjoint(store_in_a_branch, optimized=True)
     assert "out_items.put(" in text and "_item_back(" in text
 
 
+@pytest.mark.optimizations
 def test_the_item_paths_run_on_the_fill_loop():
-    text = zygotepy.show_adjoint(fill)
+    text = zygotepy.show_adjoint(fill, optimized=True)
     assert "out_items_note(i)" in text and "_item_back(" in text and "dx_items[" in text
     assert "stack_fast = " in text  # a copy of the loop without guards, chosen before it
-    off = _switched(False, lambda: zygotepy.show_adjoint(fill))
+    off = _switched(False, lambda: zygotepy.show_adjoint(fill, optimized=True))
     assert "_items" not in off
 
 
@@ -394,6 +389,7 @@ def test_a_view_and_its_base_see_each_store():
     assert seen == pytest.approx(list(x * x))
 
 
+@pytest.mark.optimizations
 def test_the_general_path_builds_one_dense_cotangent(monkeypatch):
     """With the item paths off, the rules' own in-place accumulation still makes one array for 2n reads."""
     from zygotepy.adjoints import structures
@@ -454,6 +450,7 @@ def test_gradient_of_gradient_through_item_stores():
     np.testing.assert_allclose(gradient(g, x)[0], 2 * np.cos(x) - x * np.sin(x), rtol=1e-9)
 
 
+@pytest.mark.optimizations
 def test_runs_let_go_of_the_cotangent_when_their_stores_are_undone():
     """An inner loop's run lives on the tape: holding its last cotangent array would keep one array per run."""
     from zygotepy.ast_adjoint import items

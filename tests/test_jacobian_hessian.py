@@ -286,3 +286,21 @@ def test_float32_inputs_give_float32_jacobians_and_hessians():
     blocks = zg.hessian(lambda x, p: np.sum(x ** 2 * p["w"]), x32, {"w": x32})
     assert blocks[0][1]["w"].dtype == np.float32
     np.testing.assert_allclose(blocks[0][1]["w"], np.diag(2 * x64), rtol=1e-6)
+
+
+def test_hessian_through_a_full_reduction_with_every_optimisation_off():
+    """The reduction rule's back filled its cotangent with np.full, which cannot hold forward mode's dual numbers
+    (`numpy.copyto` has no tangent rule): with the optimisations on, the array path's template took it instead."""
+    import zygotepy
+
+    def f(w, b):
+        return np.sum(w ** 2) * b
+    w = np.array([1.0, 2.0])
+    on = hessian(f, w, 3.0)
+    with zygotepy.optimizations(False):
+        off = hessian(f, w, 3.0)
+    np.testing.assert_allclose(off[0][0], [[6.0, 0.0], [0.0, 6.0]])
+    np.testing.assert_allclose(off[0][1], 2 * w)
+    for a, b in zip(on, off):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y)

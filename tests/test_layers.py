@@ -19,11 +19,11 @@ RUNTIME = {"zygotepy.ast_adjoint.runtime", "zygotepy.ast_adjoint.mutate", "zygot
 
 def layer(module):
     """(rank, group) of a module of the package."""
-    if module in ("zygotepy.errors", "zygotepy.structgrad"):
+    if module in ("zygotepy.errors", "zygotepy.structgrad", "zygotepy.options"):
         return 1, "base"
     if module.startswith("zygotepy.backends"):
         return 2, "backends"
-    if module in RUNTIME or module == "zygotepy.forward.dual":
+    if module in RUNTIME or module.startswith("zygotepy.runtime") or module == "zygotepy.forward.dual":
         return 3, "runtime"
     if module == "zygotepy.adjoints.registry":
         return 4, "registry"
@@ -45,12 +45,10 @@ KNOWN = {
     ("zygotepy.ast_adjoint.dispatch", "zygotepy.adjoints.registry"),
     ("zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.compile"),
     ("zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.source"),
-    ("zygotepy.ast_adjoint.fastpath", "zygotepy.adjoints.array_inline"),
     ("zygotepy.ast_adjoint.items", "zygotepy.adjoints.mutation"),
     ("zygotepy.ast_adjoint.items", "zygotepy.adjoints.structures"),
     ("zygotepy.ast_adjoint.mutate", "zygotepy.adjoints.loop_links"),
     ("zygotepy.ast_adjoint.runtime", "zygotepy.adjoints.registry"),
-    ("zygotepy.ast_adjoint.specialize", "zygotepy.adjoints.scalar"),
     ("zygotepy.forward.dual", "zygotepy.adjoints.registry"),
     ("zygotepy.forward.transform", "zygotepy"),
 }

@@ -110,7 +110,7 @@ def test_a_class_reading_the_function_variables_is_refused_naming_them():
 
 
 def test_show_adjoint_builds_the_class_from_the_users_code():
-    text = show_adjoint(a_dataclass)
+    text = show_adjoint(a_dataclass, optimized=True)
     assert "_build_class(_class_body, 'P')" in text and "P = dataclass(_class)" in text
 
 

@@ -6,6 +6,7 @@ import os
 import numpy as np
 import pytest
 
+import zygotepy
 from zygotepy import ZygoteError, adjoint, gradient, pullback, show_adjoint, value_and_gradient
 
 
@@ -428,6 +429,7 @@ def _outer_text(fn):
     return "\n".join(line for line in artefact(forward).source.splitlines() if not line.lstrip().startswith("#"))
 
 
+@pytest.mark.optimizations
 def test_an_outer_level_does_not_repeat_guards_the_inner_code_already_tested():
     text = _outer_text(lambda x: x ** 5)
     # the inner `if type(x) in _SC:` arm: x is a number there, so its operation takes no guard of its own; the tuple
@@ -436,6 +438,7 @@ def test_an_outer_level_does_not_repeat_guards_the_inner_code_already_tested():
     assert "_NATIVE" not in text
 
 
+@pytest.mark.optimizations
 def test_literal_arithmetic_is_folded_and_dead_joins_dropped():
     def folded(x):
         return x * (5 - 1) if 5 != 0 else 0.0  # the shape of an inlined derivative (pow's), as inner code has it
@@ -445,7 +448,7 @@ def test_literal_arithmetic_is_folded_and_dead_joins_dropped():
             t = x * 2  # not read after the `if`: no join for it (an `_Unbound` on the other path)
             return t
         return x * 3
-    code = lambda f: "\n".join(l for l in show_adjoint(f).splitlines() if not l.lstrip().startswith("#"))  # noqa
+    code = lambda f: "\n".join(l for l in show_adjoint(f, optimized=True).splitlines() if not l.lstrip().startswith("#"))  # noqa
     assert "!=" not in code(folded) and "5 - 1" not in code(folded)
     assert gradient(folded, 1.5) == (4.0,)
     assert "Unbound" not in code(early)
@@ -660,13 +663,9 @@ def _scaled_in_a_loop(a, b, m):
 def test_nested_gradient_through_a_loop_in_one_arm(nested_size):
     """The outer level's if-join gave a captured name of the generated code (`type`, `_SC`) no value in the arms
     without the loop: `'_Unbound' object is not callable` (found by the fuzzer)."""
-    import zygotepy.ast_adjoint.adjoint as adjoint_pass
-    old, adjoint_pass.NESTED_SIZE[0] = adjoint_pass.NESTED_SIZE[0], nested_size
-    try:
+    with zygotepy.optimizations(nested_size=nested_size):
         assert gradient(lambda t: gradient(_loop_in_an_untaken_arm, t, 0.75, 1.1)[0], -0.3)[0] == pytest.approx(1.0)
         assert gradient(lambda t: gradient(_scaled_in_a_loop, t, 0.9, 1)[0], 1.07)[0] == pytest.approx(0.6)
-    finally:
-        adjoint_pass.NESTED_SIZE[0] = old
 
 
 def test_second_derivative_of_an_elementwise_function_on_another_library():

@@ -64,15 +64,32 @@ def _function(name, filename=None):
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="ast.unparse on 3.10 parenthesises tuple targets")
+@pytest.mark.parametrize("optimized", [False, pytest.param(True, marks=pytest.mark.optimizations)],
+                         ids=["plain", "optimized"])
 @pytest.mark.parametrize("name", list(SOURCES))
-def test_golden(name):
-    text = str(show_adjoint(_function(name)))
-    path = GOLDEN / f"{name}.txt"
+def test_golden(name, optimized):
+    """The plain form (`tests/golden/<name>.txt`) and the code that runs (`<name>.optimized.txt`)."""
+    text = str(show_adjoint(_function(name), optimized=optimized))
+    path = GOLDEN / (f"{name}.optimized.txt" if optimized else f"{name}.txt")
     if UPDATE:
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(text)
     assert path.exists(), f"{path} is missing: run with ZYGOTEPY_UPDATE_GOLDEN=1 to create it, then review it"
     assert text == path.read_text(), f"show_adjoint output for {name} changed; if intended, ZYGOTEPY_UPDATE_GOLDEN=1"
+
+
+@pytest.mark.optimizations
+def test_the_plain_form_of_the_seed_pow_is_one_pair_per_operation():
+    """What the adjoint pass emits with every optimisation off: `J` and a pullback per differentiated operation, under
+    25 lines for the seed's pow (its comments name the user's lines), and it runs."""
+    text = str(show_adjoint(_function("pow")))
+    assert len(text.strip().splitlines()) < 30
+    code = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert len(code) < 25, text
+    assert "_J(" in text and "_back(" in text and "_SC" not in text and "stack_fast" not in text
+    optimized = str(show_adjoint(_function("pow"), optimized=True))
+    assert "_SC" in optimized and "stack_fast" in optimized  # the scalar paths and the loop copy
+    assert gradient(_function("pow"), 5, 3) == (75, None)
 
 
 @pytest.mark.parametrize("name", list(SOURCES))

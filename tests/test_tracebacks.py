@@ -178,8 +178,7 @@ def test_an_interrupted_gradient_leaves_no_state_behind():
     import numpy as np
 
     from zygotepy import gradient
-    from zygotepy.adjoints.structures import READ_KEYS
-    from zygotepy.ast_adjoint.mutate import DEPTH
+    from zygotepy.runtime.context import current
 
     def interrupted(x):
         d = {"a": x}
@@ -190,13 +189,13 @@ def test_an_interrupted_gradient_leaves_no_state_behind():
 
     with pytest.raises(KeyboardInterrupt):
         gradient(interrupted, 1.5)
-    assert DEPTH[0] == 0
+    assert current().depth == 0
 
     def keyed(x):
         d = {x: 1.0, "b": x}
         return d["b"] * 3.0
     assert gradient(keyed, 1.3) == (3.0,)
-    assert not READ_KEYS
+    assert not current().read_keys
     assert np.isfinite(gradient(lambda x: x * x, 2.0)[0])
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from zygotepy import ZygoteError, gradient, pullback
-from zygotepy.ast_adjoint import runtime as rt
+from zygotepy.runtime.context import current
 from zygotepy.testing import check_grads
 
 LOG = []
@@ -29,7 +29,7 @@ def tag(name):
 def _clean():
     LOG.clear()
     yield
-    assert rt.CONTEXTS == [], "a with block was left entered"
+    assert current().contexts == [], "a with block was left entered"
 
 
 def early_return(x, n):

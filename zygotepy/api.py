@@ -10,16 +10,15 @@ from typing import Any, Callable
 import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
-from .adjoints.structures import READ_KEYS
 from .ast_adjoint.dispatch import J_entry, warm_adjoint
-from .ast_adjoint.runtime import CONTEXTS, unwind
-from .ast_adjoint.mutate import (DEPTH, ENTRIES, GLOBAL_UPDATES, ITEM_ARRAYS, LOG, PASSED_THROUGH, end_forward,
-                                  finish_backward, redo)
+from .ast_adjoint.runtime import unwind
+from .ast_adjoint.mutate import end_forward, finish_backward, redo
 from .errors import RecursionTooDeep, ZygoteError, where_in_words
+from .runtime.context import current, entered
 from .structgrad import StructGrad
 from .tracebacks import simplify as simplify_traceback
 
-__all__ = ["gradient", "value_and_gradient", "pullback", "show_adjoint"]
+__all__ = ["gradient", "value_and_gradient", "pullback"]
 
 
 def _project(arg, g):
@@ -186,7 +185,7 @@ def _pause_gc():
 
 
 def _run(outermost, fn, /, *args, **kwargs):
-    mark = len(CONTEXTS)
+    mark = len(current().contexts)
     try:
         return fn(*args, **kwargs)
     except Exception as e:
@@ -202,7 +201,7 @@ def _run(outermost, fn, /, *args, **kwargs):
 
 def _leave_contexts(mark, exc):
     """Leave the with blocks that `exc` escapes (runtime.unwind) and raise what Python would then see."""
-    if len(CONTEXTS) > mark:
+    if len(current().contexts) > mark:
         raised = unwind(mark, exc)
         if raised is not exc:
             raise raised from exc
@@ -225,10 +224,11 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
     >>> back(1.0)  # conj(2 z)
     ((2-2j),)
     """
-    DEPTH[0] += 1
-    start, collecting = len(ENTRIES), _pause_gc()
+    ctx = entered()
+    ctx.depth += 1
+    start, collecting = len(ctx.entries), _pause_gc()
     try:
-        y, pb = _run(DEPTH[0] == 1, J_entry, (True,) * len(args), f, args, kwargs or None)
+        y, pb = _run(ctx.depth == 1, J_entry, (True,) * len(args), f, args, kwargs or None)
     finally:
         updates = end_forward(start)
         if collecting:
@@ -236,16 +236,17 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
     n = len(args)
 
     def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
-        mark, collecting = len(ENTRIES), _pause_gc()
+        ctx = entered()  # (this thread's: `back` may be called in another thread than the forward's)
+        mark, collecting = len(ctx.entries), _pause_gc()
         try:
-            grads = _run(not DEPTH[0], pb, _structured(y, dy))
+            grads = _run(not ctx.depth, pb, _structured(y, dy))
             return _projected(args, grads[1:n + 1])
         finally:
             if updates:
                 redo(updates)
             finish_backward(mark)
-            if not DEPTH[0]:
-                READ_KEYS.clear()
+            if not ctx.depth:
+                ctx.read_keys.clear()
             if collecting:
                 gc.enable()
     return y, back
@@ -301,50 +302,46 @@ def _value_and_gradient(f, args, kwargs, callee=False):
     """pullback's steps, inline, on the argument tuple as passed: this is the hot entry point."""
     __tracebackhide__ = True
     n = len(args)
-    depth = DEPTH
-    depth[0] += 1
-    start, forward_done, collecting, mark = len(ENTRIES), False, _pause_gc(), len(CONTEXTS)
+    ctx = entered()
+    ctx.depth += 1
+    start, forward_done, collecting, mark = len(ctx.entries), False, _pause_gc(), len(ctx.contexts)
     need, kwargs = _ALL_NEEDED[n] if n < 8 else (True,) * n, kwargs or None
     try:
         warm = warm_adjoint(need, f, args, kwargs)
         if warm is not None:  # derived before: its forward and backward, directly
             y, tape = warm[0](*args, **kwargs) if kwargs is not None else warm[0](*args)
-            depth[0] -= 1
+            ctx.depth -= 1
             forward_done = True
             grads = warm[1](tape, _seed(y))
             tape = None  # freed before the collector is back on (below): see _pause_gc
         else:
             y, pb = J_entry(need, f, args, kwargs)
-            depth[0] -= 1
+            ctx.depth -= 1
             forward_done = True
             grads = pb(_seed(y))
             pb = None
         grads = _projected(args, grads[1:n + 1]) if not callee else (grads[0], *_projected(args, grads[1:n + 1]))
     except Exception as e:
         if not forward_done:
-            depth[0] -= 1
+            ctx.depth -= 1
         _with_user_lines(e)
         _leave_contexts(mark, e)
         deep = _too_deep(e)
         if deep is not None:
             raise deep from None
-        if not depth[0]:
+        if not ctx.depth:
             simplify_traceback(e)
         raise
     except BaseException as e:  # KeyboardInterrupt, an alarm's exception: the call is over all the same (a count
         if not forward_done:  # left raised would keep every later call's per-call records from being cleared)
-            depth[0] -= 1
+            ctx.depth -= 1
         _leave_contexts(mark, e)
         raise
     finally:
-        if len(ENTRIES) != start:  # f updated something in place: the backward undid it, redo it
+        if len(ctx.entries) != start:  # f updated something in place: the backward undid it, redo it
             finish_backward(start)
-        if (LOG or ITEM_ARRAYS or READ_KEYS or GLOBAL_UPDATES) and not depth[0]:
-            LOG.clear()
-            PASSED_THROUGH.clear()
-            ITEM_ARRAYS.clear()
-            READ_KEYS.clear()
-            GLOBAL_UPDATES.clear()
+        if (ctx.log or ctx.item_arrays or ctx.read_keys or ctx.global_updates) and not ctx.depth:
+            ctx.clear_notes()
         if collecting:
             gc.enable()
     return y, grads
@@ -371,43 +368,3 @@ def gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None, **kwargs
     __tracebackhide__ = True  # (IPython and pytest leave the entry point out of tracebacks)
     grads = _value_and_gradient(f, args, kwargs)[1]
     return grads if argnums is None else select(grads, argnums, len(args))
-
-
-class AdjointSource(str):
-    """Generated source text: a `str` (print it, search it) that shows as the plain Python it holds where a value is
-    echoed (a terminal, IPython: not an escaped one-line string), and as syntax-highlighted HTML in a notebook
-    (pygments, when installed; else a plain <pre> block)."""
-
-    def __repr__(self):
-        return str(self)
-
-    def _repr_pretty_(self, printer, cycle):
-        printer.text(str(self))
-
-    def _repr_html_(self):
-        try:
-            from pygments import highlight
-            from pygments.formatters import HtmlFormatter
-            from pygments.lexers import PythonLexer
-        except ImportError:
-            import html
-            return f"<pre>{html.escape(str(self))}</pre>"
-        formatter = HtmlFormatter(noclasses=True, nowrap=False)
-        return highlight(str(self), PythonLexer(), formatter)
-
-
-def show_adjoint(f: Callable[..., Any]) -> AdjointSource:
-    """The generated forward and pullback Python source for `f`, as text.
-
-    >>> print(show_adjoint(lambda x: x * x))  # doctest: +ELLIPSIS
-    def lambda_forward(x):
-    ...
-    """
-    import textwrap
-
-    from .ast_adjoint.compile import artefact
-    fn = getattr(f, "__func__", f)
-    text = artefact(fn).source
-    body = text.split("\n", 1)[1]
-    body = body.rsplit("    return ", 1)[0]
-    return AdjointSource(textwrap.dedent(body).strip("\n") + "\n")

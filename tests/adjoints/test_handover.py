@@ -65,6 +65,7 @@ def _generated_code_call(back, dy, *into):
     return back(dy, None, *into)
 
 
+@pytest.mark.optimizations
 def test_the_buffers_are_reused():
     x = np.linspace(0.1, 1.0, 8)
     y, back = find_rule(np.tanh)(x)
@@ -96,6 +97,7 @@ def test_nothing_is_reused_when_someone_else_holds_it():
     assert np.array_equal(dx, np.exp(x))
 
 
+@pytest.mark.optimizations
 def test_products_reuse_the_handed_over_cotangent():
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=6), rng.normal(size=6)

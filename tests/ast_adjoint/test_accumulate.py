@@ -8,6 +8,7 @@ import pytest
 
 from zygotepy import gradient, pullback, show_adjoint
 from zygotepy.ast_adjoint import runtime as rt
+from zygotepy.options import OPTIONS
 from zygotepy.testing import check_grads
 
 
@@ -107,8 +108,9 @@ def test_float32_stays_float32():
     assert np.allclose(g, [1.0, -2.0, 4.0])
 
 
+@pytest.mark.optimizations
 def test_generated_code_hands_over_the_running_cotangent():
-    text = show_adjoint(fill)
+    text = show_adjoint(fill, optimized=True)
     assert "dx_2, _ = " in text and ", dx_2, None)" in text  # the read's back gets dx_2 and returns it
     assert "out_3_back(dout_3, " in text
 
@@ -158,6 +160,7 @@ def test_sole_counts_every_other_holder():
     assert not rt.sole((1.0,)) and not rt.sole(np.zeros(2).view(np.matrix))
 
 
+@pytest.mark.optimizations
 def test_each_item_costs_constant_work(monkeypatch):
     """Not a timing: the backward of the fill loop builds a dense cotangent for the first read only, then adds into it
     (before, every one of the 2n reads built an array of x's size: quadratic work)."""
@@ -243,6 +246,7 @@ def rnn(W, h, xs):
     return np.sum(h * h)
 
 
+@pytest.mark.optimizations
 def test_a_weight_cotangent_accumulates_in_place_over_a_loop(monkeypatch):
     rng = np.random.default_rng(3)
     W, h, xs = rng.normal(size=(4, 4)) * 0.5, rng.normal(size=4), list(rng.normal(size=(6, 4)))
@@ -252,7 +256,7 @@ def test_a_weight_cotangent_accumulates_in_place_over_a_loop(monkeypatch):
     monkeypatch.setattr(rt, "acc", lambda a, b: out_of_place.append(1) or original(a, b))
     g_on = gradient(rnn, W, h, xs)
     on = len(out_of_place)
-    monkeypatch.setattr(rt, "ACC_IN_PLACE", [False])
+    monkeypatch.setattr(OPTIONS, "acc_in_place", False)
     g_off = gradient(rnn, W, h, xs)
     assert len(out_of_place) - on >= on + 5  # dW: the five steps after the first add in place
     assert all(np.array_equal(a, b) for a, b in zip(g_on[:2], g_off[:2]))

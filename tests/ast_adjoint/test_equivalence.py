@@ -7,7 +7,7 @@ dropping the joins nothing reads, `dead joins`; computing literal arithmetic at 
 the rules, `item paths`; operations on real arrays with their derivative inlined, `array paths`), and `nullness`, `speculate` and `accumulate`
 do change the generated code (`acc in place` and `reuse buffers` change no code: tests/adjoints/test_handover.py and
 tests/ast_adjoint/test_accumulate.py show that they write in place; the last three's code changes are checked in
-tests/test_nesting.py). Nested code, which an outer level transforms again, is written small (`NESTED_SIZE`): its
+tests/test_nesting.py). Nested code, which an outer level transforms again, is written small (`nested_size`): its
 derivatives agree to the last bits at the end of this file."""
 import copy
 import math
@@ -17,9 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zygotepy import gradient, pullback, show_adjoint
-from zygotepy.adjoints import handover, registry
-from zygotepy.ast_adjoint import adjoint, fastpath, ir, lower, nullness, runtime, speculate
+from zygotepy import gradient, optimizations, pullback, show_adjoint
 from zygotepy.testing import check_grads
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
@@ -27,20 +25,18 @@ from feature_helpers import cube, shifted_sin
 from test_features import FEATURES
 from test_specialize import pow_loop
 
-SWITCHES = {"nullness": nullness.ENABLED, "speculate": speculate.ENABLED, "accumulate": adjoint.ACCUMULATE_IN_BACK,
-            "acc in place": runtime.ACC_IN_PLACE, "reuse buffers": handover.IN_PLACE, "dead joins": ir.DROP_DEAD_PHIS,
-            "fold literals": lower.FOLD, "known containers": adjoint.KNOWN_CONTAINERS, "item paths": fastpath.ITEM_PATHS,
-            "array paths": fastpath.ARRAY_PATHS}
+SWITCHES = {"nullness": "nullness", "speculate": "inline", "accumulate": "accumulate", "acc in place": "acc_in_place",
+            "reuse buffers": "reuse_buffers", "dead joins": "dead_joins", "fold literals": "fold_literals",
+            "known containers": "known_containers", "item paths": "item_paths", "array paths": "array_paths",
+            "scalar paths": "scalar_paths", "loop copies": "loop_copies", "direct rules": "direct_rules",
+            "all": None}
 
 
 def _with(switch, enabled, run):
-    SWITCHES[switch][0] = enabled
-    registry.generation[0] += 1  # every compiled adjoint is rebuilt under the new setting
-    try:
+    """`run()` with one optimisation (or, for "all", every one) switched to `enabled`; compiled code is rebuilt."""
+    flags = {SWITCHES[switch]: enabled} if SWITCHES[switch] else {}
+    with optimizations(None if flags else enabled, **flags):
         return run()
-    finally:
-        SWITCHES[switch][0] = True
-        registry.generation[0] += 1
 
 
 def _gradients(fn, args, switch, enabled):
@@ -89,11 +85,12 @@ def _same(a, b):
 def test_same_gradients_with_and_without(fn, args, switch):
     on, off = _gradients(fn, args, switch, True), _gradients(fn, args, switch, False)
     # nullness and adding in place change no arithmetic: bit-identical; inlined code may add in another order
-    assert _same(on, off) if switch != "speculate" else _close(on, off)
+    assert _same(on, off) if switch not in ("speculate", "all") else _close(on, off)
 
 
+@pytest.mark.optimizations
 def test_nullness_removes_none_tests():
-    on, off = show_adjoint(pow_loop), _with("nullness", False, lambda: show_adjoint(pow_loop))
+    on, off = show_adjoint(pow_loop, optimized=True), _with("nullness", False, lambda: show_adjoint(pow_loop, optimized=True))
     assert on.count("None") < off.count("None")
     assert on.count("is None else") < off.count("is None else")
 
@@ -108,8 +105,9 @@ def calls_helper(a, x, n):
     return x
 
 
+@pytest.mark.optimizations
 def test_speculate_inlines_small_callees():
-    on, off = show_adjoint(calls_helper), _with("speculate", False, lambda: show_adjoint(calls_helper))
+    on, off = show_adjoint(calls_helper, optimized=True), _with("speculate", False, lambda: show_adjoint(calls_helper, optimized=True))
     assert "_cell_is_known" in on and "_sin(" in on
     assert "_cell_is_known" not in off
 
@@ -138,8 +136,9 @@ def early_exit(a, x, n):
     return x + total
 
 
+@pytest.mark.optimizations
 def test_loops_with_inlined_helpers_are_versioned():
-    text = show_adjoint(calls_helper)
+    text = show_adjoint(calls_helper, optimized=True)
     assert "_cell_is_known" in text and "stack_fast" in text  # the inlined loop copy is itself specialised
 
 
@@ -155,8 +154,9 @@ def uses_imported(x):
     return cube(x) + shifted_sin(x)  # cube reads no globals; shifted_sin reads math and OFFSET (not ours)
 
 
+@pytest.mark.optimizations
 def test_imported_helpers_are_inlined_only_when_their_globals_mean_the_same():
-    text = show_adjoint(uses_imported)
+    text = show_adjoint(uses_imported, optimized=True)
     assert "cube_is_known" in text and "shifted_sin_is_known" not in text
     check_grads(uses_imported, 0.4)
 
@@ -173,8 +173,9 @@ def two_stage(u, v, a, n):
     return u * v
 
 
+@pytest.mark.optimizations
 def test_tuples_returned_by_inlined_helpers_are_taken_apart_at_transform_time():
-    text = show_adjoint(two_stage)
+    text = show_adjoint(two_stage, optimized=True)
     assert "_pair_is_known" in text and "_unpack" not in text.split("else:")[0]
     check_grads(two_stage, 1.0, 0.8, 0.7, 5)
     on, off = _gradients(two_stage, (1.0, 0.8, 0.7, 5), "speculate", True), \
@@ -182,7 +183,7 @@ def test_tuples_returned_by_inlined_helpers_are_taken_apart_at_transform_time():
     assert _close(on, off)
 
 
-# --- nested code: written for an outer level to transform (adjoint.NESTED_SIZE), the same derivatives --------------
+# --- nested code: written for an outer level to transform (the `nested_size` option), the same derivatives --------------
 
 def _d(f):
     return lambda x: gradient(f, x)[0]
@@ -209,11 +210,6 @@ def test_nested_code_written_for_an_outer_level_gives_the_same_derivatives(fn, x
     # proved: the same arithmetic, but a loop's or a helper's contributions may be added in another order (last bits)
     third = lambda: _d(_d(_d(fn)))(x)  # noqa: E731
     on = third()
-    adjoint.NESTED_SIZE[0] = False
-    registry.generation[0] += 1
-    try:
+    with optimizations(nested_size=False):
         off = third()
-    finally:
-        adjoint.NESTED_SIZE[0] = True
-        registry.generation[0] += 1
     assert on == pytest.approx(off, rel=1e-13)

@@ -1,4 +1,4 @@
-"""The fast copy of a scalar loop records only what its backward reads (specialize._lean_record): a record that is a
+"""The fast copy of a scalar loop records only what its backward reads (optimize/loop_copies.py _lean_record): a record that is a
 copy of another is dropped and renamed to it. A loop-carried value is pushed before the iteration's `a_2 = a_3`
 gives it its next value, so that assignment must not make it look like a copy of `a_3` (tanh's derivative read the
 iteration's input instead of its output: a silently wrong gradient, found by the fuzzer)."""

@@ -59,9 +59,10 @@ def test_fast_and_general_copies_agree(fn, args):
     check_grads(fn, *args)
 
 
+@pytest.mark.optimizations
 def test_versioned_loops_are_emitted_for_float_loops_only():
-    assert "stack_fast" in show_adjoint(pow_loop)
-    assert "stack_fast" not in show_adjoint(not_closed)
+    assert "stack_fast" in show_adjoint(pow_loop, optimized=True)
+    assert "stack_fast" not in show_adjoint(not_closed, optimized=True)
 
 
 def test_array_argument_takes_the_general_copy():
@@ -95,7 +96,7 @@ def test_constant_sequence_operand_takes_the_general_path():
     # the guard tests variables only (n is an int, a scalar): the inline derivative of * would give n the cotangent
     # `dt * (0.5,)`, a TypeError for the tuple cotangent dt; mul's rule repeats the sequence and gives n None
     assert gradient(repeat_constant_tuple, 2.0, 2) == (0.5, None)
-    assert "type(n) in _SC" not in show_adjoint(repeat_constant_tuple)
+    assert "type(n) in _SC" not in show_adjoint(repeat_constant_tuple, optimized=True)
 
 
 # --- the fast copy's backward starts its sums before the loop (nullness._started_sums) ---------------------------------
@@ -109,8 +110,9 @@ def sometimes(x, n):
     return r
 
 
+@pytest.mark.optimizations
 def test_a_loop_invariants_sum_starts_before_the_loop():
-    text = show_adjoint(pow_loop)
+    text = show_adjoint(pow_loop, optimized=True)
     assert "if dx is None and _stack:" in text and "dx = dx + (dr_2 * r_2_back)" in text
     assert gradient(pow_loop, 1.5, 3) == (3 * 1.5 ** 2, None)
 
@@ -126,10 +128,11 @@ def test_sums_some_iterations_skip(n):
 
 def _fast_copies(fn):
     """The fast copy's forward loop and backward loop, as text, without the comments that quote the source."""
-    text = "\n".join(line for line in show_adjoint(fn).splitlines() if not line.lstrip().startswith("#"))
+    text = "\n".join(line for line in show_adjoint(fn, optimized=True).splitlines() if not line.lstrip().startswith("#"))
     return text.split("if stack_fast:")[1].split("else:")[0], text.split("if stack_fast:")[2].split("else:")[0]
 
 
+@pytest.mark.optimizations
 def test_the_fast_copy_tapes_only_what_its_backward_reads():
     # sin(y) * a + cos(y) * b: the backward needs sin(y) and cos(y) (each other's derivative) and nothing else: no
     # copy of y, no None slot of the final `+`, and the values themselves pushed, not copies of them
@@ -151,6 +154,7 @@ def sin_alone(y, a):
     return y
 
 
+@pytest.mark.optimizations
 def test_sin_and_cos_of_one_value_share_their_derivatives():
     _, backward = _fast_copies(trig)
     for fn in ("sin", "cos", "sinh", "cosh"):
@@ -177,6 +181,7 @@ def through_helper(a, b, y):
     return y
 
 
+@pytest.mark.optimizations
 def test_the_fast_backward_copies_no_cotangent():
     # `+` passes its cotangent on, and so does an inlined callee's return: the fast backward reads it where it is
     _, backward = _fast_copies(through_helper)

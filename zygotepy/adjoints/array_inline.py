@@ -2,7 +2,7 @@
 
 Each entry is `target: ArrayDerivative(lambda dy, y, *args: (one cotangent per argument), ...)`, like the scalar
 table of scalar.py, but valid when the call's operands are real (floating) NumPy arrays, mixed with real numbers. The
-compiler pastes these bodies into generated code behind a type guard (ast_adjoint/fastpath.py, `array_path`), so the
+compiler pastes these bodies into generated code behind a type guard (ast_adjoint/optimize/array_paths.py), so the
 backward of `h = np.tanh(x @ W + b)` reads `dt = dh * (1 - h * h)`, `dW = x.T @ dt`, as a careful person writes NumPy
 backprop by hand: no closure, no rule call, no tuple per operation. Anything else (complex numbers, lists, other array
 libraries, user classes, 1-d `@`) takes the operation's rule.
@@ -12,7 +12,7 @@ equivalence tests compare bits), with the cotangents of broadcast operands summe
 """
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,7 +30,8 @@ class ArrayDerivative:
     `numbers`: the formula is right for a NumPy float64 number too, and gives what the rule gives. `uniform` (the
     full reductions): the same cotangent as one number, which the compiler hands to the array path of the
     elementwise operation that made the reduced array (`np.sum(h * h)`: `dh = dt * h`, no array of `dt`s); every
-    elementwise formula here but those in SHAPELESS broadcasts it to its operand's shape."""
+    elementwise formula here but those in `shapeless` broadcasts it to its operand's shape (their cotangent stays a
+    number when the cotangent is one: the operation cannot take a reduction's cotangent as a number)."""
     fn: object
     matrices: bool = False
     active: tuple = None
@@ -38,6 +39,7 @@ class ArrayDerivative:
     forward: object = None  # `lambda dy, y, *args: (value,)`: what the forward computes instead of the call
     numbers: bool = False   # a NumPy float64 number (`np.log(x.sum())`) takes the path too
     uniform: object = None  # a reduction's cotangent as one number, for an elementwise formula to broadcast
+    shapeless: frozenset = frozenset()  # its formulas that do not broadcast a number's cotangent to the operand
 
     def formula(self, args):
         """The formula for a call with the atoms `args` (the transform's Var/Const), or None when it has none."""
@@ -119,10 +121,11 @@ REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules'
 }
 
 # formulas whose cotangent would stay a number when the cotangent is one (it never meets the operand): the operation
-# they belong to cannot take a reduction's cotangent as a number (fastpath.array_path)
-SHAPELESS = frozenset((UNARY[operator.neg], BINARY[operator.pow].int_last[0]))
+# they belong to cannot take a reduction's cotangent as a number (optimize/array_paths.py)
+BINARY[operator.pow] = replace(BINARY[operator.pow], shapeless=frozenset((BINARY[operator.pow].int_last[0],)))
 
 for _target, _derivative in {**BINARY, **REDUCTIONS}.items():
     array_rule(_target, _derivative)
 for _target, _fn in UNARY.items():
-    array_rule(_target, ArrayDerivative(_fn, numbers=True))
+    array_rule(_target, ArrayDerivative(_fn, numbers=True, shapeless=frozenset((_fn,)) if _target is operator.neg
+                                        else frozenset()))

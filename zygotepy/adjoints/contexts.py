@@ -11,6 +11,7 @@ import types
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J
 from ..errors import UnsupportedSyntax, ZygoteError
+from ..runtime.context import current
 from .registry import adjoint, nondifferentiable
 
 nondifferentiable(rt.leave)
@@ -30,7 +31,7 @@ def enter(manager):
             value = method(manager)
     else:
         value = method(manager)
-    rt.CONTEXTS.append(manager)
+    current().contexts.append(manager)
 
     def back(dy):
         if dy is None:

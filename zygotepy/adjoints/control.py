@@ -12,6 +12,7 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
 from typing import Any, Callable
 
 from ..ast_adjoint import runtime as rt
+from ..runtime.context import current
 from .registry import adjoint, nondifferentiable
 
 __all__ = ["checkpoint", "hook", "dropgrad"]
@@ -75,7 +76,7 @@ nondifferentiable(rt.global_store)
 @adjoint(checkpoint)
 def checkpoint_rule(f, *args):
     from ..ast_adjoint.dispatch import J
-    from ..ast_adjoint.mutate import ENTRIES, finish_backward
+    from ..ast_adjoint.mutate import finish_backward
     try:
         y = f(*args)  # no pullback: nothing of f's inside survives this call
     except (ValueError, TypeError):
@@ -88,7 +89,7 @@ def checkpoint_rule(f, *args):
     def back(dy):
         if dy is None:
             return (None,) * (1 + len(args))
-        mark = len(ENTRIES)
+        mark = len(current().entries)
         _, f_back = J(f, *args)  # the forward again, with its pullback, once per backward pass
         grads = f_back(dy)  # (df, *dargs): one cotangent per positional argument of checkpoint
         # f_back undid the updates in place the recomputation made (as every backward undoes its forward's); the

@@ -12,16 +12,15 @@ call defined, dead after the call. Three buffers may take a result in place:
 
 Only real NumPy arrays of the result's exact shape and dtype qualify, so every value is bit for bit what the
 out-of-place arithmetic gives (IEEE products and sums are commutative). Everything else (other libraries' arrays,
-complex numbers, broadcasting, numbers) takes the out-of-place path. `IN_PLACE` switches reuse off for the
+complex numbers, broadcasting, numbers) takes the out-of-place path. `OPTIONS.reuse_buffers` switches reuse off for the
 equivalence tests.
 """
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
 from ..backends import conj, unbroadcast
+from ..options import OPTIONS
 from .registry import adjoint
-
-IN_PLACE = [True]
 
 
 def _fits(buffer, other):
@@ -29,7 +28,7 @@ def _fits(buffer, other):
     dtype the result keeps?"""
     return (type(buffer) is np.ndarray and (type(other) is np.ndarray and other.shape == buffer.shape
                                             and other.dtype == buffer.dtype or type(other) is float)
-            and buffer.base is None and buffer.dtype.kind == "f" and IN_PLACE[0])
+            and buffer.base is None and buffer.dtype.kind == "f" and OPTIONS.reuse_buffers)
 
 
 def times(dy, d, fresh, handed):

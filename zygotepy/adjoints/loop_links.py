@@ -8,6 +8,7 @@ import numpy as np
 
 from ..ast_adjoint import mutate as mt
 from ..errors import ZygoteError
+from ..runtime.context import current
 from .mutation_links import _place, _split, _to_first, _where_held, _zeros_like
 from .registry import adjoint, nondifferentiable
 
@@ -104,7 +105,7 @@ def put_iter(parent, where, child):
         return parent, _to_first
     plan = _plan(parent, child)
     if plan is not None and mt.may_have_changed(child):
-        mt.LOG.append(id(parent))
+        current().log.append(id(parent))
     elif not isinstance(parent, (list, tuple, np.ndarray)) and _mutable(child):
         raise _unseen(where, parent)
 

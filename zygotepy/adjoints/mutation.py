@@ -19,6 +19,7 @@ from ..ast_adjoint.dispatch import J_mutating, differentiable
 from ..backends import is_array_type, is_foreign, namespace, unbroadcast
 from ..errors import (STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingAdjoint, UnsupportedSyntax,
                       ZygoteError)
+from ..runtime.context import current
 from ..structgrad import StructGrad
 from .mutation_links import _dict_without, _is_array, _zeros_like  # noqa: F401 (also registers the links' rules)
 from . import loop_links  # noqa: F401 (registers the loop variables' links)
@@ -340,7 +341,7 @@ def _mutcall(fn, args, kwargs, result_used):
             return (None, None, None, *grads[1:])
         return (out[0], *args[:2], *out[1:]), module_back
     if fn is rt.callmethod and args and not isinstance(args[0], set):
-        mark = len(mt.LOG)
+        mark = len(current().log)
         hit = method_call(args[0], args[1], args[2:], kwargs)
         if hit is not None:
             mt.passed_through(args[2:], mark)
@@ -378,7 +379,7 @@ def _mutcall(fn, args, kwargs, result_used):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
     updates = any(_mutable(a) for a in args)
-    mark = len(mt.LOG)
+    mark = len(current().log)
     try:
         result, pb, consumed = J_mutating(fn, args, kwargs, updates)
     except (MissingAdjoint, UnsupportedSyntax) as e:

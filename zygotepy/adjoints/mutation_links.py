@@ -16,10 +16,11 @@ from ..ast_adjoint import mutate as mt
 from ..ast_adjoint import runtime as rt
 from ..backends import is_array_type, namespace, on as device_of
 from ..errors import ZygoteError
+from ..runtime.context import current
 from ..structgrad import StructGrad
 from .objects import as_fields
 from .registry import adjoint
-from .structures import READ_KEYS, like
+from .structures import like
 
 
 def _zeros_like(x):
@@ -28,8 +29,8 @@ def _zeros_like(x):
 
 
 def _dict_without(dy, key):
-    """`dy` less `key`'s entry; `{}`, not None, while read keys wait for their stores' backs (structures.READ_KEYS)."""
-    return None if dy is None else {k: v for k, v in dy.items() if k != key} or ({} if READ_KEYS else None)
+    """`dy` less `key`'s entry; `{}`, not None, while read keys wait for their stores' backs (structures.keys_read)."""
+    return None if dy is None else {k: v for k, v in dy.items() if k != key} or ({} if current().read_keys else None)
 
 
 def _is_view_of(child, parent):
@@ -175,7 +176,7 @@ def _put(kind):
                               f"seen as {child.dtype}: .real/.imag of a complex array, .view(dtype)); update the "
                               f"array itself (z[0] = complex(v, z[0].imag)), or copy the view first")
         if plan is not None and mt.may_have_changed(child):
-            mt.LOG.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
+            current().log.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
 
         def back(dy):
             if dy is None or plan is None:
@@ -478,7 +479,7 @@ def put_held(parent, where, child):
     plan = _where(parent, child) if parent is not child else "self"
     inside = _where_items(child, parent) if plan is None else None
     if (plan is not None or inside is not None) and mt.may_have_changed(child):
-        mt.LOG.append(id(parent))
+        current().log.append(id(parent))
 
     def back(dy):
         if dy is None or plan is None and inside is None:
@@ -504,7 +505,7 @@ def refresh_held(child, parent, where):
     # updated in place: `child`'s cotangent at that place is `parent`'s
     holds = _where(child, parent) if plan is None and inside is None and child is not parent else None
     if plan is None and inside is None and holds is None:  # not held there: `parent`'s update left it as it was, so
-        mt.passed_through((child,), len(mt.LOG))  # its own holders' links (put_*) need not assume it changed
+        mt.passed_through((child,), len(current().log))  # its own holders' links (put_*) need not assume it changed
 
     def back(dy):
         if dy is None:

@@ -35,7 +35,7 @@ x^5 the generated code was 18 thousand lines at k = 3, 224 thousand at 4 and 2.5
 ~3 min); it is now 7, 48 and 360 thousand (~3 s for a fourth derivative, ~30 s for a fifth, on one quiet core). What
 shrinks it: the twins per kind above (one `twin_J` with an early return per kind, transformed whole at every level, was
 most of a fourth level's cost), `gradient`'s and `value_and_gradient`'s twins calling the planned twin directly, and code
-written small for an outer level (ast_adjoint/adjoint.py `NESTED_SIZE`, compile.py): generated code's helpers read as
+written small for an outer level (`OPTIONS.nested_size`: ast_adjoint/adjoint.py, compile.py): generated code's helpers read as
 constants, no versioned loop copies or inlined callees, no guard an enclosing guard already proved, joins nothing reads
 dropped, literal arithmetic folded. A sixth level gives x^6, sin, exp and x^6 by a loop right (a slow test, with the
 limit raised; the loop gave 696 instead of 720, exactly 29/30 of the true value, until the nesting changes of

@@ -14,7 +14,7 @@ updates in place, partials, operators of user classes), remembers `f` (`_DUAL_KE
   Hessian times v, which is the vector-Jacobian product the outer level asks for (the Hessian is symmetric). The
   same dual pass gives the cotangent of `f` itself, so variables `f` captures from the outer level get theirs:
   d/de of df/dtheta at args + e*v is the mixed second derivative times v.
-Inside a dual route every nested `gradient` takes the dual route too (`_DUAL_ROUTE`): dual numbers never enter a
+Inside a dual route every nested `gradient` takes the dual route too (the context's `dual_route`): dual numbers never enter a
 transformed inner level, and the only reverse pass is the innermost one, on nested dual numbers (each perturbation
 with its own tag, so the levels are never confused).
 
@@ -33,10 +33,11 @@ import contextlib
 import numpy as np
 
 from ..errors import ZygoteError
+from ..runtime.context import current
 from ..structgrad import StructGrad
 
 _DUAL_KEYS = set()  # keys (`_key`) of functions whose gradient under one more level the twins refused
-_DUAL_ROUTE = [0]  # > 0 while a dual route runs: every nested gradient inside takes the dual route as well
+# (this thread's `current().dual_route` is > 0 while a dual route runs: every nested gradient inside takes it as well)
 
 
 class NestingTooDeep(ZygoteError):
@@ -72,7 +73,7 @@ def outermost(entry, by_twin, args, kwargs):
     constants are given, or dual numbers flow in (they never enter a transformed level); then the dual route."""
     from ..forward.dual import has_dual
     refused = None
-    key = None if _DUAL_ROUTE[0] or kwargs or has_dual(args[1:]) else _key(args[0])  # (inside a dual route: no key)
+    key = None if current().dual_route or kwargs or has_dual(args[1:]) else _key(args[0])  # (inside a dual route: no key)
     if key is not None and key not in _DUAL_KEYS:
         try:  # (the twins take no keyword constants, `gradient(f, x, scale=2.0)`: the dual route does)
             return by_twin(*args)
@@ -105,11 +106,12 @@ def by_dual_numbers(entry, args, kwargs, refused=None):
     over `f`'s reverse pass (`refused`: the twins' error, noted on an error of this route)."""
     from .. import api
     f, xs = args[0], args[1:]
-    _DUAL_ROUTE[0] += 1
+    ctx = current()
+    ctx.dual_route += 1
     try:
         y, grads = api.value_and_gradient_with_callee(f, xs, kwargs)
     finally:
-        _DUAL_ROUTE[0] -= 1
+        ctx.dual_route -= 1
     with_value = entry is api.value_and_gradient
 
     def back(dy):
@@ -121,12 +123,13 @@ def by_dual_numbers(entry, args, kwargs, refused=None):
             return _scaled(dvalue, grads) if dvalue is not None else (None,) * len(args)
         tag = new_tag()
         perturbed = tuple(make_dual(x, v, tag) for x, v in zip(xs, directions, strict=True))
-        _DUAL_ROUTE[0] += 1
+        ctx = current()
+        ctx.dual_route += 1
         try:
             with _noting(refused):
                 _, hessian_times_v = api.value_and_gradient_with_callee(f, perturbed, kwargs)
         finally:
-            _DUAL_ROUTE[0] -= 1
+            ctx.dual_route -= 1
         dself, *dxs = (_tangent(g, tag) for g in hessian_times_v)
         out = (dself, *(api._project(x, g) for x, g in zip(xs, dxs)))
         return out if dvalue is None else _plus(out, _scaled(dvalue, grads))

@@ -281,6 +281,8 @@ def _total_back(x, scale):
         g = dy * scale if scale != 1 else dy
         if large and (type(g) is float or type(g) is np.float64):  # a read-only view of one number: no array
             return (np.broadcast_to(np.asarray(g, dtype), shape),)  # written (the API copies a gradient it returns)
+        if getattr(type(g), "__zygote_number__", False):  # a dual number (hessian), which np.full cannot copy in
+            return (g * np.ones(shape, dtype),)
         return (np.full(shape, g, dtype),)
     return back
 

@@ -26,6 +26,7 @@ import types
 
 RULES = {}
 SCALAR = {}
+SHARED = {}  # target -> (partner, derivative from the partner's value): registry.scalar_rule's `shares`
 ARRAY = {}
 NONDIFF = set()
 MUTATING = set()   # primitives that update an object in place: their `back` runs even with no cotangent (to undo)
@@ -114,9 +115,13 @@ def keyword_cotangents(positional, kwargs, **given):
     return (*positional, {k: v for k, v in given.items() if k in kwargs})
 
 
-def scalar_rule(target, derivative):
-    """Register the inlinable scalar derivative `(dy, y, *args) -> cotangents` of `target` (internal tables)."""
+def scalar_rule(target, derivative, shares=None):
+    """Register the inlinable scalar derivative `(dy, y, *args) -> cotangents` of `target` (internal tables).
+    `shares=(partner, d)`: where one iteration of a loop computes `partner` of the same argument too, `d(dy, y, p)`
+    gives the same cotangent from partner's value `p` (sin's derivative is the cos the loop computes anyway)."""
     SCALAR[_key(target)] = derivative
+    if shares is not None:
+        SHARED[_key(target)] = shares
     generation[0] += 1
 
 
@@ -348,6 +353,14 @@ def find_scalar(target):
     """The inlinable scalar derivative of `target`, or None."""
     try:
         return SCALAR.get(target)
+    except TypeError:
+        return None
+
+
+def find_shared(target):
+    """`(partner, derivative)` of a scalar rule declared with `shares`, or None."""
+    try:
+        return SHARED.get(target)
     except TypeError:
         return None
 

@@ -101,7 +101,7 @@ def _math_rule(fn, derivative):
 
 
 # Derivatives that reuse a value the forward computes anyway: sin's derivative is the cos of the same argument. A loop's
-# fast copy (ast_adjoint/specialize.py) takes them when one iteration computes both, as hand-written code would: the
+# fast copy (ast_adjoint/optimize/loop_copies.py) takes them when one iteration computes both, as hand-written code would: the
 # backward then calls neither. Each gives the bits of its MATH entry (`dy * c` is `dy * math.cos(x)`).
 SHARED = {
     math.sin: (math.cos, lambda dy, y, c: (dy * c,)),
@@ -113,7 +113,7 @@ SHARED = {
 
 for _fn, _d in MATH.items():
     adjoint(_fn)(_math_rule(_fn, _d))
-    scalar_rule(_fn, _d)
+    scalar_rule(_fn, _d, shares=SHARED.get(_fn))
 
 
 @adjoint(math.log)
@@ -287,12 +287,6 @@ def _fresh_like(t, other):
 @adjoint(operator.pow)
 def pow_(a, b):
     y = a ** b
-    if type(b) is int and type(a) is np.ndarray and a.dtype.kind == "f":  # x ** 2 on a real array: the common case
-        def int_power_back(dy, need=ALL):
-            if dy is None or not need[0]:
-                return (None, None)
-            return dy * (a + a) if b == 2 else dy * (b * a ** (b - 1)) if b else dy * 0.0, None
-        return y, int_power_back
 
     def back(dy, need=ALL):
         if dy is None:
@@ -304,14 +298,15 @@ def pow_(a, b):
             da = dy * 0 if b == 0 else dy if b == 1 else dy * conj(a + a)
         else:
             da = dy * conj(b * a ** (b - 1))
-        # d/db a**b = a**b log(a); an integer exponent is data (like the seed's loop count): no gradient.
-        # For real a <= 0 the log is undefined and the gradient is taken as 0 there.
-        if not need[1] or isinstance(b, int) or hasattr(b, "dtype") and not _is_floating(b):
+        # d/db a**b = a**b log(a); a Python int exponent that carries a gradient is a real number, as every int in
+        # arithmetic is (and as the scalar template has it); an integer array is data. For real a <= 0 the log is
+        # undefined and the gradient is taken as 0 there.
+        if not need[1] or hasattr(b, "dtype") and not _is_floating(b):
             db = None
         elif _is_complexish(a) or _is_complexish(b):
             db = dy * conj(y * xp.log(a))
         elif hasattr(a, "shape") or hasattr(y, "shape"):
-            a_ = xp.asarray(a, **(on(a) or on(y)))  # (a number made where y lives)
+            a_ = a if hasattr(a, "shape") else xp.asarray(a, **on(y))  # (a number made where y lives)
             positive = a_ > 0
             if xp is np:
                 db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive
@@ -320,6 +315,13 @@ def pow_(a, b):
         else:
             db = dy * y * math.log(a) if a > 0 else dy * 0.0
         return unbroadcast(da, a), unbroadcast(db, b)
+
+    if type(b) is int and type(a) is np.ndarray and a.dtype.kind == "f":  # x ** 2 on a real array: the common case
+        def int_power_back(dy, need=ALL):
+            if dy is None or not need[0] or need[1]:
+                return back(dy, need)
+            return dy * (a + a) if b == 2 else dy * (b * a ** (b - 1)) if b else dy * 0.0, None
+        return y, int_power_back
     return y, back
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J, call_site, differentiable
 from ..errors import MissingAdjoint, ZygoteError
+from ..runtime.context import current
 from ..backends import asarray, is_array_type, namespace, on, on_any, zeros as zeros_on
 from ..structgrad import StructGrad
 from .foreign_methods import attribute as foreign_attribute
@@ -246,32 +247,36 @@ def list_of(*items):
 # dict(pairs), setdefault) takes it and hands it to the key. Backward runs reads before the stores they read from, and
 # a taken entry is gone, so each read's cotangent reaches the key once. A key of a dict given as an input is never
 # taken: like its other keys, it has no gradient.
-READ_KEYS = {}  # id(key) -> (key, cotangent), while an entry point runs: keys read back out of a dict, not yet taken
+# (The filed cotangents are this thread's: `current().read_keys`, id(key) -> (key, cotangent), while an entry point
+# runs: keys read back out of a dict, not yet taken.)
 
 
 def keys_read(keys, grads):
     """The dict cotangent for reads of `keys` whose cotangents are `grads`, filing each key's for its store."""
     filed = False
+    read_keys = current().read_keys
     for k, g in zip(keys, grads):
         if g is not None and differentiable(k):
-            held = READ_KEYS.get(id(k))
-            READ_KEYS[id(k)] = (k, g if held is None or held[0] is not k else rt.acc(held[1], g))
+            held = read_keys.get(id(k))
+            read_keys[id(k)] = (k, g if held is None or held[0] is not k else rt.acc(held[1], g))
             filed = True
     return {} if filed else None
 
 
 def key_cotangent(key):
     """The cotangent filed for the key object `key` by reads of it out of a dict (None if none), taken."""
-    held = READ_KEYS.get(id(key))
+    read_keys = current().read_keys
+    held = read_keys.get(id(key))
     if held is None or held[0] is not key:
         return None
-    del READ_KEYS[id(key)]
+    del read_keys[id(key)]
     return held[1]
 
 
 def has_read_keys(d):
     """Were keys of `d` read back out with a cotangent (so a merge or copy of `d` must give it `{}`, not None)?"""
-    return bool(READ_KEYS) and any(READ_KEYS.get(id(k), (None,))[0] is k for k in d)
+    read_keys = current().read_keys
+    return bool(read_keys) and any(read_keys.get(id(k), (None,))[0] is k for k in d)
 
 
 nondifferentiable(keys_read, has_read_keys)

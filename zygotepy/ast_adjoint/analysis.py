@@ -44,7 +44,7 @@ ARRAY_ATTRIBUTES = frozenset(("T", "sum", "mean", "dot", "reshape", "transpose",
 def uses_arrays(fn, globals_):
     """Does the function compute with NumPy arrays, as far as its text shows: does it call a NumPy function, use `@`,
     or read an array attribute (`x.T`, `y.sum()`)? Only such functions get the array fast path
-    (fastpath.array_path): a third arm per operation would only lengthen scalar code, and its transform."""
+    (optimize/array_paths.py): a third arm per operation would only lengthen scalar code, and its transform."""
     for s in walk(fn.body):
         if not isinstance(s, Assign) or not isinstance(s.value, Call):
             continue

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from ..adjoints import registry
 from ..errors import UnsupportedSyntax, ZygoteError
-from .adjoint import NESTED_SIZE, adjoint
+from ..options import OPTIONS
+from .adjoint import adjoint
 from .analysis import activity
 from .emit import emit
 from .ir import Assign, Call, Const, Def, If, Loop, Var, drop_dead_phis
@@ -135,7 +136,7 @@ def _transform(fn, need, functional):
             f"subset an outer level can transform ({e}); for updates in place (x[i] = v, lst.append), take second "
             f"derivatives with hessian(f, x) (forward-over-reverse), making arrays that are filled in place with "
             f"np.zeros_like(x)") from None
-    nested = (functional or code.co_filename.startswith("<zygotepy:")) and NESTED_SIZE[0]
+    nested = (functional or code.co_filename.startswith("<zygotepy:")) and OPTIONS.nested_size
     if not nested:  # (inlining makes a guarded copy of each callee: code an outer level transforms stays one copy)
         speculate(ir, code, fn.__globals__, namer)
     drop_dead_phis(ir)
@@ -146,7 +147,7 @@ def _transform(fn, need, functional):
         # constants, the same for every function of this code, except the user's cells (`<name>_cell`, holding cells)
         statics = {name: cell.cell_contents for name, cell in zip(code.co_freevars, fn.__closure__, strict=True)
                    if not isinstance(cell.cell_contents, types.CellType)}
-        if NESTED_SIZE[0]:
+        if OPTIONS.nested_size:
             bind_statics(ir, statics)
     active = activity(ir, code, fn.__globals__, need)
     adj = adjoint(ir, code, active, fn.__globals__, namer, statics, functional)
@@ -188,6 +189,16 @@ def artefact(fn, need=None, functional=False):
     if art is None or art.code is not fn.__code__ or art.generation != registry.generation[0]:
         art = _ARTEFACTS[key] = transform(fn, need, functional)
     return art
+
+
+def plain_artefact(fn):
+    """The transform of `fn` with every optimisation off (the plain form `show_adjoint` prints), neither cached nor
+    run: the switches are off only while it is made."""
+    old = OPTIONS.set(**dict.fromkeys(OPTIONS.names(), False))
+    try:
+        return transform(fn)
+    finally:
+        OPTIONS.set(**old)
 
 
 def derive(fn, need=None, functional=False):

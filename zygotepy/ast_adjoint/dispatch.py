@@ -18,10 +18,10 @@ import numpy as np
 from ..adjoints import registry
 from ..backends import is_array_type
 from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError, where
+from ..runtime.context import current
 from ..structgrad import StructGrad
 from .runtime import NATIVE as _NATIVE, DroppedKeyword, Pullback, acc, callmethod
 from . import mutate
-from .mutate import LOG as _LOG
 from .source import SourceUnavailable
 
 
@@ -172,7 +172,8 @@ def _derived(fn, args, kwargs, need, api=False):
     code = fn.__code__
     forward, back, plan, mutates = _adjoint_of(fn, args, kwargs, need)
     slot = _claim(args) if mutates and not api else None
-    mark = 0 if api else len(_LOG)
+    log = current().log
+    mark = 0 if api else len(log)
     y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
     pb = Pullback(back, tape)
     finals = ()
@@ -180,7 +181,7 @@ def _derived(fn, args, kwargs, need, api=False):
         y, finals = y[0], y[1:]
         pb = FinalsPullback(pb, finals, not api)
         _check_shared_memory(fn, mutates, finals, args)
-    if (mutates or len(_LOG) != mark) and not api:  # something was updated in place: was it an argument?
+    if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?
         _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, args))
     if plan is None or api and len(args) <= code.co_argcount:
         return y, pb
@@ -251,11 +252,11 @@ def _plain(fn, need, args):
     return None if hit[3] else hit
 
 
-def _pullback(fn, hit, tape, mark, args, only_args):
+def _pullback(fn, hit, tape, log, mark, args, only_args):
     """The pullback of a call the fast paths made (`_plain`), after its forward returned: checks updates in place it
     logged (were they of its arguments? see `_derived`), maps its cotangents to the call's positions (`plan`), and, for
     J_args and J_handing (`only_args`), drops the callee's own."""
-    if len(_LOG) != mark:
+    if len(log) != mark:
         _check_updates(fn, (), (), None, mutate.updated_since(mark, args))
     if hit[2] is None:  # (bound methods: see DerivedArgsPullback)
         return DerivedArgsPullback(hit[1], tape).__call__ if only_args else Pullback(hit[1], tape).__call__
@@ -274,15 +275,12 @@ class _Slot:
         self.allowed, self.owner, self.claimed = allowed, False, set()
 
 
-_SLOTS = []
-_FINALS = []
-
-
 def _claim(args):
     """The slot of the innermost mutating call site, if this call is the one it made (its arguments are those)."""
-    if not _SLOTS:
+    slots = current().slots
+    if not slots:
         return None
-    slot = _SLOTS[-1]
+    slot = slots[-1]
     if slot.owner or not all(id(a) in slot.allowed or type(a) in (int, float, bool, str, complex, type(None))
                              for a in args):
         return None
@@ -336,7 +334,8 @@ class FinalsPullback:
         self.inner, self.finals, self.from_site = inner, finals, from_site
 
     def __call__(self, dy):
-        given = _FINALS[-1] if self.from_site and _FINALS else {}
+        finals = current().finals
+        given = finals[-1] if self.from_site and finals else {}
         return self.inner((dy, *(given.get(id(o)) for o in self.finals)))
 
 
@@ -348,21 +347,23 @@ class SitePullback:
         self.inner = inner
 
     def __call__(self, dy, finals):
-        _FINALS.append(finals)
+        stack = current().finals
+        stack.append(finals)
         try:
             return self.inner(dy)
         finally:
-            _FINALS.pop()
+            stack.pop()
 
 
 def J_mutating(fn, args, kwargs, updates=True):
     """J for a call that may update its arguments: `(y, back(dy, finals), ids of the arguments it updated)`."""
     slot = _Slot({id(a.__self__ if type(a) is super else a) for a in args} if updates else set())
-    _SLOTS.append(slot)
+    slots = current().slots
+    slots.append(slot)
     try:
         y, pb = _dispatch(fn, tuple(args), kwargs or None)
     finally:
-        _SLOTS.pop()
+        slots.pop()
     return y, SitePullback(pb), slot.claimed
 
 
@@ -747,9 +748,10 @@ def J(fn, /, *args):
     if type(fn) is _FUNCTION:  # (see `_plain`: the callee's forward is called from here, one frame)
         hit = _plain(fn, None, args)
         if hit is not None:
-            mark = len(_LOG)
+            log = current().log
+            mark = len(log)
             y, tape = hit[0](*args)
-            return y, _pullback(fn, hit, tape, mark, args, False)
+            return y, _pullback(fn, hit, tape, log, mark, args, False)
     try:
         rule = _RULES.get(fn)
     except TypeError:
@@ -773,9 +775,10 @@ def J_need(need, fn, /, *args):
     if type(fn) is _FUNCTION:
         hit = _plain(fn, need, args)
         if hit is not None:
-            mark = len(_LOG)
+            log = current().log
+            mark = len(log)
             y, tape = hit[0](*args)
-            return y, _pullback(fn, hit, tape, mark, args, False)
+            return y, _pullback(fn, hit, tape, log, mark, args, False)
     return _dispatch(fn, args, None, need)
 
 
@@ -819,9 +822,10 @@ def J_args(need, fn, /, *args):
     if type(fn) is _FUNCTION:
         hit = _plain(fn, need, args)
         if hit is not None:
-            mark = len(_LOG)
+            log = current().log
+            mark = len(log)
             y, tape = hit[0](*args)
-            return y, _pullback(fn, hit, tape, mark, args, True)
+            return y, _pullback(fn, hit, tape, log, mark, args, True)
     try:
         rule = registry.RULES.get(fn)
     except TypeError:
@@ -844,9 +848,10 @@ def J_handing(need, fn, /, *args):
     if type(fn) is _FUNCTION:
         hit = _plain(fn, need, args)
         if hit is not None:
-            mark = len(_LOG)
+            log = current().log
+            mark = len(log)
             y, tape = hit[0](*args)
-            return y, _pullback(fn, hit, tape, mark, args, True)
+            return y, _pullback(fn, hit, tape, log, mark, args, True)
     try:
         rule = registry.RULES.get(fn)
     except TypeError:

@@ -14,7 +14,7 @@ import numpy as np
 from ..adjoints import registry
 from . import dispatch, inline, items, printer
 from . import runtime as rt
-from .fastpath import ARRAY_ARM, Derivative, RuleRef
+from .optimize.records import ARRAY_ARM, Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
 from .naming import const_name, is_literal
 
@@ -39,7 +39,7 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
               items.ItemRun: "_ItemRun", items.add_item: "_add_item", items.item_back: "_item_back",
               items.is_vector: "_is_vector", items.item_grads: "_item_grads", items.REALS: "_REALS",
               items.buffer_grads: "_buffer_grads",
-              # the array path's (fastpath.array_path)
+              # the array path's (optimize/array_paths.py)
               ARRAY_ARM: "_ARRAY", np.ndarray: "_ndarray", np.float64: "_float64"}
 
 
@@ -157,7 +157,7 @@ class Emitter:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(items.REALS)])
         if fn is items.is_int:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.Is()], [_name("int")])
-        if fn in _ARRAY_GUARDS:  # `type(x) is _ndarray and x.dtype.kind == 'f'`: inline, no call (fastpath.array_path)
+        if fn in _ARRAY_GUARDS:  # `type(x) is _ndarray and x.dtype.kind == 'f'`: inline, no call (optimize/array_paths.py)
             x, (kinds, matrix) = _unparsed(args[0]), _ARRAY_GUARDS[fn]
             nd, kind = self.helper(np.ndarray).id, f"{x}.dtype.kind {'==' if len(kinds) == 1 else 'in'} {kinds!r}"
             test = f"type({x}) is {nd}{f' and {x}.ndim == 2' if matrix else ''} and {kind}"

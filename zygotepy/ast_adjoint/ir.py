@@ -12,6 +12,8 @@ flags, so a loop only leaves through its condition or its `exit` flag, checked a
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from ..options import OPTIONS
+
 
 @dataclass(frozen=True)
 class Var:
@@ -227,6 +229,20 @@ def read_by(s):
     return iter(())
 
 
+def binds(s):
+    """The Vars statement `s` itself binds at its level (an assignment's outputs, a def, an if's joins, a loop's
+    carried values; not a loop's target, which is bound inside it)."""
+    if isinstance(s, Assign):
+        return s.out if isinstance(s.out, tuple) else (s.out,)
+    if isinstance(s, Def):
+        return (s.out,)
+    if isinstance(s, If):
+        return tuple(p.out for p in s.phis)
+    if isinstance(s, Loop):
+        return tuple(c.var for c in s.carries)
+    return ()
+
+
 def defines(s):
     """The names of the Vars statement `s` itself binds (not those its nested regions bind)."""
     if isinstance(s, Assign):
@@ -250,7 +266,6 @@ def format_function(fn):
 Function.__str__ = format_function
 
 
-DROP_DEAD_PHIS = [True]  # tests switch it off to check that it changes no gradient
 
 
 def drop_dead_phis(fn):
@@ -258,7 +273,7 @@ def drop_dead_phis(fn):
     the joins the lowering makes for early returns, `_Unbound` on the path that returned), and then those only they
     read. Nothing else changes: the arms still compute what they did, so values and gradients are the same;
     generated code, and an outer level's transform of it, get shorter."""
-    if not DROP_DEAD_PHIS[0]:
+    if not OPTIONS.dead_joins:
         return fn
     reads, phis = {}, {}
     for s in walk(fn.body):

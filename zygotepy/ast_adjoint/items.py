@@ -1,6 +1,6 @@
 """What the item fast paths of generated code call: reads `x[i]` and stores `out[i] = v` in a loop, where `x` and
 `out` are 1-d float64 NumPy arrays, `i` a Python int and `v` a Python or NumPy float (the adjoint pass guards them,
-fastpath.FastPaths.item_path; anything else takes the general path, through the rules of adjoints/).
+optimize/item_paths.py; anything else takes the general path, through the rules of adjoints/).
 
 A read records only its index. When the loop leaves the array variable alone, the backward adds the read's
 cotangent into a buffer it alone holds (`dx_items[i] += g`, a list made by `item_grads` on the first read it meets)
@@ -16,8 +16,9 @@ import sys
 
 import numpy as np
 
+from ..options import OPTIONS
 from . import runtime as rt
-from .mutate import ENTRIES, ITEM_ARRAYS, LOG, PASSED_THROUGH
+from ..runtime.context import current
 
 F64 = np.dtype(np.float64)
 REALS = frozenset((float, np.float64))  # the values a store on the item path writes (an int written is data)
@@ -54,7 +55,7 @@ def add_item(dx, x, i, g):
             dx = np.zeros(x.shape)
             dx[i] = g
             return dx
-        if type(dx) is np.ndarray and dx.dtype is F64 and dx.shape == x.shape and rt.ACC_IN_PLACE[0] and rt.owned(dx):
+        if type(dx) is np.ndarray and dx.dtype is F64 and dx.shape == x.shape and OPTIONS.acc_in_place and rt.owned(dx):
             dx[i] += g
             return dx
     from ..adjoints.structures import scatter_array  # (adjoints/ imports this package)
@@ -85,16 +86,16 @@ class ItemRun:
     """The item stores of one execution of a loop into one array (fixed by the first store), as one journal entry.
 
     A store's old value goes to the loop's tape (the backward puts it back, `item_back`); the run only notes the
-    indices, and when the loop is over (`close`) records what the array then holds there and joins mutate.ENTRIES,
+    indices, and when the loop is over (`close`) records what the array then holds there and joins the journal,
     after every entry made inside the loop: a `redo` replays those first, then this one, so the array ends as the loop
     left it whatever the order of the stores among them. The record is the whole array when the stores were many, the
     stored items when they were few (a loop storing twice into a long array keeps two values, not a copy).
 
-    mutate.LOG hears of the array at its first `put` and when the loop is over: what the checks of a call's arguments
+    The log of updated objects hears of the array at its first `put` and when the loop is over: what the checks of a call's arguments
     after the call look for (is the id there). `may_have_changed`, which asks whether the id came after a mark, hears
-    of it at every `put` while a container method's argument is watched (PASSED_THROUGH), and from ITEM_ARRAYS for
+    of it at every `put` while a container method's argument is watched (`passed_through`), and from `item_arrays` for
     the stores that only `note` their index."""
-    __slots__ = ("x", "xid", "indices", "after", "count", "left", "grad", "note", "start", "alone")
+    __slots__ = ("x", "xid", "indices", "after", "count", "left", "grad", "note", "ctx", "start", "alone")
 
     def __init__(self, x=None):
         """`x`: the array, when the loop stores into one object throughout (the generated code then stores itself,
@@ -104,11 +105,12 @@ class ItemRun:
         self.indices = []
         self.note = self.indices.append
         self.count = self.left = 0  # the stores, and how many of them are in effect (the backward undoes them)
-        self.start = len(ENTRIES)  # (were other updates journaled during the loop? see `close`)
+        self.ctx = ctx = current()  # (this thread's journal and log)
+        self.start = len(ctx.entries)  # (were other updates journaled during the loop? see `close`)
         self.alone = False
         if x is not None and is_vector(x):
             self.x, self.xid = x, id(x)
-            ITEM_ARRAYS.add(self.xid)  # (the stores that `note` their index tell LOG only at the end)
+            ctx.item_arrays.add(self.xid)  # (the stores that `note` their index tell the log only at the end)
 
     def put(self, x, i, v):
         """`x[i] = v`, returning the value overwritten, or None (nothing done) when the fast path does not apply."""
@@ -121,8 +123,8 @@ class ItemRun:
         old = x[i]
         x[i] = v
         indices = self.indices
-        if not indices or PASSED_THROUGH:  # (see below)
-            LOG.append(self.xid)
+        if not indices or self.ctx.passed_through:  # (see below)
+            self.ctx.log.append(self.xid)
         indices.append(i)
         return old
 
@@ -131,19 +133,19 @@ class ItemRun:
         x = self.x
         if not self.indices:
             return
-        LOG.append(self.xid)
+        self.ctx.log.append(self.xid)
         self.count = self.left = len(self.indices)
         # no other update journaled during the loop: the backward's first undo records the stored items' values
         # instead (`capture`), as Entry.undo does, so that an update after the loop the backward never undoes (its
         # cotangent was None) stays in them; otherwise those updates' undos, which come before the run's in the
         # journal, may have reached these items, and the values at the loop's end are what a redo puts back
-        self.alone = len(ENTRIES) == self.start
+        self.alone = len(self.ctx.entries) == self.start
         if self.count * 4 >= x.size:
             self.indices, self.after = Ellipsis, x.copy()
         else:
             self.indices = np.array(self.indices, dtype=np.intp)
             self.after = x[self.indices]  # (an index stored twice gathers the same final value twice)
-        ENTRIES.append(self)
+        self.ctx.entries.append(self)
 
     @property
     def undone(self):
@@ -170,11 +172,11 @@ def item_back(dy, run, i, old, dx, dv):
     if dy is None:
         return dx, dv
     if dy is run.grad:  # what the previous store's backward returned: a float64 array of x's shape, its own memory
-        if _refcount(dy) > _HOLDERS + 1 or not _IN_PLACE[0]:  # (+1: run.grad)
+        if _refcount(dy) > _HOLDERS + 1 or not OPTIONS.acc_in_place:  # (+1: run.grad)
             dy = dy.copy()
     elif type(dy) is np.ndarray and dy.dtype is F64 and dy.shape == run.x.shape:
         # dy is the caller's dead cotangent: reuse it when its one variable alone holds it (runtime.owned)
-        if not (dy.base is None and _refcount(dy) <= _HOLDERS and dy.flags.writeable and _IN_PLACE[0]):
+        if not (dy.base is None and _refcount(dy) <= _HOLDERS and dy.flags.writeable and OPTIONS.acc_in_place):
             dy = dy.copy()
     else:
         from ..adjoints.mutation import _item_cotangents  # another kind of cotangent (complex, forward mode's duals)
@@ -204,4 +206,4 @@ def _holder_count():
 
 
 _HOLDERS = _holder_count()
-_refcount, _IN_PLACE = getattr(sys, "getrefcount", lambda a: 1 << 30), rt.ACC_IN_PLACE
+_refcount = getattr(sys, "getrefcount", lambda a: 1 << 30)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..adjoints import registry
 from ..errors import UnsupportedSyntax
+from ..options import OPTIONS
 from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, Function, Global, Phi, Var
@@ -34,7 +35,6 @@ INPLACE = {gast.Add: operator.iadd, gast.Sub: operator.isub, gast.Mult: operator
            gast.FloorDiv: operator.ifloordiv, gast.Mod: operator.imod, gast.Pow: operator.ipow,
            gast.MatMult: operator.imatmul, gast.LShift: operator.ilshift, gast.RShift: operator.irshift,
            gast.BitOr: operator.ior, gast.BitXor: operator.ixor, gast.BitAnd: operator.iand}
-FOLD = [True]  # tests switch folding off to check that it changes no gradient
 _FOLDABLE = (int, float, bool)
 _FOLDS = frozenset((operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
                     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne))
@@ -44,7 +44,7 @@ def _fold(fn, a, b):
     """`fn(a, b)` computed now, as a Const, when both are number literals (`5 - 1`, `5 != 0`: the inlined scalar
     derivatives of an inner level's generated code are full of them) and the operation is cheap and cannot fail;
     None otherwise. The same value Python would compute when the code runs; a literal carries no gradient."""
-    if not (FOLD[0] and type(a) is Const and type(b) is Const and type(a.value) in _FOLDABLE
+    if not (OPTIONS.fold_literals and type(a) is Const and type(b) is Const and type(a.value) in _FOLDABLE
             and type(b.value) in _FOLDABLE and fn in _FOLDS):
         return None
     if fn is operator.mul and type(a.value) is int and type(b.value) is int and abs(a.value) + abs(b.value) > 2 ** 31:
@@ -316,7 +316,7 @@ class Lowerer(ControlFlow, Mutation, LoopTargets):
 
     def expr_IfExp(self, node, hint):
         test = self.expr(node.test)
-        if FOLD[0] and isinstance(test, Const) and type(test.value) in _FOLDABLE:  # `a if 5 != 0 else b` (an inlined derivative)
+        if OPTIONS.fold_literals and isinstance(test, Const) and type(test.value) in _FOLDABLE:  # `a if 5 != 0 else b` (an inlined derivative)
             taken, skipped = (node.body, node.orelse) if test.value else (node.orelse, node.body)
             if not any(isinstance(n, gast.NamedExpr) for n in gast.walk(skipped)):
                 return self.expr(taken, hint)

@@ -17,12 +17,10 @@ import numpy as np
 
 from ..backends import is_array_type
 from ..errors import UnsupportedSyntax, ZygoteError
+from ..runtime.context import current
 
-ENTRIES = []   # every recorded update not yet claimed by an entry point, in order
-LOG = []       # id() of each object updated in place (entries and `put_*`), in order, while an entry point runs
-DEPTH = [0]    # how many entry points' forwards are running
-GLOBAL_UPDATES = {}  # id() of a module global container updated through a method while an entry point runs -> line
-ITEM_ARRAYS = set()  # id() of each array a loop's item stores may update without a LOG entry each (items.ItemRun)
+# The journal (`entries`), the log of updated objects (`log`) and the rest of the per-call state are this thread's
+# (runtime/context.py): `current().entries` and so on.
 
 
 def redo(entries):
@@ -34,24 +32,23 @@ def redo(entries):
 
 def finish_backward(mark):
     """After a backward: redo what forwards run during it (a rule's, e.g. checkpoint's) recorded since `mark`."""
-    if len(ENTRIES) != mark:
-        redo(ENTRIES[mark:])
-        del ENTRIES[mark:]
+    entries = current().entries
+    if len(entries) != mark:
+        redo(entries[mark:])
+        del entries[mark:]
 
 
 def end_forward(start):
-    """An entry point's forward is over: its updates are ENTRIES[start:] (returned, and cut out)."""
-    DEPTH[0] -= 1
-    mine = ENTRIES[start:]
-    del ENTRIES[start:]
-    if not DEPTH[0]:
-        if LOG:
-            LOG.clear()
-            PASSED_THROUGH.clear()
-        if ITEM_ARRAYS:
-            ITEM_ARRAYS.clear()
-        if GLOBAL_UPDATES:
-            GLOBAL_UPDATES.clear()
+    """An entry point's forward is over: its updates are the journal's entries from `start` (returned, and cut out)."""
+    ctx = current()
+    ctx.depth -= 1
+    mine = ctx.entries[start:]
+    del ctx.entries[start:]
+    if not ctx.depth:
+        ctx.log.clear()
+        ctx.passed_through.clear()
+        ctx.item_arrays.clear()
+        ctx.global_updates.clear()
     return mine
 
 
@@ -61,8 +58,9 @@ class Entry:
 
     def __init__(self, restore, before, obj):
         self.restore, self.before, self.after, self.undone = restore, before, None, False
-        ENTRIES.append(self)
-        LOG.append(id(obj))
+        ctx = current()
+        ctx.entries.append(self)
+        ctx.log.append(id(obj))
 
     def undo(self, now):
         """`now()` captures the current state of what the update touched."""
@@ -83,8 +81,9 @@ class ItemEntry(Entry):
 
     def __init__(self, x, index):
         self.x, self.index, self.before, self.after, self.undone = x, index, x[index], None, False
-        ENTRIES.append(self)
-        LOG.append(id(x))
+        ctx = current()
+        ctx.entries.append(self)
+        ctx.log.append(id(x))
 
     def undo(self, now=None):
         if not self.undone:
@@ -150,25 +149,24 @@ def slot_copy(v):
     return v.copy() if hasattr(v, "copy") else v
 
 
-PASSED_THROUGH = {}  # id of an argument a list/dict/set/array method was given -> LOG's length before that call
-
-
 def passed_through(args, mark):
     """`args` went into a container method (`out.append(row)`), which updates its object alone."""
+    passed = current().passed_through  # id of an argument a container method was given -> the log's length then
     for a in args:
         if not isinstance(a, _ATOMIC):
-            PASSED_THROUGH[id(a)] = mark
+            passed[id(a)] = mark
 
 
 def may_have_changed(child):
     """Could `child` have been updated in place by the update the transform had to assume just before (it cannot tell
     `out.append(row)` from a call that updates `row`)? Not a number or a string; not an argument of a container
-    method, unless something logged an update of it since that call began (LOG is cleared with PASSED_THROUGH, so
-    the mark is never past an update)."""
+    method, unless something logged an update of it since that call began (the log is cleared with the marks, so a
+    mark is never past an update)."""
     if is_number(child):
         return False
-    mark = PASSED_THROUGH.get(id(child))
-    return mark is None or id(child) in LOG[mark:] or id(child) in ITEM_ARRAYS
+    ctx = current()
+    mark = ctx.passed_through.get(id(child))
+    return mark is None or id(child) in ctx.log[mark:] or id(child) in ctx.item_arrays
 
 
 _ATOMIC = (int, float, complex, str, bytes, np.generic)
@@ -208,8 +206,8 @@ def shared_memory(x, others):
 
 
 def updated_since(mark, objects):
-    """Those of `objects` updated in place since `LOG` had `mark` entries."""
-    ids = set(LOG[mark:])
+    """Those of `objects` updated in place since the log had `mark` entries."""
+    ids = set(current().log[mark:])
     return [o for o in objects if id(o) in ids]
 
 
@@ -294,7 +292,7 @@ def logged(op, x, y):
     """`op(x, y)` for an in-place operator whose result needs no gradient: logs an update of `x` if it ran in place."""
     result = op(x, y)
     if result is x:
-        LOG.append(id(x))
+        current().log.append(id(x))
     return result
 
 
@@ -390,19 +388,21 @@ def global_method(obj, name, method, where, *args, **kwargs):
     """`NAME.method(*args)` on a module global container `NAME` (a list, dict or set): runs it and notes the update,
     so a later read of the container in the same differentiated call raises (`global_read`) instead of giving its
     reads no gradient. `where` is (file, line) of the update."""
-    if DEPTH[0]:
-        GLOBAL_UPDATES[id(obj)] = (name, where)
+    ctx = current()
+    if ctx.depth:
+        ctx.global_updates[id(obj)] = (name, where)
     return getattr(obj, method)(*args, **kwargs)
 
 
 def global_read(obj, name, where):
     """A read of the module global container `NAME` in differentiated code: refused if the same differentiated call
     already updated it in place (the updated items' gradients could not reach their sources)."""
-    if DEPTH[0] and (GLOBAL_UPDATES or LOG):
+    ctx = current()
+    if ctx.depth and (ctx.global_updates or ctx.log):
         key = id(obj)
-        if key in GLOBAL_UPDATES or key in LOG:
+        if key in ctx.global_updates or key in ctx.log:
             file, line = where
-            _, (ufile, uline) = GLOBAL_UPDATES.get(key, (name, (None, None)))
+            _, (ufile, uline) = ctx.global_updates.get(key, (name, (None, None)))
             upd = f" at {ufile}:{uline}" if uline is not None else ""
             raise ZygoteError(
                 f"{file}:{line}: zygotepy cannot differentiate reading the global '{name}' after it was updated in "

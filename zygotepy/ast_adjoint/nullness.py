@@ -20,11 +20,11 @@ import operator
 
 from . import inline
 from . import runtime as rt
-from .fastpath import Derivative
+from ..options import OPTIONS
+from .optimize.records import Derivative
 from .ir import Assign, Call, Const, If, Loop, Var, atoms, out_vars, read_by, walk
 from .tidy import rename
 
-ENABLED = [True]  # tests switch the pass off to check that it changes no gradient
 
 NONE, SOME = "none", "some"
 _ACC = (rt.acc_var, rt.acc, rt.acc_scalar)
@@ -417,7 +417,7 @@ def _arithmetic(value):
 
 def simplify_backward(backward):
     """Rewrite the backward Function in place (see the module docstring) and return it."""
-    if not ENABLED[0]:
+    if not OPTIONS.nullness:
         return backward
     dret = backward.params[1]
     body = backward.body

@@ -10,6 +10,8 @@ import types
 import numpy as np
 
 from ..errors import ForwardModeError
+from ..options import OPTIONS
+from ..runtime.context import current
 from ..structgrad import StructGrad
 
 SCALARS = frozenset((int, float, bool, np.float64))  # types the inlined scalar derivatives are valid for (never complex)
@@ -127,18 +129,15 @@ def make_closure(code, globals_, cells, defaults, kwdefaults, *values):
     return fn
 
 
-CONTEXTS = []  # the managers of the with blocks generated code has entered and not yet left, innermost last
-
-
 def enter(manager):
     """`with manager:` in generated code: Python's `__enter__`, remembered so that an exception can leave it."""
     value = type(manager).__enter__(manager)
-    CONTEXTS.append(manager)
+    current().contexts.append(manager)  # (this thread's with blocks entered and not yet left, innermost last)
     return value
 
 
 def leave(manager):
-    CONTEXTS.pop()
+    current().contexts.pop()
     type(manager).__exit__(manager, None, None, None)
 
 
@@ -147,8 +146,9 @@ def unwind(mark, exc):
     as Python would. Generated code cannot resume after a block, so a manager that suppresses the exception is
     refused with a ZygoteError; an exception raised by `__exit__` replaces `exc`, as in Python."""
     from ..errors import ZygoteError
-    while len(CONTEXTS) > mark:
-        manager = CONTEXTS.pop()
+    contexts = current().contexts
+    while len(contexts) > mark:
+        manager = contexts.pop()
         try:
             suppressed = type(manager).__exit__(manager, type(exc), exc, exc.__traceback__)
         except Exception as raised:
@@ -184,7 +184,6 @@ def join_str(*parts):
 
 # --- backward bookkeeping ----------------------------------------------------------------------------------------------
 
-ACC_IN_PLACE = [True]  # `acc_var` adds into an array only the backward holds; tests switch it off
 
 
 def acc_var(d, g):
@@ -192,7 +191,7 @@ def acc_var(d, g):
     the sum goes into it in place, so a loop accumulating a weight's cotangent makes no new array per iteration. The
     same result bit for bit: same dtype, same shape, the same additions. Rules call `acc`, which never updates."""
     if type(d) is np.ndarray and type(g) is np.ndarray and g.dtype is d.dtype and g.shape == d.shape \
-            and ACC_IN_PLACE[0] and owned(d):
+            and OPTIONS.acc_in_place and owned(d):
         d += g
         return d
     return acc(d, g)
@@ -293,7 +292,7 @@ def pick(cond, a, b):
     return a if cond else b
 
 
-# the array fast path's guards (ast_adjoint/fastpath.py, array_path): real NumPy arrays, with real numbers mixed in
+# the array fast path's guards (ast_adjoint/optimize/array_paths.py): real NumPy arrays, with real numbers mixed in
 def is_real_array(x):
     return type(x) is np.ndarray and x.dtype.kind == "f"
 

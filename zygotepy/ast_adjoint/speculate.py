@@ -26,14 +26,14 @@ import types
 from dataclasses import replace
 
 from ..adjoints import registry
+from ..options import OPTIONS
 from . import runtime as rt
 from .analysis import callee_object, resolve_global
 from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var, atoms, defines, out_vars, read_by, walk
 from .lower import lower
 from .source import get_source
-from .specialize import clone
+from .optimize.loop_copies import clone
 
-ENABLED = [True]    # tests switch inlining off to check that it changes no gradient
 MAX_STATEMENTS = 16  # a callee's size limit, counted over all its regions
 MAX_DEPTH = 2        # inlined code may itself inline, this many levels deep
 
@@ -268,7 +268,7 @@ def _drop_dead_tuples(stmts, known, reads):
 
 def speculate(fn_ir, code, globals_, namer):
     """Inline small callees of `fn_ir` in place (see the module docstring); return it."""
-    if ENABLED[0]:
+    if OPTIONS.inline:
         fn_ir.body = _Inliner(fn_ir, code, globals_, namer).region(fn_ir.body, 0, frozenset())
         known = {}
         _forward_tuples(fn_ir.body, known)

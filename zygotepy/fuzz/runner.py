@@ -2,51 +2,30 @@
 distinct cause and write the report (counts per outcome, the clear-error share by construct, the skipped share,
 timing, and the shrunk reproducers)."""
 import collections
-import importlib
 import json
 import multiprocessing
-import os
 import re
 import sys
 import time
 
+from ..adjoints import registry
+from ..options import OPTIONS
 from .check import BUGS, OUTCOMES, check_program
 from .generate import CONSTRUCTS, generate
 from .shrink import shrink, snippet
 
 
-def optimisation_switches():
-    """[(module, name)] of every module-level `NAME = [True]` switch in zygotepy."""
-    import zygotepy
-    root = os.path.dirname(zygotepy.__file__)
-    found = []
-    for folder, dirs, files in sorted(os.walk(root)):
-        dirs[:] = sorted(d for d in dirs if d not in ("fuzz", "__pycache__"))
-        for file in sorted(files):
-            if not file.endswith(".py"):
-                continue
-            path = os.path.join(folder, file)
-            with open(path, encoding="utf-8") as fh:
-                names = re.findall(r"^([A-Z_][A-Z0-9_]*) = \[True\]", fh.read(), re.M)
-            if names:
-                rel = os.path.relpath(path, os.path.dirname(root))[:-3].replace(os.sep, ".")
-                module = importlib.import_module(rel.removesuffix(".__init__"))
-                found += [(module, n) for n in names]
-    return found
-
-
 def set_optimisations(on):
-    """Switch every optimisation on or off; returns the previous values (for `restore_optimisations`)."""
-    switches = optimisation_switches()
-    old = [(m, n, getattr(m, n)[0]) for m, n in switches]
-    for m, n in switches:
-        getattr(m, n)[0] = on
+    """Switch every optimisation on or off (zygotepy.options); returns the previous switches (for
+    `restore_optimisations`). Compiled code is rebuilt under the new switches."""
+    old = OPTIONS.set(**dict.fromkeys(OPTIONS.names(), on))
+    registry.generation[0] += 1
     return old
 
 
 def restore_optimisations(old):
-    for m, n, value in old:
-        getattr(m, n)[0] = value
+    OPTIONS.set(**old)
+    registry.generation[0] += 1
 
 
 def _work(job):

@@ -1,4 +1,4 @@
-"""Loop versioning: a second copy of a loop, free of per-operation type guards, for loops that stay on Python floats.
+"""Loop copies (loop versioning, `OPTIONS.loop_copies`): a second copy of a loop, free of per-operation type guards, for loops that stay on Python floats.
 
 The adjoint pass guards every operation that has an inline scalar derivative (`if type(r) in _SC and ...`) and the
 backward tells the two paths apart per operation. When, in a loop, every guarded value is either checked once at
@@ -11,9 +11,11 @@ import math
 import operator
 from dataclasses import dataclass, replace
 
-from . import runtime as rt
-from .ir import Assign, Call, Const, Def, If, Loop, Var, atoms
-from .tidy import rename
+from ...adjoints import registry
+from .. import runtime as rt
+from ..ir import Assign, Call, Const, Def, If, Loop, Var, atoms
+from ..tidy import rename
+from .records import Derivative
 
 # operations that map Python ints/floats to Python ints/floats (operator.pow does not: (-8.0) ** (1/3) is complex)
 CLOSED = {operator.add, operator.sub, operator.mul, operator.truediv, operator.mod, operator.neg, operator.pos,
@@ -184,11 +186,9 @@ def _pushed_early(body, push):
 
 def _shared_derivatives(top, forward_swap, backward_swap):
     """In the fast copy, `s = sin(x)` whose iteration also computes `c = cos(x)` records `c` for its backward, which
-    then multiplies by it instead of calling `cos` again (adjoints/scalar.SHARED; `cos` likewise records `s`). Hand-
-    written code shares these values; without this, the chain workload's backward made two math calls per iteration.
-    Updates the swaps in place."""
-    from ..adjoints.scalar import MATH, SHARED
-    from .fastpath import Derivative
+    then multiplies by it instead of calling `cos` again (a scalar rule's `shares`, registry.scalar_rule; `cos`
+    likewise records `s`). Hand-written code shares these values; without this, the chain workload's backward made two
+    math calls per iteration. Updates the swaps in place."""
     ops = {}  # id(candidate) -> its fast statement computing the operation
     for c in top:
         fast = forward_swap.get(id(c.forward), ())
@@ -197,14 +197,14 @@ def _shared_derivatives(top, forward_swap, backward_swap):
                 and all(isinstance(a, (Var, Const)) for a in op[0].value.args):
             ops[id(c)] = op[0]
     for i, c in enumerate(top):
-        shared = SHARED.get(c.target) if _in_closed(c.target) else None
+        shared = registry.find_shared(c.target) if _in_closed(c.target) else None
         back = backward_swap.get(id(c.backward))
         if shared is None or id(c) not in ops or not back or len(back) != 1 or not isinstance(back[0], Assign):
             continue
         add = back[0].value
         term = add.args[1] if isinstance(add, Call) and len(add.args) == 2 else None
         if not isinstance(term, Call) or not isinstance(term.fn, Const) or not isinstance(term.fn.value, Derivative) \
-                or term.fn.value.fn is not MATH[c.target] or len(term.args) != 3:
+                or term.fn.value.fn is not registry.find_scalar(c.target) or len(term.args) != 3:
             continue
         args = ops[id(c)].value.args
         partner = next((j for j, p in enumerate(top) if p.target is shared[0] and id(p) in ops

@@ -1,0 +1,38 @@
+"""What runs of an operation no gradient flows through: the operation as written, except a call of a function whose
+rule must run even so (a user's rule, the nesting rules), and a `math` function that a dual number (hessian) may reach.
+A mixin of the adjoint pass (`adjoint.AdjointPass`), which differentiates the active operations."""
+import types
+
+from ..adjoints import registry
+from ..adjoints.registry import find_rule
+from . import dispatch
+from . import runtime as rt
+from .analysis import callee_object
+from .ir import Assign, Call, Const, If, Var
+from .optimize.guards import _call
+
+
+class InactiveCalls:
+
+    def inactive(self, s):
+        """An operation no gradient flows through runs as written, except a call of a function with a user's rule:
+        the rule's forward runs (Zygote calls a rule even then; a rule such as `nestlevel` may compute something else),
+        and so do the nesting rules of `adjoints/nesting.py`, which give an inner level's calls the outer level's meaning."""
+        call = s.value
+        if not isinstance(call, Call) or call.star is not None or isinstance(s.out, tuple):
+            return [s]
+        target = self.statics.get(call.fn.name) if isinstance(call.fn, Var) else callee_object(call.fn, self.globals)
+        j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs)
+        if target is None and isinstance(call.fn, Var):
+            # a callee known only at run time (a closure cell, a local name) may have such a rule too: tested there,
+            # one set lookup (`id(f) in _RULED`), hoisted out of loops where the callee does not change
+            test = self.hoist(_call(rt.has_rule, call.fn), call.fn)
+            return [If(test, [Assign((s.out, Var("_")), j, s.line)], [s], line=s.line)]
+        rule = find_rule(target)
+        if rule is None or registry.is_builtin(rule) and not getattr(rule, "__zygote_always__", False):
+            if type(target) is types.BuiltinFunctionType and getattr(target, "__module__", None) == "math" \
+                    and not call.kwargs and any(isinstance(a, Var) for a in call.args):
+                # `if math.sin(x) > 0`: a dual number (hessian) may flow in, which math's C code refuses
+                return [Assign(s.out, Call(Const(rt.number_value), (call.fn, *call.args)), s.line)]
+            return [s]
+        return [Assign((s.out, Var("_")), j, s.line)]

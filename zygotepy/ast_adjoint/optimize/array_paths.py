@@ -1,0 +1,85 @@
+"""Array paths: an operation on real NumPy arrays with an inlinable array derivative (adjoints/array_inline.py, read
+through `registry.find_array`) runs as written behind a guard, records `_ARRAY` in its pullback slot, and its backward
+pastes the derivative in. Switched by `OPTIONS.array_paths`."""
+from dataclasses import dataclass
+
+from ...adjoints import registry
+from ...options import OPTIONS
+from .. import inline
+from .. import runtime as rt
+from ..ir import Assign, Call, Const, Global, If
+from .guards import _call, _vars
+from .records import ARRAY_ARM, Derivative
+
+
+@dataclass(frozen=True)
+class ArrayPath:
+    """The array arm of one operation (ArrayPaths.array_path): its guard, forward, backward, and the backward's test
+    that it ran."""
+    guard: object
+    forward: list
+    backward: list
+    taken: object
+    line: int
+
+
+class ArrayPaths:
+    def array_path(self, s, target, pb, dy):
+        """The array arm of `s` (an `ArrayPath`), or None when it has none: the operation as written, guarded; on
+        real NumPy arrays (and real numbers mixed in) it records nothing but `_ARRAY` in the pullback slot `pb`, and
+        its backward is the derivative of adjoints/array_inline.py pasted in. It comes first (`with_array_path`): a
+        Python number fails its first test, an array would fail all of the scalar arm's."""
+        call = s.value
+        derivative = registry.find_array(target)
+        if derivative is None or not OPTIONS.array_paths or not self.arrays or self.nested or call.kwargs \
+                or call.star is not None:
+            return None
+        formula = derivative.formula(call.args)
+        if formula is None or not inline.usable(formula, len(call.args)):
+            return None
+        active = [k for k, a in enumerate(call.args) if self.is_active(a)]
+        if derivative.active is not None and not set(active) <= set(derivative.active):
+            return None
+        if any(isinstance(a, Const) and type(a.value) not in rt.SCALARS for a in call.args):
+            return None
+        tests = self.rule_guard(call, target)[:1] if isinstance(call.fn, Global) else []
+        operands = _vars(call.args)
+        if len(operands) > 1 and not derivative.matrices:  # real arrays or numbers, one of them an array (`dt * x`)
+            tests.append(_call(rt.any_array, *operands))
+        for a in operands:
+            test = rt.is_real_matrix if derivative.matrices else rt.is_real_data if len(operands) > 1 else \
+                rt.is_real_value if derivative.numbers else rt.is_real_array
+            tests.append(self.hoist(_call(test, a), a))
+        if derivative.forward is not None:  # (its formula reads no cotangent and no output)
+            s = Assign(s.out, Call(Const(Derivative(derivative.forward, 0)), (Const(None), Const(None), *call.args)),
+                       s.line)
+        elif isinstance(call.fn, Global):
+            s = Assign(s.out, Call(Const(target), call.args), s.line)  # the guard checked the global: call directly
+        atoms = (dy, s.out, *call.args)
+        read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(formula), atoms, strict=True)
+                                  if a is not dy and name in inline.names_used(formula, k)))
+        for a in read:
+            self.need(a)
+        backward = []
+        for k in active:
+            da = self.dvar(self.cells.get(call.args[k].name, call.args[k]))
+            g = Call(Const(Derivative(formula, k)), atoms)
+            made = self.array_outputs.get(call.args[k]) if derivative.uniform is not None else None
+            if made is not None:  # made by an elementwise array path: it takes the cotangent as one number
+                self.need(made)
+                g = Call(Const(rt.pick), (Call(Const(rt.is_same), (made, Const(ARRAY_ARM))),
+                                          Call(Const(Derivative(derivative.uniform, k)), atoms), g))
+            backward.append(Assign(da, _call(rt.acc_scalar, da, g), s.line))
+        if not derivative.matrices and derivative.forward is None and len(set(_vars(call.args))) == 1 \
+                and formula not in derivative.shapeless:
+            self.array_outputs[s.out] = pb  # (one array operand, no broadcasting: a number's cotangent fills it)
+        return ArrayPath(_call(rt.all_true, *tests), [s, Assign(pb, Const(ARRAY_ARM), s.line)], backward,
+                         Call(Const(rt.is_same), (pb, Const(ARRAY_ARM))), s.line)
+
+    @staticmethod
+    def with_array_path(array, forward, back):
+        """`forward` and `back` (statement lists) behind the array arm `array` (None: as they are)."""
+        if array is None:
+            return forward, back
+        return ([If(array.guard, array.forward, forward, line=array.line)],
+                [If(array.taken, array.backward, back, line=array.line)])

@@ -1,0 +1,79 @@
+"""Looking inside: the generated code of a function (`show_adjoint`) and the switches of the optimisations that
+rewrite it (`optimizations`)."""
+import textwrap
+from typing import Any, Callable
+
+from .adjoints import registry
+from .ast_adjoint.compile import artefact, plain_artefact
+from .options import OPTIONS
+
+__all__ = ["show_adjoint", "optimizations", "AdjointSource"]
+
+
+class AdjointSource(str):
+    """Generated source text: a `str` (print it, search it) that shows as the plain Python it holds where a value is
+    echoed (a terminal, IPython: not an escaped one-line string), and as syntax-highlighted HTML in a notebook
+    (pygments, when installed; else a plain <pre> block)."""
+
+    def __repr__(self):
+        return str(self)
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self))
+
+    def _repr_html_(self):
+        try:
+            from pygments import highlight
+            from pygments.formatters import HtmlFormatter
+            from pygments.lexers import PythonLexer
+        except ImportError:
+            import html
+            return f"<pre>{html.escape(str(self))}</pre>"
+        formatter = HtmlFormatter(noclasses=True, nowrap=False)
+        return highlight(str(self), PythonLexer(), formatter)
+
+
+def show_adjoint(f: Callable[..., Any], optimized: bool = False) -> AdjointSource:
+    """The forward and pullback Python source zygotepy generates for `f`, as text.
+
+    By default the plain form the adjoint pass emits, with every optimisation off: each differentiated operation is
+    `y, y_back = J(f, a, b)` in the forward and `ga, gb = y_back(dy)` in the pullback, which shows how the gradient
+    is computed. `optimized=True` shows the code that actually runs (pasted-in derivatives behind type guards, loop
+    copies, inlined callees), under the optimizations switched on now.
+
+    >>> print(show_adjoint(lambda x: x * x))  # doctest: +ELLIPSIS
+    def lambda_forward(x):
+    ...
+    """
+    fn = getattr(f, "__func__", f)
+    text = (artefact(fn) if optimized else plain_artefact(fn)).source
+    body = text.split("\n", 1)[1]
+    body = body.rsplit("    return ", 1)[0]
+    return AdjointSource(textwrap.dedent(body).strip("\n") + "\n")
+
+
+class optimizations:
+    """Switch zygotepy's optimisations, all (`optimizations(False)`) or by name (`optimizations(inline=False)`); as a
+    `with` block, the previous switches come back at its end. Every optimisation must leave gradients unchanged, so
+    this is a debugging aid: if a gradient changes with them off, that is a zygotepy bug worth reporting. The names
+    are the fields of `zygotepy.options.Options`. Compiled code is rebuilt under the new switches.
+
+    >>> from zygotepy import gradient, optimizations
+    >>> with optimizations(False):
+    ...     gradient(lambda x: x * x, 3.0)
+    (6.0,)
+    """
+
+    def __init__(self, enabled: Any = None, **flags: bool):
+        if enabled is not None:
+            flags = {**dict.fromkeys(OPTIONS.names(), bool(enabled)), **flags}
+        self.previous = OPTIONS.set(**flags)
+        registry.generation[0] += 1  # every compiled adjoint is rebuilt under the new switches
+
+    def __enter__(self):
+        return OPTIONS
+
+    def __exit__(self, *exc):
+        OPTIONS.set(**self.previous)
+        registry.generation[0] += 1
+        return False

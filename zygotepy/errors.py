@@ -68,6 +68,31 @@ class MissingAdjoint(ZygoteError):
         super().__init__("\n".join(lines))
 
 
+class SourceUnavailable(MissingAdjoint):
+    """A callable has no Python source zygotepy can read (builtin, exec'd code, dataclass ``__init__``, a function
+    typed at the interactive prompt or read from stdin, ...).
+
+    A `MissingAdjoint`: raised where a value that may carry a gradient flows into such a function (an int counts:
+    arithmetic on it is differentiated as on a real number), so `except MissingAdjoint` sees it. Its message says how
+    to go on (a file or notebook cell, `register_source`, a rule), not MissingAdjoint's `@adjoint` skeleton, which
+    cannot name a function that lives in ``__main__`` of a prompt or is a lambda."""
+
+    def __init__(self, fn, reason="", where=""):
+        self.fn, self.callee, self.reason = fn, fn, reason
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        short = getattr(fn, "__name__", "fn")
+        short = short if short.isidentifier() else "fn"
+        ZygoteError.__init__(
+            self,
+            f"{where + ': ' if where else ''}no Python source for {name}"
+            + (f" ({reason})" if reason else "")
+            + ": zygotepy differentiates a Python function by reading its source, and a function typed at the "
+            "interactive prompt, read from stdin (`python -`, `python -c`) or made by exec has none. Define it in a "
+            f"file (a module or script) or a notebook cell, or hand its text over with "
+            f"zygotepy.register_source({short}, source_text); or give it a rule with @adjoint"
+        )
+
+
 class RecursionTooDeep(ZygoteError, RecursionError):
     """Differentiating a recursion ran past Python's recursion limit. Each level of a differentiated recursion takes
     about two Python frames where the plain call takes one, so the limit that lets the function itself run may not let

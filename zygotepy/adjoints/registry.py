@@ -24,6 +24,9 @@ import inspect
 import sys
 import types
 
+from ..ast_adjoint.runtime import differentiable
+from ..errors import ZygoteError
+
 RULES = {}
 SCALAR = {}
 SHARED = {}  # target -> (partner, derivative from the partner's value): registry.scalar_rule's `shares`
@@ -40,7 +43,7 @@ generation = [0]
 GENERIC = set()  # targets whose rule computes with the array namespace of its inputs (serves every backend)
 # id() of each target whose rule runs even where no gradient flows into the call (a user's rule: `nestlevel`; the
 # nesting rules marked `__zygote_always__`): generated code tests a callee it cannot know at transform time (a closure
-# cell, a local name) against it (runtime.has_rule). Targets are held by RULES, so their ids are never reused.
+# cell, a local name) against it (`has_rule`). Targets are held by RULES, so their ids are never reused.
 RULED = set()
 
 
@@ -303,12 +306,10 @@ def _numpy_only(twin, target):
     if rule is None and foreign is not None:
         rule = _REFUSALS[target] = foreign(target)
     if rule is None:
-        from ..errors import ZygoteError
         module = getattr(target, "__module__", None) or type(target).__module__
         name = f"{module}.{getattr(target, '__name__', target)}"
 
         def rule(*args, **kwargs):
-            from ..ast_adjoint.dispatch import differentiable
             if not any(differentiable(a) for a in (*args, *kwargs.values())):  # nothing to differentiate: a constant
                 y = target(*args, **kwargs)
                 return y, lambda dy: (None,) * len(args)
@@ -347,6 +348,13 @@ def find_class_rule(cls):
         if predicate(cls):
             return rule
     return None
+
+
+def has_rule(fn):
+    """Does `fn` have a rule that runs even where no gradient flows into the call (RULED)? The test generated code
+    makes before an inactive call of a callee it could not know at transform time (a closure cell, a local name); the
+    emitter prints it inline, `id(fn) in _RULED`."""
+    return id(fn) in RULED
 
 
 def find_scalar(target):

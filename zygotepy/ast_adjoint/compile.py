@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..adjoints import registry
 from ..errors import UnsupportedSyntax, ZygoteError
 from ..options import OPTIONS
+from . import dispatch
 from .adjoint import adjoint
 from .analysis import activity
 from .emit import emit
@@ -210,3 +211,6 @@ def derive(fn, need=None, functional=False):
     fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     fwd.__zygote_mutates__ = art.mutated  # parameters updated in place: the forward returns (y, *their finals)
     return fwd, back
+
+
+dispatch.COMPILER.derive, dispatch.COMPILER.user_line = derive, user_line  # (J derives callees with these)

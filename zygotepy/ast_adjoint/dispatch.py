@@ -13,40 +13,25 @@ import os
 import sys
 import types
 
-import numpy as np
 
 from ..adjoints import registry
 from ..backends import is_array_type
-from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError, where
+from ..errors import MissingAdjoint, SourceUnavailable, UnsupportedSyntax, ZygoteError, where
 from ..runtime.context import current
 from ..structgrad import StructGrad
-from .runtime import NATIVE as _NATIVE, DroppedKeyword, Pullback, acc, callmethod
+from .runtime import NATIVE as _NATIVE, DroppedKeyword, Pullback, acc, callmethod, differentiable
 from . import mutate
-from .source import SourceUnavailable
 
 
-_FLOAT_KINDS = frozenset("fc")
 _FUNCTION = types.FunctionType
 
 
-def differentiable(x, depth=3):
-    """Does `x` hold a value a gradient can flow through (floats, complex, float arrays, containers of them)?
-    Ints and bools are data here: a call that receives only them runs as a constant."""
-    t = type(x)
-    if t is float or t is complex:
-        return True
-    if t is int or t is bool or t is str or x is None or isinstance(x, type):  # (jnp.float64 has a float dtype)
-        return False
-    dtype = getattr(x, "dtype", None)
-    if dtype is not None:
-        return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
-    if depth and isinstance(x, (list, tuple)):
-        return any(differentiable(v, depth - 1) for v in x)
-    if depth and isinstance(x, dict):
-        return any(differentiable(v, depth - 1) for v in x.values())
-    if depth and hasattr(x, "__dict__") and not isinstance(x, (type, types.ModuleType, types.FunctionType)):
-        return any(differentiable(v, depth - 1) for v in vars(x).values())
-    return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS
+class COMPILER:
+    """The compiler's entry points J needs, given by ast_adjoint/compile.py when it is imported (the runtime sits below
+    the compiler and does not import it): `derive(fn, need)` -> (forward, backward) of a Python function, and
+    `user_line(filename, line)` -> the user's (file, line, function) of a line of generated code, or None."""
+    derive = None
+    user_line = None
 
 
 class RulePullback:
@@ -368,14 +353,13 @@ def J_mutating(fn, args, kwargs, updates=True):
 
 
 def _prepare(fn, code, args, kwargs, need):
-    from .compile import derive  # compile imports this module
     plain = not code.co_kwonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     exact = kwargs is None and len(args) == code.co_argcount and plain
     if need is not None:
         # one flag per parameter; parameters bound by keyword or left to their defaults are constants here
         need = tuple(need[:code.co_argcount]) + (False,) * (code.co_argcount - len(args)) \
             if plain and len(args) <= code.co_argcount else None
-    forward, back = derive(fn, need)
+    forward, back = COMPILER.derive(fn, need)
     plan = None if exact else _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
     return forward, back, plan, getattr(forward, "__zygote_mutates__", ())
 
@@ -603,7 +587,7 @@ def call_site():
 
 def call_site_parts():
     """`(file, line)` of `call_site`, or None."""
-    from .compile import user_line
+    user_line = COMPILER.user_line
     frame = sys._getframe(2)
     while frame is not None:
         hit = user_line(frame.f_code.co_filename, frame.f_lineno)

@@ -166,7 +166,7 @@ class Emitter:
             elif fn is rt.is_real_value:
                 test = f"(type({x}) is {self.helper(np.float64).id} or {test})"
             return ast.Name(test, _LOAD)  # pasted as text: ast.unparse would bracket the third test of an `and`
-        if fn is rt.has_rule:  # `id(f) in _RULED`
+        if fn is registry.has_rule:  # `id(f) in _RULED`
             return ast.Compare(ast.Call(self.helper(id), args, []), [ast.In()], [self.helper(registry.RULED, "_RULED")])
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])

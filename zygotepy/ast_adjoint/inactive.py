@@ -26,7 +26,7 @@ class InactiveCalls:
         if target is None and isinstance(call.fn, Var):
             # a callee known only at run time (a closure cell, a local name) may have such a rule too: tested there,
             # one set lookup (`id(f) in _RULED`), hoisted out of loops where the callee does not change
-            test = self.hoist(_call(rt.has_rule, call.fn), call.fn)
+            test = self.hoist(_call(registry.has_rule, call.fn), call.fn)
             return [If(test, [Assign((s.out, Var("_")), j, s.line)], [s], line=s.line)]
         rule = find_rule(target)
         if rule is None or registry.is_builtin(rule) and not getattr(rule, "__zygote_always__", False):

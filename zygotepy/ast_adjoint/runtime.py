@@ -334,24 +334,39 @@ def is_same(a, b):
     return a is b
 
 
+_FLOAT_KINDS = frozenset("fc")
+
+
+def differentiable(x, depth=3):
+    """Does `x` hold a value a gradient can flow through (floats, complex, float arrays, containers of them)?
+    Ints and bools are data here: a call that receives only them runs as a constant."""
+    t = type(x)
+    if t is float or t is complex:
+        return True
+    if t is int or t is bool or t is str or x is None or isinstance(x, type):  # (jnp.float64 has a float dtype)
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
+    if depth and isinstance(x, (list, tuple)):
+        return any(differentiable(v, depth - 1) for v in x)
+    if depth and isinstance(x, dict):
+        return any(differentiable(v, depth - 1) for v in x.values())
+    if depth and hasattr(x, "__dict__") and not isinstance(x, (type, types.ModuleType, types.FunctionType)):
+        return any(differentiable(v, depth - 1) for v in vars(x).values())
+    return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS
+
+
+
 def global_store(obj, name, where, key, value):
     """`NAME[key] = value` on a module global container, in differentiated code (lower_mutation.global_item): a value
     that carries no gradient (a call counter, a flag, data) is stored, as plain Python would; one that does is refused,
     since its gradient could not reach its sources through a global (and any later read of it would get none)."""
-    from .dispatch import differentiable
     if differentiable(value):
         from ..errors import UnsupportedSyntax
         raise UnsupportedSyntax("updating a global or constant object in place with a value that carries a gradient",
                                 *where, f"pass '{name}' as an argument, or work on a copy")
     obj[key] = value
-
-
-def has_rule(fn):
-    """Does `fn` have a rule that runs even where no gradient flows into the call (registry.RULED)? The test generated
-    code makes before an inactive call of a callee it could not know at transform time (a closure cell, a local name);
-    the emitter prints it inline, `id(fn) in _RULED`."""
-    from ..adjoints.registry import RULED
-    return id(fn) in RULED
 
 
 def is_none(x):

@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import gast
 
-from zygotepy.errors import MissingAdjoint, ZygoteError
+from zygotepy.errors import SourceUnavailable
 
 __all__ = ["Source", "SourceUnavailable", "get_source", "register_source"]
 
@@ -45,31 +45,6 @@ _PARSED = {}  # filename -> (tuple of lines, ast.Module); the tuple is compared 
 # objects compare by value, so two exec's of one text would share (and one's death would drop) a weak-dict entry.
 _REGISTERED = {}
 _COUNTER = itertools.count(1)  # deterministic registry names (no uuids), unique within the process
-
-
-class SourceUnavailable(MissingAdjoint):
-    """A callable has no Python source zygotepy can read (builtin, exec'd code, dataclass ``__init__``, a function
-    typed at the interactive prompt or read from stdin, ...).
-
-    A `MissingAdjoint`: raised where a value that may carry a gradient flows into such a function (an int counts:
-    arithmetic on it is differentiated as on a real number), so `except MissingAdjoint` sees it. Its message says how
-    to go on (a file or notebook cell, `register_source`, a rule), not MissingAdjoint's `@adjoint` skeleton, which
-    cannot name a function that lives in ``__main__`` of a prompt or is a lambda."""
-
-    def __init__(self, fn, reason="", where=""):
-        self.fn, self.callee, self.reason = fn, fn, reason
-        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-        short = getattr(fn, "__name__", "fn")
-        short = short if short.isidentifier() else "fn"
-        ZygoteError.__init__(
-            self,
-            f"{where + ': ' if where else ''}no Python source for {name}"
-            + (f" ({reason})" if reason else "")
-            + ": zygotepy differentiates a Python function by reading its source, and a function typed at the "
-            "interactive prompt, read from stdin (`python -`, `python -c`) or made by exec has none. Define it in a "
-            f"file (a module or script) or a notebook cell, or hand its text over with "
-            f"zygotepy.register_source({short}, source_text); or give it a rule with @adjoint"
-        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -19,7 +19,6 @@ import operator
 
 import numpy as np
 
-from ..adjoints import registry
 from ..errors import ForwardModeError, MissingTangentRule
 
 __all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip", "tangent_of",
@@ -350,9 +349,18 @@ def dispatch(fn, args, kwargs):
         rule = None
     if rule is not None:
         return apply(fn, args, kwargs)
-    if registry.is_nondifferentiable(fn):
+    if _IS_CONSTANT[0](fn):
         return fn(*strip(args), **strip(kwargs))
     raise MissingTangentRule(fn)
+
+
+_IS_CONSTANT = [lambda fn: False]  # reverse mode's registry.is_nondifferentiable, given by forward/rules.py
+
+
+def constants_from(predicate):
+    """Which library callables run as constants on dual numbers: the reverse-mode registry's nondifferentiable ones
+    (given by forward/rules.py at its import; this module sits below the registry)."""
+    _IS_CONSTANT[0] = predicate
 
 
 # --- entering and leaving a level ---------------------------------------------------------------------------------------

@@ -11,9 +11,13 @@ import operator
 
 import numpy as np
 
+from ..adjoints import registry
 from ..backends import SIGN_IS_UNIT
 from ..errors import ForwardModeError
-from .dual import _zero, dispatch, strip, tangent_rule
+from .dual import _zero, constants_from, dispatch, strip, tangent_rule
+
+
+constants_from(registry.is_nondifferentiable)  # (dual.dispatch runs the registry's constants as they are)
 
 
 def _total(terms):

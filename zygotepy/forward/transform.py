@@ -24,7 +24,6 @@ import types
 import gast
 import numpy as np
 
-import zygotepy
 
 from ..adjoints import registry
 from ..ast_adjoint.source import SourceUnavailable, get_source
@@ -37,7 +36,8 @@ CALL = "__zygote_call__"
 FN = "__zygote_fn__"
 _CODES = {}  # original code object -> transformed code object (or the SourceUnavailable it raised)
 _TRANSFORMED = set()  # transformed code objects: functions made by transformed code are already transformed
-_LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (zygotepy, np)) + (sysconfig.get_paths()["stdlib"],)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # zygotepy/
+_LIBRARIES = (_PACKAGE + os.sep, os.path.dirname(np.__file__) + os.sep) + (sysconfig.get_paths()["stdlib"],)
 
 
 class _RouteCalls(ast.NodeTransformer):

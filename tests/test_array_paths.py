@@ -1,4 +1,4 @@
-"""The array fast path (zygotepy/ast_adjoint/optimize/array_paths.py, formulas in zygotepy/adjoints/array_inline.py):
+"""The array fast path (ast_adjoint/optimize/array_paths.py, formulas in adjoints/numpy/array_inline.py):
 in functions that compute with NumPy, `+ - * / ** @`, unary minus, NumPy's elementwise functions of one argument
 (exp, log, sqrt, sin, tanh, ...) and whole-array `np.sum`/`np.mean` on real arrays inline their derivative; anything
 else (complex arrays, lists, 1-d `@`, float exponents, ...) takes the rules, in the same function. Each row is checked
@@ -235,7 +235,7 @@ def test_a_users_rule_replaces_the_inline_derivative():
 
 
 def fastpath_formula_of_tanh():
-    from zygotepy.adjoints import array_inline
+    from zygotepy.adjoints.numpy import array_inline
     return array_inline.ArrayDerivative(array_inline.UNARY[np.tanh])
 
 

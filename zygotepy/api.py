@@ -55,7 +55,7 @@ def _project(arg, g):
             g = g.real
         if gdtype != dtype and hasattr(g, "astype"):
             g = g.astype(dtype)
-    if type(g) is np.ndarray and not g.flags.writeable:  # a rule's broadcast view (adjoints/numpy.py, _total_back)
+    if type(g) is np.ndarray and not g.flags.writeable:  # a rule's broadcast view (numpy/reductions.py _total_back)
         g = g.copy()
     return g
 

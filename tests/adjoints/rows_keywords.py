@@ -25,7 +25,7 @@ def _initial(op, kind=ANY):
 
 
 KEYWORD_ROWS = [
-    # numpy.py
+    # numpy/select.py, reductions.py, reshaping.py, methods.py
     row(np.clip, ANY, shapes=[((3, 4),)], kw={"a_min": LOW, "a_max": HIGH}, label="np.clip[a_min=, a_max=]"),
     row(np.clip, ANY, shapes=[((3, 4),)], kw={"a_min": Shaped(LOW, (4,)), "a_max": HIGH},
         label="np.clip[array a_min=]"),
@@ -59,7 +59,7 @@ KEYWORD_ROWS = [
     row(builtins.max, Seq(ANY), shapes=[((),)], kw={"default": ANY}, label="builtins.max[empty, default=]"),
     row(builtins.max, Seq(ANY), shapes=[((None,) * 3,)], kw={"default": ANY}, label="builtins.max[default= unused]"),
     row(builtins.min, Seq(ANY), shapes=[((),)], kw={"default": ANY}, label="builtins.min[empty, default=]"),
-    # numpy_reductions.py
+    # numpy/reductions.py, statistics.py, scans.py
     *_initial(np.prod, NZ), *_initial(np.ndarray.prod, NZ), *_initial(np.nanmax), *_initial(np.nanmin),
     *_initial(np.nansum),
     row(np.nansum, ANY, shapes=[((2, 3),)], kw={"axis": 1, "initial": ANY, "where": WHERE},
@@ -76,14 +76,14 @@ KEYWORD_ROWS = [
     row(np.diff, ANY, shapes=[((3, 4),)], kw={"n": 2, "axis": 0, "prepend": Shaped(ANY, (1, 4))},
         label="np.diff[n=2, axis=0, prepend=]"),
     row(np.diff, ANY, shapes=[((2, 4),)], kw={"append": ANY}, label="np.diff[scalar append=]"),
-    # numpy_shapes.py
+    # numpy/gathering.py
     row(np.pad, ANY, 1, shapes=[((3,),), ((2, 3),)], kw={"constant_values": ANY}, none=(1,),
         label="np.pad[constant_values= differentiated]"),
     row(np.pad, ANY, ((1, 2), (0, 1)), shapes=[((2, 3),)], kw={"constant_values": Shaped(ANY, (2, 2))}, none=(1,),
         label="np.pad[per-axis constant_values=]"),
     row(np.pad, ANY, 2, "constant", shapes=[((2, 2),)], kw={"constant_values": Shaped(ANY, (2,))}, none=(1, 2),
         label="np.pad[before/after constant_values=]"),
-    # numpy_elementwise.py
+    # numpy/elementwise.py, interp.py
     row(np.nan_to_num, SPECIAL, shapes=[()], kw={"nan": ANY, "posinf": ANY, "neginf": ANY},
         label="np.nan_to_num[nan=, posinf=, neginf=]"),
     row(np.nan_to_num, SPECIAL, True, ANY, ANY, ANY, shapes=[(None, None, None)], none=(1,),

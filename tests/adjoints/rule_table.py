@@ -1,4 +1,5 @@
-"""The rule table: one row per rule registered by `zygotepy/adjoints/{scalar,builtins,numpy}.py`.
+"""The rule table: one row per rule registered by `zygotepy/adjoints/{scalar,builtins,functional}.py`, the item reads of
+structures.py and the NumPy rules of `zygotepy/adjoints/numpy/` (their rows: tests/adjoints/numpy/rows_*.py).
 
 A row names the target, its arguments and the shapes to try. An argument is either a `Kind` (a random real number or
 array drawn from a domain where the function is smooth), a `Seq` of them (a list or tuple argument), or a constant
@@ -10,15 +11,11 @@ import functools
 import itertools
 import math
 import operator
+import os
+import sys
 
 import numpy as np
 import rows_keywords
-import rows_numpy_elementwise
-import rows_numpy_fills
-import rows_numpy_linalg
-import rows_numpy_reductions
-import rows_numpy_select
-import rows_numpy_shapes
 from table_base import (  # noqa: F401
     ANY,
     COND,
@@ -41,6 +38,19 @@ from table_base import (  # noqa: F401
     label,
     row,
 )
+
+import zygotepy.adjoints  # noqa: F401  (registers the tables)
+from zygotepy.adjoints import registry
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "numpy"))
+import rows_elementwise  # noqa: E402
+import rows_fills  # noqa: E402
+import rows_linalg  # noqa: E402
+import rows_reductions  # noqa: E402
+import rows_select  # noqa: E402
+import rows_sets  # noqa: E402
+import rows_shapes  # noqa: E402
+import rows_starter  # noqa: E402
 
 # --- scalar.py: operators -----------------------------------------------------------------------------------------------
 OPERATOR_ROWS = [
@@ -139,109 +149,42 @@ BUILTIN_ROWS = [
     row(math.dist, Seq(ANY), Seq(ANY), shapes=[((None,) * 3, (None,) * 3)]),  # (raised MissingAdjoint)
 ]
 
-# --- numpy.py -------------------------------------------------------------------------------------------------------------
-ELEMENTWISE_DOMAINS = {
-    np.exp: ANY, np.expm1: ANY, np.log: POS, np.log1p: UNIT, np.log2: POS, np.log10: POS, np.sqrt: POS,
-    np.square: ANY, np.reciprocal: NZ, np.sin: ANY, np.cos: ANY, np.tan: UNIT, np.tanh: ANY, np.sinh: ANY,
-    np.cosh: ANY, np.arcsin: UNIT, np.arccos: UNIT, np.arctan: ANY, np.negative: ANY, np.positive: ANY, np.abs: NZ,
+# --- structures.py: array indexing, operator.getitem ---------------------------------------------------------------------
+MASK = np.array([[True, False, True], [False, False, True]])
+INDEXES = {
+    "int": 1, "negative int": -1, "slice": slice(0, 2), "step": slice(None, None, 2), "negative step": slice(None, None, -1),
+    "row, column": (1, 2), "ellipsis": (Ellipsis, 1), "None": (None, 0), "mask": MASK, "mask rows": np.array([True, False]),
+    "fancy": np.array([0, 1, 0, 0]), "fancy pairs": (np.array([0, 1, 1]), np.array([2, 2, 2])),
+    "list": [1, 1, 0], "mixed": (slice(None), [2, 0, 2]),
 }
-REDUCE = [((2, 3),), ((4,),), ((2, 3, 4),)]
-DOT = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)), ((2, 3), (3, 4)), ((), (3,)), ((2, 3), ()), ((2, 2, 3), (3,)),
-       ((2, 3), (4, 3, 2)), ((2, 2, 3), (4, 3, 2))]
-INNER = [((3,), (3,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 3), (4, 3)), ((), (3,)), ((2, 2, 3), (4, 3))]
+INDEX_ROWS = [row(operator.getitem, ANY, index, shapes=[((2, 3),)], none=(1,), label=f"operator.getitem[{name}]")
+              for name, index in INDEXES.items()]
+INDEX_ROWS.append(row(operator.getitem, ANY, (), shapes=[((),)], none=(1,), label="operator.getitem[0-d, ()]"))
 
 
-def _reductions(op, kind=ANY):
-    return [
-        row(op, kind, shapes=REDUCE),
-        row(op, kind, shapes=[((2, 3),)], kw={"axis": 0}, label=f"{label(op)}[axis=0]"),
-        row(op, kind, shapes=[((2, 3, 4),)], kw={"axis": (0, 2)}, label=f"{label(op)}[axis=(0, 2)]"),
-        row(op, kind, shapes=[((2, 3, 4),)], kw={"axis": -1, "keepdims": True}, label=f"{label(op)}[keepdims]"),
-        row(op, kind, 1, shapes=[((2, 3),)], none=(1,), label=f"{label(op)}[positional axis]"),
-    ]
+# --- adjoints/numpy/: their rows are in tests/adjoints/numpy/rows_*.py, checked in tests/adjoints/numpy/test_<module>.py --
+ELEMENTWISE_DOMAINS = {**rows_starter.ELEMENTWISE_DOMAINS, **rows_elementwise.ELEMENTWISE_DOMAINS}
+FLOAT32_BINARY = list(rows_elementwise.BINARY_DOMAINS)
+FLOAT32_REDUCTIONS = rows_reductions.FLOAT32_REDUCTIONS
+
+ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + rows_starter.NUMPY_ROWS + rows_elementwise.ELEMENTWISE_ROWS
+        + rows_elementwise.CONSTANT_METHOD_ROWS + rows_reductions.REDUCTION_ROWS + rows_shapes.SHAPE_ROWS + INDEX_ROWS
+        + rows_linalg.LINALG_ROWS + rows_fills.FILL_ROWS + rows_sets.UNIQUE_ROWS + rows_select.SELECT_ROWS
+        + rows_keywords.KEYWORD_ROWS)
 
 
-NUMPY_ROWS = [
-    *(row(op, kind, shapes=U) for op, kind in ELEMENTWISE_DOMAINS.items()),
-    row(np.square, Seq(ANY), shapes=[((None,),), ((None, None),)], label="np.square[list]"),
-    row(np.multiply, Seq(ANY), ANY, shapes=[((None,), (2,)), ((None, None), ())], label="np.multiply[list]"),
-    row(np.add, ANY, ANY, shapes=B), row(np.subtract, ANY, ANY, shapes=B), row(np.multiply, ANY, ANY, shapes=B),
-    row(np.divide, ANY, NZ, shapes=B), row(np.power, POS, ANY, shapes=B),
-    row(np.power, ANY, 2, shapes=[((2, 3),)], label="np.power[int exponent]"),
-    row(np.maximum, ANY, ANY, shapes=B), row(np.minimum, ANY, ANY, shapes=B),
-    row(np.arctan2, NZ, NZ, shapes=B), row(np.hypot, NZ, NZ, shapes=B),
-    row(np.where, COND, ANY, ANY, shapes=[((3,), (3,)), ((2, 3), (3,)), ((), (2, 3))], none=(0,)),
-    row(np.clip, ANY, -0.5, 0.5, shapes=[((3, 4),)]),
-    row(np.clip, ANY, LOW, HIGH, shapes=[((3, 4), (4,), ())], label="np.clip[array bounds]"),
-    *_reductions(np.sum), *_reductions(np.mean), *_reductions(np.max), *_reductions(np.min),
-    *_reductions(np.amax), *_reductions(np.amin),
-    *(row(op, Seq(ANY), shapes=[((None,) * 3,), (((2,), (2,)),)], label=f"{label(op)}[list]")
-      for op in (np.sum, np.mean, np.max, np.min)),
-    *(row(op, ANY, shapes=[(None,)], label=f"{label(op)}[Python float]")  # (crashed: a float has no .shape)
-      for op in (np.sum, np.mean, np.max, np.min, np.amax, np.amin)),
-    row(np.dot, ANY, ANY, shapes=DOT),
-    row(np.matmul, ANY, ANY, shapes=MATMUL),
-    row(np.inner, ANY, ANY, shapes=INNER),
-    row(np.outer, ANY, ANY, shapes=[((3,), (2,)), ((2, 2), (3,))]),
-    row(np.reshape, ANY, (3, 2), shapes=[((2, 3),), ((6,),)], none=(1,)),
-    row(np.reshape, ANY, -1, shapes=[((2, 3),)], none=(1,), label="np.reshape[-1]"),
-    row(np.transpose, ANY, shapes=[((2, 3),), ((2, 3, 4),)]),
-    row(np.transpose, ANY, (1, 2, 0), shapes=[((2, 3, 4),)], none=(1,), label="np.transpose[axes]"),
-    row(np.transpose, ANY, shapes=[((2, 3, 4),)], kw={"axes": (2, 0, 1)}, label="np.transpose[axes=]"),
-    row(np.ravel, ANY, shapes=[((2, 3),)]),
-    row(np.ravel, ANY, "F", shapes=[((2, 3),), ((2, 3, 2),)], none=(1,), label="np.ravel[F]"),  # (was a TypeError)
-    row(np.reshape, ANY, (3, 2), "F", shapes=[((2, 3),)], none=(1, 2), label="np.reshape[F]"),  # (was wrong)
-    row(np.reshape, ANY, (3, 2), shapes=[((2, 3),)], kw={"order": "F"}, none=(1,), label="np.reshape[order=F]"),
-    row(np.squeeze, ANY, shapes=[((2, 1, 3),)]),
-    row(np.squeeze, ANY, 1, shapes=[((2, 1, 1),)], none=(1,), label="np.squeeze[axis]"),
-    row(np.expand_dims, ANY, 1, shapes=[((2, 3),)], none=(1,)),
-    row(np.concatenate, Seq(ANY), shapes=[(((2, 3), (1, 3)),)]),
-    row(np.concatenate, Seq(ANY, tuple), shapes=[(((2, 3), (2, 1)),)], kw={"axis": 1}, label="np.concatenate[axis=1]"),
-    row(np.concatenate, Seq(ANY), 1, shapes=[(((2, 3), (2, 1)),)], none=(1,), label="np.concatenate[positional]"),
-    row(np.stack, Seq(ANY), shapes=[(((3,), (3,)),), (((2, 3), (2, 3), (2, 3)),)]),
-    row(np.stack, Seq(ANY), shapes=[(((2, 3), (2, 3)),)], kw={"axis": -1}, label="np.stack[axis=-1]"),
-    row(np.array, Seq(ANY), shapes=[((None,) * 3,), (((2,), (2,)),)]),
-    row(np.array, ANY, shapes=[((2, 3),)], label="np.array[array]"),
-    row(np.asarray, Seq(ANY, tuple), shapes=[((None,) * 3,)]),
-    row(np.asarray, ANY, shapes=[((2, 3),)], label="np.asarray[array]"),
-    # ndarray methods, called through their descriptors
-    row(np.ndarray.sum, ANY, shapes=REDUCE), row(np.ndarray.sum, ANY, 1, shapes=[((2, 3),)], none=(1,),
-                                                 label="ndarray.sum[positional axis]"),
-    row(np.ndarray.sum, ANY, shapes=[((2, 3),)], kw={"axis": 0, "keepdims": True}, label="ndarray.sum[keepdims]"),
-    row(np.ndarray.mean, ANY, shapes=REDUCE), row(np.ndarray.mean, ANY, shapes=[((2, 3),)], kw={"axis": 1},
-                                                  label="ndarray.mean[axis=1]"),
-    row(np.ndarray.max, ANY, shapes=REDUCE), row(np.ndarray.max, ANY, 0, shapes=[((2, 3),)], none=(1,),
-                                                 label="ndarray.max[positional axis]"),
-    row(np.ndarray.min, ANY, shapes=REDUCE),
-    row(np.ndarray.reshape, ANY, 3, 2, shapes=[((2, 3),)], none=(1, 2)),
-    row(np.ndarray.reshape, ANY, (3, 2), shapes=[((6,),)], none=(1,), label="ndarray.reshape[tuple]"),
-    row(np.ndarray.transpose, ANY, shapes=[((2, 3),)]),
-    row(np.ndarray.transpose, ANY, 2, 0, 1, shapes=[((2, 3, 4),)], none=(1, 2, 3), label="ndarray.transpose[axes]"),
-    row(np.ndarray.transpose, ANY, (1, 0), shapes=[((2, 3),)], none=(1,), label="ndarray.transpose[tuple]"),
-    row(np.ndarray.dot, ANY, ANY, shapes=[((2, 3), (3,)), ((2, 3), (3, 4))]),
-    row(np.ndarray.ravel, ANY, shapes=[((2, 3),)]),
-    row(np.ndarray.ravel, ANY, "F", shapes=[((2, 3),)], none=(1,), label="ndarray.ravel[F]"),
-    row(np.ndarray.reshape, ANY, 3, 2, shapes=[((2, 3),)], kw={"order": "F"}, none=(1, 2),
-        label="ndarray.reshape[order=F]"),
-    row(np.ndarray.squeeze, ANY, shapes=[((2, 1, 3),)]),
-    row(np.ndarray.astype, ANY, np.float64, shapes=[((2, 3),)], none=(1,)),
-    row(np.ndarray.astype, ANY, np.complex128, shapes=[((2, 3),)], none=(1,), label="ndarray.astype[complex]"),
-    row(np.ndarray.astype, ANY, np.int64, shapes=[((2, 3),)], none=(0, 1), label="ndarray.astype[int]"),
-    row(np.ndarray.copy, ANY, shapes=[((2, 3),)]),
-    row(np.ndarray.__copy__, ANY, shapes=[((2, 3),)]),
-    row(np.ndarray.__deepcopy__, ANY, {}, shapes=[((2, 3),)], none=(1,)),
-    row(np.ndarray.view, ANY, shapes=[((2, 3),)]),
-]
+def rule_module(r):
+    """The module of zygotepy whose rule the row `r` checks (a rule that a factory of adjoints/numpy/common.py made is
+    numpy/elementwise.py's, the table that registers it)."""
+    module = registry.find_rule(r.op).__module__
+    return "zygotepy.adjoints.numpy.elementwise" if module == "zygotepy.adjoints.numpy.common" else module
 
-# --- numpy_*.py: one file of rows per module --------------------------------------------------------------------------
-ELEMENTWISE_DOMAINS.update(rows_numpy_elementwise.ELEMENTWISE_DOMAINS)
-FLOAT32_BINARY = list(rows_numpy_elementwise.BINARY_DOMAINS)
-FLOAT32_REDUCTIONS = rows_numpy_reductions.FLOAT32_REDUCTIONS
 
-ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + NUMPY_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS + rows_numpy_elementwise.CONSTANT_METHOD_ROWS
-        + rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS + rows_numpy_shapes.INDEX_ROWS
-        + rows_numpy_linalg.LINALG_ROWS + rows_numpy_fills.FILL_ROWS + rows_numpy_fills.UNIQUE_ROWS
-        + rows_numpy_select.SELECT_ROWS + rows_keywords.KEYWORD_ROWS)
+def rows_of(module):
+    """The rows of the rules of `zygotepy/adjoints/numpy/<module>.py` (tests/adjoints/numpy/test_<module>.py checks
+    them; tests/adjoints/test_rules.py the rows of the rules outside adjoints/numpy/)."""
+    return [r for r in ROWS if rule_module(r) == f"zygotepy.adjoints.numpy.{module}"]
+
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [
@@ -258,18 +201,18 @@ NONDIFF = [
 
 # --- rules written for NumPy arrays and Python numbers only (all others are namespace-generic: they serve JAX, torch,
 # CuPy and array-API arrays too, and tests/backends/test_array_api_table.py runs their rows on array_api_strict arrays)
-_PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_numpy_elementwise.ELEMENTWISE_ROWS
-                     + rows_numpy_fills.FILL_ROWS + rows_numpy_fills.UNIQUE_ROWS + rows_numpy_select.SELECT_ROWS
-                     + rows_numpy_elementwise.CONSTANT_METHOD_ROWS + rows_numpy_linalg.LINALG_ROWS)
+_PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_elementwise.ELEMENTWISE_ROWS
+                     + rows_fills.FILL_ROWS + rows_sets.UNIQUE_ROWS + rows_select.SELECT_ROWS
+                     + rows_elementwise.CONSTANT_METHOD_ROWS + rows_linalg.LINALG_ROWS)
 NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) is the operator rule
-    # numpy.py: casts, ndarray methods, products beyond matmul/dot
+    # the starter rules (rows_starter.py): casts, ndarray methods, products beyond matmul/dot
     np.array, np.asarray, np.outer, np.inner, np.ndarray.sum, np.ndarray.mean, np.ndarray.max, np.ndarray.min,
     np.ndarray.dot, np.ndarray.ravel, np.ndarray.squeeze, np.ndarray.reshape, np.ndarray.copy, np.ndarray.astype,
     np.ndarray.transpose, np.ndarray.view, np.ndarray.__copy__, np.ndarray.__deepcopy__,
-    # numpy_reductions.py and numpy_shapes.py: all of them but those of GENERIC_BEYOND_STARTER
-    *(r.op for r in rows_numpy_reductions.REDUCTION_ROWS + rows_numpy_shapes.SHAPE_ROWS),
+    # rows_reductions.py and rows_shapes.py: all of them but those of GENERIC_BEYOND_STARTER
+    *(r.op for r in rows_reductions.REDUCTION_ROWS + rows_shapes.SHAPE_ROWS),
 }
-# the rules of numpy_reductions.py, numpy_shapes.py, numpy_linalg.py and numpy_decompositions.py that are
+# the rules beyond the starter set (rows_reductions.py, rows_shapes.py, rows_linalg.py) that are
 # namespace-generic: the array API has their functions (prod, var/std, cumulative_sum, flip, tril, linalg.inv, ...)
 GENERIC_BEYOND_STARTER = {
     np.prod, np.var, np.std, np.cumsum, np.cumprod,
@@ -281,18 +224,18 @@ GENERIC_BEYOND_STARTER = {
     np.einsum, np.tensordot, np.linalg.tensordot, np.trace, np.linalg.trace, np.diff, np.sort, np.take,
     np.take_along_axis, np.pad, np.median, np.nansum, np.nanmean, np.nanmax, np.nanmin,
     np.linalg.qr, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.svdvals, np.linalg.pinv, np.linalg.lstsq,
-    # numpy_elementwise.py: composed from array-API functions where a namespace lacks one (backends/composed.py)
+    # numpy/elementwise.py and complex_parts.py: composed from array-API functions where a namespace lacks one (backends/composed.py)
     np.arcsinh, np.arccosh, np.arctanh, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.degrees, np.radians, np.fabs,
     np.copysign, np.fmax, np.fmin, np.fmod, np.remainder, np.logaddexp, np.logaddexp2, np.float_power, np.sinc,
     np.real, np.imag, np.conjugate, np.angle, np.nan_to_num,
-    # numpy_shapes.py: gathered through NumPy's run on the flat indices, or assembled with concat and slices
+    # numpy/gathering.py, diagonals.py, stacking.py, conversions.py: gathered through NumPy's run on the flat indices, or assembled with concat and slices
     np.tile, np.repeat, np.rot90, np.delete, np.resize, np.diagonal, np.diag, np.diagflat, np.hstack, np.vstack,
     np.dstack, np.column_stack, np.append, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.atleast_1d,
     np.atleast_2d, np.atleast_3d, *((np.unstack,) if hasattr(np, "unstack") else ()),
     # products: composed from matmul, tensordot, broadcast products and sums where the namespace has no function
     np.outer, np.linalg.outer, np.inner, np.vdot, np.kron, np.cross, np.linalg.cross, np.vecdot, np.linalg.vecdot,
     np.matvec, np.vecmat, np.linalg.multi_dot, np.linalg.matmul, np.linalg.matrix_transpose,
-    # numpy_reductions.py: max - min, and weighted sums
+    # numpy/statistics.py: max - min, and weighted sums
     np.ptp, np.average,
     # generic5: the grid, the diagonal of the last two axes, selections by a NumPy condition
     np.meshgrid, np.linalg.diagonal, np.compress, np.extract, np.ldexp, np.interp,

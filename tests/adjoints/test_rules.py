@@ -1,4 +1,5 @@
-"""The rule tables, row by row, against central finite differences in float64.
+"""The rule tables, row by row, against central finite differences in float64 (here the rows of the rules outside
+`zygotepy/adjoints/numpy/`; tests/adjoints/numpy/test_<module>.py checks those of its module with `row_tests`).
 
 For a row's case: call the rule, pick a random cotangent `dy` shaped like the output, and for each random argument a
 random direction `v`; then `<back(dy)[i], v>` must equal `(<dy, f(.., a + eps v, ..)> - <dy, f(.., a - eps v, ..)>) / 2eps`
@@ -8,6 +9,7 @@ API's convention `gradient = dL/dx + 1j dL/dy` of the real function `L = Re<dy, 
 import copy
 import math
 import operator
+import pathlib
 import zlib
 
 import numpy as np
@@ -21,19 +23,18 @@ from rule_table import (
     ROWS,
     Kind,
     Seq,
+    rule_module,
 )
 
 from table_base import Shaped
 
 import zygotepy.adjoints  # noqa: F401  (registers the tables)
+import zygotepy.adjoints.numpy as numpy_rules
 from zygotepy.adjoints import registry
 
 EPS = 1e-6
-MINE = {"zygotepy.adjoints.scalar", "zygotepy.adjoints.builtins", "zygotepy.adjoints.numpy",
-        "zygotepy.adjoints.numpy_elementwise", "zygotepy.adjoints.numpy_reductions", "zygotepy.adjoints.numpy_shapes",
-        "zygotepy.adjoints.numpy_linalg", "zygotepy.adjoints.numpy_decompositions",
-        "zygotepy.adjoints.numpy_fills", "zygotepy.adjoints.numpy_sets",
-        "zygotepy.adjoints.numpy_select", "zygotepy.adjoints.functional"}
+MINE = {"zygotepy.adjoints.scalar", "zygotepy.adjoints.builtins", "zygotepy.adjoints.functional",
+        *(f"zygotepy.adjoints.numpy.{m}" for m in numpy_rules.TABLES)}
 
 
 # --- a small finite-difference helper -----------------------------------------------------------------------------------
@@ -180,34 +181,51 @@ def _fmt(shape):
     return "[" + ",".join(_fmt(s) for s in shape) + "]"
 
 
-CASES = [(r, case) for r in ROWS for case in r.shapes]
-IDS = [f"{r.name}:{','.join(_fmt(s) for s in case)}" for r, case in CASES]
-
-
 def _seed(text):
     return zlib.crc32(text.encode())
 
 
-@pytest.mark.parametrize("r, case", CASES, ids=IDS)
-def test_rule_matches_finite_differences(r, case):
-    seed = _seed(f"{r.name}{case}")
-    rng = np.random.default_rng(seed)
-    args, random = _draw(r.args, case, rng)
-    kwargs, random_keywords = _draw_keywords(r.kwargs, rng)
-    check_against_finite_differences(r.op, args, random, kwargs, r.f, r.none, rtol=r.rtol, seed=seed,
-                                     random_keywords=random_keywords)
+def row_tests(rows):
+    """The two tests of every row of `rows`: each case against finite differences, and no cotangent in, none out.
+    A test module takes them as its own: `test_rule_matches_finite_differences, test_no_cotangent_gives_none =
+    row_tests(rows)`."""
+    cases = [(r, case) for r in rows for case in r.shapes]
+
+    @pytest.mark.parametrize("r, case", cases, ids=[f"{r.name}:{','.join(_fmt(s) for s in case)}" for r, case in cases])
+    def test_rule_matches_finite_differences(r, case):
+        seed = _seed(f"{r.name}{case}")
+        rng = np.random.default_rng(seed)
+        args, random = _draw(r.args, case, rng)
+        kwargs, random_keywords = _draw_keywords(r.kwargs, rng)
+        check_against_finite_differences(r.op, args, random, kwargs, r.f, r.none, rtol=r.rtol, seed=seed,
+                                         random_keywords=random_keywords)
+
+    @pytest.mark.parametrize("r", rows, ids=[r.name for r in rows])
+    def test_no_cotangent_gives_none(r):
+        rng = np.random.default_rng(0)
+        args, _ = _draw(r.args, r.shapes[0], rng)
+        kwargs, _ = _draw_keywords(r.kwargs, rng)
+        rule = registry.find_rule(r.op)
+        _, back = rule(*args, **kwargs)
+        grads, dkw = split_keywords(rule, back(None), kwargs)
+        assert grads == (None,) * len(args)
+        assert all(g is None for g in dkw.values()), dkw
+    return test_rule_matches_finite_differences, test_no_cotangent_gives_none
 
 
-@pytest.mark.parametrize("r", ROWS, ids=[r.name for r in ROWS])
-def test_no_cotangent_gives_none(r):
-    rng = np.random.default_rng(0)
-    args, _ = _draw(r.args, r.shapes[0], rng)
-    kwargs, _ = _draw_keywords(r.kwargs, rng)
-    rule = registry.find_rule(r.op)
-    _, back = rule(*args, **kwargs)
-    grads, dkw = split_keywords(rule, back(None), kwargs)
-    assert grads == (None,) * len(args)
-    assert all(g is None for g in dkw.values()), dkw
+# the rows of the rules outside adjoints/numpy/ (those of adjoints/numpy/<module>.py: tests/adjoints/numpy/test_<module>.py)
+NUMPY_PACKAGE = "zygotepy.adjoints.numpy."
+test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(
+    [r for r in ROWS if not rule_module(r).startswith(NUMPY_PACKAGE)])
+
+
+def test_numpy_rows_are_checked_beside_their_modules():
+    """Every module of adjoints/numpy/ with rows has tests/adjoints/numpy/test_<module>.py, which runs them."""
+    here = pathlib.Path(__file__).parent / "numpy"
+    modules = {rule_module(r)[len(NUMPY_PACKAGE):] for r in ROWS if rule_module(r).startswith(NUMPY_PACKAGE)}
+    missing = sorted(m for m in modules if f'row_tests(rows_of("{m}"))' not in
+                     ((here / f"test_{m}.py").read_text() if (here / f"test_{m}.py").exists() else ""))
+    assert not missing, f"rows of adjoints/numpy/ modules that no tests/adjoints/numpy/test_<module>.py runs: {missing}"
 
 
 def _mine(table):
@@ -327,19 +345,6 @@ def test_float32_gets_float32_cotangents(op, n, kw):
 
 
 # --- conventions the finite differences cannot see ----------------------------------------------------------------------
-
-def test_ties_split_evenly_in_numpy_extrema():
-    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]])
-    _, back = registry.find_rule(np.max)(x)
-    np.testing.assert_allclose(back(1.0)[0], [[0, 0.5, 0.5], [0, 0, 0]])
-    _, back = registry.find_rule(np.min)(x, axis=1)
-    np.testing.assert_allclose(back(np.array([1.0, 2.0]))[0], [[1, 0, 0], [0, 2, 0]])
-    a = np.array([1.0, 2.0, 3.0])
-    _, back = registry.find_rule(np.maximum)(a, np.array([1.0, 0.0, 5.0]))
-    da, db = back(np.ones(3))
-    np.testing.assert_allclose(da, [0.5, 1.0, 0.0])
-    np.testing.assert_allclose(db, [0.5, 0.0, 1.0])
-
 
 def test_builtin_max_ties_go_to_the_first():
     a, b = 2.0, 2.0

@@ -82,7 +82,7 @@ ROWS = [
     # elementary
     unary(sc.expm1, ANY), unary(sc.log1p, Dom(-0.5, 2.0)), unary(sc.exp2, ANY), unary(sc.exp10, Dom(-1.0, 1.0)),
     unary(sc.cbrt, NZ), unary(sc.sindg, Dom(-170.0, 170.0)), unary(sc.cosdg, Dom(-170.0, 170.0)),
-    unary(sc.sinc, NZ),  # scipy.special.sinc is np.sinc: numpy_elementwise.py's rule
+    unary(sc.sinc, NZ),  # scipy.special.sinc is np.sinc: numpy/elementwise.py's rule
     # two arguments
     binary(sc.xlogy, ANY, POS), binary(sc.xlog1py, ANY, Dom(-0.5, 2.0)), binary(sc.betaln, POS, POS),
     binary(sc.beta, POS, POS), binary(sc.rel_entr, POS, POS), binary(sc.kl_div, POS, POS),

@@ -1,6 +1,7 @@
 """The programs tests/gpu/test_gpu.py differentiates on each device backend: one row per rule family of the rule table
-(tests/adjoints/rows_*.py) plus the in-place updates and loops that only whole programs have, and the cores of two
-examples (examples/digits_mlp.py's loss, examples/hessian_vector_product.py's products).
+(tests/adjoints/rule_table.py, tests/adjoints/numpy/rows_*.py) plus the in-place updates and loops that only whole
+programs have, and the cores of two examples (examples/digits_mlp.py's loss, examples/hessian_vector_product.py's
+products).
 
 Each row's `build(xp, kw, put)` returns the function to differentiate, written once against an array-API namespace
 `xp`; `kw` places an array made from nothing on the backend's device (`xp.zeros(shape, **kw)`), `put` places a NumPy
@@ -147,16 +148,16 @@ def _while_branch(xp, kw, put):
 
 
 ROWS = [
-    Row("elementwise", "rows_numpy_elementwise", _elementwise, (X,), float32=True),
+    Row("elementwise", "numpy/rows_elementwise", _elementwise, (X,), float32=True),
     Row("broadcast", "operators (rule_table)", _broadcast, (X, V)),
-    Row("reductions_axis_keepdims", "rows_numpy_reductions", _reductions, (X,), float32=True),
-    Row("shapes", "rows_numpy_shapes", _shapes, (X,)),
+    Row("reductions_axis_keepdims", "numpy/rows_reductions", _reductions, (X,), float32=True),
+    Row("shapes", "numpy/rows_shapes", _shapes, (X,)),
     Row("indexing", "getitem (rule_table)", _indexing, (X,)),
-    Row("matmul", "rows_numpy_linalg", _matmul, (X, V), float32=True),
-    Row("solve_inv", "rows_numpy_linalg", _solve, (SPD, SQ)),
-    Row("where_clip", "rows_numpy_select", _select, (X,)),
-    Row("fills_on_device", "rows_numpy_fills", _fills_made_on_device, (X,)),
-    Row("fills_of_constants", "rows_numpy_fills", _fills_of_constants, (X,)),
+    Row("matmul", "numpy/rows_linalg", _matmul, (X, V), float32=True),
+    Row("solve_inv", "numpy/rows_linalg", _solve, (SPD, SQ)),
+    Row("where_clip", "numpy/rows_select", _select, (X,)),
+    Row("fills_on_device", "numpy/rows_fills", _fills_made_on_device, (X,)),
+    Row("fills_of_constants", "numpy/rows_fills", _fills_of_constants, (X,)),
     Row("item_stores", "in place: x[i] = v", _item_stores, (X,), mutates=True),
     Row("stores_into_zeros", "in place: x[i] = v in a loop", _stores_into_zeros, (X,), mutates=True, float32=True),
     Row("rnn_for_loop", "control flow: for", _rnn, (XS,), float32=True),

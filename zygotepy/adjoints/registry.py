@@ -5,8 +5,8 @@ Three tables, all keyed by the target object itself (never by a string):
   positional argument (the public `@adjoint` form of API.md).
 - SCALAR: `target -> derivative`, a lambda `(dy, y, *args) -> tuple of cotangents` valid when every argument is a Python
   int/float/bool. The compiler inlines its body into generated code, guarded by a type check (the fast path).
-- ARRAY: `target -> ArrayDerivative`, the same kind of lambda for real NumPy arrays (adjoints/array_inline.py): the
-  compiler inlines it behind its own guard (the array fast path), as a careful person writes NumPy backprop.
+- ARRAY: `target -> ArrayDerivative`, the same kind of lambda for real NumPy arrays (adjoints/numpy/array_inline.py):
+  the compiler inlines it behind its own guard (the array fast path), as a careful person writes NumPy backprop.
 - NONDIFF: callables that never carry a gradient (comparisons, len, isinstance, ...): they run as constants.
 
 Registration bumps `generation`, so compiled functions that inlined an older rule are rebuilt ("latest registration wins").

@@ -2,8 +2,8 @@
 
 SciPy is an optional dependency: without it this module imports cleanly and registers nothing (UNARY and BINARY stay
 empty). Most functions are ufuncs, so they are rows of two tables, `function: derivative(x, y)` and
-`function: (d/da(a, b, y), d/db(a, b, y))` in terms of the inputs and the output, turned into rules by numpy.py's
-`_elementwise_rule` and `_binary` (the same machinery as numpy_elementwise.py: broadcasting, Python numbers and lists,
+`function: (d/da(a, b, y), d/db(a, b, y))` in terms of the inputs and the output, turned into rules by numpy/common.py's
+`_elementwise_rule` and `_binary` (the same machinery as numpy/elementwise.py: broadcasting, Python numbers and lists,
 float32 kept, the conjugate convention for complex arguments). The rest (polygamma, logsumexp, softmax, log_softmax,
 multigammaln) are written out below. `scipy.special.sinc` is `np.sinc` and `psi` is `digamma`: their rules are those.
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backends import conj, is_foreign, unbroadcast
 from ..errors import ZygoteError
-from .numpy import _binary, _elementwise_rule, _restore
+from .numpy.common import _binary, _elementwise_rule, _restore
 from .registry import adjoint, keyword_cotangents, keyword_rule
 
 try:
@@ -132,7 +132,7 @@ def _refuse_foreign(fn, args):
 
 
 def _unary(fn, derivative):
-    """numpy.py's elementwise rule behind the check above; its back keeps the `need` mask and the running cotangents
+    """numpy/common.py's elementwise rule behind the check above; its back keeps the `need` mask and the running cotangents
     handed in (`registry.accumulates`), so generated code uses them as for NumPy's ufuncs."""
     inner = _elementwise_rule(fn, derivative)
 
@@ -148,7 +148,7 @@ def _unary(fn, derivative):
 
 
 def _two(fn, da, db):
-    """numpy.py's binary rule behind the check above; the `need` mask spares a partial derivative nobody wants (the
+    """numpy/common.py's binary rule behind the check above; the `need` mask spares a partial derivative nobody wants (the
     log(y) of xlogy where x is a constant)."""
     inner = _binary(fn, da, db)
 

@@ -35,8 +35,8 @@ import numpy as np
 from ..backends import is_foreign, unbroadcast
 from ..errors import ZygoteError
 from ..structgrad import StructGrad
-from .numpy import _restore
-from .numpy_linalg import _lower
+from .numpy.common import _restore
+from .numpy.linalg import _lower
 from .registry import adjoint, keyword_cotangents, keyword_rule
 
 try:

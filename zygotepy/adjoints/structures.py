@@ -19,7 +19,7 @@ from ..runtime.context import current
 from ..backends import asarray, is_array_type, namespace, on, on_any, zeros as zeros_on
 from ..structgrad import StructGrad
 from .foreign_methods import attribute as foreign_attribute
-from .numpy_index_tricks import CONCATENATORS, concatenator_getitem
+from .numpy.index_tricks import CONCATENATORS, concatenator_getitem
 from .registry import adjoint, keyword_rule, namespace_generic, nondifferentiable
 
 nondifferentiable(foreign_attribute)  # (higher orders differentiate getattr_ itself)

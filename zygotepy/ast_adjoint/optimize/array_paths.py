@@ -1,5 +1,5 @@
-"""Array paths: an operation on real NumPy arrays with an inlinable array derivative (adjoints/array_inline.py, read
-through `registry.find_array`) runs as written behind a guard, records `_ARRAY` in its pullback slot, and its backward
+"""Array paths: an operation on real NumPy arrays with an inlinable array derivative (adjoints/numpy/array_inline.py,
+read through `registry.find_array`) runs as written behind a guard, records `_ARRAY` in its pullback slot, and its backward
 pastes the derivative in. Switched by `OPTIONS.array_paths`."""
 from dataclasses import dataclass
 
@@ -27,8 +27,8 @@ class ArrayPaths:
     def array_path(self, s, target, pb, dy):
         """The array arm of `s` (an `ArrayPath`), or None when it has none: the operation as written, guarded; on
         real NumPy arrays (and real numbers mixed in) it records nothing but `_ARRAY` in the pullback slot `pb`, and
-        its backward is the derivative of adjoints/array_inline.py pasted in. It comes first (`with_array_path`): a
-        Python number fails its first test, an array would fail all of the scalar arm's."""
+        its backward is the derivative of adjoints/numpy/array_inline.py pasted in. It comes first (`with_array_path`):
+        a Python number fails its first test, an array would fail all of the scalar arm's."""
         call = s.value
         derivative = registry.find_array(target)
         if derivative is None or not OPTIONS.array_paths or not self.arrays or self.nested or call.kwargs \

@@ -1,4 +1,5 @@
-"""Rows for `zygotepy/adjoints/numpy_elementwise.py`: the remaining ufuncs, complex parts, elementwise methods."""
+"""Rows for `zygotepy/adjoints/numpy/`: the ufuncs beyond the starter set (elementwise.py), the complex parts
+(complex_parts.py), `x.clip` (select.py), interp.py, and the ndarray methods that run as constants (constants.py)."""
 import numpy as np
 from table_base import ANY, CPLX, GT1, HIGH, LOW, NZ, POS, UNIT, B, Kind, U, row
 

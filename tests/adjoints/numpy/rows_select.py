@@ -1,4 +1,4 @@
-"""Rows for `zygotepy/adjoints/numpy_select.py`: np.select, np.choose and ndarray.choose (conditions and indices are
+"""Rows for `zygotepy/adjoints/numpy/select.py`: np.select, np.choose and ndarray.choose (conditions and indices are
 constants; the choices, and select's positional default, are perturbed)."""
 import numpy as np
 from table_base import ANY, Seq, row

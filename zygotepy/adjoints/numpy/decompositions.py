@@ -8,11 +8,12 @@ import math
 
 import numpy as np
 
-from ..backends import is_complex, namespace, on
-from ..errors import ZygoteError
-from .numpy import _expand
-from .numpy_linalg import _H, _T, _field, _gaps, _linalg, _lower, pinv
-from .registry import adjoint, namespace_generic
+from ...backends import is_complex, namespace, on
+from ...errors import ZygoteError
+from ..registry import adjoint, namespace_generic
+from .common import _H, _T, _expand
+from .linalg import _field, _gaps, _linalg, _lower, pinv
+
 
 la = np.linalg
 

@@ -1,6 +1,5 @@
-"""Rows for `zygotepy/adjoints/numpy_shapes.py`, and for array indexing (`operator.getitem`, structures.py)."""
-import operator
-
+"""Rows for `zygotepy/adjoints/numpy/` beyond the starter set: reshaping.py, gathering.py, diagonals.py, stacking.py
+and conversions.py (shape functions, array assembly, conversions)."""
 import numpy as np
 from table_base import ANY, Kind, Seq, row
 
@@ -84,7 +83,7 @@ SHAPE_ROWS = [
     # conversions and copies
     *(row(op, ANY, shapes=[(None,), ((),), ((2, 3),)]) for op in (np.float64, np.copy, np.asanyarray,
                                                                    np.ascontiguousarray, np.asfortranarray)),
-    # float32 rounding is ~8 ulps of the finite-difference step: a loose check here, an exact one in test_numpy_rules
+    # float32 rounding is ~8 ulps of the finite-difference step: a loose check here, an exact one in test_conversions.py
     row(np.float32, ANY, shapes=[((2, 3),)], rtol=0.25),
     row(np.complex128, ANY, shapes=[(None,), ((3,),)]),
     row(np.copy, Seq(ANY), shapes=[((None,) * 3,)], label="np.copy[list]"),
@@ -101,14 +100,3 @@ SHAPE_ROWS = [
 if hasattr(np, "unstack"):
     SHAPE_ROWS += [row(np.unstack, ANY, shapes=[((3, 2),)]),
                    row(np.unstack, ANY, shapes=[((2, 3),)], kw={"axis": 1}, label="np.unstack[axis=1]")]
-
-# --- array indexing: operator.getitem (structures.py) --------------------------------------------------------------------
-INDEXES = {
-    "int": 1, "negative int": -1, "slice": slice(0, 2), "step": slice(None, None, 2), "negative step": slice(None, None, -1),
-    "row, column": (1, 2), "ellipsis": (Ellipsis, 1), "None": (None, 0), "mask": MASK, "mask rows": np.array([True, False]),
-    "fancy": np.array([0, 1, 0, 0]), "fancy pairs": (np.array([0, 1, 1]), np.array([2, 2, 2])),
-    "list": [1, 1, 0], "mixed": (slice(None), [2, 0, 2]),
-}
-INDEX_ROWS = [row(operator.getitem, ANY, index, shapes=[((2, 3),)], none=(1,), label=f"operator.getitem[{name}]")
-              for name, index in INDEXES.items()]
-INDEX_ROWS.append(row(operator.getitem, ANY, (), shapes=[((),)], none=(1,), label="operator.getitem[0-d, ()]"))

@@ -1,7 +1,7 @@
 """Inlinable derivatives for real NumPy arrays: the array fast path.
 
 Each entry is `target: ArrayDerivative(lambda dy, y, *args: (one cotangent per argument), ...)`, like the scalar
-table of scalar.py, but valid when the call's operands are real (floating) NumPy arrays, mixed with real numbers. The
+table of adjoints/scalar.py, but valid when the call's operands are real (floating) NumPy arrays, mixed with real numbers. The
 compiler pastes these bodies into generated code behind a type guard (ast_adjoint/optimize/array_paths.py), so the
 backward of `h = np.tanh(x @ W + b)` reads `dt = dh * (1 - h * h)`, `dW = x.T @ dt`, as a careful person writes NumPy
 backprop by hand: no closure, no rule call, no tuple per operation. Anything else (complex numbers, lists, other array
@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..backends import _unbroadcast_ndarray, unbroadcast
-from .numpy import _LARGE
-from .registry import array_rule
+from ...backends import _unbroadcast_ndarray, unbroadcast
+from ..registry import array_rule
+from .reductions import _LARGE
 
 
 @dataclass(frozen=True)
@@ -72,13 +72,13 @@ _ND = np.ndarray
 
 def _full(x, g):
     """The cotangent of every entry of `x` after a full reduction: `g` everywhere (a read-only broadcast view of
-    one number for large arrays, as the reductions' rule gives: adjoints/numpy.py `_total_back`)."""
+    one number for large arrays, as the reductions' rule gives: reductions.py `_total_back`)."""
     if x.size >= _LARGE and (type(g) is float or type(g) is np.float64):
         return np.broadcast_to(np.asarray(g, x.dtype), x.shape)
     return np.full(x.shape, g, x.dtype)
 
 
-# named for generated code (where `np` is the user's), and the numbers the rules compute (numpy.py ELEMENTWISE)
+# named for generated code (where `np` is the user's), and the numbers the rules compute (elementwise.py ELEMENTWISE)
 _sin, _cos, _sinh, _cosh, _mean = np.sin, np.cos, np.sinh, np.cosh, np.mean
 _LN2, _LN10 = math.log(2), math.log(10)
 
@@ -112,7 +112,7 @@ UNARY = {
     np.arctan: lambda dy, y, x: (dy * (1 / (1 + x * x)),),
 }
 
-REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules' fast case (adjoints/numpy.py)
+REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules' fast case (reductions.py)
     np.sum: ArrayDerivative(lambda dy, y, x: (_full(x, dy),), forward=lambda dy, y, x: (x.sum(),),
                             uniform=lambda dy, y, x: (dy,)),
     np.mean: ArrayDerivative(lambda dy, y, x: (_full(x, dy * (1 / x.size) if x.size else dy),),

@@ -1,5 +1,5 @@
-"""Rows for `zygotepy/adjoints/numpy_reductions.py`: prod, var/std, ptp, median, average, nan-reductions, scans, trace,
-diff, and the ndarray methods of the same names."""
+"""Rows for `zygotepy/adjoints/numpy/`: prod, var/std and trace (reductions.py), ptp, median, average and the
+nan-reductions (statistics.py), the scans and diff (scans.py), and the ndarray methods of the same names."""
 import numpy as np
 from table_base import ANY, NZ, POS, Kind, Seq, label, row
 

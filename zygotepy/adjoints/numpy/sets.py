@@ -9,9 +9,10 @@ value that only feeds comparisons or counts gets none, and is fine).
 """
 import numpy as np
 
-from ..errors import ZygoteError
-from .numpy_fills import serving_other_libraries
-from .registry import adjoint
+from ...errors import ZygoteError
+from ..registry import adjoint
+from .fills import serving_other_libraries
+
 
 _UNIQUE = ("return_index", "return_inverse", "return_counts", "axis")
 

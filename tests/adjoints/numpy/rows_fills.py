@@ -1,4 +1,4 @@
-"""Rows for `zygotepy/adjoints/numpy_fills.py`: filled and evenly spaced arrays, reparameterized random draws (each
+"""Rows for `zygotepy/adjoints/numpy/fills.py`: filled and evenly spaced arrays, reparameterized random draws (each
 call of the target gets a fresh copy of the generator, so finite differences see the same draws)."""
 import numpy as np
 from table_base import ANY, POS, Kind, row
@@ -45,20 +45,4 @@ FILL_ROWS = [
     row(np.arange, ANY, 3.0, shapes=[(None,)], label="np.arange[start, stop]"),
     row(np.arange, 0.0, 3.0, 0.25, shapes=[()], label="np.arange[constants]"),
     *draws(np.random.Generator, 7), *draws(np.random.RandomState, 8),
-]
-
-DISTINCT = Kind("distinct", -2.0, 2.0)  # random draws are distinct almost surely: unique is then a sort
-UNIQUE_ROWS = [
-    row(np.unique, DISTINCT, shapes=[((5,),), ((2, 3),), ((),)]),
-    row(np.unique, DISTINCT, True, True, True, shapes=[((5,),), ((2, 3),)], none=(1, 2, 3),
-        label="np.unique[index, inverse, counts]"),
-    row(np.unique, DISTINCT, shapes=[((3, 2),)], kw={"axis": 0}, label="np.unique[axis=0]"),
-    row(np.unique, DISTINCT, shapes=[((2, 3),)], kw={"axis": 1, "return_counts": True},
-        label="np.unique[axis=1, counts]"),
-    *(row(getattr(np, name), DISTINCT, shapes=[((5,),), ((2, 3),)])
-      for name in ("unique_values", "unique_counts", "unique_inverse", "unique_all") if hasattr(np, name)),
-    row(np.bincount, np.array([0, 2, 2, 1, 4]), ANY, shapes=[((5,),)]),
-    row(np.bincount, np.array([0, 2, 2]), ANY, 6, shapes=[((3,),)], label="np.bincount[minlength]"),
-    row(np.histogram, ANY, shapes=[((6,),)], kw={"range": (-3.0, 3.0)}, label="np.histogram[range]"),
-    row(np.histogram, ANY, np.array([-3.0, 0.0, 1.0, 3.0]), shapes=[((6,),)], label="np.histogram[edges]"),
 ]

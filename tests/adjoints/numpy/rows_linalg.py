@@ -1,4 +1,5 @@
-"""Rows for `zygotepy/adjoints/numpy_linalg.py` and `numpy_decompositions.py`."""
+"""Rows for `zygotepy/adjoints/numpy/`: products.py beyond dot/matmul/inner/outer, convolutions.py, linalg.py and
+decompositions.py."""
 import numpy as np
 from table_base import ANY, NZ, SPD, SYM, WELL, Seq, row
 

@@ -17,8 +17,9 @@ their gradients must stay in their library (use the namespace's `concat`/`stack`
 """
 import numpy as np
 
-from ..backends import is_foreign
-from ..errors import ZygoteError
+from ...backends import is_foreign
+from ...errors import ZygoteError
+
 
 CONCATENATORS = frozenset((type(np.r_), type(np.c_), type(np.r_).__base__))
 

@@ -1,14 +1,62 @@
-"""Selections among several arrays by conditions or indices: `np.select(condlist, choicelist, default)` and
-`np.choose(a, choices)` (and `a.choose(choices)`). Each entry of the result is one entry of one choice (or of the
-default), so that choice's entry takes the cotangent; the conditions and indices are data.
+"""Selections by conditions or indices: `np.where(cond, a, b)` and `np.clip(x, lo, hi)` (each entry's cotangent goes to
+the operand it came from), `np.select(condlist, choicelist, default)` and `np.choose(a, choices)` (and `a.choose`,
+`a.clip`). The conditions and indices are data.
 """
 import numpy as np
 
-from ..backends import unbroadcast
-from .numpy_fills import serving_other_libraries
-from .registry import adjoint
+from ...backends import namespace, namespace_of, unbroadcast
+from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
+from .common import _call
+from .fills import serving_other_libraries
 
 
+# --- where and clip: each entry comes from one operand ----------------------------------------------------------------
+@adjoint(np.where)
+def where(cond, *ab):
+    if not ab:  # np.where(cond): the indices of the true entries
+        return np.where(cond), lambda dy: (None,)
+    a, b = ab
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        xp = namespace_of(dy, a, b)
+        zero = xp.zeros_like(dy) if xp is not np else 0
+        return None, unbroadcast(xp.where(cond, dy, zero), a), unbroadcast(xp.where(cond, zero, dy), b)
+    return _call(np.where, cond, a, b), back
+
+
+@keyword_rule
+@adjoint(np.clip)
+def clip(x, *bounds, **kwargs):
+    """clip(x, lo, hi) = minimum(maximum(x, lo), hi): each entry's cotangent goes to the one of x, lo, hi it equals
+    (x at the boundaries); bounds given by keyword (a_min=/a_max=, or NumPy 2's min=/max=) get theirs there."""
+    y = _call(np.clip, x, *bounds, **kwargs)
+    names = [k if k in kwargs else k[2:] for k in ("a_min", "a_max")[len(bounds):]]
+    lo, hi = (*bounds, *(kwargs.get(k) for k in names))
+
+    def back(dy):
+        if dy is None:
+            return keyword_cotangents((None, *(None for _ in bounds)), kwargs)
+        xp = namespace(x)
+        zero = 0 if xp is np else xp.zeros_like(dy)
+        raised = x < lo if lo is not None else False
+        lowered = (_call(np.maximum, x, lo) if lo is not None else x) > hi if hi is not None else False
+        raised = raised & ~lowered if hi is not None else raised
+        inside = ~(raised | lowered)
+        grads = (unbroadcast(xp.where(raised, dy, zero), lo) if lo is not None else None,
+                 unbroadcast(xp.where(lowered, dy, zero), hi) if hi is not None else None)
+        by_name = dict(zip(names, grads[len(bounds):]))
+        return keyword_cotangents((unbroadcast(xp.where(inside, dy, zero), x), *grads[:len(bounds)]), kwargs,
+                                  **by_name)
+    return y, back
+
+
+adjoint(np.ndarray.clip)(clip)
+namespace_generic(np.where, np.clip)
+
+
+# --- select and choose: each entry comes from one of several choices --------------------------------------------------
 def _like_sequence(template, grads):
     """Cotangents of the items of a list/tuple argument in its container (None when none has one)."""
     if all(g is None for g in grads):

@@ -1,0 +1,32 @@
+"""Tests of `zygotepy/adjoints/numpy/gathering.py` (tile, repeat, pad, roll, sort, take and the other functions that
+move, copy or drop entries): its rows of the rule table against finite differences (tests/adjoints/numpy/rows_*.py,
+`row_tests` of tests/adjoints/test_rules.py) and what the random rows cannot reach."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/adjoints
+from rule_table import rows_of  # noqa: E402
+from test_rules import row_tests  # noqa: E402
+
+import zygotepy  # noqa: E402
+from zygotepy.adjoints import registry  # noqa: E402
+
+test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("gathering"))
+
+
+def test_pad_with_a_computed_mode_raises():
+    _, back = registry.find_rule(np.pad)(np.ones(3), 1, "mean")
+    with pytest.raises(zygotepy.ZygoteError, match="mode='mean'"):
+        back(np.ones(5))
+
+
+def test_repeated_indices_accumulate():
+    x = np.arange(4.0)
+    _, back = registry.find_rule(np.take)(x, [1, 1, 3, 1])
+    np.testing.assert_array_equal(back(np.ones(4))[0], [0, 3, 0, 1])
+    import operator
+    _, back = registry.find_rule(operator.getitem)(x, np.array([2, 2]))
+    np.testing.assert_array_equal(back(np.array([1.0, 5.0]))[0], [0, 0, 6, 0])

@@ -1,0 +1,44 @@
+"""Tests of `zygotepy/adjoints/numpy/linalg.py` (inverses, solves, determinants and the np.linalg names): its rows of
+the rule table against finite differences (tests/adjoints/numpy/rows_*.py, `row_tests` of tests/adjoints/test_rules.py)
+and what the random rows cannot reach."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/adjoints
+from rule_table import rows_of  # noqa: E402
+from test_rules import row_tests  # noqa: E402
+
+from zygotepy.adjoints import registry  # noqa: E402
+
+test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("linalg"))
+
+
+la = np.linalg
+
+
+@pytest.mark.parametrize("op, shapes", [(la.inv, [(3, 3)]), (la.det, [(3, 3)]), (la.solve, [(3, 3), (3,)]),
+                                        (np.einsum, None), (la.norm, [(4,)]), (np.vdot, [(3,), (3,)]),
+                                        (np.kron, [(2,), (3,)]), (la.svdvals, [(3, 2)]),
+                                        (la.eigvalsh, [(3, 3)]), (la.cholesky, [(3, 3)]), (la.pinv, [(3, 2)]),
+                                        (la.matrix_power, None)])
+def test_float32_linear_algebra(op, shapes):
+    rng = np.random.default_rng(1)
+    if op is np.einsum:
+        args = ["ij,jk", rng.normal(size=(2, 3)).astype(np.float32), rng.normal(size=(3, 2)).astype(np.float32)]
+    elif op is la.matrix_power:
+        args = [(rng.normal(size=(3, 3)) + 3 * np.eye(3)).astype(np.float32), 3]
+    elif op is la.cholesky or op is la.eigvalsh:
+        b = rng.normal(size=(3, 3))
+        args = [(b @ b.T + 3 * np.eye(3)).astype(np.float32)]
+    else:
+        args = [(rng.normal(size=s) + (3 * np.eye(s[0]) if len(s) == 2 and s[0] == s[1] else 0)).astype(np.float32)
+                for s in shapes]
+    y, back = registry.find_rule(op)(*args)
+    assert np.asarray(y).dtype == np.float32
+    grads = back(np.ones_like(y))
+    for g, a in zip(grads, args, strict=True):
+        if isinstance(a, np.ndarray):
+            assert g.dtype == np.float32, f"{op.__name__}: float32 argument got a {g.dtype} cotangent"

@@ -1,0 +1,79 @@
+"""Tests of `zygotepy/adjoints/numpy/reductions.py` (sum, mean, max/min, prod, var/std and trace): its rows of the rule
+table against finite differences (tests/adjoints/numpy/rows_*.py, `row_tests` of tests/adjoints/test_rules.py) and what
+the random rows cannot reach."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/adjoints
+from rule_table import rows_of  # noqa: E402
+from test_rules import check_against_finite_differences, row_tests  # noqa: E402
+
+import zygotepy  # noqa: E402
+from zygotepy import gradient  # noqa: E402
+from zygotepy.testing import check_grads  # noqa: E402
+from zygotepy.adjoints import registry  # noqa: E402
+
+test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("reductions"))
+
+
+@pytest.mark.parametrize("x", [[2.0, 0.0, 3.0, -1.5], [0.0, 0.0, 3.0, 2.0], [[0.0, 2.0], [3.0, 0.5]]])
+@pytest.mark.parametrize("op", [np.prod, np.cumprod, np.ndarray.prod, np.ndarray.cumprod])
+def test_products_with_zeros_match_finite_differences(op, x):
+    x = np.array(x)
+    check_against_finite_differences(op, [x], [True])
+    if x.ndim == 2:
+        check_against_finite_differences(op, [x], [True], kwargs={"axis": 0})
+
+
+def test_prod_with_one_zero_is_the_product_of_the_others():
+    _, back = registry.find_rule(np.prod)(np.array([2.0, 0.0, 3.0]))
+    np.testing.assert_array_equal(back(1.0)[0], [0.0, 6.0, 0.0])
+
+
+def test_ties_split_evenly_in_numpy_extrema():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]])
+    _, back = registry.find_rule(np.max)(x)
+    np.testing.assert_allclose(back(1.0)[0], [[0, 0.5, 0.5], [0, 0, 0]])
+    _, back = registry.find_rule(np.min)(x, axis=1)
+    np.testing.assert_allclose(back(np.array([1.0, 2.0]))[0], [[1, 0, 0], [0, 2, 0]])
+    a = np.array([1.0, 2.0, 3.0])
+    _, back = registry.find_rule(np.maximum)(a, np.array([1.0, 0.0, 5.0]))
+    da, db = back(np.ones(3))
+    np.testing.assert_allclose(da, [0.5, 1.0, 0.0])
+    np.testing.assert_allclose(db, [0.5, 0.0, 1.0])
+
+
+def test_moments_refuse_where():
+    with pytest.raises(zygotepy.ZygoteError, match="where="):
+        registry.find_rule(np.var)(np.ones(3), where=np.array([True, False, True]))
+
+
+_MASK = np.array([[True, False, True, True], [False, False, True, False], [True, True, True, False]])
+
+
+@pytest.mark.parametrize("reduce", [
+    lambda x: np.sum(x * x, where=_MASK),
+    lambda x: np.sum(x * x, axis=1, where=_MASK),
+    lambda x: np.sum(x * x, 0, None, None, False, 0.0, _MASK),
+    lambda x: np.mean(x * x, where=_MASK),
+    lambda x: np.mean(x * x, axis=1, keepdims=True, where=_MASK),
+    lambda x: np.mean(x * x, axis=0, where=np.array([[True], [False], [True]])),
+], ids=["sum", "sum_axis", "sum_positional", "mean", "mean_axis_keepdims", "mean_broadcast_mask"])
+def test_where_masks(reduce):
+    x = np.random.default_rng(3).uniform(0.5, 2.0, (3, 4))
+    check_grads(lambda x: np.sum(reduce(x)), x)
+
+
+def test_where_mask_zeroes_left_out_entries():
+    (g,) = gradient(lambda x: np.sum(x, where=_MASK), np.ones((3, 4)))
+    assert np.array_equal(g, _MASK.astype(float))
+
+
+def test_float32_in_float32_gradient_out_end_to_end():
+    x = np.array([[1.0, 3.0], [2.0, 5.0]], np.float32)
+    for f in (lambda x: np.prod(x), lambda x: np.std(x, axis=0).sum(), lambda x: np.linalg.det(x),
+              lambda x: np.tile(x, 2).sum(), lambda x: np.linalg.norm(x), lambda x: np.cumprod(x).sum()):
+        assert gradient(f, x)[0].dtype == np.float32

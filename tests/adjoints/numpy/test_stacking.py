@@ -1,0 +1,12 @@
+"""Tests of `zygotepy/adjoints/numpy/stacking.py` (concatenate, stack, the stackers and splitters, append): its rows of
+the rule table against finite differences (tests/adjoints/numpy/rows_*.py, `row_tests` of
+tests/adjoints/test_rules.py)."""
+import sys
+from pathlib import Path
+
+
+sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/adjoints
+from rule_table import rows_of  # noqa: E402
+from test_rules import row_tests  # noqa: E402
+
+test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("stacking"))

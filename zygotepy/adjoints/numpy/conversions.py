@@ -1,0 +1,152 @@
+"""Conversions and copies: `np.array`/`np.asarray` of differentiable scalars (and of forward mode's dual numbers),
+`np.float64(x)`, `np.copy`, `np.ascontiguousarray`, ..., `np.atleast_1d/2d/3d`, and the ndarray methods item and
+tolist. The values are the argument's, so the cotangent is the result's, in the argument's own form.
+"""
+import numpy as np
+
+from ...backends import is_foreign, namespace, unbroadcast
+from ..registry import adjoint, namespace_generic, nondifferentiable
+from .common import _float_dtype, _nones, _restore
+
+
+# --- np.array and np.asarray of differentiable scalars ----------------------------------------------------------------
+def _array(make):
+    return lambda obj, *args, **kwargs: _array_rule(make, obj, *args, **kwargs)
+
+
+def _array_rule(make, obj, *args, **kwargs):
+    """`np.array([a, b, c])` of differentiable scalars: the cotangent goes back to each element. `np.asarray` keeps
+    NumPy's aliasing (an array comes back as itself, so an update in place through either is seen by the other)."""
+    if _holds_duals(obj):  # (hessian, forward-over-reverse: NumPy cannot hold dual numbers; no try here, which an
+        y = _dual_array(make, obj, *args, **kwargs)  # outer level of nesting could not transform)
+    else:
+        y = make(obj, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in args))
+        if isinstance(obj, (list, tuple)):
+            return (type(obj)(dy[k] for k in range(len(obj))), *(None for _ in args))
+        return (np.reshape(dy, np.shape(obj)), *(None for _ in args))
+    return y, back
+
+
+def _holds_duals(obj):
+    """Are there dual numbers among the elements of `obj` (a list or tuple given to np.array)?"""
+    if not isinstance(obj, (list, tuple)):
+        return False
+    from ...forward.dual import has_dual
+    return has_dual(obj)
+
+
+def _dual_array(make, obj, *args, **kwargs):
+    """np.array of a list holding dual numbers: forward mode's rule builds the dual array of primals and tangents."""
+    from ...forward.dual import dispatch
+    return dispatch(make, (obj, *args), kwargs)
+
+
+nondifferentiable(_holds_duals)
+array = adjoint(np.array)(_array(np.array))
+adjoint(np.asarray)(_array(np.asarray))
+
+
+# --- conversions and copies ------------------------------------------------------------------------------------------------
+def _converter(fn):
+    """`np.float64(x)`, `np.copy(x)`, `np.ascontiguousarray(x)`, ...: same values, maybe another dtype; the cotangent
+    returns in the argument's own form (Python float, list, array dtype). A float32 cast of a float64 keeps the
+    float32 rounding in the forward pass; the gradient is that of the identity."""
+    def rule(x, *args, **kwargs):
+        y = fn(x, *args, **kwargs)
+
+        def back(dy):
+            if dy is None:
+                return (None, *_nones(args))
+            if isinstance(x, (list, tuple)):
+                return (_restore(np.asarray(dy), x), *_nones(args))
+            g = unbroadcast(np.reshape(dy, np.shape(x)) if np.ndim(dy) else dy, x)
+            dtype = getattr(x, "dtype", None)
+            if dtype is not None and dtype.kind in "fc" and getattr(g, "dtype", dtype) != dtype:
+                g = g.astype(dtype) if hasattr(g, "astype") else dtype.type(g)
+            elif type(x) is float and type(g) is not float:
+                g = float(np.real(g))
+            return (g, *_nones(args))
+        return y, back
+    rule.__qualname__ = f"{getattr(fn, '__name__', 'convert')}_rule"
+    return rule
+
+
+for _fn in (np.float64, np.float32, np.complex128, np.copy, np.asanyarray,
+            np.ascontiguousarray, np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    adjoint(_fn)(_converter(_fn))
+
+
+# --- atleast_1d/2d/3d: NumPy's converter rule; another library's array reshaped ---------------------------------------
+def _atleast(x, n):
+    """NumPy's atleast_1d/2d/3d of another library's array: (N,) -> (1, N) -> (1, N, 1); (M, N) -> (M, N, 1)."""
+    shape = tuple(x.shape)
+    if len(shape) >= n:
+        return x
+    new = {0: (1,) * n, 1: {1: shape, 2: (1, *shape), 3: (1, *shape, 1)}[n], 2: (*shape, 1)}[len(shape)]
+    return namespace(x).reshape(x, new)
+
+
+_LIFTS = {np.atleast_1d: 1, np.atleast_2d: 2, np.atleast_3d: 3}
+
+
+def _lift_rule(fn):
+    """np.atleast_1d/2d/3d: NumPy's converter rule; another library's array is reshaped in its namespace."""
+    numpy_rule, n = _converter(fn), _LIFTS[fn]
+
+    def rule(*arys):
+        if len(arys) == 1 and type(arys[0]) is not np.ndarray and is_foreign(arys[0]):
+            x = arys[0]
+            return _atleast(x, n), lambda dy: (None if dy is None else namespace(x).reshape(dy, tuple(x.shape)),)
+        return numpy_rule(*arys)
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return adjoint(fn)(rule)
+
+
+for _fn in _LIFTS:
+    _lift_rule(_fn)
+
+
+# --- ndarray.item and ndarray.tolist ----------------------------------------------------------------------------------
+def item(x, *index):
+    """`x.item()`, `x.item(k)`, `x.item(i, j)`, `x.item((i, j))`: a Python number; its cotangent is one entry of a zero
+    array (found by asking the same question of an array of flat positions, so every form NumPy accepts means the same
+    here), or a number for a NumPy scalar (`np.float64(2.0).item()`)."""
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(index))
+        dtype = _float_dtype(x.dtype) if not isinstance(dy, complex) else np.complex128
+        if isinstance(x, np.generic):
+            return (np.dtype(dtype).type(dy), *_nones(index))
+        g = np.zeros(x.shape, dtype=dtype)
+        g.flat[np.arange(x.size).reshape(x.shape).item(*index)] = dy
+        return (g, *_nones(index))
+    return x.item(*index), back
+
+
+adjoint(np.ndarray.item)(item)
+adjoint(np.generic.item)(item)
+
+
+@adjoint(np.ndarray.tolist)
+def tolist(x):
+    def back(dy):
+        if dy is None:
+            return (None,)
+        return (np.asarray(_zero_nones(dy, x.shape), dtype=_float_dtype(x.dtype)),)
+    return x.tolist(), back
+
+
+def _zero_nones(dy, shape):
+    if dy is None:
+        return np.zeros(shape)
+    if isinstance(dy, (list, tuple)):
+        return [_zero_nones(d, shape[1:]) for d in dy]
+    return dy
+
+
+# computed with the namespace of their input (reshaped there)
+namespace_generic(*_LIFTS)

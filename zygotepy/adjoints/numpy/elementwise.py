@@ -1,0 +1,240 @@
+"""NumPy's elementwise functions of one and two arguments: exponentials and logarithms, roots, trigonometric and
+hyperbolic functions and their inverses, angle conversions, abs/fabs, sinc, nan_to_num, the arithmetic ufuncs,
+maximum/minimum/fmax/fmin (ties share the gradient), arctan2, hypot, logaddexp, fmod/remainder, power/float_power,
+copysign, ldexp and nextafter. Rules compute with the array namespace of their inputs (`namespace(x)`), so they serve
+other array libraries too; cotangents are reduced to their input's shape by `unbroadcast`.
+"""
+import math
+
+import numpy as np
+
+from ...backends import conj, function, is_complex, namespace, namespace_of, on, unbroadcast
+from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
+from .common import _binary, _call, _elementwise_rule, _ties, is_float
+
+LN2 = math.log(2)
+
+# --- one argument: derivative in terms of the input x and the output y ------------------------------------------------
+ELEMENTWISE = {
+    np.exp: lambda x, y: y,
+    np.expm1: lambda x, y: y + 1,
+    np.log: lambda x, y: 1 / x,
+    np.log1p: lambda x, y: 1 / (1 + x),
+    np.log2: lambda x, y: 1 / (x * math.log(2)),  # a Python float keeps float32 arrays float32
+    np.log10: lambda x, y: 1 / (x * math.log(10)),
+    np.sqrt: lambda x, y: 0.5 / y,
+    np.square: lambda x, y: 2 * x,
+    np.reciprocal: lambda x, y: -y * y,
+    np.sin: lambda x, y: namespace(x).cos(x),
+    np.cos: lambda x, y: -namespace(x).sin(x),
+    np.tan: lambda x, y: 1 + y * y,
+    np.tanh: lambda x, y: 1 - y * y,
+    np.sinh: lambda x, y: namespace(x).cosh(x),
+    np.cosh: lambda x, y: namespace(x).sinh(x),
+    np.arcsin: lambda x, y: 1 / namespace(x).sqrt(1 - x * x),
+    np.arccos: lambda x, y: -1 / namespace(x).sqrt(1 - x * x),
+    np.arctan: lambda x, y: 1 / (1 + x * x),
+    np.negative: lambda x, y: -1,
+    np.positive: lambda x, y: 1,
+    # exponentials, roots
+    np.exp2: lambda x, y: y * LN2,
+    np.cbrt: lambda x, y: 1 / (3 * y * y),
+    # inverse hyperbolics
+    np.arcsinh: lambda x, y: 1 / namespace(x).sqrt(x * x + 1),
+    np.arccosh: lambda x, y: 1 / namespace(x).sqrt(x * x - 1),
+    np.arctanh: lambda x, y: 1 / (1 - x * x),
+    # angle conversions
+    np.deg2rad: lambda x, y: math.pi / 180,
+    np.radians: lambda x, y: math.pi / 180,
+    np.rad2deg: lambda x, y: 180 / math.pi,
+    np.degrees: lambda x, y: 180 / math.pi,
+    # absolute value of reals
+    np.fabs: lambda x, y: namespace(x).sign(x),
+}
+for _fn, _d in ELEMENTWISE.items():
+    adjoint(_fn)(_elementwise_rule(_fn, _d))
+
+
+@adjoint(np.abs)
+def absolute(x):
+    y = _call(np.abs, x)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        xp = namespace(x)
+        if getattr(getattr(x, "dtype", None), "kind", "") == "c" or isinstance(x, complex):
+            return (dy * x / xp.where(y == 0, 1, y),)
+        return (unbroadcast(dy * xp.sign(x), x),)
+    return y, back
+
+
+adjoint(np.absolute)(absolute)
+
+
+@adjoint(np.sinc)
+def sinc(x):
+    """sinc(x) = sin(pi x) / (pi x); its derivative (cos(pi x) - sinc(x)) / x is 0 at x = 0."""
+    y = _call(np.sinc, x)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        xp = namespace(x)
+        zero = xp.asarray(x) == 0
+        safe = xp.where(zero, 1.0, x)
+        d = xp.where(zero, 0.0, (xp.cos(math.pi * safe) - y) / safe)
+        return (unbroadcast(dy * conj(d), x),)
+    return y, back
+
+
+@keyword_rule
+@adjoint(np.nan_to_num)
+def nan_to_num(x, *args, **kwargs):
+    """Finite entries pass through; NaN and infinities are replaced by the values `nan`, `posinf`, `neginf` (by
+    position after `copy`, or by keyword), which receive the cotangents of the entries they replaced."""
+    names = ("copy", "nan", "posinf", "neginf")
+    given = {**dict(zip(names, args)), **kwargs}
+    if namespace(x) is np:
+        y = np.nan_to_num(x, *args, **kwargs)
+    else:  # by keyword: torch's has no `copy` before `nan`
+        y = _call(np.nan_to_num, x, **{k: v for k, v in given.items() if k != "copy"})
+
+    def back(dy):
+        if dy is None:
+            return keyword_cotangents((None, *(None for _ in args)), kwargs)
+        xp = namespace(x)
+        grads = {name: _replaced(xp, x, dy, test, given[name]) for name, test in
+                 (("nan", xp.isnan), ("posinf", _isposinf), ("neginf", _isneginf)) if given.get(name) is not None}
+        dx = unbroadcast(xp.where(xp.isfinite(x), dy, 0.0), x)
+        return keyword_cotangents((dx, *(grads.get(name) for name in names[:len(args)])), kwargs, **grads)
+    return y, back
+
+
+def _isposinf(x):
+    return namespace(x).isinf(x) & (x > 0)
+
+
+def _isneginf(x):
+    return namespace(x).isinf(x) & (x < 0)
+
+
+def _replaced(xp, x, dy, test, value):
+    """The cotangent of a value nan_to_num put in place of the entries `test` finds (in the real and imaginary parts
+    separately for complex x): the sum of their cotangents."""
+    if is_complex(x):
+        total = xp.sum(xp.where(test(xp.real(x)), xp.real(dy), 0.0)) + xp.sum(xp.where(test(xp.imag(x)),
+                                                                                     xp.imag(dy), 0.0))
+    else:
+        total = xp.sum(xp.where(test(x), dy, 0.0))
+    return unbroadcast(total, value)
+
+
+# --- elementwise, two arguments: partial derivatives in terms of a, b and the output y ----------------------------------
+def _trunc(a, b):
+    return namespace(a if hasattr(a, "shape") else b).trunc(a / b)
+
+
+BINARY = {
+    np.add: (lambda a, b, y: 1, lambda a, b, y: 1),
+    np.subtract: (lambda a, b, y: 1, lambda a, b, y: -1),
+    np.multiply: (lambda a, b, y: b, lambda a, b, y: a),
+    np.divide: (lambda a, b, y: 1 / b, lambda a, b, y: -y / b),
+    np.maximum: (lambda a, b, y: _ties(a, b, y, a > b), lambda a, b, y: _ties(a, b, y, b > a)),
+    np.minimum: (lambda a, b, y: _ties(a, b, y, a < b), lambda a, b, y: _ties(a, b, y, b < a)),
+    np.arctan2: (lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b)),
+    np.hypot: (lambda a, b, y: a / y, lambda a, b, y: b / y),
+    np.logaddexp: (lambda a, b, y: namespace(y).exp(a - y), lambda a, b, y: namespace(y).exp(b - y)),
+    np.logaddexp2: (lambda a, b, y: 2.0 ** (a - y), lambda a, b, y: 2.0 ** (b - y)),
+    np.fmax: (lambda a, b, y: _ties(a, b, y, a > b), lambda a, b, y: _ties(a, b, y, b > a)),
+    np.fmin: (lambda a, b, y: _ties(a, b, y, a < b), lambda a, b, y: _ties(a, b, y, b < a)),
+    np.fmod: (lambda a, b, y: 1, lambda a, b, y: -_trunc(a, b)),
+    np.remainder: (lambda a, b, y: 1, lambda a, b, y: -namespace(y).floor(a / b)),
+}
+for _fn, (_da, _db) in BINARY.items():
+    adjoint(_fn)(_binary(_fn, _da, _db))
+
+
+@adjoint(np.power)
+def power(a, b):
+    y = _call(np.power, a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace(y)
+        a_ = xp.asarray(a, **on(y))
+        positive = a_ > 0
+        db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)  # a <= 0: log undefined, taken as 0
+        return unbroadcast(dy * conj(b * _call(np.power, a, b - 1)), a), unbroadcast(db, b)
+    return y, back
+
+
+@adjoint(np.float_power)
+def float_power(a, b):
+    """a ** b in float64 (or complex128); d/db is taken as 0 where a <= 0, as for np.power."""
+    y = _call(np.float_power, a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace(y)
+        a_ = xp.asarray(a) if xp is np or hasattr(a, "shape") else xp.asarray(a, dtype=y.dtype, **on(y))
+        positive = a_ > 0
+        db = dy * conj(y * xp.log(xp.where(positive, a_, 1.0)) * (positive if xp is np else xp.astype(positive, y.dtype)))
+        da = dy * conj(b * _call(np.float_power, a, (xp.asarray(b) if xp is np else b) - 1))
+        return _cast(unbroadcast(da, a), a), _cast(unbroadcast(db, b), b)
+    return y, back
+
+
+def _cast(g, like):
+    """A float32 argument of a float64 computation (float_power, ldexp) gets its cotangent back in float32."""
+    dtype = getattr(like, "dtype", None)
+    if dtype is not None and is_float(like) and getattr(g, "dtype", dtype) != dtype:
+        return g.astype(dtype) if type(g) is np.ndarray else namespace(g).astype(g, dtype)
+    return g
+
+
+@adjoint(np.copysign)
+def copysign(a, b):
+    """|a| with b's sign: d/da = sign(a) sign(b); b contributes only a sign, a constant."""
+    y = _call(np.copysign, a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace_of(a, b)
+        where = on(a) or on(b)
+        same = xp.signbit(xp.asarray(a, **where)) == xp.signbit(xp.asarray(b, **where))
+        return unbroadcast(xp.where(same, dy, -dy), a), None
+    return y, back
+
+
+@adjoint(np.ldexp)
+def ldexp(x, i):
+    """x * 2**i for an integer exponent i."""
+    xp = namespace_of(x, i)
+    if xp is not np:  # the namespace's ldexp (JAX's, torch's), else x * 2.0**i (backends/composed.py)
+        f = function(np.ldexp, xp)
+        i_ = i if hasattr(i, "shape") and type(i) is not np.ndarray else xp.asarray(i, **on(x))  # torch.ldexp: tensors
+        return f(x, i_), lambda dy: (None, None) if dy is None else (_cast(unbroadcast(f(dy, i_), x), x), None)
+    y = np.ldexp(x, i)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return _cast(unbroadcast(namespace(y).ldexp(dy, i), x), x), None
+    return y, back
+
+
+@adjoint(np.nextafter)
+def nextafter(x, toward):
+    """The next float after x toward `toward`: x moved by one unit in the last place, so dx = dy (`toward` only
+    chooses the direction). It was declared non-differentiable: x's gradient was silently None."""
+    y = np.nextafter(x, toward)
+    return y, lambda dy: (None, None) if dy is None else (unbroadcast(dy, x), None)
+
+
+# --- rules that compute with the namespace of their inputs (composed from array-API functions where it lacks one) -----
+namespace_generic(*ELEMENTWISE, np.abs, np.absolute, np.sinc, np.nan_to_num, *BINARY, np.power, np.float_power,
+                  np.copysign, np.ldexp)

@@ -1,0 +1,177 @@
+"""np.linalg's inverses and solves (inv, solve, det, slogdet, pinv, matrix_power), batched over leading axes, the
+np.linalg names of functions whose rules live elsewhere (cross, vecdot, tensordot, outer, matmul, matrix_transpose,
+trace, diagonal), and the helpers decompositions.py shares.
+"""
+import numpy as np
+
+from ...backends import conj, namespace, namespace_of, on, unbroadcast
+from ...errors import ZygoteError
+from ..registry import adjoint, namespace_generic
+from .common import _H
+from .diagonals import diagonal
+from .products import _cross_rule, _vecdot_rule, matmul, outer, tensordot
+from .reductions import trace
+from .reshaping import matrix_transpose
+
+
+la = np.linalg
+
+
+def _linalg(*xs):
+    """The linalg namespace of the arrays xs: np.linalg for NumPy arrays, else their library's (the array API's)."""
+    xp = namespace_of(*xs)
+    return la if xp is np else xp.linalg
+
+
+def _field(dy, k, name, result=None):
+    """Entry k (named `name`, or as the named tuple `result` names it: a namedtuple's `_fields`, a torch result's
+    `__match_args__`) of the cotangent of a tuple-like result (tuple, namedtuple, or StructGrad)."""
+    if dy is None:
+        return None
+    if isinstance(dy, dict):
+        fields = getattr(type(result), "_fields", None) or getattr(type(result), "__match_args__", None)
+        key = fields[k] if fields else name
+        unknown = {f for f, v in dy.items() if v is not None} - set(fields or ()) - {name}
+        if unknown:  # never a silent zero for a field read under a name this rule does not know
+            raise ZygoteError(f"a cotangent for the field(s) {sorted(unknown)} of a linalg result, which the rule "
+                              f"reads as {name!r} (entry {k}); index the result instead")
+        return dy.get(key)
+    return dy[k]
+
+
+def _eye_like(x):
+    return np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape)
+
+
+def _lower(g):
+    """A cotangent for a function that reads only the lower triangle of a symmetric matrix (cholesky, eigh): the
+    symmetric gradient g folded onto the lower triangle."""
+    xp = namespace(g)
+    if xp is not np:
+        return xp.tril(g + _H(g), k=-1) + g * xp.eye(g.shape[-1], dtype=g.dtype, **on(g))
+    return np.tril(g + _H(g), -1) + g * np.eye(g.shape[-1], dtype=g.dtype)
+
+
+def _gaps(w, what):
+    """F_ij = 1 / (w_j - w_i) off the diagonal; raises where two values coincide (the vectors are not unique)."""
+    xp = namespace(w)
+    diff = w[..., None, :] - w[..., :, None]
+    off = ~xp.eye(w.shape[-1], dtype=xp.bool, **on(w))
+    scale = max(1.0, float(xp.max(xp.abs(w))))
+    if bool(xp.any(xp.logical_and(off, xp.abs(diff) <= 1e-12 * scale))):
+        raise ZygoteError(f"the gradient of the {what} is undefined: repeated values {w}")
+    return xp.where(off, 1 / xp.where(off, diff, xp.ones_like(diff)), xp.zeros_like(diff))
+
+
+# --- inverses and solves ---------------------------------------------------------------------------------------------------
+@adjoint(la.inv)
+def inv(a):
+    y = _linalg(a).inv(a)
+    return y, lambda dy: (None if dy is None else -_H(y) @ dy @ _H(y),)
+
+
+@adjoint(la.solve)
+def solve(a, b):
+    """x = a^-1 b: db = a^-H dx, da = -db x^H (b a vector when 1-d)."""
+    linalg = _linalg(a, b)
+    x = linalg.solve(a, b)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        vector = (b.ndim if hasattr(b, "ndim") else np.ndim(b)) == 1
+        db = linalg.solve(_H(a), dy[..., None] if vector else dy)
+        da = -db @ _H(x[..., None] if vector else x)
+        return unbroadcast(da, a), unbroadcast(db[..., 0] if vector else db, b)
+    return x, back
+
+
+@adjoint(la.det)
+def det(a):
+    linalg = _linalg(a)
+    y = linalg.det(a)
+    if linalg is not la:
+        xp = namespace(a)
+        return y, lambda dy: (None if dy is None else xp.asarray(dy * conj(y))[..., None, None] * _H(linalg.inv(a)),)
+    return y, lambda dy: (None if dy is None else (dy * conj(y))[..., None, None] * _H(la.inv(a)),)
+
+
+@adjoint(la.slogdet)
+def slogdet(a):
+    """d log|det a| = tr(a^-1 da); the sign is piecewise constant."""
+    linalg = _linalg(a)
+    result = linalg.slogdet(a)
+    asarray = np.asarray if linalg is la else namespace(a).asarray
+
+    def back(dy):
+        d = _field(dy, 1, "logabsdet", result)
+        return (None if d is None else asarray(d)[..., None, None] * _H(linalg.inv(a)),)
+    return result, back
+
+
+@adjoint(la.pinv)
+def pinv(a, *args, **kwargs):
+    """Golub & Pereyra's derivative of the pseudo-inverse X of a (of constant rank), transposed. Another library's
+    pinv takes the cutoff as the array API's `rtol` (NumPy's `rcond` means the same)."""
+    xp = namespace(a)
+    if xp is np:
+        X = la.pinv(a, *args, **kwargs)
+    else:
+        kw = {**dict(zip(("rtol", "hermitian"), args)), **kwargs}
+        rtol = kw.pop("rtol", None)
+        rtol = kw.pop("rcond", None) if rtol is None else rtol
+        if kw.pop("hermitian", False) or kw:
+            raise ZygoteError(f"np.linalg.pinv of another library's arrays: {sorted(kw) or ['hermitian']} is not "
+                              f"supported by the namespace-generic rule (rtol is)")
+        X = xp.linalg.pinv(a) if rtol is None else xp.linalg.pinv(a, rtol=rtol)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in args))
+        I_m, I_n = xp.eye(a.shape[-2], dtype=X.dtype, **on(X)), xp.eye(a.shape[-1], dtype=X.dtype, **on(X))
+        g = -_H(X) @ dy @ _H(X) + (I_m - a @ X) @ _H(dy) @ X @ _H(X) + _H(X) @ X @ _H(dy) @ (I_n - X @ a)
+        return (g, *(None for _ in args))
+    return X, back
+
+
+@adjoint(la.matrix_power)
+def matrix_power(a, n):
+    """d(a^n) = sum_k a^k da a^(n-1-k); a negative n is the power of the inverse."""
+    linalg, xp = _linalg(a), namespace(a)
+    base = linalg.inv(a) if n < 0 else a
+    powers = [xp.broadcast_to(xp.eye(a.shape[-1], dtype=base.dtype, **on(a)), tuple(a.shape))]
+    for _ in range(abs(n) - 1):
+        powers.append(powers[-1] @ base)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        g = sum((_H(powers[k]) @ dy @ _H(powers[abs(n) - 1 - k]) for k in range(abs(n))),
+                xp.zeros(tuple(a.shape), dtype=base.dtype, **on(a)))
+        return (-_H(base) @ g @ _H(base) if n < 0 else g, None)
+    return linalg.matrix_power(a, n), back
+
+
+# --- the same functions under other names ------------------------------------------------------------------------------
+def _last_two(rule, fn):
+    """np.linalg.trace / np.linalg.diagonal: the np. rule over the last two axes (offset is keyword-only)."""
+    def rule_(x, **kwargs):
+        y, back = rule(x, kwargs.get("offset", 0), -2, -1)
+        if namespace(x) is not np and set(kwargs) - {"offset"}:
+            raise ZygoteError(f"np.linalg.{fn.__name__} of another library's arrays takes offset= only")
+        return fn(x, **kwargs) if namespace(x) is np else y, lambda dy: back(dy)[:1]
+    rule_.__qualname__ = f"linalg_{fn.__name__}_rule"
+    return rule_
+
+
+ALIASES = {np.cross: _cross_rule(np.cross), la.cross: _cross_rule(la.cross), np.vecdot: _vecdot_rule(np.vecdot),
+           la.vecdot: _vecdot_rule(la.vecdot), la.tensordot: tensordot, la.outer: outer, la.matmul: matmul,
+           la.matrix_transpose: matrix_transpose, la.trace: _last_two(trace, la.trace),
+           la.diagonal: _last_two(diagonal, la.diagonal)}
+for _fn, _rule in ALIASES.items():
+    adjoint(_fn)(_rule)
+
+
+# computed with the namespace of their input: the array API's linalg has them
+namespace_generic(la.inv, la.solve, la.det, la.slogdet, la.matrix_power, la.pinv, la.tensordot, la.trace, la.outer,
+                  np.cross, la.cross, np.vecdot, la.vecdot, la.matmul, la.matrix_transpose, la.diagonal)

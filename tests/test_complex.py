@@ -1,4 +1,4 @@
-"""Complex numbers: the convention of API.md (`gradient(lambda z: abs(z)**2, 1+2j) == (2+4j,)`), complex scalars and
+"""Complex numbers: the convention of docs/api.md (`gradient(lambda z: abs(z)**2, 1+2j) == (2+4j,)`), complex scalars and
 arrays through arithmetic, abs, real/imag/conj/angle/exp/log, and pullbacks of complex-to-complex functions.
 
 Every row is checked by `check_grads` against central differences over the real and imaginary parts; a few closed

@@ -1,5 +1,5 @@
 """Containers and objects as inputs, outputs and intermediates: every gradient against central finite differences,
-and the structure of each gradient (API.md: tuples/lists/dicts mirror their argument, objects get a StructGrad)."""
+and the structure of each gradient (docs/api.md: tuples/lists/dicts mirror their argument, objects get a StructGrad)."""
 import types
 from collections import namedtuple
 from dataclasses import dataclass

@@ -2,7 +2,7 @@
 
 The first half is one table of small user functions (`FEATURES`), consumed by `test_feature` through
 `zygotepy.testing.check_grads` (one random direction, central differences in float64). The second half holds the
-explicit tests: the seed examples verbatim, the gradient conventions of API.md (None for data, structure of the
+explicit tests: the seed examples verbatim, the gradient conventions of docs/api.md (None for data, structure of the
 argument), the errors (UnsupportedSyntax, MissingAdjoint, non-scalar outputs), custom rules, redefinition and
 notebook cells. Expected values are finite differences or closed forms derived by hand, never a rule's own formula.
 """
@@ -1727,7 +1727,7 @@ def m_trace(a):
 @pytest.mark.parametrize("f", [m_cumprod, m_var, m_trace], ids=["cumprod", "var", "trace"])
 def test_c_method_is_differentiated_or_missing_never_silently_zero(f):
     """A bound C method receives the differentiable array as its object: with a rule its gradient must check, with
-    none it must raise MissingAdjoint, never give a None/zero gradient (API.md: no silently wrong gradient)."""
+    none it must raise MissingAdjoint, never give a None/zero gradient (docs/limitations.md: no silently wrong gradient)."""
     a = np.array([[0.5, 1.5], [2.0, -1.0]])
     try:
         check_grads(f, a)

@@ -102,7 +102,7 @@ def test_value_and_gradient_inside_by_dual_numbers(fresh_routes):
 def test_complex_and_structured_arguments_by_dual_numbers(fresh_routes):
     fresh_routes(1)
 
-    def norm_of_gradient(z):  # a complex argument: the cotangent convention of API.md, through forward mode's |z|
+    def norm_of_gradient(z):  # a complex argument: the cotangent convention of docs/api.md, through forward mode's |z|
         g = gradient(lambda w: abs(w) ** 4 + (w * w).real, z)[0]
         return (g * np.conj(g)).real + 0.3 * g.real
     z, h = 0.7 - 0.4j, 1e-6

@@ -2,7 +2,8 @@
 
 
 class StructGrad(dict):
-    """A structural gradient: a dict of field cotangents that also reads as attributes (API.md: `g.W` and `g["W"]`).
+    """A structural gradient: a dict of field cotangents that also reads as attributes (docs/api.md: `g.W` and
+    `g["W"]`).
 
     >>> g = StructGrad(W=1.0)
     >>> g.W, g["W"]

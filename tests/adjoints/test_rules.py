@@ -312,7 +312,7 @@ def test_complex_times_real_projects_onto_the_real_argument():
 
 
 def test_abs_squared_of_a_complex_number():
-    """API.md: gradient(lambda z: abs(z)**2, 1+2j) == (2+4j,), composed here from the two rules."""
+    """docs/api.md: gradient(lambda z: abs(z)**2, 1+2j) == (2+4j,), composed here from the two rules."""
     z = 1 + 2j
     r, abs_back = registry.find_rule(abs)(z)
     _, pow_back = registry.find_rule(operator.pow)(r, 2)

@@ -1,7 +1,7 @@
 """Rules for complex numbers: real and imaginary parts, conjugation, angle, and the `cmath` functions.
 
-The convention (API.md, Zygote's and PyTorch's): a complex value z = x + iy is two real coordinates, and its cotangent
-is the complex number `dL/dx + 1j * dL/dy`. So for a real loss `gradient` returns `df/dx + 1j*df/dy`, and a
+The convention (docs/api.md, Zygote's and PyTorch's): a complex value z = x + iy is two real coordinates, and its
+cotangent is the complex number `dL/dx + 1j * dL/dy`. So for a real loss `gradient` returns `df/dx + 1j*df/dy`, and a
 holomorphic `w = f(z)` pulls `dw` back to `conj(f'(z)) * dw`. Under it:
 - `real(z)` pulls `dy` back to `real(dy)`; `imag(z)` to `1j * real(dy)` (a real output's cotangent is real);
 - `conj(z)` pulls back to `conj(dy)`;

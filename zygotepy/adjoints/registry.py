@@ -2,7 +2,7 @@
 
 Three tables, all keyed by the target object itself (never by a string):
 - RULES: `target -> rule`, where `rule(*args, **kwargs)` returns `(y, back)` and `back(dy)` returns one cotangent per
-  positional argument (the public `@adjoint` form of API.md).
+  positional argument (the public `@adjoint` form of docs/api.md).
 - SCALAR: `target -> derivative`, a lambda `(dy, y, *args) -> tuple of cotangents` valid when every argument is a Python
   int/float/bool. The compiler inlines its body into generated code, guarded by a type check (the fast path).
 - ARRAY: `target -> ArrayDerivative`, the same kind of lambda for real NumPy arrays (adjoints/numpy/array_inline.py):
@@ -92,7 +92,7 @@ def keyword_rule(rule):
     """Mark `rule` as keyword-aware: called with keyword arguments, its back returns one cotangent per positional
     argument and then a dict of keyword cotangents (`keyword_cotangents` builds it); called without, only the former.
 
-    Why a mark: a rule's back returns one cotangent per positional argument (API.md), so a value passed by keyword
+    Why a mark: a rule's back returns one cotangent per positional argument (docs/api.md), so a value passed by keyword
     (`np.clip(x, a_min=lo)`) had nowhere to send its gradient. A keyword the dict leaves out counts as "no cotangent":
     fine for a constant, an error where a gradient flows into it (dispatch._WithKeywords), never a silent zero.
 

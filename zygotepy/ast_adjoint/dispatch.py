@@ -883,7 +883,7 @@ def _cache_of(fn):
 
 def J_entry(need, fn, args, kwargs):
     """The entry points' J, on the call's argument tuple and keyword dict (None for none) as they are: `need` flags
-    the positional arguments; keyword arguments are constants (API.md). The pullback's result starts with
+    the positional arguments; keyword arguments are constants (docs/api.md). The pullback's result starts with
     `(dself, *dargs)`; entries after those are not for the API.
 
     A Python function derived before, with no rule registered since (every registration bumps the generation), goes

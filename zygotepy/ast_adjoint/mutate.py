@@ -7,7 +7,7 @@ A backward pass reads values the forward saved by reference, and a later update 
 update records how to undo itself (an `Entry`): the backward undoes the updates in reverse order as it passes them
 (each rule's `back` undoes its own update, before the backward of anything that ran earlier), so every earlier backward
 sees the values its forward saw. The entry point keeps the entries of its forward and redoes them when its backward is
-done, leaving the user's objects exactly as one call of `f` left them (API.md), ready for another call of `back`.
+done, leaving the user's objects exactly as one call of `f` left them (docs/api.md), ready for another call of `back`.
 Code that does not update anything in place pays two list-length reads per entry point.
 """
 import functools

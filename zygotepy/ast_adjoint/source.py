@@ -3,7 +3,7 @@
 Everything goes through the function's *code object*, never ``__wrapped__`` (``inspect.getsource`` follows
 ``__wrapped__`` and would hand back the undecorated body, silently dropping what a wrapper adds).
 
-How a node is found (see DESIGN.md section 1):
+How a node is found (docs/internals.md, "How it works", step 1):
 
 - The whole file is read with ``linecache`` and parsed once. Parsing the whole file, rather than the dedented text
   ``inspect.getsource`` returns, keeps real line numbers and avoids dedent trouble for methods and nested functions.

@@ -9,8 +9,9 @@ closure made inside `f` routes its calls too).
 
 The transformed function is compiled from the user's own source node (real line numbers and filename, so tracebacks
 show the user's lines), inside a factory whose locals are the function's free variables: the new code object gets
-the original closure cells plus one cell holding `call`. No globals are written (STYLE.md section 3). One code object
-is compiled per original code object; `forward_version(fn)` only builds a new function object around it.
+the original closure cells plus one cell holding `call`. No globals are written (nothing patches numpy, builtins or
+func.__globals__). One code object is compiled per original code object; `forward_version(fn)` only builds a new
+function object around it.
 
 Library code is called as it is: zygotepy's own functions, NumPy, SciPy and the standard library. A C function with
 no forward rule that receives a dual number raises `MissingTangentRule` (through `Dual.__float__`/`__array__`).

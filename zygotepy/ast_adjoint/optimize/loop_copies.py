@@ -5,7 +5,7 @@ backward tells the two paths apart per operation. When, in a loop, every guarded
 loop entry (a carried value, an invariant) or produced inside the loop by an operation that maps Python numbers to
 Python numbers (`+ - * /`, `math.*`), then the guards hold in every iteration if they hold at entry. Such a loop is
 emitted twice, the fast copy without guards, and the backward picks the matching copy from one recorded flag. This is
-the "loop versioning" row of the design notes (pow: 2.7-2.9x instead of 4.4x the primal).
+the loop versioning of docs/performance.md (pow: 2.7-2.9x instead of 4.4x the primal).
 """
 import math
 import operator

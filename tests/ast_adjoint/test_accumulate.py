@@ -193,7 +193,7 @@ def test_second_order_through_handed_over_cotangents():
 
 
 # --- the item fast paths: `x[i]` and `x[i] = v` for an int i and a 1-d real array (adjoints/structures.py,
-# adjoints/mutation.py `_set_number`, mutate.ItemEntry) --------------------------------------------------------------
+# adjoints/mutation/stores.py `_set_number`, mutate.ItemEntry) ---------------------------------------------------------
 
 def recurrence_in_place(x):
     y = x * 1.0

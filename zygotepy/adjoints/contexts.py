@@ -25,7 +25,7 @@ def enter(manager):
         try:
             value, pb = J(method, manager)
         except UnsupportedSyntax as e:
-            from .mutation import _before_running  # (the mutation table registers last: imported when needed)
+            from .mutation.calls import _before_running  # (the mutation table registers last: imported when needed)
             if not _before_running(e, method, (manager,)):
                 raise
             value = method(manager)

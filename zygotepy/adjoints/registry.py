@@ -156,7 +156,7 @@ def is_generic(target):
 
 
 def mutating(*targets, if_active=False):
-    """Declare primitives that update an object in place (see adjoints/mutation.py); `if_active`: only where a
+    """Declare primitives that update an object in place (see adjoints/mutation/); `if_active`: only where a
     gradient flows through them (elsewhere they run as written, and the transform keeps saved values safe)."""
     (MUTATING_IF_ACTIVE if if_active else MUTATING).update(_key(t) for t in targets)
     generation[0] += 1

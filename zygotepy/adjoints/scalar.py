@@ -77,7 +77,8 @@ nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.e
                   operator.ifloordiv, operator.invert, operator.and_, operator.xor, operator.lshift,
                   operator.rshift, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
                   math.factorial, math.comb, math.perm, math.gcd, math.isclose)
-# (`|` has a rule in mutation.py: a dict merge carries its entries' gradients; on numbers and masks it is data)
+# (`|` has a rule in mutation/operators.py: a dict merge carries its entries' gradients; on numbers and masks it is
+# data)
 
 
 foreign_rule = rt.foreign_rule  # (generated code's `number_value` asks the same question)

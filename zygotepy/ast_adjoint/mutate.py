@@ -281,7 +281,7 @@ def loop_copied(item, container, where, *holders):
     `container` is that object itself, or `item` sits in it only through `container` (`for w in out["w"]`): an update
     could not be routed from a copy to the original. `where` is (file, line of the loop, the loop variable's name, the
     holders' names)."""
-    from ..adjoints.loop_links import copied_error, held_elsewhere
+    from ..adjoints.mutation.loop_links import copied_error, held_elsewhere
     if not isinstance(container, np.ndarray):
         for h, name in zip(holders, where[3], strict=True):
             if h is not container and h is not item and held_elsewhere(h, item, container):

@@ -6,11 +6,12 @@ raises a ZygoteError naming the update, never a wrong gradient.
 """
 import numpy as np
 
-from ..ast_adjoint import mutate as mt
-from ..errors import ZygoteError
-from ..runtime.context import current
-from .mutation_links import _place, _split, _to_first, _where_held, _zeros_like
-from .registry import adjoint, nondifferentiable
+from ...ast_adjoint import mutate as mt
+from ...errors import ZygoteError
+from ...runtime.context import current
+from ..registry import adjoint, nondifferentiable
+from .held import _place, _split, _where_held
+from .links import _to_first, _zeros_like
 
 
 def _row(parent, child):

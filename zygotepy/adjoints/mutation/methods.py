@@ -1,15 +1,16 @@
 """Rules for the methods of lists, dicts and arrays that update their object in place (`lst.append(v)`, ...).
 
 Each takes the object and the method's arguments and returns `(result, back)`, where `back(d_result, d_object_after)`
-undoes the update (mutate.Journal) and returns `(d_object_before, *d_arguments)`. `adjoints/mutation.py`'s `mutcall` rule
-dispatches to them.
+undoes the update (mutate.Journal) and returns `(d_object_before, *d_arguments)`. calls.py's `mutcall` rule dispatches
+to them.
 """
 import numpy as np
 
-from ..ast_adjoint import mutate as mt
-from ..ast_adjoint import runtime as rt
-from ..errors import ZygoteError
-from .structures import key_cotangent, like
+from ...ast_adjoint import mutate as mt
+from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.dispatch import differentiable
+from ...errors import ForwardModeError, ZygoteError
+from ..structures import key_cotangent, like
 
 
 def _zeros_like(x):
@@ -217,13 +218,11 @@ def method_call(obj, name, args, kwargs):
     rule = METHODS.get((type(obj), name))
     if rule is None and getattr(type(obj), "__zygote_number__", False) and (np.ndarray, name) in METHODS.keys() | \
             _UNTRACKED and not hasattr(obj, name):  # forward mode's dual array (a hessian): no such method
-        from ..errors import ForwardModeError
         raise ForwardModeError(f"forward mode (hessian, pushforward) cannot follow the in-place update x.{name}(): "
                                f"a dual number has no .{name} method; update a copy with an item assignment, or "
                                f"use the function form (np.sort(x))")
     if rule is None:
         if name == "shuffle" and isinstance(obj, (np.random.Generator, np.random.RandomState)) and args:
-            from ..ast_adjoint.dispatch import differentiable
             if differentiable(args[0]):  # `rng.shuffle(x)` permutes its argument in place
                 raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its "
                                   f"argument in place; use x = x[rng.permutation(len(x))]")

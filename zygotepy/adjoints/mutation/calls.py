@@ -1,0 +1,239 @@
+"""Rules for calls that may update their arguments (`mutcall`: a call statement; `valuecall`: a call whose result is
+used): the mutating methods of lists, dicts and arrays (methods.py), a Python function that updates its parameters
+(derived through `J_mutating`), `fn(..., out=out)`, `np.copyto`, `np.add.at`/`np.subtract.at`, `operator.setitem`; a
+library function known to update its argument with no rule, and code zygotepy cannot read that changed a float
+array, raise a ZygoteError.
+"""
+import operator
+import types
+
+import numpy as np
+
+from ...ast_adjoint import mutate as mt
+from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.dispatch import J_mutating, differentiable
+from ...backends import is_array_type, unbroadcast
+from ...errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
+from ...runtime.context import current
+from ..registry import adjoint
+from .methods import method_call
+from .overlap import _is_array
+from .stores import delitem, setitem
+
+
+def _keyword_grads(kwargs, grads=None):
+    return () if not kwargs else ({k: (grads or {}).get(k) for k in kwargs},)
+
+
+@adjoint(mt.valuecall)
+def valuecall(fn, *args, **kwargs):
+    return _mutcall(fn, args, kwargs, True)
+
+
+@adjoint(mt.mutcall)
+def mutcall(fn, *args, **kwargs):
+    return _mutcall(fn, args, kwargs, False)
+
+
+def _mutcall(fn, args, kwargs, result_used):
+    """A call that may update its arguments: `(result, *args)`. Mutating methods of lists, dicts and arrays have
+    rules above; a Python function that updates its parameters returns their final versions (lower.py), whose
+    cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone.
+    `result_used` (valuecall): never run code zygotepy cannot read as is, since its result would carry no gradient."""
+    if fn is rt.callmethod and len(args) >= 2 and isinstance(args[0], types.ModuleType):
+        # `mod.f(...)` with the module bound to a local name (`import operator` in a function): the function itself
+        out, inner = _mutcall(getattr(args[0], args[1]), args[2:], kwargs, result_used)
+
+        def module_back(dy):
+            grads = inner(None if dy is None else (dy[0], *dy[3:]))
+            return (None, None, None, *grads[1:])
+        return (out[0], *args[:2], *out[1:]), module_back
+    if fn is rt.callmethod and args and not isinstance(args[0], set):
+        mark = len(current().log)
+        hit = method_call(args[0], args[1], args[2:], kwargs)
+        if hit is not None:
+            mt.passed_through(args[2:], mark)
+            result, mback = hit
+            out = (result, *args)
+
+            def back(dy):  # the method's arguments are not updated: their cotangents after the call pass through
+                dr, dobj = (None, None) if dy is None else (dy[0], dy[1])
+                grads = mback(dr, dobj)
+                after = dy[3:] if dy is not None else (None,) * (len(args) - 2)
+                kw = grads[-1] if kwargs and isinstance(grads[-1], dict) and len(grads) == len(args) else None
+                return (None, grads[0], None, *map(rt.acc, grads[1:len(args) - 1], after), *_keyword_grads(kwargs, kw))
+            return out, back
+    if fn is mt.with_out:
+        return _with_out(args, kwargs)
+    if fn in (operator.setitem, operator.delitem) and len(args) == (3 if fn is operator.setitem else 2) \
+            and not kwargs:  # `setitem(y, i, v)` not seen as one by lower() (operator bound to a local name)
+        return _store_call(fn, args)
+    if fn is np.copyto:
+        return _copyto(*args, **kwargs)
+    if getattr(fn, "__self__", None) in (np.add, np.subtract) and getattr(fn, "__name__", "") == "at" \
+            and len(args) == 3 and not kwargs:
+        return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
+    if fn in _UNTRACKED_FUNCTIONS or mt.updates_first_argument(fn) or type(fn) is not types.FunctionType \
+            and getattr(fn, "__name__", "") in ("shuffle",):
+        if not any(differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
+            return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+        name = _update_name(fn)
+        raise ZygoteError(f"zygotepy cannot differentiate {name}, which updates its argument in place; write the "
+                          f"update as x[...] = ... (x[i] += v with repeated indices: np.add.at), or add an @adjoint "
+                          f"rule")
+    # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
+    # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
+    if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())):
+        # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
+        return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+    updates = any(_mutable(a) for a in args)
+    mark = len(current().log)
+    try:
+        result, pb, consumed = J_mutating(fn, args, kwargs, updates)
+    except (MissingAdjoint, UnsupportedSyntax) as e:
+        if result_used or not _before_running(e, fn, args):
+            raise
+        # a call statement into code zygotepy cannot read (a library's C or unsupported Python): it runs as is, as a
+        # call whose result is dropped always did; its arguments are taken as not updated, which is checked for
+        # float arrays (an update unseen would leave their gradients silently wrong)
+        before = [(a, a.copy()) for a in (*args, *kwargs.values()) if type(a) is np.ndarray and a.dtype.kind in "fc"]
+        result = fn(*args, **kwargs)
+        for a, copy in before:
+            if not np.array_equal(a, copy, equal_nan=True):
+                raise ZygoteError(f"zygotepy cannot differentiate {_update_name(fn)}, which updated an argument "
+                                  f"array in place and has no adjoint rule; write the update as x[...] = ..., or "
+                                  f"add an @adjoint rule") from e
+        return (result, *args), _constant_back(len(args), kwargs)
+    # the arguments it did not update are left as they were: their holders' links need not assume they changed
+    mt.passed_through(args, mark)
+    out = (result, *(a.__self__ if type(a) is super else a for a in args))
+
+    def back(dy):
+        dr, dargs = (None, (None,) * len(args)) if dy is None else (dy[0], dy[1:])
+        # (a number is never updated in place, and equal numbers may be one object: its cotangent passes through)
+        finals = {id(a): g for a, g in zip(out[1:], dargs, strict=True) if g is not None and not mt.is_number(a)}
+        # a callee that updated nothing and whose result got no cotangent has nothing to give (or to undo)
+        grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + len(args))
+        through = [None if id(a) in consumed else g for a, g in zip(out[1:], dargs, strict=True)]
+        gs = [rt.acc(g, t) for g, t in zip(grads[1:1 + len(args)], through, strict=True)]
+        kw = grads[1 + len(args)] if kwargs and len(grads) > 1 + len(args) else None  # (None: nothing came back)
+        return (grads[0], *gs, *_keyword_grads(kwargs, kw))
+    return out, back
+
+
+def _store_call(fn, args):
+    """`operator.setitem(x, i, v)` / `operator.delitem(x, i)` as a call that may update its arguments."""
+    _, store_back = (setitem if fn is operator.setitem else delitem)(*args)
+
+    def back(dy):
+        g = store_back(None if dy is None else dy[1])
+        after = dy[3] if dy is not None and len(args) == 3 else None  # (the value written is not updated)
+        return (None, g[0], None, *((rt.acc(g[2], after),) if len(args) == 3 else ()))
+    return (None, *args), back
+
+
+def _mutable(x):
+    # (a dual array, which a reverse pass carries in `hessian`, is updated in place as the array it wraps; so is an
+    # array of another library, which may hold no `__dict__`)
+    return isinstance(x, (list, dict, set, np.ndarray, super)) or _is_array(x) or is_array_type(type(x)) \
+        or hasattr(x, "__dict__") and not isinstance(
+        x, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, types.MethodType))
+
+
+def _constant_back(n, kwargs):
+    """`(result, *args)` of a call no gradient flows through: the arguments' cotangents pass through unchanged."""
+    def back(dy):
+        return (None, *((None,) * n if dy is None else dy[1:]), *_keyword_grads(kwargs))
+    return back
+
+
+def _callee_code(fn, args):
+    if fn is rt.callmethod:
+        fn = getattr(type(args[0]), args[1], None) or getattr(args[0], args[1], None)
+    fn = getattr(fn, "__func__", fn)
+    return getattr(fn, "__code__", None), fn
+
+
+def _before_running(error, fn, args):
+    """Did `error` come from reading the callee itself (its missing rule or source, its unsupported syntax), before
+    any of it ran?"""
+    code, target = _callee_code(fn, args)
+    if isinstance(error, MissingAdjoint):
+        return error.callee is target or error.callee is fn
+    return code is not None and error.filename == code.co_filename and \
+        code.co_firstlineno <= error.lineno <= max((ln for _, _, ln in code.co_lines() if ln), default=0)
+
+
+mutcall.__zygote_keywords__ = valuecall.__zygote_keywords__ = True  # its back returns the keyword arguments'
+# cotangents too, as a last dict
+
+
+def _with_out(args, kwargs):
+    """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself."""
+    fn, *fargs, out = args
+    where = kwargs.get("where", True)  # `np.add(y, x, out=y, where=mask)`: only the masked entries are written
+    inner = {k: v for k, v in kwargs.items() if k != "where"}
+    result, pb, _ = J_mutating(fn, tuple(fargs), inner, updates=False)
+    if not isinstance(out, np.ndarray):
+        raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}(..., out=...) with this "
+                          f"out or where; write the update as out[...] = ...")
+    entry = mt.journal_whole(out)
+    np.copyto(out, result, casting="same_kind", where=where)
+    real = out.dtype.kind in "fc"  # written into an int array: truncated data, no cotangent
+
+    def back(dy):
+        entry.undo(lambda: out.copy())
+        dr, dout = (None, None) if dy is None else (dy[0], dy[-1])
+        total = rt.acc(dr, dout)
+        kept = None
+        if total is not None and where is not True:
+            mask = np.broadcast_to(where, out.shape)
+            total, kept = np.where(mask, total, 0), np.where(mask, 0, total)
+        grads = pb(unbroadcast(total, result) if total is not None and real else None, {})
+        kw = grads[-1] if inner else None
+        return (None, None, *grads[1:1 + len(fargs)], kept, *_keyword_grads(kwargs, kw))
+    return (out, fn, *fargs, out), back
+
+
+_UNTRACKED_FUNCTIONS = (np.fill_diagonal, np.put, np.place, np.putmask)
+
+
+def _update_name(fn):
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        return f"np.{owner.__name__}.{fn.__name__}"
+    return f"np.{fn.__name__}" if getattr(np, getattr(fn, "__name__", ""), None) is fn else getattr(fn, "__name__", fn)
+
+
+def _add_at(x, index, value, sign=1):
+    """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up); `np.subtract.at`
+    (sign -1) subtracts."""
+    entry = mt.journal_whole(x)
+    (np.add if sign == 1 else np.subtract).at(x, index, value)
+
+    def back(dy):
+        entry.undo(lambda: x.copy())
+        if dy is None:
+            return (None, None, None, None)
+        dx, dv = dy[1], dy[3]
+        if dx is not None and getattr(getattr(x, "dtype", None), "kind", "f") in "fc":
+            g = unbroadcast(np.asarray(dx)[index], value)
+            dv = rt.acc(dv, g if sign == 1 else -g)
+        return (None, dx, None, dv)
+    return (None, x, index, value), back
+
+
+def _copyto(dst, src, **kwargs):
+    if "where" in kwargs:
+        raise ZygoteError("zygotepy cannot differentiate np.copyto(..., where=...); use dst[mask] = src[mask]")
+    entry = mt.journal_whole(dst)
+    np.copyto(dst, src, **kwargs)
+    real = getattr(dst, "dtype", np.dtype(float)).kind in "fc"  # into an int array: truncated data, no cotangent
+
+    def back(dy):
+        entry.undo(lambda: dst.copy())
+        if dy is None:
+            return (None, None, None, *_keyword_grads(kwargs))
+        into = unbroadcast(dy[1], src) if dy[1] is not None and real else None
+        return (None, None, rt.acc(dy[2], into), *_keyword_grads(kwargs))
+    return (None, dst, src), back

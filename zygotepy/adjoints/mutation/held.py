@@ -1,0 +1,265 @@
+"""Where an object sits inside another, found by identity at run time through lists, tuples, dicts and attributes (an
+array by its memory: overlap.py), and the routing of cotangents by that place: `_split` takes a child's part out of its
+parent's cotangent, `_place` puts a child's cotangent where it sits in its parent. A copy of a container (`list(W)`,
+`W[:]`, `dict(d)`) holds the original's items, not the original: its items are looked up one by one (`_where_items`).
+A holder the search cannot follow (a closure cell, a `partial`, a `__slots__` attribute) raises a ZygoteError naming
+the update, never a wrong gradient.
+"""
+import functools
+import types
+
+import numpy as np
+
+from ...ast_adjoint import mutate as mt
+from ...ast_adjoint import runtime as rt
+from ...errors import ZygoteError
+from ...structgrad import StructGrad
+from ..objects import as_fields
+from ..structures import like
+from .overlap import Overlap, _is_array, overlap
+
+
+_ATOMS = (int, float, complex, bool, str, bytes, type(None), types.ModuleType, type, types.BuiltinFunctionType)
+
+
+def _where_held(parent, child, depth=0, seen=None):
+    """Where `child` sits inside `parent`, found by identity through lists, tuples, dicts and attributes: "self",
+    (kind "seq"/"dict"/"obj", [(key, item, plan), ...]), "view" (an array sharing `child`'s data), "opaque" (held
+    where a cotangent cannot be routed: a closure's cell, a `partial`, a `__slots__` object), or None (not held)."""
+    if parent is child:
+        return "self"
+    if _is_array(parent):
+        return overlap(parent, child)
+    if depth > 8 or isinstance(parent, _ATOMS):
+        return None
+    seen = set() if seen is None else seen
+    if id(parent) in seen:
+        return None
+    seen.add(id(parent))
+    if isinstance(parent, (list, tuple)):
+        kind, items = "seq", enumerate(parent)
+    elif isinstance(parent, dict):
+        kind, items = "dict", parent.items()
+    elif isinstance(parent, (types.FunctionType, types.MethodType, functools.partial)):
+        inner = [parent.__self__, parent.__func__] if isinstance(parent, types.MethodType) else \
+            [parent.func, parent.args, parent.keywords] if isinstance(parent, functools.partial) else \
+            [c.cell_contents for c in parent.__closure__ or () if _filled(c)] + list(parent.__defaults__ or ())
+        return "opaque" if any(_where_held(v, child, depth + 1, seen) for v in inner) else None
+    elif hasattr(parent, "__dict__"):
+        kind, items = "obj", vars(parent).items()
+    else:
+        slots = [n for c in type(parent).__mro__ for n in getattr(c, "__slots__", ())]
+        inner = [getattr(parent, n, None) for n in ([slots] if isinstance(slots, str) else slots)]
+        return "opaque" if any(_where_held(v, child, depth + 1, seen) for v in inner) else None
+    found = [(k, v, plan) for k, v in list(items) if (plan := _where_held(v, child, depth + 1, seen)) is not None]
+    return (kind, found) if found else None
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+_SCALARS = _ATOMS + (np.generic,)
+
+
+def _root(a):
+    """What memory `a` is part of: its last array base, or the non-array object that one exposes (np.frombuffer)."""
+    r = mt.base_of(a)
+    return id(r.base) if r.base is not None else id(r)
+
+
+def _where_each(parent, targets, roots, depth=0, seen=None):
+    """`_where_held` for many children in one walk of `parent`: {id(child): plan} for each of `targets` (id -> object)
+    found there. Arrays are matched by address only against targets on the same memory (`roots`: root -> arrays), so
+    the walk costs the size of `parent`, not that times the number of targets (a copy of a long list is searched on
+    every write through it)."""
+    hits = {id(parent): "self"} if id(parent) in targets else {}
+    if isinstance(parent, np.ndarray):
+        for t in roots.get(_root(parent), ()) if parent.size else ():
+            if t is not parent and (plan := overlap(parent, t)) is not None:
+                hits.setdefault(id(t), plan)
+        return hits
+    if depth > 8 or isinstance(parent, _ATOMS):
+        return hits
+    seen = set() if seen is None else seen
+    if id(parent) in seen:
+        return hits
+    seen.add(id(parent))
+    if isinstance(parent, (list, tuple)):
+        kind, items = "seq", enumerate(parent)
+    elif isinstance(parent, dict):
+        kind, items = "dict", parent.items()
+    elif isinstance(parent, (types.FunctionType, types.MethodType, functools.partial)) or \
+            not hasattr(parent, "__dict__"):
+        for v in _opaque_parts(parent):
+            for t in _where_each(v, targets, roots, depth + 1, seen):
+                hits.setdefault(t, "opaque")
+        return hits
+    else:
+        kind, items = "obj", vars(parent).items()
+    found = {}
+    for k, v in list(items):
+        for t, plan in _where_each(v, targets, roots, depth + 1, seen).items():
+            found.setdefault(t, []).append((k, v, plan))
+    for t, places in found.items():
+        hits.setdefault(t, (kind, places))
+    return hits
+
+
+def _opaque_parts(parent):
+    """What a function, bound method, `partial` or `__slots__` object keeps (where a cotangent cannot be routed)."""
+    if isinstance(parent, types.MethodType):
+        return [parent.__self__, parent.__func__]
+    if isinstance(parent, functools.partial):
+        return [parent.func, parent.args, parent.keywords]
+    if isinstance(parent, types.FunctionType):
+        return [c.cell_contents for c in parent.__closure__ or () if _filled(c)] + list(parent.__defaults__ or ())
+    slots = [getattr(c, "__slots__", ()) for c in type(parent).__mro__]
+    return [getattr(parent, n, None) for s in slots for n in ([s] if isinstance(s, str) else s)]
+
+
+def _where_items(parent, child):
+    """Where the items of the list, tuple or dict `child` sit in `parent` (a copy: `list(W)`, `W[:]`, `sorted(W)`,
+    `[*W]`, `dict(d)`, which holds the items but not `child` itself): ("items", type, n, [(key, plan of child[key]),
+    ...], flat), or None. `flat` is {key: positions} when `parent` is a list or tuple holding those items at its top
+    level and nothing else they could be inside (the usual copy of a list of arrays; then `places` is None and the
+    cotangents move in one pass). Numbers and strings are left out: no update in place changes them, so where they
+    sit carries no gradient."""
+    if type(child) not in (list, tuple, dict) or not child:
+        return None
+    pairs = [(k, v) for k, v in (child.items() if type(child) is dict else enumerate(child))
+             if type(v) is not float and not isinstance(v, _SCALARS)]  # (a list of floats: nothing to look for)
+    if not pairs:
+        return None
+    flat = _top_level(parent, pairs) if type(parent) in (list, tuple) else None
+    if flat is not None:
+        return ("items", type(child), len(child), None, flat) if flat else None
+    targets, roots = {}, {}
+    for _, v in pairs:
+        if id(v) not in targets:
+            targets[id(v)] = v
+            if isinstance(v, np.ndarray):
+                roots.setdefault(_root(v), []).append(v)
+    found = _where_each(parent, targets, roots)
+    places = [(k, found[id(v)]) for k, v in pairs if id(v) in found]
+    return ("items", type(child), len(child), places, None) if places else None
+
+
+def _top_level(parent, pairs):
+    """{key: positions of the child's item `key` in the list or tuple `parent`} in one quick pass, when the child's
+    items and `parent`'s are numbers and arrays owning their data (so an array can be in another only as itself);
+    None when the full search is needed (a container, an object or a view among them). A copy of a long list is
+    searched on every write through it: this keeps that linear in the list's length."""
+    ids = {}
+    for key, v in pairs:
+        if type(v) is not np.ndarray or v.base is not None:
+            return None
+        ids.setdefault(id(v), []).append(key)
+    flat = {}
+    for k, v in enumerate(parent):
+        if type(v) is np.ndarray and v.base is None:
+            for key in ids.get(id(v), ()):
+                flat.setdefault(key, []).append(k)
+        elif not isinstance(v, _SCALARS):
+            return None
+    return flat
+
+
+def _items_grad(seq, n, grads):
+    """A cotangent of a `seq` (list, tuple or dict) of `n` items from {key: cotangent}; None when all are None."""
+    grads = {k: g for k, g in grads.items() if g is not None}
+    if not grads:
+        return None
+    return grads if seq is dict else seq(grads.get(k) for k in range(n))
+
+
+def _where(parent, child):
+    """`_where_held`, or where `child`'s items sit when `parent` holds its items but not `child` itself (a copy)."""
+    plan = _where_held(parent, child)
+    return plan if plan is not None else _where_items(parent, child)
+
+
+def _held_error(where, plan):
+    file, line, other, made = where or ("<unknown>", "?", "its holder", None)
+    what = "a value zygotepy cannot look into (a closure's cell, a partial's argument, a __slots__ attribute, or a " \
+        "view of the array's bytes as another dtype)"
+    made = f" (linked at line {made})" if made is not None else ""
+    other = "a comprehension's result" if other.startswith("_comp") else f"'{other}'"  # lower_control's accumulator
+    return ZygoteError(f"{file}:{line}: zygotepy cannot differentiate this update in place: it changes an array that "
+                       f"{other}{made} shares as {what}, and the gradient cannot be routed through that; copy the "
+                       f"array before it is kept (W.copy()), or make the update before")
+
+
+def _split(plan, parent, dy, where):
+    """`parent`'s cotangent `dy` -> (the part not at `child`'s places, the sum of the parts at them)."""
+    if dy is None:
+        return None, None
+    if plan == "self":
+        return None, dy
+    if isinstance(plan, Overlap):
+        return plan.split(dy)
+    if not isinstance(plan, tuple):
+        raise _held_error(where, plan)
+    if plan[0] == "items":  # each of the child's items takes the parent's cotangent where it sits
+        _, seq, n, places, flat = plan
+        dchild = {}
+        if flat is not None:
+            dp = list(dy)
+            for key, ks in flat.items():
+                for k in ks:
+                    dchild[key], dp[k] = rt.acc(dchild.get(key), dp[k]), None
+            return type(parent)(dp), _items_grad(seq, n, dchild)
+        for k, sub in places:
+            dy, dchild[k] = _split(sub, parent, dy, where)  # taken from dy: an item twice in the child counts once
+        return dy, _items_grad(seq, n, dchild)
+    kind, found = plan
+    dchild = None
+    if kind == "seq":
+        dp = list(dy)
+        for k, item, sub in found:
+            dp[k], d = _split(sub, item, dp[k], where)
+            dchild = rt.acc(dchild, d)
+        return (type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp)), dchild
+    dp = dict(as_fields(parent, dy) if kind == "obj" else dy)
+    for k, item, sub in found:
+        dp[k], d = _split(sub, item, dp.get(k), where)
+        dchild = rt.acc(dchild, d)
+    rest = {k: v for k, v in dp.items() if v is not None}
+    return ((StructGrad(rest) if kind == "obj" else rest) or None), dchild
+
+
+def _place(plan, parent, dy, where):
+    """`child`'s cotangent `dy` -> (the part for elements `parent` does not hold, a cotangent of `parent` holding the
+    rest at the places where `child` (or memory it shares) sits: each element's at the first such place)."""
+    if plan == "self":
+        return None, dy
+    if isinstance(plan, Overlap):
+        return plan.place(dy)
+    if not isinstance(plan, tuple):
+        raise _held_error(where, plan)
+    if plan[0] == "items":  # each item's cotangent goes where that item sits in the parent
+        _, seq, n, places, flat = plan
+        rest, dparent = dict(dy) if seq is dict else dict(enumerate(dy)), None
+        if flat is not None:  # each item's at its first place
+            dp = [None] * len(parent)
+            for key, ks in flat.items():
+                dp[ks[0]], rest[key] = rt.acc(dp[ks[0]], rest.get(key)), None
+            return _items_grad(seq, n, rest), type(parent)(dp)
+        for k, sub in places:
+            if rest.get(k) is not None:
+                rest[k], dp = _place(sub, parent, rest[k], where)
+                dparent = rt.acc(dparent, dp)
+        return _items_grad(seq, n, rest), dparent
+    kind, found = plan
+    dp = [None] * len(parent) if kind == "seq" else {}
+    for k, item, sub in found:
+        if dy is None:
+            break
+        dy, dp[k] = _place(sub, item, dy, where)
+    if kind == "seq":
+        return dy, type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp)
+    return dy, StructGrad(dp) if kind == "obj" else dp

@@ -1,0 +1,214 @@
+"""Rules that carry an update in place across the links between objects: a child updated in place gives its parent
+a new version (`put_item`, `put_attr`, and `put_held` for an object held anywhere in another: an item, a value, an
+attribute), and a parent updated in place gives the children read out of it before (`refresh`, `refresh_held`) their
+new versions. The lowering (ast_adjoint/lower_mutation.py) places these calls; their backs route each cotangent to
+the version it belongs to, by where the child sits in the parent (held.py; arrays sharing memory: overlap.py).
+"""
+import numpy as np
+
+from ...ast_adjoint import mutate as mt
+from ...ast_adjoint import runtime as rt
+from ...errors import ZygoteError
+from ...runtime.context import current
+from ...structgrad import StructGrad
+from ..objects import as_fields
+from ..registry import adjoint
+from ..structures import like
+from .held import _place, _split, _where, _where_items
+from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap
+
+
+def _zeros_like(x):
+    return np.zeros(np.shape(x), dtype=x.dtype if getattr(x, "dtype", None) is not None and x.dtype.kind in "fc"
+                    else np.float64)
+
+
+def _holds(parent, kind, key, child):
+    """Is `child` (or a view of its data) what `parent[key]` / `parent.key` is?"""
+    if isinstance(parent, np.ndarray):
+        return _is_view_of(child, parent)
+    try:
+        current = getattr(parent, key) if kind == "attr" else parent[key]
+    except (KeyError, IndexError, AttributeError, TypeError):
+        return False
+    return current is child
+
+
+def _to_first(dy):
+    """The back of a link that links nothing: to a number (equal numbers may be one object by chance, a cached
+    constant or a helper's argument returned, which says nothing about where their gradients go), or to what a maybe
+    update in place did not update (mutate.NOT_IN_PLACE). The cotangent stays where it is."""
+    return (dy, None, None)
+
+
+def _put(kind):
+    def put(parent, key, child):
+        if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` still holds the old one, unchanged
+            return parent, _to_first
+        if _is_array(parent):
+            plan = "self" if parent is child else overlap(parent, child)
+            direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
+        else:
+            plan = _holds(parent, kind, key, child) or None
+            if plan is None and kind == "item":  # `out = W[:]`: a copy holding W's items, found where they sit now
+                plan = _where_items(parent, child)
+            direct = False
+        if plan == "opaque":
+            raise ZygoteError(f"zygotepy cannot differentiate this update in place: it writes through a view whose "
+                              f"elements do not line up with its array's ({kind} {key!r} of a {parent.dtype} array "
+                              f"seen as {child.dtype}: .real/.imag of a complex array, .view(dtype)); update the "
+                              f"array itself (z[0] = complex(v, z[0].imag)), or copy the view first")
+        if plan is not None and mt.may_have_changed(child):
+            current().log.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
+
+        def back(dy):
+            if dy is None or plan is None:
+                return (dy, None, None)
+            if _is_array(parent) and not direct or isinstance(plan, tuple):
+                rest, dchild = _split(plan, parent, dy, None)
+                return (rest, None, dchild)
+            if kind == "attr" and key == "__dict__" and child is getattr(parent, "__dict__", None):
+                return (None, None, dict(as_fields(parent, dy)))  # its fields are the dict's entries
+            if kind == "attr":
+                dy = as_fields(parent, dy)
+                places = [n for n, v in vars(parent).items() if v is child] if hasattr(parent, "__dict__") else [key]
+                rest = {k: v for k, v in dy.items() if k not in places and v is not None}
+                dchild = _sum(dy.get(k) for k in places)
+                return (StructGrad(rest) if rest else None, None, dchild)
+            if isinstance(parent, np.ndarray):
+                dchild = dy[key]
+                dp = dy.copy()
+                dp[key] = 0
+                return (dp, None, dchild)
+            if isinstance(parent, dict):  # the same object may sit under other keys too: all of them are its
+                places = [k for k, v in parent.items() if v is child]
+                return ({k: v for k, v in dy.items() if k not in places} or None, None,
+                        _sum(dy.get(k) for k in places))
+            dp = list(dy)
+            places = [k for k, v in enumerate(parent) if v is child]
+            dchild = _sum(dp[k] for k in places)
+            for k in places:
+                dp[k] = None
+            return (type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp), None, dchild)
+        return parent, back
+    return put
+
+
+def _sum(grads):
+    total = None
+    for g in grads:
+        total = rt.acc(total, g)
+    return total
+
+
+adjoint(mt.put_item)(_put("item"))
+adjoint(mt.put_attr)(_put("attr"))
+
+
+@adjoint(mt.put_held)
+def put_held(parent, where, child):
+    """`child` may sit somewhere in `parent` (found by identity now, at any depth): the cotangents there are
+    `child`'s. Or `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `boxes[0].w *= 2` changes
+    `W[0]`): `parent`'s cotangents of those items are `child`'s where they sit in it. `where` is (file, line of the
+    update, parent's name, line of the call that made the link)."""
+    if mt.is_number(child) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
+        return parent, _to_first  # in `parent` is there by chance
+    plan = _where(parent, child) if parent is not child else "self"
+    inside = _where_items(child, parent) if plan is None else None
+    if (plan is not None or inside is not None) and mt.may_have_changed(child):
+        current().log.append(id(parent))
+
+    def back(dy):
+        if dy is None or plan is None and inside is None:
+            return (dy, None, None)
+        if inside is not None:
+            rest, dchild = _place(inside, child, dy, where)
+            return (rest, None, dchild)
+        rest, dchild = _split(plan, parent, dy, where)
+        return (rest, None, dchild)
+    return parent, back
+
+
+@adjoint(mt.refresh_held)
+def refresh_held(child, parent, where):
+    """`child` may sit somewhere in `parent`, which was updated in place: `child`'s cotangent is `parent`'s there. Or
+    `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `W[0] *= 2`): its cotangents where they sit
+    are `parent`'s cotangents of those items."""
+    if mt.is_number(child):  # a number sitting in `parent` keeps its value whatever `parent`'s update did
+        return child, _to_first
+    plan = _where(parent, child)
+    inside = _where_items(child, parent) if plan is None else None
+    # or `parent` sits in `child`: a call handed back part of an object (`p = box.get()`, `getattr(o, "w")`), then
+    # updated in place: `child`'s cotangent at that place is `parent`'s
+    holds = _where(child, parent) if plan is None and inside is None and child is not parent else None
+    if plan is None and inside is None and holds is None:  # not held there: `parent`'s update left it as it was, so
+        mt.passed_through((child,), len(current().log))  # its own holders' links (put_*) need not assume it changed
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        if inside is not None:
+            rest, dparent = _split(inside, child, dy, where)
+            return (rest, dparent, None)
+        if holds is not None:
+            rest, dparent = _split(holds, child, dy, where)
+            return (rest, dparent, None)
+        if plan is None:
+            return (dy, None, None)
+        rest, dparent = _place(plan, parent, dy, where)
+        return (rest, dparent, None)
+    return child, back
+
+
+_IMMUTABLE = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), np.generic)
+
+
+def _slot_of(parent, kind, key, child):
+    """When the mutable object `child` is still `parent[key]` / `parent.key` (a list, dict or plain object holding
+    it): the function giving `parent`'s cotangent from a cotangent of that slot; else None."""
+    if isinstance(child, _IMMUTABLE) or isinstance(parent, np.ndarray) or not _holds(parent, kind, key, child):
+        return None
+    if kind == "attr":
+        if not hasattr(parent, "__dict__") or vars(parent).get(key) is not child:
+            return None
+        return lambda dy: StructGrad({key: dy})
+    if type(parent) is dict:
+        return lambda dy: {key: dy}
+    if type(parent) in (list, tuple) and type(key) is int:
+        def place(dy):
+            dp = [None] * len(parent)
+            dp[key] = dy
+            return type(parent)(dp)
+        return place
+    return None
+
+
+@adjoint(mt.refresh)
+def refresh(child, parent, kind, key):
+    """A NumPy view is `parent[key]` again after the parent's update (its elements the parent's, matched by address:
+    `W.T`, `y.real`); a mutable object still in the slot it was read from (`a = lst[0]`, then `lst[0] *= 2` updates
+    that array) has the slot's value, so its cotangent goes to the slot; anything else is unchanged by it."""
+    plan = "self" if child is parent else overlap(parent, child) if _is_array(child) else None
+    if plan == "opaque":
+        raise ZygoteError(f"zygotepy cannot differentiate reading the view .{key} of an array after the array was "
+                          f"updated in place (its elements do not line up with the array's); take the view after "
+                          f"the update, or copy it")
+    direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
+    slot = plan is None and _slot_of(parent, kind, key, child)
+    if plan is None and not slot:  # `out = W[:]`: the items of the copy that the parent holds are the parent's there
+        plan = _where_items(parent, child)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None, None)
+        if slot:  # still the very object in `parent`'s slot (`a = lst[0]`, then `lst[0] *= 2` on an array or list):
+            return (None, slot(dy), None, None)  # its later value is the slot's, so its cotangent is the slot's
+        if plan is None:
+            return (dy, None, None, None)
+        if direct:  # `row = m[0]`: the whole view is the slot
+            dp = _zeros_like(parent)
+            dp[key] = dy
+            return (None, dp, None, None)
+        rest, dp = _place(plan, parent, dy, None)
+        return (rest, dp, None, None)
+    return child, back

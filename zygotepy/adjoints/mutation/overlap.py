@@ -1,0 +1,116 @@
+"""Arrays that share memory (a view, a view of a view, `W.T`, `W.reshape(3)[0]`, however it was made), matched element
+by element by address at run time (`Overlap`), so a cotangent reaches exactly the elements an update through either of
+them changed. The links' rules (links.py, held.py, loop_links.py) route cotangents between such arrays with these.
+"""
+import numpy as np
+
+from ...ast_adjoint import mutate as mt
+from ...backends import is_array_type, namespace, on as device_of
+from ...errors import ZygoteError
+
+
+def _is_view_of(child, parent):
+    return isinstance(child, np.ndarray) and isinstance(parent, np.ndarray) and child.base is not None \
+        and mt.base_of(child) is mt.base_of(parent)
+
+
+def _device_view(x):
+    """An array of another library that no NumPy view can show (on a GPU) and that is a view itself."""
+    return type(x) is not np.ndarray and is_array_type(type(x)) and (
+        getattr(x, "_base", None) is not None or getattr(x, "base", None) is not None)
+
+
+def _is_array(x):
+    return isinstance(x, np.ndarray) or isinstance(mt.host_memory(x), np.ndarray)
+
+
+def _by_parts(method):
+    """An `Overlap` method applied to a dual cotangent part by part (its primal and tangent share its positions), and
+    to another library's array (in host memory: `overlap` refuses views on a device) through NumPy, its results made
+    in that library again."""
+    def on(self, dy):
+        if getattr(type(dy), "__zygote_number__", False) and hasattr(dy, "tangent"):
+            (a, b), (c, d) = on(self, dy.primal), on(self, dy.tangent)
+            return type(dy)(dy.tag, a, c), type(dy)(dy.tag, b, d)
+        if type(dy) is not np.ndarray and is_array_type(type(dy)):
+            xp = namespace(dy)
+            return tuple(xp.asarray(part, dtype=dy.dtype, **device_of(dy)) for part in method(self, np.asarray(dy)))
+        return method(self, dy)
+    on.__doc__ = method.__doc__
+    return on
+
+
+class Overlap:
+    """The elements of two arrays that share memory: flat positions `p` in the parent and `c` in the child of the same
+    addresses (found now, from data pointers and strides; a view made any way at all is matched)."""
+    __slots__ = ("c", "child_shape", "p", "parent_shape")
+
+    def __init__(self, parent, child, p, c):
+        self.parent_shape, self.child_shape, self.p, self.c = parent.shape, child.shape, p, c
+
+    @_by_parts
+    def split(self, dy):
+        """The parent's cotangent -> (the part not at the shared elements, the child's cotangent from them)."""
+        dy = np.asarray(dy)
+        dchild = np.zeros(int(np.prod(self.child_shape)), dtype=dy.dtype)
+        np.add.at(dchild, self.c, dy.reshape(-1)[self.p])
+        rest = dy.copy()
+        rest.reshape(-1)[self.p] = 0
+        return rest, dchild.reshape(self.child_shape)
+
+    @_by_parts
+    def place(self, dy):
+        """The child's cotangent -> (the part not at the shared elements, the parent's cotangent from them)."""
+        dy = np.asarray(dy)
+        c, first = np.unique(self.c, return_index=True)  # an element the parent sees twice gets it once
+        dparent = np.zeros(int(np.prod(self.parent_shape)), dtype=dy.dtype)
+        dparent[self.p[first]] = dy.reshape(-1)[c]
+        rest = dy.copy()
+        rest.reshape(-1)[c] = 0
+        return rest, dparent.reshape(self.parent_shape)
+
+
+def _addresses(a):
+    off = np.zeros(a.shape, dtype=np.intp)
+    for k, (n, stride) in enumerate(zip(a.shape, a.strides, strict=True)):
+        off = off + (np.arange(n, dtype=np.intp) * stride).reshape((1,) * k + (n,) + (1,) * (a.ndim - k - 1))
+    return a.__array_interface__["data"][0] + off.reshape(-1)
+
+
+def overlap(parent, child):
+    """An `Overlap` of two arrays sharing memory, None if they share none, "opaque" if their elements do not line up
+    (a `.view(dtype)`, `.real` of a complex array)."""
+    parent, child = mt.host_memory(parent), mt.host_memory(child)
+    if _device_view(parent) or _device_view(child):
+        raise ZygoteError(f"zygotepy cannot follow an update in place through a view of a {type(parent).__name__} on "
+                          f"a device (where its elements live cannot be read); copy the view before updating it, or "
+                          f"update out of place")
+    if not (isinstance(parent, np.ndarray) and isinstance(child, np.ndarray)) or parent.size == 0 or \
+            child.size == 0 or not np.may_share_memory(parent, child):
+        return None
+    if parent.dtype != child.dtype:
+        return "opaque"
+    pa, ca = _addresses(parent), _addresses(child)
+    order = np.argsort(pa, kind="stable")
+    ps = pa[order]
+    lo, hi = np.searchsorted(ps, ca, "left"), np.searchsorted(ps, ca, "right")
+    counts = hi - lo
+    inside = (ca >= ps[0]) & (ca < ps[-1] + parent.itemsize)
+    if ((ca[inside] - ps[0]) % parent.itemsize).any():  # elements offset by part of one: bytes reinterpreted
+        return "opaque"
+    if not counts.any():
+        return None
+    c = np.repeat(np.arange(ca.size), counts)
+    within = np.arange(c.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    return Overlap(parent, child, order[np.repeat(lo, counts) + within], c)
+
+
+def _is_slot(parent, key, child):
+    """Is the array `child` exactly the memory of `parent[key]` (`row = m[0]`), not just some view of it?"""
+    try:
+        slot = parent[key]
+    except (IndexError, TypeError, ValueError):
+        return False
+    return isinstance(slot, np.ndarray) and slot.base is not None and slot.shape == child.shape and \
+        slot.strides == child.strides and slot.__array_interface__["data"][0] == child.__array_interface__["data"][0] \
+        and not any(n > 1 and st == 0 for n, st in zip(slot.shape, slot.strides, strict=True))

@@ -1,0 +1,295 @@
+"""Rules for stores in place: `x[i] = v` (NumPy arrays, other libraries' arrays, lists, dicts, classes with a Python
+`__setitem__`), `obj.a = v`, `del obj.a` and `del x[i]`.
+
+Each maps the old version of the object to its new version (the same object): its `back` gets the new version's
+cotangent and returns the old version's, in which the slot written receives nothing from before; its cotangent goes
+to the value written.
+"""
+import inspect
+import types
+
+import numpy as np
+
+from ...ast_adjoint import mutate as mt
+from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.dispatch import J_mutating
+from ...backends import is_array_type, is_foreign, namespace, unbroadcast
+from ...errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
+from ...runtime.context import current
+from ...structgrad import StructGrad
+from ..objects import as_fields
+from ..registry import adjoint
+from ..structures import key_cotangent, like
+
+
+def _repeats(index, x):
+    """For a 1-d integer-array index with repeated positions, NumPy keeps the last write to each: a mask of the entries
+    of `x[index]` that count (None when nothing repeats)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [np.asarray(p) for p in parts if isinstance(p, (list, np.ndarray))]
+    if not arrays or any(a.dtype.kind not in "iu" for a in arrays):
+        return None
+    if len(parts) != 1 or arrays[0].ndim != 1:
+        flat = np.ravel_multi_index(tuple(np.asarray(p) % n for p, n in zip(parts, x.shape)), x.shape[:len(parts)]) \
+            if len(arrays) == len(parts) else None
+        if flat is None or np.unique(flat).size != flat.size:
+            raise ZygoteError("zygotepy cannot differentiate x[index] = v with repeated positions in a "
+                              "multi-dimensional integer index; use a 1-d index or np.add.at")
+        return None
+    flat = arrays[0] % x.shape[0]
+    if np.unique(flat).size == flat.size:
+        return None
+    keep = np.zeros(flat.shape, dtype=bool)
+    _, last = np.unique(flat[::-1], return_index=True)
+    keep[flat.size - 1 - last] = True
+    return keep
+
+
+_REAL_NUMBERS = frozenset((float, int, np.float64, np.float32))
+
+
+def _added(into, grads):
+    """A back's cotangents added to the running ones generated code handed it (`registry.accumulates`), if any."""
+    return tuple(rt.acc(a, g) for a, g in zip(into, grads, strict=True)) if into else grads
+
+
+# --- x[i] = v ----------------------------------------------------------------------------------------------------------
+
+def _set_number(x, index, value):
+    """`x[i] = v` for an int `i`, a 1-d real array `x` and a real number `v`: the update a loop makes item by item,
+    with a journal entry that copies nothing and a `back` that skips the general case's checks."""
+    entry = mt.ItemEntry(x, index)
+    x[index] = value
+    number = type(value) is not bool  # an int written into a float array is a real number from then on
+
+    def back(dy, need=None, *into):
+        entry.undo()
+        if dy is None:
+            return into or (None, None, None)
+        if type(dy) is not np.ndarray or dy.dtype.kind != "f":
+            return _added(into, _item_cotangents(dy, index, value))
+        dv = dy[index] if number else None
+        dx = dy if into and rt.sole(dy) else dy.copy()  # handed over by generated code: zero the entry in place
+        dx[index] = 0
+        if into:
+            return rt.acc(into[0], dx), into[1], rt.acc(into[2], dv)
+        return dx, None, dv
+    return x, back
+
+
+def _item_cotangents(dy, index, value):
+    """`x[i] = v`'s cotangents from a cotangent `dy` of the new `x` that is not a real array (a complex one)."""
+    dx = dy.copy()
+    dx[index] = 0
+    return dx, None, unbroadcast(dy[index], value) if not isinstance(value, bool) else None
+
+
+@adjoint(mt.setitem)
+def setitem(x, index, value):
+    if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f" \
+            and type(value) in _REAL_NUMBERS:
+        return _set_number(x, index, value)
+    if isinstance(x, np.ndarray) or getattr(type(x), "__zygote_number__", False) and hasattr(x, "shape"):
+        if isinstance(x, np.ndarray) and getattr(type(value), "__zygote_number__", False):
+            raise ForwardModeError(STORE_INTO_PLAIN_ARRAY)
+        keep = _repeats(index, x) if type(index) is not int else None
+        written_real = getattr(x, "dtype", None) is None or x.dtype.kind in "fc"
+        entry = mt.journal_slot(x, index)
+        x[index] = value
+
+        def back(dy, need=None, *into):
+            entry.undo(lambda: mt.slot_copy(x[index]))
+            if dy is None:
+                return into or (None, None, None)
+            dv = dy[index]
+            if keep is not None:  # repeated positions: only the last write of each reaches the output
+                dv = dv * keep.reshape(keep.shape + (1,) * (dv.ndim - 1))
+            if into and rt.sole(dy):  # generated code handed dy over: zero the overwritten entries in place
+                dv = dv.copy() if isinstance(dv, np.ndarray) and dv.base is not None else dv
+                dx = dy
+            else:
+                dx = dy.copy()
+            dx[index] = 0
+            # a bool written, or anything written into an int array (truncated), is data: no cotangent; an int
+            # written into a float array becomes a real number there (the contract's ints in arithmetic)
+            dv = unbroadcast(dv, value) if not isinstance(value, bool) and written_real else None
+            return _added(into, (dx, None, dv))
+        return x, back
+    if is_foreign(x) and is_array_type(type(x)):
+        return _set_foreign(x, index, value)
+    if isinstance(x, list):
+        if not (isinstance(index, int) or isinstance(index, slice) and index.step in (None, 1)):
+            raise ZygoteError("zygotepy cannot differentiate a list update with an extended slice (x[a:b:c] = v)")
+        n, before = len(x), x[index]
+        twins = ()
+        if isinstance(index, int):
+            entry = mt.Entry(lambda s: x.__setitem__(index, s), before, x)
+            now = lambda: x[index]
+            twins = _twin_slots(x, index % n if n else index, value)
+        else:
+            start = index.indices(n)[0]
+            whole_before = x[:start] + list(before) + x[start + len(before):]
+            entry = mt.Entry(lambda s: x.__setitem__(slice(None), s), whole_before, x)
+            now = lambda: x[:]
+        x[index] = value
+
+        def back(dy, need=None, *into):
+            entry.undo(now)
+            if dy is None:
+                return into or (None, None, None)
+            if isinstance(index, int):
+                dx = dy if into and rt.sole(dy) else list(dy)  # handed over: reuse the list
+                dv, dx[index] = dx[index], None
+                for j in twins:  # the same object in another slot: read after the write, it is the written value
+                    dv, dx[j] = rt.acc(dv, dx[j]), None
+                return _added(into, (dx, None, dv))
+            k = len(dy) - (n - len(before))  # how many items the slice holds now
+            dv = like(value, list(dy[start:start + k])) if k else None
+            return _added(into, (list(dy[:start]) + [None] * len(before) + list(dy[start + k:]), None, dv))
+        return x, back
+    if isinstance(x, dict):
+        had, old = index in x, x.get(index)
+        x[index] = value
+
+        def restore(state):
+            if state[0]:
+                x[index] = state[1]
+            else:
+                x.pop(index, None)
+        entry = mt.Entry(restore, (had, old), x)
+
+        def back(dy, need=None, *into):
+            entry.undo(lambda: (True, x[index]))
+            if dy is None:
+                return into or (None, None, None)
+            return _added(into, (_dict_without(dy, index), None if had else key_cotangent(index), dy.get(index)))
+        return x, back
+    method = getattr(type(x), "__setitem__", None)
+    if isinstance(method, types.FunctionType):  # a user class: its own __setitem__, derived, updates `x`
+        _, pb, _ = J_mutating(method, (x, index, value), None)
+
+        def back(dy, need=None, *into):
+            grads = pb(None, {id(x): dy} if dy is not None else {})
+            return _added(into, (grads[1], None, grads[3]))
+        return x, back
+    raise ZygoteError(f"zygotepy cannot differentiate updating an item of a {type(x).__name__} in place "
+                      f"(x[i] = v works on lists, dicts, NumPy arrays and classes with a Python __setitem__)")
+
+
+def _set_foreign(x, index, value):
+    """`x[i] = v` on an array of another library that updates in place (torch, CuPy, array-API arrays; JAX's refuse
+    it themselves): the NumPy path's cotangents, made in `x`'s namespace (and so on its device)."""
+    xp = namespace(x)
+    entry = mt.Entry(lambda s: x.__setitem__(index, s), xp.asarray(x[index], copy=True), x)
+    x[index] = value
+
+    def back(dy, need=None, *into):
+        entry.undo(lambda: xp.asarray(x[index], copy=True))
+        if dy is None:
+            return into or (None, None, None)
+        dv = unbroadcast(dy[index], value) if not isinstance(value, bool) else None
+        dx = xp.asarray(dy, copy=True)
+        dx[index] = 0
+        return _added(into, (dx, None, dv))
+    return x, back
+
+
+def _twin_slots(x, index, value):
+    """The other slots of the list `x` that hold the very object just written at `index` (`both = [a, a]`, then
+    `both[1] *= 2`, an update in place through slot 1): a read of one of them after the write reads the written object,
+    so its cotangent must reach the value written (through the update's own back), not the slot's older entry. Only
+    objects an update in place can change (arrays, lists, dicts, class instances): equal numbers may be one object
+    by chance (cached constants), which says nothing about where their gradients go."""
+    if isinstance(value, (int, float, complex, str, bytes, tuple, type(None), np.generic)):
+        return ()
+    return tuple(j for j, item in enumerate(x) if item is value and j != index)
+
+
+def _dict_without(dy, key):
+    """`dy` less `key`'s entry; `{}`, not None, while read keys wait for their stores' backs (structures.keys_read)."""
+    return None if dy is None else {k: v for k, v in dy.items() if k != key} or ({} if current().read_keys else None)
+
+
+# --- obj.a = v and del ---------------------------------------------------------------------------------------------------
+
+def _attr_state(obj, name):
+    """Whether obj holds `name` itself, and its value. Read without running a `__getattr__` (which Python's own
+    assignment does not run either, and which may recurse on a name not yet set: `return self.w * 2`)."""
+    own = getattr(obj, "__dict__", None)
+    if own is not None:
+        return (True, own[name]) if name in own else (False, None)
+    try:
+        return (True, object.__getattribute__(obj, name))
+    except AttributeError:
+        return (False, None)
+
+
+def _attr_restorer(obj, name):
+    def restore(state):
+        if state[0]:
+            object.__setattr__(obj, name, state[1])
+        elif _attr_state(obj, name)[0]:
+            object.__delattr__(obj, name)
+    return restore
+
+
+def _check_plain_attribute(obj, name):
+    desc = inspect.getattr_static(type(obj), name, None)
+    if isinstance(type(obj).__setattr__, types.FunctionType) or hasattr(type(desc), "__set__") \
+            and not isinstance(desc, types.MemberDescriptorType):
+        raise ZygoteError(f"zygotepy cannot differentiate assigning {type(obj).__name__}.{name}: a property setter "
+                          f"or __setattr__ runs; assign the underlying attribute, or add an @adjoint rule")
+
+
+@adjoint(mt.setattr_)
+def setattr_(obj, name, value):
+    _check_plain_attribute(obj, name)
+    entry = mt.Entry(_attr_restorer(obj, name), _attr_state(obj, name), obj)
+    setattr(obj, name, value)
+
+    def back(dy):
+        entry.undo(lambda: _attr_state(obj, name))
+        dy = as_fields(obj, dy)
+        if dy is None:
+            return (None, None, None)
+        rest = {k: v for k, v in dy.items() if k != name and v is not None}
+        return (StructGrad(rest) if rest else None, None, dy.get(name))
+    return obj, back
+
+
+@adjoint(mt.delattr_)
+def delattr_(obj, name):
+    entry = mt.Entry(_attr_restorer(obj, name), _attr_state(obj, name), obj)
+    delattr(obj, name)
+
+    def back(dy):
+        entry.undo(lambda: _attr_state(obj, name))
+        return (as_fields(obj, dy), None)
+    return obj, back
+
+
+@adjoint(mt.delitem)
+def delitem(x, index):
+    if isinstance(x, list):
+        entry = mt.journal_whole(x)
+        n = len(x)
+        positions = range(n)[index] if isinstance(index, slice) else [index % n]
+        del x[index]
+
+        def back(dy):
+            entry.undo(lambda: list(x))
+            if dy is None:
+                return (None, None)
+            it = iter(dy)
+            gone = set(positions)
+            return ([None if k in gone else next(it) for k in range(n)], None)
+        return x, back
+    if isinstance(x, dict):
+        entry = mt.journal_whole(x)
+        del x[index]
+
+        def back(dy):
+            entry.undo(lambda: dict(x))
+            return (dy, None)
+        return x, back
+    raise ZygoteError(f"zygotepy cannot differentiate `del x[i]` on a {type(x).__name__}")

@@ -1,6 +1,6 @@
-"""The check the mutation test files share: zygotepy against one plain call of the same function (its value, and the
-state it leaves its argument in) and against central finite differences in float64, each evaluation on its own copy
-(so functions that update their argument are fine)."""
+"""The checks the mutation test files share (tests/adjoints/mutation/): zygotepy against one plain call of the same
+function (its value, and the state it leaves its argument in) and against central finite differences in float64, each
+evaluation on its own copy (so functions that update their argument are fine)."""
 import copy
 
 import numpy as np
@@ -30,3 +30,17 @@ def agree_at(f, x):
     np.testing.assert_allclose(np.zeros_like(x) if grad is None else grad, want_grad, rtol=1e-6, atol=1e-6,
                                err_msg="gradient")
     np.testing.assert_array_equal(arg, plain, err_msg="argument state after the call")
+
+
+def central(f, args, k, h=1e-6):
+    """d f / d args[k] by central differences, the argument taken as a float (or float array) whatever its type."""
+    x = np.asarray(args[k], dtype=float)
+    out = np.zeros(x.shape)
+    for i in np.ndindex(x.shape):
+        e = np.zeros(x.shape)
+        e[i] = h
+        up, down = list(args), list(args)
+        up[k], down[k] = (x + e, x - e) if x.shape else (float(x + e), float(x - e))
+        out[i] = (f(*[a.copy() if isinstance(a, np.ndarray) else a for a in up])
+                  - f(*[a.copy() if isinstance(a, np.ndarray) else a for a in down])) / (2 * h)
+    return out if x.shape else float(out)

@@ -115,8 +115,9 @@ def test_show_adjoint_builds_the_class_from_the_users_code():
 
 
 def test_a_local_class_method_updating_its_object_called_for_its_value():
-    """As for a module-level class (tests/test_mutation.py): the call goes through valuecall, so the update of `c`
-    is seen (it raised for a class defined in the function, whose methods the lowering could not look up)."""
+    """As for a module-level class (tests/adjoints/mutation/test_calls.py): the call goes through valuecall, so the
+    update of `c` is seen (it raised for a class defined in the function, whose methods the lowering could not look
+    up)."""
     def f(x):
         class Counter:
             def __init__(self, w):

@@ -1,10 +1,12 @@
-"""Every augmented assignment operator with an alias taken before the update (`a = y; y op= c`), checked against one
-plain call (value, and the state it leaves its argument in) and central finite differences in float64. An array is
-updated in place, so the alias sees the new values, whether or not a gradient flows through the update and whether or
-not a backward saved the array earlier: `y @= M`, `y **= 2`, `y %= m` and `y //= m` have no scalar fast path, and once
-ran out of place when the backward saved `y` (the alias missed the update). Python numbers are immutable (`+=`
-rebinds, the alias keeps the old value); lists extend and repeat in place; `|=` merges a dict (routing each entry's
-cotangent) or updates a set or a mask in place."""
+"""The in-place operators (zygotepy/adjoints/mutation/operators.py): every augmented assignment operator with an alias
+taken before the update (`a = y; y op= c`), checked against one plain call (value, and the state it leaves its argument
+in) and central finite differences in float64. An array is updated in place, so the alias sees the new values, whether
+or not a gradient flows through the update and whether or not a backward saved the array earlier: `y @= M`, `y **= 2`,
+`y %= m` and `y //= m` have no scalar fast path, and once ran out of place when the backward saved `y` (the alias missed
+the update). Python numbers are immutable (`+=` rebinds, the alias keeps the old value); lists extend and repeat in
+place; `|=` merges a dict (routing each entry's cotangent) or updates a set or a mask in place. Also: an update with no
+gradient through it on an array a backward reads, helpers rebinding float parameters with `*=`, a tuple grown by `+=`,
+names a maybe-in-place update split apart (JAX)."""
 
 import linecache
 import os
@@ -14,10 +16,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from zygotepy import gradient
+from zygotepy import gradient, pullback
+from zygotepy.testing import check_grads
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plain_checks import agree_at  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from plain_checks import agree_at, central  # noqa: E402
+
 
 X = np.array([[0.3, 1.2], [0.7, 0.4]])  # positive: `x **= 1.5` is real
 M = np.array([[1.0, 2.0], [0.5, -1.0]])
@@ -191,5 +195,123 @@ def dunder_on_a_constant_array(x):
                          ids=lambda f: f.__name__)
 def test_an_in_place_operator_method_called_by_name_is_refused_with_its_line(f):
     from zygotepy import UnsupportedSyntax
-    with pytest.raises(UnsupportedSyntax, match=r"test_inplace_aliases\.py:\d+: .*calling __i(mul|add)__ by name"):
+    with pytest.raises(UnsupportedSyntax, match=r"test_operators\.py:\d+: .*calling __i(mul|add)__ by name"):
         gradient(f, np.array([0.5, 1.5, -1.0]))
+
+
+def test_aliases_see_the_update_as_in_python():
+    def f(x):
+        b = [1.0, 2.0]
+        a = b
+        a[0] = x
+        return b[0] * x
+    assert gradient(f, 3.0) == (6.0,)
+    x = np.arange(3.0)
+    y = x
+
+    def g(x):
+        z = x
+        z += 1.0
+        return np.sum(x)
+    assert np.allclose(gradient(g, y)[0], np.ones(3))
+    assert np.array_equal(x, np.arange(3.0) + 1)  # the caller's array was updated, as a plain call would
+
+
+# --- found by the random-program test: an in-place update with no gradient through it, on an array a backward reads --
+def _update_unused_in_loop(a, c):
+    a = a * c          # the backward of this product reads c
+    for _ in range(1):
+        c += a         # updates c in place; the updated c is never used
+    c = a * a
+    return (a * c).sum()
+
+
+def test_in_place_update_with_no_gradient_on_a_saved_array():
+    rng = np.random.default_rng(1)
+    a, c = rng.uniform(-1.5, 1.5, 3), rng.uniform(-1.5, 1.5, 3)
+    check_grads(_update_unused_in_loop, a, c)
+    (ga, gc) = gradient(_update_unused_in_loop, a.copy(), c.copy())
+    assert np.allclose(ga, 3 * (a * c) ** 2 * c) and np.allclose(gc, 3 * (a * c) ** 2 * a)
+
+
+# --- helpers that rebind a float parameter with *=: equal floats are one object by chance -------------------------
+
+def g1(p1, p2):
+    p1 *= 1.0
+    return p2
+
+
+def g3(p1, p2, p3):
+    t4, t5 = (g1(p3, p3), g1(p3, g1(g1(p2, p3), p1)))
+    t4 -= 0.5
+    return p1
+
+
+def rebinding_helpers(a, n):
+    L = [a for j in range(3)]
+    t12 = g3(L[n], g3(a, 2.0, g1(g3(a, L[n], a), a)), a)
+    return t12 + sum(L)
+
+
+def c3(p1, p2, p3):
+    t4 = p3
+    t4 -= 0.5
+    return p1
+
+
+def alias_rebound_in_helper(a):
+    return c3(a, 2.0, a) + 3 * a
+
+
+@pytest.mark.parametrize("fn, args, expected", [(rebinding_helpers, (-0.9019, 2), 4.0),
+                                                (alias_rebound_in_helper, (0.3,), 4.0)])
+def test_helpers_rebinding_float_parameters(fn, args, expected):
+    y, back = pullback(fn, *args)
+    first = back(1.0)
+    assert first[0] == pytest.approx(expected, rel=1e-12)
+    assert back(1.0) == first  # a second backward pass gives the same
+    assert first[0] == pytest.approx(central(fn, args, 0), rel=1e-6)
+
+
+# --- refusals that were false: nothing updated an argument --------------------------------------------------------
+
+def pool(inputs):
+    new_shape = inputs.shape[:1]
+    for i in [1]:
+        new_shape += (inputs.shape[i],)  # a tuple: never in place
+    return inputs * 1.0
+
+
+def predictions(inputs):
+    cur = inputs
+    for k in range(1):
+        cur = pool(cur)
+    return cur
+
+
+def test_a_tuple_grown_by_plus_equals_is_not_an_update_of_its_source():
+    X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    g = gradient(lambda X: np.sum(predictions(X) ** 2), X)[0]
+    np.testing.assert_allclose(g, 2 * X)
+
+
+def test_names_a_maybe_in_place_update_split_apart_are_not_refreshed_together():
+    # on JAX `z2 *= 0.5` makes a new array and `x` keeps the old one; a later update of what may hold `x` (f5, made
+    # from z2) refreshed x and gave its version to z2 too: the returned sum lost the factor 0.5
+    jnp = pytest.importorskip("jax.numpy")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    def program(x, b):
+        B1 = Box(b)
+        z2 = x
+        z2 *= 0.5
+        f5 = 0.1 * jnp.tanh(z2) + B1.v
+        B1.v = b
+        return jnp.sum(z2)
+    g = gradient(program, jnp.asarray([0.3, 0.6, -0.4]), 0.2)[0]
+    assert np.allclose(np.asarray(g), 0.5, rtol=1e-12)

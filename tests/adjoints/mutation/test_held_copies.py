@@ -1,8 +1,9 @@
 """A shallow copy of a container (`list(W)`, `tuple(W)`, `sorted(W)`, `W[:]`, `[*W]`, `copy.copy(W)`, `W.copy()`,
-`dict(d)`) holds the same item objects as the original: an item updated in place through one is updated for the
-other too. These were silently wrong gradients (the copy was linked to the original, but the run-time search looked
-for the original itself inside the copy, never for its items). Each case is checked against one plain call (value,
-and the state it leaves its argument in) and central finite differences in float64."""
+`dict(d)`) holds the same item objects as the original: an item updated in place through one is updated for the other
+too. These were silently wrong gradients (the copy was linked to the original, but the run-time search looked for the
+original itself inside the copy, never for its items). Each case is checked against one plain call (value, and the state
+it leaves its argument in) and central finite differences in float64. The items are found by
+zygotepy/adjoints/mutation/held.py (`_where_items`)."""
 
 import copy
 
@@ -11,6 +12,7 @@ import pytest
 
 from zygotepy import ZygoteError, gradient, value_and_gradient
 from zygotepy.testing import check_grads
+
 
 RNG = np.random.default_rng(7)
 W0 = [RNG.normal(size=3) for _ in range(3)]
@@ -298,79 +300,6 @@ def test_the_motivating_case_is_eighteen_w0():
     np.testing.assert_allclose(g[1], np.ones(2))
 
 
-# --- lists of lists (items updated by their own methods) --------------------------------------------------------------
-
-ROWS = [[1.0, 2.0], [3.0, -1.5], [0.5, 0.25]]
-
-
-def _nested_agree(f):
-    shape = [len(r) for r in ROWS]
-    x = np.array([t for r in ROWS for t in r])
-
-    def unflat(v):
-        out, i = [], 0
-        for n in shape:
-            out.append([float(t) for t in v[i:i + n]])
-            i += n
-        return out
-    want = f(unflat(x))
-    eps = 1e-6
-    basis = np.eye(x.size)
-    fd = np.array([(f(unflat(x + eps * basis[i])) - f(unflat(x - eps * basis[i]))) / (2 * eps) for i in range(x.size)])
-    arg = unflat(x)
-    plain = unflat(x)
-    f(plain)
-    value, (g,) = value_and_gradient(f, arg)
-    assert np.isclose(value, want)
-    got = np.array([0.0 if g is None or g[i] is None or g[i][j] is None else g[i][j]
-                    for i in range(len(shape)) for j in range(shape[i])])
-    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-6)
-    assert arg == plain
-
-
-def rows_element(W):
-    out = list(W)
-    out[0][1] *= 3.0
-    return W[0][1] ** 2 + W[1][0]
-
-
-def rows_append(W):
-    out = W[:]
-    out[1].append(out[0][0] * 2.0)
-    return sum(v * v for v in W[1])
-
-
-def rows_through_original(W):
-    out = tuple(W)
-    W[2][0] = W[2][1] * 7.0
-    return out[2][0] * out[0][0]
-
-
-def rows_loop(W):
-    out = [*W]
-    for k in range(len(out)):
-        out[k][0] += out[k][1]
-    return sum(r[0] ** 2 for r in W)
-
-
-def rows_extend(W):
-    out = sorted(W, key=lambda r: r[0])
-    out[0].extend([out[1][1] * 3.0])
-    return sum(v ** 3 for v in W[2])
-
-
-def rows_reverse(W):
-    out = W.copy()
-    out[0].reverse()
-    return W[0][0] * 2.0 + W[0][1]
-
-
-@pytest.mark.parametrize("f", [rows_element, rows_append, rows_through_original, rows_loop, rows_extend,
-                               rows_reverse], ids=lambda f: f.__name__)
-def test_a_list_item_of_a_copy_updated_by_its_methods(f):
-    _nested_agree(f)
-
-
 def test_a_long_copy_written_item_by_item():
     """Each write through the copy looks the original's items up in it: one quick pass over the copy (arrays that
     own their data), not a search per item (which made n = 1 000 take minutes). Its speed is not timed here (no timed
@@ -400,98 +329,10 @@ def test_items_kept_where_no_cotangent_can_go_raise_naming_the_update():
         W[0] *= 2.0
         return np.sum(held[0].w ** 2)
     line = f.__code__.co_firstlineno + 2
-    with pytest.raises(ZygoteError, match=rf"test_list_copies.py:{line}: .*cannot differentiate this update in place") \
+    with pytest.raises(ZygoteError, match=rf"test_held_copies.py:{line}: .*cannot differentiate this update in place") \
             as caught:
         gradient(f, [np.ones(2), np.ones(2)])
     assert "'held'" in str(caught.value) and "_comp" not in str(caught.value)  # the user's name, not the lowering's
-
-
-def test_the_loop_variable_of_an_unnamed_copy_still_raises():
-    """`for a in list(W): a *= 2` still raises (the copy has no name a later update could be routed through)."""
-    def f(W):
-        for a in list(W):
-            a *= 2.0
-        return np.sum(W[0] ** 2)
-    with pytest.raises(ZygoteError, match="also held in 'W' outside the list it walks .*a copy made by"):
-        gradient(f, [np.ones(2), np.ones(2)])
-
-
-# A loop over a container that is itself an item of another (`for w in out["w"]`) updates the items in place; it was
-# refused with a message about copies. The items are reached only through the container walked, so it is differentiated.
-def walk_a_dict_entry(x):
-    out = {"w": [np.array([x, 1.0]), np.array([2 * x, 3.0])], "b": [x]}
-    for w in out["w"]:
-        w *= 3
-        w += out["b"][0] * w
-    out["w"][0][1] = x * x
-    return (out["w"][0] * out["w"][1]).sum() * out["w"][1][0]
-
-
-def walk_a_list_entry(x):
-    out = [[np.array([x, 1.0]), np.array([2 * x, 3.0])]]
-    for w in out[0]:
-        w *= x
-    return (out[0][0] * out[0][1]).sum()
-
-
-class _Holder:
-    pass
-
-
-def walk_an_attribute_then_its_items(x):
-    o = _Holder()
-    o.layers = [[np.array([x, 2.0])], [np.array([x * x, 1.0])]]
-    for layer in o.layers:
-        for w in layer:
-            w *= x
-    return sum((layer[0] ** 2).sum() for layer in o.layers)
-
-
-def walk_a_reversed_copy_of_a_dict_entry(x):
-    out = {"w": [np.array([x, 1.0]), np.array([2 * x, 3.0])]}
-    for w in out["w"][::-1]:
-        w *= x
-    return (out["w"][0] * out["w"][1]).sum()
-
-
-@pytest.mark.parametrize("f", [walk_a_dict_entry, walk_a_list_entry, walk_an_attribute_then_its_items,
-                               walk_a_reversed_copy_of_a_dict_entry], ids=lambda f: f.__name__)
-def test_updating_the_items_of_a_container_held_in_another(f):
-    check_grads(f, 1.5)
-    check_grads(f, -0.7)
-
-
-def held_twice_in_a_dict(x):
-    a = np.array([x, 1.0])
-    out = {"w": [a], "v": [a]}
-    for w in out["v"]:
-        w *= x
-    return (out["w"][0] ** 2).sum()
-
-
-def a_stored_copy_walked(x):
-    out = {"w": [np.array([x, 1.0]), np.array([2 * x, 3.0])]}
-    out["c"] = out["w"][::-1]
-    for w in out["c"]:
-        w *= x
-    return (out["w"][0] * out["w"][1]).sum() + out["c"][0][0]
-
-
-def a_list_copy_appended_then_walked(x):
-    out = [[np.array([x, 1.0]), np.array([2 * x, 3.0])]]
-    out.append(list(out[0]))
-    for w in out[1]:
-        w *= x
-    return (out[0][0] * out[0][1]).sum()
-
-
-@pytest.mark.parametrize("f", [held_twice_in_a_dict, a_stored_copy_walked, a_list_copy_appended_then_walked],
-                         ids=lambda f: f.__name__)
-def test_items_also_held_outside_the_walked_container_still_raise(f):
-    """The items sit in `out` a second time, outside the container walked: the update cannot be routed there (it was
-    silently wrong when only the container's own place was checked), so it raises naming the loop's line."""
-    with pytest.raises(ZygoteError, match=r"test_list_copies.py:\d+: .*also held in 'out' outside the"):
-        gradient(f, 1.5)
 
 
 # --- copy.deepcopy of plain trees, copy.copy of arrays ------------------------------------------------------------------

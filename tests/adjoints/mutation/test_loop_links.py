@@ -1,0 +1,96 @@
+"""A `for` loop's variable updated in place (zygotepy/adjoints/mutation/loop_links.py): the items of a container held
+in another (`for w in out["w"]`) are differentiated; items also held outside the container walked, and the loop
+variable of an unnamed copy, raise naming the loop's line."""
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, gradient
+from zygotepy.testing import check_grads
+
+
+def test_the_loop_variable_of_an_unnamed_copy_still_raises():
+    """`for a in list(W): a *= 2` still raises (the copy has no name a later update could be routed through)."""
+    def f(W):
+        for a in list(W):
+            a *= 2.0
+        return np.sum(W[0] ** 2)
+    with pytest.raises(ZygoteError, match="also held in 'W' outside the list it walks .*a copy made by"):
+        gradient(f, [np.ones(2), np.ones(2)])
+
+
+# A loop over a container that is itself an item of another (`for w in out["w"]`) updates the items in place; it was
+# refused with a message about copies. The items are reached only through the container walked, so it is differentiated.
+def walk_a_dict_entry(x):
+    out = {"w": [np.array([x, 1.0]), np.array([2 * x, 3.0])], "b": [x]}
+    for w in out["w"]:
+        w *= 3
+        w += out["b"][0] * w
+    out["w"][0][1] = x * x
+    return (out["w"][0] * out["w"][1]).sum() * out["w"][1][0]
+
+
+def walk_a_list_entry(x):
+    out = [[np.array([x, 1.0]), np.array([2 * x, 3.0])]]
+    for w in out[0]:
+        w *= x
+    return (out[0][0] * out[0][1]).sum()
+
+
+class _Holder:
+    pass
+
+
+def walk_an_attribute_then_its_items(x):
+    o = _Holder()
+    o.layers = [[np.array([x, 2.0])], [np.array([x * x, 1.0])]]
+    for layer in o.layers:
+        for w in layer:
+            w *= x
+    return sum((layer[0] ** 2).sum() for layer in o.layers)
+
+
+def walk_a_reversed_copy_of_a_dict_entry(x):
+    out = {"w": [np.array([x, 1.0]), np.array([2 * x, 3.0])]}
+    for w in out["w"][::-1]:
+        w *= x
+    return (out["w"][0] * out["w"][1]).sum()
+
+
+@pytest.mark.parametrize("f", [walk_a_dict_entry, walk_a_list_entry, walk_an_attribute_then_its_items,
+                               walk_a_reversed_copy_of_a_dict_entry], ids=lambda f: f.__name__)
+def test_updating_the_items_of_a_container_held_in_another(f):
+    check_grads(f, 1.5)
+    check_grads(f, -0.7)
+
+
+def held_twice_in_a_dict(x):
+    a = np.array([x, 1.0])
+    out = {"w": [a], "v": [a]}
+    for w in out["v"]:
+        w *= x
+    return (out["w"][0] ** 2).sum()
+
+
+def a_stored_copy_walked(x):
+    out = {"w": [np.array([x, 1.0]), np.array([2 * x, 3.0])]}
+    out["c"] = out["w"][::-1]
+    for w in out["c"]:
+        w *= x
+    return (out["w"][0] * out["w"][1]).sum() + out["c"][0][0]
+
+
+def a_list_copy_appended_then_walked(x):
+    out = [[np.array([x, 1.0]), np.array([2 * x, 3.0])]]
+    out.append(list(out[0]))
+    for w in out[1]:
+        w *= x
+    return (out[0][0] * out[0][1]).sum()
+
+
+@pytest.mark.parametrize("f", [held_twice_in_a_dict, a_stored_copy_walked, a_list_copy_appended_then_walked],
+                         ids=lambda f: f.__name__)
+def test_items_also_held_outside_the_walked_container_still_raise(f):
+    """The items sit in `out` a second time, outside the container walked: the update cannot be routed there (it was
+    silently wrong when only the container's own place was checked), so it raises naming the loop's line."""
+    with pytest.raises(ZygoteError, match=r"test_loop_links.py:\d+: .*also held in 'out' outside the"):
+        gradient(f, 1.5)

@@ -1,0 +1,291 @@
+"""The methods of lists, dicts and arrays that update their object (zygotepy/adjoints/mutation/methods.py): on module
+global containers and objects (updated then read back raises, naming both lines; updated and not read back is fine),
+on the items of a copy of a list of lists, in a recursive walker; a method zygotepy cannot follow raises. Gradients
+against central finite differences in float64."""
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, gradient, value_and_gradient
+
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def check_grads(f, x, eps=1e-6):
+    """gradient(f, x) against central finite differences in every coordinate (float64)."""
+    got = gradient(f, x.copy())[0]
+    want = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = eps
+        want[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def _line(fn, marker):
+    lines, start = inspect.getsourcelines(fn)
+    hits = [start + k for k, text in enumerate(lines) if marker in text]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+# --- module global containers updated through a method --------------------------------------------------------------
+
+CACHE = []
+TABLE = {}
+
+
+def g_append(x):
+    CACHE.clear()
+    CACHE.append(x * 2.0)  # update
+    return np.sum(CACHE[0] * x)  # read
+
+
+def g_extend(x):
+    CACHE.clear()
+    CACHE.extend([x * 2.0])  # update
+    return np.sum(CACHE[-1] * x)  # read
+
+
+def g_update(x):
+    TABLE.update(w=x * 2.0)  # update
+    return np.sum(TABLE["w"] * x)  # read
+
+
+def g_setdefault(x):
+    TABLE.clear()
+    TABLE.setdefault("w", x * 2.0)  # update
+    return np.sum(TABLE["w"] * x)  # read
+
+
+def _cache_reader(x):
+    return np.sum(CACHE[0] * x)  # read
+
+
+def g_read_by_a_helper(x):
+    CACHE.clear()
+    CACHE.append(x * 2.0)  # update
+    return _cache_reader(x)
+
+
+def g_in_a_loop(x):
+    s = 0.0
+    CACHE.clear()
+    for i in range(2):
+        CACHE.append(x * float(i))  # update
+        s = s + np.sum(CACHE[i] * x)  # read
+    return s
+
+
+GLOBAL_CASES = [g_append, g_extend, g_update, g_setdefault, g_read_by_a_helper, g_in_a_loop]
+
+
+@pytest.mark.parametrize("f", GLOBAL_CASES, ids=lambda f: f.__name__)
+def test_global_container_updated_then_read_raises_naming_both_lines(f):
+    with pytest.raises(ZygoteError, match="reading the global") as info:
+        gradient(f, np.array([1.0, 2.0, 3.0]))
+    reader = _cache_reader if f is g_read_by_a_helper else f
+    assert f"{THIS_FILE}:{_line(reader, '# read')}:" in str(info.value)
+    assert f"{THIS_FILE}:{_line(f, '# update')}" in str(info.value)
+
+
+LOSSES = []
+
+
+def g_logging_only(x):
+    y = np.sum(x * x)
+    LOSSES.append(y)
+    LOSSES.append(float(y))
+    return y
+
+
+def g_read_before_update(x):
+    scale = TABLE.get("scale", 1.0)
+    TABLE["scale"] if "scale" in TABLE else None
+    LOSSES.append(scale)
+    return np.sum(x * x) * scale
+
+
+@pytest.mark.parametrize("f", [g_logging_only, g_read_before_update], ids=lambda f: f.__name__)
+def test_global_container_updated_but_not_read_back_is_fine(f):
+    LOSSES.clear()
+    TABLE["scale"] = 2.0
+    x = np.array([1.0, 2.0, 3.0])
+    check_grads(f, x)
+    assert LOSSES  # the updates really ran
+    np.testing.assert_allclose(gradient(f, x)[0], 2.0 * x * (2.0 if f is g_read_before_update else 1.0))
+
+
+def test_global_container_read_in_a_later_call_is_fine():
+    def fill(x):
+        CACHE.clear()
+        CACHE.append(x * 2.0)
+        return np.sum(x)
+
+    def use(x):
+        return np.sum(CACHE[0] * x)
+    x = np.array([1.0, 2.0, 3.0])
+    gradient(fill, x)
+    np.testing.assert_allclose(gradient(use, x)[0], 2.0 * x)
+
+
+# --- a module global user object changed by its own method --------------------------------------------------------
+
+class Tally:
+    def __init__(self):
+        self.total = 0.0
+        self.seen = []
+
+    def add(self, v):
+        self.total = self.total + v
+        self.seen.append(v)
+
+
+TALLY = Tally()
+
+
+def tally_then_read(x):
+    TALLY.add(np.sum(x * x))
+    return TALLY.total * 2.0 + np.sum(x)  # reads what the method stored: would get no gradient
+
+
+def tally_only(x):
+    TALLY.add(np.sum(x))  # logging: nothing reads it back in this call
+    return np.sum(x * 3.0)
+
+
+def read_then_tally(x):
+    t = TALLY.total
+    TALLY.add(np.sum(x))
+    return t * np.sum(x * x)
+
+
+def tally_passed(x, tally):
+    tally.add(np.sum(x * x))
+    return tally.total * 2.0 + np.sum(x)
+
+
+def test_global_object_changed_by_its_method_then_read_raises_naming_the_read():
+    TALLY.total = 0.0
+    with pytest.raises(ZygoteError, match=rf"{THIS_FILE}:\d+: .*reading the global 'TALLY' after it was updated"):
+        gradient(tally_then_read, np.array([0.5, -1.0]))
+
+
+@pytest.mark.parametrize("f", [tally_only, read_then_tally])
+def test_global_object_changed_by_its_method_but_not_read_back_matches_finite_differences(f):
+    x, eps = np.array([0.5, -1.0, 2.0]), 1e-6
+
+    def from_the_same_state(x):  # each call adds to TALLY: start every evaluation from the same total
+        TALLY.total = 1.5
+        return f(x)
+    TALLY.total = 1.5
+    got, = gradient(f, x)
+    want = [(from_the_same_state(x + e) - from_the_same_state(x - e)) / (2 * eps) for e in np.eye(3) * eps]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_the_same_object_passed_as_an_argument_gets_its_gradient():
+    x, tally = np.array([0.5, -1.0]), Tally()
+    g, dtally = gradient(tally_passed, x, tally)
+    np.testing.assert_allclose(g, 4.0 * x + 1.0)  # d/dx (2 (0 + |x|^2) + sum x)
+    assert dtally.total == 2.0
+    assert tally.total == pytest.approx(np.sum(x * x))  # left as one call of f leaves it
+
+
+# --- lists of lists (items updated by their own methods) --------------------------------------------------------------
+
+ROWS = [[1.0, 2.0], [3.0, -1.5], [0.5, 0.25]]
+
+
+def _nested_agree(f):
+    shape = [len(r) for r in ROWS]
+    x = np.array([t for r in ROWS for t in r])
+
+    def unflat(v):
+        out, i = [], 0
+        for n in shape:
+            out.append([float(t) for t in v[i:i + n]])
+            i += n
+        return out
+    want = f(unflat(x))
+    eps = 1e-6
+    basis = np.eye(x.size)
+    fd = np.array([(f(unflat(x + eps * basis[i])) - f(unflat(x - eps * basis[i]))) / (2 * eps) for i in range(x.size)])
+    arg = unflat(x)
+    plain = unflat(x)
+    f(plain)
+    value, (g,) = value_and_gradient(f, arg)
+    assert np.isclose(value, want)
+    got = np.array([0.0 if g is None or g[i] is None or g[i][j] is None else g[i][j]
+                    for i in range(len(shape)) for j in range(shape[i])])
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-6)
+    assert arg == plain
+
+
+def rows_element(W):
+    out = list(W)
+    out[0][1] *= 3.0
+    return W[0][1] ** 2 + W[1][0]
+
+
+def rows_append(W):
+    out = W[:]
+    out[1].append(out[0][0] * 2.0)
+    return sum(v * v for v in W[1])
+
+
+def rows_through_original(W):
+    out = tuple(W)
+    W[2][0] = W[2][1] * 7.0
+    return out[2][0] * out[0][0]
+
+
+def rows_loop(W):
+    out = [*W]
+    for k in range(len(out)):
+        out[k][0] += out[k][1]
+    return sum(r[0] ** 2 for r in W)
+
+
+def rows_extend(W):
+    out = sorted(W, key=lambda r: r[0])
+    out[0].extend([out[1][1] * 3.0])
+    return sum(v ** 3 for v in W[2])
+
+
+def rows_reverse(W):
+    out = W.copy()
+    out[0].reverse()
+    return W[0][0] * 2.0 + W[0][1]
+
+
+@pytest.mark.parametrize("f", [rows_element, rows_append, rows_through_original, rows_loop, rows_extend,
+                               rows_reverse], ids=lambda f: f.__name__)
+def test_a_list_item_of_a_copy_updated_by_its_methods(f):
+    _nested_agree(f)
+
+
+def walk(value):
+    items = []
+    for item in value:
+        sub = walk(item) if type(item) is tuple else 0
+        items.append(sub)
+    return items
+
+
+def test_a_recursive_walker_appending_to_its_own_list():
+    p = [(np.array([0.5, -1.5]),)]
+    g = gradient(lambda p: (walk(p), np.sum(p[0][0] ** 2))[1], p)[0]
+    np.testing.assert_allclose(g[0][0], 2 * p[0][0])
+
+
+def test_untracked_array_method_raises():
+    def f(x):
+        y = x * 1.0
+        y.partition(1)
+        return np.sum(y * x)
+    with pytest.raises(ZygoteError, match="ndarray.partition"):
+        gradient(f, np.array([3.0, 1.0, 2.0]))

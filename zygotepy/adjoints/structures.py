@@ -821,7 +821,7 @@ def dict_get(d, key, *default):
 @adjoint(list.copy)
 def list_copy(lst):
     """`W.copy()` (and `copy.copy(W)`, which calls it): a new list of the same items. The caller links the copy to `W`
-    like any call's result, so an item updated in place through either is seen through the other (mutation_links)."""
+    like any call's result, so an item updated in place through either is seen through the other (mutation/links.py)."""
     return lst.copy(), lambda dy: (None if dy is None else list(dy),)
 
 

@@ -138,7 +138,7 @@ class AdjointPass(Optimizations, InactiveCalls):
     @staticmethod
     def guarded(back, dy, mutates, line):
         """A backward runs where its cotangent is not None, but an update in place always runs its back, which
-        undoes it (adjoints/mutation.py)."""
+        undoes it (adjoints/mutation/)."""
         return back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=line)]
 
     def generic_back(self, call, pb, dy, line):

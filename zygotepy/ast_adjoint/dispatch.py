@@ -249,7 +249,7 @@ def _pullback(fn, hit, tape, log, mark, args, only_args):
     return ArgsPullback(pb).__call__ if only_args else pb.__call__
 
 
-# --- functions that update their arguments in place (see lower_mutation and adjoints/mutation.py) ------------------
+# --- functions that update their arguments in place (see lower_mutation and adjoints/mutation/) ---------------------
 
 class _Slot:
     """What a call site that may update its arguments (`mutate.mutcall`) lets its callee update: the objects' ids, and

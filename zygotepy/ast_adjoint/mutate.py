@@ -1,7 +1,7 @@
 """The primitives that lowered updates in place call, and the journal that keeps saved values right.
 
 Each primitive really mutates its object (so user code that aliases it sees Python's semantics) and returns it, so the
-IR can name the new version (see lower_mutation). Their rules (adjoints/mutation.py) route cotangents between versions.
+IR can name the new version (see lower_mutation). Their rules (adjoints/mutation/) route cotangents between versions.
 
 A backward pass reads values the forward saved by reference, and a later update in place would change them. So every
 update records how to undo itself (an `Entry`): the backward undoes the updates in reverse order as it passes them

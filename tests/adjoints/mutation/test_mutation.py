@@ -2,7 +2,7 @@
 del, mutating methods, helpers that fill their arguments, out=, views and augmented assignment on arrays, each
 checked against central finite differences and against what one plain call of f leaves its arguments as; a second
 backward pass; a global updated in place (which must raise before running). The tests of one kind of update sit
-beside it: test_stores.py, test_calls.py, test_methods.py, test_operators.py, test_links.py, ..."""
+beside it: test_stores.py, test_calls.py, test_updating_methods.py, test_operators.py, test_links.py, ..."""
 import copy
 import types
 from dataclasses import dataclass

@@ -1,7 +1,8 @@
 """The methods of lists, dicts and arrays that update their object (zygotepy/adjoints/mutation/methods.py): on module
 global containers and objects (updated then read back raises, naming both lines; updated and not read back is fine),
 on the items of a copy of a list of lists, in a recursive walker; a method zygotepy cannot follow raises. Gradients
-against central finite differences in float64."""
+against central finite differences in float64. (Named test_updating_methods.py, not test_methods.py: test folders are
+not packages here, and tests/adjoints/numpy/test_methods.py holds that name.)"""
 import inspect
 import os
 

@@ -62,8 +62,19 @@ def _optimisations(on):
     code under the new switches). Compiled functions are cached on the function: differentiate a fresh copy inside
     the block so it is compiled in this state."""
     import zygotepy
-    with zygotepy.optimizations(on):
+    if hasattr(zygotepy, "optimizations"):
+        with zygotepy.optimizations(on):
+            yield
+        return
+    from zygotepy.adjoints import registry  # (the code before the Options object: its module-level switches)
+    from zygotepy.fuzz.runner import restore_optimisations, set_optimisations
+    old = set_optimisations(on)
+    registry.generation[0] += 1
+    try:
         yield
+    finally:
+        restore_optimisations(old)
+        registry.generation[0] += 1
 
 
 def interleaved(thunks, mode):

@@ -189,7 +189,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--no-opt", action="store_true", help="switch every optimisation ([True] switch) off")
+    ap.add_argument("--no-opt", action="store_true", help="switch every optimisation off (zygotepy.options)")
     ap.add_argument("--out", help="also write the report as JSON here")
     ap.add_argument("--shrink-budget", type=float, default=60.0, help="seconds of shrinking per failure")
     ap.add_argument("--max-shrink", type=int, default=20, help="shrink at most this many distinct failures")

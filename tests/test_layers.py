@@ -45,9 +45,7 @@ def layer(module):
 
 KNOWN = {
     ("zygotepy.adjoints.registry", "zygotepy.adjoints.foreign_methods"),
-    ("zygotepy.ast_adjoint.items", "zygotepy.adjoints.mutation.stores"),
     ("zygotepy.ast_adjoint.items", "zygotepy.adjoints.structures"),
-    ("zygotepy.ast_adjoint.mutate", "zygotepy.adjoints.mutation.loop_links"),
 }
 
 

@@ -179,8 +179,7 @@ def item_back(dy, run, i, old, dx, dv):
         if not (dy.base is None and _refcount(dy) <= _HOLDERS and dy.flags.writeable and OPTIONS.acc_in_place):
             dy = dy.copy()
     else:
-        from ..adjoints.mutation.stores import _item_cotangents  # another kind of cotangent (complex, forward mode's duals)
-        grads = _item_cotangents(dy, i, old)
+        grads = rt.item_cotangents(dy, i, old)  # another kind of cotangent (complex, forward mode's duals)
         return rt.acc(dx, grads[0]), rt.acc(dv, grads[2])
     g = dy.item(i)  # (a Python float: the backward's scalar arithmetic is faster on those)
     dy[i] = 0.0

@@ -275,13 +275,17 @@ def refresh_iter(child, parent, where):
     return child
 
 
+LOOP_COPIES = [None, None]  # (held_elsewhere, copied_error) of adjoints/mutation/loop_links.py
+
+
 def loop_copied(item, container, where, *holders):
     """`item`, which a `for` loop took from `container` and which is updated in place, must not also sit inside one of
     `holders` (what made `container`: `reversed(lst)`, `sorted(lst)`, `list(lst)`, `lst[::-1]`, `f(lst)`) unless
     `container` is that object itself, or `item` sits in it only through `container` (`for w in out["w"]`): an update
     could not be routed from a copy to the original. `where` is (file, line of the loop, the loop variable's name, the
-    holders' names)."""
-    from ..adjoints.mutation.loop_links import copied_error, held_elsewhere
+    holders' names). Where an object sits inside another is the mutation rules' knowledge: they give it here
+    (`LOOP_COPIES`, set by adjoints/mutation/loop_links.py at its import; the runtime sits below the rules)."""
+    held_elsewhere, copied_error = LOOP_COPIES
     if not isinstance(container, np.ndarray):
         for h, name in zip(holders, where[3], strict=True):
             if h is not container and h is not item and held_elsewhere(h, item, container):

@@ -9,6 +9,7 @@ import types
 
 import numpy as np
 
+from ..backends import unbroadcast
 from ..errors import ForwardModeError
 from ..options import OPTIONS
 from ..runtime.context import current
@@ -355,6 +356,14 @@ def differentiable(x, depth=3):
     if depth and hasattr(x, "__dict__") and not isinstance(x, (type, types.ModuleType, types.FunctionType)):
         return any(differentiable(v, depth - 1) for v in vars(x).values())
     return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS
+
+
+
+def item_cotangents(dy, index, value):
+    """`x[i] = v`'s cotangents from a cotangent `dy` of the new `x` that is not a real array (a complex one)."""
+    dx = dy.copy()
+    dx[index] = 0
+    return dx, None, unbroadcast(dy[index], value) if not isinstance(value, bool) else None
 
 
 

@@ -154,3 +154,6 @@ def refresh_iter(child, parent, where):
         rest, dparent = _place(plan, parent, dy, where)  # (another library's array: an Overlap, by its memory)
         return (rest, dparent, None)
     return child, back
+
+
+mt.LOOP_COPIES[:] = [held_elsewhere, copied_error]  # (the runtime's loop_copied asks these)

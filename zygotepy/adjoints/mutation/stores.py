@@ -67,7 +67,7 @@ def _set_number(x, index, value):
         if dy is None:
             return into or (None, None, None)
         if type(dy) is not np.ndarray or dy.dtype.kind != "f":
-            return _added(into, _item_cotangents(dy, index, value))
+            return _added(into, rt.item_cotangents(dy, index, value))
         dv = dy[index] if number else None
         dx = dy if into and rt.sole(dy) else dy.copy()  # handed over by generated code: zero the entry in place
         dx[index] = 0
@@ -75,13 +75,6 @@ def _set_number(x, index, value):
             return rt.acc(into[0], dx), into[1], rt.acc(into[2], dv)
         return dx, None, dv
     return x, back
-
-
-def _item_cotangents(dy, index, value):
-    """`x[i] = v`'s cotangents from a cotangent `dy` of the new `x` that is not a real array (a complex one)."""
-    dx = dy.copy()
-    dx[index] = 0
-    return dx, None, unbroadcast(dy[index], value) if not isinstance(value, bool) else None
 
 
 @adjoint(mt.setitem)

@@ -7,9 +7,9 @@ from collections import Counter
 
 import gast
 
-from . import runtime as rt
-from .ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
-from .lower_mutation import augmented_names, mutation_syntax, nodes_no_defs
+from .. import runtime as rt
+from ..ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
+from .scan import augmented_names, mutation_syntax, nodes_no_defs
 
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
 
@@ -138,7 +138,7 @@ def _plainly_assigned(stmts, flat=None):
 
 
 class ControlFlow:
-    """The control-flow half of the Lowerer (mixed into it)."""
+    """The control-flow part of the Lowerer (mixed into it)."""
 
     def jumps(self, node, kinds, body_only=False):
         """`_jumps`, with what it learns of every node remembered (blocks ask again for every statement); `body_only`
@@ -279,7 +279,7 @@ class ControlFlow:
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in listed
                       and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
             mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)} if self.freevars else ()
-            for n in self.freevars:  # captured objects the body mentions too (see lower_mutation)
+            for n in self.freevars:  # captured objects the body mentions too (see mutation.py)
                 if n in mentioned and n not in names:
                     names.append(n)
                     if n not in self.used_freevars:

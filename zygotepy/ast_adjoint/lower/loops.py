@@ -6,7 +6,7 @@ updates that container (`for r in Y: r *= 2` changes Y's rows, `for v in arrs: v
 When the body may update the loop variable in place (directly or through a name derived from it), or may update
 anything (a later iteration then reads an item changed since the loop started: `for r in Y: Y[2] *= 2`,
 `for v in [a, a]: v *= k`), or code anywhere in the function may update something (after the loop the name is still
-the last item), each target name is linked to its container as an "iter" child (`lower_mutation.mutate` places `put_iter`/`refresh_iter`, whose rules
+the last item), each target name is linked to its container as an "iter" child (`Mutation.mutate` places `put_iter`/`refresh_iter`, whose rules
 find the item at run time: an array's row by its address, anything else by identity). `enumerate(X)`, `zip(X1, X2)`,
 `d.values()` and `d.items()` link each name to the container whose items it takes. A container no local name refers
 to (`for v in [a, b]`) gets a hidden local, so the loop carries its versions. Each iteration reads its item from the
@@ -21,10 +21,10 @@ another part is refused): not as an alias of it, which after the body it may no 
 """
 import gast
 
-from . import mutate as mt
-from . import runtime as rt
-from .ir import Const, Var
-from .lower_mutation import MUTATING_METHODS, augmented_names, mutation_syntax
+from .. import mutate as mt
+from .. import runtime as rt
+from ..ir import Const, Var
+from .scan import MUTATING_METHODS, augmented_names, mutation_syntax
 
 _HELPERS = {"enumerate": enumerate, "zip": zip}
 
@@ -103,7 +103,7 @@ def updated_targets(node, stmts=None):
 
 
 class LoopTargets:
-    """The loop-variable half of the Lowerer (mixed into it)."""
+    """The loop-variable part of the Lowerer (mixed into it)."""
 
     def iter_helper(self, node):
         """"enumerate", "zip", "values" or "items" if `node` calls that helper plainly, else None."""

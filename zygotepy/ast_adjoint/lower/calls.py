@@ -1,0 +1,239 @@
+"""Calls for lower(): a call becomes one IR call, or an update in place (a store spelled as a call, `out=`, a mutating
+method, a helper or method that may update its arguments: `mutating_call`); and what a callee may do to its arguments
+(a user's method or helper that may update them, a library function whose result is fresh).
+"""
+import builtins
+import inspect
+import operator
+import os
+import types
+
+import gast
+import numpy as np
+
+from ...adjoints import registry
+from .. import mutate as mt
+from .. import runtime as rt
+from ..ir import Const, Global, Var
+from .expressions import _CONTAINERS
+from .scan import MUTATING_METHODS, PURE_METHODS, may_update_in_place
+
+_BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+
+# callees whose result never holds (nor is, nor views) an argument: a call of one makes no "held" link
+_FRESH_NP = ("zeros_like ones_like empty_like full_like zeros ones empty full sum prod mean std var max min amax amin "
+             "argmax argmin dot vdot inner outer tensordot concatenate stack vstack hstack where clip cumsum cumprod "
+             "linspace arange eye identity sort argsort diff kron cross tile repeat pad roll all any count_nonzero "
+             "allclose isclose array_equal median percentile quantile average ptp trace interp convolve correlate "
+             "searchsorted bincount cov corrcoef nansum nanmean nanmax nanmin copy").split()
+_FRESH_LINALG = "norm inv solve det slogdet eigh eigvalsh svd qr cholesky eig pinv lstsq matrix_power".split()
+_FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
+                          *(getattr(np.linalg, n, None) for n in _FRESH_LINALG),
+                          len, float, int, bool, abs, round, range, isinstance, print, repr, str, hash, id, callable,
+                          divmod, pow, complex, all, any, hasattr] if f is not None}
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_LIBRARY_PACKAGES = frozenset(("builtins", "numpy", "collections", "functools", "itertools", "typing", "dataclasses",
+                               "torch", "jax", "jaxlib", "scipy", "cupy", "zygotepy"))
+
+
+def _fresh(fn):
+    return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
+
+
+_STORE_DUNDERS = {"__setitem__": mt.setitem, "__delitem__": mt.delitem}
+_STORES = {id(operator.setitem): (mt.setitem, 3), id(operator.delitem): (mt.delitem, 2)}
+_IN_PLACE_DUNDERS = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__ifloordiv__": "//",
+                     "__imod__": "%", "__ipow__": "**", "__imatmul__": "@", "__iand__": "&", "__ior__": "|",
+                     "__ixor__": "^", "__ilshift__": "<<", "__irshift__": ">>"}
+
+
+class Calls:
+    """The calls part of the Lowerer (mixed into it)."""
+
+    def expr_Call(self, node, hint):
+        func = node.func
+        statement, self.statement_call = self.statement_call, False
+        if isinstance(func, gast.Name) and func.id == "super" and not node.args and "__class__" in self.freevars:
+            first = self.code.co_varnames[0] if self.code.co_argcount else None
+            if first is None:
+                self.fail("super() in a function without arguments", node)
+            me = self.env.get(first, Var(first))
+            out = self.call(Global("super"), [self.expr_Name(gast.Name("__class__", gast.Load(), None, None), hint),
+                                              me], hint=hint)
+            self.lineage[out] = self.lineage_of(me)  # a proxy of the object: updating it updates `self`
+            return out
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in MUTATING_METHODS \
+                and self.global_container(func.value.id):  # `CACHE.append(v)` on a module global
+            name, value = func.value.id, self.globals[func.value.id]
+            if not isinstance(value, _CONTAINERS):  # a user object's own method: derived, updating `self` (logged)
+                pass
+            else:
+                args, kwargs, star = self.arguments(node)
+                return self.call(Const(mt.global_method), [Global(name), Const(name), Const(self.mangle(func.attr)),
+                                                           Const((self.filename, self.line)), *args], kwargs, star, hint)
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in MUTATING_METHODS \
+                and func.value.id not in self.locals and func.value.id not in self.freevars \
+                and type(self.globals.get(func.value.id)).__module__ == "numpy" \
+                and not isinstance(self.globals.get(func.value.id), types.ModuleType):
+            self.fail("updating a global or constant object in place", node, "pass it as an argument, or work on a copy")
+        if isinstance(func, gast.Attribute) and func.attr in _STORE_DUNDERS and isinstance(func.value, gast.Name) \
+                and func.value.id in self.locals and not node.keywords \
+                and not any(isinstance(a, gast.Starred) for a in node.args):
+            # `d.__setitem__(k, v)` (also as a value, which is None) is the store `d[k] = v`
+            obj = self.expr(func.value)
+            args, _, _ = self.arguments(node)
+            if isinstance(obj, Var):
+                self.mutate(obj, self.call(Const(_STORE_DUNDERS[func.attr]), [obj, *args], hint=self.user_name(obj)))
+                return Const(None)
+        if isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_DUNDERS:
+            # `y = a.__imul__(2)` updates `a` in place but reads as a plain call, so it would run unseen by the
+            # mutation lowering (a silently wrong gradient); the augmented assignment is what it means
+            self.fail(f"calling {func.attr} by name", node,
+                      f"write the augmented assignment `x {_IN_PLACE_DUNDERS[func.attr]}= y` instead")
+        if isinstance(func, gast.Attribute):
+            obj = self.expr(func.value)
+            if not isinstance(obj, Global):
+                args, kwargs, star = self.arguments(node)
+                fn, args = Const(rt.callmethod), [obj, Const(self.mangle(func.attr)), *args]
+                if any(k == "out" for k, _ in kwargs):  # `y.clip(0, 1, out=y)`: computed, then written into `out`
+                    kept = [(k, v) for k, v in kwargs if k != "out"]
+                    return self.mutating_call(Const(mt.with_out), [fn, *args, dict(kwargs)["out"]], kept, star, hint,
+                                              [len(args) + 1])
+                if statement:  # `obj.step(x)`: may update its object and its arguments
+                    # a module global's own method updates an object that outlives this call: run it as an update
+                    # (logged), so that reading the global afterwards is refused (mutate.global_read), not ungraded
+                    kept = [0] if isinstance(func.value, gast.Name) and self.global_container(func.value.id) else ()
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], kept)
+                if func.attr in MUTATING_METHODS:  # `y = lst.pop()`
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0])
+                if self.updating_method(func.attr):  # `a = sim.decay()`: a user method that may update its object
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], site=True)
+                out = self.call(fn, args, kwargs, star, hint)
+                self.note_held(out, [obj, *args[2:], *(v for _, v in kwargs)])  # `W.reshape(3)`, `W.T.copy()`
+                return out
+            fn = Global(f"{obj.path}.{self.mangle(func.attr)}")
+        else:
+            fn = self.expr(func)
+        args, kwargs, star = self.arguments(node)
+        store = _STORES.get(id(self.resolve(fn.path))) if isinstance(fn, Global) and star is None else None
+        if store is not None and not kwargs and len(args) == store[1]:  # `operator.setitem(d, k, v)` is `d[k] = v`
+            if isinstance(args[0], Var):
+                self.mutate(args[0], self.call(Const(store[0]), args, hint=self.user_name(args[0])))
+                return Const(None)
+        if statement and isinstance(fn, Global) and fn.path in ("setattr", "delattr") and len(args) in (2, 3):
+            prim = mt.setattr_ if fn.path == "setattr" else mt.delattr_
+            if isinstance(args[0], Var):  # `setattr(obj, name, v)`: an attribute store
+                self.mutate(args[0], self.call(Const(prim), args, hint=self.user_name(args[0])))
+                return Const(None)
+        if statement and isinstance(fn, Global) and fn.path in _BUILTIN_NAMES:  # print(x), ...: no updates
+            return self.call(fn, args, kwargs, star, hint)
+        if statement and self.code.co_filename.startswith("<zygotepy:"):
+            # generated code being differentiated again (nesting): its call statements are the emitter's own helpers
+            # (`_set_cell`, `_raise`), which update nothing the caller reads
+            return self.call(fn, args, kwargs, star, hint)
+        at = mt.positional_out(self.resolve(fn.path), len(args)) if isinstance(fn, Global) and star is None else None
+        if at is not None and args[at] == Const(None):  # `np.sum(x, 0, None, None, False, ...)`: no out
+            at = None
+        if at is not None and at != len(args) - 1:  # more arguments (or outputs) after it
+            self.fail("an out array passed by position here", node, "pass it as out=...")
+        if at is not None:  # `np.multiply(a, b, y)` is `np.multiply(a, b, out=y)`
+            args, kwargs = args[:at], [*kwargs, ("out", args[at])]
+        if statement or any(k == "out" for k, _ in kwargs):  # `fill(out, x)`, `np.add(a, b, out=c)`
+            if any(k == "out" for k, _ in kwargs):
+                args = [*args, dict(kwargs)["out"]]
+                kwargs = [(k, v) for k, v in kwargs if k != "out"]
+                return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
+            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
+        if isinstance(fn, Global) and args and mt.updates_first_argument(self.resolve(fn.path)):
+            return self.mutating_call(fn, args, kwargs, star, hint, [0])  # `r = np.add.at(y, i, v)`: updates y
+        if self.updating_helper(fn):  # `loss = step(state, x)`, where step updates `state`: as a call statement
+            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)), site=True)
+        out = self.call(fn, args, kwargs, star, hint)
+        # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
+        # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,
+        # math) make no link
+        if not (isinstance(fn, Global) and _fresh(self.resolve(fn.path))):
+            self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else [])])
+        return out
+
+    @property
+    def user_code(self):
+        """Not code zygotepy wrote (generated code, or a rule's back, differentiated again at a higher order), whose
+        calls update nothing their caller reads."""
+        return not self.code.co_filename.startswith(("<zygotepy:", _PACKAGE_DIR))
+
+    def updating_method(self, name):
+        """May a method `name` called for its value update its object or arguments? Yes when a class of this module's
+        namespace (the user's own, or imported by name) defines it in Python code that may update in place; the
+        methods of built-in and NumPy types (`x.sum()`) never. Such a call then goes through `valuecall`."""
+        if name in PURE_METHODS or not self.user_code:
+            return False
+        known = self.__dict__.setdefault("_updating_methods", {})  # (loops ask again for every call in their body)
+        if name not in known:
+            known[name] = any(
+                type(method) is types.FunctionType and may_update_in_place(method)
+                for value in self.globals.values()
+                if isinstance(value, type) and value.__module__.partition(".")[0] not in _LIBRARY_PACKAGES
+                for method in [inspect.getattr_static(value, name, None)]) or any(
+                may_update_in_place(method) for method in self.local_methods(name))
+        return known[name]
+
+    def local_methods(self, name):
+        """The methods `name` of the classes defined in this function's body (as functions of their own code, for
+        reading their source: they do not exist until the class statement runs)."""
+        classes = {n.name for n in gast.walk(self.source_node) if isinstance(n, gast.ClassDef)}
+        return [types.FunctionType(method, self.globals, name, None,
+                                   tuple(types.CellType() for _ in method.co_freevars))
+                for body in self.code.co_consts if hasattr(body, "co_code") and body.co_name in classes
+                for method in body.co_consts if hasattr(method, "co_code") and method.co_name == name]
+
+    def has_updating_calls(self, nodes):
+        """Does this code call, for its value, a helper or a method that `expr_Call` sends through `valuecall` (so a
+        loop around it must carry every object, as for a call statement)? Any method of that name counts."""
+        for n in nodes:
+            if not isinstance(n, gast.Call):
+                continue
+            f = n.func
+            if isinstance(f, gast.Attribute) and self.updating_method(f.attr):
+                return True
+            parts = []
+            while isinstance(f, gast.Attribute):
+                parts.append(f.attr)
+                f = f.value
+            if isinstance(f, gast.Name) and f.id not in self.locals \
+                    and self.updating_helper(Global(".".join([f.id, *reversed(parts)]))):
+                return True
+        return False
+
+    def updating_helper(self, fn):
+        """Is `fn` a global Python function, with no rule, whose code may update its arguments in place? Its call,
+        used as a value, then goes through `mutcall` too, which takes the updated arguments' versions back."""
+        if not isinstance(fn, Global) or not self.user_code:
+            return False
+        target = self.resolve(fn.path)
+        return type(target) is types.FunctionType and registry.find_rule(target) is None \
+            and may_update_in_place(target)
+
+    def resolve(self, path):
+        """The object the global dotted `path` names now (None if it cannot be read)."""
+        first, *rest = path.split(".")
+        obj = self.globals.get(first, getattr(builtins, first, None)) if first not in self.locals else None
+        for part in rest:
+            obj = getattr(obj, part, None)
+        return obj
+
+    def arguments(self, node):
+        args, star = [], None
+        for a in node.args:
+            if isinstance(a, gast.Starred):
+                if star is not None:
+                    self.fail("more than one *argument in a call", a)
+                star = self.expr(a.value)
+            elif star is not None:
+                self.fail("a positional argument after *args", a)
+            else:
+                args.append(self.expr(a))
+        kwargs = [(k.arg, self.expr(k.value)) for k in node.keywords]
+        return args, kwargs, star

@@ -1,0 +1,158 @@
+"""Lineages for lower(): which names refer to one object (a *lineage*), and the links between objects (an object read
+out of another, `row = m[0]`; one held in another, `lst = [W]`), which an update in place follows (see mutation.py).
+"""
+from ..ir import Const, Var
+
+
+class Lineages:
+    """The bookkeeping part of the mutation lowering (mixed into the Lowerer)."""
+
+    def init_mutation(self):
+        self.lineage = {}      # Var -> lineage id (the object it names)
+        self.parents = {}      # lineage -> [(kind "item"/"attr"/"held", parent lineage, key atom)], newest last
+        self.latest = {}       # lineage -> its newest Var (for temporaries no name refers to)
+        # the `.param{k}` entries of parameters the function surely updates in place (an item store, a mutating
+        # method): they follow maybe-in-place updates too (`y *= 0.1`), so the final version returned to the caller
+        # includes them; other parameters' `x += v` is caught at run time (dispatch._check_updates)
+        self.tracked_params = set()
+        self.by_call = False   # the update being lowered may not have happened (a call's, `x += v`: see `mutate`)
+        self.mutated = set()   # lineages given a new version somewhere
+        # lineages a maybe-in-place update (`z *= 0.5`) may have split in two: on JAX arrays and numbers `z` names a
+        # new object and its aliases keep the old one, so a later update reaches a name only if it names that object
+        self.split = set()
+        self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
+        self.next_lineage = 0
+
+    def lineage_of(self, atom):
+        if not isinstance(atom, Var):
+            return None
+        if atom not in self.lineage:
+            self.next_lineage += 1
+            self.lineage[atom] = self.next_lineage
+        return self.lineage[atom]
+
+    def inherit(self, out, *sources):
+        """`out` (a phi or loop-carried value) names the same object as `sources` when they all name one object."""
+        if sources and all(isinstance(s, Var) for s in sources):
+            ids = {self.lineage_of(s) for s in sources}
+            if len(ids) == 1:
+                self.lineage[out] = ids.pop()
+
+    def join_link(self, out, a, b):
+        """`out` (an if's or a conditional expression's join) is `a`'s object or `b`'s: their one object if they name
+        the same, else one that either may be, so an update through `out` reaches the arm's object it is (found by
+        identity at run time: put_held / refresh_held) and an update of an arm's object reaches `out`."""
+        self.inherit(out, a, b)
+        if out not in self.lineage:
+            for arm in (a, b):
+                self.note_child(out, "held", arm, Const(self.line))
+
+    def note_child(self, child, kind, parent, key):
+        """`child`'s object is (or is a view of) `parent[key]`, `parent.key`, or held somewhere in `parent` ("held":
+        put there by a display, `append`, ...): an update of the child reaches the parent."""
+        if isinstance(child, Var) and isinstance(parent, Var) and child != parent:
+            entry = (kind, self.lineage_of(parent), key)
+            links = self.parents.setdefault(self.lineage_of(child), [])
+            if entry not in links and not (kind == "held" and any(k == kind and p == entry[1] for k, p, _ in links)):
+                links.append(entry)
+
+    def note_held(self, holder, items):
+        """`holder` may keep `items` inside it (a display, `append`, any call: `h = make_holder(W)`), so an update of
+        one reaches the other (put_held / refresh_held find where at run time, by identity)."""
+        for item in items:
+            self.note_child(item, "held", holder, Const(self.line))
+
+    def related(self, lin, up, skip):
+        """The lineages reachable from `lin` through links, nearest first: its holders and their holders (`up`), or
+        what it holds and what those hold; `skip` is not entered."""
+        out, seen, work = [], set(skip) | {lin}, [lin]
+        while work:
+            cur, work = work[0], work[1:]
+            nxt = [p for _, p, _ in self.parents_of(cur)] if up else \
+                [c for c, links in self.parents.items() if any(p == cur for _, p, _ in links)]
+            for n in nxt:
+                if n not in seen:
+                    seen.add(n)
+                    out.append(n)
+                    work.append(n)
+        return out
+
+    def where(self, other, key):
+        """(file, line of the update, the other object's name, line of the statement that linked them)."""
+        return Const((self.filename, self.line, self.user_name(other), key.value if isinstance(key, Const) else None))
+
+    def parents_of(self, lin):
+        return self.parents.get(lin, ())
+
+    def current(self, lin, named=False):
+        """The Var naming the object `lin` now: a local name's, else (`named` False) the newest version made by the
+        statement being lowered (`a[0][1] = v` updates the temporary `a[0]`). A user's name comes first: a `.param`
+        entry may still hold the version before an update that only maybe aliased it (`b = a` after `a += t` in one
+        arm of an if named the parameter's old version, and the gradient skipped the update's back)."""
+        hidden = None
+        for name, var in self.env.items():
+            if isinstance(var, Var) and self.lineage.get(var) == lin and not name.startswith(".flag"):
+                if not name.startswith("."):
+                    return var
+                hidden = var if hidden is None else hidden
+        if hidden is not None:
+            newest = self.latest.get(lin)
+            if named and newest is not None and newest != hidden:
+                # the parameter's object was updated (`a += t`) where it is not named now, in one arm of a branch:
+                # no variable holds its version after the join, and the old one would skip that update's gradient
+                self.fail("updating an argument in place in one arm of a branch and then, after the branch, updating "
+                          "an object that may share it (its gradient would skip the first update)",
+                          hint="copy the argument first (a = a.copy()), or update it out of place (a = a + t)")
+            return hidden
+        return None if named else self.latest.get(lin)
+
+    def aliases_of(self, names):
+        """Other local names that share an object with one of `names` (`x += y` in place updates them too)."""
+        lins = {self.lineage_of(self.env.get(n)) for n in names} - {None}
+        return [n for n, v in self.env.items() if isinstance(v, Var) and n not in names and not n.startswith(".")
+                and self.lineage_of(v) in lins]
+
+    def param_lineages(self, tracked=False):
+        return {self.lineage.get(v) for n, v in self.env.items() if n.startswith(".param") and isinstance(v, Var)
+                and (not tracked or n in self.tracked_params)}
+
+    def observable(self, atom):
+        """Can code after this point see `atom`'s object again (a local name refers to it, or to its parent)?"""
+        if not isinstance(atom, Var):
+            return False
+        if atom.name in self.freevars and atom == Var(atom.name):  # a captured variable: its owner sees it
+            return True
+        work, seen = [self.lineage_of(atom)], set()
+        while work:
+            lin = work.pop()
+            if lin in seen:
+                continue
+            seen.add(lin)
+            if any(isinstance(v, Var) and self.lineage.get(v) == lin for n, v in self.env.items()
+                   if not n.startswith(".") or n.startswith(".param")):
+                return True
+            work += [plin for _, plin, _ in self.parents_of(lin)]
+            # what a call's result may hold (`d.setdefault(k, []).append(v)`, `helper(d).append(v)`): the result is
+            # linked to its arguments as their holder, and through them the update is seen
+            work += [c for c, links in self.parents.items() if any(k == "held" and p == lin for k, p, _ in links)]
+        return False
+
+    def linked(self, name):
+        """Is the object `name` refers to linked to another (a parent it was read from, a child read from it, a holder):
+        then an update of it in place gives those new versions too."""
+        var = self.env.get(name)
+        if not isinstance(var, Var):
+            return False
+        lin = self.lineage_of(var)
+        return lin in self.parents or any(p == lin for ls in self.parents.values() for _, p, _ in ls)
+
+    def user_name(self, var):
+        names = [n for n, v in self.env.items() if v == var and not n.startswith(".")]
+        return names[0] if names else "_t"
+
+    def has_aliases(self, old, new):
+        """Does another name, a parent or a child share `old`'s object (so an update in place must reach it)?"""
+        lin = self.lineage_of(old)
+        return lin in self.parents or any(p[1] == lin for ps in self.parents.values() for p in ps) or any(
+            isinstance(v, Var) and v != new and self.lineage.get(v) == lin for n, v in self.env.items()
+            if not n.startswith(".param"))  # an argument updated by `+=` is caught at run time (dispatch)

@@ -1,0 +1,197 @@
+"""Mutation for lower(): `x[i] = v`, `obj.a = v`, `del x[i]`, `x[i] += v`, mutating method calls and calls that may
+update their arguments, as SSA versions of the mutated object.
+
+The object really is mutated (aliases in user code see Python's semantics), and the IR gives it a new name:
+`x[i] = v` becomes `x_2 = setitem(x, i, v)`, whose rule routes cotangents (the slot's to `v`, the rest to `x`). Every
+name that refers to the same object is a *lineage*: a mutation rebinds all names of its lineage to the new version
+(`b = a; a[0] = v` updates `b` too). An object read out of another (`row = m[0]`, `w = self.W`, `v = x[1:]`) remembers its
+parent: mutating it also gives the parent a new version (`put_item`/`put_attr`, whose forward does nothing), and
+mutating a parent refreshes its live named children (`refresh`: a NumPy view sees the write, and so does an object
+still in the slot it was read from, e.g. an array in a list after `lst[0] *= 2`; a number read out does not).
+A function that updates one of its parameters returns the final versions too (`Function.mutated`), so the caller's
+cotangents of those objects after the call reach the callee's backward (`mutate.mutcall`, `dispatch.J_mutating`).
+
+Here: `mutate`, which gives the updated object and those linked to it new versions; the links are lineage.py's, the
+statements and calls that update in place updates.py's, the syntax scans scan.py's.
+"""
+from .. import mutate as mt
+from ..ir import Const, Var
+
+
+class Mutation:
+    """The mutation part of the Lowerer (mixed into it): an update gives its object, and the objects linked to it, new
+    versions."""
+
+    def mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
+        """See `_mutate`. An update that may not have happened (`maybe`, `refreshed`, a call's: `by_call`) makes the
+        updates it implies (of holders, parents, children) uncertain too."""
+        outer = self.by_call
+        self.by_call = outer or maybe or refreshed
+        try:
+            self._mutate(old, new, came_from, maybe, chain, refreshed)
+        finally:
+            self.by_call = outer
+
+    def _mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
+        """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
+        named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place. `chain`: the
+        lineages this update already reached (links can form cycles)."""
+        lin = self.lineage_of(old)
+        chain = {lin} if chain is None else chain
+        chain.add(lin)
+        placed = []
+
+        def updated():
+            """What the holders of the object are told was updated: `new`, or after a maybe update that made a new
+            object (`shape += (n,)` on a tuple read out of an array), nothing (mutate.NOT_IN_PLACE)."""
+            if not maybe:
+                return new
+            if not placed:
+                placed.append(self.call(Const(mt.same_or), [Const(mt.NOT_IN_PLACE), old, new], hint="_placed"))
+            return placed[0]
+        for name in self.freevars:  # a captured object: this function's later reads see the new version (the
+            if self.lineage.get(self.env.get(name, Var(name))) == lin:  # enclosing function refuses to read it)
+                self.env[name] = new
+        self.lineage[new] = lin
+        self.latest[lin] = new
+        if not refreshed:  # a refreshed holder's child (refresh_held) is updated only if it is found there at run
+            self.mutated.add(lin)  # time: a helper's argument updated that way is caught then (dispatch)
+        for name, var in list(self.env.items()):
+            if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
+                    and not (maybe and name.startswith(".param") and name not in self.tracked_params):
+                if name in self.cellvars:
+                    if not self.by_call:
+                        self.fail(f"updating '{name}' in place, which a nested function captures")
+                    # an update that may not have happened (a call that may update it, `x += v`, an update of what
+                    # may hold it): most often it did not (a number, a helper's `p *= 2`), which is checked now
+                    self.call(Const(mt.captured_unchanged), [var, Const(name), Const(self.filename),
+                                                             Const(self.line)], hint="_")
+                    continue
+                if maybe:
+                    alias = self.call(Const(mt.same_or), [var, old, new], hint=self.user_name(var))
+                    self.lineage[alias] = lin
+                    self.env[name] = alias
+                    self.split.add(lin)
+                else:
+                    self.env[name] = self.same_as(var, old, new, lin)
+        direct, made = {}, {}
+        for clin, links in self.parents.items():
+            for kind, plin, key in links:
+                if plin == lin:
+                    (made if kind == "held" else direct).setdefault(clin, (kind, key))
+        # its direct children first, before any holder's update reaches them by a vaguer route (held by an object
+        # made from them): what they are is known exactly (`row = m[0]`, `w = self.W`: a view sees the write, an
+        # item does not change)
+        below = self.related(lin, False, {came_from})
+        for clin in [c for c in below if c in direct and c not in chain]:
+            child = self.named_child(clin)
+            if child is not None:
+                chain.add(clin)
+                kind, key = direct[clin]
+                fresh = self.call(Const(mt.refresh_iter), [child, new, self.where(child, key)],
+                                  hint=self.user_name(child)) if kind == "iter" else \
+                    self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
+                self.rebind(child, fresh, whole_lineage=True)
+        holders = False
+        for kind, plin, key in list(self.parents_of(lin)):
+            if plin == came_from or plin in chain:
+                continue
+            if kind == "held":
+                holders = holders or key
+                continue
+            parent = self.current(plin)
+            if parent is not None:
+                chain.add(plin)
+                args = [parent, self.where(parent, key), updated()] if kind == "iter" else [parent, key, updated()]
+                self.mutate(parent, self.call(Const({"item": mt.put_item, "attr": mt.put_attr, "iter": mt.put_iter}[
+                    kind]), args, hint=self.user_name(parent)), lin, chain=chain)
+            else:  # read out of an object no name refers to now (`W.reshape(2, 2)[0]`, `cur = cur[1:]` in a loop):
+                holders = holders or Const(self.line)  # whatever holds that, or shares its memory, finds it at run time
+        if holders:  # every named object that may hold this one, however deep (`lst = [Holder(W)]`), finds it there
+            for hlin in self.related(lin, True, {came_from}):
+                parent = self.current(hlin, named=True)
+                if parent is not None:
+                    again = hlin in chain
+                    chain.add(hlin)
+                    put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), updated()],
+                                    hint=self.user_name(parent))
+                    if again:
+                        self.rebind(parent, put)
+                        continue
+                    outer, self.by_call = self.by_call, True  # it may not hold it: found (or not) at run time
+                    try:
+                        self.mutate(parent, put, lin, chain=chain)
+                    finally:
+                        self.by_call = outer
+        for clin in [c for c in below if c not in direct]:
+            if clin in chain:
+                continue
+            child = self.named_child(clin)
+            if child is None:
+                continue
+            # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
+            # own holders see the change too
+            chain.add(clin)
+            fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
+                              hint=self.user_name(child))
+            self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+        for clin in self.through_unnamed(lin, chain | {came_from}):
+            # a sibling (`z = (y, x)[0]`, `v = a[1:] if c else a[:1]`) or a view's own parent (`t = [y[1:]]`,
+            # `np.squeeze(x[None])`), linked only through an object no name refers to now: it may be the updated
+            # object, sit inside it or share its memory, which is found at run time
+            if clin in chain:
+                continue
+            child = next(v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                         and not n.startswith("."))  # a user's name: `.param` keeps a parameter's first object
+            chain.add(clin)
+            fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(self.line))],
+                              hint=self.user_name(child))
+            self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+
+    def named_child(self, clin):
+        """A Var of lineage `clin` some name (a user's, or a loop's live copy) holds now, or None."""
+        return next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                     and (not n.startswith(".") or n.startswith(".live"))), None)
+
+    def through_unnamed(self, lin, skip):
+        """The named lineages linked to `lin` only through objects no name refers to now, by a path that goes both
+        to a parent and to a child (the plain walks up and down, `related`, reach the others)."""
+        up, down = {}, {}
+        for c, links in self.parents.items():
+            for _, p, _ in links:
+                up.setdefault(c, set()).add(p)
+                down.setdefault(p, set()).add(c)
+        named = {self.lineage.get(v) for n, v in self.env.items() if isinstance(v, Var) and not n.startswith(".")}
+        found, seen, work = [], {(lin, frozenset())}, [(lin, frozenset())]
+        while work:
+            cur, dirs = work.pop()
+            for way, nxt in (("up", up.get(cur, ())), ("down", down.get(cur, ()))):
+                for n in nxt:
+                    state = (n, dirs | {way})
+                    if n == lin or state in seen:
+                        continue
+                    seen.add(state)
+                    if n not in named:
+                        work.append(state)
+                    elif len(state[1]) == 2 and cur not in named and n not in skip and n not in found:
+                        found.append(n)
+        return found
+
+    def rebind(self, old, new, whole_lineage=False):
+        """Names holding `old` now hold `new`; with `whole_lineage`, every name of its object (a loop carries two
+        names of one object, `z = y`, as two variables: a refresh of one must reach the other)."""
+        lin = self.lineage_of(old)
+        self.lineage[new] = lin
+        self.latest[lin] = new
+        for name, var in list(self.env.items()):
+            if var == old or whole_lineage and isinstance(var, Var) and self.lineage.get(var) == lin:
+                self.env[name] = self.same_as(var, old, new, lin)
+
+    def same_as(self, var, old, new, lin):
+        """What a name of `old`'s lineage holding `var` holds once `old` became `new`: `new`, or where a maybe-in-place
+        update may have split the lineage (see `split`), `new` only if `var` is `old`'s object at run time."""
+        if var == old or var == new or lin not in self.split:
+            return new
+        alias = self.call(Const(mt.same_as), [var, old, new], hint=self.user_name(var))
+        self.lineage[alias] = lin
+        return alias

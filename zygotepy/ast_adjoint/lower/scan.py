@@ -1,0 +1,97 @@
+"""Syntax scans for lower(): which code may update objects in place (an item or attribute store, `del`, a call
+statement, a mutating method call, `x += v`), without entering nested functions, and which methods surely update
+nothing. The loops, the control flow and the calls ask them before lowering a body (see mutation.py).
+"""
+import gast
+import numpy as np
+
+MUTATING_METHODS = frozenset((
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
+    "add", "discard", "fill", "put", "resize", "itemset", "partition"))
+
+# methods of the built-in and NumPy types that update nothing: any other method called for its value may be a user
+# method that updates its object or arguments (`a = sim.decay()`), so such a call goes through mutcall
+_OWN_TYPES = (np.ndarray, np.generic, list, tuple, dict, set, frozenset, str, bytes, int, float, complex, range)
+PURE_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable(getattr(t, name))
+                         and (not name.startswith("_") or name in ("__call__", "__getitem__", "__len__"))) \
+    - MUTATING_METHODS - {"setfield", "setflags", "byteswap", "symmetric_difference_update", "intersection_update",
+                          "difference_update"}
+
+
+# library functions that update their first argument wherever their call stands (mutate.updates_first_argument)
+_UPDATING_FUNCTIONS = frozenset(("at", "place", "putmask", "put_along_axis", "fill_diagonal", "copyto", "setitem",
+                                 "delitem", "__setitem__", "__delitem__"))
+
+def mutation_syntax(stmts, nodes=None):
+    """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
+    mutating method call, any of which may give objects new versions? `nodes`: the code's nodes (`nodes_no_defs`),
+    when the caller has listed them already."""
+    return any(map(_may_mutate, nodes if nodes is not None else nodes_no_defs(stmts)))
+
+
+_UPDATES_IN_PLACE = {}  # code object -> may the function's own code update an object in place?
+
+
+def may_update_in_place(fn):
+    """Could a call of the Python function `fn` update its arguments in place (its code stores items or attributes,
+    calls a mutating method, or makes a call statement, which may)? False for code zygotepy cannot read, whose call
+    is reported where it runs. Cached per code object."""
+    from ..source import get_source  # (source imports this package's lowering helpers)
+    code = fn.__code__
+    hit = _UPDATES_IN_PLACE.get(code)
+    if hit is None:
+        try:
+            body = get_source(fn).node.body
+            nodes = nodes_no_defs(body)
+            hit = mutation_syntax(body, nodes) or bool(augmented_names(body, nodes))
+        except Exception:  # noqa: BLE001 - no source, or not Python the parser reads: not ours to report here
+            hit = False
+        _UPDATES_IN_PLACE[code] = hit
+    return hit
+
+
+def _may_mutate(n):
+    if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+        return True
+    if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+        return True
+    if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and (
+            n.func.attr in MUTATING_METHODS or n.func.attr in _UPDATING_FUNCTIONS):
+        return True
+    return isinstance(n, gast.Call) and any(k.arg == "out" for k in n.keywords)
+
+
+def augmented_names(stmts, nodes=None):
+    """Names that `x += ...` rebinds in this code (not entering nested functions); `nodes` as for `mutation_syntax`."""
+    return {n.target.id for n in (nodes if nodes is not None else nodes_no_defs(stmts))
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+
+
+def nodes_no_defs(stmts):
+    """The nodes of `stmts`, not entering nested functions, lambdas or classes (their own nodes are included)."""
+    work, out = list(stmts), []
+    while work:
+        n = work.pop()
+        out.append(n)
+        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            work.extend(gast.iter_child_nodes(n))
+    return out
+
+
+def updated_in_place(node, names, augmented=True):
+    """The `names` whose objects the code of `node` (a nested function) may update in place (`augmented` False: not
+    counting `name += v`, which updates in place only arrays and lists)."""
+    found = set()
+    for n in gast.walk(node):
+        target = None
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            target = n.value
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+            target = n.func.value
+        elif isinstance(n, gast.AugAssign) and (augmented or not isinstance(n.target, gast.Name)):
+            target = n.target
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target = target.value
+        if isinstance(target, gast.Name) and target.id in names:
+            found.add(target.id)
+    return found

@@ -1,0 +1,118 @@
+"""Statements for lower(): the dispatch to `stmt_<Kind>`, assignments (`bind`, unpacking, `x += v`), `raise` and
+`assert`. Control flow is control.py's, nested definitions definitions.py's, `del` updates.py's.
+"""
+import operator
+
+import gast
+
+from .. import runtime as rt
+from ..ir import Assign, Call, Const, Var
+from .expressions import UNSUPPORTED
+
+INPLACE = {gast.Add: operator.iadd, gast.Sub: operator.isub, gast.Mult: operator.imul, gast.Div: operator.itruediv,
+           gast.FloorDiv: operator.ifloordiv, gast.Mod: operator.imod, gast.Pow: operator.ipow,
+           gast.MatMult: operator.imatmul, gast.LShift: operator.ilshift, gast.RShift: operator.irshift,
+           gast.BitOr: operator.ior, gast.BitXor: operator.ixor, gast.BitAnd: operator.iand}
+
+
+class Statements:
+    """The statements part of the Lowerer (mixed into it)."""
+
+    def stmt(self, node):
+        self.line = getattr(node, "lineno", self.line)
+        self.latest.clear()  # temporaries' versions live within one statement
+        kind = type(node)
+        if kind in UNSUPPORTED:
+            self.fail(UNSUPPORTED[kind], node)
+        method = getattr(self, "stmt_" + kind.__name__, None)
+        if method is None:
+            self.fail(f"the statement {kind.__name__}", node)
+        method(node)
+
+    def stmt_Pass(self, node):
+        pass
+
+    def stmt_Expr(self, node):
+        if not isinstance(node.value, gast.Constant):
+            self.statement_call = isinstance(node.value, gast.Call)
+            self.expr(node.value)
+
+    def bind(self, name, value):
+        """Bind local `name` to `value`; a cell variable (captured by a nested def) gets a real assignment."""
+        if name in self.cellvars:
+            # each assignment is a version, as for any local, and sets the cell; a nested function is differentiated
+            # with the version current where it was made, so one called after a new assignment is refused when it
+            # is called (dispatch.check_cells: made in a loop and called in the same iteration, or never called
+            # again, is fine)
+            var = self.new_var(name)
+            self.emit(Assign(var, value, self.line))
+            self.emit(Assign(self.temp("_"), Call(Const(rt.set_cell), (Var(f"{name}_cell"), var)), self.line))
+            value = var
+        self.env[name] = value
+
+    def assign_to(self, target, value):
+        if isinstance(target, gast.Name):
+            self.bind(target.id, value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            stars = [k for k, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+            if stars:  # a, *b, c = value
+                seq = self.call(Const(rt.unpack_starred), [value, Const(stars[0]),
+                                                           Const(len(target.elts) - stars[0] - 1)], hint="_seq")
+            else:
+                seq = self.call(Const(rt.unpack), [value, Const(len(target.elts))], hint="_seq")
+            for k, elt in enumerate(target.elts):
+                elt = elt.value if isinstance(elt, gast.Starred) else elt
+                hint = elt.id if isinstance(elt, gast.Name) else "_t"
+                self.assign_to(elt, self.call(Const(operator.getitem), [seq, Const(k)], hint=hint))
+        elif isinstance(target, gast.Subscript):
+            self.store_item(target, value)
+        elif isinstance(target, gast.Attribute):
+            self.store_attr(target, value)
+        else:
+            self.fail(f"assignment to {type(target).__name__}", target)
+
+    def stmt_Assign(self, node):
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, gast.Name) and target.id not in self.cellvars:
+            value = self.expr(node.value, hint=target.id)
+            self.bind(target.id, value)
+            return
+        if (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
+                and isinstance(node.value, (gast.Tuple, gast.List)) and len(target.elts) == len(node.value.elts)
+                and not any(isinstance(e, gast.Starred) for e in target.elts + node.value.elts)):
+            values = [self.expr(v) for v in node.value.elts]
+            live = [f".live{k}" for k in range(len(values))]  # a store may update a value not yet stored (a view:
+            self.env.update(zip(live, values, strict=True))  # `y[1:], y[:-1] = y[:-1], y[1:]`): refreshed here
+            for t, name in zip(target.elts, live, strict=True):
+                self.assign_to(t, self.env.pop(name))
+            return
+        value = self.expr(node.value)
+        for t in node.targets:
+            self.assign_to(t, value)
+
+    def stmt_AnnAssign(self, node):
+        if node.value is not None:
+            self.stmt_Assign(gast.copy_location(gast.Assign(targets=[node.target], value=node.value), node))
+
+    def stmt_AugAssign(self, node):
+        if isinstance(node.target, (gast.Subscript, gast.Attribute)):
+            return self.augassign_item(node, INPLACE[type(node.op)])
+        current = self.expr_Name(gast.Name(node.target.id, gast.Load(), None, None), "_t")
+        value = self.expr(node.value)
+        new = self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id)
+        self.region[-1].on_argument = self.lineage_of(current) in self.param_lineages()
+        self.bind(node.target.id, new)
+        if isinstance(current, Var) and node.target.id not in self.cellvars and (
+                self.has_aliases(current, new) or self.lineage_of(current) in self.param_lineages(tracked=True)):
+            self.mutate(current, new, maybe=True)  # a list or array `+=` updates in place: aliases see it
+
+    def stmt_Raise(self, node):
+        if node.exc is None:
+            self.fail("a bare raise", node)
+        self.call(Const(rt.raise_), [self.expr(node.exc)], hint="_")
+
+    def stmt_Assert(self, node):
+        test = self.expr(node.test)
+        msg = node.msg
+        self.join(test, lambda: None,
+                  lambda: self.call(Const(rt.assertion_failed), [self.expr(msg) if msg else Const(None)], hint="_"))

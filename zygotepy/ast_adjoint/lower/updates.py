@@ -1,0 +1,121 @@
+"""The updates in place for lower(): `x[i] = v`, `obj.a = v`, `del x[i]`, `x[i] += v`, a store to a module global's
+item, and a call that may update its arguments (`mutcall`), each giving the updated object a new version (`mutate`).
+"""
+import operator
+
+import gast
+
+from .. import mutate as mt
+from .. import runtime as rt
+from ..ir import Const, Global, Var
+
+
+class Updates:
+    """The statements and calls that update objects in place (mixed into the Lowerer)."""
+
+    def target_object(self, node):
+        obj = self.expr(node)
+        if not isinstance(obj, Var) or isinstance(node, gast.Name) and self.global_container(node.id):
+            self.fail("updating a global or constant object in place", node,
+                      "pass it as an argument, or work on a copy")
+        return obj
+
+    def store_item(self, target, value):
+        if self.global_item(target, value):
+            return
+        obj = self.target_object(target.value)
+        index = self.expr(target.slice)
+        new = self.call(Const(mt.setitem), [obj, index, value], hint=self.user_name(obj))
+        self.mutate(obj, new)
+        self.note_child(value, "item", new, index)
+
+    def global_item(self, target, value):
+        """`G[k] = v` (`value`: v, or a function of the index atom building it) on a module global container `G`:
+        runs as `runtime.global_store`, which refuses a v that carries a gradient and otherwise just stores (a
+        counter, a flag, a cache of data). True if it was one."""
+        name = target.value.id if isinstance(target.value, gast.Name) else None
+        if name is None or not self.global_container(name):
+            return False
+        index = self.expr(target.slice)
+        value = value(index) if callable(value) else value
+        self.call(Const(rt.global_store), [Global(name), Const(name), Const((self.filename, self.line)), index, value],
+                  hint="_")
+        return True
+
+    def store_attr(self, target, value):
+        obj = self.target_object(target.value)
+        attr = Const(self.mangle(target.attr))
+        new = self.call(Const(mt.setattr_), [obj, attr, value], hint=self.user_name(obj))
+        self.mutate(obj, new)
+        self.note_child(value, "attr", new, attr)
+
+    def stmt_Delete(self, node):
+        for t in node.targets:
+            if isinstance(t, gast.Subscript):
+                obj = self.target_object(t.value)
+                index = self.expr(t.slice)
+                self.mutate(obj, self.call(Const(mt.delitem), [obj, index], hint=self.user_name(obj)))
+            elif isinstance(t, gast.Attribute):
+                obj = self.target_object(t.value)
+                self.mutate(obj, self.call(Const(mt.delattr_), [obj, Const(self.mangle(t.attr))],
+                                           hint=self.user_name(obj)))
+            elif isinstance(t, gast.Name) and t.id in self.locals and t.id not in self.cellvars:
+                self.env.pop(t.id, None)
+            else:
+                self.fail(f"del of {type(t).__name__}", t)
+
+    def augassign_item(self, node, inplace):
+        """`x[i] += v` is `t = x[i]; t += v; x[i] = t` (one read, Python's in-place operator, one write), as Python runs
+        it: an item that is itself an array or a list is updated in place, so a name that holds it sees the update
+        (the store's `refresh` of the container's children routes their cotangents); likewise for attributes."""
+        t = node.target
+        if isinstance(t, gast.Subscript) and self.global_item(t, lambda index: self.call(Const(inplace), [
+                self.call(Const(operator.getitem), [self.expr(t.value), index]), self.expr(node.value)])):
+            return
+        obj = self.target_object(t.value)
+        if isinstance(t, gast.Subscript):
+            index = self.expr(t.slice)
+            cur = self.call(Const(operator.getitem), [obj, index])
+            new = self.call(Const(inplace), [cur, self.expr(node.value)])
+            self.mutate(obj, self.call(Const(mt.setitem), [obj, index, new], hint=self.user_name(obj)))
+        else:
+            attr = Const(self.mangle(t.attr))
+            cur = self.call(Const(getattr), [obj, attr])
+            new = self.call(Const(inplace), [cur, self.expr(node.value)])
+            self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, new], hint=self.user_name(obj)))
+
+    def mutating_call(self, fn, args, kwargs, star, hint, updated, kept_anyway=(), site=False):
+        """A call that may update the arguments at positions `updated`: `_r = mutcall(fn, *args)` gives
+        `(result, *args)`; each of those arguments that is a local value gets the returned version. Positions in
+        `kept_anyway` count as updated even when no later code of this function sees them (a global's object).
+        `site`: a mutcall even when no later code sees an updated argument (`step({"x": x}, n)`), so that the
+        callee's updates of it are allowed (nothing reads their final versions)."""
+        updated = [k for k in updated if k in kept_anyway or self.observable(args[k])]
+        kept = [*args, *(v for _, v in kwargs), *([star] if star is not None else [])]
+        if fn == Const(rt.callmethod):
+            kept = [args[0], *kept[2:]]
+        # (`out=` given a temporary updates nothing observable, but still goes through mutcall: with_out's rule)
+        if star is not None or not updated and not site and fn != Const(mt.with_out):
+            out = self.call(fn, args, kwargs, star, hint)
+            self.note_held(out, kept)
+            return out
+        out = self.call(Const(mt.valuecall if site else mt.mutcall), [fn, *args], kwargs, hint="_r")
+        result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
+        seen, versions = set(), {}
+        for k in updated:
+            a = args[k]
+            if isinstance(a, Var) and a not in seen:
+                seen.add(a)
+                versions[k] = self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a))
+                self.by_call = True
+                try:
+                    self.mutate(a, versions[k])
+                finally:
+                    self.by_call = False
+        # what it updated may now keep the other arguments (`rows.append(row)`, `store(lst, W)`), and its result may
+        # be one of them or held in one (`d.setdefault(k, W)`, `lst.pop()`)
+        for k, v in versions.items():
+            self.note_held(v, [a for a in kept if a is not args[k]])
+        self.note_held(result, [versions.get(k, args[k]) if k < len(args) else args[k] for k in range(len(args))
+                                if isinstance(args[k], Var)] + kept[len(args):])
+        return result

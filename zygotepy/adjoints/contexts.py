@@ -1,4 +1,4 @@
-"""`with` blocks: the rules of the two runtime calls a with block lowers to (`enter`, `leave`; see lower_control).
+"""`with` blocks: the rules of the two runtime calls a with block lowers to (`enter`, `leave`; see ast_adjoint/lower/control.py).
 
 The manager is entered and left in the forward pass only; the backward of the block's body runs after it was left.
 `leave` carries no gradient. `enter` carries one only when the manager holds a differentiable value (a model object

@@ -123,7 +123,7 @@ def activity(fn, code, globals_, need=None):
     return varied & useful
 
 
-# calls whose result is (or shares memory with, or holds) their first argument, or, for the links lower_mutation
+# calls whose result is (or shares memory with, or holds) their first argument, or, for the links lower/mutation.py
 # places, each of their arguments
 _SAME_OBJECT = (mt.same_or, mt.same_as, mt.put_iter, mt.refresh_iter, rt.iterate, operator.getitem, getattr)
 
@@ -138,7 +138,7 @@ def _links_objects(target):
 def saved_objects(fn, active, globals_):
     """The Vars whose objects a backward may read: every argument and result of an operation the adjoint pass
     differentiates, closed over the names of one object (copies, joins, loop carries, in-place results, the links
-    lower_mutation places) and over the objects read out of another (`v = c[:2]` shares `c`'s data). An update in
+    lower/mutation.py places) and over the objects read out of another (`v = c[:2]` shares `c`'s data). An update in
     place of such an object (`c += 1`, `c @= M` with no gradient through them) must undo itself in the backward like
     an active one, or the backward of an earlier operation would read the new values; running it out of place instead
     would leave an alias (`b = c`) without the update. A superset of what the pass saves, found before it runs."""

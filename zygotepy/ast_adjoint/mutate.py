@@ -1,7 +1,7 @@
 """The primitives that lowered updates in place call, and the journal that keeps saved values right.
 
 Each primitive really mutates its object (so user code that aliases it sees Python's semantics) and returns it, so the
-IR can name the new version (see lower_mutation). Their rules (adjoints/mutation/) route cotangents between versions.
+IR can name the new version (see lower/mutation.py). Their rules (adjoints/mutation/) route cotangents between versions.
 
 A backward pass reads values the forward saved by reference, and a later update in place would change them. So every
 update records how to undo itself (an `Entry`): the backward undoes the updates in reverse order as it passes them
@@ -310,7 +310,7 @@ def captured_unchanged(obj, name, file, line):
 
 class _NotInPlace:
     """What the holders of an object are told was updated after `x += v` made a new object instead (a tuple, a
-    number): nothing (see lower_mutation.Mutation.mutate)."""
+    number): nothing (see lower/mutation.py, Mutation.mutate)."""
     __slots__ = ()
 
     def __repr__(self):

@@ -1,7 +1,7 @@
 """Rules for updates in place: item and attribute stores, `del`, list/dict/array methods that mutate, calls that may
 update their arguments, `out=`, augmented assignment, and the links that carry an update between objects.
 
-Each primitive maps an old version of an object to its new version (the same object, see lower_mutation). Its `back`
+Each primitive maps an old version of an object to its new version (the same object, see ast_adjoint/lower/mutation.py). Its `back`
 gets the new version's cotangent and returns the old version's: the slot written receives nothing from before, its
 cotangent goes to the value written. Every `back` first undoes its update (mutate.Journal), so the backward of anything
 that ran earlier sees the values it saw; these rules are in `registry.MUTATING`, so the adjoint pass calls their `back`

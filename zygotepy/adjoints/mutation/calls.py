@@ -37,7 +37,7 @@ def mutcall(fn, *args, **kwargs):
 
 def _mutcall(fn, args, kwargs, result_used):
     """A call that may update its arguments: `(result, *args)`. Mutating methods of lists, dicts and arrays have
-    rules above; a Python function that updates its parameters returns their final versions (lower.py), whose
+    rules above; a Python function that updates its parameters returns their final versions (ast_adjoint/lower/), whose
     cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone.
     `result_used` (valuecall): never run code zygotepy cannot read as is, since its result would carry no gradient."""
     if fn is rt.callmethod and len(args) >= 2 and isinstance(args[0], types.ModuleType):

@@ -188,7 +188,7 @@ def _held_error(where, plan):
     what = "a value zygotepy cannot look into (a closure's cell, a partial's argument, a __slots__ attribute, or a " \
         "view of the array's bytes as another dtype)"
     made = f" (linked at line {made})" if made is not None else ""
-    other = "a comprehension's result" if other.startswith("_comp") else f"'{other}'"  # lower_control's accumulator
+    other = "a comprehension's result" if other.startswith("_comp") else f"'{other}'"  # lower/control.py's accumulator
     return ZygoteError(f"{file}:{line}: zygotepy cannot differentiate this update in place: it changes an array that "
                        f"{other}{made} shares as {what}, and the gradient cannot be routed through that; copy the "
                        f"array before it is kept (W.copy()), or make the update before")

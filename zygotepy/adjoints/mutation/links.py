@@ -1,7 +1,7 @@
 """Rules that carry an update in place across the links between objects: a child updated in place gives its parent
 a new version (`put_item`, `put_attr`, and `put_held` for an object held anywhere in another: an item, a value, an
 attribute), and a parent updated in place gives the children read out of it before (`refresh`, `refresh_held`) their
-new versions. The lowering (ast_adjoint/lower_mutation.py) places these calls; their backs route each cotangent to
+new versions. The lowering (ast_adjoint/lower/mutation.py) places these calls; their backs route each cotangent to
 the version it belongs to, by where the child sits in the parent (held.py; arrays sharing memory: overlap.py).
 """
 import numpy as np

@@ -1,4 +1,4 @@
-"""Rules for the links between a `for` loop's variable and what the loop walks (ast_adjoint/lower_loops.py): an update
+"""Rules for the links between a `for` loop's variable and what the loop walks (ast_adjoint/lower/loops.py): an update
 in place of the variable is an update of that container's item (`put_iter`), and an update of the container reaches
 the variable (`refresh_iter`). The item is found at run time: an array's row by its address (`for r in Y` gives views
 `Y[k]`), anything else by identity at any depth (as `put_held` does). A part of an array that is not one of its rows

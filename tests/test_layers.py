@@ -15,7 +15,11 @@ ROOT = pathlib.Path(zygotepy.__file__).parent
 # the per-call runtime (the journal of updates in place, the generated code's helpers, the per-call context): below
 # the registry; J dispatch finds rules in the registry, so it sits above it, below the rules and the compiler that call
 # it (it gets the compiler's `derive` injected, ast_adjoint/compile.py)
-RUNTIME = {"zygotepy.ast_adjoint.runtime", "zygotepy.ast_adjoint.mutate"}
+RUNTIME = {"zygotepy.ast_adjoint.runtime", "zygotepy.ast_adjoint.accumulate", "zygotepy.ast_adjoint.guards_runtime",
+           "zygotepy.ast_adjoint.mutate"}
+# J dispatch and its parts
+DISPATCH = {"zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.derived", "zygotepy.ast_adjoint.pullbacks",
+            "zygotepy.ast_adjoint.keywords", "zygotepy.ast_adjoint.call_checks"}
 
 
 def layer(module):
@@ -28,7 +32,7 @@ def layer(module):
         return 3, "runtime"
     if module == "zygotepy.adjoints.registry":
         return 4, "registry"
-    if module == "zygotepy.ast_adjoint.dispatch":
+    if module in DISPATCH:
         return 5, "dispatch"
     if module.startswith("zygotepy.adjoints.nesting"):
         return 8, "nesting"

@@ -10,7 +10,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
-from .ast_adjoint.dispatch import J_entry, warm_adjoint
+from .ast_adjoint.derived import warm_adjoint
+from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.runtime import unwind
 from .ast_adjoint.mutate import end_forward, finish_backward, redo
 from .errors import RecursionTooDeep, ZygoteError, where_in_words

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from zygotepy import gradient, pullback, show_adjoint
-from zygotepy.ast_adjoint import runtime as rt
+from zygotepy.ast_adjoint import accumulate, runtime as rt
 from zygotepy.options import OPTIONS
 from zygotepy.testing import check_grads
 
@@ -156,7 +156,7 @@ def test_sole_counts_every_other_holder():
         return alone, aliased, view, alias is b
 
     assert caller() == ((True, True), (True, False), (False, False), True)
-    assert not rt.sole(np.zeros(3)) or rt._SOLE > 0  # a bare temporary: fewer holders than the call shape
+    assert not rt.sole(np.zeros(3)) or accumulate._SOLE > 0  # a bare temporary: fewer holders than the call shape
     assert not rt.sole((1.0,)) and not rt.sole(np.zeros(2).view(np.matrix))
 
 
@@ -252,8 +252,8 @@ def test_a_weight_cotangent_accumulates_in_place_over_a_loop(monkeypatch):
     W, h, xs = rng.normal(size=(4, 4)) * 0.5, rng.normal(size=4), list(rng.normal(size=(6, 4)))
     check_grads(rnn, W, h, xs)
     out_of_place = []  # acc_var falls back to acc when it cannot add in place (counting there adds no holder)
-    original = rt.acc
-    monkeypatch.setattr(rt, "acc", lambda a, b: out_of_place.append(1) or original(a, b))
+    original = accumulate.acc
+    monkeypatch.setattr(accumulate, "acc", lambda a, b: out_of_place.append(1) or original(a, b))
     g_on = gradient(rnn, W, h, xs)
     on = len(out_of_place)
     monkeypatch.setattr(OPTIONS, "acc_in_place", False)

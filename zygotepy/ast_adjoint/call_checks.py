@@ -1,0 +1,149 @@
+"""What J (ast_adjoint/dispatch.py) checks about the call it dispatches, and where it was made: the cells of a nested
+function, updates in place of its arguments, arguments sharing memory, keys that may carry a gradient into C code;
+`call_site`, the user's line that made the call (through the compiler's `user_line`, injected into `COMPILER`).
+"""
+import collections.abc
+import os
+import sys
+import types
+
+from ..adjoints import registry
+from ..backends import is_array_type
+from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError, where
+from ..runtime.context import current
+from .guards_runtime import differentiable
+from . import mutate
+
+
+class COMPILER:
+    """The compiler's entry points J needs, given by ast_adjoint/compile.py when it is imported (the runtime sits below
+    the compiler and does not import it): `derive(fn, need)` -> (forward, backward) of a Python function, and
+    `user_line(filename, line)` -> the user's (file, line, function) of a line of generated code, or None."""
+    derive = None
+    user_line = None
+
+
+def call_site():
+    """`file:line` of the user's code that made the call being dispatched (its innermost generated frame: see
+    compile.user_line; a notebook cell named as such, errors.where), or "" when none is running (an entry point's own
+    function). Read only to word an error."""
+    hit = call_site_parts()
+    return "" if hit is None else where(*hit)
+
+
+def call_site_parts():
+    """`(file, line)` of `call_site`, or None."""
+    user_line = COMPILER.user_line
+    frame = sys._getframe(2)
+    while frame is not None:
+        hit = user_line(frame.f_code.co_filename, frame.f_lineno)
+        if hit is not None and not hit[0].startswith(_PACKAGE):  # (a rule's code an outer level transformed: go on)
+            return hit[0], hit[1]
+        frame = frame.f_back
+    return None
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def check_cells(fn):
+    """A nested function generated code made (runtime.make_closure) is differentiated as it was made: the cotangents
+    of what it reads from its cells go to the values they held then. Called after one of those names was assigned
+    anew (`f0 = ...` after `g = lambda u: u * f0`), it would read the new value and its gradient would go to the old
+    one: refused, naming the call. (Made and called before the assignment, or never called after it, is fine.)"""
+    made = fn.__dict__.get("__zygote_made__")
+    if made is None:
+        return
+    for name, cell, value in zip(fn.__code__.co_freevars, fn.__closure__, made):
+        try:
+            same = cell.cell_contents is value
+        except ValueError:  # (emptied by `del`)
+            same = False
+        if not same:
+            site = call_site_parts() or (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+            raise UnsupportedSyntax(
+                f"a call of the nested function {fn.__qualname__} after '{name}', which it captures, was assigned a "
+                f"new value (the function reads the new value; zygotepy gives the gradient to the value captured when "
+                f"the function was made)", *site,
+                hint="give the new value its own name, or make the function again after the assignment")
+
+
+# --- functions that update their arguments in place (see lower_mutation and adjoints/mutation/) ---------------------
+
+class _Slot:
+    """What a call site that may update its arguments (`mutate.mutcall`) lets its callee update: the objects' ids, and
+    which of them the derived callee did update (it then takes their cotangents after the call)."""
+    __slots__ = ("allowed", "owner", "claimed")
+
+    def __init__(self, allowed):
+        self.allowed, self.owner, self.claimed = allowed, False, set()
+
+
+def _claim(args):
+    """The slot of the innermost mutating call site, if this call is the one it made (its arguments are those)."""
+    slots = current().slots
+    if not slots:
+        return None
+    slot = slots[-1]
+    if slot.owner or not all(id(a) in slot.allowed or type(a) in (int, float, bool, str, complex, type(None))
+                             for a in args):
+        return None
+    slot.owner = True
+    return slot
+
+
+def _check_updates(fn, mutated, finals, slot, updated):
+    """A derived function updated the argument objects `updated` in place. Fine where it returns their final versions
+    (`finals`, for the parameters `mutated`) to a call site that takes them (`slot`); an error otherwise."""
+    taken = set()
+    if finals and slot is not None and all(id(o) in slot.allowed for o in finals):
+        # a number is never updated in place (and equal numbers may be one object): the caller keeps its cotangent
+        taken = {id(o) for o in finals if not mutate.is_number(o)}
+        slot.claimed.update(taken)
+    if all(id(o) in taken for o in updated):
+        return
+    code = fn.__code__
+    names = ", ".join(repr(code.co_varnames[k]) for k in mutated) if mutated else "(one of them)"
+    how = ("its caller uses the call's result" if mutated else
+           "it updates it in a way zygotepy does not follow into the caller (an augmented assignment x += ..., or "
+           "an update through another object that holds it)")
+    raise ZygoteError(
+        f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument {names} in place, and "
+        f"{how}, so zygotepy cannot route the gradient of the updated object. Call it as a statement "
+        f"(`{fn.__name__}(...)` on a line of its own) with item updates (x[...] = ...), or return the updated value "
+        f"instead.")
+
+
+def _check_shared_memory(fn, mutated, finals, args):
+    """A function that updated an array parameter in place, given another argument sharing its memory (`h(x, x[1:])`,
+    or on torch `h(x, x[4])`, a view): the callee's code treats its parameters as separate objects, so the gradient of
+    the other argument would miss the update (silently wrong). Refused."""
+    for k, final in zip(mutated, finals):
+        if not mutate.is_number(final) and any(final is a for a in args) and mutate.shared_memory(final, args):
+            code = fn.__code__
+            where = call_site()
+            raise ZygoteError(
+                f"{where + ': ' if where else ''}{fn.__qualname__} (at {code.co_filename}:{code.co_firstlineno}) "
+                f"writes into its parameter {code.co_varnames[k]!r} while another of its arguments shares that "
+                f"array's memory (a view of it, or its base), which zygotepy does not follow inside the function. "
+                f"Pass a copy of one of them (`x[1:].copy()`), or do the update in the caller.")
+
+
+_DATA_KEYS = frozenset((int, bool, slice, str, type(None), type(Ellipsis)))
+
+
+_LOOKUPS = (list, tuple, dict, str, bytes, range, types.MappingProxyType, collections.abc.Mapping)
+
+
+def _check_opaque_key(x, key, method):
+    """`x[key]` where `x`'s `__getitem__` is C code with no rule, and the key may carry a gradient (floats, an array of
+    floats): the getitem rule's cotangents are a lookup's (an entry of a sequence, mapping or array gets `dy`; the key
+    none), right for a container but silently wrong for an object that computes with the key (a C-implemented
+    interpolating table), so such a call raises MissingAdjoint. int, bool and slice keys are data (`_DATA_KEYS`)."""
+    if isinstance(x, _LOOKUPS) or hasattr(x, "shape") or is_array_type(type(x)) or not differentiable(key):
+        return
+    if method is not None and (registry.find_rule(method) is not None or registry.is_nondifferentiable(method)):
+        return
+    x[key]  # a key the object refuses gets Python's own error (`array indices must be integers`), not this one
+    raise MissingAdjoint(method if method is not None else type(x), f"indexing a {type(x).__name__} with a key that "
+                         f"may carry a gradient", where=call_site())

@@ -1,0 +1,100 @@
+"""The tests generated code makes of values at run time: the type guards of the fast paths (the emitter prints most of
+them inline; their bodies here serve nested differentiation), None tests, and `differentiable`, whether a value can
+carry a gradient.
+
+Part of the runtime layer (tests/test_layers.py); `runtime.py` re-exports these names, which generated code and the
+rules reach as `rt.<name>`.
+"""
+import types
+
+import numpy as np
+
+
+SCALARS = frozenset((int, float, bool, np.float64))  # types the inlined scalar derivatives are valid for (never complex)
+
+
+def is_scalar(x):
+    return type(x) in SCALARS
+
+
+def pick(cond, a, b):
+    """`a if cond else b`; the emitter prints it as that expression (only the chosen side is computed)."""
+    return a if cond else b
+
+
+# the array fast path's guards (ast_adjoint/optimize/array_paths.py): real NumPy arrays, with real numbers mixed in
+def is_real_array(x):
+    return type(x) is np.ndarray and x.dtype.kind == "f"
+
+
+def any_array(*xs):
+    return any(type(x) is np.ndarray for x in xs)
+
+
+def is_real_value(x):
+    return type(x) is np.float64 or type(x) is np.ndarray and x.dtype.kind == "f"
+
+
+def is_real_matrix(x):
+    return type(x) is np.ndarray and x.ndim == 2 and x.dtype.kind == "f"
+
+
+def is_real_data(x):
+    return type(x) in SCALARS or type(x) is np.ndarray and x.dtype.kind in "fbiu"
+
+
+NATIVE = frozenset((int, float, bool, complex, np.ndarray, np.float64, np.float32, np.complex128, np.int64, tuple,
+                    list, dict, str, slice, type(None)))
+
+
+def is_native(x):
+    """A Python number or container, or a NumPy array or scalar: an operator on it means what the rules say."""
+    return type(x) in NATIVE
+
+
+def is_range(x):
+    return type(x) is range
+
+
+def all_true(*conds):
+    return all(conds)
+
+
+def is_same(a, b):
+    return a is b
+
+
+def is_none(x):
+    return x is None
+
+
+def is_not_none(x):
+    return x is not None
+
+
+def is_complex_like(x):
+    dtype = getattr(x, "dtype", None)
+    return type(x) is complex or (dtype is not None and getattr(dtype, "kind", "") == "c")
+
+
+_FLOAT_KINDS = frozenset("fc")
+
+
+def differentiable(x, depth=3):
+    """Does `x` hold a value a gradient can flow through (floats, complex, float arrays, containers of them)?
+    Ints and bools are data here: a call that receives only them runs as a constant."""
+    t = type(x)
+    if t is float or t is complex:
+        return True
+    if t is int or t is bool or t is str or x is None or isinstance(x, type):  # (jnp.float64 has a float dtype)
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
+    if depth and isinstance(x, (list, tuple)):
+        return any(differentiable(v, depth - 1) for v in x)
+    if depth and isinstance(x, dict):
+        return any(differentiable(v, depth - 1) for v in x.values())
+    if depth and hasattr(x, "__dict__") and not isinstance(x, (type, types.ModuleType, types.FunctionType)):
+        return any(differentiable(v, depth - 1) for v in vars(x).values())
+    return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS

@@ -1,0 +1,130 @@
+"""Calls with keywords, for J (ast_adjoint/dispatch.py): where each argument of a call lands among a derived function's
+parameters (`_call_plan`), the keyword cotangents of a rule's call (`_WithKeywords`), and differentiable keywords that
+name positional parameters, passed to a rule by position (`_movable`).
+"""
+import functools
+import inspect
+
+from ..errors import ZygoteError
+from .accumulate import DroppedKeyword
+from .guards_runtime import differentiable
+from .pullbacks import RulePullback
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_plan(code, nargs, kwnames):
+    """Where each positional argument and keyword of a call lands among the function's parameters."""
+    npos, nkwonly = code.co_argcount, code.co_kwonlyargcount
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    names = code.co_varnames[:npos + nkwonly]
+    positional = tuple(("param", i) if i < npos else ("vararg", (npos, i - npos)) for i in range(nargs))
+    keywords = None
+    if kwnames is not None:
+        keywords = {}
+        for k in kwnames:
+            if k in names:
+                i = names.index(k)
+                keywords[k] = ("param", i if i < npos else i + has_varargs)
+            else:
+                keywords[k] = ("varkw", npos + has_varargs + nkwonly)
+    return positional, keywords
+
+
+class _WithKeywords:
+    """The keyword cotangents of a rule's call, as the last entry of `(dself, *dargs, dkw)`.
+
+    A keyword-aware rule (`registry.keyword_rule`) states them itself, as the last entry of its back's result (`aware`);
+    any other rule states none. A keyword the rule did not state gets None when its value is not differentiable (an
+    int, a string, a dtype, an axis tuple, None) and a `DroppedKeyword` when it is: generated code reads a keyword's
+    cotangent only where the value carries a gradient, and raises there (`runtime.kwarg_cotangent`). So a constant
+    `np.clip(x, a_min=0.0)` runs, while `np.clip(x, a_min=lo)` with a `lo` that carries a gradient never loses it: the
+    rule gives it, or differentiation raises naming the rule and the keyword. (Deciding at the call would raise for
+    constant floats too; deciding from per-rule lists of constant keywords would need a list for every rule, users'
+    rules included.) A keyword that names one of the target's positional parameters does not get here: it is passed
+    to the rule by position (`_movable`)."""
+    __slots__ = ("inner", "rule", "fn", "kwargs", "aware")
+
+    def __init__(self, inner, rule, fn, kwargs, aware):
+        self.inner, self.rule, self.fn, self.kwargs, self.aware = inner, rule, fn, kwargs, aware
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        stated = {}
+        if self.aware:
+            grads, stated = grads[:-1], grads[-1]
+            if stated is not None and not isinstance(stated, dict):
+                raise ZygoteError(f"the keyword-aware adjoint rule {self.rule.__qualname__} returned "
+                                  f"{type(stated).__name__!r} where its back's last entry must be a dict of keyword "
+                                  f"cotangents")
+        if dy is None:  # no cotangent in: none out, for every keyword
+            stated = dict.fromkeys(self.kwargs)
+        return (*grads, _keyword_cotangents(self.rule, self.fn, self.kwargs, stated or {}))
+
+
+def _keyword_cotangents(rule, fn, kwargs, stated):
+    """One cotangent per keyword of the call: the rule's, else None or a `DroppedKeyword` (see _WithKeywords)."""
+    out = {}
+    for k, v in kwargs.items():
+        if k in stated:
+            out[k] = stated[k]
+        else:
+            out[k] = DroppedKeyword(rule, fn, k) if differentiable(v) else None
+    return out
+
+
+# --- differentiable keywords that name positional parameters: passed by position to a rule that is not keyword-aware --
+
+def _movable(fn, rule, args, kwargs):
+    """The keywords of `fn(*args, **kwargs)` that name `fn`'s next positional parameters (`b` in `np.dot(a, b=w)`) and
+    hold differentiable values, when `rule` takes them by position: passed there, they get the rule's positional
+    cotangents instead of none. Empty when there are none (the common case: a constant axis=, dtype=, ...)."""
+    names = _positional_names(fn)
+    moved, k = [], len(args)
+    while k < len(names) and names[k] in kwargs and differentiable(kwargs[names[k]]):
+        moved.append(names[k])
+        k += 1
+    code = getattr(rule, "__code__", None)
+    if not moved or code is None or not (code.co_argcount >= k or code.co_flags & inspect.CO_VARARGS):
+        return ()
+    return tuple(moved)
+
+
+_POSITIONAL = {}
+
+
+def _positional_names(fn):
+    """The names of `fn`'s parameters that may be passed by position, in order (empty if it has no signature)."""
+    try:
+        hit = _POSITIONAL.get(fn)
+    except TypeError:
+        return ()
+    if hit is None:
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        hit = _POSITIONAL[fn] = tuple(p.name for p in params if p.kind in kinds)
+    return hit
+
+
+def _call_by_position(fn, rule, args, kwargs, moved, need):
+    """`rule(*args, *moved values, **other keywords)`; the moved values' cotangents go back as keyword cotangents."""
+    rest = {k: v for k, v in kwargs.items() if k not in moved}
+    full = (*args, *(kwargs[k] for k in moved))
+    y, back = rule(*full, **rest) if rest else rule(*full)
+    pb = RulePullback(back, rule, len(full), need and (*need, *(True for _ in moved)), full)
+    return y, _ByPosition(_WithKeywords(pb, rule, fn, rest, False), len(args), moved)
+
+
+class _ByPosition:
+    """`(dself, *dargs, *dmoved, dkw)` -> `(dself, *dargs, dkw with the moved keywords' cotangents)`."""
+    __slots__ = ("inner", "nargs", "moved")
+
+    def __init__(self, inner, nargs, moved):
+        self.inner, self.nargs, self.moved = inner, nargs, moved
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        end = 1 + self.nargs
+        return (*grads[:end], {**grads[-1], **dict(zip(self.moved, grads[end:-1], strict=True))})

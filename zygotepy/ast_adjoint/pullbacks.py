@@ -1,0 +1,239 @@
+"""The pullback objects J hands out (ast_adjoint/dispatch.py): each adapts a callee's cotangents to one call's
+`(dself, *dargs)`, or checks what a user's rule returned. Closure-free, with `__slots__`: one is made per
+differentiated call.
+"""
+from ..errors import ZygoteError
+from ..runtime.context import current
+from ..structgrad import StructGrad
+from .accumulate import acc
+
+
+class RulePullback:
+    """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what a user's rule returned.
+
+    `need` (one bool per argument, known at the call site) lets a rule skip cotangents nobody reads; rules opt in with a
+    second parameter, `back(dy, need)`. The built-in tables are tested, so their results skip the checks; a user's rule
+    is checked for one cotangent per positional argument and for array cotangents of their argument's shape."""
+    __slots__ = ("back", "rule", "nargs", "need", "trusted", "args")
+
+    def __init__(self, back, rule, nargs, need=None, args=None):
+        self.back, self.rule, self.nargs, self.trusted = back, rule, nargs, rule.__module__.startswith("zygotepy.")
+        self.need = need if need is not None and back.__code__.co_argcount >= 2 else None
+        self.args = None if self.trusted else args
+
+    def __call__(self, dy):
+        grads = self.back(dy) if self.need is None else self.back(dy, self.need)
+        if self.trusted and len(grads) == self.nargs:
+            return (None, *grads)
+        if type(grads) is tuple and len(grads) > self.nargs and not any(g is not None for g in grads[self.nargs:]):
+            grads = grads[:self.nargs]  # a rule written for all parameters, called without its optional ones
+        if type(grads) is not tuple or len(grads) != self.nargs:
+            got = f"{len(grads)} cotangents" if isinstance(grads, (tuple, list)) else repr(type(grads).__name__)
+            where = ""
+            if isinstance(grads, (tuple, list)):
+                k = min(len(grads), self.nargs)
+                where = f" (argument index {k} has {'no cotangent' if len(grads) < self.nargs else 'no argument'})"
+            raise ZygoteError(f"{self._name()} returned {got}{where}; its back(dy) must return a tuple with one "
+                              f"cotangent per positional argument ({self.nargs}), None for an argument with no "
+                              f"gradient")
+        if self.args is not None:
+            self._check_shapes(grads)
+        return (None, *grads)
+
+    def _name(self):
+        target = getattr(self.rule, "__zygote_target__", self.rule)
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
+        return f"the adjoint rule {self.rule.__qualname__} for {name}"
+
+    def _check_shapes(self, grads):
+        """An array cotangent must have its argument's shape (a silently broadcast one would be a wrong gradient)."""
+        for k, (a, g) in enumerate(zip(self.args, grads, strict=True)):
+            if g is None or not hasattr(g, "shape"):
+                continue
+            if not (hasattr(a, "shape") or isinstance(a, (int, float, complex))):
+                continue
+            shape = tuple(getattr(a, "shape", ()))
+            if tuple(g.shape) != shape:
+                raise ZygoteError(f"{self._name()} returned a cotangent of shape {tuple(g.shape)} for argument index "
+                                  f"{k}, of shape {shape}; each cotangent must have its argument's shape")
+
+
+class ConstPullback:
+    """The pullback of a call that carries no gradient: all None."""
+    __slots__ = ("grads",)
+
+    def __init__(self, n, keywords=False):
+        self.grads = (None,) * (n + 1) + ((None,) if keywords else ())
+
+    def __call__(self, dy):
+        return self.grads
+
+
+class MethodPullback:
+    """Pullback of a bound method: the method's cotangent is its object's, `(dfunc, dself, *dargs) -> (dself, *dargs)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        return self.inner(dy)[1:]
+
+
+class MappedPullback:
+    """Maps a derived function's cotangents, one per parameter, back to the positions and keywords of one call."""
+    __slots__ = ("inner", "plan")
+
+    def __init__(self, inner, plan):
+        self.inner, self.plan = inner, plan
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        dparams = grads[1:]
+        positional, keywords = self.plan
+        out = [grads[0]]
+        for kind, i in positional:
+            if kind == "param":
+                out.append(dparams[i])
+            else:  # an extra positional argument, collected by *args: (index of *args, offset)
+                tup = dparams[i[0]]
+                out.append(tup[i[1]] if tup is not None else None)
+        if keywords is not None:
+            out.append({k: dparams[i] if kind == "param" else (dparams[i] or {}).get(k)
+                        for k, (kind, i) in keywords.items()})
+        return tuple(out)
+
+
+class ArgsPullback:
+    """A pullback seen without the callee's own cotangent (a global or constant callee never needs it)."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy, need=None, *into):
+        grads = self.inner(dy)[1:]
+        if into:  # generated code handed over running cotangents (registry.accumulates): add to them
+            return tuple(acc(a, g) for a, g in zip(into, grads))
+        return grads
+
+
+class DerivedArgsPullback:
+    """`ArgsPullback(Pullback(back, tape))` in one object: the backward of a derived function, called from a
+    caller's backward with one frame between them (see `_plain`). The fast paths hand out its bound `__call__`, not the
+    object: Python 3.11 runs a call of an object through C and counts it as two levels of recursion more (a recursion
+    of depth n needs 3n of the limit instead of 2n); a bound method is called like a function."""
+    __slots__ = ("back", "tape")
+
+    def __init__(self, back, tape):
+        self.back, self.tape = back, tape
+
+    def __call__(self, dy, need=None, *into):
+        grads = self.back(self.tape, dy)[1:]
+        if into:
+            return tuple(acc(a, g) for a, g in zip(into, grads))
+        return grads
+
+
+class FinalsPullback:
+    """A function that updated parameters in place returned `(y, *finals)`: its backward takes the cotangents of
+    those objects after the call too, given by the call site (`J_mutating`), None elsewhere (the entry points)."""
+    __slots__ = ("inner", "finals", "from_site")
+
+    def __init__(self, inner, finals, from_site):
+        self.inner, self.finals, self.from_site = inner, finals, from_site
+
+    def __call__(self, dy):
+        finals = current().finals
+        given = finals[-1] if self.from_site and finals else {}
+        return self.inner((dy, *(given.get(id(o)) for o in self.finals)))
+
+
+class SitePullback:
+    """`back(d_result, finals)` of `J_mutating`: `finals` maps id(argument) -> its cotangent after the call."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy, finals):
+        stack = current().finals
+        stack.append(finals)
+        try:
+            return self.inner(dy)
+        finally:
+            stack.pop()
+
+
+class SwappedPullback:
+    """`b.__rmul__(a)` computed `a * b`: its `(dfunc, db, da)` becomes `(None, da, db)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        _, db, da = self.inner(dy)
+        return None, da, db
+
+
+class SelfPullback:
+    """A method called for an operator: `(dfunc, *dargs) -> (None, *dargs)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        return (None, *self.inner(dy)[1:])
+
+
+class CallMethodPullback:
+    """`callmethod(obj, name, *args)`: `(None, dobj, None, *dargs)` from the method's own pullback."""
+    __slots__ = ("inner", "bound", "name", "obj")
+
+    def __init__(self, inner, bound, name, obj):
+        self.inner, self.bound, self.name, self.obj = inner, bound, name, obj
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        if self.bound:  # (dfunc, dobj, *dargs)
+            return (None, grads[1], None, *grads[2:])
+        dm = grads[0]  # the callable was an attribute value: its cotangent is a field of obj
+        if dm is not None and getattr(self.obj.__dict__.get(self.name), "__self__", None) is self.obj:
+            return (None, dm, None, *grads[1:])
+        return (None, StructGrad({self.name: dm}) if dm is not None else None, None, *grads[1:])
+
+
+class _Prepend:
+    """A bound method's pullback `(dobj, *dargs)` seen as `(dfunc=None, dobj, *dargs)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        return (None, *self.inner(dy))
+
+
+class PartialPullback:
+    """`partial(f, *bound, **given)(*args, **kwargs)`: the cotangents of the bound arguments and of the partial's own
+    keywords become the partial's (`dself.args`, `dself.keywords`); the call's keywords get theirs as usual."""
+    __slots__ = ("inner", "nbound", "inner_keywords", "keywords", "own")
+
+    def __init__(self, inner, nbound, inner_keywords, keywords, own):
+        self.inner, self.nbound, self.inner_keywords, self.keywords, self.own = \
+            inner, nbound, inner_keywords, keywords, own
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        dfunc, rest = grads[0], list(grads[1:])
+        kw = (rest.pop() or {}) if self.inner_keywords else {}
+        bound, own = rest[:self.nbound], rest[self.nbound:]
+        given = {k: kw.get(k) for k in self.own}
+        dself = None
+        if dfunc is not None or any(g is not None for g in bound) or any(g is not None for g in given.values()):
+            dself = StructGrad(func=dfunc, args=tuple(bound), **({"keywords": given} if given else {}))
+        if self.keywords is None:
+            return (dself, *own)
+        return (dself, *own, {k: kw.get(k) for k in self.keywords})

@@ -26,7 +26,7 @@ class Context:
         self.item_arrays = set()   # id() of each array a loop's item stores may update without a log entry each
         self.passed_through = {}   # id() of an argument a list/dict/set/array method was given -> log's length then
         self.contexts = []         # the managers of the `with` blocks generated code entered and not yet left
-        self.slots = []            # per open call site that lets its callee update its arguments: a dispatch._Slot
+        self.slots = []            # per open call site that lets its callee update its arguments: a call_checks._Slot
         self.finals = []           # per open such call site's backward: id(argument) -> its cotangent after the call
         self.read_keys = {}        # id(key) -> (key, cotangent): keys read back out of a dict, not yet taken
         self.dual_route = 0        # > 0 while a nested gradient runs on dual numbers (adjoints/nesting_deep.py)

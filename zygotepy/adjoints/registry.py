@@ -94,7 +94,7 @@ def keyword_rule(rule):
 
     Why a mark: a rule's back returns one cotangent per positional argument (docs/api.md), so a value passed by keyword
     (`np.clip(x, a_min=lo)`) had nowhere to send its gradient. A keyword the dict leaves out counts as "no cotangent":
-    fine for a constant, an error where a gradient flows into it (dispatch._WithKeywords), never a silent zero.
+    fine for a constant, an error where a gradient flows into it (keywords._WithKeywords), never a silent zero.
 
     >>> import numpy as np
     >>> from zygotepy import adjoint, gradient

@@ -68,7 +68,7 @@ def check_cells(fn):
                 hint="give the new value its own name, or make the function again after the assignment")
 
 
-# --- functions that update their arguments in place (see lower_mutation and adjoints/mutation/) ---------------------
+# --- functions that update their arguments in place (see lower/mutation.py and adjoints/mutation/) ----------------
 
 class _Slot:
     """What a call site that may update its arguments (`mutate.mutcall`) lets its callee update: the objects' ids, and

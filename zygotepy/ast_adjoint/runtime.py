@@ -194,7 +194,7 @@ def item_cotangents(dy, index, value):
 
 
 def global_store(obj, name, where, key, value):
-    """`NAME[key] = value` on a module global container, in differentiated code (lower_mutation.global_item): a value
+    """`NAME[key] = value` on a module global container, in differentiated code (lower/updates.py, global_item): a value
     that carries no gradient (a call counter, a flag, data) is stored, as plain Python would; one that does is refused,
     since its gradient could not reach its sources through a global (and any later read of it would get none)."""
     if differentiable(value):

@@ -42,7 +42,7 @@ class Statements:
         if name in self.cellvars:
             # each assignment is a version, as for any local, and sets the cell; a nested function is differentiated
             # with the version current where it was made, so one called after a new assignment is refused when it
-            # is called (dispatch.check_cells: made in a loop and called in the same iteration, or never called
+            # is called (call_checks.check_cells: made in a loop and called in the same iteration, or never called
             # again, is fine)
             var = self.new_var(name)
             self.emit(Assign(var, value, self.line))

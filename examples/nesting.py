@@ -42,7 +42,7 @@ def d(g):
 
 # up to MAX_LEVELS (5) each level transforms the generated code of the level below (a fifth derivative's first call
 # takes ~40 s, so it is skipped here); beyond, the outer levels are taken by forward-over-reverse
-# (adjoints/nesting_deep.py), after the transform route is tried once and refused at the sixth level
+# (adjoints/nesting/deep.py), after the transform route is tried once and refused at the sixth level
 for k in (1, 2, 3, 4, 6, 8):
     g = power
     for _ in range(k):

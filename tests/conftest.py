@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import zygotepy
-import zygotepy.adjoints.nesting_deep as nesting_deep
+import zygotepy.adjoints.nesting.deep as nesting_deep
 
 OFF = os.environ.get("ZYGOTEPY_OPTIMIZATIONS", "on").lower() in ("off", "0", "false")
 
@@ -30,8 +30,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _transform_route_only(request, monkeypatch):
-    """Nested gradients in the tests check the transform route (the twins, adjoints/nesting.py): forward-over-reverse,
-    which takes over where the twins refuse (nesting_deep.py), would otherwise hide a twin's regression behind a right
+    """Nested gradients in the tests check the transform route (the twins, adjoints/nesting/): forward-over-reverse,
+    which takes over where the twins refuse (nesting/deep.py), would otherwise hide a twin's regression behind a right
     value. A test that the dual route serves is marked `dual_route`."""
     if request.node.get_closest_marker("dual_route") is None:
         def refuse(*args, **kwargs):

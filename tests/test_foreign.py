@@ -1,5 +1,5 @@
-"""Cross-language AD (adjoints/foreign.py): torch and JAX functions inside zygotepy-differentiated code, checked
-against central finite differences of the whole function."""
+"""Cross-language AD (adjoints/foreign/wrappers.py): torch and JAX functions inside zygotepy-differentiated code,
+checked against central finite differences of the whole function."""
 import numpy as np
 import pytest
 

@@ -88,7 +88,7 @@ def test_hessian_storing_into_an_array_made_from_constants_raises():
 
 @pytest.mark.dual_route
 def test_gradient_of_gradient_through_an_item_store_raises_naming_the_store():
-    # the twins cannot transform the store; forward-over-reverse (nesting_deep.py) cannot store a dual number into
+    # the twins cannot transform the store; forward-over-reverse (nesting/deep.py) cannot store a dual number into
     # np.zeros(3): its error says so, and its notes give the twins' refusal with the store's line
     def f(a):
         x = np.array([a, 2 * a, 0.5])

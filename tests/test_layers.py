@@ -48,8 +48,9 @@ def layer(module):
 
 
 KNOWN = {
-    ("zygotepy.adjoints.registry", "zygotepy.adjoints.foreign_methods"),
-    ("zygotepy.ast_adjoint.items", "zygotepy.adjoints.structures"),
+    ("zygotepy.adjoints.registry", "zygotepy.adjoints.foreign.array_methods"),
+    ("zygotepy.adjoints.registry", "zygotepy.adjoints.foreign.torch_functions"),
+    ("zygotepy.ast_adjoint.items", "zygotepy.adjoints.structures.indexing"),
 }
 
 

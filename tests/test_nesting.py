@@ -1,4 +1,4 @@
-"""Nested reverse mode: `gradient` of functions that call `gradient` (adjoints/nesting.py), checked against closed
+"""Nested reverse mode: `gradient` of functions that call `gradient` (adjoints/nesting/), checked against closed
 forms and finite differences of the inner gradient."""
 import math
 import os
@@ -111,7 +111,7 @@ def _scaled_cube_rule(x, k):  # gives no cotangent to a keyword (not keyword-awa
 @pytest.mark.dual_route
 def test_a_keyword_that_carries_a_gradient_into_a_rule_at_second_order():
     # k passed by keyword carries a gradient, into a rule that is not keyword-aware: the twins refuse it, and the
-    # inner gradient is taken by forward-over-reverse instead (nesting_deep.py): d/dx of 3 x y^2 at y = x is 9 x^2
+    # inner gradient is taken by forward-over-reverse instead (nesting/deep.py): d/dx of 3 x y^2 at y = x is 9 x^2
     f = lambda x: gradient(lambda y: _scaled_cube(y, k=x), x)[0]  # noqa: E731
     assert gradient(f, 1.0) == pytest.approx((9.0,), rel=1e-12)
     assert gradient(f, 1.0)[0] == pytest.approx((f(1.0 + 1e-6) - f(1.0 - 1e-6)) / 2e-6, rel=1e-7)
@@ -283,7 +283,7 @@ class _Child(_Plain):
     (lambda y: _Scaled2(v=y, shift=y).w ** 2, lambda x: 18.0, None)],  # (3y + 1)^2
     ids=["fields", "computed-fields", "keywords", "all-keywords"])
 def test_nested_reverse_through_plain_classes(make, second, third):
-    # a plain class's __init__ is read as a function returning its attributes (adjoints/nesting_objects.py)
+    # a plain class's __init__ is read as a function returning its attributes (adjoints/nesting/constructors.py)
     assert d(d(make))(1.3) == pytest.approx(second(1.3), rel=1e-12)
     if third is not None:
         assert d(d(d(make)))(1.3) == pytest.approx(third(1.3), rel=1e-12)
@@ -314,9 +314,9 @@ def test_nested_reverse_through_a_model_object_matches_the_hessian():
 def test_plain_classes_whose_init_does_more_at_second_order(cls, why):
     assert gradient(lambda y: cls(y).v ** 3, 1.5) == pytest.approx((6.75,))  # one level: the derived __init__
     with pytest.raises(ZygoteError, match=why):  # the twins refuse to read such an __init__ as a function ...
-        from zygotepy.adjoints.nesting_objects import init_fields
+        from zygotepy.adjoints.nesting.constructors import init_fields
         init_fields(cls)
-    # ... so the inner gradient is taken by forward-over-reverse (nesting_deep.py): (y^3)'' = 6 y
+    # ... so the inner gradient is taken by forward-over-reverse (nesting/deep.py): (y^3)'' = 6 y
     assert d(d(lambda y: cls(y).v ** 3))(1.5) == pytest.approx(9.0, rel=1e-12)
 
 
@@ -325,7 +325,7 @@ def test_a_rule_back_padding_with_a_repeated_tuple_differentiates_with_a_cotange
     # `_drop_rule`'s back returns `(*(None,) * k, *dy)`; an outer level differentiating it may send a cotangent to the
     # padding (a fifth level did): the repetition must go through mul's rule, not the scalar fast path (which computed
     # `d_padding * (None,)`, "can't multiply sequence by non-int of type 'tuple'")
-    from zygotepy.adjoints.nesting import _drop_rule
+    from zygotepy.adjoints.nesting.cotangents import _drop_rule
     _, back = _drop_rule((None, 1.0, 2.0), 1)
     y, pb = pullback(lambda dy: back(dy)[0], (1.0, 2.0))
     assert y == (None, 1.0, 2.0)
@@ -335,7 +335,7 @@ def test_a_rule_back_padding_with_a_repeated_tuple_differentiates_with_a_cotange
 def test_a_twin_back_called_without_its_optional_parameters_nests():
     # `twin_J_args`' back is `args_back(dy, need=None, *into)`; a rule's back calls it as `back(dy)`, and an outer level
     # differentiating that call must bind the defaults (not refuse it as a call it cannot map)
-    from zygotepy.adjoints.nesting import twin_J_args
+    from zygotepy.adjoints.nesting.twins import twin_J_args
     def f(x):
         _, back = twin_J_args(math.sin, x)
         return back(1.0)[0]
@@ -346,8 +346,8 @@ def test_a_twin_back_called_without_its_optional_parameters_nests():
 def test_a_rule_with_keyword_only_parameters_differentiates_through_its_twin():
     # a sixth level differentiates zip's rule `zip_(*seqs, strict=False)` itself (called through twin_J without
     # keywords): its keyword-only parameter keeps its default, it is not refused
-    from zygotepy.adjoints.nesting import twin_J
-    from zygotepy.adjoints.structures import zip_
+    from zygotepy.adjoints.nesting.twins import twin_J
+    from zygotepy.adjoints.structures.iteration import zip_
 
     def f(x):
         (pairs, _), _ = twin_J(zip_, (x, 2.0), (3.0, x))
@@ -370,7 +370,7 @@ def test_a_method_call_on_data_runs_as_a_constant_at_the_third_level():
 def test_the_back_of_structgrads_rule_differentiates_at_second_order():
     # an outer level differentiates this back (a sixth level does): it copies the mapping by a comprehension, not by
     # `dict(dy)`, whose constructor rule the twins do not cover
-    from zygotepy.adjoints.nesting import _structgrad_rule
+    from zygotepy.adjoints.nesting.helper_rules import _structgrad_rule
     from zygotepy.structgrad import StructGrad
 
     def f(v):
@@ -487,9 +487,9 @@ def slow(test):
 
 @pytest.mark.dual_route
 def test_the_level_above_a_lowered_limit_takes_forward_over_reverse(monkeypatch):
-    # a lowered limit: the third level is refused by the twins and taken by the dual route (nesting_deep.py)
-    import zygotepy.adjoints.nesting as nesting
-    import zygotepy.adjoints.nesting_deep as deep
+    # a lowered limit: the third level is refused by the twins and taken by the dual route (nesting/deep.py)
+    import zygotepy.adjoints.nesting.entries as nesting
+    import zygotepy.adjoints.nesting.deep as deep
     monkeypatch.setattr(nesting, "MAX_LEVELS", 2)
     monkeypatch.setattr(deep, "_DUAL_KEYS", set())
     assert _d(_d(_quartic))(1.5) == pytest.approx(12 * 1.5 ** 2)
@@ -529,7 +529,7 @@ def test_a_fifth_derivative_through_a_loop_in_every_run():
 
 @slow
 def test_fifth_derivatives_match_closed_forms():
-    from zygotepy.adjoints.nesting import MAX_LEVELS
+    from zygotepy.adjoints.nesting.entries import MAX_LEVELS
     assert MAX_LEVELS == 5  # the deepest level verified here is the deepest a user may reach
     assert _five(_quintic)(1.3) == pytest.approx(120.0, rel=1e-10)
     assert _five(math.sin)(0.7) == pytest.approx(math.cos(0.7), rel=1e-10)
@@ -543,7 +543,7 @@ def test_sixth_derivatives_match_closed_forms(monkeypatch):
     # the loop gave 696.0, not 720, until 2026-11-27 (stop 16: 720 after the nesting changes of that session, cause not
     # isolated); MAX_LEVELS stays 5 until the nestlevel example is checked at six levels too
     # ~12 min and ~9 GB on one core: the sixth level's first run transforms ~2.5 million lines of generated code
-    import zygotepy.adjoints.nesting as nesting
+    import zygotepy.adjoints.nesting.entries as nesting
     monkeypatch.setattr(nesting, "MAX_LEVELS", 6)
     assert _d(_five(_sextic))(1.3) == pytest.approx(720.0, rel=1e-10)
     assert _d(_five(math.sin))(0.7) == pytest.approx(-math.sin(0.7), rel=1e-10)

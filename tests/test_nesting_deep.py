@@ -1,4 +1,4 @@
-"""Nested `gradient` by forward-over-reverse (adjoints/nesting_deep.py): levels beyond MAX_LEVELS, and inner gradients
+"""Nested `gradient` by forward-over-reverse (adjoints/nesting/deep.py): levels beyond MAX_LEVELS, and inner gradients
 the twins cannot transform, checked against closed forms and central differences of the level below."""
 import dataclasses
 import functools
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-import zygotepy.adjoints.nesting as nesting
-import zygotepy.adjoints.nesting_deep as deep
+import zygotepy.adjoints.nesting.deep as deep
+import zygotepy.adjoints.nesting.entries as nesting
 from test_nesting import report  # (the seed's nestlevel and its rule)
 from zygotepy import ZygoteError, derivative, gradient, pullback, value_and_gradient
 
@@ -209,7 +209,7 @@ def _logged_partial(y):
 
 
 def test_the_inner_function_runs_again_in_the_dual_route(fresh_routes):
-    # documented (nesting_deep.py): the transform route's attempt runs f's forward until the twins refuse (here the
+    # documented (nesting/deep.py): the transform route's attempt runs f's forward until the twins refuse (here the
     # partial), then the dual route runs f for the value and once more on dual numbers in the backward
     _runs.clear()
     assert gradient(lambda x: gradient(_logged_partial, x)[0], 1.5) == pytest.approx((9.0,))

@@ -37,11 +37,11 @@ def _smooth_scalar_programs(count):
 
 @pytest.mark.dual_route
 def test_random_program_second_derivatives_agree_by_both_nesting_routes():
-    """Nested reverse mode by the twins (adjoints/nesting.py) and by forward-over-reverse (nesting_deep.py, taken here
+    """Nested reverse mode by the twins (adjoints/nesting/) and by forward-over-reverse (nesting/deep.py, taken here
     by lowering MAX_LEVELS to 1) are two independent computations of the same second derivatives."""
     from zygotepy import ZygoteError, gradient
-    import zygotepy.adjoints.nesting as nesting
-    import zygotepy.adjoints.nesting_deep as nesting_deep
+    import zygotepy.adjoints.nesting.deep as nesting_deep
+    import zygotepy.adjoints.nesting.entries as nesting
     compared = 0
     for prog, fn, args in _smooth_scalar_programs(max(10, COUNT // 5)):
         rest = args[2:]

@@ -295,7 +295,7 @@ def select(values, argnums, n):
 
 def value_and_gradient_with_callee(f, args, kwargs):
     """`(y, (df, *grads))`: value_and_gradient with the cotangent of `f` itself first (a closure's captured variables,
-    an object's fields), for the nesting rules (adjoints/nesting_deep.py)."""
+    an object's fields), for the nesting rules (adjoints/nesting/deep.py)."""
     return _value_and_gradient(f, args, kwargs, True)
 
 

@@ -164,10 +164,10 @@ def test_sole_counts_every_other_holder():
 def test_each_item_costs_constant_work(monkeypatch):
     """Not a timing: the backward of the fill loop builds a dense cotangent for the first read only, then adds into it
     (before, every one of the 2n reads built an array of x's size: quadratic work)."""
-    from zygotepy.adjoints import structures
+    from zygotepy.adjoints.structures import indexing
     built = []
-    original = structures.scatter_array
-    monkeypatch.setattr(structures, "scatter_array", lambda *a: built.append(1) or original(*a))
+    original = indexing.scatter_array
+    monkeypatch.setattr(indexing, "scatter_array", lambda *a: built.append(1) or original(*a))
     x = np.linspace(0.1, 1.0, 500)
     g, _ = gradient(fill, x, 500)
     assert np.allclose(g, np.cos(x) * x + np.sin(x))
@@ -192,7 +192,7 @@ def test_second_order_through_handed_over_cotangents():
     assert np.allclose(row, want[1])
 
 
-# --- the item fast paths: `x[i]` and `x[i] = v` for an int i and a 1-d real array (adjoints/structures.py,
+# --- the item fast paths: `x[i]` and `x[i] = v` for an int i and a 1-d real array (adjoints/structures/indexing.py,
 # adjoints/mutation/stores.py `_set_number`, mutate.ItemEntry) ---------------------------------------------------------
 
 def recurrence_in_place(x):

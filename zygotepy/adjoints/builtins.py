@@ -7,7 +7,9 @@ import operator
 from ..backends import namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
 from .scalar import foreign_rule
-from .structures import iterate, like, python_iter, scatter_array
+from .structures.common import like
+from .structures.indexing import scatter_array
+from .structures.iteration import iterate, python_iter
 from ..ast_adjoint.dispatch import J
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
@@ -121,7 +123,7 @@ def _pick(fn):
             if dy is None or chosen is None:
                 ddefault = dy if chosen is None and "default" in kwargs else None
                 return keyword_cotangents((None,) * len(args), kwargs, default=ddefault, key=None)
-            grads = [dy if k == chosen else None for k in range(len(items))]  # no item store: see nesting.py
+            grads = [dy if k == chosen else None for k in range(len(items))]  # no item store: see nesting/
             if len(args) == 1:
                 grads = (like(args[0], grads) if not hasattr(args[0], "shape") else _scatter(args[0], chosen, dy),)
             return keyword_cotangents(grads, kwargs, default=None, key=None)
@@ -172,7 +174,7 @@ def sorted_(iterable, **kwargs):
     def back(dy):
         if dy is None:
             return (None,)
-        position = {k: p for p, k in enumerate(order)}  # no item store: an outer level transforms this (nesting.py)
+        position = {k: p for p, k in enumerate(order)}  # no item store: an outer level transforms this (nesting/)
         return (like(iterable, [dy[position[k]] for k in range(len(items))]),)
     return [items[k] for k in order], back
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..backends import SIGN_IS_UNIT, conj, is_complex, namespace, unbroadcast
 from .registry import adjoint
-from .structures import ATTRIBUTES
+from .structures.attributes import ATTRIBUTES
 
 
 def _real(dy):

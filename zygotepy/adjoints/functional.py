@@ -11,7 +11,7 @@ import operator
 
 from ..ast_adjoint.dispatch import J
 from .registry import adjoint, keyword_cotangents, keyword_rule
-from .structures import like
+from .structures.common import like
 
 
 def reduce_twin(fn, seq, *initial):

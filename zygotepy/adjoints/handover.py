@@ -63,7 +63,7 @@ def _sum(into, k, g):
     return rt.acc(into[k], g)
 
 
-# An outer level of nested differentiation transforms the backs that call these (adjoints/nesting.py): there they
+# An outer level of nested differentiation transforms the backs that call these (adjoints/nesting/): there they
 # mean their out-of-place arithmetic, with its gradients.
 
 @adjoint(times)

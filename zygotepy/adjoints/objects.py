@@ -107,9 +107,9 @@ def namespace_new(cls, args, kwargs):
 
 
 def _key_cotangent(key):
-    """structures.key_cotangent, imported when called (structures imports this module's neighbours); a function of
-    its own, so that an outer level differentiating `dict_new`'s back (nested reverse mode) meets no import there."""
-    from .structures import key_cotangent
+    """structures.dicts.key_cotangent, imported when called (structures imports this module's neighbours); a function
+    of its own, so that an outer level differentiating `dict_new`'s back (nested reverse mode) meets no import there."""
+    from .structures.dicts import key_cotangent
     return key_cotangent(key)
 
 

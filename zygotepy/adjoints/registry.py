@@ -17,8 +17,9 @@ that rule is declared namespace-generic (`namespace_generic`: it computes with `
 cotangents are arrays of x's library). A twin whose rule is NumPy-only resolves to a rule that raises a ZygoteError
 naming it. The map from foreign function objects to twins is built lazily, per namespace module, when such a module has
 been imported; nothing of the foreign library is patched. The methods of foreign array classes (`torch.Tensor.sum`,
-JAX's `ArrayImpl.sum`) resolve, keyed by the method objects, to the rules `foreign_methods` builds from the same
-namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's functions translate `dim`/`keepdim` there too.
+JAX's `ArrayImpl.sum`) resolve, keyed by the method objects, to the rules `foreign/array_methods.py` builds from the
+same namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's functions translate `dim`/`keepdim` in
+`foreign/torch_functions.py`.
 """
 import inspect
 import sys
@@ -232,9 +233,9 @@ _ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
 _TORCH_TWINS = {"cat": "concatenate", "permute": "transpose", "movedim": "moveaxis", "swapdims": "swapaxes"}
 _TORCH_NOT_TWINS = {"select"}  # torch.select(x, dim, i) is indexing, not np.select
 _TWINS = {}  # foreign function object -> NumPy function object
-_TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: see foreign_methods)
+_TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: foreign/torch_functions)
 _TORCH_RULES = {}  # torch function -> its rule (its twin's, with torch's keywords translated)
-_METHODS = {}  # a method of a foreign array class (torch.Tensor.sum, JAX's ArrayImpl.sum) -> its rule (foreign_methods)
+_METHODS = {}  # method of a foreign array class (torch.Tensor.sum, ArrayImpl.sum) -> its rule (foreign/array_methods)
 _METHOD_NONDIFF = set()  # methods of foreign array classes whose results carry no gradient (argmax, size, detach)
 _CLASSES = set()  # the foreign array classes whose methods are indexed
 _indexed = set()
@@ -264,15 +265,15 @@ def _index_namespaces():
             except TypeError:
                 continue
     # the methods of the foreign array classes imported so far
-    from . import foreign_methods
-    foreign_methods.index(_CLASSES, _METHODS, _METHOD_NONDIFF)
+    from .foreign import array_methods
+    array_methods.index(_CLASSES, _METHODS, _METHOD_NONDIFF)
 
 
 def _torch_rule(target, twin, rule):
     hit = _TORCH_RULES.get(target)
     if hit is None or hit[0] is not rule:
-        from . import foreign_methods
-        hit = _TORCH_RULES[target] = (rule, foreign_methods.torch_function(target, twin.__name__, rule))
+        from .foreign import torch_functions
+        hit = _TORCH_RULES[target] = (rule, torch_functions.torch_function(target, twin.__name__, rule))
     return hit[1]
 
 

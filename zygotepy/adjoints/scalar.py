@@ -15,7 +15,7 @@ from ..ast_adjoint import runtime as rt
 from ..backends import _unbroadcast_ndarray, conj, namespace, on, unbroadcast
 from . import handover
 from .registry import adjoint, find_rule, namespace_generic, nondifferentiable, scalar_rule
-from .structures import like
+from .structures.common import like
 
 # --- operators on Python numbers (fast path) ---------------------------------------------------------------------------
 OPERATORS = {
@@ -163,7 +163,7 @@ def _is_seq(x):
 def _concat_back(parts):
     """The back of a list/tuple concatenation `parts[0] + parts[1]`: each part gets its slice of the cotangent."""
     def back(dy, need=ALL):
-        out, start = (), 0  # no `append` or `+=`: an outer level transforms this code (adjoints/nesting.py)
+        out, start = (), 0  # no `append` or `+=`: an outer level transforms this code (adjoints/nesting/)
         for p in parts:
             piece = None if dy is None else list(dy[start:start + len(p)])
             start = start + len(p)

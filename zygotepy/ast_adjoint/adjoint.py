@@ -277,7 +277,7 @@ class AdjointPass(Optimizations, InactiveCalls):
 def adjoint(fn, code, active, globals_, namer, statics=None, functional=False):
     """Build the forward and backward IR functions of `fn` (see the module docstring). `statics` maps free variables
     whose value is the same for every function of this code (generated code's helpers) to that value. Nested code,
-    `functional` (a twin's transform for nested differentiation, adjoints/nesting.py) or generated code itself, is
+    `functional` (a twin's transform for nested differentiation, adjoints/nesting/) or generated code itself, is
     code an outer level may transform again: its loop tapes grow by rebinding (`append`), not in place."""
     p = AdjointPass(fn, code, active, globals_, namer, statics or {},
                     functional or code.co_filename.startswith("<zygotepy:"))

@@ -204,7 +204,7 @@ def plain_artefact(fn):
 
 def derive(fn, need=None, functional=False):
     """The compiled adjoint of `fn`, bound to its globals and cells: `(forward, backward)`. A `functional` adjoint
-    (for nested differentiation, see adjoints/nesting.py) updates nothing in place."""
+    (for nested differentiation, see adjoints/nesting/) updates nothing in place."""
     art = artefact(fn, need, functional)
     factory = types.FunctionType(art.factory, fn.__globals__, "_make")
     fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))

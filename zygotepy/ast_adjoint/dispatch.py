@@ -25,7 +25,7 @@ from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPIL
 from .call_checks import _DATA_KEYS, _Slot, _check_opaque_key, call_site
 from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import _call_by_position, _movable, _WithKeywords
-from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting.py reads them here)
+from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
 from .pullbacks import (
     ArgsPullback, CallMethodPullback, ConstPullback, MethodPullback, PartialPullback, RulePullback, SelfPullback,
     SitePullback, SwappedPullback, _Prepend)

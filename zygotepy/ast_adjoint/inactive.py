@@ -17,7 +17,7 @@ class InactiveCalls:
     def inactive(self, s):
         """An operation no gradient flows through runs as written, except a call of a function with a user's rule:
         the rule's forward runs (Zygote calls a rule even then; a rule such as `nestlevel` may compute something else),
-        and so do the nesting rules of `adjoints/nesting.py`, which give an inner level's calls the outer level's meaning."""
+        and so do the nesting rules of `adjoints/nesting/`, which give an inner level's calls the outer level's meaning."""
         call = s.value
         if not isinstance(call, Call) or call.star is not None or isinstance(s.out, tuple):
             return [s]

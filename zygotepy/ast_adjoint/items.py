@@ -58,7 +58,7 @@ def add_item(dx, x, i, g):
         if type(dx) is np.ndarray and dx.dtype is F64 and dx.shape == x.shape and OPTIONS.acc_in_place and rt.owned(dx):
             dx[i] += g
             return dx
-    from ..adjoints.structures import scatter_array  # (adjoints/ imports this package)
+    from ..adjoints.structures.indexing import scatter_array  # (adjoints/ imports this package)
     return rt.acc(dx, scatter_array(x, i, g))
 
 

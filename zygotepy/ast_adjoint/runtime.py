@@ -3,7 +3,7 @@ flags), and, re-exported from their modules, the backward's bookkeeping (`accumu
 closure-free pullback objects) and the tests of values (`guards_runtime.py`: type guards, `differentiable`).
 
 Each primitive is an ordinary Python function, so the adjoint pass treats it like any callee; the rules that give the
-differentiable ones their gradients live in `zygotepy/adjoints/structures.py`. Generated code and the rules reach every
+differentiable ones their gradients live in `zygotepy/adjoints/structures/`. Generated code and the rules reach every
 helper as `rt.<name>` (this module, imported as `rt`): a helper keeps its identity wherever it is defined.
 """
 import types
@@ -125,7 +125,7 @@ def set_cell(cell, value):
 def make_closure(code, globals_, cells, defaults, kwdefaults, *values):
     """A nested def/lambda, built from the user's own code object so that its source stays readable. `values` are the
     cells' contents (one per free variable): unused here, they carry the data flow for nested differentiation, whose
-    rule (adjoints/nesting.py) gives them the closure's cotangent."""
+    rule (adjoints/nesting/helper_rules.py) gives them the closure's cotangent."""
     fn = types.FunctionType(code, globals_, code.co_name, defaults, cells)
     fn.__kwdefaults__ = kwdefaults
     if values:

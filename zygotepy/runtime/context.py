@@ -29,7 +29,7 @@ class Context:
         self.slots = []            # per open call site that lets its callee update its arguments: a call_checks._Slot
         self.finals = []           # per open such call site's backward: id(argument) -> its cotangent after the call
         self.read_keys = {}        # id(key) -> (key, cotangent): keys read back out of a dict, not yet taken
-        self.dual_route = 0        # > 0 while a nested gradient runs on dual numbers (adjoints/nesting_deep.py)
+        self.dual_route = 0        # > 0 while a nested gradient runs on dual numbers (adjoints/nesting/deep.py)
 
     def clear_notes(self):
         """Forget what the outermost entry point's call noted (its forward and backward are over)."""

@@ -15,7 +15,7 @@ from ...ast_adjoint import runtime as rt
 from ...errors import ZygoteError
 from ...structgrad import StructGrad
 from ..objects import as_fields
-from ..structures import like
+from ..structures.common import like
 from .overlap import Overlap, _is_array, overlap
 
 

@@ -13,7 +13,7 @@ from ...runtime.context import current
 from ...structgrad import StructGrad
 from ..objects import as_fields
 from ..registry import adjoint
-from ..structures import like
+from ..structures.common import like
 from .held import _place, _split, _where, _where_items
 from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap
 

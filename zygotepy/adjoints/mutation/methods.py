@@ -10,7 +10,8 @@ from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import differentiable
 from ...errors import ForwardModeError, ZygoteError
-from ..structures import key_cotangent, like
+from ..structures.common import like
+from ..structures.dicts import key_cotangent
 
 
 def _zeros_like(x):

@@ -19,7 +19,8 @@ from ...runtime.context import current
 from ...structgrad import StructGrad
 from ..objects import as_fields
 from ..registry import adjoint
-from ..structures import key_cotangent, like
+from ..structures.common import like
+from ..structures.dicts import key_cotangent
 
 
 def _repeats(index, x):

@@ -332,7 +332,7 @@ def svdvals(x):
 def _numpy_meaning(raw, a, b, linalg, xp):
     """np.linalg.lstsq's result from another library's: `(x, residuals, rank, s)` with NumPy's residuals (the squared
     residual norms when `a` is tall and of full rank, else empty) and singular values (torch's CPU driver leaves both
-    empty; torch.linalg.lstsq called as itself keeps its own, see foreign_methods)."""
+    empty; torch.linalg.lstsq called as itself keeps its own, see foreign/torch_functions.py)."""
     x, rank = raw[0], raw[2]
     m, n = a.shape[-2], a.shape[-1]
     full = m > n and int(rank) == n

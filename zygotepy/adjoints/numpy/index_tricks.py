@@ -2,9 +2,9 @@
 `np.r_[x, 1.0, x]` passed no gradient to x).
 
 `np.r_` and `np.c_` are instances of NumPy's `AxisConcatenator`, a Python class of an array library, so `obj[key]`
-reaches the `getitem` rule (structures.py), which hands the call to `concatenator_getitem` here. The forward pass is the
-real `obj[key]`: every form NumPy accepts (arrays, scalars, lists, slices such as `0:3`, string directives such as
-`'0,2'`, np.c_'s columns) computes what NumPy computes.
+reaches the `getitem` rule (structures/indexing.py), which hands the call to `concatenator_getitem` here. The forward
+pass is the real `obj[key]`: every form NumPy accepts (arrays, scalars, lists, slices such as `0:3`, string directives
+such as `'0,2'`, np.c_'s columns) computes what NumPy computes.
 
 The backward pass needs, for each output entry, the input entry it came from. Rather than re-implement NumPy's rules
 (scalar promotion, `ndmin`, where 1-d pieces go, c_'s transposition), it asks NumPy: the concatenator runs twice more

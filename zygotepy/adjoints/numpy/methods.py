@@ -7,7 +7,7 @@ import numpy as np
 from ...backends import unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint
-from ..structures import ATTRIBUTES
+from ..structures.attributes import ATTRIBUTES
 from .products import dot
 from .reductions import _extremum, mean, sum_
 from .reshaping import _order, _unflatten, ravel, squeeze

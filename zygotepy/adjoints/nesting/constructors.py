@@ -15,11 +15,11 @@ import weakref
 
 import gast
 
-from ..ast_adjoint.source import SourceUnavailable, get_source, register_source
-from ..errors import ZygoteError
-from ..structgrad import StructGrad
-from .objects import as_fields
-from .registry import adjoint
+from ...ast_adjoint.source import SourceUnavailable, get_source, register_source
+from ...errors import ZygoteError
+from ...structgrad import StructGrad
+from ..objects import as_fields
+from ..registry import adjoint
 
 _FIELDS = weakref.WeakKeyDictionary()  # __init__ function -> its fields function
 _COUNT = itertools.count()

@@ -32,9 +32,12 @@ import contextlib
 
 import numpy as np
 
-from ..errors import ZygoteError
-from ..runtime.context import current
-from ..structgrad import StructGrad
+from ... import api
+from ...api import _with_user_lines
+from ...errors import ZygoteError
+from ...forward.dual import has_dual, make_dual, new_tag, tangent_of
+from ...runtime.context import current
+from ...structgrad import StructGrad
 
 _DUAL_KEYS = set()  # keys (`_key`) of functions whose gradient under one more level the twins refused
 # (this thread's `current().dual_route` is > 0 while a dual route runs: every nested gradient inside takes it as well)
@@ -71,7 +74,6 @@ def outermost(entry, by_twin, args, kwargs):
     """The rule of `entry` (`gradient`, `value_and_gradient`) when run plainly: the transform route (`by_twin`), unless
     its twins refuse (too deep, or code they cannot transform: now or on an earlier call with the same key), keyword
     constants are given, or dual numbers flow in (they never enter a transformed level); then the dual route."""
-    from ..forward.dual import has_dual
     refused = None
     key = None if current().dual_route or kwargs or has_dual(args[1:]) else _key(args[0])  # (inside a dual route: no key)
     if key is not None and key not in _DUAL_KEYS:
@@ -80,7 +82,6 @@ def outermost(entry, by_twin, args, kwargs):
         except ZygoteError as e:  # too deep, or code the twins cannot transform (updates in place, partials, ...)
             refused = e
             _DUAL_KEYS.add(key)
-            from ..api import _with_user_lines
             _with_user_lines(e)  # (the user's lines, for a note should the dual route fail too)
     if isinstance(refused, NestingTooDeep):
         refused = None
@@ -104,7 +105,6 @@ def _noting(refused):
 def by_dual_numbers(entry, args, kwargs, refused=None):
     """`(entry(f, *xs), back)` for `gradient` or `value_and_gradient`, with back computed by one forward-mode pass
     over `f`'s reverse pass (`refused`: the twins' error, noted on an error of this route)."""
-    from .. import api
     f, xs = args[0], args[1:]
     ctx = current()
     ctx.dual_route += 1
@@ -115,7 +115,6 @@ def by_dual_numbers(entry, args, kwargs, refused=None):
     with_value = entry is api.value_and_gradient
 
     def back(dy):
-        from ..forward.dual import make_dual, new_tag
         dvalue, directions = dy if with_value and dy is not None else (None, dy)
         if directions is None:
             directions = (None,) * len(xs)
@@ -160,7 +159,6 @@ def _plus(a, b):
 
 def _tangent(g, tag):
     """The tangent at `tag` of a cotangent, keeping structural gradients (a closure's, an object's) as StructGrads."""
-    from ..forward.dual import tangent_of
     if isinstance(g, StructGrad):
         items = {k: _tangent(v, tag) for k, v in g.items()}
         return StructGrad({k: v for k, v in items.items() if v is not None}) or None

@@ -18,7 +18,8 @@ import sys
 
 import numpy as np
 
-from .registry import adjoint, nondifferentiable
+from ...errors import ZygoteError
+from ..registry import adjoint, nondifferentiable
 
 __all__ = ["foreign", "jax_function", "torch_function"]
 
@@ -182,7 +183,6 @@ def foreign(fn, /):
     >>> foreign(jnp.tanh).__wrapped__ is jnp.tanh
     True
     """
-    from ..errors import ZygoteError
     module = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "") or ""
     top = module.split(".")[0]
     if top == "torch":

@@ -1,0 +1,136 @@
+"""The rules that make an inner level's entry points and J variants "differentiate my twin": `gradient`,
+`value_and_gradient`, `pullback`, `J`, `J_need`, `J_args`, `J_handing`, `J_kw` (`_register`). The entry points' twins
+count the enclosing levels (`_depth`) and refuse one deeper than MAX_LEVELS (NestingTooDeep), which the outermost
+`gradient` then takes by forward-over-reverse (deep.py)."""
+from ... import api
+from ...api import _seed
+from ...ast_adjoint import dispatch
+from ...ast_adjoint import runtime as rt
+from ..registry import adjoint, nondifferentiable
+from .cotangents import _drop, _pad, _project_all, _take
+from .deep import NestingTooDeep, outermost
+from .plan import _always, _plan, _unsupported
+from .twins import _TWINS, twin_J, twin_J_args, twin_J_kw
+
+
+MAX_LEVELS = 5  # the deepest level tests/test_nesting.py verifies (its slow tests, ZYGOTEPY_SLOW_NESTING=1)
+
+
+def _depth():
+    """How many levels of differentiation enclose this call: 0 when run plainly; its rule adds one per level."""
+    return 0
+
+
+@adjoint(_depth)
+@_always
+def _depth_rule():
+    return _depth() + 1, lambda _: ()
+
+
+def _refuse_deeper(enclosing):
+    """The nesting depth of an inner `gradient`, or NestingTooDeep when it is deeper than tested (the outermost
+    `gradient` then takes the levels above by forward-over-reverse: deep.py)."""
+    if enclosing + 1 > MAX_LEVELS:
+        raise NestingTooDeep(f"nested reverse mode deeper than {MAX_LEVELS} levels of transformed code is not "
+                             f"supported (only `gradient` takes deeper levels, by forward-over-reverse); take the "
+                             f"innermost derivatives in forward mode (zygotepy.derivative, zygotepy.hessian) instead")
+    return enclosing + 1
+
+
+nondifferentiable(_refuse_deeper)
+
+
+def twin_pullback(f, *args):
+    # a value, not a call statement (which the mutation lowering would route)
+    depth = _refuse_deeper(_depth())  # noqa: F841
+    kind, a, b = _plan(f, args)
+    y, pb = _TWINS[kind](f, a, b, args)
+
+    def back(dy):
+        return _project_all(args, _drop(pb(dy), 1))
+    return y, back
+
+
+# `value_and_gradient` and `gradient` are `twin_pullback` with the seed applied, written out without its `back` closure
+# and without `twin_J` in between: an outer level transforms each function on this path, at every level
+
+def twin_value_and_gradient(f, *args):
+    depth = _refuse_deeper(_depth())  # noqa: F841
+    kind, a, b = _plan(f, args)
+    y, pb = _TWINS[kind](f, a, b, args)
+    return y, _project_all(args, _drop(pb(_seed(y)), 1))
+
+
+def twin_gradient(f, *args):
+    depth = _refuse_deeper(_depth())  # noqa: F841
+    kind, a, b = _plan(f, args)
+    y, pb = _TWINS[kind](f, a, b, args)
+    return _project_all(args, _drop(pb(_seed(y)), 1))
+
+
+# --- the rules: "differentiate my twin" --------------------------------------------------------------------------------
+
+def _twin_rule(twin, skip, keyword_twin=None, entry=None):
+    """A rule for an entry point or J variant: the outer level's J of its twin; `skip` leading arguments of the call
+    (J_args' `need`) are constants the twin does not take. A call with keywords goes to `keyword_twin`, whose back
+    ends with the keywords' cotangents (the rule is keyword-aware). With `entry` (`gradient`), the registered rule
+    is the one the outermost level runs plainly, which may take the levels beyond MAX_LEVELS by forward-over-reverse;
+    an outer level transforms the twin rule itself (`_plan` reads `__zygote_nested__`)."""
+    def rule(*args, **kwargs):
+        if keyword_twin is not None:  # (even with no keywords, `f(*a, **{})`: the callee's back ends with their dict)
+            y, kw_pb = dispatch.J_kw(keyword_twin, *args[skip:], **kwargs)
+            if kwargs:
+                return y, lambda dy: _pad(_drop(kw_pb(dy), 1), skip)
+            n = len(args) - skip  # (called with none, a keyword-aware rule's back gives no dict: J adds it)
+            return y, lambda dy: _pad(_take(_drop(kw_pb(dy), 1), n), skip)
+        if kwargs:
+            raise _unsupported(args[skip], "keyword arguments in a call")
+        y, pb = dispatch.J(twin, *args[skip:])
+
+        def back(dy):
+            return _pad(_drop(pb(dy), 1), skip)
+        return y, back
+    rule.__qualname__ = f"{twin.__name__}_rule"
+    rule.__zygote_keywords__ = keyword_twin is not None
+    if entry is None:
+        return _always(rule)
+
+    def outermost_rule(*args, **kwargs):
+        argnums = kwargs.pop("argnums", None)
+        y, back = outermost(entry, rule, args, kwargs)
+        return (y, back) if argnums is None else _narrowed(entry, y, back, argnums, len(args) - 1)
+    outermost_rule.__qualname__ = f"{twin.__name__}_outermost_rule"
+    outermost_rule.__zygote_nested__ = rule
+    return _always(outermost_rule)
+
+
+def _narrowed(entry, y, back, argnums, n):
+    """A nested `gradient(f, *args, argnums=k)`: the rule's result narrowed to the picked gradients (api.select), and
+    its back's cotangent widened to one entry per argument again."""
+    picked = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def widen(d):
+        full = [None] * n
+        for k, dk in zip(picked, (d,) if isinstance(argnums, int) else d, strict=True):
+            full[k] = rt.acc(full[k], dk)
+        return tuple(full)
+    if entry is api.gradient:
+        return api.select(y, argnums, n), lambda dy: back(None if dy is None else widen(dy))
+    value, grads = y
+    return (value, api.select(grads, argnums, n)), \
+        lambda dy: back(None if dy is None else (dy[0], None if dy[1] is None else widen(dy[1])))
+
+
+def _register():
+    nondifferentiable(api._seed)
+    adjoint(dispatch.J)(_twin_rule(twin_J, 0))
+    adjoint(dispatch.J_need)(_twin_rule(twin_J, 1))
+    adjoint(dispatch.J_args)(_twin_rule(twin_J_args, 1))
+    adjoint(dispatch.J_handing)(_twin_rule(twin_J_args, 1))
+    adjoint(dispatch.J_kw)(_twin_rule(twin_J, 0, twin_J_kw))
+    adjoint(api.pullback)(_twin_rule(twin_pullback, 0))
+    adjoint(api.value_and_gradient)(_twin_rule(twin_value_and_gradient, 0, entry=api.value_and_gradient))
+    adjoint(api.gradient)(_twin_rule(twin_gradient, 0, entry=api.gradient))
+
+
+_register()

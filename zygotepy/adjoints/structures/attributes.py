@@ -1,0 +1,199 @@
+"""Attribute reads: `getattr` (array attributes such as `.T`, user properties, descriptors and `cached_property`, a
+user's `__getattribute__` and `__getattr__`), `object.__getattribute__`, `vars`, and the objects that are views of
+others' fields: `super(C, self)`, `functools.partial`. An object's cotangent is a `StructGrad` of its fields."""
+import functools
+import inspect
+import types
+import weakref
+
+import numpy as np
+
+from ...ast_adjoint.dispatch import J, differentiable
+from ...backends import is_array_type
+from ...errors import MissingAdjoint, ZygoteError
+from ...structgrad import StructGrad
+from ..foreign.array_methods import attribute as foreign_attribute
+from ..registry import adjoint, keyword_rule, nondifferentiable
+
+
+nondifferentiable(foreign_attribute)  # (higher orders differentiate getattr_ itself)
+
+
+ATTRIBUTES = {}  # (type, attribute name) -> f(obj, dy) giving obj's cotangent: array attributes such as `.T`
+
+
+_GETTERS = {}  # (class, attribute name) -> the Python getter of a property there, or None
+
+
+def _getter(cls, name):
+    key = (cls, name)
+    if key not in _GETTERS:
+        prop = getattr(cls, name, None) if not issubclass(cls, type) else None
+        _GETTERS[key] = prop.fget if type(prop) is property and type(prop.fget) is types.FunctionType else None
+    return _GETTERS[key]
+
+
+_DESCRIPTORS = {}  # (class, attribute name) -> a descriptor there whose __get__ is Python code (not property), or None
+
+
+def _descriptor(cls, name):
+    """A class attribute whose type defines `__get__` in Python: `functools.cached_property` or a user's descriptor."""
+    key = (cls, name)
+    if key not in _DESCRIPTORS:
+        found = None
+        if not issubclass(cls, type):
+            static = inspect.getattr_static(cls, name, None)
+            get = getattr(type(static), "__get__", None)
+            if isinstance(get, types.FunctionType) and not isinstance(static, (property, staticmethod, classmethod)):
+                found = static
+        _DESCRIPTORS[key] = found
+    return _DESCRIPTORS[key]
+
+
+def _missing(obj, name):
+    """Does ordinary lookup (the instance's dictionary, its class) not find `name`, so `__getattr__` runs?"""
+    if name in getattr(obj, "__dict__", ()):
+        return False
+    key = (type(obj), name)
+    hit = _ON_CLASS.get(key)
+    if hit is None:
+        hit = _ON_CLASS[key] = inspect.getattr_static(type(obj), name, _MISSING) is not _MISSING
+    return not hit
+
+
+_MISSING = object()
+_ON_CLASS = {}  # (class, name) -> does the class (or a base) define it
+_CACHED = {}  # (id(obj), name) -> (weak reference to obj, the value cached_property stored, its pullback)
+
+
+def _through_descriptor(obj, name, desc, default):
+    """`obj.name` computed by the descriptor `desc`: its `__get__` (a cached_property's function) is differentiated.
+    A cached_property computes once and stores the value in obj's `__dict__`; a later read within the same
+    differentiation reaches the first computation's pullback (the cache is no field of obj that a gradient could
+    reach). None where obj's own dictionary answers (a value cached before, or a non-data descriptor shadowed)."""
+    nones = tuple(None for _ in default)
+    own = getattr(obj, "__dict__", {})
+    if isinstance(desc, functools.cached_property):
+        key = (id(obj), name)
+        if name in own:
+            hit = _CACHED.get(key)
+            if hit is None or hit[0]() is not obj or hit[1] is not own[name]:
+                return None
+            first_pb = hit[2]
+            return own[name], lambda dy: (None if dy is None else first_pb(dy)[1], None, *nones)
+        value, pb = J(desc.func, obj)
+        own[name] = value
+        try:
+            _CACHED[key] = (weakref.ref(obj, functools.partial(_forget, key)), value, pb)
+        except TypeError:  # (an object without weak references: a later read is a field of it, as before)
+            pass
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None, *nones)
+    cls = type(desc)
+    if name in own and not (hasattr(cls, "__set__") or hasattr(cls, "__delete__")):
+        return None  # a non-data descriptor shadowed by the instance's own attribute
+    got, get_pb = J(cls.__get__, desc, obj, type(obj))
+    return got, lambda dy: (None if dy is None else get_pb(dy)[2], None, *nones)
+
+
+def _forget(key, _ref, table=_CACHED):
+    table.pop(key, None)
+
+
+nondifferentiable(_getter, _descriptor, _missing, _forget)  # cached lookups: nesting runs them as they are
+
+
+@adjoint(getattr)
+def getattr_(obj, name, *default):
+    attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
+    custom = type(obj).__getattribute__
+    if isinstance(custom, types.FunctionType) and attribute is None and not default:
+        # a user class's __getattribute__ computes every read: differentiated (it ran unseen: a silently wrong gradient)
+        seen, seen_pb = J(custom, obj, name)
+        return seen, lambda dy: (None if dy is None else seen_pb(dy)[1], None)
+    fget = _getter(type(obj), name) if attribute is None and not is_array_type(type(obj)) else None
+    if fget is not None:  # a user class's property: differentiate its getter (own names: nesting transforms this rule)
+        value, pb = J(fget, obj)
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None, *(None for _ in default))
+    desc = _descriptor(type(obj), name) if attribute is None and not is_array_type(type(obj)) else None
+    if desc is not None:
+        hit = _through_descriptor(obj, name, desc, default)
+        if hit is not None:
+            return hit
+    fallback = getattr(type(obj), "__getattr__", None)
+    if isinstance(fallback, types.FunctionType) and attribute is None and _missing(obj, name):
+        answer, answer_pb = J(fallback, obj, name)  # a user class's __getattr__ answers: differentiated
+        return answer, lambda dy: (None if dy is None else answer_pb(dy)[1], None, *(None for _ in default))
+    if name == "flat" and type(obj) is np.ndarray and obj.dtype.kind in "fc":
+        # a flatiter: what is read through it (x.flat[i], list(x.flat)) would carry no gradient
+        raise ZygoteError("zygotepy cannot differentiate reading through x.flat; use x.ravel() (or x.reshape(-1))")
+    y = getattr(obj, name, _MISSING) if default else getattr(obj, name)
+    if y is _MISSING:  # `getattr(obj, name, d)` without the attribute is d, which takes the cotangent (was None)
+        return default[0], lambda dy: (None, None, dy)
+
+    def back(dy):
+        if dy is None or isinstance(obj, type) or type(obj).__name__ == "module":
+            return (None, None, *(None for _ in default))
+        if attribute is not None:
+            return (attribute(obj, dy), None, *(None for _ in default))
+        if not _missing(obj, "shape") and not _missing(obj, "dtype"):  # other array attributes (shape, dtype): none
+            if differentiable(y):
+                raise MissingAdjoint(getattr, f"the array attribute .{name} has no rule")
+            return (None, None, *(None for _ in default))
+        if getattr(y, "__self__", None) is obj:  # a bound method: its cotangent is its object's
+            return (dy, None, *(None for _ in default))
+        if name == "__dict__" and y is getattr(obj, "__dict__", None):  # its entries are obj's fields
+            return (StructGrad(dy) if isinstance(dy, dict) else dy, None, *(None for _ in default))
+        return (StructGrad({name: dy}), None, *(None for _ in default))
+    return y, back
+
+
+@adjoint(object.__getattribute__)
+def object_getattribute(obj, name):
+    """`object.__getattribute__(self, name)`, as a user's `__getattribute__` calls it: the ordinary lookup (a property
+    or a descriptor there is differentiated as getattr does; anything else is the field `name` of obj)."""
+    fget = _getter(type(obj), name)
+    if fget is not None:
+        value, pb = J(fget, obj)
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None)
+    desc = _descriptor(type(obj), name)
+    if desc is not None:
+        hit = _through_descriptor(obj, name, desc, ())
+        if hit is not None:
+            return hit
+    y = object.__getattribute__(obj, name)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        if getattr(y, "__self__", None) is obj:  # a bound method: its cotangent is its object's
+            return (dy, None)
+        return (StructGrad({name: dy}), None)
+    return y, back
+
+
+@adjoint(vars)
+def vars_(*obj):
+    """`vars(obj)` is `obj.__dict__` (`vars()` with no argument reads the caller's locals: not differentiated)."""
+    if not obj:
+        raise ZygoteError("zygotepy cannot differentiate vars() without an argument; use vars(obj)")
+    y, back = getattr_(obj[0], "__dict__")
+    return y, lambda dy: back(dy)[:1]
+
+
+@adjoint(super)
+def super_(cls, obj):
+    """`super(C, self)` is a view of `self`: its cotangent is `self`'s."""
+    return super(cls, obj), lambda dy: (None, dy)
+
+
+@keyword_rule
+@adjoint(functools.partial)
+def partial(func, *args, **kwargs):
+    """The cotangent of a partial is `StructGrad(func=..., args=(...), keywords={...})` (see dispatch.PartialPullback);
+    its keywords' go back to the keyword arguments they were given by."""
+    def back(dy):
+        dy = dy or {}
+        bound = dy.get("args") or (None,) * len(args)
+        given = dy.get("keywords") or {}
+        return (dy.get("func"), *bound, *(({k: given.get(k) for k in kwargs},) if kwargs else ()))
+    return functools.partial(func, *args, **kwargs), back

@@ -1,0 +1,162 @@
+"""Rules for dicts: displays (`{k: v}`, `{**a, **b}`), `d[k] = v`, and the methods that read a dict (`items`,
+`values`, `get`, `keys`, `copy`); and the cotangents of keys read back out of a dict (`keys_read`, `key_cotangent`),
+which the stores that put the keys in hand to the keys. A dict's cotangent is a dict keyed by its keys."""
+from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.dispatch import differentiable
+from ...errors import ZygoteError
+from ...runtime.context import current
+from ..registry import adjoint, nondifferentiable
+
+
+# A dict's cotangent is keyed by its keys, so it has no room for a key's own cotangent. A key read back out of the
+# dict (iteration, keys(), items(), list(d), sorted(d)) can receive one, which must reach whatever computed the key.
+# Keys are immutable values, so the key object itself says where it came from: the backs of those reads file each
+# key's cotangent under the key object (and give the dict a cotangent, `{}` if nothing else, so that the backs of the
+# stores that put the keys in run), and the back of the store that put that key object in (a display, `d[k] = v`,
+# dict(pairs), setdefault) takes it and hands it to the key. Backward runs reads before the stores they read from, and
+# a taken entry is gone, so each read's cotangent reaches the key once. A key of a dict given as an input is never
+# taken: like its other keys, it has no gradient.
+# (The filed cotangents are this thread's: `current().read_keys`, id(key) -> (key, cotangent), while an entry point
+# runs: keys read back out of a dict, not yet taken.)
+
+
+def keys_read(keys, grads):
+    """The dict cotangent for reads of `keys` whose cotangents are `grads`, filing each key's for its store."""
+    filed = False
+    read_keys = current().read_keys
+    for k, g in zip(keys, grads):
+        if g is not None and differentiable(k):
+            held = read_keys.get(id(k))
+            read_keys[id(k)] = (k, g if held is None or held[0] is not k else rt.acc(held[1], g))
+            filed = True
+    return {} if filed else None
+
+
+def key_cotangent(key):
+    """The cotangent filed for the key object `key` by reads of it out of a dict (None if none), taken."""
+    read_keys = current().read_keys
+    held = read_keys.get(id(key))
+    if held is None or held[0] is not key:
+        return None
+    del read_keys[id(key)]
+    return held[1]
+
+
+def has_read_keys(d):
+    """Were keys of `d` read back out with a cotangent (so a merge or copy of `d` must give it `{}`, not None)?"""
+    read_keys = current().read_keys
+    return bool(read_keys) and any(read_keys.get(id(k), (None,))[0] is k for k in d)
+
+
+nondifferentiable(keys_read, has_read_keys)
+
+
+@adjoint(key_cotangent)
+def _key_cotangent_nested(key):
+    """An outer level of nesting differentiating a back that hands a key its cotangent: not followed yet (a back with
+    no key cotangent to hand, the common case, passes)."""
+    if key_cotangent(key) is None:
+        return None, lambda dy: (None,)
+    raise ZygoteError("nested differentiation through the gradient of a dict key is not supported; keep the value in "
+                      "the dict's values (a list of (key, value) pairs), or make the key a constant (dropgrad)")
+
+
+@adjoint(rt.dict_of)
+def dict_of(*flat):
+    def back(dy):
+        if dy is None:
+            return (None,) * len(flat)
+        keys = flat[::2]
+        last = {k: i for i, k in enumerate(keys)}  # `{"a": x, "a": y}` keeps y: x receives nothing
+        first = {k: i for i, k in reversed(list(enumerate(keys)))}  # ... but the dict keeps the first key object
+        return tuple(g for i, k in enumerate(keys)
+                     for g in (key_cotangent(k) if first[k] == i else None, dy.get(k) if last[k] == i else None))
+    return rt.dict_of(*flat), back
+
+
+@adjoint(rt.dict_merge)
+def dict_merge(*parts):
+    """`{**a, **b}`: each key's cotangent goes to the part whose entry won it (the last part holding the key)."""
+    keys = [list(p.keys()) for p in parts]
+
+    def back(dy):
+        if dy is None:
+            return (None,) * len(parts)
+        last = {k: i for i, ks in enumerate(keys) for k in ks}
+        return tuple(_part_cotangent(p, {k: dy.get(k) if last[k] == i else None for k in ks})
+                     for i, (p, ks) in enumerate(zip(parts, keys)))
+    return rt.dict_merge(*parts), back
+
+
+def _part_cotangent(part, d):
+    """A merged part's dict cotangent, None when no entry has one; a mapping that is not a dict has no dict-shaped
+    cotangent, so a gradient that would reach one is an error, not a gradient dropped."""
+    if all(g is None for g in d.values()):
+        return {} if has_read_keys(part) else None
+    if type(part) is not dict:
+        raise ZygoteError(f"zygotepy cannot differentiate `{{**m}}` of a {type(part).__name__}: its cotangent has no "
+                          f"dict to go to; unpack dict(m) instead")
+    return d
+
+
+@adjoint(rt.dict_put)
+def dict_put(d, key, value):
+    overwritten = key in d
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        g = dy.get(key)
+        if overwritten:  # the earlier value under `key` was replaced: it receives nothing (its key object stays)
+            dy = {k: None if k == key else v for k, v in dy.items()}  # no `**` display: nesting transforms this
+            return (dy, None, g)
+        return (dy, key_cotangent(key), g)
+    return rt.dict_put(d, key, value), back
+
+
+@adjoint(dict.items)
+def dict_items(d):
+    """`d.items()` as a list of pairs; a pair's cotangent `(None, dv)` goes back to `d[k]`."""
+    pairs = list(d.items())
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        keys = keys_read([k for k, _ in pairs], [None if p is None else p[0] for p in dy])
+        return ({k: p[1] for (k, _), p in zip(pairs, dy) if p is not None and p[1] is not None} or keys,)
+    return pairs, back
+
+
+@adjoint(dict.values)
+def dict_values(d):
+    keys = list(d)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        return ({k: g for k, g in zip(keys, dy) if g is not None},)
+    return list(d.values()), back
+
+
+@adjoint(dict.get)
+def dict_get(d, key, *default):
+    found = key in d
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *(None for _ in default))
+        return ({key: dy} if found else None, None, *((None if found else dy) for _ in default))
+    return d.get(key, *default), back
+
+
+@adjoint(dict.copy)
+def dict_copy(d):
+    """`d.copy()`: a new dict of the same values, linked to `d` by the caller as `list.copy` is."""
+    return d.copy(), lambda dy: (None if dy is None else dict(dy),)  # `{}` when only keys were read: d's stores run
+
+
+@adjoint(dict.keys)
+def dict_keys(d):
+    """`d.keys()`: its cotangent is the list of its keys' (iterating the view), which pass nothing back into `d`."""
+    keys = list(d)
+    return d.keys(), lambda dy: (None if dy is None else keys_read(keys, list(dy)),)

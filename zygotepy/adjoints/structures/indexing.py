@@ -1,0 +1,146 @@
+"""Item reads, `x[index]` (`operator.getitem`): of a sequence (its cotangent: `dy` at the index, None elsewhere), a
+dict, or an array (zeros with `dy` added at `x[index]`, by `scatter_array`, with `add.at` so that repeated integer
+indices accumulate; generated code's own running cotangent gets it added in place). `np.r_[a, b]` and `np.c_[a, b]`
+are concatenations (numpy/index_tricks.py)."""
+import operator
+
+import numpy as np
+
+from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.dispatch import call_site, differentiable
+from ...backends import is_array_type, namespace, zeros as zeros_on
+from ...errors import MissingAdjoint, ZygoteError
+from ..numpy.index_tricks import CONCATENATORS, concatenator_getitem
+from ..registry import adjoint, namespace_generic
+from .common import _float_dtype, like
+
+
+def _is_mask(index):
+    return "bool" in str(getattr(index, "dtype", ""))
+
+
+def _is_fancy(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(hasattr(p, "shape") or isinstance(p, list) for p in parts)
+
+
+def scatter(n, picks, items):
+    """A list of `n` Nones with `items` at the positions `picks`: a sequence's cotangent from those of some entries."""
+    grads = [None] * n
+    for pos, g in zip(picks, items):
+        grads[pos] = g
+    return grads
+
+
+@adjoint(scatter)
+def scatter_rule(n, picks, items):
+    def back(dg):  # a rule, so that an outer level differentiates getitem's back without seeing item assignment
+        return (None, None, None if dg is None else tuple(dg[pos] for pos in picks))
+    return scatter(n, picks, items), back
+
+
+@adjoint(operator.getitem)
+def getitem(x, index):
+    if type(x) in CONCATENATORS:  # np.r_[a, b], np.c_[a, b]: a concatenation
+        return concatenator_getitem(x, index)
+    if not hasattr(x, "shape") and is_array_type(type(x)) and differentiable(index):
+        # another library's index trick (`jnp.r_[x, 0.5]`): it computes with the key, which a lookup's rule would
+        # give no cotangent
+        raise MissingAdjoint(type(x), f"{type(x).__module__}.{type(x).__name__}[...] with a key that carries a "
+                                      f"gradient (use the library's concatenate or stack)", where=call_site())
+    y = x[index]
+    if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f":
+        return y, _number_back(x, index)
+
+    def back(dy, need=None, *into):
+        if dy is None:
+            return into or (None, None)
+        if into and into[0] is not None and rt.sole(into[0]):  # generated code's own running cotangent: add in place
+            if _add_in_place(into[0], x, index, dy):
+                return into
+        dx = _getitem_cotangent(x, index, dy)
+        return (rt.acc(into[0], dx), into[1]) if into else (dx, None)
+    return y, back
+
+
+def _number_back(x, index):
+    """The back of `x[i]` for an int `i` and a 1-d real array `x` (a loop reading items): the running cotangent that
+    generated code hands over gets `dy` added at `i` in place when it owns it, and is made on the first read."""
+    shape, dtype = x.shape, x.dtype
+
+    def back(dy, need=None, *into):
+        if dy is None:
+            return into or (None, None)
+        if into and (type(dy) is float or type(dy) is dtype.type):  # a real dy: no cast can lose a part of it
+            if into[0] is None:  # the first read the backward meets: the dense cotangent, built once
+                return scatter_array(x, index, dy), into[1]
+            if type(into[0]) is np.ndarray and rt.sole(into[0]) and into[0].dtype == dtype and into[0].shape == shape:
+                into[0][index] += dy
+                return into
+        dx = _getitem_cotangent(x, index, dy)
+        return (rt.acc(into[0], dx), into[1]) if into else (dx, None)
+    return back
+
+
+def _add_in_place(dx, x, index, dy):
+    """`dx[index] += dy` where that is what accumulating `getitem`'s cotangent means: a list's entry, or an array of
+    the dtype `scatter_array` would build and a real dy (a complex dy must not be cast). False: do it out of place."""
+    if type(dx) is np.ndarray:
+        if type(x) is not np.ndarray or dx.shape != x.shape or dx.dtype != _float_dtype(x) \
+                or not (type(dy) is float or type(dy) is dx.dtype.type or type(dy) is np.ndarray and dy.dtype == dx.dtype):
+            return False
+        if type(index) is not int and _is_fancy(index) and not _is_mask(index):
+            np.add.at(dx, index, dy)  # repeated indices accumulate
+        else:
+            dx[index] += dy
+        return True
+    if type(index) is not int or type(x) is not list or len(dx) != len(x):
+        return False
+    dx[index] = rt.acc(dx[index], dy)
+    return True
+
+
+def _getitem_cotangent(x, index, dy):
+    """The cotangent `getitem`'s back gives `x`: dy at x[index], zero (None) elsewhere."""
+    if isinstance(x, (tuple, list)):
+        picks = range(*index.indices(len(x))) if isinstance(index, slice) else (index,)
+        grads = scatter(len(x), picks, dy if isinstance(index, slice) else (dy,))
+        return type(x)(grads) if type(x) in (tuple, list) else like(x, list(grads))
+    if isinstance(x, dict):
+        return {index: dy}
+    if hasattr(x, "shape"):
+        return scatter_array(x, index, dy)
+    return None
+
+
+def scatter_array(x, index, dy):
+    """Zeros shaped like `x` with `dy` added at `x[index]`: an array's cotangent from that of `x[index]`."""
+    xp = namespace(x)
+    zeros = getattr(type(dy), "__zygote_zeros__", None)  # forward mode's duals: zeros that can hold dy
+    g = zeros(x.shape, dy) if zeros is not None else \
+        zeros_on(xp, x.shape, _float_dtype(x) if not rt.is_complex_like(dy) else xp.complex128, x)  # on x's device
+    if hasattr(g, "at") and not isinstance(g, np.ndarray):  # JAX arrays are immutable: a functional update
+        return g.at[index].add(dy)
+    if xp is not np and type(index) is tuple and any(i is None for i in index):
+        index = tuple(i for i in index if i is not None)  # the array API assigns through no new axis: drop them
+        dy = xp.reshape(dy, tuple(g[index].shape))
+    if _is_fancy(index) and xp is not np and _is_mask(index):
+        g[index] = dy  # a mask selects each entry at most once
+    elif _is_fancy(index):
+        if xp is not np:
+            raise ZygoteError(f"indexing a {type(x).__name__} with an index array has no namespace-generic gradient "
+                              f"(repeated indices must accumulate); use a JAX or NumPy array, or basic indices")
+        np.add.at(g, index, dy)
+    else:
+        g[index] = dy
+    return g
+
+
+namespace_generic(operator.getitem)  # scatter_array computes in x's namespace
+
+
+@adjoint(scatter_array)
+def scatter_array_rule(x, index, dy):
+    def back(dg):  # the adjoint of scattering is gathering
+        return (None, None, None if dg is None else dg[index])
+    return scatter_array(x, index, dy), back

@@ -1,0 +1,163 @@
+"""Iteration: what a `for` loop walks (`iterate`: a user class's `__iter__` or `__getitem__` differentiated, an
+array's rows, a dict's keys), `iter` and `next` (the `Items` iterator, which knows how far it has got), `enumerate` and
+`zip`. An iterator's cotangent is the list of its items' cotangents, which `iter`'s rule maps back to its sequence."""
+import types
+
+from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.dispatch import J, differentiable
+from ...backends import is_array_type
+from ...errors import ZygoteError
+from ...structgrad import StructGrad
+from ..registry import adjoint
+from .common import Items, like
+from .dicts import keys_read
+
+
+def python_iter(value):
+    """The `__iter__` of a user class (Python code, differentiated), or for a class that is a sequence through its
+    `__getitem__` alone (Python's old iteration protocol) `_by_index`; else None."""
+    cls = type(value)
+    if is_array_type(cls) or cls is Items:
+        return None
+    method = getattr(cls, "__iter__", None)
+    if isinstance(method, types.FunctionType):
+        return method
+    if method is None and isinstance(getattr(cls, "__getitem__", None), types.FunctionType):
+        return _by_index
+    return None
+
+
+def _by_index(value):
+    """Python's iteration of an object by `obj[0], obj[1], ...` until IndexError, each item differentiated."""
+    items, pbs, i = [], [], 0
+    while True:
+        try:
+            item, pb = J(type(value).__getitem__, value, i)
+        except IndexError:
+            break
+        items.append(item)
+        pbs.append(pb)
+        i += 1
+    return items, pbs
+
+
+@adjoint(rt.iterate)
+def iterate(value):
+    """What a `for` loop walks. A user class's `__iter__` is differentiated (the object's cotangent comes back through
+    it); another library's array (`for row in t`, a torch tensor) gets its rows' cotangents stacked; an iterator's
+    cotangent is the list of its items' (which `iter`'s rule maps back to its sequence)."""
+    method = python_iter(value)
+    if method is _by_index:
+        items, pbs = _by_index(value)
+
+        def indexed_back(dy):
+            total = None
+            for g, pb in zip(dy or (), pbs):
+                if g is not None:
+                    total = rt.acc(total, pb(g)[1])
+            return (total,)
+        return items, indexed_back
+    if method is not None:
+        it, pb = J(method, value)
+        if it is value:  # its own iterator (was a RecursionError): its __next__ updates its state in place
+            raise ZygoteError(f"zygotepy cannot differentiate iterating a {type(value).__name__}, which is its own "
+                              f"iterator (__next__); give the class an __iter__ that returns iter(a list of its "
+                              f"items)")
+        items, inner = iterate(it)
+
+        def back(dy):
+            dit = None if dy is None else inner(dy)[0]
+            return (None if dit is None else pb(dit)[1],)
+        return items, back
+    items = rt.iterate(value)
+    if isinstance(value, dict):  # its keys: they carry no gradient back into the dict (was a crash: a list for it)
+        return items, lambda dy: (None if dy is None else keys_read(items, dy),)
+    if isinstance(value, (set, frozenset, Items)) or items is not value and hasattr(value, "shape"):
+        # a set's cotangent is keyed by its elements; an array's rows are stacked
+        return items, lambda dy: (like(value, list(dy)) if dy is not None else None,)
+    return items, lambda dy: (dy,)
+
+
+def make_items(items):
+    """`Items(items)`, as a function with a rule: an outer level of nesting transforms `iter_` below, and the level
+    above that has no twin for a class's constructor (a third derivative through a generator expression, which the
+    lowering hands out as `iter(list)`, raised MissingAdjoint for Items)."""
+    return Items(items)
+
+
+@adjoint(make_items)
+def _make_items_rule(items):
+    return make_items(items), lambda dy: (_item_cotangents(dy),)
+
+
+@adjoint(iter)
+def iter_(*args):
+    """`iter(seq)`: its iterator's cotangent is the list of its items' (see `iterate` and `next_`)."""
+    if len(args) != 1:
+        if any(differentiable(a) for a in args):
+            raise ZygoteError("zygotepy cannot differentiate iter(callable, sentinel)")
+        return iter(*args), lambda dy: (None,) * len(args)
+    seq = args[0]
+    method = python_iter(seq)
+    if method is _by_index:
+        items, back = iterate(seq)
+        return make_items(items), lambda dy: back(_item_cotangents(dy))
+    if method is not None:
+        it, pb = J(method, seq)
+        return it, lambda dy: (None if dy is None else pb(dy)[1],)
+    items = list(seq)
+    # (`_item_cotangents(dy)`, not `dy["items"]`: a third level of nesting has no twin for an operator on a StructGrad)
+    if isinstance(seq, dict):  # its keys
+        return make_items(items), lambda dy: (
+            None if _item_cotangents(dy) is None else keys_read(items, _item_cotangents(dy)),)
+    return make_items(items), lambda dy: (None if _item_cotangents(dy) is None else like(seq, _item_cotangents(dy)),)
+
+
+def _item_cotangents(dy):
+    """The list of item cotangents in an `Items` iterator's cotangent, or None."""
+    return None if dy is None else dy.get("items")
+
+
+@adjoint(next)
+def next_(it, *default):
+    """`next(it)`: on an iterator made by `iter` (`Items`), its item's cotangent goes to the item's position; an
+    exhausted one returns `default`, which takes the cotangent."""
+    if type(it) is list:
+        raise ZygoteError("zygotepy makes the iterators of zip, map, filter, enumerate and reversed lists, so next() "
+                          "cannot take their first item; index the list instead (list(zip(a, b))[0]), or call iter() "
+                          "on it first")
+    at = it.at if type(it) is Items else None
+    y = next(it, *default)
+    if at is None or it.at == at:
+        if at is None and differentiable(y):
+            raise ZygoteError(f"zygotepy cannot differentiate next() on a {type(it).__name__}: it cannot tell which "
+                              f"item came out; iterate a list (iter(list(...))) or use a for loop")
+        return y, lambda dy: (None, *(dy for _ in default))
+    n = len(it.items)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in default))
+        return (StructGrad({"items": [None] * at + [dy] + [None] * (n - at - 1)}), *(None for _ in default))
+    return y, back
+
+
+@adjoint(enumerate)
+def enumerate_(seq, start=0):
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        return (like(seq, [d[1] if d is not None else None for d in dy]), None)
+    return list(enumerate(seq, start)), back
+
+
+@adjoint(zip)
+def zip_(*seqs, strict=False):
+    def back(dy):
+        if dy is None:
+            return (None,) * len(seqs)
+        return tuple(like(s, [d[k] if d is not None else None for d in dy] + [None] * (len(s) - len(dy)))
+                     for k, s in enumerate(seqs))
+    # (no keyword unless it matters: an outer level of nested differentiation transforms this rule, and an inner call
+    # with keywords is what it refuses)
+    return list(zip(*seqs, strict=True) if strict else zip(*seqs)), back

@@ -233,7 +233,7 @@ def _mine(table):
 
 
 # rules whose result is not a number or an array, so there is nothing to compare with finite differences: the array
-# namespace a method returns (tests/test_foreign.py differentiates functions that look it up)
+# namespace a method returns (tests/adjoints/foreign/test_wrappers.py differentiates functions that look it up)
 NO_ROW = {registry._key(np.ndarray.__array_namespace__)} if hasattr(np.ndarray, "__array_namespace__") else set()
 
 

@@ -7,7 +7,7 @@ dropping the joins nothing reads, `dead joins`; computing literal arithmetic at 
 the rules, `item paths`; operations on real arrays with their derivative inlined, `array paths`), and `nullness`, `speculate` and `accumulate`
 do change the generated code (`acc in place` and `reuse buffers` change no code: tests/adjoints/test_handover.py and
 tests/ast_adjoint/test_accumulate.py show that they write in place; the last three's code changes are checked in
-tests/test_nesting.py). Nested code, which an outer level transforms again, is written small (`nested_size`): its
+tests/adjoints/nesting/). Nested code, which an outer level transforms again, is written small (`nested_size`): its
 derivatives agree to the last bits at the end of this file."""
 import copy
 import math

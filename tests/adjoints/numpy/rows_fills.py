@@ -14,7 +14,7 @@ def draws(cls, seed):
     rows = [row(getattr(cls, "uniform"), gen, ANY, HIGH, (2, 3), shapes=SCALE, label=f"{name}.uniform")]
     for method in ("normal", "laplace", "logistic", "gumbel", "lognormal"):
         rows.append(row(getattr(cls, method), gen, ANY, POS, (2, 3), shapes=SCALE, label=f"{name}.{method}"))
-    # an int shape: a float one, with no call site to say it is constant, is refused (see test_redteam_findings)
+    # an int shape: a float one, with no call site to say it is constant, is refused (see test_numpy_functions)
     rows.append(row(cls.gamma, gen, 3, POS, (2, 3), shapes=[(None,), ((3,),)], label=f"{name}.gamma[scale]"))
     for method in ("exponential", "rayleigh"):
         rows.append(row(getattr(cls, method), gen, POS, (2, 3), shapes=[(None,), ((3,),)], label=f"{name}.{method}"))
@@ -22,7 +22,7 @@ def draws(cls, seed):
     rows += [row(cls.choice, gen, ANY, 6, shapes=[((4,),)], label=f"{name}.choice"),
              row(cls.choice, gen, ANY, (2, 2), False, shapes=[((5,),)], label=f"{name}.choice[no replacement]"),
              row(cls.choice, gen, ANY, 3, shapes=[((4,),)], kw={"p": np.array([0.1, 0.2, 0.3, 0.4])},
-                 label=f"{name}.choice[p=]"),  # (a positional p that carries a gradient raises: test_redteam_findings)
+                 label=f"{name}.choice[p=]"),  # (a positional p that carries a gradient raises: test_numpy_functions)
              row(cls.permutation, gen, ANY, shapes=[((5,),), ((3, 2),)], label=f"{name}.permutation"),
              row(cls.permutation, gen, 5, shapes=[()], label=f"{name}.permutation[int]")]
     if cls is np.random.Generator:

@@ -15,7 +15,7 @@ too), a bound method, a callable object, or a constant call. The twin for that k
 kind, so that an outer level transforms only the kinds the calls use, each straight-line code) then calls that forward
 and returns a closure over its tape as the pullback; the outer level differentiates the forward call and, later, the
 closure. Each level transforms the generated code of the level below. Status: any depth in principle;
-tests/test_nesting.py checks third derivatives (closed forms, loops, closures), array `x ** k` at second order, fourth
+tests/adjoints/nesting/ checks third derivatives (closed forms, loops, closures), array `x ** k` at second order, fourth
 derivatives, and (when ZYGOTEPY_SLOW_NESTING=1) fifth derivatives of x^5, sin, exp and loops against closed forms. What
 makes deeper levels work: generated code that builds a closure passes the cells' contents to `runtime.make_closure` (its
 rule below gives them the closure's cotangent), and the helpers that generated code and built-in rules use are

@@ -13,7 +13,7 @@ from .plan import _always, _plan, _unsupported
 from .twins import _TWINS, twin_J, twin_J_args, twin_J_kw
 
 
-MAX_LEVELS = 5  # the deepest level tests/test_nesting.py verifies (its slow tests, ZYGOTEPY_SLOW_NESTING=1)
+MAX_LEVELS = 5  # the deepest level nesting/test_entries.py verifies (its slow tests, ZYGOTEPY_SLOW_NESTING=1)
 
 
 def _depth():

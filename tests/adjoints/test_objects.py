@@ -1,6 +1,7 @@
-"""`p._replace(field=value)` on namedtuples (issue case 9: it raised MissingAdjoint for dict.pop, which namedtuple's
-`_replace` maps over its fields as a bound method). Each row is checked against central finite differences in float64
-(zygotepy.testing.check_grads), for namedtuples made inside the function and passed in as arguments."""
+"""The constructor rules of adjoints/objects.py: `p._replace(field=value)` on namedtuples (issue case 9: it raised
+MissingAdjoint for dict.pop, which namedtuple's `_replace` maps over its fields as a bound method). Each row is
+checked against central finite differences in float64 (zygotepy.testing.check_grads), for namedtuples made inside the
+function and passed in as arguments."""
 from collections import namedtuple
 from typing import NamedTuple
 

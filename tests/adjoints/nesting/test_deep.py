@@ -9,7 +9,7 @@ import pytest
 
 import zygotepy.adjoints.nesting.deep as deep
 import zygotepy.adjoints.nesting.entries as nesting
-from test_nesting import report  # (the seed's nestlevel and its rule)
+from test_entries import report  # (the seed's nestlevel and its rule)
 from zygotepy import ZygoteError, derivative, gradient, pullback, value_and_gradient
 
 pytestmark = pytest.mark.dual_route
@@ -241,3 +241,25 @@ def test_sixth_and_seventh_derivatives_at_the_default_limit(fresh_routes):
     assert nth(power_loop, 6)(0.7) == pytest.approx(math.factorial(8) / 2 * 0.49, rel=1e-10)
     assert nth(power_loop, 7)(0.7) == pytest.approx(math.factorial(8) * 0.7, rel=1e-10)
     assert nth(math.sin, 7)(0.7) == pytest.approx(-math.cos(0.7), rel=1e-10)
+
+
+@pytest.mark.dual_route
+def test_reverse_over_reverse_through_an_update_in_place():
+    # the twins cannot transform the mutation rules; the inner gradient is taken by forward-over-reverse instead
+    def f(x):
+        y = np.zeros(3)
+        y[0] = x * x
+        return y.sum()
+    assert gradient(f, 2.0) == (4.0,)
+    with pytest.raises(ZygoteError, match=r"np.zeros_like\(x\)"):  # forward mode's limit: a plain array holds no tangent
+        gradient(lambda x: gradient(f, x)[0], 2.0)
+
+    def g(x):  # an array made from the input holds the tangent: x0^2 x1 + x1^4, updated in place
+        y = np.zeros_like(x)
+        y[0] = x[0] * x[0]
+        y[1] = x[1] ** 3
+        y *= x[1]
+        return y.sum()
+    x0, v = np.array([0.7, -1.2]), np.array([1.0, 2.0])
+    hv = gradient(lambda x: gradient(g, x)[0] @ v, x0)[0]
+    np.testing.assert_allclose(hv, np.array([[2 * x0[1], 2 * x0[0]], [2 * x0[0], 12 * x0[1] ** 2]]) @ v, rtol=1e-12)

@@ -1,0 +1,42 @@
+"""The lowering (zygotepy/ast_adjoint/lower.py): functions made inside comprehensions."""
+import sys
+
+import pytest
+
+from zygotepy import gradient
+
+
+# Lambdas made inside comprehensions raised "its code object was not found" (Python 3.11 compiles a comprehension as a
+# code object of its own).
+def _lambdas_with_defaults_in_a_listcomp(x):
+    fs = [lambda t, k=k: t ** k for k in range(1, 4)]
+    return sum(g(x) for g in fs)
+
+
+def _lambdas_reading_a_local_in_a_listcomp(x):
+    w = 2.0 * x
+    fs = [lambda t: t * w for _ in range(3)]
+    return sum(g(x) for g in fs)
+
+
+def _lambdas_in_a_dictcomp(x):
+    fs = {k: (lambda t, k=k: t * k) for k in range(3)}
+    return fs[2](x) + fs[1](x * x)
+
+
+@pytest.mark.parametrize("f", [_lambdas_with_defaults_in_a_listcomp, _lambdas_reading_a_local_in_a_listcomp,
+                               _lambdas_in_a_dictcomp], ids=lambda f: f.__name__)
+def test_lambdas_made_in_comprehensions(f):
+    from zygotepy.testing import check_grads
+    check_grads(f, 0.7)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12 inlines comprehensions: the lambda's cell is the function's")
+def test_a_lambda_reading_the_comprehension_variable_is_refused_clearly():
+    from zygotepy import UnsupportedSyntax
+
+    def f(x):
+        fs = [lambda t: t ** k for k in range(1, 4)]
+        return sum(g(x) for g in fs)
+    with pytest.raises(UnsupportedSyntax, match="reads the comprehension's variable 'k'.*k=k"):
+        gradient(f, 0.7)

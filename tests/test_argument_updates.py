@@ -1,0 +1,200 @@
+"""Calls that update an argument in place: `np.add.at` and `np.subtract.at`, `out=` given by position, the updates
+without a rule (refused naming the line), store dunders and `operator.setitem`, `a.sort()`, and a call statement into
+code without source. Each case agrees with one plain call (value and the argument state it leaves) and central finite
+differences (tests/plain_checks.py), or raises a ZygoteError."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, value_and_gradient
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plain_checks import agree_at  # noqa: E402
+
+
+X = np.array([0.3, -1.2, 2.4, 0.7])
+
+
+def agree(f, x=X):
+    agree_at(f, x)
+
+
+def test_add_at_as_a_value_and_in_a_comprehension():
+    """`r = np.add.at(y, idx, x)` and `[np.add.at(y, [i], x[i]) for i ...]` gave None: only a call statement was
+    seen as an update of y."""
+    def f(x):
+        y = np.zeros(3)
+        r = np.add.at(y, [0, 0, 2], x[:3])
+        return np.sum(y ** 2) + (r is None)
+    agree(f)
+
+    def g(x):
+        y = np.zeros(4)
+        [np.add.at(y, [i, 0], x[i]) for i in range(4)]
+        return np.sum(y ** 2)
+    agree(g)
+
+
+def test_subtract_at_is_differentiated():
+    """np.subtract.at(y, idx, v) gave the gradient of y[idx] = v's neighbour (silently wrong: the call ran unseen)."""
+    def f(x):
+        y = np.ones(4) * x
+        np.subtract.at(y, [0, 0, 1], x[1:] ** 2)
+        return np.sum(y ** 2)
+    agree(f)
+
+
+def test_positional_out_is_an_update():
+    """np.multiply(a, b, y) and np.cumsum(x, 0, None, y) passed out= by position: a TypeError inside the rule, or a
+    silently wrong gradient (y's update unseen)."""
+    def f(x):
+        y = np.zeros(4)
+        np.multiply(x, x, y)
+        z = x * 1.0
+        np.negative(z, z)
+        return np.sum(y * z)
+    agree(f)
+
+    def g(x):
+        y = x * 1.0
+        np.cumsum(x, 0, None, y)
+        r = np.clip(x, -1.0, 1.0, x * 0.0)
+        return np.sum(y * x) + np.sum(r)
+    agree(g)
+
+
+def _where_refused(f, text):
+    """f is refused with a ZygoteError whose message contains `text` and whose notes name f's line holding it."""
+    import inspect
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(k for k, t in enumerate(lines) if text in t)
+    with pytest.raises(ZygoteError, match=text.replace(".", r"\.")) as e:
+        value_and_gradient(f, X.copy())
+    assert f"test_argument_updates.py, line {line}" in "".join(getattr(e.value, "__notes__", [])) \
+        or f"test_argument_updates.py:{line}" in str(e.value)
+
+
+def test_updates_without_a_rule_refuse_naming_the_line():
+    """np.multiply.at, np.maximum.at, np.put_along_axis, np.put, np.place and rng.shuffle ran unseen (their gradients
+    silently wrong: y's old cotangent, or None)."""
+    def f1(x):
+        y = np.ones(4) * x
+        np.multiply.at(y, [0, 0, 1], x[:3])
+        return np.sum(y)
+
+    def f2(x):
+        y = np.ones(4) * x
+        np.maximum.at(y, [0, 1], x[2:])
+        return np.sum(y)
+
+    def f3(x):
+        y = np.zeros(4)
+        np.put_along_axis(y, np.array([2, 0]), x[:2], axis=0)
+        return np.sum(y ** 2)
+
+    def f4(x):
+        y = np.zeros(4)
+        np.put(y, [0, 2], x[:2])
+        return np.sum(y ** 2)
+
+    def f5(x):
+        y = x.copy()
+        np.place(y, y > 1.0, x[:1])
+        return np.sum(y ** 2)
+
+    def f6(x):
+        y = x.copy()
+        np.random.default_rng(0).shuffle(y)
+        return np.sum(y * np.arange(4.0))
+    for f, text in [(f1, "np.multiply.at"), (f2, "np.maximum.at"), (f3, "np.put_along_axis"), (f4, "np.put"),
+                    (f5, "np.place"), (f6, "shuffle")]:
+        _where_refused(f, text)
+
+
+def test_updates_of_data_still_run():
+    """np.put on an int array and np.add.at of counts carry no gradient: they run as written."""
+    def f(x):
+        idx = np.zeros(4, dtype=int)
+        np.put(idx, [1, 2], [3, 1])
+        counts = np.zeros(4, dtype=int)
+        np.add.at(counts, idx, 1)
+        return np.sum(x[idx] * counts)
+    agree(f)
+
+
+class _Store:
+    def __init__(self):
+        self.d = {}
+
+    def __setitem__(self, k, v):
+        self.d[k] = v * 2
+
+    def __getitem__(self, k):
+        return self.d[k]
+
+
+def test_store_dunders_and_operator_setitem():
+    """`r = s.__setitem__(k, v)`, `d.__setitem__(k, v)` and `operator.setitem(y, i, v)` ran unseen (None or a
+    wrong gradient) or raised MissingAdjoint for arrays and dicts."""
+    import operator
+
+    def f(x):
+        s = _Store()
+        r = s.__setitem__("a", x)
+        y = np.zeros(4)
+        y.__setitem__(0, x[1])
+        d = {"a": 1.0}
+        d.__setitem__("a", x[2])
+        z = np.zeros(4)
+        operator.setitem(z, 1, x[3])
+        return np.sum(s["a"]) + np.sum(y * x) + d["a"] * x[0] + np.sum(z * x) + (r is None)
+    agree(f)
+
+
+def test_array_sort_in_place():
+    """a.sort() raised ZygoteError (an untracked update); now the permutation routes the gradient, through aliases
+    and views too."""
+    def f(x):
+        a = x * 2
+        b = a
+        v = a[1:]
+        a.sort()
+        m = np.outer(x, x[:3])
+        m.sort(axis=0)
+        return np.sum(b * np.arange(4.0)) + np.sum(v * np.arange(3.0)) + np.sum(m * np.arange(12.0).reshape(4, 3))
+    agree(f)
+
+
+def test_hessian_through_an_in_place_sort_raises_a_zygote_error():
+    """hessian of a function that sorts an array in place crashed with AttributeError ('Dual' object has no
+    attribute 'sort'); now a ZygoteError (ForwardModeError) says what to do."""
+    from zygotepy import hessian
+
+    def f(x):
+        y = x * 1.0
+        y.sort()
+        return np.sum(y ** 3 * np.arange(4.0))
+    with pytest.raises(ZygoteError, match="sort"):
+        hessian(f, X.copy())
+
+
+def test_call_statement_without_source_that_updates_an_array_refuses():
+    """A call statement into a function with no rule and no source (C code, exec) ran as is, its arguments taken as
+    not updated: one that did update a float array gave a silently wrong gradient. Now checked, and refused."""
+    ns = {}
+    exec("def update(y, v):\n    y[0] = v\n", ns)
+    update = ns["update"]
+
+    def f(x):
+        y = x * 1.0
+        update(y, x[1] ** 2)
+        return np.sum(y * x)
+    with pytest.raises(ZygoteError, match="updated an argument array in place"):
+        value_and_gradient(f, X.copy())
+
+    def g(x):  # updating a list it made itself is none of the gradient's business
+        update([0.0], 1.0)
+        return np.sum(x * x)
+    agree(g)

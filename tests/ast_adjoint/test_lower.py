@@ -1,4 +1,4 @@
-"""The lowering (zygotepy/ast_adjoint/lower.py): functions made inside comprehensions."""
+"""The lowering (zygotepy/ast_adjoint/lower/): functions made inside comprehensions."""
 import sys
 
 import pytest

@@ -58,7 +58,7 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
             if array is None and forward is plain_forward and back is plain_back:
                 return None
             forward, back = self.with_array_path(array, forward, back)
-            return forward, (back if mutates else [If(_call(rt.is_not_none, dy), back, [], line=s.line)]) + self.reset(y)
+            return forward, self.guarded(back, dy, mutates, s.line) + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates, array)
 
     def inactive_update(self, s):

@@ -200,24 +200,6 @@ def test_literal_arithmetic_is_folded_and_dead_joins_dropped():
     assert gradient(early, 1.5, True) == (2.0, None) and gradient(early, 1.5, False) == (3.0, None)
 
 
-class _Scaled:
-    def __init__(self, w):
-        self.w = w
-
-    def f(self, x):
-        return self.w * x * x
-
-    def __call__(self, x):
-        return self.w * x * x * x
-
-
-def test_an_inner_gradient_of_a_bound_method_or_callable_object_reaches_the_object():
-    # d/dw of d/dx (w x^2) at x = 1.5 is 3; of d/dx (w x^3), 6.75 (the object's cotangent was dropped: None, silently)
-    assert gradient(lambda w: gradient(_Scaled(w).f, 1.5)[0], 2.0) == pytest.approx((3.0,))
-    assert gradient(lambda w: gradient(_Scaled(w), 1.5)[0], 2.0) == pytest.approx((6.75,))
-    assert gradient(lambda w: value_and_gradient(_Scaled(w).f, 1.5)[1][0], 2.0) == pytest.approx((3.0,))
-
-
 @pytest.mark.parametrize("f, second", [
     (lambda x: sum([x * x, x]), lambda x: 2.0),
     (lambda x: sum((v * v for v in [x, 2 * x]), x * x * x), lambda x: 10.0 + 6 * x),

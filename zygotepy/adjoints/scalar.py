@@ -102,8 +102,8 @@ def _math_rule(fn, derivative):
 
 
 # Derivatives that reuse a value the forward computes anyway: sin's derivative is the cos of the same argument. A loop's
-# fast copy (ast_adjoint/optimize/loop_copies.py) takes them when one iteration computes both, as hand-written code would: the
-# backward then calls neither. Each gives the bits of its MATH entry (`dy * c` is `dy * math.cos(x)`).
+# fast copy (ast_adjoint/optimize/loop_copies.py) takes them when one iteration computes both, as hand-written code
+# would: the backward then calls neither. Each gives the bits of its MATH entry (`dy * c` is `dy * math.cos(x)`).
 SHARED = {
     math.sin: (math.cos, lambda dy, y, c: (dy * c,)),
     math.cos: (math.sin, lambda dy, y, s: (-dy * s,)),

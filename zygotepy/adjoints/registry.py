@@ -21,7 +21,6 @@ JAX's `ArrayImpl.sum`) resolve, keyed by the method objects, to the rules `forei
 same namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's functions translate `dim`/`keepdim` in
 `foreign/torch_functions.py`.
 """
-import inspect
 import sys
 import types
 
@@ -55,11 +54,13 @@ def _key(target):
     return target
 
 
-def adjoint(target):
+def adjoint(target, *, accumulates=False):
     """Register a custom reverse rule for `target`; the latest registration for a target wins.
 
     The decorated function takes the same arguments as `target` and returns `(y, back)`; `back(dy)` returns a tuple with
     one cotangent per positional argument (None for none, `()` for a function of no arguments). `dy` may be None.
+    `accumulates=True` declares a faster form of `back`, `back(dy, need=None, *into)`: handed the running cotangents of
+    the arguments (`into`), it returns them with its own added, in place where it alone holds them (`runtime.sole`).
 
     >>> import math
     >>> from zygotepy import adjoint, gradient
@@ -81,6 +82,8 @@ def adjoint(target):
         except TypeError:
             _UNHASHABLE[id(key)] = (key, rule)
         rule.__zygote_target__ = target
+        if accumulates:  # (a property of the rule's back: a later registration of the same rule keeps it)
+            rule.__zygote_accumulates__ = True
         if user or getattr(rule, "__zygote_always__", False):
             RULED.add(id(key))
         generation[0] += 1
@@ -414,8 +417,6 @@ def takes_need(rule):
 def accumulates(rule):
     """Does the rule's `back` take the running cotangents of its arguments (`def back(dy, need=None, *into)`) and
     return them with its own added? Generated code then hands them over, so the rule may add in place
-    (`runtime.sole`): reading `x[i]` in a loop costs O(1) per read, not a dense zero array each."""
-    code = getattr(rule, "__code__", None)
-    backs = [c for c in getattr(code, "co_consts", ()) if getattr(c, "co_name", "") == "back"]
-    return bool(backs) and all(c.co_flags & inspect.CO_VARARGS and c.co_varnames[c.co_argcount] == "into"
-                               for c in backs)
+    (`runtime.sole`): reading `x[i]` in a loop costs O(1) per read, not a dense zero array each. Declared at
+    registration (`adjoint(target, accumulates=True)`), never read off the code."""
+    return getattr(rule, "__zygote_accumulates__", False)

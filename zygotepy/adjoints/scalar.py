@@ -240,7 +240,7 @@ def sub(a, b):
     return a - b, back
 
 
-@adjoint(operator.mul)
+@adjoint(operator.mul, accumulates=True)
 def mul(a, b):
     if _is_seq(a) or _is_seq(b):  # sequence repetition: [x] * 3
         return a * b, _repeat_back(a, True) if _is_seq(a) else _repeat_back(b, False)

@@ -273,7 +273,7 @@ if sc is not None:
     BINARY = {getattr(sc, name): d for name, d in BINARY_BY_NAME.items() if hasattr(sc, name)}
     CUSTOM = {getattr(sc, name): rule for name, rule in CUSTOM_BY_NAME.items() if hasattr(sc, name)}
     for _fn, _d in UNARY.items():
-        adjoint(_fn)(_unary(_fn, _d))
+        adjoint(_fn, accumulates=True)(_unary(_fn, _d))
     for _fn, (_da, _db) in BINARY.items():
         adjoint(_fn)(_two(_fn, _da, _db))
     for _fn, _rule in CUSTOM.items():

@@ -78,7 +78,7 @@ def _set_number(x, index, value):
     return x, back
 
 
-@adjoint(mt.setitem)
+@adjoint(mt.setitem, accumulates=True)
 def setitem(x, index, value):
     if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f" \
             and type(value) in _REAL_NUMBERS:

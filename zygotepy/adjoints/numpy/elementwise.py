@@ -52,7 +52,7 @@ ELEMENTWISE = {
     np.fabs: lambda x, y: namespace(x).sign(x),
 }
 for _fn, _d in ELEMENTWISE.items():
-    adjoint(_fn)(_elementwise_rule(_fn, _d))
+    adjoint(_fn, accumulates=True)(_elementwise_rule(_fn, _d))
 
 
 @adjoint(np.abs)

@@ -39,7 +39,7 @@ def scatter_rule(n, picks, items):
     return scatter(n, picks, items), back
 
 
-@adjoint(operator.getitem)
+@adjoint(operator.getitem, accumulates=True)
 def getitem(x, index):
     if type(x) in CONCATENATORS:  # np.r_[a, b], np.c_[a, b]: a concatenation
         return concatenator_getitem(x, index)

@@ -1,0 +1,45 @@
+"""The registry reads what a rule offers from its declaration, never from its code: `accumulates` is declared at
+registration (`adjoint(target, accumulates=True)`). This test holds the declarations to the code: a rule declared to
+accumulate has a back that takes the running cotangents (`*into`), and every back written that way is declared (else
+generated code would not hand it its cotangents, and the faster form would go unused)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import zygotepy  # noqa: F401  (registers the built-in rules)
+from zygotepy import adjoint, gradient
+from zygotepy.adjoints import registry
+
+
+def _backs_take_into(rule):
+    code = getattr(rule, "__code__", None)
+    backs = [c for c in getattr(code, "co_consts", ()) if getattr(c, "co_name", "") == "back"]
+    return bool(backs) and all(c.co_flags & inspect.CO_VARARGS and c.co_varnames[c.co_argcount] == "into"
+                               for c in backs)
+
+
+def test_every_built_in_rule_declares_what_its_back_takes():
+    rules = {id(r): r for r in registry.RULES.values()}.values()
+    declared = [r for r in rules if registry.accumulates(r)]
+    assert len(declared) > 40  # the elementwise NumPy and scipy.special rules, mul, getitem, setitem
+    wrong = [getattr(r, "__qualname__", r) for r in rules if registry.accumulates(r) != _backs_take_into(r)]
+    assert not wrong, f"declared accumulates=... does not match the back's parameters: {wrong}"
+
+
+def square(x):
+    return x * x
+
+
+def test_a_rule_not_declared_is_never_handed_cotangents():
+    @adjoint(square)
+    def _(x):
+        def back(dy, need=None, *into):
+            assert not into
+            return (2 * x * dy,)
+        return x * x, back
+    try:
+        assert gradient(lambda x: square(x) * np.float64(1.0), 3.0) == pytest.approx((6.0,))
+    finally:
+        registry.RULES.pop(square, None)
+        registry.generation[0] += 1

@@ -1,11 +1,12 @@
 """The checks the mutation test files share (tests/adjoints/mutation/): zygotepy against one plain call of the same
 function (its value, and the state it leaves its argument in) and against central finite differences in float64, each
-evaluation on its own copy (so functions that update their argument are fine)."""
+evaluation on its own copy (so functions that update their argument are fine), and the line an error must name."""
 import copy
+import inspect
 
 import numpy as np
 
-from zygotepy import value_and_gradient
+from zygotepy import gradient, value_and_gradient
 
 
 def fd(f, x, eps=1e-6):
@@ -44,3 +45,17 @@ def central(f, args, k, h=1e-6):
         out[i] = (f(*[a.copy() if isinstance(a, np.ndarray) else a for a in up])
                   - f(*[a.copy() if isinstance(a, np.ndarray) else a for a in down])) / (2 * h)
     return out if x.shape else float(out)
+
+
+def check_grads(f, x, eps=1e-6):
+    """gradient(f, x) against central finite differences in every coordinate (float64)."""
+    got = gradient(f, x.copy())[0]
+    np.testing.assert_allclose(got, fd(f, x, eps), rtol=1e-6, atol=1e-6)
+
+
+def line_of(fn, marker):
+    """The line of `fn`'s source holding `marker` (once), for the file:line an error must name."""
+    lines, start = inspect.getsourcelines(fn)
+    hits = [start + k for k, text in enumerate(lines) if marker in text]
+    assert len(hits) == 1, hits
+    return hits[0]

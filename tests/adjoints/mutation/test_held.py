@@ -3,27 +3,22 @@ constructor), by a lambda, in a list by a helper, in a holder inside a list, as 
 through the holder and read through the array. A holder that cannot be followed (a closure, a `partial`) raises a
 ZygoteError naming the user's line; every other case agrees with central finite differences."""
 import functools
-import inspect
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from zygotepy import ZygoteError, gradient
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from plain_checks import check_grads, line_of  # noqa: E402
+
 
 THIS_FILE = os.path.abspath(__file__)
 
 
-def check_grads(f, x, eps=1e-6):
-    """gradient(f, x) against central finite differences in every coordinate (float64)."""
-    got = gradient(f, x.copy())[0]
-    want = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = eps
-        want[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
 class Holder:
@@ -252,18 +247,13 @@ def test_kept_as_a_view_is_matched_by_address(f):
 
 
 
-def _line(fn, marker):
-    lines, start = inspect.getsourcelines(fn)
-    hits = [start + k for k, text in enumerate(lines) if marker in text]
-    assert len(hits) == 1, hits
-    return hits[0]
 
 
 @pytest.mark.parametrize("f", RAISES, ids=lambda f: f.__name__)
 def test_kept_where_it_cannot_be_followed_raises_naming_the_update(f):
     with pytest.raises(ZygoteError, match="cannot differentiate this update in place") as info:
         gradient(f, np.array([1.0, 2.0, 3.0]))
-    assert f"{THIS_FILE}:{_line(f, '# update')}:" in str(info.value)
+    assert f"{THIS_FILE}:{line_of(f, '# update')}:" in str(info.value)
 
 
 def test_kept_view_not_read_after_the_update_does_not_raise():

@@ -3,34 +3,24 @@ global containers and objects (updated then read back raises, naming both lines;
 on the items of a copy of a list of lists, in a recursive walker; a method zygotepy cannot follow raises. Gradients
 against central finite differences in float64. (Named test_updating_methods.py, not test_methods.py: test folders are
 not packages here, and tests/adjoints/numpy/test_methods.py holds that name.)"""
-import inspect
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from zygotepy import ZygoteError, gradient, value_and_gradient
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from plain_checks import check_grads, line_of  # noqa: E402
+
 
 THIS_FILE = os.path.abspath(__file__)
 
 
-def check_grads(f, x, eps=1e-6):
-    """gradient(f, x) against central finite differences in every coordinate (float64)."""
-    got = gradient(f, x.copy())[0]
-    want = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = eps
-        want[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
-def _line(fn, marker):
-    lines, start = inspect.getsourcelines(fn)
-    hits = [start + k for k, text in enumerate(lines) if marker in text]
-    assert len(hits) == 1, hits
-    return hits[0]
 
 
 # --- module global containers updated through a method --------------------------------------------------------------
@@ -89,8 +79,8 @@ def test_global_container_updated_then_read_raises_naming_both_lines(f):
     with pytest.raises(ZygoteError, match="reading the global") as info:
         gradient(f, np.array([1.0, 2.0, 3.0]))
     reader = _cache_reader if f is g_read_by_a_helper else f
-    assert f"{THIS_FILE}:{_line(reader, '# read')}:" in str(info.value)
-    assert f"{THIS_FILE}:{_line(f, '# update')}" in str(info.value)
+    assert f"{THIS_FILE}:{line_of(reader, '# read')}:" in str(info.value)
+    assert f"{THIS_FILE}:{line_of(f, '# update')}" in str(info.value)
 
 
 LOSSES = []

@@ -396,3 +396,27 @@ def test_math_log_with_a_base():
     dx, dbase = back(1.0)
     assert dx == pytest.approx(1 / (8 * math.log(2)))
     assert dbase == pytest.approx(-3.0 / (2 * math.log(2)))
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["optimized", "plain"])
+def test_an_int_exponent_that_carries_a_gradient_is_differentiated_as_a_real(on):
+    """`x ** n` with an int n that is an argument: the scalar template and the rule give d/dn = x**n log x (they
+    disagreed: the rule gave None), against central differences of n as a real; an int array of exponents is data."""
+    import zygotepy
+    from zygotepy import gradient
+
+    def f(x, n):
+        return x ** n
+
+    def g(a, n):
+        return np.sum(a ** n)
+    a = np.array([0.5, 1.5, 2.0])
+    with zygotepy.optimizations(on):
+        gx, gn = gradient(f, 1.3, 3)
+        ga, gna = gradient(g, a, 3)
+        assert gradient(g, a, np.array([1, 2, 3]))[1] is None
+    h = 1e-6
+    assert gx == pytest.approx(3 * 1.3 ** 2, rel=1e-12)
+    assert gn == pytest.approx((1.3 ** (3 + h) - 1.3 ** (3 - h)) / (2 * h), rel=1e-7)
+    assert gna == pytest.approx((np.sum(a ** (3 + h)) - np.sum(a ** (3 - h))) / (2 * h), rel=1e-7)
+    np.testing.assert_allclose(ga, 3 * a ** 2, rtol=1e-12)

@@ -126,6 +126,23 @@ def lists_fall_back(x):
     return np.sum(np.asarray(xs) * x)
 
 
+def keyword_reductions(x):
+    z = x - np.max(x, axis=1, keepdims=True)  # a log-softmax, then reductions along axes with and without keepdims
+    logp = z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
+    return np.sum(logp * x) + np.sum(np.mean(x * x, axis=0) * np.min(x, axis=0)) + np.sum(x * x, axis=(0, 1)) \
+        + np.mean(np.amax(x, axis=0, keepdims=False) * np.amin(x, axis=-1, keepdims=True)) \
+        + np.sum(np.mean(x, axis=(1,), keepdims=True) * x, axis=None)
+
+
+def keyword_reductions_with_ties(x):
+    return np.sum(np.max(x, axis=1) * np.array([1.0, 2.0])) + np.sum(np.min(x, axis=0, keepdims=True) * x)
+
+
+def matrix_vector_products(W, v):
+    u = np.tanh(W @ v)  # a matrix times a vector, then a vector times a matrix
+    return np.sum((u @ W) * v)
+
+
 ROWS = [
     ("mlp_layer", mlp_layer, (M, W, B)),
     ("bias_broadcast_both_ways", bias_broadcast_both_ways, (M, M[:, :1].copy(), M[0].copy())),
@@ -149,7 +166,11 @@ ROWS = [
     ("updated_after_use", updated_after_use, (V,)),
     ("numpy_numbers_in_unary_functions", numpy_numbers_in_unary_functions, (V,)),
     ("reductions", reductions, (V, RNG.standard_normal(70_000))),  # (a large one's cotangent is a broadcast view)
+    ("keyword_reductions", keyword_reductions, (M,)),
+    ("keyword_reductions_float32", keyword_reductions, (M.astype(np.float32),)),
+    ("matrix_vector_products", matrix_vector_products, (M, V)),
 ]
+TIES = np.array([[1.0, 3.0, 3.0], [1.0, 2.0, 0.0]])  # the first row's maxima and the first column's minima tie
 
 
 def _with_array_paths(enabled, run):
@@ -181,6 +202,22 @@ def test_same_cotangents_with_and_without(fn, args):
     on = _with_array_paths(True, lambda: gradient(fn, *args))
     off = _with_array_paths(False, lambda: gradient(fn, *args))
     assert _same(on, off), (on, off)
+
+
+def test_tied_extrema_along_an_axis_share_the_cotangent():
+    """Finite differences are undefined at ties: the shares are checked directly, array paths on and off. Row 1's
+    maxima (3, 3) share 1, column 1's minima (1, 1) share the column's sum 2; the rest is the product rule."""
+    want = np.array([[0.0, 0.5, 0.5], [0.0, 2.0, 0.0]]) + np.array([[1.0, 2.0, 0.0], [1.0, 2.0, 0.0]]) \
+        + np.array([[1.0, 0.0, 0.0], [1.0, 5.0, 3.0]])
+    for enabled in (True, False):
+        got = _with_array_paths(enabled, lambda: gradient(keyword_reductions_with_ties, TIES)[0])
+        assert np.array_equal(got, want), (enabled, got, want)
+
+
+def test_keyword_reductions_take_the_array_path():
+    text = show_adjoint(keyword_reductions, optimized=True)
+    assert "_spread(" in text and "extremum_share(" in text and "_J_kw" in text  # (the general path behind the guard)
+    assert "(x.max(axis=1, keepdims=True))" in text
 
 
 @pytest.mark.optimizations

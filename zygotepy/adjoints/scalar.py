@@ -387,8 +387,13 @@ def matmul(a, b):
     def back(dy, need=ALL):
         if dy is None:
             return (None, None)
-        if type(a) is type(b) is np.ndarray and a.ndim == b.ndim == 2 and a.dtype.kind != "c" != b.dtype.kind:
-            return (dy @ b.T if need[0] else None), (a.T @ dy if need[1] else None)  # the common case, directly
+        if type(a) is type(b) is np.ndarray and a.dtype.kind != "c" != b.dtype.kind and type(dy) is np.ndarray:
+            if a.ndim == b.ndim == 2:  # the common cases, directly: what the general code below computes for them
+                return (dy @ b.T if need[0] else None), (a.T @ dy if need[1] else None)
+            if a.ndim == 2 and b.ndim == 1 and a.dtype == b.dtype == dy.dtype:  # a matrix times a vector
+                return (dy[:, None] @ b[None, :] if need[0] else None), ((a.T @ dy[:, None])[:, 0] if need[1] else None)
+            if a.ndim == 1 and b.ndim == 2 and a.dtype == b.dtype == dy.dtype:  # a vector times a matrix
+                return ((dy[None, :] @ b.T)[0, :] if need[0] else None), (a[:, None] @ dy[None, :] if need[1] else None)
         xp = namespace(y)
         a2, b2 = (a[None, ...] if a.ndim == 1 else a), (b[..., None] if b.ndim == 1 else b)
         # a 1-d b is a column, a 1-d a a row: restore their axes in dy (b's first: dy may be 0-d)

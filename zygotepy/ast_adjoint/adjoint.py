@@ -115,13 +115,13 @@ class AdjointPass(Optimizations, InactiveCalls):
         if not isinstance(s.value, Call):
             return [s], self.acc(s.value, dy) + self.reset(y)
         call, pb = s.value, Var(self.namer.fresh(y.name + "_back"))
-        self.define(pb)
-        self.need(pb)
+        self.define(self.need(pb))
         if isinstance(call.fn, Var) or call.kwargs or call.star is not None:
             # the callee may carry a gradient itself (a closure, a model object), or keywords: J in full
             j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs, call.star)
             back = self.generic_back(call, pb, dy, s.line)
-            return [Assign((y, pb), j, s.line)], self.guarded(back, dy, mutates, s.line) + self.reset(y)
+            forward, back = self.keyword_call(s, pb, dy, [Assign((y, pb), j, s.line)], back)
+            return forward, self.guarded(back, dy, mutates, s.line) + self.reset(y)
         need = tuple(self.is_active(a) for a in call.args)
         target = callee_object(call.fn, self.globals)
         rule = find_rule(target)

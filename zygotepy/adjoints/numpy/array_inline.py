@@ -18,7 +18,8 @@ import numpy as np
 
 from ...backends import _unbroadcast_ndarray, unbroadcast
 from ..registry import array_rule
-from .reductions import _LARGE
+from .common import _expand
+from .reductions import _LARGE, _kept_shape, extremum_share
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,17 @@ class ArrayDerivative:
     full reductions): the same cotangent as one number, which the compiler hands to the array path of the
     elementwise operation that made the reduced array (`np.sum(h * h)`: `dh = dt * h`, no array of `dt`s); every
     elementwise formula here but those in `shapeless` broadcasts it to its operand's shape (their cotangent stays a
-    number when the cotangent is one: the operation cannot take a reduction's cotangent as a number)."""
+    number when the cotangent is one: the operation cannot take a reduction's cotangent as a number).
+    `keyworded`: the derivative for a call with keywords (`np.sum(x, axis=1, keepdims=True)`), whose `keywords`
+    (`((name, default), ...)`) are the literal keywords it takes, passed to its formulas after the arguments."""
     fn: object
     matrices: bool = False
     active: tuple = None
     int_last: dict = None
     forward: object = None  # `lambda dy, y, *args: (value,)`: what the forward computes instead of the call
     numbers: bool = False   # a NumPy float64 number (`np.log(x.sum())`) takes the path too
+    keyworded: object = None
+    keywords: tuple = ()
     uniform: object = None  # a reduction's cotangent as one number, for an elementwise formula to broadcast
     shapeless: frozenset = frozenset()  # its formulas that do not broadcast a number's cotangent to the operand
 
@@ -64,10 +69,12 @@ def _unb(g, like):
         elif len(gshape) == len(shape) + 1 and gshape[1:] == shape and g.dtype.kind != "c":
             return g.sum(axis=0)
         return _unbroadcast_ndarray(g, like)
+    if type(like) is _F64 and (type(g) is _F64 or type(g) is float):  # a NumPy number's (`x - np.max(x)`)
+        return g
     return unbroadcast(g, like)
 
 
-_ND = np.ndarray
+_ND, _F64 = np.ndarray, np.float64
 
 
 def _full(x, g):
@@ -112,13 +119,42 @@ UNARY = {
     np.arctan: lambda dy, y, x: (dy * (1 / (1 + x * x)),),
 }
 
+def _spread(g, x, axis, keepdims):
+    """A reduction's cotangent `g` over the reduced axes of the array `x`: what the rules' `_expand` gives, written
+    into a fresh array (`np.broadcast_to`'s Python wrapper costs more than the write on small arrays)."""
+    if axis is None or type(g) is not _ND:
+        return _expand(g, x, axis, keepdims)
+    out = np.empty(x.shape, g.dtype)
+    out[...] = g if keepdims else g.reshape(_kept_shape(x.shape, axis))
+    return out
+
+
+def _count(x, y):
+    """How many entries of `x` each entry of the mean `y` averages (as the rule counts them)."""
+    return math.prod(x.shape) // max(math.prod(getattr(y, "shape", ())), 1)
+
+
+_AXIS = (("axis", None), ("keepdims", False))  # the literal keywords the reductions' array paths take
+
 REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules' fast case (reductions.py)
     np.sum: ArrayDerivative(lambda dy, y, x: (_full(x, dy),), forward=lambda dy, y, x: (x.sum(),),
-                            uniform=lambda dy, y, x: (dy,)),
+                            uniform=lambda dy, y, x: (dy,), keyworded=ArrayDerivative(
+                                lambda dy, y, x, axis, keepdims: (_spread(dy, x, axis, keepdims),), keywords=_AXIS,
+                                forward=lambda dy, y, x, axis, keepdims: (x.sum(axis=axis, keepdims=keepdims),))),
     np.mean: ArrayDerivative(lambda dy, y, x: (_full(x, dy * (1 / x.size) if x.size else dy),),
                              forward=lambda dy, y, x: (x.sum() / x.size if x.size else _mean(x),),
-                             uniform=lambda dy, y, x: (dy * (1 / x.size) if x.size else dy,)),
+                             uniform=lambda dy, y, x: (dy * (1 / x.size) if x.size else dy,), keyworded=ArrayDerivative(
+                                 lambda dy, y, x, axis, keepdims: (
+                                     _spread(dy / _count(x, y), x, axis, keepdims),), keywords=_AXIS)),
 }
+_EXTREMUM_BACK = lambda dy, y, x, axis, keepdims: (extremum_share(dy, y, x, axis, keepdims),)  # noqa: E731
+_MAX = ArrayDerivative(lambda dy, y, x: (extremum_share(dy, y, x, None, False),), forward=lambda dy, y, x: (x.max(),),
+                       keyworded=ArrayDerivative(_EXTREMUM_BACK, keywords=_AXIS, forward=lambda dy, y, x, axis, keepdims:
+                                                 (x.max(axis=axis, keepdims=keepdims),)))
+_MIN = ArrayDerivative(lambda dy, y, x: (extremum_share(dy, y, x, None, False),), forward=lambda dy, y, x: (x.min(),),
+                       keyworded=ArrayDerivative(_EXTREMUM_BACK, keywords=_AXIS, forward=lambda dy, y, x, axis, keepdims:
+                                                 (x.min(axis=axis, keepdims=keepdims),)))
+REDUCTIONS.update({np.max: _MAX, np.amax: _MAX, np.min: _MIN, np.amin: _MIN})
 
 # formulas whose cotangent would stay a number when the cotangent is one (it never meets the operand): the operation
 # they belong to cannot take a reduction's cotangent as a number (optimize/array_paths.py)

@@ -126,24 +126,41 @@ def _extremum(fn):
         def back(dy):
             if dy is None:
                 return keyword_cotangents((None, *(None for _ in args)), kwargs)
-            if axis is None and type(x_arr) is np.ndarray and x_arr.dtype.kind == "f" and np.ndim(dy) == 0:
-                hit = x_arr == y  # the whole array: its maxima share dy evenly (none: initial= won, no gradient)
-                share = (hit * (dy / max(np.count_nonzero(hit), 1))).astype(x_arr.dtype, copy=False)  # (no dtype=:
-                return keyword_cotangents((_restore(share, x), *(None for _ in args)), kwargs)  # nesting's rules)
-            xp = namespace(x_arr)
-            hit = x_arr == _expand(y, x_arr, axis, keepdims)
-            # ties share the gradient evenly; counted in x's float type so that float32 stays float32
-            if xp is np:
-                counts = xp.sum(hit, axis=axis, keepdims=True, dtype=x_arr.dtype if x_arr.dtype.kind == "f" else None)
-            else:
-                hit = xp.astype(hit, x_arr.dtype)
-                counts = xp.sum(hit, axis=axis, keepdims=True)
-            counts = xp.where(counts == 0, xp.ones_like(counts), counts)  # (a row where initial= won: no gradient)
-            return keyword_cotangents((_restore(_expand(dy, x_arr, axis, keepdims) * hit / counts, x),
+            return keyword_cotangents((_restore(extremum_share(dy, y, x_arr, axis, keepdims), x),
                                        *(None for _ in args)), kwargs)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return keyword_rule(rule)
+
+
+def extremum_share(dy, y, x, axis, keepdims):
+    """The cotangent of `x` for `y = max(x, axis, keepdims)` (or min): dy to the entries equal to their result,
+    shared evenly among ties, counted in x's float type so that float32 stays float32. (Also the array path's
+    formula, array_inline.py: one computation for both.)"""
+    if type(x) is np.ndarray and x.dtype.kind == "f":
+        if axis is None and (type(dy) is float or type(dy) is np.float64 or np.ndim(dy) == 0):
+            hit = x == y  # the whole array: its maxima share dy evenly (none: initial= won, no gradient)
+            return (hit * (dy / max(np.count_nonzero(hit), 1))).astype(x.dtype, copy=False)  # (no dtype=: nesting's
+        if axis is not None and type(dy) is np.ndarray and type(y) is np.ndarray and dy.shape == y.shape:  # rules)
+            kept = _kept_shape(x.shape, axis)  # y and dy with the reduced axes kept: they broadcast against x
+            hit = x == (y if keepdims else y.reshape(kept))
+            counts = np.maximum(hit.sum(axis=axis, keepdims=True, dtype=x.dtype), 1)  # (no hit: a NaN row)
+            return (dy if keepdims else dy.reshape(kept)) * hit / counts
+    xp = namespace(x)
+    hit = x == _expand(y, x, axis, keepdims)
+    if xp is np:
+        counts = xp.sum(hit, axis=axis, keepdims=True, dtype=x.dtype if x.dtype.kind == "f" else None)
+    else:
+        hit = xp.astype(hit, x.dtype)
+        counts = xp.sum(hit, axis=axis, keepdims=True)
+    counts = xp.where(counts == 0, xp.ones_like(counts), counts)  # (a row where initial= won: no gradient)
+    return _expand(dy, x, axis, keepdims) * hit / counts
+
+
+def _kept_shape(shape, axis):
+    """The shape of a reduction of an array of `shape` over `axis` (an int or a tuple) with keepdims=True."""
+    axes = {a % len(shape) for a in ((axis,) if type(axis) is int else axis)}
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
 def _extremum_with_initial(x, x_arr, y, axis, keepdims, initial, where, args, kwargs):

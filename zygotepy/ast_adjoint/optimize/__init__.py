@@ -61,6 +61,14 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
             return forward, self.guarded(back, dy, mutates, s.line) + self.reset(y)
         return self.fast_path(s, derivative, target, pb, dy, forward, back, mutates, array)
 
+    def keyword_call(self, s, pb, dy, forward, back):
+        """A call with keywords, or one through a variable or with `*args`: the array path where its callee's array
+        derivative takes its keywords as literals (`np.sum(x, axis=1, keepdims=True)`), else the plain pair."""
+        call = s.value
+        if not call.kwargs or call.star is not None or isinstance(call.fn, Var):
+            return forward, back
+        return self.with_array_path(self.array_path(s, callee_object(call.fn, self.globals), pb, dy), forward, back)
+
     def inactive_update(self, s):
         """`x += 1` with no gradient, on what may be a caller's object: dispatch checks the arguments it updated in
         place (`mutate.logged`); on Python numbers (`scalar_paths`) that check is skipped, behind a guard."""

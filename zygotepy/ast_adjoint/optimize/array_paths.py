@@ -31,11 +31,15 @@ class ArrayPaths:
         a Python number fails its first test, an array would fail all of the scalar arm's."""
         call = s.value
         derivative = registry.find_array(target)
-        if derivative is None or not OPTIONS.array_paths or not self.arrays or self.nested or call.kwargs \
-                or call.star is not None:
+        if derivative is not None and call.kwargs:
+            derivative = derivative.keyworded
+        if derivative is None or not OPTIONS.array_paths or not self.arrays or self.nested or call.star is not None:
+            return None
+        options = _literal_keywords(call.kwargs, derivative.keywords)
+        if options is None:
             return None
         formula = derivative.formula(call.args)
-        if formula is None or not inline.usable(formula, len(call.args)):
+        if formula is None or not inline.usable(formula, len(call.args) + len(options)):
             return None
         active = [k for k, a in enumerate(call.args) if self.is_active(a)]
         if derivative.active is not None and not set(active) <= set(derivative.active):
@@ -51,11 +55,11 @@ class ArrayPaths:
                 rt.is_real_value if derivative.numbers else rt.is_real_array
             tests.append(self.hoist(_call(test, a), a))
         if derivative.forward is not None:  # (its formula reads no cotangent and no output)
-            s = Assign(s.out, Call(Const(Derivative(derivative.forward, 0)), (Const(None), Const(None), *call.args)),
-                       s.line)
-        elif isinstance(call.fn, Global):
-            s = Assign(s.out, Call(Const(target), call.args), s.line)  # the guard checked the global: call directly
-        atoms = (dy, s.out, *call.args)
+            s = Assign(s.out, Call(Const(Derivative(derivative.forward, 0)),
+                                   (Const(None), Const(None), *call.args, *options)), s.line)
+        elif isinstance(call.fn, Global):  # the guard checked the global: call directly
+            s = Assign(s.out, Call(Const(target), call.args, call.kwargs), s.line)
+        atoms = (dy, s.out, *call.args, *options)
         read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(formula), atoms, strict=True)
                                   if a is not dy and name in inline.names_used(formula, k)))
         for a in read:
@@ -83,3 +87,21 @@ class ArrayPaths:
             return forward, back
         return ([If(array.guard, array.forward, forward, line=array.line)],
                 [If(array.taken, array.backward, back, line=array.line)])
+
+
+def _literal_keywords(kwargs, taken):
+    """The values of a call's keywords in the order of `taken` (`((name, default), ...)`, the keywords an array
+    derivative takes after the arguments), defaults filled in, as Consts; None when the call passes a keyword not in
+    `taken` or one whose value is not a literal (an int, a tuple of ints, a bool or None: `axis=1, keepdims=True`)."""
+    given = dict(kwargs)
+    if not set(given) <= {name for name, _ in taken}:
+        return None
+    if not all(isinstance(v, Const) and _is_option(v.value) for v in given.values()):
+        return None
+    return tuple(given.get(name, Const(default)) for name, default in taken)
+
+
+def _is_option(value):
+    if isinstance(value, tuple):
+        return all(type(v) is int for v in value)
+    return value is None or type(value) in (int, bool)

@@ -214,6 +214,7 @@ def test_tied_extrema_along_an_axis_share_the_cotangent():
         assert np.array_equal(got, want), (enabled, got, want)
 
 
+@pytest.mark.optimizations
 def test_keyword_reductions_take_the_array_path():
     text = show_adjoint(keyword_reductions, optimized=True)
     assert "_spread(" in text and "extremum_share(" in text and "_J_kw" in text  # (the general path behind the guard)

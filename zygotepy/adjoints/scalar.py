@@ -207,8 +207,8 @@ def _arrays_back(a, b, sign):
             unbroadcast(dy, a) if need[0] else None
         if not need[1]:
             return da, None
-        db = dy if sign > 0 else -dy
-        return da, _unbroadcast_ndarray(db, b) if type(db) is np.ndarray else unbroadcast(db, b)
+        db = _unbroadcast_ndarray(dy, b) if type(dy) is np.ndarray else unbroadcast(dy, b)
+        return da, db if sign > 0 or db is None else -db  # (negated after the sum: the smaller array)
     return back
 
 
@@ -236,7 +236,8 @@ def sub(a, b):
     def back(dy, need=ALL):
         if dy is None:
             return (None, None)
-        return unbroadcast(dy, a) if need[0] else None, unbroadcast(-dy, b) if need[1] else None
+        db = unbroadcast(dy, b) if need[1] else None
+        return unbroadcast(dy, a) if need[0] else None, None if db is None else -db  # (negated after the sum)
     return a - b, back
 
 

@@ -56,22 +56,42 @@ def conj(x):
 
 
 def _unbroadcast_ndarray(g, like):
-    """`unbroadcast` for two NumPy arrays, the common case, with as few attribute lookups and calls as possible."""
+    """`unbroadcast` for two NumPy arrays, the common case, with as few attribute lookups and calls as possible: the
+    axes to sum for a pair of shapes are worked out once (`_sum_plan`)."""
     shape = like.shape
     if g.dtype.kind == "c" and like.dtype.kind != "c":
         g = g.real
     gshape = g.shape
     if gshape == shape:
         return g
+    plan = _PLANS.get((gshape, shape))
+    if plan is None:
+        plan = _sum_plan(gshape, shape)
+    axes, keepdims, reshape = plan
+    g = _add_reduce(g, axis=axes, keepdims=keepdims)  # (what `g.sum(axis=axes)` calls, without its Python wrapper)
+    return g.reshape(shape) if reshape else g
+
+
+def _sum_plan(gshape, shape):
+    """`(axes, keepdims, reshape)`: a cotangent of shape `gshape` summed over `axes` (keeping them when none were
+    added in front) is the cotangent of an operand of shape `shape`, reshaped when that does not give the shape
+    already (a shape that does not broadcast to `gshape` fails there, as NumPy would)."""
     lead = len(gshape) - len(shape)
-    if shape and 1 not in shape:  # only leading axes were added (a bias broadcast over a batch)
-        return g.sum(axis=_LEADING[lead] if lead < 8 else tuple(range(lead)))
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
-    g = g.sum(axis=axes)
-    return g.reshape(shape) if g.shape != shape else g
+    if shape and 1 not in shape and lead >= 0:  # only leading axes were added (a bias broadcast over a batch)
+        axes = tuple(range(lead))
+    else:
+        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    keepdims = lead == 0
+    result = tuple(1 if k in axes else n for k, n in enumerate(gshape)) if keepdims else \
+        tuple(n for k, n in enumerate(gshape) if k not in axes)
+    if len(_PLANS) > 4096:  # (shapes seen by a long-running process: keep the table small)
+        _PLANS.clear()
+    plan = _PLANS[gshape, shape] = (axes, keepdims, result != shape)
+    return plan
 
 
-_LEADING = [tuple(range(k)) for k in range(8)]
+_PLANS = {}
+_add_reduce = np.add.reduce
 
 
 def unbroadcast(g, like):

@@ -69,8 +69,11 @@ def _unb(g, like):
         elif len(gshape) == len(shape) + 1 and gshape[1:] == shape and g.dtype.kind != "c":
             return g.sum(axis=0)
         return _unbroadcast_ndarray(g, like)
-    if type(like) is _F64 and (type(g) is _F64 or type(g) is float):  # a NumPy number's (`x - np.max(x)`)
-        return g
+    if type(like) is _F64:  # a NumPy number's (`x - np.max(x)`): a number, or the total of a real array
+        if type(g) is _F64 or type(g) is float:
+            return g
+        if type(g) is _ND and g.dtype.kind == "f":
+            return g.sum()
     return unbroadcast(g, like)
 
 
@@ -80,8 +83,12 @@ _ND, _F64 = np.ndarray, np.float64
 def _full(x, g):
     """The cotangent of every entry of `x` after a full reduction: `g` everywhere (a read-only broadcast view of
     one number for large arrays, as the reductions' rule gives: reductions.py `_total_back`)."""
-    if x.size >= _LARGE and (type(g) is float or type(g) is np.float64):
-        return np.broadcast_to(np.asarray(g, x.dtype), x.shape)
+    if type(g) is float or type(g) is np.float64:
+        if x.size >= _LARGE:
+            return np.broadcast_to(np.asarray(g, x.dtype), x.shape)
+        out = np.empty(x.shape, x.dtype)  # what np.full does, without its Python wrapper
+        out.fill(g)
+        return out
     return np.full(x.shape, g, x.dtype)
 
 
@@ -91,7 +98,7 @@ _LN2, _LN10 = math.log(2), math.log(10)
 
 BINARY = {
     operator.add: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), _unb(dy, b))),
-    operator.sub: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), _unb(-dy, b))),
+    operator.sub: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), -_unb(dy, b))),
     operator.mul: ArrayDerivative(lambda dy, y, a, b: (_unb(dy * b, a), _unb(dy * a, b))),
     operator.truediv: ArrayDerivative(lambda dy, y, a, b: (_unb(dy / b, a), _unb(-(dy / b * y), b))),
     operator.matmul: ArrayDerivative(lambda dy, y, a, b: (dy @ b.T, a.T @ dy), matrices=True),

@@ -142,10 +142,13 @@ def extremum_share(dy, y, x, axis, keepdims):
             hit = x == y  # the whole array: its maxima share dy evenly (none: initial= won, no gradient)
             return (hit * (dy / max(np.count_nonzero(hit), 1))).astype(x.dtype, copy=False)  # (no dtype=: nesting's
         if axis is not None and type(dy) is np.ndarray and type(y) is np.ndarray and dy.shape == y.shape:  # rules)
-            kept = _kept_shape(x.shape, axis)  # y and dy with the reduced axes kept: they broadcast against x
-            hit = x == (y if keepdims else y.reshape(kept))
-            counts = np.maximum(hit.sum(axis=axis, keepdims=True, dtype=x.dtype), 1)  # (no hit: a NaN row)
-            return (dy if keepdims else dy.reshape(kept)) * hit / counts
+            if not keepdims:  # y and dy with the reduced axes kept: they broadcast against x
+                kept = _kept_shape(x.shape, axis)
+                y, dy = y.reshape(kept), dy.reshape(kept)
+            hit = x == y
+            if np.count_nonzero(hit) == y.size and dy.dtype == x.dtype and not math.isnan(_total(y, None)):
+                return dy * hit  # no result is NaN, so each has a hit; as many hits as results: each count is 1
+            return dy * hit / np.maximum(_total(hit, axis=axis, keepdims=True, dtype=x.dtype), 1)  # (0: a NaN row)
     xp = namespace(x)
     hit = x == _expand(y, x, axis, keepdims)
     if xp is np:
@@ -155,6 +158,9 @@ def extremum_share(dy, y, x, axis, keepdims):
         counts = xp.sum(hit, axis=axis, keepdims=True)
     counts = xp.where(counts == 0, xp.ones_like(counts), counts)  # (a row where initial= won: no gradient)
     return _expand(dy, x, axis, keepdims) * hit / counts
+
+
+_total = np.add.reduce  # (a NaN anywhere makes the total NaN; inf - inf too, which only takes the longer way)
 
 
 def _kept_shape(shape, axis):

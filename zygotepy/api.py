@@ -5,15 +5,18 @@ Thin wrappers over `J`: they drop the function's own cotangent (`dself`), projec
 """
 import gc
 import sys
+from collections import Counter
 from typing import Any, Callable
 
 import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
+from .ast_adjoint.compile import LINE_MAPS, user_line
 from .ast_adjoint.derived import warm_adjoint
 from .ast_adjoint.dispatch import J_entry
-from .ast_adjoint.runtime import unwind
 from .ast_adjoint.mutate import end_forward, finish_backward, redo
+from .ast_adjoint.runtime import unwind
+from .backends import namespace
 from .errors import RecursionTooDeep, ZygoteError, where_in_words
 from .runtime.context import current, entered
 from .structgrad import StructGrad
@@ -95,7 +98,6 @@ def _structured(y, dy):
 
 def _with_user_lines(exc):
     """Add to an exception raised inside generated code the user's file and line of each generated frame."""
-    from .ast_adjoint.compile import LINE_MAPS
     notes, tb = [], exc.__traceback__
     while tb is not None:
         frame_file = tb.tb_frame.f_code.co_filename
@@ -134,9 +136,7 @@ def _too_deep(exc):
     not (an inner entry point, still deep in the stack), the original goes on up to the next one."""
     if type(exc) is not RecursionError:
         return None
-    from collections import Counter
 
-    from .ast_adjoint.compile import user_line
     try:
         seen, tb = Counter(), exc.__traceback__
         while tb is not None:
@@ -261,8 +261,7 @@ def _seed(y):
     if shape == () and getattr(type(y), "__zygote_number__", False):  # a dual number (forward mode over gradient)
         return 1.0
     if shape == () and dtype is not None and not hasattr(dtype, "kind") and "float" in str(dtype):
-        from .backends import namespace  # torch's dtypes have no kind: ones of y's dtype (1.0 would be float32)
-        return namespace(y).ones_like(y)
+        return namespace(y).ones_like(y)  # torch's dtypes have no kind: ones of y's dtype (1.0 would be float32)
     if shape == () and dtype is not None and getattr(dtype, "kind", "") in "fiu":
         return (y * 0 + 1).astype(dtype) if getattr(dtype, "kind", "") == "f" else 1.0
     raise ZygoteError(

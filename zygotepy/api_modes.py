@@ -6,12 +6,15 @@ have fewer entries than the output. `hessian` is forward-over-reverse: dual numb
 through the generated reverse code and the reverse rules, one pass per input entry. `forwarddiff(f, x)` is `f(x)`
 whose reverse rule builds the pullback from a forward-mode Jacobian (mixed mode).
 """
+import os
+import sysconfig
 from typing import Any, Callable
 
 import numpy as np
 
 from .adjoints.registry import adjoint
 from .api import pullback
+from .ast_adjoint.dispatch import differentiable
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
 from .forward.dual import Dual, make_dual, new_tag, strip, tangent_of
@@ -218,8 +221,6 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
 def _user_frame(exc):
     """`; at FILE:LINE` of the innermost frame of a traceback in the user's own code (not zygotepy's, not a library's,
     not generated code): where plain code (a call no gradient flows through) met the dual number."""
-    import os
-    import sysconfig
     skip = (os.path.dirname(os.path.abspath(__file__)) + os.sep, os.path.dirname(np.__file__) + os.sep,
             sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], "<zygotepy")
     found, tb = "", exc.__traceback__
@@ -233,7 +234,6 @@ def _user_frame(exc):
 
 def _rule_frame(exc):
     """The innermost reverse-rule frame (zygotepy/adjoints/) of a traceback, as `file:line in function`."""
-    import os
     rules_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "adjoints") + os.sep
     found, tb = "a reverse rule", exc.__traceback__
     while tb is not None:
@@ -258,7 +258,6 @@ def forwarddiff(f: Callable[..., Any], x: Any, /) -> Any:
 
 
 def _captured(f):
-    from .ast_adjoint.dispatch import differentiable
     code = getattr(f, "__code__", None)
     cells = getattr(f, "__closure__", None) or ()
     names = code.co_freevars if code is not None else ()

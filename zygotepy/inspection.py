@@ -1,5 +1,6 @@
 """Looking inside: the generated code of a function (`show_adjoint`) and the switches of the optimisations that
 rewrite it (`optimizations`)."""
+import html
 import textwrap
 from typing import Any, Callable
 
@@ -27,7 +28,6 @@ class AdjointSource(str):
             from pygments.formatters import HtmlFormatter
             from pygments.lexers import PythonLexer
         except ImportError:
-            import html
             return f"<pre>{html.escape(str(self))}</pre>"
         formatter = HtmlFormatter(noclasses=True, nowrap=False)
         return highlight(str(self), PythonLexer(), formatter)

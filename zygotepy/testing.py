@@ -9,6 +9,7 @@ import types
 import numpy as np
 
 from .api import pullback
+from .backends import is_foreign, namespace
 
 __all__ = ["check_grads", "numerical_vjp"]
 
@@ -36,7 +37,6 @@ def _flatten(x, data=True):
         a = np.asarray(x)
         if a.dtype.kind != "f":
             return np.zeros(0), (lambda v: x) if data else (lambda v: None)
-        from .backends import namespace
         xp, dtype = namespace(x), x.dtype
         return a.astype(np.float64).ravel(), lambda v: xp.asarray(v.reshape(a.shape), dtype=dtype)
     if isinstance(x, (list, tuple)) or isinstance(x, dict):
@@ -64,7 +64,6 @@ def _flatten(x, data=True):
 
 
 def _is_foreign(x):
-    from .backends import is_foreign
     return hasattr(x, "shape") and hasattr(x, "dtype") and is_foreign(x)
 
 

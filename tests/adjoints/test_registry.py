@@ -3,6 +3,7 @@ registration (`adjoint(target, accumulates=True)`). This test holds the declarat
 accumulate has a back that takes the running cotangents (`*into`), and every back written that way is declared (else
 generated code would not hand it its cotangents, and the faster form would go unused)."""
 import inspect
+import operator
 
 import numpy as np
 import pytest
@@ -43,3 +44,13 @@ def test_a_rule_not_declared_is_never_handed_cotangents():
     finally:
         registry.RULES.pop(square, None)
         registry.generation[0] += 1
+
+
+def test_in_place_operators_have_the_mutation_tables_rules():
+    """`x += y` on an array updates x in place: its rule is the mutation table's. scalar.py registers the plain
+    operator's rule for it too, and the later registration wins, so this pins the order the modules load in (moving
+    an import of the mutation table to module level in contexts.py turned `+=` into `+` on arrays: the fuzzer found
+    programs whose arguments changed)."""
+    for op in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow, operator.imod,
+               operator.imatmul):
+        assert registry.find_rule(op).__module__ == "zygotepy.adjoints.mutation.operators", op

@@ -12,6 +12,8 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
 from typing import Any, Callable
 
 from ..ast_adjoint import runtime as rt
+from ..ast_adjoint.dispatch import J
+from ..ast_adjoint.mutate import finish_backward
 from ..runtime.context import current
 from .registry import adjoint, nondifferentiable
 
@@ -75,8 +77,6 @@ nondifferentiable(rt.global_store)
 
 @adjoint(checkpoint)
 def checkpoint_rule(f, *args):
-    from ..ast_adjoint.dispatch import J
-    from ..ast_adjoint.mutate import finish_backward
     try:
         y = f(*args)  # no pullback: nothing of f's inside survives this call
     except (ValueError, TypeError):

@@ -6,13 +6,16 @@ and each field's entry goes back to the argument that set it, positional or keyw
 """
 import collections
 import dataclasses
+import inspect
 import types
 
 import numpy as np
 
+from ..ast_adjoint.dispatch import J_mutating
 from ..errors import MissingAdjoint, ZygoteError
 from ..structgrad import StructGrad
 from .registry import class_rule, code_rule, keyword_rule, nondifferentiable
+from .structures.dicts import key_cotangent
 
 
 def fields_of(obj):
@@ -109,7 +112,6 @@ def namespace_new(cls, args, kwargs):
 def _key_cotangent(key):
     """structures.dicts.key_cotangent, imported when called (structures imports this module's neighbours); a function
     of its own, so that an outer level differentiating `dict_new`'s back (nested reverse mode) meets no import there."""
-    from .structures.dicts import key_cotangent
     return key_cotangent(key)
 
 
@@ -139,9 +141,7 @@ def _is_dataclass_with_post_init(cls):
 def dataclass_post_init_new(cls, args, kwargs):
     """The generated `__init__` sets the fields (structurally, as `dataclass_new`), then the derived `__post_init__`
     updates the object in place."""
-    import inspect
 
-    from ..ast_adjoint.dispatch import J_mutating
     fields = dataclasses.fields(cls)
     if any(isinstance(f.type, dataclasses.InitVar) for f in fields) or any(
             type(v) is dataclasses.InitVar for v in vars(cls).values()):
@@ -180,9 +180,6 @@ def _is_plain_class(cls):
 def plain_new(cls, args, kwargs):
     """`cls(*args)`: a fresh object, then the derived `__init__`, which updates it in place; the new object's
     cotangent is that of `self` after `__init__` (dispatch.J_mutating)."""
-    from ..ast_adjoint.dispatch import (
-        J_mutating,  # dispatch imports the registry package
-    )
     obj = object.__new__(cls)
     _, pb, _ = J_mutating(cls.__init__, (obj, *args), kwargs)
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ast_adjoint.dispatch import differentiable as carries
+from ..ast_adjoint.runtime import DroppedKeyword
 from ..backends import is_foreign, unbroadcast
 from ..errors import ZygoteError
 from ..structgrad import StructGrad
@@ -43,8 +45,15 @@ try:
     import scipy.linalg as sla
     import scipy.special as sc
     import scipy.stats as st
-    from scipy.stats._distn_infrastructure import rv_continuous, rv_continuous_frozen, rv_generic
-    from scipy.stats._multivariate import multivariate_normal_frozen, multivariate_normal_gen
+    from scipy.stats._distn_infrastructure import (
+        rv_continuous,
+        rv_continuous_frozen,
+        rv_generic,
+    )
+    from scipy.stats._multivariate import (
+        multivariate_normal_frozen,
+        multivariate_normal_gen,
+    )
 except ImportError:  # SciPy is optional
     st = None
 
@@ -137,7 +146,6 @@ class _Named:
 
 def _refused_keyword(dist, method, name):
     """The cotangent of a shape parameter passed by keyword: raises, naming it, where its value carries a gradient."""
-    from ..ast_adjoint.runtime import DroppedKeyword
     return DroppedKeyword(_Named(f"zygotepy.adjoints.scipy_stats (which has no closed-form derivative of {method} in "
                                  f"its shape parameter {name})"), _Named(f"{_dist_name(dist)}.{method}"), name)
 
@@ -207,7 +215,6 @@ def _continuous_rule(method):
 def _carries_gradient(value):
     """Could `value` carry a gradient (a float, a float array)? dispatch's test, imported when first needed (dispatch
     imports the registry, which imports the rule tables)."""
-    from ..ast_adjoint.dispatch import differentiable as carries
     return carries(value)
 
 

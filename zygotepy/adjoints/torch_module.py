@@ -16,6 +16,7 @@ Invariants:
   is not a tensor (a float, a list of tensors), an output that is not tensors in tuples/lists. The message names the
   other way, `zygotepy.torch_function(module)`, and what it gives (inputs' gradients only, on NumPy arrays).
 """
+from ..ast_adjoint.dispatch import call_site, differentiable
 from ..errors import ZygoteError
 from ..structgrad import StructGrad
 from . import registry
@@ -36,7 +37,6 @@ def _as(x, g):
 
 
 def _refuse_module(module, why):
-    from ..ast_adjoint.dispatch import call_site
     site = call_site()
     raise ZygoteError(
         f"{site + ': ' if site else ''}calling the torch.nn.Module {type(module).__name__} inside a differentiated "
@@ -103,7 +103,6 @@ def _module_cotangent(grads):
 def module_call(module, *args, **kwargs):
     """`module(*args, **kwargs)` by torch's autograd: gradients for the float tensor arguments and the parameters."""
     torch = _torch()
-    from ..ast_adjoint.dispatch import differentiable
     for a in (*args, *kwargs.values()):
         if not isinstance(a, torch.Tensor) and differentiable(a):
             _refuse_module(module, f"an argument of type {type(a).__name__} may carry a gradient and is not a tensor "

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from ..errors import ZygoteError
 from ..options import OPTIONS
 from ..structgrad import StructGrad
 
@@ -147,7 +148,6 @@ class DroppedKeyword:
         return f"DroppedKeyword({self.name!r})"
 
     def error(self):
-        from ..errors import ZygoteError
         callee = getattr(self.callee, "__qualname__", None) or getattr(self.callee, "__name__", None) \
             or repr(self.callee)
         module = getattr(self.callee, "__module__", None)

@@ -13,6 +13,7 @@ from ..adjoints.registry import is_mutating, is_nondifferentiable
 from . import mutate as mt
 from . import runtime as rt
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var, atoms, out_vars, walk
+from .lower import captured_names
 
 
 def resolve_global(path, globals_):
@@ -103,7 +104,6 @@ def _reach(starts, adjacency):
 def cell_values(fn, code):
     """Cell Var -> the SSA value it first holds (its name's first version); a nested function reads the version
     current where it is defined, which its `Def.values` name."""
-    from .lower import captured_names
     return {f"{n}_cell": Var(n) for n in (*captured_names(code), *code.co_freevars)}
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from ..options import OPTIONS
+from .naming import const_name
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,6 @@ class Const:
     value: Any
 
     def __str__(self):
-        from .naming import const_name
         return const_name(self.value)
 
 

@@ -12,10 +12,12 @@ A store keeps the value it overwrites on the loop's tape, and its backward (`ite
 of the loop (one per execution of the loop and array, not one closure and one journal entry per store) is the
 journal entry that replays the loop's stores when the backward is done (see ItemRun).
 """
+import operator
 import sys
 
 import numpy as np
 
+from ..adjoints.registry import find_rule
 from ..options import OPTIONS
 from . import runtime as rt
 from ..runtime.context import current
@@ -58,8 +60,8 @@ def add_item(dx, x, i, g):
         if type(dx) is np.ndarray and dx.dtype is F64 and dx.shape == x.shape and OPTIONS.acc_in_place and rt.owned(dx):
             dx[i] += g
             return dx
-    from ..adjoints.structures.indexing import scatter_array  # (adjoints/ imports this package)
-    return rt.acc(dx, scatter_array(x, i, g))
+    _, back = find_rule(operator.getitem)(x, i)  # (the rule's cotangent for x: zeros with g at i)
+    return rt.acc(dx, back(g)[0])
 
 
 def item_grads(buffer, dx, x, i, g):

@@ -11,14 +11,41 @@ import types
 import numpy as np
 
 from ..backends import unbroadcast
-from ..errors import ForwardModeError
+from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
 from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
-    DroppedKeyword, Pullback, acc, acc_scalar, acc_var, closure_cotangent, field, iter_cotangent,
-    kwarg_cotangent, owned, settled, sole)
+    DroppedKeyword,
+    Pullback,
+    acc,
+    acc_scalar,
+    acc_var,
+    closure_cotangent,
+    field,
+    iter_cotangent,
+    kwarg_cotangent,
+    owned,
+    settled,
+    sole,
+)
 from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.differentiable, ...)
-    NATIVE, SCALARS, all_true, any_array, differentiable, is_complex_like, is_native, is_none, is_not_none, is_range,
-    is_real_array, is_real_data, is_real_matrix, is_real_value, is_same, is_scalar, pick)
+    NATIVE,
+    SCALARS,
+    all_true,
+    any_array,
+    differentiable,
+    is_complex_like,
+    is_native,
+    is_none,
+    is_not_none,
+    is_range,
+    is_real_array,
+    is_real_data,
+    is_real_matrix,
+    is_real_value,
+    is_same,
+    is_scalar,
+    pick,
+)
 
 
 class _Unbound:
@@ -149,7 +176,6 @@ def unwind(mark, exc):
     """Leave, innermost first, the with blocks entered since `mark` that `exc` is escaping, passing it to `__exit__`
     as Python would. Generated code cannot resume after a block, so a manager that suppresses the exception is
     refused with a ZygoteError; an exception raised by `__exit__` replaces `exc`, as in Python."""
-    from ..errors import ZygoteError
     contexts = current().contexts
     while len(contexts) > mark:
         manager = contexts.pop()
@@ -198,7 +224,6 @@ def global_store(obj, name, where, key, value):
     that carries no gradient (a call counter, a flag, data) is stored, as plain Python would; one that does is refused,
     since its gradient could not reach its sources through a global (and any later read of it would get none)."""
     if differentiable(value):
-        from ..errors import UnsupportedSyntax
         raise UnsupportedSyntax("updating a global or constant object in place with a value that carries a gradient",
                                 *where, f"pass '{name}' as an argument, or work on a copy")
     obj[key] = value

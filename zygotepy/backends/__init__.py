@@ -5,6 +5,9 @@ rule serves every backend. The namespace is cached per array type: `array_api_co
 """
 import numpy as np
 
+from ..errors import ZygoteError
+from .composed import composed
+
 _SCALARS = (int, float, bool, complex)
 _REAL_SCALARS = frozenset((float, np.float64))  # a real number's cotangent for a real number: nothing to reduce
 _NAMESPACES = {np.ndarray: np}
@@ -205,10 +208,8 @@ def function(np_fn, xp):
         name = np_fn.__name__
         fn = getattr(xp, name, None) or getattr(xp, _ARRAY_API_NAMES.get(name, name), None)
         if fn is None:
-            from .composed import composed
             fn = composed(np_fn, xp)
         if fn is None:
-            from ..errors import ZygoteError
             raise ZygoteError(f"the array namespace {xp.__name__} has no function {name} (nor an array-API name for "
                               f"it) to compute np.{name} with")
         _FUNCTIONS[key] = fn

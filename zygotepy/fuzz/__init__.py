@@ -7,7 +7,7 @@ skipped as not smooth, or a bug: wrong, structure, crash, changed_argument, fals
 """
 from .check import BUGS, OUTCOMES, check_program
 from .generate import CONSTRUCTS, Program, generate
-from .runner import run, set_optimisations, restore_optimisations
+from .runner import restore_optimisations, run, set_optimisations
 from .shrink import shrink, snippet
 
 __all__ = ["generate", "check_program", "shrink", "snippet", "run", "set_optimisations", "restore_optimisations",

@@ -16,6 +16,8 @@ import traceback
 
 import numpy as np
 
+from .. import gradient, hessian, pullback
+from ..backends import namespace
 from ..errors import ZygoteError
 
 BUGS = ("wrong", "structure", "crash", "changed_argument", "false_refusal", "hang")
@@ -216,7 +218,6 @@ def check_program(prog, timeout=None):
 
 
 def _check(prog):
-    from .. import gradient, pullback
     args = make_args(prog)
     try:
         fn = load(prog.src, prog.filename)
@@ -278,7 +279,6 @@ def _check(prog):
 def _check_second(fn, args, prog):
     """d2f/da2 by `hessian` and by nested `gradient`, against finite differences of zygotepy's own gradient (checked
     just before); None when they agree or that gradient is not smooth at the point."""
-    from .. import gradient, hessian
     a, rest = args[0], args[1:]
 
     def slope(t):
@@ -339,7 +339,6 @@ def foreign_libraries():
 
 
 def _check_foreign(fn, args, prog, fd):
-    from .. import gradient
     for lib, entry in foreign_libraries().items():
         if entry is None:
             continue
@@ -348,7 +347,6 @@ def _check_foreign(fn, args, prog, fd):
         # the program written for this library: `np` is its array namespace (np.sum of a torch tensor or an
         # array-API array would compute in NumPy, on a copy, which no user of that library writes); a function it
         # lacks (np.r_, np.dot in the array API) makes the program not run there: skipped
-        from ..backends import namespace
         lib_fn = load(prog.src, prog.filename)  # (the same text: errors name the program's own file and line)
         lib_fn.__globals__["np"] = namespace(next(a for (_, kind, _), a in zip(prog.args, fargs) if kind == "array"))
         try:

@@ -10,6 +10,7 @@ import time
 
 from ..adjoints import registry
 from ..options import OPTIONS
+from . import check
 from .check import BUGS, OUTCOMES, check_program
 from .generate import CONSTRUCTS, generate
 from .shrink import shrink, snippet
@@ -195,7 +196,6 @@ def main(argv=None):
     ap.add_argument("--max-shrink", type=int, default=20, help="shrink at most this many distinct failures")
     ap.add_argument("--timeout", type=int, default=10, help="seconds per program before it counts as a hang")
     ns = ap.parse_args(argv)
-    from . import check
     check.TIMEOUT_S[0] = ns.timeout
     progress = (lambda s: (sys.stderr.write(s), sys.stderr.flush())) if sys.stderr.isatty() else None
     report = run(ns.seed, ns.count, ns.jobs, not ns.no_opt, ns.shrink_budget, ns.max_shrink, progress)

@@ -12,6 +12,7 @@ from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...backends import namespace
 from ...errors import ZygoteError
+from ...forward.dual import strip
 from ..registry import adjoint, find_rule, mutating, nondifferentiable
 from .methods import _list_extend
 
@@ -91,7 +92,6 @@ def _in_place_rule(plain, inplace, rule=None):
 def _dual_of_array(a):
     if not getattr(type(a), "__zygote_number__", False):
         return False
-    from ...forward.dual import strip  # (forward mode imports the rule tables)
     return isinstance(strip(a), np.ndarray)
 
 

@@ -5,6 +5,7 @@ tolist. The values are the argument's, so the cotangent is the result's, in the 
 import numpy as np
 
 from ...backends import is_foreign, namespace, unbroadcast
+from ...forward.dual import dispatch, has_dual
 from ..registry import adjoint, namespace_generic, nondifferentiable
 from .common import _float_dtype, _nones, _restore
 
@@ -35,13 +36,11 @@ def _holds_duals(obj):
     """Are there dual numbers among the elements of `obj` (a list or tuple given to np.array)?"""
     if not isinstance(obj, (list, tuple)):
         return False
-    from ...forward.dual import has_dual
     return has_dual(obj)
 
 
 def _dual_array(make, obj, *args, **kwargs):
     """np.array of a list holding dual numbers: forward mode's rule builds the dual array of primals and tangents."""
-    from ...forward.dual import dispatch
     return dispatch(make, (obj, *args), kwargs)
 
 

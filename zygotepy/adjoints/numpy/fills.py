@@ -14,6 +14,7 @@ Only positional arguments carry gradients here; keyword arguments are constants 
 """
 import numpy as np
 
+from ...ast_adjoint.dispatch import differentiable
 from ...backends import is_foreign, namespace, on, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint
@@ -143,7 +144,6 @@ def serving_other_libraries(numpy_rule, accepts=lambda args, kwargs: True):
     parameters as NumPy's function)? A call it refuses raises where a gradient would flow through it."""
     def factory(target):
         def rule(*args, **kwargs):
-            from ...ast_adjoint.dispatch import differentiable
             y = target(*args, **kwargs)
             if not any(differentiable(a) for a in args):
                 return y, lambda dy: (None,) * len(args)

@@ -9,8 +9,9 @@ from numpy._core.einsumfunc import _parse_einsum_input
 from ...backends import conj, namespace_of, on, on_any, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic, nondifferentiable
+from ..scalar import matmul as operator_matmul
+from ..scalar import mul
 from .common import _H
-
 
 la = np.linalg
 
@@ -26,7 +27,6 @@ def _array_like(x):
 def dot(a, b):
     if namespace_of(a, b) is not np:  # np.dot of arrays up to 2-d (or a 2-d b) is matmul, or a product with a scalar
         if getattr(a, "ndim", 0) == 0 or getattr(b, "ndim", 0) == 0:
-            from ..scalar import mul
             return mul(a, b)
         if b.ndim > 2:
             raise ZygoteError("dot of another library's arrays with a second argument of more than 2 axes has no "
@@ -57,7 +57,6 @@ def dot(a, b):
 
 @adjoint(np.matmul)
 def matmul(a, b):
-    from ..scalar import matmul as operator_matmul
     return operator_matmul(_array_like(a), _array_like(b))
 
 

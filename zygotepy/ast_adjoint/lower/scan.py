@@ -5,6 +5,8 @@ nothing. The loops, the control flow and the calls ask them before lowering a bo
 import gast
 import numpy as np
 
+from ..source import get_source
+
 MUTATING_METHODS = frozenset((
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
     "add", "discard", "fill", "put", "resize", "itemset", "partition"))
@@ -36,7 +38,6 @@ def may_update_in_place(fn):
     """Could a call of the Python function `fn` update its arguments in place (its code stores items or attributes,
     calls a mutating method, or makes a call statement, which may)? False for code zygotepy cannot read, whose call
     is reported where it runs. Cached per code object."""
-    from ..source import get_source  # (source imports this package's lowering helpers)
     code = fn.__code__
     hit = _UPDATES_IN_PLACE.get(code)
     if hit is None:

@@ -54,3 +54,24 @@ def test_in_place_operators_have_the_mutation_tables_rules():
     for op in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow, operator.imod,
                operator.imatmul):
         assert registry.find_rule(op).__module__ == "zygotepy.adjoints.mutation.operators", op
+
+
+def updates_its_argument(a):
+    a[0] += 1.0
+    return a
+
+
+@pytest.mark.parametrize("updates", [False, True, "if_active"])
+def test_updating_in_place_is_declared_at_registration(updates):
+    """`adjoint(target, updates=...)` is what tells the adjoint pass that a call updates an argument in place (its
+    back then runs even with no cotangent, to undo the update; "if_active": only where a gradient flows)."""
+    adjoint(updates_its_argument, updates=updates)(lambda a: (updates_its_argument(a), lambda dy: (dy,)))
+    try:
+        assert registry.is_mutating(updates_its_argument) == (updates is True)
+        assert registry.is_mutating(updates_its_argument, active=True) == bool(updates)
+    finally:
+        registry.RULES.pop(updates_its_argument, None)
+        registry.MUTATING.discard(updates_its_argument)
+        registry.MUTATING_IF_ACTIVE.discard(updates_its_argument)
+    for op in (operator.iadd, operator.imul, operator.ior):  # the built-in declarations
+        assert registry.is_mutating(op, active=True) and not registry.is_mutating(op)

@@ -54,13 +54,16 @@ def _key(target):
     return target
 
 
-def adjoint(target, *, accumulates=False):
+def adjoint(target, *, accumulates=False, updates=False):
     """Register a custom reverse rule for `target`; the latest registration for a target wins.
 
     The decorated function takes the same arguments as `target` and returns `(y, back)`; `back(dy)` returns a tuple with
     one cotangent per positional argument (None for none, `()` for a function of no arguments). `dy` may be None.
     `accumulates=True` declares a faster form of `back`, `back(dy, need=None, *into)`: handed the running cotangents of
     the arguments (`into`), it returns them with its own added, in place where it alone holds them (`runtime.sole`).
+    `updates=True` declares that `target` updates an argument in place: the backward calls `back` even when no
+    cotangent reached the result (`dy` None), so that it can undo the update; `updates="if_active"`: only where a
+    gradient flows through the call (`x += y`: elsewhere it runs as written).
 
     >>> import math
     >>> from zygotepy import adjoint, gradient
@@ -84,6 +87,8 @@ def adjoint(target, *, accumulates=False):
         rule.__zygote_target__ = target
         if accumulates:  # (a property of the rule's back: a later registration of the same rule keeps it)
             rule.__zygote_accumulates__ = True
+        if updates:
+            (MUTATING_IF_ACTIVE if updates == "if_active" else MUTATING).add(key)
         if user or getattr(rule, "__zygote_always__", False):
             RULED.add(id(key))
         generation[0] += 1
@@ -157,13 +162,6 @@ def is_generic(target):
         return _key(target) in GENERIC
     except TypeError:
         return False
-
-
-def mutating(*targets, if_active=False):
-    """Declare primitives that update an object in place (see adjoints/mutation/); `if_active`: only where a
-    gradient flows through them (elsewhere they run as written, and the transform keeps saved values safe)."""
-    (MUTATING_IF_ACTIVE if if_active else MUTATING).update(_key(t) for t in targets)
-    generation[0] += 1
 
 
 def is_mutating(target, active=False):

@@ -19,11 +19,9 @@ Importing the package registers them all (adjoints/__init__.py imports it last: 
 the plain ones).
 """
 from ...ast_adjoint import mutate as mt
-from ..registry import mutating, nondifferentiable
+from ..registry import nondifferentiable
 from . import links, loop_links  # noqa: F401 (registers the links' rules, then the loop variables')
 
-mutating(mt.setitem, mt.setattr_, mt.delitem, mt.delattr_, mt.put_item, mt.put_attr, mt.put_held, mt.refresh,
-         mt.refresh_held, mt.mutcall, mt.valuecall)
 nondifferentiable(mt.global_method, mt.global_read, mt.captured_unchanged)
 
 from . import stores, calls, operators  # noqa: E402, F401 (registers the stores', calls' and operators' rules)

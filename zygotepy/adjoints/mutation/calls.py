@@ -25,12 +25,12 @@ def _keyword_grads(kwargs, grads=None):
     return () if not kwargs else ({k: (grads or {}).get(k) for k in kwargs},)
 
 
-@adjoint(mt.valuecall)
+@adjoint(mt.valuecall, updates=True)
 def valuecall(fn, *args, **kwargs):
     return _mutcall(fn, args, kwargs, True)
 
 
-@adjoint(mt.mutcall)
+@adjoint(mt.mutcall, updates=True)
 def mutcall(fn, *args, **kwargs):
     return _mutcall(fn, args, kwargs, False)
 

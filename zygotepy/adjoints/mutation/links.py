@@ -101,11 +101,11 @@ def _sum(grads):
     return total
 
 
-adjoint(mt.put_item)(_put("item"))
-adjoint(mt.put_attr)(_put("attr"))
+adjoint(mt.put_item, updates=True)(_put("item"))
+adjoint(mt.put_attr, updates=True)(_put("attr"))
 
 
-@adjoint(mt.put_held)
+@adjoint(mt.put_held, updates=True)
 def put_held(parent, where, child):
     """`child` may sit somewhere in `parent` (found by identity now, at any depth): the cotangents there are
     `child`'s. Or `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `boxes[0].w *= 2` changes
@@ -129,7 +129,7 @@ def put_held(parent, where, child):
     return parent, back
 
 
-@adjoint(mt.refresh_held)
+@adjoint(mt.refresh_held, updates=True)
 def refresh_held(child, parent, where):
     """`child` may sit somewhere in `parent`, which was updated in place: `child`'s cotangent is `parent`'s there. Or
     `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `W[0] *= 2`): its cotangents where they sit
@@ -183,7 +183,7 @@ def _slot_of(parent, kind, key, child):
     return None
 
 
-@adjoint(mt.refresh)
+@adjoint(mt.refresh, updates=True)
 def refresh(child, parent, kind, key):
     """A NumPy view is `parent[key]` again after the parent's update (its elements the parent's, matched by address:
     `W.T`, `y.real`); a mutable object still in the slot it was read from (`a = lst[0]`, then `lst[0] *= 2` updates

@@ -13,7 +13,7 @@ from ...ast_adjoint import runtime as rt
 from ...backends import namespace
 from ...errors import ZygoteError
 from ...forward.dual import strip
-from ..registry import adjoint, find_rule, mutating, nondifferentiable
+from ..registry import adjoint, find_rule, nondifferentiable
 from .methods import _list_extend
 
 
@@ -141,8 +141,7 @@ _IN_PLACE_OPERATORS = {operator.iadd: operator.add, operator.isub: operator.sub,
                       operator.itruediv: operator.truediv, operator.ipow: operator.pow, operator.imod: operator.mod,
                       operator.imatmul: operator.matmul, operator.ifloordiv: operator.floordiv}
 for _op, _plain in _IN_PLACE_OPERATORS.items():
-    adjoint(_op)(_in_place_rule(_plain, _op, _floordiv if _plain is operator.floordiv else None))
-    mutating(_op, if_active=True)
+    adjoint(_op, updates="if_active")(_in_place_rule(_plain, _op, _floordiv if _plain is operator.floordiv else None))
 nondifferentiable(operator.ifloordiv)  # its result carries no gradient; the rule above only keeps the update undoable
 
 
@@ -175,7 +174,7 @@ def or_(a, b):
     return y, lambda dy: _merge_cotangents(keys, b, dy)
 
 
-@adjoint(operator.ior)
+@adjoint(operator.ior, updates="if_active")
 def ior(a, b):
     """`a |= b`: a dict or a set is updated in place, as Python does (an alias sees it), and its back undoes that."""
     if type(a) is dict:
@@ -197,5 +196,3 @@ def ior(a, b):
         return (None, None)
     return y, back
 
-
-mutating(operator.ior, if_active=True)

@@ -78,7 +78,7 @@ def _set_number(x, index, value):
     return x, back
 
 
-@adjoint(mt.setitem, accumulates=True)
+@adjoint(mt.setitem, accumulates=True, updates=True)
 def setitem(x, index, value):
     if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f" \
             and type(value) in _REAL_NUMBERS:
@@ -235,7 +235,7 @@ def _check_plain_attribute(obj, name):
                           f"or __setattr__ runs; assign the underlying attribute, or add an @adjoint rule")
 
 
-@adjoint(mt.setattr_)
+@adjoint(mt.setattr_, updates=True)
 def setattr_(obj, name, value):
     _check_plain_attribute(obj, name)
     entry = mt.Entry(_attr_restorer(obj, name), _attr_state(obj, name), obj)
@@ -251,7 +251,7 @@ def setattr_(obj, name, value):
     return obj, back
 
 
-@adjoint(mt.delattr_)
+@adjoint(mt.delattr_, updates=True)
 def delattr_(obj, name):
     entry = mt.Entry(_attr_restorer(obj, name), _attr_state(obj, name), obj)
     delattr(obj, name)
@@ -262,7 +262,7 @@ def delattr_(obj, name):
     return obj, back
 
 
-@adjoint(mt.delitem)
+@adjoint(mt.delitem, updates=True)
 def delitem(x, index):
     if isinstance(x, list):
         entry = mt.journal_whole(x)

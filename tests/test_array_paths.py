@@ -54,8 +54,12 @@ def complex_falls_back(x):
     return np.sum(np.abs(z * z))
 
 
-def one_d_matmul_falls_back(x, w):
+def matrix_times_vector(x, w):
     return np.tanh(x @ w) * 2.0
+
+
+def batched_matmul(a, b):
+    return np.sum(np.tanh(a @ b) * (a[0, 0] @ b))  # (the second array form: a 3-d operand, then a vector)
 
 
 def float_exponent(x):
@@ -152,7 +156,8 @@ ROWS = [
     ("int_and_bool_data", int_and_bool_data, (M, np.arange(3), M[0] > 0)),
     ("float32_arrays", float32_arrays, (V.astype(np.float32),)),
     ("complex_falls_back", complex_falls_back, (V,)),
-    ("one_d_matmul_falls_back", lambda x, w: np.sum(one_d_matmul_falls_back(x, w)), (M, V)),
+    ("matrix_times_vector", lambda x, w: np.sum(matrix_times_vector(x, w)), (M, V)),
+    ("batched_matmul", batched_matmul, (RNG.standard_normal((2, 4, 3)), RNG.standard_normal((3, 4)))),
     ("float_exponent", float_exponent, (V,)),
     ("zero_d_arrays", zero_d_arrays, (np.array(0.3),)),
     ("in_a_loop", in_a_loop, (M[:, :3].copy() * 0.3, W[:, :3].copy())),
@@ -212,6 +217,12 @@ def test_tied_extrema_along_an_axis_share_the_cotangent():
     for enabled in (True, False):
         got = _with_array_paths(enabled, lambda: gradient(keyword_reductions_with_ties, TIES)[0])
         assert np.array_equal(got, want), (enabled, got, want)
+
+
+@pytest.mark.optimizations
+def test_products_with_vectors_take_the_second_array_form():
+    text = show_adjoint(matrix_vector_products, optimized=True)
+    assert "_back = _ARRAY_2" in text and "_matmul_cotangent(" in text
 
 
 @pytest.mark.optimizations

@@ -14,7 +14,7 @@ import numpy as np
 from ..adjoints import registry
 from . import dispatch, inline, items, printer
 from . import runtime as rt
-from .optimize.records import ARRAY_ARM, Derivative, RuleRef
+from .optimize.records import ARRAY_ARM, ARRAY_ARM_2, Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
 from .naming import const_name, is_literal
 
@@ -40,7 +40,7 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
               items.is_vector: "_is_vector", items.item_grads: "_item_grads", items.REALS: "_REALS",
               items.buffer_grads: "_buffer_grads",
               # the array path's (optimize/array_paths.py)
-              ARRAY_ARM: "_ARRAY", np.ndarray: "_ndarray", np.float64: "_float64"}
+              ARRAY_ARM: "_ARRAY", ARRAY_ARM_2: "_ARRAY_2", np.ndarray: "_ndarray", np.float64: "_float64"}
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...backends import _unbroadcast_ndarray, unbroadcast
-from ..registry import array_rule
+from ..registry import array_rule, find_rule
 from .common import _expand
 from .reductions import _LARGE, _kept_shape, extremum_share
 
@@ -33,7 +33,8 @@ class ArrayDerivative:
     elementwise operation that made the reduced array (`np.sum(h * h)`: `dh = dt * h`, no array of `dt`s); every
     elementwise formula here but those in `shapeless` broadcasts it to its operand's shape (their cotangent stays a
     number when the cotangent is one: the operation cannot take a reduction's cotangent as a number).
-    `keyworded`: the derivative for a call with keywords (`np.sum(x, axis=1, keepdims=True)`), whose `keywords`
+    `otherwise`: the derivative tried where this one's guard fails (`W @ v`: `matrices` takes 2-d operands only);
+    `arrays`: its operands must be real arrays of any rank. `keyworded`: the derivative for a call with keywords (`np.sum(x, axis=1, keepdims=True)`), whose `keywords`
     (`((name, default), ...)`) are the literal keywords it takes, passed to its formulas after the arguments."""
     fn: object
     matrices: bool = False
@@ -43,6 +44,8 @@ class ArrayDerivative:
     numbers: bool = False   # a NumPy float64 number (`np.log(x.sum())`) takes the path too
     keyworded: object = None
     keywords: tuple = ()
+    otherwise: object = None  # a second form, for the operands this one's guard refuses (matmul's vectors)
+    arrays: bool = False      # every operand must be a real array, of any rank
     uniform: object = None  # a reduction's cotangent as one number, for an elementwise formula to broadcast
     shapeless: frozenset = frozenset()  # its formulas that do not broadcast a number's cotangent to the operand
 
@@ -101,7 +104,8 @@ BINARY = {
     operator.sub: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), -_unb(dy, b))),
     operator.mul: ArrayDerivative(lambda dy, y, a, b: (_unb(dy * b, a), _unb(dy * a, b))),
     operator.truediv: ArrayDerivative(lambda dy, y, a, b: (_unb(dy / b, a), _unb(-(dy / b * y), b))),
-    operator.matmul: ArrayDerivative(lambda dy, y, a, b: (dy @ b.T, a.T @ dy), matrices=True),
+    operator.matmul: ArrayDerivative(lambda dy, y, a, b: (dy @ b.T, a.T @ dy), matrices=True, otherwise=ArrayDerivative(
+        lambda dy, y, a, b: (_matmul_cotangent(dy, a, b, 0), _matmul_cotangent(dy, a, b, 1)), arrays=True)),
     operator.pow: ArrayDerivative(lambda dy, y, a, b: (dy * (b * a ** (b - 1)), None), active=(0,), int_last={
         2: lambda dy, y, a, b: (dy * 2.0 * a, None), 0: lambda dy, y, a, b: (dy * 0.0, None)}),
 }
@@ -125,6 +129,18 @@ UNARY = {
     np.cosh: lambda dy, y, x: (dy * _sinh(x),),
     np.arctan: lambda dy, y, x: (dy * (1 / (1 + x * x)),),
 }
+
+def _matmul_cotangent(dy, a, b, k):
+    """The cotangent of operand `k` of `a @ b` for real arrays that are not both matrices: a matrix times a vector
+    or a vector times a matrix computed as the matmul rule's back computes them (adjoints/scalar.py), the other
+    ranks by that back itself."""
+    if a.dtype == b.dtype == dy.dtype and type(dy) is _ND:
+        if a.ndim == 2 and b.ndim == 1:
+            return dy[:, None] @ b[None, :] if k == 0 else (a.T @ dy[:, None])[:, 0]
+        if a.ndim == 1 and b.ndim == 2:
+            return (dy[None, :] @ b.T)[0, :] if k == 0 else a[:, None] @ dy[None, :]
+    return find_rule(operator.matmul)(a, b)[1](dy)[k]
+
 
 def _spread(g, x, axis, keepdims):
     """A reduction's cotangent `g` over the reduced axes of the array `x`: what the rules' `_expand` gives, written

@@ -53,9 +53,9 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
             item = self.item_path(s, target, pb, dy, forward, back)
             if item is not None:
                 return item
-        array = None if mutates else self.array_path(s, target, pb, dy)
+        array = [] if mutates else self.array_path(s, target, pb, dy)
         if derivative is None:
-            if array is None and forward is plain_forward and back is plain_back:
+            if not array and forward is plain_forward and back is plain_back:
                 return None
             forward, back = self.with_array_path(array, forward, back)
             return forward, self.guarded(back, dy, mutates, s.line) + self.reset(y)

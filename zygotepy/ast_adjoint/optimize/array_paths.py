@@ -9,7 +9,7 @@ from .. import inline
 from .. import runtime as rt
 from ..ir import Assign, Call, Const, Global, If
 from .guards import _call, _vars
-from .records import ARRAY_ARM, Derivative
+from .records import ARRAY_ARM, ARRAY_ARM_2, Derivative
 
 
 @dataclass(frozen=True)
@@ -25,16 +25,23 @@ class ArrayPath:
 
 class ArrayPaths:
     def array_path(self, s, target, pb, dy):
-        """The array arm of `s` (an `ArrayPath`), or None when it has none: the operation as written, guarded; on
-        real NumPy arrays (and real numbers mixed in) it records nothing but `_ARRAY` in the pullback slot `pb`, and
-        its backward is the derivative of adjoints/numpy/array_inline.py pasted in. It comes first (`with_array_path`):
-        a Python number fails its first test, an array would fail all of the scalar arm's."""
-        call = s.value
+        """The array arms of `s` (`ArrayPath`s, the first tried first; none when it has none): the operation as
+        written, guarded; on real NumPy arrays (and real numbers mixed in) it records nothing but `_ARRAY` in the
+        pullback slot `pb`, and its backward is the derivative of adjoints/numpy/array_inline.py pasted in. They come
+        first (`with_array_path`): a Python number fails their first test, an array would fail all of the scalar
+        arm's. An operation with a second form (`ArrayDerivative.otherwise`) gets a second arm, marked `_ARRAY_2`."""
         derivative = registry.find_array(target)
-        if derivative is not None and call.kwargs:
+        if derivative is not None and s.value.kwargs:
             derivative = derivative.keyworded
-        if derivative is None or not OPTIONS.array_paths or not self.arrays or self.nested or call.star is not None:
-            return None
+        if derivative is None or not OPTIONS.array_paths or not self.arrays or self.nested or s.value.star is not None:
+            return []
+        arms = [self._array_arm(s, target, pb, dy, derivative, ARRAY_ARM)]
+        if derivative.otherwise is not None and arms[0] is not None:
+            arms.append(self._array_arm(s, target, pb, dy, derivative.otherwise, ARRAY_ARM_2))
+        return [arm for arm in arms if arm is not None]
+
+    def _array_arm(self, s, target, pb, dy, derivative, mark):
+        call = s.value
         options = _literal_keywords(call.kwargs, derivative.keywords)
         if options is None:
             return None
@@ -48,11 +55,12 @@ class ArrayPaths:
             return None
         tests = self.rule_guard(call, target)[:1] if isinstance(call.fn, Global) else []
         operands = _vars(call.args)
-        if len(operands) > 1 and not derivative.matrices:  # real arrays or numbers, one of them an array (`dt * x`)
+        if len(operands) > 1 and not (derivative.matrices or derivative.arrays):  # real arrays or numbers, one of
+            # them an array (`dt * x`)
             tests.append(_call(rt.any_array, *operands))
         for a in operands:
-            test = rt.is_real_matrix if derivative.matrices else rt.is_real_data if len(operands) > 1 else \
-                rt.is_real_value if derivative.numbers else rt.is_real_array
+            test = rt.is_real_matrix if derivative.matrices else rt.is_real_array if derivative.arrays else \
+                rt.is_real_data if len(operands) > 1 else rt.is_real_value if derivative.numbers else rt.is_real_array
             tests.append(self.hoist(_call(test, a), a))
         if derivative.forward is not None:  # (its formula reads no cotangent and no output)
             s = Assign(s.out, Call(Const(Derivative(derivative.forward, 0)),
@@ -75,18 +83,18 @@ class ArrayPaths:
                                           Call(Const(Derivative(derivative.uniform, k)), atoms), g))
             backward.append(Assign(da, _call(rt.acc_scalar, da, g), s.line))
         if not derivative.matrices and derivative.forward is None and len(set(_vars(call.args))) == 1 \
-                and formula not in derivative.shapeless:
+                and formula not in derivative.shapeless and mark is ARRAY_ARM:
             self.array_outputs[s.out] = pb  # (one array operand, no broadcasting: a number's cotangent fills it)
-        return ArrayPath(_call(rt.all_true, *tests), [s, Assign(pb, Const(ARRAY_ARM), s.line)], backward,
-                         Call(Const(rt.is_same), (pb, Const(ARRAY_ARM))), s.line)
+        return ArrayPath(_call(rt.all_true, *tests), [s, Assign(pb, Const(mark), s.line)], backward,
+                         Call(Const(rt.is_same), (pb, Const(mark))), s.line)
 
     @staticmethod
-    def with_array_path(array, forward, back):
-        """`forward` and `back` (statement lists) behind the array arm `array` (None: as they are)."""
-        if array is None:
-            return forward, back
-        return ([If(array.guard, array.forward, forward, line=array.line)],
-                [If(array.taken, array.backward, back, line=array.line)])
+    def with_array_path(arms, forward, back):
+        """`forward` and `back` (statement lists) behind the array arms `arms`, the first tested first."""
+        for array in reversed(arms):
+            forward = [If(array.guard, array.forward, forward, line=array.line)]
+            back = [If(array.taken, array.backward, back, line=array.line)]
+        return forward, back
 
 
 def _literal_keywords(kwargs, taken):

@@ -1,6 +1,6 @@
 """The constants optimisation passes put into generated code, which the emitter prints specially: a pasted-in
 derivative (`Derivative`), a rule called directly (`RuleRef`), and the pullback slot's mark of an array path
-(`ARRAY_ARM`, printed `_ARRAY`)."""
+(`ARRAY_ARM`, printed `_ARRAY`, and `ARRAY_ARM_2`)."""
 from dataclasses import dataclass
 
 
@@ -19,10 +19,15 @@ class RuleRef:
 
 
 class ArrayArm:
-    """The value a pullback slot holds when the operation took the array fast path (printed `_ARRAY`)."""
+    """The value a pullback slot holds when the operation took an array fast path: `_ARRAY`, or `_ARRAY_2` for the
+    second form of an operation that has two (`ArrayDerivative.otherwise`: `W @ v` on a vector)."""
+
+    def __init__(self, name="_ARRAY"):
+        self.name = name
 
     def __repr__(self):
-        return "_ARRAY"
+        return self.name
 
 
 ARRAY_ARM = ArrayArm()
+ARRAY_ARM_2 = ArrayArm("_ARRAY_2")

@@ -25,7 +25,7 @@ class ScalarPaths:
         if any(isinstance(a, Const) and type(a.value) not in rt.SCALARS for a in call.args):
             return None
         return derivative
-    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd, mutates=False, array=None):
+    def fast_path(self, s, derivative, target, pb, dy, generic_fwd, generic_bwd, mutates=False, array=()):
         """Guarded inline scalar derivative. The pullback slot `pb` is None on the fast path, or, inside a loop when
         the derivative reads exactly one value defined in this iteration, that value itself (so one list entry per
         operation, no tuple): the backward tells the paths apart by the slot's type."""

@@ -265,17 +265,31 @@ def _index_namespaces():
                         _TORCH.add(fn)
             except TypeError:
                 continue
-    # the methods of the foreign array classes imported so far
-    from .foreign import array_methods
-    array_methods.index(_CLASSES, _METHODS, _METHOD_NONDIFF)
+    FOREIGN.index_methods(_CLASSES, _METHODS, _METHOD_NONDIFF)  # the methods of the foreign array classes so far
 
 
 def _torch_rule(target, twin, rule):
     hit = _TORCH_RULES.get(target)
     if hit is None or hit[0] is not rule:
-        from .foreign import torch_functions
-        hit = _TORCH_RULES[target] = (rule, torch_functions.torch_function(target, twin.__name__, rule))
+        hit = _TORCH_RULES[target] = (rule, FOREIGN.torch_function(target, twin.__name__, rule))
     return hit[1]
+
+
+class _Foreign:
+    """What the foreign rule tables (adjoints/foreign/, above this module) give the registry when they are imported:
+    `index_methods(classes, methods, nondiff)` indexes the methods of the foreign array classes imported so far, and
+    `torch_function(fn, name, rule)` makes a torch function's rule from its NumPy twin's. Until then, nothing."""
+
+    @staticmethod
+    def index_methods(classes, methods, nondiff):
+        pass
+
+    @staticmethod
+    def torch_function(fn, name, rule):
+        return rule
+
+
+FOREIGN = _Foreign()
 
 
 def _forget_twins():

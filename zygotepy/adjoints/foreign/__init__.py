@@ -9,6 +9,7 @@ functions of other libraries' arrays.
   (`torch_function(fn, name, rule)`, read by the registry).
 - arguments.py: what those two share (torch's keyword names, positional axes, casts).
 """
+from . import array_methods, torch_functions  # noqa: F401 (they give the registry its foreign lookups)
 from .wrappers import foreign, jax_function, torch_function
 
 __all__ = ["foreign", "jax_function", "torch_function"]

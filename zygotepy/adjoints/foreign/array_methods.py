@@ -226,3 +226,6 @@ def attribute(cls, name):
             hit = _ATTRIBUTES[name]
         _ATTRIBUTE_CACHE[key] = hit
     return hit
+
+
+registry.FOREIGN.index_methods = index  # (the registry sits below this table: it is given the lookup)

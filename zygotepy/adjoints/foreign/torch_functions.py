@@ -183,3 +183,6 @@ def torch_function(fn, name, rule):
         return rule(*a, **k)
     plain.__zygote_keywords__ = getattr(rule, "__zygote_keywords__", False)  # the same keywords: the same cotangents
     return plain
+
+
+registry.FOREIGN.torch_function = torch_function  # (the registry sits below this table: it is given the lookup)

@@ -58,6 +58,10 @@ def matrix_times_vector(x, w):
     return np.tanh(x @ w) * 2.0
 
 
+def vector_dot(v):
+    return 0.3 * (v @ v) * 0.1  # (the second array form: two vectors, a number's cotangent)
+
+
 def batched_matmul(a, b):
     return np.sum(np.tanh(a @ b) * (a[0, 0] @ b))  # (the second array form: a 3-d operand, then a vector)
 
@@ -157,6 +161,7 @@ ROWS = [
     ("float32_arrays", float32_arrays, (V.astype(np.float32),)),
     ("complex_falls_back", complex_falls_back, (V,)),
     ("matrix_times_vector", lambda x, w: np.sum(matrix_times_vector(x, w)), (M, V)),
+    ("vector_dot", vector_dot, (V,)),
     ("batched_matmul", batched_matmul, (RNG.standard_normal((2, 4, 3)), RNG.standard_normal((3, 4)))),
     ("float_exponent", float_exponent, (V,)),
     ("zero_d_arrays", zero_d_arrays, (np.array(0.3),)),

@@ -18,6 +18,8 @@ def acc_var(d, g):
     """Generated code's `dx = _acc(dx, g)`: `acc`, but when the array of `dx` is held by that variable alone (`owned`)
     the sum goes into it in place, so a loop accumulating a weight's cotangent makes no new array per iteration. The
     same result bit for bit: same dtype, same shape, the same additions. Rules call `acc`, which never updates."""
+    if d is None:  # (the first cotangent a variable gets: the common case)
+        return g
     if type(d) is np.ndarray and type(g) is np.ndarray and g.dtype is d.dtype and g.shape == d.shape \
             and OPTIONS.acc_in_place and owned(d):
         d += g

@@ -134,7 +134,7 @@ def _matmul_cotangent(dy, a, b, k):
     """The cotangent of operand `k` of `a @ b` for real arrays that are not both matrices: a matrix times a vector
     or a vector times a matrix computed as the matmul rule's back computes them (adjoints/scalar.py), the other
     ranks by that back itself."""
-    if a.dtype == b.dtype == dy.dtype and type(dy) is _ND:
+    if type(dy) is _ND and a.dtype == b.dtype == dy.dtype:  # (a vector times a vector: dy is a number)
         if a.ndim == 2 and b.ndim == 1:
             return dy[:, None] @ b[None, :] if k == 0 else (a.T @ dy[:, None])[:, 0]
         if a.ndim == 1 and b.ndim == 2:

@@ -81,7 +81,8 @@ class ArrayPaths:
                 self.need(made)
                 g = Call(Const(rt.pick), (Call(Const(rt.is_same), (made, Const(ARRAY_ARM))),
                                           Call(Const(Derivative(derivative.uniform, k)), atoms), g))
-            backward.append(Assign(da, _call(rt.acc_scalar, da, g), s.line))
+            # (in a loop an array cotangent is summed in place where the variable alone holds it: `acc_var`)
+            backward.append(Assign(da, _call(rt.acc_var if self.loop_depth else rt.acc_scalar, da, g), s.line))
         if not derivative.matrices and derivative.forward is None and len(set(_vars(call.args))) == 1 \
                 and formula not in derivative.shapeless and mark is ARRAY_ARM:
             self.array_outputs[s.out] = pb  # (one array operand, no broadcasting: a number's cotangent fills it)

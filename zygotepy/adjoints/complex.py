@@ -13,6 +13,7 @@ import cmath
 import numpy as np
 
 from ..backends import SIGN_IS_UNIT, conj, is_complex, namespace, unbroadcast
+from . import derivatives
 from .registry import adjoint
 from .structures.attributes import ATTRIBUTES
 
@@ -97,18 +98,8 @@ for _cls in (float, np.float64, np.float32):
     ATTRIBUTES[_cls, "imag"] = lambda x, dy: None
 
 
-# --- cmath: holomorphic, so dz = conj(f'(z)) * dw ------------------------------------------------------------------------
-HOLOMORPHIC = {
-    cmath.exp: lambda z, w: w,
-    cmath.log: lambda z, w: 1 / z,
-    cmath.sqrt: lambda z, w: 0.5 / w,
-    cmath.sin: lambda z, w: cmath.cos(z),
-    cmath.cos: lambda z, w: -cmath.sin(z),
-    cmath.tan: lambda z, w: 1 + w * w,
-    cmath.sinh: lambda z, w: cmath.cosh(z),
-    cmath.cosh: lambda z, w: cmath.sinh(z),
-    cmath.tanh: lambda z, w: 1 - w * w,
-}
+# --- cmath: holomorphic, so dz = conj(f'(z)) * dw; the derivatives f'(z, w) are rows of derivatives.py ---------------
+HOLOMORPHIC = derivatives.forms("cmath")
 
 
 def _holomorphic_rule(fn, derivative):

@@ -106,6 +106,9 @@ def test_numpy_form_and_rule(row, target):
         return
     z = x + 0.1j
     _close(registry.find_rule(target)(z)[1](np.ones_like(z))[0], np.conj(d(z, target(z))))  # conj(f'(z)) dy
+    if row.cmath:  # holomorphic: the derivative holds off the real line too (either side of it)
+        for z in (x + 0.1j, x - 0.1j, -x + 0.3j):
+            _close(d(z, target(z)), _fd(target, z))
 
 
 def _compiled(text):

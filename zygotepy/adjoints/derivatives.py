@@ -23,8 +23,7 @@ derivatives branch or take more than one argument: abs/absolute and sign (comple
 and math.cbrt's reverse forms (a branch at 0: their tangents come from the rows), math.log's rule (an optional base:
 its one-argument template comes from the row), the two-argument functions (atan2, hypot, pow and power, copysign,
 fmod, ldexp, logaddexp, maximum/minimum: operators and numpy/elementwise.py's BINARY), math.gamma/lgamma
-(math_gamma.py) and scipy.special (its own table). cmath.acosh is no row's form: 1 / sqrt(z * z - 1) takes the wrong
-branch for Re z < 0.
+(math_gamma.py) and scipy.special (its own table).
 """
 import ast
 import cmath
@@ -88,7 +87,7 @@ ROWS = (
     Row("cosh", "sinh(x)", math="cosh", cmath=True),
     Row("tanh", "1 - y * y", math="tanh", cmath=True),
     Row("arcsinh", "1 / sqrt(x * x + 1)", math="asinh", cmath=True),
-    Row("arccosh", "1 / sqrt(x * x - 1)", math="acosh"),
+    Row("arccosh", "1 / (sqrt(x - 1) * sqrt(x + 1))", math="acosh", cmath=True),  # sqrt(x * x - 1): -f' for Re z < 0
     Row("arctanh", "1 / (1 - x * x)", math="atanh", cmath=True),
     Row("deg2rad radians", "PI / 180", math="radians"),
     Row("rad2deg degrees", "180 / PI", math="degrees"),

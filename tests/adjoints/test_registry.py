@@ -47,10 +47,11 @@ def test_a_rule_not_declared_is_never_handed_cotangents():
 
 
 def test_in_place_operators_have_the_mutation_tables_rules():
-    """`x += y` on an array updates x in place: its rule is the mutation table's. scalar.py registers the plain
-    operator's rule for it too, and the later registration wins, so this pins the order the modules load in (moving
-    an import of the mutation table to module level in contexts.py turned `+=` into `+` on arrays: the fuzzer found
-    programs whose arguments changed)."""
+    """`x += y` on an array updates x in place: its rule is the mutation table's, whatever order the modules load
+    in. (scalar.py registered the plain operator's rule for it too, and the later registration won: moving an import
+    of the mutation table up in contexts.py turned `+=` into `+` on arrays, and the fuzzer found programs whose
+    arguments changed. Now only the mutation table registers these rules; it still loads after scalar.py, whose
+    rules it takes as it loads: tests/test_layers.py INSIDE_FUNCTIONS.)"""
     for op in (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow, operator.imod,
                operator.imatmul):
         assert registry.find_rule(op).__module__ == "zygotepy.adjoints.mutation.operators", op
@@ -75,3 +76,11 @@ def test_updating_in_place_is_declared_at_registration(updates):
         registry.MUTATING_IF_ACTIVE.discard(updates_its_argument)
     for op in (operator.iadd, operator.imul, operator.ior):  # the built-in declarations
         assert registry.is_mutating(op, active=True) and not registry.is_mutating(op)
+
+
+def test_no_built_in_table_replaces_another_tables_rule():
+    """The later registration for a target wins, so two tables registering the same target would make a rule depend
+    on the order the modules load in (complex.py and numpy/complex_parts.py both registered np.real, np.imag,
+    np.conjugate and np.angle). A module may still replace its own rule (a table row, then a rule written out)."""
+    across = [(t, old.__module__, new.__module__) for t, old, new in registry.REPLACED if old.__module__ != new.__module__]
+    assert not across, across

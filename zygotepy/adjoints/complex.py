@@ -1,4 +1,5 @@
-"""Rules for complex numbers: real and imaginary parts, conjugation, angle, and the `cmath` functions.
+"""Rules for complex numbers: `np.sign` of a complex number, the numbers' `conjugate` method, their `.real` and
+`.imag`, and the `cmath` functions (np.real, np.imag, np.conjugate and np.angle are numpy/complex_parts.py's).
 
 The convention (docs/api.md, Zygote's and PyTorch's): a complex value z = x + iy is two real coordinates, and its
 cotangent is the complex number `dL/dx + 1j * dL/dy`. So for a real loss `gradient` returns `df/dx + 1j*df/dy`, and a
@@ -13,6 +14,7 @@ import cmath
 import numpy as np
 
 from ..backends import SIGN_IS_UNIT, conj, is_complex, namespace, unbroadcast
+from . import derivatives
 from .registry import adjoint
 from .structures.attributes import ATTRIBUTES
 
@@ -21,45 +23,7 @@ def _real(dy):
     return dy.real if is_complex(dy) else dy
 
 
-# --- parts and conjugation ---------------------------------------------------------------------------------------------
-
-@adjoint(np.real)
-def real(z):
-    def back(dy):
-        return (None if dy is None else unbroadcast(_real(dy), z),)
-    return np.real(z), back
-
-
-@adjoint(np.imag)
-def imag(z):
-    def back(dy):
-        return (None if dy is None or not is_complex(z) else unbroadcast(1j * _real(dy), z),)
-    return np.imag(z), back
-
-
-@adjoint(np.conjugate)
-def conjugate(z):
-    def back(dy):
-        return (None if dy is None else unbroadcast(conj(dy), z),)
-    return np.conjugate(z), back
-
-
-if np.conj is not np.conjugate:
-    adjoint(np.conj)(conjugate)
-
-
-@adjoint(np.angle)
-def angle(z, deg=False):
-    y = np.angle(z, deg)
-
-    def back(dy):
-        if dy is None or not is_complex(z):
-            return (None, None)
-        scale = 180 / np.pi if deg else 1.0
-        r2 = namespace(z).abs(z) ** 2
-        return (unbroadcast(_real(dy) * scale * 1j * z / np.where(r2 == 0, 1, r2), z), None)
-    return y, back
-
+# --- parts and conjugation: np.real, np.imag, np.conjugate and np.angle are numpy/complex_parts.py's -------------------
 
 @adjoint(np.sign)
 def sign(z):
@@ -85,9 +49,8 @@ def _method_conjugate(z):
     return z.conjugate(), back
 
 
-for _cls in (complex, float, np.ndarray, np.complex128, np.complex64, np.float64):
+for _cls in (complex, float, np.complex128, np.complex64, np.float64):  # (ndarray's: numpy/complex_parts.py)
     adjoint(_cls.conjugate)(_method_conjugate)
-adjoint(np.ndarray.conj)(_method_conjugate)
 
 for _cls in (complex, np.complex128, np.complex64):
     ATTRIBUTES[_cls, "real"] = lambda z, dy: _real(dy) + 0j
@@ -97,18 +60,8 @@ for _cls in (float, np.float64, np.float32):
     ATTRIBUTES[_cls, "imag"] = lambda x, dy: None
 
 
-# --- cmath: holomorphic, so dz = conj(f'(z)) * dw ------------------------------------------------------------------------
-HOLOMORPHIC = {
-    cmath.exp: lambda z, w: w,
-    cmath.log: lambda z, w: 1 / z,
-    cmath.sqrt: lambda z, w: 0.5 / w,
-    cmath.sin: lambda z, w: cmath.cos(z),
-    cmath.cos: lambda z, w: -cmath.sin(z),
-    cmath.tan: lambda z, w: 1 + w * w,
-    cmath.sinh: lambda z, w: cmath.cosh(z),
-    cmath.cosh: lambda z, w: cmath.sinh(z),
-    cmath.tanh: lambda z, w: 1 - w * w,
-}
+# --- cmath: holomorphic, so dz = conj(f'(z)) * dw; the derivatives f'(z, w) are rows of derivatives.py ---------------
+HOLOMORPHIC = derivatives.forms("cmath")
 
 
 def _holomorphic_rule(fn, derivative):

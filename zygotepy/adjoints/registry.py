@@ -32,6 +32,7 @@ SCALAR = {}
 SHARED = {}  # target -> (partner, derivative from the partner's value): registry.scalar_rule's `shares`
 ARRAY = {}
 NONDIFF = set()
+REPLACED = []  # (target, old, new) where one built-in table's registration replaced another's
 MUTATING = set()   # primitives that update an object in place: their `back` runs even with no cotangent (to undo)
 MUTATING_IF_ACTIVE = set()  # operators that may update in place (`x += y`): the same, where a gradient flows
 CLASS_RULES = []  # (predicate on a class, rule): constructors of whole families of classes (dataclasses, namedtuples)
@@ -77,6 +78,9 @@ def adjoint(target, *, accumulates=False, updates=False):
         key = _key(target)
         user = not getattr(rule, "__module__", "").startswith("zygotepy.")
         try:
+            old = RULES.get(key)
+            if old is not None and not user and getattr(old, "__module__", "").startswith("zygotepy.") and old is not rule:
+                REPLACED.append((target, old, rule))  # (a built-in table replacing another's rule: tested to be none)
             RULES[key] = rule
             if user:  # a user's rule replaces the built-in fast paths too (built-in tables register both)
                 SCALAR.pop(key, None)

@@ -1,4 +1,5 @@
-"""Python operators and the `math` module: a table of derivatives.
+"""Python operators and the `math` module: a table of derivatives (the `math` functions of one argument come from the
+rows of derivatives.py).
 
 Each entry is `target: lambda dy, y, *args: (one cotangent per argument)`, valid for Python int/float/bool arguments. The
 compiler pastes these bodies into generated code behind a type guard (the scalar fast path), and the same table gives
@@ -13,8 +14,8 @@ import numpy as np
 
 from ..ast_adjoint import runtime as rt
 from ..backends import _unbroadcast_ndarray, conj, namespace, on, unbroadcast
-from . import handover
-from .registry import adjoint, find_rule, namespace_generic, nondifferentiable, scalar_rule
+from . import derivatives, handover
+from .registry import adjoint, namespace_generic, nondifferentiable, scalar_rule
 from .structures.common import like
 
 # --- operators on Python numbers (fast path) ---------------------------------------------------------------------------
@@ -34,41 +35,18 @@ OPERATORS = {
 IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
             operator.itruediv: operator.truediv, operator.ipow: operator.pow, operator.imod: operator.mod}
 
-# --- the math module ---------------------------------------------------------------------------------------------------
+# --- the math module: the functions of one argument are rows of derivatives.py; here those that branch or take two -----
 MATH = {
-    math.sin: lambda dy, y, x: (dy * math.cos(x),),
-    math.cos: lambda dy, y, x: (-dy * math.sin(x),),
-    math.tan: lambda dy, y, x: (dy * (1 + y * y),),
-    math.asin: lambda dy, y, x: (dy / math.sqrt(1 - x * x),),
-    math.acos: lambda dy, y, x: (-dy / math.sqrt(1 - x * x),),
-    math.atan: lambda dy, y, x: (dy / (1 + x * x),),
+    **derivatives.forms("scalar"),
     math.atan2: lambda dy, y, a, b: (dy * b / (a * a + b * b), -dy * a / (a * a + b * b)),
-    math.sinh: lambda dy, y, x: (dy * math.cosh(x),),
-    math.cosh: lambda dy, y, x: (dy * math.sinh(x),),
-    math.tanh: lambda dy, y, x: (dy * (1 - y * y),),
-    math.asinh: lambda dy, y, x: (dy / math.sqrt(x * x + 1),),
-    math.acosh: lambda dy, y, x: (dy / math.sqrt(x * x - 1),),
-    math.atanh: lambda dy, y, x: (dy / (1 - x * x),),
-    math.exp: lambda dy, y, x: (dy * y,),
-    math.expm1: lambda dy, y, x: (dy * (y + 1),),
-    math.log1p: lambda dy, y, x: (dy / (1 + x),),
-    math.log2: lambda dy, y, x: (dy / (x * math.log(2)),),
-    math.log10: lambda dy, y, x: (dy / (x * math.log(10)),),
-    math.sqrt: lambda dy, y, x: (dy / (2 * y),),
     math.pow: lambda dy, y, a, b: (dy * b * a ** (b - 1) if b != 0 else 0.0,
                                    dy * y * math.log(a) if a > 0 else 0.0),
     math.hypot: lambda dy, y, a, b: (dy * a / y if y else 0.0, dy * b / y if y else 0.0),
-    math.erf: lambda dy, y, x: (dy * 2 / math.sqrt(math.pi) * math.exp(-x * x),),
-    math.erfc: lambda dy, y, x: (-dy * 2 / math.sqrt(math.pi) * math.exp(-x * x),),
     math.fabs: lambda dy, y, x: (dy if x > 0 else -dy if x < 0 else 0.0,),
-    math.degrees: lambda dy, y, x: (dy * 180 / math.pi,),
-    math.radians: lambda dy, y, x: (dy * math.pi / 180,),
     math.copysign: lambda dy, y, a, b: (dy if (a >= 0) == (b >= 0) else -dy, None),
     math.fmod: lambda dy, y, a, b: (dy, -dy * math.trunc(a / b)),
     math.ldexp: lambda dy, y, x, i: (dy * 2.0 ** i, None),
 }  # gamma and lgamma need digamma, which math lacks: their rules are in math_gamma.py
-if hasattr(math, "exp2"):
-    MATH[math.exp2] = lambda dy, y, x: (dy * y * math.log(2),)
 if hasattr(math, "cbrt"):
     MATH[math.cbrt] = lambda dy, y, x: (dy / (3 * y * y) if y != 0 else math.inf,)
 
@@ -101,16 +79,10 @@ def _math_rule(fn, derivative):
     return rule
 
 
-# Derivatives that reuse a value the forward computes anyway: sin's derivative is the cos of the same argument. A loop's
-# fast copy (ast_adjoint/optimize/loop_copies.py) takes them when one iteration computes both, as hand-written code
-# would: the backward then calls neither. Each gives the bits of its MATH entry (`dy * c` is `dy * math.cos(x)`).
-SHARED = {
-    math.sin: (math.cos, lambda dy, y, c: (dy * c,)),
-    math.cos: (math.sin, lambda dy, y, s: (-dy * s,)),
-    math.sinh: (math.cosh, lambda dy, y, c: (dy * c,)),
-    math.cosh: (math.sinh, lambda dy, y, s: (dy * s,)),
-}
-
+# Derivatives that reuse a value the forward computes anyway (sin's is the cos of the same argument), from the rows: a
+# loop's fast copy (ast_adjoint/optimize/loop_copies.py) takes them when one iteration computes both, as hand-written
+# code would: the backward then calls neither.
+SHARED = derivatives.shared()
 
 for _fn, _d in MATH.items():
     adjoint(_fn)(_math_rule(_fn, _d))
@@ -147,9 +119,6 @@ def hypot(*coords):
             return (None,) * len(coords)
         return tuple(dy * c / y if y else 0.0 for c in coords)
     return y, back
-
-
-scalar_rule(math.log, lambda dy, y, x: (dy / x,))  # the one-argument form; two arguments take the rule above
 
 
 # --- operators on anything else: complex numbers, arrays (broadcasting), NumPy scalars -------------------------------
@@ -415,11 +384,9 @@ def matmul(a, b):
 
 
 for _inplace, _plain in IN_PLACE.items():
-    # augmented assignment: the same math as the plain operator. (In-place array updates are not yet tracked as
-    # mutation: an array `+=` that other saved values alias is the open mutation issue.)
-    adjoint(_inplace)(find_rule(_plain))
+    # augmented assignment on numbers: the plain operator's template (its rule, which updates arrays in place and
+    # undoes that in the backward, is the mutation table's: adjoints/mutation/operators.py)
     scalar_rule(_inplace, OPERATORS[_plain])
-adjoint(operator.imatmul)(matmul)
 
 for _op, _d in OPERATORS.items():
     scalar_rule(_op, _d)

@@ -2,8 +2,8 @@
 
 Each rule is `rule(fn, primals, tangents, kwargs) -> (y, ydot)` (see `dual.tangent_rule`). The primals may still be
 Duals of outer nesting levels, so rules compute with operators, NumPy ufuncs and `dispatch` (which sends Duals back
-through this table), never with `math.*` directly. One table of derivatives, in terms of the input `x` and the output
-`y`, serves both a NumPy ufunc and its `math` twin.
+through this table), never with `math.*` directly. The elementwise functions of one argument take their derivatives
+from the rows of adjoints/derivatives.py, one for a NumPy ufunc and its `math` twin.
 """
 import builtins
 import math
@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ..adjoints import registry
+from ..adjoints import derivatives, registry
 from ..backends import SIGN_IS_UNIT
 from ..errors import ForwardModeError
 from .dual import _zero, constants_from, dispatch, strip, tangent_rule
@@ -30,48 +30,8 @@ def _total(terms):
     return out
 
 
-# --- elementwise, one argument: dy/dx in terms of x and y --------------------------------------------------------------
-UNARY = {
-    np.sin: lambda x, y: np.cos(x),
-    np.cos: lambda x, y: -np.sin(x),
-    np.tan: lambda x, y: 1 + y * y,
-    np.arcsin: lambda x, y: 1 / np.sqrt(1 - x * x),
-    np.arccos: lambda x, y: -1 / np.sqrt(1 - x * x),
-    np.arctan: lambda x, y: 1 / (1 + x * x),
-    np.sinh: lambda x, y: np.cosh(x),
-    np.cosh: lambda x, y: np.sinh(x),
-    np.tanh: lambda x, y: 1 - y * y,
-    np.arcsinh: lambda x, y: 1 / np.sqrt(x * x + 1),
-    np.arccosh: lambda x, y: 1 / np.sqrt(x * x - 1),
-    np.arctanh: lambda x, y: 1 / (1 - x * x),
-    np.exp: lambda x, y: y,
-    np.exp2: lambda x, y: y * math.log(2),
-    np.expm1: lambda x, y: y + 1,
-    np.log: lambda x, y: 1 / x,
-    np.log2: lambda x, y: 1 / (x * math.log(2)),
-    np.log10: lambda x, y: 1 / (x * math.log(10)),
-    np.log1p: lambda x, y: 1 / (1 + x),
-    np.sqrt: lambda x, y: 0.5 / y,
-    np.cbrt: lambda x, y: 1 / (3 * y * y),
-    np.square: lambda x, y: 2 * x,
-    np.reciprocal: lambda x, y: -y * y,
-    np.absolute: lambda x, y: np.sign(x),  # 0 at 0, like the reverse rules
-    np.deg2rad: lambda x, y: math.pi / 180,
-    np.rad2deg: lambda x, y: 180 / math.pi,
-}
-MATH_TWINS = {math.sin: np.sin, math.cos: np.cos, math.tan: np.tan, math.asin: np.arcsin, math.acos: np.arccos,
-              math.atan: np.arctan, math.sinh: np.sinh, math.cosh: np.cosh, math.tanh: np.tanh,
-              math.asinh: np.arcsinh, math.acosh: np.arccosh, math.atanh: np.arctanh, math.exp: np.exp,
-              math.expm1: np.expm1, math.log2: np.log2, math.log10: np.log10, math.log1p: np.log1p,
-              math.sqrt: np.sqrt, math.fabs: np.absolute, math.radians: np.deg2rad, math.degrees: np.rad2deg,
-              operator.abs: np.absolute, builtins.abs: np.absolute}
-if hasattr(math, "exp2"):
-    MATH_TWINS[math.exp2] = np.exp2
-if hasattr(math, "cbrt"):
-    MATH_TWINS[math.cbrt] = np.cbrt
-_SQRT_PI = math.sqrt(math.pi)
-OTHER_UNARY = {math.erf: lambda x, y: 2 / _SQRT_PI * np.exp(-x * x),
-               math.erfc: lambda x, y: -2 / _SQRT_PI * np.exp(-x * x)}
+# --- elementwise, one argument: dy/dx in terms of x and y, the `tangent` forms of adjoints/derivatives.py's rows -------
+UNARY = derivatives.forms("tangent")
 
 
 def _unary(derivative):
@@ -82,10 +42,6 @@ def _unary(derivative):
 
 
 for _fn, _d in UNARY.items():
-    tangent_rule(_fn)(_unary(_d))
-for _fn, _twin in MATH_TWINS.items():
-    tangent_rule(_fn)(_unary(UNARY[_twin]))
-for _fn, _d in OTHER_UNARY.items():
     tangent_rule(_fn)(_unary(_d))
 
 

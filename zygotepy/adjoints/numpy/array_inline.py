@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...backends import _unbroadcast_ndarray, unbroadcast
+from .. import derivatives
 from ..registry import array_rule, find_rule
 from .common import _expand
 from .reductions import _LARGE, _kept_shape, extremum_share
@@ -95,9 +96,7 @@ def _full(x, g):
     return np.full(x.shape, g, x.dtype)
 
 
-# named for generated code (where `np` is the user's), and the numbers the rules compute (elementwise.py ELEMENTWISE)
-_sin, _cos, _sinh, _cosh, _mean = np.sin, np.cos, np.sinh, np.cosh, np.mean
-_LN2, _LN10 = math.log(2), math.log(10)
+_mean = np.mean  # (named for generated code, where `np` is the user's)
 
 BINARY = {
     operator.add: ArrayDerivative(lambda dy, y, a, b: (_unb(dy, a), _unb(dy, b))),
@@ -110,25 +109,9 @@ BINARY = {
         2: lambda dy, y, a, b: (dy * 2.0 * a, None), 0: lambda dy, y, a, b: (dy * 0.0, None)}),
 }
 
-UNARY = {
-    operator.neg: lambda dy, y, x: (-dy,),
-    np.exp: lambda dy, y, x: (dy * y,),
-    np.log: lambda dy, y, x: (dy * (1 / x),),
-    np.sqrt: lambda dy, y, x: (dy * (0.5 / y),),
-    np.sin: lambda dy, y, x: (dy * _cos(x),),
-    np.cos: lambda dy, y, x: (dy * -_sin(x),),
-    np.tanh: lambda dy, y, x: (dy * (1 - y * y),),
-    np.expm1: lambda dy, y, x: (dy * (y + 1),),
-    np.log1p: lambda dy, y, x: (dy * (1 / (1 + x)),),
-    np.log2: lambda dy, y, x: (dy * (1 / (x * _LN2)),),
-    np.log10: lambda dy, y, x: (dy * (1 / (x * _LN10)),),
-    np.square: lambda dy, y, x: (dy * (2 * x),),
-    np.reciprocal: lambda dy, y, x: (dy * (-y * y),),
-    np.tan: lambda dy, y, x: (dy * (1 + y * y),),
-    np.sinh: lambda dy, y, x: (dy * _cosh(x),),
-    np.cosh: lambda dy, y, x: (dy * _sinh(x),),
-    np.arctan: lambda dy, y, x: (dy * (1 / (1 + x * x)),),
-}
+# the elementwise functions of one argument: their formulas are the `array` forms of derivatives.py's rows
+UNARY = {operator.neg: lambda dy, y, x: (-dy,), **derivatives.forms("array")}
+
 
 def _matmul_cotangent(dy, a, b, k):
     """The cotangent of operand `k` of `a @ b` for real arrays that are not both matrices: a matrix times a vector

@@ -9,48 +9,12 @@ import math
 import numpy as np
 
 from ...backends import conj, function, is_complex, namespace, namespace_of, on, unbroadcast
+from .. import derivatives
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 from .common import _binary, _call, _elementwise_rule, _ties, is_float
 
-LN2 = math.log(2)
-
-# --- one argument: derivative in terms of the input x and the output y ------------------------------------------------
-ELEMENTWISE = {
-    np.exp: lambda x, y: y,
-    np.expm1: lambda x, y: y + 1,
-    np.log: lambda x, y: 1 / x,
-    np.log1p: lambda x, y: 1 / (1 + x),
-    np.log2: lambda x, y: 1 / (x * math.log(2)),  # a Python float keeps float32 arrays float32
-    np.log10: lambda x, y: 1 / (x * math.log(10)),
-    np.sqrt: lambda x, y: 0.5 / y,
-    np.square: lambda x, y: 2 * x,
-    np.reciprocal: lambda x, y: -y * y,
-    np.sin: lambda x, y: namespace(x).cos(x),
-    np.cos: lambda x, y: -namespace(x).sin(x),
-    np.tan: lambda x, y: 1 + y * y,
-    np.tanh: lambda x, y: 1 - y * y,
-    np.sinh: lambda x, y: namespace(x).cosh(x),
-    np.cosh: lambda x, y: namespace(x).sinh(x),
-    np.arcsin: lambda x, y: 1 / namespace(x).sqrt(1 - x * x),
-    np.arccos: lambda x, y: -1 / namespace(x).sqrt(1 - x * x),
-    np.arctan: lambda x, y: 1 / (1 + x * x),
-    np.negative: lambda x, y: -1,
-    np.positive: lambda x, y: 1,
-    # exponentials, roots
-    np.exp2: lambda x, y: y * LN2,
-    np.cbrt: lambda x, y: 1 / (3 * y * y),
-    # inverse hyperbolics
-    np.arcsinh: lambda x, y: 1 / namespace(x).sqrt(x * x + 1),
-    np.arccosh: lambda x, y: 1 / namespace(x).sqrt(x * x - 1),
-    np.arctanh: lambda x, y: 1 / (1 - x * x),
-    # angle conversions
-    np.deg2rad: lambda x, y: math.pi / 180,
-    np.radians: lambda x, y: math.pi / 180,
-    np.rad2deg: lambda x, y: 180 / math.pi,
-    np.degrees: lambda x, y: 180 / math.pi,
-    # absolute value of reals
-    np.fabs: lambda x, y: namespace(x).sign(x),
-}
+# --- one argument: the derivatives, in terms of the input x and the output y, are rows of derivatives.py --------------
+ELEMENTWISE = derivatives.forms("numpy")
 for _fn, _d in ELEMENTWISE.items():
     adjoint(_fn, accumulates=True)(_elementwise_rule(_fn, _d))
 

@@ -279,21 +279,11 @@ def _torch_rule(target, twin, rule):
     return hit[1]
 
 
-class _Foreign:
-    """What the foreign rule tables (adjoints/foreign/, above this module) give the registry when they are imported:
-    `index_methods(classes, methods, nondiff)` indexes the methods of the foreign array classes imported so far, and
-    `torch_function(fn, name, rule)` makes a torch function's rule from its NumPy twin's. Until then, nothing."""
-
-    @staticmethod
-    def index_methods(classes, methods, nondiff):
-        pass
-
-    @staticmethod
-    def torch_function(fn, name, rule):
-        return rule
-
-
-FOREIGN = _Foreign()
+# What the foreign rule tables (adjoints/foreign/, above this module) give the registry when they are imported:
+# `index_methods(classes, methods, nondiff)` indexes the methods of the foreign array classes imported so far, and
+# `torch_function(fn, name, rule)` makes a torch function's rule from its NumPy twin's. Until then, nothing.
+FOREIGN = types.SimpleNamespace(index_methods=lambda classes, methods, nondiff: None,
+                                torch_function=lambda fn, name, rule: rule)
 
 
 def _forget_twins():

@@ -79,8 +79,8 @@ def adjoint(target, *, accumulates=False, updates=False):
         user = not getattr(rule, "__module__", "").startswith("zygotepy.")
         try:
             old = RULES.get(key)
-            if old is not None and not user and getattr(old, "__module__", "").startswith("zygotepy.") and old is not rule:
-                REPLACED.append((target, old, rule))  # (a built-in table replacing another's rule: tested to be none)
+            if old is not None and old is not rule and not user and old.__module__.startswith("zygotepy."):
+                REPLACED.append((target, old, rule))  # (a built-in rule replaced by another: tests/adjoints)
             RULES[key] = rule
             if user:  # a user's rule replaces the built-in fast paths too (built-in tables register both)
                 SCALAR.pop(key, None)

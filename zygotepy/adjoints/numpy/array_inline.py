@@ -35,8 +35,9 @@ class ArrayDerivative:
     elementwise formula here but those in `shapeless` broadcasts it to its operand's shape (their cotangent stays a
     number when the cotangent is one: the operation cannot take a reduction's cotangent as a number).
     `otherwise`: the derivative tried where this one's guard fails (`W @ v`: `matrices` takes 2-d operands only);
-    `arrays`: its operands must be real arrays of any rank. `keyworded`: the derivative for a call with keywords (`np.sum(x, axis=1, keepdims=True)`), whose `keywords`
-    (`((name, default), ...)`) are the literal keywords it takes, passed to its formulas after the arguments."""
+    `arrays`: its operands must be real arrays of any rank. `keyworded`: the derivative for a call with keywords
+    (`np.sum(x, axis=1, keepdims=True)`), whose `keywords` (`((name, default), ...)`) are the literal keywords it
+    takes, passed to its formulas after the arguments."""
     fn: object
     matrices: bool = False
     active: tuple = None
@@ -142,7 +143,7 @@ def _count(x, y):
 
 _AXIS = (("axis", None), ("keepdims", False))  # the literal keywords the reductions' array paths take
 
-REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules' fast case (reductions.py)
+REDUCTIONS = {  # the whole array (the rules' fast case, reductions.py) and, `keyworded`, along literal axes
     np.sum: ArrayDerivative(lambda dy, y, x: (_full(x, dy),), forward=lambda dy, y, x: (x.sum(),),
                             uniform=lambda dy, y, x: (dy,), keyworded=ArrayDerivative(
                                 lambda dy, y, x, axis, keepdims: (_spread(dy, x, axis, keepdims),), keywords=_AXIS,
@@ -153,13 +154,13 @@ REDUCTIONS = {  # the whole array, no axis: the forwards and backs of the rules'
                                  lambda dy, y, x, axis, keepdims: (
                                      _spread(dy / _count(x, y), x, axis, keepdims),), keywords=_AXIS)),
 }
-_EXTREMUM_BACK = lambda dy, y, x, axis, keepdims: (extremum_share(dy, y, x, axis, keepdims),)  # noqa: E731
-_MAX = ArrayDerivative(lambda dy, y, x: (extremum_share(dy, y, x, None, False),), forward=lambda dy, y, x: (x.max(),),
-                       keyworded=ArrayDerivative(_EXTREMUM_BACK, keywords=_AXIS, forward=lambda dy, y, x, axis, keepdims:
-                                                 (x.max(axis=axis, keepdims=keepdims),)))
-_MIN = ArrayDerivative(lambda dy, y, x: (extremum_share(dy, y, x, None, False),), forward=lambda dy, y, x: (x.min(),),
-                       keyworded=ArrayDerivative(_EXTREMUM_BACK, keywords=_AXIS, forward=lambda dy, y, x, axis, keepdims:
-                                                 (x.min(axis=axis, keepdims=keepdims),)))
+# max and min: the whole array, or along literal axes; their backs share the rule's (extremum_share)
+_EXTREMUM_ALL = lambda dy, y, x: (extremum_share(dy, y, x, None, False),)  # noqa: E731
+_EXTREMUM_AXES = lambda dy, y, x, axis, keepdims: (extremum_share(dy, y, x, axis, keepdims),)  # noqa: E731
+_MAX = ArrayDerivative(_EXTREMUM_ALL, forward=lambda dy, y, x: (x.max(),), keyworded=ArrayDerivative(
+    _EXTREMUM_AXES, keywords=_AXIS, forward=lambda dy, y, x, axis, keepdims: (x.max(axis=axis, keepdims=keepdims),)))
+_MIN = ArrayDerivative(_EXTREMUM_ALL, forward=lambda dy, y, x: (x.min(),), keyworded=ArrayDerivative(
+    _EXTREMUM_AXES, keywords=_AXIS, forward=lambda dy, y, x, axis, keepdims: (x.min(axis=axis, keepdims=keepdims),)))
 REDUCTIONS.update({np.max: _MAX, np.amax: _MAX, np.min: _MIN, np.amin: _MIN})
 
 # formulas whose cotangent would stay a number when the cotangent is one (it never meets the operand): the operation

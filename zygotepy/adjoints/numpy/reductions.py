@@ -139,9 +139,11 @@ def extremum_share(dy, y, x, axis, keepdims):
     formula, array_inline.py: one computation for both.)"""
     if type(x) is np.ndarray and x.dtype.kind == "f":
         if axis is None and (type(dy) is float or type(dy) is np.float64 or np.ndim(dy) == 0):
-            hit = x == y  # the whole array: its maxima share dy evenly (none: initial= won, no gradient)
-            return (hit * (dy / max(np.count_nonzero(hit), 1))).astype(x.dtype, copy=False)  # (no dtype=: nesting's
-        if axis is not None and type(dy) is np.ndarray and type(y) is np.ndarray and dy.shape == y.shape:  # rules)
+            # the whole array: its maxima share dy evenly (none: initial= won, no gradient); astype, not dtype=, for
+            # the nesting rules' numbers
+            hit = x == y
+            return (hit * (dy / max(np.count_nonzero(hit), 1))).astype(x.dtype, copy=False)
+        if axis is not None and type(dy) is np.ndarray and type(y) is np.ndarray and dy.shape == y.shape:
             if not keepdims:  # y and dy with the reduced axes kept: they broadcast against x
                 kept = _kept_shape(x.shape, axis)
                 y, dy = y.reshape(kept), dy.reshape(kept)

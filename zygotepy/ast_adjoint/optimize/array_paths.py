@@ -55,9 +55,8 @@ class ArrayPaths:
             return None
         tests = self.rule_guard(call, target)[:1] if isinstance(call.fn, Global) else []
         operands = _vars(call.args)
-        if len(operands) > 1 and not (derivative.matrices or derivative.arrays):  # real arrays or numbers, one of
-            # them an array (`dt * x`)
-            tests.append(_call(rt.any_array, *operands))
+        if len(operands) > 1 and not (derivative.matrices or derivative.arrays):
+            tests.append(_call(rt.any_array, *operands))  # real arrays or numbers, one of them an array (`dt * x`)
         for a in operands:
             test = rt.is_real_matrix if derivative.matrices else rt.is_real_array if derivative.arrays else \
                 rt.is_real_data if len(operands) > 1 else rt.is_real_value if derivative.numbers else rt.is_real_array

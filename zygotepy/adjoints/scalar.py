@@ -350,6 +350,18 @@ adjoint(operator.abs)(_abs_rule)
 adjoint(abs)(_abs_rule)
 
 
+def vector_product_cotangent(dy, a, b, k):
+    """The cotangent of operand `k` of `a @ b` for real NumPy arrays of one dtype, a matrix and a vector (else None):
+    what the general code of the matmul rule's back computes for them, without its reshaping calls. (The array
+    path's second form, numpy/array_inline.py, computes with it too.)"""
+    if type(dy) is np.ndarray and a.dtype == b.dtype == dy.dtype:
+        if a.ndim == 2 and b.ndim == 1:
+            return dy[:, None] @ b[None, :] if k == 0 else (a.T @ dy[:, None])[:, 0]
+        if a.ndim == 1 and b.ndim == 2:
+            return (dy[None, :] @ b.T)[0, :] if k == 0 else a[:, None] @ dy[None, :]
+    return None
+
+
 @adjoint(operator.matmul)
 def matmul(a, b):
     y = a @ b
@@ -360,10 +372,8 @@ def matmul(a, b):
         if type(a) is type(b) is np.ndarray and a.dtype.kind != "c" != b.dtype.kind and type(dy) is np.ndarray:
             if a.ndim == b.ndim == 2:  # the common cases, directly: what the general code below computes for them
                 return (dy @ b.T if need[0] else None), (a.T @ dy if need[1] else None)
-            if a.ndim == 2 and b.ndim == 1 and a.dtype == b.dtype == dy.dtype:  # a matrix times a vector
-                return (dy[:, None] @ b[None, :] if need[0] else None), ((a.T @ dy[:, None])[:, 0] if need[1] else None)
-            if a.ndim == 1 and b.ndim == 2 and a.dtype == b.dtype == dy.dtype:  # a vector times a matrix
-                return ((dy[None, :] @ b.T)[0, :] if need[0] else None), (a[:, None] @ dy[None, :] if need[1] else None)
+            if {a.ndim, b.ndim} == {1, 2} and a.dtype == b.dtype == dy.dtype:  # a matrix and a vector
+                return tuple(vector_product_cotangent(dy, a, b, k) if need[k] else None for k in (0, 1))
         xp = namespace(y)
         a2, b2 = (a[None, ...] if a.ndim == 1 else a), (b[..., None] if b.ndim == 1 else b)
         # a 1-d b is a column, a 1-d a a row: restore their axes in dy (b's first: dy may be 0-d)

@@ -19,6 +19,7 @@ import numpy as np
 from ...backends import _unbroadcast_ndarray, unbroadcast
 from .. import derivatives
 from ..registry import array_rule, find_rule
+from ..scalar import vector_product_cotangent
 from .common import _expand
 from .reductions import _LARGE, _kept_shape, extremum_share
 
@@ -115,15 +116,10 @@ UNARY = {operator.neg: lambda dy, y, x: (-dy,), **derivatives.forms("array")}
 
 
 def _matmul_cotangent(dy, a, b, k):
-    """The cotangent of operand `k` of `a @ b` for real arrays that are not both matrices: a matrix times a vector
-    or a vector times a matrix computed as the matmul rule's back computes them (adjoints/scalar.py), the other
-    ranks by that back itself."""
-    if type(dy) is _ND and a.dtype == b.dtype == dy.dtype:  # (a vector times a vector: dy is a number)
-        if a.ndim == 2 and b.ndim == 1:
-            return dy[:, None] @ b[None, :] if k == 0 else (a.T @ dy[:, None])[:, 0]
-        if a.ndim == 1 and b.ndim == 2:
-            return (dy[None, :] @ b.T)[0, :] if k == 0 else a[:, None] @ dy[None, :]
-    return find_rule(operator.matmul)(a, b)[1](dy)[k]
+    """The cotangent of operand `k` of `a @ b` for real arrays that are not both matrices: a matrix and a vector as
+    the matmul rule computes them (scalar.py `vector_product_cotangent`), the other ranks by the rule's back itself."""
+    g = vector_product_cotangent(dy, a, b, k)
+    return g if g is not None else find_rule(operator.matmul)(a, b)[1](dy)[k]
 
 
 def _spread(g, x, axis, keepdims):

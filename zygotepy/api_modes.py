@@ -276,7 +276,7 @@ def _captures_differentiable(f):
     return bool(_captured(f))
 
 
-@adjoint(forwarddiff)
+@adjoint(forwarddiff, need=True)
 def _forwarddiff(f, x):
     _check_input(x, 1)
     y, (jac,) = _forward_jacobian(f, (x,))

@@ -1,5 +1,5 @@
-"""The registry reads what a rule offers from its declaration, never from its code: `accumulates` is declared at
-registration (`adjoint(target, accumulates=True)`). This test holds the declarations to the code: a rule declared to
+"""The registry reads what a rule offers from its declaration, never from its code: `need` and `accumulates` are
+declared at registration (`adjoint(target, need=True)`, `adjoint(target, accumulates=True)`). This test holds the declarations to the code: a rule declared to
 accumulate has a back that takes the running cotangents (`*into`), and every back written that way is declared (else
 generated code would not hand it its cotangents, and the faster form would go unused)."""
 import inspect
@@ -28,8 +28,53 @@ def test_every_built_in_rule_declares_what_its_back_takes():
     assert not wrong, f"declared accumulates=... does not match the back's parameters: {wrong}"
 
 
+def _backs_take_need(rule):
+    code = getattr(rule, "__code__", None)
+    backs = [c for c in getattr(code, "co_consts", ()) if getattr(c, "co_name", "") == "back"]
+    return bool(backs) and all(c.co_argcount >= 2 and c.co_varnames[1] == "need" for c in backs)
+
+
+def test_every_built_in_rule_declares_whether_its_back_takes_need():
+    rules = {id(r): r for r in registry.RULES.values()}.values()
+    declared = [r for r in rules if registry.takes_need(r)]
+    assert len(declared) > 100  # the elementwise and binary NumPy and scipy rules, the arithmetic operators, draws
+    wrong = [getattr(r, "__qualname__", r) for r in rules if registry.takes_need(r) != _backs_take_need(r)]
+    assert not wrong, f"declared need=... does not match the back's parameters: {wrong}"
+
+
 def square(x):
     return x * x
+
+
+def times(a, b):
+    return a * b
+
+
+def twice_times(x):
+    return times(x, 2.0)
+
+
+def _seen_by_back(declared):
+    """The `need` a user's rule of two arguments is handed where only the first carries a gradient."""
+    seen = []
+
+    @adjoint(times, need=declared)
+    def _(a, b):
+        def back(dy, need="not handed"):
+            seen.append(need)
+            return dy * b, dy * a
+        return a * b, back
+    try:
+        assert gradient(twice_times, 3.0) == pytest.approx((2.0,))
+    finally:
+        registry.RULES.pop(times, None)
+        registry.generation[0] += 1
+    return seen
+
+
+def test_need_is_handed_to_a_back_only_where_declared():
+    assert _seen_by_back(True) == [(True, False)]
+    assert _seen_by_back(False) == ["not handed"]
 
 
 def test_a_rule_not_declared_is_never_handed_cotangents():

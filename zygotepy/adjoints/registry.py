@@ -55,11 +55,13 @@ def _key(target):
     return target
 
 
-def adjoint(target, *, accumulates=False, updates=False):
+def adjoint(target, *, need=False, accumulates=False, updates=False):
     """Register a custom reverse rule for `target`; the latest registration for a target wins.
 
     The decorated function takes the same arguments as `target` and returns `(y, back)`; `back(dy)` returns a tuple with
     one cotangent per positional argument (None for none, `()` for a function of no arguments). `dy` may be None.
+    `need=True` declares that `back` takes a second argument, `back(dy, need)`: one bool per argument, False where the
+    caller reads no cotangent, so that `back` may skip computing it (None in its place).
     `accumulates=True` declares a faster form of `back`, `back(dy, need=None, *into)`: handed the running cotangents of
     the arguments (`into`), it returns them with its own added, in place where it alone holds them (`runtime.sole`).
     `updates=True` declares that `target` updates an argument in place: the backward calls `back` even when no
@@ -89,7 +91,9 @@ def adjoint(target, *, accumulates=False, updates=False):
         except TypeError:
             _UNHASHABLE[id(key)] = (key, rule)
         rule.__zygote_target__ = target
-        if accumulates:  # (a property of the rule's back: a later registration of the same rule keeps it)
+        if need or accumulates:  # (properties of the rule's back: a later registration of the same rule keeps them)
+            rule.__zygote_need__ = True
+        if accumulates:
             rule.__zygote_accumulates__ = True
         if updates:
             (MUTATING_IF_ACTIVE if updates == "if_active" else MUTATING).add(key)
@@ -414,10 +418,9 @@ def callable_directly(rule):
 
 
 def takes_need(rule):
-    """Does the rule's `back` accept the optional `need` mask (`def back(dy, need=...)`)?"""
-    code = getattr(rule, "__code__", None)
-    return code is not None and any(getattr(c, "co_name", "") == "back" and c.co_argcount >= 2
-                                    for c in code.co_consts)
+    """Does the rule's `back` accept the `need` mask (`back(dy, need)`)? Declared at registration
+    (`adjoint(target, need=True)`, implied by `accumulates=True`), never read off the code."""
+    return getattr(rule, "__zygote_need__", False)
 
 
 def accumulates(rule):

@@ -181,7 +181,7 @@ def _arrays_back(a, b, sign):
     return back
 
 
-@adjoint(operator.add)
+@adjoint(operator.add, need=True)
 def add(a, b):
     if type(a) is np.ndarray and type(b) is np.ndarray:
         return a + b, _arrays_back(a, b, 1)
@@ -197,7 +197,7 @@ def add(a, b):
     return a + b, back
 
 
-@adjoint(operator.sub)
+@adjoint(operator.sub, need=True)
 def sub(a, b):
     if type(a) is np.ndarray and type(b) is np.ndarray:
         return a - b, _arrays_back(a, b, -1)
@@ -233,7 +233,7 @@ def mul(a, b):
     return a * b, back
 
 
-@adjoint(operator.truediv)
+@adjoint(operator.truediv, need=True)
 def truediv(a, b):
     y = a / b
 
@@ -255,7 +255,7 @@ def _fresh_like(t, other):
     return type(t) is np.ndarray and type(other) is np.ndarray and t.shape == other.shape and t.dtype == other.dtype
 
 
-@adjoint(operator.pow)
+@adjoint(operator.pow, need=True)
 def pow_(a, b):
     y = a ** b
 
@@ -362,7 +362,7 @@ def vector_product_cotangent(dy, a, b, k):
     return None
 
 
-@adjoint(operator.matmul)
+@adjoint(operator.matmul, need=True)
 def matmul(a, b):
     y = a @ b
 

@@ -275,6 +275,6 @@ if sc is not None:
     for _fn, _d in UNARY.items():
         adjoint(_fn, accumulates=True)(_unary(_fn, _d))
     for _fn, (_da, _db) in BINARY.items():
-        adjoint(_fn)(_two(_fn, _da, _db))
+        adjoint(_fn, need=True)(_two(_fn, _da, _db))
     for _fn, _rule in CUSTOM.items():
         adjoint(_fn)(_rule)

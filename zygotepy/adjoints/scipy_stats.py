@@ -383,13 +383,13 @@ def _mvn_frozen_rule(name):
 
 CONTINUOUS = {}
 if st is not None:
-    CONTINUOUS = {name: adjoint(getattr(rv_continuous, name))(_continuous_rule(getattr(rv_continuous, name)))
+    CONTINUOUS = {name: adjoint(getattr(rv_continuous, name), need=True)(_continuous_rule(getattr(rv_continuous, name)))
                   for name in METHODS}
     adjoint(rv_generic.__call__)(keyword_rule(_freeze))
     adjoint(rv_generic.freeze)(keyword_rule(_freeze))
     for _name in METHODS:
-        adjoint(getattr(rv_continuous_frozen, _name))(_frozen_rule(_name))
+        adjoint(getattr(rv_continuous_frozen, _name), need=True)(_frozen_rule(_name))
     for _name in ("logpdf", "pdf"):
-        adjoint(getattr(multivariate_normal_gen, _name))(_mvn_rule(getattr(multivariate_normal_gen, _name)))
+        adjoint(getattr(multivariate_normal_gen, _name), need=True)(_mvn_rule(getattr(multivariate_normal_gen, _name)))
         adjoint(getattr(multivariate_normal_frozen, _name))(_mvn_frozen_rule(_name))
     adjoint(multivariate_normal_gen.__call__)(keyword_rule(_mvn_freeze))

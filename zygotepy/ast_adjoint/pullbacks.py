@@ -2,6 +2,7 @@
 `(dself, *dargs)`, or checks what a user's rule returned. Closure-free, with `__slots__`: one is made per
 differentiated call.
 """
+from ..adjoints.registry import takes_need
 from ..errors import ZygoteError
 from ..runtime.context import current
 from ..structgrad import StructGrad
@@ -12,13 +13,13 @@ class RulePullback:
     """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what a user's rule returned.
 
     `need` (one bool per argument, known at the call site) lets a rule skip cotangents nobody reads; rules opt in with a
-    second parameter, `back(dy, need)`. The built-in tables are tested, so their results skip the checks; a user's rule
+    second parameter, `back(dy, need)`, declared at registration (`adjoint(target, need=True)`). The built-in tables are tested, so their results skip the checks; a user's rule
     is checked for one cotangent per positional argument and for array cotangents of their argument's shape."""
     __slots__ = ("back", "rule", "nargs", "need", "trusted", "args")
 
     def __init__(self, back, rule, nargs, need=None, args=None):
         self.back, self.rule, self.nargs, self.trusted = back, rule, nargs, rule.__module__.startswith("zygotepy.")
-        self.need = need if need is not None and back.__code__.co_argcount >= 2 else None
+        self.need = need if need is not None and takes_need(rule) else None
         self.args = None if self.trusted else args
 
     def __call__(self, dy):

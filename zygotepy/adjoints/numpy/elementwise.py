@@ -116,7 +116,7 @@ BINARY = {
     np.remainder: (lambda a, b, y: 1, lambda a, b, y: -namespace(y).floor(a / b)),
 }
 for _fn, (_da, _db) in BINARY.items():
-    adjoint(_fn)(_binary(_fn, _da, _db))
+    adjoint(_fn, need=True)(_binary(_fn, _da, _db))
 
 
 @adjoint(np.power)

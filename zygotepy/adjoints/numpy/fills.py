@@ -303,7 +303,7 @@ _DRAWS = {"gamma": ((None, 1.0), _gamma), "normal": ((0.0, 1.0), _location_scale
 
 for _cls in (np.random.Generator, np.random.RandomState):
     for _name, (_defaults, _grads) in _DRAWS.items():
-        adjoint(getattr(_cls, _name))(_draw(_name, _defaults, _grads))
+        adjoint(getattr(_cls, _name), need=True)(_draw(_name, _defaults, _grads))
 
 
 # --- draws that pick entries of a float array: rng.choice(a, ...), rng.permutation(a) ----------------------------------
@@ -327,7 +327,7 @@ def _picking(name, p_at):
         method = getattr(gen, name)
         if isinstance(a, (int, np.integer)) or not _floating(a):
             y = method(a, *args, **kwargs)
-            return y, lambda dy: (None,) * (len(args) + 2)
+            return y, lambda dy, need=None: (None,) * (len(args) + 2)
         a_arr = np.asarray(a)
         axis = kwargs.get("axis", 0)
         state = _state(gen)
@@ -356,5 +356,5 @@ def _picking(name, p_at):
 
 
 for _cls in (np.random.Generator, np.random.RandomState):
-    adjoint(_cls.choice)(_picking("choice", 4))  # choice(a, size, replace, p): p is parameter 4 counting the generator
-    adjoint(_cls.permutation)(_picking("permutation", 99))
+    adjoint(_cls.choice, need=True)(_picking("choice", 4))  # choice(a, size, replace, p): p is parameter 4 counting the generator
+    adjoint(_cls.permutation, need=True)(_picking("permutation", 99))

@@ -30,7 +30,7 @@ def layer(module):
         return 2, "backends"
     if module in RUNTIME or module.startswith("zygotepy.runtime") or module == "zygotepy.forward.dual":
         return 3, "runtime"
-    if module == "zygotepy.adjoints.registry":
+    if module in ("zygotepy.adjoints.registry", "zygotepy.adjoints.in_place"):
         return 4, "registry"
     if module in DISPATCH:
         return 5, "dispatch"

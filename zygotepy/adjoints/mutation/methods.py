@@ -1,4 +1,5 @@
-"""Rules for the methods of lists, dicts and arrays that update their object in place (`lst.append(v)`, ...).
+"""Rules for the methods of lists, dicts and arrays that update their object in place (`lst.append(v)`, ...), each
+declared where it is defined (adjoints/in_place.py: the lowering reads the declared names).
 
 Each takes the object and the method's arguments and returns `(result, back)`, where `back(d_result, d_object_after)`
 undoes the update (mutate.Journal) and returns `(d_object_before, *d_arguments)`. calls.py's `mutcall` rule dispatches
@@ -10,6 +11,7 @@ from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import differentiable
 from ...errors import ForwardModeError, ZygoteError
+from ..in_place import METHODS, rule_of, updates_in_place, updates_without_rule
 from ..structures.common import like
 from ..structures.dicts import key_cotangent
 
@@ -25,6 +27,7 @@ def _dict_without(dy, key):
 
 # --- methods that mutate: (result, back(d_result, d_object_after) -> (d_object_before, *d_args)) -----------------------
 
+@updates_in_place(list, "append")
 def _list_append(x, v):
     n = len(x)
     x.append(v)
@@ -39,6 +42,7 @@ def _list_append(x, v):
     return None, back
 
 
+@updates_in_place(list, "extend")
 def _list_extend(x, seq):
     n = len(x)
     entry = mt.journal_whole(x)
@@ -54,6 +58,7 @@ def _list_extend(x, seq):
     return None, back
 
 
+@updates_in_place(list, "insert")
 def _list_insert(x, i, v):
     n = len(x)
     entry = mt.journal_whole(x)
@@ -68,6 +73,7 @@ def _list_insert(x, i, v):
     return None, back
 
 
+@updates_in_place(list, "pop")
 def _list_pop(x, i=-1):
     n = len(x)
     pos = i + n if i < 0 else i
@@ -83,11 +89,13 @@ def _list_pop(x, i=-1):
     return r, back
 
 
+@updates_in_place(list, "remove")
 def _list_remove(x, v):
     _, back = _list_pop(x, x.index(v))
     return None, lambda dr, dx: (back(None, dx)[0], None)
 
 
+@updates_in_place(list, "clear")
 def _list_clear(x):
     entry = mt.journal_whole(x)
     x.clear()
@@ -98,6 +106,7 @@ def _list_clear(x):
     return None, back
 
 
+@updates_in_place(list, "reverse")
 def _list_reverse(x):
     entry = mt.journal_whole(x)
     x.reverse()
@@ -108,6 +117,7 @@ def _list_reverse(x):
     return None, back
 
 
+@updates_in_place(list, "sort")
 def _list_sort(x, key=None, reverse=False):
     entry = mt.journal_whole(x)
     order = sorted(range(len(x)), key=(lambda k: x[k]) if key is None else (lambda k: key(x[k])), reverse=reverse)
@@ -124,6 +134,7 @@ def _list_sort(x, key=None, reverse=False):
     return None, back
 
 
+@updates_in_place(dict, "update")
 def _dict_update(d, *other, **kw):
     entry = mt.journal_whole(d)
     new = dict(*other, **kw)
@@ -140,6 +151,7 @@ def _dict_update(d, *other, **kw):
     return None, back
 
 
+@updates_in_place(dict, "setdefault")
 def _dict_setdefault(d, key, default=None):
     if key in d:
         def back(dr, dd):
@@ -155,6 +167,7 @@ def _dict_setdefault(d, key, default=None):
     return default, back
 
 
+@updates_in_place(dict, "pop")
 def _dict_pop(d, key, *default):
     had = key in d
     entry = mt.journal_whole(d)
@@ -168,6 +181,7 @@ def _dict_pop(d, key, *default):
     return r, back
 
 
+@updates_in_place(dict, "clear")
 def _dict_clear(d):
     entry = mt.journal_whole(d)
     d.clear()
@@ -178,6 +192,7 @@ def _dict_clear(d):
     return None, back
 
 
+@updates_in_place(np.ndarray, "fill")
 def _array_fill(x, v):
     entry = mt.journal_whole(x)
     x.fill(v)
@@ -188,6 +203,7 @@ def _array_fill(x, v):
     return None, back
 
 
+@updates_in_place(np.ndarray, "sort")
 def _array_sort(x, *args, **kwargs):
     """`x.sort(axis)`: x's entries permuted in place; the cotangent goes back through the permutation."""
     axis = args[0] if args else kwargs.get("axis", -1)
@@ -205,20 +221,19 @@ def _array_sort(x, *args, **kwargs):
     return None, back
 
 
-METHODS = {(list, "append"): _list_append, (list, "extend"): _list_extend, (list, "insert"): _list_insert,
-           (list, "pop"): _list_pop, (list, "remove"): _list_remove, (list, "clear"): _list_clear,
-           (list, "reverse"): _list_reverse, (list, "sort"): _list_sort, (dict, "update"): _dict_update,
-           (dict, "setdefault"): _dict_setdefault, (dict, "pop"): _dict_pop, (dict, "clear"): _dict_clear,
-           (np.ndarray, "fill"): _array_fill, (np.ndarray, "sort"): _array_sort}
-_UNTRACKED = {(np.ndarray, "resize"), (np.ndarray, "put"), (np.ndarray, "itemset"),
-              (np.ndarray, "partition"), (dict, "popitem"), (list, "__setitem__")}
+updates_without_rule(np.ndarray, "resize", "put", "itemset", "partition")
+updates_without_rule(dict, "popitem")
+updates_without_rule(list, "__setitem__")
+# a set holds no gradient: its updates need no undoing, but the lowering must still see them as updates
+updates_without_rule(set, "add", "discard", "remove", "pop", "clear", "update", "difference_update",
+                     "intersection_update", "symmetric_difference_update")
 
 
 def method_call(obj, name, args, kwargs):
     """`obj.name(*args)` for a list/dict/array method that mutates: (result, back) or None when it is no such method."""
-    rule = METHODS.get((type(obj), name))
-    if rule is None and getattr(type(obj), "__zygote_number__", False) and (np.ndarray, name) in METHODS.keys() | \
-            _UNTRACKED and not hasattr(obj, name):  # forward mode's dual array (a hessian): no such method
+    declared, rule = rule_of(obj, name)
+    if rule is None and getattr(type(obj), "__zygote_number__", False) and (np.ndarray, name) in METHODS \
+            and not hasattr(obj, name):  # forward mode's dual array (a hessian): no such method
         raise ForwardModeError(f"forward mode (hessian, pushforward) cannot follow the in-place update x.{name}(): "
                                f"a dual number has no .{name} method; update a copy with an item assignment, or "
                                f"use the function form (np.sort(x))")
@@ -227,7 +242,7 @@ def method_call(obj, name, args, kwargs):
             if differentiable(args[0]):  # `rng.shuffle(x)` permutes its argument in place
                 raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its "
                                   f"argument in place; use x = x[rng.permutation(len(x))]")
-        if (type(obj), name) in _UNTRACKED:
+        if declared:
             raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
                               f"in place; work on a copy, or add an @adjoint rule")
         return None

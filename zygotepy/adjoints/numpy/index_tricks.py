@@ -19,6 +19,7 @@ import numpy as np
 
 from ...backends import is_foreign
 from ...errors import ZygoteError
+from ..handover import added
 
 
 CONCATENATORS = frozenset((type(np.r_), type(np.c_), type(np.r_).__base__))
@@ -66,17 +67,18 @@ def _labelled(obj, items, pieces, spans, sign):
 
 def concatenator_getitem(obj, key):
     """The rule of `np.r_[key]` / `np.c_[key]`: `(y, back)` with `back(dy) -> (None, dkey)`, dkey of key's form (a
-    tuple of the pieces' cotangents; the one piece's when key is not a tuple)."""
+    tuple of the pieces' cotangents; the one piece's when key is not a tuple). The back takes what the getitem rule's
+    declares (`need`, the running cotangents)."""
     y = obj[key]
     items = key if type(key) is tuple else (key,)
     pieces = [_piece(item) for item in items]
     if all(p is None for p in pieces):
-        return y, lambda dy: (None, None)
+        return y, lambda dy, need=None, *into: into or (None, None)
     spans, total = _spans(pieces)
 
-    def back(dy):
+    def back(dy, need=None, *into):
         if dy is None:
-            return (None, None)
+            return into or (None, None)
         ids = (_labelled(obj, items, pieces, spans, 1.0) - _labelled(obj, items, pieces, spans, -1.0)) / 2
         ids = np.rint(ids).astype(np.int64).reshape(-1)
         d = np.asarray(dy).reshape(-1)
@@ -85,7 +87,7 @@ def concatenator_getitem(obj, key):
         np.add.at(flat, ids[taken] - 1, d[taken])
         grads = [None if piece is None else _like(item, piece[1], flat[span[0]:span[0] + span[1]].reshape(piece[0]))
                  for item, piece, span in zip(items, pieces, spans, strict=True)]
-        return (None, tuple(grads) if type(key) is tuple else grads[0])
+        return added(into, (None, tuple(grads) if type(key) is tuple else grads[0]))
     return y, back
 
 

@@ -16,7 +16,7 @@ from .. import mutate as mt
 from .. import runtime as rt
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS
-from .scan import MUTATING_METHODS, PURE_METHODS, may_update_in_place
+from .scan import may_update_in_place, pure_method, updating_method_name
 
 _BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 
@@ -64,7 +64,7 @@ class Calls:
                                               me], hint=hint)
             self.lineage[out] = self.lineage_of(me)  # a proxy of the object: updating it updates `self`
             return out
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in MUTATING_METHODS \
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and updating_method_name(func.attr) \
                 and self.global_container(func.value.id):  # `CACHE.append(v)` on a module global
             name, value = func.value.id, self.globals[func.value.id]
             if not isinstance(value, _CONTAINERS):  # a user object's own method: derived, updating `self` (logged)
@@ -73,7 +73,7 @@ class Calls:
                 args, kwargs, star = self.arguments(node)
                 return self.call(Const(mt.global_method), [Global(name), Const(name), Const(self.mangle(func.attr)),
                                                            Const((self.filename, self.line)), *args], kwargs, star, hint)
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.attr in MUTATING_METHODS \
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and updating_method_name(func.attr) \
                 and func.value.id not in self.locals and func.value.id not in self.freevars \
                 and type(self.globals.get(func.value.id)).__module__ == "numpy" \
                 and not isinstance(self.globals.get(func.value.id), types.ModuleType):
@@ -106,7 +106,7 @@ class Calls:
                     # (logged), so that reading the global afterwards is refused (mutate.global_read), not ungraded
                     kept = [0] if isinstance(func.value, gast.Name) and self.global_container(func.value.id) else ()
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], kept)
-                if func.attr in MUTATING_METHODS:  # `y = lst.pop()`
+                if updating_method_name(func.attr):  # `y = lst.pop()`
                     return self.mutating_call(fn, args, kwargs, star, hint, [0])
                 if self.updating_method(func.attr):  # `a = sim.decay()`: a user method that may update its object
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], site=True)
@@ -168,7 +168,7 @@ class Calls:
         """May a method `name` called for its value update its object or arguments? Yes when a class of this module's
         namespace (the user's own, or imported by name) defines it in Python code that may update in place; the
         methods of built-in and NumPy types (`x.sum()`) never. Such a call then goes through `valuecall`."""
-        if name in PURE_METHODS or not self.user_code:
+        if pure_method(name) or not self.user_code:
             return False
         known = self.__dict__.setdefault("_updating_methods", {})  # (loops ask again for every call in their body)
         if name not in known:

@@ -24,7 +24,7 @@ import gast
 from .. import mutate as mt
 from .. import runtime as rt
 from ..ir import Const, Var
-from .scan import MUTATING_METHODS, augmented_names, mutation_syntax
+from .scan import augmented_names, mutation_syntax, updating_method_name
 
 _HELPERS = {"enumerate": enumerate, "zip": zip}
 
@@ -53,7 +53,7 @@ def _may_update(stmts):
         elif isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
             bases += [*n.value.args, *(k.value for k in n.value.keywords), n.value.func]
         elif isinstance(n, gast.Call):
-            if isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+            if isinstance(n.func, gast.Attribute) and updating_method_name(n.func.attr):
                 bases.append(n.func.value)
             bases += [k.value for k in n.keywords if k.arg == "out"]
         elif isinstance(n, (gast.FunctionDef, gast.Lambda)):

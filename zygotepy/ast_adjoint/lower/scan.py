@@ -5,19 +5,28 @@ nothing. The loops, the control flow and the calls ask them before lowering a bo
 import gast
 import numpy as np
 
+from ...adjoints.in_place import updating_names
 from ..source import get_source
 
-MUTATING_METHODS = frozenset((
-    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "sort", "reverse",
-    "add", "discard", "fill", "put", "resize", "itemset", "partition"))
 
-# methods of the built-in and NumPy types that update nothing: any other method called for its value may be a user
-# method that updates its object or arguments (`a = sim.decay()`), so such a call goes through mutcall
+def updating_method_name(name):
+    """May a call `obj.name(...)` update `obj` in place? Yes for a name the mutation rules declared for some type
+    (adjoints/in_place.py): the object's type is not known here."""
+    return name in updating_names()
+
+
+def pure_method(name):
+    """Is `name` a method of the built-in and NumPy types that updates nothing? Any other method called for its value
+    may be a user method that updates its object or arguments (`a = sim.decay()`), so such a call goes through
+    mutcall."""
+    return name in _OWN_METHODS and name not in updating_names()
+
+
 _OWN_TYPES = (np.ndarray, np.generic, list, tuple, dict, set, frozenset, str, bytes, int, float, complex, range)
-PURE_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable(getattr(t, name))
+# (less the array methods that update their object as their arguments say, which no rule declares)
+_OWN_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable(getattr(t, name))
                          and (not name.startswith("_") or name in ("__call__", "__getitem__", "__len__"))) \
-    - MUTATING_METHODS - {"setfield", "setflags", "byteswap", "symmetric_difference_update", "intersection_update",
-                          "difference_update"}
+    - {"setfield", "setflags", "byteswap"}
 
 
 # library functions that update their first argument wherever their call stands (mutate.updates_first_argument)
@@ -57,7 +66,7 @@ def _may_mutate(n):
     if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
         return True
     if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and (
-            n.func.attr in MUTATING_METHODS or n.func.attr in _UPDATING_FUNCTIONS):
+            updating_method_name(n.func.attr) or n.func.attr in _UPDATING_FUNCTIONS):
         return True
     return isinstance(n, gast.Call) and any(k.arg == "out" for k in n.keywords)
 
@@ -87,7 +96,7 @@ def updated_in_place(node, names, augmented=True):
         target = None
         if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
             target = n.value
-        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in MUTATING_METHODS:
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and updating_method_name(n.func.attr):
             target = n.func.value
         elif isinstance(n, gast.AugAssign) and (augmented or not isinstance(n.target, gast.Name)):
             target = n.target

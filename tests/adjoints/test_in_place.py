@@ -1,0 +1,80 @@
+"""The methods that update their object in place are declared once (adjoints/in_place.py), where their rules are
+defined, and the lowering reads the declarations: a method declared for a new type is lowered as an update, and the
+list and array methods keep their rules and their gradients."""
+import numpy as np
+import pytest
+
+import zygotepy  # noqa: F401  (registers the built-in rules)
+from zygotepy import gradient
+from zygotepy.adjoints import in_place
+from zygotepy.ast_adjoint import mutate as mt
+from zygotepy.ast_adjoint.lower import lower
+from zygotepy.ast_adjoint.source import get_source
+
+
+def calls_frob(obj, x):
+    r = obj.frob(x)
+    return r * x
+
+
+def _lowered_text(fn):
+    ir, _ = lower(get_source(fn), fn.__code__)
+    return str(ir)
+
+
+class Gadget:
+    """A type no rule knows."""
+
+
+def test_a_method_declared_to_update_in_place_is_lowered_as_an_update():
+    plain = _lowered_text(calls_frob)
+    assert mt.mutcall.__name__ not in plain and mt.valuecall.__name__ not in plain
+    in_place.updates_without_rule(Gadget, "frob")
+    try:
+        assert "frob" in in_place.updating_names()
+        declared = _lowered_text(calls_frob)
+    finally:
+        del in_place.METHODS[(Gadget, "frob")]
+        in_place._names[0] = None
+    assert mt.mutcall.__name__ in declared or mt.valuecall.__name__ in declared
+    assert "frob" not in in_place.updating_names()
+
+
+def test_every_built_in_in_place_method_is_declared_for_its_type():
+    for cls, name in [(list, "append"), (list, "pop"), (list, "sort"), (dict, "update"), (dict, "setdefault"),
+                      (np.ndarray, "fill"), (np.ndarray, "sort"), (set, "add"), (np.ndarray, "resize")]:
+        assert (cls, name) in in_place.METHODS
+        assert getattr(cls, name)  # a real method of that type
+    assert in_place.METHODS[(list, "append")] is not None and in_place.METHODS[(np.ndarray, "resize")] is None
+    assert "__setitem__" not in in_place.updating_names()  # (the lowering writes it as the store it is)
+
+
+def appended_then_popped(x):
+    out = []
+    for k in range(3):
+        out.append(x * (k + 1.0))
+    last = out.pop()
+    return last + sum(out)
+
+
+def sorted_in_place(x):
+    y = x * np.array([3.0, 1.0, 2.0])
+    y.sort()
+    return y[0] + 10.0 * y[2]
+
+
+def resized(x):
+    y = x * 1.0
+    y.resize(4)
+    return y.sum()
+
+
+def test_the_declared_rules_give_their_gradients():
+    assert gradient(appended_then_popped, 2.0)[0] == pytest.approx(6.0)
+    x = np.array([1.0, 5.0, 1.0])  # y = [3, 5, 2]: sorted [2, 3, 5]; 2 comes from x[2], 5 from x[1]
+    np.testing.assert_allclose(gradient(sorted_in_place, x)[0], [0.0, 10.0, 2.0])
+
+
+def test_a_declared_method_without_a_rule_raises_where_a_gradient_flows():
+    with pytest.raises(zygotepy.ZygoteError, match="resize"):
+        gradient(resized, np.array([1.0, 2.0]))

@@ -1,0 +1,46 @@
+"""The declarations of the methods that update their object in place (`lst.append(v)`, `a.sort()`, `s.add(k)`).
+
+Two sides read them. The mutation rules (adjoints/mutation/methods.py) declare each such method with the rule that
+runs it and undoes it, and find it here when a call runs. The compiler's lowering (ast_adjoint/lower/scan.py) reads
+the declared names to know which calls give their object a new version: when it lowers `obj.pop()` it cannot know
+`obj`'s type (a list's, a dict's or a user's method), so a name declared for any type counts. A method added here is
+seen by both; nothing else lists them.
+
+Beside the registry, below the rule tables and the compiler, which both import it (tests/test_layers.py).
+"""
+
+# (type, method name) -> rule(obj, *args, **kwargs) -> (result, back(d_result, d_object_after) -> (d_object_before,
+# *d_args)); None for a method that updates in place without a rule (a call where a gradient flows raises)
+METHODS = {}
+_names = [None]  # the declared names, worked out again after a declaration
+
+
+def updates_in_place(cls, name):
+    """Declare the decorated rule as how `cls.name(...)` runs and is undone; the method updates its object in place."""
+    def declare(rule):
+        METHODS[(cls, name)] = rule
+        _names[0] = None
+        return rule
+    return declare
+
+
+def updates_without_rule(cls, *names):
+    """Declare methods of `cls` that update their object in place and have no rule: the lowering sees the update, and a
+    call on an object that carries a gradient raises rather than running unseen (a set's holds none: it runs)."""
+    for name in names:
+        METHODS[(cls, name)] = None
+    _names[0] = None
+
+
+def rule_of(obj, name):
+    """(declared, rule) of the method `name` of `obj`'s exact type (rule None where it has none)."""
+    key = (type(obj), name)
+    return key in METHODS, METHODS.get(key)
+
+
+def updating_names():
+    """The names of the declared methods: a call `obj.name(...)` of one may update `obj` in place. Dunder names are
+    left out: the lowering writes `d.__setitem__(k, v)` as the store it is."""
+    if _names[0] is None:
+        _names[0] = frozenset(name for _, name in METHODS if not name.startswith("__"))
+    return _names[0]

@@ -78,3 +78,25 @@ def test_the_declared_rules_give_their_gradients():
 def test_a_declared_method_without_a_rule_raises_where_a_gradient_flows():
     with pytest.raises(zygotepy.ZygoteError, match="resize"):
         gradient(resized, np.array([1.0, 2.0]))
+
+
+def scattered(x):
+    y = np.zeros(3)
+    r = np.add.at(y, [0, 2, 0], x)  # a call for its value (None) still updates y
+    return (y * np.array([1.0, 2.0, 3.0])).sum() + (r is None)
+
+
+def diagonal_filled(x):
+    y = np.outer(x, x)
+    np.fill_diagonal(y, 0.0)
+    return y.sum()
+
+
+def test_library_functions_that_update_their_first_argument_are_declared():
+    for fn in (np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal, np.copyto, np.add.at, np.maximum.at):
+        assert in_place.updates_first(fn)
+    assert not in_place.updates_first(np.sum) and not in_place.updates_first([])  # (an unhashable value)
+    assert {"at", "put", "copyto", "fill_diagonal"} <= in_place.updating_function_names()
+    np.testing.assert_allclose(gradient(scattered, np.array([1.0, 2.0, 3.0]))[0], [1.0, 3.0, 1.0])
+    with pytest.raises(zygotepy.ZygoteError, match="fill_diagonal"):
+        gradient(diagonal_filled, np.array([1.0, 2.0]))

@@ -1,4 +1,5 @@
-"""The declarations of the methods that update their object in place (`lst.append(v)`, `a.sort()`, `s.add(k)`).
+"""The declarations of the methods that update their object in place (`lst.append(v)`, `a.sort()`, `s.add(k)`), and of
+the library functions that update their first argument (`np.put(a, i, v)`, `np.add.at(y, i, v)`).
 
 Two sides read them. The mutation rules (adjoints/mutation/methods.py) declare each such method with the rule that
 runs it and undoes it, and find it here when a call runs. The compiler's lowering (ast_adjoint/lower/scan.py) reads
@@ -8,10 +9,12 @@ seen by both; nothing else lists them.
 
 Beside the registry, below the rule tables and the compiler, which both import it (tests/test_layers.py).
 """
+import numpy as np
 
 # (type, method name) -> rule(obj, *args, **kwargs) -> (result, back(d_result, d_object_after) -> (d_object_before,
 # *d_args)); None for a method that updates in place without a rule (a call where a gradient flows raises)
 METHODS = {}
+FUNCTIONS = set()  # library functions that update their first argument in place (every ufunc's `.at` too)
 _names = [None]  # the declared names, worked out again after a declaration
 
 
@@ -44,3 +47,26 @@ def updating_names():
     if _names[0] is None:
         _names[0] = frozenset(name for _, name in METHODS if not name.startswith("__"))
     return _names[0]
+
+
+def updates_first_argument(*functions):
+    """Declare library functions that update their first argument in place: the lowering makes a call of one an update
+    of that argument wherever the call stands (`r = np.add.at(...)`, inside a comprehension), not only as a statement;
+    the mutation rules run those they have a rule for and refuse the others where a gradient flows."""
+    FUNCTIONS.update(functions)
+    _names[0] = None
+
+
+def updates_first(fn):
+    """Does the library function `fn` update its first argument in place (declared, or a ufunc's `.at`)?"""
+    if getattr(fn, "__name__", "") == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
+        return True
+    try:
+        return fn in FUNCTIONS
+    except TypeError:  # (unhashable)
+        return False
+
+
+def updating_function_names():
+    """The names of the declared functions (and `at`): a call `...name(...)` of one may update its first argument."""
+    return frozenset({"at", *(fn.__name__ for fn in FUNCTIONS)})

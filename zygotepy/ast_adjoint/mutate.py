@@ -331,18 +331,6 @@ def same_as(var, old, new):
     return new if var is old else var
 
 
-def updates_first_argument(fn):
-    """Is `fn` a library function that updates its first argument in place (`np.add.at(y, i, v)`, `np.put(a, i, v)`)?
-    lower() makes a call of it an update of that argument wherever the call stands (`r = np.add.at(...)`, inside a
-    comprehension), not only as a statement."""
-    if getattr(fn, "__name__", "") == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
-        return True
-    try:
-        return fn in _UPDATES_FIRST
-    except TypeError:
-        return False
-
-
 def positional_out(fn, nargs):
     """The position of an `out` array passed positionally (`np.multiply(a, b, y)`, `np.cumsum(x, 0, None, y)`), or
     None (for a ufunc with several outputs: the first's)."""
@@ -368,12 +356,6 @@ def _out_position(fn):
         return None
     return names.index("out") if "out" in names else None
 
-
-def _updaters():
-    return {np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal, np.copyto}
-
-
-_UPDATES_FIRST = _updaters()
 
 
 def mutcall(fn, *args, **kwargs):

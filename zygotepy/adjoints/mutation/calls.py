@@ -15,6 +15,7 @@ from ...ast_adjoint.dispatch import J_mutating, differentiable
 from ...backends import is_array_type, unbroadcast
 from ...errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ...runtime.context import current
+from ..in_place import updates_first, updates_first_argument
 from ..registry import adjoint
 from .methods import method_call
 from .overlap import _is_array
@@ -73,7 +74,7 @@ def _mutcall(fn, args, kwargs, result_used):
     if getattr(fn, "__self__", None) in (np.add, np.subtract) and getattr(fn, "__name__", "") == "at" \
             and len(args) == 3 and not kwargs:
         return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
-    if fn in _UNTRACKED_FUNCTIONS or mt.updates_first_argument(fn) or type(fn) is not types.FunctionType \
+    if updates_first(fn) or type(fn) is not types.FunctionType \
             and getattr(fn, "__name__", "") in ("shuffle",):
         if not any(differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
             return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
@@ -195,7 +196,8 @@ def _with_out(args, kwargs):
     return (out, fn, *fargs, out), back
 
 
-_UNTRACKED_FUNCTIONS = (np.fill_diagonal, np.put, np.place, np.putmask)
+# (np.copyto and np.add.at / np.subtract.at have rules above; the others are refused where a gradient flows)
+updates_first_argument(np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal, np.copyto)
 
 
 def _update_name(fn):

@@ -12,6 +12,7 @@ import gast
 import numpy as np
 
 from ...adjoints import registry
+from ...adjoints.in_place import updates_first
 from .. import mutate as mt
 from .. import runtime as rt
 from ..ir import Const, Global, Var
@@ -146,7 +147,7 @@ class Calls:
                 kwargs = [(k, v) for k, v in kwargs if k != "out"]
                 return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
-        if isinstance(fn, Global) and args and mt.updates_first_argument(self.resolve(fn.path)):
+        if isinstance(fn, Global) and args and updates_first(self.resolve(fn.path)):
             return self.mutating_call(fn, args, kwargs, star, hint, [0])  # `r = np.add.at(y, i, v)`: updates y
         if self.updating_helper(fn):  # `loss = step(state, x)`, where step updates `state`: as a call statement
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)), site=True)

@@ -5,7 +5,7 @@ nothing. The loops, the control flow and the calls ask them before lowering a bo
 import gast
 import numpy as np
 
-from ...adjoints.in_place import updating_names
+from ...adjoints.in_place import updating_function_names, updating_names
 from ..source import get_source
 
 
@@ -29,9 +29,8 @@ _OWN_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable
     - {"setfield", "setflags", "byteswap"}
 
 
-# library functions that update their first argument wherever their call stands (mutate.updates_first_argument)
-_UPDATING_FUNCTIONS = frozenset(("at", "place", "putmask", "put_along_axis", "fill_diagonal", "copyto", "setitem",
-                                 "delitem", "__setitem__", "__delitem__"))
+# the item stores written as calls (`operator.setitem(d, k, v)`), which the lowering writes as the stores they are
+_STORE_FUNCTIONS = frozenset(("setitem", "delitem", "__setitem__", "__delitem__"))
 
 def mutation_syntax(stmts, nodes=None):
     """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
@@ -66,7 +65,8 @@ def _may_mutate(n):
     if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
         return True
     if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and (
-            updating_method_name(n.func.attr) or n.func.attr in _UPDATING_FUNCTIONS):
+            updating_method_name(n.func.attr) or n.func.attr in _STORE_FUNCTIONS
+            or n.func.attr in updating_function_names()):
         return True
     return isinstance(n, gast.Call) and any(k.arg == "out" for k in n.keywords)
 

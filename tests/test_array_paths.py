@@ -112,6 +112,21 @@ def uniform_cotangents(x, W):
     return np.sum(s) + np.mean(2.0 * x) + np.sum(np.exp(x) + 1.0) + np.sum(s @ W) + np.mean((x - 0.5) ** 2)
 
 
+def kept_axes_cotangents(x, W):
+    e = np.exp(x)  # reduced along an axis and used again: its cotangent is a kept-axes array plus a full one
+    s = np.sum(e, axis=1, keepdims=True) * 2.0 + np.mean(np.tanh(x), axis=0, keepdims=True)
+    t = np.sum(np.sin(x), axis=0) + np.mean(x * x, axis=1)[:3]  # (keepdims False: the axis put back to broadcast)
+    return np.sum(s * s) + np.sum(e) + np.sum(t * t) + np.sum(np.sum(-x, axis=1, keepdims=True) ** 2)
+
+
+def kept_axes_in_a_loop(x):
+    total = 0.0
+    for k in range(3):
+        c = np.exp(x * (k + 1.0))
+        total = total + np.sum(np.log(np.sum(c, axis=1, keepdims=True)))
+    return total
+
+
 def shapeless_formulas_then_reduced(x, b):
     return np.sum(-b) + np.mean(x ** 0)  # (-dy and dy * 0.0 keep a number's shape: the full array is needed)
 
@@ -172,6 +187,8 @@ ROWS = [
     ("number_first", number_first, (V, 0.3)),
     ("uniform_cotangents", uniform_cotangents, (M, W)),
     ("broadcast_then_reduced", broadcast_then_reduced, (V, M + 3.0)),
+    ("kept_axes_cotangents", kept_axes_cotangents, (M[:, :3].copy(), W)),
+    ("kept_axes_in_a_loop", kept_axes_in_a_loop, (M[:, :3].copy() * 0.3,)),
     ("shapeless_formulas_then_reduced", shapeless_formulas_then_reduced, (V, M)),
     ("updated_after_use", updated_after_use, (V,)),
     ("numpy_numbers_in_unary_functions", numpy_numbers_in_unary_functions, (V,)),
@@ -249,6 +266,8 @@ def test_the_backward_reads_like_numpy_backprop():
 def test_a_reductions_cotangent_is_a_number_for_an_elementwise_array_path():
     assert " if s_back is _ARRAY else (_full(s, " in show_adjoint(uniform_cotangents, optimized=True)  # np.sum(s), s = x * x
     assert " is _ARRAY else (_full(" not in show_adjoint(broadcast_then_reduced, optimized=True)  # two operands may broadcast
+    text = show_adjoint(kept_axes_cotangents, optimized=True)  # along axes: the reduced axes kept, not spread
+    assert " if e_back is _ARRAY else (_spread(" in text and "(_kept(" in text
 
 
 def test_scalar_code_gets_no_array_arm():

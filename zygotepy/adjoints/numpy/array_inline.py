@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...backends import _unbroadcast_ndarray, unbroadcast
+from ...backends import _PLANS, _add_reduce, _unbroadcast_ndarray, unbroadcast
 from .. import derivatives
 from ..registry import array_rule, find_rule
 from ..scalar import vector_product_cotangent
@@ -31,10 +31,11 @@ class ArrayDerivative:
     last argument must be an int literal (the exponent of `x ** 2`); maps literals to their own formulas. `forward`:
     the value, computed without the function's Python wrapper (`x.sum()` for `np.sum(x)`), as its rule does.
     `numbers`: the formula is right for a NumPy float64 number too, and gives what the rule gives. `uniform` (the
-    full reductions): the same cotangent as one number, which the compiler hands to the array path of the
-    elementwise operation that made the reduced array (`np.sum(h * h)`: `dh = dt * h`, no array of `dt`s); every
-    elementwise formula here but those in `shapeless` broadcasts it to its operand's shape (their cotangent stays a
-    number when the cotangent is one: the operation cannot take a reduction's cotangent as a number).
+    reductions): the same cotangent before it is spread over the reduced entries (one number for a full reduction,
+    the reduced axes kept as length 1 along axes), which the compiler hands to the array path of the elementwise
+    operation that made the reduced array (`np.sum(h * h)`: `dh = dt * h`, no array of `dt`s); every elementwise
+    formula here but those in `shapeless` broadcasts it to its operand's shape (their cotangent would keep the
+    reduced shape: the operation cannot take a reduction's cotangent unspread).
     `otherwise`: the derivative tried where this one's guard fails (`W @ v`: `matrices` takes 2-d operands only);
     `arrays`: its operands must be real arrays of any rank. `keyworded`: the derivative for a call with keywords
     (`np.sum(x, axis=1, keepdims=True)`), whose `keywords` (`((name, default), ...)`) are the literal keywords it
@@ -49,7 +50,7 @@ class ArrayDerivative:
     keywords: tuple = ()
     otherwise: object = None  # a second form, for the operands this one's guard refuses (matmul's vectors)
     arrays: bool = False      # every operand must be a real array, of any rank
-    uniform: object = None  # a reduction's cotangent as one number, for an elementwise formula to broadcast
+    uniform: object = None  # a reduction's cotangent unspread, for an elementwise formula to broadcast
     shapeless: frozenset = frozenset()  # its formulas that do not broadcast a number's cotangent to the operand
 
     def formula(self, args):
@@ -64,22 +65,25 @@ class ArrayDerivative:
 
 def _unb(g, like):
     """The cotangent `g` of a broadcast result, summed to the shape of the operand `like` (a no-op when the shapes
-    agree, the common case; a sum over the first axis for a bias added to a batch). Those two cases are
-    `_unbroadcast_ndarray`'s, inlined: it runs once per operand of every array operation, and calling through it
-    cost the MLP benchmark about 3 % (1.24-1.26x -> 1.28-1.30x hand-written, measured)."""
+    agree, the common case). `_unbroadcast_ndarray`'s real cases, inlined: it runs once per operand of every array
+    operation, where a call more is a good part of the cost of a small array's sum; the axes to sum for a pair of
+    shapes come from its table once it has seen the pair."""
     if type(g) is _ND and type(like) is _ND:
         shape, gshape = like.shape, g.shape
         if gshape == shape:
             if g.dtype.kind != "c":
                 return g
-        elif len(gshape) == len(shape) + 1 and gshape[1:] == shape and g.dtype.kind != "c":
-            return g.sum(axis=0)
+        elif g.dtype.kind != "c":
+            plan = _PLANS.get((gshape, shape))
+            if plan is not None:  # (axes, keepdims, reshape)
+                g = _add_reduce(g, plan[0], None, None, plan[1])
+                return g.reshape(shape) if plan[2] else g
         return _unbroadcast_ndarray(g, like)
     if type(like) is _F64:  # a NumPy number's (`x - np.max(x)`): a number, or the total of a real array
         if type(g) is _F64 or type(g) is float:
             return g
         if type(g) is _ND and g.dtype.kind == "f":
-            return g.sum()
+            return _add_reduce(g, None)  # (what `g.sum()` computes, without its Python wrapper)
     return unbroadcast(g, like)
 
 
@@ -132,6 +136,14 @@ def _spread(g, x, axis, keepdims):
     return out
 
 
+def _kept(g, x, axis, keepdims):
+    """A reduction's cotangent `g` with the reduced axes of `x` kept (as length 1): it broadcasts against `x`, so an
+    elementwise back that multiplies it by an array of `x`'s shape needs no copy spread over them (`uniform`)."""
+    if keepdims or axis is None or type(g) is not _ND:
+        return g
+    return g.reshape(_kept_shape(x.shape, axis))
+
+
 def _count(x, y):
     """How many entries of `x` each entry of the mean `y` averages (as the rule counts them)."""
     return math.prod(x.shape) // max(math.prod(getattr(y, "shape", ())), 1)
@@ -143,12 +155,15 @@ REDUCTIONS = {  # the whole array (the rules' fast case, reductions.py) and, `ke
     np.sum: ArrayDerivative(lambda dy, y, x: (_full(x, dy),), forward=lambda dy, y, x: (x.sum(),),
                             uniform=lambda dy, y, x: (dy,), keyworded=ArrayDerivative(
                                 lambda dy, y, x, axis, keepdims: (_spread(dy, x, axis, keepdims),), keywords=_AXIS,
-                                forward=lambda dy, y, x, axis, keepdims: (x.sum(axis=axis, keepdims=keepdims),))),
+                                forward=lambda dy, y, x, axis, keepdims: (x.sum(axis=axis, keepdims=keepdims),),
+                                uniform=lambda dy, y, x, axis, keepdims: (_kept(dy, x, axis, keepdims),))),
     np.mean: ArrayDerivative(lambda dy, y, x: (_full(x, dy * (1 / x.size) if x.size else dy),),
                              forward=lambda dy, y, x: (x.sum() / x.size if x.size else _mean(x),),
                              uniform=lambda dy, y, x: (dy * (1 / x.size) if x.size else dy,), keyworded=ArrayDerivative(
                                  lambda dy, y, x, axis, keepdims: (
-                                     _spread(dy / _count(x, y), x, axis, keepdims),), keywords=_AXIS)),
+                                     _spread(dy / _count(x, y), x, axis, keepdims),), keywords=_AXIS,
+                                 uniform=lambda dy, y, x, axis, keepdims: (
+                                     _kept(dy / _count(x, y), x, axis, keepdims),))),
 }
 # max and min: the whole array, or along literal axes; their backs share the rule's (extremum_share)
 _EXTREMUM_ALL = lambda dy, y, x: (extremum_share(dy, y, x, None, False),)  # noqa: E731

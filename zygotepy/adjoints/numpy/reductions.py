@@ -142,7 +142,13 @@ def extremum_share(dy, y, x, axis, keepdims):
             # the whole array: its maxima share dy evenly (none: initial= won, no gradient); astype, not dtype=, for
             # the nesting rules' numbers
             hit = x == y
-            return (hit * (dy / max(np.count_nonzero(hit), 1))).astype(x.dtype, copy=False)
+            n = np.count_nonzero(hit)
+            if (type(dy) is float or type(dy) is np.float64) and dy - dy == 0:  # a finite real dy: the maxima's
+                out = np.zeros(x.shape, x.dtype)  # share written into zeros (cheaper than `hit * share`'s casts)
+                if n:
+                    out[hit] = dy / n
+                return out
+            return (hit * (dy / max(n, 1))).astype(x.dtype, copy=False)  # (0 * inf or NaN: NaN everywhere)
         if axis is not None and type(dy) is np.ndarray and type(y) is np.ndarray and dy.shape == y.shape:
             if not keepdims:  # y and dy with the reduced axes kept: they broadcast against x
                 kept = _kept_shape(x.shape, axis)

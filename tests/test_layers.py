@@ -28,9 +28,9 @@ def layer(module):
         return 1, "base"
     if module.startswith("zygotepy.backends"):
         return 2, "backends"
-    if module in RUNTIME or module.startswith("zygotepy.runtime") or module == "zygotepy.forward.dual":
+    if module in RUNTIME or module.startswith("zygotepy.runtime") or module in ("zygotepy.forward.dual", "zygotepy.forward.levels"):
         return 3, "runtime"
-    if module in ("zygotepy.adjoints.registry", "zygotepy.adjoints.in_place"):
+    if module in ("zygotepy.adjoints.registry", "zygotepy.adjoints.in_place", "zygotepy.adjoints.foreign_names"):
         return 4, "registry"
     if module in DISPATCH:
         return 5, "dispatch"

@@ -17,7 +17,8 @@ from .api import pullback
 from .ast_adjoint.dispatch import differentiable
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
-from .forward.dual import Dual, make_dual, new_tag, strip, tangent_of
+from .forward.dual import Dual, new_tag, strip, tangent_of
+from .forward.levels import make_dual
 from .forward.transform import call
 
 __all__ = ["pushforward", "derivative", "jacobian", "hessian", "forwarddiff"]

@@ -10,7 +10,8 @@ from typing import Any, Callable
 from .api import _seed, gradient, pullback, select, value_and_gradient
 from .api_modes import _forward_call, _user_frame
 from .errors import ForwardModeError, ZygoteError
-from .forward.dual import Dual, make_dual, new_tag, strip, tangent_of
+from .forward.dual import Dual, new_tag, strip, tangent_of
+from .forward.levels import make_dual
 from .trees import tree_map
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "tree_map"]

@@ -7,7 +7,7 @@ from . import contexts, control, numpy, objects, registry, structures  # noqa: F
 # the NumPy tables in numpy.TABLES' order (numpy/__init__.py); mutation last: its in-place operator rules (which really
 # update arrays and lists) override the plain ones; scipy_special and scipy_stats register nothing where SciPy is not
 # installed (an optional dependency: the module guards its import)
-for _table in ("scalar", "math_gamma", "builtins", "complex", *(f"numpy.{t}" for t in numpy.TABLES), "scipy_special",
+for _table in ("scalar", "matmul", "math_gamma", "builtins", "complex", *(f"numpy.{t}" for t in numpy.TABLES), "scipy_special",
                "scipy_stats", "functional", "nesting", "jax_nn", "torch_nn", "mutation"):
     try:
         importlib.import_module(f"{__name__}.{_table}")

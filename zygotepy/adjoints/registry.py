@@ -15,8 +15,8 @@ Other array libraries: a function of another array namespace (`jnp.tanh`, `array
 rule of its own resolves, in `find_rule`, to the rule of the NumPy function of the same name (its NumPy "twin"), when
 that rule is declared namespace-generic (`namespace_generic`: it computes with `namespace(x)`, so its results and
 cotangents are arrays of x's library). A twin whose rule is NumPy-only resolves to a rule that raises a ZygoteError
-naming it. The map from foreign function objects to twins is built lazily, per namespace module, when such a module has
-been imported; nothing of the foreign library is patched. The methods of foreign array classes (`torch.Tensor.sum`,
+naming it. The map from foreign function objects to twins (foreign_names.py) is built lazily, per namespace module,
+when such a module has been imported; nothing of the foreign library is patched. The methods of foreign array classes (`torch.Tensor.sum`,
 JAX's `ArrayImpl.sum`) resolve, keyed by the method objects, to the rules `foreign/array_methods.py` builds from the
 same namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's functions translate `dim`/`keepdim` in
 `foreign/torch_functions.py`.
@@ -24,8 +24,8 @@ same namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's functions 
 import sys
 import types
 
-from ..ast_adjoint.runtime import differentiable
-from ..errors import ZygoteError
+from . import foreign_names as foreign
+from .foreign_names import FOREIGN, _METHOD_NONDIFF, _METHODS, _TORCH, _TWINS, _seen  # noqa: F401
 
 RULES = {}
 SCALAR = {}
@@ -100,7 +100,7 @@ def adjoint(target, *, need=False, accumulates=False, updates=False):
         if user or getattr(rule, "__zygote_always__", False):
             RULED.add(id(key))
         generation[0] += 1
-        _forget_twins()
+        foreign.forget()
         return rule
     return register
 
@@ -156,7 +156,7 @@ def nondifferentiable(*targets):
     for t in targets:
         NONDIFF.add(_key(t))
     generation[0] += 1
-    _forget_twins()
+    foreign.forget()
 
 
 def namespace_generic(*targets):
@@ -219,119 +219,11 @@ def find_rule(target):
         if twin is not None:
             rule = RULES.get(twin)
             if rule is not None and twin not in GENERIC:
-                return _numpy_only(twin, target)
+                return foreign.numpy_only(twin, target, rule)
             if rule is not None and target in _TORCH:
-                rule = _torch_rule(target, twin, rule)
+                rule = foreign.torch_rule(target, twin, rule)
         else:
             rule = _METHODS.get(target)
-    return rule
-
-
-# --- foreign namespaces: module name -> the NumPy module whose functions its names mean ------------------------------
-FOREIGN_NAMESPACES = {
-    "jax.numpy": "numpy", "jax.numpy.linalg": "numpy.linalg", "array_api_strict": "numpy",
-    "array_api_strict.linalg": "numpy.linalg", "array_api_strict._linalg": "numpy.linalg", "torch": "numpy", "torch.linalg": "numpy.linalg", "cupy": "numpy",
-    "cupy.linalg": "numpy.linalg", "dask.array": "numpy", "array_api_compat.torch": "numpy",
-    "array_api_compat.torch.linalg": "numpy.linalg", "array_api_compat.cupy": "numpy",
-    "array_api_compat.cupy.linalg": "numpy.linalg", "array_api_compat.dask.array": "numpy",
-    "array_api_compat.numpy": "numpy", "array_api_compat.numpy.linalg": "numpy.linalg",
-}
-# array-API names whose NumPy function has another name (NumPy's own aliases, np.atan is np.arctan, need no entry)
-_ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
-# torch's names of NumPy functions (torch.cat is np.concatenate; torch_function translates their keywords)
-_TORCH_TWINS = {"cat": "concatenate", "permute": "transpose", "movedim": "moveaxis", "swapdims": "swapaxes"}
-_TORCH_NOT_TWINS = {"select"}  # torch.select(x, dim, i) is indexing, not np.select
-_TWINS = {}  # foreign function object -> NumPy function object
-_TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: foreign/torch_functions)
-_TORCH_RULES = {}  # torch function -> its rule (its twin's, with torch's keywords translated)
-_METHODS = {}  # method of a foreign array class (torch.Tensor.sum, ArrayImpl.sum) -> its rule (foreign/array_methods)
-_METHOD_NONDIFF = set()  # methods of foreign array classes whose results carry no gradient (argmax, size, detach)
-_CLASSES = set()  # the foreign array classes whose methods are indexed
-_indexed = set()
-_seen = [0]
-
-
-def _index_namespaces():
-    """Index the foreign namespace modules imported since the last call (cheap: a length check when none were)."""
-    _seen[0] = len(sys.modules)
-    for name, np_name in FOREIGN_NAMESPACES.items():
-        mod, np_mod = sys.modules.get(name), sys.modules.get(np_name)
-        if mod is None or np_mod is None or name in _indexed:
-            continue
-        _indexed.add(name)
-        torch = name == "torch" or name == "torch.linalg"
-        for attr in dir(mod):
-            fn = getattr(mod, attr, None)
-            twin = getattr(np_mod, (torch and _TORCH_TWINS.get(attr)) or _ARRAY_API_TWINS.get(attr, attr), None)
-            if fn is None or twin is None or fn is twin or not callable(fn) or isinstance(fn, type) \
-                    or "torch" in name and attr in _TORCH_NOT_TWINS:
-                continue
-            try:
-                if twin in RULES or twin in NONDIFF:
-                    _TWINS.setdefault(fn, twin)
-                    if torch:
-                        _TORCH.add(fn)
-            except TypeError:
-                continue
-    FOREIGN.index_methods(_CLASSES, _METHODS, _METHOD_NONDIFF)  # the methods of the foreign array classes so far
-
-
-def _torch_rule(target, twin, rule):
-    hit = _TORCH_RULES.get(target)
-    if hit is None or hit[0] is not rule:
-        hit = _TORCH_RULES[target] = (rule, FOREIGN.torch_function(target, twin.__name__, rule))
-    return hit[1]
-
-
-# What the foreign rule tables (adjoints/foreign/, above this module) give the registry when they are imported:
-# `index_methods(classes, methods, nondiff)` indexes the methods of the foreign array classes imported so far, and
-# `torch_function(fn, name, rule)` makes a torch function's rule from its NumPy twin's. Until then, nothing.
-FOREIGN = types.SimpleNamespace(index_methods=lambda classes, methods, nondiff: None,
-                                torch_function=lambda fn, name, rule: rule)
-
-
-def _forget_twins():
-    """A new registration may give a NumPy function its first rule: index the namespaces again on the next miss."""
-    if _TWINS or _indexed:  # (the method tables stay: a method's rule finds its NumPy rule when called)
-        _TWINS.clear()
-        _indexed.clear()
-        _TORCH.clear()
-        _TORCH_RULES.clear()
-    _seen[0] = -1
-
-
-def twin_of(target):
-    """The NumPy function that the foreign namespace function `target` means, or None."""
-    if _seen[0] != len(sys.modules):
-        _index_namespaces()
-    try:
-        return _TWINS.get(target)
-    except TypeError:
-        return None
-
-
-_REFUSALS = {}
-
-
-def _numpy_only(twin, target):
-    """A rule for a foreign function whose NumPy twin's rule is written for NumPy arrays only: raises, naming both."""
-    rule = _REFUSALS.get(target)
-    foreign = getattr(RULES.get(twin), "__zygote_foreign__", None)  # a NumPy rule that serves other libraries itself
-    if rule is None and foreign is not None:
-        rule = _REFUSALS[target] = foreign(target)
-    if rule is None:
-        module = getattr(target, "__module__", None) or type(target).__module__
-        name = f"{module}.{getattr(target, '__name__', target)}"
-
-        def rule(*args, **kwargs):
-            if not any(differentiable(a) for a in (*args, *kwargs.values())):  # nothing to differentiate: a constant
-                y = target(*args, **kwargs)
-                return y, lambda dy: (None,) * len(args)
-            raise ZygoteError(f"{name} resolves to the rule of np.{twin.__name__}, which is written for NumPy arrays "
-                              f"only (it would convert the arrays of another library silently). Register a rule for it "
-                              f"with @zygotepy.adjoint({name}), or call it on NumPy arrays.")
-        rule.__qualname__ = f"numpy_only_{twin.__name__}"
-        _REFUSALS[target] = rule
     return rule
 
 
@@ -393,6 +285,15 @@ def find_array(target):
         return ARRAY.get(target)
     except TypeError:
         return None
+
+
+def twin_of(target):
+    """The NumPy function that the foreign namespace function `target` means, or None (foreign_names.py)."""
+    return foreign.twin_of(target, _known)
+
+
+def _known(twin):
+    return twin in RULES or twin in NONDIFF
 
 
 def is_nondifferentiable(target):

@@ -10,8 +10,6 @@ sees the values its forward saw. The entry point keeps the entries of its forwar
 done, leaving the user's objects exactly as one call of `f` left them (docs/api.md), ready for another call of `back`.
 Code that does not update anything in place pays two list-length reads per entry point.
 """
-import functools
-import inspect
 
 import numpy as np
 
@@ -329,33 +327,6 @@ def same_as(var, old, new):
     """A name of `old`'s object after `old` became `new`: `new` if it names that object, else unchanged (an alias a
     maybe-in-place update split off: `z = x; z *= 0.5` on JAX arrays leaves `x` the old array)."""
     return new if var is old else var
-
-
-def positional_out(fn, nargs):
-    """The position of an `out` array passed positionally (`np.multiply(a, b, y)`, `np.cumsum(x, 0, None, y)`), or
-    None (for a ufunc with several outputs: the first's)."""
-    if isinstance(fn, np.ufunc):
-        return fn.nin if nargs > fn.nin else None
-    if getattr(fn, "__module__", None) is None or not str(fn.__module__).startswith("numpy") or not callable(fn):
-        return None
-    try:
-        at = _out_position(fn)
-    except TypeError:  # (unhashable)
-        return None
-    return at if at is not None and at < nargs else None
-
-
-@functools.lru_cache(maxsize=None)
-def _out_position(fn):
-    """Where NumPy's `fn` takes `out` by position (None if it does not): read from its signature once per function,
-    since lowering asks at every call of NumPy."""
-    try:
-        names = [p.name for p in inspect.signature(fn).parameters.values()
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        return None
-    return names.index("out") if "out" in names else None
-
 
 
 def mutcall(fn, *args, **kwargs):

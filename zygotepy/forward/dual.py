@@ -21,8 +21,7 @@ import numpy as np
 
 from ..errors import ForwardModeError, MissingTangentRule
 
-__all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip", "tangent_of",
-           "primal_of", "make_dual"]
+__all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip", "tangent_of"]
 
 _LEAVES = frozenset((float, int, bool, np.ndarray, np.float64, type(None), str))
 FORWARD = {}  # callable -> rule(fn, primals, tangents, kwargs) -> (y, ydot or None); keyed by the callable itself
@@ -363,26 +362,7 @@ def constants_from(predicate):
     _IS_CONSTANT[0] = predicate
 
 
-# --- entering and leaving a level ---------------------------------------------------------------------------------------
-def make_dual(x, t, tag):
-    """`x` perturbed by `t` at `tag`, for numbers, arrays and lists/tuples/dicts of them (`t` None: constant)."""
-    if t is None:
-        return x
-    if isinstance(x, (list, tuple)):
-        return type(x)(make_dual(a, b, tag) for a, b in zip(x, t, strict=True))
-    if isinstance(x, dict):
-        return {k: make_dual(v, t.get(k), tag) for k, v in x.items()}
-    if isinstance(x, np.ndarray):
-        if np.shape(t) != x.shape:
-            raise ForwardModeError(f"tangent of shape {np.shape(t)} for an argument of shape {x.shape}")
-        return Dual(tag, x, np.array(t, dtype=np.result_type(x.dtype, np.float64) if x.dtype.kind not in "fc"
-                                     else x.dtype))
-    if isinstance(x, (int, float, complex, np.generic, Dual)):
-        return Dual(tag, x, t)
-    raise ForwardModeError(f"forward mode cannot perturb a {type(x).__name__}; pass numbers, arrays, or "
-                           f"lists/tuples/dicts of them")
-
-
+# --- leaving a level (levels.py enters one) ---------------------------------------------------------------------------------------
 def _level(y, tag, take_tangent):
     if isinstance(y, Dual):
         if y.tag == tag:
@@ -415,7 +395,3 @@ def _zero(y):
 def tangent_of(y, tag):
     """The tangent of `y` at `tag` (zeros where `y` does not depend on it; containers keep their structure)."""
     return _level(y, tag, True)
-
-
-def primal_of(y, tag):
-    return _level(y, tag, False)

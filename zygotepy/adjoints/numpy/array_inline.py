@@ -19,7 +19,7 @@ import numpy as np
 from ...backends import _PLANS, _add_reduce, _unbroadcast_ndarray, unbroadcast
 from .. import derivatives
 from ..registry import array_rule, find_rule
-from ..scalar import vector_product_cotangent
+from ..matmul import vector_product_cotangent
 from .common import _expand
 from .reductions import _LARGE, _kept_shape, extremum_share
 
@@ -121,7 +121,7 @@ UNARY = {operator.neg: lambda dy, y, x: (-dy,), **derivatives.forms("array")}
 
 def _matmul_cotangent(dy, a, b, k):
     """The cotangent of operand `k` of `a @ b` for real arrays that are not both matrices: a matrix and a vector as
-    the matmul rule computes them (scalar.py `vector_product_cotangent`), the other ranks by the rule's back itself."""
+    the matmul rule computes them (matmul.py `vector_product_cotangent`), the other ranks by the rule's back itself."""
     g = vector_product_cotangent(dy, a, b, k)
     return g if g is not None else find_rule(operator.matmul)(a, b)[1](dy)[k]
 

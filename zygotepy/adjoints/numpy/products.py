@@ -9,7 +9,7 @@ from numpy._core.einsumfunc import _parse_einsum_input
 from ...backends import conj, namespace_of, on, on_any, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic, nondifferentiable
-from ..scalar import matmul as operator_matmul
+from ..matmul import matmul as operator_matmul
 from ..scalar import mul
 from .common import _H
 

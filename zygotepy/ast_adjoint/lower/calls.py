@@ -17,7 +17,7 @@ from .. import mutate as mt
 from .. import runtime as rt
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS
-from .scan import may_update_in_place, pure_method, updating_method_name
+from .scan import may_update_in_place, positional_out, pure_method, updating_method_name
 
 _BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 
@@ -134,7 +134,7 @@ class Calls:
             # generated code being differentiated again (nesting): its call statements are the emitter's own helpers
             # (`_set_cell`, `_raise`), which update nothing the caller reads
             return self.call(fn, args, kwargs, star, hint)
-        at = mt.positional_out(self.resolve(fn.path), len(args)) if isinstance(fn, Global) and star is None else None
+        at = positional_out(self.resolve(fn.path), len(args)) if isinstance(fn, Global) and star is None else None
         if at is not None and args[at] == Const(None):  # `np.sum(x, 0, None, None, False, ...)`: no out
             at = None
         if at is not None and at != len(args) - 1:  # more arguments (or outputs) after it

@@ -2,6 +2,9 @@
 statement, a mutating method call, `x += v`), without entering nested functions, and which methods surely update
 nothing. The loops, the control flow and the calls ask them before lowering a body (see mutation.py).
 """
+import functools
+import inspect
+
 import gast
 import numpy as np
 
@@ -105,3 +108,29 @@ def updated_in_place(node, names, augmented=True):
         if isinstance(target, gast.Name) and target.id in names:
             found.add(target.id)
     return found
+
+
+def positional_out(fn, nargs):
+    """The position of an `out` array passed positionally (`np.multiply(a, b, y)`, `np.cumsum(x, 0, None, y)`), or
+    None (for a ufunc with several outputs: the first's)."""
+    if isinstance(fn, np.ufunc):
+        return fn.nin if nargs > fn.nin else None
+    if getattr(fn, "__module__", None) is None or not str(fn.__module__).startswith("numpy") or not callable(fn):
+        return None
+    try:
+        at = _out_position(fn)
+    except TypeError:  # (unhashable)
+        return None
+    return at if at is not None and at < nargs else None
+
+
+@functools.lru_cache(maxsize=None)
+def _out_position(fn):
+    """Where NumPy's `fn` takes `out` by position (None if it does not): read from its signature once per function,
+    since lowering asks at every call of NumPy."""
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return None
+    return names.index("out") if "out" in names else None

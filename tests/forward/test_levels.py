@@ -1,0 +1,24 @@
+"""Entering a level of forward mode (forward/levels.py): `make_dual` perturbs numbers, arrays and containers of them
+at a tag, keeps constants (a None tangent) as they are, and refuses what it cannot perturb."""
+import numpy as np
+import pytest
+
+from zygotepy.errors import ForwardModeError
+from zygotepy.forward.dual import Dual, new_tag, tangent_of
+from zygotepy.forward.levels import make_dual
+
+
+def test_numbers_arrays_and_containers_are_perturbed_at_the_tag():
+    tag = new_tag()
+    x = make_dual({"a": [1.0, np.array([1, 2])], "b": 2.0}, {"a": [0.5, np.array([1.0, 0.0])], "b": None}, tag)
+    assert isinstance(x["a"][0], Dual) and x["a"][0].tag == tag and x["b"] == 2.0
+    assert x["a"][1].tangent.dtype == np.float64  # (an int array's tangent is real)
+    y = x["a"][0] * 3.0 + np.sum(x["a"][1] * x["a"][1])
+    assert tangent_of(y, tag) == pytest.approx(0.5 * 3.0 + 2.0 * 1.0 * 1.0)
+
+
+def test_what_cannot_be_perturbed_is_refused():
+    with pytest.raises(ForwardModeError, match="cannot perturb a str"):
+        make_dual("x", 1.0, new_tag())
+    with pytest.raises(ForwardModeError, match="tangent of shape"):
+        make_dual(np.zeros(3), np.zeros(2), new_tag())

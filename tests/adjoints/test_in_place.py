@@ -100,3 +100,27 @@ def test_library_functions_that_update_their_first_argument_are_declared():
     np.testing.assert_allclose(gradient(scattered, np.array([1.0, 2.0, 3.0]))[0], [1.0, 3.0, 1.0])
     with pytest.raises(zygotepy.ZygoteError, match="fill_diagonal"):
         gradient(diagonal_filled, np.array([1.0, 2.0]))
+
+
+def set_updates(x):
+    s = {1, 2, 3}
+    s.intersection_update({2, 3})
+    t = s.difference_update({5})  # (called for its value: None, and still an update)
+    s.discard(3)
+    s.add(7)
+    return x * len(s) + (t is None)
+
+
+def set_in_a_loop(x):
+    seen, out = set(), 0.0
+    for k in range(4):
+        if k % 2 not in seen:
+            seen.add(k % 2)
+            out = out + x * k
+    seen.symmetric_difference_update({0, 9})
+    return out * len(seen)
+
+
+def test_a_sets_updates_are_seen():
+    assert gradient(set_updates, 2.0) == (2.0,)  # {2, 7}
+    assert gradient(set_in_a_loop, 2.0) == (2.0,)  # out = x, seen = {1, 9}

@@ -70,7 +70,7 @@ def torch_rule(target, twin, rule):
     return hit[1]
 
 
-# What the foreign rule tables (adjoints/foreign/, above this module) give the registry when they are imported:
+# What the foreign rule tables (adjoints/foreign/, above this module) give it when they are imported:
 # `index_methods(classes, methods, nondiff)` indexes the methods of the foreign array classes imported so far, and
 # `torch_function(fn, name, rule)` makes a torch function's rule from its NumPy twin's. Until then, nothing.
 FOREIGN = types.SimpleNamespace(index_methods=lambda classes, methods, nondiff: None,

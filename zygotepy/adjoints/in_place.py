@@ -15,7 +15,7 @@ import numpy as np
 # *d_args)); None for a method that updates in place without a rule (a call where a gradient flows raises)
 METHODS = {}
 FUNCTIONS = set()  # library functions that update their first argument in place (every ufunc's `.at` too)
-_names = [None]  # the declared names, worked out again after a declaration
+_names = [None, None]  # the declared methods' and functions' names, worked out again after a declaration
 
 
 def updates_in_place(cls, name):
@@ -54,7 +54,7 @@ def updates_first_argument(*functions):
     of that argument wherever the call stands (`r = np.add.at(...)`, inside a comprehension), not only as a statement;
     the mutation rules run those they have a rule for and refuse the others where a gradient flows."""
     FUNCTIONS.update(functions)
-    _names[0] = None
+    _names[1] = None
 
 
 def updates_first(fn):
@@ -69,4 +69,6 @@ def updates_first(fn):
 
 def updating_function_names():
     """The names of the declared functions (and `at`): a call `...name(...)` of one may update its first argument."""
-    return frozenset({"at", *(fn.__name__ for fn in FUNCTIONS)})
+    if _names[1] is None:
+        _names[1] = frozenset({"at", *(fn.__name__ for fn in FUNCTIONS)})
+    return _names[1]

@@ -4,8 +4,8 @@ the library functions that update their first argument (`np.put(a, i, v)`, `np.a
 Two sides read them. The mutation rules (adjoints/mutation/methods.py) declare each such method with the rule that
 runs it and undoes it, and find it here when a call runs. The compiler's lowering (ast_adjoint/lower/scan.py) reads
 the declared names to know which calls give their object a new version: when it lowers `obj.pop()` it cannot know
-`obj`'s type (a list's, a dict's or a user's method), so a name declared for any type counts. A method added here is
-seen by both; nothing else lists them.
+`obj`'s type (a list's, a dict's or a user's method), so a name declared for any type counts. A method declared here
+is seen by both.
 
 Beside the registry, below the rule tables and the compiler, which both import it (tests/test_layers.py).
 """

@@ -15,6 +15,7 @@ import numpy as np
 # *d_args)); None for a method that updates in place without a rule (a call where a gradient flows raises)
 METHODS = {}
 FUNCTIONS = set()  # library functions that update their first argument in place (every ufunc's `.at` too)
+UNDECLARED = object()  # what `METHODS.get(key, UNDECLARED)` gives for a method nobody declared
 _names = [None, None]  # the declared methods' and functions' names, worked out again after a declaration
 
 
@@ -33,12 +34,6 @@ def updates_without_rule(cls, *names):
     for name in names:
         METHODS[(cls, name)] = None
     _names[0] = None
-
-
-def rule_of(obj, name):
-    """(declared, rule) of the method `name` of `obj`'s exact type (rule None where it has none)."""
-    key = (type(obj), name)
-    return key in METHODS, METHODS.get(key)
 
 
 def updating_names():

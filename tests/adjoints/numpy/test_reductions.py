@@ -46,6 +46,19 @@ def test_ties_split_evenly_in_numpy_extrema():
     np.testing.assert_allclose(db, [0.5, 0.0, 1.0])
 
 
+def test_a_whole_arrays_extremum_shares_any_cotangent():
+    """The finite real cotangent is written into zeros; an infinite or NaN one multiplies the mask, as it always did
+    (0 * inf is NaN off the maxima); float32 stays float32."""
+    x = np.array([1.0, 3.0, 3.0, -2.0])
+    _, back = registry.find_rule(np.max)(x)
+    np.testing.assert_array_equal(back(np.float64(-3.0))[0], [0.0, -1.5, -1.5, 0.0])
+    np.testing.assert_array_equal(back(np.inf)[0], [np.nan, np.inf, np.inf, np.nan])
+    assert np.isnan(back(float("nan"))[0]).all()
+    _, back = registry.find_rule(np.min)(x.astype(np.float32))
+    got = back(2.0)[0]
+    assert got.dtype == np.float32 and np.array_equal(got, [0.0, 0.0, 0.0, 2.0])
+
+
 def test_moments_refuse_where():
     with pytest.raises(zygotepy.ZygoteError, match="where="):
         registry.find_rule(np.var)(np.ones(3), where=np.array([True, False, True]))

@@ -11,7 +11,7 @@ from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import differentiable
 from ...errors import ForwardModeError, ZygoteError
-from ..in_place import METHODS, rule_of, updates_in_place, updates_without_rule
+from ..in_place import METHODS, UNDECLARED, updates_in_place, updates_without_rule
 from ..structures.common import like
 from ..structures.dicts import key_cotangent
 
@@ -231,19 +231,19 @@ updates_without_rule(set, "add", "discard", "remove", "pop", "clear", "update", 
 
 def method_call(obj, name, args, kwargs):
     """`obj.name(*args)` for a list/dict/array method that mutates: (result, back) or None when it is no such method."""
-    declared, rule = rule_of(obj, name)
-    if rule is None and getattr(type(obj), "__zygote_number__", False) and (np.ndarray, name) in METHODS \
+    rule = METHODS.get((type(obj), name), UNDECLARED)
+    if rule is not None and rule is not UNDECLARED:
+        return rule(obj, *args, **kwargs)
+    if getattr(type(obj), "__zygote_number__", False) and (np.ndarray, name) in METHODS \
             and not hasattr(obj, name):  # forward mode's dual array (a hessian): no such method
         raise ForwardModeError(f"forward mode (hessian, pushforward) cannot follow the in-place update x.{name}(): "
                                f"a dual number has no .{name} method; update a copy with an item assignment, or "
                                f"use the function form (np.sort(x))")
-    if rule is None:
-        if name == "shuffle" and isinstance(obj, (np.random.Generator, np.random.RandomState)) and args:
-            if differentiable(args[0]):  # `rng.shuffle(x)` permutes its argument in place
-                raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its "
-                                  f"argument in place; use x = x[rng.permutation(len(x))]")
-        if declared:
-            raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
-                              f"in place; work on a copy, or add an @adjoint rule")
-        return None
-    return rule(obj, *args, **kwargs)
+    if name == "shuffle" and isinstance(obj, (np.random.Generator, np.random.RandomState)) and args:
+        if differentiable(args[0]):  # `rng.shuffle(x)` permutes its argument in place
+            raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its "
+                              f"argument in place; use x = x[rng.permutation(len(x))]")
+    if rule is None:  # declared to update its object, with no rule
+        raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
+                          f"in place; work on a copy, or add an @adjoint rule")
+    return None

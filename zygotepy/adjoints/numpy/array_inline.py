@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...backends import _PLANS, _add_reduce, _unbroadcast_ndarray, unbroadcast
+from ...backends import _add_reduce, _unbroadcast_ndarray, unbroadcast
 from .. import derivatives
 from ..registry import array_rule, find_rule
 from ..matmul import vector_product_cotangent
@@ -65,19 +65,16 @@ class ArrayDerivative:
 
 def _unb(g, like):
     """The cotangent `g` of a broadcast result, summed to the shape of the operand `like` (a no-op when the shapes
-    agree, the common case). `_unbroadcast_ndarray`'s real cases, inlined: it runs once per operand of every array
-    operation, where a call more is a good part of the cost of a small array's sum; the axes to sum for a pair of
-    shapes come from its table once it has seen the pair."""
+    agree, the common case; a sum over the first axis for a bias added to a batch). Those two cases are
+    `_unbroadcast_ndarray`'s, inlined: it runs once per operand of every array operation, and calling through it
+    cost the MLP benchmark about 3 % (1.24-1.26x -> 1.28-1.30x hand-written, measured)."""
     if type(g) is _ND and type(like) is _ND:
         shape, gshape = like.shape, g.shape
         if gshape == shape:
             if g.dtype.kind != "c":
                 return g
-        elif g.dtype.kind != "c":
-            plan = _PLANS.get((gshape, shape))
-            if plan is not None:  # (axes, keepdims, reshape)
-                g = _add_reduce(g, plan[0], None, None, plan[1])
-                return g.reshape(shape) if plan[2] else g
+        elif len(gshape) == len(shape) + 1 and gshape[1:] == shape and g.dtype.kind != "c":
+            return g.sum(axis=0)
         return _unbroadcast_ndarray(g, like)
     if type(like) is _F64:  # a NumPy number's (`x - np.max(x)`): a number, or the total of a real array
         if type(g) is _F64 or type(g) is float:

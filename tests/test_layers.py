@@ -28,7 +28,8 @@ def layer(module):
         return 1, "base"
     if module.startswith("zygotepy.backends"):
         return 2, "backends"
-    if module in RUNTIME or module.startswith("zygotepy.runtime") or module in ("zygotepy.forward.dual", "zygotepy.forward.levels"):
+    if module in RUNTIME or module.startswith("zygotepy.runtime") \
+            or module in ("zygotepy.forward.dual", "zygotepy.forward.levels"):
         return 3, "runtime"
     if module in ("zygotepy.adjoints.registry", "zygotepy.adjoints.in_place", "zygotepy.adjoints.foreign_names"):
         return 4, "registry"

@@ -1,7 +1,8 @@
 """The registry reads what a rule offers from its declaration, never from its code: `need` and `accumulates` are
-declared at registration (`adjoint(target, need=True)`, `adjoint(target, accumulates=True)`). This test holds the declarations to the code: a rule declared to
-accumulate has a back that takes the running cotangents (`*into`), and every back written that way is declared (else
-generated code would not hand it its cotangents, and the faster form would go unused)."""
+declared at registration (`adjoint(target, need=True)`, `adjoint(target, accumulates=True)`). This test holds the
+declarations to the code: a rule declared to accumulate has a back that takes the running cotangents (`*into`), and
+every back written that way is declared (else generated code would not hand it its cotangents, and the faster form
+would go unused); the same for `need`."""
 import inspect
 import operator
 

@@ -15,7 +15,8 @@ from ..errors import ZygoteError
 # --- foreign namespaces: module name -> the NumPy module whose functions its names mean ------------------------------
 FOREIGN_NAMESPACES = {
     "jax.numpy": "numpy", "jax.numpy.linalg": "numpy.linalg", "array_api_strict": "numpy",
-    "array_api_strict.linalg": "numpy.linalg", "array_api_strict._linalg": "numpy.linalg", "torch": "numpy", "torch.linalg": "numpy.linalg", "cupy": "numpy",
+    "array_api_strict.linalg": "numpy.linalg", "array_api_strict._linalg": "numpy.linalg", "torch": "numpy",
+    "torch.linalg": "numpy.linalg", "cupy": "numpy",
     "cupy.linalg": "numpy.linalg", "dask.array": "numpy", "array_api_compat.torch": "numpy",
     "array_api_compat.torch.linalg": "numpy.linalg", "array_api_compat.cupy": "numpy",
     "array_api_compat.cupy.linalg": "numpy.linalg", "array_api_compat.dask.array": "numpy",

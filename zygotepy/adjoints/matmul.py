@@ -1,6 +1,6 @@
 """The `@` operator's rule (`operator.matmul`): matrix products of NumPy arrays and of every array library, written
-against the array namespace of its operands, with the conjugate-cotangent convention (for y = a @ b, da = dy @ conj(b).T).
-Its `need` mask spares the product nobody reads (a weight's input rarely wants its cotangent).
+against the array namespace of its operands, with the conjugate-cotangent convention (for y = a @ b,
+da = dy @ conj(b).T). Its `need` mask spares the product nobody reads (a weight's input rarely wants its cotangent).
 """
 import operator
 

@@ -16,10 +16,10 @@ rule of its own resolves, in `find_rule`, to the rule of the NumPy function of t
 that rule is declared namespace-generic (`namespace_generic`: it computes with `namespace(x)`, so its results and
 cotangents are arrays of x's library). A twin whose rule is NumPy-only resolves to a rule that raises a ZygoteError
 naming it. The map from foreign function objects to twins (foreign_names.py) is built lazily, per namespace module,
-when such a module has been imported; nothing of the foreign library is patched. The methods of foreign array classes (`torch.Tensor.sum`,
-JAX's `ArrayImpl.sum`) resolve, keyed by the method objects, to the rules `foreign/array_methods.py` builds from the
-same namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's functions translate `dim`/`keepdim` in
-`foreign/torch_functions.py`.
+when such a module has been imported; nothing of the foreign library is patched. The methods of foreign array
+classes (`torch.Tensor.sum`, JAX's `ArrayImpl.sum`) resolve, keyed by the method objects, to the rules
+`foreign/array_methods.py` builds from the same namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's
+functions translate `dim`/`keepdim` in `foreign/torch_functions.py`.
 """
 import sys
 import types

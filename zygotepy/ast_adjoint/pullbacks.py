@@ -13,8 +13,9 @@ class RulePullback:
     """Adapts a rule's `back(dy) -> dargs` to the internal `(dself, *dargs)` and checks what a user's rule returned.
 
     `need` (one bool per argument, known at the call site) lets a rule skip cotangents nobody reads; rules opt in with a
-    second parameter, `back(dy, need)`, declared at registration (`adjoint(target, need=True)`). The built-in tables are tested, so their results skip the checks; a user's rule
-    is checked for one cotangent per positional argument and for array cotangents of their argument's shape."""
+    second parameter, `back(dy, need)`, declared at registration (`adjoint(target, need=True)`). The built-in tables
+    are tested, so their results skip the checks; a user's rule is checked for one cotangent per positional argument
+    and for array cotangents of their argument's shape."""
     __slots__ = ("back", "rule", "nargs", "need", "trusted", "args")
 
     def __init__(self, back, rule, nargs, need=None, args=None):

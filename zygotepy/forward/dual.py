@@ -362,7 +362,7 @@ def constants_from(predicate):
     _IS_CONSTANT[0] = predicate
 
 
-# --- leaving a level (levels.py enters one) ---------------------------------------------------------------------------------------
+# --- leaving a level (levels.py enters one) ------------------------------------------------------------------------
 def _level(y, tag, take_tangent):
     if isinstance(y, Dual):
         if y.tag == tag:

@@ -356,5 +356,6 @@ def _picking(name, p_at):
 
 
 for _cls in (np.random.Generator, np.random.RandomState):
-    adjoint(_cls.choice, need=True)(_picking("choice", 4))  # choice(a, size, replace, p): p is parameter 4 counting the generator
+    # choice(a, size, replace, p): p is parameter 4, counting the generator
+    adjoint(_cls.choice, need=True)(_picking("choice", 4))
     adjoint(_cls.permutation, need=True)(_picking("permutation", 99))

@@ -127,6 +127,12 @@ def kept_axes_in_a_loop(x):
     return total
 
 
+def kept_axes_through_a_constant_factor(x, w):
+    v = 0.5 * x  # (its derivative never meets an array of x's shape: the kept-axes cotangent is spread by `_unb`)
+    c = x - 1.0
+    return np.sum(np.sum(v, axis=1, keepdims=True) * w[:, None]) + np.sum(np.sum(c, axis=0) * c[0]) + np.sum(v)
+
+
 def shapeless_formulas_then_reduced(x, b):
     return np.sum(-b) + np.mean(x ** 0)  # (-dy and dy * 0.0 keep a number's shape: the full array is needed)
 
@@ -189,6 +195,7 @@ ROWS = [
     ("broadcast_then_reduced", broadcast_then_reduced, (V, M + 3.0)),
     ("kept_axes_cotangents", kept_axes_cotangents, (M[:, :3].copy(), W)),
     ("kept_axes_in_a_loop", kept_axes_in_a_loop, (M[:, :3].copy() * 0.3,)),
+    ("kept_axes_through_a_constant_factor", kept_axes_through_a_constant_factor, (M, M[:, 0].copy())),
     ("shapeless_formulas_then_reduced", shapeless_formulas_then_reduced, (V, M)),
     ("updated_after_use", updated_after_use, (V,)),
     ("numpy_numbers_in_unary_functions", numpy_numbers_in_unary_functions, (V,)),

@@ -36,3 +36,14 @@ def test_a_shape_that_does_not_broadcast_fails_as_numpy_does():
         _unbroadcast_ndarray(np.ones(5), np.zeros((1, 5)))
     with pytest.raises(ValueError):
         _unbroadcast_ndarray(np.ones((4, 1, 10)), np.zeros((3, 1)))
+
+
+@pytest.mark.parametrize("gshape, shape", [((4, 1), (4, 5)), ((1, 5), (4, 5)), ((1, 1), (3, 2)), ((2, 1, 3), (2, 4, 3))])
+def test_a_kept_reduction_cotangent_is_spread(gshape, shape):
+    """A reduction's cotangent with its axes kept (array_inline `_kept`), reaching the operand of an operation whose
+    derivative does not broadcast it (`0.5 * x`, `x - 1.0`): spread over the operand, a fresh writable array."""
+    g = np.random.default_rng(4).standard_normal(gshape)
+    for _ in range(2):
+        got = _unbroadcast_ndarray(g, np.zeros(shape))
+        assert got.shape == shape and got.flags.writeable and got.base is None
+        assert np.array_equal(got, np.broadcast_to(g, shape))

@@ -135,7 +135,8 @@ def _spread(g, x, axis, keepdims):
 
 def _kept(g, x, axis, keepdims):
     """A reduction's cotangent `g` with the reduced axes of `x` kept (as length 1): it broadcasts against `x`, so an
-    elementwise back that multiplies it by an array of `x`'s shape needs no copy spread over them (`uniform`)."""
+    elementwise back that multiplies it by an array of `x`'s shape needs no copy spread over them (`uniform`); one that
+    does not (`0.5 * x`, `x - 1.0`) hands it to `_unb`, which spreads it over its operand."""
     if keepdims or axis is None or type(g) is not _ND:
         return g
     return g.reshape(_kept_shape(x.shape, axis))

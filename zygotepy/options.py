@@ -29,6 +29,7 @@ class Options:
     fold_literals: bool = True     # literal arithmetic is computed at transform time (lower)
     known_containers: bool = True  # no `is_native` guard on the tuples, lists and dicts the lowering built
     nested_size: bool = True       # code an outer level transforms again is written small, not fast
+    free_shifts: bool = True       # a shift softmax and logsumexp cancel carries no gradient (optimize/shifts.py)
 
     def set(self, **flags):
         """Set the named flags; returns the previous values of those flags (for a later `set(**old)`)."""

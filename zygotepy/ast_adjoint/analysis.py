@@ -66,8 +66,8 @@ def call_inputs(call):
     return _vars([call.fn, *call.args, *(v for _, v in call.kwargs), *([call.star] if call.star is not None else [])])
 
 
-def _edges(stmts, globals_, cell_values, edges):
-    """Collect data-flow edges `source -> target` along which a gradient can flow."""
+def _edges(stmts, globals_, cell_values, edges, constants=frozenset()):
+    """Collect data-flow edges `source -> target` along which a gradient can flow (none into `constants`)."""
     for s in stmts:
         if isinstance(s, Assign):
             outs = s.out if isinstance(s.out, tuple) else (s.out,)
@@ -77,15 +77,15 @@ def _edges(stmts, globals_, cell_values, edges):
                 srcs = call_inputs(s.value)
             else:
                 srcs = _vars([s.value])
-            edges += [(a, o) for a in srcs for o in outs]
+            edges += [(a, o) for a in srcs for o in outs if o not in constants]
         elif isinstance(s, Def):  # from the values its cells hold where it is defined (a name assigned twice: the later)
             edges += [(v, s.out) for v in _vars((*s.values, *(s.defaults or ())))]  # and from its default values
         elif isinstance(s, If):
-            _edges(s.then, globals_, cell_values, edges)
-            _edges(s.orelse, globals_, cell_values, edges)
+            _edges(s.then, globals_, cell_values, edges, constants)
+            _edges(s.orelse, globals_, cell_values, edges, constants)
             edges += [(a, p.out) for p in s.phis for a in _vars([p.then, p.orelse])]
         elif isinstance(s, Loop):
-            _edges(s.body, globals_, cell_values, edges)
+            _edges(s.body, globals_, cell_values, edges, constants)
             edges += [(a, c.var) for c in s.carries for a in _vars([c.init, c.next])]
             if s.target is not None and isinstance(s.iter, Var):
                 edges.append((s.iter, s.target))
@@ -112,7 +112,7 @@ def activity(fn, code, globals_, need=None):
     gradients are wanted (None: all parameters)."""
     cells = cell_values(fn, code)
     edges = []
-    _edges(fn.body, globals_, cells, edges)
+    _edges(fn.body, globals_, cells, edges, fn.constants)
     forward, backward = {}, {}
     for a, b in edges:
         forward.setdefault(a, []).append(b)

@@ -23,6 +23,7 @@ from .emit import emit
 from .ir import Assign, Call, Const, Def, If, Loop, Var, drop_dead_phis
 from .lower import lower
 from .nullness import simplify_backward
+from .optimize.shifts import free_shifts
 from .source import get_source
 from .speculate import speculate
 
@@ -141,6 +142,8 @@ def _transform(fn, need, functional):
     if not nested:  # (inlining makes a guarded copy of each callee: code an outer level transforms stays one copy)
         speculate(ir, code, fn.__globals__, namer)
     drop_dead_phis(ir)
+    if not nested and OPTIONS.free_shifts:  # (a guarded copy too)
+        free_shifts(ir, fn.__globals__, namer)
     namer.reserve("_globals")
     statics = {}
     if code.co_filename.startswith("<zygotepy:") and fn.__closure__:

@@ -134,6 +134,7 @@ class Function:
     filename: str = "<unknown>"
     line: int = 0
     mutated: tuple = ()    # indices of the parameters updated in place: `ret` is then (result, *their final versions)
+    constants: frozenset = frozenset()  # Vars no gradient flows into, whatever they are computed from (optimize/shifts)
 
 
 # --- printer ---------------------------------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ runs.
 - `records.py`: the constants these passes put into generated code
 
 Whole-function passes run before and after the adjoint pass: inlining of small callees (`ast_adjoint/speculate.py`),
-dropped joins (`ir.drop_dead_phis`), None tests removed from the backward (`ast_adjoint/nullness.py`), and tidying
-(`ast_adjoint/tidy.py`).
+dropped joins (`ir.drop_dead_phis`), shifts the result does not depend on made constants (`shifts.py`), None tests
+removed from the backward (`ast_adjoint/nullness.py`), and tidying (`ast_adjoint/tidy.py`).
 """
 from ...options import OPTIONS
 from .. import mutate as mt

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .axes import AxesBlocks
 from .exprs import Expressions
 
 CONSTRUCTS = (
@@ -22,7 +23,7 @@ CONSTRUCTS = (
     "helper_none", "helper_rebind", "helper_inplace", "recursion", "lambda_in_loop", "nested_fn_in_loop",
     "higher_order", "closure", "list", "dict", "tuple", "object", "namedtuple", "view", "alias", "inplace_item",
     "inplace_aug", "list_append", "dict_store", "np_r", "int_arith", "int_index", "int_data", "complex", "array",
-    "capture_reassigned", "second_order", "foreign")
+    "capture_reassigned", "second_order", "foreign", "axes")
 
 HEADER = "import math\nimport numpy as np\nfrom collections import namedtuple\n"
 
@@ -60,7 +61,7 @@ class Program:
         return re.sub(r"\[n\]", "[round(n)]", self.src).replace("range(n)", "range(round(n))")
 
 
-class _Gen(Expressions):
+class _Gen(Expressions, AxesBlocks):
     """Statements and whole programs."""
 
     # -- statements ------------------------------------------------------------------------------------------------
@@ -76,6 +77,8 @@ class _Gen(Expressions):
                            f"{t} = 0.5 * {t} + 0.4 * {self.bounded(e)}"])]
 
     def stmt(self, depth, in_loop):
+        if self.wants_axes_block():
+            return self.axes_block()
         top = depth == 0
         opts = [(6, self.assign), (1, self.swap), (3 if depth < 2 else 0, lambda: self.branch(depth, in_loop)),
                 (2 if depth < 2 else 0, lambda: self.loop(depth)), (1, self.early_return),
@@ -391,4 +394,6 @@ class _Gen(Expressions):
 
 def generate(seed, index=0, flavour=None):
     """The `index`-th program of the run with this seed (the same program every time)."""
-    return _Gen(seed, index, flavour).program(seed, index)
+    gen = _Gen(seed, index, flavour)
+    gen.start_axes(seed, index)
+    return gen.program(seed, index)

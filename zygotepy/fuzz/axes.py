@@ -39,7 +39,7 @@ class AxesBlocks:
         shift = self._draw([f"np.max({v}, {kept})", f"np.min({v}, {kept})", f"np.mean({v}, {kept})",
                             f"{v}.max({kept})", f"np.max({v})"])
         kind = self._draw(["log_softmax", "softmax", "logsumexp", "needed", "constant_factor", "dropped_axis",
-                           "other_axis"])
+                           "other_axis", "extremum", "both_axes"])
         if kind == "log_softmax":
             lines += [f"{z} = {v} - {shift}",
                       f"{r} = {z} - np.log(np.sum(np.exp({z}), {kept}))",
@@ -59,6 +59,13 @@ class AxesBlocks:
         elif kind == "dropped_axis":
             lines += [f"{r} = np.mean({v} - 0.3, axis={axis}) * np.sum(np.tanh({v}), axis={axis})",
                       f"{t} = 0.5 * {t} + 0.3 * np.sum(np.sin({r}))"]
+        elif kind == "extremum":  # the maxima's (or minima's) share, the reduced axis dropped or kept
+            keep = self._draw(["", ", keepdims=True"])
+            lines += [f"{r} = np.{self._draw(['max', 'min'])}(np.sin({v}) + {v}, axis={axis}{keep})",
+                      f"{t} = 0.5 * {t} + 0.3 * np.sum({r} * np.cos({r}))"]
+        elif kind == "both_axes":
+            lines += [f"{r} = np.mean({v} * {v}, axis=(0, 1), keepdims=True) - np.sum({v}, axis=(-1, 0)) * 0.1",
+                      f"{t} = 0.5 * {t} + 0.3 * np.sum(np.tanh({r} * {v}))"]
         else:  # summed along another axis than the shift's: not a softmax, the shift's gradient flows
             lines += [f"{e} = np.exp({v} - {shift})",
                       f"{t} = 0.5 * {t} + 0.2 * np.sum(np.log(np.sum({e}, axis={other}, keepdims=True)))"]

@@ -273,11 +273,8 @@ def _rewrite(proof, shift, namer, reads, constants):
     constants.add(arms[0][1][shift.out.name])
     line = proof[0].line
     flag = Var(namer.fresh(shift.out.name.lstrip("_") + "_shift_free"))
-    tests = [Assign(Var(namer.fresh(shift.operand.name + "_is_array")), Call(Const(rt.is_real_array),
-                                                                              (shift.operand,)), line)]
-    for fn, target in shift.guards.items():
-        tests.append(Assign(Var(namer.fresh(fn.path.replace(".", "_") + "_is_known")),
-                            Call(Const(rt.is_same), (fn, Const(target))), line))
-    tests.append(Assign(flag, Call(Const(rt.all_true), tuple(t.out for t in tests)), line))
+    tests = [Call(Const(rt.is_real_array), (shift.operand,))]
+    tests += [Call(Const(rt.is_same), (fn, Const(target))) for fn, target in shift.guards.items()]
+    guard = Assign(flag, Call(Const(rt.all_true), tuple(tests)), line)
     phis = [Phi(v, arms[0][1][v.name], arms[1][1][v.name]) for v in defined if reads.get(v, 0) > inside.get(v, 0)]
-    return [*tests, If(flag, arms[0][0], arms[1][0], phis, line)]
+    return [guard, If(flag, arms[0][0], arms[1][0], phis, line)]

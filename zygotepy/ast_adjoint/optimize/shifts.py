@@ -12,9 +12,9 @@ backward computes it: a sum along the axis and the reduction's own backward (for
 point it is a sum of rounding errors. (JAX's `log_softmax` wraps its max in `stop_gradient` for the same reason.)
 
 The pass proves the invariance on the IR. Adding `d` (constant along the reduced axes) to the shift `m`, each value
-computed from it is either shifted, `v + a*d` (`A(a)`), or scaled, `v * exp(a*d)` (`M(a)`), for an integer `a`:
-`m` is `A(1)`, `x - m` is `A(-1)`, `exp` turns `A(a)` into `M(a)`, `log` turns it back, a sum along those axes keeps
-`M(a)`, `M(a) / M(a)` and `A(a) - A(a)` are independent of `d`. When every use of `m` ends in an independent value (a
+computed from it is either shifted, `v + a*d` (`A(a)`), or scaled, `v * exp(a*d)` (`M(a)`), for a rational `a`:
+`m` is `A(1)`, `x - m` is `A(-1)`, `0.5 * (x - m)` is `A(-1/2)`, `exp` turns `A(a)` into `M(a)`, `log` turns it back,
+a sum along those axes keeps `M(a)`, `M(a) / M(a)` and `A(a) - A(a)` are independent of `d`. When every use of `m` ends in an independent value (a
 use the algebra does not know ends the proof), the statements from `m` to those uses are rewritten as
 
     if <x is a real NumPy array, and np.max, np.exp, ... name the functions seen at transform time>:
@@ -190,6 +190,7 @@ def _reads(fn, live=True):
         for a in atoms(xs):
             if type(a) is Var:
                 count[a] = count.get(a, 0) + 1
+
     for s in walk(fn.body):
         if isinstance(s, Loop) and live:
             add((s.iter, s.cond, s.exit, *(c.init for c in s.carries)))

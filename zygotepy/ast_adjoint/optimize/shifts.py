@@ -29,6 +29,7 @@ value keeps `x`'s shape and a NumPy operator means what it says. Switched by `OP
 import math
 import operator
 import re
+from collections import Counter
 from fractions import Fraction
 
 import numpy as np
@@ -36,7 +37,7 @@ import numpy as np
 from .. import runtime as rt
 from ..analysis import callee_object
 from ..ir import Assign, Call, Const, Global, If, Loop, Phi, Var, atoms, out_vars, read_by, walk
-from ..speculate import _Renamer
+from ..speculate import _read, _Renamer
 from .loop_copies import clone
 
 _FUNCTIONS = {np.exp: "exp", np.log: "log", np.sum: "sum", np.mean: "mean", np.max: "max", np.amax: "max",
@@ -181,29 +182,16 @@ def _finite(a):
     return isinstance(a, Const) and type(a.value) in (int, float) and a.value != 0 and math.isfinite(a.value)
 
 
-def _reads(fn, live=True):
-    """How often each Var is read in the function. `live`: a loop's carried value counts as read only where its
-    variable is read (a name assigned in a loop body is carried out of the loop even where nothing reads it after)."""
-    count, carries = {}, []
-
-    def add(xs):
-        for a in atoms(xs):
-            if type(a) is Var:
-                count[a] = count.get(a, 0) + 1
-
-    for s in walk(fn.body):
-        if isinstance(s, Loop) and live:
-            add((s.iter, s.cond, s.exit, *(c.init for c in s.carries)))
-            carries += s.carries
-        else:
-            add(tuple(read_by(s)))
-    add(fn.ret)
-    while True:
-        read = [c for c in carries if count.get(c.var)]
-        if not read:
-            return count
-        carries = [c for c in carries if not count.get(c.var)]
-        add(tuple(c.next for c in read))
+def _live_reads(fn, reads):
+    """`reads` (every read of each Var) less those of a loop's carried value whose variable nothing reads: a name
+    assigned in a loop body is carried out of the loop even where nothing reads it after."""
+    live = Counter(reads)
+    dead, carries = True, [c for s in walk(fn.body) if isinstance(s, Loop) for c in s.carries]
+    while dead:
+        dead = [c for c in carries if not live.get(c.var)]
+        carries = [c for c in carries if live.get(c.var)]
+        live.subtract(a for c in dead for a in atoms(c.next) if type(a) is Var)
+    return live
 
 
 def span(stmts, i, shift, reads, globals_):
@@ -231,7 +219,8 @@ def span(stmts, i, shift, reads, globals_):
 
 def free_shifts(fn, globals_, namer):
     """Rewrite each proven shift of `fn` (see the module docstring) in place; its constants go to `fn.constants`."""
-    reads = (_reads(fn), _reads(fn, live=False))
+    every = _read(fn)
+    reads = (_live_reads(fn, every), every)
     constants = set(fn.constants)
     fn.body = _region(fn.body, globals_, namer, reads, constants)
     fn.constants = frozenset(constants)

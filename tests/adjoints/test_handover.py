@@ -130,3 +130,53 @@ def test_a_global_rebound_to_a_function_whose_back_takes_nothing_handed_over():
         np.testing.assert_allclose(g, 3 * x * x, rtol=1e-13)
     finally:
         act = np.tanh
+
+
+DIVIDED = {np.log: lambda x: x, np.log1p: lambda x: 1 + x, np.arctan: lambda x: 1 + x * x,
+           np.arcsinh: lambda x: np.sqrt(x * x + 1), np.cbrt: lambda x: 3 * np.cbrt(x) * np.cbrt(x)}
+
+
+@pytest.mark.parametrize("fn", list(DIVIDED), ids=lambda f: f.__name__)
+def test_a_derivative_one_over_e_divides_the_cotangent(fn):
+    """log's back is `dy / x`, not `dy * (1 / x)` (derivatives.py's divisor form): the same bits as the division,
+    whichever buffer takes it, and the array path's formula gives the same bits as the rule."""
+    x = np.linspace(0.2, 1.4, 7)
+    y, back = find_rule(fn)(x)
+    dy = np.random.default_rng(4).normal(size=7)
+    expected = dy / DIVIDED[fn](x)
+    dx, = back(dy.copy())
+    np.testing.assert_array_equal(dx, expected)
+    handed = dy.copy()
+    dx, = _generated_code_call(back, handed, None)
+    np.testing.assert_array_equal(dx, expected)
+    np.testing.assert_array_equal(x, np.linspace(0.2, 1.4, 7))  # the argument (log's divisor itself) never written
+    from zygotepy.adjoints.numpy.array_inline import UNARY
+    np.testing.assert_array_equal(UNARY[fn](dy, y, x)[0], expected)
+
+
+@pytest.mark.optimizations
+def test_the_divisor_takes_the_quotient_where_it_is_fresh():
+    x = np.linspace(0.2, 1.4, 7)
+    y, back = find_rule(np.log1p)(x)
+    dy = np.ones(7)
+    keep = dy  # a second holder: dy is not handed over, so the fresh 1 + x takes the quotient
+    dx, = _generated_code_call(back, dy, None)
+    assert dx is not keep and np.array_equal(keep, np.ones(7)) and np.array_equal(dx, 1 / (1 + x))
+    y, back = find_rule(np.log)(x)  # the divisor is x itself: never written; the handed-over dy takes it
+    dy = np.ones(7)
+    dx, = back(dy, None, None)
+    assert dx is dy and np.array_equal(x, np.linspace(0.2, 1.4, 7))
+
+
+def logs(x):
+    return np.sum(np.log(x) * np.arctan(x) + np.log1p(x * x))
+
+
+def test_second_derivatives_through_the_divided_backs():
+    """An outer level transforms the backs, which call `handover.divided`: its rule gives the second derivative."""
+    x = np.linspace(0.3, 1.2, 5)
+
+    def outer(v):
+        return np.sum(gradient(logs, v)[0] ** 2)
+    check_grads(outer, x)
+    check_grads(logs, x.astype(np.float64))

@@ -1,8 +1,8 @@
-"""The registry reads what a rule offers from its declaration, never from its code: `need` and `accumulates` are
-declared at registration (`adjoint(target, need=True)`, `adjoint(target, accumulates=True)`). This test holds the
-declarations to the code: a rule declared to accumulate has a back that takes the running cotangents (`*into`), and
-every back written that way is declared (else generated code would not hand it its cotangents, and the faster form
-would go unused); the same for `need`."""
+"""The registry reads what a rule offers from its declaration, never from its code: `need`, `accumulates` and
+`optional` are declared at registration (`adjoint(target, need=True)`, ...). This test holds the declarations to the
+code: a rule declared to accumulate has a back that takes the running cotangents (`*into`), and every back written
+that way is declared (else generated code would not hand it its cotangents, and the faster form would go unused); the
+same for `need` and for optional parameters."""
 import inspect
 import operator
 
@@ -41,6 +41,18 @@ def test_every_built_in_rule_declares_whether_its_back_takes_need():
     assert len(declared) > 100  # the elementwise and binary NumPy and scipy rules, the arithmetic operators, draws
     wrong = [getattr(r, "__qualname__", r) for r in rules if registry.takes_need(r) != _backs_take_need(r)]
     assert not wrong, f"declared need=... does not match the back's parameters: {wrong}"
+
+
+def test_every_built_in_rule_with_optional_parameters_declares_it():
+    """A back that gives its optional parameters cotangents even where a call leaves them out (`enumerate(seq)`) is
+    declared `optional=True`, so that J trims them and generated code never calls it directly: held to the code."""
+    rules = {id(r): r for r in registry.RULES.values() if registry.is_builtin(r)}.values()
+    declared = [r.__qualname__ for r in rules if getattr(r, "__zygote_optional__", False)]
+    assert sorted(declared) == ["accumulate", "enumerate_", "float_", "list_", "tuple_"]
+    wrong = [r.__qualname__ for r in rules if bool(getattr(r, "__defaults__", None))
+             != getattr(r, "__zygote_optional__", False)]
+    assert not wrong, f"declared optional=... does not match the rule's parameters: {wrong}"
+    assert not any(registry.callable_directly(r) for r in rules if getattr(r, "__zygote_optional__", False))
 
 
 def square(x):

@@ -33,7 +33,7 @@ import zygotepy.adjoints.numpy as numpy_rules
 from zygotepy.adjoints import registry
 
 EPS = 1e-6
-MINE = {"zygotepy.adjoints.scalar", "zygotepy.adjoints.builtins", "zygotepy.adjoints.functional",
+MINE = {"zygotepy.adjoints.scalar", "zygotepy.adjoints.operators", "zygotepy.adjoints.builtins", "zygotepy.adjoints.functional",
         *(f"zygotepy.adjoints.numpy.{m}" for m in numpy_rules.TABLES)}
 
 

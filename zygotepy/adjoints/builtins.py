@@ -143,7 +143,7 @@ adjoint(builtins.min)(_pick(builtins.min))
 adjoint(builtins.max)(_pick(builtins.max))
 
 
-@adjoint(float)
+@adjoint(float, optional=True)
 def float_(x=0.0):
     hook = foreign_rule((x,))
     if hook is not None:
@@ -186,7 +186,7 @@ def reversed_(seq):
     return items[::-1], lambda dy: (None if dy is None else like(seq, list(dy)[::-1]),)
 
 
-@adjoint(list)
+@adjoint(list, optional=True)
 def list_(iterable=()):
     if python_iter(iterable) is not None or type(iterable).__name__.endswith("iterator"):  # (see iterate)
         items, back = iterate(iterable)
@@ -194,7 +194,7 @@ def list_(iterable=()):
     return list(iterable), lambda dy: (None if dy is None else like(iterable, list(dy)),)
 
 
-@adjoint(tuple)
+@adjoint(tuple, optional=True)
 def tuple_(iterable=()):
     if python_iter(iterable) is not None or type(iterable).__name__.endswith("iterator"):
         items, back = iterate(iterable)

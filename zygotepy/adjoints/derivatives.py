@@ -12,9 +12,12 @@ pastes the source of the inlinable forms into generated code, and an outer level
 - `cmath`: `lambda x, y: cmath.cos(x)`, the holomorphic derivative of the `cmath` function, for the rows it holds for;
 - `numpy`: `lambda x, y: namespace(x).cos(x)`, the NumPy rule's derivative, computed by the namespace of the argument
   (CuPy, JAX, torch and array-API arrays too; numpy/common.py `_elementwise_rule` conjugates it for complex ones);
+- `divisor`: `lambda x, y: x` for `log` (`1 / x`): where the derivative is `1 / E`, `E`, computed by the namespace of
+  the argument; the NumPy rule's back divides a real cotangent by it (`dy / E`: one operation and one rounding fewer);
 - `array`: `lambda dy, y, x: (dy * _cos(x),)`, the array path's formula (numpy/array_inline.py): the operations of the
-  NumPy rule's back, in the same order (`dy * derivative`), so both give the same bits. Rows whose derivative is a
-  number (np.negative, the angle conversions) have none: the rule is as fast;
+  NumPy rule's back for a real array, in the same order (`dy * derivative`, `dy / E` where the row has a divisor), so
+  both give the same bits. Rows whose derivative is a number (np.negative, the angle conversions) have none: the rule
+  is as fast;
 - `tangent`: `lambda x, y: np.cos(x)`, forward mode's (forward/rules.py), for the NumPy and `math` functions and the
   row's `twins`.
 
@@ -129,6 +132,15 @@ def _scalar_cotangent(d):
     return _times_dy(d)
 
 
+def _divisor(d):
+    """`E` where the derivative is `1 / E` (the array forms then divide by it: one operation and one rounding fewer
+    than `dy * (1 / E)`), else None."""
+    if isinstance(d, ast.BinOp) and isinstance(d.op, ast.Div) and isinstance(d.left, ast.Constant) \
+            and d.left.value == 1:
+        return d.right
+    return None
+
+
 def _partner(d):
     """(function name, negated) where the derivative is `f(x)` or `-f(x)`, else None."""
     negated = isinstance(d, ast.UnaryOp) and isinstance(d.op, ast.USub)
@@ -153,8 +165,12 @@ def _texts(row):
         out["cmath"] = f"lambda x, y: {ast.unparse(_with(d, lambda f: f'cmath.{f}'))}"
     if row.numpy:
         out["numpy"] = f"lambda x, y: {ast.unparse(_with(d, lambda f: f'namespace(x).{f}'))}"
+        divisor = _divisor(d)
+        if divisor is not None:
+            out["divisor"] = f"lambda x, y: {ast.unparse(_with(divisor, lambda f: f'namespace(x).{f}'))}"
         if uses_argument:
-            out["array"] = f"lambda dy, y, x: ({_times_dy(_with(d, lambda f: f'_{f}'))},)"
+            array = _with(d, lambda f: f'_{f}')
+            out["array"] = f"lambda dy, y, x: ({_scalar_cotangent(array) if divisor else _times_dy(array)},)"
     out["tangent"] = f"lambda x, y: {ast.unparse(_with(d, lambda f: f'np.{f}'))}"
     return out
 
@@ -167,7 +183,7 @@ def _targets(row, form):
         return in_math
     if form == "cmath":
         return [getattr(cmath, row.math)]
-    if form in ("numpy", "array"):
+    if form in ("numpy", "divisor", "array"):
         return numpy
     twins = [getattr(math, n.partition(".")[2], None) for n in row.twins.split()]
     return [*numpy, *in_math, *(t for t in twins if t is not None)]

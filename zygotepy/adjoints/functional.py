@@ -68,7 +68,7 @@ def reduce_(fn, seq, *initial):
 
 
 @keyword_rule
-@adjoint(itertools.accumulate)
+@adjoint(itertools.accumulate, optional=True)
 def accumulate(seq, fn=None, *, initial=None):
     """`initial=` is the first item of the running fold, and its cotangent that item's."""
     given = {} if initial is None else {"initial": initial}

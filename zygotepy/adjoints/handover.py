@@ -26,9 +26,10 @@ from .registry import adjoint
 def _fits(buffer, other):
     """Can `buffer` hold `buffer * other` (or `other * buffer`, or their sum): an owning real NumPy array whose shape and
     dtype the result keeps?"""
-    return (type(buffer) is np.ndarray and (type(other) is np.ndarray and other.shape == buffer.shape
-                                            and other.dtype == buffer.dtype or type(other) is float)
-            and buffer.base is None and buffer.dtype.kind == "f" and OPTIONS.reuse_buffers)
+    return (OPTIONS.reuse_buffers and type(buffer) is np.ndarray
+            and (type(other) is np.ndarray and other.shape == buffer.shape and other.dtype == buffer.dtype
+                 or type(other) is float)
+            and buffer.base is None and buffer.dtype.kind == "f")
 
 
 def times(dy, d, fresh, handed):
@@ -41,6 +42,16 @@ def times(dy, d, fresh, handed):
         dy *= d
         return dy
     return dy * d
+
+
+def divided(dy, e, fresh, handed):
+    """`dy / e`, into `e`'s buffer when the back has just computed it (`fresh`), else into `dy`'s when generated code
+    handed `dy` over (`handed`): `times` for a derivative `1 / e`."""
+    if fresh and _fits(e, dy):
+        return np.divide(dy, e, out=e)
+    if handed and _fits(dy, e):
+        return np.divide(dy, e, out=dy)
+    return dy / e
 
 
 def added(into, grads):
@@ -73,6 +84,18 @@ def _times_rule(dy, d, fresh, handed):
             return None, None, None, None
         return unbroadcast(g * conj(d), dy), unbroadcast(g * conj(dy), d), None, None
     return dy * d, back
+
+
+@adjoint(divided)
+def _divided_rule(dy, e, fresh, handed):
+    y = dy / e
+
+    def back(g):
+        if g is None:
+            return None, None, None, None
+        q = g / conj(e)
+        return unbroadcast(q, dy), unbroadcast(-q * conj(y), e), None, None
+    return y, back
 
 
 @adjoint(added)

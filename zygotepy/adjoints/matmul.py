@@ -8,7 +8,7 @@ import numpy as np
 
 from ..backends import conj, namespace, on, unbroadcast
 from .registry import adjoint
-from .scalar import ALL
+from .operators import ALL
 
 
 def vector_product_cotangent(dy, a, b, k):

@@ -55,7 +55,7 @@ def _key(target):
     return target
 
 
-def adjoint(target, *, need=False, accumulates=False, updates=False):
+def adjoint(target, *, need=False, accumulates=False, updates=False, optional=False):
     """Register a custom reverse rule for `target`; the latest registration for a target wins.
 
     The decorated function takes the same arguments as `target` and returns `(y, back)`; `back(dy)` returns a tuple with
@@ -67,6 +67,8 @@ def adjoint(target, *, need=False, accumulates=False, updates=False):
     `updates=True` declares that `target` updates an argument in place: the backward calls `back` even when no
     cotangent reached the result (`dy` None), so that it can undo the update; `updates="if_active"`: only where a
     gradient flows through the call (`x += y`: elsewhere it runs as written).
+    `optional=True` declares that `back` returns a cotangent for each parameter, optional ones included, even where a
+    call leaves them out (`enumerate(seq)`'s back gives `start` one too): J drops those (they must be None).
 
     >>> import math
     >>> from zygotepy import adjoint, gradient
@@ -95,6 +97,8 @@ def adjoint(target, *, need=False, accumulates=False, updates=False):
             rule.__zygote_need__ = True
         if accumulates:
             rule.__zygote_accumulates__ = True
+        if optional:
+            rule.__zygote_optional__ = True
         if updates:
             (MUTATING_IF_ACTIVE if updates == "if_active" else MUTATING).add(key)
         if user or getattr(rule, "__zygote_always__", False):
@@ -313,9 +317,10 @@ def is_builtin(rule):
 
 
 def callable_directly(rule):
-    """A built-in rule whose `back` returns exactly one cotangent per argument it was called with (rules with
-    optional parameters may return more, which J trims), so generated code may call it without J."""
-    return is_builtin(rule) and not getattr(rule, "__defaults__", None) and not hasattr(rule, "__zygote_nested__")
+    """A built-in rule whose `back` returns exactly one cotangent per argument it was called with (a rule declared
+    `optional=True` may return more, which J trims), so generated code may call it without J."""
+    return is_builtin(rule) and not getattr(rule, "__zygote_optional__", False) \
+        and not hasattr(rule, "__zygote_nested__")
 
 
 def takes_need(rule):

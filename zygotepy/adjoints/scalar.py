@@ -3,20 +3,16 @@ rows of derivatives.py).
 
 Each entry is `target: lambda dy, y, *args: (one cotangent per argument)`, valid for Python int/float/bool arguments. The
 compiler pastes these bodies into generated code behind a type guard (the scalar fast path), and the same table gives
-every `math` function its ordinary rule. Operators also have general rules (complex numbers, NumPy arrays with
-broadcasting), written against the array namespace, with the conjugate-cotangent convention: for y = a * b,
-da = dy * conj(b).
+every `math` function its ordinary rule. The operators' general rules (complex numbers, arrays with broadcasting,
+sequences) are operators.py's.
 """
 import math
 import operator
 
-import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..backends import _unbroadcast_ndarray, conj, namespace, on, unbroadcast
-from . import derivatives, handover
-from .registry import adjoint, namespace_generic, nondifferentiable, scalar_rule
-from .structures.common import like
+from . import derivatives
+from .registry import adjoint, nondifferentiable, scalar_rule
 
 # --- operators on Python numbers (fast path) ---------------------------------------------------------------------------
 OPERATORS = {
@@ -121,235 +117,6 @@ def hypot(*coords):
     return y, back
 
 
-# --- operators on anything else: complex numbers, arrays (broadcasting), NumPy scalars -------------------------------
-ALL = (True, True)  # the `need` mask when the caller did not say: every argument wants its cotangent
-
-
-def _is_seq(x):
-    return isinstance(x, (list, tuple))
-
-
-def _concat_back(parts):
-    """The back of a list/tuple concatenation `parts[0] + parts[1]`: each part gets its slice of the cotangent."""
-    def back(dy, need=ALL):
-        out, start = (), 0  # no `append` or `+=`: an outer level transforms this code (adjoints/nesting/)
-        for p in parts:
-            piece = None if dy is None else list(dy[start:start + len(p)])
-            start = start + len(p)
-            out = out + (None if piece is None or all(g is None for g in piece) else like(p, piece),)
-        return out
-    return back
-
-
-def _sum_none(items):
-    """The sum of `items`, None counting as zero (None if all are)."""
-    g = None
-    for d in items:
-        g = d if g is None else g if d is None else g + d
-    return g
-
-
-def _repeat_back(seq, seq_first):
-    """The back of a repetition `seq * k`: each item's cotangent is the sum of its copies' (None-aware)."""
-    n = len(seq)
-
-    def back(dy, need=ALL, *into):
-        if dy is None or n == 0 or len(dy) == 0:
-            return into or (None, None)
-        dseq = like(seq, [_sum_none(dy[i::n]) for i in range(n)])
-        return handover.added(into, (dseq, None) if seq_first else (None, dseq))
-    return back
-
-
-def _no_gradient(dy, need=ALL, *into):
-    """Strings concatenated, repeated or formatted carry no gradient."""
-    return into or (None, None)
-
-
-def _arrays_back(a, b, sign):
-    """The back of `a + b` (sign 1) or `a - b` (sign -1) for two NumPy arrays, the common case: each cotangent summed
-    over the axes its operand was broadcast along, with no type dispatch."""
-    def back(dy, need=ALL):
-        if dy is None:
-            return (None, None)
-        da = _unbroadcast_ndarray(dy, a) if need[0] and type(dy) is np.ndarray else \
-            unbroadcast(dy, a) if need[0] else None
-        if not need[1]:
-            return da, None
-        db = _unbroadcast_ndarray(dy, b) if type(dy) is np.ndarray else unbroadcast(dy, b)
-        return da, db if sign > 0 or db is None else -db  # (negated after the sum: the smaller array)
-    return back
-
-
-@adjoint(operator.add, need=True)
-def add(a, b):
-    if type(a) is np.ndarray and type(b) is np.ndarray:
-        return a + b, _arrays_back(a, b, 1)
-    if _is_seq(a) and _is_seq(b):  # list/tuple concatenation
-        return a + b, _concat_back((a, b))
-    if isinstance(a, (str, bytes)):
-        return a + b, _no_gradient
-
-    def back(dy, need=ALL):
-        if dy is None:
-            return (None, None)
-        return unbroadcast(dy, a) if need[0] else None, unbroadcast(dy, b) if need[1] else None
-    return a + b, back
-
-
-@adjoint(operator.sub, need=True)
-def sub(a, b):
-    if type(a) is np.ndarray and type(b) is np.ndarray:
-        return a - b, _arrays_back(a, b, -1)
-
-    def back(dy, need=ALL):
-        if dy is None:
-            return (None, None)
-        db = unbroadcast(dy, b) if need[1] else None
-        return unbroadcast(dy, a) if need[0] else None, None if db is None else -db  # (negated after the sum)
-    return a - b, back
-
-
-@adjoint(operator.mul, accumulates=True)
-def mul(a, b):
-    if _is_seq(a) or _is_seq(b):  # sequence repetition: [x] * 3
-        return a * b, _repeat_back(a, True) if _is_seq(a) else _repeat_back(b, False)
-    if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
-        return a * b, _no_gradient
-
-    def back(dy, need=ALL, *into):
-        if dy is None:
-            return into or (None, None)
-        need = need or ALL
-        if type(dy) is np.ndarray and type(a) is np.ndarray and type(b) is np.ndarray \
-                and a.dtype.kind == "f" and b.dtype.kind == "f":  # real arrays: no conj; buffers reused (handover.py)
-            handed = into and rt.sole(dy)
-            db = (_unbroadcast_ndarray(dy * a, b) if need[0] else
-                  _unbroadcast_ndarray(handover.times(dy, a, False, handed), b)) if need[1] else None
-            da = _unbroadcast_ndarray(handover.times(dy, b, False, handed), a) if need[0] else None
-            return handover.added(into, (da, db))
-        return handover.added(into, (unbroadcast(dy * conj(b), a) if need[0] else None,
-                                     unbroadcast(dy * conj(a), b) if need[1] else None))
-    return a * b, back
-
-
-@adjoint(operator.truediv, need=True)
-def truediv(a, b):
-    y = a / b
-
-    def back(dy, need=ALL):
-        if dy is None:
-            return (None, None)
-        da = dy / conj(b)
-        db = None
-        if need[1]:  # -da * conj(y), reusing da's buffer when a needs none (one array less on large inputs)
-            cy = conj(y)
-            db = np.multiply(da, cy, out=da) if not need[0] and _fresh_like(da, cy) else da * cy
-            db = np.negative(db, out=db) if type(db) is np.ndarray else -db
-        return unbroadcast(da, a) if need[0] else None, unbroadcast(db, b)
-    return y, back
-
-
-def _fresh_like(t, other):
-    """May `t`, an array a back just computed, take the product `t * other` in place: same shape, same dtype?"""
-    return type(t) is np.ndarray and type(other) is np.ndarray and t.shape == other.shape and t.dtype == other.dtype
-
-
-@adjoint(operator.pow, need=True)
-def pow_(a, b):
-    y = a ** b
-
-    def back(dy, need=ALL):
-        if dy is None:
-            return (None, None)
-        xp = namespace(y)
-        if not need[0]:
-            da = None
-        elif isinstance(b, int) and 0 <= b <= 2:  # the common constant exponents, without computing a ** (b - 1)
-            da = dy * 0 if b == 0 else dy if b == 1 else dy * conj(a + a)
-        else:
-            da = dy * conj(b * a ** (b - 1))
-        # d/db a**b = a**b log(a); a Python int exponent that carries a gradient is a real number, as every int in
-        # arithmetic is (and as the scalar template has it); an integer array is data. For real a <= 0 the log is
-        # undefined and the gradient is taken as 0 there.
-        if not need[1] or hasattr(b, "dtype") and not _is_floating(b):
-            db = None
-        elif _is_complexish(a) or _is_complexish(b):
-            db = dy * conj(y * xp.log(a))
-        elif hasattr(a, "shape") or hasattr(y, "shape"):
-            a_ = a if hasattr(a, "shape") else xp.asarray(a, **on(y))  # (a number made where y lives)
-            positive = a_ > 0
-            if xp is np:
-                db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive
-            else:  # the array API multiplies no booleans
-                db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)
-        else:
-            db = dy * y * math.log(a) if a > 0 else dy * 0.0
-        return unbroadcast(da, a), unbroadcast(db, b)
-
-    if type(b) is int and type(a) is np.ndarray and a.dtype.kind == "f":  # x ** 2 on a real array: the common case
-        def int_power_back(dy, need=ALL):
-            if dy is None or not need[0] or need[1]:
-                return back(dy, need)
-            return dy * (a + a) if b == 2 else dy * (b * a ** (b - 1)) if b else dy * 0.0, None
-        return y, int_power_back
-    return y, back
-
-
-def _is_floating(x):
-    kind = getattr(x.dtype, "kind", None)
-    return kind in "fc" if kind is not None else "float" in str(x.dtype) or "complex" in str(x.dtype)
-
-
-def _is_zero(b):
-    return isinstance(b, (int, float)) and b == 0
-
-
-def _is_complexish(x):
-    return isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", "") == "c"
-
-
-@adjoint(operator.mod)
-def mod(a, b):
-    if isinstance(a, (str, bytes)):  # "%.3f" % x is formatting
-        return a % b, _no_gradient
-
-    def back(dy):
-        if dy is None:
-            return (None, None)
-        xp = namespace(a if hasattr(a, "shape") else b)
-        return unbroadcast(dy, a), unbroadcast(-dy * xp.floor(xp.asarray(a, **(on(a) or on(b))) / b), b)
-    return a % b, back
-
-
-@adjoint(operator.neg)
-def neg(a):
-    return -a, lambda dy: (None if dy is None else -dy,)
-
-
-@adjoint(operator.pos)
-def pos(a):
-    return +a, lambda dy: (dy,)
-
-
-def _abs_rule(a):
-    y = abs(a)
-
-    def back(dy):
-        if dy is None:
-            return (None,)
-        if _is_complexish(a):  # d|z| = Re(conj(z)/|z| dz): cotangent dy * z / |z|
-            xp = namespace(a)
-            return (dy * a / xp.where(y == 0, 1, y) if hasattr(a, "shape") else (dy * a / y if y else 0j),)
-        xp = namespace(a)
-        return (unbroadcast(dy * xp.sign(a), a),)
-    return y, back
-
-
-adjoint(operator.abs)(_abs_rule)
-adjoint(abs)(_abs_rule)
-
-
 for _inplace, _plain in IN_PLACE.items():
     # augmented assignment on numbers: the plain operator's template (its rule, which updates arrays in place and
     # undoes that in the backward, is the mutation table's: adjoints/mutation/operators.py)
@@ -357,8 +124,3 @@ for _inplace, _plain in IN_PLACE.items():
 
 for _op, _d in OPERATORS.items():
     scalar_rule(_op, _d)
-
-# operators compute with the operands' own operators and `namespace(x)`: they serve every array library
-namespace_generic(operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.mod, operator.neg,
-                  operator.pos, operator.abs, abs, operator.matmul, operator.iadd, operator.isub, operator.imul,
-                  operator.itruediv, operator.imod, operator.imatmul, operator.ipow)

@@ -20,8 +20,8 @@ def acc_var(d, g):
     same result bit for bit: same dtype, same shape, the same additions. Rules call `acc`, which never updates."""
     if d is None:  # (the first cotangent a variable gets: the common case)
         return g
-    if type(d) is np.ndarray and type(g) is np.ndarray and g.dtype is d.dtype and g.shape == d.shape \
-            and OPTIONS.acc_in_place and owned(d):
+    if OPTIONS.acc_in_place and type(d) is np.ndarray and type(g) is np.ndarray and g.dtype is d.dtype \
+            and g.shape == d.shape and owned(d):
         d += g
         return d
     return acc(d, g)

@@ -24,14 +24,14 @@ from .runtime import callmethod
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
 from .call_checks import _DATA_KEYS, _Slot, _check_opaque_key, call_site
 from .derived import _cache_of, _derived, _plain, _pullback
-from .keywords import _call_by_position, _movable, _WithKeywords
+from .keywords import KeywordsPullback, _call_by_position, _movable, _WithKeywords
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
 from .pullbacks import (
     ArgsPullback, CallMethodPullback, ConstPullback, MethodPullback, PartialPullback, RulePullback, SelfPullback,
     SitePullback, SwappedPullback, _Prepend)
 
 
-_FUNCTION = types.FunctionType
+_FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType
 
 
 def J_mutating(fn, args, kwargs, updates=True):
@@ -156,6 +156,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
                 return _call_by_position(fn, rule, args, kwargs, moved, need)
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
         if kwargs and aware:  # gives keyword cotangents itself
+            if registry.is_builtin(rule) and (need is None or not registry.takes_need(rule)):
+                return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
             return y, _WithKeywords(RulePullback(back, rule, len(args) + 1, need), rule, fn, kwargs, True)
         pb = RulePullback(back, rule, len(args), need, args)
         return y, (_WithKeywords(pb, rule, fn, kwargs, False) if kwargs is not None else pb)
@@ -218,7 +220,21 @@ _RULES = registry.RULES
 
 
 def J_kw(fn, /, *args, **kwargs):
+    try:
+        rule = _RULES.get(fn)
+    except TypeError:
+        rule = None
+    if rule is not None and kwargs:
+        aware = _KEYWORD_AWARE.get(rule)
+        if aware is None:
+            aware = _KEYWORD_AWARE[rule] = registry.is_builtin(rule) and getattr(rule, "__zygote_keywords__", False)
+        if aware and fn is not callmethod:  # (as `_dispatch` would call it, with one pullback object, not two)
+            y, back = rule(*args, **kwargs)
+            return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
     return _dispatch(fn, args, kwargs)
+
+
+_KEYWORD_AWARE = {}  # rule -> is it a built-in keyword-aware rule (J_kw calls it directly)
 
 
 def J_need(need, fn, /, *args):
@@ -247,15 +263,15 @@ def J_args(need, fn, /, *args):
             y, tape = hit[0](*args)
             return y, _pullback(fn, hit, tape, log, mark, args, True)
     try:
-        rule = registry.RULES.get(fn)
+        rule = _RULES.get(fn)
     except TypeError:
         rule = None
     if rule is not None:
         direct = _DIRECT.get(rule)
         if direct is None:
             direct = _DIRECT[rule] = registry.callable_directly(rule)
-        if direct and not (type(fn) is types.BuiltinFunctionType and fn in _OPERATORS
-                           and (type(args[0]) not in _NATIVE or type(args[-1]) not in _NATIVE)):
+        if direct and (type(fn) is not _BUILTIN or fn not in _OPERATORS
+                       or type(args[0]) in _NATIVE and type(args[-1]) in _NATIVE):
             return rule(*args)
     y, pb = _dispatch(fn, args, None, need)
     return y, ArgsPullback(pb)

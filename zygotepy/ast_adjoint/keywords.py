@@ -48,7 +48,10 @@ class _WithKeywords:
         self.inner, self.rule, self.fn, self.kwargs, self.aware = inner, rule, fn, kwargs, aware
 
     def __call__(self, dy):
-        grads = self.inner(dy)
+        return self.finish(self.inner(dy), dy)
+
+    def finish(self, grads, dy):
+        """`(dself, *dargs, dkw)` from the inner pullback's result `grads` for the cotangent `dy`."""
         stated = {}
         if self.aware:
             grads, stated = grads[:-1], grads[-1]
@@ -59,6 +62,28 @@ class _WithKeywords:
         if dy is None:  # no cotangent in: none out, for every keyword
             stated = dict.fromkeys(self.kwargs)
         return (*grads, _keyword_cotangents(self.rule, self.fn, self.kwargs, stated or {}))
+
+
+class KeywordsPullback:
+    """`_WithKeywords` over `RulePullback` for a built-in keyword-aware rule, in one object (J_kw's common case: a
+    reduction's `axis=`, `keepdims=`): a back whose result is `(*dargs, {keyword: cotangent})` takes the short way;
+    any other result is checked as those two would."""
+    __slots__ = ("back", "rule", "fn", "kwargs", "nargs")
+
+    def __init__(self, back, rule, fn, kwargs, nargs):
+        self.back, self.rule, self.fn, self.kwargs, self.nargs = back, rule, fn, kwargs, nargs
+
+    def __call__(self, dy):
+        grads = self.back(dy)
+        stated, n = grads[-1] if grads else None, self.nargs
+        if len(grads) > n + 1 and type(stated) is dict and not any(g is not None for g in grads[n:-1]):
+            grads = (*grads[:n], stated)  # keywords bound to the rule's positional parameters (`np.pad(x, pad_width=1)`)
+        if dy is not None and type(stated) is dict and len(grads) == n + 1:
+            if stated.keys() != self.kwargs.keys():
+                stated = _keyword_cotangents(self.rule, self.fn, self.kwargs, stated)
+            return (None, *grads[:-1], stated)
+        inner = RulePullback(self.back, self.rule, self.nargs + 1)
+        return _WithKeywords(inner, self.rule, self.fn, self.kwargs, True).finish(inner.checked(grads), dy)
 
 
 def _keyword_cotangents(rule, fn, kwargs, stated):

@@ -27,6 +27,10 @@ class RulePullback:
         grads = self.back(dy) if self.need is None else self.back(dy, self.need)
         if self.trusted and len(grads) == self.nargs:
             return (None, *grads)
+        return self.checked(grads)
+
+    def checked(self, grads):
+        """`(None, *grads)`, the back's result `grads` trimmed of optional parameters' Nones and checked."""
         if type(grads) is tuple and len(grads) > self.nargs and not any(g is not None for g in grads[self.nargs:]):
             grads = grads[:self.nargs]  # a rule written for all parameters, called without its optional ones
         if type(grads) is not tuple or len(grads) != self.nargs:

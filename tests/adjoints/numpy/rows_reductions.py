@@ -3,6 +3,8 @@ nan-reductions (statistics.py), the scans and diff (scans.py), and the ndarray m
 import numpy as np
 from table_base import ANY, NZ, POS, Kind, Seq, label, row
 
+from zygotepy.adjoints.numpy.common import spread
+
 REDUCE = [((2, 3),), ((4,),), ((2, 3, 4),), ((),)]
 DISTINCT = Kind("distinct", -2.0, 2.0)  # order statistics: random draws are distinct almost surely
 
@@ -26,7 +28,16 @@ def scans(op, kind=ANY, shapes=((4,), (2, 3), ())):
     ]
 
 
+# a reduction's cotangent spread over the reduced axes of an array (the backs of sum and mean along an axis)
+SPREAD_ROWS = [
+    row(spread, ANY, np.zeros((2, 3)), 1, True, shapes=[((2, 1),)], none=(1, 2, 3), label="spread[keepdims]"),
+    row(spread, ANY, np.zeros((2, 3)), 0, False, shapes=[((3,),)], none=(1, 2, 3), label="spread[axis=0]"),
+    row(spread, ANY, np.zeros((2, 3, 4)), (0, 2), False, shapes=[((3,),)], none=(1, 2, 3), label="spread[axis=(0, 2)]"),
+    row(spread, ANY, np.zeros((2, 3)), None, False, shapes=[((),)], none=(1, 2, 3), label="spread[axis=None]"),
+]
+
 REDUCTION_ROWS = [
+    *SPREAD_ROWS,
     *reductions(np.prod, NZ), *reductions(np.ndarray.prod, NZ, shapes=REDUCE[:3]),
     row(np.prod, Seq(ANY), shapes=[((None,) * 3,)], label="np.prod[list]"),
     *reductions(np.var), *reductions(np.std, shapes=REDUCE[:3]),

@@ -20,8 +20,8 @@ from ...backends import _add_reduce, _unbroadcast_ndarray, unbroadcast
 from .. import derivatives
 from ..registry import array_rule, find_rule
 from ..matmul import vector_product_cotangent
-from .common import _expand
-from .reductions import _LARGE, _kept_shape, extremum_share
+from .common import kept_shape, spread as _spread
+from .reductions import _LARGE, extremum_share
 
 
 @dataclass(frozen=True)
@@ -123,23 +123,13 @@ def _matmul_cotangent(dy, a, b, k):
     return g if g is not None else find_rule(operator.matmul)(a, b)[1](dy)[k]
 
 
-def _spread(g, x, axis, keepdims):
-    """A reduction's cotangent `g` over the reduced axes of the array `x`: what the rules' `_expand` gives, written
-    into a fresh array (`np.broadcast_to`'s Python wrapper costs more than the write on small arrays)."""
-    if axis is None or type(g) is not _ND:
-        return _expand(g, x, axis, keepdims)
-    out = np.empty(x.shape, g.dtype)
-    out[...] = g if keepdims else g.reshape(_kept_shape(x.shape, axis))
-    return out
-
-
 def _kept(g, x, axis, keepdims):
     """A reduction's cotangent `g` with the reduced axes of `x` kept (as length 1): it broadcasts against `x`, so an
     elementwise back that multiplies it by an array of `x`'s shape needs no copy spread over them (`uniform`); one that
     does not (`0.5 * x`, `x - 1.0`) hands it to `_unb`, which spreads it over its operand."""
     if keepdims or axis is None or type(g) is not _ND:
         return g
-    return g.reshape(_kept_shape(x.shape, axis))
+    return g.reshape(kept_shape(x.shape, axis))
 
 
 def _count(x, y):

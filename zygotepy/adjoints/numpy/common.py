@@ -9,7 +9,8 @@ import numpy as np
 from ...ast_adjoint import runtime as rt
 from ...backends import conj, function, namespace, namespace_of, on, unbroadcast
 from ...errors import ZygoteError
-from ..handover import added, times
+from ..handover import added, divided, times
+from ..registry import adjoint
 
 
 # --- arguments as arrays, cotangents in the argument's form -----------------------------------------------------------
@@ -103,7 +104,9 @@ def _concat(xp, arrays, axis):
 
 
 # --- elementwise functions, one argument (numpy/elementwise.py, scipy_special.py) -------------------------------------
-def _elementwise_rule(fn, derivative):
+def _elementwise_rule(fn, derivative, divisor=None):
+    """The rule of an elementwise function from its derivative `derivative(x, y)`; where that is `1 / E`, `divisor`
+    gives `E`, and a real cotangent is divided by it (derivatives.py, whose array forms do the same)."""
     def rule(x):
         y = fn(x) if type(x) is np.ndarray or namespace(x) is np else _call(fn, x)
         if type(x) is np.ndarray and x.dtype.kind == "f":  # the common case: a real array (no conj, no list)
@@ -111,11 +114,15 @@ def _elementwise_rule(fn, derivative):
                 if dy is None:
                     return into or (None,)
                 handed = into and rt.sole(dy)  # asked first: an argument list holding dy would count as a holder
-                d = derivative(x, y)
-                g = times(dy, d, d is not x and d is not y, handed)
+                if divisor is not None and (type(dy) is not np.ndarray or dy.dtype.kind != "c"):
+                    e = divisor(x, y)
+                    g = divided(dy, e, e is not x and e is not y, handed)
+                else:
+                    d = derivative(x, y)
+                    g = times(dy, d, d is not x and d is not y, handed)
                 if type(g) is not np.ndarray or g.shape != x.shape:
                     g = unbroadcast(g, x)
-                return added(into, (g,))
+                return added(into, (g,)) if into else (g,)
             return y, back
         x_ = _as_array(x)
 
@@ -183,6 +190,32 @@ def _expand(dy, x, axis, keepdims):
             for a in sorted(a % x.ndim for a in axes):
                 dy = xp.expand_dims(dy, axis=a)
     return xp.broadcast_to(dy, tuple(x.shape))
+
+
+def spread(g, x, axis, keepdims):
+    """`_expand` for a reduction of a NumPy array: the cotangent `g` written into a fresh array of `x`'s shape
+    (`np.broadcast_to`'s Python wrapper costs more than the write on small arrays). It has a rule of its own because an
+    outer level of nested differentiation transforms the backs that call it, and must not see the write in place."""
+    if type(g) is not np.ndarray or type(x) is not np.ndarray:
+        return _expand(g, x, axis, keepdims)
+    out = np.empty(x.shape, g.dtype)
+    out[...] = g if keepdims or axis is None else g.reshape(kept_shape(x.shape, axis))
+    return out
+
+
+@adjoint(spread)
+def _spread_rule(g, x, axis, keepdims):
+    def back(dy):
+        if dy is None:
+            return None, None, None, None
+        return namespace(dy).sum(dy, axis=axis, keepdims=keepdims), None, None, None
+    return spread(g, x, axis, keepdims), back
+
+
+def kept_shape(shape, axis):
+    """The shape of a reduction of an array of `shape` over `axis` (an int or a tuple) with keepdims=True."""
+    axes = {a % len(shape) for a in ((axis,) if type(axis) is int else axis)}
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
 def _axis_keepdims(args, kwargs, keepdims_at):

@@ -15,8 +15,9 @@ from .common import _binary, _call, _elementwise_rule, _ties, is_float
 
 # --- one argument: the derivatives, in terms of the input x and the output y, are rows of derivatives.py --------------
 ELEMENTWISE = derivatives.forms("numpy")
+_DIVISORS = derivatives.forms("divisor")
 for _fn, _d in ELEMENTWISE.items():
-    adjoint(_fn, accumulates=True)(_elementwise_rule(_fn, _d))
+    adjoint(_fn, accumulates=True)(_elementwise_rule(_fn, _d, _DIVISORS.get(_fn)))
 
 
 @adjoint(np.abs)

@@ -10,7 +10,7 @@ from ...backends import conj, namespace_of, on, on_any, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic, nondifferentiable
 from ..matmul import matmul as operator_matmul
-from ..scalar import mul
+from ..operators import mul
 from .common import _H
 
 la = np.linalg

@@ -24,6 +24,8 @@ from .common import (
     _scan,
     _where,
     is_float,
+    kept_shape,
+    spread,
 )
 
 
@@ -68,12 +70,38 @@ def _total_back(x, scale):
 _LARGE = 1 << 16  # entries from which a broadcast view (a few µs of Python) beats writing the array (np.full)
 
 
+def _along_axis(kwargs):
+    """Is a reduction of a real array called as `f(x, axis=a)` or `f(x, axis=a, keepdims=k)` with an axis (the common
+    case, which takes the short way: no other parameter to read, the cotangent spread into a fresh array)?"""
+    return kwargs.keys() <= _AXIS_KEYWORDS and kwargs.get("axis") is not None
+
+
+_AXIS_KEYWORDS = frozenset(("axis", "keepdims"))
+
+
+def _along_axis_back(x, axis, keepdims, count):
+    """The back of `sum` (count None) or `mean` (count entries per result) of a real array along `axis`; its result
+    is what the general back's gives: the cotangent spread over the reduced axes (and for sum, a keyword-aware rule,
+    no keyword cotangents)."""
+    if count is None:
+        def back(dy):
+            return (None, {}) if dy is None else (spread(dy, x, axis, keepdims), {})
+    else:
+        def back(dy):
+            return (None,) if dy is None else (spread(dy / count, x, axis, keepdims),)
+    return back
+
+
 @keyword_rule
 @adjoint(np.sum)
 def sum_(x, *args, **kwargs):
     """`initial=` is added once to each output entry: its cotangent is the sum of dy."""
-    if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f":
-        return x.sum(), _total_back(x, 1)
+    if not args and type(x) is np.ndarray and x.dtype.kind == "f":
+        if not kwargs:
+            return x.sum(), _total_back(x, 1)
+        if _along_axis(kwargs):
+            axis, keepdims = kwargs["axis"], kwargs.get("keepdims", False)
+            return x.sum(axis=axis, keepdims=keepdims), _along_axis_back(x, axis, keepdims, None)
     x_arr = _reduced(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     where = _where(args, kwargs, 5)
@@ -95,6 +123,10 @@ def sum_(x, *args, **kwargs):
 def mean(x, *args, **kwargs):
     if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f" and x.size:
         return x.sum() / x.size, _total_back(x, 1 / x.size)  # what np.mean computes, without its Python wrapper
+    if not args and type(x) is np.ndarray and x.dtype.kind == "f" and _along_axis(kwargs) and x.size:
+        axis, keepdims = kwargs["axis"], kwargs.get("keepdims", False)
+        y = x.mean(axis=axis, keepdims=keepdims)
+        return y, _along_axis_back(x, axis, keepdims, x.size // max(y.size, 1))
     x_arr = _reduced(x)
     y = _reduce(np.mean, x_arr, args, kwargs)
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
@@ -116,6 +148,13 @@ def mean(x, *args, **kwargs):
 
 def _extremum(fn):
     def rule(x, *args, **kwargs):
+        if method is not None and not args and type(x) is np.ndarray and x.dtype.kind == "f" and _along_axis(kwargs):
+            axis, keepdims = kwargs["axis"], kwargs.get("keepdims", False)
+            y = method(x, axis=axis, keepdims=keepdims)
+
+            def along_axis_back(dy):
+                return (None, {}) if dy is None else (extremum_share(dy, y, x, axis, keepdims), {})
+            return y, along_axis_back
         x_arr = _reduced(x)
         y = _reduce(fn, x_arr, args, kwargs)
         axis, keepdims = _axis_keepdims(args, kwargs, 2)
@@ -129,8 +168,12 @@ def _extremum(fn):
             return keyword_cotangents((_restore(extremum_share(dy, y, x_arr, axis, keepdims), x),
                                        *(None for _ in args)), kwargs)
         return y, back
+    method = _METHODS.get(fn)  # (the NaN-ignoring ones of statistics.py call this rule too: they take the long way)
     rule.__qualname__ = f"{fn.__name__}_rule"
     return keyword_rule(rule)
+
+
+_METHODS = {np.max: np.ndarray.max, np.amax: np.ndarray.max, np.min: np.ndarray.min, np.amin: np.ndarray.min}
 
 
 def extremum_share(dy, y, x, axis, keepdims):
@@ -151,7 +194,7 @@ def extremum_share(dy, y, x, axis, keepdims):
             return (hit * (dy / max(n, 1))).astype(x.dtype, copy=False)  # (0 * inf or NaN: NaN everywhere)
         if axis is not None and type(dy) is np.ndarray and type(y) is np.ndarray and dy.shape == y.shape:
             if not keepdims:  # y and dy with the reduced axes kept: they broadcast against x
-                kept = _kept_shape(x.shape, axis)
+                kept = kept_shape(x.shape, axis)
                 y, dy = y.reshape(kept), dy.reshape(kept)
             hit = x == y
             if np.count_nonzero(hit) == y.size and dy.dtype == x.dtype and not math.isnan(_total(y, None)):
@@ -169,12 +212,6 @@ def extremum_share(dy, y, x, axis, keepdims):
 
 
 _total = np.add.reduce  # (a NaN anywhere makes the total NaN; inf - inf too, which only takes the longer way)
-
-
-def _kept_shape(shape, axis):
-    """The shape of a reduction of an array of `shape` over `axis` (an int or a tuple) with keepdims=True."""
-    axes = {a % len(shape) for a in ((axis,) if type(axis) is int else axis)}
-    return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
 def _extremum_with_initial(x, x_arr, y, axis, keepdims, initial, where, args, kwargs):

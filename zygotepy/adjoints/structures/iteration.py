@@ -142,7 +142,7 @@ def next_(it, *default):
     return y, back
 
 
-@adjoint(enumerate)
+@adjoint(enumerate, optional=True)
 def enumerate_(seq, start=0):
     def back(dy):
         if dy is None:

@@ -1,0 +1,130 @@
+"""J's calls with keywords (ast_adjoint/keywords.py, dispatch.J_kw): a built-in keyword-aware rule's pullback is one
+object (`KeywordsPullback`), which must give what the general pair (`_WithKeywords` over `RulePullback`) gives: the
+positional cotangents, then one entry per keyword (the rule's, None for a constant, a `DroppedKeyword` for a
+differentiable value the rule does not state)."""
+import numpy as np
+import pytest
+
+from zygotepy import gradient
+from zygotepy.adjoints import registry
+from zygotepy.ast_adjoint import dispatch
+from zygotepy.ast_adjoint.accumulate import DroppedKeyword
+from zygotepy.ast_adjoint.keywords import KeywordsPullback, _WithKeywords
+from zygotepy.ast_adjoint.pullbacks import RulePullback
+from zygotepy.errors import ZygoteError
+
+X = np.random.default_rng(0).standard_normal((3, 4))
+
+CALLS = {
+    "sum along an axis, kept": (np.sum, (X,), {"axis": 1, "keepdims": True}),
+    "sum with initial= (stated)": (np.sum, (X,), {"axis": 0, "initial": 0.5}),
+    "sum with dtype= (a constant)": (np.sum, (X,), {"axis": 0, "dtype": np.float64}),
+    "max along an axis": (np.max, (X,), {"axis": 0}),
+    "min along both axes": (np.min, (X,), {"axis": (0, 1), "keepdims": True}),
+    "clip with float bounds (stated)": (np.clip, (X,), {"a_min": -0.5, "a_max": 0.6}),
+    "diff with prepend= (stated)": (np.diff, (X,), {"axis": 0, "prepend": 0.5}),
+    "pad with constant_values=": (np.pad, (X, 1), {"constant_values": 0.5}),
+    "pad_width by keyword": (np.pad, (X,), {"pad_width": 1, "constant_values": 0.5}),
+}
+
+
+def _general(fn, args, kwargs):
+    """The pullback the general path made before the short way: `_WithKeywords` over a checked `RulePullback`."""
+    rule = registry.find_rule(fn)
+    y, back = rule(*args, **kwargs)
+    return y, _WithKeywords(RulePullback(back, rule, len(args) + 1), rule, fn, kwargs, True)
+
+
+def _same(a, b):
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k])
+    elif isinstance(a, DroppedKeyword):
+        assert isinstance(b, DroppedKeyword) and (a.rule, a.callee, a.name) == (b.rule, b.callee, b.name)
+    elif a is None:
+        assert b is None
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_the_one_object_gives_what_the_general_pair_gives(name):
+    fn, args, kwargs = CALLS[name]
+    y, pb = dispatch.J_kw(fn, *args, **kwargs)
+    assert isinstance(pb, KeywordsPullback)
+    dy = np.random.default_rng(1).standard_normal(np.shape(y))
+    if name == "pad_width by keyword":  # the general pair refuses it (the rule binds pad_width by position)
+        with pytest.raises(ZygoteError, match="3 cotangents"):
+            _general(fn, args, kwargs)[1](dy)
+        got = pb(dy)
+        assert got[0] is None and got[1].shape == X.shape and set(got[2]) == {"pad_width", "constant_values"}
+        assert got[2]["pad_width"] is None
+        return
+    y2, general = _general(fn, args, kwargs)
+    np.testing.assert_array_equal(y, y2)
+    got, want = pb(dy), general(dy)
+    assert len(got) == len(want)
+    for a, b in zip(got, want, strict=True):
+        _same(a, b)
+    got, want = pb(None), general(None)
+    assert len(got) == len(want) and all(g is None for g in got[:-1]) and set(got[-1]) == set(want[-1])
+
+
+def test_a_differentiable_keyword_the_rule_does_not_state_is_dropped_loudly():
+    """A built-in keyword-aware rule that states no cotangent for a differentiable keyword: the one object gives a
+    `DroppedKeyword` (generated code raises on it where a gradient flows in), a constant keyword None."""
+    def shifted(x, *, by=0.0, scale=1):
+        return (x + by) * scale
+
+    def rule(x, *, by=0.0, scale=1):
+        return shifted(x, by=by, scale=scale), lambda dy: registry.keyword_cotangents((dy * scale,), {"by": by})
+    rule.__module__ = "zygotepy.adjoints.a_table"  # (one of zygotepy's own: the short way applies)
+    registry.keyword_rule(registry.adjoint(shifted)(rule))
+    try:
+        y, pb = dispatch.J_kw(shifted, 3.0, by=2.0, scale=2)
+        assert isinstance(pb, KeywordsPullback)
+        dself, dx, dkw = pb(1.0)
+        assert dx == 2.0 and dkw["scale"] is None
+        assert isinstance(dkw["by"], DroppedKeyword) and dkw["by"].name == "by"
+        _same(dkw, _general(shifted, (3.0,), {"by": 2.0, "scale": 2})[1](1.0)[-1])
+    finally:
+        registry.RULES.pop(shifted, None)
+
+
+def test_a_users_keyword_aware_rule_is_checked():
+    """A rule of the user's keeps the general pair's checks: one cotangent per positional argument."""
+    def scaled(x, *, by=1.0):
+        return x * by
+
+    @registry.keyword_rule
+    @registry.adjoint(scaled)
+    def _(x, *, by=1.0):
+        return scaled(x, by=by), lambda dy: registry.keyword_cotangents((dy * by, None), {"by": by}, by=dy * x)
+    try:
+        y, pb = dispatch.J_kw(scaled, 3.0, by=2.0)
+        assert not isinstance(pb, KeywordsPullback)
+        with pytest.raises(ZygoteError, match="returned 3 cotangents"):
+            pb(1.0)
+    finally:
+        registry.RULES.pop(scaled, None)
+
+
+def pad_by_keyword(x, w):
+    return np.sum(np.pad(x, pad_width=1, constant_values=w) ** 2)
+
+
+def test_pad_width_by_keyword_against_finite_differences():
+    """`np.pad(x, pad_width=1, ...)`: the rule takes pad_width by position, so its back gives it a (None) cotangent
+    among the positional ones; J puts the call's cotangents back in order (this raised before)."""
+    w = 0.5
+    dx, dw = gradient(pad_by_keyword, X, w)
+    eps = 1e-6
+    num_w = (pad_by_keyword(X, w + eps) - pad_by_keyword(X, w - eps)) / (2 * eps)
+    num_x = np.zeros_like(X)
+    for i in np.ndindex(X.shape):
+        e = np.zeros_like(X)
+        e[i] = eps
+        num_x[i] = (pad_by_keyword(X + e, w) - pad_by_keyword(X - e, w)) / (2 * eps)
+    np.testing.assert_allclose(dx, num_x, rtol=1e-6, atol=1e-8)
+    assert dw == pytest.approx(num_w, rel=1e-6)

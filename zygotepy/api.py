@@ -78,7 +78,7 @@ def _projected(args, grads):
     return grads  # the common case: nothing to project
 
 
-_ND = np.ndarray
+_ND, _F64 = np.ndarray, np.float64
 
 
 def _structured(y, dy):
@@ -312,7 +312,7 @@ def _value_and_gradient(f, args, kwargs, callee=False):
             y, tape = warm[0](*args, **kwargs) if kwargs is not None else warm[0](*args)
             ctx.depth -= 1
             forward_done = True
-            grads = warm[1](tape, _seed(y))
+            grads = warm[1](tape, 1.0 if type(y) is float or type(y) is _F64 else _seed(y))
             tape = None  # freed before the collector is back on (below): see _pause_gc
         else:
             y, pb = J_entry(need, f, args, kwargs)

@@ -122,9 +122,12 @@ def warm_adjoint(need, fn, args, kwargs):
 def _cache_of(fn):
     """The adjoints `_derived` cached on `fn` per call shape, if `fn` is a Python function whose cache is still
     valid (same code, no rule registered since: every registration bumps the generation); else None."""
-    if type(fn) is not types.FunctionType:
+    if type(fn) is not _FUNCTION:
         return None
     entry = fn.__dict__.get("__zygote__")
-    if entry is None or entry[0] is not fn.__code__ or entry[1] != registry.generation[0]:
+    if entry is None or entry[0] is not fn.__code__ or entry[1] != _GENERATION[0]:
         return None
     return entry[2]
+
+
+_FUNCTION, _GENERATION = types.FunctionType, registry.generation  # (the entry points' hot path: no attribute lookups)

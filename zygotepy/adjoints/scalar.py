@@ -9,7 +9,6 @@ sequences) are operators.py's.
 import math
 import operator
 
-
 from ..ast_adjoint import runtime as rt
 from . import derivatives
 from .registry import adjoint, nondifferentiable, scalar_rule

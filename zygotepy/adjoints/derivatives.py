@@ -122,23 +122,31 @@ def _times_dy(d):
     return ast.unparse(ast.BinOp(_name("dy"), ast.Mult(), d))
 
 
-def _scalar_cotangent(d):
-    """The `math` forms' cotangent: `dy / E` for a derivative `1 / E` (`-dy / E` for `-1 / E`), else `dy * d`."""
+def _reciprocal(d):
+    """`(E, negated)` where the derivative is `1 / E` or `-1 / E`, else None."""
     if isinstance(d, ast.BinOp) and isinstance(d.op, ast.Div):
         top = d.left
         negated = isinstance(top, ast.UnaryOp) and isinstance(top.op, ast.USub)
-        if isinstance(negated and top.operand or top, ast.Constant) and (negated and top.operand or top).value == 1:
-            return ast.unparse(ast.BinOp(_name("-dy" if negated else "dy"), ast.Div(), d.right))
-    return _times_dy(d)
+        one = top.operand if negated else top
+        if isinstance(one, ast.Constant) and one.value == 1:
+            return d.right, negated
+    return None
+
+
+def _scalar_cotangent(d):
+    """The `math` forms' cotangent: `dy / E` for a derivative `1 / E` (`-dy / E` for `-1 / E`), else `dy * d`."""
+    reciprocal = _reciprocal(d)
+    if reciprocal is None:
+        return _times_dy(d)
+    divisor, negated = reciprocal
+    return ast.unparse(ast.BinOp(_name("-dy" if negated else "dy"), ast.Div(), divisor))
 
 
 def _divisor(d):
     """`E` where the derivative is `1 / E` (the array forms then divide by it: one operation and one rounding fewer
-    than `dy * (1 / E)`), else None."""
-    if isinstance(d, ast.BinOp) and isinstance(d.op, ast.Div) and isinstance(d.left, ast.Constant) \
-            and d.left.value == 1:
-        return d.right
-    return None
+    than `dy * (1 / E)`; `-1 / E` keeps the product, which needs no negated copy of dy), else None."""
+    reciprocal = _reciprocal(d)
+    return reciprocal[0] if reciprocal is not None and not reciprocal[1] else None
 
 
 def _partner(d):

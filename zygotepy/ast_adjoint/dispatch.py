@@ -156,7 +156,7 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
                 return _call_by_position(fn, rule, args, kwargs, moved, need)
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
         if kwargs and aware:  # gives keyword cotangents itself
-            if registry.is_builtin(rule) and (need is None or not registry.takes_need(rule)):
+            if _built_in_keywords(rule) and (need is None or not registry.takes_need(rule)):
                 return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
             return y, _WithKeywords(RulePullback(back, rule, len(args) + 1, need), rule, fn, kwargs, True)
         pb = RulePullback(back, rule, len(args), need, args)
@@ -224,17 +224,21 @@ def J_kw(fn, /, *args, **kwargs):
         rule = _RULES.get(fn)
     except TypeError:
         rule = None
-    if rule is not None and kwargs:
-        aware = _KEYWORD_AWARE.get(rule)
-        if aware is None:
-            aware = _KEYWORD_AWARE[rule] = registry.is_builtin(rule) and getattr(rule, "__zygote_keywords__", False)
-        if aware and fn is not callmethod:  # (as `_dispatch` would call it, with one pullback object, not two)
-            y, back = rule(*args, **kwargs)
-            return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
+    if rule is not None and kwargs and _built_in_keywords(rule):  # (what `_dispatch` does for it, without the search)
+        y, back = rule(*args, **kwargs)
+        return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
     return _dispatch(fn, args, kwargs)
 
 
-_KEYWORD_AWARE = {}  # rule -> is it a built-in keyword-aware rule (J_kw calls it directly)
+def _built_in_keywords(rule):
+    """Is `rule` one of zygotepy's keyword-aware rules (its pullback, one `KeywordsPullback`, skips the checks)?"""
+    aware = _KEYWORD_AWARE.get(rule)
+    if aware is None:
+        aware = _KEYWORD_AWARE[rule] = registry.is_builtin(rule) and getattr(rule, "__zygote_keywords__", False)
+    return aware
+
+
+_KEYWORD_AWARE = {}  # rule -> `_built_in_keywords(rule)`
 
 
 def J_need(need, fn, /, *args):

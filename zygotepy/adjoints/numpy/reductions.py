@@ -146,7 +146,12 @@ def mean(x, *args, **kwargs):
     return y, back
 
 
+_METHODS = {np.max: np.ndarray.max, np.amax: np.ndarray.max, np.min: np.ndarray.min, np.amin: np.ndarray.min}
+
+
 def _extremum(fn):
+    method = _METHODS.get(fn)  # (the NaN-ignoring ones of statistics.py call this factory too: they take the long way)
+
     def rule(x, *args, **kwargs):
         if method is not None and not args and type(x) is np.ndarray and x.dtype.kind == "f" and _along_axis(kwargs):
             axis, keepdims = kwargs["axis"], kwargs.get("keepdims", False)
@@ -168,12 +173,8 @@ def _extremum(fn):
             return keyword_cotangents((_restore(extremum_share(dy, y, x_arr, axis, keepdims), x),
                                        *(None for _ in args)), kwargs)
         return y, back
-    method = _METHODS.get(fn)  # (the NaN-ignoring ones of statistics.py call this rule too: they take the long way)
     rule.__qualname__ = f"{fn.__name__}_rule"
     return keyword_rule(rule)
-
-
-_METHODS = {np.max: np.ndarray.max, np.amax: np.ndarray.max, np.min: np.ndarray.min, np.amin: np.ndarray.min}
 
 
 def extremum_share(dy, y, x, axis, keepdims):

@@ -9,6 +9,7 @@ import pytest
 
 from zygotepy import gradient, pullback
 from zygotepy.adjoints.registry import find_rule
+from zygotepy.ast_adjoint import runtime as rt
 from zygotepy.testing import check_grads
 
 
@@ -65,47 +66,66 @@ def _generated_code_call(back, dy, *into):
     return back(dy, None, *into)
 
 
+N = 5000  # elements: the arrays of these tests are large enough to be reused (runtime.REUSE_BYTES)
+
+
 @pytest.mark.optimizations
 def test_the_buffers_are_reused():
-    x = np.linspace(0.1, 1.0, 8)
+    assert N * 8 >= rt.REUSE_BYTES
+    x = np.linspace(0.1, 1.0, N)
     y, back = find_rule(np.tanh)(x)
-    dy = np.ones(8)
+    dy = np.ones(N)
     dx, = _generated_code_call(back, dy, None)
-    assert dx is not dy and np.array_equal(dx, 1 - y * y) and np.array_equal(dy, np.ones(8))  # into the fresh 1 - y*y
+    assert dx is not dy and np.array_equal(dx, 1 - y * y) and np.array_equal(dy, np.ones(N))  # into the fresh 1 - y*y
     y, back = find_rule(np.exp)(x)  # the derivative is y itself: never written; the handed-over dy takes the product
-    dy = np.ones(8)
+    dy = np.ones(N)
     dx, = back(dy, None, None)
     assert dx is dy and np.array_equal(y, np.exp(x))
-    running = np.full(8, 2.0)
+    running = np.full(N, 2.0)
     y, back = find_rule(np.sin)(x)
-    dx, = back(np.ones(8), None, running)
+    dx, = back(np.ones(N), None, running)
     assert dx is running and np.array_equal(dx, 2.0 + np.cos(x))
 
 
-def test_nothing_is_reused_when_someone_else_holds_it():
+def test_small_buffers_are_not_reused():
+    """Below runtime.REUSE_BYTES a new array costs less than the checks: the same values, in new arrays."""
     x = np.linspace(0.1, 1.0, 8)
     y, back = find_rule(np.exp)(x)
     dy = np.ones(8)
+    dx, = back(dy, None, None)
+    assert dx is not dy and np.array_equal(dy, np.ones(8)) and np.array_equal(dx, y)
+    running = np.full(8, 2.0)
+    y, back = find_rule(np.sin)(x)
+    dx, = back(np.ones(8), None, running)
+    assert dx is not running and np.array_equal(running, np.full(8, 2.0)) and np.array_equal(dx, 2.0 + np.cos(x))
+    a, b = np.linspace(1.0, 2.0, 8), np.ones(8)
+    assert rt.acc_var(a, b) is not a and np.array_equal(a, np.linspace(1.0, 2.0, 8))
+
+
+def test_nothing_is_reused_when_someone_else_holds_it():
+    x = np.linspace(0.1, 1.0, N)
+    y, back = find_rule(np.exp)(x)
+    dy = np.ones(N)
     keep = dy  # a second holder
     dx, = back(dy, None, None)
-    assert dx is not keep and np.array_equal(keep, np.ones(8))
-    running = np.full(8, 2.0)
+    assert dx is not keep and np.array_equal(keep, np.ones(N))
+    running = np.full(N, 2.0)
     also = running
-    dx, = back(np.ones(8), None, running)
-    assert dx is not also and np.array_equal(also, np.full(8, 2.0))
-    dx, = back(np.ones(8))  # a plain call hands nothing over
+    dx, = back(np.ones(N), None, running)
+    assert dx is not also and np.array_equal(also, np.full(N, 2.0))
+    dx, = back(np.ones(N))  # a plain call hands nothing over
     assert np.array_equal(dx, np.exp(x))
 
 
 @pytest.mark.optimizations
 def test_products_reuse_the_handed_over_cotangent():
     rng = np.random.default_rng(3)
-    a, b = rng.normal(size=6), rng.normal(size=6)
+    a, b = rng.normal(size=N), rng.normal(size=N)
     y, back = find_rule(__import__("operator").mul)(a, b)
-    dy = np.ones(6)
+    dy = np.ones(N)
     da, db = back(dy, None, None, None)
     assert da is dy and np.array_equal(da, b) and np.array_equal(db, a)
-    dy = np.ones(6)
+    dy = np.ones(N)
     _, db = back(dy, (False, True), None, None)
     assert db is dy and np.array_equal(db, a)
 
@@ -156,16 +176,16 @@ def test_a_derivative_one_over_e_divides_the_cotangent(fn):
 
 @pytest.mark.optimizations
 def test_the_divisor_takes_the_quotient_where_it_is_fresh():
-    x = np.linspace(0.2, 1.4, 7)
+    x = np.linspace(0.2, 1.4, N)
     y, back = find_rule(np.log1p)(x)
-    dy = np.ones(7)
+    dy = np.ones(N)
     keep = dy  # a second holder: dy is not handed over, so the fresh 1 + x takes the quotient
     dx, = _generated_code_call(back, dy, None)
-    assert dx is not keep and np.array_equal(keep, np.ones(7)) and np.array_equal(dx, 1 / (1 + x))
+    assert dx is not keep and np.array_equal(keep, np.ones(N)) and np.array_equal(dx, 1 / (1 + x))
     y, back = find_rule(np.log)(x)  # the divisor is x itself: never written; the handed-over dy takes it
-    dy = np.ones(7)
+    dy = np.ones(N)
     dx, = back(dy, None, None)
-    assert dx is dy and np.array_equal(x, np.linspace(0.2, 1.4, 7))
+    assert dx is dy and np.array_equal(x, np.linspace(0.2, 1.4, N))
 
 
 def logs(x):

@@ -249,7 +249,7 @@ def rnn(W, h, xs):
 @pytest.mark.optimizations
 def test_a_weight_cotangent_accumulates_in_place_over_a_loop(monkeypatch):
     rng = np.random.default_rng(3)
-    W, h, xs = rng.normal(size=(4, 4)) * 0.5, rng.normal(size=4), list(rng.normal(size=(6, 4)))
+    W, h, xs = rng.normal(size=(64, 64)) * 0.1, rng.normal(size=64), list(rng.normal(size=(6, 64)))  # (REUSE_BYTES)
     check_grads(rnn, W, h, xs)
     out_of_place = []  # acc_var falls back to acc when it cannot add in place (counting there adds no holder)
     original = accumulate.acc

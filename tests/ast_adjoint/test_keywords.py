@@ -1,7 +1,8 @@
 """J's calls with keywords (ast_adjoint/keywords.py, dispatch.J_kw): a built-in keyword-aware rule's pullback is one
 object (`KeywordsPullback`), which must give what the general pair (`_WithKeywords` over `RulePullback`) gives: the
 positional cotangents, then one entry per keyword (the rule's, None for a constant, a `DroppedKeyword` for a
-differentiable value the rule does not state)."""
+differentiable value the rule does not state). A rule's positional parameter passed by keyword gets the cotangent
+the rule's back gives it among the positional ones (`bound_by_keyword`)."""
 import numpy as np
 import pytest
 
@@ -12,6 +13,7 @@ from zygotepy.ast_adjoint.accumulate import DroppedKeyword
 from zygotepy.ast_adjoint.keywords import KeywordsPullback, _WithKeywords
 from zygotepy.ast_adjoint.pullbacks import RulePullback
 from zygotepy.errors import ZygoteError
+from zygotepy.testing import check_grads
 
 X = np.random.default_rng(0).standard_normal((3, 4))
 
@@ -128,3 +130,79 @@ def test_pad_width_by_keyword_against_finite_differences():
         num_x[i] = (pad_by_keyword(X + e, w) - pad_by_keyword(X - e, w)) / (2 * eps)
     np.testing.assert_allclose(dx, num_x, rtol=1e-6, atol=1e-8)
     assert dw == pytest.approx(num_w, rel=1e-6)
+
+
+# --- a rule's positional parameters passed by keyword (keywords.bound_by_keyword) ------------------------------------
+
+def affine(x, w, *, shift=0.0):
+    return x * w + shift
+
+
+def power(x, n):
+    return x ** n
+
+
+def affine_by_keyword(x, w, s):
+    return affine(x, w=w, shift=s) ** 2
+
+
+def power_by_keyword(x):
+    return power(x, n=3) + power(x, 2)
+
+
+def _affine_rule(x, w, *, shift=0.0):
+    return affine(x, w, shift=shift), lambda dy: registry.keyword_cotangents((dy * w, dy * x), {"shift": shift},
+                                                                            shift=dy)
+
+
+def _power_rule(x, n):
+    return power(x, n), lambda dy: (dy * n * x ** (n - 1), dy * x ** n * np.log(x))  # (n's, though an int here)
+
+
+@pytest.fixture
+def user_rules():
+    registry.keyword_rule(registry.adjoint(affine)(_affine_rule))
+    registry.adjoint(power)(_power_rule)
+    yield
+    registry.RULES.pop(affine, None)
+    registry.RULES.pop(power, None)
+
+
+def test_a_keyword_aware_rules_positional_parameter_passed_by_keyword(user_rules):
+    """`affine(x, w=w, shift=s)`: the rule's back gives w's cotangent after x's (it raised "returned 3 cotangents")."""
+    x = np.array([0.5, -1.0, 2.0])
+    check_grads(affine_by_keyword, x, np.array([1.5, 0.25, -0.5]), np.array([0.75, 0.1, -0.2]))
+
+
+def test_a_constant_int_passed_by_keyword_to_a_rules_positional_parameter(user_rules):
+    """`power(x, n=3)` with an int n (not moved by position: it carries no gradient): the rule's cotangent for n is
+    the keyword's, which nothing reads (it raised "returned 2 cotangents")."""
+    assert gradient(power_by_keyword, 1.5) == (pytest.approx(3 * 1.5 ** 2 + 2 * 1.5),)
+    check_grads(power_by_keyword, 1.5)
+
+
+def test_a_cotangent_for_a_parameter_the_call_left_out_is_refused():
+    def scale(x, w=2.0, b=0.0):
+        return x * w + b
+
+    def calls_scale(x):
+        return scale(x, b=1.0)
+
+    @registry.adjoint(scale)
+    def _(x, w=2.0, b=0.0):
+        return scale(x, w, b), lambda dy: (dy * w, dy * x, dy)  # a cotangent for w, which the call did not pass
+    try:
+        y, pb = dispatch.J_kw(scale, 3.0, b=1.0)
+        with pytest.raises(ZygoteError, match="parameter 'w', which the call did not pass"):
+            pb(1.0)
+    finally:
+        registry.RULES.pop(scale, None)
+
+
+def test_a_wrongly_shaped_cotangent_is_refused_when_keywords_bind_positional_parameters(user_rules):
+    @registry.adjoint(power)
+    def _(x, n):
+        return power(x, n), lambda dy: (np.sum(dy * n * x ** (n - 1)), None)  # a total where x is an array
+    y, pb = dispatch.J_kw(power, np.array([1.0, 2.0]), n=3)
+    with pytest.raises(ZygoteError, match="shape"):
+        pb(np.ones(2))

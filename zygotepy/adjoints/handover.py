@@ -11,8 +11,9 @@ call defined, dead after the call. Three buffers may take a result in place:
 - a running cotangent `into[k]` that nothing but generated code's one variable holds (`runtime.sole`).
 
 Only real NumPy arrays of the result's exact shape and dtype qualify, so every value is bit for bit what the
-out-of-place arithmetic gives (IEEE products and sums are commutative). Everything else (other libraries' arrays,
-complex numbers, broadcasting, numbers) takes the out-of-place path. `OPTIONS.reuse_buffers` switches reuse off for the
+out-of-place arithmetic gives (IEEE products and sums are commutative), and none smaller than `runtime.REUSE_BYTES`
+(below it a new array costs less than the checks). Everything else (other libraries' arrays, complex numbers,
+broadcasting, numbers) takes the out-of-place path. `OPTIONS.reuse_buffers` switches reuse off for the
 equivalence tests.
 """
 import numpy as np
@@ -26,7 +27,7 @@ from .registry import adjoint
 def _fits(buffer, other):
     """Can `buffer` hold `buffer * other` (or `other * buffer`, or their sum): an owning real NumPy array whose shape and
     dtype the result keeps?"""
-    return (OPTIONS.reuse_buffers and type(buffer) is np.ndarray
+    return (type(buffer) is np.ndarray and buffer.nbytes >= rt.REUSE_BYTES and OPTIONS.reuse_buffers
             and (type(other) is np.ndarray and other.shape == buffer.shape and other.dtype == buffer.dtype
                  or type(other) is float)
             and buffer.base is None and buffer.dtype.kind == "f")

@@ -16,15 +16,26 @@ from ..structgrad import StructGrad
 
 def acc_var(d, g):
     """Generated code's `dx = _acc(dx, g)`: `acc`, but when the array of `dx` is held by that variable alone (`owned`)
-    the sum goes into it in place, so a loop accumulating a weight's cotangent makes no new array per iteration. The
-    same result bit for bit: same dtype, same shape, the same additions. Rules call `acc`, which never updates."""
+    and is not small (`REUSE_BYTES`), the sum goes into it in place, so a loop accumulating a weight's cotangent makes
+    no new array per iteration. The same result bit for bit: same dtype, same shape, the same additions. Rules call
+    `acc`, which never updates."""
     if d is None:  # (the first cotangent a variable gets: the common case)
         return g
+    if type(d) is np.ndarray and type(g) is np.ndarray and d.nbytes < REUSE_BYTES:
+        return d + g  # (`acc`'s sum of two arrays)
     if OPTIONS.acc_in_place and type(d) is np.ndarray and type(g) is np.ndarray and g.dtype is d.dtype \
             and g.shape == d.shape and owned(d):
         d += g
         return d
     return acc(d, g)
+
+
+REUSE_BYTES = 1 << 15
+"""The smallest array whose whole-array sum or product the backward computes in place rather than in a new array
+(`acc_var` here, the rules' buffers in adjoints/handover.py): both do the same O(n) arithmetic, and below this size NumPy
+allocates a new array for less than the checks that prove an update invisible cost (a reference count, the base, the
+flags, the shapes); above it the update saves the allocation, the page faults of new memory and the memory itself.
+(`sole` asks no size: an update of one item in place is O(1) where a copy is O(n).)"""
 
 
 def acc(a, b):
@@ -94,7 +105,8 @@ def sole(a):
     """May the backward pass update `a` in place? Only a list, or an array that owns its memory (no view of another
     array, no subclass, writable), and only when nothing but the caller's one variable refers to it: the reference
     count shows every other holder (a second variable, a tuple, the tape, the user, a view of it). This is how PyTorch's
-    engine decides to accumulate into a gradient buffer in place.
+    engine decides to accumulate into a gradient buffer in place. Whatever the array's size: a back that adds one item
+    into a dense cotangent, or zeroes one entry, does O(1) work in place and O(n) on a copy.
 
     Only rule backs that generated code calls as `back(dy, need, *into)` ask it, as `sole(dy)` or `sole(into[k])`
     straight from their parameters (a copy in a local first counts as one more holder: never wrong, only slower).

@@ -24,7 +24,7 @@ from .runtime import callmethod
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
 from .call_checks import _DATA_KEYS, _Slot, _check_opaque_key, call_site
 from .derived import _cache_of, _derived, _plain, _pullback
-from .keywords import KeywordsPullback, _call_by_position, _movable, _WithKeywords
+from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
 from .pullbacks import (
     ArgsPullback, CallMethodPullback, ConstPullback, MethodPullback, PartialPullback, RulePullback, SelfPullback,
@@ -155,9 +155,13 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
             if moved:
                 return _call_by_position(fn, rule, args, kwargs, moved, need)
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
+        if kwargs and aware and _built_in_keywords(rule) and (need is None or not registry.takes_need(rule)):
+            return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
+        bound = kwargs and bound_by_keyword(rule, len(args), kwargs)
+        if bound:  # keywords bind the rule's positional parameters: its back may give their cotangents after others'
+            inner = RulePullback(_Rebound(back, rule, args, bound, kwargs, aware), rule, len(args) + 1, None)
+            return y, _WithKeywords(inner, rule, fn, kwargs, True)
         if kwargs and aware:  # gives keyword cotangents itself
-            if _built_in_keywords(rule) and (need is None or not registry.takes_need(rule)):
-                return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
             return y, _WithKeywords(RulePullback(back, rule, len(args) + 1, need), rule, fn, kwargs, True)
         pb = RulePullback(back, rule, len(args), need, args)
         return y, (_WithKeywords(pb, rule, fn, kwargs, False) if kwargs is not None else pb)

@@ -1,6 +1,7 @@
 """Calls with keywords, for J (ast_adjoint/dispatch.py): where each argument of a call lands among a derived function's
-parameters (`_call_plan`), the keyword cotangents of a rule's call (`_WithKeywords`), and differentiable keywords that
-name positional parameters, passed to a rule by position (`_movable`).
+parameters (`_call_plan`), the keyword cotangents of a rule's call (`_WithKeywords`), differentiable keywords that
+name positional parameters, passed to a rule by position (`_movable`), and the cotangents a rule's back gives for its
+positional parameters that the call passed by keyword (`bound_by_keyword`).
 """
 import functools
 import inspect
@@ -153,3 +154,53 @@ class _ByPosition:
         grads = self.inner(dy)
         end = 1 + self.nargs
         return (*grads[:end], {**grads[-1], **dict(zip(self.moved, grads[end:-1], strict=True))})
+
+
+# --- a rule's positional parameters passed by keyword: their cotangents become keyword cotangents --------------------
+
+def bound_by_keyword(rule, nargs, kwargs):
+    """The names of `rule`'s positional parameters after the call's `nargs` positional arguments, when the call passes
+    one of them by keyword (`power(x, n=3)` to a rule `power_rule(x, n)`); else (). Such a rule's back may return a
+    cotangent for each of them after the positional ones (`_Rebound` makes those keyword cotangents)."""
+    key = (rule, nargs, tuple(kwargs))
+    hit = _BOUND.get(key)
+    if hit is None:
+        code = getattr(rule, "__code__", None)
+        names = code.co_varnames[nargs:code.co_argcount] if code is not None else ()
+        hit = _BOUND[key] = names if any(k in kwargs for k in names) else ()
+    return hit
+
+
+_BOUND = {}  # (rule, number of positional arguments, keyword names) -> `bound_by_keyword`'s answer
+
+
+class _Rebound:
+    """A rule's back, its result put in the keyword-aware form `(*dargs, {keyword: cotangent})`: entries after the
+    `nargs` positional cotangents are the cotangents of the parameters `names`, which the call passed by keyword
+    (`kwargs`) or left out (then they must be None: an optional parameter, `adjoint(..., optional=True)`)."""
+    __slots__ = ("back", "rule", "nargs", "names", "kwargs", "aware", "shapes")
+
+    def __init__(self, back, rule, args, names, kwargs, aware):
+        self.back, self.rule, self.nargs, self.names, self.kwargs = back, rule, len(args), names, kwargs
+        self.aware = aware
+        self.shapes = RulePullback(back, rule, len(args), None, args)  # (its checks of a user's cotangents' shapes)
+
+    def __call__(self, dy):
+        grads = self.back(dy)
+        if type(grads) is not tuple:
+            return grads  # (RulePullback's checks say what is wrong with it)
+        stated = {}
+        if self.aware and grads and (grads[-1] is None or isinstance(grads[-1], dict)):
+            grads, stated = grads[:-1], dict(grads[-1] or {})
+        n = self.nargs
+        for name, g in zip(self.names, grads[n:]):
+            if name in self.kwargs:
+                stated[name] = g
+            elif g is not None:
+                raise ZygoteError(f"the adjoint rule {self.rule.__qualname__} returned a cotangent for its parameter "
+                                  f"{name!r}, which the call did not pass; its back(dy) must return None there")
+        if len(grads) > n + len(self.names) or len(grads) < n:
+            return grads  # (RulePullback's checks say what is wrong with it)
+        if self.shapes.args is not None:
+            self.shapes._check_shapes(grads[:n])
+        return (*grads[:n], stated)

@@ -14,6 +14,7 @@ from ..backends import unbroadcast
 from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
 from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
+    REUSE_BYTES,
     DroppedKeyword,
     Pullback,
     acc,

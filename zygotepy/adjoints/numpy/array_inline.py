@@ -74,7 +74,7 @@ def _unb(g, like):
             if g.dtype.kind != "c":
                 return g
         elif len(gshape) == len(shape) + 1 and gshape[1:] == shape and g.dtype.kind != "c":
-            return g.sum(axis=0)
+            return _add_reduce(g, 0)  # (what `g.sum(axis=0)` computes, without its Python wrapper)
         return _unbroadcast_ndarray(g, like)
     if type(like) is _F64:  # a NumPy number's (`x - np.max(x)`): a number, or the total of a real array
         if type(g) is _F64 or type(g) is float:

@@ -51,10 +51,10 @@ _TOP = "unknown"
 
 class _Shift:
     """A candidate shift `out = reduce(operand)`: `axis` the literal axis it was reduced along with keepdims=True, or
-    None for a whole-array reduction (a number: constant along every axis)."""
+    None for a whole-array reduction (a number: constant along every axis); `name` the reduction's ("max")."""
 
-    def __init__(self, out, operand, axis):
-        self.out, self.operand, self.axis = out, operand, axis
+    def __init__(self, out, operand, axis, name):
+        self.out, self.operand, self.axis, self.name = out, operand, axis, name
         self.guards = {}  # Global -> the object it named at transform time
 
 
@@ -102,7 +102,7 @@ def candidate(s, globals_):
     axes = _literal_axes(extra, s.value.kwargs)
     if axes is None or axes[0] is not None and not axes[1] or axes[0] is None and axes[1]:
         return None
-    shift = _Shift(s.out, operand, axes[0])
+    shift = _Shift(s.out, operand, axes[0], name)
     if fn is not None:
         shift.guards[fn] = callee_object(fn, globals_)
     return shift
@@ -247,6 +247,15 @@ def _region(stmts, globals_, namer, reads, constants):
     return out
 
 
+def _as_method(s, shift):
+    """The shift's statement for the arm whose guard proved its operand a real NumPy array and the reduction NumPy's
+    (`np.max`): the same reduction as that array's method (`x.max(axis=1, keepdims=True)`), which skips the Python
+    wrapper of NumPy's function; the result is the same, bit for bit."""
+    if isinstance(s.value.fn, Global):
+        s.value = Call(Const(rt.callmethod), (shift.operand, Const(shift.name)), s.value.kwargs)
+    return s
+
+
 def _rewrite(proof, shift, namer, reads, constants):
     """`if <guard>: <proof, the shift a constant> else: <proof>`, joining the values read after it (a value only a
     loop's unread carried variable reads too: the join is not useful, so the shift stays a constant)."""
@@ -261,6 +270,7 @@ def _rewrite(proof, shift, namer, reads, constants):
         mapping = {v.name: Var(namer.fresh(re.sub(r"_\d+$", "", v.name))) for v in defined}
         arms.append((_Renamer(mapping).block(clone(proof)), mapping))
     constants.add(arms[0][1][shift.out.name])
+    arms[0][0][0] = _as_method(arms[0][0][0], shift)
     line = proof[0].line
     flag = Var(namer.fresh(shift.out.name.lstrip("_") + "_shift_free"))
     tests = [Call(Const(rt.is_real_array), (shift.operand,))]

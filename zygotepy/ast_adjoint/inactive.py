@@ -1,10 +1,13 @@
 """What runs of an operation no gradient flows through: the operation as written, except a call of a function whose
-rule must run even so (a user's rule, the nesting rules), and a `math` function that a dual number (hessian) may reach.
+rule must run even so (a user's rule, the nesting rules), and a `math` function or a Python function of the user's
+that a dual number (hessian) may reach (`forward.transform.as_written`).
 A mixin of the adjoint pass (`adjoint.AdjointPass`), which differentiates the active operations."""
+import os
 import types
 
 from ..adjoints import registry
 from ..adjoints.registry import find_rule
+from ..forward.transform import library, as_written
 from . import dispatch
 from . import runtime as rt
 from .analysis import callee_object
@@ -23,16 +26,28 @@ class InactiveCalls:
             return [s]
         target = self.statics.get(call.fn.name) if isinstance(call.fn, Var) else callee_object(call.fn, self.globals)
         j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs)
+        written = Assign(s.out, Call(Const(as_written), (call.fn, *call.args), call.kwargs), s.line) \
+            if _users_source(self.fn.filename) else s
         if target is None and isinstance(call.fn, Var):
             # a callee known only at run time (a closure cell, a local name) may have such a rule too: tested there,
             # one set lookup (`id(f) in _RULED`), hoisted out of loops where the callee does not change
             test = self.hoist(_call(registry.has_rule, call.fn), call.fn)
-            return [If(test, [Assign((s.out, Var("_")), j, s.line)], [s], line=s.line)]
+            return [If(test, [Assign((s.out, Var("_")), j, s.line)], [written], line=s.line)]
         rule = find_rule(target)
         if rule is None or registry.is_builtin(rule) and not getattr(rule, "__zygote_always__", False):
             if type(target) is types.BuiltinFunctionType and getattr(target, "__module__", None) == "math" \
                     and not call.kwargs and any(isinstance(a, Var) for a in call.args):
                 # `if math.sin(x) > 0`: a dual number (hessian) may flow in, which math's C code refuses
                 return [Assign(s.out, Call(Const(rt.number_value), (call.fn, *call.args)), s.line)]
-            return [s]
+            return [written if rule is None and type(target) is types.FunctionType and not library(target) else s]
         return [Assign((s.out, Var("_")), j, s.line)]
+
+
+def _users_source(filename):
+    """Is `filename` the user's source, the code whose calls no gradient flows through run `as_written`? Not zygotepy's
+    own code (the nesting twins, rules an outer level transforms), nor generated code, whose calls of the user's
+    functions its own transform already wrote that way."""
+    return not filename.startswith(_OWN)
+
+
+_OWN = ("<zygotepy:", os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)

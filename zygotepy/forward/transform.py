@@ -15,6 +15,9 @@ function object around it.
 
 Library code is called as it is: zygotepy's own functions, NumPy, SciPy and the standard library. A C function with
 no forward rule that receives a dual number raises `MissingTangentRule` (through `Dual.__float__`/`__array__`).
+
+Reverse mode calls a user's function that no gradient flows through with `as_written`, which uses `call` only where a
+dual number flows in: hessian runs the reverse program on duals, those calls included.
 """
 import ast
 import functools
@@ -27,6 +30,7 @@ import numpy as np
 
 
 from ..adjoints import registry
+from ..ast_adjoint.dispatch import J, J_kw
 from ..ast_adjoint.source import SourceUnavailable, get_source
 from ..errors import ForwardModeError, MissingTangentRule
 from .dual import FORWARD, Dual, apply, has_dual, strip
@@ -105,7 +109,7 @@ def forward_version(fn):
     return g
 
 
-def _library(fn):
+def library(fn):
     """Is `fn` zygotepy's, NumPy's or the standard library's own code (decided by its file, not its `__module__`,
     which doctests and exec'd code borrow)?"""
     filename = fn.__code__.co_filename
@@ -123,7 +127,7 @@ def call(fn, /, *args, **kwargs):
     if rule is not None and has_dual(args, kwargs):
         return apply(fn, args, kwargs)
     if type(fn) is types.FunctionType:
-        if _library(fn):
+        if library(fn):
             return fn(*args, **kwargs)
         try:
             g = forward_version(fn)
@@ -134,12 +138,12 @@ def call(fn, /, *args, **kwargs):
                 raise MissingTangentRule(fn, e.reason or "no Python source") from None
             return fn(*args, **kwargs)
         return g(*args, **kwargs)
-    if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType and not _library(fn.__func__):
+    if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType and not library(fn.__func__):
         return call(fn.__func__, fn.__self__, *args, **kwargs)
     if type(fn) is functools.partial:
         return call(fn.func, *fn.args, *args, **{**fn.keywords, **kwargs})
     method = getattr(type(fn), "__call__", None)  # noqa: B004  (the Python method itself, to transform it)
-    if type(method) is types.FunctionType and not isinstance(fn, type) and not _library(method):
+    if type(method) is types.FunctionType and not isinstance(fn, type) and not library(method):
         return call(method, fn, *args, **kwargs)
     if not has_dual(args, kwargs):
         return fn(*args, **kwargs)
@@ -156,3 +160,34 @@ def call(fn, /, *args, **kwargs):
 
 
 _CALL_CELL = types.CellType(call)
+
+
+def as_written(fn, /, *args, **kwargs):
+    """`fn(*args, **kwargs)`: reverse mode's generated code calls a Python function no gradient flows through this way
+    (ast_adjoint/inactive.py). Where a dual number flows in (hessian's forward-over-reverse runs the reverse program on
+    duals: the value is not used, but it is computed), `fn` runs in forward mode, which takes the `math` functions of
+    duals that its own code would refuse."""
+    for a in args:
+        t = type(a)
+        if t is not float and t is not int and t is not np.ndarray and has_dual((a,)):
+            return call(fn, *args, **kwargs)
+    if kwargs and has_dual((), kwargs) or getattr(fn, "__closure__", None) is not None and _captures_dual(fn):
+        return call(fn, *args, **kwargs)
+    return fn(*args, **kwargs)
+
+
+def _captures_dual(fn):
+    """Does a closure cell of `fn` hold a dual number?"""
+    values = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # (an empty cell: a name its scope has not bound yet)
+            pass
+    return has_dual(values)
+
+
+@registry.keyword_rule
+@registry.adjoint(as_written)
+def _as_written_rule(fn, *args, **kwargs):  # (an outer level of nesting differentiates the call itself)
+    return J_kw(fn, *args, **kwargs) if kwargs else J(fn, *args)

@@ -268,8 +268,9 @@ def put_iter(parent, where, child):
     return parent
 
 
-def refresh_iter(child, parent, where):
-    """`child`, an item a `for` loop took from `parent`, after `parent` was updated in place."""
+def refresh_iter(child, parent, where, position=None):
+    """`child`, the item a `for` loop took from `parent` at iteration `position` (counted from 0), after `parent` was
+    updated in place."""
     return child
 
 

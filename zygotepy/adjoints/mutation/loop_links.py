@@ -1,7 +1,8 @@
 """Rules for the links between a `for` loop's variable and what the loop walks (ast_adjoint/lower/loops.py): an update
 in place of the variable is an update of that container's item (`put_iter`), and an update of the container reaches
 the variable (`refresh_iter`). The item is found at run time: an array's row by its address (`for r in Y` gives views
-`Y[k]`), anything else by identity at any depth (as `put_held` does). A part of an array that is not one of its rows
+`Y[k]`), a 1-d array's number by the iteration's position, anything else by identity at any depth (as `put_held`
+does). A part of an array that is not one of its rows
 raises a ZygoteError naming the update, never a wrong gradient.
 """
 import numpy as np
@@ -125,34 +126,41 @@ def put_iter(parent, where, child):
     return parent, back
 
 
-@adjoint(mt.refresh_iter)
-def refresh_iter(child, parent, where):
-    """`parent` was updated in place: `child`'s cotangent is `parent`'s at its place, if it is still there."""
-    if isinstance(parent, np.ndarray) and parent.ndim == 1 and not isinstance(child, np.ndarray) or \
-            _foreign_vector(parent) and getattr(child, "ndim", 0) == 0:
-        # a 1-d array's items are numbers read when the loop reaches them, after the body's earlier updates: which
-        # version of the array each came from is not recorded, so its gradient would go to the wrong one (torch's
-        # items are 0-d views of it, which see later updates too)
+@adjoint(mt.refresh_iter, optional=True)
+def refresh_iter(child, parent, where, position=None):
+    """`parent` was updated in place: `child`'s cotangent is `parent`'s at its place, if it is still there. A 1-d
+    NumPy array's items are numbers, read when the loop reaches them (after the body's earlier updates): the loop's
+    refresh gives the iteration's `position`, and the item is `parent[position]` of the version the loop has then
+    (Python's iteration over the array reads it then too); a later update of the array leaves the number as it was (no
+    position: passed through)."""
+    if type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray):
+        plan = ("row", position) if position is not None else None
+        if position is not None:  # (`enumerate(x)`'s items were read when the loop began: the one of now)
+            child = parent[position]
+    elif _foreign_vector(parent) and getattr(child, "ndim", 0) == 0:
+        # torch's items are 0-d views of the vector, which see later updates too: which version an item came from is
+        # not recorded, so its gradient would go to the wrong one
         file, line, name, _ = where
         raise ZygoteError(
             f"{file}:{line}: zygotepy cannot differentiate a loop over the array that its body updates in place (the "
             f"loop variable '{name}' takes numbers read as the loop goes); loop by index instead "
             f"(for i in range(len(a)): {name} = a[i] ...)")
-    plan = _plan(parent, child)
+    else:
+        plan = _plan(parent, child)
 
     def back(dy):
         if dy is None:
-            return (None, None, None)
+            return (None, None, None, None)
         if plan is None:
-            return (dy, None, None)
+            return (dy, None, None, None)
         if plan == "part":
             raise _refused(where)
         if isinstance(plan, tuple) and plan[0] == "row":
             dp = _zeros_like(parent)
             dp[plan[1]] = dy
-            return (None, dp, None)
+            return (None, dp, None, None)
         rest, dparent = _place(plan, parent, dy, where)  # (another library's array: an Overlap, by its memory)
-        return (rest, dparent, None)
+        return (rest, dparent, None, None)
     return child, back
 
 

@@ -3,6 +3,7 @@
 A statement that may jump makes the rest of its block run under `if not flag`; a loop carries every name its body
 assigns (block arguments) and leaves through its condition or its `exit` flag, checked at the end of an iteration.
 """
+import operator
 from collections import Counter
 
 import gast
@@ -310,6 +311,10 @@ class ControlFlow:
             self.env.setdefault(_RETURNED, Const(False))
             self.env.setdefault(_RETVAL, Const(None))
         extra = [f for f, on in ((_BREAK, breaks), (_RETURNED, returns), (_RETVAL, returns)) if on]
+        position = "." + self.namer.fresh("position") if links else None  # (the iteration's index: `refresh_iter`)
+        if position is not None:
+            self.env[position] = Const(0)
+            extra.append(position)
         names, carries = self.loop_carries(node.body, extra, linked, targets, kept)
         loop = Loop(carries, [], line=node.lineno)
         make_header(loop)
@@ -323,7 +328,10 @@ class ControlFlow:
             if loop.target is not None:
                 self.assign_to(node.target, loop.target)
                 self.check_copies(node)
-                refreshes.extend(self.link_targets(links, node.lineno))
+                refreshes.extend(self.link_targets(links, node.lineno, position=self.env.get(position)))
+                if position is not None:
+                    self.env[position] = self.call(Const(operator.add), [self.env[position], Const(1)],
+                                                   hint=position[1:])
             self.block(node.body)
         self.loop_depth += 1
         loop.body, body_env = self.sub_region(body)
@@ -337,6 +345,7 @@ class ControlFlow:
             if len(flags) > 1:
                 loop.body.append(Assign(loop.exit, Call(Const(rt.any_set), tuple(flags)), node.lineno))
         self.env = outer_env
+        self.env.pop(position, None)
         left = [self.env[f] for f, on in ((_BREAK, breaks), (_RETURNED, returns)) if on]
         self.env.pop(_BREAK, None)
         if enclosing_break is not None:

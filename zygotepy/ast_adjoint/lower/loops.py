@@ -241,16 +241,18 @@ class LoopTargets:
                     (self.filename, node.lineno, name, tuple(n for _, n in holders))), *(h for h, _ in holders)],
                     hint="_")
 
-    def link_targets(self, links, line, after=False):
+    def link_targets(self, links, line, after=False, position=None):
         """In the loop's body, after its target is bound: each linked name is an item of its container, read from
         the container as it is now (a refresh, dropped by `drop_refreshes` if the body never changes it). `after`:
-        after the loop, the name is still the last item it took."""
+        after the loop, the name is still the last item it took. `position`: the iteration's index (an array's items
+        that are numbers are found by it)."""
         refreshes = []
         for name, lin, kept in links:
             item, container = self.env.get(name), self.current(lin, named=True)
             if isinstance(item, Var) and container is not None and self.lineage_of(item) != lin:
                 if not after:  # an earlier iteration may have changed this item: `for v in [a, a]`, `Y[2] *= 2`
-                    fresh = self.call(Const(mt.refresh_iter), [item, container, self.where(item, Const(line))],
+                    at = [position] if position is not None else []
+                    fresh = self.call(Const(mt.refresh_iter), [item, container, self.where(item, Const(line)), *at],
                                       hint=name)
                     refreshes.append((self.region[-1], container))
                     self.rebind(item, fresh)
@@ -268,7 +270,7 @@ class LoopTargets:
         changed = {c.var for c in carries if c.next != c.var}
         for stmt, container in refreshes:
             if container not in changed:
-                stmt.value.args = (stmt.value.args[0], Const(None), stmt.value.args[2])
+                stmt.value.args = (stmt.value.args[0], Const(None), *stmt.value.args[2:])
 
     def end_for(self, node, hidden):
         self.copied_checks.pop(id(node), None)

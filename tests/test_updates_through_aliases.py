@@ -516,3 +516,41 @@ def test_a_loop_over_an_array_its_body_updates(f):
     check_grads(f, x)
     y, _ = value_and_gradient(f, x)
     assert y == pytest.approx(f(x), rel=1e-15)
+
+
+def _enumerates_a_constant_it_updates(x, y):
+    y = y * 1.0
+    t = 0.0
+    for k, e in enumerate(y):
+        y[(k + 1) % len(y)] += 1.0
+        t = t + e * x
+    return t
+
+
+def test_a_loop_over_a_constant_array_its_body_updates_reads_the_items_of_now():
+    """y passed by keyword is a constant, so no gradient flows through the loop's refresh of its items: the refresh
+    runs as written, and gives the number of now (`enumerate(y)`'s were read when the loop began: the value was
+    1.1, not 2.6, with a gradient to match, before)."""
+    y = np.array([0.3, -1.2, 2.4, 0.7])
+    value, (dx,) = value_and_gradient(_enumerates_a_constant_it_updates, 0.5, y=y)
+    assert value == pytest.approx(_enumerates_a_constant_it_updates(0.5, y), rel=1e-15)
+    assert value == pytest.approx(2.6) and dx == pytest.approx(5.2)
+
+
+def _enumerates_a_list_it_rebinds(x):
+    lst = [x, x * 2.0, x * 3.0]
+    t = 0.0
+    for k, e in enumerate(lst):
+        if k + 1 < len(lst):
+            lst[k + 1] = e * 2.0  # the next item the loop reads is this new one
+        t = t + e
+    return t
+
+
+def test_a_loop_over_a_list_reads_the_items_an_earlier_iteration_put_there():
+    """enumerate(lst)'s items are read as the loop goes, so the next one is the new object `lst[k + 1] = ...` put
+    there (the value was 3.0, not 3.5, with a gradient to match, before)."""
+    from zygotepy.testing import check_grads
+    value, (dx,) = value_and_gradient(_enumerates_a_list_it_rebinds, 0.5)
+    assert value == pytest.approx(_enumerates_a_list_it_rebinds(0.5), rel=1e-15) and dx == pytest.approx(7.0)
+    check_grads(_enumerates_a_list_it_rebinds, 0.5)

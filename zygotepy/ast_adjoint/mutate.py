@@ -270,7 +270,11 @@ def put_iter(parent, where, child):
 
 def refresh_iter(child, parent, where, position=None):
     """`child`, the item a `for` loop took from `parent` at iteration `position` (counted from 0), after `parent` was
-    updated in place."""
+    updated in place: for a 1-d NumPy array or a list, `parent[position]` as it is now (Python's iteration reads it when
+    it gets there, and `enumerate(x)`'s items, which the loop took when it began, would be stale)."""
+    if position is not None and (type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray)
+                                 or type(parent) is list and position < len(parent)):
+        return parent[position]
     return child
 
 

@@ -1,9 +1,9 @@
 """Rules for the links between a `for` loop's variable and what the loop walks (ast_adjoint/lower/loops.py): an update
 in place of the variable is an update of that container's item (`put_iter`), and an update of the container reaches
 the variable (`refresh_iter`). The item is found at run time: an array's row by its address (`for r in Y` gives views
-`Y[k]`), a 1-d array's number by the iteration's position, anything else by identity at any depth (as `put_held`
-does). A part of an array that is not one of its rows
-raises a ZygoteError naming the update, never a wrong gradient.
+`Y[k]`), a 1-d array's number and a list's item by the iteration's position, anything else by identity at any depth
+(as `put_held` does). A part of an array that is not one of its rows raises a ZygoteError naming the update, never a
+wrong gradient.
 """
 import numpy as np
 
@@ -137,6 +137,9 @@ def refresh_iter(child, parent, where, position=None):
         plan = ("row", position) if position is not None else None
         if position is not None:  # (`enumerate(x)`'s items were read when the loop began: the one of now)
             child = parent[position]
+    elif type(parent) is list and position is not None and position < len(parent):
+        child = parent[position]  # (the same, or the one a `lst[k] = ...` of an earlier iteration put there)
+        plan = ("seq", [(position, child, "self")])
     elif _foreign_vector(parent) and getattr(child, "ndim", 0) == 0:
         # torch's items are 0-d views of the vector, which see later updates too: which version an item came from is
         # not recorded, so its gradient would go to the wrong one

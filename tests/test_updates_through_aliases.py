@@ -554,3 +554,55 @@ def test_a_loop_over_a_list_reads_the_items_an_earlier_iteration_put_there():
     value, (dx,) = value_and_gradient(_enumerates_a_list_it_rebinds, 0.5)
     assert value == pytest.approx(_enumerates_a_list_it_rebinds(0.5), rel=1e-15) and dx == pytest.approx(7.0)
     check_grads(_enumerates_a_list_it_rebinds, 0.5)
+
+
+def _over_reversed(x):
+    y = x * 1.0
+    t = 0.0
+    for e in reversed(y):
+        y[0] += 1.0
+        t = t + e * x[1]
+    return t
+
+
+def _over_a_generator(x):
+    y = x * 1.0
+    t = 0.0
+    for e in (v * 2.0 for v in y):
+        y[-1] += e
+        t = t + e
+    return t
+
+
+def _over_map(x):
+    y = list(x * 1.0)
+    t = 0.0
+    for e in map(float, y):
+        y[-1] = y[-1] + e
+        t = t + e
+    return t
+
+
+def _over_the_items_of_the_start(x):
+    y = x * 1.0
+    t = 0.0
+    for e in list(reversed(y)):  # the items as the loop began, by the user's choice
+        y[0] += e
+        t = t + e * y[0]
+    return t
+
+
+@pytest.mark.parametrize("f", [_over_reversed, _over_a_generator, _over_map], ids=lambda f: f.__name__)
+def test_a_loop_over_a_lazy_iterator_of_what_its_body_updates_is_refused(f):
+    """zygotepy takes a lazy iterator's items when the loop begins, Python as the loop reaches them: refused, naming
+    the user's line, where it gave other values (and gradients) before."""
+    line = f.__code__.co_firstlineno + 3
+    with pytest.raises(ZygoteError, match=rf"test_updates_through_aliases.py:{line}: .*lazy iterator of 'y'"):
+        value_and_gradient(f, np.array([0.3, -1.2, 2.4, 0.7]))
+
+
+def test_a_loop_over_the_items_of_the_start_runs():
+    from zygotepy.testing import check_grads
+    x = np.array([0.3, -1.2, 2.4, 0.7])
+    check_grads(_over_the_items_of_the_start, x)
+    assert value_and_gradient(_over_the_items_of_the_start, x)[0] == pytest.approx(_over_the_items_of_the_start(x))

@@ -24,9 +24,23 @@ import gast
 from .. import mutate as mt
 from .. import runtime as rt
 from ..ir import Const, Var
-from .scan import augmented_names, mutation_syntax, updating_method_name
+from .scan import augmented_names, mutation_syntax, updated_in_place, updating_method_name
 
 _HELPERS = {"enumerate": enumerate, "zip": zip}
+_LAZY = {"reversed", "iter", "map", "filter"}  # iterators whose items `runtime.iterate` takes when the loop begins
+
+
+def _lazy_parts(expr):
+    """The lazy iterators a loop walks through `expr`: itself, or what `enumerate` and `zip` walk (not what a call such
+    as `list(...)` takes all at once)."""
+    if isinstance(expr, gast.GeneratorExp):
+        return [expr]
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
+        if expr.func.id in _LAZY:
+            return [expr]
+        if expr.func.id in _HELPERS:
+            return [part for a in expr.args for part in _lazy_parts(a)]
+    return []
 
 
 def _names(node):
@@ -192,6 +206,7 @@ class LoopTargets:
         whether the body may update an item or the container)."""
         self.copied_checks = getattr(self, "copied_checks", {})
         self.copied_checks[id(node)] = []
+        self.check_lazy_sources(node)
         if not isinstance(node.target, (gast.Name, gast.Tuple, gast.List)) or self._is_range(node.iter):
             return self.expr(node.iter), [], [], False  # (a range's items are numbers: nothing to link, no walks)
         names = updated_targets(node)
@@ -229,6 +244,17 @@ class LoopTargets:
             links.append((name, lin, kept))
         self.copied_checks[id(node)] = copies
         return it, links, hidden, changing
+
+    def check_lazy_sources(self, node):
+        """Refuse a loop over a lazy iterator (`reversed(y)`, `iter(y)`, `map(f, y)`, a generator) of a name its body
+        updates in place: zygotepy takes such an iterator's items when the loop begins, Python as the loop reaches
+        them, after the body's earlier updates (the values would differ: a wrong gradient, silently)."""
+        names = {n.id for part in _lazy_parts(node.iter) for n in gast.walk(part) if isinstance(n, gast.Name)}
+        updated = sorted(set().union(*(updated_in_place(s, names) for s in node.body))) if names else []
+        if updated:
+            self.fail(f"a loop over a lazy iterator of {updated[0]!r} whose body updates {updated[0]!r} in place",
+                      node.iter, hint="zygotepy takes the iterator's items when the loop begins, Python as the loop "
+                      "reaches them: loop by index, or over list(...) of the iterator for the items of the start")
 
     def check_copies(self, node):
         """In the loop's body: an updated item must not come from a copy of a container (see `mt.loop_copied`)."""

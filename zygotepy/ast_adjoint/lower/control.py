@@ -313,8 +313,7 @@ class ControlFlow:
         extra = [f for f, on in ((_BREAK, breaks), (_RETURNED, returns), (_RETVAL, returns)) if on]
         position = "." + self.namer.fresh("position") if links else None  # (the iteration's index: `refresh_iter`)
         if position is not None:
-            self.env[position] = Const(0)
-            extra.append(position)
+            self.env[position], extra = Const(0), [*extra, position]
         names, carries = self.loop_carries(node.body, extra, linked, targets, kept)
         loop = Loop(carries, [], line=node.lineno)
         make_header(loop)

@@ -21,12 +21,12 @@ def acc_var(d, g):
     `acc`, which never updates."""
     if d is None:  # (the first cotangent a variable gets: the common case)
         return g
-    if type(d) is np.ndarray and type(g) is np.ndarray and d.nbytes < REUSE_BYTES:
-        return d + g  # (`acc`'s sum of two arrays)
-    if OPTIONS.acc_in_place and type(d) is np.ndarray and type(g) is np.ndarray and g.dtype is d.dtype \
-            and g.shape == d.shape and owned(d):
-        d += g
-        return d
+    if type(d) is np.ndarray and type(g) is np.ndarray:
+        if d.nbytes < REUSE_BYTES:
+            return d + g  # (`acc`'s sum of two arrays)
+        if OPTIONS.acc_in_place and g.dtype is d.dtype and g.shape == d.shape and owned(d):
+            d += g
+            return d
     return acc(d, g)
 
 

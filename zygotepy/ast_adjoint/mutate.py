@@ -270,12 +270,17 @@ def put_iter(parent, where, child):
 
 def refresh_iter(child, parent, where, position=None):
     """`child`, the item a `for` loop took from `parent` at iteration `position` (counted from 0), after `parent` was
-    updated in place: for a 1-d NumPy array or a list, `parent[position]` as it is now (Python's iteration reads it when
-    it gets there, and `enumerate(x)`'s items, which the loop took when it began, would be stale)."""
-    if position is not None and (type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray)
-                                 or type(parent) is list and position < len(parent)):
-        return parent[position]
-    return child
+    updated in place: `parent[position]` as it is now where the loop reads it by position (`read_by_position`)."""
+    return parent[position] if read_by_position(parent, child, position) else child
+
+
+def read_by_position(parent, child, position):
+    """Is `child` an item the loop reads by its position: a 1-d NumPy array's number or a list's item? Python's iteration
+    reads it when it gets there, so it is `parent[position]` as it is then (`enumerate(x)`'s items, which the loop took
+    when it began, would be stale); its cotangent goes to that place."""
+    return position is not None and (type(parent) is np.ndarray and parent.ndim == 1
+                                     and not isinstance(child, np.ndarray)
+                                     or type(parent) is list and position < len(parent))
 
 
 LOOP_COPIES = [None, None]  # (held_elsewhere, copied_error) of adjoints/mutation/loop_links.py

@@ -133,13 +133,11 @@ def refresh_iter(child, parent, where, position=None):
     refresh gives the iteration's `position`, and the item is `parent[position]` of the version the loop has then
     (Python's iteration over the array reads it then too); a later update of the array leaves the number as it was (no
     position: passed through)."""
-    if type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray):
-        plan = ("row", position) if position is not None else None
-        if position is not None:  # (`enumerate(x)`'s items were read when the loop began: the one of now)
-            child = parent[position]
-    elif type(parent) is list and position is not None and position < len(parent):
-        child = parent[position]  # (the same, or the one a `lst[k] = ...` of an earlier iteration put there)
-        plan = ("seq", [(position, child, "self")])
+    if mt.read_by_position(parent, child, position):
+        child = parent[position]  # (the same, or the one an update of an earlier iteration put there)
+        plan = ("row", position) if type(parent) is np.ndarray else ("seq", [(position, child, "self")])
+    elif type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray):
+        plan = None  # (a later update of the array leaves the number the loop read as it was)
     elif _foreign_vector(parent) and getattr(child, "ndim", 0) == 0:
         # torch's items are 0-d views of the vector, which see later updates too: which version an item came from is
         # not recorded, so its gradient would go to the wrong one

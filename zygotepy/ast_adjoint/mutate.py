@@ -11,6 +11,8 @@ done, leaving the user's objects exactly as one call of `f` left them (docs/api.
 Code that does not update anything in place pays two list-length reads per entry point.
 """
 
+import itertools
+
 import numpy as np
 
 from ..backends import is_array_type
@@ -270,17 +272,30 @@ def put_iter(parent, where, child):
 
 def refresh_iter(child, parent, where, position=None):
     """`child`, the item a `for` loop took from `parent` at iteration `position` (counted from 0), after `parent` was
-    updated in place: `parent[position]` as it is now where the loop reads it by position (`read_by_position`)."""
-    return parent[position] if read_by_position(parent, child, position) else child
+    updated in place: `parent`'s item at `position` as it is now where the loop reads it by position
+    (`read_by_position`)."""
+    return item_at(parent, position) if read_by_position(parent, child, position) else child
 
 
 def read_by_position(parent, child, position):
-    """Is `child` an item the loop reads by its position: a 1-d NumPy array's number or a list's item? Python's iteration
-    reads it when it gets there, so it is `parent[position]` as it is then (`enumerate(x)`'s items, which the loop took
-    when it began, would be stale); its cotangent goes to that place."""
-    return position is not None and (type(parent) is np.ndarray and parent.ndim == 1
-                                     and not isinstance(child, np.ndarray)
-                                     or type(parent) is list and position < len(parent))
+    """Is `child` an item the loop reads by its position: a 1-d NumPy array's number, a list's item, a dict's value
+    (`d.values()`, `d.items()`; not a key)? Python's iteration reads it when it gets there, so it is the item at
+    `position` as it is then (`enumerate(x)`'s items, which the loop took when it began, would be stale); its cotangent
+    goes to that place."""
+    if position is None:
+        return False
+    kind = type(parent)
+    return (kind is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray)
+            or kind is list and position < len(parent)
+            or kind is dict and position < len(parent) and child is not key_at(parent, position))
+
+
+def key_at(d, position):
+    return next(itertools.islice(d, position, None))
+
+
+def item_at(parent, position):
+    return parent[key_at(parent, position)] if type(parent) is dict else parent[position]
 
 
 LOOP_COPIES = [None, None]  # (held_elsewhere, copied_error) of adjoints/mutation/loop_links.py

@@ -117,6 +117,48 @@ def iterate(iterable):
     return list(iterable)
 
 
+class LazyWatch:
+    """The objects a loop over a lazy iterator walks (`reversed(y)`, `map(f, y)`, a generator over `y`), and how far
+    the log of updates in place had got. zygotepy takes such an iterator's items when the loop begins (the rules of
+    `reversed`, `map` and `filter` make lists; a generator expression is lowered as one), Python as the loop reaches
+    them: an update of one of those objects during the loop, in a helper whose code the lowering of the loop cannot
+    see, would leave the items after it stale. `lazy_unchanged` refuses that before the next item is read."""
+    __slots__ = ("ids", "seen")
+
+    def __init__(self, ids, seen):
+        self.ids, self.seen = ids, seen
+
+
+def watch_lazy(*sources):
+    """Before a loop over a lazy iterator of `sources`: what `lazy_unchanged` checks at each iteration."""
+    return LazyWatch(tuple(() if isinstance(s, (int, float, complex, str, bytes, np.generic)) else
+                           (id(s), id(s.base)) if isinstance(s, np.ndarray) and s.base is not None else (id(s),)
+                           for s in sources), len(current().log))  # (a view: an update of its base is its own)
+
+
+def lazy_unchanged(watch, where):
+    """At the start of an iteration of a loop over a lazy iterator: refuse when an object it walks was updated in
+    place since the loop began (`where`: file, line, the names of the objects, in the order `watch_lazy` had them)."""
+    changed = lazy_changed(watch)
+    if changed is not None:
+        name = where[2][changed]
+        raise UnsupportedSyntax(
+            f"a loop over a lazy iterator of {name!r} whose body updates {name!r} in place through a call",
+            where[0], where[1], hint="zygotepy takes the iterator's items when the loop begins, Python as the loop "
+            "reaches them: loop by index, or over list(...) of the iterator for the items of the start")
+
+
+def lazy_changed(watch):
+    """The position among its sources of one updated in place since `watch` last looked, or None."""
+    log = current().log
+    if len(log) != watch.seen:
+        new, watch.seen = log[watch.seen:], len(log)
+        for k, ids in enumerate(watch.ids):
+            if any(i in new for i in ids):
+                return k
+    return None
+
+
 def callmethod(obj, name, *args, **kwargs):
     """`obj.name(*args)`: a method call as one operation, so the rule can differentiate `obj` and the arguments."""
     return getattr(obj, name)(*args, **kwargs)

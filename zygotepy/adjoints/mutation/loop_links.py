@@ -8,6 +8,7 @@ wrong gradient.
 import numpy as np
 
 from ...ast_adjoint import mutate as mt
+from ...ast_adjoint import runtime as rt
 from ...errors import ZygoteError
 from ...runtime.context import current
 from ..registry import adjoint, nondifferentiable
@@ -97,7 +98,7 @@ def copied_error(where, container, holder):
         f"for i in reversed(range(len({holder}))): ...)")
 
 
-nondifferentiable(mt.loop_copied)
+nondifferentiable(mt.loop_copied, rt.watch_lazy, rt.lazy_unchanged)
 
 
 @adjoint(mt.put_iter)
@@ -134,8 +135,9 @@ def refresh_iter(child, parent, where, position=None):
     (Python's iteration over the array reads it then too); a later update of the array leaves the number as it was (no
     position: passed through)."""
     if mt.read_by_position(parent, child, position):
-        child = parent[position]  # (the same, or the one an update of an earlier iteration put there)
-        plan = ("row", position) if type(parent) is np.ndarray else ("seq", [(position, child, "self")])
+        child = mt.item_at(parent, position)  # (the same, or the one an update of an earlier iteration put there)
+        plan = ("row", position) if type(parent) is np.ndarray else ("seq", [(position, child, "self")]) \
+            if type(parent) is list else ("dict", [(mt.key_at(parent, position), child, "self")])
     elif type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray):
         plan = None  # (a later update of the array leaves the number the loop read as it was)
     elif _foreign_vector(parent) and getattr(child, "ndim", 0) == 0:

@@ -6,6 +6,7 @@ import types
 import numpy as np
 
 from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.call_checks import call_site
 from ...backends import asarray, namespace, on, on_any, zeros as zeros_on
 from ...errors import ZygoteError
 from ...structgrad import StructGrad
@@ -59,13 +60,18 @@ class Items:
     any object (an outer level of nesting differentiates this class like a user's). A plain class, not slots:
     `differentiable` looks into its items."""
 
-    def __init__(self, items):
-        self.items, self.at = items, 0
+    def __init__(self, items, watch=None):
+        self.items, self.at, self.watch = items, 0, watch
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        if self.watch is not None and rt.lazy_changed(self.watch) is not None:
+            raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate taking an item of the "
+                              f"iterator iter(seq) after seq was updated in place: zygotepy takes its items when "
+                              f"iter() is called, Python when they are taken; call iter() after the update, or index "
+                              f"seq")
         at = self.at
         if at == len(self.items):
             raise StopIteration

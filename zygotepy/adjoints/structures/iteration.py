@@ -3,6 +3,8 @@ array's rows, a dict's keys), `iter` and `next` (the `Items` iterator, which kno
 `zip`. An iterator's cotangent is the list of its items' cotangents, which `iter`'s rule maps back to its sequence."""
 import types
 
+import numpy as np
+
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import J, differentiable
 from ...backends import is_array_type
@@ -78,16 +80,16 @@ def iterate(value):
     return items, lambda dy: (dy,)
 
 
-def make_items(items):
+def make_items(items, watch):
     """`Items(items)`, as a function with a rule: an outer level of nesting transforms `iter_` below, and the level
     above that has no twin for a class's constructor (a third derivative through a generator expression, which the
-    lowering hands out as `iter(list)`, raised MissingAdjoint for Items)."""
-    return Items(items)
+    lowering hands out as `iter(list)`, raised MissingAdjoint for Items). `watch`: the sequence's `rt.watch_lazy`."""
+    return Items(items, watch)
 
 
 @adjoint(make_items)
-def _make_items_rule(items):
-    return make_items(items), lambda dy: (_item_cotangents(dy),)
+def _make_items_rule(items, watch):
+    return make_items(items, watch), lambda dy: (_item_cotangents(dy), None)
 
 
 @adjoint(iter)
@@ -101,16 +103,19 @@ def iter_(*args):
     method = python_iter(seq)
     if method is _by_index:
         items, back = iterate(seq)
-        return make_items(items), lambda dy: back(_item_cotangents(dy))
+        return make_items(items, None), lambda dy: back(_item_cotangents(dy))
     if method is not None:
         it, pb = J(method, seq)
         return it, lambda dy: (None if dy is None else pb(dy)[1],)
     items = list(seq)
     # (`_item_cotangents(dy)`, not `dy["items"]`: a third level of nesting has no twin for an operator on a StructGrad)
     if isinstance(seq, dict):  # its keys
-        return make_items(items), lambda dy: (
+        return make_items(items, None), lambda dy: (
             None if _item_cotangents(dy) is None else keys_read(items, _item_cotangents(dy)),)
-    return make_items(items), lambda dy: (None if _item_cotangents(dy) is None else like(seq, _item_cotangents(dy)),)
+    # (Python's iterator reads the items as they are taken: an update of `seq` before then is refused, see Items)
+    watch = rt.watch_lazy(seq) if isinstance(seq, (list, np.ndarray)) else None
+    return make_items(items, watch), lambda dy: (
+        None if _item_cotangents(dy) is None else like(seq, _item_cotangents(dy)),)
 
 
 def _item_cotangents(dy):

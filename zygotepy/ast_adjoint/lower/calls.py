@@ -31,7 +31,7 @@ _FRESH_LINALG = "norm inv solve det slogdet eigh eigvalsh svd qr cholesky eig pi
 _FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
                           *(getattr(np.linalg, n, None) for n in _FRESH_LINALG),
                           len, float, int, bool, abs, round, range, isinstance, print, repr, str, hash, id, callable,
-                          divmod, pow, complex, all, any, hasattr] if f is not None}
+                          divmod, pow, complex, all, any, hasattr, rt.watch_lazy] if f is not None}
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep

@@ -385,7 +385,7 @@ class ControlFlow:
         return [n for n in names if self._loads[n] > inside[n]]
 
     def stmt_For(self, node):
-        it, links, hidden, changing = self.for_iterable(node)
+        node, it, links, hidden, changing = self.for_iterable(node)
         seq = self.call(Const(rt.iterate), [it], hint="_seq")
 
         def header(loop):

@@ -43,6 +43,15 @@ def _lazy_parts(expr):
     return []
 
 
+def _walked_names(expr):
+    """The names a loop over `expr` walks: `expr` itself, or what `enumerate` and `zip` walk."""
+    if isinstance(expr, gast.Name):
+        return [expr.id]
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in _HELPERS:
+        return [name for a in expr.args for name in _walked_names(a)]
+    return []
+
+
 def _names(node):
     return [n.id for n in gast.walk(node) if isinstance(n, gast.Name)]
 
@@ -131,6 +140,44 @@ class LoopTargets:
             return f.attr
         return None
 
+    def unpacked(self, node):
+        """`for a, b in pairs:` as `for _item in pairs: a, b = _item` (`for k, (a, b) in enumerate(pairs)` as `for k,
+        _item in ...`, and so on through `zip` and `.items()`): the item is linked to its container whole, read from it
+        as it is when the iteration begins (by position, or a row), and only then unpacked. Names linked as parts of an
+        item (an element of a pair, a number of a row) kept the item of the start and sent their cotangents there.
+        A new node: the parsed source is shared by every transform of the function."""
+        unpacks = []
+
+        def whole(t):
+            hide = self.namer.fresh("_item")
+            self.locals.add(hide)
+            unpacks.append(gast.Assign(targets=[t], value=gast.Name(hide, gast.Load(), None, None), type_comment=None))
+            return gast.Name(hide, gast.Store(), None, None)
+
+        def split(t, it):
+            helper, elts = self.iter_helper(it), t.elts if isinstance(t, (gast.Tuple, gast.List)) else None
+            if elts is None:
+                return t
+            if not any(isinstance(e, gast.Starred) for e in elts):
+                if helper == "enumerate" and len(elts) == 2:
+                    return gast.Tuple([elts[0], split(elts[1], it.args[0])], gast.Store())
+                if helper == "zip" and len(elts) == len(it.args):
+                    return gast.Tuple([split(e, a) for e, a in zip(elts, it.args, strict=True)], gast.Store())
+                if helper == "items" and len(elts) == 2:
+                    return gast.Tuple([elts[0], split(elts[1], None)], gast.Store())
+            return whole(t)
+        target = split(node.target, node.iter) if not self._is_range(node.iter) else node.target
+        if not unpacks:
+            return node
+        new = gast.For(target=target, iter=node.iter, body=[*unpacks, *node.body], orelse=node.orelse,
+                       type_comment=None)
+        if hasattr(node, "comprehension"):
+            new.comprehension = node.comprehension
+        for n in (new, target, *unpacks, *(m for u in unpacks for m in gast.walk(u))):
+            gast.copy_location(n, node)
+            n.end_lineno = node.lineno
+        return new
+
     def item_sources(self, target, it):
         """[(target name, the expression whose items its values are)] for the names of `target`."""
         helper = self.iter_helper(it)
@@ -202,11 +249,18 @@ class LoopTargets:
             and self.resolve(src.func.id) is range
 
     def for_iterable(self, node):
-        """Lower the iterable of the `for` loop `node`: (its Var, [(target name, container lineage)], hidden names,
-        whether the body may update an item or the container)."""
+        """Lower the iterable of the `for` loop `node`: (the loop to lower, `unpacked`; the iterable's Var, [(target
+        name, container lineage)], hidden names, whether the body may update an item or the container)."""
+        self.check_lazy_sources(node)
+        node = self.unpacked(node)
+        lowered = self.link_items(node)
+        self.watch_lazy_sources(node)
+        return (node, *lowered)
+
+    def link_items(self, node):
+        """The iterable's Var and the links of the target's names to the containers whose items they are."""
         self.copied_checks = getattr(self, "copied_checks", {})
         self.copied_checks[id(node)] = []
-        self.check_lazy_sources(node)
         if not isinstance(node.target, (gast.Name, gast.Tuple, gast.List)) or self._is_range(node.iter):
             return self.expr(node.iter), [], [], False  # (a range's items are numbers: nothing to link, no walks)
         names = updated_targets(node)
@@ -249,15 +303,46 @@ class LoopTargets:
         """Refuse a loop over a lazy iterator (`reversed(y)`, `iter(y)`, `map(f, y)`, a generator) of a name its body
         updates in place: zygotepy takes such an iterator's items when the loop begins, Python as the loop reaches
         them, after the body's earlier updates (the values would differ: a wrong gradient, silently)."""
-        names = {n.id for part in _lazy_parts(node.iter) for n in gast.walk(part) if isinstance(n, gast.Name)}
+        names = {n.id for part in self.lazy_parts(node) for n in gast.walk(part) if isinstance(n, gast.Name)}
         updated = sorted(set().union(*(updated_in_place(s, names) for s in node.body))) if names else []
         if updated:
             self.fail(f"a loop over a lazy iterator of {updated[0]!r} whose body updates {updated[0]!r} in place",
                       node.iter, hint="zygotepy takes the iterator's items when the loop begins, Python as the loop "
                       "reaches them: loop by index, or over list(...) of the iterator for the items of the start")
 
+    def lazy_parts(self, node):
+        """The lazy iterators the `for` loop `node` walks: written in its header, or assigned to a name it walks
+        (`it = iter(lst)`, then `for v in it:`)."""
+        if not hasattr(self, "_lazy_assigned"):
+            self._lazy_assigned = {}
+            for n in gast.walk(self.source_node):
+                if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
+                    self._lazy_assigned.setdefault(n.targets[0].id, []).extend(_lazy_parts(n.value))
+        return [*_lazy_parts(node.iter), *(p for name in _walked_names(node.iter)
+                                           for p in self._lazy_assigned.get(name, ()))]
+
+    def watch_lazy_sources(self, node):
+        """Before a loop over a lazy iterator of local objects whose body calls something (which may update one of
+        them where this lowering cannot see: `for e in reversed(y): bump(y)`): a `rt.LazyWatch` of them, checked at
+        the start of each iteration (`check_copies`)."""
+        self.lazy_watches = getattr(self, "lazy_watches", {})
+        if self.code.co_filename.startswith("<zygotepy:"):  # (generated code walks its own tape, which no call updates)
+            return
+        parts = self.lazy_parts(node)
+        bound = {n.id for part in parts for n in gast.walk(part) if isinstance(n, gast.Name)
+                 and isinstance(n.ctx, gast.Store)}  # (a generator's own variables)
+        names = sorted({n.id for part in parts for n in gast.walk(part) if isinstance(n, gast.Name)} - bound)
+        sources = [(n, self.env[n]) for n in names if isinstance(self.env.get(n), Var)]
+        if sources and any(isinstance(n, gast.Call) for s in node.body for n in gast.walk(s)):
+            watch = self.call(Const(rt.watch_lazy), [v for _, v in sources], hint="_watch")
+            self.lazy_watches[id(node)] = (watch, tuple(n for n, _ in sources))
+
     def check_copies(self, node):
-        """In the loop's body: an updated item must not come from a copy of a container (see `mt.loop_copied`)."""
+        """In the loop's body: an updated item must not come from a copy of a container (see `mt.loop_copied`), nor
+        an object a lazy iterator walks have been updated since the loop began (`watch_lazy_sources`)."""
+        watch = getattr(self, "lazy_watches", {}).get(id(node))
+        if watch is not None:
+            self.call(Const(rt.lazy_unchanged), [watch[0], Const((self.filename, node.lineno, watch[1]))], hint="_")
         for name, lin, made in getattr(self, "copied_checks", {}).get(id(node), ()):
             item, container = self.env.get(name), self.current(lin, named=True)
             holders = [(self.current(m, named=True), m) for m in made]
@@ -300,6 +385,7 @@ class LoopTargets:
 
     def end_for(self, node, hidden):
         self.copied_checks.pop(id(node), None)
+        self.lazy_watches.pop(id(node), None)
         for name in hidden:
             self.env.pop(name, None)
             self.locals.discard(name)

@@ -61,9 +61,13 @@ class Statements:
             else:
                 seq = self.call(Const(rt.unpack), [value, Const(len(target.elts))], hint="_seq")
             for k, elt in enumerate(target.elts):
-                elt = elt.value if isinstance(elt, gast.Starred) else elt
+                starred, elt = isinstance(elt, gast.Starred), elt.value if isinstance(elt, gast.Starred) else elt
                 hint = elt.id if isinstance(elt, gast.Name) else "_t"
-                self.assign_to(elt, self.call(Const(operator.getitem), [seq, Const(k)], hint=hint))
+                item = self.call(Const(operator.getitem), [seq, Const(k)], hint=hint)
+                # an item of `value`, or a list of its items (as `list(value)` is): found by identity at run time, so
+                # that an update of one in place is value's
+                self.note_held(*((item, [value]) if starred else (value, [item])))
+                self.assign_to(elt, item)
         elif isinstance(target, gast.Subscript):
             self.store_item(target, value)
         elif isinstance(target, gast.Attribute):

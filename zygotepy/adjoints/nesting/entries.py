@@ -2,6 +2,8 @@
 `value_and_gradient`, `pullback`, `J`, `J_need`, `J_args`, `J_handing`, `J_kw` (`_register`). The entry points' twins
 count the enclosing levels (`_depth`) and refuse one deeper than MAX_LEVELS (NestingTooDeep), which the outermost
 `gradient` then takes by forward-over-reverse (deep.py)."""
+import inspect
+
 from ... import api
 from ...api import _seed
 from ...ast_adjoint import dispatch
@@ -96,12 +98,50 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
         return _always(rule)
 
     def outermost_rule(*args, **kwargs):
-        argnums = kwargs.pop("argnums", None)
+        # (keyword-aware: called with keywords, argnums= among them, its back ends with their cotangents' dict)
+        called_with, argnums = bool(kwargs), kwargs.pop("argnums", None)
+        placed = _placed(args, kwargs)
+        if placed is not None:  # `gradient(f, x, y=a)`: by position, so that an outer level's gradient reaches `a`
+            full, names = placed
+            n = len(args) - 1
+            y, back = outermost(entry, rule, full, {})
+            y, back = _narrowed(entry, y, back, tuple(range(n)) if argnums is None else argnums, len(full) - 1)
+            return y, lambda dy: _as_keywords(back(dy), n + 1, names)
         y, back = outermost(entry, rule, args, kwargs)
-        return (y, back) if argnums is None else _narrowed(entry, y, back, argnums, len(args) - 1)
+        if argnums is not None:
+            y, back = _narrowed(entry, y, back, argnums, len(args) - 1)
+        if not called_with:
+            return y, back
+        dropped = {k: rt.DroppedKeyword(outermost_rule, entry, k) if rt.differentiable(v) else None
+                   for k, v in kwargs.items()}  # (the inner level's constants: a gradient reaching one raises)
+        return y, lambda dy: (*back(dy), dropped)
     outermost_rule.__qualname__ = f"{twin.__name__}_outermost_rule"
     outermost_rule.__zygote_nested__ = rule
+    outermost_rule.__zygote_keywords__ = True
     return _always(outermost_rule)
+
+
+def _placed(args, kwargs):
+    """For `gradient(f, *xs, **kwargs)` whose keywords carry values an outer level may differentiate and all name
+    positional parameters of `f`: `((f, *xs, *the rest of f's positional arguments), {position: keyword})`, the
+    parameters between filled with their defaults; else None (the keywords stay the inner level's constants, which is
+    all the dual route can take: a gradient that reaches them raises DroppedKeyword)."""
+    if not kwargs or not any(rt.differentiable(v) for v in kwargs.values()):
+        return None
+    try:
+        bound = inspect.signature(args[0]).bind(*args[1:], **kwargs)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    if bound.kwargs:  # (keyword-only parameters, or **kwargs)
+        return None
+    names = {k: name for k, name in enumerate(bound.signature.parameters, 1) if name in kwargs}
+    return (args[0], *bound.args), names
+
+
+def _as_keywords(grads, n, names):
+    """The back's `(df, *dxs, *d rest)` as a keyword-aware rule's: `(df, *dxs, {keyword: cotangent})`."""
+    return (*grads[:n], {name: grads[k] for k, name in names.items()})
 
 
 def _narrowed(entry, y, back, argnums, n):

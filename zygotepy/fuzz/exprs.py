@@ -29,6 +29,19 @@ class Expressions:
     def fresh(self, prefix):
         return f"{prefix}{next(self.count)}"
 
+    def walk(self, v, what, kind):
+        """`v in what` for a loop over a list or an array (a dict's values); now and then through a lazy iterator,
+        `enumerate`, `zip` or a copy of the items (a body or a helper that updates `what` then meets Python's reading
+        of it as it goes)."""
+        if kind == "dict":
+            return self.pick([f"{v} in {what}.values()", f"_, {v} in {what}.items()"])
+        if not self.coin(0.3):
+            return f"{v} in {what}"
+        self.tags.add("lazy_iter")
+        return self.pick([f"{v} in reversed({what})", f"{v} in iter({what})", f"{v} in list(reversed({what}))",
+                          f"{v} in (0.5 * u for u in {what})", f"_, {v} in enumerate({what})",
+                          f"({v}, _) in zip({what}, {what})"])
+
     def real(self, e):
         return f"({e}).real" if self.flavour == "complex" else e
 

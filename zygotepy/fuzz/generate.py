@@ -23,7 +23,7 @@ CONSTRUCTS = (
     "helper_none", "helper_rebind", "helper_inplace", "recursion", "lambda_in_loop", "nested_fn_in_loop",
     "higher_order", "closure", "list", "dict", "tuple", "object", "namedtuple", "view", "alias", "inplace_item",
     "inplace_aug", "list_append", "dict_store", "np_r", "int_arith", "int_index", "int_data", "complex", "array",
-    "capture_reassigned", "second_order", "foreign", "axes")
+    "capture_reassigned", "second_order", "foreign", "axes", "lazy_iter")
 
 HEADER = "import math\nimport numpy as np\nfrom collections import namedtuple\n"
 
@@ -128,6 +128,7 @@ class _Gen(Expressions, AxesBlocks):
         if "n" in self.ints:
             iters.append(("range", "n"))
         iters += [("list", name) for name in self.lists] + [("array", name) for name in self.arrays]
+        iters += [("dict", name) for name in self.dicts]
         kind, what = self.pick(iters)
         if what == "k":
             self.tags.add("int_data")
@@ -147,7 +148,7 @@ class _Gen(Expressions, AxesBlocks):
         if not busy:
             self.busy.discard(what)
         self.loopvars.remove(v)
-        return [f"for {v} in {what}:"] + ["    " + s for s in body]
+        return [f"for {self.walk(v, what, kind)}:"] + ["    " + s for s in body]
 
     def brk(self):
         word = self.pick(["break", "continue"])

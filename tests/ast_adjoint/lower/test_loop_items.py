@@ -2,7 +2,8 @@
 value a helper or an earlier iteration rebound (`d.values()`, `d.items()` read lazily), a pair a list holds now when the
 target unpacks it (`for a, b in pairs`, `for k, (a, b) in enumerate(pairs)`), the numbers of an array's row; and an
 element unpacked from an item (`a, b = pairs[0]`) is that item's, so an update of it in place is the container's.
-Each function is checked against one plain call (its value) and central differences in float64."""
+Each function is checked against one plain call (its value) and central differences in float64. (Unpacking outside
+loops: test_unpacking.py.)"""
 import numpy as np
 import pytest
 
@@ -127,13 +128,6 @@ def pair_elements_updated_in_place(x):
     return s + np.sum(pairs[0][0])
 
 
-def an_unpacked_element_updated_in_place(x):
-    pairs = [(x * 1.0, x * 2.0), (x * 3.0, x * 0.5)]
-    a, b = pairs[0]
-    a *= 2.0
-    return np.sum(pairs[0][0] * b)
-
-
 def dict_values_updated_and_rebound(x):
     d = {"u": x * 1.0, "v": x * 2.0}
     s = 0.0
@@ -146,8 +140,7 @@ def dict_values_updated_and_rebound(x):
 
 CASES = [items_rebound_by_a_helper, values_rebound_in_the_body, values_of_a_constant_dict, items_rebound_by_update,
          keys_of_floats, pairs_rebound, pairs_of_lists_updated, rows_unpacked, enumerated_pairs_rebound,
-         items_with_pair_values, zipped_pairs, pair_elements_updated_in_place, an_unpacked_element_updated_in_place,
-         dict_values_updated_and_rebound]
+         items_with_pair_values, zipped_pairs, pair_elements_updated_in_place, dict_values_updated_and_rebound]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

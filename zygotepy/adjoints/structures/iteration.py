@@ -113,7 +113,7 @@ def iter_(*args):
         return make_items(items, None), lambda dy: (
             None if _item_cotangents(dy) is None else keys_read(items, _item_cotangents(dy)),)
     # (Python's iterator reads the items as they are taken: an update of `seq` before then is refused, see Items)
-    watch = rt.watch_lazy(seq) if isinstance(seq, (list, np.ndarray)) else None
+    watch = rt.watch_lazy(1, seq) if isinstance(seq, (list, np.ndarray)) else None
     return make_items(items, watch), lambda dy: (
         None if _item_cotangents(dy) is None else like(seq, _item_cotangents(dy)),)
 

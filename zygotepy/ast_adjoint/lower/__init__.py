@@ -16,6 +16,7 @@ from .calls import Calls
 from .control import _RETURNED, _RETVAL, ControlFlow, walk
 from .definitions import _COMPREHENSIONS, Definitions, captured_names
 from .expressions import Expressions
+from .lazy import LazyIterators
 from .lineage import Lineages
 from .loops import LoopTargets
 from .mutation import Mutation
@@ -26,9 +27,10 @@ from .updates import Updates
 __all__ = ["Lowerer", "captured_names", "lower"]
 
 
-class Lowerer(Expressions, Calls, Statements, Definitions, ControlFlow, Lineages, Mutation, Updates, LoopTargets):
+class Lowerer(Expressions, Calls, Statements, Definitions, ControlFlow, Lineages, Mutation, Updates, LoopTargets,
+              LazyIterators):
     """The state of one function's lowering and the helpers every part uses; each construct's lowering is a mixin's
-    (expressions.py, calls.py, statements.py, definitions.py, control.py, loops.py; updates in place: lineage.py,
+    (expressions.py, calls.py, statements.py, definitions.py, control.py, loops.py, lazy.py; updates in place: lineage.py,
     mutation.py, updates.py)."""
 
     def __init__(self, source, code, globals_=None):

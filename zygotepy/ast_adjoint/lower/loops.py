@@ -24,34 +24,9 @@ import gast
 from .. import mutate as mt
 from .. import runtime as rt
 from ..ir import Const, Var
-from .scan import augmented_names, mutation_syntax, updated_in_place, updating_method_name
+from .scan import augmented_names, mutation_syntax, updating_method_name
 
 _HELPERS = {"enumerate": enumerate, "zip": zip}
-_LAZY = {"reversed", "iter", "map", "filter"}  # iterators whose items `runtime.iterate` takes when the loop begins
-
-
-def _lazy_parts(expr):
-    """The lazy iterators a loop walks through `expr`: itself, or what `enumerate` and `zip` walk (not what a call such
-    as `list(...)` takes all at once)."""
-    if isinstance(expr, gast.GeneratorExp):
-        return [expr]
-    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
-        if expr.func.id in _LAZY:
-            return [expr]
-        if expr.func.id in _HELPERS:
-            return [part for a in expr.args for part in _lazy_parts(a)]
-    return []
-
-
-def _walked_names(expr):
-    """The names a loop over `expr` walks: `expr` itself, or what `enumerate` and `zip` walk."""
-    if isinstance(expr, gast.Name):
-        return [expr.id]
-    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in _HELPERS:
-        return [name for a in expr.args for name in _walked_names(a)]
-    return []
-
-
 def _names(node):
     return [n.id for n in gast.walk(node) if isinstance(n, gast.Name)]
 
@@ -299,50 +274,10 @@ class LoopTargets:
         self.copied_checks[id(node)] = copies
         return it, links, hidden, changing
 
-    def check_lazy_sources(self, node):
-        """Refuse a loop over a lazy iterator (`reversed(y)`, `iter(y)`, `map(f, y)`, a generator) of a name its body
-        updates in place: zygotepy takes such an iterator's items when the loop begins, Python as the loop reaches
-        them, after the body's earlier updates (the values would differ: a wrong gradient, silently)."""
-        names = {n.id for part in self.lazy_parts(node) for n in gast.walk(part) if isinstance(n, gast.Name)}
-        updated = sorted(set().union(*(updated_in_place(s, names) for s in node.body))) if names else []
-        if updated:
-            self.fail(f"a loop over a lazy iterator of {updated[0]!r} whose body updates {updated[0]!r} in place",
-                      node.iter, hint="zygotepy takes the iterator's items when the loop begins, Python as the loop "
-                      "reaches them: loop by index, or over list(...) of the iterator for the items of the start")
-
-    def lazy_parts(self, node):
-        """The lazy iterators the `for` loop `node` walks: written in its header, or assigned to a name it walks
-        (`it = iter(lst)`, then `for v in it:`)."""
-        if not hasattr(self, "_lazy_assigned"):
-            self._lazy_assigned = {}
-            for n in gast.walk(self.source_node):
-                if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
-                    self._lazy_assigned.setdefault(n.targets[0].id, []).extend(_lazy_parts(n.value))
-        return [*_lazy_parts(node.iter), *(p for name in _walked_names(node.iter)
-                                           for p in self._lazy_assigned.get(name, ()))]
-
-    def watch_lazy_sources(self, node):
-        """Before a loop over a lazy iterator of local objects whose body calls something (which may update one of
-        them where this lowering cannot see: `for e in reversed(y): bump(y)`): a `rt.LazyWatch` of them, checked at
-        the start of each iteration (`check_copies`)."""
-        self.lazy_watches = getattr(self, "lazy_watches", {})
-        if self.code.co_filename.startswith("<zygotepy:"):  # (generated code walks its own tape, which no call updates)
-            return
-        parts = self.lazy_parts(node)
-        bound = {n.id for part in parts for n in gast.walk(part) if isinstance(n, gast.Name)
-                 and isinstance(n.ctx, gast.Store)}  # (a generator's own variables)
-        names = sorted({n.id for part in parts for n in gast.walk(part) if isinstance(n, gast.Name)} - bound)
-        sources = [(n, self.env[n]) for n in names if isinstance(self.env.get(n), Var)]
-        if sources and any(isinstance(n, gast.Call) for s in node.body for n in gast.walk(s)):
-            watch = self.call(Const(rt.watch_lazy), [v for _, v in sources], hint="_watch")
-            self.lazy_watches[id(node)] = (watch, tuple(n for n, _ in sources))
-
     def check_copies(self, node):
         """In the loop's body: an updated item must not come from a copy of a container (see `mt.loop_copied`), nor
-        an object a lazy iterator walks have been updated since the loop began (`watch_lazy_sources`)."""
-        watch = getattr(self, "lazy_watches", {}).get(id(node))
-        if watch is not None:
-            self.call(Const(rt.lazy_unchanged), [watch[0], Const((self.filename, node.lineno, watch[1]))], hint="_")
+        an object a lazy iterator walks have been updated since the loop began (`check_watches`, lazy.py)."""
+        self.check_watches(node)
         for name, lin, made in getattr(self, "copied_checks", {}).get(id(node), ()):
             item, container = self.env.get(name), self.current(lin, named=True)
             holders = [(self.current(m, named=True), m) for m in made]
@@ -385,7 +320,7 @@ class LoopTargets:
 
     def end_for(self, node, hidden):
         self.copied_checks.pop(id(node), None)
-        self.lazy_watches.pop(id(node), None)
+        self.end_watches(node)
         for name in hidden:
             self.env.pop(name, None)
             self.locals.discard(name)

@@ -1,0 +1,114 @@
+"""Loops whose items Python reads as it goes while zygotepy takes them when the loop begins, for the Lowerer (mixed
+into it).
+
+A lazy iterator (`reversed(y)`, `iter(y)`, `map(f, y)`, `filter(f, y)`, a generator over `y`) reads `y`'s items as the
+loop reaches them; zygotepy's rules make lists of them when the loop begins (a generator expression is lowered as
+one). The two differ where the loop's body updates `y` in place: written in the body, that is refused before anything
+runs (`check_lazy_sources`); done by a call the lowering cannot see into (`for e in reversed(y): bump(y)`), the loop
+watches `y` and refuses at the first iteration after an update (`runtime.LazyWatch`). The same holds for a loop over
+a name such an iterator was assigned to (`it = iter(y)`, then `for v in it:`).
+
+`enumerate(lst)` and `zip(lst, ...)` read the list's items by position as the loop goes, which zygotepy follows
+(`refresh_iter`), but they also run as long as the list is then: a body that inserts into or removes from the list
+changes how many iterations there are, which a list taken when the loop began cannot. Where the body passes the list
+to a call or deletes from it, the loop watches its length and refuses a change.
+"""
+import gast
+
+from .. import runtime as rt
+from ..ir import Const, Var
+from .scan import updated_in_place
+
+_LAZY = {"reversed", "iter", "map", "filter"}  # iterators whose items `runtime.iterate` takes when the loop begins
+_WALKERS = {"enumerate", "zip"}  # what they walk, they walk lazily too
+
+
+def _lazy_parts(expr):
+    """The lazy iterators a loop walks through `expr`: itself, or what `enumerate` and `zip` walk (not what a call such
+    as `list(...)` takes all at once)."""
+    if isinstance(expr, gast.GeneratorExp):
+        return [expr]
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name):
+        if expr.func.id in _LAZY:
+            return [expr]
+        if expr.func.id in _WALKERS:
+            return [part for a in expr.args for part in _lazy_parts(a)]
+    return []
+
+
+def _walked_names(expr):
+    """The names a loop over `expr` walks: `expr` itself, or what `enumerate` and `zip` walk."""
+    if isinstance(expr, gast.Name):
+        return [expr.id]
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in _WALKERS:
+        return [name for a in expr.args for name in _walked_names(a)]
+    return []
+
+
+def _free_names(parts):
+    """The names the expressions `parts` read (not a generator's own variables)."""
+    bound = {n.id for part in parts for n in gast.walk(part) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Store)}
+    return sorted({n.id for part in parts for n in gast.walk(part) if isinstance(n, gast.Name)} - bound)
+
+
+def _may_resize(stmts, name):
+    """Could `stmts` change the length of `name`'s object: pass it to a call (`lst.insert(...)`, `grow(lst)`) or
+    delete from it?"""
+    for n in (m for s in stmts for m in gast.walk(s)):
+        if isinstance(n, (gast.Call, gast.Delete)) and any(
+                isinstance(m, gast.Name) and m.id == name for m in gast.walk(n)):
+            return True
+    return False
+
+
+class LazyIterators:
+    """The checks of loops over lazy iterators and of lists whose length a loop's body may change."""
+
+    def check_lazy_sources(self, node):
+        """Refuse a loop over a lazy iterator of a name its body updates in place (see the module docstring)."""
+        names = set(_free_names(self.lazy_parts(node)))
+        updated = sorted(set().union(*(updated_in_place(s, names) for s in node.body))) if names else []
+        if updated:
+            self.fail(f"a loop over a lazy iterator of {updated[0]!r} whose body updates {updated[0]!r} in place",
+                      node.iter, hint="zygotepy takes the iterator's items when the loop begins, Python as the loop "
+                      "reaches them: loop by index, or over list(...) of the iterator for the items of the start")
+
+    def lazy_parts(self, node):
+        """The lazy iterators the `for` loop `node` walks: written in its header, or assigned to a name it walks
+        (`it = iter(lst)`, then `for v in it:`)."""
+        if not hasattr(self, "_lazy_assigned"):
+            self._lazy_assigned = {}
+            for n in gast.walk(self.source_node):
+                if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
+                    self._lazy_assigned.setdefault(n.targets[0].id, []).extend(_lazy_parts(n.value))
+        return [*_lazy_parts(node.iter), *(p for name in _walked_names(node.iter)
+                                           for p in self._lazy_assigned.get(name, ()))]
+
+    def watch_lazy_sources(self, node):
+        """Before the loop `node`: a `rt.LazyWatch` of the local objects a lazy iterator of it walks, when its body
+        calls something (which may update one of them where this lowering cannot see), and of the lists `enumerate`
+        or `zip` walk, when its body may change their length; checked at the start of each iteration."""
+        self.lazy_watches = getattr(self, "lazy_watches", {})
+        if self.code.co_filename.startswith("<zygotepy:"):  # (generated code walks its own tape, which no call updates)
+            return
+        local = lambda names: [(n, self.env[n]) for n in names if isinstance(self.env.get(n), Var)]  # noqa: E731
+        sources = local(_free_names(self.lazy_parts(node)))
+        if not any(isinstance(n, gast.Call) for s in node.body for n in gast.walk(s)):
+            sources = []
+        walkers = isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name) \
+            and node.iter.func.id in _WALKERS and node.iter.func.id not in self.locals
+        sized = local(n for n in _walked_names(node.iter) if _may_resize(node.body, n)) if walkers else []
+        if sources or sized:
+            watch = self.call(Const(rt.watch_lazy), [Const(len(sources)), *(v for _, v in sources + sized)],
+                              hint="_watch")
+            self.lazy_watches[id(node)] = (watch, tuple(n for n, _ in sources + sized))
+
+    def check_watches(self, node):
+        """At the start of each iteration of the loop `node`: its watch, if it has one."""
+        watch = getattr(self, "lazy_watches", {}).get(id(node))
+        if watch is not None:
+            self.call(Const(rt.lazy_unchanged), [watch[0], Const((self.filename, node.lineno, watch[1]))], hint="_")
+
+    def end_watches(self, node):
+        self.lazy_watches.pop(id(node), None)

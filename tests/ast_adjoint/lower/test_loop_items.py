@@ -145,8 +145,9 @@ CASES = [items_rebound_by_a_helper, values_rebound_in_the_body, values_of_a_cons
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_the_loop_reads_the_item_of_now(f):
-    """Before, the first five returned values of their own (a dict's rebound value read as the loop began: 2.45 for
-    4.9), the pair cases raised TypeError or were wrong, and the unpacked elements' updates were lost from the gradient."""
+    """Before, the dict cases returned the value of the start (a rebound value read as the loop began: 2.45 for 4.9),
+    the pair cases raised TypeError or were wrong, and the unpacked elements' updates were lost from the gradient
+    (`keys_of_floats`, a loop over keys, is the control that was right already)."""
     value, _ = value_and_gradient(f, X.copy())
     assert value == pytest.approx(f(X.copy()), rel=1e-13)
     check_grads(f, X.copy())

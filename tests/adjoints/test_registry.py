@@ -142,3 +142,28 @@ def test_no_built_in_table_replaces_another_tables_rule():
     np.conjugate and np.angle). A module may still replace its own rule (a table row, then a rule written out)."""
     across = [(t, old.__module__, new.__module__) for t, old, new in registry.REPLACED if old.__module__ != new.__module__]
     assert not across, across
+
+
+def test_a_rule_registered_after_a_call_replaces_the_one_that_call_found():
+    """J finds a built-in rule once and keeps it (`registry.STRAIGHT`); a later registration for the same target must
+    be the one the next gradient uses, in the plain form (every optimisation off: each call goes through J) too."""
+    def f(x):
+        return np.sum(np.cos(x))
+    x = np.array([0.2, 0.9])
+    before = registry.RULES[np.cos], registry.SCALAR.get(np.cos), registry.ARRAY.get(np.cos)
+    with zygotepy.optimizations(False):
+        np.testing.assert_allclose(gradient(f, x)[0], -np.sin(x))
+        assert np.cos in registry.STRAIGHT
+        try:
+            @adjoint(np.cos)
+            def _(x):
+                return np.cos(x), lambda dy: (dy * 7.0,)
+            assert np.cos not in registry.STRAIGHT
+            np.testing.assert_allclose(gradient(f, x)[0], [7.0, 7.0])
+        finally:  # (the user's rule took the fast paths' entries too)
+            registry.RULES[np.cos] = before[0]
+            for table, entry in ((registry.SCALAR, before[1]), (registry.ARRAY, before[2])):
+                if entry is not None:
+                    table[np.cos] = entry
+            registry._changed()
+        np.testing.assert_allclose(gradient(f, x)[0], -np.sin(x))

@@ -70,18 +70,23 @@ def _unbroadcast_real(g, like):
 
 def _arrays_back(a, b, sign):
     """The back of `a + b` (sign 1) or `a - b` (sign -1) for NumPy arrays and Python floats, at least one an array,
-    the common case: each cotangent summed over the axes its operand was broadcast along, with no type dispatch."""
+    the common case: each cotangent summed over the axes its operand was broadcast along, with no type dispatch. An
+    operand of the cotangent's own shape and dtype takes it as it is, asked here rather than in a call (these backs are
+    most of the plain form's operations)."""
     def back(dy, need=ALL):
         if type(dy) is not np.ndarray:
             if dy is None:
                 return (None, None)
             db = unbroadcast(dy, b) if need[1] else None
             return unbroadcast(dy, a) if need[0] else None, db if sign > 0 or db is None else -db
-        da = _unbroadcast_real(dy, a) if need[0] else None
-        if not need[1]:
-            return da, None
-        db = _unbroadcast_real(dy, b)
-        return da, db if sign > 0 else -db  # (negated after the sum: the smaller array)
+        da = db = None
+        if need[0]:
+            da = dy if type(a) is _ND and dy.shape == a.shape and dy.dtype is a.dtype else _unbroadcast_real(dy, a)
+        if need[1]:
+            db = dy if type(b) is _ND and dy.shape == b.shape and dy.dtype is b.dtype else _unbroadcast_real(dy, b)
+            if sign < 0:
+                db = -db  # (negated after the sum: the smaller array)
+        return da, db
     return back
 
 
@@ -140,7 +145,9 @@ def mul(a, b):
 
 
 def _real_product_back(a, b):
-    """The back of `a * b` for real operands: no conj; buffers reused (handover.py)."""
+    """The back of `a * b` for real operands: no conj; buffers reused (handover.py) where generated code hands over
+    running cotangents; without them (the plain form's call), the two products, each summed over the axes its operand
+    was broadcast along only where their shapes or dtypes differ."""
     def back(dy, need=ALL, *into):
         need = need or ALL
         if type(dy) is not np.ndarray:
@@ -148,11 +155,22 @@ def _real_product_back(a, b):
                 return into or (None, None)
             return handover.added(into, (unbroadcast(dy * b, a) if need[0] else None,
                                          unbroadcast(dy * a, b) if need[1] else None))
-        handed = into and rt.sole(dy)
+        if not into:
+            da = db = None
+            if need[0]:
+                da = dy * b
+                if type(a) is not _ND or da.shape != a.shape or da.dtype is not a.dtype:
+                    da = _unbroadcast_real(da, a)
+            if need[1]:
+                db = dy * a
+                if type(b) is not _ND or db.shape != b.shape or db.dtype is not b.dtype:
+                    db = _unbroadcast_real(db, b)
+            return da, db
+        handed = rt.sole(dy)
         db = (_unbroadcast_real(dy * a, b) if need[0] else
               _unbroadcast_real(handover.times(dy, a, False, handed), b)) if need[1] else None
         da = _unbroadcast_real(handover.times(dy, b, False, handed), a) if need[0] else None
-        return handover.added(into, (da, db)) if into else (da, db)
+        return handover.added(into, (da, db))
     return back
 
 

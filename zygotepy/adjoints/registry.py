@@ -41,11 +41,21 @@ CLASS_RULES = []  # (predicate on a class, rule): constructors of whole families
 CODE_RULES = {}
 _UNHASHABLE = {}  # id(target) -> (target, rule), for targets that cannot be dict keys
 generation = [0]
+STRAIGHT = {}
+"""`target -> rule` for J_args: a built-in rule that generated code may call as it is (`callable_directly`), found once
+by the first call and kept until the next registration of anything (`_changed`): `J_args` is then one lookup."""
 GENERIC = set()  # targets whose rule computes with the array namespace of its inputs (serves every backend)
 # id() of each target whose rule runs even where no gradient flows into the call (a user's rule: `nestlevel`; the
 # nesting rules marked `__zygote_always__`): generated code tests a callee it cannot know at transform time (a closure
 # cell, a local name) against it (`has_rule`). Targets are held by RULES, so their ids are never reused.
 RULED = set()
+
+
+def _changed():
+    """A rule, a mark or a switch changed: compiled code that inlined an older rule is rebuilt (`generation`), and J
+    looks every target up again."""
+    generation[0] += 1
+    STRAIGHT.clear()
 
 
 def _key(target):
@@ -103,7 +113,7 @@ def adjoint(target, *, need=False, accumulates=False, updates=False, optional=Fa
             (MUTATING_IF_ACTIVE if updates == "if_active" else MUTATING).add(key)
         if user or getattr(rule, "__zygote_always__", False):
             RULED.add(id(key))
-        generation[0] += 1
+        _changed()
         foreign.forget()
         return rule
     return register
@@ -146,20 +156,20 @@ def scalar_rule(target, derivative, shares=None):
     SCALAR[_key(target)] = derivative
     if shares is not None:
         SHARED[_key(target)] = shares
-    generation[0] += 1
+    _changed()
 
 
 def array_rule(target, derivative):
     """Register the inlinable array derivative (an `array_inline.ArrayDerivative`) of `target` (internal tables)."""
     ARRAY[_key(target)] = derivative
-    generation[0] += 1
+    _changed()
 
 
 def nondifferentiable(*targets):
     """Declare callables whose results never carry a gradient: they run as constants."""
     for t in targets:
         NONDIFF.add(_key(t))
-    generation[0] += 1
+    _changed()
     foreign.forget()
 
 
@@ -236,7 +246,7 @@ def code_rule(code):
     a factory makes from one code, such as namedtuple's `_replace`); a rule registered for the function itself wins."""
     def register(rule):
         CODE_RULES[code] = rule
-        generation[0] += 1
+        _changed()
         return rule
     return register
 
@@ -247,7 +257,7 @@ def class_rule(predicate):
     None. Later registrations are tried first."""
     def register(rule):
         CLASS_RULES.insert(0, (predicate, rule))
-        generation[0] += 1
+        _changed()
         return rule
     return register
 

@@ -262,7 +262,17 @@ _DIRECT = {}  # rule -> may generated code use its `back` as is (a tested built-
 
 def J_args(need, fn, /, *args):
     """J for a constant or global callee: `back(dy)` returns only the arguments' cotangents. A built-in rule's own
-    `back` is returned as is (no wrappers), unless a user class must see the operator first."""
+    `back` is returned as is (no wrappers), unless a user class must see the operator first. The callees found to
+    have such a rule are kept in `registry.STRAIGHT` (with a flag for the operators, whose operands' types are asked
+    each time), so that the plain form of generated code pays one lookup per operation."""
+    try:
+        straight = _STRAIGHT.get(fn)
+    except TypeError:
+        straight = None
+    if straight is not None:
+        rule, operator_ = straight
+        if not operator_ or type(args[0]) in _NATIVE and type(args[-1]) in _NATIVE:
+            return rule(*args)
     if type(fn) is _FUNCTION:
         hit = _plain(fn, need, args)
         if hit is not None:
@@ -278,11 +288,16 @@ def J_args(need, fn, /, *args):
         direct = _DIRECT.get(rule)
         if direct is None:
             direct = _DIRECT[rule] = registry.callable_directly(rule)
-        if direct and (type(fn) is not _BUILTIN or fn not in _OPERATORS
-                       or type(args[0]) in _NATIVE and type(args[-1]) in _NATIVE):
-            return rule(*args)
+        if direct:
+            operator_ = type(fn) is _BUILTIN and fn in _OPERATORS
+            _STRAIGHT[fn] = (rule, operator_)
+            if not operator_ or type(args[0]) in _NATIVE and type(args[-1]) in _NATIVE:
+                return rule(*args)
     y, pb = _dispatch(fn, args, None, need)
     return y, ArgsPullback(pb)
+
+
+_STRAIGHT = registry.STRAIGHT
 
 
 def J_handing(need, fn, /, *args):

@@ -115,11 +115,11 @@ def _elementwise_rule(fn, derivative, divisor=None):
                     return into or (None,)
                 handed = into and rt.sole(dy)  # asked first: an argument list holding dy would count as a holder
                 if divisor is not None and (type(dy) is not np.ndarray or dy.dtype.kind != "c"):
-                    e = divisor(x, y)
-                    g = divided(dy, e, e is not x and e is not y, handed)
+                    e = divisor(x, y)  # (no buffer to reuse below REUSE_BYTES: no `divided`, no `times`)
+                    g = dy / e if x.nbytes < rt.REUSE_BYTES else divided(dy, e, e is not x and e is not y, handed)
                 else:
                     d = derivative(x, y)
-                    g = times(dy, d, d is not x and d is not y, handed)
+                    g = dy * d if x.nbytes < rt.REUSE_BYTES else times(dy, d, d is not x and d is not y, handed)
                 if type(g) is not np.ndarray or g.shape != x.shape:
                     g = unbroadcast(g, x)
                 return added(into, (g,)) if into else (g,)

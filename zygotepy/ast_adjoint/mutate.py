@@ -153,7 +153,7 @@ def passed_through(args, mark):
     """`args` went into a container method (`out.append(row)`), which updates its object alone."""
     passed = current().passed_through  # id of an argument a container method was given -> the log's length then
     for a in args:
-        if not isinstance(a, _ATOMIC):
+        if not isinstance(a, ATOMIC):
             passed[id(a)] = mark
 
 
@@ -169,13 +169,13 @@ def may_have_changed(child):
     return mark is None or id(child) in ctx.log[mark:] or id(child) in ctx.item_arrays
 
 
-_ATOMIC = (int, float, complex, str, bytes, np.generic)
+ATOMIC = (int, float, complex, str, bytes, np.generic)  # values no update in place can change
 
 
 def is_number(x):
     """A value no update in place can change, and of which equal values may be one object by chance: a number, a
     string, or forward mode's dual number of a scalar (hessian's reverse pass carries them)."""
-    return isinstance(x, _ATOMIC) or x is None or getattr(type(x), "__zygote_number__", False) and not np.shape(x)
+    return isinstance(x, ATOMIC) or x is None or getattr(type(x), "__zygote_number__", False) and not np.shape(x)
 
 
 def host_memory(x):
@@ -274,28 +274,26 @@ def refresh_iter(child, parent, where, position=None):
     """`child`, the item a `for` loop took from `parent` at iteration `position` (counted from 0), after `parent` was
     updated in place: `parent`'s item at `position` as it is now where the loop reads it by position
     (`read_by_position`)."""
-    return item_at(parent, position) if read_by_position(parent, child, position) else child
+    place = read_by_position(parent, child, position)
+    return child if place is None else place[1]
 
 
 def read_by_position(parent, child, position):
-    """Is `child` an item the loop reads by its position: a 1-d NumPy array's number, a list's item, a dict's value
-    (`d.values()`, `d.items()`; not a key)? Python's iteration reads it when it gets there, so it is the item at
-    `position` as it is then (`enumerate(x)`'s items, which the loop took when it began, would be stale); its cotangent
-    goes to that place."""
+    """Where `child` is an item the loop reads by its position (a 1-d NumPy array's number, a list's item, a dict's
+    value from `d.values()` or `d.items()`, not a key), `(place, item)`: its index or key, and the item there now;
+    else None. Python's iteration reads such an item when it gets there, so it is the item at `position` as it is then
+    (`enumerate(x)`'s items, which the loop took when it began, would be stale); its cotangent goes to that place."""
     if position is None:
-        return False
+        return None
     kind = type(parent)
-    return (kind is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray)
-            or kind is list and position < len(parent)
-            or kind is dict and position < len(parent) and child is not key_at(parent, position))
-
-
-def key_at(d, position):
-    return next(itertools.islice(d, position, None))
-
-
-def item_at(parent, position):
-    return parent[key_at(parent, position)] if type(parent) is dict else parent[position]
+    if kind is np.ndarray:
+        return (position, parent[position]) if parent.ndim == 1 and not isinstance(child, np.ndarray) else None
+    if kind is list:
+        return (position, parent[position]) if position < len(parent) else None
+    if kind is dict and position < len(parent):
+        key = next(itertools.islice(parent, position, None))  # (a dict's keys keep their order)
+        return None if child is key else (key, parent[key])
+    return None
 
 
 LOOP_COPIES = [None, None]  # (held_elsewhere, copied_error) of adjoints/mutation/loop_links.py

@@ -28,6 +28,7 @@ from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     settled,
     sole,
 )
+from .mutate import ATOMIC
 from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.differentiable, ...)
     NATIVE,
     SCALARS,
@@ -134,7 +135,7 @@ def watch_lazy(lazy, *sources):
     """Before a loop: what `lazy_unchanged` checks at each iteration. The first `lazy` of `sources` are what lazy
     iterators walk (watched for any update in place: by their ids, and their base's for a view), the rest lists whose
     length is watched."""
-    return LazyWatch(tuple(() if isinstance(s, (int, float, complex, str, bytes, np.generic)) else
+    return LazyWatch(tuple(() if isinstance(s, ATOMIC) else
                            (id(s), id(s.base)) if isinstance(s, np.ndarray) and s.base is not None else (id(s),)
                            for s in sources[:lazy]), len(current().log),
                      tuple((s, len(s)) if isinstance(s, (list, dict)) else None for s in sources[lazy:]))

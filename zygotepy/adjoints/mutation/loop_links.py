@@ -134,10 +134,11 @@ def refresh_iter(child, parent, where, position=None):
     refresh gives the iteration's `position`, and the item is `parent[position]` of the version the loop has then
     (Python's iteration over the array reads it then too); a later update of the array leaves the number as it was (no
     position: passed through)."""
-    if mt.read_by_position(parent, child, position):
-        child = mt.item_at(parent, position)  # (the same, or the one an update of an earlier iteration put there)
-        plan = ("row", position) if type(parent) is np.ndarray else ("seq", [(position, child, "self")]) \
-            if type(parent) is list else ("dict", [(mt.key_at(parent, position), child, "self")])
+    place = mt.read_by_position(parent, child, position)
+    if place is not None:
+        key, child = place  # (the same item, or the one an update of an earlier iteration put there)
+        plan = ("row", key) if type(parent) is np.ndarray else ("seq" if type(parent) is list else "dict",
+                                                                  [(key, child, "self")])
     elif type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray):
         plan = None  # (a later update of the array leaves the number the loop read as it was)
     elif _foreign_vector(parent) and getattr(child, "ndim", 0) == 0:

@@ -125,6 +125,25 @@ def with_helper(x):
     return total
 
 
+def stacked_rows_unpacked(x):
+    """The rows of an array stacked from values carrying a gradient, unpacked: in hessian's reverse pass the rows'
+    cotangents are dual numbers, which the unpacking's back stacks as they are."""
+    a, b = np.stack([x * 2.0, x ** 2])
+    return np.sum(a * b)
+
+
+def stacked_rows_one_unused(x):
+    a, b, c = np.stack([x * 2.0, x ** 2, np.sin(x)])  # (b gets no cotangent: a zero row among dual ones)
+    return np.sum(a * c)
+
+
+def stacked_rows_walked(x):
+    t = 0.0
+    for r in np.stack([x * 2.0, x ** 2]):
+        t = t + np.sum(r * r * x)
+    return t
+
+
 HESSIAN_CASES = [
     ("benchmark_form", lambda x: np.sum(np.sin(x) * x ** 2) + x @ B @ x, _arr(4)),
     ("rosenbrock", rosenbrock, _arr(5)),
@@ -134,7 +153,34 @@ HESSIAN_CASES = [
     ("branch", lambda x: np.sum(x ** 3) if x[0] > 0 else np.sum(np.cos(x)), np.abs(_arr(3))),
     ("logsumexp", lambda x: np.log(np.sum(np.exp(x))), _arr(4)),
     ("norm_and_div", lambda x: np.sum(x / (1.0 + x @ x)) + np.max(x) ** 2, _arr(3)),
+    ("stacked_rows_unpacked", stacked_rows_unpacked, _arr(3)),
+    ("stacked_rows_one_unused", stacked_rows_one_unused, _arr(3)),
+    ("stacked_rows_walked", stacked_rows_walked, _arr(2)),
+    # NumPy functions with no tangent rule (in f, or in their reverse rules): by reverse-over-reverse
+    ("solve", lambda x: np.sum(np.linalg.solve(np.outer(x, x) + np.eye(3), x)), _arr(3)),
+    ("cumprod", lambda x: np.sum(np.cumprod(x) * np.cumsum(x[::-1])), _arr(4)),
+    ("sort", lambda x: np.sort(x)[0] * np.sort(x)[-1] + np.sum(np.abs(x) ** 1.5), _arr(4)),
+    ("inverse_of_a_matrix", lambda m: np.sum(np.linalg.inv(m @ m.T + np.eye(2)) ** 2), _arr(2, 2)),
 ]
+
+
+def _log_det(x):
+    return np.log(np.linalg.det(np.outer(x, x) + np.eye(3)))
+
+
+def test_hessian_through_a_determinant():
+    """np.linalg.det has no tangent rule: hessian takes it by reverse-over-reverse. With every optimisation off, the
+    nested transform of det's back meets a call it routes through `mutcall`, which it cannot transform a second time
+    (a gradient of a gradient through det fails there too): the ForwardModeError says both routes failed."""
+    from zygotepy.errors import ForwardModeError
+    from zygotepy.options import OPTIONS
+    x = _arr(3)
+    if not OPTIONS.inline:  # (the switches are all on, or all off: ZYGOTEPY_OPTIMIZATIONS=off)
+        with pytest.raises(ForwardModeError, match="numpy.linalg.det") as caught:
+            hessian(_log_det, x)
+        assert any("reverse-over-reverse, tried next, failed too" in n for n in caught.value.__notes__)
+        return
+    np.testing.assert_allclose(hessian(_log_det, x), numerical_hessian(_log_det, x), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name,f,x", HESSIAN_CASES, ids=[c[0] for c in HESSIAN_CASES])

@@ -40,7 +40,8 @@ def _real(leaf, where):
 
 # --- Hessians ----------------------------------------------------------------------------------------------------------
 def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
-    """The Hessian of the real scalar `f(*args)` by forward-over-reverse.
+    """The Hessian of the real scalar `f(*args)` by forward-over-reverse (for one number or array argument, by
+    reverse-over-reverse where dual numbers cannot pass: `api_modes.hessian`).
 
     With one real number or array argument: an array of shape `x.shape + x.shape`. With several arguments (or
     `argnums` a tuple): `H[i][j]`, the block of shape `args[i].shape + args[j].shape`. An argument that is a tree of

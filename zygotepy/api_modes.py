@@ -13,13 +13,14 @@ from typing import Any, Callable
 import numpy as np
 
 from .adjoints.registry import adjoint
-from .api import pullback
+from .api import gradient, pullback
 from .ast_adjoint.dispatch import differentiable
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
 from .forward.dual import Dual, new_tag, strip, tangent_of
 from .forward.levels import make_dual
 from .forward.transform import call
+from .runtime.context import current
 
 __all__ = ["pushforward", "derivative", "jacobian", "hessian", "forwarddiff"]
 
@@ -185,7 +186,9 @@ def jacobian_at(f, args, y, back, mode):
 
 def hessian(f: Callable[..., Any], x: Any, /) -> Any:
     """The Hessian of the real scalar `f(x)`, shape `x.shape + x.shape`, by forward-over-reverse: one reverse pass
-    on dual numbers per entry of `x`.
+    on dual numbers per entry of `x`. Where dual numbers cannot pass (a NumPy function with no tangent rule, such as
+    `np.linalg.det` or `np.cumprod` in `f` or in a reverse rule), by reverse-over-reverse: the reverse-mode Jacobian of
+    the gradient.
 
     >>> hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 2.0]))
     array([[4., 2.],
@@ -214,9 +217,29 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
                                    f"{e}{_user_frame(e)}")
             for note in getattr(e, "__notes__", ()):  # the user's lines of the generated code it was raised in
                 err.add_note(note)
+            try:
+                return _reverse_over_reverse(f, x)
+            except ZygoteError as second:
+                err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
+                             f"{str(second).splitlines()[0]}")
             raise err from e
         columns.append(np.zeros(shape) if g is None else np.asarray(tangent_of(g, tag), dtype=float))
     return np.stack(columns, axis=-1).reshape(shape + shape).astype(_precision(x), copy=False)
+
+
+def _reverse_over_reverse(f, x):
+    """`hessian` as the reverse-mode Jacobian of the gradient (nested reverse mode transforms the rules' backs too).
+    The nested gradient may not fall back on forward-over-reverse, which has just failed (`transform_only`)."""
+    def slope(v):
+        g = gradient(f, v)[0]
+        return np.zeros(np.shape(v)) if g is None else g
+    ctx = current()
+    ctx.transform_only += 1
+    try:
+        h = jacobian(slope, x, mode="reverse")
+    finally:
+        ctx.transform_only -= 1
+    return np.asarray(h, dtype=float).reshape(np.shape(x) + np.shape(x)).astype(_precision(x), copy=False)
 
 
 def _user_frame(exc):

@@ -27,3 +27,35 @@ def test_negative_literals_keep_their_sign_in_generated_code(f):
     y, _ = value_and_gradient(f, 0.7)
     assert y == pytest.approx(f(0.7), rel=1e-15)
     check_grads(f, 0.7)
+
+
+# `axis is None` in a helper called with axis=-1: once the call's constant was put in, the emitter wrote `-1 is None`,
+# which Python compiles with a SyntaxWarning, a SyntaxError under `-W error` (found differentiating np.cumprod's back
+# in a hessian). An identity comparison of constants is folded; a constant number compared with a value is named.
+def _reduce_last(x, axis=-1):
+    if axis is None:
+        return x.sum()
+    shift = 0 if axis is not None else 1
+    return (x * x).sum(axis=axis) + shift
+
+
+def _calls_reduce_last(x):
+    return _reduce_last(x, -1)[0] + _reduce_last(x, None) * 2.0
+
+
+def test_identity_comparisons_of_constants_compile_without_a_warning():
+    import warnings
+
+    import numpy as np
+
+    from zygotepy import show_adjoint, value_and_gradient
+    from zygotepy.testing import check_grads
+    x = np.array([[0.5, -1.5, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, (g,) = value_and_gradient(_calls_reduce_last, x)
+        check_grads(_calls_reduce_last, x)
+        text = show_adjoint(_calls_reduce_last, optimized=True)
+    assert y == pytest.approx(_calls_reduce_last(x), rel=1e-15)
+    np.testing.assert_allclose(g, 2 * x + 2.0)
+    assert "-1 is" not in text and "is -1" not in text

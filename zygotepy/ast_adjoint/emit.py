@@ -47,6 +47,8 @@ _LOAD, _STORE = ast.Load(), ast.Store()
 _ARRAY_GUARDS = {rt.is_real_array: ("f", False), rt.is_real_matrix: ("f", True), rt.is_real_data: ("fbiu", False),
                  rt.is_real_value: ("f", False)}
 _PLAIN = frozenset((int, float, bool, str, type(None)))  # literals that print as themselves (the common constants)
+_LITERALS = frozenset((int, float, str))  # literals Python will not compare by identity without a warning
+_IDENTITY = frozenset(map(id, (operator.is_, operator.is_not, rt.is_same, rt.is_none, rt.is_not_none)))
 
 
 def _name(id_, store=False):
@@ -111,7 +113,15 @@ class Emitter:
 
     def call(self, c):
         fn = c.fn.value if type(c.fn) is Const else None
-        args = [self.atom(a) for a in c.args]
+        if id(fn) in _IDENTITY and not c.kwargs and c.star is None:
+            if all(type(a) is Const for a in c.args):  # (`axis is None` once a call's shape made axis -1)
+                return ast.Constant(bool(fn(*(a.value for a in c.args))))
+            # a number or a string compared by identity is named, not written as a literal: Python warns of
+            # `x is -1` (a SyntaxError under -W error), and the object is the one the lowering saw
+            args = [self.helper(a.value) if type(a) is Const and type(a.value) in _LITERALS else self.atom(a)
+                    for a in c.args]
+        else:
+            args = [self.atom(a) for a in c.args]
         sugar = self.sugar(fn, c, args) if fn is not None and not c.kwargs and c.star is None else None
         if sugar is not None:
             return sugar

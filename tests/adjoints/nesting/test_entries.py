@@ -316,3 +316,37 @@ def test_third_derivative_through_a_loop_over_a_lazy_iterator_with_a_call():
     # closed form: sin(x) + sin(x^2)
     assert third(x) == pytest.approx(-math.cos(x) + (-8 * x ** 3 * math.cos(x * x) - 12 * x * math.sin(x * x)),
                                      rel=1e-10)
+
+
+def test_an_outer_gradient_reaches_a_keyword_of_an_inner_pullback():
+    """`pullback(f, x, y=a)` inside an outer gradient: the inner back gives x's cotangent alone (one per positional
+    argument), and the outer gradient reaches `a` through the value and through the back (a ZygoteError before:
+    "keyword arguments in a call"). Checked against central differences."""
+    def inner(a):
+        value, back = pullback(_scaled_square, a * 0.5, y=a)
+        (g,) = back(1.5)
+        return g * value
+
+    def outer(a):
+        return np.sum(np.tanh(inner(a)))
+    a = np.array([0.3, -0.7, 1.1])
+    (got,) = gradient(outer, a)
+    np.testing.assert_allclose(got, _fd(lambda v: np.tanh(inner(v)), a), rtol=1e-7, atol=1e-9)
+
+
+def test_constant_keywords_of_an_inner_pullback():
+    """An int keyword alone, and an int with a float given as constants: d/dx of c * y * (x**2 + 2 x**2)."""
+    def outer(x):
+        value, back = pullback(_scaled_square, x, c=3)
+        return back(1.0)[0] * x + value
+
+    def outer_both(x):
+        return pullback(_scaled_square, x, c=3, y=2.0)[1](1.0)[0] * x
+    assert gradient(outer, 0.7)[0] == pytest.approx(3 * (4 * 0.7 + 2 * 0.7))
+    assert gradient(outer_both, 0.7)[0] == pytest.approx(4 * 3 * 2.0 * 0.7)
+
+
+def test_a_keyword_only_parameter_of_an_inner_pullback_is_refused():
+    from zygotepy import ZygoteError
+    with pytest.raises(ZygoteError, match="keyword arguments in a call"):
+        gradient(lambda a: pullback(_keyword_only, a, y=a)[1](1.0)[0], 1.5)

@@ -84,6 +84,9 @@ def outermost(entry, by_twin, args, kwargs):
             refused = e
             _DUAL_KEYS.add(key)
             _with_user_lines(e)  # (the user's lines, for a note should the dual route fail too)
+    if current().transform_only and (refused is not None or key in _DUAL_KEYS):
+        # (hessian's retry by reverse-over-reverse, after forward-over-reverse failed: the dual route is the same)
+        raise refused or ZygoteError("the nested gradient's transform route cannot take this function")
     if isinstance(refused, NestingTooDeep):
         refused = None
     with _noting(refused):

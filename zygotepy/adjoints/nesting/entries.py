@@ -53,6 +53,18 @@ def twin_pullback(f, *args):
     return y, back
 
 
+def twin_pullback_first(n, f, *args):
+    """`twin_pullback` of `f(*args)` whose back gives the cotangents of the first `n` arguments only: `pullback(f, x,
+    y=a)` called as `f(x, a)` (`_placed`), whose user reads one cotangent per positional argument."""
+    depth = _refuse_deeper(_depth())  # noqa: F841
+    kind, a, b = _plan(f, args)
+    y, pb = _TWINS[kind](f, a, b, args)
+
+    def back(dy):
+        return _project_all(args, _drop(pb(dy), 1))[:n]
+    return y, back
+
+
 # `value_and_gradient` and `gradient` are `twin_pullback` with the seed applied, written out without its `back` closure
 # and without `twin_J` in between: an outer level transforms each function on this path, at every level
 
@@ -85,6 +97,11 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
                 return y, lambda dy: _pad(_drop(kw_pb(dy), 1), skip)
             n = len(args) - skip  # (called with none, a keyword-aware rule's back gives no dict: J adds it)
             return y, lambda dy: _pad(_take(_drop(kw_pb(dy), 1), n), skip)
+        if kwargs and twin is twin_pullback and _by_position(args, kwargs) is not None:
+            # `pullback(f, x, y=a)`: by position, so that an outer level's gradient reaches `a` (as `gradient`'s)
+            full, names = _by_position(args, kwargs)
+            y, pb = dispatch.J(twin_pullback_first, len(args) - 1, *full)
+            return y, lambda dy: _as_keywords(_drop(pb(dy), 2), len(args), names)
         if kwargs:
             raise _unsupported(args[skip], "keyword arguments in a call")
         y, pb = dispatch.J(twin, *args[skip:])
@@ -93,7 +110,7 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
             return _pad(_drop(pb(dy), 1), skip)
         return y, back
     rule.__qualname__ = f"{twin.__name__}_rule"
-    rule.__zygote_keywords__ = keyword_twin is not None
+    rule.__zygote_keywords__ = keyword_twin is not None or twin is twin_pullback
     if entry is None:
         return _always(rule)
 
@@ -128,6 +145,11 @@ def _placed(args, kwargs):
     all the dual route can take: a gradient that reaches them raises DroppedKeyword)."""
     if not kwargs or not any(rt.differentiable(v) for v in kwargs.values()):
         return None
+    return _by_position(args, kwargs)
+
+
+def _by_position(args, kwargs):
+    """`_placed` whatever the keywords hold."""
     try:
         bound = inspect.signature(args[0]).bind(*args[1:], **kwargs)
     except (TypeError, ValueError):

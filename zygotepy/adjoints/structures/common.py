@@ -37,6 +37,7 @@ def like(template, items):
     xp = namespace(template)
     if hasattr(template, "shape"):
         rows = [xp.zeros_like(template[k, ...], dtype=_float_dtype(template)) if g is None
+                else g if getattr(type(g), "__zygote_number__", False)  # (hessian's dual numbers: stacked as they are)
                 else asarray(xp, g, template) for k, g in enumerate(items)]  # (on template's device)
         return xp.stack(rows)
     if hasattr(template, "__dict__") and not isinstance(template, (types.GeneratorType, types.FunctionType, type)) \

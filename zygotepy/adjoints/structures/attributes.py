@@ -13,6 +13,7 @@ from ...backends import is_array_type
 from ...errors import MissingAdjoint, ZygoteError
 from ...structgrad import StructGrad
 from ..foreign.array_methods import attribute as foreign_attribute
+from ..jax_updates import index_updates
 from ..registry import adjoint, keyword_rule, nondifferentiable
 
 
@@ -104,6 +105,8 @@ nondifferentiable(_getter, _descriptor, _missing, _forget)  # cached lookups: ne
 
 @adjoint(getattr)
 def getattr_(obj, name, *default):
+    if name == "at" and index_updates(obj) is not None:  # a JAX array's `x.at[index].set(v)` (jax_updates.py)
+        return index_updates(obj), lambda dy: (None if dy is None else dy.get("array"), None, *(None for _ in default))
     attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
     custom = type(obj).__getattribute__
     if isinstance(custom, types.FunctionType) and attribute is None and not default:

@@ -44,6 +44,7 @@ from zygotepy.adjoints import registry
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "numpy"))
 import rows_elementwise  # noqa: E402
+import rows_fft  # noqa: E402
 import rows_fills  # noqa: E402
 import rows_linalg  # noqa: E402
 import rows_reductions  # noqa: E402
@@ -170,7 +171,7 @@ FLOAT32_REDUCTIONS = rows_reductions.FLOAT32_REDUCTIONS
 ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + rows_starter.NUMPY_ROWS + rows_elementwise.ELEMENTWISE_ROWS
         + rows_elementwise.CONSTANT_METHOD_ROWS + rows_reductions.REDUCTION_ROWS + rows_shapes.SHAPE_ROWS + INDEX_ROWS
         + rows_linalg.LINALG_ROWS + rows_fills.FILL_ROWS + rows_sets.UNIQUE_ROWS + rows_select.SELECT_ROWS
-        + rows_keywords.KEYWORD_ROWS)
+        + rows_keywords.KEYWORD_ROWS + rows_fft.FFT_ROWS)
 
 
 def rule_module(r):
@@ -197,13 +198,14 @@ NONDIFF = [
     np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.eye,
     np.trunc, np.fix, np.signbit, np.floor_divide, np.bitwise_and, np.gcd, np.searchsorted, np.nonzero,
     np.random.rand, np.random.randn, np.random.Generator.integers, np.ndarray.argmax, np.ndarray.round,
+    np.fft.fftfreq, np.fft.rfftfreq,
 ]
 
 # --- rules written for NumPy arrays and Python numbers only (all others are namespace-generic: they serve JAX, torch,
 # CuPy and array-API arrays too, and tests/backends/test_array_api_table.py runs their rows on array_api_strict arrays)
 _PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_elementwise.ELEMENTWISE_ROWS
                      + rows_fills.FILL_ROWS + rows_sets.UNIQUE_ROWS + rows_select.SELECT_ROWS
-                     + rows_elementwise.CONSTANT_METHOD_ROWS + rows_linalg.LINALG_ROWS)
+                     + rows_elementwise.CONSTANT_METHOD_ROWS + rows_linalg.LINALG_ROWS + rows_fft.FFT_ROWS)
 NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) is the operator rule
     # the starter rules (rows_starter.py): casts, ndarray methods, products beyond matmul/dot
     np.array, np.asarray, np.outer, np.inner, np.ndarray.sum, np.ndarray.mean, np.ndarray.max, np.ndarray.min,

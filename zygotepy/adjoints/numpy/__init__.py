@@ -9,7 +9,8 @@
 - reshaping.py (reshape, transpose, flips, broadcasting), gathering.py (tile, repeat, pad, roll, sort, take),
   diagonals.py, stacking.py (concatenate, stack, split), conversions.py (np.array, casts, atleast_nd, item, tolist).
 - products.py (dot, matmul, einsum, tensordot, ...), convolutions.py (convolve, correlate, polyval), linalg.py (inverses,
-  solves, determinants, the np.linalg names), decompositions.py (norms, cholesky, qr, eigh, svd, lstsq).
+  solves, determinants, the np.linalg names), decompositions.py (norms, cholesky, qr, eigh, svd, lstsq), fft.py (the
+  np.fft transforms and shifts: linear maps, whose backs are their adjoints).
 - fills.py (full, linspace, arange, random draws), sets.py (unique, bincount, histogram), index_tricks.py (`np.r_`,
   `np.c_`: the getitem rule of structures.py calls it; registers nothing).
 - methods.py: the ndarray methods whose rules are the functions' (`x.sum()`), and the array attributes (`.T`, `.real`).
@@ -23,4 +24,4 @@ complex.py: where both register a rule, complex_parts.py's wins).
 """
 TABLES = ("common", "elementwise", "complex_parts", "select", "interp", "constants", "reductions", "statistics", "scans",
           "reshaping", "gathering", "diagonals", "stacking", "conversions", "products", "convolutions", "linalg",
-          "decompositions", "fills", "sets", "index_tricks", "methods", "array_inline")
+          "decompositions", "fft", "fills", "sets", "index_tricks", "methods", "array_inline")

@@ -10,7 +10,8 @@ even when no cotangent reached the new version.
 - stores.py: `x[i] = v`, `obj.a = v`, `del x[i]`, `del obj.a`;
 - calls.py: calls that may update their arguments (`mutcall`, `valuecall`), `out=`, `np.copyto`, `np.add.at`;
 - methods.py: the methods of lists, dicts and arrays that update their object (`lst.append(v)`, ...);
-- operators.py: the in-place operators (`a += b`, ...), the aliases after them, `|` and `|=`;
+- operators.py: the in-place operators (`a += b`, ...), the aliases after them, `|` and `|=`; torch_methods.py: torch's
+  in-place tensor methods (`x.add_(y)`, ...), which are those operators' rules;
 - links.py: an update carried from a child to the objects holding it and back (`put_item`, `refresh`, ...), by where
   the child sits (held.py) and which elements arrays share (overlap.py);
 - loop_links.py: the links between a `for` loop's variable and what the loop walks.
@@ -24,4 +25,4 @@ from . import links, loop_links  # noqa: F401 (registers the links' rules, then 
 
 nondifferentiable(mt.global_method, mt.global_read, mt.captured_unchanged)
 
-from . import stores, calls, operators  # noqa: E402, F401 (registers the stores', calls' and operators' rules)
+from . import stores, calls, operators, torch_methods  # noqa: E402, F401 (registers their rules)

@@ -22,6 +22,27 @@ def test_torch_names_and_the_names_that_only_look_alike():
     assert registry.find_rule(torch.tanh) is not None
 
 
+@pytest.mark.parametrize("name,twin", [("det", np.linalg.det), ("slogdet", np.linalg.slogdet),
+                                       ("inverse", np.linalg.inv), ("pinverse", np.linalg.pinv),
+                                       ("matrix_power", np.linalg.matrix_power)])
+def test_torch_linear_algebra_in_its_own_namespace(name, twin):
+    """torch.det (and its siblings in torch's top namespace) are np.linalg's: the gradient equals torch's own
+    (MissingAdjoint before)."""
+    torch = pytest.importorskip("torch")
+    fn = getattr(torch, name)
+    assert registry.twin_of(fn) is twin
+    m = torch.tensor([[0.3, -0.8, 0.2], [1.2, 0.5, -0.4], [0.7, 0.1, 0.9]], dtype=torch.float64)
+
+    def f(m):
+        a = m.T @ m + torch.eye(3, dtype=torch.float64)
+        y = fn(a, 3) if name == "matrix_power" else fn(a)
+        return y[1] if name == "slogdet" else y.sum()
+    (got,) = zygotepy.gradient(f, m)
+    leaf = m.clone().requires_grad_(True)
+    f(leaf).backward()
+    torch.testing.assert_close(got, leaf.grad, rtol=1e-10, atol=1e-12)
+
+
 def test_a_numpy_function_is_no_twin_and_a_stranger_has_none():
     assert registry.twin_of(np.tanh) is None and registry.twin_of(len) is None and registry.twin_of([]) is None
 

@@ -25,7 +25,10 @@ FOREIGN_NAMESPACES = {
 # array-API names whose NumPy function has another name (NumPy's own aliases, np.atan is np.arctan, need no entry)
 _ARRAY_API_TWINS = {"permute_dims": "transpose", "concat": "concatenate"}
 # torch's names of NumPy functions (torch.cat is np.concatenate; torch_function translates their keywords)
-_TORCH_TWINS = {"cat": "concatenate", "permute": "transpose", "movedim": "moveaxis", "swapdims": "swapaxes"}
+_TORCH_TWINS = {"cat": "concatenate", "permute": "transpose", "movedim": "moveaxis", "swapdims": "swapaxes",
+                # torch's own names for linear algebra that NumPy keeps in np.linalg (torch.det is torch.linalg.det)
+                "det": "linalg.det", "slogdet": "linalg.slogdet", "inverse": "linalg.inv", "pinverse": "linalg.pinv",
+                "matrix_power": "linalg.matrix_power"}
 _TORCH_NOT_TWINS = {"select"}  # torch.select(x, dim, i) is indexing, not np.select
 _TWINS = {}  # foreign function object -> NumPy function object
 _TORCH = set()  # the foreign functions of torch's namespaces (their keywords are dim/keepdim: foreign/torch_functions)
@@ -49,7 +52,9 @@ def _index_namespaces(known):
         torch = name == "torch" or name == "torch.linalg"
         for attr in dir(mod):
             fn = getattr(mod, attr, None)
-            twin = getattr(np_mod, (torch and _TORCH_TWINS.get(attr)) or _ARRAY_API_TWINS.get(attr, attr), None)
+            twin = np_mod
+            for part in ((torch and _TORCH_TWINS.get(attr)) or _ARRAY_API_TWINS.get(attr, attr)).split("."):
+                twin = getattr(twin, part, None)
             if fn is None or twin is None or fn is twin or not callable(fn) or isinstance(fn, type) \
                     or "torch" in name and attr in _TORCH_NOT_TWINS:
                 continue

@@ -183,6 +183,40 @@ def test_hessian_through_a_determinant():
     np.testing.assert_allclose(hessian(_log_det, x), numerical_hessian(_log_det, x), rtol=1e-5, atol=1e-6)
 
 
+def _numerical_block(f, args, i, j, eps=1e-5):
+    """d gradient_i / d args[j] by central differences of the reverse-mode gradient."""
+    return numerical_jacobian(lambda *a: np.asarray(gradient(f, *a)[i], float), args, j, eps)
+
+
+def _scans(x, y):
+    return np.sum(np.cumprod(x) * np.cumsum(x)) * np.sum(np.cumprod(y) * y)
+
+
+def test_hessian_blocks_of_several_arguments_by_reverse_over_reverse():
+    """Several plain arguments, through functions with no tangent rule: every block by reverse-over-reverse (a
+    ForwardModeError before)."""
+    args = (np.array([0.3, -0.6, 0.8]), np.array([0.7, -0.4]))
+    H = hessian(_scans, *args)
+    for i in range(2):
+        for j in range(2):
+            assert H[i][j].shape == args[i].shape + args[j].shape
+            np.testing.assert_allclose(H[i][j], _numerical_block(_scans, args, i, j), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hessian(_scans, *args, argnums=1), H[1][1], rtol=1e-12, atol=1e-12)
+
+
+def _nested_list_of_numbers(a, b):
+    return np.sum(np.array([[a, b], [b, 2.0]]) ** 2) + np.sum(np.array([[3.0, 1.0], [a * b, 0.5]]))
+
+
+def test_hessian_through_a_nested_list_made_into_an_array():
+    """np.array of a list of rows holding values that carry a gradient and constants (a row of constants too): the
+    tangents of the constants are zeros at every depth (a ValueError or a TypeError before). f = a^2 + 2 b^2 + 4 +
+    4.5 + a b."""
+    assert hessian(_nested_list_of_numbers, 0.5, 0.3) == ((2.0, 1.0), (1.0, 4.0))
+    v = np.array([0.5, 0.3])
+    np.testing.assert_allclose(hessian(lambda v: _nested_list_of_numbers(v[0], v[1]), v), [[2.0, 1.0], [1.0, 4.0]])
+
+
 @pytest.mark.parametrize("name,f,x", HESSIAN_CASES, ids=[c[0] for c in HESSIAN_CASES])
 def test_hessian_matches_finite_differences_of_the_gradient(name, f, x):
     hess = hessian(f, x)

@@ -40,8 +40,8 @@ def _real(leaf, where):
 
 # --- Hessians ----------------------------------------------------------------------------------------------------------
 def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
-    """The Hessian of the real scalar `f(*args)` by forward-over-reverse (for one number or array argument, by
-    reverse-over-reverse where dual numbers cannot pass: `api_modes.hessian`).
+    """The Hessian of the real scalar `f(*args)` by forward-over-reverse; of real numbers and arrays (not trees), by
+    reverse-over-reverse where dual numbers cannot pass (a NumPy function with no tangent rule).
 
     With one real number or array argument: an array of shape `x.shape + x.shape`. With several arguments (or
     `argnums` a tuple): `H[i][j]`, the block of shape `args[i].shape + args[j].shape`. An argument that is a tree of
@@ -57,24 +57,18 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
     # the differentiable leaves of the picked arguments: (argument, position among its leaves, the leaf)
     spots = {i: [(j, _real(leaf, f"argument {i}")) for j, leaf in enumerate(leaves(args[i])) if _is_leaf_array(leaf)]
              for i in picked}
-    columns = {}  # (i, j) -> per entry of that leaf: {(i2, j2): tangent of the gradient at that leaf}
-    for i in picked:
-        flat = leaves(args[i])
-        for j, leaf in spots[i]:
-            shape = np.shape(leaf)
-            per_entry = []
-            for k in range(int(np.prod(shape))):
-                tag = new_tag()
-                if shape:
-                    e = np.zeros(shape, dtype=np.asarray(leaf).dtype)
-                    e.flat[k] = 1.0
-                    dual = Dual(tag, leaf, e)
-                else:
-                    dual = Dual(tag, leaf, 1.0)
-                moved = list(args)
-                moved[i] = unflatten(args[i], [dual if m == j else v for m, v in enumerate(flat)])
-                per_entry.append(_hessian_column(f, moved, args, picked, spots, tag))
-            columns[(i, j)] = per_entry
+    try:
+        columns = _columns(f, args, picked, spots)
+    except api_modes.ForwardModeError as err:
+        if not (_plain(args) and all(spots[i] for i in picked)):
+            raise
+        try:
+            out = _blocks_by_reverse_over_reverse(f, args, picked)
+        except ZygoteError as second:
+            err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
+                         f"{str(second).splitlines()[0]}")
+            raise err from None
+        return out[0][0] if isinstance(argnums, int) or argnums is None and n == 1 else out
 
     def block(p, q, leaf_p, leaf_q):
         shape_p, shape_q = np.shape(leaf_p), np.shape(leaf_q)
@@ -95,6 +89,46 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
         return _shaped(args[i], [row(j) for j in range(len(leaves(args[i])))])
     out = tuple(tuple(per_argument(i, i2) for i2 in picked) for i in picked)
     return out[0][0] if isinstance(argnums, int) or argnums is None and n == 1 else out
+
+
+def _columns(f, args, picked, spots):
+    """{(i, j): per entry of leaf j of argument i, {(i2, j2): the tangent of the gradient at leaf j2 of argument i2}}:
+    one reverse pass on dual numbers per entry."""
+    columns = {}
+    for i in picked:
+        flat = leaves(args[i])
+        for j, leaf in spots[i]:
+            shape = np.shape(leaf)
+            per_entry = []
+            for k in range(int(np.prod(shape))):
+                tag = new_tag()
+                if shape:
+                    e = np.zeros(shape, dtype=np.asarray(leaf).dtype)
+                    e.flat[k] = 1.0
+                    dual = Dual(tag, leaf, e)
+                else:
+                    dual = Dual(tag, leaf, 1.0)
+                moved = list(args)
+                moved[i] = unflatten(args[i], [dual if m == j else v for m, v in enumerate(flat)])
+                per_entry.append(_hessian_column(f, moved, args, picked, spots, tag))
+            columns[(i, j)] = per_entry
+    return columns
+
+
+def _blocks_by_reverse_over_reverse(f, args, picked):
+    """hessian's blocks `H[i][i2]` of plain arguments where dual numbers cannot pass (a NumPy function with no tangent
+    rule): the reverse-mode Jacobian of each picked argument's gradient."""
+    rows = []
+    for i in picked:
+        def slope(*xs, i=i):
+            g = api_modes.gradient(f, *xs, argnums=i)
+            return np.zeros(np.shape(xs[i])) if g is None else g
+        with api_modes.transform_route_only():
+            blocks = jacobian(slope, *args, mode="reverse", argnums=tuple(picked))
+        rows.append(tuple(_number_or_array(np.asarray(b, dtype=float).reshape(np.shape(args[i]) + np.shape(args[i2]))
+                                           .astype(api_modes._precision(args[i], args[i2]), copy=False))
+                          for b, i2 in zip(blocks, picked, strict=True)))
+    return tuple(rows)
 
 
 def _number_or_array(block):

@@ -6,6 +6,7 @@ have fewer entries than the output. `hessian` is forward-over-reverse: dual numb
 through the generated reverse code and the reverse rules, one pass per input entry. `forwarddiff(f, x)` is `f(x)`
 whose reverse rule builds the pullback from a forward-mode Jacobian (mixed mode).
 """
+import contextlib
 import os
 import sysconfig
 from typing import Any, Callable
@@ -228,18 +229,25 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
 
 
 def _reverse_over_reverse(f, x):
-    """`hessian` as the reverse-mode Jacobian of the gradient (nested reverse mode transforms the rules' backs too).
-    The nested gradient may not fall back on forward-over-reverse, which has just failed (`transform_only`)."""
+    """`hessian` as the reverse-mode Jacobian of the gradient (nested reverse mode transforms the rules' backs too)."""
     def slope(v):
         g = gradient(f, v)[0]
         return np.zeros(np.shape(v)) if g is None else g
+    with transform_route_only():
+        h = jacobian(slope, x, mode="reverse")
+    return np.asarray(h, dtype=float).reshape(np.shape(x) + np.shape(x)).astype(_precision(x), copy=False)
+
+
+@contextlib.contextmanager
+def transform_route_only():
+    """Inside: a nested gradient the transform cannot take raises rather than fall back on forward-over-reverse,
+    which hessian's retry by reverse-over-reverse follows because it has just failed (`context.transform_only`)."""
     ctx = current()
     ctx.transform_only += 1
     try:
-        h = jacobian(slope, x, mode="reverse")
+        yield
     finally:
         ctx.transform_only -= 1
-    return np.asarray(h, dtype=float).reshape(np.shape(x) + np.shape(x)).astype(_precision(x), copy=False)
 
 
 def _user_frame(exc):

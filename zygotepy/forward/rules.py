@@ -188,11 +188,19 @@ def linear(fn, p, t, kw):
     t0 = t[0]
     if t0 is None:
         return y, None
-    if isinstance(t0, list):  # a sequence argument: constant entries get zero tangents
-        t0 = type(p[0])(ti if ti is not None else _zero(pi) for pi, ti in zip(p[0], t0, strict=True))
+    if isinstance(t0, list):  # a sequence argument: constant entries get zero tangents, at every depth
+        t0 = _filled(p[0], t0)
     if fn in (np.array, np.asarray, np.asanyarray) and "dtype" in kw:
         kw = {k: v for k, v in kw.items() if k != "dtype"}
     return y, dispatch(fn, [t0, *p[1:]], kw)
+
+
+def _filled(p, t):
+    """The tangent `t` of the sequence `p` with its constant entries (None) as zeros, in nested sequences too
+    (`np.array([[a, b], [b, 2.0]])`: a row of constants, or one constant in a row)."""
+    if isinstance(p, (list, tuple)):
+        return type(p)(_filled(pi, None if t is None else ti) for pi, ti in zip(p, t or [None] * len(p), strict=True))
+    return _zero(p) if t is None else t
 
 
 if hasattr(np, "astype"):  # NumPy 2.1's function form (the reverse rules of real and complex parts call it)

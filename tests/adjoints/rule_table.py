@@ -43,10 +43,12 @@ import zygotepy.adjoints  # noqa: F401  (registers the tables)
 from zygotepy.adjoints import registry
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "numpy"))
+import rows_calculus  # noqa: E402
 import rows_elementwise  # noqa: E402
 import rows_fft  # noqa: E402
 import rows_fills  # noqa: E402
 import rows_linalg  # noqa: E402
+import rows_moments  # noqa: E402
 import rows_reductions  # noqa: E402
 import rows_select  # noqa: E402
 import rows_sets  # noqa: E402
@@ -171,7 +173,7 @@ FLOAT32_REDUCTIONS = rows_reductions.FLOAT32_REDUCTIONS
 ROWS = (OPERATOR_ROWS + MATH_ROWS + BUILTIN_ROWS + rows_starter.NUMPY_ROWS + rows_elementwise.ELEMENTWISE_ROWS
         + rows_elementwise.CONSTANT_METHOD_ROWS + rows_reductions.REDUCTION_ROWS + rows_shapes.SHAPE_ROWS + INDEX_ROWS
         + rows_linalg.LINALG_ROWS + rows_fills.FILL_ROWS + rows_sets.UNIQUE_ROWS + rows_select.SELECT_ROWS
-        + rows_keywords.KEYWORD_ROWS + rows_fft.FFT_ROWS)
+        + rows_keywords.KEYWORD_ROWS + rows_fft.FFT_ROWS + rows_calculus.CALCULUS_ROWS + rows_moments.MOMENTS_ROWS)
 
 
 def rule_module(r):
@@ -205,7 +207,8 @@ NONDIFF = [
 # CuPy and array-API arrays too, and tests/backends/test_array_api_table.py runs their rows on array_api_strict arrays)
 _PARTS_NUMPY_ONLY = (MATH_ROWS + BUILTIN_ROWS + rows_elementwise.ELEMENTWISE_ROWS
                      + rows_fills.FILL_ROWS + rows_sets.UNIQUE_ROWS + rows_select.SELECT_ROWS
-                     + rows_elementwise.CONSTANT_METHOD_ROWS + rows_linalg.LINALG_ROWS + rows_fft.FFT_ROWS)
+                     + rows_elementwise.CONSTANT_METHOD_ROWS + rows_linalg.LINALG_ROWS + rows_fft.FFT_ROWS
+                     + rows_calculus.CALCULUS_ROWS + rows_moments.MOMENTS_ROWS)
 NUMPY_ONLY = {r.op for r in _PARTS_NUMPY_ONLY if r.op is not abs} | {  # abs(x) is the operator rule
     # the starter rules (rows_starter.py): casts, ndarray methods, products beyond matmul/dot
     np.array, np.asarray, np.outer, np.inner, np.ndarray.sum, np.ndarray.mean, np.ndarray.max, np.ndarray.min,

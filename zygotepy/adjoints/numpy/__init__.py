@@ -5,7 +5,8 @@
 - elementwise.py, complex_parts.py, select.py (where, clip, select, choose), interp.py; constants.py: the functions and
   ndarray methods that carry no gradient.
 - reductions.py (sum, mean, max/min, prod, var/std, trace), statistics.py (ptp, median, average, the nan-ignoring
-  reductions), scans.py (cumsum, cumprod, diff).
+  reductions), scans.py (cumsum, cumprod, diff), moments.py (cov, corrcoef, the quantiles and percentiles).
+- calculus.py (trapezoid, gradient, ediff1d, and the polynomials: polyfit, polyder, polyint, vander).
 - reshaping.py (reshape, transpose, flips, broadcasting), gathering.py (tile, repeat, pad, roll, sort, take),
   diagonals.py, stacking.py (concatenate, stack, split), conversions.py (np.array, casts, atleast_nd, item, tolist).
 - products.py (dot, matmul, einsum, tensordot, ...), convolutions.py (convolve, correlate, polyval), linalg.py (inverses,
@@ -23,5 +24,5 @@ registering the tables, and methods.py needs structures.py in return. Any import
 complex.py: where both register a rule, complex_parts.py's wins).
 """
 TABLES = ("common", "elementwise", "complex_parts", "select", "interp", "constants", "reductions", "statistics", "scans",
-          "reshaping", "gathering", "diagonals", "stacking", "conversions", "products", "convolutions", "linalg",
-          "decompositions", "fft", "fills", "sets", "index_tricks", "methods", "array_inline")
+          "moments", "calculus", "reshaping", "gathering", "diagonals", "stacking", "conversions", "products",
+          "convolutions", "linalg", "decompositions", "fft", "fills", "sets", "index_tricks", "methods", "array_inline")

@@ -19,9 +19,6 @@ from ..structgrad import StructGrad
 from .registry import adjoint
 from .jax_nn import _like
 
-_METHODS = ("set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max")
-
-
 def index_updates(obj):
     """`obj.at` as differentiated code reads it: an `IndexUpdates` of `obj` where it is a JAX array, else None."""
     jax = sys.modules.get("jax")
@@ -100,8 +97,6 @@ def _get_rule(ref, **options):
 def _indexed_update_rule(mode, array, index, values, options):
     import jax
     import jax.numpy as jnp
-    if mode not in _METHODS and mode != "get":
-        raise ZygoteError(f"x.at[index].{mode}: zygotepy has no rule for this indexed update")
     if values is None:
         y, vjp = jax.vjp(lambda a: indexed_update(mode, a, index, None, options), array)
     else:

@@ -105,8 +105,8 @@ nondifferentiable(_getter, _descriptor, _missing, _forget)  # cached lookups: ne
 
 @adjoint(getattr)
 def getattr_(obj, name, *default):
-    if name == "at" and index_updates(obj) is not None:  # a JAX array's `x.at[index].set(v)` (jax_updates.py)
-        return index_updates(obj), lambda dy: (None if dy is None else dy.get("array"), None, *(None for _ in default))
+    if name == "at" and (updates := index_updates(obj)) is not None:  # JAX's `x.at[index].set(v)` (jax_updates.py)
+        return updates, lambda dy: (None if dy is None else dy.get("array"), None, *(None for _ in default))
     attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
     custom = type(obj).__getattribute__
     if isinstance(custom, types.FunctionType) and attribute is None and not default:

@@ -197,3 +197,29 @@ def _inner(x, y):
 ], ids=["int", "tuple", "value_and_gradient"])
 def test_argnums_in_a_nested_gradient(outer, expected):
     assert gradient(outer, 1.5)[0] == pytest.approx(expected(1.5), rel=1e-12)
+
+
+def _cubes(x, y):
+    return np.sum(x ** 3) * y
+
+
+def test_an_entry_point_given_the_function_alone_returns_the_function_of_the_point():
+    """`hessian(f)(x)`, as `jax.hessian(f)` and `torch.func.hessian(f)` are called (and as scipy.optimize takes `jac=`
+    and `hess=`): before, `hessian(f)` returned `()`, the Hessian with respect to no arguments."""
+    x, y = np.array([1.0, 2.0]), 3.0
+    assert gradient(_cubes)(x, y)[1] == gradient(_cubes, x, y)[1] == 9.0
+    assert np.array_equal(gradient(_cubes, argnums=0)(x, y), 3 * x ** 2 * y)
+    assert value_and_gradient(_cubes)(x, y)[0] == 27.0
+    assert np.array_equal(hessian(_cubes, argnums=0)(x, y), np.diag(6 * x * y))
+    assert np.array_equal(hessian(lambda v: np.sum(v ** 3))(x), np.diag(6 * x))
+    assert np.array_equal(jacobian(lambda v: v ** 2)(x)[0], np.diag(2 * x))
+    assert np.array_equal(jacobian(_cubes, argnums=1)(x, y), 9.0)
+
+
+def _inner_curried(x):
+    return gradient(_cubes)(x, 2.0)[0][0]
+
+
+def test_the_function_alone_inside_a_differentiated_function_is_a_clear_error():
+    with pytest.raises(ZygoteError, match=r"test_transforms.py:\d+: .*gradient\(f\) called with the function alone"):
+        gradient(_inner_curried, np.array([1.0, 2.0]))

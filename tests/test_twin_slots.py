@@ -1,7 +1,9 @@
-"""A list that holds the same object in two slots (`both = [a, a]`): an update in place through one slot
-(`both[1] *= 2`) is an update of the object the other slot holds too, so a read through the other slot afterwards
-must see it in value and gradient. This was silently wrong (the read's cotangent went to the slot's older entry,
-missing the update's factor). Each case is checked against one plain call (value and the caller's argument state) and
+"""A list that holds the same object in two slots (`both = [a, a]`), a dict under two keys or an object in two
+attributes: an update in place through one slot (`both[1] *= 2`, `d["w"] *= 2`, `p.w *= 2`) is an update of the object
+the other slot holds too, so a read through the other slot afterwards must see it in value and gradient. This was
+silently wrong (the read's cotangent went to the slot's older entry, missing the update's factor): for lists first,
+then for dicts and attributes, and where another slot holds the object deeper, or another object holds it
+(mutation/stores.py, `_twins`; held.py). Each case is checked against one plain call (value and the caller's argument state) and
 central finite differences (tests/plain_checks.py, `agree_at`)."""
 import os
 import sys
@@ -79,7 +81,112 @@ def twins_from_a_dict_entry(a):
     return np.sum(lst[1] * a) + np.sum(d["p"])
 
 
-@pytest.mark.parametrize("f", [appended_from_itself_then_read_by_name, a_copy_of_a_list_with_twins,
+def a_dict_with_one_array_under_two_keys(a):
+    y = a * 1.0
+    d = {"w": y, "v": y}
+    d["w"] *= a[0] + 2.0
+    return np.sum(d["v"] ** 2) + np.sum(y)
+
+
+def a_dict_entry_aliased_then_updated(a):
+    d = {"w": a * 1.0, "v": a * 2.0}
+    d["v"] = d["w"]
+    d["w"] += a
+    d["v"] *= 0.5
+    return np.sum(d["v"] * d["w"] * a)
+
+
+class _Pair:
+    def __init__(self, w):
+        self.w = w
+        self.v = w
+
+
+def an_object_with_one_array_in_two_attributes(a):
+    p = _Pair(a * 1.0)
+    p.w *= a[1]
+    return np.sum(p.v ** 2) + np.sum(p.w)
+
+
+def an_object_with_one_array_in_two_attributes_stored_into(a):
+    p = _Pair(a * 1.0)
+    p.v *= a[1]
+    p.w[0] = a[2]
+    return np.sum(p.v ** 2) + np.sum(p.w)
+
+
+def a_view_in_another_key(a):
+    y = a * 1.0
+    d = {"w": y, "v": y[:2]}
+    d["w"] *= a[2]
+    return np.sum(d["v"] ** 2)
+
+
+def a_view_in_another_slot(a):
+    y = a * 1.0
+    lst = [y, y[1:]]
+    lst[0] *= a[0]
+    return np.sum(lst[1] ** 2)
+
+
+def a_list_inside_a_dict_holds_it(a):
+    y = a * 1.0
+    d = {"w": y, "in": [y]}
+    d["w"] *= a[1]
+    return np.sum(d["in"][0] ** 2)
+
+
+def a_dict_inside_a_list_holds_it(a):
+    y = a * 1.0
+    lst = [y, {"v": y}]
+    lst[0] *= a[1]
+    return np.sum(lst[1]["v"] ** 2)
+
+
+def an_object_inside_the_object_holds_it(a):
+    p = _Pair(a * 1.0)
+    p.inner = _Pair(p.w)
+    p.w *= a[0]
+    return np.sum(p.inner.v ** 2)
+
+
+def another_object_made_from_its_field(a):
+    p = _Pair(a * 1.0)
+    q = _Pair(p.w)
+    p.w *= a[0]
+    return np.sum(q.v ** 2) + np.sum(p.v * a)
+
+
+def stored_into_through_a_key_read_deeper(a):
+    y = a * 1.0
+    d = {"w": y, "in": [y]}
+    d["w"][1] = a[0] * a[2]
+    return np.sum(np.tanh(d["in"][0]))
+
+
+def stored_into_through_an_attribute_read_deeper(a):
+    p = _Pair(a * 1.0)
+    p.inner = _Pair(p.w)
+    p.w[1:3] = [a[0], 0.5]
+    return np.sum(np.tanh(p.inner.v))
+
+
+@pytest.mark.parametrize("f", [a_view_in_another_key, a_view_in_another_slot, a_list_inside_a_dict_holds_it,
+                               a_dict_inside_a_list_holds_it, an_object_inside_the_object_holds_it,
+                               another_object_made_from_its_field, stored_into_through_a_key_read_deeper,
+                               stored_into_through_an_attribute_read_deeper],
+                         ids=lambda f: f.__name__)
+def test_the_updated_object_held_deeper_or_by_another_object(f):
+    """The object updated through one slot sits inside another slot's item (a list, a dict, an object, a view of its
+    memory), or in the fields of another object made from it: silently wrong before (mutation/stores.py `_twins`
+    searches the other slots when a write puts back the object the slot held; links.py `_where_deep` finds every place
+    of an array stored into through a slot; held.py `_where_items` follows an object's fields)."""
+    agree_at(f, X)
+
+
+@pytest.mark.parametrize("f", [a_dict_with_one_array_under_two_keys, a_dict_entry_aliased_then_updated,
+                               an_object_with_one_array_in_two_attributes,
+                               an_object_with_one_array_in_two_attributes_stored_into, appended_from_itself_then_read_by_name, a_copy_of_a_list_with_twins,
                                twins_from_a_dict_entry, read_the_other_slot, read_the_first_slot_after_updating_it, read_before_and_after,
                                update_each_slot_in_a_loop, a_nested_list_in_two_slots, written_by_index_of_a_name],
                          ids=lambda f: f.__name__)

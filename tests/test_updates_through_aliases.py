@@ -677,3 +677,55 @@ def test_a_loop_over_a_lazy_iterator_whose_body_calls_but_does_not_update_it_run
     x = np.array([0.3, -1.2, 2.4, 0.7])
     assert value_and_gradient(_over_reversed_with_calls, x)[0] == pytest.approx(_over_reversed_with_calls(x), rel=1e-14)
     check_grads(_over_reversed_with_calls, x)
+
+
+class _Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def step(self, b):
+        self.w *= b
+        return self
+
+
+class _Layer:
+    def __init__(self, W):
+        self.W = W
+
+    def step(self, lr):
+        self.W -= lr * np.sin(self.W)
+
+
+def test_an_update_through_the_object_a_method_handed_back():
+    """`p = o.step(b)` is `o` itself: `p.step(b)` updates `o` too. The update reached `p` only (silently wrong: one
+    factor of b missing from o's gradient); now `o` is refreshed from `p`'s update before the call's arguments' holders
+    (lower/mutation.py)."""
+    def chained(x):
+        b = x[0] * 1.0
+        o = _Scaled(x * 1.0)
+        o.step(b).step(b)
+        return np.sum(o.w ** 2)
+
+    def named(x):
+        b = x[3]
+        o = _Scaled(x * 1.0)
+        p = o.step(b)
+        p.step(b)
+        return np.sum(o.w * x)
+
+    agree(chained)
+    agree(named)
+
+
+def test_arrays_of_objects_in_a_list_kept_in_a_nested_structure():
+    """`params` keeps the layers' arrays at two depths (`"first"` and inside `"all"`); the loop updates each layer:
+    the nested list's arrays were not linked (silently wrong); held.py `_where_items` now looks inside items that are
+    not themselves in the other object."""
+    def f(x):
+        layers = [_Layer(x * 1.0), _Layer(x * 2.0)]
+        params = {"first": layers[0].W, "all": [layer.W for layer in layers]}
+        for layer in layers:
+            layer.step(x[3])
+        return np.sum(params["first"] * params["all"][1])
+
+    agree(f)

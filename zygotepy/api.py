@@ -3,6 +3,7 @@
 Thin wrappers over `J`: they drop the function's own cotangent (`dself`), project each gradient onto its argument
 (real arguments get real gradients, None stays None), and point error messages at the user's source line.
 """
+import functools
 import gc
 import sys
 from collections import Counter
@@ -278,6 +279,8 @@ def value_and_gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None
     (9.0, (6.0,))
     """
     __tracebackhide__ = True
+    if not args and not kwargs:  # the function alone: the function of the point (see `gradient`)
+        return functools.partial(value_and_gradient, f, argnums=argnums)
     y, grads = _value_and_gradient(f, args, kwargs)
     return (y, grads) if argnums is None else (y, select(grads, argnums, len(args)))
 
@@ -364,7 +367,12 @@ def gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None, **kwargs
     ...     return r
     >>> gradient(pow, 5, 3)  # n is a loop count: None; x, an int in arithmetic, is differentiated as a real
     (75.0, None)
+
+    Called with `f` alone, it returns the function of the point, as JAX's and torch.func's transforms do (a function
+    of no arguments has no gradient to take): `gradient(pow)(5, 3)`.
     """
     __tracebackhide__ = True  # (IPython and pytest leave the entry point out of tracebacks)
+    if not args and not kwargs:
+        return functools.partial(gradient, f, argnums=argnums)
     grads = _value_and_gradient(f, args, kwargs)[1]
     return grads if argnums is None else select(grads, argnums, len(args))

@@ -6,6 +6,7 @@ has shape `args[i].shape + args[j].shape`; for one dict argument `H["w"]["b"]` i
 and `b`. Both are built from the same passes as the plain case: a Hessian column is one reverse pass on dual numbers,
 with one leaf of one argument perturbed along one entry (the other leaves stay plain: their tangents are zero).
 """
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -49,7 +50,11 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
 
     >>> hessian(lambda x, y: x * x * y, 1.0, 2.0)
     ((4.0, 2.0), (2.0, 0.0))
+
+    Called with `f` alone, it returns the function of the point, as `jax.hessian(f)` does: `hessian(f)(x)`.
     """
+    if not args:
+        return functools.partial(hessian, f, argnums=argnums)
     n = len(args)
     picked = list(_picked(argnums, n))
     if n == 1 and picked == [0] and _plain(args):
@@ -188,7 +193,11 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None, argn
     >>> jacobian(lambda x: x ** 2, np.array([1.0, 2.0]))[0]
     array([[2., 0.],
            [0., 4.]])
+
+    Called with `f` alone, it returns the function of the point, as `jax.jacobian(f)` does: `jacobian(f)(x)`.
     """
+    if not args:
+        return functools.partial(jacobian, f, mode=mode, argnums=argnums)
     n = len(args)
     if mode not in (None, "forward", "reverse"):
         raise ZygoteError(f"jacobian: mode must be 'forward', 'reverse' or None, not {mode!r}")

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..backends import conj, namespace, on, unbroadcast
 from .registry import adjoint
-from .operators import ALL
+from .operators import ALL, sequence_operand
 
 
 def vector_product_cotangent(dy, a, b, k):
@@ -25,6 +25,9 @@ def vector_product_cotangent(dy, a, b, k):
 
 @adjoint(operator.matmul, need=True)
 def matmul(a, b):
+    if type(a) is not np.ndarray and isinstance(a, (list, tuple)) or type(b) is not np.ndarray and isinstance(
+            b, (list, tuple)):
+        return sequence_operand(operator.matmul, matmul, a, b) or (a @ b, None)  # (two sequences: Python raises first)
     y = a @ b
 
     def back(dy, need=ALL):

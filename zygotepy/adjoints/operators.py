@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..backends import _unbroadcast_ndarray, conj, namespace, on, unbroadcast
+from ..backends import _unbroadcast_ndarray, conj, namespace, on, sequence_cotangent, unbroadcast
 from . import handover
 from .registry import adjoint, namespace_generic
 from .structures.common import like
@@ -21,6 +21,22 @@ ALL = (True, True)  # the `need` mask when the caller did not say: every argumen
 
 def _is_seq(x):
     return isinstance(x, (list, tuple))
+
+
+def sequence_operand(op, rule, a, b):
+    """`op(a, b)` (`rule` its rule) where a list or tuple meets a NumPy array or scalar that takes it as an array
+    (`x * [a, 2.0]` multiplies item by item, where a Python int, or NumPy's, repeats the list): the rule on the
+    arrays, the sequence's cotangent given back in its form. None where Python's own meaning holds (`[a] * 2`,
+    `[a] * np.int64(2)`, `[a] + [b]`), as Python's own result says."""
+    if not isinstance(b if _is_seq(a) else a, (np.ndarray, np.generic)) or \
+            not isinstance(op(a, b), (np.ndarray, np.generic)):
+        return None
+    y, inner = rule(np.asarray(a) if _is_seq(a) else a, np.asarray(b) if _is_seq(b) else b)
+
+    def back(dy, need=ALL, *into):
+        da, db = inner(dy, need or ALL)
+        return handover.added(into, (sequence_cotangent(da, a), sequence_cotangent(db, b)))
+    return y, back
 
 
 def _concat_back(parts):
@@ -102,6 +118,8 @@ def add(a, b):
         return a + b, _arrays_back(a, b, 1)
     if _is_seq(a) and _is_seq(b):  # list/tuple concatenation
         return a + b, _concat_back((a, b))
+    if _is_seq(a) or _is_seq(b):
+        return sequence_operand(operator.add, add, a, b) or (a + b, None)  # (a sequence and a number: Python raises first)
     if isinstance(a, (str, bytes)):
         return a + b, _no_gradient
 
@@ -116,6 +134,8 @@ def add(a, b):
 def sub(a, b):
     if _arrays(a, b):
         return a - b, _arrays_back(a, b, -1)
+    if _is_seq(a) or _is_seq(b):
+        return sequence_operand(operator.sub, sub, a, b) or (a - b, None)
 
     def back(dy, need=ALL):
         if dy is None:
@@ -130,8 +150,8 @@ def mul(a, b):
     ta, tb = type(a), type(b)
     if (ta is _ND and a.dtype.kind == "f" or ta is float) and (tb is _ND and b.dtype.kind == "f" or tb is float):
         return a * b, _real_product_back(a, b)
-    if _is_seq(a) or _is_seq(b):  # sequence repetition: [x] * 3
-        return a * b, _repeat_back(a, True) if _is_seq(a) else _repeat_back(b, False)
+    if _is_seq(a) or _is_seq(b):  # an array's items, or a sequence repeated: [x] * 3
+        return sequence_operand(operator.mul, mul, a, b) or (a * b, _repeat_back(a, True) if _is_seq(a) else _repeat_back(b, False))
     if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
         return a * b, _no_gradient
 
@@ -176,10 +196,13 @@ def _real_product_back(a, b):
 
 @adjoint(operator.truediv, need=True)
 def truediv(a, b):
-    y = a / b
     ta, tb = type(a), type(b)
     if (ta is _ND and a.dtype.kind == "f" or ta is float) and (tb is _ND and b.dtype.kind == "f" or tb is float):
+        y = a / b
         return y, _real_quotient_back(a, b, y)
+    if _is_seq(a) or _is_seq(b):
+        return sequence_operand(operator.truediv, truediv, a, b) or (a / b, None)
+    y = a / b
 
     def back(dy, need=ALL):
         if dy is None:
@@ -219,6 +242,8 @@ def _fresh_like(t, other):
 
 @adjoint(operator.pow, need=True)
 def pow_(a, b):
+    if type(a) is not _ND and _is_seq(a) or type(b) is not int and _is_seq(b):
+        return sequence_operand(operator.pow, pow_, a, b) or (a ** b, None)  # (a sequence and a number: Python raises first)
     y = a ** b
 
     def back(dy, need=ALL):

@@ -60,10 +60,12 @@ _OPERATORS = {operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "
 def _user_operator(fn, args):
     """Python's operator protocol for user classes: transform their `__mul__`/`__rmul__`/... like any function."""
     names = _OPERATORS[fn]
-    if any(getattr(type(a), "__zygote_number__", False) for a in args):
-        return None  # zygotepy's own numbers (forward mode's duals): their operators mean what the rules say
-    if all(type(a) in _NATIVE or is_array_type(type(a)) for a in args):
-        return None  # an array library's operators (JAX's and torch's are Python functions): the operator rules
+    duals = [getattr(type(a), "__zygote_number__", False) for a in args]
+    if all(d or type(a) in _NATIVE or is_array_type(type(a)) for d, a in zip(duals, args)):
+        # zygotepy's own numbers (forward mode's duals: their operators mean what the rules say), and an array
+        # library's operators (JAX's and torch's are Python functions): the operator rules. A user class beside a
+        # dual number (`v * s` in a Hessian) has its own operator first, as in Python
+        return None
     if len(args) == 1 or fn is operator.getitem:
         method = getattr(type(args[0]), names[0], None)
         if isinstance(method, types.FunctionType) and not is_array_type(type(args[0])):
@@ -73,14 +75,14 @@ def _user_operator(fn, args):
             _check_opaque_key(args[0], args[1], method)
         return None
     a, b = args
-    forward = [n for n in names[:-1]]
+    forward = [n for n in names[:-1]] if not duals[0] else []
     for name in forward:
         method = getattr(type(a), name, None)
         if isinstance(method, types.FunctionType) and not is_array_type(type(a)):
             y, pb = _dispatch(method, (a, b), None)
             if y is not NotImplemented:
                 return y, SelfPullback(pb)
-    method = getattr(type(b), names[-1], None)
+    method = getattr(type(b), names[-1], None) if not duals[1] else None
     if isinstance(method, types.FunctionType) and not is_array_type(type(b)):
         y, pb = _dispatch(method, (b, a), None)
         if y is not NotImplemented:

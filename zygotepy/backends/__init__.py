@@ -109,7 +109,9 @@ _add_reduce = np.add.reduce
 def unbroadcast(g, like):
     """Reduce the cotangent `g` to the shape of `like`, undoing NumPy broadcasting; project it onto real `like`.
 
-    Sums leading axes, then axes where `like` has size 1. A Python-number `like` receives a number. None stays None.
+    Sums leading axes, then axes where `like` has size 1. A Python-number `like` receives a number; a list or tuple
+    that NumPy took as an array (`x * [a, 2.0]`, `y[1:3] = [a, b]`) receives a list or tuple of its items' cotangents
+    (`sequence_cotangent`). None stays None.
     """
     if g is None:
         return None
@@ -120,6 +122,10 @@ def unbroadcast(g, like):
             return (g.real if g.dtype.kind == "c" else g).sum()
     if type(g) is np.ndarray and type(like) is np.ndarray and g.ndim >= like.ndim:
         return _unbroadcast_ndarray(g, like)
+    if (type(like) is list or type(like) is tuple) and hasattr(g, "shape"):
+        shaped = np.asarray(like) if type(g) is np.ndarray or isinstance(g, np.generic) else \
+            namespace(g).asarray(like, **on(g))  # (made where the cotangent lives: a device's array stays there)
+        return sequence_cotangent(unbroadcast(g, shaped), like)
     if not is_complex(like) and is_complex(g):
         g = g.real
     shape = getattr(like, "shape", None)
@@ -146,6 +152,16 @@ def unbroadcast(g, like):
     if axes:
         g = total(axis=axes, keepdims=True)
     return g
+
+
+def sequence_cotangent(g, like):
+    """The cotangent `g` (an array) of a list or tuple that NumPy took as an array, in the form of the sequence: one
+    cotangent per item (nested lists item by item), which is what the rule that built the list gives back to its items.
+    Anything else `like` takes `g` as it is."""
+    if g is None or type(like) is not list and type(like) is not tuple:
+        return g
+    items = [sequence_cotangent(g[k], item) for k, item in enumerate(like)]
+    return items if type(like) is list else tuple(items)
 
 
 def namespace_of(*xs):

@@ -17,13 +17,16 @@ import numpy as np
 
 from .axes import AxesBlocks
 from .exprs import Expressions
+from .idioms import HELPERS as IDIOM_HELPERS, IdiomBlocks
 
 CONSTRUCTS = (
     "arith", "math", "numpy", "if", "elif", "for", "while", "break", "continue", "early_return",
     "helper_none", "helper_rebind", "helper_inplace", "recursion", "lambda_in_loop", "nested_fn_in_loop",
     "higher_order", "closure", "list", "dict", "tuple", "object", "namedtuple", "view", "alias", "inplace_item",
     "inplace_aug", "list_append", "dict_store", "np_r", "int_arith", "int_index", "int_data", "complex", "array",
-    "capture_reassigned", "second_order", "foreign", "axes", "lazy_iter")
+    "capture_reassigned", "second_order", "foreign", "axes", "lazy_iter", "alias_slots", "seq_operand",
+    "method_update", "operator_class", "comprehension", "builtin_reduce", "keyword_call", "tuple_return",
+    "zip_enumerate")
 
 HEADER = "import math\nimport numpy as np\nfrom collections import namedtuple\n"
 
@@ -35,8 +38,7 @@ HELPERS = {
     "h_inplace": "def h_inplace(arr, s):\n    arr[0] = arr[0] * 0.5 + 0.1 * s\n    arr *= 0.9\n",
     "h_setlist": "def h_setlist(acc, v):\n    acc[0] = acc[0] * 0.5 + 0.2 * v\n",
     "h_rec": "def h_rec(t, j):\n    if j <= 0:\n        return t\n    return h_rec(np.sin(t) * 0.9 + 0.1, j - 1)\n",
-    "h_apply": "def h_apply(fn, v):\n    return fn(v) * 0.5\n",
-}
+    "h_apply": "def h_apply(fn, v):\n    return fn(v) * 0.5\n", **IDIOM_HELPERS}
 
 
 @dataclass
@@ -61,7 +63,7 @@ class Program:
         return re.sub(r"\[n\]", "[round(n)]", self.src).replace("range(n)", "range(round(n))")
 
 
-class _Gen(Expressions, AxesBlocks):
+class _Gen(Expressions, AxesBlocks, IdiomBlocks):
     """Statements and whole programs."""
 
     # -- statements ------------------------------------------------------------------------------------------------
@@ -77,8 +79,9 @@ class _Gen(Expressions, AxesBlocks):
                            f"{t} = 0.5 * {t} + 0.4 * {self.bounded(e)}"])]
 
     def stmt(self, depth, in_loop):
-        if self.wants_axes_block():
-            return self.axes_block()
+        block = self.axes_block() if self.wants_axes_block() else self.idiom_block() if self.wants_idiom_block() else None
+        if block:  # (axes.py, idioms.py: blocks drawn from streams of their own)
+            return block
         top = depth == 0
         opts = [(6, self.assign), (1, self.swap), (3 if depth < 2 else 0, lambda: self.branch(depth, in_loop)),
                 (2 if depth < 2 else 0, lambda: self.loop(depth)), (1, self.early_return),
@@ -344,8 +347,7 @@ class _Gen(Expressions, AxesBlocks):
 
     # -- the program -----------------------------------------------------------------------------------------------
     def program(self, seed, index):
-        r, fl = self.rng, self.flavour
-        args = []
+        r, fl, args = self.rng, self.flavour, []
         if fl == "array":
             self.tags.update({"array", "numpy"})
             args += [("a", "float", float(r.uniform(-1.2, 1.2))),
@@ -356,8 +358,7 @@ class _Gen(Expressions, AxesBlocks):
             args += [(v, "complex", complex(*r.uniform(-0.8, 0.8, 2))) for v in "abc"]
         else:
             args += [(v, "float", float(r.uniform(-1.2, 1.2))) for v in "abc"]
-        self.scalars = [name for name, kind, _ in args if kind in ("float", "complex")]
-        setup = []
+        self.scalars, setup = [name for name, kind, _ in args if kind in ("float", "complex")], []
         if self.coin(0.3):
             self.ints["m"] = int(r.integers(1, 3))
             args.append(("m", "int_arith", self.ints["m"]))
@@ -388,8 +389,7 @@ class _Gen(Expressions, AxesBlocks):
         prog = Program(seed, index, fl, src, args, self.tags, self.mut_arg, self.mut_any)
         prog.second = fl == "scalar" and self.coin(0.2)
         prog.foreign = fl == "array" and self.coin(0.2)
-        prog.tags.update({"second_order"} if prog.second else set())
-        prog.tags.update({"foreign"} if prog.foreign else set())
+        prog.tags.update(tag for tag, on in (("second_order", prog.second), ("foreign", prog.foreign)) if on)
         return prog
 
 
@@ -397,4 +397,5 @@ def generate(seed, index=0, flavour=None):
     """The `index`-th program of the run with this seed (the same program every time)."""
     gen = _Gen(seed, index, flavour)
     gen.start_axes(seed, index)
+    gen.start_idioms(seed, index)
     return gen.program(seed, index)

@@ -10,7 +10,7 @@ import pytest
 import zygotepy.adjoints.nesting.deep as deep
 import zygotepy.adjoints.nesting.entries as nesting
 from test_entries import report  # (the seed's nestlevel and its rule)
-from zygotepy import ZygoteError, derivative, gradient, pullback, value_and_gradient
+from zygotepy import ZygoteError, derivative, gradient, hessian, pullback, value_and_gradient
 
 pytestmark = pytest.mark.dual_route
 
@@ -263,3 +263,37 @@ def test_reverse_over_reverse_through_an_update_in_place():
     x0, v = np.array([0.7, -1.2]), np.array([1.0, 2.0])
     hv = gradient(lambda x: gradient(g, x)[0] @ v, x0)[0]
     np.testing.assert_allclose(hv, np.array([[2 * x0[1], 2 * x0[0]], [2 * x0[0], 12 * x0[1] ** 2]]) @ v, rtol=1e-12)
+
+
+class _Vec2:
+    def __init__(self, p, q):
+        self.p, self.q = p, q
+
+    def __mul__(self, k):
+        return _Vec2(self.p * k, self.q * k)
+
+    __rmul__ = __mul__
+
+    def dot(self, o):
+        return self.p * o.p + self.q * o.q
+
+
+def _scaled_norm(a, b):
+    v = _Vec2(a, b) * math.sin(b - a)
+    w = 0.5 * v
+    return v.dot(w)
+
+
+@pytest.mark.parametrize("levels", [1, 2])
+def test_a_user_class_operator_beside_a_dual_number(fresh_routes, levels):
+    """`v * s` with `v` a user class and `s` a dual number (forward-over-reverse: a Hessian, or an inner gradient
+    beyond the limit of transformed levels) is the class's own `__mul__`, as in Python: the operator rule ran instead
+    and multiplied the class's cotangent by a number (TypeError), or recursed without end (dispatch._user_operator)."""
+    fresh_routes(levels)
+
+    def slope(a, b):
+        return gradient(_scaled_norm, a, b)[0]
+    h = 1e-6
+    want = [(slope(0.3 + h, 0.7) - slope(0.3 - h, 0.7)) / (2 * h), (slope(0.3, 0.7 + h) - slope(0.3, 0.7 - h)) / (2 * h)]
+    assert np.allclose(gradient(slope, 0.3, 0.7), want, rtol=1e-6)
+    assert np.allclose(hessian(_scaled_norm, 0.3, 0.7)[0], want, rtol=1e-6)

@@ -6,6 +6,7 @@ A holder the search cannot follow (a closure cell, a `partial`, a `__slots__` at
 the update, never a wrong gradient.
 """
 import functools
+import operator
 import types
 
 import numpy as np
@@ -122,22 +123,46 @@ def _opaque_parts(parent):
     return [getattr(parent, n, None) for s in slots for n in ([s] if isinstance(s, str) else s)]
 
 
-def _where_items(parent, child):
+def may_hold_deeper(items, child):
+    """May one of `items` hold `child` other than as itself (a list, dict or object that could hold it, or a view that
+    could share its memory)? No, for numbers and arrays owning their data, the common case, where identity finds
+    every place: decided by C loops (map, set), since a store into a container asks this of all its items."""
+    kinds = set(map(type, items))
+    if kinds <= _ATOMIC_TYPES:
+        return False
+    if not kinds <= _ATOMIC_TYPES | {np.ndarray} or isinstance(child, np.ndarray) and child.base is not None:
+        return True
+    arrays = items if kinds == {np.ndarray} else [v for v in items if type(v) is np.ndarray]
+    return set(map(type, map(_BASE, arrays))) != {type(None)}
+
+
+_ATOMIC_TYPES = frozenset((int, float, complex, bool, str, bytes, type(None), np.float64, np.float32, np.int64))
+_BASE = operator.attrgetter("base")
+
+
+def _where_items(parent, child, depth=0):
     """Where the items of the list, tuple or dict `child` sit in `parent` (a copy: `list(W)`, `W[:]`, `sorted(W)`,
-    `[*W]`, `dict(d)`, which holds the items but not `child` itself): ("items", type, n, [(key, plan of child[key]),
-    ...], flat), or None. `flat` is {key: positions} when `parent` is a list or tuple holding those items at its top
+    `[*W]`, `dict(d)`, which holds the items but not `child` itself), or the fields of the plain object `child` (made
+    from another's: `q = Box(p.w)`): ("items", type (StructGrad for an object), n, [(key, plan of child[key]), ...],
+    flat), or None. `flat` is {key: positions} when `parent` is a list or tuple holding those items at its top
     level and nothing else they could be inside (the usual copy of a list of arrays; then `places` is None and the
-    cotangents move in one pass). Numbers and strings are left out: no update in place changes them, so where they
-    sit carries no gradient."""
-    if type(child) not in (list, tuple, dict) or not child:
+    cotangents move in one pass). An item that is not in `parent` itself has its own items looked for there (a plan
+    of this kind for it: `{"all": [l.W for l in layers]}`). Numbers and strings are left out: no update in place
+    changes them, so where they sit carries no gradient."""
+    if type(child) in (list, tuple, dict):
+        seq, entries = type(child), child.items() if type(child) is dict else enumerate(child)
+    elif hasattr(child, "__dict__") and not isinstance(child, _NOT_PLAIN):
+        seq, entries = StructGrad, vars(child).items()
+    else:
         return None
-    pairs = [(k, v) for k, v in (child.items() if type(child) is dict else enumerate(child))
+    pairs = [(k, v) for k, v in entries
              if type(v) is not float and not isinstance(v, _SCALARS)]  # (a list of floats: nothing to look for)
     if not pairs:
         return None
+    n = len(child) if seq is not StructGrad else len(pairs)
     flat = _top_level(parent, pairs) if type(parent) in (list, tuple) else None
     if flat is not None:
-        return ("items", type(child), len(child), None, flat) if flat else None
+        return ("items", seq, n, None, flat) if flat else None
     targets, roots = {}, {}
     for _, v in pairs:
         if id(v) not in targets:
@@ -146,7 +171,13 @@ def _where_items(parent, child):
                 roots.setdefault(_root(v), []).append(v)
     found = _where_each(parent, targets, roots)
     places = [(k, found[id(v)]) for k, v in pairs if id(v) in found]
-    return ("items", type(child), len(child), places, None) if places else None
+    if depth < 4:
+        places += [(k, sub) for k, v in pairs if id(v) not in found and
+                   (sub := _where_items(parent, v, depth + 1)) is not None]
+    return ("items", seq, n, places, None) if places else None
+
+
+_NOT_PLAIN = (types.FunctionType, types.MethodType, types.ModuleType, type, functools.partial, np.ndarray)
 
 
 def _top_level(parent, pairs):
@@ -170,11 +201,12 @@ def _top_level(parent, pairs):
 
 
 def _items_grad(seq, n, grads):
-    """A cotangent of a `seq` (list, tuple or dict) of `n` items from {key: cotangent}; None when all are None."""
+    """A cotangent of a `seq` (list, tuple, dict, or StructGrad for an object) of `n` items from {key: cotangent}; None
+    when all are None."""
     grads = {k: g for k, g in grads.items() if g is not None}
     if not grads:
         return None
-    return grads if seq is dict else seq(grads.get(k) for k in range(n))
+    return grads if seq is dict else StructGrad(grads) if seq is StructGrad else seq(grads.get(k) for k in range(n))
 
 
 def _where(parent, child):
@@ -243,7 +275,7 @@ def _place(plan, parent, dy, where):
         raise _held_error(where, plan)
     if plan[0] == "items":  # each item's cotangent goes where that item sits in the parent
         _, seq, n, places, flat = plan
-        rest, dparent = dict(dy) if seq is dict else dict(enumerate(dy)), None
+        rest, dparent = dict(dy) if seq is dict or seq is StructGrad else dict(enumerate(dy)), None
         if flat is not None:  # each item's at its first place
             dp = [None] * len(parent)
             for key, ks in flat.items():

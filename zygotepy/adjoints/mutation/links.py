@@ -14,7 +14,7 @@ from ...structgrad import StructGrad
 from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
-from .held import _place, _split, _where, _where_items
+from .held import _place, _root, _split, _where, _where_each, _where_items, may_hold_deeper
 from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap
 
 
@@ -52,6 +52,8 @@ def _put(kind):
             plan = _holds(parent, kind, key, child) or None
             if plan is None and kind == "item":  # `out = W[:]`: a copy holding W's items, found where they sit now
                 plan = _where_items(parent, child)
+            elif plan is not None:  # every place it sits, deeper ones too (`d = {"w": y, "in": [y]}`, then
+                plan = _where_deep(parent, child) or plan  # `d["w"][0] = v`): a read through any is the update's
             direct = False
         if plan == "opaque":
             raise ZygoteError(f"zygotepy cannot differentiate this update in place: it writes through a view whose "
@@ -64,7 +66,7 @@ def _put(kind):
         def back(dy):
             if dy is None or plan is None:
                 return (dy, None, None)
-            if _is_array(parent) and not direct or isinstance(plan, tuple):
+            if _is_array(parent) and not direct or isinstance(plan, tuple):  # (held.py's plans: _split)
                 rest, dchild = _split(plan, parent, dy, None)
                 return (rest, None, dchild)
             if kind == "attr" and key == "__dict__" and child is getattr(parent, "__dict__", None):
@@ -92,6 +94,21 @@ def _put(kind):
             return (type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp), None, dchild)
         return parent, back
     return put
+
+
+def _where_deep(parent, child):
+    """Where `child` sits in the list, dict or object `parent` (a held.py plan) when it sits deeper than in `parent`'s
+    own slots too, or shares memory with an array there; None when it is only in the slots themselves (the plain
+    routing below serves those)."""
+    items = parent.values() if isinstance(parent, dict) else vars(parent).values() if hasattr(parent, "__dict__") \
+        else parent
+    if not may_hold_deeper(items, child):
+        return None
+    roots = {_root(child): [child]} if isinstance(child, np.ndarray) else {}
+    plan = _where_each(parent, {id(child): child}, roots).get(id(child))
+    if not isinstance(plan, tuple) or all(sub == "self" for _, _, sub in plan[1]):
+        return None
+    return plan
 
 
 def _sum(grads):

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.call_checks import call_site
 from ...ast_adjoint.dispatch import J_mutating
 from ...backends import is_array_type, is_foreign, namespace, unbroadcast
 from ...errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
@@ -21,6 +22,7 @@ from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
 from ..structures.dicts import key_cotangent
+from .held import _split, _where_held, may_hold_deeper
 
 
 def _repeats(index, x):
@@ -119,7 +121,7 @@ def setitem(x, index, value):
         if isinstance(index, int):
             entry = mt.Entry(lambda s: x.__setitem__(index, s), before, x)
             now = lambda: x[index]
-            twins = _twin_slots(x, index % n if n else index, value)
+            twins = _twins(x, index % n if n else index, value, before is value)
         else:
             start = index.indices(n)[0]
             whole_before = x[:start] + list(before) + x[start + len(before):]
@@ -134,8 +136,9 @@ def setitem(x, index, value):
             if isinstance(index, int):
                 dx = dy if into and rt.sole(dy) else list(dy)  # handed over: reuse the list
                 dv, dx[index] = dx[index], None
-                for j in twins:  # the same object in another slot: read after the write, it is the written value
-                    dv, dx[j] = rt.acc(dv, dx[j]), None
+                for j, item, plan in twins:  # the written object in another slot: read after the write, it is the
+                    dx[j], d = _split(plan, item, dx[j], None)  # written value
+                    dv = rt.acc(dv, d)
                 return _added(into, (dx, None, dv))
             k = len(dy) - (n - len(before))  # how many items the slice holds now
             dv = like(value, list(dy[start:start + k])) if k else None
@@ -143,6 +146,7 @@ def setitem(x, index, value):
         return x, back
     if isinstance(x, dict):
         had, old = index in x, x.get(index)
+        twins = _twins(x, index, value, had and old is value)
         x[index] = value
 
         def restore(state):
@@ -156,7 +160,8 @@ def setitem(x, index, value):
             entry.undo(lambda: (True, x[index]))
             if dy is None:
                 return into or (None, None, None)
-            return _added(into, (_dict_without(dy, index), None if had else key_cotangent(index), dy.get(index)))
+            rest, dv = _twins_split(twins, dict(dy), index)
+            return _added(into, (_dict_without(rest), None if had else key_cotangent(index), dv))
         return x, back
     method = getattr(type(x), "__setitem__", None)
     if isinstance(method, types.FunctionType):  # a user class: its own __setitem__, derived, updates `x`
@@ -188,18 +193,54 @@ def _set_foreign(x, index, value):
     return x, back
 
 
-def _twin_slots(x, index, value):
-    """The other slots of the list `x` that hold the very object just written at `index` (`both = [a, a]`, then
-    `both[1] *= 2`, an update in place through slot 1): a read of one of them after the write reads the written object,
-    so its cotangent must reach the value written (through the update's own back), not the slot's older entry. Only
-    objects an update in place can change (arrays, lists, dicts, class instances): equal numbers may be one object
-    by chance (cached constants), which says nothing about where their gradients go."""
+def _twins(x, index, value, written_back):
+    """The other slots of `x` (a list's positions, a dict's keys, an object's attributes: `x` its `vars`) that hold the
+    very object just written at `index` (`both = [a, a]` or `{"w": a, "v": a}`, then `both[1] *= 2`, an update in place
+    through one slot), as `(slot, item, plan)`: a read of one of them after the write reads the written object, so its
+    cotangent must reach the value written (through the update's own back), not the slot's older entry. Where the
+    write puts back the object the slot held (`d["w"] *= 2`: `written_back`), the object is looked for inside the other
+    slots' items too (a list or object holding it, a view of its memory: held.py's plans), unless they are numbers and
+    arrays owning their data (the common case: identity finds it there). Only objects an update in place can change
+    (arrays, lists, dicts, class instances): equal numbers may be one object by chance (cached constants), which says
+    nothing about where their gradients go."""
     if isinstance(value, (int, float, complex, str, bytes, tuple, type(None), np.generic)):
         return ()
-    return tuple(j for j, item in enumerate(x) if item is value and j != index)
+    # (this runs on every store into a list, dict or object: the common cases are decided by C loops, map and count)
+    items = x.values() if isinstance(x, dict) else x
+    identical = list(map(id, items)).count(id(value)) - bool(written_back)  # (the slot written holds it already)
+    deep = written_back and may_hold_deeper(items, value)
+    if not identical and not deep:
+        return ()
+    twins = []
+    for j, item in x.items() if isinstance(x, dict) else enumerate(x):
+        if j == index:
+            continue
+        plan = "self" if item is value else _where_held(item, value) if deep else None
+        if plan == "opaque":
+            raise ZygoteError(f"{call_site() or 'a store'}: zygotepy cannot differentiate this update in place: "
+                              f"another entry holds the updated object where its gradient cannot be routed (a "
+                              f"closure's cell, a partial's argument, a __slots__ attribute, a view of its bytes as "
+                              f"another dtype)")
+        if plan is not None:
+            twins.append((j, item, plan))
+    return tuple(twins)
 
 
-def _dict_without(dy, key):
+def _twins_split(twins, fields, index):
+    """A dict's (or an object's fields') cotangent `fields` after a write at `index` -> (the rest, the written
+    value's cotangent: its own entry's and its part of each twin's)."""
+    dv = fields.pop(index, None)
+    for k, item, plan in twins:
+        rest, d = _split(plan, item, fields.get(k), None)
+        dv = rt.acc(dv, d)
+        if rest is None:
+            fields.pop(k, None)
+        else:
+            fields[k] = rest
+    return fields, dv
+
+
+def _dict_without(dy, key=None):
     """`dy` less `key`'s entry; `{}`, not None, while read keys wait for their stores' backs (structures.keys_read)."""
     return None if dy is None else {k: v for k, v in dy.items() if k != key} or ({} if current().read_keys else None)
 
@@ -238,7 +279,9 @@ def _check_plain_attribute(obj, name):
 @adjoint(mt.setattr_, updates=True)
 def setattr_(obj, name, value):
     _check_plain_attribute(obj, name)
-    entry = mt.Entry(_attr_restorer(obj, name), _attr_state(obj, name), obj)
+    state = _attr_state(obj, name)
+    entry = mt.Entry(_attr_restorer(obj, name), state, obj)
+    twins = _twins(vars(obj), name, value, state[0] and state[1] is value) if hasattr(obj, "__dict__") else ()
     setattr(obj, name, value)
 
     def back(dy):
@@ -246,8 +289,9 @@ def setattr_(obj, name, value):
         dy = as_fields(obj, dy)
         if dy is None:
             return (None, None, None)
-        rest = {k: v for k, v in dy.items() if k != name and v is not None}
-        return (StructGrad(rest) if rest else None, None, dy.get(name))
+        rest, dv = _twins_split(twins, dict(dy), name)
+        rest = {k: v for k, v in rest.items() if v is not None}
+        return (StructGrad(rest) if rest else None, None, dv)
     return obj, back
 
 

@@ -8,6 +8,8 @@ from ... import api
 from ...api import _seed
 from ...ast_adjoint import dispatch
 from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.call_checks import call_site
+from ...errors import ZygoteError
 from ..registry import adjoint, nondifferentiable
 from .cotangents import _drop, _pad, _project_all, _take
 from .deep import NestingTooDeep, outermost
@@ -115,6 +117,10 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
         return _always(rule)
 
     def outermost_rule(*args, **kwargs):
+        if len(args) == 1:  # `gradient(f)`, the function of the point: differentiated code cannot hold that yet
+            raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate {entry.__name__}(f) called "
+                              f"with the function alone inside a function being differentiated; write "
+                              f"{entry.__name__}(f, x), or grad(f)(x)")
         # (keyword-aware: called with keywords, argnums= among them, its back ends with their cotangents' dict)
         called_with, argnums = bool(kwargs), kwargs.pop("argnums", None)
         placed = _placed(args, kwargs)

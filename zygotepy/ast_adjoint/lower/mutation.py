@@ -123,6 +123,7 @@ class Mutation:
                         self.mutate(parent, put, lin, chain=chain)
                     finally:
                         self.by_call = outer
+        refreshed = []
         for clin in [c for c in below if c not in direct]:
             if clin in chain:
                 continue
@@ -130,10 +131,13 @@ class Mutation:
             if child is None:
                 continue
             # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
-            # own holders see the change too
+            # own holders see the change too, once every child has its own new version (a child's holder may be
+            # another child: `p = o.step(b)` links o and b to p, and o to b)
             chain.add(clin)
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
                               hint=self.user_name(child))
+            refreshed.append((child, fresh))
+        for child, fresh in refreshed:
             self.mutate(child, fresh, lin, chain=chain, refreshed=True)
         for clin in self.through_unnamed(lin, chain | {came_from}):
             # a sibling (`z = (y, x)[0]`, `v = a[1:] if c else a[:1]`) or a view's own parent (`t = [y[1:]]`,

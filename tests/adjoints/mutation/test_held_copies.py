@@ -375,3 +375,58 @@ def test_deepcopy_of_an_object_raises():
         return np.sum(copy.deepcopy(_Box(x)).v)
     with pytest.raises(ZygoteError, match="copy.deepcopy of a _Box"):
         gradient(f, np.ones(2))
+
+
+class _Own:
+    def __init__(self, w):
+        self.w = w
+
+    def __copy__(self):
+        return _Own(self.w * 1.0)
+
+
+class _Slotted:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+def _object_copy_shares_its_array(x):
+    o = _Box(x * 1.0)
+    c = copy.copy(o)
+    c.v[0] = x[1] * x[2]  # the shared array: o sees it
+    c.v *= x[0]
+    return np.sum(o.v ** 2)
+
+
+def _object_copy_rebinds_its_attribute(x):
+    o = _Box(x * 1.0)
+    c = copy.copy(o)
+    c.v = c.v * x[0]  # a new array: o keeps its own
+    return np.sum(o.v ** 2) + np.sum(c.v)
+
+
+def _own_copy_method(x):
+    o = _Own(x * x[0])
+    c = copy.copy(o)
+    c.w *= 2.0
+    return np.sum(o.w) + np.sum(c.w * x)
+
+
+@pytest.mark.parametrize("f", [_object_copy_shares_its_array, _object_copy_rebinds_its_attribute, _own_copy_method])
+def test_shallow_copy_of_an_object(f):
+    """`copy.copy(obj)` of a plain object shares its attributes, as Python's does (an update in place through the copy
+    is the original's); a class's own `__copy__` runs as derived code. It raised MissingAdjoint naming copy.py's
+    `__reduce_ex__` call, not the user's line (structures/sequences.py `shallow_copy`)."""
+    x = RNG.normal(size=3)
+    before = x.copy()
+    check_grads(f, x)
+    assert np.array_equal(x, before)
+
+
+def test_shallow_copy_of_a_slotted_object_raises_naming_the_call():
+    def f(x):
+        return np.sum(copy.copy(_Slotted(x)).w)
+    with pytest.raises(ZygoteError, match=r"test_held_copies.py:\d+: .*copy.copy of a _Slotted"):
+        gradient(f, np.ones(2))

@@ -2,11 +2,15 @@
 (`list.copy`, `copy.deepcopy`), and sets (whose cotangent is a dict from element to cotangent). A tuple's or list's
 cotangent is a tuple or list of its items' (`None` where no gradient flows)."""
 import copy
+import types
 
 import numpy as np
 
 from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.call_checks import call_site
+from ...ast_adjoint.dispatch import J
 from ...errors import ZygoteError
+from ...structgrad import StructGrad
 from ..registry import adjoint, nondifferentiable
 from .common import Items, like
 
@@ -120,6 +124,37 @@ def list_copy(lst):
     """`W.copy()` (and `copy.copy(W)`, which calls it): a new list of the same items. The caller links the copy to `W`
     like any call's result, so an item updated in place through either is seen through the other (mutation_links)."""
     return lst.copy(), lambda dy: (None if dy is None else list(dy),)
+
+
+@adjoint(copy.copy)
+def shallow_copy(x):
+    """`copy.copy(x)`: what Python's shallow copy makes, a new list, dict, array or plain object holding the same items
+    (a tuple, number or string is itself). The caller links the copy to `x` like any call's result, so an item updated
+    in place through either is seen through the other. A class with a `__copy__` of its own runs it as derived code;
+    one that copies itself another way (`__reduce_ex__`, `__slots__`) raises a ZygoteError naming the call."""
+    t = type(x)
+    if t is list or t is dict or t is np.ndarray:
+        return x.copy(), lambda dy: (None if dy is None else list(dy) if t is list else dict(dy) if t is dict else dy,)
+    if t is tuple or t in _PLAIN_LEAVES or t is frozenset:
+        return x, lambda dy: (dy,)
+    own = getattr(t, "__copy__", None)
+    if isinstance(own, types.FunctionType):
+        y, pb = J(own, x)
+        return y, lambda dy: (pb(dy)[1],)
+    if not hasattr(x, "__dict__") or hasattr(t, "__slots__") or t.__reduce_ex__ is not object.__reduce_ex__ \
+            or t.__reduce__ is not object.__reduce__ or isinstance(x, (types.FunctionType, type, types.ModuleType)):
+        raise ZygoteError(f"{call_site() or 'copy.copy'}: zygotepy cannot differentiate copy.copy of a {t.__name__}: "
+                          f"only lists, dicts, arrays and plain objects (their attributes shared, as Python's shallow "
+                          f"copy shares them) are; build the copy explicitly")
+    y = object.__new__(t)
+    y.__dict__.update(x.__dict__)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        fields = dy if isinstance(dy, dict) else vars(dy)  # (an object of the class may stand for its cotangent)
+        return (StructGrad(fields) if fields else None,)
+    return y, back
 
 
 @adjoint(copy.deepcopy)

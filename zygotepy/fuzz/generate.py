@@ -382,8 +382,7 @@ class _Gen(Expressions, AxesBlocks, IdiomBlocks):
         setup.insert(0, f"f0 = {self.bounded(self.scalars[0])}")
         self.frozen.append("f0")
         body = setup + self.block(0, False, 4, 10) + [f"return {self.ret()}"]
-        params = ", ".join(name for name, _, _ in args)
-        helpers = "".join(HELPERS[h] + "\n" for h in HELPERS if h in self.helpers)
+        params, helpers = ", ".join(name for name, _, _ in args), "".join(HELPERS[h] + "\n" for h in HELPERS if h in self.helpers)
         src = HEADER + "\n" + helpers + f"\ndef program({params}):\n" + \
             "".join("    " + line + "\n" for part in body for line in part.split("\n"))
         prog = Program(seed, index, fl, src, args, self.tags, self.mut_arg, self.mut_any)

@@ -1,6 +1,7 @@
 """Rules for tuples, lists and sets: displays (starred items too), unpacking (`a, *b = xs`), `append`, copies
-(`list.copy`, `copy.deepcopy`), and sets (whose cotangent is a dict from element to cotangent). A tuple's or list's
-cotangent is a tuple or list of its items' (`None` where no gradient flows)."""
+(`list.copy`, `copy.copy` of containers and plain objects, `copy.deepcopy`), and sets (whose cotangent is a dict from
+element to cotangent). A tuple's or list's cotangent is a tuple or list of its items' (`None` where no gradient
+flows)."""
 import copy
 import types
 

@@ -7,10 +7,14 @@ a folding function that is a C function with a rule (`operator.mul`) is used thr
 """
 import functools
 import itertools
+import numbers
 import operator
+import types
 
 from ..ast_adjoint.dispatch import J
+from ..errors import ZygoteError
 from .registry import adjoint, keyword_cotangents, keyword_rule
+from .scalar import IN_PLACE
 from .structures.common import like
 
 
@@ -62,8 +66,22 @@ def _through(twin, *args):
     return y, lambda dy: pb(dy)[1:]
 
 
+def _folding(fn, first):
+    """`reduce(operator.iadd, [y, z])` updates its first item `y` in place, which no code of the caller's shows (a
+    silently wrong gradient for a later read of `y`): refused where that item is a list or an array; on numbers the
+    operator in place is the plain one."""
+    plain = IN_PLACE.get(fn)
+    if plain is None or type(first) in (int, float, complex, bool) or isinstance(first, numbers.Number):
+        return plain or fn
+    raise ZygoteError(f"zygotepy cannot differentiate a fold with operator.{fn.__name__}, which updates the first "
+                      f"item ({type(first).__name__}) in place; fold with operator.{plain.__name__} (or sum(...))")
+
+
 @adjoint(functools.reduce)
 def reduce_(fn, seq, *initial):
+    if type(fn) is types.BuiltinFunctionType and fn in IN_PLACE:
+        seq = list(seq)
+        fn = _folding(fn, initial[0] if initial else seq[0] if seq else None)
     return _through(reduce_twin, fn, seq, *initial)
 
 
@@ -72,6 +90,9 @@ def reduce_(fn, seq, *initial):
 def accumulate(seq, fn=None, *, initial=None):
     """`initial=` is the first item of the running fold, and its cotangent that item's."""
     given = {} if initial is None else {"initial": initial}
+    if type(fn) is types.BuiltinFunctionType and fn in IN_PLACE:
+        seq = list(seq)
+        fn = _folding(fn, initial if given else seq[0] if seq else None)
     y, back = _through(accumulate_twin, [initial, *seq] if given else seq, operator.add if fn is None else fn)
 
     def accumulate_back(dy):

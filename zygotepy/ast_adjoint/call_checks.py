@@ -103,15 +103,23 @@ def _check_updates(fn, mutated, finals, slot, updated):
     if all(id(o) in taken for o in updated):
         return
     code = fn.__code__
-    names = ", ".join(repr(code.co_varnames[k]) for k in mutated) if mutated else "(one of them)"
-    how = ("its caller uses the call's result" if mutated else
-           "it updates it in a way zygotepy does not follow into the caller (an augmented assignment x += ..., or "
-           "an update through another object that holds it)")
+    names = ("s " if len(mutated) > 1 else " ") + ", ".join(repr(code.co_varnames[k]) for k in mutated) \
+        if mutated else " (one of them)"
+    how = ("the call site does not take the updated object back (the call's result is used, the argument goes "
+           "through *args or **kwargs, or the callee is reached through a name)" if mutated else
+           "it updates it in a way zygotepy does not follow into the caller (an augmented assignment x += ..., an "
+           "update through another object that holds it, or a call through a name or *args that updates it: a "
+           "decorator's wrapper `fn(*args)`)")
+    if mutated and 0 in mutated and code.co_varnames[0] == "self":  # `upd = a.update; upd(v)`, `model(x)`
+        hint = (f"Call the method on its object (`obj.{fn.__name__}(...)`" if fn.__name__ != "__call__" else
+                "Give the update a method of its own and call it on the object (`obj.step(...)`") + \
+            ", on a line of its own), or return the updated value instead."
+    else:
+        hint = (f"Call it as a statement (`{fn.__name__}(...)` on a line of its own) with item updates "
+                f"(x[...] = ...), or return the updated value instead.")
     raise ZygoteError(
-        f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument {names} in place, and "
-        f"{how}, so zygotepy cannot route the gradient of the updated object. Call it as a statement "
-        f"(`{fn.__name__}(...)` on a line of its own) with item updates (x[...] = ...), or return the updated value "
-        f"instead.")
+        f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument{names} in place, and "
+        f"{how}, so zygotepy cannot route the gradient of the updated object. {hint}")
 
 
 def _check_shared_memory(fn, mutated, finals, args):

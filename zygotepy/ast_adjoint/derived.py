@@ -23,7 +23,8 @@ def _derived(fn, args, kwargs, need, api=False):
     needs no remapping of its cotangents."""
     code = fn.__code__
     forward, back, plan, mutates = _adjoint_of(fn, args, kwargs, need)
-    slot = _claim(args) if mutates and not api else None
+    given = (*args, *kwargs.values()) if kwargs else args  # (`helper(x, buf=y)` may update y)
+    slot = _claim(given) if mutates and not api else None
     log = current().log
     mark = 0 if api else len(log)
     y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
@@ -32,9 +33,9 @@ def _derived(fn, args, kwargs, need, api=False):
     if mutates:
         y, finals = y[0], y[1:]
         pb = FinalsPullback(pb, finals, not api)
-        _check_shared_memory(fn, mutates, finals, args)
+        _check_shared_memory(fn, mutates, finals, given)
     if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?
-        _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, args))
+        _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, given))
     if plan is None or api and len(args) <= code.co_argcount:
         return y, pb
     return y, MappedPullback(pb, plan)
@@ -54,6 +55,12 @@ def _adjoint_of(fn, args, kwargs, need):
     if hit is None:
         hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
     return hit
+
+
+def derive_now(fn, args, kwargs):
+    """Derive the Python function `fn` for this call shape (cached), raising what its source or syntax gives before
+    any of it runs."""
+    _adjoint_of(fn, args, kwargs, None)
 
 
 def _prepare(fn, code, args, kwargs, need):

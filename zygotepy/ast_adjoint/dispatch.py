@@ -11,13 +11,14 @@ where it was made; `COMPILER`, the compiler's entry points J is given).
 """
 import functools
 import inspect
+import numbers
 import operator
 import types
 
 
 from ..adjoints import registry
 from ..backends import is_array_type
-from ..errors import MissingAdjoint, SourceUnavailable
+from ..errors import MissingAdjoint, SourceUnavailable, ZygoteError
 from ..runtime.context import current
 from .guards_runtime import NATIVE as _NATIVE, differentiable
 from .runtime import callmethod
@@ -34,9 +35,11 @@ from .pullbacks import (
 _FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType
 
 
-def J_mutating(fn, args, kwargs, updates=True):
-    """J for a call that may update its arguments: `(y, back(dy, finals), ids of the arguments it updated)`."""
-    slot = _Slot({id(a.__self__ if type(a) is super else a) for a in args} if updates else set())
+def J_mutating(fn, args, kwargs, updates=True, keywords_taken=True):
+    """J for a call that may update its arguments: `(y, back(dy, finals), ids of the arguments it updated)`; the
+    keyword arguments only where the call site takes them back (`keywords_taken`)."""
+    given = (*args, *kwargs.values()) if kwargs and keywords_taken else args
+    slot = _Slot({id(a.__self__ if type(a) is super else a) for a in given} if updates else set())
     slots = current().slots
     slots.append(slot)
     try:
@@ -90,6 +93,22 @@ def _user_operator(fn, args):
     return None
 
 
+def _takes_keyword(rule, name):
+    code = getattr(rule, "__code__", None)
+    return code is None or code.co_flags & inspect.CO_VARKEYWORDS or \
+        name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
+def _refuse_hidden_out(fn):
+    """`fn(..., out=y)` reached through code zygotepy did not lower (a partial's call, a function without source): the
+    update of `y` would go unseen by the caller's bookkeeping."""
+    where = call_site()
+    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate "
+                      f"{getattr(fn, '__name__', fn)}(..., out=...) called through another object (a "
+                      f"functools.partial, a wrapper): pass out= at the call in your own code, or store the result "
+                      f"(y[...] = ...)")
+
+
 _METHOD_KINDS = {}
 
 
@@ -115,6 +134,8 @@ def _callmethod(args, kwargs, need):
         y, pb = _dispatch(method, (obj, *rest), kwargs, need and (need[0], *need[2:]))
         return y, CallMethodPullback(pb, True, name, obj)
     bound = getattr(obj, name)
+    if type(obj) is types.ModuleType and rest and type(bound) is _BUILTIN and bound in _IN_PLACE_CALLS:
+        _refuse_unseen_update(bound, rest[0])
     y, pb = _dispatch(bound, tuple(rest), kwargs)
     is_bound_method = (getattr(bound, "__self__", None) is obj or isinstance(obj, super)) \
         and not isinstance(obj, types.ModuleType)
@@ -152,6 +173,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         rule = registry.find_rule(fn)
     if rule is not None:
         aware = getattr(rule, "__zygote_keywords__", False)
+        if kwargs and kwargs.get("out") is not None and not _takes_keyword(rule, "out"):
+            _refuse_hidden_out(fn)
         if kwargs and not aware:
             moved = _movable(fn, rule, args, kwargs)
             if moved:
@@ -219,7 +242,24 @@ def J(fn, /, *args):
         # a rule, called from here as `_dispatch` would (an operator may be a user class's first: `_user_operator`)
         y, back = rule(*args)
         return y, RulePullback(back, rule, len(args), None, args).__call__
+    if type(fn) is _BUILTIN and fn in _IN_PLACE_CALLS:
+        _refuse_unseen_update(fn, args[0])
     return _dispatch(fn, args, None)
+
+
+_IN_PLACE_CALLS = frozenset((operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+                             operator.imod, operator.ipow, operator.imatmul, operator.iand, operator.ior,
+                             operator.ixor, operator.ilshift, operator.irshift))
+
+
+def _refuse_unseen_update(fn, first):
+    """An operator in place called as a value (`f = operator.iadd; z = f(y, v)`, or through a module kept in a name):
+    the lowering follows the update of `y` that `y += v` makes, never this one (a silently wrong gradient)."""
+    if not isinstance(first, (numbers.Number, str, bytes, tuple, frozenset)):
+        where = call_site()
+        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate operator.{fn.__name__} "
+                          f"called as a function on a {type(first).__name__}, which it updates in place; write the "
+                          f"augmented assignment (x += y) instead")
 
 
 _RULES = registry.RULES

@@ -7,11 +7,14 @@ import types
 
 from ..adjoints import registry
 from ..adjoints.registry import find_rule
+from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..forward.transform import library, as_written
 from . import dispatch
 from . import runtime as rt
 from .analysis import callee_object
+from .derived import derive_now
 from .ir import Assign, Call, Const, If, Var
+from .lower.scan import may_update_in_place
 from .optimize.guards import _call
 
 
@@ -22,16 +25,23 @@ class InactiveCalls:
         the rule's forward runs (Zygote calls a rule even then; a rule such as `nestlevel` may compute something else),
         and so do the nesting rules of `adjoints/nesting/`, which give an inner level's calls the outer level's meaning."""
         call = s.value
-        if not isinstance(call, Call) or call.star is not None or isinstance(s.out, tuple):
+        if not isinstance(call, Call) or isinstance(s.out, tuple):
             return [s]
         target = self.statics.get(call.fn.name) if isinstance(call.fn, Var) else callee_object(call.fn, self.globals)
+        if call.star is not None:  # `fill(*args)`: the lowering could not tell which names its updates reach
+            user = type(target) is types.FunctionType and not library(target) or target is None
+            return [Assign(s.out, Call(Const(as_written_checked), (call.fn, *call.args), call.kwargs, call.star),
+                           s.line) if user and _users_source(self.fn.filename) else s]
         j = Call(Const(dispatch.J_kw if call.kwargs else dispatch.J), (call.fn, *call.args), call.kwargs)
         written = Assign(s.out, Call(Const(as_written), (call.fn, *call.args), call.kwargs), s.line) \
             if _users_source(self.fn.filename) else s
         if target is None and isinstance(call.fn, Var):
             # a callee known only at run time (a closure cell, a local name) may have such a rule too: tested there,
-            # one set lookup (`id(f) in _RULED`), hoisted out of loops where the callee does not change
+            # one set lookup (`id(f) in _RULED`), hoisted out of loops where the callee does not change; and it may
+            # update its arguments, which the lowering could not know (`as_written_checked`)
             test = self.hoist(_call(registry.has_rule, call.fn), call.fn)
+            if written is not s:
+                written = Assign(s.out, Call(Const(as_written_checked), (call.fn, *call.args), call.kwargs), s.line)
             return [If(test, [Assign((s.out, Var("_")), j, s.line)], [written], line=s.line)]
         rule = find_rule(target)
         if rule is None or registry.is_builtin(rule) and not getattr(rule, "__zygote_always__", False):
@@ -41,6 +51,26 @@ class InactiveCalls:
                 return [Assign(s.out, Call(Const(rt.number_value), (call.fn, *call.args)), s.line)]
             return [written if rule is None and type(target) is types.FunctionType and not library(target) else s]
         return [Assign((s.out, Var("_")), j, s.line)]
+
+
+def as_written_checked(fn, /, *args, **kwargs):
+    """`as_written` for a callee known only at run time, whose call no gradient flows through. The lowering took the
+    call as one that updates nothing (it could not see the callee); one whose code may update its arguments in place
+    runs through J instead, which refuses, naming the call, an update of an argument (`z = [fill(x, y)]`, `fill` a
+    local name: y's gradient from x would be silently missing). A callee zygotepy cannot derive runs as written."""
+    code, bound = fn, args  # (a bound method updates its object: `upd = a.update; upd(v)`; so may a callable object)
+    if type(fn) is types.MethodType:
+        code, bound = fn.__func__, (fn.__self__, *args)
+    elif not isinstance(fn, (type, types.FunctionType)) and \
+            type(getattr(type(fn), "__call__", None)) is types.FunctionType:
+        code, bound = type(fn).__call__, (fn, *args)
+    if type(code) is types.FunctionType and may_update_in_place(code) and not library(code):
+        try:
+            derive_now(code, bound, kwargs or None)
+        except (SourceUnavailable, UnsupportedSyntax):
+            return as_written(fn, *args, **kwargs)
+        return (dispatch.J_kw(fn, *args, **kwargs) if kwargs else dispatch.J(fn, *args))[0]
+    return as_written(fn, *args, **kwargs)
 
 
 def _users_source(filename):

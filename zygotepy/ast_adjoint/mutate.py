@@ -19,8 +19,7 @@ from ..backends import is_array_type
 from ..errors import UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
 
-# The journal (`entries`), the log of updated objects (`log`) and the rest of the per-call state are this thread's
-# (runtime/context.py): `current().entries` and so on.
+# (the journal `entries`, the log of updated objects `log` and the rest of the per-call state: runtime/context.py)
 
 
 def redo(entries):
@@ -353,9 +352,14 @@ def same_as(var, old, new):
 
 
 def mutcall(fn, *args, **kwargs):
-    """A call that may update its arguments: `(fn(*args), *args)` (a `super()` proxy stands for its object)."""
+    """A call that may update its arguments: `(result, *args, *kwargs.values())` (a `super()` proxy: its object)."""
     result = fn(*args, **kwargs)
-    return (result, *(a.__self__ if type(a) is super else a for a in args))
+    return (result, *(a.__self__ if type(a) is super else a for a in args), *kwargs.values())
+
+
+def splatcall(fn, *args, **kwargs):
+    """`mutcall` of `f(x, **opts)`: the callee may not update the keyword arguments, which the caller cannot name."""
+    return mutcall(fn, *args, **kwargs)
 
 
 def valuecall(fn, *args, **kwargs):

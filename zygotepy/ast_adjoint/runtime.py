@@ -118,6 +118,24 @@ def iterate(iterable):
     return list(iterable)
 
 
+def captured_updated(old, new, name, file, line):
+    """After `y *= v` on a name a nested function captures: refused where it updated the object in place (an array,
+    a list), whose new version the closure's derived code cannot follow; a number or a tuple is a new object, which
+    the closure's cell holds as Python's does."""
+    if new is old and not isinstance(old, ATOMIC):
+        raise UnsupportedSyntax(f"updating '{name}' in place, which a nested function captures", file, line,
+                                hint="give the updated value a name of its own (`y2 = y * v`), or pass it to the "
+                                "function as an argument")
+
+
+def kept_iterator(it, *sources):
+    """`pairs = zip(a, b)` (`map`, `filter`, `enumerate`, `reversed`, a generator expression, lowered as a list): the
+    iterator a name keeps. Its rule (adjoints/structures/iteration.py) turns the list the call's rule made into an
+    iterator that is used up as Python's is, and that refuses an item taken after one of `sources` was updated in
+    place (Python's would read the new value)."""
+    return iter(it)
+
+
 class LazyWatch:
     """The objects a loop over a lazy iterator walks (`reversed(y)`, `map(f, y)`, a generator over `y`), and how far
     the log of updates in place had got; and the lists `enumerate` or `zip` walk, with their lengths. zygotepy takes

@@ -5,16 +5,17 @@ the argument specs, the construct tags, and what the generator knows about it (w
 object in place). Values stay bounded (tanh, sin, 0.5 factors) so nothing overflows; branch tests compare values that
 vary smoothly, so a kink near the evaluation point is rare (the checker skips those by two finite-difference steps).
 
-Three flavours: `scalar` (float arguments, `math` calls), `array` (a float and a NumPy vector `x`, with views,
-aliases and updates in place) and `complex` (complex arguments, NumPy calls, a real result).
-Int arguments, when present, have one role each: `m` only arithmetic (its gradient is its derivative), `n` both an
-index and arithmetic (`L[n] * n`: its gradient is the arithmetic part only), `k` only data (its gradient is None).
+Three flavours: `scalar` (float arguments, `math` calls), `array` (a float and a NumPy vector `x`, with views, aliases
+and updates in place) and `complex` (complex arguments, NumPy calls, a real result). Int arguments, when present, have
+one role each: `m` only arithmetic (its gradient is its derivative), `n` both an index and arithmetic (`L[n] * n`: its
+gradient is the arithmetic part only), `k` only data (its gradient is None).
 """
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arrayops import HELPERS as ARRAYOP_HELPERS, KINDS as ARRAYOP_KINDS, ArrayOpBlocks
 from .axes import AxesBlocks
 from .exprs import Expressions
 from .idioms import HELPERS as IDIOM_HELPERS, IdiomBlocks
@@ -26,7 +27,7 @@ CONSTRUCTS = (
     "inplace_aug", "list_append", "dict_store", "np_r", "int_arith", "int_index", "int_data", "complex", "array",
     "capture_reassigned", "second_order", "foreign", "axes", "lazy_iter", "alias_slots", "seq_operand",
     "method_update", "operator_class", "comprehension", "builtin_reduce", "keyword_call", "tuple_return",
-    "zip_enumerate")
+    "zip_enumerate") + ARRAYOP_KINDS
 
 HEADER = "import math\nimport numpy as np\nfrom collections import namedtuple\n"
 
@@ -38,7 +39,7 @@ HELPERS = {
     "h_inplace": "def h_inplace(arr, s):\n    arr[0] = arr[0] * 0.5 + 0.1 * s\n    arr *= 0.9\n",
     "h_setlist": "def h_setlist(acc, v):\n    acc[0] = acc[0] * 0.5 + 0.2 * v\n",
     "h_rec": "def h_rec(t, j):\n    if j <= 0:\n        return t\n    return h_rec(np.sin(t) * 0.9 + 0.1, j - 1)\n",
-    "h_apply": "def h_apply(fn, v):\n    return fn(v) * 0.5\n", **IDIOM_HELPERS}
+    "h_apply": "def h_apply(fn, v):\n    return fn(v) * 0.5\n", **IDIOM_HELPERS, **ARRAYOP_HELPERS}
 
 
 @dataclass
@@ -63,7 +64,7 @@ class Program:
         return re.sub(r"\[n\]", "[round(n)]", self.src).replace("range(n)", "range(round(n))")
 
 
-class _Gen(Expressions, AxesBlocks, IdiomBlocks):
+class _Gen(Expressions, AxesBlocks, IdiomBlocks, ArrayOpBlocks):
     """Statements and whole programs."""
 
     # -- statements ------------------------------------------------------------------------------------------------
@@ -79,8 +80,9 @@ class _Gen(Expressions, AxesBlocks, IdiomBlocks):
                            f"{t} = 0.5 * {t} + 0.4 * {self.bounded(e)}"])]
 
     def stmt(self, depth, in_loop):
-        block = self.axes_block() if self.wants_axes_block() else self.idiom_block() if self.wants_idiom_block() else None
-        if block:  # (axes.py, idioms.py: blocks drawn from streams of their own)
+        block = (self.axes_block() if self.wants_axes_block() else self.idiom_block() if self.wants_idiom_block()
+                 else self.arrayop_block() if self.wants_arrayop_block() else None)
+        if block:  # (axes.py, idioms.py, arrayops.py)
             return block
         top = depth == 0
         opts = [(6, self.assign), (1, self.swap), (3 if depth < 2 else 0, lambda: self.branch(depth, in_loop)),
@@ -154,13 +156,11 @@ class _Gen(Expressions, AxesBlocks, IdiomBlocks):
         return [f"for {self.walk(v, what, kind)}:"] + ["    " + s for s in body]
 
     def brk(self):
-        word = self.pick(["break", "continue"])
-        self.tags.add(word)
+        word = self.tag(*[self.pick(["break", "continue"])] * 2)
         return [f"if {self.cond()}:", f"    {word}"]
 
     def early_return(self):
-        self.tags.add("early_return")
-        return [f"if {self.cond()}:", f"    return {self.ret()}"]
+        return [f"if {self.tag('early_return', self.cond())}:", f"    return {self.ret()}"]
 
     def captured(self):
         """A value a function made here may capture: a frozen one, or (sometimes) one assigned again later."""
@@ -395,6 +395,6 @@ class _Gen(Expressions, AxesBlocks, IdiomBlocks):
 def generate(seed, index=0, flavour=None):
     """The `index`-th program of the run with this seed (the same program every time)."""
     gen = _Gen(seed, index, flavour)
-    gen.start_axes(seed, index)
-    gen.start_idioms(seed, index)
+    for start in (gen.start_axes, gen.start_idioms, gen.start_arrayops):  # (blocks drawn from streams of their own)
+        start(seed, index)
     return gen.program(seed, index)

@@ -4,6 +4,7 @@ used): the mutating methods of lists, dicts and arrays (methods.py), a Python fu
 library function known to update its argument with no rule, and code zygotepy cannot read that changed a float
 array, raise a ZygoteError.
 """
+import functools
 import operator
 import types
 
@@ -16,6 +17,7 @@ from ...backends import is_array_type, unbroadcast
 from ...errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ...runtime.context import current
 from ..in_place import updates_first, updates_first_argument
+from .. import registry
 from ..registry import adjoint
 from .methods import method_call
 from .overlap import _is_array
@@ -36,11 +38,17 @@ def mutcall(fn, *args, **kwargs):
     return _mutcall(fn, args, kwargs, False)
 
 
-def _mutcall(fn, args, kwargs, result_used):
-    """A call that may update its arguments: `(result, *args)`. Mutating methods of lists, dicts and arrays have
-    rules above; a Python function that updates its parameters returns their final versions (ast_adjoint/lower/), whose
-    cotangents its backward takes through `J_mutating`; anything else is assumed to leave its arguments alone.
-    `result_used` (valuecall): never run code zygotepy cannot read as is, since its result would carry no gradient."""
+@adjoint(mt.splatcall, updates=True)
+def splatcall(fn, *args, **kwargs):
+    return _mutcall(fn, args, kwargs, False, keywords_taken=False)
+
+
+def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
+    """A call that may update its arguments: `(result, *args, *kwargs.values())` (`helper(x, buf=y)` may update `y`).
+    Mutating methods of lists, dicts and arrays have rules above; a Python function that updates its parameters
+    returns their final versions (ast_adjoint/lower/), whose cotangents its backward takes through `J_mutating`;
+    anything else is assumed to leave its arguments alone. `result_used` (valuecall): never run code zygotepy cannot
+    read as is, since its result would carry no gradient."""
     if fn is rt.callmethod and len(args) >= 2 and isinstance(args[0], types.ModuleType):
         # `mod.f(...)` with the module bound to a local name (`import operator` in a function): the function itself
         out, inner = _mutcall(getattr(args[0], args[1]), args[2:], kwargs, result_used)
@@ -60,24 +68,24 @@ def _mutcall(fn, args, kwargs, result_used):
             def back(dy):  # the method's arguments are not updated: their cotangents after the call pass through
                 dr, dobj = (None, None) if dy is None else (dy[0], dy[1])
                 grads = mback(dr, dobj)
-                after = dy[3:] if dy is not None else (None,) * (len(args) - 2)
+                after = dy[3:len(args) + 1] if dy is not None else (None,) * (len(args) - 2)
                 kw = grads[-1] if kwargs and isinstance(grads[-1], dict) and len(grads) == len(args) else None
                 return (None, grads[0], None, *map(rt.acc, grads[1:len(args) - 1], after), *_keyword_grads(kwargs, kw))
-            return out, back
+            return _keywords_unchanged(out, back, kwargs)
     if fn is mt.with_out:
-        return _with_out(args, kwargs)
+        return _with_out(args, kwargs, result_used)
     if fn in (operator.setitem, operator.delitem) and len(args) == (3 if fn is operator.setitem else 2) \
             and not kwargs:  # `setitem(y, i, v)` not seen as one by lower() (operator bound to a local name)
         return _store_call(fn, args)
     if fn is np.copyto:
-        return _copyto(*args, **kwargs)
+        return _keywords_unchanged(*_copyto(*args, **kwargs), kwargs)
     if getattr(fn, "__self__", None) in (np.add, np.subtract) and getattr(fn, "__name__", "") == "at" \
             and len(args) == 3 and not kwargs:
         return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
     if updates_first(fn) or type(fn) is not types.FunctionType \
             and getattr(fn, "__name__", "") in ("shuffle",):
         if not any(differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
-            return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
+            return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
         name = _update_name(fn)
         raise ZygoteError(f"zygotepy cannot differentiate {name}, which updates its argument in place; write the "
                           f"update as x[...] = ... (x[i] += v with repeated indices: np.add.at), or add an @adjoint "
@@ -86,40 +94,67 @@ def _mutcall(fn, args, kwargs, result_used):
     # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
     if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
-        return (fn(*args, **kwargs), *args), _constant_back(len(args), kwargs)
-    updates = any(_mutable(a) for a in args)
+        return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
+    return _derived_call(fn, args, kwargs, result_used, keywords_taken)
+
+
+def _derived_call(fn, args, kwargs, result_used, keywords_taken):
+    """`_mutcall` of anything without a rule of its own here: J_mutating, which lets a derived callee update the
+    arguments, positional and keyword (their cotangents after the call reach it by identity), the keyword ones only
+    where the caller takes them back (`keywords_taken`: not through a `**mapping`)."""
+    everything = (*args, *kwargs.values()) if kwargs else args
+    updates = any(_mutable(a) for a in everything)
     mark = len(current().log)
     try:
-        result, pb, consumed = J_mutating(fn, args, kwargs, updates)
+        result, pb, consumed = J_mutating(fn, args, kwargs, updates, keywords_taken)
     except (MissingAdjoint, UnsupportedSyntax) as e:
         if result_used or not _before_running(e, fn, args):
             raise
         # a call statement into code zygotepy cannot read (a library's C or unsupported Python): it runs as is, as a
         # call whose result is dropped always did; its arguments are taken as not updated, which is checked for
         # float arrays (an update unseen would leave their gradients silently wrong)
-        before = [(a, a.copy()) for a in (*args, *kwargs.values()) if type(a) is np.ndarray and a.dtype.kind in "fc"]
+        before = [(a, a.copy()) for a in everything if type(a) is np.ndarray and a.dtype.kind in "fc"]
         result = fn(*args, **kwargs)
         for a, copy in before:
             if not np.array_equal(a, copy, equal_nan=True):
                 raise ZygoteError(f"zygotepy cannot differentiate {_update_name(fn)}, which updated an argument "
                                   f"array in place and has no adjoint rule; write the update as x[...] = ..., or "
                                   f"add an @adjoint rule") from e
-        return (result, *args), _constant_back(len(args), kwargs)
+        return (result, *everything), _constant_back(len(args), kwargs)
     # the arguments it did not update are left as they were: their holders' links need not assume they changed
-    mt.passed_through(args, mark)
-    out = (result, *(a.__self__ if type(a) is super else a for a in args))
+    mt.passed_through(everything, mark)
+    out = (result, *(a.__self__ if type(a) is super else a for a in everything))
+    n = len(args)
 
     def back(dy):
-        dr, dargs = (None, (None,) * len(args)) if dy is None else (dy[0], dy[1:])
+        dr, dargs = (None, (None,) * len(everything)) if dy is None else (dy[0], dy[1:])
         # (a number is never updated in place, and equal numbers may be one object: its cotangent passes through)
         finals = {id(a): g for a, g in zip(out[1:], dargs, strict=True) if g is not None and not mt.is_number(a)}
         # a callee that updated nothing and whose result got no cotangent has nothing to give (or to undo)
-        grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + len(args))
+        grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + n)
         through = [None if id(a) in consumed else g for a, g in zip(out[1:], dargs, strict=True)]
-        gs = [rt.acc(g, t) for g, t in zip(grads[1:1 + len(args)], through, strict=True)]
-        kw = grads[1 + len(args)] if kwargs and len(grads) > 1 + len(args) else None  # (None: nothing came back)
-        return (grads[0], *gs, *_keyword_grads(kwargs, kw))
+        gs = [rt.acc(g, t) for g, t in zip(grads[1:1 + n], through[:n], strict=True)]
+        if not kwargs:
+            return (grads[0], *gs)
+        kw = grads[1 + n] if len(grads) > 1 + n else None  # (None: nothing came back)
+        return (grads[0], *gs, {k: rt.acc((kw or {}).get(k), t) for k, t in zip(kwargs, through[n:], strict=True)})
     return out, back
+
+
+def _keywords_unchanged(out, back, kwargs):
+    """`(out, back)` of a rule above, whose call updates none of its keyword arguments: their values join `out` (as
+    `_mutcall` returns them) and their cotangents after the call pass through to the keyword cotangents."""
+    if not kwargs:
+        return out, back
+    n = len(out)
+
+    def keywords_back(dy):
+        grads = back(None if dy is None else dy[:n])
+        if dy is None or all(g is None for g in dy[n:]):
+            return grads
+        given = grads[-1] or {}
+        return (*grads[:-1], {k: rt.acc(given.get(k), t) for k, t in zip(kwargs, dy[n:], strict=True)})
+    return (*out, *kwargs.values()), keywords_back
 
 
 def _store_call(fn, args):
@@ -142,9 +177,12 @@ def _mutable(x):
 
 
 def _constant_back(n, kwargs):
-    """`(result, *args)` of a call no gradient flows through: the arguments' cotangents pass through unchanged."""
+    """`(result, *args, *kwargs.values())` of a call no gradient flows through: the arguments' cotangents pass through
+    unchanged."""
     def back(dy):
-        return (None, *((None,) * n if dy is None else dy[1:]), *_keyword_grads(kwargs))
+        if dy is None:
+            return (None, *((None,) * n), *_keyword_grads(kwargs))
+        return (None, *dy[1:1 + n], *_keyword_grads(kwargs, dict(zip(kwargs, dy[1 + n:]))))
     return back
 
 
@@ -165,13 +203,16 @@ def _before_running(error, fn, args):
         code.co_firstlineno <= error.lineno <= max((ln for _, _, ln in code.co_lines() if ln), default=0)
 
 
-mutcall.__zygote_keywords__ = valuecall.__zygote_keywords__ = True  # its back returns the keyword arguments'
-# cotangents too, as a last dict
+# (their backs return the keyword arguments' cotangents too, as a last dict)
+mutcall.__zygote_keywords__ = valuecall.__zygote_keywords__ = splatcall.__zygote_keywords__ = True
 
 
-def _with_out(args, kwargs):
-    """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself."""
+def _with_out(args, kwargs, result_used):
+    """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself; unless `out` is an ordinary
+    parameter of a function zygotepy derives (`helper(x, out=buf)`) or a keyword a partial binds."""
     fn, *fargs, out = args
+    if _takes_out_itself(fn, fargs):
+        return _out_as_keyword(fn, fargs, out, kwargs, result_used)
     where = kwargs.get("where", True)  # `np.add(y, x, out=y, where=mask)`: only the masked entries are written
     inner = {k: v for k, v in kwargs.items() if k != "where"}
     result, pb, _ = J_mutating(fn, tuple(fargs), inner, updates=False)
@@ -193,7 +234,7 @@ def _with_out(args, kwargs):
         grads = pb(unbroadcast(total, result) if total is not None and real else None, {})
         kw = grads[-1] if inner else None
         return (None, None, *grads[1:1 + len(fargs)], kept, *_keyword_grads(kwargs, kw))
-    return (out, fn, *fargs, out), back
+    return _keywords_unchanged((out, fn, *fargs, out), back, kwargs)
 
 
 # (np.copyto and np.add.at / np.subtract.at have rules above; the others are refused where a gradient flows)
@@ -239,3 +280,32 @@ def _copyto(dst, src, **kwargs):
         into = unbroadcast(dy[1], src) if dy[1] is not None and real else None
         return (None, None, rt.acc(dy[2], into), *_keyword_grads(kwargs))
     return (None, dst, src), back
+
+
+def _takes_out_itself(fn, fargs):
+    """Is `out=` an argument like any other for `fn`: a Python function (or method) without a rule, whose code decides
+    what it does with it, or `functools.partial`, which binds it?"""
+    if fn is functools.partial:
+        return True
+    if fn is rt.callmethod:
+        fn = getattr(type(fargs[0]), fargs[1], None) if len(fargs) >= 2 and isinstance(fargs[1], str) else None
+    fn = getattr(fn, "__func__", fn)
+    return type(fn) is types.FunctionType and registry.find_rule(fn) is None and not registry.is_nondifferentiable(fn)
+
+
+def _out_as_keyword(fn, fargs, out, kwargs, result_used):
+    """`fn(*fargs, out=out, **kwargs)` as an ordinary call that may update its arguments, in with_out's positions:
+    `(result, fn, *fargs, out, *kwargs.values())`."""
+    n = len(fargs)
+    inner, inner_back = _mutcall(fn, tuple(fargs), {**kwargs, "out": out}, result_used)
+    final = (inner[0], fn, *inner[1:1 + n], inner[-1], *inner[1 + n:-1])
+
+    def back(dy):
+        if dy is None:
+            grads = inner_back(None)
+        else:  # (d_result, d_fn, *d_fargs, d_out, *d_kwargs) -> (d_result, *d_fargs, *d_kwargs, d_out)
+            grads = inner_back((dy[0], *dy[2:2 + n], *dy[3 + n:], dy[2 + n]))
+        kw = dict(grads[-1])
+        d_out = kw.pop("out")
+        return (None, grads[0], *grads[1:1 + n], d_out, *_keyword_grads(kwargs, kw))
+    return final, back

@@ -69,10 +69,10 @@ class Items:
 
     def __next__(self):
         if self.watch is not None and rt.lazy_changed(self.watch) is not None:
-            raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate taking an item of the "
-                              f"iterator iter(seq) after seq was updated in place: zygotepy takes its items when "
-                              f"iter() is called, Python when they are taken; call iter() after the update, or index "
-                              f"seq")
+            raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate taking an item of an "
+                              f"iterator (iter, zip, map, filter, enumerate, reversed, a generator) after what it "
+                              f"walks was updated in place: zygotepy takes its items when the iterator is made, "
+                              f"Python when they are taken; make the iterator after the update, or index the sequence")
         at = self.at
         if at == len(self.items):
             raise StopIteration

@@ -92,6 +92,15 @@ def _make_items_rule(items, watch):
     return make_items(items, watch), lambda dy: (_item_cotangents(dy), None)
 
 
+@adjoint(rt.kept_iterator)
+def kept_iterator(items, *sources):
+    """The list the rule of zip, map, filter, enumerate or reversed made, as the iterator Python's is: taken once,
+    and reading `sources` as it goes (an item taken after an update of one in place is refused: see Items)."""
+    watch = rt.watch_lazy(len(sources), *sources) if type(items) is list else None
+    it = make_items(items, watch) if type(items) is list else items
+    return it, lambda dy: (_item_cotangents(dy) if it is not items else dy, *(None for _ in sources))
+
+
 @adjoint(iter)
 def iter_(*args):
     """`iter(seq)`: its iterator's cotangent is the list of its items' (see `iterate` and `next_`)."""

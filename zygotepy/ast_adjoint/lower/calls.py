@@ -48,6 +48,7 @@ _STORES = {id(operator.setitem): (mt.setitem, 3), id(operator.delitem): (mt.deli
 _IN_PLACE_DUNDERS = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__ifloordiv__": "//",
                      "__imod__": "%", "__ipow__": "**", "__imatmul__": "@", "__iand__": "&", "__ior__": "|",
                      "__ixor__": "^", "__ilshift__": "<<", "__irshift__": ">>"}
+_IN_PLACE_FUNCTIONS = frozenset(getattr(operator, name.strip("_")) for name in _IN_PLACE_DUNDERS)
 
 
 class Calls:
@@ -101,22 +102,29 @@ class Calls:
                 if any(k == "out" for k, _ in kwargs):  # `y.clip(0, 1, out=y)`: computed, then written into `out`
                     kept = [(k, v) for k, v in kwargs if k != "out"]
                     return self.mutating_call(Const(mt.with_out), [fn, *args, dict(kwargs)["out"]], kept, star, hint,
-                                              [len(args) + 1])
+                                              range(len(args) + 1, len(args) + 2 + len(kept)))
                 if statement:  # `obj.step(x)`: may update its object and its arguments
                     # a module global's own method updates an object that outlives this call: run it as an update
                     # (logged), so that reading the global afterwards is refused (mutate.global_read), not ungraded
                     kept = [0] if isinstance(func.value, gast.Name) and self.global_container(func.value.id) else ()
-                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], kept)
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))],
+                                              kept)
                 if updating_method_name(func.attr):  # `y = lst.pop()`
-                    return self.mutating_call(fn, args, kwargs, star, hint, [0])
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))])
                 if self.updating_method(func.attr):  # `a = sim.decay()`: a user method that may update its object
-                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args))], site=True)
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))],
+                                              site=True)
                 out = self.call(fn, args, kwargs, star, hint)
                 self.note_held(out, [obj, *args[2:], *(v for _, v in kwargs)])  # `W.reshape(3)`, `W.T.copy()`
                 return out
             fn = Global(f"{obj.path}.{self.mangle(func.attr)}")
         else:
             fn = self.expr(func)
+        if isinstance(fn, Global) and self.user_code and type(self.resolve(fn.path)) is types.BuiltinFunctionType \
+                and self.resolve(fn.path) in _IN_PLACE_FUNCTIONS:
+            # `operator.iadd(y, v)` updates an array y in place but rebinds nothing: the augmented assignment is
+            # what the lowering follows (a silently wrong gradient otherwise)
+            self.fail(f"calling {fn.path}", node, "write the augmented assignment (`x += y`) instead")
         args, kwargs, star = self.arguments(node)
         store = _STORES.get(id(self.resolve(fn.path))) if isinstance(fn, Global) and star is None else None
         if store is not None and not kwargs and len(args) == store[1]:  # `operator.setitem(d, k, v)` is `d[k] = v`
@@ -145,12 +153,13 @@ class Calls:
             if any(k == "out" for k, _ in kwargs):
                 args = [*args, dict(kwargs)["out"]]
                 kwargs = [(k, v) for k, v in kwargs if k != "out"]
-                return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint, [len(args)])
-            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)))
+                return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint,
+                                          range(len(args), len(args) + 1 + len(kwargs)))
+            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args) + len(kwargs)))
         if isinstance(fn, Global) and args and updates_first(self.resolve(fn.path)):
             return self.mutating_call(fn, args, kwargs, star, hint, [0])  # `r = np.add.at(y, i, v)`: updates y
         if self.updating_helper(fn):  # `loss = step(state, x)`, where step updates `state`: as a call statement
-            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args)), site=True)
+            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args) + len(kwargs)), site=True)
         out = self.call(fn, args, kwargs, star, hint)
         # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
         # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,

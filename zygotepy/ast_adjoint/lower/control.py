@@ -15,19 +15,18 @@ from .scan import augmented_names, mutation_syntax, nodes_no_defs
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
 
 
+_BITS = {gast.Return: 1, gast.Break: 2, gast.Continue: 4}
+_SCOPES = (gast.FunctionDef, gast.Lambda, gast.ClassDef)
+_LOOPS = (gast.For, gast.While)
+
+
 def _walk_no_defs(node):
     """Nodes under `node`, not entering nested functions, lambdas or classes."""
     work = _child_nodes(node)
     while work:
         n = work.pop()
         yield n
-        if not isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            work += _child_nodes(n)
-
-
-_BITS = {gast.Return: 1, gast.Break: 2, gast.Continue: 4}
-_SCOPES = (gast.FunctionDef, gast.Lambda, gast.ClassDef)
-_LOOPS = (gast.For, gast.While)
+        work += _child_nodes(n) if not isinstance(n, _SCOPES) else []
 
 
 def _child_nodes(node):
@@ -175,9 +174,12 @@ class ControlFlow:
         return self.comprehension(node, [node.elt], rt.append, hint)
 
     def expr_GeneratorExp(self, node, hint):
-        """Materialised as a list, handed out as an iterator over it: `next(v for v in xs if v > 0)` takes the first
-        item, a second walk finds it used up. Its laziness is not observable in supported code."""
-        return self.call(Const(iter), [self.expr_ListComp(node, hint)], hint=hint)
+        """Materialised as a list, handed out as an iterator over it (`next(v for v in xs)` takes the first item, a
+        second walk finds it used up), which holds the list's items (a loop's update of one reaches their holders)."""
+        made = self.expr_ListComp(node, hint)
+        out = self.call(Const(iter), [made], hint=hint)
+        self.note_held(out, [made])
+        return out
 
     def expr_SetComp(self, node, hint):
         return self.comprehension(node, [node.elt], rt.set_add, hint)

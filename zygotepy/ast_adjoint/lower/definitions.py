@@ -92,6 +92,7 @@ class Definitions:
         for n in updated_in_place(node, code.co_freevars):
             if n in self.cellvars:
                 self.updated_by_closures[n] = name
+        self.captured_so_far = {*getattr(self, "captured_so_far", ()), *code.co_freevars}  # (statements.py)
         for default in node.args.kw_defaults:  # (positional defaults may be any value: `lambda t, i=i: ...`)
             if default is not None and not isinstance(default, gast.Constant):
                 self.fail("a non-constant default value of a keyword-only parameter in a nested function", default)

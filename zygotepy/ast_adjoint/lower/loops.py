@@ -24,7 +24,7 @@ import gast
 from .. import mutate as mt
 from .. import runtime as rt
 from ..ir import Const, Var
-from .scan import augmented_names, mutation_syntax, updating_method_name
+from .scan import augmented_names, mutation_syntax, nodes_no_defs, updating_method_name
 
 _HELPERS = {"enumerate": enumerate, "zip": zip}
 def _names(node):
@@ -201,7 +201,7 @@ class LoopTargets:
     def items_may_change(self, node):
         """May the body of the `for` loop `node` update what it walks (or an item of it), so that a later
         iteration reads an item changed since the loop started (`for r in Y: Y[2] *= 2`, `for v in [a, a]`)?"""
-        if mutation_syntax(node.body):
+        if mutation_syntax(node.body) or self.has_updating_calls(nodes_no_defs(node.body)):  # (`z = fill(x, v)`)
             return True
         for name in augmented_names(node.body):  # `t += v`: in place if `t` names an array, a list, ...
             if self._plain_rebind(node.body, name):  # which object it names is not known here

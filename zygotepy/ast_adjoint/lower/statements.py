@@ -13,6 +13,16 @@ INPLACE = {gast.Add: operator.iadd, gast.Sub: operator.isub, gast.Mult: operator
            gast.FloorDiv: operator.ifloordiv, gast.Mod: operator.imod, gast.Pow: operator.ipow,
            gast.MatMult: operator.imatmul, gast.LShift: operator.ilshift, gast.RShift: operator.irshift,
            gast.BitOr: operator.ior, gast.BitXor: operator.ixor, gast.BitAnd: operator.iand}
+_ITERATORS = {"zip", "map", "filter", "enumerate", "reversed"}
+
+
+def _read_names(value):
+    """The names a call's arguments (not the function's own name), or a generator expression, read (not the
+    generator's own variables)."""
+    parts = [value] if isinstance(value, gast.GeneratorExp) else [*value.args, *(k.value for k in value.keywords)]
+    nodes = [n for part in parts for n in gast.walk(part) if isinstance(n, gast.Name)]
+    return sorted({n.id for n in nodes if isinstance(n.ctx, gast.Load)} -
+                  {n.id for n in nodes if isinstance(n.ctx, gast.Store)})
 
 
 class Statements:
@@ -78,7 +88,14 @@ class Statements:
     def stmt_Assign(self, node):
         target = node.targets[0]
         if len(node.targets) == 1 and isinstance(target, gast.Name) and target.id not in self.cellvars:
-            value = self.expr(node.value, hint=target.id)
+            if self.kept_iterator(node.value):  # `pairs = zip(a, b)`: used up, and reading a and b, as it goes
+                sources = [self.env[n] for n in _read_names(node.value) if isinstance(self.env.get(n), Var)]
+                made = self.expr_ListComp(node.value, target.id) if isinstance(node.value, gast.GeneratorExp) \
+                    else self.expr(node.value, hint=target.id)
+                value = self.call(Const(rt.kept_iterator), [made, *sources], hint=target.id)
+                self.note_held(value, [made])  # (its items are the list's: an update of one reaches their holders)
+            else:
+                value = self.expr(node.value, hint=target.id)
             self.bind(target.id, value)
             return
         if (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
@@ -94,6 +111,13 @@ class Statements:
         for t in node.targets:
             self.assign_to(t, value)
 
+    def kept_iterator(self, value):
+        """Is `value` a generator expression, or a call of the builtin `zip`, `map`, `filter`, `enumerate` or
+        `reversed`, whose iterator a name keeps (`runtime.kept_iterator`)?"""
+        return isinstance(value, gast.GeneratorExp) or isinstance(value, gast.Call) and \
+            isinstance(value.func, gast.Name) and value.func.id in _ITERATORS and value.func.id not in self.locals \
+            and value.func.id not in self.globals
+
     def stmt_AnnAssign(self, node):
         if node.value is not None:
             self.stmt_Assign(gast.copy_location(gast.Assign(targets=[node.target], value=node.value), node))
@@ -105,6 +129,10 @@ class Statements:
         value = self.expr(node.value)
         new = self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id)
         self.region[-1].on_argument = self.lineage_of(current) in self.param_lineages()
+        if node.target.id in getattr(self, "captured_so_far", ()) and node.target.id in self.cellvars \
+                and isinstance(current, Var):  # a nested function made before reads the cell
+            self.call(Const(rt.captured_updated), [current, new, Const(node.target.id), Const(self.filename),
+                                                   Const(self.line)], hint="_")
         self.bind(node.target.id, new)
         if isinstance(current, Var) and node.target.id not in self.cellvars and (
                 self.has_aliases(current, new) or self.lineage_of(current) in self.param_lineages(tracked=True)):

@@ -85,12 +85,14 @@ class Updates:
             self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, new], hint=self.user_name(obj)))
 
     def mutating_call(self, fn, args, kwargs, star, hint, updated, kept_anyway=(), site=False):
-        """A call that may update the arguments at positions `updated`: `_r = mutcall(fn, *args)` gives
-        `(result, *args)`; each of those arguments that is a local value gets the returned version. Positions in
-        `kept_anyway` count as updated even when no later code of this function sees them (a global's object).
-        `site`: a mutcall even when no later code sees an updated argument (`step({"x": x}, n)`), so that the
-        callee's updates of it are allowed (nothing reads their final versions)."""
-        updated = [k for k in updated if k in kept_anyway or self.observable(args[k])]
+        """A call that may update the arguments at positions `updated` (of the positional arguments, then the keyword
+        arguments' values): `_r = mutcall(fn, *args, **kwargs)` gives `(result, *args, *kwargs.values())`; each of
+        those arguments that is a local value gets the returned version. Positions in `kept_anyway` count as updated
+        even when no later code of this function sees them (a global's object). `site`: a mutcall even when no later
+        code sees an updated argument (`step({"x": x}, n)`), so that the callee's updates of it are allowed (nothing
+        reads their final versions)."""
+        given = [*args, *(v for _, v in kwargs)]
+        updated = [k for k in updated if k in kept_anyway or self.observable(given[k])]
         kept = [*args, *(v for _, v in kwargs), *([star] if star is not None else [])]
         if fn == Const(rt.callmethod):
             kept = [args[0], *kept[2:]]
@@ -99,11 +101,15 @@ class Updates:
             out = self.call(fn, args, kwargs, star, hint)
             self.note_held(out, kept)
             return out
-        out = self.call(Const(mt.valuecall if site else mt.mutcall), [fn, *args], kwargs, hint="_r")
+        splat = any(k is None for k, _ in kwargs)  # `f(x, **opts)`: the keywords' objects cannot be given versions
+        if splat:
+            updated = [k for k in updated if k < len(args)]
+        out = self.call(Const(mt.splatcall if splat else mt.valuecall if site else mt.mutcall), [fn, *args], kwargs,
+                        hint="_r")
         result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
         seen, versions = set(), {}
         for k in updated:
-            a = args[k]
+            a = given[k]
             if isinstance(a, Var) and a not in seen:
                 seen.add(a)
                 versions[k] = self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a))
@@ -115,7 +121,7 @@ class Updates:
         # what it updated may now keep the other arguments (`rows.append(row)`, `store(lst, W)`), and its result may
         # be one of them or held in one (`d.setdefault(k, W)`, `lst.pop()`)
         for k, v in versions.items():
-            self.note_held(v, [a for a in kept if a is not args[k]])
-        self.note_held(result, [versions.get(k, args[k]) if k < len(args) else args[k] for k in range(len(args))
-                                if isinstance(args[k], Var)] + kept[len(args):])
+            self.note_held(v, [a for a in kept if a is not given[k]])
+        self.note_held(result, [versions.get(k, a) for k, a in enumerate(given) if isinstance(a, Var)] +
+                       kept[len(given):])
         return result

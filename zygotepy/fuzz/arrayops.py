@@ -1,0 +1,158 @@
+"""Statements of the random programs in the style of array code: selections (`np.where`, `clip`, `maximum`, boolean
+masks), gathers and scatters with repeated indices (`x[[0, 0]] += ...`, `np.add.at`), joins and splits, small matrix
+algebra (`outer`, `einsum`, `solve`, `inv`, `det`, `norm`), reorderings (`sort`, `roll`, `flip`, `diff`), in-place
+updates whose two sides overlap in memory (`z[1:] -= z[:-1]`, `z += z[::-1]`), ufuncs with `out=`, conversions
+between arrays, lists and numbers, a helper of the program's that fills an array given by keyword (`out=`), and
+iterators kept in a name and walked twice (`it = zip(v, w)`: the second walk finds it used up). Each block folds what it computes into one of the program's scalars.
+
+They draw from a random stream of their own (`[seed, index, 10]`), and only the array flavour takes them, so a program
+that has none is the one the generator made before they existed.
+"""
+import numpy as np
+
+SHARE = 0.08  # of the statements of array programs
+
+KINDS = ("select", "mask_store", "gather", "scatter", "join", "matrix", "reorder", "overlap", "ufunc_out", "convert",
+         "keyword_update", "kept_iterator")
+
+HELPERS = {"h_fill": "def h_fill(v, s, out=None):\n    out[:2] = np.sin(v[:2]) * s\n    return out[0]\n",
+           "h_put": "def h_put(v, *, buf, w=0.5):\n    buf[1] = v[0] * w + buf[2]\n    return buf[1]\n"}
+
+
+class ArrayOpBlocks:
+    """A mixin of the generator (generate._Gen): `arrayop_block()` returns the lines of one block."""
+
+    def start_arrayops(self, seed, index):
+        self.arrayop_rng = np.random.default_rng([seed, index, 10])
+
+    def wants_arrayop_block(self):
+        return self.flavour == "array" and self.arrayop_rng.random() < SHARE and \
+            any(length >= 3 for length, _ in self.arrays.values())
+
+    def _any(self, seq):
+        return seq[int(self.arrayop_rng.integers(len(seq)))]
+
+    def arrayop_block(self):
+        kind = self._any(KINDS)
+        self.tags.update({kind, "numpy", "array"})
+        name = self._any(sorted(n for n, (length, _) in self.arrays.items() if length >= 3))
+        t, e = self._any(self.scalars), lambda: self.bounded(self.expr(1))
+        lines, value = getattr(self, "_op_" + kind)(name, self.arrays[name][0], e)
+        return lines + [f"{t} = 0.5 * {t} + 0.3 * ({value})"]
+
+    def _copy(self, name, lines):
+        """A fresh array to update: now and then the array itself (an argument's update is the caller's too)."""
+        z = self.fresh("wz")
+        self.mut_any = True
+        if name not in self.busy and self.arrayop_rng.random() < 0.2:
+            self.mut_arg |= self.arrays[name][1]
+            lines.append(f"{z} = {name}")
+        else:
+            lines.append(f"{z} = {name} * 1.0")
+        return z
+
+    def _op_select(self, v, n, e):
+        z = self.fresh("wz")
+        form = self._any([f"np.where({v} > 0.1, np.sin({v}) * {e()}, {v} * 0.5)", f"np.clip({v} * {e()}, -0.4, 0.6)",
+                          f"{v}.clip(-0.3, None)", f"np.maximum({v}, 0.2 * {e()})", f"np.minimum({v}, np.cos({v}))",
+                          f"np.abs({v} - 0.2)", f"{v}[{v} > 0.0]", f"{v}[np.abs({v}) < 0.5] * {e()}",
+                          f"np.where({v} < 0.3)[0] * 0.1 + {v}[0]"])
+        return [f"{z} = {form}"], f"np.sum(np.tanh({z})) + 0.1 * {z}.size"
+
+    def _op_mask_store(self, v, n, e):
+        lines = []
+        z = self._copy(v, lines)
+        lines.append(self._any([f"{z}[{z} < 0.0] = {e()}", f"{z}[{z} > 0.2] *= {e()}",
+                                f"{z}[np.abs({z}) > 0.3] = 0.0", f"{z}[{z} > 0.1] += {z}[{z} > 0.1] * 0.5",
+                                f"{z}[[True] + [False] * {n - 2} + [True]] -= {e()}"]))
+        return lines, f"np.sum(np.sin({z}))"
+
+    def _op_gather(self, v, n, e):
+        z = self.fresh("wz")
+        form = self._any([f"{v}[[0, 0, {n - 1}]]", f"np.take({v}, [1, 0, 1])", f"{v}[np.array([2, 0])] * {e()}",
+                          f"{v}[np.argsort({v})]", f"np.sort({v})[::2]", f"{v}[np.argmax({v})] * {v}",
+                          f"{v}[[-1, 1]] * {v}[:2]", f"{v}[{v}.argmin()] + {v}[1:]"])
+        return [f"{z} = {form}"], f"np.sum(np.tanh({z}) * np.arange({z}.size))"
+
+    def _op_scatter(self, v, n, e):
+        lines = []
+        z = self._copy(v, lines)
+        lines.append(self._any([f"{z}[[0, 0]] += {e()}", f"np.add.at({z}, [0, 0, 1], {e()})",
+                                f"{z}[[2, 0]] = [{e()}, {e()}]", f"{z}[[1, 1]] = [{e()}, 0.5]",
+                                f"np.add.at({z}, [1, {n - 1}, 1], {z}[:3] * 0.5)", f"{z}[[0, 2]] *= {z}[1]"]))
+        return lines, f"np.sum(np.sin({z}) * np.arange(1, {n + 1}))"
+
+    def _op_join(self, v, n, e):
+        z = self.fresh("wz")
+        form = self._any([f"np.concatenate([{v}, np.sin({v})[:2]])", f"np.stack([{v}, np.cos({v})])",
+                          f"np.hstack(({v}[:2], [{e()}], {v}))", f"np.vstack([{v}, {v} * {e()}])",
+                          f"np.tile({v}, 2)", f"np.repeat({v}, 2)", f"np.pad({v}, 1) * 0.5",
+                          f"np.split({v}[:{n - n % 2}], 2)[1]", f"np.concatenate(([{e()}, 0.5], {v}[::2]))"])
+        return [f"{z} = {form}"], f"np.sum(np.tanh({z}) * np.cos({z}))"
+
+    def _op_matrix(self, v, n, e):
+        m = self.fresh("wm")
+        lines = [f"{m} = np.outer({v}, np.cos({v})) * 0.3"]
+        value = self._any([f"np.trace({m}) + np.sum(np.diag({m}) * {v})", f"np.sum(np.tril({m}) * {e()})",
+                           f"np.sum(np.tanh({m}.T @ {v}))", f'np.sum(np.einsum("i,ij->j", {v}, {m}))',
+                           f"np.sum(np.linalg.solve(np.eye({n}) * 2.0 + {m}, {v}))",
+                           f"np.sum(np.linalg.inv(np.eye({n}) * 2.0 + {m})) * 0.5",
+                           f"np.linalg.det(np.eye({n}) + {m} * {e()})", f"np.linalg.norm({v} + 0.5) * 0.5",
+                           f"np.sum({m}[:, 0] * {m}[1])", f'np.einsum("ij,ij->", {m}, {m})'])
+        return lines, value
+
+    def _op_reorder(self, v, n, e):
+        z = self.fresh("wz")
+        form = self._any([f"np.roll({v}, 1) * {v}", f"np.flip({v}) - {v} * {e()}", f"{v}[::-1] * np.arange({n})",
+                          f"np.cumprod(0.9 + 0.1 * {v})", f"np.diff({v}) * {e()}", f"np.var({v}) + {v}",
+                          f"np.std({v}) * {v}", f"np.cumsum({v}[::-1])[::-1]"])
+        return [f"{z} = {form}"], f"np.sum(np.sin({z}))"
+
+    def _op_overlap(self, v, n, e):
+        lines = []
+        z = self._copy(v, lines)
+        lines.append(self._any([f"{z}[1:] -= 0.5 * {z}[:-1]", f"{z} += {z}[::-1] * {e()}",
+                                f"{z}[:] = {z}[::-1] * 0.5", f"{z}[1:] = {z}[:-1] * {e()}",
+                                f"{z}[:-1] += {z}[1:]", f"{z}[::2] *= np.sum({z}[1::2]) * 0.5"]))
+        return lines, f"np.sum(np.tanh({z}) * np.arange(1, {n + 1}))"
+
+    def _op_ufunc_out(self, v, n, e):
+        lines = []
+        z = self._copy(v, lines)
+        lines.append(self._any([f"np.multiply({z}, {e()}, out={z})", f"np.sin({z}, out={z})",
+                                f"np.add({z}, {v} * 0.5, out={z})", f"np.maximum({z}, 0.1, out={z})",
+                                f"np.tanh({z}[:-1], out={z}[1:])", f"np.exp({z}[1:] * 0.5, out={z}[:-1])",
+                                f"np.subtract({z}, np.mean({z}), out={z})"]))
+        return lines, f"np.sum(np.cos({z}) * np.arange({n}))"
+
+    def _op_convert(self, v, n, e):
+        z = self.fresh("wz")
+        form = self._any([f"np.array([{e()}, {e()}]) @ {v}[:2]", f"sum(list({v})) * {e()}",
+                          f"sum({v}.tolist()) + float({v}[0])", f"np.asarray([{v}[0], {e()}]).sum()",
+                          f"{v}.astype(np.float64).dot({v})", f"{v}.sum() * {v}.mean(axis=0)",
+                          f"np.array({v}) * {e()}", f"{v}.item(1) * {e()}", f"np.float64({v}[2]) * {v}[1]"])
+        return [f"{z} = {form}"], f"np.sum(np.tanh({z}))"
+
+    def _op_keyword_update(self, v, n, e):
+        lines = []
+        z = self._copy(v, lines)
+        q, g = self.fresh("wq"), self.fresh("wg")
+        if self.arrayop_rng.random() < 0.4:
+            self.helpers.add("h_put")
+            lines += self._any([[f"h_put({v}, buf={z})"], [f"{q} = h_put({v}, w={e()}, buf={z}) * {e()}"],
+                                [f"for {q} in [{z}]:", f"    {g} = h_put({v} * 0.5, buf={q})"]])
+            return lines, f"np.sum(np.sin({z}) * np.arange(1, {n + 1}))"
+        self.helpers.add("h_fill")
+        lines += self._any([[f"h_fill({v}, {e()}, out={z})"], [f"{q} = h_fill({v}, {e()}, out={z}) * {e()}"],
+                            [f"for {q} in [{z}]:", f"    h_fill({v} * 0.5, {e()}, out={q})"],
+                            [f"for {q} in [{z}]:", f"    {g} = h_fill({v} * 0.5, {e()}, out={q})"],
+                            [f"{g} = h_fill", f"{g}({v}, {e()}, out={z})"]])
+        return lines, f"np.sum(np.sin({z}) * np.arange(1, {n + 1}))"
+
+    def _op_kept_iterator(self, v, n, e):
+        it, s = self.fresh("wi"), self.fresh("ws")
+        made = self._any([f"zip({v}, {v} * {e()})", f"enumerate(np.sin({v}))", f"map(np.tanh, {v} * {e()})",
+                          f"reversed({v})", f"({e()} * u for u in {v})", f"filter(lambda u: u > 0.0, {v})"])
+        first = self._any([f"{s} = np.sum(next({it}, 0.5))", f"{s} = sum(np.sum(u) for u in {it})",
+                           f"{s} = len(list({it})) * 0.1"])
+        return [f"{it} = {made}", first], f"{s} + sum(np.sum(u) * 0.5 for u in {it})"

@@ -121,6 +121,18 @@ def test_jax_positional_reduction_arguments(jax64):
     np.testing.assert_allclose(zygotepy.gradient(f, x)[0], jax64.grad(f)(x), rtol=1e-12)
 
 
+def test_jax_item_at_a_position(jax64):
+    # (`x.item(1)` crashed with a TypeError: the rule took no position; found by the program generator, seed 902)
+    jnp = jax64.numpy
+
+    def f(x, b):
+        return x.item(1) * b + x.item(-1) ** 2 + x.reshape(2, 3).item(1, 2) * 3.0
+    x = jnp.linspace(-1.0, 1.3, 6)
+    gx, gb = zygotepy.gradient(f, x, 0.7)
+    np.testing.assert_allclose(gx, [0.0, 0.7, 0.0, 0.0, 0.0, 2 * 1.3 + 3.0], rtol=1e-12)
+    assert gb == pytest.approx(float(x[1]), rel=1e-12)
+
+
 def test_torch_float32_stays_float32():
     torch = pytest.importorskip("torch")
 

@@ -137,10 +137,17 @@ def _method(name, lib, who):
             y, back = _astype_rule(x, a[0], who)
             return y, lambda dy: (*back(dy), None)
         return to
-    if name == "item":  # a Python number of a one-element array
-        def item(x):
+    if name == "item":  # a Python number: of a one-element array, or at a position (`x.item(1)`, `x.item(0, 2)`)
+        def item(x, *index):
             xp = namespace(x)
-            return x.item(), lambda dy: (None if dy is None else xp.reshape(xp.asarray(dy, dtype=x.dtype, **on(x)), x.shape),)
+
+            def back(dy):
+                if dy is None:
+                    return (None, *(None for _ in index))
+                at = np.zeros(tuple(x.shape))
+                at.flat[np.arange(at.size).reshape(at.shape).item(*index)] = 1.0  # (item's own reading of index)
+                return (xp.reshape(xp.asarray(at, dtype=x.dtype, **on(x)), x.shape) * dy, *(None for _ in index))
+            return x.item(*index), back
         return item
     if name in ("copy", "clone"):
         return lambda x: (getattr(x, name)(), lambda dy: (dy,))

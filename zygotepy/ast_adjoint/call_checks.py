@@ -110,7 +110,11 @@ def _check_updates(fn, mutated, finals, slot, updated):
            "it updates it in a way zygotepy does not follow into the caller (an augmented assignment x += ..., an "
            "update through another object that holds it, or a call through a name or *args that updates it: a "
            "decorator's wrapper `fn(*args)`)")
-    if mutated and 0 in mutated and code.co_varnames[0] == "self":  # `upd = a.update; upd(v)`, `model(x)`
+    if mutated and 0 in mutated and code.co_varnames[0] == "self" and fn.__name__.startswith("__i") and \
+            fn.__name__.endswith("__"):  # a user class's `v += u` that updates `self`
+        hint = (f"Write it as `v = v {_OPERATORS_IN_PLACE.get(fn.__name__, '+')} u` with an operator that returns a "
+                f"new object, or update through a method called on the object (`v.add(u)`, on a line of its own).")
+    elif mutated and 0 in mutated and code.co_varnames[0] == "self":  # `upd = a.update; upd(v)`, `model(x)`
         hint = (f"Call the method on its object (`obj.{fn.__name__}(...)`" if fn.__name__ != "__call__" else
                 "Give the update a method of its own and call it on the object (`obj.step(...)`") + \
             ", on a line of its own), or return the updated value instead."
@@ -120,6 +124,10 @@ def _check_updates(fn, mutated, finals, slot, updated):
     raise ZygoteError(
         f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument{names} in place, and "
         f"{how}, so zygotepy cannot route the gradient of the updated object. {hint}")
+
+
+_OPERATORS_IN_PLACE = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__imatmul__": "@",
+                       "__ipow__": "**"}
 
 
 def _check_shared_memory(fn, mutated, finals, args):

@@ -387,3 +387,22 @@ def test_a_decorated_helper_that_updates_an_argument_raises_naming_the_wrapper()
         return np.sum(y ** 2)
     with pytest.raises(ZygoteError, match=r"_logged_fill updates its argument.*a decorator's wrapper"):
         gradient(f, X, B)
+
+
+class _Sum:
+    def __init__(self, w):
+        self.w = w
+
+    def __iadd__(self, other):
+        self.w = self.w + other.w
+        return self
+
+
+def test_a_user_operator_in_place_that_updates_self_raises_with_the_operator_to_write():
+    def f(x, b):
+        v, u = _Sum(x * 1.0), _Sum(x * b)
+        alias = v
+        v += u
+        return np.sum(np.sin(alias.w))
+    with pytest.raises(ZygoteError, match=r"_Sum.__iadd__ updates its argument 'self'.*`v = v \+ u`"):
+        gradient(f, X, B)

@@ -353,3 +353,30 @@ def test_data_keys_and_lookups_are_not_differentiable_inputs():
         import array
         data = array.array("d", [1.0, 2.0])
         gradient(lambda x: data[x] * x, 1.5)
+
+
+# --- a function behind functools.lru_cache / functools.cache ------------------------------------------------------------
+
+import functools  # noqa: E402
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_square(c):
+    return c * c + 0.5 * c
+
+
+@functools.cache
+def _cached_series(c, n):
+    return c if n == 0 else c * _cached_series(c, n - 1) + 1.0
+
+
+def test_a_cached_function_is_differentiated_through_its_function():
+    """`@lru_cache` and `@cache` wrap a function in an object with no rule (it raised MissingAdjoint); a cached value
+    has no pullback, so the function itself is derived, also when the cache already holds the call."""
+    def f(x):
+        return _cached_square(x[0]) * x[1] + _cached_series(x[1], 3)
+    x = np.array([0.7, -1.3])
+    f(x)  # (the cache now holds these calls)
+    (g,) = gradient(f, x)
+    assert np.allclose(g, _central(f, x), rtol=1e-6, atol=1e-8)
+    assert gradient(lambda c: _cached_square(2.0) * c, 3.0) == (_cached_square(2.0),)  # a constant call: the cache's

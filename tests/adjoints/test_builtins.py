@@ -26,3 +26,12 @@ def test_math_prod_and_dist():
     import math
     agree(lambda x: math.prod([x[0], x[1], x[2]]) + math.prod([x[0], x[1] * 0.0, x[2]], start=x[3])
           + math.dist([x[0], x[1]], [x[2], x[3]]) + math.dist([x[0]], [x[0]]))
+
+
+def test_sum_joining_lists_and_tuples():
+    """`sum(rows, [])` joins lists (and tuples): each joined sequence gets its part of the cotangent. It was a
+    ValueError from the generated backward (the number rule's cotangent for the start)."""
+    agree(lambda x: (lambda p: p[0] * p[1] + p[2] ** 2)(sum([[x[0] * x[3]], [x[1]], [x[2], x[0]]], [])))
+    agree(lambda x: (lambda p: p[0] * p[1] - p[2] * p[3])(sum([(x[0],), (x[1], x[2])], (x[3] * 2.0,))))
+    agree(lambda x: sum([[x[0]], [x[1] * x[2]]], start=[x[3]])[2] * 3.0)
+    agree(lambda x: sum([x[:2], x[2:]], x[1:3] * 0.5)[1] + sum([x * x[0], x], np.zeros(4))[3])

@@ -3,6 +3,7 @@
 import builtins
 import math
 import operator
+import types
 
 from ..backends import namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
@@ -10,6 +11,7 @@ from .scalar import foreign_rule
 from .structures.common import like
 from .structures.indexing import scatter_array
 from .structures.iteration import iterate, python_iter
+from ..ast_adjoint.call_checks import library
 from ..ast_adjoint.dispatch import J
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
@@ -86,6 +88,21 @@ def _per_item(items, dy):
     return [unbroadcast(dy, item) for item in items]
 
 
+def _joined_back(iterable, items, start):
+    """The back of `sum(items, start)` on lists or tuples, which joins them: `start` first, then each item."""
+    parts = (*start, *items)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in start))
+        grads, at = [], 0
+        for part in parts:
+            grads.append(like(part, list(dy[at:at + len(part)])))
+            at += len(part)
+        return (like(iterable, grads[len(start):]), *grads[:len(start)])
+    return back
+
+
 @keyword_rule
 @adjoint(builtins.sum)
 def sum_(iterable, *start, **kwargs):
@@ -99,6 +116,9 @@ def sum_(iterable, *start, **kwargs):
             *grads, dstart = positional(dy)
             return keyword_cotangents(grads, kwargs, start=dstart)
         return y, keyword_back
+
+    if isinstance(y, (list, tuple)):  # lists or tuples joined (`sum(rows, [])`): each gets its part of dy
+        return y, _joined_back(iterable, items, start)
 
     def back(dy):
         if dy is None:
@@ -116,7 +136,8 @@ def _pick(fn):
     items were empty."""
     def rule(*args, **kwargs):
         items = list(args[0]) if len(args) == 1 else list(args)
-        y = fn(items, **kwargs) if len(args) == 1 else fn(*args, **kwargs)  # over `items`: y is one of them
+        keyed = {**kwargs, "key": _key_of(kwargs)} if kwargs.get("key") is not None else kwargs
+        y = fn(items, **keyed) if len(args) == 1 else fn(*args, **keyed)  # over `items`: y is one of them
         chosen = next((k for k, v in enumerate(items) if v is y), None)  # None: `default=` was returned
 
         def back(dy):
@@ -130,6 +151,18 @@ def _pick(fn):
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return keyword_rule(rule)
+
+
+def _key_of(kwargs):
+    """The `key=` of sorted, min or max (None if none), called through J where it is Python code of the user's: its
+    value only orders the items, but an update in place it makes (`self.seen.append(v)`) is then checked as any
+    call's is; called as written it would go unseen, a silently wrong gradient."""
+    key = kwargs.get("key")
+    code = key.__func__ if type(key) is types.MethodType else key if type(key) is types.FunctionType else \
+        getattr(type(key), "__call__", None) if key is not None and not isinstance(key, type) else None
+    if type(code) is types.FunctionType and not library(code):
+        return lambda v: J(key, v)[0]
+    return key
 
 
 def _scatter(array, index, dy):
@@ -168,8 +201,8 @@ def complex_(*args):
 @adjoint(sorted)
 def sorted_(iterable, **kwargs):
     items = list(iterable)
-    order = builtins.sorted(range(len(items)), key=lambda k: kwargs.get("key", lambda v: v)(items[k]),
-                            reverse=kwargs.get("reverse", False))
+    key = _key_of(kwargs) or (lambda v: v)
+    order = builtins.sorted(range(len(items)), key=lambda k: key(items[k]), reverse=kwargs.get("reverse", False))
 
     def back(dy):
         if dy is None:

@@ -5,7 +5,10 @@ function, updates in place of its arguments, arguments sharing memory, keys that
 import collections.abc
 import os
 import sys
+import sysconfig
 import types
+
+import numpy as np
 
 from ..adjoints import registry
 from ..backends import is_array_type
@@ -66,6 +69,16 @@ def check_cells(fn):
                 f"new value (the function reads the new value; zygotepy gives the gradient to the value captured when "
                 f"the function was made)", *site,
                 hint="give the new value its own name, or make the function again after the assignment")
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # zygotepy/
+_LIBRARIES = (_PACKAGE, os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"])
+
+
+def library(fn):
+    """Is `fn` zygotepy's, NumPy's or the standard library's own code (decided by its file, not its `__module__`,
+    which doctests and exec'd code borrow)?"""
+    return fn.__code__.co_filename.startswith(_LIBRARIES)
 
 
 # --- functions that update their arguments in place (see lower/mutation.py and adjoints/mutation/) ----------------

@@ -38,6 +38,8 @@ _FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType
 def J_mutating(fn, args, kwargs, updates=True, keywords_taken=True):
     """J for a call that may update its arguments: `(y, back(dy, finals), ids of the arguments it updated)`; the
     keyword arguments only where the call site takes them back (`keywords_taken`)."""
+    if type(fn) is _BUILTIN and fn in _IN_PLACE_CALLS and args:  # (`f = operator.iadd; f(y, v)` as a statement)
+        _refuse_unseen_update(fn, args[0])
     given = (*args, *kwargs.values()) if kwargs and keywords_taken else args
     slot = _Slot({id(a.__self__ if type(a) is super else a) for a in given} if updates else set())
     slots = current().slots
@@ -210,6 +212,10 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         y, pb = _dispatch(fn.func, (*fn.args, *args), allkw or None)
         own = tuple(k for k in fn.keywords if k not in (kwargs or ()))  # a keyword of the call replaces the partial's
         return y, PartialPullback(pb, len(fn.args), bool(allkw), kwargs, own)
+    if isinstance(fn, _CACHED) and isinstance(getattr(fn, "__wrapped__", None), types.FunctionType) \
+            and any(differentiable(a) for a in (*args, *(kwargs or {}).values())):
+        # `@functools.lru_cache` / `@functools.cache`: its function, derived (a cached value has no pullback)
+        return _dispatch(fn.__wrapped__, args, kwargs, need)
     call = getattr(type(fn), "__call__", None)
     if isinstance(call, types.FunctionType) and not isinstance(fn, type):
         y, pb = _dispatch(call, (fn, *args), kwargs)
@@ -219,6 +225,9 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     if not any(differentiable(a) for a in inputs):
         return _constant(fn, args, kwargs)
     raise MissingAdjoint(fn, where=call_site())
+
+
+_CACHED = type(functools.lru_cache(None)(lambda: None))
 
 
 def _constant(fn, args, kwargs):

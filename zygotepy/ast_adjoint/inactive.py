@@ -8,13 +8,14 @@ import types
 from ..adjoints import registry
 from ..adjoints.registry import find_rule
 from ..errors import SourceUnavailable, UnsupportedSyntax
-from ..forward.transform import library, as_written
+from ..forward.transform import as_written
+from .call_checks import library
 from . import dispatch
 from . import runtime as rt
 from .analysis import callee_object
 from .derived import derive_now
 from .ir import Assign, Call, Const, If, Var
-from .lower.scan import may_update_in_place
+from .lower.scan import CALLING_BACK, may_update_in_place
 from .optimize.guards import _call
 
 
@@ -44,6 +45,10 @@ class InactiveCalls:
                 written = Assign(s.out, Call(Const(as_written_checked), (call.fn, *call.args), call.kwargs), s.line)
             return [If(test, [Assign((s.out, Var("_")), j, s.line)], [written], line=s.line)]
         rule = find_rule(target)
+        if target in CALLING_BACK and written is not s and any(
+                isinstance(a, Var) for a in (*call.args, *(v for _, v in call.kwargs))):
+            # `list(map(cell, xs))` as a statement: the callable it is given may update in place (`cell.h = ...`)
+            return [Assign(s.out, Call(Const(callbacks_checked), (call.fn, *call.args), call.kwargs), s.line)]
         if rule is None or registry.is_builtin(rule) and not getattr(rule, "__zygote_always__", False):
             if type(target) is types.BuiltinFunctionType and getattr(target, "__module__", None) == "math" \
                     and not call.kwargs and any(isinstance(a, Var) for a in call.args):
@@ -71,6 +76,23 @@ def as_written_checked(fn, /, *args, **kwargs):
             return as_written(fn, *args, **kwargs)
         return (dispatch.J_kw(fn, *args, **kwargs) if kwargs else dispatch.J(fn, *args))[0]
     return as_written(fn, *args, **kwargs)
+
+
+def callbacks_checked(fn, /, *args, **kwargs):
+    """A builtin that calls what it is given (`map`, `filter`, `sorted(key=)`, `functools.reduce`, ...), whose call
+    no gradient flows through: as written, unless a callable it is given may update in place (a callable object whose
+    `__call__` updates `self`, a helper updating its argument), which runs through J instead (its rule calls the
+    callable through J, whose checks refuse the update; as written it would go unseen, a silently wrong gradient)."""
+    if any(_may_update(a) for a in (*args, *kwargs.values())):
+        return (dispatch.J_kw(fn, *args, **kwargs) if kwargs else dispatch.J(fn, *args))[0]
+    return fn(*args, **kwargs)
+
+
+def _may_update(f):
+    """Is `f` a callable of the user's whose code may update its arguments or its object in place?"""
+    code = f.__func__ if type(f) is types.MethodType else f if type(f) is types.FunctionType else \
+        getattr(type(f), "__call__", None) if not isinstance(f, type) else None
+    return type(code) is types.FunctionType and not library(code) and may_update_in_place(code)
 
 
 def _users_source(filename):

@@ -320,11 +320,11 @@ def logged(op, x, y):
     return result
 
 
-def captured_unchanged(obj, name, file, line):
-    """A call that may update `obj` in place, which a nested function captures as `name`, returned: fine where the
-    call left it as it was (a number, or an object it did not update), refused otherwise (the closure would see the
-    new version, which its own derived code cannot follow)."""
-    if may_have_changed(obj):
+def captured_unchanged(obj, name, file, line, root=None):
+    """A call that may update `obj` in place, which a nested function captures as `name`, returned: fine where it
+    left it as it was (a number; an object it did not update; reached from a number `root`, which no call updates),
+    refused otherwise (the closure would see the new version, which its own derived code cannot follow)."""
+    if may_have_changed(obj) and not (root is not None and is_number(root)):
         raise UnsupportedSyntax(f"updating '{name}' in place, which a nested function captures", file, line)
 
 

@@ -136,6 +136,13 @@ def kept_iterator(it, *sources):
     return iter(it)
 
 
+def view_refreshed(view, mapping, method):
+    """`vals = d.values()` (or `d.items()`) kept in a name, after `d` was updated in place: Python's view shows the
+    dict as it is now. The rules of `values` and `items` make lists, which this makes again (its rule routes their
+    cotangents to the dict's new version); a real view is live already."""
+    return list(getattr(mapping, method)()) if type(mapping) is dict and type(view) is list else view
+
+
 class LazyWatch:
     """The objects a loop over a lazy iterator walks (`reversed(y)`, `map(f, y)`, a generator over `y`), and how far
     the log of updates in place had got; and the lists `enumerate` or `zip` walk, with their lengths. zygotepy takes
@@ -188,6 +195,12 @@ def lazy_changed(watch):
             if any(i in new for i in ids):
                 return k
     return None
+
+
+def callobject(obj, *args, **kwargs):
+    """`cell(x)` on a local name, where some class's `__call__` may update its object (`self.h = ...`): the callee
+    as an argument, so that the call can give it a new version (`mutate.valuecall`'s rule, adjoints/mutation/calls.py)."""
+    return obj(*args, **kwargs)
 
 
 def callmethod(obj, name, *args, **kwargs):

@@ -21,8 +21,6 @@ dual number flows in: hessian runs the reverse program on duals, those calls inc
 """
 import ast
 import functools
-import os
-import sysconfig
 import types
 
 import gast
@@ -30,6 +28,7 @@ import numpy as np
 
 
 from ..adjoints import registry
+from ..ast_adjoint.call_checks import library
 from ..ast_adjoint.dispatch import J, J_kw
 from ..ast_adjoint.source import SourceUnavailable, get_source
 from ..errors import ForwardModeError, MissingTangentRule
@@ -41,8 +40,6 @@ CALL = "__zygote_call__"
 FN = "__zygote_fn__"
 _CODES = {}  # original code object -> transformed code object (or the SourceUnavailable it raised)
 _TRANSFORMED = set()  # transformed code objects: functions made by transformed code are already transformed
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # zygotepy/
-_LIBRARIES = (_PACKAGE + os.sep, os.path.dirname(np.__file__) + os.sep) + (sysconfig.get_paths()["stdlib"],)
 
 
 class _RouteCalls(ast.NodeTransformer):
@@ -107,13 +104,6 @@ def forward_version(fn):
                            tuple(cells[n] for n in new.co_freevars))
     g.__kwdefaults__, g.__qualname__ = fn.__kwdefaults__, fn.__qualname__
     return g
-
-
-def library(fn):
-    """Is `fn` zygotepy's, NumPy's or the standard library's own code (decided by its file, not its `__module__`,
-    which doctests and exec'd code borrow)?"""
-    filename = fn.__code__.co_filename
-    return filename.startswith(_LIBRARIES)
 
 
 def call(fn, /, *args, **kwargs):

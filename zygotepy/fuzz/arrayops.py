@@ -3,7 +3,10 @@ masks), gathers and scatters with repeated indices (`x[[0, 0]] += ...`, `np.add.
 algebra (`outer`, `einsum`, `solve`, `inv`, `det`, `norm`), reorderings (`sort`, `roll`, `flip`, `diff`), in-place
 updates whose two sides overlap in memory (`z[1:] -= z[:-1]`, `z += z[::-1]`), ufuncs with `out=`, conversions
 between arrays, lists and numbers, a helper of the program's that fills an array given by keyword (`out=`), and
-iterators kept in a name and walked twice (`it = zip(v, w)`: the second walk finds it used up). Each block folds what it computes into one of the program's scalars.
+iterators kept in a name and walked twice (`it = zip(v, w)`: the second walk finds it used up), a dict's view kept
+in a name while the dict changes, and a loop over pairs of an array and a number updating the array in place. Each
+block folds what it computes into one of the program's scalars. And a function the program defines in its
+body, updating an argument in place, called for its value; a callable object updating itself (`cell(u)`).
 
 They draw from a random stream of their own (`[seed, index, 10]`), and only the array flavour takes them, so a program
 that has none is the one the generator made before they existed.
@@ -13,10 +16,13 @@ import numpy as np
 SHARE = 0.08  # of the statements of array programs
 
 KINDS = ("select", "mask_store", "gather", "scatter", "join", "matrix", "reorder", "overlap", "ufunc_out", "convert",
-         "keyword_update", "kept_iterator")
+         "keyword_update", "kept_iterator", "dict_view", "pair_loop",
+         "nested_update", "callable_object")
 
 HELPERS = {"h_fill": "def h_fill(v, s, out=None):\n    out[:2] = np.sin(v[:2]) * s\n    return out[0]\n",
-           "h_put": "def h_put(v, *, buf, w=0.5):\n    buf[1] = v[0] * w + buf[2]\n    return buf[1]\n"}
+           "h_put": "def h_put(v, *, buf, w=0.5):\n    buf[1] = v[0] * w + buf[2]\n    return buf[1]\n",
+           "HCell": "class HCell:\n    def __init__(self, w):\n        self.w = w\n        self.h = 0.0\n\n"
+                    "    def __call__(self, u):\n        self.h = np.tanh(self.w * u + self.h)\n        return self.h\n"}
 
 
 class ArrayOpBlocks:
@@ -156,3 +162,42 @@ class ArrayOpBlocks:
         first = self._any([f"{s} = np.sum(next({it}, 0.5))", f"{s} = sum(np.sum(u) for u in {it})",
                            f"{s} = len(list({it})) * 0.1"])
         return [f"{it} = {made}", first], f"{s} + sum(np.sum(u) * 0.5 for u in {it})"
+
+    def _op_dict_view(self, v, n, e):
+        d, w = self.fresh("wd"), self.fresh("wv")
+        view = self._any(["values", "items"])
+        self.mut_any = True
+        lines = [f"{d} = {{'a': {v} * 1.0, 'b': np.sin({v})}}", f"{w} = {d}.{view}()"]
+        lines += self._any([[f"{d}['b'] = {d}['a'] * {e()}"], [f"{d}['c'] = {v} * {e()}"], [f"del {d}['a']"],
+                            [f"{d}.update(a={v} ** 2)"], [f"{d}['a'] *= {e()}"], [f"{d}.pop('b')"]])
+        if view == "values":
+            return lines, f"sum(np.sum(u) for u in {w})"
+        return lines, f"sum(np.sum(u) * len(k) for k, u in {w})"
+
+    def _op_pair_loop(self, v, n, e):
+        ys, q, c = self.fresh("wl"), self.fresh("wq"), self.fresh("wc")
+        self.mut_any = True
+        pairs = f"[({ys}[0], {e()}), ({ys}[1], {e()})]"
+        lines = [f"{ys} = [{v} * 1.0, np.cos({v})]"]
+        lines += self._any([[f"for {q}, {c} in {pairs}:"], [f"for {q}, {c} in iter({pairs}):"],
+                            [f"for {q}, {c} in zip({ys}, [{e()}, {e()}]):"]])
+        lines.append(self._any([f"    {q} *= {c}", f"    {q}[0] = {q}[-1] * {c}", f"    {q} += {c}"]))
+        return lines, f"np.sum({ys}[0]) + np.sum({ys}[1] ** 2)"
+
+    def _op_nested_update(self, v, n, e):
+        fn, z, q = self.fresh("wn"), self.fresh("wz"), self.fresh("wq")
+        self.mut_any = True
+        if self.arrayop_rng.random() < 0.5:
+            lines = [f"def {fn}(buf, s):", "    buf[0] = buf[-1] * s", "    return buf[0]", f"{z} = {v} * 1.0",
+                     f"{q} = {fn}({z}, {e()}) * {e()} + {fn}({z}, {e()})"]
+            return lines, f"{q} + np.sum(np.sin({z}))"
+        lines = [f"def {fn}(u, acc, s):", "    acc.append(u * s)", "    return len(acc)", f"{z} = []",
+                 f"{q} = 0", f"for u in {v}:", f"    {q} = {q} + {fn}(u, {z}, {e()})"]
+        return lines, f"sum({z}) * {q} * 0.1"
+
+    def _op_callable_object(self, v, n, e):
+        c, q = self.fresh("wc"), self.fresh("wq")
+        self.helpers.add("HCell")
+        self.mut_any = True
+        call = self._any([f"{q} = {q} + {c}(u)", f"{c}(u)", f"{q} = {q} * 0.5 + np.sum({c}(u * {e()}))"])
+        return [f"{c} = HCell({e()})", f"{q} = 0.0", f"for u in {v}[:3]:", f"    {call}"], f"{q} + {c}.h"

@@ -94,3 +94,25 @@ def test_items_also_held_outside_the_walked_container_still_raise(f):
     silently wrong when only the container's own place was checked), so it raises naming the loop's line."""
     with pytest.raises(ZygoteError, match=r"test_loop_links.py:\d+: .*also held in 'out' outside the"):
         gradient(f, 1.5)
+
+
+def test_the_items_of_a_jax_vector_given_to_a_helper_that_may_update_them():
+    """A loop over a JAX vector whose items go to a helper that may update its arguments (`acc.append(u * s)`): a JAX
+    array is never updated in place, so neither the vector nor the item changed. It was refused ("a loop over the array
+    that its body updates in place"), as for torch, whose items are views; found by the program generator."""
+    jnp = pytest.importorskip("jax.numpy")
+
+    def f(x, b):
+        def push(u, acc, s):
+            acc.append(u * s)
+            return len(acc)
+        acc, n = [], 0
+        for u in x:
+            n = n + push(u, acc, b)
+        return sum(acc) * n
+
+    x, b = np.array([0.3, -0.7, 1.1]), 0.8
+    gx, gb = gradient(f, jnp.asarray(x), b)
+    want = gradient(f, x, b)
+    assert np.allclose(np.asarray(gx), want[0], rtol=1e-6) and np.isclose(float(gb), want[1], rtol=1e-6)
+    check_grads(f, x, b)

@@ -138,9 +138,34 @@ def dict_values_updated_and_rebound(x):
     return s
 
 
+def items_and_numbers_in_pairs_updated_in_place(x):
+    ys = [x * 1.0, x * 2.0]
+    for y, c in [(ys[0], x[0]), (ys[1], x[1])]:  # a number beside each item: the update is passed on by the pair's
+        y *= c  # list, not from the number (it was: ys kept the values of the start)
+    return np.sum(ys[0]) + np.sum(ys[1] ** 2)
+
+
+def items_and_numbers_in_a_named_list_of_pairs(x):
+    ys = [x * 1.0, x * 2.0]
+    pairs = [(ys[0], x[2]), (ys[1], x[2])]
+    for y, c in pairs:
+        y *= c
+    return np.sum(ys[0]) + np.sum(ys[1] ** 2) + np.sum(pairs[1][0])
+
+
+def items_and_numbers_through_iter(x):
+    ys = [x * 1.0, x * 2.0]
+    pairs = iter([(ys[0], x[0]), (ys[1], x[0])])
+    for y, c in pairs:
+        y *= c
+    return np.sum(ys[0]) + np.sum(ys[1] ** 2)
+
+
 CASES = [items_rebound_by_a_helper, values_rebound_in_the_body, values_of_a_constant_dict, items_rebound_by_update,
          keys_of_floats, pairs_rebound, pairs_of_lists_updated, rows_unpacked, enumerated_pairs_rebound,
-         items_with_pair_values, zipped_pairs, pair_elements_updated_in_place, dict_values_updated_and_rebound]
+         items_with_pair_values, zipped_pairs, pair_elements_updated_in_place, dict_values_updated_and_rebound,
+         items_and_numbers_in_pairs_updated_in_place, items_and_numbers_in_a_named_list_of_pairs,
+         items_and_numbers_through_iter]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

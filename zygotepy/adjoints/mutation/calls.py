@@ -14,6 +14,7 @@ from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import J_mutating, differentiable
 from ...backends import is_array_type, unbroadcast
+from ...structgrad import StructGrad
 from ...errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ...runtime.context import current
 from ..in_place import updates_first, updates_first_argument
@@ -57,6 +58,21 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
             grads = inner(None if dy is None else (dy[0], *dy[3:]))
             return (None, None, None, *grads[1:])
         return (out[0], *args[:2], *out[1:]), module_back
+    if fn is rt.callobject:  # `cell(x)`: a callable object's `__call__` may update it, as a method its object
+        obj, rest = args[0], args[1:]
+        if not _user_callable(obj):  # (a function, a closure: the callee, not updated; its cotangent passes through)
+            out, inner = _mutcall(obj, rest, kwargs, result_used, keywords_taken)
+
+            def callee_back(dy):
+                grads = inner(None if dy is None else (dy[0], *dy[2:]))
+                return (None, grads[0] if dy is None else rt.acc(grads[0], dy[1]), *grads[1:])
+            return (out[0], obj, *out[1:]), callee_back
+        out, inner = _mutcall(rt.callmethod, (obj, "__call__", *rest), kwargs, result_used, keywords_taken)
+
+        def object_back(dy):
+            grads = inner(None if dy is None else (dy[0], dy[1], None, *dy[2:]))
+            return (None, grads[1], *grads[3:])
+        return (out[0], obj, *out[3:]), object_back
     if fn is rt.callmethod and args and not isinstance(args[0], set):
         mark = len(current().log)
         hit = method_call(args[0], args[1], args[2:], kwargs)
@@ -72,6 +88,8 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
                 kw = grads[-1] if kwargs and isinstance(grads[-1], dict) and len(grads) == len(args) else None
                 return (None, grads[0], None, *map(rt.acc, grads[1:len(args) - 1], after), *_keyword_grads(kwargs, kw))
             return _keywords_unchanged(out, back, kwargs)
+        if hasattr(args[0], "__dict__") and _user_callable(vars(args[0]).get(args[1])):  # `self.cell(x)`
+            return _attribute_call(args, kwargs, result_used, keywords_taken)
     if fn is mt.with_out:
         return _with_out(args, kwargs, result_used)
     if fn in (operator.setitem, operator.delitem) and len(args) == (3 if fn is operator.setitem else 2) \
@@ -96,6 +114,43 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
     return _derived_call(fn, args, kwargs, result_used, keywords_taken)
+
+
+def _user_callable(obj):
+    """An instance of a user's class with a `__call__` of Python code (not a library's: a torch module has rules)."""
+    call = getattr(type(obj), "__call__", None)
+    return isinstance(call, types.FunctionType) and not isinstance(obj, type) and \
+        (call.__module__ or "").partition(".")[0] not in _LIBRARIES  # (a torch.nn.Module subclass's is torch's)
+
+
+_LIBRARIES = frozenset(("torch", "jax", "flax", "equinox", "haiku", "numpy", "scipy", "functools", "zygotepy"))
+
+
+def _attribute_call(args, kwargs, result_used, keywords_taken):
+    """`self.cell(x)`, where the instance attribute `cell` is a callable object whose `__call__` may update it: the
+    attribute read, then the object's call (`callobject`); its update reaches `self` (which holds it), whose cotangent
+    after the call carries the object's at `cell`."""
+    holder, name, rest = args[0], args[1], args[2:]
+    obj = vars(holder)[name]
+    log = current().log
+    mark = len(log)
+    out, inner = _mutcall(rt.callobject, (obj, *rest), kwargs, result_used, keywords_taken)
+    if id(obj) in log[mark:]:  # (what holds it changed too: a caller's check of its own arguments sees that)
+        log.append(id(holder))
+
+    def back(dy):
+        if dy is None:
+            grads = inner(None)
+            return (None, None if grads[1] is None else StructGrad({name: grads[1]}), None, *grads[2:])
+        dholder = dy[1]
+        after = dholder.get(name) if isinstance(dholder, dict) else None
+        grads = inner((dy[0], after, *dy[3:]))
+        if grads[1] is None and after is None:
+            return (None, dholder, None, *grads[2:])
+        fields = {k: v for k, v in dholder.items() if k != name} if isinstance(dholder, dict) else {}
+        fields[name] = grads[1]
+        return (None, StructGrad(fields), None, *grads[2:])
+    return (out[0], holder, name, *out[2:]), back
 
 
 def _derived_call(fn, args, kwargs, result_used, keywords_taken):

@@ -14,6 +14,7 @@ from ...runtime.context import current
 from ..registry import adjoint, nondifferentiable
 from .held import _place, _split, _where_held
 from .links import _to_first, _zeros_like
+from .operators import immutable_array
 
 
 def _row(parent, child):
@@ -104,8 +105,8 @@ nondifferentiable(mt.loop_copied, rt.watch_lazy, rt.lazy_unchanged)
 @adjoint(mt.put_iter)
 def put_iter(parent, where, child):
     """`child` (a loop's item of `parent`) was updated in place: the cotangents at its place in `parent` are its."""
-    if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` is unchanged
-        return parent, _to_first
+    if child is mt.NOT_IN_PLACE or immutable_array(parent) and immutable_array(child):
+        return parent, _to_first  # `x += v` made a new object, or no update in place is possible: `parent` unchanged
     plan = _plan(parent, child)
     if plan is not None and mt.may_have_changed(child):
         current().log.append(id(parent))
@@ -141,6 +142,8 @@ def refresh_iter(child, parent, where, position=None):
                                                                   [(key, child, "self")])
     elif type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray):
         plan = None  # (a later update of the array leaves the number the loop read as it was)
+    elif immutable_array(parent):
+        plan = None  # (JAX's arrays: no update in place changed the vector, nor the item the loop read)
     elif _foreign_vector(parent) and getattr(child, "ndim", 0) == 0:
         # torch's items are 0-d views of the vector, which see later updates too: which version an item came from is
         # not recorded, so its gradient would go to the wrong one

@@ -102,6 +102,11 @@ def _mutable_foreign_array(a):
     return type(a).__module__.partition(".")[0] in _MUTABLE_ARRAY_PACKAGES and hasattr(a, "shape")
 
 
+def immutable_array(a):
+    """An array no update in place can change (JAX's)."""
+    return type(a).__module__.partition(".")[0] in ("jax", "jaxlib") and hasattr(a, "shape")
+
+
 def _dual_copy(a):
     return a.copy()
 

@@ -160,3 +160,13 @@ def dict_keys(d):
     """`d.keys()`: its cotangent is the list of its keys' (iterating the view), which pass nothing back into `d`."""
     keys = list(d)
     return d.keys(), lambda dy: (None if dy is None else keys_read(keys, list(dy)),)
+
+
+@adjoint(rt.view_refreshed)
+def view_refreshed(view, mapping, method):
+    """The list of `d.values()` or `d.items()` made again after `d` was updated in place: its cotangent is the new
+    version's (the rule of `values` or `items`), none of it the old view's."""
+    if type(mapping) is not dict or type(view) is not list:
+        return view, lambda dy: (dy, None, None)
+    fresh, back = (dict_values if method == "values" else dict_items)(mapping)
+    return fresh, lambda dy: (None, None if dy is None else back(dy)[0], None)

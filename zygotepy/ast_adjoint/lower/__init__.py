@@ -13,7 +13,8 @@ from .. import runtime as rt
 from ..ir import Assign, Call, Const, Function, Var
 from ..naming import Namer
 from .calls import Calls
-from .control import _RETURNED, _RETVAL, ControlFlow, walk
+from .control import _RETURNED, _RETVAL, ControlFlow
+from .jumps import walk
 from .definitions import _COMPREHENSIONS, Definitions, captured_names
 from .expressions import Expressions
 from .lazy import LazyIterators

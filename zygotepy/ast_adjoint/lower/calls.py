@@ -17,7 +17,7 @@ from .. import mutate as mt
 from .. import runtime as rt
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS
-from .scan import may_update_in_place, positional_out, pure_method, updating_method_name
+from .scan import CALLING_BACK, may_update_in_place, positional_out, pure_method, updating_method_name
 
 _BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 
@@ -42,6 +42,8 @@ _LIBRARY_PACKAGES = frozenset(("builtins", "numpy", "collections", "functools", 
 def _fresh(fn):
     return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
 
+
+_VIEWS = ("values", "items")  # a dict's views whose rules make lists: an update of the dict makes them again
 
 _STORE_DUNDERS = {"__setitem__": mt.setitem, "__delitem__": mt.delitem}
 _STORES = {id(operator.setitem): (mt.setitem, 3), id(operator.delitem): (mt.delitem, 2)}
@@ -111,15 +113,24 @@ class Calls:
                                               kept)
                 if updating_method_name(func.attr):  # `y = lst.pop()`
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))])
-                if self.updating_method(func.attr):  # `a = sim.decay()`: a user method that may update its object
+                if self.updating_method(func.attr) or self.object_attribute(func.attr):
+                    # `a = sim.decay()`: a user method that may update its object; `self.cell(x)`: a callable object
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))],
                                               site=True)
                 out = self.call(fn, args, kwargs, star, hint)
                 self.note_held(out, [obj, *args[2:], *(v for _, v in kwargs)])  # `W.reshape(3)`, `W.T.copy()`
+                if func.attr in _VIEWS and len(args) == 2 and not kwargs and star is None:
+                    self.note_child(out, "view", obj, Const(func.attr))  # a dict's view sees its later updates
                 return out
             fn = Global(f"{obj.path}.{self.mangle(func.attr)}")
         else:
             fn = self.expr(func)
+        if isinstance(fn, Var) and self.updating_method("__call__") and not any(
+                isinstance(a, gast.Starred) for a in node.args) and all(k.arg is not None for k in node.keywords):
+            # `h = cell(x)`, `cell(x)`: a callable object whose `__call__` may update it (an RNN cell keeping its state)
+            args, kwargs, _ = self.arguments(node)
+            return self.mutating_call(Const(rt.callobject), [fn, *args], kwargs, None, hint,
+                                      range(len(args) + 1 + len(kwargs)), site=True)
         if isinstance(fn, Global) and self.user_code and type(self.resolve(fn.path)) is types.BuiltinFunctionType \
                 and self.resolve(fn.path) in _IN_PLACE_FUNCTIONS:
             # `operator.iadd(y, v)` updates an array y in place but rebinds nothing: the augmented assignment is
@@ -136,7 +147,8 @@ class Calls:
             if isinstance(args[0], Var):  # `setattr(obj, name, v)`: an attribute store
                 self.mutate(args[0], self.call(Const(prim), args, hint=self.user_name(args[0])))
                 return Const(None)
-        if statement and isinstance(fn, Global) and fn.path in _BUILTIN_NAMES:  # print(x), ...: no updates
+        if statement and isinstance(fn, Global) and fn.path in _BUILTIN_NAMES \
+                and not self.gives_updating_callable(fn, node):  # print(x), ...: no updates
             return self.call(fn, args, kwargs, star, hint)
         if statement and self.code.co_filename.startswith("<zygotepy:"):
             # generated code being differentiated again (nesting): its call statements are the emitter's own helpers
@@ -158,7 +170,9 @@ class Calls:
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args) + len(kwargs)))
         if isinstance(fn, Global) and args and updates_first(self.resolve(fn.path)):
             return self.mutating_call(fn, args, kwargs, star, hint, [0])  # `r = np.add.at(y, i, v)`: updates y
-        if self.updating_helper(fn):  # `loss = step(state, x)`, where step updates `state`: as a call statement
+        if self.updating_helper(fn) or self.updating_nested(func) or self.gives_updating_callable(fn, node):
+            # (`sorted(xs, key=k)`, `list(map(cell, xs))`: what it calls may update in place, `k` itself included)
+            # `loss = step(state, x)`, where step updates `state`: as a call statement
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args) + len(kwargs)), site=True)
         out = self.call(fn, args, kwargs, star, hint)
         # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
@@ -190,6 +204,14 @@ class Calls:
                 may_update_in_place(method) for method in self.local_methods(name))
         return known[name]
 
+    def object_attribute(self, name):
+        """Is `obj.name(...)` perhaps the call of a callable object an attribute holds (`self.cell(x)`), whose
+        `__call__` may update it? Yes when some class here has such a `__call__`, and none has a method `name`."""
+        if pure_method(name) or not self.updating_method("__call__"):
+            return False
+        return not any(isinstance(value, type) and inspect.getattr_static(value, name, None) is not None
+                       for value in self.globals.values()) and not self.local_methods(name)
+
     def local_methods(self, name):
         """The methods `name` of the classes defined in this function's body (as functions of their own code, for
         reading their source: they do not exist until the class statement runs)."""
@@ -206,14 +228,18 @@ class Calls:
             if not isinstance(n, gast.Call):
                 continue
             f = n.func
-            if isinstance(f, gast.Attribute) and self.updating_method(f.attr):
+            if isinstance(f, gast.Attribute) and (self.updating_method(f.attr) or self.object_attribute(f.attr)):
                 return True
             parts = []
             while isinstance(f, gast.Attribute):
                 parts.append(f.attr)
                 f = f.value
-            if isinstance(f, gast.Name) and f.id not in self.locals \
-                    and self.updating_helper(Global(".".join([f.id, *reversed(parts)]))):
+            if isinstance(f, gast.Name) and f.id not in self.locals and (
+                    self.updating_helper(Global(".".join([f.id, *reversed(parts)])))
+                    or self.gives_updating_callable(Global(".".join([f.id, *reversed(parts)])), n)):
+                return True
+            if not parts and (self.updating_nested(f) or not (isinstance(f, gast.Name) and f.id not in self.locals)
+                              and self.updating_method("__call__")):  # `cell(x)`, `cells[0](x)`: an object's call
                 return True
         return False
 
@@ -225,6 +251,39 @@ class Calls:
         target = self.resolve(fn.path)
         return type(target) is types.FunctionType and registry.find_rule(target) is None \
             and may_update_in_place(target)
+
+    def updating_nested(self, func):
+        """Is `func` the name of a function a `def` in this function's body makes, whose code may update its arguments
+        in place (`acc = add(v, acc)`, where `add` appends to `acc`)? Its call, used as a value, then goes through
+        `mutcall`, as a global helper's does (else the derived callee's update is refused at run time). A name a `def`
+        makes may be bound to something else at run time: `mutcall` takes any callee."""
+        if not isinstance(func, gast.Name) or func.id not in self.locals or not self.user_code:
+            return False
+        known = self.__dict__.setdefault("_updating_nested", {})
+        if func.id not in known:
+            known[func.id] = any(may_update_in_place(f) for f in self.local_functions(func.id))
+        return known[func.id]
+
+    def gives_updating_callable(self, fn, node):
+        """Is this a call of a builtin that calls what it is given (`map`, `sorted(key=)`, `functools.reduce`, ...),
+        given a local name of a callable that may update in place (a function a `def` here makes, or an object whose
+        class's `__call__` may update it), or a global helper that may? Its call then goes through `mutcall`, which
+        gives every argument a new version: the update is then refused at run time (`J_mutating`'s checks), where
+        it would have run unseen, its gradient silently missing."""
+        if not isinstance(fn, Global) or not self.user_code or self.resolve(fn.path) not in CALLING_BACK:
+            return False
+        for a in (*node.args, *(k.value for k in node.keywords)):
+            if isinstance(a, gast.Name) and (self.updating_nested(a) or a.id in self.locals and self.updating_method(
+                    "__call__") or a.id not in self.locals and self.updating_helper(Global(a.id))):
+                return True
+        return False
+
+    def local_functions(self, name):
+        """The functions `name` that `def` statements of this function's body make, as functions of their own code
+        (for reading their source; they do not exist until the `def` runs)."""
+        return [types.FunctionType(body, self.globals, name, None, tuple(types.CellType() for _ in body.co_freevars))
+                for body in self.code.co_consts if hasattr(body, "co_code") and body.co_name == name
+                and body.co_flags & inspect.CO_NEWLOCALS and not body.co_name.startswith("<")]
 
     def resolve(self, path):
         """The object the global dotted `path` names now (None if it cannot be read)."""

@@ -10,140 +10,19 @@ import gast
 
 from .. import runtime as rt
 from ..ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
+from .jumps import SCOPES, assigned_names, flat_nodes, has_jumps, plainly_assigned, walk
 from .scan import augmented_names, mutation_syntax, nodes_no_defs
 
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
-
-
-_BITS = {gast.Return: 1, gast.Break: 2, gast.Continue: 4}
-_SCOPES = (gast.FunctionDef, gast.Lambda, gast.ClassDef)
-_LOOPS = (gast.For, gast.While)
-
-
-def _walk_no_defs(node):
-    """Nodes under `node`, not entering nested functions, lambdas or classes."""
-    work = _child_nodes(node)
-    while work:
-        n = work.pop()
-        yield n
-        work += _child_nodes(n) if not isinstance(n, _SCOPES) else []
-
-
-def _child_nodes(node):
-    """`gast.iter_child_nodes`, as a list, without its generators."""
-    out = []
-    for field in node._fields:
-        value = getattr(node, field, None)
-        if isinstance(value, gast.AST):
-            out.append(value)
-        elif type(value) is list:
-            out += [v for v in value if isinstance(v, gast.AST)]
-    return out
-
-
-def walk(node):
-    """Every node of the tree under `node`, `node` included (`gast.walk`'s nodes, in another order)."""
-    work = [node]
-    while work:
-        n = work.pop()
-        yield n
-        work += _child_nodes(n)
-
-
-def _summaries(node, memo):
-    """`(own, deep, local)` bit sets of the jumps in `node`'s children (`_BITS`): `own` of node itself, `deep` of its
-    children's trees without nested functions, `local` of them without nested loops either; each node is looked at
-    once (memo: id -> (node, summary)), so asking about every statement of nested blocks stays linear."""
-    hit = memo.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    work, order = [node], []
-    while work:  # pre-order; its reverse has every node after its children
-        n = work.pop()
-        if memo.get(id(n), (None,))[0] is not n:
-            children = _child_nodes(n)
-            order.append((n, children))
-            work += children
-    for n, children in reversed(order):
-        deep = local = 0
-        for c in children:
-            own, c_deep, c_local = memo[id(c)][1]
-            if not isinstance(c, _SCOPES):
-                deep |= c_deep
-                if not isinstance(c, _LOOPS):
-                    local |= c_local
-                else:
-                    local |= _else_bits(c, memo)
-            deep |= own
-            local |= own
-        memo[id(n)] = (n, (_BITS.get(type(n), 0), deep, local))
-    return memo[id(node)][1]
-
-
-def _else_bits(loop, memo):
-    """The jumps of a loop's `else` clause: it runs outside the loop, so its break/continue leave the enclosing one."""
-    bits = 0
-    for e in loop.orelse:
-        own, _, local = _summaries(e, memo)
-        bits |= own | local
-    return bits
-
-
-def _jumps(node, kinds, memo=None, body_only=False):
-    """Does `node` contain a jump of one of `kinds` that leaves it (break/continue stop at nested loops)? Nested
-    functions are not searched, except when `node` is one. `body_only`: in a loop's body, not counting the loop."""
-    memo = {} if memo is None else memo
-    bits = 0
-    for k in kinds:
-        bits |= _BITS[k]
-    own, deep, local = _summaries(node, memo)
-    if body_only:
-        found = 0
-        for s in node.body:
-            s_own, s_deep, s_local = _summaries(s, memo)
-            inside = 0 if isinstance(s, _SCOPES) else s_deep if gast.Return in kinds else \
-                _else_bits(s, memo) if isinstance(s, _LOOPS) else s_local
-            found |= s_own | inside
-        return bool(found & bits)
-    return bool((own | (deep if gast.Return in kinds else local)) & bits)
-
-
-def _flat(stmts):
-    """Each statement and its nodes, not entering nested functions (a def statement's own body is entered): the
-    nodes `_assigned_names` and `_plainly_assigned` look at, listed once for both."""
-    return [n for s in stmts for n in [s, *_walk_no_defs(s)]]
-
-
-def _assigned_names(stmts, flat=None):
-    names, seen = [], set()
-    for n in flat if flat is not None else _flat(stmts):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-            name = n.id
-        elif isinstance(n, gast.FunctionDef):
-            name = n.name
-        else:
-            continue
-        if name not in seen:
-            seen.add(name)
-            names.append(name)
-    return names
-
-
-def _plainly_assigned(stmts, flat=None):
-    """Names bound in this code by something other than an augmented assignment (`o = out`, a loop target)."""
-    flat = flat if flat is not None else _flat(stmts)
-    aug_targets = {id(n.target) for n in flat if isinstance(n, gast.AugAssign)}
-    return {n.id for n in flat
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
 
 
 class ControlFlow:
     """The control-flow part of the Lowerer (mixed into it)."""
 
     def jumps(self, node, kinds, body_only=False):
-        """`_jumps`, with what it learns of every node remembered (blocks ask again for every statement); `body_only`
+        """`has_jumps`, with what it learns of every node remembered (blocks ask again for every statement); `body_only`
         looks at a loop's body without the loop itself, which would stop the search for break/continue."""
-        return _jumps(node, kinds, self.__dict__.setdefault("_jump_memo", {}), body_only)
+        return has_jumps(node, kinds, self.__dict__.setdefault("_jump_memo", {}), body_only)
 
     def join(self, cond, then_build, else_build, out_hint=None):
         """Lower an If whose arms are built by the two callables; merges the environments with phis."""
@@ -266,13 +145,13 @@ class ControlFlow:
         """The loop's carried names and Carries. `targets`: the names a `for` loop binds each iteration, of which
         `kept` are read after the loop (or in a later iteration of an enclosing one): carried, so that they name the
         last item after it (their own object, not the one the name held before)."""
-        flat = _flat(body_nodes)
+        flat = flat_nodes(body_nodes)
         # (a def statement in the body: augmented_names and mutation_syntax do not enter it, `flat` does)
-        plain = flat if not any(isinstance(s, _SCOPES) for s in body_nodes) else nodes_no_defs(body_nodes)
-        names = [n for n in _assigned_names(body_nodes, flat) if n in self.locals]
+        plain = flat if not any(isinstance(s, SCOPES) for s in body_nodes) else nodes_no_defs(body_nodes)
+        names = [n for n in assigned_names(body_nodes, flat) if n in self.locals]
         names += [n for n in kept if n not in names and n in self.locals and n not in self.cellvars]
         aug = augmented_names(body_nodes, plain)  # `o = out; o += v` in the body: which object `o` names is not known
-        rebound = _plainly_assigned(body_nodes, flat) | set(targets)
+        rebound = plainly_assigned(body_nodes, flat) | set(targets)
         # (`x *= 0.5` on an object a view or a holder is linked to gives them new versions: carried, like any update)
         if linked or mutation_syntax(body_nodes, plain) or aug & rebound or self.has_updating_calls(plain) \
                 or any(self.linked(n) for n in aug):

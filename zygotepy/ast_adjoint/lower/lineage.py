@@ -9,13 +9,14 @@ class Lineages:
 
     def init_mutation(self):
         self.lineage = {}      # Var -> lineage id (the object it names)
-        self.parents = {}      # lineage -> [(kind "item"/"attr"/"held", parent lineage, key atom)], newest last
+        self.parents = {}      # lineage -> [(kind "item"/"attr"/"iter"/"view"/"held", parent lineage, key atom)], newest last
         self.latest = {}       # lineage -> its newest Var (for temporaries no name refers to)
         # the `.param{k}` entries of parameters the function surely updates in place (an item store, a mutating
         # method): they follow maybe-in-place updates too (`y *= 0.1`), so the final version returned to the caller
         # includes them; other parameters' `x += v` is caught at run time (dispatch._check_updates)
         self.tracked_params = set()
         self.by_call = False   # the update being lowered may not have happened (a call's, `x += v`: see `mutate`)
+        self.update_root = Const(None)  # the argument a call may have updated, whose update is being followed
         self.mutated = set()   # lineages given a new version somewhere
         # lineages a maybe-in-place update (`z *= 0.5`) may have split in two: on JAX arrays and numbers `z` names a
         # new object and its aliases keep the old one, so a later update reaches a name only if it names that object

@@ -15,6 +15,7 @@ Here: `mutate`, which gives the updated object and those linked to it new versio
 statements and calls that update in place updates.py's, the syntax scans scan.py's.
 """
 from .. import mutate as mt
+from .. import runtime as rt
 from ..ir import Const, Var
 
 
@@ -65,7 +66,7 @@ class Mutation:
                     # an update that may not have happened (a call that may update it, `x += v`, an update of what
                     # may hold it): most often it did not (a number, a helper's `p *= 2`), which is checked now
                     self.call(Const(mt.captured_unchanged), [var, Const(name), Const(self.filename),
-                                                             Const(self.line)], hint="_")
+                                                             Const(self.line), self.update_root], hint="_")
                     continue
                 if maybe:
                     alias = self.call(Const(mt.same_or), [var, old, new], hint=self.user_name(var))
@@ -88,9 +89,13 @@ class Mutation:
             if child is not None:
                 chain.add(clin)
                 kind, key = direct[clin]
-                fresh = self.call(Const(mt.refresh_iter), [child, new, self.where(child, key)],
-                                  hint=self.user_name(child)) if kind == "iter" else \
-                    self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
+                if kind == "iter":
+                    fresh = self.call(Const(mt.refresh_iter), [child, new, self.where(child, key)],
+                                      hint=self.user_name(child))
+                elif kind == "view":  # `vals = d.values()`: Python's view shows `d` as it is now
+                    fresh = self.call(Const(rt.view_refreshed), [child, new, key], hint=self.user_name(child))
+                else:
+                    fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
                 self.rebind(child, fresh, whole_lineage=True)
         holders = False
         for kind, plin, key in list(self.parents_of(lin)):
@@ -98,6 +103,8 @@ class Mutation:
                 continue
             if kind == "held":
                 holders = holders or key
+                continue
+            if kind == "view":  # (a view's items are its dict's values: their updates reach it as held items)
                 continue
             parent = self.current(plin)
             if parent is not None:
@@ -137,8 +144,6 @@ class Mutation:
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
                               hint=self.user_name(child))
             refreshed.append((child, fresh))
-        for child, fresh in refreshed:
-            self.mutate(child, fresh, lin, chain=chain, refreshed=True)
         for clin in self.through_unnamed(lin, chain | {came_from}):
             # a sibling (`z = (y, x)[0]`, `v = a[1:] if c else a[:1]`) or a view's own parent (`t = [y[1:]]`,
             # `np.squeeze(x[None])`), linked only through an object no name refers to now: it may be the updated
@@ -150,6 +155,10 @@ class Mutation:
             chain.add(clin)
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(self.line))],
                               hint=self.user_name(child))
+            refreshed.append((child, fresh))
+        # every object this update may reach has its new version before any of them passes its own update on: one
+        # passed on from another (a number held beside it: `[(ys[0], b)]`) would be found in the wrong object
+        for child, fresh in refreshed:
             self.mutate(child, fresh, lin, chain=chain, refreshed=True)
 
     def named_child(self, clin):

@@ -4,6 +4,8 @@ nothing. The loops, the control flow and the calls ask them before lowering a bo
 """
 import functools
 import inspect
+import itertools
+import types
 
 import gast
 import numpy as np
@@ -32,6 +34,10 @@ _OWN_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable
     - {"setfield", "setflags", "byteswap"}
 
 
+# the builtins that call what they are given: a callable of the user's that updates in place may be among it
+CALLING_BACK = frozenset((map, filter, sorted, min, max, functools.reduce, itertools.starmap, itertools.accumulate,
+                          itertools.filterfalse, itertools.takewhile, itertools.dropwhile, itertools.groupby))
+
 # the item stores written as calls (`operator.setitem(d, k, v)`), which the lowering writes as the stores they are
 _STORE_FUNCTIONS = frozenset(("setitem", "delitem", "__setitem__", "__delitem__"))
 
@@ -52,14 +58,30 @@ def may_update_in_place(fn):
     code = fn.__code__
     hit = _UPDATES_IN_PLACE.get(code)
     if hit is None:
+        _UPDATES_IN_PLACE[code] = False  # (while its calls are looked at: a `__call__` calling a local name)
         try:
             body = get_source(fn).node.body
             nodes = nodes_no_defs(body)
-            hit = mutation_syntax(body, nodes) or bool(augmented_names(body, nodes))
+            hit = mutation_syntax(body, nodes) or bool(augmented_names(body, nodes)) or _calls_updating_object(
+                fn, nodes)
         except Exception:  # noqa: BLE001 - no source, or not Python the parser reads: not ours to report here
             hit = False
         _UPDATES_IN_PLACE[code] = hit
     return hit
+
+
+def _calls_updating_object(fn, nodes):
+    """Does `fn` call one of its parameters or locals (`cell(x)`), or an attribute no class of its module has as a
+    method (`self.cell(x)`), while a class of its module has a `__call__` that may update its object (an RNN cell
+    keeping its state)? That call may update the object `fn` was given."""
+    names = set(fn.__code__.co_varnames)
+    classes = [v for v in list(fn.__globals__.values()) if isinstance(v, type)]
+    if not any(isinstance(n, gast.Call) and (isinstance(n.func, gast.Name) and n.func.id in names or isinstance(
+            n.func, gast.Attribute) and not pure_method(n.func.attr) and not any(
+            inspect.getattr_static(c, n.func.attr, None) is not None for c in classes)) for n in nodes):
+        return False  # (`self.cell(x)`: an attribute no class here has as a method may hold a callable object)
+    return any(isinstance(vars(c).get("__call__"), types.FunctionType) and may_update_in_place(vars(c)["__call__"])
+               for c in classes)
 
 
 def _may_mutate(n):

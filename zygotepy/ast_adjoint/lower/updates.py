@@ -113,11 +113,11 @@ class Updates:
             if isinstance(a, Var) and a not in seen:
                 seen.add(a)
                 versions[k] = self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a))
-                self.by_call = True
+                self.by_call, self.update_root = True, versions[k]
                 try:
                     self.mutate(a, versions[k])
                 finally:
-                    self.by_call = False
+                    self.by_call, self.update_root = False, Const(None)
         # what it updated may now keep the other arguments (`rows.append(row)`, `store(lst, W)`), and its result may
         # be one of them or held in one (`d.setdefault(k, W)`, `lst.pop()`)
         for k, v in versions.items():

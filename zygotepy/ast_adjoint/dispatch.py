@@ -15,8 +15,11 @@ import numbers
 import operator
 import types
 
+import numpy as np
+
 
 from ..adjoints import registry
+from ..adjoints.in_place import updating_names
 from ..backends import is_array_type
 from ..errors import MissingAdjoint, SourceUnavailable, ZygoteError
 from ..runtime.context import current
@@ -172,6 +175,9 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
                     raise SourceUnavailable(fn, e.reason, call_site()) from None
                 return _constant(fn, args, kwargs)
     else:
+        if type(fn) is _BUILTIN_METHOD and fn.__name__ in updating_names() and (
+                type(fn.__self__) is np.ndarray or type(fn.__self__) in (list, dict, set) and not current().slots):
+            _refuse_bound_update(fn)  # (`f = y.sort; f()` found np.sort's rule: y stayed as it was)
         rule = registry.find_rule(fn)
     if rule is not None:
         aware = getattr(rule, "__zygote_keywords__", False)
@@ -228,6 +234,18 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
 
 
 _CACHED = type(functools.lru_cache(None)(lambda: None))
+_BUILTIN_METHOD = type([].append)
+
+
+def _refuse_bound_update(fn):
+    """`f = y.fill; f(v)`, `map(out.append, xs)`: a method that updates its object, called through the bound method
+    (kept in a name, or given to another function), where the lowering cannot give the object its new version (its
+    update went unseen: a silently wrong gradient, or a crash)."""
+    where = call_site()
+    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate {type(fn.__self__).__name__}."
+                      f"{fn.__name__} called through a bound method kept in a name or given to another function: it "
+                      f"updates its object in place, which the caller cannot follow; call it on its object "
+                      f"(`obj.{fn.__name__}(...)`), or loop over the items (`for v in xs: out.append(v)`)")
 
 
 def _constant(fn, args, kwargs):

@@ -5,7 +5,10 @@ A mixin of the adjoint pass (`adjoint.AdjointPass`), which differentiates the ac
 import os
 import types
 
+import numpy as np
+
 from ..adjoints import registry
+from ..adjoints.in_place import updating_names
 from ..adjoints.registry import find_rule
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..forward.transform import as_written
@@ -63,6 +66,8 @@ def as_written_checked(fn, /, *args, **kwargs):
     call as one that updates nothing (it could not see the callee); one whose code may update its arguments in place
     runs through J instead, which refuses, naming the call, an update of an argument (`z = [fill(x, y)]`, `fill` a
     local name: y's gradient from x would be silently missing). A callee zygotepy cannot derive runs as written."""
+    if _bound_update(fn):  # `f = y.sort; f()`: as written, y's update would go unseen
+        dispatch._refuse_bound_update(fn)
     code, bound = fn, args  # (a bound method updates its object: `upd = a.update; upd(v)`; so may a callable object)
     if type(fn) is types.MethodType:
         code, bound = fn.__func__, (fn.__self__, *args)
@@ -88,8 +93,19 @@ def callbacks_checked(fn, /, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
+def _bound_update(f):
+    """Is `f` a bound method of a list, dict, set or NumPy array that updates its object (`y.sort`, `out.append`)?"""
+    return type(f) is _BUILTIN_METHOD and f.__name__ in updating_names() and type(f.__self__) in _MUTABLE
+
+
+_BUILTIN_METHOD, _MUTABLE = type([].append), (list, dict, set, np.ndarray)
+
+
 def _may_update(f):
-    """Is `f` a callable of the user's whose code may update its arguments or its object in place?"""
+    """Is `f` a callable of the user's whose code may update its arguments or its object in place, or a bound method
+    that updates its object?"""
+    if _bound_update(f):
+        return True
     code = f.__func__ if type(f) is types.MethodType else f if type(f) is types.FunctionType else \
         getattr(type(f), "__call__", None) if not isinstance(f, type) else None
     return type(code) is types.FunctionType and not library(code) and may_update_in_place(code)

@@ -6,7 +6,7 @@ between arrays, lists and numbers, a helper of the program's that fills an array
 iterators kept in a name and walked twice (`it = zip(v, w)`: the second walk finds it used up), a dict's view kept
 in a name while the dict changes, and a loop over pairs of an array and a number updating the array in place. Each
 block folds what it computes into one of the program's scalars. And a function the program defines in its
-body, updating an argument in place, called for its value; a callable object updating itself (`cell(u)`).
+body, updating an argument in place, called for its value; a callable object updating itself (`cell(u)`); an array's method kept in a name (`s = v.sum; s()`).
 
 They draw from a random stream of their own (`[seed, index, 10]`), and only the array flavour takes them, so a program
 that has none is the one the generator made before they existed.
@@ -17,7 +17,7 @@ SHARE = 0.08  # of the statements of array programs
 
 KINDS = ("select", "mask_store", "gather", "scatter", "join", "matrix", "reorder", "overlap", "ufunc_out", "convert",
          "keyword_update", "kept_iterator", "dict_view", "pair_loop",
-         "nested_update", "callable_object")
+         "nested_update", "callable_object", "bound_method")
 
 HELPERS = {"h_fill": "def h_fill(v, s, out=None):\n    out[:2] = np.sin(v[:2]) * s\n    return out[0]\n",
            "h_put": "def h_put(v, *, buf, w=0.5):\n    buf[1] = v[0] * w + buf[2]\n    return buf[1]\n",
@@ -201,3 +201,8 @@ class ArrayOpBlocks:
         self.mut_any = True
         call = self._any([f"{q} = {q} + {c}(u)", f"{c}(u)", f"{q} = {q} * 0.5 + np.sum({c}(u * {e()}))"])
         return [f"{c} = HCell({e()})", f"{q} = 0.0", f"for u in {v}[:3]:", f"    {call}"], f"{q} + {c}.h"
+
+    def _op_bound_method(self, v, n, e):
+        m, q = self.fresh("wb"), self.fresh("wq")
+        method = self._any(["sum", "mean", "max", "prod", "cumsum", "copy", "ravel"])
+        return [f"{m} = ({v} * {e()}).{method}", f"{q} = np.sum(np.sin({m}()))"], f"{q} * 0.5"

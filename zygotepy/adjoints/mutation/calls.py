@@ -61,7 +61,10 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
     if fn is rt.callobject:  # `cell(x)`: a callable object's `__call__` may update it, as a method its object
         obj, rest = args[0], args[1:]
         if not _user_callable(obj):  # (a function, a closure: the callee, not updated; its cotangent passes through)
-            out, inner = _mutcall(obj, rest, kwargs, result_used, keywords_taken)
+            # (the callee itself may carry the gradient, `f = (x * b).sum; f()`: no shortcut for constant arguments)
+            out, inner = _derived_call(obj, rest, kwargs, result_used, keywords_taken) if result_used and not any(
+                differentiable(a) for a in (*rest, *kwargs.values())) else \
+                _mutcall(obj, rest, kwargs, result_used, keywords_taken)
 
             def callee_back(dy):
                 grads = inner(None if dy is None else (dy[0], *dy[2:]))
@@ -97,7 +100,8 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
         return _store_call(fn, args)
     if fn is np.copyto:
         return _keywords_unchanged(*_copyto(*args, **kwargs), kwargs)
-    if getattr(fn, "__self__", None) in (np.add, np.subtract) and getattr(fn, "__name__", "") == "at" \
+    owner = getattr(fn, "__self__", None)
+    if (owner is np.add or owner is np.subtract) and getattr(fn, "__name__", "") == "at" \
             and len(args) == 3 and not kwargs:
         return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
     if updates_first(fn) or type(fn) is not types.FunctionType \

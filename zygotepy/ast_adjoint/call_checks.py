@@ -1,8 +1,12 @@
 """What J (ast_adjoint/dispatch.py) checks about the call it dispatches, and where it was made: the cells of a nested
-function, updates in place of its arguments, arguments sharing memory, keys that may carry a gradient into C code;
-`call_site`, the user's line that made the call (through the compiler's `user_line`, injected into `COMPILER`).
+function, updates in place of its arguments, arguments sharing memory, keys that may carry a gradient into C code,
+updates no call site can follow (an operator in place called as a function, a bound method that updates its object,
+`out=` through a wrapper); `call_site`, the user's line that made the call (through the compiler's `user_line`,
+injected into `COMPILER`); `library`, whether a function is zygotepy's, NumPy's or the standard library's code.
 """
 import collections.abc
+import numbers
+import operator
 import os
 import sys
 import sysconfig
@@ -125,7 +129,7 @@ def _check_updates(fn, mutated, finals, slot, updated):
            "decorator's wrapper `fn(*args)`)")
     if mutated and 0 in mutated and code.co_varnames[0] == "self" and fn.__name__.startswith("__i") and \
             fn.__name__.endswith("__"):  # a user class's `v += u` that updates `self`
-        hint = (f"Write it as `v = v {_OPERATORS_IN_PLACE.get(fn.__name__, '+')} u` with an operator that returns a "
+        hint = (f"Write it as `v = v {IN_PLACE_DUNDERS.get(fn.__name__, '+')} u` with an operator that returns a "
                 f"new object, or update through a method called on the object (`v.add(u)`, on a line of its own).")
     elif mutated and 0 in mutated and code.co_varnames[0] == "self":  # `upd = a.update; upd(v)`, `model(x)`
         hint = (f"Call the method on its object (`obj.{fn.__name__}(...)`" if fn.__name__ != "__call__" else
@@ -139,8 +143,6 @@ def _check_updates(fn, mutated, finals, slot, updated):
         f"{how}, so zygotepy cannot route the gradient of the updated object. {hint}")
 
 
-_OPERATORS_IN_PLACE = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__imatmul__": "@",
-                       "__ipow__": "**"}
 
 
 def _check_shared_memory(fn, mutated, finals, args):
@@ -176,3 +178,43 @@ def _check_opaque_key(x, key, method):
     x[key]  # a key the object refuses gets Python's own error (`array indices must be integers`), not this one
     raise MissingAdjoint(method if method is not None else type(x), f"indexing a {type(x).__name__} with a key that "
                          f"may carry a gradient", where=call_site())
+
+
+# --- updates a call site cannot follow: refused, naming the call ---------------------------------------------------
+
+# Python's operators in place, by their methods' names, and as the operator module's functions
+IN_PLACE_DUNDERS = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__ifloordiv__": "//",
+                    "__imod__": "%", "__ipow__": "**", "__imatmul__": "@", "__iand__": "&", "__ior__": "|",
+                    "__ixor__": "^", "__ilshift__": "<<", "__irshift__": ">>"}
+IN_PLACE_CALLS = frozenset(getattr(operator, name.strip("_")) for name in IN_PLACE_DUNDERS)
+
+
+def refuse_hidden_out(fn):
+    """`fn(..., out=y)` reached through code zygotepy did not lower (a partial's call, a function without source): the
+    update of `y` would go unseen by the caller's bookkeeping."""
+    where = call_site()
+    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate "
+                      f"{getattr(fn, '__name__', fn)}(..., out=...) called through another object (a "
+                      f"functools.partial, a wrapper): pass out= at the call in your own code, or store the result "
+                      f"(y[...] = ...)")
+
+
+def refuse_bound_update(fn):
+    """`f = y.fill; f(v)`, `map(out.append, xs)`: a method that updates its object, called through the bound method
+    (kept in a name, or given to another function), where the lowering cannot give the object its new version (its
+    update went unseen: a silently wrong gradient, or a crash)."""
+    where = call_site()
+    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate {type(fn.__self__).__name__}."
+                      f"{fn.__name__} called through a bound method kept in a name or given to another function: it "
+                      f"updates its object in place, which the caller cannot follow; call it on its object "
+                      f"(`obj.{fn.__name__}(...)`), or loop over the items (`for v in xs: out.append(v)`)")
+
+
+def refuse_unseen_update(fn, first):
+    """An operator in place called as a value (`f = operator.iadd; z = f(y, v)`, or through a module kept in a name):
+    the lowering follows the update of `y` that `y += v` makes, never this one (a silently wrong gradient)."""
+    if not isinstance(first, (numbers.Number, str, bytes, tuple, frozenset)):
+        where = call_site()
+        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate operator.{fn.__name__} "
+                          f"called as a function on a {type(first).__name__}, which it updates in place; write the "
+                          f"augmented assignment (x += y) instead")

@@ -11,7 +11,6 @@ where it was made; `COMPILER`, the compiler's entry points J is given).
 """
 import functools
 import inspect
-import numbers
 import operator
 import types
 
@@ -21,12 +20,13 @@ import numpy as np
 from ..adjoints import registry
 from ..adjoints.in_place import updating_names
 from ..backends import is_array_type
-from ..errors import MissingAdjoint, SourceUnavailable, ZygoteError
+from ..errors import MissingAdjoint, SourceUnavailable
 from ..runtime.context import current
 from .guards_runtime import NATIVE as _NATIVE, differentiable
 from .runtime import callmethod
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
 from .call_checks import _DATA_KEYS, _Slot, _check_opaque_key, call_site
+from .call_checks import IN_PLACE_CALLS, refuse_bound_update, refuse_hidden_out, refuse_unseen_update
 from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
@@ -41,8 +41,8 @@ _FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType
 def J_mutating(fn, args, kwargs, updates=True, keywords_taken=True):
     """J for a call that may update its arguments: `(y, back(dy, finals), ids of the arguments it updated)`; the
     keyword arguments only where the call site takes them back (`keywords_taken`)."""
-    if type(fn) is _BUILTIN and fn in _IN_PLACE_CALLS and args:  # (`f = operator.iadd; f(y, v)` as a statement)
-        _refuse_unseen_update(fn, args[0])
+    if type(fn) is _BUILTIN and fn in IN_PLACE_CALLS and args:  # (`f = operator.iadd; f(y, v)` as a statement)
+        refuse_unseen_update(fn, args[0])
     given = (*args, *kwargs.values()) if kwargs and keywords_taken else args
     slot = _Slot({id(a.__self__ if type(a) is super else a) for a in given} if updates else set())
     slots = current().slots
@@ -104,16 +104,6 @@ def _takes_keyword(rule, name):
         name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
-def _refuse_hidden_out(fn):
-    """`fn(..., out=y)` reached through code zygotepy did not lower (a partial's call, a function without source): the
-    update of `y` would go unseen by the caller's bookkeeping."""
-    where = call_site()
-    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate "
-                      f"{getattr(fn, '__name__', fn)}(..., out=...) called through another object (a "
-                      f"functools.partial, a wrapper): pass out= at the call in your own code, or store the result "
-                      f"(y[...] = ...)")
-
-
 _METHOD_KINDS = {}
 
 
@@ -139,8 +129,8 @@ def _callmethod(args, kwargs, need):
         y, pb = _dispatch(method, (obj, *rest), kwargs, need and (need[0], *need[2:]))
         return y, CallMethodPullback(pb, True, name, obj)
     bound = getattr(obj, name)
-    if type(obj) is types.ModuleType and rest and type(bound) is _BUILTIN and bound in _IN_PLACE_CALLS:
-        _refuse_unseen_update(bound, rest[0])
+    if type(obj) is types.ModuleType and rest and type(bound) is _BUILTIN and bound in IN_PLACE_CALLS:
+        refuse_unseen_update(bound, rest[0])
     y, pb = _dispatch(bound, tuple(rest), kwargs)
     is_bound_method = (getattr(bound, "__self__", None) is obj or isinstance(obj, super)) \
         and not isinstance(obj, types.ModuleType)
@@ -177,12 +167,12 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     else:
         if type(fn) is _BUILTIN_METHOD and fn.__name__ in updating_names() and (
                 type(fn.__self__) is np.ndarray or type(fn.__self__) in (list, dict, set) and not current().slots):
-            _refuse_bound_update(fn)  # (`f = y.sort; f()` found np.sort's rule: y stayed as it was)
+            refuse_bound_update(fn)  # (`f = y.sort; f()` found np.sort's rule: y stayed as it was)
         rule = registry.find_rule(fn)
     if rule is not None:
         aware = getattr(rule, "__zygote_keywords__", False)
         if kwargs and kwargs.get("out") is not None and not _takes_keyword(rule, "out"):
-            _refuse_hidden_out(fn)
+            refuse_hidden_out(fn)
         if kwargs and not aware:
             moved = _movable(fn, rule, args, kwargs)
             if moved:
@@ -237,17 +227,6 @@ _CACHED = type(functools.lru_cache(None)(lambda: None))
 _BUILTIN_METHOD = type([].append)
 
 
-def _refuse_bound_update(fn):
-    """`f = y.fill; f(v)`, `map(out.append, xs)`: a method that updates its object, called through the bound method
-    (kept in a name, or given to another function), where the lowering cannot give the object its new version (its
-    update went unseen: a silently wrong gradient, or a crash)."""
-    where = call_site()
-    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate {type(fn.__self__).__name__}."
-                      f"{fn.__name__} called through a bound method kept in a name or given to another function: it "
-                      f"updates its object in place, which the caller cannot follow; call it on its object "
-                      f"(`obj.{fn.__name__}(...)`), or loop over the items (`for v in xs: out.append(v)`)")
-
-
 def _constant(fn, args, kwargs):
     y = fn(*args, **kwargs) if kwargs else fn(*args)
     return y, ConstPullback(len(args), kwargs is not None)
@@ -269,24 +248,9 @@ def J(fn, /, *args):
         # a rule, called from here as `_dispatch` would (an operator may be a user class's first: `_user_operator`)
         y, back = rule(*args)
         return y, RulePullback(back, rule, len(args), None, args).__call__
-    if type(fn) is _BUILTIN and fn in _IN_PLACE_CALLS:
-        _refuse_unseen_update(fn, args[0])
+    if type(fn) is _BUILTIN and fn in IN_PLACE_CALLS:
+        refuse_unseen_update(fn, args[0])
     return _dispatch(fn, args, None)
-
-
-_IN_PLACE_CALLS = frozenset((operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
-                             operator.imod, operator.ipow, operator.imatmul, operator.iand, operator.ior,
-                             operator.ixor, operator.ilshift, operator.irshift))
-
-
-def _refuse_unseen_update(fn, first):
-    """An operator in place called as a value (`f = operator.iadd; z = f(y, v)`, or through a module kept in a name):
-    the lowering follows the update of `y` that `y += v` makes, never this one (a silently wrong gradient)."""
-    if not isinstance(first, (numbers.Number, str, bytes, tuple, frozenset)):
-        where = call_site()
-        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate operator.{fn.__name__} "
-                          f"called as a function on a {type(first).__name__}, which it updates in place; write the "
-                          f"augmented assignment (x += y) instead")
 
 
 _RULES = registry.RULES

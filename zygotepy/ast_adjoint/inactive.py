@@ -12,7 +12,7 @@ from ..adjoints.in_place import updating_names
 from ..adjoints.registry import find_rule
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..forward.transform import as_written
-from .call_checks import library
+from .call_checks import library, refuse_bound_update
 from . import dispatch
 from . import runtime as rt
 from .analysis import callee_object
@@ -67,7 +67,7 @@ def as_written_checked(fn, /, *args, **kwargs):
     runs through J instead, which refuses, naming the call, an update of an argument (`z = [fill(x, y)]`, `fill` a
     local name: y's gradient from x would be silently missing). A callee zygotepy cannot derive runs as written."""
     if _bound_update(fn):  # `f = y.sort; f()`: as written, y's update would go unseen
-        dispatch._refuse_bound_update(fn)
+        refuse_bound_update(fn)
     code, bound = fn, args  # (a bound method updates its object: `upd = a.update; upd(v)`; so may a callable object)
     if type(fn) is types.MethodType:
         code, bound = fn.__func__, (fn.__self__, *args)

@@ -15,6 +15,7 @@ from ...adjoints import registry
 from ...adjoints.in_place import updates_first
 from .. import mutate as mt
 from .. import runtime as rt
+from ..call_checks import IN_PLACE_CALLS, IN_PLACE_DUNDERS
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS
 from .scan import CALLING_BACK, may_update_in_place, positional_out, pure_method, updating_method_name
@@ -47,10 +48,6 @@ _VIEWS = ("values", "items")  # a dict's views whose rules make lists: an update
 
 _STORE_DUNDERS = {"__setitem__": mt.setitem, "__delitem__": mt.delitem}
 _STORES = {id(operator.setitem): (mt.setitem, 3), id(operator.delitem): (mt.delitem, 2)}
-_IN_PLACE_DUNDERS = {"__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__ifloordiv__": "//",
-                     "__imod__": "%", "__ipow__": "**", "__imatmul__": "@", "__iand__": "&", "__ior__": "|",
-                     "__ixor__": "^", "__ilshift__": "<<", "__irshift__": ">>"}
-_IN_PLACE_FUNCTIONS = frozenset(getattr(operator, name.strip("_")) for name in _IN_PLACE_DUNDERS)
 
 
 class Calls:
@@ -91,11 +88,11 @@ class Calls:
             if isinstance(obj, Var):
                 self.mutate(obj, self.call(Const(_STORE_DUNDERS[func.attr]), [obj, *args], hint=self.user_name(obj)))
                 return Const(None)
-        if isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_DUNDERS:
+        if isinstance(func, gast.Attribute) and func.attr in IN_PLACE_DUNDERS:
             # `y = a.__imul__(2)` updates `a` in place but reads as a plain call, so it would run unseen by the
             # mutation lowering (a silently wrong gradient); the augmented assignment is what it means
             self.fail(f"calling {func.attr} by name", node,
-                      f"write the augmented assignment `x {_IN_PLACE_DUNDERS[func.attr]}= y` instead")
+                      f"write the augmented assignment `x {IN_PLACE_DUNDERS[func.attr]}= y` instead")
         if isinstance(func, gast.Attribute):
             obj = self.expr(func.value)
             if not isinstance(obj, Global):
@@ -132,7 +129,7 @@ class Calls:
             return self.mutating_call(Const(rt.callobject), [fn, *args], kwargs, None, hint,
                                       range(len(args) + 1 + len(kwargs)), site=True)
         if isinstance(fn, Global) and self.user_code and type(self.resolve(fn.path)) is types.BuiltinFunctionType \
-                and self.resolve(fn.path) in _IN_PLACE_FUNCTIONS:
+                and self.resolve(fn.path) in IN_PLACE_CALLS:
             # `operator.iadd(y, v)` updates an array y in place but rebinds nothing: the augmented assignment is
             # what the lowering follows (a silently wrong gradient otherwise)
             self.fail(f"calling {fn.path}", node, "write the augmented assignment (`x += y`) instead")

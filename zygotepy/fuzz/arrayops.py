@@ -46,6 +46,18 @@ class ArrayOpBlocks:
         lines, value = getattr(self, "_op_" + kind)(name, self.arrays[name][0], e)
         return lines + [f"{t} = 0.5 * {t} + 0.3 * ({value})"]
 
+    def _made(self, forms, fold):
+        """`z = ` one of `forms()`, folded into a scalar by `fold(z)`."""
+        z = self.fresh("wz")
+        return [f"{z} = {self._any(forms())}"], fold(z)
+
+    def _updated(self, v, updates, fold):
+        """A copy of `v` (now and then `v` itself) updated in place by one of `updates(z)`, folded by `fold(z)`."""
+        lines = []
+        z = self._copy(v, lines)
+        lines.append(self._any(updates(z)))
+        return lines, fold(z)
+
     def _copy(self, name, lines):
         """A fresh array to update: now and then the array itself (an argument's update is the caller's too)."""
         z = self.fresh("wz")
@@ -58,43 +70,39 @@ class ArrayOpBlocks:
         return z
 
     def _op_select(self, v, n, e):
-        z = self.fresh("wz")
-        form = self._any([f"np.where({v} > 0.1, np.sin({v}) * {e()}, {v} * 0.5)", f"np.clip({v} * {e()}, -0.4, 0.6)",
-                          f"{v}.clip(-0.3, None)", f"np.maximum({v}, 0.2 * {e()})", f"np.minimum({v}, np.cos({v}))",
-                          f"np.abs({v} - 0.2)", f"{v}[{v} > 0.0]", f"{v}[np.abs({v}) < 0.5] * {e()}",
-                          f"np.where({v} < 0.3)[0] * 0.1 + {v}[0]"])
-        return [f"{z} = {form}"], f"np.sum(np.tanh({z})) + 0.1 * {z}.size"
+        return self._made(lambda: [f"np.where({v} > 0.1, np.sin({v}) * {e()}, {v} * 0.5)",
+                                   f"np.clip({v} * {e()}, -0.4, 0.6)",
+                                   f"{v}.clip(-0.3, None)", f"np.maximum({v}, 0.2 * {e()})",
+                                   f"np.minimum({v}, np.cos({v}))",
+                                   f"np.abs({v} - 0.2)", f"{v}[{v} > 0.0]", f"{v}[np.abs({v}) < 0.5] * {e()}",
+                                   f"np.where({v} < 0.3)[0] * 0.1 + {v}[0]"],
+                          lambda z: f"np.sum(np.tanh({z})) + 0.1 * {z}.size")
 
     def _op_mask_store(self, v, n, e):
-        lines = []
-        z = self._copy(v, lines)
-        lines.append(self._any([f"{z}[{z} < 0.0] = {e()}", f"{z}[{z} > 0.2] *= {e()}",
-                                f"{z}[np.abs({z}) > 0.3] = 0.0", f"{z}[{z} > 0.1] += {z}[{z} > 0.1] * 0.5",
-                                f"{z}[[True] + [False] * {n - 2} + [True]] -= {e()}"]))
-        return lines, f"np.sum(np.sin({z}))"
+        return self._updated(v, lambda z: [f"{z}[{z} < 0.0] = {e()}", f"{z}[{z} > 0.2] *= {e()}",
+                                           f"{z}[np.abs({z}) > 0.3] = 0.0", f"{z}[{z} > 0.1] += {z}[{z} > 0.1] * 0.5",
+                                           f"{z}[[True] + [False] * {n - 2} + [True]] -= {e()}"],
+                             lambda z: f"np.sum(np.sin({z}))")
 
     def _op_gather(self, v, n, e):
-        z = self.fresh("wz")
-        form = self._any([f"{v}[[0, 0, {n - 1}]]", f"np.take({v}, [1, 0, 1])", f"{v}[np.array([2, 0])] * {e()}",
-                          f"{v}[np.argsort({v})]", f"np.sort({v})[::2]", f"{v}[np.argmax({v})] * {v}",
-                          f"{v}[[-1, 1]] * {v}[:2]", f"{v}[{v}.argmin()] + {v}[1:]"])
-        return [f"{z} = {form}"], f"np.sum(np.tanh({z}) * np.arange({z}.size))"
+        return self._made(lambda: [f"{v}[[0, 0, {n - 1}]]", f"np.take({v}, [1, 0, 1])",
+                                   f"{v}[np.array([2, 0])] * {e()}",
+                                   f"{v}[np.argsort({v})]", f"np.sort({v})[::2]", f"{v}[np.argmax({v})] * {v}",
+                                   f"{v}[[-1, 1]] * {v}[:2]", f"{v}[{v}.argmin()] + {v}[1:]"],
+                          lambda z: f"np.sum(np.tanh({z}) * np.arange({z}.size))")
 
     def _op_scatter(self, v, n, e):
-        lines = []
-        z = self._copy(v, lines)
-        lines.append(self._any([f"{z}[[0, 0]] += {e()}", f"np.add.at({z}, [0, 0, 1], {e()})",
-                                f"{z}[[2, 0]] = [{e()}, {e()}]", f"{z}[[1, 1]] = [{e()}, 0.5]",
-                                f"np.add.at({z}, [1, {n - 1}, 1], {z}[:3] * 0.5)", f"{z}[[0, 2]] *= {z}[1]"]))
-        return lines, f"np.sum(np.sin({z}) * np.arange(1, {n + 1}))"
+        return self._updated(v, lambda z: [f"{z}[[0, 0]] += {e()}", f"np.add.at({z}, [0, 0, 1], {e()})",
+                                           f"{z}[[2, 0]] = [{e()}, {e()}]", f"{z}[[1, 1]] = [{e()}, 0.5]",
+                                           f"np.add.at({z}, [1, {n - 1}, 1], {z}[:3] * 0.5)", f"{z}[[0, 2]] *= {z}[1]"],
+                             lambda z: f"np.sum(np.sin({z}) * np.arange(1, {n + 1}))")
 
     def _op_join(self, v, n, e):
-        z = self.fresh("wz")
-        form = self._any([f"np.concatenate([{v}, np.sin({v})[:2]])", f"np.stack([{v}, np.cos({v})])",
-                          f"np.hstack(({v}[:2], [{e()}], {v}))", f"np.vstack([{v}, {v} * {e()}])",
-                          f"np.tile({v}, 2)", f"np.repeat({v}, 2)", f"np.pad({v}, 1) * 0.5",
-                          f"np.split({v}[:{n - n % 2}], 2)[1]", f"np.concatenate(([{e()}, 0.5], {v}[::2]))"])
-        return [f"{z} = {form}"], f"np.sum(np.tanh({z}) * np.cos({z}))"
+        return self._made(lambda: [f"np.concatenate([{v}, np.sin({v})[:2]])", f"np.stack([{v}, np.cos({v})])",
+                                   f"np.hstack(({v}[:2], [{e()}], {v}))", f"np.vstack([{v}, {v} * {e()}])",
+                                   f"np.tile({v}, 2)", f"np.repeat({v}, 2)", f"np.pad({v}, 1) * 0.5",
+                                   f"np.split({v}[:{n - n % 2}], 2)[1]", f"np.concatenate(([{e()}, 0.5], {v}[::2]))"],
+                          lambda z: f"np.sum(np.tanh({z}) * np.cos({z}))")
 
     def _op_matrix(self, v, n, e):
         m = self.fresh("wm")
@@ -108,36 +116,31 @@ class ArrayOpBlocks:
         return lines, value
 
     def _op_reorder(self, v, n, e):
-        z = self.fresh("wz")
-        form = self._any([f"np.roll({v}, 1) * {v}", f"np.flip({v}) - {v} * {e()}", f"{v}[::-1] * np.arange({n})",
-                          f"np.cumprod(0.9 + 0.1 * {v})", f"np.diff({v}) * {e()}", f"np.var({v}) + {v}",
-                          f"np.std({v}) * {v}", f"np.cumsum({v}[::-1])[::-1]"])
-        return [f"{z} = {form}"], f"np.sum(np.sin({z}))"
+        return self._made(lambda: [f"np.roll({v}, 1) * {v}", f"np.flip({v}) - {v} * {e()}",
+                                   f"{v}[::-1] * np.arange({n})",
+                                   f"np.cumprod(0.9 + 0.1 * {v})", f"np.diff({v}) * {e()}", f"np.var({v}) + {v}",
+                                   f"np.std({v}) * {v}", f"np.cumsum({v}[::-1])[::-1]"],
+                          lambda z: f"np.sum(np.sin({z}))")
 
     def _op_overlap(self, v, n, e):
-        lines = []
-        z = self._copy(v, lines)
-        lines.append(self._any([f"{z}[1:] -= 0.5 * {z}[:-1]", f"{z} += {z}[::-1] * {e()}",
-                                f"{z}[:] = {z}[::-1] * 0.5", f"{z}[1:] = {z}[:-1] * {e()}",
-                                f"{z}[:-1] += {z}[1:]", f"{z}[::2] *= np.sum({z}[1::2]) * 0.5"]))
-        return lines, f"np.sum(np.tanh({z}) * np.arange(1, {n + 1}))"
+        return self._updated(v, lambda z: [f"{z}[1:] -= 0.5 * {z}[:-1]", f"{z} += {z}[::-1] * {e()}",
+                                           f"{z}[:] = {z}[::-1] * 0.5", f"{z}[1:] = {z}[:-1] * {e()}",
+                                           f"{z}[:-1] += {z}[1:]", f"{z}[::2] *= np.sum({z}[1::2]) * 0.5"],
+                             lambda z: f"np.sum(np.tanh({z}) * np.arange(1, {n + 1}))")
 
     def _op_ufunc_out(self, v, n, e):
-        lines = []
-        z = self._copy(v, lines)
-        lines.append(self._any([f"np.multiply({z}, {e()}, out={z})", f"np.sin({z}, out={z})",
-                                f"np.add({z}, {v} * 0.5, out={z})", f"np.maximum({z}, 0.1, out={z})",
-                                f"np.tanh({z}[:-1], out={z}[1:])", f"np.exp({z}[1:] * 0.5, out={z}[:-1])",
-                                f"np.subtract({z}, np.mean({z}), out={z})"]))
-        return lines, f"np.sum(np.cos({z}) * np.arange({n}))"
+        return self._updated(v, lambda z: [f"np.multiply({z}, {e()}, out={z})", f"np.sin({z}, out={z})",
+                                           f"np.add({z}, {v} * 0.5, out={z})", f"np.maximum({z}, 0.1, out={z})",
+                                           f"np.tanh({z}[:-1], out={z}[1:])", f"np.exp({z}[1:] * 0.5, out={z}[:-1])",
+                                           f"np.subtract({z}, np.mean({z}), out={z})"],
+                             lambda z: f"np.sum(np.cos({z}) * np.arange({n}))")
 
     def _op_convert(self, v, n, e):
-        z = self.fresh("wz")
-        form = self._any([f"np.array([{e()}, {e()}]) @ {v}[:2]", f"sum(list({v})) * {e()}",
-                          f"sum({v}.tolist()) + float({v}[0])", f"np.asarray([{v}[0], {e()}]).sum()",
-                          f"{v}.astype(np.float64).dot({v})", f"{v}.sum() * {v}.mean(axis=0)",
-                          f"np.array({v}) * {e()}", f"{v}.item(1) * {e()}", f"np.float64({v}[2]) * {v}[1]"])
-        return [f"{z} = {form}"], f"np.sum(np.tanh({z}))"
+        return self._made(lambda: [f"np.array([{e()}, {e()}]) @ {v}[:2]", f"sum(list({v})) * {e()}",
+                                   f"sum({v}.tolist()) + float({v}[0])", f"np.asarray([{v}[0], {e()}]).sum()",
+                                   f"{v}.astype(np.float64).dot({v})", f"{v}.sum() * {v}.mean(axis=0)",
+                                   f"np.array({v}) * {e()}", f"{v}.item(1) * {e()}", f"np.float64({v}[2]) * {v}[1]"],
+                          lambda z: f"np.sum(np.tanh({z}))")
 
     def _op_keyword_update(self, v, n, e):
         lines = []

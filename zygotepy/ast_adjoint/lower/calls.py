@@ -213,10 +213,15 @@ class Calls:
         """The methods `name` of the classes defined in this function's body (as functions of their own code, for
         reading their source: they do not exist until the class statement runs)."""
         classes = {n.name for n in gast.walk(self.source_node) if isinstance(n, gast.ClassDef)}
-        return [types.FunctionType(method, self.globals, name, None,
-                                   tuple(types.CellType() for _ in method.co_freevars))
-                for body in self.code.co_consts if hasattr(body, "co_code") and body.co_name in classes
+        return [self.readable(method) for body in self.code.co_consts
+                if hasattr(body, "co_code") and body.co_name in classes
                 for method in body.co_consts if hasattr(method, "co_code") and method.co_name == name]
+
+    def readable(self, code):
+        """A function of the code object `code` (a def of this function's body, not made yet), for reading its
+        source; its cells are empty."""
+        return types.FunctionType(code, self.globals, code.co_name, None, tuple(types.CellType() for _ in
+                                                                                code.co_freevars))
 
     def has_updating_calls(self, nodes):
         """Does this code call, for its value, a helper or a method that `expr_Call` sends through `valuecall` (so a
@@ -278,9 +283,8 @@ class Calls:
     def local_functions(self, name):
         """The functions `name` that `def` statements of this function's body make, as functions of their own code
         (for reading their source; they do not exist until the `def` runs)."""
-        return [types.FunctionType(body, self.globals, name, None, tuple(types.CellType() for _ in body.co_freevars))
-                for body in self.code.co_consts if hasattr(body, "co_code") and body.co_name == name
-                and body.co_flags & inspect.CO_NEWLOCALS and not body.co_name.startswith("<")]
+        return [self.readable(body) for body in self.code.co_consts if hasattr(body, "co_code")
+                and body.co_name == name and body.co_flags & inspect.CO_NEWLOCALS]
 
     def resolve(self, path):
         """The object the global dotted `path` names now (None if it cannot be read)."""

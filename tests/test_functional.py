@@ -1,4 +1,5 @@
-"""End to end: functools.reduce, math.prod, itertools and `.item()` inside differentiated code, and helpers that
+"""End to end: functools.reduce, math.prod, itertools, `operator.itemgetter` / `attrgetter` (which raised
+MissingAdjoint: rules for calling their objects, adjoints/functional.py) and `.item()` inside differentiated code, and helpers that
 append the items of an argument to a new list (which raised: the transform cannot tell `out.append(row)` from a call
 that updates `row`), against central finite differences."""
 import functools
@@ -55,6 +56,11 @@ def fills_bag(x):
     return np.sum(row * x) + np.sum(bag.items[0])
 
 
+class Pair:
+    def __init__(self, u, v):
+        self.u, self.v = u, v
+
+
 def weighted(xs, w):
     return functools.reduce(lambda acc, v: acc * w + v, xs, 0.5)
 
@@ -83,6 +89,11 @@ CASES = [
     ("helper_collects_arrays", lambda rows: sum(np.sum(r * r) for r in collect(rows)), ([np.ones(2), np.arange(2.0)],)),
     ("collect_then_update", collect_then_update, (np.arange(6.0).reshape(3, 2),)),
     ("user_append_updates_its_argument", fills_bag, (np.array([1.0, 2.0]),)),
+    ("itemgetter_items", lambda v: operator.itemgetter(0, 2)(v * v)[1] * v[1], (np.array([1.0, 2.0, 3.0]),)),
+    ("itemgetter_sort_key", lambda xs: sum(r[1] * r[0] for r in sorted(zip(xs, xs[::-1]), key=operator.itemgetter(1))),
+     ([1.0, 2.5, -0.5],)),
+    ("itemgetter_key_of_a_dict", lambda a, b: operator.itemgetter("w")({"w": a * b, "v": a}) ** 2, (1.5, 0.7)),
+    ("attrgetter_dotted", lambda a, b: math.prod(operator.attrgetter("u", "v.v")(Pair(a, Pair(b, a * b)))), (1.5, 0.7)),
 ]
 
 

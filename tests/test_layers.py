@@ -16,7 +16,7 @@ ROOT = pathlib.Path(zygotepy.__file__).parent
 # the registry; J dispatch finds rules in the registry, so it sits above it, below the rules and the compiler that call
 # it (it gets the compiler's `derive` injected, ast_adjoint/compile.py)
 RUNTIME = {"zygotepy.ast_adjoint.runtime", "zygotepy.ast_adjoint.accumulate", "zygotepy.ast_adjoint.guards_runtime",
-           "zygotepy.ast_adjoint.mutate"}
+           "zygotepy.ast_adjoint.lazy_watch", "zygotepy.ast_adjoint.mutate"}
 # J dispatch and its parts
 DISPATCH = {"zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.derived", "zygotepy.ast_adjoint.pullbacks",
             "zygotepy.ast_adjoint.keywords", "zygotepy.ast_adjoint.call_checks"}

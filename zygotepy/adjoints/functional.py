@@ -1,4 +1,5 @@
-"""functools.reduce and the itertools a numeric code folds with, differentiated as the Python they mean.
+"""functools.reduce, the itertools a numeric code folds with, and `operator.itemgetter` / `attrgetter`, differentiated
+as the Python they mean.
 
 Each C function gets a twin: a few lines of plain Python computing the same result (as a list where the C function
 returns an iterator: an iterator has no place for a cotangent to go back through). The rule differentiates the twin
@@ -58,6 +59,20 @@ def product_twin(*seqs):
     for seq in seqs:
         rows = [row + (item,) for row in rows for item in list(seq)]
     return rows
+
+
+def itemgetter_twin(keys, obj):
+    return obj[keys[0]] if len(keys) == 1 else tuple(obj[k] for k in keys)
+
+
+def attribute_path(obj, name):
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def attrgetter_twin(names, obj):
+    return attribute_path(obj, names[0]) if len(names) == 1 else tuple(attribute_path(obj, n) for n in names)
 
 
 def _through(twin, *args):
@@ -136,3 +151,16 @@ def _add_items(a, b):
     if a is None or b is None:
         return b if a is None else a
     return like(a, [q if p is None else p if q is None else p + q for p, q in zip(a, b, strict=True)])
+
+
+@adjoint(operator.itemgetter.__call__)
+def _itemgetter_call(getter, obj):
+    """A call of an `itemgetter(...)` (its keys are its pickling arguments): the items through their rules."""
+    y, back = _through(itemgetter_twin, getter.__reduce__()[1], obj)
+    return y, lambda dy: (None, back(dy)[1])
+
+
+@adjoint(operator.attrgetter.__call__)
+def _attrgetter_call(getter, obj):
+    y, back = _through(attrgetter_twin, getter.__reduce__()[1], obj)
+    return y, lambda dy: (None, back(dy)[1])

@@ -20,6 +20,7 @@ from ..errors import MissingAdjoint, UnsupportedSyntax, ZygoteError, where
 from ..runtime.context import current
 from .guards_runtime import differentiable
 from . import mutate
+from .runtime import ITSELF
 
 
 class COMPILER:
@@ -50,33 +51,61 @@ def call_site_parts():
     return None
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def check_cells(fn):
     """A nested function generated code made (runtime.make_closure) is differentiated as it was made: the cotangents
     of what it reads from its cells go to the values they held then. Called after one of those names was assigned
     anew (`f0 = ...` after `g = lambda u: u * f0`), it would read the new value and its gradient would go to the old
-    one: refused, naming the call. (Made and called before the assignment, or never called after it, is fine.)"""
+    one: refused, naming the call. So is a call after an object it captures was updated in place through another
+    name (`row = M[0]` captured, then `M[0] = v`): the journal's log (`runtime.make_closure` notes its length) tells.
+    (Made and called before the assignment or the update, or never called after it, is fine.)"""
     made = fn.__dict__.get("__zygote_made__")
     if made is None:
         return
+    log = current().log
+    mark = fn.__zygote_mark__ if fn.__zygote_mark__ <= len(log) else 0  # (a later call's log starts again)
+    changed = set(log[mark:]) if len(log) > mark else ()
     for name, cell, value in zip(fn.__code__.co_freevars, fn.__closure__, made):
         try:
-            same = cell.cell_contents is value
+            same = cell.cell_contents is (fn if value is ITSELF else value)
         except ValueError:  # (emptied by `del`)
             same = False
-        if not same:
+        updated = same and changed and not isinstance(value, mutate.ATOMIC) and (
+            id(value) in changed or id(mutate.base_of(value)) in changed)
+        if not same or updated:
             site = call_site_parts() or (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+            what = "was updated in place" if updated else "was assigned a new value"
             raise UnsupportedSyntax(
-                f"a call of the nested function {fn.__qualname__} after '{name}', which it captures, was assigned a "
-                f"new value (the function reads the new value; zygotepy gives the gradient to the value captured when "
-                f"the function was made)", *site,
-                hint="give the new value its own name, or make the function again after the assignment")
+                f"a call of the nested function {fn.__qualname__} after '{name}', which it captures, {what} (the "
+                f"function reads the new value; zygotepy gives the gradient to the value captured when the function "
+                f"was made)", *site,
+                hint="give the new value its own name, or make the function again after the assignment" if not updated
+                else "update a copy, or make the function again after the update")
+    fn.__zygote_mark__ = len(log)  # (nothing it captures has changed so far)
+
+
+def captured_unchanged(obj, name, file, line, root=None, through=None):
+    """A call that may update `obj` in place, which a nested function captures as `name`, returned: fine where it
+    left it as it was (a number; an object it did not update; reached from a number `root`, which no call updates),
+    refused otherwise (the closure would see the new version, which its own derived code cannot follow). `through`:
+    the name the update was made through, where it is another."""
+    if mutate.may_have_changed(obj) and not (root is not None and mutate.is_number(root)):
+        raise UnsupportedSyntax(captured_update(name, through), file, line)
+
+
+def captured_update(name, through=None):
+    """The refusal of an update in place of what a nested function captures as `name`, made through `through`."""
+    if through in (None, name, "_t"):
+        return f"updating '{name}' in place, which a nested function captures"
+    return f"updating '{through}' in place, which a nested function captures as '{name}'"
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # zygotepy/
 _LIBRARIES = (_PACKAGE, os.path.dirname(np.__file__) + os.sep, sysconfig.get_paths()["stdlib"])
+
+
+def own_code(filename):
+    """Is `filename` one of zygotepy's own modules (a rule's code an outer level of nesting transforms)?"""
+    return filename.startswith(_PACKAGE)
 
 
 def library(fn):

@@ -220,6 +220,9 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
     inputs = (*args, *(kwargs or {}).values(), *([owner] if not isinstance(owner, types.ModuleType) else []))
     if not any(differentiable(a) for a in inputs):
         return _constant(fn, args, kwargs)
+    if call is not None and not isinstance(fn, type) and registry.find_rule(call) is not None:
+        y, pb = _dispatch(call, (fn, *args), kwargs)  # a rule for calling a C type's objects (`itemgetter(0)`)
+        return y, MethodPullback(pb)
     raise MissingAdjoint(fn, where=call_site())
 
 

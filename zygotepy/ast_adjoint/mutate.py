@@ -12,11 +12,12 @@ Code that does not update anything in place pays two list-length reads per entry
 """
 
 import itertools
+import types
 
 import numpy as np
 
 from ..backends import is_array_type
-from ..errors import UnsupportedSyntax, ZygoteError
+from ..errors import ZygoteError
 from ..runtime.context import current
 
 # (the journal `entries`, the log of updated objects `log` and the rest of the per-call state: runtime/context.py)
@@ -161,8 +162,8 @@ def may_have_changed(child):
     `out.append(row)` from a call that updates `row`)? Not a number or a string; not an argument of a container
     method, unless something logged an update of it since that call began (the log is cleared with the marks, so a
     mark is never past an update)."""
-    if is_number(child):
-        return False
+    if is_number(child) or isinstance(child, (types.FunctionType, types.ModuleType)):  # (a function's cells are
+        return False  # objects of their own; an array namespace is a module)
     ctx = current()
     mark = ctx.passed_through.get(id(child))
     return mark is None or id(child) in ctx.log[mark:] or id(child) in ctx.item_arrays
@@ -318,14 +319,6 @@ def logged(op, x, y):
     if result is x:
         current().log.append(id(x))
     return result
-
-
-def captured_unchanged(obj, name, file, line, root=None):
-    """A call that may update `obj` in place, which a nested function captures as `name`, returned: fine where it
-    left it as it was (a number; an object it did not update; reached from a number `root`, which no call updates),
-    refused otherwise (the closure would see the new version, which its own derived code cannot follow)."""
-    if may_have_changed(obj) and not (root is not None and is_number(root)):
-        raise UnsupportedSyntax(f"updating '{name}' in place, which a nested function captures", file, line)
 
 
 class _NotInPlace:

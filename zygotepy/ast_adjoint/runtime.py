@@ -6,6 +6,8 @@ Each primitive is an ordinary Python function, so the adjoint pass treats it lik
 differentiable ones their gradients live in `zygotepy/adjoints/structures/`. Generated code and the rules reach every
 helper as `rt.<name>` (this module, imported as `rt`): a helper keeps its identity wherever it is defined.
 """
+import importlib
+import importlib.util
 import types
 
 import numpy as np
@@ -28,6 +30,7 @@ from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     settled,
     sole,
 )
+from .lazy_watch import LazyWatch, lazy_changed, lazy_unchanged, watch_lazy  # noqa: F401 (re-exported)
 from .mutate import ATOMIC
 from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.differentiable, ...)
     NATIVE,
@@ -57,6 +60,16 @@ class _Unbound:
 
 
 UNBOUND = _Unbound()
+
+
+class _Itself:
+    """What a recursive nested function's cell of its own name holds when it is made: the function itself, bound
+    just after (`make_closure`'s values; call_checks.check_cells)."""
+    def __repr__(self):
+        return "ITSELF"
+
+
+ITSELF = _Itself()
 
 
 # --- lowering primitives -----------------------------------------------------------------------------------------------
@@ -143,60 +156,6 @@ def view_refreshed(view, mapping, method):
     return list(getattr(mapping, method)()) if type(mapping) is dict and type(view) is list else view
 
 
-class LazyWatch:
-    """The objects a loop over a lazy iterator walks (`reversed(y)`, `map(f, y)`, a generator over `y`), and how far
-    the log of updates in place had got; and the lists `enumerate` or `zip` walk, with their lengths. zygotepy takes
-    such an iterator's items when the loop begins (the rules of `reversed`, `map` and `filter` make lists; a generator
-    expression is lowered as one), Python as the loop reaches them: an update of one of those objects during the loop,
-    in a helper whose code the lowering of the loop cannot see, would leave the items after it stale, and a list whose
-    length changes would give another number of iterations. `lazy_unchanged` refuses both before the next item."""
-    __slots__ = ("ids", "seen", "sized")
-
-    def __init__(self, ids, seen, sized):
-        self.ids, self.seen, self.sized = ids, seen, sized
-
-
-def watch_lazy(lazy, *sources):
-    """Before a loop: what `lazy_unchanged` checks at each iteration. The first `lazy` of `sources` are what lazy
-    iterators walk (watched for any update in place: by their ids, and their base's for a view), the rest lists whose
-    length is watched."""
-    return LazyWatch(tuple(() if isinstance(s, ATOMIC) else
-                           (id(s), id(s.base)) if isinstance(s, np.ndarray) and s.base is not None else (id(s),)
-                           for s in sources[:lazy]), len(current().log),
-                     tuple((s, len(s)) if isinstance(s, (list, dict)) else None for s in sources[lazy:]))
-
-
-def lazy_unchanged(watch, where):
-    """At the start of an iteration of a loop `watch_lazy` watches: refuse when an object a lazy iterator walks was
-    updated in place since the loop began, or a list it walks by `enumerate` or `zip` changed its length (`where`:
-    file, line, the names of the objects, in the order `watch_lazy` had them)."""
-    changed = lazy_changed(watch)
-    if changed is not None:
-        name = where[2][changed]
-        raise UnsupportedSyntax(
-            f"a loop over a lazy iterator of {name!r} whose body updates {name!r} in place through a call", where[0],
-            where[1], hint="zygotepy takes the iterator's items when the loop begins, Python as the loop reaches them: "
-            "loop by index, or over list(...) of the iterator for the items of the start")
-    for k, held in enumerate(watch.sized):
-        if held is not None and len(held[0]) != held[1]:
-            name = where[2][len(watch.ids) + k]
-            raise UnsupportedSyntax(
-                f"a loop over enumerate() or zip() of {name!r} whose body changes the length of {name!r}", where[0],
-                where[1], hint="zygotepy takes their items when the loop begins, so the number of iterations is "
-                "fixed then; loop over the list itself, or by index with a while loop")
-
-
-def lazy_changed(watch):
-    """The position among its lazy sources of one updated in place since `watch` last looked, or None."""
-    log = current().log
-    if len(log) != watch.seen:
-        new, watch.seen = log[watch.seen:], len(log)
-        for k, ids in enumerate(watch.ids):
-            if any(i in new for i in ids):
-                return k
-    return None
-
-
 def callobject(obj, *args, **kwargs):
     """`cell(x)` on a local name, where some class's `__call__` may update its object (`self.h = ...`): the callee
     as an argument, so that the call can give it a new version (`mutate.valuecall`'s rule, adjoints/mutation/calls.py)."""
@@ -244,7 +203,32 @@ def make_closure(code, globals_, cells, defaults, kwdefaults, *values):
     fn.__kwdefaults__ = kwdefaults
     if values:
         fn.__zygote_made__ = values  # what the cells held: their cotangents go there (see call_checks.check_cells)
+        fn.__zygote_mark__ = len(current().log)  # (and which updates in place came after)
     return fn
+
+
+def recursive_closure(fn, name):
+    """A nested function that calls itself through its cell `name`: the function as it is. Its rule folds the
+    cotangents its calls of itself nest in the closure's cotangent (entry `name`, and that entry's, ...) into one."""
+    return fn
+
+
+def import_name(package, module, name, level):
+    """An `import` statement inside differentiated code, run where Python would run it: `import a.b` binds `a`
+    (`name` None), `import a.b as c` binds `a.b` (`name` ""), `from .m import x` binds `x`; relative to `package`."""
+    path = importlib.util.resolve_name("." * level + module, package) if level else module
+    mod = importlib.import_module(path)
+    if name is None:
+        return importlib.import_module(path.partition(".")[0])
+    if not name:
+        return mod
+    try:
+        return getattr(mod, name)
+    except AttributeError:  # a submodule not imported yet (`from os import path` finds it; `from pkg import sub`)
+        try:
+            return importlib.import_module(f"{path}.{name}")
+        except ModuleNotFoundError:
+            raise ImportError(f"cannot import name {name!r} from {path!r}") from None
 
 
 def enter(manager):

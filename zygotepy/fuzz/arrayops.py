@@ -6,7 +6,10 @@ between arrays, lists and numbers, a helper of the program's that fills an array
 iterators kept in a name and walked twice (`it = zip(v, w)`: the second walk finds it used up), a dict's view kept
 in a name while the dict changes, and a loop over pairs of an array and a number updating the array in place. Each
 block folds what it computes into one of the program's scalars. And a function the program defines in its
-body, updating an argument in place, called for its value; a callable object updating itself (`cell(u)`); an array's method kept in a name (`s = v.sum; s()`).
+body, updating an argument in place, called for its value; a callable object updating itself (`cell(u)`); an array's
+method kept in a name (`s = v.sum; s()`); an iterator over a dict's view kept in a name, the dict changed between two
+items (`it = iter(d.values())`); a nested function that calls itself; an object a closure captures, updated in place
+through another name or its parent; a method of an object kept in a name, called after the object changed.
 
 They draw from a random stream of their own (`[seed, index, 10]`), and only the array flavour takes them, so a program
 that has none is the one the generator made before they existed.
@@ -17,12 +20,15 @@ SHARE = 0.08  # of the statements of array programs
 
 KINDS = ("select", "mask_store", "gather", "scatter", "join", "matrix", "reorder", "overlap", "ufunc_out", "convert",
          "keyword_update", "kept_iterator", "dict_view", "pair_loop",
-         "nested_update", "callable_object", "bound_method")
+         "nested_update", "callable_object", "bound_method", "view_iterator", "recursive_def",
+         "captured_alias", "method_after_update")
 
 HELPERS = {"h_fill": "def h_fill(v, s, out=None):\n    out[:2] = np.sin(v[:2]) * s\n    return out[0]\n",
            "h_put": "def h_put(v, *, buf, w=0.5):\n    buf[1] = v[0] * w + buf[2]\n    return buf[1]\n",
            "HCell": "class HCell:\n    def __init__(self, w):\n        self.w = w\n        self.h = 0.0\n\n"
-                    "    def __call__(self, u):\n        self.h = np.tanh(self.w * u + self.h)\n        return self.h\n"}
+                    "    def __call__(self, u):\n        self.h = np.tanh(self.w * u + self.h)\n        return self.h\n",
+           "HLin": "class HLin:\n    def __init__(self, w):\n        self.w = w\n        self.h = 0.5\n\n"
+                   "    def apply(self, u):\n        return np.tanh(self.w * u) + self.h\n"}
 
 
 class ArrayOpBlocks:
@@ -177,6 +183,26 @@ class ArrayOpBlocks:
             return lines, f"sum(np.sum(u) for u in {w})"
         return lines, f"sum(np.sum(u) * len(k) for k, u in {w})"
 
+    def _op_view_iterator(self, v, n, e):
+        d, it, s = self.fresh("wd"), self.fresh("wi"), self.fresh("ws")
+        self.mut_any = True
+        view = self._any(["values", "items"])
+        made = self._any([f"iter({d}.{view}())", f"iter(list({d}.{view}()))"])
+        item = "u" if view == "values" else "u[1]"
+        lines = [f"{d} = {{'a': {v} * 1.0, 'b': np.cos({v})}}", f"{it} = {made}",
+                 f"{s} = np.sum(next({it}){'' if view == 'values' else '[1]'})"]
+        lines += self._any([[f"{d}['b'] = {d}['a'] * {e()}"], [f"{d}['a'] = {v} * {e()}"], [f"{d}['b'] *= {e()}"],
+                            []])
+        return lines, f"{s} + sum(np.sum({item}) for u in {it})"
+
+    def _op_recursive_def(self, v, n, e):
+        fn, q = self.fresh("wr"), self.fresh("wq")
+        step = self._any([f"{fn}(k - 1, np.sin(t) * {e()}) + t * 0.5", f"{fn}(k - 1, t * 0.5) * {e()}",
+                          f"{fn}(k - 1, t) + {fn}(k - 2, t * 0.3)"])
+        lines = [f"def {fn}(k, t):", "    if k <= 0:", f"        return t * {e()}", f"    return {step}",
+                 f"{q} = {fn}({int(self.arrayop_rng.integers(1, 4))}, {v})"]
+        return lines, f"np.sum({q})"
+
     def _op_pair_loop(self, v, n, e):
         ys, q, c = self.fresh("wl"), self.fresh("wq"), self.fresh("wc")
         self.mut_any = True
@@ -209,3 +235,19 @@ class ArrayOpBlocks:
         m, q = self.fresh("wb"), self.fresh("wq")
         method = self._any(["sum", "mean", "max", "prod", "cumsum", "copy", "ravel"])
         return [f"{m} = ({v} * {e()}).{method}", f"{q} = np.sum(np.sin({m}()))"], f"{q} * 0.5"
+
+    def _op_captured_alias(self, v, n, e):
+        z, w, g, q = self.fresh("wz"), self.fresh("ww"), self.fresh("wg"), self.fresh("wq")
+        self.mut_any = True
+        held = self._any([(f"{w} = {z}", f"{z}[0] = {e()}"), (f"{w} = {z}", f"{z} *= {e()}"),
+                          (f"{w} = {z}[1:]", f"{z}[1] = {e()}"), (f"{w} = [{z}][0]", f"{z}[-1] = {z}[0] * {e()}")])
+        lines = [f"{z} = {v} * 1.0", held[0], f"{g} = lambda: np.sum(np.sin({w}))"]
+        before = self.arrayop_rng.random() < 0.5
+        lines += [f"{q} = {g}()", held[1]] if before else [held[1], f"{q} = {g}()"]
+        return lines, f"{q} + np.sum({w} ** 2) * 0.5"
+
+    def _op_method_after_update(self, v, n, e):
+        o, m = self.fresh("wo"), self.fresh("wm")
+        self.helpers.add("HLin")
+        store = self._any([f"{o}.w = {o}.w * {e()}", f"{o}.h = {e()}", f"{o}.w[0] = {e()}"])
+        return [f"{o} = HLin({v} * 1.0)", f"{m} = {o}.apply", store], f"np.sum({m}({e()}))"

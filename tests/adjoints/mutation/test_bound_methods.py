@@ -67,3 +67,55 @@ def _append_given_to_map(x):
 def test_an_updating_method_through_its_bound_method_raises(f, name):
     with pytest.raises(ZygoteError, match=rf"{name} called through a bound method kept in a name"):
         gradient(f, X.copy())
+
+
+# --- a bound method kept in a name, called after its object was updated: it reads the object as it is then ----------
+# (adjoints/mutation/links.py `refresh`: the method's cotangent goes to its object's new version; it went to the old
+# one, a silently wrong gradient, when the object was updated between `m = o.f` and `m(...)`)
+
+class Weights:
+    def __init__(self, w):
+        self.w = w
+
+    def score(self, t):
+        return np.sum(self.w * t)
+
+
+def method_after_an_attribute_store(x):
+    o = Weights(x * 1.0)
+    m = o.score
+    o.w = x * x[0]
+    return m(2.0)
+
+
+def method_after_an_item_store(x):
+    o = Weights(x * 1.0)
+    m = o.score
+    o.w[0] = x[1] * 3.0
+    return m(2.0) + np.sum(o.w)
+
+
+def array_method_after_an_item_store(x):
+    y = x * 1.0
+    s = y.sum
+    y[1] = x[0] ** 2
+    return s() * x[2]
+
+
+def method_called_in_a_loop_that_updates(x):
+    o = Weights(x * 1.0)
+    m = o.score
+    total = 0.0
+    for k in range(2):
+        o.w = o.w * x[k]
+        total = total + m(1.5)
+    return total
+
+
+@pytest.mark.parametrize("f", [method_after_an_attribute_store, method_after_an_item_store,
+                               array_method_after_an_item_store, method_called_in_a_loop_that_updates],
+                         ids=lambda f: f.__name__)
+def test_a_bound_method_reads_its_object_as_it_is_when_called(f):
+    value, _ = value_and_gradient(f, X.copy())
+    assert value == pytest.approx(f(X.copy()), rel=1e-13)
+    check_grads(f, X.copy())

@@ -20,9 +20,10 @@ Importing the package registers them all (adjoints/__init__.py imports it last: 
 the plain ones).
 """
 from ...ast_adjoint import mutate as mt
+from ...ast_adjoint.call_checks import captured_unchanged
 from ..registry import nondifferentiable
 from . import links, loop_links  # noqa: F401 (registers the links' rules, then the loop variables')
 
-nondifferentiable(mt.global_method, mt.global_read, mt.captured_unchanged)
+nondifferentiable(mt.global_method, mt.global_read, captured_unchanged)
 
 from . import stores, calls, operators, torch_methods  # noqa: E402, F401 (registers their rules)

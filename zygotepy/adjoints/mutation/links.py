@@ -205,6 +205,8 @@ def refresh(child, parent, kind, key):
     """A NumPy view is `parent[key]` again after the parent's update (its elements the parent's, matched by address:
     `W.T`, `y.real`); a mutable object still in the slot it was read from (`a = lst[0]`, then `lst[0] *= 2` updates
     that array) has the slot's value, so its cotangent goes to the slot; anything else is unchanged by it."""
+    if kind == "attr" and getattr(child, "__self__", None) is parent:  # `m = o.f`: reads `o` as it is when called
+        return child, lambda dy: (None, dy, None, None)  # (a bound method's cotangent is its object's)
     plan = "self" if child is parent else overlap(parent, child) if _is_array(child) else None
     if plan == "opaque":
         raise ZygoteError(f"zygotepy cannot differentiate reading the view .{key} of an array after the array was "

@@ -35,6 +35,17 @@ def _make_closure_rule(code, globals_, cells, defaults, kwdefaults, *values):
     return rt.make_closure(code, globals_, cells, defaults, kwdefaults, *values), back
 
 
+@adjoint(rt.recursive_closure)
+def _recursive_closure_rule(fn, name):
+    def back(dfn):  # each call of itself left its own closure's cotangent in entry `name`: one closure, one sum
+        total = None
+        while dfn is not None:
+            total = rt.acc(total, StructGrad({k: v for k, v in dfn.items() if k != name}))
+            dfn = dfn.get(name)
+        return total, None
+    return fn, back
+
+
 @adjoint(StructGrad)
 def _structgrad_rule(*args, **kwargs):
     if len(args) > 1 or args and not isinstance(args[0], dict):

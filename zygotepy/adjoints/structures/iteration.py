@@ -96,9 +96,13 @@ def _make_items_rule(items, watch):
 def kept_iterator(items, *sources):
     """The list the rule of zip, map, filter, enumerate or reversed made, as the iterator Python's is: taken once,
     and reading `sources` as it goes (an item taken after an update of one in place is refused: see Items)."""
-    watch = rt.watch_lazy(len(sources), *sources) if type(items) is list else None
-    it = make_items(items, watch) if type(items) is list else items
-    return it, lambda dy: (_item_cotangents(dy) if it is not items else dy, *(None for _ in sources))
+    listed = type(items) is list
+    fresh = type(items) is Items and items.at == 0  # iter(...)'s: watching its sequence, and now `sources` too
+    watch = rt.watch_lazy(len(sources), *sources) if listed or fresh else None
+    if fresh and items.watch is not None:
+        watch.ids += items.watch.ids
+    it = make_items(items, watch) if listed else Items(items.items, watch) if fresh else items
+    return it, lambda dy: (_item_cotangents(dy) if listed else dy, *(None for _ in sources))
 
 
 @adjoint(iter)

@@ -44,7 +44,7 @@ def _fresh(fn):
     return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
 
 
-_VIEWS = ("values", "items")  # a dict's views whose rules make lists: an update of the dict makes them again
+VIEWS = ("values", "items")  # a dict's views whose rules make lists: an update of the dict makes them again
 
 _STORE_DUNDERS = {"__setitem__": mt.setitem, "__delitem__": mt.delitem}
 _STORES = {id(operator.setitem): (mt.setitem, 3), id(operator.delitem): (mt.delitem, 2)}
@@ -116,7 +116,7 @@ class Calls:
                                               site=True)
                 out = self.call(fn, args, kwargs, star, hint)
                 self.note_held(out, [obj, *args[2:], *(v for _, v in kwargs)])  # `W.reshape(3)`, `W.T.copy()`
-                if func.attr in _VIEWS and len(args) == 2 and not kwargs and star is None:
+                if func.attr in VIEWS and len(args) == 2 and not kwargs and star is None:
                     self.note_child(out, "view", obj, Const(func.attr))  # a dict's view sees its later updates
                 return out
             fn = Global(f"{obj.path}.{self.mangle(func.attr)}")
@@ -176,8 +176,18 @@ class Calls:
         # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,
         # math) make no link
         if not (isinstance(fn, Global) and _fresh(self.resolve(fn.path))):
-            self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else [])])
+            self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else []),
+                                 *self.captured_by(fn)])
         return out
+
+    def captured_by(self, fn):
+        """What a call of the local object `fn` may return besides its arguments: what it holds (`g = make(y); z =
+        g()`), and, for a nested function made here, the objects it reads from its cells, as they are now (`h =
+        lambda: y; z = h()`); an update through the result reaches them, and back."""
+        if not isinstance(fn, Var):
+            return []
+        names = self.closure_reads.get(self.lineage.get(fn), ())
+        return [fn, *(self.env[n] for n in names if n in self.cellvars and isinstance(self.env.get(n), Var))]
 
     @property
     def user_code(self):

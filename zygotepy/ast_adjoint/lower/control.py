@@ -103,7 +103,7 @@ class ControlFlow:
         for i, s in enumerate(stmts):
             self.stmt(s)
             kinds = (gast.Return, gast.Break, gast.Continue)
-            if i + 1 < len(stmts) and self.jumps(s, kinds):
+            if i + 1 < len(stmts) and not isinstance(s, SCOPES) and self.jumps(s, kinds):  # (a def's own returns)
                 flags = [self.env[f] for f in (_RETURNED, _BREAK, _CONTINUE) if f in self.env]
                 go_on = self.call(Const(rt.none_set), flags, hint="_go_on")
                 rest = stmts[i + 1:]

@@ -6,6 +6,7 @@ import types
 
 import gast
 
+from .. import runtime as rt
 from ..ir import Const, Def, Var
 from .expressions import UNSUPPORTED
 from .scan import updated_in_place
@@ -100,11 +101,12 @@ class Definitions:
                          for d in node.args.defaults) or None
         kwdefaults = {a.id: d.value for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
                       if d is not None} or None
+        itself = name if name in code.co_freevars and name in self.cellvars and hint == name else None  # recursive
         for n in code.co_freevars:
             if n not in self.cellvars and n not in self.freevars:  # a comprehension's own variable (3.11)
                 self.fail(f"a nested function ('{name}') that reads the comprehension's variable '{n}'", node,
                           f"bind it as a default: lambda ..., {n}={n}: ...")
-            if n in self.cellvars and n not in self.versions:
+            if n in self.cellvars and n not in self.versions and n != itself:
                 self.fail(f"the nested function '{name}' reads '{n}' before it is assigned; assign it first", node)
         cells = tuple(Var(f"{n}_cell") for n in code.co_freevars)
         for n in code.co_freevars:
@@ -112,8 +114,12 @@ class Definitions:
                 self.used_freevars.append(n)
         named = isinstance(hint, str) and hint in self.locals and hint not in self.cellvars  # not a temp hint (_t)
         out = self.new_var(hint) if named else self.temp("_fn")
-        values = tuple(self.env.get(n, Var(n)) if n in self.cellvars else Var(n) for n in code.co_freevars)
+        values = tuple(Const(rt.ITSELF) if n == itself else self.env.get(n, Var(n)) if n in self.cellvars else Var(n)
+                       for n in code.co_freevars)
         self.emit(Def(out, code, cells, defaults, kwdefaults, node.lineno, values))
+        if itself:  # (its calls of itself nest their cotangents in its own: folded by this call's rule)
+            out = self.call(Const(rt.recursive_closure), [out, Const(name)], hint=name)
+        self.closure_reads[self.lineage_of(out)] = code.co_freevars  # (what a call of it may return: calls.py)
         return out
 
     def global_default(self, node):

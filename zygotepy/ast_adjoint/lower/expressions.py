@@ -43,9 +43,7 @@ COMPARE = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, ga
 UNSUPPORTED = {gast.Try: "try/except", gast.AsyncWith: "async with",
                gast.AsyncFor: "async for", gast.AsyncFunctionDef: "async def", gast.Yield: "yield",
                gast.YieldFrom: "yield from", gast.Await: "await", gast.Global: "a global statement",
-               gast.Nonlocal: "a nonlocal statement",
-               gast.Import: "import inside a function",
-               gast.ImportFrom: "import inside a function"}
+               gast.Nonlocal: "a nonlocal statement"}
 if hasattr(gast, "Match"):
     UNSUPPORTED[gast.Match] = "match"
 if hasattr(gast, "TryStar"):

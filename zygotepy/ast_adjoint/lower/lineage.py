@@ -22,6 +22,7 @@ class Lineages:
         # new object and its aliases keep the old one, so a later update reaches a name only if it names that object
         self.split = set()
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
+        self.closure_reads = {}  # lineage of a nested function made here -> the names it captures
         self.next_lineage = 0
 
     def lineage_of(self, atom):

@@ -16,6 +16,7 @@ statements and calls that update in place updates.py's, the syntax scans scan.py
 """
 from .. import mutate as mt
 from .. import runtime as rt
+from ..call_checks import captured_unchanged, captured_update, own_code
 from ..ir import Const, Var
 
 
@@ -26,12 +27,16 @@ class Mutation:
     def mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
         """See `_mutate`. An update that may not have happened (`maybe`, `refreshed`, a call's: `by_call`) makes the
         updates it implies (of holders, parents, children) uncertain too."""
-        outer = self.by_call
+        outer, origin = self.by_call, self.__dict__.get("updated_name")
         self.by_call = outer or maybe or refreshed
+        if came_from is None or origin is None:  # (the name the update was made through, for refusals; `x += v`
+            self.updated_name = self.user_name(old)  # has bound it to `new` already)
+            if self.updated_name == "_t":
+                self.updated_name = self.user_name(new)
         try:
             self._mutate(old, new, came_from, maybe, chain, refreshed)
         finally:
-            self.by_call = outer
+            self.by_call, self.updated_name = outer, origin
 
     def _mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
         """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
@@ -57,16 +62,24 @@ class Mutation:
         self.latest[lin] = new
         if not refreshed:  # a refreshed holder's child (refresh_held) is updated only if it is found there at run
             self.mutated.add(lin)  # time: a helper's argument updated that way is caught then (dispatch)
+        through = self.updated_name
         for name, var in list(self.env.items()):
             if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
                     and not (maybe and name.startswith(".param") and name not in self.tracked_params):
-                if name in self.cellvars:
+                if name in self.cellvars and (came_from is not None or self.loop_depth or own_code(self.filename)):
+                    # a captured object updated in place: in the user's code, followed as any (a closure called
+                    # after the update is refused then: call_checks.check_cells, which the journal's log tells of
+                    # an update of the object itself); one made through a view or an item of it (`came_from`),
+                    # which the log names by that object, one in a loop (whose carried values are not cells'), and
+                    # any in zygotepy's rules, which an outer level of nesting transforms and turns to its other
+                    # route on this refusal, are refused now
                     if not self.by_call:
-                        self.fail(f"updating '{name}' in place, which a nested function captures")
+                        self.fail(captured_update(name, through))
                     # an update that may not have happened (a call that may update it, `x += v`, an update of what
                     # may hold it): most often it did not (a number, a helper's `p *= 2`), which is checked now
-                    self.call(Const(mt.captured_unchanged), [var, Const(name), Const(self.filename),
-                                                             Const(self.line), self.update_root], hint="_")
+                    self.call(Const(captured_unchanged), [var, Const(name), Const(self.filename),
+                                                             Const(self.line), self.update_root, Const(through)],
+                              hint="_")
                     continue
                 if maybe:
                     alias = self.call(Const(mt.same_or), [var, old, new], hint=self.user_name(var))

@@ -7,6 +7,7 @@ import gast
 
 from .. import runtime as rt
 from ..ir import Assign, Call, Const, Var
+from .calls import VIEWS
 from .expressions import UNSUPPORTED
 
 INPLACE = {gast.Add: operator.iadd, gast.Sub: operator.isub, gast.Mult: operator.imul, gast.Div: operator.itruediv,
@@ -23,6 +24,16 @@ def _read_names(value):
     nodes = [n for part in parts for n in gast.walk(part) if isinstance(n, gast.Name)]
     return sorted({n.id for n in nodes if isinstance(n.ctx, gast.Load)} -
                   {n.id for n in nodes if isinstance(n.ctx, gast.Store)})
+
+
+def _package(globals_):
+    """The package a relative import in a module with these globals starts from, as Python finds it."""
+    package = globals_.get("__package__")
+    if package is None:
+        spec = globals_.get("__spec__")
+        name = globals_.get("__name__", "")
+        package = spec.parent if spec is not None else name if "__path__" in globals_ else name.rpartition(".")[0]
+    return package
 
 
 class Statements:
@@ -42,6 +53,25 @@ class Statements:
     def stmt_Pass(self, node):
         pass
 
+    def stmt_Import(self, node):
+        """`import a.b [as c]` / `from m import x [as y]`: each name bound, when the statement runs, to what Python
+        binds (`runtime.import_name`, a constant of the differentiation)."""
+        module = node.module or "" if isinstance(node, gast.ImportFrom) else None
+        level = getattr(node, "level", 0) or 0
+        package = _package(self.globals) if level else None
+        for alias in node.names:
+            if alias.name == "*":
+                self.fail("from ... import * inside a function", node)
+            if module is None:  # import a.b: binds a; import a.b as c: binds a.b
+                args = (alias.name, None if alias.asname is None else "")
+            else:
+                args = (module, alias.name)
+            bound = alias.asname or (alias.name if module is not None else alias.name.split(".")[0])
+            self.bind(bound, self.call(Const(rt.import_name), [Const(package), *map(Const, args), Const(level)],
+                                       hint=bound))
+
+    stmt_ImportFrom = stmt_Import
+
     def stmt_Expr(self, node):
         if not isinstance(node.value, gast.Constant):
             self.statement_call = isinstance(node.value, gast.Call)
@@ -56,6 +86,7 @@ class Statements:
             # again, is fine)
             var = self.new_var(name)
             self.emit(Assign(var, value, self.line))
+            self.inherit(var, value)  # (`z = y`: one object, so an update of `y` in place reaches `z`'s cell)
             self.emit(Assign(self.temp("_"), Call(Const(rt.set_cell), (Var(f"{name}_cell"), var)), self.line))
             value = var
         self.env[name] = value
@@ -88,8 +119,8 @@ class Statements:
     def stmt_Assign(self, node):
         target = node.targets[0]
         if len(node.targets) == 1 and isinstance(target, gast.Name) and target.id not in self.cellvars:
-            if self.kept_iterator(node.value):  # `pairs = zip(a, b)`: used up, and reading a and b, as it goes
-                sources = [self.env[n] for n in _read_names(node.value) if isinstance(self.env.get(n), Var)]
+            sources = self.kept_iterator(node.value)
+            if sources is not None:  # `pairs = zip(a, b)`: used up, and reading a and b, as it goes
                 made = self.expr_ListComp(node.value, target.id) if isinstance(node.value, gast.GeneratorExp) \
                     else self.expr(node.value, hint=target.id)
                 value = self.call(Const(rt.kept_iterator), [made, *sources], hint=target.id)
@@ -112,11 +143,28 @@ class Statements:
             self.assign_to(t, value)
 
     def kept_iterator(self, value):
-        """Is `value` a generator expression, or a call of the builtin `zip`, `map`, `filter`, `enumerate` or
-        `reversed`, whose iterator a name keeps (`runtime.kept_iterator`)?"""
-        return isinstance(value, gast.GeneratorExp) or isinstance(value, gast.Call) and \
-            isinstance(value.func, gast.Name) and value.func.id in _ITERATORS and value.func.id not in self.locals \
-            and value.func.id not in self.globals
+        """The objects an iterator a name keeps reads as it goes (`runtime.kept_iterator`), or None where `value` is
+        none: a generator expression, a call of the builtin `zip`, `map`, `filter`, `enumerate` or `reversed` (the
+        locals its arguments read, and the dicts of views among them), or `iter` of a dict's view (the dict)."""
+        builtin = isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+            value.func.id not in self.locals and value.func.id not in self.globals
+        if isinstance(value, gast.GeneratorExp) or builtin and value.func.id in _ITERATORS:
+            sources = [self.env[n] for n in _read_names(value) if isinstance(self.env.get(n), Var)]
+            return sources + [d for d in self.viewed(sources) if d not in sources]
+        if builtin and value.func.id == "iter" and len(value.args) == 1:
+            arg = value.args[0]
+            if isinstance(arg, gast.Call) and isinstance(arg.func, gast.Attribute) and arg.func.attr in VIEWS \
+                    and isinstance(arg.func.value, gast.Name) and not arg.args:  # iter(d.values())
+                arg = arg.func.value
+                return [self.env[arg.id]] if isinstance(self.env.get(arg.id), Var) else None
+            if isinstance(arg, gast.Name) and isinstance(self.env.get(arg.id), Var):  # iter(vals)
+                return self.viewed([self.env[arg.id]]) or None
+        return None
+
+    def viewed(self, sources):
+        """The dicts whose views (`vals = d.values()`) are among `sources`, as they are now."""
+        dicts = (self.current(p) for s in sources for kind, p, _ in self.parents_of(self.lineage_of(s)) if kind == "view")
+        return [d for d in dicts if isinstance(d, Var)]
 
     def stmt_AnnAssign(self, node):
         if node.value is not None:

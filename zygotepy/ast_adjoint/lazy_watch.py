@@ -1,0 +1,63 @@
+"""The run-time watch of a loop over a lazy iterator (lower/lazy.py): the objects it walks must not be updated in
+place, nor the lists `enumerate` or `zip` walk change their length, while the loop runs. Part of the runtime helpers
+generated code calls (re-exported by runtime.py, which generated code and the rules reach as `rt.<name>`).
+"""
+import numpy as np
+
+from ..errors import UnsupportedSyntax
+from ..runtime.context import current
+from .mutate import ATOMIC
+
+
+class LazyWatch:
+    """The objects a loop over a lazy iterator walks (`reversed(y)`, `map(f, y)`, a generator over `y`), and how far
+    the log of updates in place had got; and the lists `enumerate` or `zip` walk, with their lengths. zygotepy takes
+    such an iterator's items when the loop begins (the rules of `reversed`, `map` and `filter` make lists; a generator
+    expression is lowered as one), Python as the loop reaches them: an update of one of those objects during the loop,
+    in a helper whose code the lowering of the loop cannot see, would leave the items after it stale, and a list whose
+    length changes would give another number of iterations. `lazy_unchanged` refuses both before the next item."""
+    __slots__ = ("ids", "seen", "sized")
+
+    def __init__(self, ids, seen, sized):
+        self.ids, self.seen, self.sized = ids, seen, sized
+
+
+def watch_lazy(lazy, *sources):
+    """Before a loop: what `lazy_unchanged` checks at each iteration. The first `lazy` of `sources` are what lazy
+    iterators walk (watched for any update in place: by their ids, and their base's for a view), the rest lists whose
+    length is watched."""
+    return LazyWatch(tuple(() if isinstance(s, ATOMIC) else
+                           (id(s), id(s.base)) if isinstance(s, np.ndarray) and s.base is not None else (id(s),)
+                           for s in sources[:lazy]), len(current().log),
+                     tuple((s, len(s)) if isinstance(s, (list, dict)) else None for s in sources[lazy:]))
+
+
+def lazy_unchanged(watch, where):
+    """At the start of an iteration of a loop `watch_lazy` watches: refuse when an object a lazy iterator walks was
+    updated in place since the loop began, or a list it walks by `enumerate` or `zip` changed its length (`where`:
+    file, line, the names of the objects, in the order `watch_lazy` had them)."""
+    changed = lazy_changed(watch)
+    if changed is not None:
+        name = where[2][changed]
+        raise UnsupportedSyntax(
+            f"a loop over a lazy iterator of {name!r} whose body updates {name!r} in place through a call", where[0],
+            where[1], hint="zygotepy takes the iterator's items when the loop begins, Python as the loop reaches them: "
+            "loop by index, or over list(...) of the iterator for the items of the start")
+    for k, held in enumerate(watch.sized):
+        if held is not None and len(held[0]) != held[1]:
+            name = where[2][len(watch.ids) + k]
+            raise UnsupportedSyntax(
+                f"a loop over enumerate() or zip() of {name!r} whose body changes the length of {name!r}", where[0],
+                where[1], hint="zygotepy takes their items when the loop begins, so the number of iterations is "
+                "fixed then; loop over the list itself, or by index with a while loop")
+
+
+def lazy_changed(watch):
+    """The position among its lazy sources of one updated in place since `watch` last looked, or None."""
+    log = current().log
+    if len(log) != watch.seen:
+        new, watch.seen = log[watch.seen:], len(log)
+        for k, ids in enumerate(watch.ids):
+            if any(i in new for i in ids):
+                return k
+    return None

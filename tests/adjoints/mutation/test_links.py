@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from zygotepy import gradient, value_and_gradient
+from zygotepy.testing import check_grads
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from plain_checks import agree_at  # noqa: E402
@@ -306,3 +307,33 @@ def test_an_argument_updated_in_one_arm_then_a_holder_refreshed():
 def test_an_argument_updated_in_one_arm_and_swapped_in_the_other():
     got, want = _along_a(_swapped_in_the_other_arm, _ARGS)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# --- an update through a name of what a `__slots__` attribute holds (links.py `_where_deep`, which read the object as
+# a sequence: a TypeError, "'Slotted' object is not iterable") ------------------------------------------------------
+
+class _Slotted:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+def _slot_array_updated_through_a_name(x):
+    s = _Slotted(x * 1.0)
+    w = s.w
+    w[1] = x[0] ** 2
+    return np.sum(s.w ** 2)
+
+
+def _slot_list_updated_through_a_name(x):
+    s = _Slotted([x[0], x[1]])
+    lst = s.w
+    lst[0] = x[2] * 3.0
+    return s.w[0] * s.w[1]
+
+
+@pytest.mark.parametrize("f", [_slot_array_updated_through_a_name, _slot_list_updated_through_a_name],
+                         ids=lambda f: f.__name__)
+def test_a_slots_attribute_updated_through_a_name(f):
+    check_grads(f, np.array([0.3, -0.7, 1.1]))

@@ -14,7 +14,7 @@ from ...structgrad import StructGrad
 from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
-from .held import _place, _root, _split, _where, _where_each, _where_items, may_hold_deeper
+from .held import _opaque_parts, _place, _root, _split, _where, _where_each, _where_items, may_hold_deeper
 from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap
 
 
@@ -101,7 +101,7 @@ def _where_deep(parent, child):
     own slots too, or shares memory with an array there; None when it is only in the slots themselves (the plain
     routing below serves those)."""
     items = parent.values() if isinstance(parent, dict) else vars(parent).values() if hasattr(parent, "__dict__") \
-        else parent
+        else parent if isinstance(parent, (list, tuple)) else _opaque_parts(parent)  # (a `__slots__` object's)
     if not may_hold_deeper(items, child):
         return None
     roots = {_root(child): [child]} if isinstance(child, np.ndarray) else {}

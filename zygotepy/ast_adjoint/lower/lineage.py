@@ -23,6 +23,7 @@ class Lineages:
         self.split = set()
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.closure_reads = {}  # lineage of a nested function made here -> the names it captures
+        self.updated_name = None  # the name the update being lowered was made through (for its refusals)
         self.next_lineage = 0
 
     def lineage_of(self, atom):

@@ -27,7 +27,7 @@ class Mutation:
     def mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
         """See `_mutate`. An update that may not have happened (`maybe`, `refreshed`, a call's: `by_call`) makes the
         updates it implies (of holders, parents, children) uncertain too."""
-        outer, origin = self.by_call, self.__dict__.get("updated_name")
+        outer, origin = self.by_call, self.updated_name
         self.by_call = outer or maybe or refreshed
         if came_from is None or origin is None:  # (the name the update was made through, for refusals; `x += v`
             self.updated_name = self.user_name(old)  # has bound it to `new` already)

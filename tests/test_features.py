@@ -1597,17 +1597,10 @@ def _assigned_in_the_loop_that_captures(x):
     return fs[0](1.0) + fs[2](1.0)
 
 
-def _default_carrying_a_gradient(x):
-    w = x * 2.0
-    g = lambda t, w=w: t * w  # w's cotangent would have nowhere to go
-    return g(3.0)
-
-
 @pytest.mark.parametrize("fn, line, word", [
     (_assigned_after_capture, 4, "after 'y', which it captures, was assigned a new value"),
     (_assigned_in_the_loop_that_captures, 6, "after 'y', which it captures, was assigned a new value"),
-    (_default_carrying_a_gradient, 2, "default value of a nested function that carries a gradient"),
-], ids=["after_capture", "in_capturing_loop", "default_with_gradient"])
+], ids=["after_capture", "in_capturing_loop"])
 def test_closures_that_would_see_another_value_raise_naming_the_line(fn, line, word):
     with pytest.raises(UnsupportedSyntax) as info:
         gradient(fn, 1.5)

@@ -72,6 +72,7 @@ CASES = [
     ("math_prod", lambda xs: math.prod(xs) + math.prod(x * x for x in xs), ([1.2, -0.7, 2.0],)),
     ("accumulate", lambda xs: sum(v * v for v in itertools.accumulate(xs)), ([1.2, -0.7, 2.0],)),
     ("accumulate_max", lambda xs: sum(itertools.accumulate(xs, max)), ([1.2, -0.7, 2.0],)),
+    ("accumulate_func_by_keyword", lambda xs: sum(itertools.accumulate(xs, func=operator.mul)), ([1.2, -0.7, 2.0],)),
     ("accumulate_initial", lambda xs: sum(itertools.accumulate(xs, operator.mul, initial=2)), ([1.2, -0.7, 2.0],)),
     ("accumulate_initial_differentiated", lambda xs, c: sum(itertools.accumulate(xs, operator.mul, initial=c)),
      ((1.2, -0.7, 2.0), 1.3)),

@@ -12,6 +12,7 @@ import itertools
 import math
 import operator
 import os
+import statistics
 import sys
 
 import numpy as np
@@ -144,6 +145,15 @@ BUILTIN_ROWS = [
         f=lambda get, s: get(s), label="operator.itemgetter()"),
     row(operator.attrgetter.__call__, operator.attrgetter("T.real", "real"), ANY, shapes=[((2, 3),)],
         f=lambda get, a: get(a), label="operator.attrgetter()"),
+    # the statistics module, through float twins (adjoints/stdlib_statistics.py)
+    row(statistics.mean, Seq(ANY), shapes=[((None,) * 4,)]),
+    row(statistics.fmean, Seq(ANY), shapes=[((None,) * 4,)]),
+    row(statistics.fmean, Seq(ANY), Seq(POS), shapes=[((None,) * 3, (None,) * 3)], label="statistics.fmean[weights]"),
+    row(statistics.variance, Seq(ANY), shapes=[((None,) * 4,)]),
+    row(statistics.variance, Seq(ANY), ANY, shapes=[((None,) * 4, None)], label="statistics.variance[xbar]"),
+    row(statistics.pvariance, Seq(ANY), shapes=[((None,) * 4,)]),
+    row(statistics.stdev, Seq(ANY), shapes=[((None,) * 4,)]),
+    row(statistics.pstdev, Seq(ANY), ANY, shapes=[((None,) * 4, None)], label="statistics.pstdev[mu]"),
     row(list, Seq(ANY, tuple), shapes=[((None,) * 3,)]),
     row(tuple, Seq(ANY), shapes=[((None, (2,)),)]),
     row(complex, ANY, ANY, shapes=[(None, None)]),

@@ -102,13 +102,14 @@ def reduce_(fn, seq, *initial):
 
 @keyword_rule
 @adjoint(itertools.accumulate, optional=True)
-def accumulate(seq, fn=None, *, initial=None):
-    """`initial=` is the first item of the running fold, and its cotangent that item's."""
+def accumulate(seq, func=None, *, initial=None):
+    """`initial=` is the first item of the running fold, and its cotangent that item's. (The parameter names are
+    Python's, so that `func=` by keyword reaches it.)"""
     given = {} if initial is None else {"initial": initial}
-    if type(fn) is types.BuiltinFunctionType and fn in IN_PLACE:
+    if type(func) is types.BuiltinFunctionType and func in IN_PLACE:
         seq = list(seq)
-        fn = _folding(fn, initial if given else seq[0] if seq else None)
-    y, back = _through(accumulate_twin, [initial, *seq] if given else seq, operator.add if fn is None else fn)
+        func = _folding(func, initial if given else seq[0] if seq else None)
+    y, back = _through(accumulate_twin, [initial, *seq] if given else seq, operator.add if func is None else func)
 
     def accumulate_back(dy):
         ditems, dfn = back(dy)
@@ -116,7 +117,7 @@ def accumulate(seq, fn=None, *, initial=None):
         if given and ditems is not None:
             dinitial, *rest = ditems
             ditems = like(seq, rest) if isinstance(seq, (list, tuple)) else rest
-        return keyword_cotangents((ditems,) if fn is None else (ditems, dfn), given, initial=dinitial)
+        return keyword_cotangents((ditems,) if func is None else (ditems, dfn), given, initial=dinitial)
     return y, accumulate_back
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 
 from ..adjoints import registry
 from ..adjoints.registry import find_rule
-from ..errors import UnsupportedSyntax
 from ..options import OPTIONS
 from . import dispatch
 from . import runtime as rt
@@ -183,11 +182,10 @@ class AdjointPass(Optimizations, InactiveCalls):
         self.define(s.out)
         if not self.is_active(s.out):
             return [s], []
-        if any(self.is_active(d) for d in s.defaults or ()):  # its cotangent would have nowhere to go
-            raise UnsupportedSyntax("a default value of a nested function that carries a gradient", self.fn.filename,
-                                    s.line, "read the name inside the function instead, or pass it as an argument")
         dg = self.dvar(s.out)
-        back = [a for value, name in zip(s.values, s.code.co_freevars, strict=True)
+        params = s.code.co_varnames[s.code.co_argcount - len(s.defaults or ()):s.code.co_argcount]
+        back = [a for value, name in (*zip(s.values, s.code.co_freevars, strict=True),  # (derived.py's "b=" entries)
+                                      *((d, p + "=") for d, p in zip(s.defaults or (), params) if self.is_active(d)))
                 for a in self.acc(value, _call(rt.field, dg, Const(name)))]
         return [s], [If(_call(rt.is_not_none, dg), back, [])] + self.reset(s.out)
 

@@ -57,14 +57,25 @@ def check_cells(fn):
     anew (`f0 = ...` after `g = lambda u: u * f0`), it would read the new value and its gradient would go to the old
     one: refused, naming the call. So is a call after an object it captures was updated in place through another
     name (`row = M[0]` captured, then `M[0] = v`): the journal's log (`runtime.make_closure` notes its length) tells.
-    (Made and called before the assignment or the update, or never called after it, is fine.)"""
+    (Made and called before the assignment or the update, or never called after it, is fine.) Its default values
+    too: their cotangents go to the values they were taken from (`lambda t, ws=ws: ...`, then `ws[0] = v`)."""
     made = fn.__dict__.get("__zygote_made__")
-    if made is None:
+    if made is None and "__zygote_defaults__" not in fn.__dict__:
         return
     log = current().log
     mark = fn.__zygote_mark__ if fn.__zygote_mark__ <= len(log) else 0  # (a later call's log starts again)
     changed = set(log[mark:]) if len(log) > mark else ()
-    for name, cell, value in zip(fn.__code__.co_freevars, fn.__closure__, made):
+    code = fn.__code__
+    defaults = fn.__defaults__ or ()
+    for name, value in zip(code.co_varnames[code.co_argcount - len(defaults):code.co_argcount], defaults):
+        if changed and not isinstance(value, mutate.ATOMIC) and (
+                id(value) in changed or id(mutate.base_of(value)) in changed):
+            raise UnsupportedSyntax(
+                f"a call of the nested function {fn.__qualname__} after its default value of '{name}' was updated in "
+                f"place (the function reads the new value; zygotepy gives the gradient to the value it had when the "
+                f"function was made)", *(call_site_parts() or (code.co_filename, code.co_firstlineno)),
+                hint="update a copy, or make the function again after the update")
+    for name, cell, value in zip(code.co_freevars, fn.__closure__ or (), made or ()):
         try:
             same = cell.cell_contents is (fn if value is ITSELF else value)
         except ValueError:  # (emptied by `del`)
@@ -78,7 +89,8 @@ def check_cells(fn):
                 f"a call of the nested function {fn.__qualname__} after '{name}', which it captures, {what} (the "
                 f"function reads the new value; zygotepy gives the gradient to the value captured when the function "
                 f"was made)", *site,
-                hint="give the new value its own name, or make the function again after the assignment" if not updated
+                hint=f"bind the value the function should read as a default (`lambda ..., {name}={name}: ...`), give "
+                     f"the new value its own name, or make the function again after the assignment" if not updated
                 else "update a copy, or make the function again after the update")
     fn.__zygote_mark__ = len(log)  # (nothing it captures has changed so far)
 

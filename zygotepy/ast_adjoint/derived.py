@@ -6,10 +6,11 @@ import inspect
 import types
 
 from ..adjoints import registry
-from ..errors import SourceUnavailable
+from ..errors import SourceUnavailable, ZygoteError, where
 from ..runtime.context import current
 from .accumulate import Pullback
-from .call_checks import COMPILER, _check_shared_memory, _check_updates, _claim, check_cells
+from .call_checks import COMPILER, _check_shared_memory, _check_updates, _claim, call_site, check_cells
+from .guards_runtime import differentiable
 from .keywords import _call_plan
 from .pullbacks import ArgsPullback, DerivedArgsPullback, FinalsPullback, MappedPullback
 from .runtime import callmethod
@@ -34,6 +35,8 @@ def _derived(fn, args, kwargs, need, api=False):
         y, finals = y[0], y[1:]
         pb = FinalsPullback(pb, finals, not api)
         _check_shared_memory(fn, mutates, finals, given)
+    if len(log) != mark and (fn.__defaults__ is not None or fn.__kwdefaults__ is not None):
+        _check_default_updates(fn, mark, len(args), kwargs)
     if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?
         _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, given))
     if plan is None or api and len(args) <= code.co_argcount:
@@ -45,7 +48,7 @@ def _adjoint_of(fn, args, kwargs, need):
     """`(forward, back, plan, mutates)` of a Python function for one call shape, cached on the function (see
     `_derived`), derived now when not yet."""
     code = fn.__code__
-    if fn.__closure__ is not None:
+    if fn.__closure__ is not None or fn.__defaults__ is not None:
         check_cells(fn)
     entry = fn.__dict__.get("__zygote__")
     if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
@@ -66,13 +69,61 @@ def derive_now(fn, args, kwargs):
 def _prepare(fn, code, args, kwargs, need):
     plain = not code.co_kwonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     exact = kwargs is None and len(args) == code.co_argcount and plain
+    defaulted = _defaulted(fn, code, len(args), kwargs) if "__zygote_defaults__" in fn.__dict__ else ()
     if need is not None:
-        # one flag per parameter; parameters bound by keyword or left to their defaults are constants here
-        need = tuple(need[:code.co_argcount]) + (False,) * (code.co_argcount - len(args)) \
+        # one flag per parameter; parameters bound by keyword are constants here, and so are those left to their
+        # defaults, but for a default a nested function of differentiated code took from a value with a gradient
+        need = tuple(need[:code.co_argcount]) + tuple(i in defaulted for i in range(len(args), code.co_argcount)) \
             if plain and len(args) <= code.co_argcount else None
     forward, back = COMPILER.derive(fn, need)
     plan = None if exact else _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
-    return forward, back, plan, getattr(forward, "__zygote_mutates__", ())
+    if defaulted:
+        plan = (*plan, tuple((i, code.co_varnames[i] + "=") for i in sorted(defaulted)))
+    mutates = getattr(forward, "__zygote_mutates__", ())
+    first = code.co_argcount - len(fn.__defaults__ or ())
+    left = [code.co_varnames[k] for k in mutates if len(args) <= k < code.co_argcount and code.co_varnames[k] not in
+            (kwargs or ()) and differentiable(fn.__defaults__[k - first])]
+    if left:  # (see `_check_default_updates`; `calls=[0]` counting calls is fine)
+        _refuse_default_update(fn, left[0])
+    return forward, back, plan, mutates
+
+
+def _check_default_updates(fn, mark, nargs, kwargs):
+    """After a call that logged updates in place: refuses one of a default value the call left a parameter to
+    (`def g(t, acc=buf): acc += t`). The default is one object every call shares and no argument reaches, so the
+    caller would never see its update: its gradient would be lost."""
+    code, defaults = fn.__code__, fn.__defaults__ or ()
+    left = [(code.co_varnames[i], d) for i, d in enumerate(defaults, code.co_argcount - len(defaults))
+            if i >= nargs and (kwargs is None or code.co_varnames[i] not in kwargs)]
+    left += [(k, d) for k, d in (fn.__kwdefaults__ or {}).items() if kwargs is None or k not in kwargs]
+    for name, default in left:
+        if mutate.updated_since(mark, (default,)) and differentiable(default):
+            _refuse_default_update(fn, name)
+
+
+def _refuse_default_update(fn, name):
+    code = fn.__code__
+    raise ZygoteError(f"{call_site() or where(code.co_filename, code.co_firstlineno)}: {fn.__qualname__} updates its "
+                      f"parameter {name!r} in place, and this call leaves it to its default value: one object that "
+                      f"every call shares and no argument reaches, so the gradient of its update would be lost. Pass "
+                      f"the object as an argument.")
+
+
+def _defaulted(fn, code, nargs, kwargs):
+    """{parameter index: default} for the positional parameters a call with `nargs` positional arguments and `kwargs`
+    leaves to a default that carries a gradient (a nested function's `lambda t, b=b: ...`): their cotangents go to
+    the function's own, under `"b="` (adjoint.py's `stmt_Def` passes them on to the value the default was taken
+    from)."""
+    defaults = fn.__defaults__ or ()
+    first = code.co_argcount - len(defaults)
+    return {i: d for i, d in enumerate(defaults, first)
+            if i >= nargs and (kwargs is None or code.co_varnames[i] not in kwargs) and _may_carry(d)}
+
+
+def _may_carry(value):
+    """Might a default value carry a gradient: a float, an array, a container or object holding one, or a function
+    (a closure's cotangent is its captured values')?"""
+    return differentiable(value) or callable(value) and not isinstance(value, (type, types.BuiltinFunctionType))
 
 
 def _plain(fn, need, args):
@@ -87,7 +138,7 @@ def _plain(fn, need, args):
     its innermost call, over the limit with pytest's own; now 322)."""
     entry = fn.__dict__.get("__zygote__")
     if entry is not None and entry[0] is fn.__code__ and entry[1] == registry.generation[0]:
-        if fn.__closure__ is not None:
+        if fn.__closure__ is not None or fn.__defaults__ is not None:
             check_cells(fn)
         hit = entry[2].get((need, len(args), None))  # (derived at this generation: no rule was registered for it)
         if hit is not None:
@@ -106,6 +157,8 @@ def _pullback(fn, hit, tape, log, mark, args, only_args):
     logged (were they of its arguments? see `_derived`), maps its cotangents to the call's positions (`plan`), and, for
     J_args and J_handing (`only_args`), drops the callee's own."""
     if len(log) != mark:
+        if fn.__defaults__ is not None or fn.__kwdefaults__ is not None:
+            _check_default_updates(fn, mark, len(args), None)
         _check_updates(fn, (), (), None, mutate.updated_since(mark, args))
     if hit[2] is None:  # (bound methods: see DerivedArgsPullback)
         return DerivedArgsPullback(hit[1], tape).__call__ if only_args else Pullback(hit[1], tape).__call__

@@ -96,8 +96,11 @@ class MappedPullback:
     def __call__(self, dy):
         grads = self.inner(dy)
         dparams = grads[1:]
-        positional, keywords = self.plan
+        positional, keywords, *defaulted = self.plan
         out = [grads[0]]
+        if defaulted:  # parameters left to defaults that carry gradients: theirs join the function's own
+            given = {key: dparams[i] for i, key in defaulted[0] if dparams[i] is not None}
+            out[0] = acc(out[0], StructGrad(given)) if given else out[0]
         for kind, i in positional:
             if kind == "param":
                 out.append(dparams[i])

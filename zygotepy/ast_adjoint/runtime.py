@@ -201,8 +201,11 @@ def make_closure(code, globals_, cells, defaults, kwdefaults, *values):
     rule (adjoints/nesting/helper_rules.py) gives them the closure's cotangent."""
     fn = types.FunctionType(code, globals_, code.co_name, defaults, cells)
     fn.__kwdefaults__ = kwdefaults
+    if defaults:
+        fn.__zygote_defaults__ = True  # a call leaving a parameter to its default gives the default its cotangent
     if values:
         fn.__zygote_made__ = values  # what the cells held: their cotangents go there (see call_checks.check_cells)
+    if values or defaults:
         fn.__zygote_mark__ = len(current().log)  # (and which updates in place came after)
     return fn
 

@@ -9,7 +9,8 @@ block folds what it computes into one of the program's scalars. And a function t
 body, updating an argument in place, called for its value; a callable object updating itself (`cell(u)`); an array's
 method kept in a name (`s = v.sum; s()`); an iterator over a dict's view kept in a name, the dict changed between two
 items (`it = iter(d.values())`); a nested function that calls itself; an object a closure captures, updated in place
-through another name or its parent; a method of an object kept in a name, called after the object changed.
+through another name or its parent; a method of an object kept in a name, called after the object changed; a
+lambda whose default value carries a gradient (`lambda t, c=c: ...`), called with and without it, or updating it.
 
 They draw from a random stream of their own (`[seed, index, 10]`), and only the array flavour takes them, so a program
 that has none is the one the generator made before they existed.
@@ -21,7 +22,7 @@ SHARE = 0.08  # of the statements of array programs
 KINDS = ("select", "mask_store", "gather", "scatter", "join", "matrix", "reorder", "overlap", "ufunc_out", "convert",
          "keyword_update", "kept_iterator", "dict_view", "pair_loop",
          "nested_update", "callable_object", "bound_method", "view_iterator", "recursive_def",
-         "captured_alias", "method_after_update")
+         "captured_alias", "method_after_update", "lambda_default")
 
 HELPERS = {"h_fill": "def h_fill(v, s, out=None):\n    out[:2] = np.sin(v[:2]) * s\n    return out[0]\n",
            "h_put": "def h_put(v, *, buf, w=0.5):\n    buf[1] = v[0] * w + buf[2]\n    return buf[1]\n",
@@ -242,8 +243,12 @@ class ArrayOpBlocks:
         held = self._any([(f"{w} = {z}", f"{z}[0] = {e()}"), (f"{w} = {z}", f"{z} *= {e()}"),
                           (f"{w} = {z}[1:]", f"{z}[1] = {e()}"), (f"{w} = [{z}][0]", f"{z}[-1] = {z}[0] * {e()}")])
         lines = [f"{z} = {v} * 1.0", held[0], f"{g} = lambda: np.sum(np.sin({w}))"]
+        call = self._any([f"{g}()", f"[{g}][0]()", f"{{'g': {g}}}['g']()"])  # (by name, or out of a container)
+        if self.arrayop_rng.random() < 0.2:  # the closure's result is the captured object itself, updated
+            return [f"{z} = {v} * 1.0", f"{g} = lambda: {z}", f"{w} = {call.replace('()', '')}()",
+                    f"{w}[0] = {e()}"], f"np.sum({z} ** 2)"
         before = self.arrayop_rng.random() < 0.5
-        lines += [f"{q} = {g}()", held[1]] if before else [held[1], f"{q} = {g}()"]
+        lines += [f"{q} = {call}", held[1]] if before else [held[1], f"{q} = {call}"]
         return lines, f"{q} + np.sum({w} ** 2) * 0.5"
 
     def _op_method_after_update(self, v, n, e):
@@ -251,3 +256,18 @@ class ArrayOpBlocks:
         self.helpers.add("HLin")
         store = self._any([f"{o}.w = {o}.w * {e()}", f"{o}.h = {e()}", f"{o}.w[0] = {e()}"])
         return [f"{o} = HLin({v} * 1.0)", f"{m} = {o}.apply", store], f"np.sum({m}({e()}))"
+
+    def _op_lambda_default(self, v, n, e):
+        g, q, c = self.fresh("wg"), self.fresh("wq"), self.fresh("wc")
+        form = self.arrayop_rng.integers(4)
+        if form == 0:
+            return [f"{g} = lambda t, c={e()}: np.sin(t) * c", f"{q} = {g}({v}) + {g}({v} * 0.5, {e()})"], f"np.sum({q})"
+        if form == 1:
+            return [f"{g} = [lambda t, c={c}: t * c for {c} in ({e()}, {v}[0])]",
+                    f"{q} = sum(np.sum(h({v})) for h in {g})"], q
+        if form == 2:
+            return [f"def {g}(t, w={v} * {e()}, k=2.0):", "    return np.sum(t * w) * k",
+                    f"{q} = {g}({v}) + {g}({v}, k={e()})"], q
+        self.mut_any = True  # an update of the default: refused naming the call
+        return [f"{c} = np.zeros({n})", f"def {g}(t, acc={c}):", f"    acc[0] = np.sum(t) * {e()}", "    return acc",
+                f"{q} = np.sum({g}({v}))"], q

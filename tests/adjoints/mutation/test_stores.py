@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import zygotepy
 from zygotepy import ZygoteError, gradient, hessian, jacobian
 from zygotepy.testing import check_grads
 
@@ -211,3 +212,66 @@ def test_random_update_sequences_match_finite_differences(steps):
     before = x.copy()
     gradient(scope["prog"], x)
     assert np.array_equal(x, before)
+
+
+def _store_into_0d(x):
+    y = np.array(0.0)
+    y[()] = x[0]
+    return y * x[1]
+
+
+def _ellipsis_store_into_0d(x):
+    y = np.zeros(())
+    y[...] = x[0]
+    return np.sin(y)
+
+
+@pytest.mark.parametrize("optimized", [True, False], ids=["on", "off"])
+@pytest.mark.parametrize("f", [_store_into_0d, _ellipsis_store_into_0d], ids=lambda f: f.__name__)
+def test_a_store_into_a_0d_array(f, optimized):
+    """Its cotangent may arrive as a NumPy scalar, which the store's back wrote into (a TypeError before)."""
+    with zygotepy.optimizations(optimized):
+        check_grads(f, np.array([0.3, 0.5]))
+
+
+_WEIGHTS = np.arange(1.0, 7.0).reshape(2, 3)
+
+
+def _columns_repeated(x, v):
+    y = x * 1.0
+    y[:, [1, 1]] += v
+    return np.sum(np.sin(y) * _WEIGHTS)
+
+
+def _last_axis_repeated(x, v):
+    y = x * 1.0
+    y[..., [0, 0]] = v * y[..., [2, 1]]
+    return np.sum(np.sin(y) * _WEIGHTS)
+
+
+def _pairs_repeated(x, v):
+    y = x * 1.0
+    y[[0, -2], [1, 1]] += v[0]
+    return np.sum(np.sin(y) * _WEIGHTS)
+
+
+def _slice_and_repeats(x, v):
+    y = x * 1.0
+    y[1:, [0, 0]] *= v[1]
+    return np.sum(np.sin(y) * _WEIGHTS)
+
+
+def _2d_index_arrays(x, v):
+    y = x * 1.0
+    y[np.array([[0, 0], [1, 0]]), np.array([[1, 1], [2, 1]])] = np.reshape(v, (2, 2))
+    return np.sum(np.sin(y) * _WEIGHTS)
+
+
+@pytest.mark.parametrize("optimized", [True, False], ids=["on", "off"])
+@pytest.mark.parametrize("f, v", [(_columns_repeated, [0.9, -0.6]), (_last_axis_repeated, [[0.9, -0.6]]),
+                                  (_pairs_repeated, [0.9, -0.6]), (_slice_and_repeats, [0.9, -0.6]),
+                                  (_2d_index_arrays, [0.9, -0.6, 1.3, 0.25])], ids=lambda v: getattr(v, "__name__", ""))
+def test_repeated_positions_of_a_multi_dimensional_index_keep_the_last_write(f, v, optimized):
+    """As a 1-d index's do; these were refused ("repeated positions in a multi-dimensional integer index")."""
+    with zygotepy.optimizations(optimized):
+        check_grads(f, np.array([[0.3, 0.5, 0.7], [1.1, -0.4, 0.2]]), np.array(v))

@@ -1,11 +1,30 @@
-"""Rows for `zygotepy/adjoints/numpy/`: products.py beyond dot/matmul/inner/outer, convolutions.py, linalg.py and
-decompositions.py."""
+"""Rows for `zygotepy/adjoints/numpy/`: products.py beyond dot/matmul/inner/outer (cross with axisa/axisb/axisc and
+2-vectors), convolutions.py, linalg.py (det of singular matrices) and decompositions.py (a float ord of a vector norm
+that carries a gradient; svd with hermitian=True, NumPy arrays only: test_decompositions.py)."""
+from dataclasses import dataclass
+
 import numpy as np
-from table_base import ANY, NZ, SPD, SYM, WELL, Seq, row
+from table_base import ANY, NZ, SPD, SYM, WELL, Kind, Seq, row
 
 la = np.linalg
 VECTOR_ORDS = [None, 2, 1, np.inf, -np.inf, 3, 0.5]
 MATRIX_ORDS = ["fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]
+P, NEG_P = Kind("p", 0.5, 4.0), Kind("negative p", -3.0, -0.5)  # a float ord that carries a gradient
+
+
+@dataclass(frozen=True)
+class Singular(Kind):
+    """Random singular square matrices (batched): the last row a copy of the first ("copy": det 0 or a rounding error
+    away) or zeros ("zero": det exactly 0, where the inverse fails)."""
+    last: str = "copy"
+
+    def draw(self, rng, shape, dtype=np.float64):
+        x = rng.uniform(self.lo, self.hi, shape)
+        x[..., -1, :] = x[..., 0, :] if self.last == "copy" else 0.0
+        return np.asarray(x, dtype)
+
+
+COPIED_ROW, ZERO_ROW = Singular("singular", -1.0, 1.0), Singular("zero row", -1.0, 1.0, last="zero")
 
 LINALG_ROWS = [
     # contractions
@@ -23,6 +42,15 @@ LINALG_ROWS = [
                            ("ii,i->", ((3, 3), (3,))), ("ij,ij->", ((), (2, 3))) if False else ("i,->i", ((3,), ()))]),
     row(np.kron, ANY, ANY, shapes=[((2, 3), (2, 2)), ((3,), (2,)), ((2,), (2, 3)), ((), (2,))]),
     row(np.cross, ANY, ANY, shapes=[((3,), (3,)), ((2, 3), (3,))]),
+    row(np.cross, ANY, ANY, shapes=[((3, 2), (2, 3)), ((3,), (4, 3))], kw={"axisa": 0}, label="np.cross[axisa=0]"),
+    row(np.cross, ANY, ANY, shapes=[((2, 3), (2, 3)), ((3,), (3,))], kw={"axisc": 0}, label="np.cross[axisc=0]"),
+    row(np.cross, ANY, ANY, shapes=[((4, 3), (3, 4))], kw={"axisa": 1, "axisb": 0, "axisc": 0},
+        label="np.cross[axisa, axisb, axisc]"),
+    row(np.cross, ANY, ANY, shapes=[((3, 4), (3, 1)), ((3, 2, 2), (3, 2, 2))], kw={"axis": 0, "axisa": 1},
+        label="np.cross[axis= over axisa]"),
+    row(np.cross, ANY, ANY, shapes=[((2,), (2,)), ((2, 4), (2,)), ((2,), (3,)), ((2, 4), (4, 3)), ((3, 5), (5, 2))],
+        kw={"axisa": 0}, label="np.cross[2-vectors]"),
+    row(np.cross, ANY, ANY, shapes=[((2,), (2,)), ((3, 2), (2,))], label="np.cross[2-vectors, default axes]"),
     row(la.cross, ANY, ANY, shapes=[((2, 3), (2, 3))]),
     row(np.vecdot, ANY, ANY, shapes=[((3,), (3,)), ((2, 3), (3,))]),
     row(np.vecdot, ANY, ANY, shapes=[((3, 2), (3, 2))], kw={"axis": 0}, label="np.vecdot[axis=0]"),
@@ -40,6 +68,8 @@ LINALG_ROWS = [
     row(la.inv, WELL, shapes=[((3, 3),), ((2, 3, 3),)]),
     row(la.solve, WELL, ANY, shapes=[((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 2)), ((2, 3, 3), (3, 1))]),
     row(la.det, WELL, shapes=[((3, 3),), ((2, 2, 2),), ((1, 1),)]),
+    row(la.det, COPIED_ROW, shapes=[((3, 3),), ((2, 2),), ((2, 4, 4),)], label="np.linalg.det[singular]"),
+    row(la.det, ZERO_ROW, shapes=[((3, 3),), ((2, 3, 3),), ((1, 1),)], label="np.linalg.det[zero row]"),
     row(la.slogdet, WELL, shapes=[((3, 3),), ((2, 2, 2),)]),
     row(la.pinv, ANY, shapes=[((4, 3),), ((3, 4),), ((3, 3),)]),
     row(la.matrix_power, WELL, 3, shapes=[((3, 3),), ((2, 2, 2),)], none=(1,)),
@@ -49,8 +79,13 @@ LINALG_ROWS = [
     row(la.lstsq, ANY, ANY, shapes=[((5, 3), (5,)), ((5, 3), (5, 2))], kw={"rcond": None}),
     # norms
     row(la.norm, NZ, shapes=[((3,),), ((2, 3),), ((2, 3, 2),)]),
-    *(row(la.norm, NZ, ord, shapes=[((4,),)], none=(1,), label=f"np.linalg.norm[vector ord={ord}]")
-      for ord in VECTOR_ORDS),
+    *(row(la.norm, NZ, ord, shapes=[((4,),)], none=() if isinstance(ord, float) and np.isfinite(ord) else (1,),
+          label=f"np.linalg.norm[vector ord={ord}]") for ord in VECTOR_ORDS),
+    row(la.norm, NZ, P, shapes=[((4,), None), ((1,), None)], label="np.linalg.norm[float ord]"),
+    row(la.norm, NZ, NEG_P, shapes=[((3,), None)], label="np.linalg.norm[negative float ord]"),
+    row(la.norm, NZ, P, 1, shapes=[((2, 3), None)], none=(2,), label="np.linalg.norm[float ord, axis=1]"),
+    row(la.norm, NZ, P, 0, True, shapes=[((3, 2), None)], none=(2, 3), label="np.linalg.norm[float ord, keepdims]"),
+    row(la.norm, NZ, P, (-1,), shapes=[((2, 2, 3), None)], none=(2,), label="np.linalg.norm[float ord, axis=(-1,)]"),
     row(la.norm, NZ, 0, shapes=[((4,),)], none=(0, 1), label="np.linalg.norm[ord=0]"),
     *(row(la.norm, ANY, ord, shapes=[((3, 4),)], none=(1,), label=f"np.linalg.norm[matrix ord={ord}]")
       for ord in MATRIX_ORDS),

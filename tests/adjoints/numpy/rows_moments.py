@@ -1,6 +1,7 @@
 """Rows for `zygotepy/adjoints/numpy/moments.py`: cov (rowvar, y= by position and keyword, bias, ddof, fweights,
 aweights= that carry a gradient, complex data), corrcoef, and the quantiles and percentiles (q a number, 0 and 1, an
-array of them; axis, keepdims, every supported method; the nan-variants with NaNs they skip)."""
+array of them, q that carries a gradient; axis, keepdims, every supported method; the nan-variants with NaNs they
+skip)."""
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,39 +42,49 @@ def _cov_rows(op):
 
 
 def _quantile_rows(op, scale):
-    """q as a number (inside, 0, the top), as 1-d and 2-d arrays; axis, a tuple of axes, keepdims, each method."""
+    """q as a number (inside, 0, the top), as 1-d and 2-d arrays; axis, a tuple of axes, keepdims, each method; a
+    float q that carries a gradient (random, as an array too); an int q is a constant."""
     name = f"np.{op.__name__}"
-    q = 0.3 * scale
+    q, Q = 0.3 * scale, Kind("q", 0.05 * scale, 0.95 * scale)
     return [
-        row(op, DISTINCT, q, shapes=[((7,),), ((2, 3),), ((2, 3, 4),)], none=(1,)),
-        row(op, DISTINCT, 0.0, shapes=[((5,),)], none=(1,), label=f"{name}[q=0]"),
-        row(op, DISTINCT, 1.0 * scale, shapes=[((5,),)], none=(1,), label=f"{name}[q at the top]"),
+        row(op, DISTINCT, q, shapes=[((7,),), ((2, 3),), ((2, 3, 4),)]),
+        row(op, DISTINCT, 0.0, shapes=[((5,),)], label=f"{name}[q=0]"),
+        row(op, DISTINCT, 1.0 * scale, shapes=[((5,),)], label=f"{name}[q at the top]"),
         row(op, DISTINCT, 1, shapes=[((4,),)], none=(1,), label=f"{name}[integer q=1]"),
-        row(op, DISTINCT, QS * scale, shapes=[((7,),), ((4, 5),)], none=(1,), label=f"{name}[q array]"),
-        row(op, DISTINCT, np.array([[0.2, 0.7], [0.0, 1.0]]) * scale, shapes=[((4, 5),)], kw={"axis": 1}, none=(1,),
+        row(op, DISTINCT, QS * scale, shapes=[((7,),), ((4, 5),)], label=f"{name}[q array]"),
+        row(op, DISTINCT, np.array([[0.2, 0.7], [0.0, 1.0]]) * scale, shapes=[((4, 5),)], kw={"axis": 1},
             label=f"{name}[2-d q, axis=1]"),
-        row(op, DISTINCT, q, 0, shapes=[((4, 3),)], none=(1, 2), label=f"{name}[positional axis]"),
-        row(op, DISTINCT, QS * scale, shapes=[((3, 4, 5),)], kw={"axis": (0, 2), "keepdims": True}, none=(1,),
+        row(op, DISTINCT, q, 0, shapes=[((4, 3),)], none=(2,), label=f"{name}[positional axis]"),
+        row(op, DISTINCT, QS * scale, shapes=[((3, 4, 5),)], kw={"axis": (0, 2), "keepdims": True},
             label=f"{name}[axis=(0, 2), keepdims]"),
         row(op, DISTINCT, q, shapes=[((3, 4),)], kw={"axis": -1, "keepdims": True, "overwrite_input": True},
-            none=(1,), label=f"{name}[keepdims, overwrite_input]"),
-        *(row(op, DISTINCT, QS * scale, shapes=[((2, 6),), ((9,),)], kw={"axis": -1, "method": method}, none=(1,),
+            label=f"{name}[keepdims, overwrite_input]"),
+        *(row(op, DISTINCT, QS * scale, shapes=[((2, 6),), ((9,),)], kw={"axis": -1, "method": method},
               label=f"{name}[method={method}]") for method in METHODS),
-        row(op, Seq(DISTINCT), q, shapes=[((None,) * 5,)], none=(1,), label=f"{name}[list]"),
+        row(op, Seq(DISTINCT), q, shapes=[((None,) * 5,)], label=f"{name}[list]"),
+        row(op, DISTINCT, Q, shapes=[((7,), None), ((2, 6), (3,)), ((2, 3, 4), (2, 2))], label=f"{name}[random q]"),
+        row(op, DISTINCT, Q, shapes=[((3, 4, 5), (2,))], kw={"axis": (0, 2), "keepdims": True},
+            label=f"{name}[random q, axis=(0, 2), keepdims]"),
+        *(row(op, DISTINCT, Q, shapes=[((2, 6), (3,)), ((9,), None)], kw={"axis": -1, "method": method},
+              label=f"{name}[random q, method={method}]") for method in METHODS),
     ]
 
 
 def _nan_quantile_rows(op, scale):
     name = f"np.{op.__name__}"
+    Q = Kind("q", 0.05 * scale, 0.95 * scale)
     return [
-        row(op, NANS, QS * scale, shapes=[((7,),), ((3, 5),)], none=(1,), label=f"{name}[NaNs]"),
-        row(op, NANS, 0.35 * scale, shapes=[((4, 5),)], kw={"axis": 1, "keepdims": True}, none=(1,),
+        row(op, NANS, QS * scale, shapes=[((7,),), ((3, 5),)], label=f"{name}[NaNs]"),
+        row(op, NANS, 0.35 * scale, shapes=[((4, 5),)], kw={"axis": 1, "keepdims": True},
             label=f"{name}[NaNs, axis=1, keepdims]"),
         row(op, NANS, np.array([0.0, 1.0]) * scale, shapes=[((5, 4),)], kw={"axis": 0, "method": "hazen"},
-            none=(1,), label=f"{name}[NaNs, q=0 and the top, hazen]"),
-        row(op, NANS, QS * scale, shapes=[((4, 5),)], kw={"axis": 1, "method": "nearest"}, none=(1,),
+            label=f"{name}[NaNs, q=0 and the top, hazen]"),
+        row(op, NANS, QS * scale, shapes=[((4, 5),)], kw={"axis": 1, "method": "nearest"},
             label=f"{name}[NaNs, nearest]"),
-        row(op, DISTINCT, QS * scale, shapes=[((4, 5),)], kw={"axis": 0}, none=(1,), label=f"{name}[no NaN]"),
+        row(op, DISTINCT, QS * scale, shapes=[((4, 5),)], kw={"axis": 0}, label=f"{name}[no NaN]"),
+        row(op, NANS, Q, shapes=[((7,), None), ((3, 5), (2,))], label=f"{name}[NaNs, random q]"),
+        row(op, NANS, Q, shapes=[((4, 5), (3,))], kw={"axis": 1, "method": "weibull"},
+            label=f"{name}[NaNs, random q, weibull]"),
     ]
 
 

@@ -1,7 +1,7 @@
 """Rows for `zygotepy/adjoints/numpy/`: prod, var/std and trace (reductions.py), ptp, median, average and the
 nan-reductions (statistics.py), the scans and diff (scans.py), and the ndarray methods of the same names."""
 import numpy as np
-from table_base import ANY, NZ, POS, Kind, Seq, label, row
+from table_base import ANY, NZ, POS, Kind, Seq, Shaped, label, row
 
 from zygotepy.adjoints.numpy.common import spread
 
@@ -44,11 +44,24 @@ REDUCTION_ROWS = [
     *reductions(np.ndarray.var, shapes=REDUCE[:3]), *reductions(np.ndarray.std, shapes=REDUCE[:3]),
     row(np.var, ANY, shapes=[((5,),), ((2, 3),)], kw={"ddof": 1}, label="np.var[ddof=1]"),
     row(np.std, ANY, shapes=[((2, 3),)], kw={"ddof": 1, "axis": 1}, label="np.std[ddof=1, axis=1]"),
+    row(np.std, ANY, shapes=[((3,),), ((2, 3),)], kw={"mean": Shaped(ANY, ())}, label="np.std[mean=]"),
+    row(np.var, ANY, shapes=[((3, 4),)], kw={"axis": 0, "mean": Shaped(ANY, (1, 4))}, label="np.var[axis=0, mean=]"),
+    row(np.var, ANY, shapes=[((2, 3, 4),)], kw={"axis": (0, 2), "ddof": 1, "keepdims": True,
+                                             "mean": Shaped(ANY, (1, 3, 1))}, label="np.var[axes, ddof, mean=]"),
+    row(np.ndarray.std, ANY, shapes=[((3, 4),)], kw={"axis": 1, "mean": Shaped(ANY, (3, 1))},
+        label="ndarray.std[mean=]"),
+    row(np.ndarray.var, ANY, shapes=[((4,),)], kw={"mean": Shaped(ANY, (1,))}, label="ndarray.var[mean=]"),
     row(np.ndarray.std, ANY, 0, None, None, 1, shapes=[((3, 2),)], none=(1, 2, 3, 4), label="ndarray.std[positional ddof]"),
     *reductions(np.ptp, DISTINCT, shapes=REDUCE[:3]),
     *(row(op, ANY, shapes=[(None,)], label=f"{label(op)}[Python float]") for op in (np.ptp, np.prod, np.var, np.std)),
     *reductions(np.median, DISTINCT, shapes=[((2, 3),), ((5,),), ((2, 3, 4),)]),
     row(np.median, DISTINCT, shapes=[((4, 2),)], kw={"axis": 0}, label="np.median[even count]"),
+    row(np.median, DISTINCT, shapes=[((5,),), ((4,),), ((3, 5),)], kw={"overwrite_input": True},
+        label="np.median[overwrite_input]"),
+    row(np.median, DISTINCT, shapes=[((3, 5),)], kw={"axis": 1, "overwrite_input": True},
+        label="np.median[axis=1, overwrite_input]"),
+    row(np.median, DISTINCT, 0, None, True, shapes=[((4, 3),)], none=(1, 2, 3),
+        label="np.median[positional overwrite_input]"),
     *reductions(np.nanmax, DISTINCT, shapes=REDUCE[:3]), *reductions(np.nanmin, DISTINCT, shapes=REDUCE[:3]),
     *reductions(np.nansum, shapes=REDUCE[:3]), *reductions(np.nanmean, shapes=REDUCE[:3]),
     row(np.average, ANY, shapes=[((2, 3),), ((4,),)]),
@@ -58,6 +71,12 @@ REDUCTION_ROWS = [
     row(np.average, ANY, None, POS, True, shapes=[((2, 3), (2, 3))], none=(1, 3), label="np.average[returned]"),
     row(np.average, ANY, shapes=[((2, 3),)], kw={"axis": 0, "weights": np.array([1.0, 3.0])},
         label="np.average[weights=]"),
+    row(np.average, ANY, shapes=[((2, 3, 4),)], kw={"axis": (0, 2), "weights": Shaped(POS, (2, 4))},
+        label="np.average[axis=(0, 2), weights=]"),
+    row(np.average, ANY, (2, 0), POS, True, shapes=[((2, 3, 4), (4, 2))], none=(1, 3),
+        label="np.average[axis=(2, 0), weights, returned]"),
+    row(np.average, ANY, shapes=[((2, 3, 4),)], kw={"axis": (-1, 1), "weights": Shaped(POS, (4, 3)), "keepdims": True},
+        label="np.average[axis=(-1, 1), weights=, keepdims]"),
     *scans(np.cumsum), *scans(np.ndarray.cumsum, shapes=((4,), (2, 3))), *scans(np.cumprod, NZ), *scans(np.ndarray.cumprod, NZ, shapes=((4,), (2, 3))),
     row(np.cumsum, Seq(ANY), shapes=[((None,) * 3,)], label="np.cumsum[list]"),
     row(np.trace, ANY, shapes=[((3, 3),), ((2, 4),), ((2, 3, 4),)]),

@@ -13,6 +13,7 @@ from test_rules import row_tests  # noqa: E402
 
 import zygotepy  # noqa: E402
 from zygotepy.adjoints import registry  # noqa: E402
+from zygotepy.testing import check_grads  # noqa: E402
 
 test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("decompositions"))
 
@@ -53,3 +54,47 @@ def test_undefined_decomposition_gradients_raise():
 def test_complex_decompositions_are_refused(op):
     with pytest.raises(zygotepy.ZygoteError, match="real matrices"):
         registry.find_rule(op)(np.eye(2) * (1 + 1j))
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_gradient_with_respect_to_a_float_ord(optimized):
+    """d/dp (sum |x|^p)^(1/p) = y (sum |x|^p ln|x| / (p s) - ln(s) / p^2); an int, inf or string ord is a constant,
+    and so is the float ord of a matrix norm, or 0 (NumPy takes no ord near those: nothing to differentiate)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(3, 4))
+    X[0, 1] = 0.0  # 0 ln 0 = 0
+    with zygotepy.optimizations(optimized):
+        (dp,) = zygotepy.gradient(lambda p: la.norm(np.array([1.0, 2.0]), p), 3.0)
+        s = 1 + 8
+        assert dp == pytest.approx(s ** (1 / 3) * (8 * np.log(2) / (3 * s) - np.log(s) / 9), rel=1e-12)
+        check_grads(lambda x, p: la.norm(x, p, axis=1), X, 2.5)
+        check_grads(lambda x, p: la.norm(x, p, 0, True), X, 1.5)
+        check_grads(lambda x, p: la.norm(x, ord=p, axis=-1, keepdims=True), X, 3.5)
+        check_grads(lambda x, p: la.norm(x.ravel(), p), X + 3.0, -2.0)
+        (g, dp) = zygotepy.gradient(lambda x, p: la.norm(x, p), X[0], 2)
+        np.testing.assert_allclose(g, X[0] / la.norm(X[0]), rtol=1e-12)
+        assert dp is None
+        assert zygotepy.gradient(lambda x, p: la.norm(x, p), X[0], np.inf)[1] is None
+        assert zygotepy.gradient(lambda x, p: la.norm(x, p), X, np.inf)[1] is None
+        assert zygotepy.gradient(lambda x: la.norm(x, 2.0), X)[0].shape == (3, 4)  # a constant float ord
+        for f in (lambda x, p: la.norm(x, p), lambda x, p: la.norm(x, ord=p), lambda x, p: la.norm(x.ravel(), 0.0 * p)):
+            assert zygotepy.gradient(f, X, 2.0)[1] is None
+        (g,) = zygotepy.gradient(lambda x: la.norm(x, ord=2.0, axis=(0, 1)), X)  # a constant float ord, by keyword
+        np.testing.assert_allclose(g, zygotepy.gradient(lambda x: la.norm(x, 2), X)[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_hermitian_svd_reads_the_lower_triangle(optimized):
+    """svd(hermitian=True) is eigh of the lower triangle: the gradient sits there, as eigh's does."""
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    with zygotepy.optimizations(optimized):
+        (g,) = zygotepy.gradient(lambda a: la.svd(a, compute_uv=False, hermitian=True)[0], a)
+        w, V = la.eigh(a)
+        G = np.outer(V[:, 1], V[:, 1])  # the gradient of the largest eigenvalue, symmetric
+        np.testing.assert_allclose(g, np.tril(G + G.T) - np.diag(np.diag(G)), rtol=1e-12)
+        assert g[0, 1] == 0.0
+        b = np.random.default_rng(8).normal(size=(2, 3, 3))  # not symmetric: NumPy reads its lower triangles
+        check_grads(lambda b: la.svd(b, compute_uv=False, hermitian=True), b)
+        check_grads(lambda b: la.svd(b, hermitian=True), b)
+        check_grads(lambda b: la.svd(b[0], True, True, True), b)
+        check_grads(lambda b: np.sum(la.svd(b, hermitian=True)[0] ** 3) + np.sum(la.svd(b, hermitian=True)[2]), b)

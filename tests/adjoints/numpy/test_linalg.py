@@ -11,7 +11,9 @@ sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/ad
 from rule_table import rows_of  # noqa: E402
 from test_rules import row_tests  # noqa: E402
 
+import zygotepy  # noqa: E402
 from zygotepy.adjoints import registry  # noqa: E402
+from zygotepy.testing import check_grads  # noqa: E402
 
 test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("linalg"))
 
@@ -42,3 +44,21 @@ def test_float32_linear_algebra(op, shapes):
     for g, a in zip(grads, args, strict=True):
         if isinstance(a, np.ndarray):
             assert g.dtype == np.float32, f"{op.__name__}: float32 argument got a {g.dtype} cotangent"
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_det_of_a_singular_matrix(optimized):
+    """The gradient of det is the transposed adjugate, defined where the inverse is not."""
+    v = np.array([0.5, -1.0, 2.0])
+    rng = np.random.default_rng(2)
+    batch = rng.normal(size=(3, 3, 3))
+    batch[0] = np.outer(v, v)
+    batch[1, 2] = batch[1, 0]
+    with zygotepy.optimizations(optimized):
+        (g,) = zygotepy.gradient(la.det, np.array([[1.0, 2.0], [2.0, 4.0]]))
+        np.testing.assert_allclose(g, [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-12)
+        (g,) = zygotepy.gradient(la.det, np.outer(v, v))
+        np.testing.assert_allclose(g, np.zeros((3, 3)), atol=1e-12)  # rank 1: every 2x2 minor is 0
+        check_grads(la.det, np.outer(v, v) + np.outer([1.0, 0.0, 1.0], [0.0, 1.0, 1.0]))  # rank 2
+        check_grads(la.det, batch)
+        check_grads(la.det, np.zeros((2, 2)))

@@ -112,3 +112,40 @@ def test_refusals():
         zygotepy.gradient(lambda x: np.quantile(x, 0.5, method="inverted_cdf"), x)
     with pytest.raises(ZygoteError, match="weights"):
         zygotepy.gradient(lambda x: np.quantile(x, 0.5, method="inverted_cdf", weights=np.ones(5)), x)
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_gradient_with_respect_to_q(optimized):
+    """Between two order statistics the quantile is linear in q: d/dq = (x_hi - x_lo) dv/dq (v = (n - 1) q for the
+    default method; /100 for a percentile); the piecewise-constant methods give 0; an int q is a constant."""
+    x = np.array([0.0, 1.0, 3.0])
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(4, 7))
+    Xn = X.copy()
+    Xn[1, ::2] = np.nan
+    with zygotepy.optimizations(optimized):
+        assert zygotepy.gradient(lambda q: np.quantile(x, q), 0.25) == (pytest.approx(2.0),)
+        assert zygotepy.gradient(lambda q: np.percentile(x, q), 60.0) == (pytest.approx(0.04),)
+        (dq,) = zygotepy.gradient(lambda q: np.sum(np.nanquantile(np.array([np.nan, 1.0, 0.0, 3.0]), q)),
+                                  np.array([0.25, 0.75]))
+        np.testing.assert_allclose(dq, [2.0, 4.0])
+        (dq,) = zygotepy.gradient(lambda q: np.quantile(x, q, method="lower"), 0.6)
+        assert dq == 0.0
+        assert zygotepy.gradient(lambda x: np.quantile(x, 1), x)[0].tolist() == [0.0, 0.0, 1.0]
+        for fn, scale, data in ((np.quantile, 1, X), (np.percentile, 100, X), (np.nanquantile, 1, Xn),
+                                (np.nanpercentile, 100, Xn)):
+            check_grads(lambda x, q: fn(x, q, axis=1), data, np.array([0.13, 0.61, 0.87]) * scale)
+            check_grads(lambda x, q: fn(x, q, method="hazen", keepdims=True), data, 0.37 * scale)
+            check_grads(lambda x, q: fn(x, q=q, axis=0, method="nearest"), data, 0.42 * scale)
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_q_of_a_method_without_a_rule_is_refused_where_it_carries_a_gradient(monkeypatch, optimized):
+    from zygotepy.adjoints.numpy import moments
+    monkeypatch.delitem(moments.Q_SLOPES, "linear")  # as if the default method's dependence on q had no rule
+    x = RNG.normal(size=5)
+    with zygotepy.optimizations(optimized):
+        with pytest.raises(ZygoteError, match="np.quantile.*linear.*with respect to q"):
+            zygotepy.gradient(lambda q: np.quantile(x, q), 0.3)
+        check_grads(lambda x: np.quantile(x, 0.3), x)  # a constant q
+        check_grads(lambda x: np.quantile(x, 1, axis=0), x)  # an int q

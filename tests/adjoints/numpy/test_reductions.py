@@ -90,3 +90,20 @@ def test_float32_in_float32_gradient_out_end_to_end():
     for f in (lambda x: np.prod(x), lambda x: np.std(x, axis=0).sum(), lambda x: np.linalg.det(x),
               lambda x: np.tile(x, 2).sum(), lambda x: np.linalg.norm(x), lambda x: np.cumprod(x).sum()):
         assert gradient(f, x)[0].dtype == np.float32
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_std_and_var_centre_on_a_given_mean(optimized):
+    """mean= (NumPy >= 2): var = sum |x - m|^2 / (N - ddof) with m as given, which gets a cotangent too."""
+    x = np.array([1.0, 2.0, 4.0])
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3, 4))
+    with zygotepy.optimizations(optimized):
+        (g,) = gradient(lambda x: np.std(x, mean=np.zeros(())), x)
+        np.testing.assert_allclose(g, x / 3 / np.sqrt(np.sum(x ** 2) / 3), rtol=1e-12)
+        (g, dm) = gradient(lambda x, m: np.var(x, axis=0, mean=m).sum(), X, np.ones((1, 4)))
+        np.testing.assert_allclose(g, 2 * (X - 1) / 3, rtol=1e-12)
+        np.testing.assert_allclose(dm, -2 * np.sum(X - 1, axis=0, keepdims=True) / 3, rtol=1e-12)
+        check_grads(lambda x, m: np.std(x, axis=1, ddof=1, keepdims=True, mean=m), X, rng.normal(size=(3, 1)))
+        check_grads(lambda x, m: x.std(axis=0, mean=m), X, rng.normal(size=(1, 4)))
+        check_grads(lambda x, m: x.var(mean=m), X, np.float64(0.25))

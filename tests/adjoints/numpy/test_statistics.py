@@ -5,13 +5,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/adjoints
 from rule_table import rows_of  # noqa: E402
 from test_rules import row_tests  # noqa: E402
 
+import zygotepy  # noqa: E402
 from zygotepy import gradient  # noqa: E402
 from zygotepy.adjoints import registry  # noqa: E402
+from zygotepy.testing import check_grads  # noqa: E402
 
 test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("statistics"))
 
@@ -41,3 +44,26 @@ def test_nansum_with_a_positional_where_mask():
     (g,) = gradient(lambda x: np.nansum(x, None, None, None, False, 0.0, mask) * 3.0, x)
     want = np.where(mask & ~np.isnan(x), 3.0, 0.0)  # entries masked out or NaN get nothing
     assert np.array_equal(g, want)
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_median_with_overwrite_input_follows_the_original_order(optimized):
+    """NumPy may reorder x in place: the gradient goes to the entries of x as it was passed."""
+    with zygotepy.optimizations(optimized):
+        (g,) = gradient(lambda x: np.median(x, overwrite_input=True), np.array([3.0, 1.0, 2.0]))
+        np.testing.assert_allclose(g, [0.0, 0.0, 1.0])
+        x = np.random.default_rng(2).normal(size=(3, 5))
+        check_grads(lambda x: np.median(x, axis=1, overwrite_input=True) * np.array([1.0, 2.0, 3.0]), x)
+        check_grads(lambda x: np.median(x, 0, None, True), x)
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_average_with_weights_along_an_axis_tuple(optimized):
+    """np.average(y, axis=(0, 2), weights=w), w shaped like y along those axes (in their order): y's and w's
+    gradients."""
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=(2, 3, 4))
+    with zygotepy.optimizations(optimized):
+        check_grads(lambda y, w: np.average(y, axis=(0, 2), weights=w), y, rng.uniform(0.5, 2.0, (2, 4)))
+        check_grads(lambda y, w: np.average(y, axis=(2, 0), weights=w), y, rng.uniform(0.5, 2.0, (4, 2)))
+        check_grads(lambda y, w: np.average(y, (2, 0), w, True)[1] * 2.0, y, rng.uniform(0.5, 2.0, (4, 2)))

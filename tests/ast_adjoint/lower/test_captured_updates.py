@@ -202,8 +202,28 @@ def test_updates_of_what_a_closure_captures_are_followed(f):
     check_grads(f, np.array([0.3, -0.2, 0.5]), 0.7)
 
 
-def test_an_update_through_a_closure_result_reaching_its_cell_is_refused():
+def closure_in_a_list_result_updated(x, b):
+    y = x * 1.0
+    h = lambda: y  # noqa: E731
+    fs = [h]
+    z = fs[0]()  # y itself, through the list
+    z[0] = b
+    return np.sum(y ** 2)
+
+
+def closure_in_a_dict_result_updated(x, b):
+    y = x * 1.0
+    table = {"get": lambda: y}
+    z = table["get"]()
+    z[0] = b
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("f", [closure_result_updated, closure_in_a_list_result_updated,
+                               closure_in_a_dict_result_updated], ids=lambda f: f.__name__)
+def test_an_update_through_a_closure_result_reaching_its_cell_is_refused(f):
     """`z = h()` may be `y` itself: the update reaches `y` through that link, which the journal's log would name by
-    another object were `z` a view, so it is refused where it is made (it was silently wrong)."""
+    another object were `z` a view, so it is refused where it is made (it was silently wrong). The closure may be
+    called out of a container that holds it (`fs[0]()`: any nested function made here that it holds)."""
     with pytest.raises(UnsupportedSyntax, match="updating 'z' in place, which a nested function captures as 'y'"):
-        gradient(closure_result_updated, np.array([0.3, -0.2, 0.5]), 0.7)
+        gradient(f, np.array([0.3, -0.2, 0.5]), 0.7)

@@ -26,26 +26,24 @@ from .held import _split, _where_held, may_hold_deeper
 
 
 def _repeats(index, x):
-    """For a 1-d integer-array index with repeated positions, NumPy keeps the last write to each: a mask of the entries
-    of `x[index]` that count (None when nothing repeats)."""
+    """For an integer-array index with repeated positions, NumPy keeps the last write to each: a mask of the entries
+    of `x[index]` that count (None when nothing repeats). A 1-d index alone masks its own entries (the rest of each
+    row follows it); any other (`y[:, [1, 1]]`, `y[[0, 0], [1, 1]]`) masks `x[index]` whole, from the flat position
+    in `x` of each of its entries, in the order NumPy writes them."""
     parts = index if isinstance(index, tuple) else (index,)
     arrays = [np.asarray(p) for p in parts if isinstance(p, (list, np.ndarray))]
     if not arrays or any(a.dtype.kind not in "iu" for a in arrays):
         return None
-    if len(parts) != 1 or arrays[0].ndim != 1:
-        flat = np.ravel_multi_index(tuple(np.asarray(p) % n for p, n in zip(parts, x.shape)), x.shape[:len(parts)]) \
-            if len(arrays) == len(parts) else None
-        if flat is None or np.unique(flat).size != flat.size:
-            raise ZygoteError("zygotepy cannot differentiate x[index] = v with repeated positions in a "
-                              "multi-dimensional integer index; use a 1-d index or np.add.at")
-        return None
-    flat = arrays[0] % x.shape[0]
+    if len(parts) == 1 and arrays[0].ndim == 1:
+        flat = arrays[0] % x.shape[0]
+    else:
+        flat = np.arange(x.size).reshape(x.shape)[index]
     if np.unique(flat).size == flat.size:
         return None
-    keep = np.zeros(flat.shape, dtype=bool)
-    _, last = np.unique(flat[::-1], return_index=True)
+    keep = np.zeros(flat.size, dtype=bool)
+    _, last = np.unique(flat.ravel()[::-1], return_index=True)
     keep[flat.size - 1 - last] = True
-    return keep
+    return keep.reshape(flat.shape)
 
 
 _REAL_NUMBERS = frozenset((float, int, np.float64, np.float32))
@@ -97,9 +95,11 @@ def setitem(x, index, value):
             entry.undo(lambda: mt.slot_copy(x[index]))
             if dy is None:
                 return into or (None, None, None)
+            if isinstance(dy, np.generic):  # a 0-d array's cotangent may come as a NumPy scalar (`y[()] = v`)
+                dy = np.array(dy)
             dv = dy[index]
             if keep is not None:  # repeated positions: only the last write of each reaches the output
-                dv = dv * keep.reshape(keep.shape + (1,) * (dv.ndim - 1))
+                dv = dv * keep.reshape(keep.shape + (1,) * (dv.ndim - keep.ndim))
             if into and rt.sole(dy):  # generated code handed dy over: zero the overwritten entries in place
                 dv = dv.copy() if isinstance(dv, np.ndarray) and dv.base is not None else dv
                 dx = dy

@@ -1,8 +1,8 @@
 """np.linalg norms and decompositions: norm / vector_norm / matrix_norm (every differentiable ord), cholesky, qr,
 eigh / eigvalsh, svd / svdvals and lstsq, batched over leading axes, for real input. Functions that read one triangle
-of a symmetric matrix (cholesky, eigh) give a cotangent on that triangle only, which is exact for the function NumPy
-computes and agrees with the symmetric gradient on symmetric perturbations. Where the gradient is undefined (repeated
-eigenvalues or singular values with a cotangent on the vectors, a wide QR) a `ZygoteError` is raised.
+of a symmetric matrix (cholesky, eigh, svd(hermitian=True)) give a cotangent on that triangle only, which is exact for
+the function NumPy computes and agrees with the symmetric gradient on symmetric perturbations. Where the gradient is
+undefined (repeated eigenvalues or singular values with a cotangent on the vectors, a wide QR), a `ZygoteError`.
 """
 import math
 
@@ -13,7 +13,6 @@ from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
 from .common import _H, _T, _expand
 from .linalg import _field, _gaps, _linalg, _lower, pinv
-
 
 la = np.linalg
 
@@ -42,8 +41,7 @@ def _share(hit, axis, like):
 # --- norms ---------------------------------------------------------------------------------------------------------------
 def _vector_back(x, ord, axis, d):
     """Gradient of the vector `ord`-norm of x along `axis` (None: all entries), times the expanded cotangent d."""
-    xp = namespace(x)
-    a = xp.abs(x)
+    xp, a = namespace(x), abs(x)
     if ord == 0:
         return None
     if ord == np.inf or ord == -np.inf:
@@ -113,12 +111,27 @@ def _foreign_norm(x, ord, axis, keepdims):
     return xp.moveaxis(y, (-2, -1), axes) if keepdims else y
 
 
-@adjoint(la.norm)
+@adjoint(la.norm, need=True)
 def norm(x, *args, **kwargs):
+    """A finite float ord p (by position, or by keyword: passed here by position) of a vector norm gets dy/dp = y (sum
+    |x|^p ln|x| / (p s) - ln(s) / p^2), s = sum |x|^p = y^p (0 ln 0 = 0). An int, inf or string ord is a constant,
+    and so is the ord of a matrix norm or 0: NumPy takes no ord near those."""
     ord, axis, keepdims = (args[k] if len(args) > k else kwargs.get(n, None if n != "keepdims" else False)
                            for k, n in enumerate(("ord", "axis", "keepdims")))
-    y = la.norm(x, *args, **kwargs) if namespace(x) is np else _foreign_norm(x, ord, axis, keepdims)
-    return y, lambda dy: (None if dy is None else _norm_back(x, ord, axis, keepdims, dy), *(None for _ in args))
+    xp = namespace(x)
+    y = la.norm(x, *args, **kwargs) if xp is np else _foreign_norm(x, ord, axis, keepdims)
+
+    def back(dy, need=None):
+        nones = tuple(None for _ in args)
+        dx = _norm_back(x, ord, axis, keepdims, dy) if dy is not None and (need is None or need[0]) else None
+        if dy is None or not args or not isinstance(ord, (float, np.floating)) or not math.isfinite(ord) or ord == 0 \
+                or need and not need[1] or (np.ndim(x) if axis is None else np.size(axis)) != 1:  # (0: a count)
+            return (dx, *nones)
+        a = xp.abs(xp.asarray(x))
+        a1, s = xp.where(a > 0, a, 1), xp.where(y > 0, y ** ord, 1)  # (1 for 0: 0 ln 0 = 0, and y = 0)
+        logs = xp.sum(a1 ** ord * xp.log(a1), axis=axis, keepdims=keepdims)
+        return (dx, float(xp.sum(dy * y * (logs / (ord * s) - xp.log(s) / ord ** 2))), *nones[1:])
+    return y, back
 
 
 @adjoint(la.vector_norm)
@@ -282,8 +295,9 @@ def _svd_back(U, s, Vh, dU, ds, dVh):
     return out
 
 
-def _reduced_svd(a):
-    return la.svd(a, full_matrices=False) if namespace(a) is np else _linalg(a).svd(a, full_matrices=False)
+def _reduced_svd(a, hermitian=False):  # hermitian: NumPy's factors (eigh of the lower triangle, signs in Vh)
+    return la.svd(a, hermitian=True) if hermitian else la.svd(a, full_matrices=False) if namespace(a) is np else \
+        _linalg(a).svd(a, full_matrices=False)
 
 
 @adjoint(la.svd)
@@ -301,15 +315,16 @@ def svd(a, *args, **kwargs):
             raise ZygoteError("np.linalg.svd of another library's arrays: hermitian=True is not supported by the "
                               "namespace-generic rule")
         result = linalg.svd(a, full_matrices=full) if compute_uv else linalg.svdvals(a)
+    fold = _lower if hermitian else (lambda g: g)
 
     def back(dy):
         nones = tuple(None for _ in args)
         if not compute_uv:
-            return (None if dy is None else _svd_back(*_reduced_svd(a), None, dy, None), *nones)
+            return (None if dy is None else fold(_svd_back(*_reduced_svd(a, hermitian), None, dy, None)), *nones)
         dU, ds, dVh = _field(dy, 0, "U", result), _field(dy, 1, "S", result), _field(dy, 2, "Vh", result)
         if dU is None and ds is None and dVh is None:
             return (None, *nones)
-        U, s, Vh = _reduced_svd(a)
+        U, s, Vh = _reduced_svd(a, hermitian)
         k = s.shape[-1]
         if full:  # the extra columns of a complete basis are arbitrary: they must carry no cotangent
             for d, extra in ((dU, None if dU is None else dU[..., :, k:]), (dVh, None if dVh is None else dVh[..., k:, :])):
@@ -318,7 +333,7 @@ def svd(a, *args, **kwargs):
                                       "unique, so they have no gradient; use full_matrices=False")
             dU = None if dU is None else dU[..., :, :k]
             dVh = None if dVh is None else dVh[..., :k, :]
-        return (_svd_back(U, s, Vh, dU, ds, dVh), *nones)
+        return (fold(_svd_back(U, s, Vh, dU, ds, dVh)), *nones)
     return result, back
 
 

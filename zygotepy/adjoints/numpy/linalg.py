@@ -86,14 +86,31 @@ def solve(a, b):
     return x, back
 
 
+def _det_back(a, y, dy, linalg):
+    """dy adj(a)^H: adj(a) = det(a) a^-1 (y = det(a)) where a is regular; where a det is 0, from the SVD a = U diag(s)
+    Vh, adj(a)^H = conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh, which needs no inverse. NumPy's inv shares det's
+    LU, which has no zero pivot where det is not 0; other libraries' may pivot otherwise (torch's inv fails on a
+    singular matrix whose det is 1e-17): for them, a det far from 0 for the rows' norms (Hadamard's bound). (No
+    try/except: an outer level of nested differentiation transforms this code.)"""
+    xp = namespace(a)
+    if xp is np:
+        regular = not (y == 0).any()  # (the method: NumPy's function costs more)
+    else:
+        regular = bool(xp.all(xp.abs(y) > 1e-8 * xp.prod(xp.linalg.vector_norm(a, axis=-1), axis=-1)))
+    if regular:
+        return xp.asarray(dy * conj(y))[..., None, None] * _H(linalg.inv(a))
+    U, s, Vh = linalg.svd(a)
+    hole = xp.eye(s.shape[-1], dtype=xp.bool, **on(s))
+    others = xp.prod(xp.where(hole, xp.ones_like(s)[..., None, :], s[..., None, :]), axis=-1)  # prod_{j != i} s_j
+    return xp.asarray(dy * conj(linalg.det(U) * linalg.det(Vh)))[..., None, None] * ((U * others[..., None, :]) @ Vh)
+
+
 @adjoint(la.det)
 def det(a):
+    """d det(a) = tr(adj(a) da): the cotangent dy adj(a)^H (`_det_back`: a singular a too)."""
     linalg = _linalg(a)
     y = linalg.det(a)
-    if linalg is not la:
-        xp = namespace(a)
-        return y, lambda dy: (None if dy is None else xp.asarray(dy * conj(y))[..., None, None] * _H(linalg.inv(a)),)
-    return y, lambda dy: (None if dy is None else (dy * conj(y))[..., None, None] * _H(la.inv(a)),)
+    return y, lambda dy: (None if dy is None else _det_back(a, y, dy, linalg),)
 
 
 @adjoint(la.slogdet)

@@ -10,7 +10,10 @@ np.nanpercentile. NumPy arrays only (not namespace-generic).
 - the quantiles: each result is (1 - gamma) x_(lo) + gamma x_(hi) of two order statistics of its slice, with lo, hi
   and gamma from n and q only (NumPy's formulas for each supported method, re-computed the same way): the cotangent
   goes to those two entries. Ties follow the stable sort's order, as np.sort's rule does; the nan-variants sort the
-  NaNs last and count the others only (NaNs get nothing). q is a constant (its cotangent None).
+  NaNs last and count the others only (NaNs get nothing). A float q gets a cotangent: where gamma is linear in q
+  (linear, the alpha-beta methods: v = q (n - 1), or n q + alpha + q (1 - alpha - beta) - 1) d/dq = (x_(hi) -
+  x_(lo)) dv/dq (0 where v is clipped to the ends; /100 for the percentiles); the piecewise-constant methods (lower,
+  higher, nearest, midpoint) give zeros. An int q is a constant (its cotangent None).
 """
 import numpy as np
 
@@ -149,6 +152,9 @@ _ALPHA_BETA = {"interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5), "weibul
                "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}
 _PICK = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}
 METHODS = ("linear", "midpoint", *_ALPHA_BETA, *_PICK)
+# dv/dq of each method's virtual index v as a function of the slice's count n (0: piecewise constant in q)
+Q_SLOPES = {"linear": lambda n: n - 1, "midpoint": 0, **dict.fromkeys(_PICK, 0),
+            **{m: (lambda n, a=a, b=b: n + 1 - a - b) for m, (a, b) in _ALPHA_BETA.items()}}
 
 
 def _order_statistics(method, n, q):
@@ -185,7 +191,7 @@ def _quantile_rule(fn, percent, ignore_nan):
         # overwrite_input only allows NumPy to reorder `a`: computed without it, the back sees `a` as it was
         result = fn(a, q, axis=p["axis"], method=p["method"], keepdims=p["keepdims"])
 
-        def back(dy):
+        def back(dy, need=None):
             if dy is None:
                 return (None, None, *_nones(args))
             x = _float(a)
@@ -204,10 +210,23 @@ def _quantile_rule(fn, percent, ignore_nan):
             g = np.sum(weights, axis=tuple(range(qq.ndim)))
             g = np.take_along_axis(g, np.argsort(order, axis=-1), axis=-1)
             g = np.moveaxis(g.reshape(moved.shape), last, axes)
-            return (_restore(g.astype(np.result_type(x.dtype, np.float32), copy=False), a), None, *_nones(args))
+            dq = None
+            if np.asarray(q).dtype.kind == "f" and (need is None or need[1]):  # (an int q is a constant)
+                slope = Q_SLOPES.get(p["method"])
+                if slope is None:
+                    raise ZygoteError(f"np.{fn.__name__}(method={p['method']!r}): no rule for the gradient with "
+                                      f"respect to q, which carries a gradient here; make q a constant")
+                dq = np.zeros(qq.shape)
+                if slope != 0:
+                    values = np.broadcast_to(np.take_along_axis(flat, order, axis=-1), lo.shape + (size,))
+                    at_lo, at_hi = (np.take_along_axis(values, k[..., None], axis=-1)[..., 0] for k in (lo, hi))
+                    step = np.where(hi > lo, (at_hi - at_lo) * slope(n), 0.0) * d
+                    dq = np.sum(step, axis=tuple(range(qq.ndim, step.ndim))) / (100 if percent else 1)
+                dq = _restore(np.asarray(dq, dtype=np.asarray(q).dtype), q)
+            return (_restore(g.astype(np.result_type(x.dtype, np.float32), copy=False), a), dq, *_nones(args))
         return result, back
     rule.__qualname__ = f"{fn.__name__}_rule"
-    return adjoint(fn)(rule)
+    return adjoint(fn, need=True)(rule)
 
 
 quantile = _quantile_rule(np.quantile, percent=False, ignore_nan=False)

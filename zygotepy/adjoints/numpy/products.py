@@ -267,33 +267,54 @@ def kron(a, b):
     return np.kron(a, b), back
 
 
+def _padded(xp, v):
+    """Vectors along the last axis as 3-vectors: a 2-vector gets a zero third component."""
+    return v if v.shape[-1] == 3 else xp.concat([v, xp.zeros_like(v[..., :1])], axis=-1)
+
+
+def _cross_axes(kwargs):
+    """(axisa, axisb, axisc) of a cross call: axis= sets all three."""
+    axis = kwargs.get("axis")
+    return tuple(kwargs.get(k, -1) if axis is None else axis for k in ("axisa", "axisb", "axisc"))
+
+
 def _cross_rule(fn):
     def rule(a, b, **kwargs):
-        """<dy, a x b> = <a, b x dy> = <b, dy x a>."""
+        """<dy, a x b> = <a, conj(b) x dy> = <b, dy x conj(a)>, with the vectors moved to the last axis (axisa, axisb,
+        and axisc for the result). A 2-vector is a 3-vector with a zero third component (its cotangent's is dropped);
+        the product of two 2-vectors is the third component of theirs."""
         xp = namespace_of(a, b)
-        cross = fn if xp is np else _cross_foreign(xp, fn, kwargs)
+        cross = fn if xp is np else _cross_foreign(xp, fn)
 
         def back(dy):
             if dy is None:
                 return (None, None)
-            return unbroadcast(cross(b, dy, **kwargs), a), unbroadcast(cross(dy, a, **kwargs), b)
+            (ka, kb, kc), where = _cross_axes(kwargs), on_any(a, b)
+            a_, b_ = (xp.moveaxis(xp.asarray(v, **where), k, -1) for v, k in ((a, ka), (b, kb)))
+            dy = xp.asarray(dy, **where)
+            if a_.shape[-1] == 2 and b_.shape[-1] == 2:
+                dy = xp.stack([xp.zeros_like(dy), xp.zeros_like(dy), dy], axis=-1)
+            else:
+                dy = xp.moveaxis(dy, kc, -1)
+            da, db = cross(conj(_padded(xp, b_)), dy), cross(dy, conj(_padded(xp, a_)))
+            return (unbroadcast(xp.moveaxis(unbroadcast(da[..., :a_.shape[-1]], a_), -1, ka), a),
+                    unbroadcast(xp.moveaxis(unbroadcast(db[..., :b_.shape[-1]], b_), -1, kb), b))
         return cross(a, b, **kwargs), back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
 
 
-def _cross_foreign(xp, fn, kwargs):
-    """The array API's linalg.cross (3-vectors along `axis`); NumPy's axisa/axisb/axisc and 2-vectors it lacks."""
-    if set(kwargs) - {"axis"}:
-        raise ZygoteError(f"np.{fn.__name__} of another library's arrays takes axis= only (not {sorted(kwargs)})")
-
-    def cross(a, b, axis=-1):
-        where = on_any(a, b)
-        a, b = xp.asarray(a, **where), xp.asarray(b, **where)
-        if a.shape[axis] != 3 or b.shape[axis] != 3:
-            raise ZygoteError(f"np.{fn.__name__} of another library's arrays: only 3-vectors (the array API's "
-                              f"linalg.cross), not shapes {tuple(a.shape)} and {tuple(b.shape)}")
-        return xp.linalg.cross(a, b, axis=axis)
+def _cross_foreign(xp, fn):
+    """NumPy's cross from the array API's linalg.cross (3-vectors along the last axis): the vectors moved there,
+    2-vectors padded (np.cross only), the result moved to axisc (or the third component, for two 2-vectors)."""
+    def cross(a, b, **kwargs):
+        (ka, kb, kc), where = _cross_axes(kwargs), on_any(a, b)
+        a, b = (xp.moveaxis(xp.asarray(v, **where), k, -1) for v, k in ((a, ka), (b, kb)))
+        if {a.shape[-1], b.shape[-1]} - ({2, 3} if fn is np.cross else {3}):
+            raise ValueError(f"np.{fn.__name__}: incompatible dimensions for cross product: shapes {tuple(a.shape)} "
+                             f"and {tuple(b.shape)} (vectors moved last)")
+        y = xp.linalg.cross(_padded(xp, a), _padded(xp, b), axis=-1)
+        return y[..., 2] if a.shape[-1] == 2 and b.shape[-1] == 2 else xp.moveaxis(y, -1, kc)
     return cross
 
 

@@ -298,7 +298,9 @@ def prod(x, *args, **kwargs):
 
 # --- moments -------------------------------------------------------------------------------------------------------------
 def _moment(fn, root):
-    """var (root=False) and std (root=True): d var = 2 (x - mean) / (N - ddof), d std = d var / (2 std)."""
+    """var (root=False) and std (root=True): d var = 2 (x - m) / (N - ddof), d std = d var / (2 std), with m the mean
+    of x, or NumPy's `mean=` (m as given, broadcast against x), whose cotangent is minus the sum of x's over the
+    reduced axes."""
     def rule(x, *args, **kwargs):
         if "where" in kwargs:
             raise ZygoteError(f"np.{fn.__name__}: the gradient rule does not support where=")
@@ -313,20 +315,22 @@ def _moment(fn, root):
             y = getattr(xp, fn.__name__)(x_arr, **kw)
         axis, keepdims = _axis_keepdims(args, kwargs, 4)
         ddof = args[3] if len(args) > 3 else kwargs.get("ddof", kwargs.get("correction", 0))
+        mean = kwargs.get("mean", np._NoValue)
 
         def back(dy):
             if dy is None:
-                return (None, *_nones(args))
-            centred = x_arr - xp.mean(x_arr, axis=axis, keepdims=True)
+                return keyword_cotangents((None, *_nones(args)), kwargs)
+            centred = x_arr - (xp.mean(x_arr, axis=axis, keepdims=True) if mean is np._NoValue else mean)
             count = math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1)
             scale = 1 / (count - ddof) if root else 2 / (count - ddof)
             if root:  # where std is 0 (equal entries), 0: the subgradient of the norm at its minimum, as |x| at 0
                 dy = xp.where(y == 0, 0.0, dy / xp.where(y == 0, 1.0, y)) if xp.any(y == 0) else dy / y
             g = _expand(dy, x_arr, axis, keepdims) * centred * scale
-            return (_restore(g, x), *_nones(args))
+            dmean = None if mean is np._NoValue else unbroadcast(-xp.sum(g, axis=axis, keepdims=True), mean)
+            return keyword_cotangents((_restore(g, x), *_nones(args)), kwargs, mean=dmean)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
-    return rule
+    return keyword_rule(rule)
 
 
 # --- trace ------------------------------------------------------------------------------------------------------------

@@ -67,8 +67,9 @@ def median(x, *args, **kwargs):
     axis = args[0] if args else kwargs.get("axis")  # keepdims needs nothing: dy is reshaped to the kept axes
     xp = namespace(x_arr)
     dtype = x_arr.dtype if is_float(x_arr) else (np.float64 if xp is np else xp.float64)
-    if xp is np:
-        y = np.median(x_arr, *args, **kwargs)
+    if xp is np:  # overwrite_input only lets NumPy reorder x in place: without it, the back sorts x as it was
+        kept = {k: v for k, v in kwargs.items() if k != "overwrite_input"}
+        y = np.median(x_arr, *(args[:2] + (False,) + args[3:] if len(args) > 2 else args), **kept)
     else:
         kw = _foreign_keywords("median", ("axis", "out", "overwrite_input", "keepdims"), args, kwargs,
                                ("axis", "overwrite_input", "keepdims"))
@@ -90,6 +91,21 @@ def median(x, *args, **kwargs):
 
 
 # --- weighted and nan-ignoring means and sums --------------------------------------------------------------------------
+def _aligned(weights, x_arr, axis):
+    """The weights as np.average lines them up with x (x's shape, or x's shape along `axis`, an int or a tuple in the
+    order given, with ones elsewhere), and the map of a cotangent of that shape back to the weights' shape."""
+    xp = namespace(x_arr)
+    w = xp.asarray(weights, **on(x_arr))
+    if tuple(w.shape) == tuple(x_arr.shape):
+        return w, lambda g: g
+    axes = tuple(a % x_arr.ndim for a in ((axis,) if isinstance(axis, int) else axis))
+    order = tuple(int(k) for k in np.argsort(axes))
+    moved = tuple(w.shape[k] for k in order)
+    kept = tuple(n if k in axes else 1 for k, n in enumerate(x_arr.shape))
+    return (xp.reshape(xp.permute_dims(w, order), kept),
+            lambda g: xp.permute_dims(xp.reshape(g, moved), tuple(int(k) for k in np.argsort(order))))
+
+
 @keyword_rule
 @adjoint(np.average)
 def average(x, *args, **kwargs):
@@ -101,11 +117,9 @@ def average(x, *args, **kwargs):
     keepdims = kwargs.get("keepdims", False)
     if namespace(x_arr) is np:
         result = np.average(x, *args, **kwargs)
-    else:  # the array API has no average: sum(w x) / sum(w), the weights along `axis` when 1-d
+    else:  # the array API has no average: sum(w x) / sum(w), the weights along `axis` when not shaped like x
         xp = namespace(x_arr)
-        w = xp.ones_like(x_arr) if weights is None else xp.asarray(weights, **on(x_arr))
-        if w.shape != x_arr.shape:
-            w = xp.reshape(w, tuple(-1 if k == axis % x_arr.ndim else 1 for k in range(x_arr.ndim)))
+        w = xp.ones_like(x_arr) if weights is None else _aligned(weights, x_arr, axis)[0]
         sw = xp.sum(w * xp.ones_like(x_arr), axis=axis, keepdims=keepdims)
         result = xp.sum(w * x_arr, axis=axis, keepdims=keepdims) / sw
         if returned:
@@ -116,12 +130,7 @@ def average(x, *args, **kwargs):
         if dy is None and dsw is None:
             return keyword_cotangents((None, *_nones(args)), kwargs)
         xp = namespace(x_arr)
-        if weights is None:
-            w = xp.ones_like(x_arr)
-        else:
-            w = xp.asarray(weights, **on(x_arr))
-            if w.shape != x_arr.shape:  # 1-d weights along `axis`
-                w = xp.reshape(w, tuple(-1 if k == axis % x_arr.ndim else 1 for k in range(x_arr.ndim)))
+        w, restore = (xp.ones_like(x_arr), None) if weights is None else _aligned(weights, x_arr, axis)
         sw = xp.sum(w * xp.ones_like(x_arr), axis=axis, keepdims=True)
         y = xp.sum(w * x_arr, axis=axis, keepdims=True) / sw
         d = _expand(dy, x_arr, axis, keepdims) / sw if dy is not None else 0
@@ -131,7 +140,7 @@ def average(x, *args, **kwargs):
             dw = d * conj(x_arr - y)
             if dsw is not None:
                 dw = dw + _expand(dsw, x_arr, axis, keepdims)
-            dw = xp.reshape(unbroadcast(dw, w), tuple(np.shape(weights)))
+            dw = restore(unbroadcast(dw, w))
         return keyword_cotangents((_restore(dx, x), *((dw if k == 1 else None) for k in range(len(args)))), kwargs,
                                   weights=dw)
     return result, back

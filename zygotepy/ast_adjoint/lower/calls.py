@@ -186,8 +186,16 @@ class Calls:
         lambda: y; z = h()`); an update through the result reaches them, and back."""
         if not isinstance(fn, Var):
             return []
-        names = self.closure_reads.get(self.lineage.get(fn), ())
-        return [fn, *(self.env[n] for n in names if n in self.cellvars and isinstance(self.env.get(n), Var))]
+        lin = self.lineage.get(fn)
+        names = set(self.closure_reads.get(lin, ()))
+        if not names and lin is not None and self.closure_reads and self.user_code:
+            # taken out of a container or object (`fs = [h]; z = fs[0]()`): any nested function made here that one
+            # of its holders holds (walks up the links only: the way down reads every link)
+            holders = set(self.related(lin, True, ()))
+            for made, reads in self.closure_reads.items() if holders else ():
+                if not holders.isdisjoint(self.related(made, True, ())):
+                    names.update(reads)
+        return [fn, *(self.env[n] for n in sorted(names) if n in self.cellvars and isinstance(self.env.get(n), Var))]
 
     @property
     def user_code(self):

@@ -85,6 +85,13 @@ class Definitions:
     def define(self, node, name, hint):
         """A nested def/lambda: bound at run time from the user's own code object (so it keeps its source)."""
         line = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
+        for default in node.args.kw_defaults:  # (positional defaults may be any value: `lambda t, i=i: ...`)
+            if default is not None and not isinstance(default, gast.Constant):
+                self.fail("a non-constant default value of a keyword-only parameter in a nested function", default)
+        # the defaults first, as Python compiles them: a lambda among them (`lambda t, g=lambda s: s: ...`, one line,
+        # one name) takes its own code object, which comes before this function's
+        defaults = tuple(d.value if isinstance(d, gast.Constant) else _unwrapped(self.expr(d))
+                         for d in node.args.defaults) or None
         matches = [c for c in self.inner_codes if c.co_name == name and c.co_firstlineno == line]
         if not matches:
             self.fail(f"the nested function '{name}' (its code object was not found)", node)
@@ -94,14 +101,10 @@ class Definitions:
             if n in self.cellvars:
                 self.updated_by_closures[n] = name
         self.captured_so_far = {*getattr(self, "captured_so_far", ()), *code.co_freevars}  # (statements.py)
-        for default in node.args.kw_defaults:  # (positional defaults may be any value: `lambda t, i=i: ...`)
-            if default is not None and not isinstance(default, gast.Constant):
-                self.fail("a non-constant default value of a keyword-only parameter in a nested function", default)
-        defaults = tuple(d.value if isinstance(d, gast.Constant) else _unwrapped(self.expr(d))
-                         for d in node.args.defaults) or None
         kwdefaults = {a.id: d.value for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
                       if d is not None} or None
-        itself = name if name in code.co_freevars and name in self.cellvars and hint == name else None  # recursive
+        own = hint if name == "<lambda>" else name  # (`f = lambda t, n: ... f(...)` calls itself through `f`)
+        itself = own if own in code.co_freevars and own in self.cellvars and hint == own else None  # recursive
         for n in code.co_freevars:
             if n not in self.cellvars and n not in self.freevars:  # a comprehension's own variable (3.11)
                 self.fail(f"a nested function ('{name}') that reads the comprehension's variable '{n}'", node,
@@ -118,8 +121,11 @@ class Definitions:
                        for n in code.co_freevars)
         self.emit(Def(out, code, cells, defaults, kwdefaults, node.lineno, values))
         if itself:  # (its calls of itself nest their cotangents in its own: folded by this call's rule)
-            out = self.call(Const(rt.recursive_closure), [out, Const(name)], hint=name)
+            out = self.call(Const(rt.recursive_closure), [out, Const(itself)], hint=itself)
         self.closure_reads[self.lineage_of(out)] = code.co_freevars  # (what a call of it may return: calls.py)
+        # it holds its defaults: an update of one (`acc.append(x)` after `lambda t, acc=acc: ...`) makes it a new
+        # version, whose calls go through J (call_checks.check_cells refuses them)
+        self.note_held(out, [d for d in defaults or () if isinstance(d, Var)])
         return out
 
     def global_default(self, node):

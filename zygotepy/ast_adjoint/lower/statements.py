@@ -138,7 +138,8 @@ class Statements:
             for t, name in zip(target.elts, live, strict=True):
                 self.assign_to(t, self.env.pop(name))
             return
-        value = self.expr(node.value)
+        named = len(node.targets) == 1 and isinstance(target, gast.Name) and isinstance(node.value, gast.Lambda)
+        value = self.expr(node.value, hint=target.id) if named else self.expr(node.value)  # (a lambda calling itself)
         for t in node.targets:
             self.assign_to(t, value)
 

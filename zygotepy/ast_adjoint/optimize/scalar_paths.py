@@ -35,7 +35,7 @@ class ScalarPaths:
             tests.insert(0, (call.fn, self.hoist(Call(Const(rt.is_same), (call.fn, Const(target))), call.fn)))
         guard = [t for _, t in tests]
         atoms = (dy, y, *call.args)
-        active = [k for k, a in enumerate(call.args) if self.is_active(a)]
+        active = [k for k, a in enumerate(call.args) if self.is_active(a) and not inline.gives_none(derivative, k)]
         read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(derivative), atoms, strict=True)
                                   if a is not dy and name in inline.names_used(derivative, k)))  # ordered: determinism
         local = [a for a in read if isinstance(a, Var) and (a in self.defined[-1] or a == y)]

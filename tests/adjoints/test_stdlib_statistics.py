@@ -1,0 +1,69 @@
+"""The `statistics` module's means and spreads (zygotepy/adjoints/stdlib_statistics.py): CPython computes them in exact
+fractions (through `itertools.groupby`, which has no rule), so they were refused with a MissingAdjoint; their rules
+differentiate float twins. Values against the module's own, gradients against central differences in float64, with
+every optimisation on and with every one off; by position and by keyword; on lists, tuples and generators."""
+import statistics
+
+import numpy as np
+import pytest
+
+import zygotepy
+from zygotepy import value_and_gradient
+from zygotepy.testing import check_grads
+
+XS = [0.3, 1.1, -0.4, 2.0, 0.7]
+WS = [1.0, 2.0, 0.5, 1.5, 0.25]
+
+
+def mean_of_squares(xs):
+    return statistics.mean(x * x for x in xs)
+
+
+def fmean_weighted_by_keyword(xs, ws):
+    return statistics.fmean(xs, weights=ws)
+
+
+def fmean_weighted_by_position(xs, ws):
+    return statistics.fmean(xs, ws) * xs[0]
+
+
+def spreads(xs):
+    return statistics.variance(xs) + statistics.pvariance(xs) * statistics.stdev(xs) - statistics.pstdev(tuple(xs))
+
+
+def spreads_about_a_centre(xs, ws):
+    c = ws[0]
+    return statistics.variance(xs, xbar=c) + statistics.pstdev(xs, c) + statistics.stdev(xs, c) \
+        + statistics.pvariance(xs, mu=c)
+
+
+def standardised(xs):
+    m, s = statistics.mean(xs), statistics.stdev(xs)
+    return sum(((x - m) / s) ** 3 for x in xs)
+
+
+CASES = [mean_of_squares, fmean_weighted_by_keyword, fmean_weighted_by_position, spreads, spreads_about_a_centre,
+         standardised]
+
+
+@pytest.mark.parametrize("optimized", [True, False], ids=["on", "off"])
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_against_finite_differences(f, optimized):
+    args = (list(XS), list(WS))[:f.__code__.co_argcount]
+    with zygotepy.optimizations(optimized):
+        value, _ = value_and_gradient(f, *args)
+        assert value == pytest.approx(f(*args), rel=1e-12)
+        check_grads(f, *args)
+
+
+def test_the_mean_and_variance_by_hand():
+    (dmean,) = zygotepy.gradient(statistics.mean, XS)
+    np.testing.assert_allclose(dmean, [1 / len(XS)] * len(XS))
+    (dvar,) = zygotepy.gradient(statistics.variance, XS)
+    m = sum(XS) / len(XS)
+    np.testing.assert_allclose(dvar, [2 * (x - m) / (len(XS) - 1) for x in XS])
+
+
+def test_too_few_points_raise_as_the_module_does():
+    with pytest.raises(statistics.StatisticsError, match="at least two data points"):
+        zygotepy.gradient(statistics.variance, [1.5])

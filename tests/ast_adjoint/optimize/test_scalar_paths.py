@@ -1,0 +1,42 @@
+"""Scalar paths (ast_adjoint/optimize/scalar_paths.py): a derivative template's element that is the constant None
+(`math.copysign`'s sign argument, `math.ldexp`'s exponent) gives no cotangent. It was pasted as one
+(`dx = None if dx is None else dx + None`), a TypeError whenever that argument already had a cotangent; with every
+optimisation off the plain pair was right. Checked against central differences, on and off."""
+import math
+
+import pytest
+
+import zygotepy
+from zygotepy.testing import check_grads
+
+
+def sign_of_itself(x):
+    return math.copysign(2.0, x) + x
+
+
+def sign_in_a_loop(x):
+    s = 0.0
+    for _ in range(3):
+        s = s + math.copysign(0.5, x * s + 1.0) * x
+    return s
+
+
+def magnitude_and_sign(x, b):
+    return math.copysign(x, b) * b
+
+
+def exponent_used_elsewhere(x, n):
+    return math.ldexp(x, 3) + n * x
+
+
+@pytest.mark.parametrize("optimized", [True, False], ids=["on", "off"])
+@pytest.mark.parametrize("f, args", [(sign_of_itself, (0.4,)), (sign_in_a_loop, (0.4,)),
+                                     (magnitude_and_sign, (0.4, -1.3)), (exponent_used_elsewhere, (0.4, 1.3))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_an_argument_without_a_cotangent_that_has_one_elsewhere(f, args, optimized):
+    with zygotepy.optimizations(optimized):
+        check_grads(f, *args)
+
+
+def test_the_sign_by_hand():
+    assert zygotepy.gradient(sign_of_itself, 0.4) == (1.0,)

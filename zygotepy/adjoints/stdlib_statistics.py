@@ -1,0 +1,99 @@
+"""The `statistics` module's means and spreads (mean, fmean, variance, pvariance, stdev, pstdev), differentiated as
+the Python they mean.
+
+CPython computes them in exact fractions (`statistics._ss` groups the data by type with `itertools.groupby` and sums
+`Fraction`s), which has no gradient to follow; the rules differentiate a twin in floats instead, as functional.py does
+for functools and itertools. Their values agree with the module's to rounding. `median` and friends need no rule:
+they sort and index, which the transform follows.
+"""
+import math
+import statistics
+
+from ..ast_adjoint.dispatch import J
+from .registry import adjoint, keyword_cotangents, keyword_rule
+
+
+def mean_twin(data):
+    items = list(data)
+    if not items:
+        raise statistics.StatisticsError("mean requires at least one data point")
+    return sum(items) / len(items)
+
+
+def fmean_twin(data, weights):
+    items = list(data)
+    if weights is None:
+        if not items:
+            raise statistics.StatisticsError("fmean requires at least one data point")
+        return sum(items) / len(items)
+    weights = list(weights)
+    if len(weights) != len(items):
+        raise statistics.StatisticsError("data and weights must be the same length")
+    return sum(x * w for x, w in zip(items, weights)) / sum(weights)
+
+
+def squared_deviations_twin(data, centre, sample):
+    """`statistics._ss` in floats, divided by n - 1 (`sample`) or n: about the data's own mean, or `centre`."""
+    items = list(data)
+    n = len(items)
+    if n < (2 if sample else 1):
+        raise statistics.StatisticsError(f"{'variance' if sample else 'pvariance'} requires at least "
+                                         f"{'two data points' if sample else 'one data point'}")
+    c = sum(items) / n if centre is None else centre
+    return sum((x - c) * (x - c) for x in items) / (n - 1 if sample else n)
+
+
+def _through(twin, *args):
+    y, pb = J(twin, *args)
+    return y, lambda dy: pb(dy)[1:]
+
+
+@adjoint(statistics.mean)
+def mean(data):
+    y, back = _through(mean_twin, data)
+    return y, back
+
+
+@keyword_rule
+@adjoint(statistics.fmean)
+def fmean(data, *by_position, weights=None):
+    weights = by_position[0] if by_position else weights
+    y, back = _through(fmean_twin, data, weights)
+
+    def fmean_back(dy):
+        ddata, dweights = back(dy)
+        if by_position:
+            return ddata, dweights
+        return keyword_cotangents((ddata,), {} if weights is None else {"weights": weights}, weights=dweights)
+    return y, fmean_back
+
+
+def _spread(data, by_position, kwargs, name, sample, root):
+    """variance / pvariance (`sample`: over n - 1), or their square roots, about the centre given by position or as
+    keyword `name` (or the data's own mean): the value and the back."""
+    centre = by_position[0] if by_position else kwargs.get(name)
+    y, back = _through(squared_deviations_twin, data, centre, sample)
+    scale = 1.0
+    if root:
+        y = math.sqrt(y)
+        scale = 0.5 / y  # d sqrt(v) = dv / (2 sqrt(v))
+
+    def spread_back(dy):
+        ddata, dcentre, _ = back(None if dy is None else dy * scale)
+        return keyword_cotangents((ddata, dcentre)[:1 + len(by_position)], kwargs, **{name: dcentre})
+    return y, spread_back
+
+
+def _spread_rule(target, name, sample, root):
+    @keyword_rule
+    @adjoint(target)
+    def rule(data, *by_position, **kwargs):
+        return _spread(data, by_position, kwargs, name, sample, root)
+    rule.__name__ = rule.__qualname__ = target.__name__
+    return rule
+
+
+variance = _spread_rule(statistics.variance, "xbar", True, False)
+pvariance = _spread_rule(statistics.pvariance, "mu", False, False)
+stdev = _spread_rule(statistics.stdev, "xbar", True, True)
+pstdev = _spread_rule(statistics.pstdev, "mu", False, True)

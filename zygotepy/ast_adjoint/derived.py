@@ -81,8 +81,8 @@ def _prepare(fn, code, args, kwargs, need):
         plan = (*plan, tuple((i, code.co_varnames[i] + "=") for i in sorted(defaulted)))
     mutates = getattr(forward, "__zygote_mutates__", ())
     first = code.co_argcount - len(fn.__defaults__ or ())
-    left = [code.co_varnames[k] for k in mutates if len(args) <= k < code.co_argcount and code.co_varnames[k] not in
-            (kwargs or ()) and differentiable(fn.__defaults__[k - first])]
+    left = [code.co_varnames[k] for k in mutates if max(len(args), first) <= k < code.co_argcount and
+            code.co_varnames[k] not in (kwargs or ()) and differentiable(fn.__defaults__[k - first])]
     if left:  # (see `_check_default_updates`; `calls=[0]` counting calls is fine)
         _refuse_default_update(fn, left[0])
     return forward, back, plan, mutates

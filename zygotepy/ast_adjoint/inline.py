@@ -23,13 +23,13 @@ def _elements(derivative):
     return params, body.elts
 
 
-@functools.lru_cache(maxsize=None)
 def gives_none(derivative, index):
     """Is element `index` the constant None (no cotangent: `math.copysign`'s sign, `math.ldexp`'s exponent)?"""
     element = _elements(derivative)[1][index]
     return isinstance(element, ast.Constant) and element.value is None
 
 
+@functools.lru_cache(maxsize=None)
 def names_used(derivative, index):
     _, elements = _elements(derivative)
     return frozenset(n.id for n in ast.walk(elements[index]) if isinstance(n, ast.Name))

@@ -198,3 +198,21 @@ def test_call_statement_without_source_that_updates_an_array_refuses():
         update([0.0], 1.0)
         return np.sum(x * x)
     agree(g)
+
+
+def _double_first_read_second(a, b):
+    a[0] = 2 * a[0]
+    return np.sum(b ** 2)
+
+
+def test_one_object_given_twice_to_a_function_that_updates_it_is_refused():
+    """`h(x, x)`: the callee's code treats its parameters as separate objects, so the read of `b` after the update
+    of `a` took the values of before (silently wrong, also at the entry point: `gradient(h, z, z)`)."""
+    def f(x):
+        return _double_first_read_second(x, x)
+    with pytest.raises(ZygoteError, match="writes into its parameter 'a' while another of its arguments is that "
+                                          "same object"):
+        value_and_gradient(f, np.array([1.0, 2.0]))
+    z = np.array([1.0, 2.0])
+    with pytest.raises(ZygoteError, match="is that same object"):
+        value_and_gradient(_double_first_read_second, z, z)

@@ -323,3 +323,27 @@ def test_forward_mode_sees_updates_in_place_of_list_items():
         return vs[0] + vs[1]
     x = np.array([0.3, 1.2])
     assert np.allclose(pushforward(f, x)(np.array([1.0, 0.0])), [6 * 0.3, 0.0])
+
+
+# --- what a user's code does with a number: dual numbers behave as the numbers they carry ---------------------------
+@pytest.mark.parametrize("f, expected", [
+    (lambda t: sum(v * v for v in np.array([t, 2 * t]).tolist()), 7.0),
+    (lambda t: t * t if f"{t:.3f}" else 0.0, 1.4),
+    (lambda t: divmod(t, 0.3)[1] ** 2, 0.2),
+], ids=["tolist", "format", "divmod"])
+def test_dual_numbers_in_plain_python(f, expected):
+    assert zygotepy.derivative(f, 0.7) == pytest.approx(expected)
+    assert zygotepy.gradient(f, 0.7)[0] == pytest.approx(expected)
+
+
+def test_a_library_function_failing_on_a_dual_names_itself():
+    """A library's Python code that cannot take a dual number (statistics converts to fractions) raises zygotepy's
+    MissingTangentRule naming it, not a TypeError from inside the library."""
+    import statistics
+    with pytest.raises(zygotepy.errors.MissingTangentRule, match="statistics.mean"):
+        zygotepy.derivative(lambda t: statistics.mean([t, t * t]), 0.7)
+
+
+def test_flat_of_a_dual_array_is_refused_clearly():
+    with pytest.raises(zygotepy.errors.ForwardModeError, match="x.ravel"):
+        zygotepy.derivative(lambda t: np.array([t, 2 * t]).flat[1], 0.7)

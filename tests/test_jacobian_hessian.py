@@ -384,3 +384,99 @@ def test_hessian_through_a_full_reduction_with_every_optimisation_off():
     for a, b in zip(on, off):
         for x, y in zip(a, b):
             np.testing.assert_allclose(x, y)
+
+
+# --- several passes of a function that updates its argument in place ------------------------------------------------
+def _updates_its_argument(x):
+    x[1] = x[1] * x[0]
+    return np.sum(x ** 2)
+
+
+def _updates_its_argument_twice(x):
+    x[1] = x[1] * x[0]
+    x[2] = x[2] * x[1]
+    return x * 1.0
+
+
+def test_hessian_passes_each_start_from_the_input():
+    """One pass per entry of x: each pass must see x as given, not as the pass before left it (the second column was
+    48 where 24 is exact); x ends as one call of f leaves it, as with gradient."""
+    x = np.array([2.0, 3.0])
+    H = hessian(_updates_its_argument, x)
+    assert np.allclose(H, [[20.0, 24.0], [24.0, 8.0]])
+    assert np.allclose(x, [2.0, 6.0])
+
+
+def test_forward_jacobian_passes_each_start_from_the_input():
+    x = np.array([2.0, 3.0, 5.0])
+    (J,) = jacobian(_updates_its_argument_twice, x, mode="forward")
+    assert np.allclose(J, [[1.0, 0.0, 0.0], [3.0, 2.0, 0.0], [15.0, 10.0, 6.0]])
+    assert np.allclose(x, [2.0, 6.0, 30.0])
+
+
+def test_hessian_of_a_tree_argument_updated_in_place():
+    def f(p):
+        p["w"][1] = p["w"][1] * p["w"][0] * 1.5
+        return np.sum(p["w"] ** 2) * 1.5
+    p = {"w": np.array([2.0, 3.0])}
+    H = hessian(f, p)
+    assert np.allclose(H["w"]["w"], [[63.75, 81.0], [81.0, 27.0]])
+    assert np.allclose(p["w"], [2.0, 9.0])
+
+
+def test_a_pushforward_called_twice_starts_from_the_input_each_time():
+    def h(x):
+        x[0] = x[0] * x[1]
+        return x * 2.0
+    x = np.array([1.0, 2.0])
+    push = zygotepy.pushforward(h, x)
+    assert np.allclose(push(np.array([1.0, 0.0])), [4.0, 0.0])
+    assert np.allclose(push(np.array([0.0, 1.0])), [2.0, 2.0])
+
+
+# --- hessian runs the reverse program on dual numbers: type tests and methods see the numbers they carry ------------
+def _branches_on_its_type(t):
+    return t ** 3 if isinstance(t, float) else t ** 2
+
+
+def _branches_on_an_array(x):
+    if isinstance(x, np.ndarray) and type(x) is np.ndarray:
+        return np.sum(x ** 3)
+    return 0.0
+
+
+def test_hessian_through_isinstance_and_type():
+    """`isinstance(t, float)` was False for the dual number, so hessian took the other branch (2.0 for 12.0, and a
+    zero Hessian for the array test)."""
+    assert hessian(_branches_on_its_type, 2.0) == pytest.approx(12.0)
+    x = np.array([1.0, 2.0])
+    assert np.allclose(hessian(_branches_on_an_array, x), np.diag(6 * x))
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: np.sum(x.astype(float) ** 3), lambda x: np.diag(6 * x)),  # (a dual's method: the array method's rule)
+    (lambda x: np.trapezoid(x ** 3), lambda x: np.diag(6 * x * [0.5, 1.0, 0.5])),  # (a NumPy scalar's .reshape)
+], ids=["astype", "trapezoid"])
+def test_hessians_that_were_refused(f, expected):
+    x = np.array([0.3, 0.7, 1.2])
+    assert np.allclose(hessian(f, x), expected(x))
+
+
+def test_hessian_with_a_tuple_argnums_of_one_argument_gives_the_blocks():
+    x = np.array([1.0, 2.0])
+    H = hessian(lambda x: np.sum(x ** 3), x, argnums=(0,))
+    assert type(H) is tuple and len(H) == 1 and len(H[0]) == 1
+    assert np.allclose(H[0][0], [[6.0, 0.0], [0.0, 12.0]])
+    assert np.allclose(hessian(lambda x: np.sum(x ** 3), x, argnums=0), [[6.0, 0.0], [0.0, 12.0]])
+
+
+def test_jacobian_picking_forward_mode_after_its_pullback_starts_from_the_input():
+    """With fewer inputs than outputs, jacobian runs the pullback once, then forward mode: its passes must see the
+    input as it was before the pullback's call updated it (the second row was [6, 2] for [3, 2])."""
+    def g(x):
+        x[1] = x[1] * x[0]
+        return np.concatenate([x, x * x])
+    x = np.array([2.0, 3.0])
+    (J,) = jacobian(g, x)
+    assert np.allclose(J, [[1.0, 0.0], [3.0, 2.0], [4.0, 0.0], [36.0, 24.0]])
+    assert np.allclose(x, [2.0, 6.0])

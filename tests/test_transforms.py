@@ -223,3 +223,13 @@ def _inner_curried(x):
 def test_the_function_alone_inside_a_differentiated_function_is_a_clear_error():
     with pytest.raises(ZygoteError, match=r"test_transforms.py:\d+: .*gradient\(f\) called with the function alone"):
         gradient(_inner_curried, np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("f", [lambda x: np.sum(np.power(x, 2.5)), lambda x: np.linalg.norm(x) ** 3,
+                               lambda x: np.sum(np.logaddexp(0.0, x))], ids=["power", "norm", "logaddexp"])
+def test_hvp_by_reverse_over_reverse_where_duals_cannot_pass(f):
+    """A NumPy function with no tangent rule: hvp takes the gradient of <grad f, v>, as hessian retries (refused
+    before, while hessian of the same functions worked)."""
+    x, v = np.array([0.3, 0.7, 1.2]), np.array([1.0, -2.0, 0.5])
+    (hv,) = hvp(f, (x,), (v,))
+    assert np.allclose(hv, hessian(f, x) @ v)

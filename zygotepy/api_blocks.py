@@ -57,18 +57,19 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
         return functools.partial(hessian, f, argnums=argnums)
     n = len(args)
     picked = list(_picked(argnums, n))
-    if n == 1 and picked == [0] and _plain(args):
-        return api_modes.hessian(f, args[0])
+    if n == 1 and picked == [0] and _plain(args) and not isinstance(argnums, (tuple, list)):
+        return api_modes.hessian(f, args[0])  # (`argnums=(0,)` asks for the blocks: `((H,),)`)
     # the differentiable leaves of the picked arguments: (argument, position among its leaves, the leaf)
     spots = {i: [(j, _real(leaf, f"argument {i}")) for j, leaf in enumerate(leaves(args[i])) if _is_leaf_array(leaf)]
              for i in picked}
     try:
-        columns = _columns(f, args, picked, spots)
+        passes = api_modes.Passes(args)
+        columns = _columns(f, passes, picked, spots)
     except api_modes.ForwardModeError as err:
         if not (_plain(args) and all(spots[i] for i in picked)):
             raise
         try:
-            out = _blocks_by_reverse_over_reverse(f, args, picked)
+            out = _blocks_by_reverse_over_reverse(f, passes.again(), picked)
         except ZygoteError as second:
             err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
                          f"{str(second).splitlines()[0]}")
@@ -96,25 +97,26 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
     return out[0][0] if isinstance(argnums, int) or argnums is None and n == 1 else out
 
 
-def _columns(f, args, picked, spots):
+def _columns(f, passes, picked, spots):
     """{(i, j): per entry of leaf j of argument i, {(i2, j2): the tangent of the gradient at leaf j2 of argument i2}}:
     one reverse pass on dual numbers per entry."""
     columns = {}
+    args = passes.args
     for i in picked:
-        flat = leaves(args[i])
         for j, leaf in spots[i]:
             shape = np.shape(leaf)
             per_entry = []
             for k in range(int(np.prod(shape))):
                 tag = new_tag()
+                moved = list(passes.next())
+                flat = leaves(moved[i])
                 if shape:
                     e = np.zeros(shape, dtype=np.asarray(leaf).dtype)
                     e.flat[k] = 1.0
-                    dual = Dual(tag, leaf, e)
+                    dual = Dual(tag, flat[j], e)
                 else:
-                    dual = Dual(tag, leaf, 1.0)
-                moved = list(args)
-                moved[i] = unflatten(args[i], [dual if m == j else v for m, v in enumerate(flat)])
+                    dual = Dual(tag, flat[j], 1.0)
+                moved[i] = unflatten(moved[i], [dual if m == j else v for m, v in enumerate(flat)])
                 per_entry.append(_hessian_column(f, moved, args, picked, spots, tag))
             columns[(i, j)] = per_entry
     return columns
@@ -208,9 +210,10 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None, argn
     if _plain(args):
         for i, a in enumerate(args):
             api_modes._check_input(a, i)
-    y, back = pullback(f, *args)
+    passes = api_modes.Passes(args)
+    y, back = pullback(f, *passes.next())
     if _plain(args) and _fields(y) is None:
-        return select(api_modes.jacobian_at(f, args, y, back, mode), argnums, n)
+        return select(api_modes.jacobian_at(f, args, y, back, mode, passes), argnums, n)
     outs = leaves(y)
     for leaf in outs:
         api_modes._check_output(leaf)

@@ -7,6 +7,7 @@ through the generated reverse code and the reverse rules, one pass per input ent
 whose reverse rule builds the pullback from a forward-mode Jacobian (mixed mode).
 """
 import contextlib
+import copy
 import os
 import sysconfig
 from typing import Any, Callable
@@ -40,13 +41,42 @@ def pushforward(f: Callable[..., Any], /, *args: Any) -> Any:
     >>> pushforward(lambda x, y: x * math.sin(y), 2.0, 0.0)(1.0, 1.0)
     2.0
     """
+    passes = Passes(args)
+
     def push(*tangents):
         if len(tangents) != len(args):
             raise ZygoteError(f"pushforward: {len(tangents)} tangents for {len(args)} arguments")
         tag = new_tag()
-        y = _forward_call(f, *(make_dual(a, t, tag) for a, t in zip(args, tangents, strict=True)))
+        y = _forward_call(f, *(make_dual(a, t, tag) for a, t in zip(passes.next(), tangents, strict=True)))
         return tangent_of(y, tag)
     return push
+
+
+class Passes:
+    """The arguments of each of the passes of `f` a derivative makes (one per input entry in forward mode and
+    `hessian`, one per `push`): the first pass gets the user's own objects, so that an argument `f` updates in place
+    ends as one call of `f` leaves it (as with `gradient`); each later pass gets a copy of them as they were before
+    the first, so that no pass starts from an input another pass updated (a wrong derivative). Arguments that
+    `copy.deepcopy` cannot copy are handed to every pass as they are."""
+    __slots__ = ("args", "saved", "started")
+
+    def __init__(self, args):
+        self.args, self.started = args, False
+        try:
+            self.saved = copy.deepcopy(args) if any(not isinstance(a, (int, float, complex)) for a in args) else None
+        except Exception:  # (a lock, a generator, a module: nothing a derivative could have updated either)
+            self.saved = None
+
+    def next(self):
+        if not self.started or self.saved is None:
+            self.started = True
+            return self.args
+        return copy.deepcopy(self.saved)
+
+    def again(self):
+        """The arguments for another way of computing the same derivative, after some passes ran."""
+        self.started = True
+        return self.next()
 
 
 def _forward_call(f, *duals):
@@ -96,9 +126,10 @@ def _check_output(y):
                           f"{type(y).__name__}. For other outputs use pullback or pushforward.")
 
 
-def _forward_jacobian(f, args):
+def _forward_jacobian(f, args, passes=None):
     """(y, one Jacobian per argument) by forward mode: one pass per entry of each non-data argument."""
     y, jacs = None, []
+    passes = Passes(args) if passes is None else passes
     for i, a in enumerate(args):
         if _is_data(a):
             jacs.append(None)
@@ -110,14 +141,14 @@ def _forward_jacobian(f, args):
             e.flat[k] = 1.0
             tag = new_tag()
             out = _forward_call(f, *(make_dual(b, (e if shape else 1.0) if j == i else None, tag)
-                                     for j, b in enumerate(args)))
+                                     for j, b in enumerate(passes.next())))
             _check_output(out)
             y = strip(out) if y is None else y
             columns.append(np.asarray(tangent_of(out, tag), dtype=float))
         jac = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(y) + (0,))
         jacs.append(jac.reshape(np.shape(jac)[:-1] + shape))
     if y is None:
-        y = call(f, *args)
+        y = call(f, *passes.next())
     return y, jacs
 
 
@@ -169,17 +200,19 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None) -> A
     if mode == "forward":
         y, jacs = _forward_jacobian(f, args)
         return _typed(jacs, args, y)
-    y, back = pullback(f, *args)
-    return jacobian_at(f, args, y, back, mode)
+    passes = Passes(args)
+    y, back = pullback(f, *passes.next())
+    return jacobian_at(f, args, y, back, mode, passes)
 
 
-def jacobian_at(f, args, y, back, mode):
-    """`jacobian` once its pullback ran (`y, back`): reverse mode with it, or forward mode where that is cheaper."""
+def jacobian_at(f, args, y, back, mode, passes):
+    """`jacobian` once its pullback ran (`y, back`) on the first of `passes`: reverse mode with it, or forward mode
+    where that is cheaper (its passes on the arguments as they were before the pullback's)."""
     _check_output(y)
     n_in = sum(int(np.size(a)) for a in args if not _is_data(a))
     if mode is None and n_in < np.size(y):
         try:
-            return _typed(_forward_jacobian(f, args)[1], args, y)
+            return _typed(_forward_jacobian(f, args, passes)[1], args, y)
         except ForwardModeError:  # (a plain array filled in place): reverse mode, which has no such limit
             pass
     return _typed(_reverse_jacobian(y, back, args), args, y)
@@ -200,12 +233,13 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
         raise ZygoteError("hessian needs a real number or a real float array")
     shape = np.shape(x)
     columns = []
+    passes = Passes((x,))
     for k in range(int(np.prod(shape))):
         tag = new_tag()
         if shape:
             e = np.zeros(shape, dtype=x.dtype)
             e.flat[k] = 1.0
-            xd = Dual(tag, x, e)
+            xd = Dual(tag, passes.next()[0], e)
         else:
             xd = Dual(tag, x, 1.0)
         try:
@@ -219,7 +253,7 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
             for note in getattr(e, "__notes__", ()):  # the user's lines of the generated code it was raised in
                 err.add_note(note)
             try:
-                return _reverse_over_reverse(f, x)
+                return _reverse_over_reverse(f, passes.again()[0])
             except ZygoteError as second:
                 err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
                              f"{str(second).splitlines()[0]}")

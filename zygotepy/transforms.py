@@ -7,8 +7,10 @@ lets `f` return `(value, aux)`.
 import functools
 from typing import Any, Callable
 
+import numpy as np
+
 from .api import _seed, gradient, pullback, select, value_and_gradient
-from .api_modes import _forward_call, _user_frame
+from .api_modes import Passes, _forward_call, _user_frame, transform_route_only
 from .errors import ForwardModeError, ZygoteError
 from .forward.dual import Dual, new_tag, strip, tangent_of
 from .forward.levels import make_dual
@@ -95,16 +97,39 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     if len(args) != len(vectors):
         raise ZygoteError(f"hvp: {len(vectors)} vectors for {len(args)} arguments")
     tag = new_tag()
-    duals = [a if v is None else Dual(tag, a, v) for a, v in zip(args, vectors, strict=True)]
+    passes = Passes(args)
+    duals = [a if v is None else Dual(tag, a, v) for a, v in zip(passes.next(), vectors, strict=True)]
     try:
         y, back = pullback(f, *duals)
         if getattr(strip(y), "shape", ()) != ():
             raise ZygoteError("hvp needs f to return a real scalar")
         grads = back(1.0)
-    except ForwardModeError as e:
-        raise ForwardModeError(f"hvp (forward-over-reverse): {e}{_user_frame(e)}") from e
+    except ForwardModeError as e:  # (a NumPy function with no tangent rule): by reverse-over-reverse, as hessian
+        err = ForwardModeError(f"hvp (forward-over-reverse): {e}{_user_frame(e)}")
+        try:
+            return _hvp_by_reverse_over_reverse(f, passes.again(), vectors)
+        except ZygoteError as second:
+            err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
+                         f"{str(second).splitlines()[0]}")
+        raise err from e
     out = []
     for g, a in zip(grads, args, strict=True):
         t = None if g is None else tangent_of(g, tag)
         out.append(None if g is None else t if t is not None else 0.0 * a)
     return tuple(out)
+
+
+def _hvp_by_reverse_over_reverse(f, args, vectors):
+    """`hvp` as the gradient of the directional derivative `<grad f(x), v>` (nested reverse mode transforms the rules'
+    backs too)."""
+    def directional(*xs):
+        grads = gradient(f, *xs)
+        total = 0.0
+        for g, v in zip(grads, vectors):
+            if g is not None and v is not None:
+                total = total + np.sum(g * v)
+        return total
+    with transform_route_only():
+        grads = gradient(directional, *args)
+    return tuple(None if v is None else 0.0 * a if g is None else g
+                 for g, a, v in zip(grads, args, vectors, strict=True))

@@ -187,18 +187,61 @@ def _check_updates(fn, mutated, finals, slot, updated):
 
 
 def _check_shared_memory(fn, mutated, finals, args):
-    """A function that updated an array parameter in place, given another argument sharing its memory (`h(x, x[1:])`,
-    or on torch `h(x, x[4])`, a view): the callee's code treats its parameters as separate objects, so the gradient of
-    the other argument would miss the update (silently wrong). Refused."""
+    """A function that updated a parameter in place, given the same object as another argument (`h(x, x)`), or an
+    array sharing its memory (`h(x, x[1:])`, or on torch `h(x, x[4])`, a view): the callee's code treats its parameters
+    as separate objects, so the gradient of the other argument would miss the update (silently wrong). Refused."""
     for k, final in zip(mutated, finals):
-        if not mutate.is_number(final) and any(final is a for a in args) and mutate.shared_memory(final, args):
+        if mutate.is_number(final):
+            continue
+        twice = sum(a is final for a in args) > 1  # `h(x, x)`: one object, two parameters
+        if twice or any(final is a for a in args) and mutate.shared_memory(final, args):
             code = fn.__code__
             where = call_site()
+            shares = "is that same object" if twice else "shares that array's memory (a view of it, or its base)"
             raise ZygoteError(
                 f"{where + ': ' if where else ''}{fn.__qualname__} (at {code.co_filename}:{code.co_firstlineno}) "
-                f"writes into its parameter {code.co_varnames[k]!r} while another of its arguments shares that "
-                f"array's memory (a view of it, or its base), which zygotepy does not follow inside the function. "
-                f"Pass a copy of one of them (`x[1:].copy()`), or do the update in the caller.")
+                f"writes into its parameter {code.co_varnames[k]!r} while another of its arguments {shares}, which "
+                f"zygotepy does not follow inside the function. Pass a copy of one of them (`x.copy()`), or do the "
+                f"update in the caller.")
+
+
+def check_views(fn, mutated, finals, args):
+    """A function that updated a dict parameter in place, given another argument that is or holds a view of it
+    (`h(d, d.values())`, `h(d, [d.items()])`): the callee's code treats its parameters as separate objects, so its
+    reads of the view after the update would see the dict as it was (silently wrong). Refused."""
+    views = current().dict_views
+    for k, final in zip(mutated, finals):
+        noted = views.get(id(final)) if type(final) is dict else None
+        if noted and noted[0] is final and any(stale_view(final, *noted[1][id(v)])
+                                               for v in _passed(noted[1], args)):
+            code = fn.__code__
+            where = call_site()
+            name = code.co_varnames[k]
+            raise ZygoteError(
+                f"{where + ': ' if where else ''}{fn.__qualname__} (at {code.co_filename}:{code.co_firstlineno}) "
+                f"updates its parameter {name!r} in place while another of its arguments holds a view of that dict "
+                f"(`.values()` or `.items()`), which zygotepy does not follow inside the function. Call "
+                f"`{name}.values()` inside the function, after the update, or pass `list({name}.values())`.")
+
+
+def stale_view(mapping, view, method):
+    """Does the list `view`, made by the rule of `mapping.values()` or `mapping.items()`, no longer show `mapping`
+    (which Python's live view would)?"""
+    if len(view) != len(mapping):
+        return True
+    if method == "values":
+        return any(a is not b for a, b in zip(view, mapping.values()))
+    return any(a[0] is not k or a[1] is not v for a, (k, v) in zip(view, mapping.items()))
+
+
+def _passed(views, args):
+    """Those of `views` (id -> view) that are `args` or their items or values."""
+    for a in args:
+        for v in a if type(a) in (list, tuple) else a.values() if type(a) is dict else ():
+            if id(v) in views:
+                yield v
+        if id(a) in views:
+            yield a
 
 
 _DATA_KEYS = frozenset((int, bool, slice, str, type(None), type(Ellipsis)))

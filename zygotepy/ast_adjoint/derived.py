@@ -9,7 +9,8 @@ from ..adjoints import registry
 from ..errors import SourceUnavailable, ZygoteError, where
 from ..runtime.context import current
 from .accumulate import Pullback
-from .call_checks import COMPILER, _check_shared_memory, _check_updates, _claim, call_site, check_cells
+from .call_checks import COMPILER, _check_shared_memory, _check_updates, _claim, call_site, check_cells, \
+    check_views
 from .guards_runtime import differentiable
 from .keywords import _call_plan
 from .pullbacks import ArgsPullback, DerivedArgsPullback, FinalsPullback, MappedPullback
@@ -35,6 +36,7 @@ def _derived(fn, args, kwargs, need, api=False):
         y, finals = y[0], y[1:]
         pb = FinalsPullback(pb, finals, not api)
         _check_shared_memory(fn, mutates, finals, given)
+        check_views(fn, mutates, finals, given)
     if len(log) != mark and (fn.__defaults__ is not None or fn.__kwdefaults__ is not None):
         _check_default_updates(fn, mark, len(args), kwargs)
     if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?

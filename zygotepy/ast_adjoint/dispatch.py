@@ -112,6 +112,13 @@ def _method_kind(cls, name):
     key = (cls, name)
     if key not in _METHOD_KINDS:
         static = inspect.getattr_static(cls, name, None)
+        if getattr(cls, "__zygote_number__", False) or issubclass(cls, np.generic):
+            # a dual number (hessian) or a NumPy scalar (`np.float64(...).reshape(1)`): the array method's rule,
+            # whose forward calls the object's own method
+            mirrored = inspect.getattr_static(np.ndarray, name, None)
+            if mirrored is not None and registry.find_rule(mirrored) is not None and \
+                    (static is None or registry.find_rule(static) is None):
+                static = mirrored
         if isinstance(static, types.FunctionType):
             _METHOD_KINDS[key] = ("method", static)
         elif static is not None and not isinstance(static, (staticmethod, classmethod, property)) \

@@ -57,6 +57,9 @@ class InactiveCalls:
                     and not call.kwargs and any(isinstance(a, Var) for a in call.args):
                 # `if math.sin(x) > 0`: a dual number (hessian) may flow in, which math's C code refuses
                 return [Assign(s.out, Call(Const(rt.number_value), (call.fn, *call.args)), s.line)]
+            if (target is isinstance or target is type and len(call.args) == 1) and not call.kwargs \
+                    and self.is_active(call.args[0]):  # `isinstance(t, float)` of a dual number (hessian)
+                return [Assign(s.out, Call(Const(rt.type_test), (call.fn, *call.args)), s.line)]
             return [written if rule is None and type(target) is types.FunctionType and not library(target) else s]
         return [Assign((s.out, Var("_")), j, s.line)]
 

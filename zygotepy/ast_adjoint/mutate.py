@@ -49,6 +49,7 @@ def end_forward(start):
         ctx.passed_through.clear()
         ctx.item_arrays.clear()
         ctx.global_updates.clear()
+        ctx.dict_views.clear()
     return mine
 
 

@@ -332,6 +332,15 @@ def number_value(fn, *args):
         return hook(fn, *args)[0]
 
 
+def type_test(fn, obj, *rest):
+    """`isinstance(x, float)` or `type(x)` of a value a gradient flows through: hessian's forward-over-reverse (and a
+    nested gradient by dual numbers) runs this code on dual numbers, which stand for the numbers they carry, so the
+    test sees those (forward mode's own calls strip them too): a branch on it takes the path the plain call takes."""
+    while getattr(type(obj), "__zygote_number__", False):  # (a dual number of forward mode, of any level)
+        obj = obj.primal
+    return fn(obj, *rest)
+
+
 def append(lst, value):
     """A comprehension's accumulator step: the list is fresh and private, so appending in place is safe."""
     lst.append(value)

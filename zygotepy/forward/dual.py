@@ -19,7 +19,7 @@ import operator
 
 import numpy as np
 
-from ..errors import ForwardModeError, MissingTangentRule
+from ..errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingTangentRule
 
 __all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip", "tangent_of"]
 
@@ -85,6 +85,15 @@ class Dual:
     def __round__(self, ndigits=None):
         return round(strip(self.primal), ndigits)
 
+    def __format__(self, spec): return format(strip(self.primal), spec)  # noqa: E704  (`f"{loss:.3f}"`: the value)
+    def __divmod__(self, o): return self // o, self % o  # noqa: E704
+    def __rdivmod__(self, o): return o // self, o % self  # noqa: E704
+    def tolist(self): return [v.tolist() for v in self] if self.ndim > 1 else list(self) if self.ndim else self  # noqa
+
+    @property
+    def flat(self):
+        raise ForwardModeError("zygotepy's forward mode has no `.flat` of an array carrying a derivative: use x.ravel()")
+
     def __float__(self):
         raise ForwardModeError(
             "a dual number (a value carrying a forward-mode derivative) was converted to a plain float, which would "
@@ -140,6 +149,8 @@ class Dual:
             a, b = inputs
             return ufunc(np.reshape(a, np.shape(strip(a)) + (1,) * np.ndim(strip(b))), b)
         if method != "__call__" or "out" in kwargs:
+            if method == "__call__" and not any(isinstance(o, Dual) for o in kwargs["out"]):  # `y += v`, y plain
+                raise ForwardModeError(f"{STORE_INTO_PLAIN_ARRAY}; for `y += v` of such an array write `y = y + v`")
             raise MissingTangentRule(ufunc, f"method {method!r}" if method != "__call__" else "out= argument")
         return dispatch(ufunc, inputs, kwargs)
 

@@ -153,6 +153,12 @@ for _fn, _twin in BINARY_TWINS.items():
     tangent_rule(_fn)(_binary(*BINARY[_twin]))
 
 
+@tangent_rule(operator.floordiv, operator.ifloordiv, np.floor_divide)
+def floor_divide(fn, p, t, kw):
+    """Piecewise constant (`divmod(t, c)`'s first part): no tangent."""
+    return fn(*strip(p), **strip(kw)), None
+
+
 @tangent_rule(math.hypot)
 def hypot(fn, p, t, kw):
     y = dispatch(fn, p, kw)

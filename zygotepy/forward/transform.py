@@ -21,6 +21,7 @@ dual number flows in: hessian runs the reverse program on duals, those calls inc
 """
 import ast
 import functools
+import sysconfig
 import types
 
 import gast
@@ -118,7 +119,7 @@ def call(fn, /, *args, **kwargs):
         return apply(fn, args, kwargs)
     if type(fn) is types.FunctionType:
         if library(fn):
-            return fn(*args, **kwargs)
+            return _library(fn, args, kwargs)
         try:
             g = forward_version(fn)
         except SourceUnavailable as e:
@@ -127,7 +128,9 @@ def call(fn, /, *args, **kwargs):
             if has_dual(args, kwargs):
                 raise MissingTangentRule(fn, e.reason or "no Python source") from None
             return fn(*args, **kwargs)
-        return g(*args, **kwargs)
+        if not fn.__code__.co_filename.startswith(_INSTALLED):
+            return g(*args, **kwargs)
+        return _library(g, args, kwargs, fn)  # an installed package's Python (SciPy's), transformed
     if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType and not library(fn.__func__):
         return call(fn.__func__, fn.__self__, *args, **kwargs)
     if type(fn) is functools.partial:
@@ -147,6 +150,25 @@ def call(fn, /, *args, **kwargs):
         if isinstance(getattr(fn, "__self__", None), Dual):
             raise
         raise MissingTangentRule(fn, str(e).split(":")[0]) from e
+    except (TypeError, AttributeError) as e:  # a library's code that cannot take one (`statistics.mean`)
+        raise MissingTangentRule(fn, f"it raised {type(e).__name__}: {e}") from e
+
+
+def _library(fn, args, kwargs, named=None):
+    """A library's Python function (the standard library's as it is, an installed package's transformed): where a
+    dual number flows in and it fails on it (`a.flags` of an array it expected), a MissingTangentRule naming it, which
+    hessian answers by reverse-over-reverse, not the library's own error from deep inside it."""
+    try:
+        return fn(*args, **kwargs)
+    except MissingTangentRule:
+        raise
+    except (TypeError, AttributeError) as e:
+        if not has_dual(args, kwargs):
+            raise
+        raise MissingTangentRule(named or fn, f"it raised {type(e).__name__}: {e}") from e
+
+
+_INSTALLED = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
 
 
 _CALL_CELL = types.CellType(call)

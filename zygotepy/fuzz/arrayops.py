@@ -177,12 +177,16 @@ class ArrayOpBlocks:
         d, w = self.fresh("wd"), self.fresh("wv")
         view = self._any(["values", "items"])
         self.mut_any = True
-        lines = [f"{d} = {{'a': {v} * 1.0, 'b': np.sin({v})}}", f"{w} = {d}.{view}()"]
-        lines += self._any([[f"{d}['b'] = {d}['a'] * {e()}"], [f"{d}['c'] = {v} * {e()}"], [f"del {d}['a']"],
-                            [f"{d}.update(a={v} ** 2)"], [f"{d}['a'] *= {e()}"], [f"{d}.pop('b')"]])
-        if view == "values":
-            return lines, f"sum(np.sum(u) for u in {w})"
-        return lines, f"sum(np.sum(u) * len(k) for k, u in {w})"
+        # the view kept in a name, made by a nested function, or held in a list or a dict (Python's view is live)
+        made, read = self._any([(f"{w} = {d}.{view}()", w), (f"{w} = (lambda m: m.{view}())({d})", w),
+                                (f"{w} = [{d}.{view}(), {e()}]", f"{w}[0]"), (f"{w} = {{'v': {d}.{view}()}}", f"{w}['v']")])
+        lines = [f"{d} = {{'a': {v} * 1.0, 'b': np.sin({v})}}", made]
+        total = f"sum(np.sum(u) for u in {read})" if view == "values" else \
+            f"sum(np.sum(u) * len(k) for k, u in {read})"
+        before = self._any([[], [f"{w}_0 = {total}"]])  # read before the update too
+        lines += before + self._any([[f"{d}['b'] = {d}['a'] * {e()}"], [f"{d}['c'] = {v} * {e()}"], [f"del {d}['a']"],
+                                     [f"{d}.update(a={v} ** 2)"], [f"{d}['a'] *= {e()}"], [f"{d}.pop('b')"]])
+        return lines, f"{total} + {w}_0" if before else total
 
     def _op_view_iterator(self, v, n, e):
         d, it, s = self.fresh("wd"), self.fresh("wi"), self.fresh("ws")

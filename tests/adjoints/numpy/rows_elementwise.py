@@ -58,3 +58,13 @@ ELEMENTWISE_ROWS += [
     row(np.interp, Kind("wide", -3.0, 3.0), np.array([-2.0, -0.5, 0.5, 2.0]), ANY, shapes=[((2, 6), (4,))],
         label="np.interp[outside the table]"),
 ]
+
+# np.vectorize(f)(x): f called on each element through a twin zygotepy differentiates (vectorize.py)
+_SQUARE_SIN = np.vectorize(lambda t: t * t + np.sin(t))
+_PRODUCT = np.vectorize(lambda a, b: a * b - a)
+ELEMENTWISE_ROWS += [
+    row(np.vectorize.__call__, _SQUARE_SIN, ANY, shapes=[((),), ((3,),), ((2, 3),)], f=lambda v, x: v(x),
+        label="np.vectorize()"),
+    row(np.vectorize.__call__, _PRODUCT, ANY, ANY, shapes=[((3,), (3,)), ((2, 1), (1, 3)), ((), (2,))],
+        f=lambda v, a, b: v(a, b), label="np.vectorize()[two arrays]"),
+]

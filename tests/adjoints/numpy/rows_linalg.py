@@ -1,10 +1,10 @@
 """Rows for `zygotepy/adjoints/numpy/`: products.py beyond dot/matmul/inner/outer (cross with axisa/axisb/axisc and
 2-vectors), convolutions.py, linalg.py (det of singular matrices) and decompositions.py (a float ord of a vector norm
-that carries a gradient; svd with hermitian=True, NumPy arrays only: test_decompositions.py)."""
+that carries a gradient; svd with hermitian=True, NumPy arrays only: test_decompositions.py), spectral.py (eigvals, cond)."""
 from dataclasses import dataclass
 
 import numpy as np
-from table_base import ANY, NZ, SPD, SYM, WELL, Kind, Seq, row
+from table_base import ANY, CPLX, NZ, SPD, SYM, WELL, Kind, Seq, row
 
 la = np.linalg
 VECTOR_ORDS = [None, 2, 1, np.inf, -np.inf, 3, 0.5]
@@ -71,6 +71,7 @@ LINALG_ROWS = [
     row(la.det, COPIED_ROW, shapes=[((3, 3),), ((2, 2),), ((2, 4, 4),)], label="np.linalg.det[singular]"),
     row(la.det, ZERO_ROW, shapes=[((3, 3),), ((2, 3, 3),), ((1, 1),)], label="np.linalg.det[zero row]"),
     row(la.slogdet, WELL, shapes=[((3, 3),), ((2, 2, 2),)]),
+    row(la.slogdet, ANY, shapes=[((3, 3),), ((2, 4, 4),)], label="np.linalg.slogdet[any sign]"),
     row(la.pinv, ANY, shapes=[((4, 3),), ((3, 4),), ((3, 3),)]),
     row(la.matrix_power, WELL, 3, shapes=[((3, 3),), ((2, 2, 2),)], none=(1,)),
     row(la.matrix_power, WELL, -2, shapes=[((3, 3),)], none=(1,), label="np.linalg.matrix_power[negative]"),
@@ -111,6 +112,14 @@ LINALG_ROWS = [
     row(la.svd, ANY, False, shapes=[((4, 3),), ((3, 4),), ((2, 4, 2),)], none=(1,), label="np.linalg.svd[reduced]"),
     row(la.svd, ANY, shapes=[((4, 3),)], kw={"compute_uv": False}, label="np.linalg.svd[compute_uv=False]"),
     row(la.svdvals, ANY, shapes=[((4, 3),), ((2, 3, 3),)]),
+    # spectra (spectral.py): complex eigenvalues of real matrices, condition numbers
+    row(la.eigvals, ANY, shapes=[((2, 2),), ((3, 3),), ((4, 4),), ((2, 3, 3),)]),
+    row(la.eigvals, WELL, shapes=[((3, 3),), ((1, 1),)], label="np.linalg.eigvals[well]"),
+    row(la.eigvals, CPLX, shapes=[((3, 3),), ((2, 2, 2),)], label="np.linalg.eigvals[complex]"),
+    row(la.cond, WELL, shapes=[((3, 3),), ((2, 3, 3),)]),
+    row(la.cond, ANY, shapes=[((4, 3),), ((3, 4),)], label="np.linalg.cond[rectangular]"),
+    *(row(la.cond, WELL, p, shapes=[((3, 3),), ((2, 4, 4),)], none=(1,), label=f"np.linalg.cond[p={p}]")
+      for p in (2, -2, "fro", "nuc", 1, -1, np.inf, -np.inf)),
 ]
 
 LINALG_ROWS += [

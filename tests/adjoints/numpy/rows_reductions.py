@@ -1,5 +1,6 @@
 """Rows for `zygotepy/adjoints/numpy/`: prod, var/std and trace (reductions.py), ptp, median, average and the
-nan-reductions (statistics.py), the scans and diff (scans.py), and the ndarray methods of the same names."""
+nan-reductions (statistics.py), the scans and diff (scans.py), the ndarray methods of the same names, and the ufuncs'
+reduce and accumulate methods (ufunc_methods.py)."""
 import numpy as np
 from table_base import ANY, NZ, POS, Kind, Seq, Shaped, label, row
 
@@ -64,6 +65,11 @@ REDUCTION_ROWS = [
         label="np.median[positional overwrite_input]"),
     *reductions(np.nanmax, DISTINCT, shapes=REDUCE[:3]), *reductions(np.nanmin, DISTINCT, shapes=REDUCE[:3]),
     *reductions(np.nansum, shapes=REDUCE[:3]), *reductions(np.nanmean, shapes=REDUCE[:3]),
+    *reductions(np.nanvar), *reductions(np.nanstd, shapes=REDUCE[:3]),
+    row(np.nanvar, ANY, shapes=[((5,),), ((2, 3),)], kw={"ddof": 1}, label="np.nanvar[ddof=1]"),
+    row(np.nanstd, ANY, shapes=[((3, 4),)], kw={"ddof": 1, "axis": -1, "keepdims": True},
+        label="np.nanstd[ddof=1, axis=-1, keepdims]"),
+    row(np.nanstd, ANY, 0, None, None, 1, shapes=[((3, 2),)], none=(1, 2, 3, 4), label="np.nanstd[positional ddof]"),
     row(np.average, ANY, shapes=[((2, 3),), ((4,),)]),
     row(np.average, ANY, 1, POS, shapes=[((2, 3), (3,)), ((2, 3), (2, 3))], none=(1,), label="np.average[weights]"),
     row(np.average, ANY, 0, POS, shapes=[((2, 3), (2,))], none=(1,), kw={"keepdims": True},
@@ -100,7 +106,8 @@ if hasattr(np, "cumulative_sum"):
             label="np.cumulative_prod[include_initial]"),
     ]
 
-FLOAT32_REDUCTIONS = [np.prod, np.var, np.std, np.ptp, np.median, np.nanmax, np.nansum, np.nanmean, np.average,
+FLOAT32_REDUCTIONS = [np.prod, np.var, np.std, np.ptp, np.median, np.nanmax, np.nansum, np.nanmean, np.nanvar,
+                      np.nanstd, np.average,
                       np.cumsum, np.cumprod, np.diff, np.ndarray.prod, np.ndarray.var]
 
 WHERE = np.array([[True, False, True], [True, True, False]])
@@ -110,3 +117,51 @@ REDUCTION_ROWS += [
     row(np.nansum, ANY, shapes=[((2, 3),)], kw={"where": WHERE}, label="np.nansum[where]"),
     row(np.nanmean, ANY, shapes=[((2, 3),)], kw={"where": WHERE, "axis": 0}, label="np.nanmean[where, axis]"),
 ]
+
+# the reduce and accumulate methods of ufuncs (ufunc_methods.py): default axis 0, negative, None, a tuple, keepdims,
+# a positional axis, dtype= passed through
+UFUNC_KINDS = {np.add: ANY, np.multiply: NZ, np.maximum: DISTINCT, np.minimum: DISTINCT, np.logaddexp: ANY,
+               np.logaddexp2: ANY}
+
+
+def ufunc_reduce_rows(u, kind):
+    name = f"np.{u.__name__}.reduce"
+    return [
+        row(u.reduce, kind, shapes=[((4,),), ((2, 3),), ((2, 3, 4),)], label=name),
+        row(u.reduce, kind, shapes=[((2, 3),), ((2, 3, 4),)], kw={"axis": -1}, label=f"{name}[axis=-1]"),
+        row(u.reduce, kind, shapes=[((2, 3),), ((5,),)], kw={"axis": None}, label=f"{name}[axis=None]"),
+        row(u.reduce, kind, shapes=[((2, 3, 4),)], kw={"axis": (0, 2)}, label=f"{name}[axis=(0, 2)]"),
+        row(u.reduce, kind, shapes=[((2, 3, 4),), ((3, 2),)], kw={"axis": 1, "keepdims": True},
+            label=f"{name}[keepdims]"),
+        row(u.reduce, kind, 1, shapes=[((2, 3),)], none=(1,), label=f"{name}[positional axis]"),
+        row(u.reduce, kind, shapes=[((3, 2),)], kw={"axis": 0, "dtype": np.float64}, label=f"{name}[dtype]"),
+    ]
+
+
+def ufunc_accumulate_rows(u, kind):
+    name = f"np.{u.__name__}.accumulate"
+    return [
+        row(u.accumulate, kind, shapes=[((5,),), ((3, 2),), ((2, 3, 4),)], label=name),
+        row(u.accumulate, kind, shapes=[((2, 3),), ((2, 3, 4),)], kw={"axis": -1}, label=f"{name}[axis=-1]"),
+        row(u.accumulate, kind, 1, shapes=[((2, 4),)], none=(1,), label=f"{name}[positional axis]"),
+        row(u.accumulate, kind, shapes=[((4, 2),)], kw={"axis": 0, "dtype": np.float64}, label=f"{name}[dtype]"),
+    ]
+
+
+UFUNC_METHOD_ROWS = [
+    *(r for u, kind in UFUNC_KINDS.items() for r in ufunc_reduce_rows(u, kind) + ufunc_accumulate_rows(u, kind)),
+    *(row(u.reduce, kind, shapes=[((2, 3),)], kw={"axis": 1, "initial": k}, label=f"np.{u.__name__}.reduce[initial]")
+      for u, kind, k in ((np.add, ANY, ANY), (np.multiply, NZ, NZ), (np.maximum, DISTINCT, Kind("high", 3.0, 4.0)))),
+    row(np.minimum.reduce, DISTINCT, shapes=[((2, 3),)], kw={"axis": 0, "where": WHERE, "initial": 5.0},
+        label="np.minimum.reduce[where, initial]"),
+    row(np.add.reduce, Seq(ANY), shapes=[((None,) * 3,)], label="np.add.reduce[list]"),
+    row(np.logaddexp.accumulate, Seq(ANY), shapes=[((None,) * 3,)], label="np.logaddexp.accumulate[list]"),
+]
+# outer: the ufunc of the first with trailing axes of 1 and the second
+UFUNC_METHOD_ROWS += [
+    row(u.outer, a, b, shapes=[((3,), (2,)), ((2, 2), (3,)), (None, (2,))], label=f"np.{u.__name__}.outer")
+    for u, a, b in ((np.add, ANY, ANY), (np.subtract, ANY, ANY), (np.multiply, ANY, ANY), (np.divide, ANY, NZ),
+                    (np.power, POS, ANY), (np.maximum, DISTINCT, DISTINCT), (np.minimum, DISTINCT, DISTINCT),
+                    (np.hypot, NZ, NZ), (np.arctan2, ANY, NZ), (np.logaddexp, ANY, ANY))]
+REDUCTION_ROWS += UFUNC_METHOD_ROWS
+FLOAT32_REDUCTIONS += [u.reduce for u in UFUNC_KINDS] + [u.accumulate for u in UFUNC_KINDS]

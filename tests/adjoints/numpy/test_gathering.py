@@ -30,3 +30,14 @@ def test_repeated_indices_accumulate():
     import operator
     _, back = registry.find_rule(operator.getitem)(x, np.array([2, 2]))
     np.testing.assert_array_equal(back(np.array([1.0, 5.0]))[0], [0, 0, 6, 0])
+
+
+@pytest.mark.parametrize("optimized", [True, False])
+def test_partition_in_user_code(optimized):
+    """np.partition's arrangement away from kth is NumPy's own: the cotangent follows the result it returned."""
+    from zygotepy.testing import check_grads
+    x = np.random.default_rng(2).normal(size=(4, 6))
+    with zygotepy.optimizations(optimized):
+        check_grads(lambda x: np.sum(np.partition(x * 2.0, 2) * np.arange(6.0)), x)
+        check_grads(lambda x: np.sum(np.partition(x, (0, 3), axis=0)[1:] ** 3), x)
+        check_grads(lambda x: np.sum(np.partition(np.sin(x), -2, axis=None) * np.linspace(0, 1, 24)), x)

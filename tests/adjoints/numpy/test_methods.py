@@ -30,3 +30,13 @@ def test_method_calls_reach_their_rules():
     np.testing.assert_allclose(gradient(lambda x: x.cumsum(axis=0)[1, 1], x)[0], [[0, 1], [0, 1]])
     np.testing.assert_allclose(gradient(lambda x: x.swapaxes(0, 1)[0, 1], x)[0], [[0, 0], [1, 0]])
     np.testing.assert_allclose(gradient(lambda x: np.einsum("ii", x), x)[0], np.eye(2))
+
+
+def test_methods_of_a_numpy_scalar():
+    """`np.sum(...)` gives a NumPy scalar, whose methods take the array methods' rules (`s.reshape(1)` had none)."""
+    from zygotepy.testing import check_grads
+
+    def f(x):
+        s = np.sum(x ** 2)
+        return np.sum(s.reshape(1) * 3.0) + s.astype(np.float64) * 2.0 + np.sum(s.repeat(2))
+    check_grads(f, np.array([0.3, 0.7]))

@@ -67,3 +67,25 @@ def test_average_with_weights_along_an_axis_tuple(optimized):
         check_grads(lambda y, w: np.average(y, axis=(0, 2), weights=w), y, rng.uniform(0.5, 2.0, (2, 4)))
         check_grads(lambda y, w: np.average(y, axis=(2, 0), weights=w), y, rng.uniform(0.5, 2.0, (4, 2)))
         check_grads(lambda y, w: np.average(y, (2, 0), w, True)[1] * 2.0, y, rng.uniform(0.5, 2.0, (4, 2)))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": -1, "ddof": 1, "keepdims": True}, {"axis": (0, 1)}])
+@pytest.mark.parametrize("op", [np.nanvar, np.nanstd])
+def test_nanvar_and_nanstd_skip_nans(op, kwargs):
+    """Against finite differences with NaNs in place (they get no cotangent), in the rule and in user code."""
+    from test_rules import check_against_finite_differences
+    x = np.random.default_rng(5).normal(size=(3, 4))
+    x[0, 1] = x[2, 3] = x[1, 0] = np.nan
+    check_against_finite_differences(op, [x], [True], kwargs=kwargs)
+    _, back = registry.find_rule(op)(x, **kwargs)
+    y = op(x, **kwargs)
+    g = back(np.ones_like(y))[0]
+    assert np.all(g[np.isnan(x)] == 0) and np.all(np.isfinite(g))
+    for optimized in (True, False):
+        with zygotepy.optimizations(optimized):
+            check_grads(lambda x: np.sum(np.sin(op(x * 2.0, **kwargs))), np.nan_to_num(x, nan=0.3))
+
+
+def test_nanvar_refuses_where_and_mean():
+    with pytest.raises(zygotepy.ZygoteError, match="where="):
+        registry.find_rule(np.nanvar)(np.ones(3), where=np.array([True, False, True]))

@@ -244,3 +244,15 @@ def test_an_iterator_over_what_is_updated_before_its_items_are_taken_is_refused(
 def test_an_iterator_whose_items_are_taken_before_any_update_runs():
     x = np.array([0.3, -0.7, 1.1])
     agree_at(_next_before_any_update, x)
+
+
+def _two(a, b):
+    return a * b
+
+
+def test_a_call_unpacking_a_generator_expression():
+    """`f(*(g(a) for a in xs))`: the call's cotangent of its unpacked arguments is a tuple, one per item (it crashed:
+    the generator's back read it as an iterator's)."""
+    def f(x):
+        return np.sum(_two(*(np.sin(a) for a in [x, x * 2.0])))
+    agree_at(f, np.array([0.3, 0.5]))

@@ -16,6 +16,7 @@ from ..registry import adjoint
 from ..structures.common import like
 from .held import _opaque_parts, _place, _root, _split, _where, _where_each, _where_items, may_hold_deeper
 from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap
+from .views import through_views
 
 
 def _zeros_like(x):
@@ -92,6 +93,8 @@ def _put(kind):
             for k in places:
                 dp[k] = None
             return (type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp), None, dchild)
+        if type(child) is dict:  # `pack = [d, d.values()]`, then `pack[0]["a"] = v`
+            return parent, through_views(parent, child, back, 2)
         return parent, back
     return put
 
@@ -143,6 +146,8 @@ def put_held(parent, where, child):
             return (rest, None, dchild)
         rest, dchild = _split(plan, parent, dy, where)
         return (rest, None, dchild)
+    if type(child) is dict:  # `v = vals(d)`, `[d.values()]`
+        return parent, through_views(parent, child, back, 2, where)
     return parent, back
 
 
@@ -158,8 +163,6 @@ def refresh_held(child, parent, where):
     # or `parent` sits in `child`: a call handed back part of an object (`p = box.get()`, `getattr(o, "w")`), then
     # updated in place: `child`'s cotangent at that place is `parent`'s
     holds = _where(child, parent) if plan is None and inside is None and child is not parent else None
-    if plan is None and inside is None and holds is None:  # not held there: `parent`'s update left it as it was, so
-        mt.passed_through((child,), len(current().log))  # its own holders' links (put_*) need not assume it changed
 
     def back(dy):
         if dy is None:
@@ -174,7 +177,10 @@ def refresh_held(child, parent, where):
             return (dy, None, None)
         rest, dparent = _place(plan, parent, dy, where)
         return (rest, dparent, None)
-    return child, back
+    routed = through_views(child, parent, back, 1, where) if type(parent) is dict else back  # `d, v = make()`
+    if plan is None and inside is None and holds is None and routed is back:  # not held there: `parent`'s update
+        mt.passed_through((child,), len(current().log))  # left it as it was: its holders need not assume it changed
+    return child, routed
 
 
 _IMMUTABLE = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), np.generic)

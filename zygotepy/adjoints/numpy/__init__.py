@@ -5,15 +5,17 @@
 - elementwise.py, complex_parts.py, select.py (where, clip, select, choose), interp.py; constants.py: the functions and
   ndarray methods that carry no gradient.
 - reductions.py (sum, mean, max/min, prod, var/std, trace), statistics.py (ptp, median, average, the nan-ignoring
-  reductions), scans.py (cumsum, cumprod, diff), moments.py (cov, corrcoef, the quantiles and percentiles).
+  reductions), scans.py (cumsum, cumprod, diff), ufunc_methods.py (the `reduce` and `accumulate` methods of add,
+  multiply, maximum, minimum, logaddexp and logaddexp2), moments.py (cov, corrcoef, the quantiles and percentiles).
 - calculus.py (trapezoid, gradient, ediff1d, and the polynomials: polyfit, polyder, polyint, vander).
 - reshaping.py (reshape, transpose, flips, broadcasting), gathering.py (tile, repeat, pad, roll, sort, take),
   diagonals.py, stacking.py (concatenate, stack, split), conversions.py (np.array, casts, atleast_nd, item, tolist).
 - products.py (dot, matmul, einsum, tensordot, ...), convolutions.py (convolve, correlate, polyval), linalg.py (inverses,
-  solves, determinants, the np.linalg names), decompositions.py (norms, cholesky, qr, eigh, svd, lstsq), fft.py (the
+  solves, determinants, the np.linalg names), decompositions.py (norms, cholesky, qr, eigh, svd, lstsq), spectral.py
+  (eigvals and cond, composed from decompositions.py's rules), fft.py (the
   np.fft transforms and shifts: linear maps, whose backs are their adjoints).
 - fills.py (full, linspace, arange, random draws), sets.py (unique, bincount, histogram), index_tricks.py (`np.r_`,
-  `np.c_`: the getitem rule of structures.py calls it; registers nothing).
+  `np.c_`: the getitem rule of structures.py calls it; registers nothing), vectorize.py (`np.vectorize(f)(x)`).
 - methods.py: the ndarray methods whose rules are the functions' (`x.sum()`), and the array attributes (`.T`, `.real`).
 - array_inline.py: the array fast path's derivatives, which the compiler pastes into generated code (ast_adjoint/
   optimize/array_paths.py).
@@ -24,5 +26,6 @@ registering the tables, and methods.py needs structures.py in return. Any import
 complex.py: where both register a rule, complex_parts.py's wins).
 """
 TABLES = ("common", "elementwise", "complex_parts", "select", "interp", "constants", "reductions", "statistics", "scans",
-          "moments", "calculus", "reshaping", "gathering", "diagonals", "stacking", "conversions", "products",
-          "convolutions", "linalg", "decompositions", "fft", "fills", "sets", "index_tricks", "methods", "array_inline")
+          "ufunc_methods", "moments", "calculus", "reshaping", "gathering", "diagonals", "stacking", "conversions",
+          "products", "convolutions", "linalg", "decompositions", "spectral", "fft", "fills", "sets", "index_tricks",
+          "vectorize", "methods", "array_inline")

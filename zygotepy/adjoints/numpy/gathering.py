@@ -1,5 +1,5 @@
 """NumPy functions that only move, copy or drop entries: tile, repeat, pad, delete, compress, extract, resize,
-rot90, roll, sort, take and take_along_axis (and the ndarray methods repeat, compress, take).
+rot90, roll, sort, partition, take and take_along_axis (and the ndarray methods repeat, compress, take).
 
 Most share one rule, `_gather`: the function is run once more on the flat indices of its input, and the cotangent is
 scattered back through those indices with accumulation, so repeated entries sum their cotangents.
@@ -232,6 +232,27 @@ def sort(x, *args, **kwargs):
         g = xp.take_along_axis(dy, xp.argsort(order, axis=along), axis=along)
         return (_restore(xp.reshape(g, tuple(np.shape(x))), x), *_nones(args))
     return xp.take_along_axis(x_arr, order, axis=along), back
+
+
+@adjoint(np.partition)
+def partition(x, kth, *args, **kwargs):
+    """A permutation of x along the axis, as sort: the cotangent goes back through it. NumPy's arrangement of the
+    entries away from kth is its own, so the permutation is read off the result (matching the sorted orders of x and
+    of y), not recomputed by argpartition, which may arrange them otherwise."""
+    axis = args[0] if args else kwargs.get("axis", -1)
+    y = np.partition(x, kth, *args, **kwargs)
+    x_arr = np.asarray(x) if axis is not None else np.ravel(x)
+    along = -1 if axis is None else axis
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *_nones(args))
+        from_x, from_y = np.argsort(x_arr, axis=along, kind="stable"), np.argsort(y, axis=along, kind="stable")
+        source = np.take_along_axis(from_x, np.argsort(from_y, axis=along, kind="stable"), axis=along)  # y = x[source]
+        g = np.zeros(x_arr.shape, np.result_type(np.asarray(dy).dtype, _float_dtype(x_arr.dtype)))
+        np.put_along_axis(g, source, dy, axis=along)
+        return (_restore(g.reshape(np.shape(x)), x), None, *_nones(args))
+    return y, back
 
 
 def _scatter_into(x, source, dy):

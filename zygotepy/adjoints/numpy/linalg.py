@@ -115,14 +115,28 @@ def det(a):
 
 @adjoint(la.slogdet)
 def slogdet(a):
-    """d log|det a| = tr(a^-1 da); the sign is piecewise constant."""
+    """d log|det a| = tr(a^-1 da); the sign is piecewise constant. At a singular matrix (logabsdet = -inf, found by the
+    same LU whose zero pivot would make the inverse fail) log|det| has no finite derivative: a ZygoteError where a
+    cotangent reaches it; a matrix of the batch whose logabsdet gets a zero cotangent contributes zeros."""
     linalg = _linalg(a)
     result = linalg.slogdet(a)
-    asarray = np.asarray if linalg is la else namespace(a).asarray
+    xp = namespace(a)
+    asarray = np.asarray if linalg is la else xp.asarray
 
     def back(dy):
         d = _field(dy, 1, "logabsdet", result)
-        return (None if d is None else asarray(d)[..., None, None] * _H(linalg.inv(a)),)
+        if d is None:
+            return (None,)
+        d = asarray(d)
+        singular = result[1] == -np.inf
+        if not bool(xp.any(singular)):
+            return (d[..., None, None] * _H(linalg.inv(a)),)
+        if bool(xp.any(xp.logical_and(singular, d != 0))):
+            raise ZygoteError("np.linalg.slogdet: the gradient of logabsdet is undefined at a singular matrix "
+                              "(log|det| is -inf there, and its derivative unbounded nearby)")
+        eye = xp.eye(a.shape[-1], dtype=a.dtype, **on(a))
+        regular = xp.where(singular[..., None, None], eye, a)  # (their cotangent is 0: any invertible stand-in)
+        return (xp.where(singular[..., None, None], xp.zeros_like(a), d[..., None, None] * _H(linalg.inv(regular))),)
     return result, back
 
 

@@ -74,7 +74,9 @@ def astype(x, dtype, **kwargs):
         if dy is None or not keeps:
             return (None, None)
         g = unbroadcast(dy, x)  # the real part for a real x
-        return (g.astype(x.dtype) if x.dtype.kind in "fc" else g, None)
+        if x.dtype.kind not in "fc":
+            return (g, None)
+        return (g.astype(x.dtype) if hasattr(g, "astype") else x.dtype.type(g), None)  # (a float: of a NumPy scalar)
     return y, back
 
 

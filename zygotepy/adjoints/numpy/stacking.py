@@ -1,5 +1,5 @@
-"""Assembling and splitting NumPy arrays: concatenate, stack, hstack/vstack/dstack/column_stack, append,
-split/array_split/hsplit/vsplit/dsplit and NumPy 2's unstack. An assembly's cotangent is cut back into the pieces'
+"""Assembling and splitting NumPy arrays: concatenate, stack, hstack/vstack/dstack/column_stack, append, insert,
+block, split/array_split/hsplit/vsplit/dsplit and NumPy 2's unstack. An assembly's cotangent is cut back into the pieces'
 shapes; a split's is the concatenation of the pieces' cotangents (zeros for pieces that have none).
 """
 import itertools
@@ -10,7 +10,7 @@ import numpy as np
 from ...backends import function, is_foreign, namespace, namespace_of, on, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
-from .common import _float_dtype, _nones, _shape
+from .common import _float_dtype, _nones, _restore, _shape
 from .conversions import _LIFTS, _atleast
 
 
@@ -140,6 +140,77 @@ def append(arr, values, *args, **kwargs):
                     *_nones(args))
         return (*_split_back(dy, [np.asarray(arr), np.asarray(values)], (arr, values), axis), *_nones(args))
     return np.append(arr, values, *args, **kwargs), back
+
+
+def _labelled_back(dy, labels, sources):
+    """The cotangents of the `sources` (arrays or numbers, in a flat list) of an assembly whose entries came from the
+    flat positions `labels` of the sources laid end to end (the assembly run on their labels): dy scattered back."""
+    dy = np.asarray(dy)
+    sizes = [int(np.size(s)) for s in sources]
+    total = np.zeros(sum(sizes), np.result_type(dy.dtype, float))
+    np.add.at(total, labels.reshape(-1), dy.reshape(-1))
+    grads, start = [], 0
+    for size, source in zip(sizes, sources, strict=True):
+        g = total[start:start + size].reshape(np.shape(source))
+        g = g if np.iscomplexobj(source) else g.real
+        grads.append(_restore(g[()] if isinstance(source, (int, float)) else g, source))
+        start += size
+    return grads
+
+
+def _labels_like(sources):
+    """Each source's flat positions in the sources laid end to end, shaped like it (a number: a 0-d array)."""
+    labels, start = [], 0
+    for source in sources:
+        size = int(np.size(source))
+        labels.append(np.arange(start, start + size).reshape(np.shape(source)))
+        start += size
+    return labels
+
+
+@adjoint(np.insert)
+def insert(arr, obj, values, *args, **kwargs):
+    """arr with values inserted before the indices obj: the entries of both are placed where NumPy's insert of their
+    labels places them (values broadcast to the inserted block share their cotangent: its sum)."""
+    y = np.insert(arr, obj, values, *args, **kwargs)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, None, *_nones(args))
+        label_arr, label_values = _labels_like((arr, values))
+        labels = np.insert(label_arr, obj, label_values, *args, **kwargs)
+        darr, dvalues = _labelled_back(dy, labels, (arr, values))
+        return (darr, None, dvalues, *_nones(args))
+    return y, back
+
+
+def _leaves(blocks):
+    """The arrays and numbers of np.block's nested lists, in order."""
+    if isinstance(blocks, list):
+        return [leaf for item in blocks for leaf in _leaves(item)]
+    return [blocks]
+
+
+def _rebuild(blocks, leaves):
+    """The nested lists of `blocks` with their leaves taken, in order, from the iterator `leaves`."""
+    if isinstance(blocks, list):
+        return [_rebuild(item, leaves) for item in blocks]
+    return next(leaves)
+
+
+@adjoint(np.block)
+def block(arrays):
+    """The assembly of nested lists of arrays: each piece's cotangent is read where NumPy's block of the pieces' labels
+    places them, so its promotions (leading axes of 1) and concatenations need no copy here."""
+    leaves = _leaves(arrays)
+    y = np.block(arrays)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        labels = np.block(_rebuild(arrays, iter(_labels_like(leaves))))
+        return (_rebuild(arrays, iter(_labelled_back(dy, labels, leaves))),)
+    return y, back
 
 
 def _splitter(fn, axis_of):

@@ -1,6 +1,6 @@
 """NumPy's order statistics and weighted or nan-ignoring reductions: ptp, median, average with weights, nansum,
-nanmean, nanmax and nanmin, with `axis` and `keepdims`. The cotangent goes to the entries that were picked (ties
-share it) or weighted.
+nanmean, nanvar, nanstd, nanmax and nanmin, with `axis` and `keepdims`. The cotangent goes to the entries that were
+picked (ties share it) or weighted.
 """
 import math
 
@@ -191,6 +191,41 @@ def _nan_reduction(fn, mean):
 
 nansum = _nan_reduction(np.nansum, mean=False)
 nanmean = _nan_reduction(np.nanmean, mean=True)
+
+
+def _nan_moment(fn, root):
+    """nanvar (root=False) and nanstd (root=True) of NumPy arrays: var's derivative over the entries present,
+    d var = 2 (x - m) / (n - ddof) with m their mean and n their count, d std = d var / (2 std); a NaN entry gets none.
+    `where=` and `mean=` are refused (the rows of the nan-reductions and of var/std have not been crossed)."""
+    def rule(x, *args, **kwargs):
+        unsupported = sorted(k for k in ("where", "mean", "correction") if k in kwargs)
+        if unsupported:
+            raise ZygoteError(f"np.{fn.__name__}: the gradient rule does not support {', '.join(unsupported)}=")
+        x_arr = _float(x)
+        y = fn(x, *args, **kwargs)
+        axis, keepdims = _axis_keepdims(args, kwargs, 4)
+        ddof = args[3] if len(args) > 3 else kwargs.get("ddof", 0)
+
+        def back(dy):
+            if dy is None:
+                return (None, *_nones(args))
+            present = ~np.isnan(x_arr)
+            count = np.sum(present, axis=axis, keepdims=True)
+            zeroed = np.where(present, x_arr, 0)
+            centred = np.where(present, x_arr - np.sum(zeroed, axis=axis, keepdims=True) / np.maximum(count, 1), 0)
+            d = np.asarray(dy)
+            if root:  # where std is 0 (equal entries), 0: the subgradient at the minimum, as np.std's rule gives
+                d = np.where(y == 0, 0.0, d / np.where(y == 0, 1.0, y))
+            scale = (1.0 if root else 2.0) / np.where(count - ddof > 0, count - ddof, np.nan)
+            g = np.where(present, _expand(d, x_arr, axis, keepdims) * centred * scale, 0)
+            return (_restore(g.astype(x_arr.dtype, copy=False) if x_arr.dtype.kind in "fc" else g, x), *_nones(args))
+        return y, back
+    rule.__qualname__ = f"{fn.__name__}_rule"
+    return rule
+
+
+nanvar = adjoint(np.nanvar)(_nan_moment(np.nanvar, root=False))
+nanstd = adjoint(np.nanstd)(_nan_moment(np.nanstd, root=True))
 
 
 def _nan_extremum(fn, inner):

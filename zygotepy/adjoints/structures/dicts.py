@@ -1,6 +1,9 @@
 """Rules for dicts: displays (`{k: v}`, `{**a, **b}`), `d[k] = v`, and the methods that read a dict (`items`,
 `values`, `get`, `keys`, `copy`); and the cotangents of keys read back out of a dict (`keys_read`, `key_cotangent`),
 which the stores that put the keys in hand to the keys. A dict's cotangent is a dict keyed by its keys."""
+import sys
+
+from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import differentiable
 from ...errors import ZygoteError
@@ -124,7 +127,23 @@ def dict_items(d):
             return (None,)
         keys = keys_read([k for k, _ in pairs], [None if p is None else p[0] for p in dy])
         return ({k: p[1] for (k, _), p in zip(pairs, dy) if p is not None and p[1] is not None} or keys,)
-    return pairs, back
+    return _noted(d, pairs, "items"), back
+
+
+def _noted(d, view, method):
+    """`view` (a list) is what `d.<method>()` gave: kept for this forward, so that an update of `d` finds it where it
+    has gone (adjoints/mutation/views.py)."""
+    views = current().dict_views
+    noted = views.get(id(d))
+    if noted is None or noted[0] is not d:
+        noted = views[id(d)] = (d, {}, [16])
+    lists = noted[1]
+    if len(lists) >= noted[2][0]:  # (a loop's `sum(d.values())`: those only this note holds now are let go; the
+        for key in [k for k, (v, _) in lists.items() if sys.getrefcount(v) <= 3]:  # next pass when twice as many)
+            del lists[key]
+        noted[2][0] = max(16, 2 * len(lists))
+    lists[id(view)] = (view, method)
+    return view
 
 
 @adjoint(dict.values)
@@ -132,10 +151,8 @@ def dict_values(d):
     keys = list(d)
 
     def back(dy):
-        if dy is None:
-            return (None,)
-        return ({k: g for k, g in zip(keys, dy) if g is not None},)
-    return list(d.values()), back
+        return (None if dy is None else view_cotangent("values", keys, dy),)
+    return _noted(d, list(d.values()), "values"), back
 
 
 @adjoint(dict.get)
@@ -162,11 +179,25 @@ def dict_keys(d):
     return d.keys(), lambda dy: (None if dy is None else keys_read(keys, list(dy)),)
 
 
-@adjoint(rt.view_refreshed)
+@adjoint(rt.view_refreshed, updates=True)
 def view_refreshed(view, mapping, method):
-    """The list of `d.values()` or `d.items()` made again after `d` was updated in place: its cotangent is the new
-    version's (the rule of `values` or `items`), none of it the old view's."""
+    """The list of `d.values()` or `d.items()` shown again after `d` was updated in place, in place (a list or object
+    holding it sees the change, as it sees Python's live view): its cotangent is the new version's, none of it goes
+    to the old contents'."""
     if type(mapping) is not dict or type(view) is not list:
         return view, lambda dy: (dy, None, None)
-    fresh, back = (dict_values if method == "values" else dict_items)(mapping)
-    return fresh, lambda dy: (None, None if dy is None else back(dy)[0], None)
+    entry = mt.journal_whole(view)
+    view[:] = getattr(mapping, method)()
+    keys = list(mapping)
+
+    def back(dy):
+        entry.undo(lambda: list(view))
+        return (None, None if dy is None else view_cotangent(method, keys, dy), None)
+    return view, back
+
+
+def view_cotangent(method, keys, dy):
+    """The dict's cotangent from that of the list its `values()` or `items()` rule made (`keys`: the dict's then)."""
+    if method == "values":
+        return {k: g for k, g in zip(keys, dy) if g is not None}
+    return {k: p[1] for k, p in zip(keys, dy) if p is not None and p[1] is not None}

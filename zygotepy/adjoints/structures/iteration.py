@@ -132,8 +132,11 @@ def iter_(*args):
 
 
 def _item_cotangents(dy):
-    """The list of item cotangents in an `Items` iterator's cotangent, or None."""
-    return None if dy is None else dy.get("items")
+    """The list of item cotangents in an `Items` iterator's cotangent, or None. A call that unpacked the iterator
+    (`f(*(g(a) for a in xs))`) gives one cotangent per item, in a tuple."""
+    if dy is None or type(dy) in (tuple, list):
+        return None if dy is None else list(dy)
+    return dy.get("items")
 
 
 @adjoint(next)
@@ -141,9 +144,9 @@ def next_(it, *default):
     """`next(it)`: on an iterator made by `iter` (`Items`), its item's cotangent goes to the item's position; an
     exhausted one returns `default`, which takes the cotangent."""
     if type(it) is list:
-        raise ZygoteError("zygotepy makes the iterators of zip, map, filter, enumerate and reversed lists, so next() "
-                          "cannot take their first item; index the list instead (list(zip(a, b))[0]), or call iter() "
-                          "on it first")
+        raise ZygoteError("zygotepy makes the iterators of zip, map, filter, enumerate, reversed and itertools lists, "
+                          "so next() cannot take their first item; index the list instead (list(zip(a, b))[0]), or "
+                          "call iter() on it first")
     at = it.at if type(it) is Items else None
     y = next(it, *default)
     if at is None or it.at == at:

@@ -97,6 +97,7 @@ class Mutation:
         # made from them): what they are is known exactly (`row = m[0]`, `w = self.W`: a view sees the write, an
         # item does not change)
         below = self.related(lin, False, {came_from})
+        refreshed = []
         for clin in [c for c in below if c in direct and c not in chain]:
             child = self.named_child(clin)
             if child is not None:
@@ -105,8 +106,10 @@ class Mutation:
                 if kind == "iter":
                     fresh = self.call(Const(mt.refresh_iter), [child, new, self.where(child, key)],
                                       hint=self.user_name(child))
-                elif kind == "view":  # `vals = d.values()`: Python's view shows `d` as it is now
+                elif kind == "view":  # `vals = d.values()`: Python's view shows `d` as it is now, also where it is
                     fresh = self.call(Const(rt.view_refreshed), [child, new, key], hint=self.user_name(child))
+                    refreshed.append((child, fresh))  # held (`w = [vals]`): shown again in place, an update of it
+                    continue
                 else:
                     fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
                 self.rebind(child, fresh, whole_lineage=True)
@@ -143,7 +146,6 @@ class Mutation:
                         self.mutate(parent, put, lin, chain=chain)
                     finally:
                         self.by_call = outer
-        refreshed = []
         for clin in [c for c in below if c not in direct]:
             if clin in chain:
                 continue

@@ -216,3 +216,39 @@ def test_one_object_given_twice_to_a_function_that_updates_it_is_refused():
     z = np.array([1.0, 2.0])
     with pytest.raises(ZygoteError, match="is that same object"):
         value_and_gradient(_double_first_read_second, z, z)
+
+
+def _put_one(v, *, buf, w=0.5):
+    buf[1] = v[0] * w + buf[2]  # (its reads of v come before its store)
+    return buf[1]
+
+
+def _aliased_then_updated(a, b):
+    c = b
+    a[0] = 5.0 * a[1]
+    return np.sum(c ** 2)
+
+
+def _updated_in_a_loop(a, b):
+    for i in range(2):
+        a[i + 1] = b[i] * 2.0
+    return a[2]
+
+
+def test_one_object_given_twice_is_followed_where_the_other_is_read_only_before_the_update():
+    """`h_put(x, buf=x)` reads `v` only in the statement that first names `buf`: right as the callee's code has it
+    (lower/scan.py `reads_alias_after_update`)."""
+    def f(x):
+        z = x * 1.0
+        _put_one(z, buf=z)
+        return np.sum(np.sin(z) * np.arange(1, 4))
+    agree_at(f, np.array([0.3, -0.7, 1.1]))
+
+
+@pytest.mark.parametrize("helper", [_aliased_then_updated, _updated_in_a_loop], ids=lambda h: h.__name__)
+def test_one_object_given_twice_is_refused_where_the_other_may_be_read_after(helper):
+    def f(x):
+        y = x * 1.0
+        return helper(y, y)
+    with pytest.raises(ZygoteError, match="is that same object"):
+        value_and_gradient(f, np.array([0.3, -0.7, 1.1]))

@@ -25,10 +25,12 @@ from .runtime import ITSELF
 
 class COMPILER:
     """The compiler's entry points J needs, given by ast_adjoint/compile.py when it is imported (the runtime sits below
-    the compiler and does not import it): `derive(fn, need)` -> (forward, backward) of a Python function, and
-    `user_line(filename, line)` -> the user's (file, line, function) of a line of generated code, or None."""
+    the compiler and does not import it): `derive(fn, need)` -> (forward, backward) of a Python function,
+    `user_line(filename, line)` -> the user's (file, line, function) of a line of generated code, or None, and
+    `reads_after` (lower/scan.py `reads_alias_after_update`)."""
     derive = None
     user_line = None
+    reads_after = None  # (fn, updated, other) -> may fn read its parameter `other` after updating `updated`?
 
 
 def call_site():
@@ -186,16 +188,17 @@ def _check_updates(fn, mutated, finals, slot, updated):
 
 
 
-def _check_shared_memory(fn, mutated, finals, args):
+def _check_shared_memory(fn, mutated, finals, args, keywords=()):
     """A function that updated a parameter in place, given the same object as another argument (`h(x, x)`), or an
     array sharing its memory (`h(x, x[1:])`, or on torch `h(x, x[4])`, a view): the callee's code treats its parameters
     as separate objects, so the gradient of the other argument would miss the update (silently wrong). Refused."""
+    code = fn.__code__
     for k, final in zip(mutated, finals):
         if mutate.is_number(final):
             continue
-        twice = sum(a is final for a in args) > 1  # `h(x, x)`: one object, two parameters
+        # `h(x, x)`: one object, two parameters; fine where the other is read only before the update (`buf=x`)
+        twice = sum(a is final for a in args) > 1 and _read_after(fn, code.co_varnames[k], final, args, keywords)
         if twice or any(final is a for a in args) and mutate.shared_memory(final, args):
-            code = fn.__code__
             where = call_site()
             shares = "is that same object" if twice else "shares that array's memory (a view of it, or its base)"
             raise ZygoteError(
@@ -203,6 +206,15 @@ def _check_shared_memory(fn, mutated, finals, args):
                 f"writes into its parameter {code.co_varnames[k]!r} while another of its arguments {shares}, which "
                 f"zygotepy does not follow inside the function. Pass a copy of one of them (`x.copy()`), or do the "
                 f"update in the caller.")
+
+
+def _read_after(fn, updated, final, args, keywords):
+    """May `fn` read one of its other parameters given the object `final` after updating its parameter `updated`?"""
+    code = fn.__code__
+    names = [code.co_varnames[i] if i < code.co_argcount else None for i in range(len(args) - len(keywords))]
+    names += list(keywords)  # (each argument's parameter: None for one of *args)
+    return any(name is None or COMPILER.reads_after(fn, updated, name)
+               for name, a in zip(names, args) if a is final and name != updated)
 
 
 def check_views(fn, mutated, finals, args):

@@ -22,6 +22,7 @@ from .analysis import activity
 from .emit import emit
 from .ir import Assign, Call, Const, Def, If, Loop, Var, drop_dead_phis
 from .lower import lower
+from .lower.scan import reads_alias_after_update
 from .nullness import simplify_backward
 from .optimize.shifts import free_shifts
 from .source import get_source
@@ -217,3 +218,4 @@ def derive(fn, need=None, functional=False):
 
 
 dispatch.COMPILER.derive, dispatch.COMPILER.user_line = derive, user_line  # (J derives callees with these)
+dispatch.COMPILER.reads_after = reads_alias_after_update

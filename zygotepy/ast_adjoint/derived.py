@@ -35,7 +35,7 @@ def _derived(fn, args, kwargs, need, api=False):
     if mutates:
         y, finals = y[0], y[1:]
         pb = FinalsPullback(pb, finals, not api)
-        _check_shared_memory(fn, mutates, finals, given)
+        _check_shared_memory(fn, mutates, finals, given, kwargs or ())
         check_views(fn, mutates, finals, given)
     if len(log) != mark and (fn.__defaults__ is not None or fn.__kwdefaults__ is not None):
         _check_default_updates(fn, mark, len(args), kwargs)

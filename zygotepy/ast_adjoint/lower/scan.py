@@ -156,3 +156,61 @@ def _out_position(fn):
     except (TypeError, ValueError):
         return None
     return names.index("out") if "out" in names else None
+
+
+_ALIAS_READS = {}
+
+
+def reads_alias_after_update(fn, updated, other):
+    """May `fn`'s code read its parameter `other` after it may have updated its parameter `updated` in place? Asked
+    where one object was given to both (`h(x, buf=x)`): the derived code treats them as two objects, so a read of
+    `other` after the update would take the values of before. No, only where every read of `other` is in the one
+    statement that first names `updated`, outside any loop (`buf[1] = v[0] * w`: its reads come before its store);
+    yes wherever it cannot tell (no source, a lambda, a compound statement naming it first)."""
+    key = (fn.__code__, updated, other)
+    hit = _ALIAS_READS.get(key)
+    if hit is None:
+        hit = _ALIAS_READS[key] = _alias_read_after(fn, updated, other)
+    return hit
+
+
+def _alias_read_after(fn, updated, other):
+    try:
+        node = get_source(fn).node
+    except Exception:
+        return True
+    if not isinstance(node, gast.FunctionDef):
+        return True
+    first = _first_naming(node.body, updated, False)
+    if first is None:
+        return True
+
+    def reads(n):
+        return sum(1 for m in gast.walk(n) if isinstance(m, gast.Name) and m.id == other
+                   and not isinstance(m.ctx, gast.Param))
+    inside = sum(1 for m in nodes_no_defs([first]) if isinstance(m, gast.Name) and m.id == other)
+    return reads(node) - sum(reads(a) for a in node.args.defaults + node.args.kw_defaults if a is not None) != inside
+
+
+def _first_naming(stmts, name, in_loop):
+    """The first simple statement naming `name`, outside loops; None if it comes in a loop or a compound statement's
+    header, or not at all."""
+    for s in stmts:
+        if isinstance(s, (gast.For, gast.While, gast.If, gast.With, gast.Try)):
+            header = [s.iter, s.target] if isinstance(s, gast.For) else [s.test] if isinstance(s, (gast.While, gast.If)) \
+                else [i for w in getattr(s, "items", ()) for i in (w.context_expr, w.optional_vars) if i is not None]
+            if any(isinstance(m, gast.Name) and m.id == name for h in header for m in gast.walk(h)):
+                return None
+            loop = in_loop or isinstance(s, (gast.For, gast.While))
+            for block in (s.body, getattr(s, "orelse", []), getattr(s, "finalbody", [])):
+                found = _first_naming(block, name, loop)
+                if found is not None or _names(block, name):
+                    return found
+            continue
+        if _names([s], name):
+            return None if in_loop else s
+    return None
+
+
+def _names(stmts, name):
+    return any(isinstance(m, gast.Name) and m.id == name for s in stmts for m in gast.walk(s))

@@ -347,3 +347,28 @@ def test_a_library_function_failing_on_a_dual_names_itself():
 def test_flat_of_a_dual_array_is_refused_clearly():
     with pytest.raises(zygotepy.errors.ForwardModeError, match="x.ravel"):
         zygotepy.derivative(lambda t: np.array([t, 2 * t]).flat[1], 0.7)
+
+
+# --- tangent rules of more NumPy functions, against central differences along a direction -------------------------
+_A = np.array([[0.3, -0.7, 1.1], [0.5, 0.2, -0.4]])
+_SPD = np.array([[2.0, 0.3], [0.3, 1.5]])
+
+
+@pytest.mark.parametrize("f", [
+    lambda t: np.var(_A * t + t * t),
+    lambda t: np.var(_A * t, axis=0, ddof=1),
+    lambda t: np.std(_A + t * _A ** 2, axis=1, keepdims=True),
+    lambda t: np.sort(_A * t + np.sin(t * _A), axis=0),
+    lambda t: np.sort(_A * t - t * t, axis=None),
+    lambda t: np.einsum("ij,kj->ik", _A * t, _A + t),
+    lambda t: np.convolve(_A[0] * t, _A[1] + t),
+    lambda t: np.linspace(t, t * t, 5),
+    lambda t: np.pad(_A * t, 1, constant_values=0.5),
+    lambda t: np.pad(_A * t, ((1, 0), (2, 1)), mode="reflect"),
+    lambda t: np.linalg.cholesky(_SPD + t * np.eye(2)),
+], ids=["var", "var-axis-ddof", "std-keepdims", "sort-axis0", "sort-none", "einsum", "convolve", "linspace",
+        "pad-constant", "pad-reflect", "cholesky"])
+def test_tangent_rules_of_numpy_functions(f):
+    t, h = 0.8, 1e-6
+    expected = (np.asarray(f(t + h)) - np.asarray(f(t - h))) / (2 * h)
+    assert np.allclose(zygotepy.derivative(f, t), expected, atol=1e-6)

@@ -282,6 +282,83 @@ def norm(fn, p, t, kw):
     return y, None if t[0] is None else np.real(np.sum(np.conj(p[0]) * t[0])) / y
 
 
+@tangent_rule(np.linalg.cholesky)
+def cholesky(fn, p, t, kw):
+    """dL = L tril(S, half its diagonal), S = L^-1 dA L^-T (a real symmetric positive-definite A)."""
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    inv_l = np.linalg.inv(y)
+    s = inv_l @ t[0] @ np.swapaxes(inv_l, -1, -2)
+    return y, y @ (np.tril(s) - 0.5 * s * np.eye(s.shape[-1]))
+
+
+# --- more NumPy functions: multilinear, linear, permutations, moments ----------------------------------------------------
+@tangent_rule(np.einsum, np.convolve, np.correlate)
+def multilinear(fn, p, t, kw):
+    """Linear in each array argument (einsum's subscripts, a string, carry none): the sum over the arguments of the
+    function with that argument's tangent in its place."""
+    y = dispatch(fn, p, kw)
+    return y, _total([None if ti is None else dispatch(fn, [*p[:i], ti, *p[i + 1:]], kw) for i, ti in enumerate(t)])
+
+
+@tangent_rule(np.linspace)
+def linspace(fn, p, t, kw):
+    """Affine in start and stop: the same spacing of their tangents."""
+    if kw.get("retstep"):
+        raise ForwardModeError("forward mode supports np.linspace without retstep=True")
+    y = dispatch(fn, p, kw)
+    if t[0] is None and t[1] is None:
+        return y, None
+    ends = [_zero(p[i]) if t[i] is None else t[i] for i in (0, 1)]
+    return y, np.linspace(*ends, *strip(p[2:]), **{k: v for k, v in kw.items() if k != "dtype"})
+
+
+_LINEAR_PADS = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "mean", "empty")
+
+
+@tangent_rule(np.pad)
+def pad(fn, p, t, kw):
+    """Linear in the array for the modes that copy or average its entries (a constant or end value: no tangent)."""
+    mode = p[2] if len(p) > 2 else kw.get("mode", "constant")
+    if mode not in _LINEAR_PADS:
+        raise ForwardModeError(f"forward mode supports np.pad with mode in {_LINEAR_PADS}, not {mode!r}")
+    y = dispatch(fn, p, kw)
+    keep = {k: v for k, v in kw.items() if k not in ("constant_values", "end_values")}
+    return y, None if t[0] is None else np.pad(t[0], *strip(p[1:]), **keep)
+
+
+@tangent_rule(np.sort)
+def sort(fn, p, t, kw):
+    """A permutation of the entries along the axis: the tangent goes with its entry."""
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    axis = p[1] if len(p) > 1 else kw.get("axis", -1)
+    x, dx = strip(p[0]), t[0]
+    if axis is None:
+        x, dx, axis = np.ravel(x), np.ravel(dx), -1
+    return y, np.take_along_axis(dx, np.argsort(x, axis=axis, kind="stable"), axis=axis)
+
+
+@tangent_rule(np.var, np.std)
+def moment(fn, p, t, kw):
+    """var = sum(|x - mean|^2) / (n - ddof): its tangent 2 sum((x - mean)(dx - mean(dx))) / (n - ddof); std's is
+    var's over 2 std."""
+    if len(p) > 1 or any(k not in ("axis", "ddof", "keepdims") for k in kw):
+        raise ForwardModeError(f"forward mode supports np.{fn.__name__}(x, axis=, ddof=, keepdims=) by keyword")
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    x, dx = p[0], t[0]
+    axis, keepdims = kw.get("axis"), kw.get("keepdims", False)
+    n = np.size(strip(x)) // np.size(np.mean(strip(x), axis=axis))
+    centred = x - np.mean(x, axis=axis, keepdims=True)
+    dvar = 2 * np.sum(centred * (dx - np.mean(dx, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims) \
+        / (n - kw.get("ddof", 0))
+    return y, dvar if fn is np.var else dvar / (2 * y)
+
+
 # --- fresh arrays shaped like a perturbed one ---------------------------------------------------------------------------
 @tangent_rule(np.zeros_like, np.ones_like, np.empty_like, np.full_like)
 def fresh_like(fn, p, t, kw):

@@ -50,6 +50,12 @@ def _length(seq, name):
     return len(seq) if hasattr(seq, "__len__") else len(list(seq))
 
 
+def _taken(seq, positions):
+    """`take_twin` of `seq` at `positions`, with its back giving `seq`'s cotangent."""
+    y, back = _through(take_twin, seq, list(positions))
+    return y, lambda dy: back(dy)[0]
+
+
 def _picked(seq, rows):
     """`pick_twin` of `seq` by `rows` (tuples of positions), with its back giving `seq`'s cotangent."""
     y, back = _through(pick_twin, seq, [tuple(row) for row in rows])
@@ -83,16 +89,14 @@ def permutations(seq, *r):
 @adjoint(itertools.islice)
 def islice(seq, *bounds):
     """`islice(seq, stop)` / `islice(seq, start, stop[, step])`: Python checks the bounds (on the positions)."""
-    positions = list(itertools.islice(range(_length(seq, "islice")), *bounds))
-    y, back = _through(take_twin, seq, positions)
-    return y, lambda dy: (back(dy)[0], *(None for _ in bounds))
+    y, back = _taken(seq, itertools.islice(range(_length(seq, "islice")), *bounds))
+    return y, lambda dy: (back(dy), *(None for _ in bounds))
 
 
 @adjoint(itertools.compress)
 def compress(seq, selectors):
-    positions = list(itertools.compress(range(_length(seq, "compress")), selectors))
-    y, back = _through(take_twin, seq, positions)
-    return y, lambda dy: (back(dy)[0], None)
+    y, back = _taken(seq, itertools.compress(range(_length(seq, "compress")), selectors))
+    return y, lambda dy: (back(dy), None)
 
 
 @keyword_rule
@@ -112,24 +116,16 @@ def zip_longest(*seqs, fillvalue=None):
 @adjoint(itertools.takewhile)
 def takewhile(predicate, seq):
     """The items before the first one `predicate` rejects (the predicate sees the items: a comparison of them)."""
-    positions = []
-    n = _length(seq, "takewhile")
-    items = list(seq)
-    for k in range(n):
-        if not predicate(items[k]):
-            break
-        positions.append(k)
-    y, back = _through(take_twin, seq, positions)
-    return y, lambda dy: (None, back(dy)[0])
+    n, items = _length(seq, "takewhile"), list(seq)
+    y, back = _taken(seq, itertools.takewhile(lambda k: predicate(items[k]), range(n)))
+    return y, lambda dy: (None, back(dy))
 
 
 @adjoint(itertools.dropwhile)
 def dropwhile(predicate, seq):
-    n = _length(seq, "dropwhile")
-    items = list(seq)
-    start = next((k for k in range(n) if not predicate(items[k])), n)
-    y, back = _through(take_twin, seq, list(range(start, n)))
-    return y, lambda dy: (None, back(dy)[0])
+    n, items = _length(seq, "dropwhile"), list(seq)
+    y, back = _taken(seq, itertools.dropwhile(lambda k: predicate(items[k]), range(n)))
+    return y, lambda dy: (None, back(dy))
 
 
 @adjoint(itertools.repeat)

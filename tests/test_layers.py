@@ -21,6 +21,8 @@ RUNTIME = {"zygotepy.ast_adjoint.runtime", "zygotepy.ast_adjoint.accumulate", "z
 DISPATCH = {"zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.derived", "zygotepy.ast_adjoint.pullbacks",
             "zygotepy.ast_adjoint.keywords", "zygotepy.ast_adjoint.call_checks"}
 
+FORWARD_RULES = {"zygotepy.forward.rules", "zygotepy.forward.linalg_rules", "zygotepy.forward.scipy_rules"}
+
 
 def layer(module):
     """(rank, group) of a module of the package."""
@@ -37,7 +39,7 @@ def layer(module):
         return 5, "dispatch"
     if module.startswith("zygotepy.adjoints.nesting"):
         return 8, "nesting"
-    if module.startswith("zygotepy.adjoints") or module == "zygotepy.forward.rules":
+    if module.startswith("zygotepy.adjoints") or module in FORWARD_RULES:
         return 6, "rules"
     if module.startswith("zygotepy.ast_adjoint") or module == "zygotepy.forward.transform":
         return 6, "compiler"

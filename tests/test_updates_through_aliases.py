@@ -3,6 +3,7 @@ body, loop variables drawn from containers and array rows, views and aliases hel
 followed, the dtype of the destination, list items under two names, objects a call hands back (`d.setdefault(k,
 []).append(v)`, a method returning an attribute). Each case agrees with one plain call (value and the argument state it
 leaves) and central finite differences (tests/plain_checks.py), or raises a ZygoteError naming the user's line."""
+import math
 import os
 import sys
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from zygotepy import ZygoteError, value_and_gradient
+from zygotepy.testing import check_grads
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plain_checks import agree_at  # noqa: E402
@@ -729,3 +731,49 @@ def test_arrays_of_objects_in_a_list_kept_in_a_nested_structure():
         return np.sum(params["first"] * params["all"][1])
 
     agree(f)
+
+
+# Two running numbers taken from the parameters (`x = x0`), both passed to a helper (whose result may be either, so
+# either may alias the other), then updated with `+=` in a loop: the loop began with `x` naming `x0`'s object, and
+# after the first `x += v` (a new number) the lowering still read `x0`'s version for `x` (value and gradient wrong:
+# 4.0 for 5.0; found by a probe of research-style programs). A `+=` in the body now marks the names' object as one
+# that may have split (lower/control.py `loop_carries`).
+def _h(x, v):
+    return x
+
+
+def euler_for(x0):
+    x = x0
+    v = 0.0
+    for _ in range(2):
+        a = _h(x, v)
+        v += a
+        x += v
+    return x
+
+
+def euler_while(x0, v0):
+    x, v, k = x0, v0, 0
+    while k < 3:
+        a = -_h(x, v) * 0.5
+        v *= 1.0 + a * 0.1
+        x += 0.1 * v
+        k += 1
+    return x * v
+
+
+def pendulum(theta0, omega0):
+    theta, omega = theta0, omega0
+    for _ in range(4):
+        acc, _drag = math.sin(theta) * -9.8, omega
+        omega += 0.05 * acc
+        theta += 0.05 * omega
+    return theta + 0.1 * omega
+
+
+@pytest.mark.parametrize("f, args", [(euler_for, (1.0,)), (euler_while, (0.8, 0.3)), (pendulum, (0.4, 0.1))],
+                         ids=["for", "while", "pendulum"])
+def test_numbers_updated_with_augmented_assignment_in_a_loop(f, args):
+    value, _ = value_and_gradient(f, *args)
+    assert value == f(*args)
+    check_grads(f, *args)

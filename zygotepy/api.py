@@ -82,6 +82,21 @@ def _projected(args, grads):
 _ND, _F64 = np.ndarray, np.float64
 
 
+def _distinct(grads):
+    """No two arguments' gradients are one array (`x + y` hands both the same cotangent): a user scaling one in place
+    (`gx *= 0.5`) would change the other."""
+    if len(set(map(id, grads))) == len(grads):  # (the common case, asked in C: every one a different object)
+        return grads
+    seen, out = set(), None
+    for k, g in enumerate(grads):
+        if type(g) is _ND:
+            if id(g) in seen:
+                out = list(grads) if out is None else out
+                out[k] = g.copy()
+            seen.add(id(g))
+    return grads if out is None else tuple(out)
+
+
 def _structured(y, dy):
     """A cotangent given for the output `y` in the internal form: objects' and namedtuples' cotangents (given as an
     object of the same type, a tuple or a dict) become field dicts, containers are converted entry by entry."""
@@ -238,6 +253,8 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
     n = len(args)
 
     def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
+        if type(y) is _ND and dy is not None:
+            dy = _cotangent_for(y, dy)
         ctx = entered()  # (this thread's: `back` may be called in another thread than the forward's)
         mark, collecting = len(ctx.entries), _pause_gc()
         try:
@@ -252,6 +269,15 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
             if collecting:
                 gc.enable()
     return y, back
+
+
+def _cotangent_for(y, dy):
+    """`dy` as the cotangent of the NumPy array `y`: a list as an array, of `y`'s shape (a number passes as it is)."""
+    if isinstance(dy, (list, tuple)):
+        dy = np.asarray(dy)
+    if np.ndim(dy) and np.shape(dy) != y.shape:
+        raise ZygoteError(f"back: a cotangent of shape {np.shape(dy)} for an output of shape {y.shape}")
+    return dy
 
 
 def _seed(y):
@@ -324,6 +350,8 @@ def _value_and_gradient(f, args, kwargs, callee=False):
             grads = pb(_seed(y))
             pb = None
         grads = _projected(args, grads[1:n + 1]) if not callee else (grads[0], *_projected(args, grads[1:n + 1]))
+        if n > 1:
+            grads = _distinct(grads)
     except Exception as e:
         if not forward_done:
             ctx.depth -= 1

@@ -21,7 +21,10 @@ __all__ = ["jacobian", "hessian", "select"]
 
 
 def _picked(argnums, n):
-    return range(n) if argnums is None else (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    picked = range(n) if argnums is None else (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if any(not isinstance(k, (int, np.integer)) or not -n <= k < n for k in picked):
+        raise ZygoteError(f"argnums={argnums!r} does not name positional arguments of a call with {n} of them")
+    return picked
 
 
 def _is_leaf_array(x):
@@ -251,3 +254,7 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None, argn
         return select(tuple(for_argument(i) for i in range(n)), argnums, n)
     per_leaf = [for_output(o, leaf) for o, leaf in enumerate(outs)]
     return _shaped(y, per_leaf)
+
+
+for _entry in (jacobian, hessian):
+    api_modes.refused_inside_reverse_mode(_entry)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .adjoints.registry import adjoint
 from .api import gradient, pullback
+from .ast_adjoint.call_checks import call_site
 from .ast_adjoint.dispatch import differentiable
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
@@ -340,6 +341,31 @@ def _captured(f):
 
 def _captures_differentiable(f):
     return bool(_captured(f))
+
+
+def refused_inside_reverse_mode(entry):
+    """Give the entry point `entry` the rule reverse mode finds for it: inside a function that reverse mode
+    differentiates (`gradient`, and the reverse passes of `jacobian`, `hessian`, `hvp`), a call where a gradient may
+    reach it is refused, naming the call (the entry point's own code, transformed, failed deep inside zygotepy's
+    files); one that carries no gradient runs as a constant. Nested `gradient`, `value_and_gradient` and `pullback`
+    have rules of their own (adjoints/nesting/entries.py)."""
+    @adjoint(entry)
+    def rule(*args, **kwargs):
+        given = (*args, *kwargs.values())
+        if any(differentiable(a) or callable(a) and _captures_differentiable(a) for a in given):
+            raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate {entry.__name__} called "
+                              f"inside a function that reverse mode differentiates; call gradient, "
+                              f"value_and_gradient or pullback there, or differentiate the outer function in forward "
+                              f"mode (derivative, jvp)")
+        y = entry(*args, **kwargs)
+        return y, lambda dy: (*(None for _ in args), *([dict.fromkeys(kwargs)] if kwargs else []))
+    rule.__qualname__ = f"{entry.__name__}_inside_reverse_mode"
+    rule.__zygote_keywords__ = True
+    return entry
+
+
+for _entry in (pushforward, derivative, jacobian, hessian):
+    refused_inside_reverse_mode(_entry)
 
 
 @adjoint(forwarddiff, need=True)

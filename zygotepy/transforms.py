@@ -10,9 +10,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .api import _seed, gradient, pullback, select, value_and_gradient
-from .api_modes import Passes, _forward_call, _user_frame, transform_route_only
+from .api_modes import Passes, _forward_call, _user_frame, refused_inside_reverse_mode, transform_route_only
 from .errors import ForwardModeError, ZygoteError
-from .forward.dual import Dual, new_tag, strip, tangent_of
+from .forward.dual import new_tag, strip, tangent_of
 from .forward.levels import make_dual
 from .trees import tree_map
 
@@ -98,7 +98,9 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
         raise ZygoteError(f"hvp: {len(vectors)} vectors for {len(args)} arguments")
     tag = new_tag()
     passes = Passes(args)
-    duals = [a if v is None else Dual(tag, a, v) for a, v in zip(passes.next(), vectors, strict=True)]
+    # (make_dual copies each vector: an update of the argument in place updates the dual's tangent in place too; it
+    # takes lists, tuples and dicts of arrays, and checks the shapes)
+    duals = [make_dual(a, v, tag) for a, v in zip(passes.next(), vectors, strict=True)]
     try:
         y, back = pullback(f, *duals)
         if getattr(strip(y), "shape", ()) != ():
@@ -115,7 +117,7 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     out = []
     for g, a in zip(grads, args, strict=True):
         t = None if g is None else tangent_of(g, tag)
-        out.append(None if g is None else t if t is not None else 0.0 * a)
+        out.append(None if g is None else t if t is not None else tree_map(lambda v: 0.0 * v, a))
     return tuple(out)
 
 
@@ -133,3 +135,7 @@ def _hvp_by_reverse_over_reverse(f, args, vectors):
         grads = gradient(directional, *args)
     return tuple(None if v is None else 0.0 * a if g is None else g
                  for g, a, v in zip(grads, args, vectors, strict=True))
+
+
+for _entry in (jvp, hvp):
+    refused_inside_reverse_mode(_entry)

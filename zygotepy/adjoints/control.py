@@ -14,6 +14,8 @@ from typing import Any, Callable
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J
 from ..ast_adjoint.mutate import finish_backward
+from ..errors import ForwardModeError
+from ..forward.dual import strip, tangent_rule
 from ..runtime.context import current
 from .registry import adjoint, nondifferentiable
 
@@ -67,7 +69,7 @@ def dropgrad(x: Any, /) -> Any:
     >>> gradient(lambda x: x * dropgrad(x), 3.0)
     (3.0,)
     """
-    return x
+    return strip(x)  # (forward mode's dual numbers, which `hessian` runs a reverse pass on, lose their tangents too)
 
 
 nondifferentiable(dropgrad)
@@ -106,3 +108,18 @@ def hook_rule(fn, x):
     def back(dy):
         return (None, None if dy is None else fn(dy))
     return x, back
+
+
+@tangent_rule(dropgrad)
+def dropgrad_tangent(fn, p, t, kw):
+    """Forward mode: a constant to every level, no tangent (and none of an outer level's either)."""
+    return strip(p[0]), None
+
+
+@tangent_rule(hook)
+def hook_tangent(fn, p, t, kw):
+    """`hook` rewrites the gradient a reverse pass sends back; forward mode has none to give it. Refused, so that
+    `jacobian` and `hessian` take reverse mode, which applies it, rather than silently skip it."""
+    raise ForwardModeError("hook(fn, x) rewrites reverse-mode gradients, which forward mode (derivative, pushforward, "
+                           "jvp, jacobian(mode='forward')) does not compute; use reverse mode (gradient, "
+                           "jacobian(mode='reverse'))")

@@ -13,6 +13,7 @@ from ..backends import _unbroadcast_ndarray, conj, namespace, on, sequence_cotan
 from . import handover
 from .registry import adjoint, namespace_generic
 from .structures.common import like
+from .structures.sets import combined
 
 
 # --- operators on anything else: complex numbers, arrays (broadcasting), NumPy scalars -------------------------------
@@ -134,6 +135,9 @@ def add(a, b):
 def sub(a, b):
     if _arrays(a, b):
         return a - b, _arrays_back(a, b, -1)
+    if isinstance(a, (set, frozenset)) and isinstance(b, (set, frozenset)):
+        y, back = combined(operator.sub, a, b)
+        return y, lambda dy, need=ALL: back(dy)
     if _is_seq(a) or _is_seq(b):
         return sequence_operand(operator.sub, sub, a, b) or (a - b, None)
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..backends import conj, is_foreign, unbroadcast
 from ..errors import ZygoteError
+from ..forward.dual import dispatch as dual_call
 from .numpy.common import _binary, _elementwise_rule, _restore
 from .registry import adjoint, keyword_cotangents, keyword_rule
 
@@ -163,6 +164,11 @@ def _two(fn, da, db):
     return rule
 
 
+def _array(v):
+    """`v` as a NumPy array, but a dual number (`hessian` runs these rules on them) as it is."""
+    return v if getattr(type(v), "__zygote_number__", False) else np.asarray(v)
+
+
 def _kept(v, ndim, axis, keepdims):
     """A reduction's output (or its cotangent) `v` with the reduced axes kept (size 1), so it broadcasts against the
     input; `v` as it is when they were kept, or when everything was reduced (it is a number then)."""
@@ -210,7 +216,7 @@ def logsumexp(a, *args, **kwargs):
     _refuse_foreign(sc.logsumexp, (a, *args, *kwargs.values()))
     given = {**dict(zip(_LOGSUMEXP, args)), **kwargs}
     axis, b, keepdims, with_sign = (given.get(k) for k in _LOGSUMEXP)
-    out = sc.logsumexp(a, *args, **kwargs)
+    out = dual_call(sc.logsumexp, (a, *args), kwargs)
     y, sign = out if with_sign else (out, None)
 
     def back(dy):
@@ -218,14 +224,14 @@ def logsumexp(a, *args, **kwargs):
             dy = dy[0]
         if dy is None:
             return keyword_cotangents((None, *(None for _ in args)), kwargs)
-        a_ = np.asarray(a)
-        y_ = _kept(np.asarray(y), a_.ndim, axis, keepdims)
+        a_ = _array(a)
+        y_ = _kept(_array(y), a_.ndim, axis, keepdims)
         w = np.exp(a_ - np.where(np.isneginf(y_), 0.0, y_))  # exp(a - y): the weights of the softmax
         if sign is not None:
-            w = w * _kept(np.asarray(sign), a_.ndim, axis, keepdims)
-        g = _kept(np.asarray(dy), a_.ndim, axis, keepdims) * conj(w)
+            w = w * _kept(_array(sign), a_.ndim, axis, keepdims)
+        g = _kept(_array(dy), a_.ndim, axis, keepdims) * conj(w)
         da = _restore(unbroadcast(g * conj(b) if b is not None else g, a_), a)
-        db = None if b is None else _restore(unbroadcast(g, np.asarray(b)), b)
+        db = None if b is None else _restore(unbroadcast(g, _array(b)), b)
         positional = (da, *(db if name == "b" else None for name in _LOGSUMEXP[:len(args)]))
         return keyword_cotangents(positional, kwargs, **({"b": db} if "b" in kwargs else {}))
     return out, back
@@ -238,13 +244,13 @@ def _axis(args, kwargs):
 def softmax(x, *args, **kwargs):
     """y = exp(x) / sum exp(x) over `axis` (all of x by default): dx = y (dy - sum(dy y)) over the same axis."""
     _refuse_foreign(sc.softmax, (x,))
-    y = sc.softmax(x, *args, **kwargs)
+    y = dual_call(sc.softmax, (x, *args), kwargs)
     axis = _axis(args, kwargs)
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        dy_ = np.asarray(dy)
+        dy_ = _array(dy)
         return (_restore(y * (dy_ - np.sum(dy_ * y, axis=axis, keepdims=True)), x), *(None for _ in args))
     return y, back
 
@@ -252,13 +258,13 @@ def softmax(x, *args, **kwargs):
 def log_softmax(x, *args, **kwargs):
     """y = x - logsumexp(x) over `axis`: dx = dy - exp(y) sum(dy) over the same axis."""
     _refuse_foreign(sc.log_softmax, (x,))
-    y = sc.log_softmax(x, *args, **kwargs)
+    y = dual_call(sc.log_softmax, (x, *args), kwargs)
     axis = _axis(args, kwargs)
 
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        dy_ = np.asarray(dy)
+        dy_ = _array(dy)
         return (_restore(dy_ - np.exp(y) * np.sum(dy_, axis=axis, keepdims=True), x), *(None for _ in args))
     return y, back
 

@@ -5,6 +5,7 @@ updates no call site can follow (an operator in place called as a function, a bo
 injected into `COMPILER`); `library`, whether a function is zygotepy's, NumPy's or the standard library's code.
 """
 import collections.abc
+import dis
 import numbers
 import operator
 import os
@@ -63,6 +64,8 @@ def check_cells(fn):
     too: their cotangents go to the values they were taken from (`lambda t, ws=ws: ...`, then `ws[0] = v`)."""
     made = fn.__dict__.get("__zygote_made__")
     if made is None and "__zygote_defaults__" not in fn.__dict__:
+        if fn.__closure__ is not None:
+            _check_closure_reads(fn)
         return
     log = current().log
     mark = fn.__zygote_mark__ if fn.__zygote_mark__ <= len(log) else 0  # (a later call's log starts again)
@@ -83,7 +86,7 @@ def check_cells(fn):
         except ValueError:  # (emptied by `del`)
             same = False
         updated = same and changed and not isinstance(value, mutate.ATOMIC) and (
-            id(value) in changed or id(mutate.base_of(value)) in changed)
+            id(value) in changed or id(mutate.base_of(value)) in changed) and differentiable(value)  # (not data)
         if not same or updated:
             site = call_site_parts() or (fn.__code__.co_filename, fn.__code__.co_firstlineno)
             what = "was updated in place" if updated else "was assigned a new value"
@@ -95,6 +98,70 @@ def check_cells(fn):
                      f"the new value its own name, or make the function again after the assignment" if not updated
                 else "update a copy, or make the function again after the update")
     fn.__zygote_mark__ = len(log)  # (nothing it captures has changed so far)
+
+
+def _check_closure_reads(fn):
+    """A closure Python made (a factory's: no generated code noted what its cells held, and their cotangents go
+    nowhere) that reads an object it captures, holding values that carry gradients, after that object was updated in
+    place since its last call in this gradient (by that call: `store.append(v); return sum(store)`, a memo, a running
+    total; or elsewhere): the values it reads would carry no gradient back to the update. Refused, naming the call.
+    A closure that only updates what it captures (`calls.append(x)`, a log) is fine."""
+    log = current().log
+    last = fn.__dict__.get("__zygote_last_call__")
+    fn.__zygote_last_call__ = (log, len(log))
+    if last is None or last[0] is not log or last[1] >= len(log):
+        return
+    changed = set(log[last[1]:])
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # (an empty cell)
+            continue
+        if id(value) in changed and not isinstance(value, mutate.ATOMIC) and differentiable(value) \
+                and name in _names_read(fn.__code__):
+            raise UnsupportedSyntax(
+                f"a call of the nested function {fn.__qualname__} after '{name}', which it captures and reads, was "
+                f"updated in place (by an earlier call of it, or elsewhere: the values it reads would carry no "
+                f"gradient back to the update)",
+                *(call_site_parts() or (fn.__code__.co_filename, fn.__code__.co_firstlineno)),
+                hint=f"pass '{name}' to the function as an argument, or return the new value instead")
+
+
+def _names_read(code):
+    """The captured names `code` reads other than to update them (`n[0] + v`, `sum(store)`, `memo[k]`; not the
+    object of `store.append(v)` or the target of `n[0] = ...`), from its bytecode: a load of the name followed by
+    anything but a method lookup of an updating method or a store into it."""
+    hit = _READS.get(code)
+    if hit is None:
+        ops = list(dis.get_instructions(code))
+        hit = set()
+        for k, ins in enumerate(ops):
+            if ins.opname != "LOAD_DEREF":
+                continue
+            nxt = ops[k + 1] if k + 1 < len(ops) else None
+            if nxt is not None and nxt.opname in ("LOAD_METHOD", "LOAD_ATTR") and nxt.argval in _UPDATING_METHODS:
+                continue
+            if _stored_into(ops, k):
+                continue
+            hit.add(ins.argval)
+        _READS[code] = hit
+    return hit
+
+
+def _stored_into(ops, k):
+    """Is the value the instruction `k` loads the container of a store (`n[0] = ...`: LOAD_DEREF n, LOAD_CONST 0,
+    STORE_SUBSCR, with only constants or fast locals between)?"""
+    for ins in ops[k + 1:k + 4]:
+        if ins.opname in ("STORE_SUBSCR", "STORE_ATTR"):
+            return True
+        if ins.opname not in ("LOAD_CONST", "LOAD_FAST"):
+            return False
+    return False
+
+
+_READS = {}  # code -> the captured names it reads
+_UPDATING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "setdefault", "clear", "discard",
+                               "__setitem__"))
 
 
 def captured_unchanged(obj, name, file, line, root=None, through=None):

@@ -108,9 +108,12 @@ _METHOD_KINDS = {}
 
 
 def _method_kind(cls, name):
-    """How `obj.name(...)` resolves for instances of `cls`: a Python method, a rule-carrying descriptor, or other."""
+    """How `obj.name(...)` resolves for instances of `cls`: a Python method, a rule-carrying descriptor, or other.
+    Kept per class and name while the class gives the same object for the name (a method replaced on the class, or on
+    a base class, between two calls is found again)."""
     key = (cls, name)
-    if key not in _METHOD_KINDS:
+    known = _METHOD_KINDS.get(key)
+    if known is None or getattr(cls, name, None) is not known[2]:
         static = inspect.getattr_static(cls, name, None)
         if getattr(cls, "__zygote_number__", False) or issubclass(cls, np.generic):
             # a dual number (hessian) or a NumPy scalar (`np.float64(...).reshape(1)`): the array method's rule,
@@ -119,20 +122,24 @@ def _method_kind(cls, name):
             if mirrored is not None and registry.find_rule(mirrored) is not None and \
                     (static is None or registry.find_rule(static) is None):
                 static = mirrored
+        probe = getattr(cls, name, None)
         if isinstance(static, types.FunctionType):
-            _METHOD_KINDS[key] = ("method", static)
+            known = ("method", static, probe)
         elif static is not None and not isinstance(static, (staticmethod, classmethod, property)) \
+                and hasattr(type(static), "__get__") \
                 and (registry.find_rule(static) is not None or registry.is_nondifferentiable(static)):
-            _METHOD_KINDS[key] = ("method", static)
+            known = ("method", static, probe)  # (a ufunc kept on a class, `act = np.tanh`, is no descriptor: "other")
         else:
-            _METHOD_KINDS[key] = ("other", None)
-    return _METHOD_KINDS[key]
+            known = ("other", None, probe)
+        _METHOD_KINDS[key] = known
+    return known
 
 
 def _callmethod(args, kwargs, need):
     obj, name, *rest = args
-    kind, method = _method_kind(type(obj), name)
-    if kind == "method":
+    kind, method, _ = _method_kind(type(obj), name)
+    if kind == "method" and not (type(method) is types.FunctionType and name in getattr(obj, "__dict__", ())):
+        # (an attribute of the object itself hides a function of its class: `self.act = np.tanh`)
         y, pb = _dispatch(method, (obj, *rest), kwargs, need and (need[0], *need[2:]))
         return y, CallMethodPullback(pb, True, name, obj)
     bound = getattr(obj, name)

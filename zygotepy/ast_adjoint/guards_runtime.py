@@ -91,7 +91,7 @@ def differentiable(x, depth=3):
     dtype = getattr(x, "dtype", None)
     if dtype is not None:
         return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
-    if depth and isinstance(x, (list, tuple)):
+    if depth and isinstance(x, (list, tuple, set, frozenset)):
         return any(differentiable(v, depth - 1) for v in x)
     if depth and isinstance(x, dict):
         return any(differentiable(v, depth - 1) for v in x.values())

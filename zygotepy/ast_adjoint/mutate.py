@@ -193,6 +193,15 @@ def host_memory(x):
         return x
 
 
+def dual_vector(x):
+    """Is `x` forward mode's dual array (which `hessian` carries through a reverse pass) over a 1-d NumPy array? Its
+    items are numbers read when the loop gets there, as a NumPy vector's are."""
+    if not getattr(type(x), "__zygote_number__", False) or not hasattr(x, "primal"):
+        return False
+    memory = host_memory(x)
+    return type(memory) is np.ndarray and memory.ndim == 1
+
+
 def shared_memory(x, others):
     """Is array `x`'s memory also that of one of `others` (another object: a view of it, or its base)?"""
     mx = host_memory(x)
@@ -287,8 +296,8 @@ def read_by_position(parent, child, position):
     if position is None:
         return None
     kind = type(parent)
-    if kind is np.ndarray:
-        return (position, parent[position]) if parent.ndim == 1 and not isinstance(child, np.ndarray) else None
+    if kind is np.ndarray or dual_vector(parent):
+        return (position, parent[position]) if parent.ndim == 1 and not isinstance(child, np.ndarray) and getattr(child, "ndim", 0) == 0 else None
     if kind is list:
         return (position, parent[position]) if position < len(parent) else None
     if kind is dict and position < len(parent):

@@ -201,6 +201,22 @@ def linear(fn, p, t, kw):
     return y, dispatch(fn, [t0, *p[1:]], kw)
 
 
+@tangent_rule(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit)
+def pieces(fn, p, t, kw):
+    """Linear, with several outputs: a tangent for each piece (`apply` makes a Dual of each)."""
+    y, ydot = linear(fn, p, t, kw)
+    return y, ydot if ydot is None else type(y)(ydot)
+
+
+@tangent_rule(np.meshgrid)
+def meshgrid(fn, p, t, kw):
+    """Each grid is linear in one argument: the grids of the tangents (zeros for a constant argument)."""
+    y = dispatch(fn, p, kw)
+    if all(ti is None for ti in t):
+        return y, None
+    return y, type(y)(dispatch(fn, [_zero(pi) if ti is None else ti for pi, ti in zip(p, t)], kw))
+
+
 def _filled(p, t):
     """The tangent `t` of the sequence `p` with its constant entries (None) as zeros, in nested sequences too
     (`np.array([[a, b], [b, 2.0]])`: a row of constants, or one constant in a row)."""
@@ -257,40 +273,6 @@ def extremum(fn, p, t, kw):
     keepdims = kw.get("keepdims", False)
     hit = strip(p[0]) == strip(dispatch(fn, [p[0]], {"axis": axis, "keepdims": True}))
     return y, np.sum(t[0] * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
-
-
-# --- linear algebra ------------------------------------------------------------------------------------------------------
-@tangent_rule(np.linalg.inv)
-def inv(fn, p, t, kw):
-    y = dispatch(fn, p, kw)
-    return y, None if t[0] is None else -(y @ t[0] @ y)
-
-
-@tangent_rule(np.linalg.solve)
-def solve(fn, p, t, kw):
-    a = p[0]
-    y = dispatch(fn, p, kw)
-    rhs = _total([t[1], None if t[0] is None else -(t[0] @ y)])
-    return y, None if rhs is None else dispatch(fn, [a, rhs], kw)
-
-
-@tangent_rule(np.linalg.norm)
-def norm(fn, p, t, kw):
-    if len(p) > 1 or any(kw.get(k) is not None for k in ("ord", "axis")):
-        raise ForwardModeError("forward mode supports np.linalg.norm(x) only (the 2-norm / Frobenius norm)")
-    y = dispatch(fn, p, kw)  # (d|x| = Re(sum(conj(x) dx)) / |x|: the conjugate and the real part matter for complex x)
-    return y, None if t[0] is None else np.real(np.sum(np.conj(p[0]) * t[0])) / y
-
-
-@tangent_rule(np.linalg.cholesky)
-def cholesky(fn, p, t, kw):
-    """dL = L tril(S, half its diagonal), S = L^-1 dA L^-T (a real symmetric positive-definite A)."""
-    y = dispatch(fn, p, kw)
-    if t[0] is None:
-        return y, None
-    inv_l = np.linalg.inv(y)
-    s = inv_l @ t[0] @ np.swapaxes(inv_l, -1, -2)
-    return y, y @ (np.tril(s) - 0.5 * s * np.eye(s.shape[-1]))
 
 
 # --- more NumPy functions: multilinear, linear, permutations, moments ----------------------------------------------------

@@ -101,7 +101,10 @@ class ArrayOpBlocks:
     def _op_scatter(self, v, n, e):
         return self._updated(v, lambda z: [f"{z}[[0, 0]] += {e()}", f"np.add.at({z}, [0, 0, 1], {e()})",
                                            f"{z}[[2, 0]] = [{e()}, {e()}]", f"{z}[[1, 1]] = [{e()}, 0.5]",
-                                           f"np.add.at({z}, [1, {n - 1}, 1], {z}[:3] * 0.5)", f"{z}[[0, 2]] *= {z}[1]"],
+                                           f"np.add.at({z}, [1, {n - 1}, 1], {z}[:3] * 0.5)", f"{z}[[0, 2]] *= {z}[1]",
+                                           f"np.put({z}, [0, 2, 0], [{e()}, {z}[1] * 0.5, 0.3])",
+                                           f"np.copyto({z}, np.sin({z}) * {e()}, where={z} > 0.1)",
+                                           f"np.putmask({z}, {z} < 0.0, np.cos({z})[::-1])"],
                              lambda z: f"np.sum(np.sin({z}) * np.arange(1, {n + 1}))")
 
     def _op_join(self, v, n, e):

@@ -1,11 +1,17 @@
 """A `for` loop's variable updated in place (zygotepy/adjoints/mutation/loop_links.py): the items of a container held
 in another (`for w in out["w"]`) are differentiated; items also held outside the container walked, and the loop
 variable of an unnamed copy, raise naming the loop's line."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
 from zygotepy import ZygoteError, gradient
 from zygotepy.testing import check_grads
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from plain_checks import central_hessian  # noqa: E402
 
 
 def test_the_loop_variable_of_an_unnamed_copy_still_raises():
@@ -116,3 +122,37 @@ def test_the_items_of_a_jax_vector_given_to_a_helper_that_may_update_them():
     want = gradient(f, x, b)
     assert np.allclose(np.asarray(gx), want[0], rtol=1e-6) and np.isclose(float(gb), want[1], rtol=1e-6)
     check_grads(f, x, b)
+
+
+def products_appended_to_a_list_it_reads(x):
+    out = [1.0]
+    for v in x:
+        out.append(v * out[-1])
+    return out[-1] + sum(out)
+
+
+def running_products(x):
+    import itertools
+    import operator
+    return sum(itertools.accumulate(x, operator.mul)) ** 2
+
+
+def a_vector_updated_ahead_of_its_loop(x):
+    x = x * 1.0
+    s = 0.0
+    for v in x:
+        s = s + v * v
+        x[2] = x[2] * x[0]
+    return s
+
+
+@pytest.mark.parametrize("f", [products_appended_to_a_list_it_reads, running_products,
+                               a_vector_updated_ahead_of_its_loop], ids=lambda f: f.__name__)
+def test_the_hessian_of_a_loop_over_a_vector(f):
+    """Under `hessian` the vector is a dual array, whose items, as a NumPy vector's, are numbers read when the loop gets
+    there: `itertools.accumulate` and a loop whose body updates the list or the vector it reads were refused, the dual
+    array taken for torch's, whose items are views ("a loop over the array that its body updates in place")."""
+    from zygotepy import hessian
+    x = np.array([1.1, 0.7, 1.3])
+    check_grads(f, x)
+    assert np.allclose(hessian(f, x), central_hessian(f, x, 1e-4), rtol=1e-6, atol=1e-6)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from zygotepy import ZygoteError, gradient, value_and_gradient
+from zygotepy.testing import check_grads as check_all
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from plain_checks import check_grads, line_of  # noqa: E402
@@ -280,3 +281,24 @@ def test_untracked_array_method_raises():
         return np.sum(y * x)
     with pytest.raises(ZygoteError, match="ndarray.partition"):
         gradient(f, np.array([3.0, 1.0, 2.0]))
+
+
+def rotate_left(a, b):
+    lst = [a, b, a * b]
+    lst.append(lst.pop(0))
+    return lst[0] * 1.0 + lst[1] * 2.0 + lst[2] * 3.0
+
+
+def rotate_right(a, b):
+    lst = [a, b, a * b]
+    lst.insert(0, lst.pop())
+    return lst[0] * 1.0 + lst[1] * 2.0 + lst[2] * 3.0
+
+
+@pytest.mark.parametrize("f", [rotate_left, rotate_right], ids=lambda f: f.__name__)
+def test_a_method_whose_argument_updates_the_same_object(f):
+    """`lst.append(lst.pop(0))`: the method's object is the list the argument updated (it crashed: the method was
+    given the list's version before the pop, `zip() argument 2 is longer than argument 1`)."""
+    value, _ = value_and_gradient(f, 0.7, 1.3)
+    assert value == f(0.7, 1.3)
+    check_all(f, 0.7, 1.3)

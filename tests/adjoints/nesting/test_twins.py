@@ -277,3 +277,34 @@ def test_second_derivative_of_an_elementwise_function_on_another_library():
     expected = 2 * np.sinh(v) * np.cos(v)  # d/dv (sinh v sin v + cosh v cos v)
     assert type(h) is type(x)
     np.testing.assert_allclose(np.asarray(h), expected, rtol=1e-12)
+
+
+# A method called with keywords (`x.sum(axis=0)`) inside a function whose gradient an outer level differentiates: the
+# twin took callmethod's own source, whose `getattr(obj, name)(**kwargs)` lost the object's gradient: the inner
+# gradient came back None (a TypeError), or the outer one missed that path (silently wrong: `hessian` by
+# reverse-over-reverse gave zeros). The method itself is now differentiated, with its keywords, as without them.
+def _cubes(x):
+    return (x ** 3).sum(axis=0) + np.sum(x ** 2)
+
+
+def _diffs(x):
+    return (np.diff(x) ** 2).sum(axis=0) * (x ** 2).astype(float, copy=True).mean(axis=-1)
+
+
+def _slope_sum(f):
+    def outer(x):
+        return np.sum(gradient(f, x)[0] * np.array([1.0, 2.0, 3.0]))
+    return outer
+
+
+@pytest.mark.parametrize("f", [_cubes, _diffs], ids=["sum-axis", "diff-astype-mean"])
+def test_methods_with_keywords_in_a_nested_gradient(f):
+    from zygotepy import hessian, hvp
+    x = np.array([0.5, -1.0, 1.5])
+    h = 1e-5
+    want = np.stack([(gradient(f, x + h * e)[0] - gradient(f, x - h * e)[0]) / (2 * h) for e in np.eye(3)], axis=1)
+    np.testing.assert_allclose(gradient(_slope_sum(f), x)[0], want.T @ np.array([1.0, 2.0, 3.0]), rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_allclose(hessian(f, x), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(hvp(f, (x,), (np.array([1.0, 0.0, -1.0]),))[0], want @ np.array([1.0, 0.0, -1.0]),
+                               rtol=1e-6, atol=1e-6)

@@ -22,6 +22,7 @@ from .. import registry
 from ..registry import adjoint
 from .methods import method_call
 from .overlap import _is_array
+from .overwrites import overwrite, overwrites
 from .stores import delitem, setitem
 
 
@@ -76,7 +77,7 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
             grads = inner(None if dy is None else (dy[0], dy[1], None, *dy[2:]))
             return (None, grads[1], *grads[3:])
         return (out[0], obj, *out[3:]), object_back
-    if fn is rt.callmethod and args and not isinstance(args[0], set):
+    if fn is rt.callmethod and args:
         mark = len(current().log)
         hit = method_call(args[0], args[1], args[2:], kwargs)
         if hit is not None:
@@ -98,7 +99,7 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
     if fn in (operator.setitem, operator.delitem) and len(args) == (3 if fn is operator.setitem else 2) \
             and not kwargs:  # `setitem(y, i, v)` not seen as one by lower() (operator bound to a local name)
         return _store_call(fn, args)
-    if fn is np.copyto:
+    if fn is np.copyto and "where" not in kwargs:
         return _keywords_unchanged(*_copyto(*args, **kwargs), kwargs)
     owner = getattr(fn, "__self__", None)
     if (owner is np.add or owner is np.subtract) and getattr(fn, "__name__", "") == "at" \
@@ -106,6 +107,8 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
         return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
     if updates_first(fn) or type(fn) is not types.FunctionType \
             and getattr(fn, "__name__", "") in ("shuffle",):
+        if overwrites(fn, args, kwargs):  # (np.put, np.place, np.copyto(where=), ...: overwrites.py)
+            return _keywords_unchanged(*overwrite(fn, args, kwargs), kwargs)
         if not any(differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
             return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
         name = _update_name(fn)
@@ -114,10 +117,26 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
                           f"rule")
     # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
     # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
-    if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())):
+    if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())) and not _reads_gradients(fn):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
     return _derived_call(fn, args, kwargs, result_used, keywords_taken)
+
+
+def _reads_gradients(fn):
+    """Does the function `fn` read a value that carries a gradient from its closure or its defaults (`def T(n):
+    return a * n` called as `T(2)`: its result depends on `a`)?"""
+    if type(fn) is types.MethodType:
+        return differentiable(fn.__self__) or _reads_gradients(fn.__func__)
+    if type(fn) is not types.FunctionType:
+        return False
+    for cell in fn.__closure__ or ():
+        try:
+            if differentiable(cell.cell_contents):
+                return True
+        except ValueError:  # (an empty cell)
+            pass
+    return any(differentiable(d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()))
 
 
 def _user_callable(obj):
@@ -296,7 +315,7 @@ def _with_out(args, kwargs, result_used):
     return _keywords_unchanged((out, fn, *fargs, out), back, kwargs)
 
 
-# (np.copyto and np.add.at / np.subtract.at have rules above; the others are refused where a gradient flows)
+# (np.copyto, np.add.at / np.subtract.at and those of overwrites.py have rules; others are refused where a gradient flows)
 updates_first_argument(np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal, np.copyto)
 
 

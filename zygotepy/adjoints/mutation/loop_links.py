@@ -12,8 +12,9 @@ from ...ast_adjoint import runtime as rt
 from ...errors import ZygoteError
 from ...runtime.context import current
 from ..registry import adjoint, nondifferentiable
+from ..structures.indexing import scatter_array
 from .held import _place, _split, _where_held
-from .links import _to_first, _zeros_like
+from .links import _to_first
 from .operators import immutable_array
 
 
@@ -138,9 +139,10 @@ def refresh_iter(child, parent, where, position=None):
     place = mt.read_by_position(parent, child, position)
     if place is not None:
         key, child = place  # (the same item, or the one an update of an earlier iteration put there)
-        plan = ("row", key) if type(parent) is np.ndarray else ("seq" if type(parent) is list else "dict",
-                                                                  [(key, child, "self")])
-    elif type(parent) is np.ndarray and parent.ndim == 1 and not isinstance(child, np.ndarray):
+        plan = ("row", key) if type(parent) is np.ndarray or mt.dual_vector(parent) else (
+            "seq" if type(parent) is list else "dict", [(key, child, "self")])
+    elif (type(parent) is np.ndarray and parent.ndim == 1 or mt.dual_vector(parent)) and \
+            not isinstance(child, np.ndarray) and getattr(child, "ndim", 0) == 0:
         plan = None  # (a later update of the array leaves the number the loop read as it was)
     elif immutable_array(parent):
         plan = None  # (JAX's arrays: no update in place changed the vector, nor the item the loop read)
@@ -163,9 +165,7 @@ def refresh_iter(child, parent, where, position=None):
         if plan == "part":
             raise _refused(where)
         if isinstance(plan, tuple) and plan[0] == "row":
-            dp = _zeros_like(parent)
-            dp[plan[1]] = dy
-            return (None, dp, None, None)
+            return (None, scatter_array(parent, plan[1], dy), None, None)
         rest, dparent = _place(plan, parent, dy, where)  # (another library's array: an Overlap, by its memory)
         return (rest, dparent, None, None)
     return child, back

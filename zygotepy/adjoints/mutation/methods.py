@@ -221,12 +221,10 @@ def _array_sort(x, *args, **kwargs):
     return None, back
 
 
-updates_without_rule(np.ndarray, "resize", "put", "itemset", "partition")
+updates_without_rule(np.ndarray, "resize", "itemset", "partition")  # (`put`: overwrites.py)
 updates_without_rule(dict, "popitem")
 updates_without_rule(list, "__setitem__")
-# a set holds no gradient: its updates need no undoing, but the lowering must still see them as updates
-updates_without_rule(set, "add", "discard", "remove", "pop", "clear", "update", "difference_update",
-                     "intersection_update", "symmetric_difference_update")
+# (a set's updates: structures/sets.py)
 
 
 def method_call(obj, name, args, kwargs):

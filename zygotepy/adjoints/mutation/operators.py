@@ -14,6 +14,7 @@ from ...backends import namespace
 from ...errors import ZygoteError
 from ...forward.dual import strip
 from ..registry import adjoint, find_rule, nondifferentiable
+from ..structures.sets import combined, updated
 from .methods import _list_extend
 
 
@@ -64,6 +65,8 @@ def _in_place_rule(plain, inplace, rule=None):
         if type(a) is list and plain is operator.mul:  # `lst *= n` repeats the list itself
             return _list_repeat(a, b)
         if type(a) is not np.ndarray:
+            if type(a) is set and plain is operator.sub and isinstance(b, (set, frozenset)):  # `s -= t`: in place
+                return updated(inplace, a, b)
             if _dual_of_array(a):  # forward mode's number standing for an array (hessian): in place, as the array is
                 return _elsewhere_in_place(rule, a, b, _dual_copy)
             if _mutable_foreign_array(a):  # a torch tensor (CuPy, array-API array): in place, as that library does
@@ -171,6 +174,8 @@ def _check_merge(a, b):
 
 @adjoint(operator.or_)
 def or_(a, b):
+    if isinstance(a, (set, frozenset)) and isinstance(b, (set, frozenset)):
+        return combined(operator.or_, a, b)
     y = a | b
     if not isinstance(a, dict):
         return y, lambda dy: (None, None)
@@ -192,7 +197,9 @@ def ior(a, b):
             entry.undo(lambda: dict(a))
             return _merge_cotangents(keys, b, dy)
         return a, back
-    entry = mt.journal_whole(a) if isinstance(a, (set, np.ndarray)) else None  # data, updated in place
+    if type(a) is set and isinstance(b, (set, frozenset)):
+        return updated(operator.ior, a, b)
+    entry = mt.journal_whole(a) if isinstance(a, np.ndarray) else None  # data, updated in place
     y = operator.ior(a, b)
 
     def back(dy):

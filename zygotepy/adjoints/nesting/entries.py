@@ -7,9 +7,11 @@ import inspect
 from ... import api
 from ...api import _seed
 from ...ast_adjoint import dispatch
+from ...ast_adjoint import mutate
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.call_checks import call_site
 from ...errors import ZygoteError
+from ...runtime.context import current
 from ..registry import adjoint, nondifferentiable
 from .cotangents import _drop, _pad, _project_all, _take
 from .deep import NestingTooDeep, outermost
@@ -130,7 +132,12 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
             y, back = outermost(entry, rule, full, {})
             y, back = _narrowed(entry, y, back, tuple(range(n)) if argnums is None else argnums, len(full) - 1)
             return y, lambda dy: _as_keywords(back(dy), n + 1, names)
+        mark = len(current().log)
         y, back = outermost(entry, rule, args, kwargs)
+        if len(current().log) != mark and mutate.updated_since(mark, args[1:]):
+            raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate {entry.__name__} of a function "
+                              f"that updates its argument in place, inside a function being differentiated (the "
+                              f"outer derivative would be taken at the updated argument); pass a copy (x.copy())")
         if argnums is not None:
             y, back = _narrowed(entry, y, back, argnums, len(args) - 1)
         if not called_with:

@@ -37,16 +37,26 @@ _IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.
              operator.itruediv: operator.truediv, operator.ipow: operator.pow}
 
 
+def _method_of(obj, name):
+    """`(method, bound)` for `obj.name(...)`: the function or rule-carrying descriptor a call of it runs with `obj` as
+    its first argument (None where there is none: an attribute of the object, a module's function), and, where the
+    class has none, `getattr(obj, name)`."""
+    kind, method, _ = dispatch._method_kind(type(obj), name)
+    if kind == "method" and not (type(method) is types.FunctionType and name in getattr(obj, "__dict__", ())):
+        return method, None
+    bound = getattr(obj, name)
+    if isinstance(bound, types.MethodType) and bound.__self__ is obj:
+        return bound.__func__, bound
+    return None, bound
+
+
 def _plan(fn, args):
     """How the inner level's J handles `fn(*args)`: `(kind, a, b)`, mirroring `dispatch._dispatch`."""
     if fn is callmethod:
         obj, name = args[0], args[1]
-        kind, method = dispatch._method_kind(type(obj), name)
-        if kind == "method":
+        method, bound = _method_of(obj, name)
+        if method is not None:
             return "callmethod", method, None
-        bound = getattr(obj, name)
-        if isinstance(bound, types.MethodType) and bound.__self__ is obj:
-            return "callmethod", bound.__func__, None
         if isinstance(obj, types.ModuleType):
             return "callattr", bound, None
         if not any(dispatch.differentiable(a) for a in args):
@@ -110,6 +120,10 @@ def _plan_keywords(fn, args, kwargs):
     """`_plan` for a call with keywords: a constructor's structural rule takes them as they are, and so does a rule
     (see below); a Python function's generated code too, its cotangents regrouped by the call plan `_derived` uses
     (which parameter each argument and keyword binds)."""
+    if fn is callmethod:  # `x.sum(axis=0)`: the method itself, with its keywords (as `_plan` does without them)
+        method, _ = _method_of(args[0], args[1])
+        if method is not None:
+            return "callmethod", method, None
     rule = _nested_rule(fn)
     constructed = _constructor_plan(fn) if rule is None and isinstance(fn, type) else None
     if constructed is not None:

@@ -207,5 +207,13 @@ def _by_const_keywords(fn, _, __, args, kwargs):
     return y, const_kw_back
 
 
+def _by_callmethod_keywords(fn, method, _, args, kwargs):
+    y, method_kw_back = twin_J_kw(method, args[0], *_drop(args, 2), **kwargs)
+
+    def callmethod_kw_back(dy, need=None):
+        return _callmethod_grads(method_kw_back(dy))
+    return y, callmethod_kw_back
+
+
 _KEYWORD_TWINS = {"class": _by_class, "plain": _by_plain_keywords, "rule": _by_rule_keywords,
-                  "derived": _by_derived_keywords, "const": _by_const_keywords}
+                  "derived": _by_derived_keywords, "const": _by_const_keywords, "callmethod": _by_callmethod_keywords}

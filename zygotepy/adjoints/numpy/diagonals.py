@@ -48,13 +48,12 @@ def diag(v, *k, **kwargs):
     """A 1-d v becomes a matrix (its cotangent is the diagonal of dy); a matrix gives its diagonal."""
     if type(v) is not np.ndarray and is_foreign(v):
         return _foreign_gather(np.diag, v, k, kwargs)
-    v_arr = np.asarray(v)
-
     def back(dy):
         if dy is None:
             return (None, *_nones(k))
-        if v_arr.ndim == 1:
+        if np.ndim(v) == 1:  # (v itself, not as an array: a dual number of hessian's passes through np.diag)
             return (np.diag(dy, *k, **kwargs), *_nones(k))
+        v_arr = np.asarray(v)
         return (_scatter(dy, np.diag(np.arange(v_arr.size).reshape(v_arr.shape), *k, **kwargs), v_arr), *_nones(k))
     return np.diag(v, *k, **kwargs), back
 

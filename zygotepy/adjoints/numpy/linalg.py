@@ -86,6 +86,15 @@ def solve(a, b):
     return x, back
 
 
+def _dual(v):
+    return getattr(type(v), "__zygote_number__", False)
+
+
+def _array(xp, v):
+    """`v` as an array of namespace `xp`, but a dual number (`hessian` runs these rules on them) as it is."""
+    return v if _dual(v) else xp.asarray(v)
+
+
 def _det_back(a, y, dy, linalg):
     """dy adj(a)^H: adj(a) = det(a) a^-1 (y = det(a)) where a is regular; where a det is 0, from the SVD a = U diag(s)
     Vh, adj(a)^H = conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh, which needs no inverse. NumPy's inv shares det's
@@ -98,11 +107,11 @@ def _det_back(a, y, dy, linalg):
     else:
         regular = bool(xp.all(xp.abs(y) > 1e-8 * xp.prod(xp.linalg.vector_norm(a, axis=-1), axis=-1)))
     if regular:
-        return xp.asarray(dy * conj(y))[..., None, None] * _H(linalg.inv(a))
+        return _array(xp, dy * conj(y))[..., None, None] * _H(linalg.inv(a))
     U, s, Vh = linalg.svd(a)
     hole = xp.eye(s.shape[-1], dtype=xp.bool, **on(s))
     others = xp.prod(xp.where(hole, xp.ones_like(s)[..., None, :], s[..., None, :]), axis=-1)  # prod_{j != i} s_j
-    return xp.asarray(dy * conj(linalg.det(U) * linalg.det(Vh)))[..., None, None] * ((U * others[..., None, :]) @ Vh)
+    return _array(xp, dy * conj(linalg.det(U) * linalg.det(Vh)))[..., None, None] * ((U * others[..., None, :]) @ Vh)
 
 
 @adjoint(la.det)
@@ -127,7 +136,7 @@ def slogdet(a):
         d = _field(dy, 1, "logabsdet", result)
         if d is None:
             return (None,)
-        d = asarray(d)
+        d = d if _dual(d) else asarray(d)  # (hessian's dual numbers pass)
         singular = result[1] == -np.inf
         if not bool(xp.any(singular)):
             return (d[..., None, None] * _H(linalg.inv(a)),)

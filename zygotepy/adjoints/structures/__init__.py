@@ -13,7 +13,8 @@ so that repeated integer indices accumulate.
 - sequences.py: tuples, lists and sets: displays, unpacking, `append`, copies.
 - iteration.py: `for` loops (`iterate`), `iter`, `next`, `enumerate`, `zip`.
 - indexing.py: `x[index]` (`getitem`, `scatter_array`).
+- sets.py: `|`, `&`, `-`, `^` of sets and the methods that update a set.
 
 Importing this package registers the rules of all of them.
 """
-from . import dicts, common, attributes, sequences, iteration, indexing  # noqa: F401  (registers their rules)
+from . import dicts, common, attributes, sequences, sets, iteration, indexing  # noqa: F401  (registers their rules)

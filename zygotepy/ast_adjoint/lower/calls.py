@@ -97,6 +97,10 @@ class Calls:
             obj = self.expr(func.value)
             if not isinstance(obj, Global):
                 args, kwargs, star = self.arguments(node)
+                now = self.env.get(func.value.id) if isinstance(func.value, gast.Name) else None
+                if isinstance(obj, Var) and isinstance(now, Var) and now != obj and \
+                        self.lineage.get(now) == self.lineage.get(obj):
+                    obj = now  # an argument updated the object in place (`lst.append(lst.pop(0))`): the method sees it
                 fn, args = Const(rt.callmethod), [obj, Const(self.mangle(func.attr)), *args]
                 if any(k == "out" for k, _ in kwargs):  # `y.clip(0, 1, out=y)`: computed, then written into `out`
                     kept = [(k, v) for k, v in kwargs if k != "out"]

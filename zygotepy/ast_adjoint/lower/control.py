@@ -177,6 +177,9 @@ class ControlFlow:
             carries.append(Carry(var, init, None))
             self.inherit(var, init)
             self.env[name] = var
+        for name in aug:  # `x += v` in the body may have made `x` a new object in an earlier iteration, which a name
+            if isinstance(self.env.get(name), Var):  # that named x's object when the loop began no longer shares
+                self.split.add(self.lineage_of(self.env[name]))  # (see `split`: numbers, JAX arrays)
         self.carry_rebound(zip(carries, [*names, *extra]), rebound)
         return names, carries
 

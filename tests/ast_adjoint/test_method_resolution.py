@@ -1,0 +1,59 @@
+"""How generated code's `obj.name(...)` resolves (zygotepy/ast_adjoint/dispatch.py `_method_kind`, `_callmethod`):
+as Python does, checked against central differences in float64."""
+import numpy as np
+
+from zygotepy import gradient, value_and_gradient
+from zygotepy.testing import check_grads
+
+
+# How `obj.name(...)` resolves (ast_adjoint/dispatch.py `_method_kind`): as Python does. An attribute of the object
+# itself hides a function of its class, a function replaced on the class between two calls is the new one, and a
+# ufunc kept on a class is not bound to the object. The first two were silently wrong (the class's function, or the
+# old one, was differentiated); the third crashed (`tanh_rule() takes 1 positional argument but 2 were given`).
+class _Layer:
+    scale = np.tanh  # (no descriptor: `self.scale(z)` is `np.tanh(z)`)
+
+    def __init__(self, w, act=None):
+        self.w = w
+        if act is not None:
+            self.activation = act
+
+    def activation(self, z):
+        return z
+
+    def __call__(self, x):
+        return self.activation(self.w * x) + self.scale(x * self.w)
+
+
+def _through_a_layer(w, x):
+    return _Layer(w, np.sin)(x) * _Layer(w * 2.0)(x)
+
+
+def test_an_instance_attribute_hides_the_class_function():
+    w, x = 0.5, 2.0
+    value, _ = value_and_gradient(_through_a_layer, w, x)
+    assert value == _through_a_layer(w, x)
+    check_grads(_through_a_layer, w, x)
+
+
+class _Patched:
+    def __init__(self, w):
+        self.w = w
+
+    def act(self, x):
+        return self.w * x
+
+
+def _use_patched(w, x):
+    return _Patched(w).act(x)
+
+
+def test_a_method_replaced_on_its_class_is_found_again():
+    original = _Patched.act
+    try:
+        assert gradient(_use_patched, 2.0, 3.0) == (3.0, 2.0)
+        _Patched.act = lambda self, x: self.w * x * x
+        assert value_and_gradient(_use_patched, 2.0, 3.0) == (18.0, (9.0, 12.0))
+    finally:
+        _Patched.act = original
+    assert gradient(_use_patched, 2.0, 3.0) == (3.0, 2.0)

@@ -54,6 +54,13 @@ def call_site_parts():
     return None
 
 
+def at_call(error):
+    """`error`, marked as a refusal of this call (not of the callee's code, which a call statement into code zygotepy
+    cannot read would then run plainly: mutation/calls.py `_derived_call`)."""
+    error.at_call = True
+    return error
+
+
 def check_cells(fn):
     """A nested function generated code made (runtime.make_closure) is differentiated as it was made: the cotangents
     of what it reads from its cells go to the values they held then. Called after one of those names was assigned
@@ -75,11 +82,11 @@ def check_cells(fn):
     for name, value in zip(code.co_varnames[code.co_argcount - len(defaults):code.co_argcount], defaults):
         if changed and not isinstance(value, mutate.ATOMIC) and (
                 id(value) in changed or id(mutate.base_of(value)) in changed):
-            raise UnsupportedSyntax(
+            raise at_call(UnsupportedSyntax(
                 f"a call of the nested function {fn.__qualname__} after its default value of '{name}' was updated in "
                 f"place (the function reads the new value; zygotepy gives the gradient to the value it had when the "
                 f"function was made)", *(call_site_parts() or (code.co_filename, code.co_firstlineno)),
-                hint="update a copy, or make the function again after the update")
+                hint="update a copy, or make the function again after the update"))
     for name, cell, value in zip(code.co_freevars, fn.__closure__ or (), made or ()):
         try:
             same = cell.cell_contents is (fn if value is ITSELF else value)
@@ -90,13 +97,13 @@ def check_cells(fn):
         if not same or updated:
             site = call_site_parts() or (fn.__code__.co_filename, fn.__code__.co_firstlineno)
             what = "was updated in place" if updated else "was assigned a new value"
-            raise UnsupportedSyntax(
+            raise at_call(UnsupportedSyntax(
                 f"a call of the nested function {fn.__qualname__} after '{name}', which it captures, {what} (the "
                 f"function reads the new value; zygotepy gives the gradient to the value captured when the function "
                 f"was made)", *site,
                 hint=f"bind the value the function should read as a default (`lambda ..., {name}={name}: ...`), give "
                      f"the new value its own name, or make the function again after the assignment" if not updated
-                else "update a copy, or make the function again after the update")
+                else "update a copy, or make the function again after the update"))
     fn.__zygote_mark__ = len(log)  # (nothing it captures has changed so far)
 
 
@@ -119,12 +126,12 @@ def _check_closure_reads(fn):
             continue
         if id(value) in changed and not isinstance(value, mutate.ATOMIC) and differentiable(value) \
                 and name in _names_read(fn.__code__):
-            raise UnsupportedSyntax(
+            raise at_call(UnsupportedSyntax(
                 f"a call of the nested function {fn.__qualname__} after '{name}', which it captures and reads, was "
                 f"updated in place (by an earlier call of it, or elsewhere: the values it reads would carry no "
                 f"gradient back to the update)",
                 *(call_site_parts() or (fn.__code__.co_filename, fn.__code__.co_firstlineno)),
-                hint=f"pass '{name}' to the function as an argument, or return the new value instead")
+                hint=f"pass '{name}' to the function as an argument, or return the new value instead"))
 
 
 def _names_read(code):

@@ -80,7 +80,9 @@ def as_written_checked(fn, /, *args, **kwargs):
     if type(code) is types.FunctionType and may_update_in_place(code) and not library(code):
         try:
             derive_now(code, bound, kwargs or None)
-        except (SourceUnavailable, UnsupportedSyntax):
+        except (SourceUnavailable, UnsupportedSyntax) as e:
+            if getattr(e, "at_call", False):  # (a refusal of this call, not of the callee's code: call_checks)
+                raise
             return as_written(fn, *args, **kwargs)
         return (dispatch.J_kw(fn, *args, **kwargs) if kwargs else dispatch.J(fn, *args))[0]
     return as_written(fn, *args, **kwargs)

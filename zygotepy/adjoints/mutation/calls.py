@@ -273,7 +273,9 @@ def _callee_code(fn, args):
 
 def _before_running(error, fn, args):
     """Did `error` come from reading the callee itself (its missing rule or source, its unsupported syntax), before
-    any of it ran?"""
+    any of it ran? (Not a refusal of the call itself: call_checks.at_call.)"""
+    if getattr(error, "at_call", False):
+        return False
     code, target = _callee_code(fn, args)
     if isinstance(error, MissingAdjoint):
         return error.callee is target or error.callee is fn

@@ -113,7 +113,8 @@ def _method_kind(cls, name):
     a base class, between two calls is found again)."""
     key = (cls, name)
     known = _METHOD_KINDS.get(key)
-    if known is None or getattr(cls, name, None) is not known[2]:
+    probe = getattr(cls, name, None)  # (a classmethod gives a new bound method each time: equal, not identical)
+    if known is None or probe is not known[2] and not (type(probe) is types.MethodType and probe == known[2]):
         static = inspect.getattr_static(cls, name, None)
         if getattr(cls, "__zygote_number__", False) or issubclass(cls, np.generic):
             # a dual number (hessian) or a NumPy scalar (`np.float64(...).reshape(1)`): the array method's rule,
@@ -122,7 +123,6 @@ def _method_kind(cls, name):
             if mirrored is not None and registry.find_rule(mirrored) is not None and \
                     (static is None or registry.find_rule(static) is None):
                 static = mirrored
-        probe = getattr(cls, name, None)
         if isinstance(static, types.FunctionType):
             known = ("method", static, probe)
         elif static is not None and not isinstance(static, (staticmethod, classmethod, property)) \
@@ -135,11 +135,19 @@ def _method_kind(cls, name):
     return known
 
 
+def class_method(obj, name):
+    """The function or rule-carrying descriptor `obj.name(...)` runs with `obj` first (see `_method_kind`), or None:
+    also where an attribute of the object itself hides a function of its class (`self.act = np.tanh`), as in Python."""
+    kind, method, _ = _method_kind(type(obj), name)
+    if kind != "method" or type(method) is types.FunctionType and name in getattr(obj, "__dict__", ()):
+        return None
+    return method
+
+
 def _callmethod(args, kwargs, need):
     obj, name, *rest = args
-    kind, method, _ = _method_kind(type(obj), name)
-    if kind == "method" and not (type(method) is types.FunctionType and name in getattr(obj, "__dict__", ())):
-        # (an attribute of the object itself hides a function of its class: `self.act = np.tanh`)
+    method = class_method(obj, name)
+    if method is not None:
         y, pb = _dispatch(method, (obj, *rest), kwargs, need and (need[0], *need[2:]))
         return y, CallMethodPullback(pb, True, name, obj)
     bound = getattr(obj, name)

@@ -41,8 +41,8 @@ def _method_of(obj, name):
     """`(method, bound)` for `obj.name(...)`: the function or rule-carrying descriptor a call of it runs with `obj` as
     its first argument (None where there is none: an attribute of the object, a module's function), and, where the
     class has none, `getattr(obj, name)`."""
-    kind, method, _ = dispatch._method_kind(type(obj), name)
-    if kind == "method" and not (type(method) is types.FunctionType and name in getattr(obj, "__dict__", ())):
+    method = dispatch.class_method(obj, name)
+    if method is not None:
         return method, None
     bound = getattr(obj, name)
     if isinstance(bound, types.MethodType) and bound.__self__ is obj:

@@ -21,7 +21,8 @@ RUNTIME = {"zygotepy.ast_adjoint.runtime", "zygotepy.ast_adjoint.accumulate", "z
 DISPATCH = {"zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.derived", "zygotepy.ast_adjoint.pullbacks",
             "zygotepy.ast_adjoint.keywords", "zygotepy.ast_adjoint.call_checks"}
 
-FORWARD_RULES = {"zygotepy.forward.rules", "zygotepy.forward.linalg_rules", "zygotepy.forward.scipy_rules"}
+FORWARD_RULES = {"zygotepy.forward.rules", "zygotepy.forward.linalg_rules", "zygotepy.forward.numpy_rules",
+                 "zygotepy.forward.scipy_rules"}
 
 
 def layer(module):

@@ -233,3 +233,25 @@ def test_hvp_by_reverse_over_reverse_where_duals_cannot_pass(f):
     x, v = np.array([0.3, 0.7, 1.2]), np.array([1.0, -2.0, 0.5])
     (hv,) = hvp(f, (x,), (v,))
     assert np.allclose(hv, hessian(f, x) @ v)
+
+
+def test_hvp_of_a_tree_by_reverse_over_reverse():
+    """hvp of a dict or list of arrays through a function with no tangent rule: the fallback's <grad f, v> multiplied
+    a dict by a dict (a TypeError; found by a probe of ML programs)."""
+    from zygotepy.forward.dual import FORWARD
+    w, v = np.array([0.3, 0.8, -0.2]), np.array([1.0, -0.5, 2.0])
+    no_rule = FORWARD.pop(np.fft.rfft)  # (the route taken where dual numbers cannot pass)
+    try:
+        def f(p):
+            return np.sum(np.abs(np.fft.rfft(p["w"])) ** 2) + np.sum(p["b"] ** 3)
+
+        def flat(u):
+            return f({"w": u[:3], "b": u[3:]})
+
+        (hv,) = hvp(f, ({"w": w, "b": w[:2]},), ({"w": v, "b": v[:2]},))
+        want = hessian(flat, np.concatenate([w, w[:2]])) @ np.concatenate([v, v[:2]])
+        np.testing.assert_allclose(np.concatenate([hv["w"], hv["b"]]), want, atol=1e-10)
+        (hl,) = hvp(lambda ps: f({"w": ps[0], "b": ps[1]}), ([w, w[:2]],), ([v, v[:2]],))
+        np.testing.assert_allclose(np.concatenate(hl), want, atol=1e-10)
+    finally:
+        FORWARD[np.fft.rfft] = no_rule

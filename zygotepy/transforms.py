@@ -125,16 +125,29 @@ def _hvp_by_reverse_over_reverse(f, args, vectors):
     """`hvp` as the gradient of the directional derivative `<grad f(x), v>` (nested reverse mode transforms the rules'
     backs too)."""
     def directional(*xs):
-        grads = gradient(f, *xs)
-        total = 0.0
-        for g, v in zip(grads, vectors):
-            if g is not None and v is not None:
-                total = total + np.sum(g * v)
-        return total
+        return _inner(gradient(f, *xs), vectors)
     with transform_route_only():
         grads = gradient(directional, *args)
-    return tuple(None if v is None else 0.0 * a if g is None else g
+    return tuple(None if v is None else tree_map(lambda x: 0.0 * x, a) if g is None else g
                  for g, a, v in zip(grads, args, vectors, strict=True))
+
+
+def _inner(g, v):
+    """<g, v> of a gradient and a vector of the same structure (arrays, or dicts, lists and tuples of them), written
+    for the outer level of reverse mode to differentiate."""
+    if g is None or v is None:
+        return 0.0
+    if isinstance(g, dict):
+        total = 0.0
+        for k in g:
+            total = total + _inner(g[k], v[k])
+        return total
+    if isinstance(g, (list, tuple)):
+        total = 0.0
+        for gi, vi in zip(g, v):
+            total = total + _inner(gi, vi)
+        return total
+    return np.sum(g * v)
 
 
 for _entry in (jvp, hvp):

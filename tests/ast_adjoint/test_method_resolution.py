@@ -57,3 +57,39 @@ def test_a_method_replaced_on_its_class_is_found_again():
     finally:
         _Patched.act = original
     assert gradient(_use_patched, 2.0, 3.0) == (3.0, 2.0)
+
+
+class _Scale:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return self.w * x
+
+
+class _Slotted:
+    __slots__ = ("layer",)
+
+    def __init__(self, layer):
+        self.layer = layer
+
+
+def test_a_callable_held_by_an_object_without_a_dict():
+    """`p.layer(x)` where `p` is a namedtuple or has `__slots__` (its fields are the class's descriptors): the
+    pullback read `p.__dict__` (an AttributeError; found by a probe of ML programs)."""
+    import collections
+    params = collections.namedtuple("Params", ["layer", "c"])
+
+    def f(p, x):
+        return np.sum(p.layer(x)) * p.c
+
+    def g(h, x):
+        return np.sum(h.layer(x) ** 2)
+    check_grads(f, params(_Scale(np.array([2.0, 3.0])), 2.0), np.array([1.0, -1.5]))
+    (dh, dx) = gradient(g, _Slotted(_Scale(np.array([2.0, 3.0]))), np.array([1.0, -1.5]))
+    np.testing.assert_allclose(dh.layer.w, 2 * np.array([2.0, 3.0]) * np.array([1.0, 2.25]))
+    np.testing.assert_allclose(dx, 2 * np.array([4.0, 9.0]) * np.array([1.0, -1.5]))
+    (dp, dx) = gradient(f, params(_Scale(np.array([2.0, 3.0])), 2.0), np.array([1.0, 1.0]))
+    np.testing.assert_allclose(dp.layer.w, [2.0, 2.0])
+    assert dp.c == 5.0
+    np.testing.assert_allclose(dx, [4.0, 6.0])

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from zygotepy import derivative, hessian
+from zygotepy import ForwardModeError, derivative, hessian, jacobian
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from plain_checks import central_hessian  # noqa: E402
@@ -17,6 +17,10 @@ _A = RNG.uniform(-1, 1, (3, 3)) + 3 * np.eye(3)
 _B = RNG.uniform(-1, 1, (2, 3, 3)) + 3 * np.eye(3)
 _C = _A + 1j * RNG.uniform(-1, 1, (3, 3))
 _V = RNG.uniform(-1, 1, 6)
+_D = RNG.uniform(-1, 1, (3, 3))
+_S = _A + _A.T  # symmetric, distinct eigenvalues
+_TALL = RNG.uniform(-1, 1, (4, 3))
+_WIDE = _TALL.T[:2]
 
 
 def _parts(v):
@@ -47,8 +51,38 @@ def _agree(f, t, h=1e-6):
     lambda t: np.split(_B[0] * t, [1], axis=1),
     lambda t: np.meshgrid(_V[:2] * t, _V[2:5], indexing="ij"),
     lambda t: np.meshgrid(_V[:2], np.cos(t * _V[2:5])),
+    lambda t: np.linalg.eigh(_S + t * _D),
+    lambda t: np.linalg.eigh(_S + t * _D, UPLO="U"),
+    lambda t: np.linalg.eigvalsh(_B + t * _B[0]),
+    lambda t: np.linalg.svd(_TALL + t * _TALL ** 2, full_matrices=False),
+    lambda t: np.linalg.svd(_WIDE * t + _WIDE ** 3, full_matrices=False),
+    lambda t: np.linalg.svd(_A + t * _D),
+    lambda t: np.linalg.svd(_TALL + t, compute_uv=False),
+    lambda t: np.linalg.svd(_TALL + t)[1],
+    lambda t: np.linalg.qr(_TALL + t * _TALL ** 2),
+    lambda t: np.linalg.qr(_A * t + _D, mode="r"),
+    lambda t: np.linalg.pinv(_TALL + t * _TALL ** 2),
+    lambda t: np.linalg.pinv(_WIDE * t),
+    lambda t: np.linalg.lstsq(_TALL + t * _TALL ** 2, _V[:4] * t, rcond=None)[:2],
+    lambda t: np.linalg.lstsq(_TALL, np.outer(_V[:4], _V[4:]) + t, rcond=None)[1],
+    lambda t: np.linalg.lstsq(_A + t, _D, rcond=None)[3],
+    lambda t: np.linalg.matrix_power(_A + t * _D, 3),
+    lambda t: np.linalg.matrix_power(_A + t * _D, -2),
+    lambda t: np.linalg.norm(_TALL + t * _V[:3], axis=1),
+    lambda t: np.linalg.norm(_V * t - 0.2, 1),
+    lambda t: np.linalg.norm(_V * t - 0.2, np.inf),
+    lambda t: np.linalg.norm(_TALL * t - 0.2, 3, axis=0, keepdims=True),
+    lambda t: np.linalg.norm(_TALL * t + _TALL ** 2, "nuc"),
+    lambda t: np.linalg.norm(_TALL * t + _TALL ** 2, 2),
+    lambda t: np.linalg.norm(_B + t * _B[0], -2, axis=(1, 2)),
+    lambda t: np.linalg.norm(_B * t, "fro", axis=(1, 2)),
+    lambda t: np.linalg.norm(_B * t),
 ], ids=["det", "det-batched", "slogdet", "slogdet-batched", "slogdet-complex", "inv", "solve", "split",
-        "array_split", "split-axis", "meshgrid-ij", "meshgrid-second"])
+        "array_split", "split-axis", "meshgrid-ij", "meshgrid-second", "eigh", "eigh-upper-of-unsymmetric",
+        "eigvalsh-batched", "svd-tall", "svd-wide", "svd-square-full", "svd-values", "svd-values-of-full", "qr",
+        "qr-r", "pinv-tall", "pinv-wide", "lstsq", "lstsq-residuals", "lstsq-singular-values", "matrix_power",
+        "matrix_power-negative", "norm-axis", "norm-1", "norm-inf", "norm-3-keepdims", "norm-nuclear",
+        "norm-spectral", "norm-smallest-batched", "norm-fro-batched", "norm-3d"])
 def test_tangent_rules(f):
     _agree(f, 0.7)
 
@@ -58,6 +92,18 @@ def logdet_loss(x):
     return np.linalg.slogdet(m)[1] + np.linalg.det(m) * 0.1
 
 
+def decompositions_loss(x):
+    m = np.outer(x, x[::-1]) + np.diag(x) + 4 * np.eye(3)
+    w = np.linalg.eigvalsh(m)
+    return np.sum(w ** 3) + np.linalg.norm(m, "nuc") + np.sum(np.linalg.pinv(m[:, :2]) ** 2) \
+        + np.sum(np.linalg.qr(m)[1] ** 2) + np.sum(np.linalg.matrix_power(m, 2))
+
+
+def vectors_loss(x):
+    m = np.outer(x, x[::-1]) + np.diag(x) + 4 * np.eye(3)
+    return np.sum(np.linalg.eigh(m)[1][:, 0] ** 4) + np.sum(np.linalg.svd(m[:, :2])[0][:, 0] ** 4)
+
+
 def split_loss(x):
     a, b = np.split(x, 2)
     g1, g2 = np.meshgrid(a, b)
@@ -65,7 +111,10 @@ def split_loss(x):
 
 
 @pytest.mark.parametrize("f, x", [(logdet_loss, np.array([0.3, -0.5, 0.8])),
-                                  (split_loss, np.array([0.3, -0.5, 0.8, 1.2]))], ids=["slogdet", "split"])
+                                  (split_loss, np.array([0.3, -0.5, 0.8, 1.2])),
+                                  (decompositions_loss, np.array([0.3, -0.5, 0.8])),
+                                  (vectors_loss, np.array([0.3, -0.5, 0.8]))],
+                         ids=["slogdet", "split", "decompositions", "vectors"])
 def test_hessians(f, x):
     assert np.allclose(hessian(f, x), central_hessian(f, x), rtol=1e-5, atol=1e-6)
 
@@ -93,3 +142,78 @@ def test_dropgrad_and_hook_in_forward_mode():
     with pytest.raises(ForwardModeError, match="hook"):
         jacobian(hooked, x[:1], mode="forward")
     np.testing.assert_allclose(jacobian(hooked, x[:1])[0], 6 * np.cos(2 * x[:1]) * np.ones((3, 1)))
+
+
+def test_completing_singular_vectors_have_nan_tangents():
+    """np.linalg.svd's default full_matrices=True of a non-square matrix: the completing vectors are not unique; their
+    tangents are nan (a result reading them is nan), the others' are the reduced factorization's."""
+    U, s, Vh = derivative(lambda t: np.linalg.svd(_TALL + t * _TALL ** 2), 0.3)
+    Ur, sr, Vhr = derivative(lambda t: np.linalg.svd(_TALL + t * _TALL ** 2, full_matrices=False), 0.3)
+    assert U.shape == (4, 4) and np.isnan(U[:, 3:]).all()
+    np.testing.assert_allclose(U[:, :3], Ur)
+    np.testing.assert_allclose(s, sr)
+    np.testing.assert_allclose(Vh, Vhr)
+
+
+@pytest.mark.parametrize("f, match", [
+    (lambda t: np.linalg.eigh(np.eye(3) * t), "repeated"),
+    (lambda t: np.linalg.qr(_WIDE * t), "tall or square"),
+    (lambda t: np.linalg.svd(_A * t, hermitian=True), "hermitian"),
+    (lambda t: np.linalg.norm(_A * t, 1), "ord=1"),
+    (lambda t: np.linalg.eigh(_C * t), "real"),
+], ids=["eigh-degenerate", "qr-wide", "svd-hermitian", "norm-matrix-1", "eigh-complex"])
+def test_refused(f, match):
+    with pytest.raises(ForwardModeError, match=match):
+        derivative(f, 0.3)
+
+
+def test_forward_jacobian_of_eigenvalues():
+    s = _S.copy()
+    j = jacobian(np.linalg.eigvalsh, s, mode="forward")[0]
+    np.testing.assert_allclose(j, jacobian(np.linalg.eigvalsh, s, mode="reverse")[0], atol=1e-10)
+
+
+def test_cholesky_reads_the_lower_triangle():
+    """NumPy's cholesky reads the lower triangle only: a perturbation of an upper entry changes nothing, one of a lower
+    entry off the diagonal counts once (the symmetric formula gave the first a tangent and the second half of one;
+    hessian then came out unsymmetric)."""
+    a = np.array([[2.0, 0.3], [0.3, 1.5]])
+    forward = jacobian(lambda m: np.linalg.cholesky(m).ravel(), a, mode="forward")[0]
+    reverse = jacobian(lambda m: np.linalg.cholesky(m).ravel(), a, mode="reverse")[0]
+    np.testing.assert_allclose(forward, reverse, atol=1e-12)
+    assert not forward[:, 0, 1].any()
+    w = np.arange(4.0).reshape(2, 2)
+
+    def loss(v):
+        return np.sum(np.linalg.cholesky(v.reshape(2, 2)) * w)
+    np.testing.assert_allclose(hessian(loss, a.ravel()), central_hessian(loss, a.ravel()), rtol=1e-5, atol=1e-6)
+
+
+def test_multi_dot():
+    """A tangent rule (linear in each matrix of the list): hessian and a gradient of a gradient through it were
+    refused, both routes (found by a probe of NumPy idioms)."""
+    s = _A + 0.1 * _D
+
+    def f(v):
+        a = v.reshape(3, 3)
+        return np.sum(np.linalg.multi_dot([a, a.T, a]) ** 2)
+    np.testing.assert_allclose(hessian(f, s.ravel()), central_hessian(f, s.ravel()), rtol=1e-5, atol=1e-5)
+    _agree(lambda t: np.linalg.multi_dot([_A * t, _D, _TALL.T, _V[:4] + t]), 0.4)
+
+
+@pytest.mark.dual_route  # (the rule's own loop is not one an outer level of reverse mode transforms)
+def test_gradient_of_a_gradient_through_multi_dot():
+    from zygotepy import gradient
+    s = _A + 0.1 * _D
+
+    def f(v):
+        a = v.reshape(3, 3)
+        return np.sum(np.linalg.multi_dot([a, a.T, a]) ** 2)
+
+    def g(v):
+        return np.sum(gradient(f, v)[0] ** 2)
+    h = 1e-6
+    e = np.zeros(9)
+    e[4] = h
+    np.testing.assert_allclose(gradient(g, s.ravel())[0][4], (g(s.ravel() + e) - g(s.ravel() - e)) / (2 * h),
+                               rtol=1e-5)

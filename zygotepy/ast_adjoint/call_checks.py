@@ -180,6 +180,28 @@ def captured_unchanged(obj, name, file, line, root=None, through=None):
         raise UnsupportedSyntax(captured_update(name, through), file, line)
 
 
+def captured_object_updated(obj, name, fn_name, file, line):
+    """A function updated in place an object it captures as `name`, which now holds values carrying gradients. Where
+    a function being differentiated further up the stack holds that object too (a factory's closure appending to a
+    list its caller made: `push = make_push(acc); push(x); sum(acc)`), the caller's later reads of it would carry no
+    gradient back to the update (the closure's derived code cannot hand the object's new version to that caller):
+    refused, naming the update. An object only the user's plain code holds (a log filled for printing) is fine."""
+    if isinstance(obj, mutate.ATOMIC) or not differentiable(obj):
+        return
+    frame = sys._getframe(2)  # (above the closure's own derived forward)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith("<zygotepy:") and code.co_name.endswith("_forward") \
+                and any(v is obj for v in frame.f_locals.values()):
+            caller = code.co_filename[len("<zygotepy: "):].rpartition(" at ")[0]
+            raise UnsupportedSyntax(
+                f"updating '{name}' in place in {fn_name}, which captures it, while {caller} (being differentiated) "
+                f"holds the same object: its reads of it would get no gradient from this update",
+                file, line, hint=f"pass '{name}' to {fn_name} as an argument (an update of an argument is followed), "
+                                 f"or return the new value")
+        frame = frame.f_back
+
+
 def captured_update(name, through=None):
     """The refusal of an update in place of what a nested function captures as `name`, made through `through`."""
     if through in (None, name, "_t"):

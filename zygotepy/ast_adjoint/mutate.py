@@ -101,6 +101,8 @@ def snapshot(x):
     """A copy of the part of an object an update may change: array data, list items, dict entries, attributes."""
     if isinstance(x, np.ndarray):
         return x.copy()
+    if hasattr(type(x), "__zygote_snapshot__"):  # (forward mode's dual array, updated in place under hessian)
+        return x.__zygote_snapshot__(snapshot)
     if isinstance(x, list):
         return list(x)
     if isinstance(x, dict):
@@ -114,7 +116,7 @@ def snapshot(x):
 
 def restorer(x):
     """The function that puts a `snapshot` of `x` back into `x`."""
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or hasattr(type(x), "__zygote_snapshot__"):
         def put(s):
             x[...] = s
     elif isinstance(x, (list, set, dict)):

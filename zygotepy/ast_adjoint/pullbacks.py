@@ -209,7 +209,9 @@ class CallMethodPullback:
         if self.bound:  # (dfunc, dobj, *dargs)
             return (None, grads[1], None, *grads[2:])
         dm = grads[0]  # the callable was an attribute value: its cotangent is a field of obj
-        if dm is not None and getattr(self.obj.__dict__.get(self.name), "__self__", None) is self.obj:
+        own = getattr(self.obj, "__dict__", None)  # (a namedtuple's fields and `__slots__` are the class's descriptors)
+        held = own.get(self.name) if own is not None else getattr(self.obj, self.name, None)
+        if dm is not None and getattr(held, "__self__", None) is self.obj:
             return (None, dm, None, *grads[1:])
         return (None, StructGrad({self.name: dm}) if dm is not None else None, None, *grads[1:])
 

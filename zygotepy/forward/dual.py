@@ -66,6 +66,7 @@ class Dual:
     dtype = property(lambda self: np.result_type(strip(self.primal)))
     T = property(lambda self: np.transpose(self))
     real = property(lambda self: np.real(self))
+    imag = property(lambda self: np.imag(self))
 
     def __len__(self):
         return len(strip(self.primal))
@@ -110,6 +111,11 @@ class Dual:
             "without a tangent rule)")
 
     __hash__ = None
+
+    def __zygote_snapshot__(self, snapshot):
+        """A copy of the values an update in place may change (reverse mode's journal: `np.add.at(y, ...)` of a dual
+        array under hessian), restored by `y[...] = copy`; `snapshot` copies each level's parts."""
+        return Dual(self.tag, snapshot(self.primal), snapshot(self.tangent))
 
     @staticmethod
     def __zygote_zeros__(shape, like):

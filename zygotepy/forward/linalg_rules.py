@@ -26,20 +26,72 @@ def solve(fn, p, t, kw):
 
 @tangent_rule(np.linalg.norm)
 def norm(fn, p, t, kw):
-    if len(p) > 1 or any(kw.get(k) is not None for k in ("ord", "axis")):
-        raise ForwardModeError("forward mode supports np.linalg.norm(x) only (the 2-norm / Frobenius norm)")
-    y = dispatch(fn, p, kw)  # (d|x| = Re(sum(conj(x) dx)) / |x|: the conjugate and the real part matter for complex x)
-    return y, None if t[0] is None else np.real(np.sum(np.conj(p[0]) * t[0])) / y
+    """Vector p-norms along an axis (or of a vector), the Frobenius norm, and the nuclear and spectral (2, -2) norms
+    of matrices, through the singular values' tangents."""
+    names = ("x", "ord", "axis", "keepdims")
+    given = {**dict(zip(names, p)), **kw}
+    if any(ti is not None for ti in t[1:]):
+        raise ForwardModeError("np.linalg.norm: only the array may carry a derivative")
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    x, dx = p[0], t[0]
+    order, axis, keepdims = given.get("ord"), given.get("axis"), given.get("keepdims", False)
+    ndim = np.ndim(strip(x))
+    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and ndim == 2
+    if axis is None and ndim > 2 and order is None or order == "fro" or matrix and order is None:
+        order, axis = 2, (None if axis is None else tuple(axis))
+        matrix = False
+    if matrix:
+        return y, _matrix_norm(x, dx, order, (-2, -1) if axis is None else axis, keepdims)
+    if np.iscomplexobj(strip(x)):
+        if order not in (None, 2):
+            raise ForwardModeError("forward mode supports the 2-norm of a complex array only")
+        return y, np.real(np.sum(np.conj(x) * dx, axis=axis, keepdims=keepdims)) / _kept_nonzero(y)
+    order = 2 if order is None else order
+    kept = y if keepdims or axis is None else np.expand_dims(y, axis)
+    if order in (np.inf, -np.inf):
+        picked = strip(np.abs(x)) == strip(kept)
+        return y, np.sum(picked * np.sign(x) * dx, axis=axis, keepdims=keepdims) / np.sum(
+            picked, axis=axis, keepdims=keepdims)
+    if order == 0 or not isinstance(order, (int, float)):
+        raise ForwardModeError(f"forward mode has no tangent for np.linalg.norm with ord={order!r} of a vector")
+    if order == 1:
+        return y, np.sum(np.sign(x) * dx, axis=axis, keepdims=keepdims)
+    scale = np.abs(x) ** (order - 1) * np.sign(x)
+    return y, np.sum(scale * dx, axis=axis, keepdims=keepdims) / _kept_nonzero(y) ** (order - 1)
+
+
+def _kept_nonzero(y):
+    return np.where(strip(y) == 0, 1.0, y)
+
+
+def _matrix_norm(x, dx, order, axes, keepdims):
+    """The nuclear norm (the sum of the singular values) and the 2 / -2 norms (the largest / smallest one)."""
+    if order not in ("nuc", 2, -2):
+        raise ForwardModeError(f"forward mode has no tangent for np.linalg.norm with ord={order!r} of a matrix")
+    xm, dm = np.moveaxis(x, axes, (-2, -1)), np.moveaxis(dx, axes, (-2, -1))
+    s, ds = _singular_values(xm, dm)
+    out = np.sum(ds, axis=-1) if order == "nuc" else _picked(s, ds, np.max if order == 2 else np.min)
+    if keepdims:
+        out = np.expand_dims(out, tuple(sorted(a % np.ndim(strip(x)) for a in axes)))
+    return out
+
+
+def _picked(s, ds, which):
+    hit = strip(s) == which(strip(s), axis=-1, keepdims=True)
+    return np.sum(ds * hit, axis=-1) / np.sum(hit, axis=-1)
 
 
 @tangent_rule(np.linalg.cholesky)
 def cholesky(fn, p, t, kw):
-    """dL = L tril(S, half its diagonal), S = L^-1 dA L^-T (a real symmetric positive-definite A)."""
+    """dL = L tril(S, half its diagonal), S = L^-1 dA L^-T (a real symmetric positive-definite A), dA the symmetric
+    matrix of the lower triangle of the tangent (NumPy reads that triangle only, as the reverse rule does)."""
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None
     inv_l = np.linalg.inv(y)
-    s = inv_l @ t[0] @ np.swapaxes(inv_l, -1, -2)
+    s = inv_l @ _symmetric(t[0], "L") @ np.swapaxes(inv_l, -1, -2)
     return y, y @ (np.tril(s) - 0.5 * s * np.eye(s.shape[-1]))
 
 
@@ -65,3 +117,189 @@ def slogdet(fn, p, t, kw):
     d = _trace_of_solve(p[0], t[0])
     complex_ = np.iscomplexobj(strip(p[0])) or np.iscomplexobj(strip(t[0]))
     return y, (y[0] * 1j * np.imag(d) if complex_ else None, np.real(d))
+
+
+def _real(name, *values):
+    if any(np.iscomplexobj(strip(v)) for v in values if v is not None):
+        raise ForwardModeError(f"forward mode supports np.linalg.{name} of real matrices only")
+
+
+def _T(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def _gaps(w, what):
+    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it; equal values (a degenerate spectrum) have no such
+    derivative."""
+    d = w[..., None, :] - w[..., :, None]
+    eye = np.eye(np.shape(strip(w))[-1], dtype=bool)
+    if np.any((strip(d) == 0) & ~eye):
+        raise ForwardModeError(f"np.linalg: the {what} of a matrix with repeated values have no derivative")
+    return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, d))
+
+
+def _symmetric(a, uplo):
+    """The symmetric matrix eigh reads from one triangle of a."""
+    lower = np.tril(a if uplo == "L" else _T(a))
+    return lower + _T(np.tril(lower, -1))
+
+
+@tangent_rule(np.linalg.eigh, np.linalg.eigvalsh)
+def eigh(fn, p, t, kw):
+    """dw_i = v_i^T dA v_i, dV = V (F o (V^T dA V)) for the symmetric matrix read from one triangle."""
+    _real(fn.__name__, p[0], t[0])
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    uplo = p[1] if len(p) > 1 else kw.get("UPLO", "L")
+    w, V = np.linalg.eigh(p[0], uplo)
+    inner = _T(V) @ _symmetric(t[0], uplo) @ V
+    dw = np.diagonal(inner, axis1=-2, axis2=-1)
+    if fn is np.linalg.eigvalsh:
+        return y, dw
+    return y, (dw, V @ (_gaps(w, "eigenvectors") * inner))
+
+
+def _singular_values(a, da):
+    """The reduced SVD's values and their tangents, diag(U^T dA V)."""
+    U, s, Vh = np.linalg.svd(a, full_matrices=False)
+    return s, np.diagonal(_T(U) @ da @ _T(Vh), axis1=-2, axis2=-1)
+
+
+@tangent_rule(np.linalg.svd)
+def svd(fn, p, t, kw):
+    """The reduced SVD a = U diag(s) Vh (Townsend's tangents): with P = U^T dA V, ds = diag(P),
+    dU = U (F o (P S + S P^T)) + (I - U U^T) dA V / s, dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U / s, F over the
+    squared singular values."""
+    names = ("a", "full_matrices", "compute_uv", "hermitian")
+    given = {**dict(zip(names, p)), **kw}
+    _real("svd", p[0], t[0])
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    if given.get("hermitian"):
+        raise ForwardModeError("forward mode supports np.linalg.svd without hermitian=True")
+    a, da = p[0], t[0]
+    if not given.get("compute_uv", True):
+        return y, _singular_values(a, da)[1]
+    m, n = np.shape(strip(a))[-2:]
+    U, s, Vh = np.linalg.svd(a, full_matrices=False)
+    V = _T(Vh)
+    P = _T(U) @ da @ V
+    F = _gaps(s * s, "singular vectors")
+    row, col = s[..., None, :], s[..., :, None]
+    dU = U @ (F * (P * row + col * _T(P)))
+    dV = V @ (F * (col * P + _T(P) * row))
+    if m > n:
+        dU = dU + (da @ V - U @ (_T(U) @ da @ V)) / row
+    if n > m:
+        dV = dV + (_T(da) @ U - V @ (Vh @ _T(da) @ U)) / row
+    dVh = _T(dV)
+    if given.get("full_matrices", True) and m != n:  # the completing vectors are not unique: nan tangents, not zeros
+        dU, dVh = _completed(dU, m), _T(_completed(dV, n))
+    return y, (dU, np.diagonal(P, axis1=-2, axis2=-1), dVh)
+
+
+def _completed(d, size):
+    """The tangent of a full_matrices=True factor: the reduced one's columns, then nan for the completing ones (any
+    result reading them is nan, never a silently arbitrary number)."""
+    extra = size - np.shape(strip(d))[-1]
+    if extra == 0:
+        return d
+    return np.concatenate([d, np.full((*np.shape(strip(d))[:-1], extra), np.nan)], axis=-1)
+
+
+@tangent_rule(np.linalg.qr)
+def qr(fn, p, t, kw):
+    """Reduced QR of a tall or square a: with C = Q^T dA R^-1 and O = tril(C, -1) - tril(C, -1)^T (skew),
+    dR = (C - O) R, dQ = Q O + (I - Q Q^T) dA R^-1."""
+    _real("qr", p[0], t[0])
+    mode = p[1] if len(p) > 1 else kw.get("mode", "reduced")
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    a, da = p[0], t[0]
+    m, n = np.shape(strip(a))[-2:]
+    if mode not in ("reduced", "r") and not (mode == "complete" and m == n) or m < n:
+        raise ForwardModeError("forward mode supports np.linalg.qr of tall or square matrices, mode 'reduced' or 'r'")
+    Q, R = np.linalg.qr(a)
+    da_rinv = _T(np.linalg.solve(_T(R), _T(da)))
+    C = _T(Q) @ da_rinv
+    low = np.tril(C, -1)
+    O = low - _T(low)  # noqa: E741
+    dR = (C - O) @ R
+    if mode == "r":
+        return y, dR
+    return y, (Q @ O + da_rinv - Q @ C, dR)
+
+
+@tangent_rule(np.linalg.pinv)
+def pinv(fn, p, t, kw):
+    """For a of constant rank: dA+ = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+."""
+    _real("pinv", p[0], t[0])
+    if any(ti is not None for ti in t[1:]):
+        raise ForwardModeError("np.linalg.pinv: only the matrix may carry a derivative")
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    return y, _pinv_tangent(p[0], y, t[0])
+
+
+def _pinv_tangent(a, x, da):
+    dat = _T(da)
+    return -(x @ da @ x) + x @ _T(x) @ dat - x @ _T(x) @ dat @ a @ x + dat @ _T(x) @ x - x @ a @ dat @ _T(x) @ x
+
+
+@tangent_rule(np.linalg.lstsq)
+def lstsq(fn, p, t, kw):
+    """x = pinv(a) b (a of full rank); the residuals ||a x - b||^2 per column; the rank is an integer; the singular
+    values as svd's."""
+    _real("lstsq", *p[:2], *t[:2])
+    y = dispatch(fn, p, kw)
+    da, db = t[0], t[1] if len(t) > 1 else None
+    if da is None and db is None:
+        return y, None
+    a, b = p[0], p[1]
+    x, residuals = y[0], y[1]
+    plus = np.linalg.pinv(a)
+    dx = _total([None if da is None else _pinv_tangent(a, plus, da) @ b, None if db is None else plus @ db])
+    dres = None
+    if np.size(strip(residuals)):
+        r = a @ x - b
+        dr = _total([None if da is None else da @ x, a @ dx, None if db is None else -db])
+        dres = 2 * np.sum(r * dr, axis=0)
+    ds = None if da is None else _singular_values(a, da)[1]
+    return y, (dx, dres, None, ds)
+
+
+@tangent_rule(np.linalg.multi_dot)
+def multi_dot(fn, p, t, kw):
+    """Linear in each matrix of the list: the sum over them of the product with that one's tangent in its place."""
+    if any(ti is not None for ti in t[1:]):
+        raise ForwardModeError("np.linalg.multi_dot: only the list of arrays may carry a derivative")
+    y = dispatch(fn, p, kw)
+    tangents = t[0]
+    if tangents is None:
+        return y, None
+    arrays = list(p[0])
+    return y, _total([None if ti is None else fn([*arrays[:i], ti, *arrays[i + 1:]], **kw)
+                      for i, ti in enumerate(tangents)])
+
+
+@tangent_rule(np.linalg.matrix_power)
+def matrix_power(fn, p, t, kw):
+    """d(a^n) = sum_k a^k da a^(n-1-k); a negative n: the power of inv(a), whose tangent is -inv(a) da inv(a)."""
+    a, n = p
+    if t[1] is not None:
+        raise ForwardModeError("np.linalg.matrix_power: the exponent carries no derivative")
+    y = dispatch(fn, p, kw)
+    if t[0] is None or n == 0:
+        return y, None
+    base, dbase = a, t[0]
+    if n < 0:
+        base = np.linalg.inv(a)
+        dbase = -(base @ dbase @ base)
+    power, dpower = base, dbase
+    for _ in range(abs(n) - 1):
+        power, dpower = power @ base, dpower @ base + power @ dbase
+    return y, dpower

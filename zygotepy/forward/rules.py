@@ -12,9 +12,10 @@ import operator
 import numpy as np
 
 from ..adjoints import derivatives, registry
+from ..adjoints.math_gamma import digamma
 from ..backends import SIGN_IS_UNIT
 from ..errors import ForwardModeError
-from .dual import _zero, constants_from, dispatch, strip, tangent_rule
+from .dual import Dual, _zero, constants_from, dispatch, strip, tangent_rule
 
 
 constants_from(registry.is_nondifferentiable)  # (dual.dispatch runs the registry's constants as they are)
@@ -144,6 +145,8 @@ BINARY = {
     np.remainder: (lambda a, b, y: 1, lambda a, b, y: -np.floor(strip(a) / strip(b))),
     np.fmod: (lambda a, b, y: 1, lambda a, b, y: -np.trunc(strip(a) / strip(b))),
     np.copysign: (lambda a, b, y: np.where((strip(a) >= 0) == (strip(b) >= 0), 1.0, -1.0), lambda a, b, y: 0),
+    np.logaddexp: (lambda a, b, y: np.exp(a - y), lambda a, b, y: np.exp(b - y)),
+    np.logaddexp2: (lambda a, b, y: np.exp2(a - y), lambda a, b, y: np.exp2(b - y)),
 }
 BINARY_TWINS = {math.atan2: np.arctan2, operator.mod: np.remainder, operator.imod: np.remainder, np.mod: np.remainder,
                 math.fmod: np.fmod, math.copysign: np.copysign}
@@ -174,6 +177,19 @@ def log(fn, p, t, kw):
                       None if len(p) == 1 or t[1] is None else -y * t[1] / (p[1] * lb)])
 
 
+@tangent_rule(math.gamma, math.lgamma)
+def gamma(fn, p, t, kw):
+    """d gamma = gamma(x) digamma(x) dx, d lgamma = digamma(x) dx; digamma of a plain number only (its own derivative,
+    trigamma, is not written: a second derivative of these is refused)."""
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    if isinstance(p[0], Dual):
+        raise ForwardModeError(f"math.{fn.__name__}: zygotepy has no second derivative (digamma's derivative)")
+    psi = digamma(p[0])
+    return y, (y * psi if fn is math.gamma else psi) * t[0]
+
+
 @tangent_rule(math.ldexp)
 def ldexp(fn, p, t, kw):
     return dispatch(fn, p, kw), None if t[0] is None else t[0] * 2.0 ** p[1]
@@ -196,8 +212,8 @@ def linear(fn, p, t, kw):
         return y, None
     if isinstance(t0, list):  # a sequence argument: constant entries get zero tangents, at every depth
         t0 = _filled(p[0], t0)
-    if fn in (np.array, np.asarray, np.asanyarray) and "dtype" in kw:
-        kw = {k: v for k, v in kw.items() if k != "dtype"}
+    if fn in (np.array, np.asarray, np.asanyarray) and "dtype" in kw or "initial" in kw:
+        kw = {k: v for k, v in kw.items() if k not in ("dtype", "initial")}  # (a sum's `initial` is a constant)
     return y, dispatch(fn, [t0, *p[1:]], kw)
 
 
@@ -231,7 +247,7 @@ if hasattr(np, "astype"):  # NumPy 2.1's function form (the reverse rules of rea
 
 # --- products: bilinear ------------------------------------------------------------------------------------------------
 @tangent_rule(operator.mul, operator.imul, np.multiply, operator.matmul, operator.imatmul, np.matmul, np.dot,
-              np.outer, np.inner, np.tensordot, np.kron, np.cross)
+              np.outer, np.inner, np.vdot, np.tensordot, np.kron, np.cross)
 def bilinear(fn, p, t, kw):
     y = dispatch(fn, p, kw)
     return y, _total([None if t[0] is None else dispatch(fn, [t[0], *p[1:]], kw),
@@ -271,8 +287,11 @@ def extremum(fn, p, t, kw):
         return y, None
     axis = p[1] if len(p) > 1 else kw.get("axis")
     keepdims = kw.get("keepdims", False)
-    hit = strip(p[0]) == strip(dispatch(fn, [p[0]], {"axis": axis, "keepdims": True}))
-    return y, np.sum(t[0] * hit, axis=axis, keepdims=keepdims) / np.sum(hit, axis=axis, keepdims=keepdims)
+    hit = strip(p[0]) == strip(dispatch(fn, [p[0]], {**kw, "axis": axis, "keepdims": True}))
+    if kw.get("where") is not None:  # (entries left out cannot attain it; `initial` may, and is a constant)
+        hit = hit & np.asarray(strip(kw["where"]), dtype=bool)
+    count = np.sum(hit, axis=axis, keepdims=keepdims)
+    return y, np.sum(t[0] * hit, axis=axis, keepdims=keepdims) / np.maximum(count, 1)
 
 
 # --- more NumPy functions: multilinear, linear, permutations, moments ----------------------------------------------------

@@ -422,3 +422,18 @@ def test_a_helper_updating_an_argument_another_argument_views_is_refused():
     expected = 0.05 * x
     expected[0] = 0.0
     assert np.allclose(gradient(copied, x.copy())[0], expected, rtol=1e-12)
+
+
+def test_hessian_through_add_at_into_a_dual_array():
+    """`np.add.at(np.zeros_like(x), ...)` under hessian: the array is forward mode's dual array, which the journal
+    could not copy (an AttributeError on `None.undo`), and the rule's back converted the dual cotangent to a plain
+    array (found by a probe of NumPy idioms)."""
+    from plain_checks import central_hessian
+
+    def f(x):
+        y = np.zeros_like(x)
+        np.add.at(y, [0, 0, 2], x ** 2)
+        return np.sum(y ** 2)
+    x = np.array([0.5, -0.4, 1.3])
+    np.testing.assert_allclose(hessian(f, x), [[3.64, -1.6, 0.0], [-1.6, 2.92, 0.0], [0.0, 0.0, 20.28]], atol=1e-12)
+    np.testing.assert_allclose(hessian(f, x), central_hessian(f, x), rtol=1e-5, atol=1e-6)

@@ -40,3 +40,11 @@ def test_methods_of_a_numpy_scalar():
         s = np.sum(x ** 2)
         return np.sum(s.reshape(1) * 3.0) + s.astype(np.float64) * 2.0 + np.sum(s.repeat(2))
     check_grads(f, np.array([0.3, 0.7]))
+
+
+def test_copy_with_an_order():
+    """`x.copy("F")` / `x.copy(order="C")` (SciPy's own code calls the latter): the rule took no order (a TypeError)."""
+    def f(x):
+        return np.sum(x.copy(order="F") ** 2) + np.sum(x.copy("C") * x)
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(gradient(f, x)[0], 4 * x)

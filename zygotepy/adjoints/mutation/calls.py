@@ -340,7 +340,7 @@ def _add_at(x, index, value, sign=1):
             return (None, None, None, None)
         dx, dv = dy[1], dy[3]
         if dx is not None and getattr(getattr(x, "dtype", None), "kind", "f") in "fc":
-            g = unbroadcast(np.asarray(dx)[index], value)
+            g = unbroadcast((dx if hasattr(dx, "shape") else np.asarray(dx))[index], value)  # (a dual array kept)
             dv = rt.acc(dv, g if sign == 1 else -g)
         return (None, dx, None, dv)
     return (None, x, index, value), back

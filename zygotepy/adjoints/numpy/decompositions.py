@@ -81,7 +81,7 @@ def _matrix_back(x, ord, d):
 
 def _norm_back(x, ord, axis, keepdims, dy):
     xp = namespace(x)
-    x = np.asarray(x) if xp is np else x
+    x = np.asarray(x) if xp is np and not hasattr(x, "ndim") else x  # (a list; an array-like such as a dual number kept)
     if axis is None and (ord is None or x.ndim == 1):
         return _vector_back(x, ord, None, _expand(dy, x, None, keepdims))
     if axis is None:
@@ -91,7 +91,7 @@ def _norm_back(x, ord, axis, keepdims, dy):
     axes = tuple(a % x.ndim for a in axis)
     moved = xp.moveaxis(x, axes, (-2, -1))
     d = _expand(dy, x, axes, keepdims)
-    d = np.asarray(d) if xp is np else d
+    d = np.asarray(d) if xp is np and not hasattr(d, "ndim") else d
     g = _matrix_back(moved, ord, xp.moveaxis(d, axes, (-2, -1)))
     return xp.moveaxis(g, (-2, -1), axes)
 
@@ -222,12 +222,17 @@ def qr(a, *args, **kwargs):
     return result, back
 
 
+def _array(v):
+    """A cotangent as an array: a list converted, an array or an array-like (a dual number, under hessian) kept."""
+    return v if hasattr(v, "shape") else namespace(v).asarray(v)
+
+
 def _eigh_back(w, V, dw, dV, uplo):
     xp = namespace(V)
     if dw is None:
         inner = xp.zeros_like(V)
     else:
-        inner = xp.asarray(dw)[..., None, :] * xp.eye(w.shape[-1], dtype=w.dtype, **on(w))
+        inner = _array(dw)[..., None, :] * xp.eye(w.shape[-1], dtype=w.dtype, **on(w))
     if dV is not None:
         inner = inner + _gaps(w, "eigenvectors") * (_T(V) @ dV)
     g = V @ inner @ _T(V)
@@ -279,7 +284,7 @@ def _svd_back(U, s, Vh, dU, ds, dVh):
     if ds is None:
         g = xp.zeros((*s.shape, k), dtype=s.dtype, **on(s))
     else:
-        g = xp.asarray(ds)[..., None, :] * xp.eye(k, dtype=s.dtype, **on(s))
+        g = _array(ds)[..., None, :] * xp.eye(k, dtype=s.dtype, **on(s))
     if dU is not None or dVh is not None:
         F = _gaps(s * s, "singular vectors")
         if dU is not None:

@@ -53,9 +53,20 @@ def diag(v, *k, **kwargs):
             return (None, *_nones(k))
         if np.ndim(v) == 1:  # (v itself, not as an array: a dual number of hessian's passes through np.diag)
             return (np.diag(dy, *k, **kwargs), *_nones(k))
+        if not isinstance(v, np.ndarray) and hasattr(v, "shape"):  # (a dual matrix, under hessian: a product with
+            return (_placed_on_diagonal(dy, v.shape, k, kwargs), *_nones(k))  # a 0/1 tensor keeps its tangents)
         v_arr = np.asarray(v)
         return (_scatter(dy, np.diag(np.arange(v_arr.size).reshape(v_arr.shape), *k, **kwargs), v_arr), *_nones(k))
     return np.diag(v, *k, **kwargs), back
+
+
+def _placed_on_diagonal(dy, shape, k, kwargs):
+    """A matrix of `shape` holding dy on the diagonal np.diag(., *k) reads, zeros elsewhere, by operations a dual
+    number passes through (a contraction with the 0/1 tensor of the diagonal's positions)."""
+    positions = np.diag(np.arange(int(np.prod(shape))).reshape(shape), *k, **kwargs)
+    picks = np.zeros((positions.size, int(np.prod(shape))))
+    picks[np.arange(positions.size), positions] = 1.0
+    return np.reshape(np.tensordot(dy, picks, axes=1), shape)
 
 
 @adjoint(np.diagflat)

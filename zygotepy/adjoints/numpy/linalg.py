@@ -57,7 +57,7 @@ def _gaps(w, what):
     xp = namespace(w)
     diff = w[..., None, :] - w[..., :, None]
     off = ~xp.eye(w.shape[-1], dtype=xp.bool, **on(w))
-    scale = max(1.0, float(xp.max(xp.abs(w))))
+    scale = xp.maximum(xp.max(xp.abs(w)), 1.0)  # (no float(): w may be a dual number, under hessian)
     if bool(xp.any(xp.logical_and(off, xp.abs(diff) <= 1e-12 * scale))):
         raise ZygoteError(f"the gradient of the {what} is undefined: repeated values {w}")
     return xp.where(off, 1 / xp.where(off, diff, xp.ones_like(diff)), xp.zeros_like(diff))

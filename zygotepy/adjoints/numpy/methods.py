@@ -49,8 +49,9 @@ def view(x, *args, **kwargs):
 
 
 @adjoint(np.ndarray.copy)
-def copy(x):
-    return x.copy(), lambda dy: (dy,)
+def copy(x, *args, **kwargs):
+    """`x.copy()`, `x.copy("F")`, `x.copy(order="F")`: the same values (the memory layout carries no gradient)."""
+    return x.copy(*args, **kwargs), lambda dy: (dy, *(None for _ in args))
 
 
 @adjoint(np.ndarray.__copy__)

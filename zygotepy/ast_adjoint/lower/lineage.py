@@ -134,6 +134,8 @@ class Lineages:
             if any(isinstance(v, Var) and self.lineage.get(v) == lin for n, v in self.env.items()
                    if not n.startswith(".") or n.startswith(".param")):
                 return True
+            if any(self.lineage.get(self.env.get(n, Var(n))) == lin for n in self.freevars):
+                return True  # (held by a captured object: `d["a"].append(v)`, d captured)
             work += [plin for _, plin, _ in self.parents_of(lin)]
             # what a call's result may hold (`d.setdefault(k, []).append(v)`, `helper(d).append(v)`): the result is
             # linked to its arguments as their holder, and through them the update is seen

@@ -16,7 +16,7 @@ statements and calls that update in place updates.py's, the syntax scans scan.py
 """
 from .. import mutate as mt
 from .. import runtime as rt
-from ..call_checks import captured_unchanged, captured_update, own_code
+from ..call_checks import captured_object_updated, captured_unchanged, captured_update, own_code
 from ..ir import Const, Var
 
 
@@ -55,6 +55,14 @@ class Mutation:
             if not placed:
                 placed.append(self.call(Const(mt.same_or), [Const(mt.NOT_IN_PLACE), old, new], hint="_placed"))
             return placed[0]
+        if self.freevars and not own_code(self.filename) and not self.code.co_filename.startswith("<zygotepy:"):
+            reached = {lin, *self.related(lin, True, ())}  # (the object, and what holds it: `d["a"].append(v)`)
+            for name in self.freevars:
+                var = self.env.get(name, Var(name))
+                if self.lineage.get(var) in reached:
+                    self.call(Const(captured_object_updated), [new if self.lineage.get(var) == lin else var,
+                                                               Const(name), Const(self.code.co_qualname),
+                                                               Const(self.filename), Const(self.line)], hint="_")
         for name in self.freevars:  # a captured object: this function's later reads see the new version (the
             if self.lineage.get(self.env.get(name, Var(name))) == lin:  # enclosing function refuses to read it)
                 self.env[name] = new

@@ -380,3 +380,62 @@ def test_a_cached_function_is_differentiated_through_its_function():
     (g,) = gradient(f, x)
     assert np.allclose(g, _central(f, x), rtol=1e-6, atol=1e-8)
     assert gradient(lambda c: _cached_square(2.0) * c, 3.0) == (_cached_square(2.0),)  # a constant call: the cache's
+
+
+# Found by a probe of ordinary Python programs.
+def _default_factory(x):
+    import collections
+    d = collections.defaultdict(lambda: x * 2)  # (C code calling a closure that reads x: the gradient was lost)
+    d["a"] += 1.0
+    return d["a"] + d["b"]
+
+
+def _dunder_call(x, y):
+    def inner():
+        return x * y
+    return inner() + inner.__call__()
+
+
+@pytest.mark.parametrize("f, args, name", [(_default_factory, (0.7,), "defaultdict"),
+                                           (_dunder_call, (0.7, 1.3), "__call__")], ids=["defaultdict", "dunder-call"])
+def test_a_closure_reading_a_gradient_given_to_c_code_is_refused(f, args, name):
+    with pytest.raises(MissingAdjoint, match=name):
+        gradient(f, *args)
+
+
+class _Power:
+    def __init__(self, v):
+        self.v = v
+
+    def __pow__(self, k):
+        return _Power(self.v ** k)
+
+    def __rpow__(self, k):
+        return _Power(k ** self.v)
+
+    def __divmod__(self, o):
+        return _Power(self.v // o), _Power(self.v % o)
+
+
+def _builtins_on_a_users_class(x):
+    q, r = divmod(_Power(x), 0.3)
+    return pow(_Power(x), 3).v + pow(2.0, _Power(x)).v + r.v
+
+
+def test_pow_and_divmod_call_a_users_methods():
+    """`pow(obj, k)` and `divmod(obj, k)` go to the class's `__pow__` / `__rpow__` / `__divmod__`, as `obj ** k` did (the
+    numeric rules computed on the object: a TypeError)."""
+    from zygotepy.testing import check_grads
+    check_grads(_builtins_on_a_users_class, 0.71)
+    check_grads(lambda t: pow(t, 3) + divmod(t, 0.3)[1], 0.71)
+
+
+def test_random_random_shuffle_is_refused():
+    import random
+
+    def f(xs):
+        ys = list(xs)
+        random.Random(3).shuffle(ys)  # (the permutation was not followed: the unshuffled list's gradient)
+        return ys[0] * 3 + ys[1]
+    with pytest.raises(ZygoteError, match="shuffle.*rng.sample"):
+        gradient(f, [0.7, 1.3, -0.4])

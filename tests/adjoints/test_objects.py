@@ -105,3 +105,30 @@ def test_replace_result_returned():
 def test_second_order():
     g = gradient(lambda a: gradient(issue_example, a)[0], 0.7)
     assert g == pytest.approx((4.0,))
+
+
+# Found by a probe of ordinary Python programs: each was silently wrong or crashed.
+def _splat_read_again(x):
+    p = P(x, 3.0)
+    q = P(*p)  # (the star's items' cotangents met p.x's, keyed by field: a crash adding a tuple to a dict)
+    return q.x * q.y + p.x
+
+
+def _dict_keyword_replaces(d, x):
+    e = dict(d, a=x)  # (d["a"] is dropped: it got the cotangent of e["a"] too)
+    return e["a"] * 3.0 + e["b"]
+
+
+def _dict_later_pair_replaces(x, y):
+    e = dict([("a", x), ("a", y), ("b", x)])
+    return e["a"] * 3.0 + e["b"]
+
+
+@pytest.mark.parametrize("f, args", [(_splat_read_again, (0.5,)), (_dict_later_pair_replaces, (0.5, 0.25))],
+                         ids=["namedtuple-splat", "dict-pairs"])
+def test_constructors_found_by_the_probe(f, args):
+    check_grads(f, *args)
+
+
+def test_a_keyword_of_dict_replaces_the_mappings_entry():
+    assert gradient(_dict_keyword_replaces, {"a": 0.7, "b": 1.3}, 0.4) == ({"a": None, "b": 1.0}, 3.0)

@@ -40,3 +40,18 @@ def test_a_lambda_reading_the_comprehension_variable_is_refused_clearly():
         return sum(g(x) for g in fs)
     with pytest.raises(UnsupportedSyntax, match="reads the comprehension's variable 'k'.*k=k"):
         gradient(f, 0.7)
+
+
+def _evaluated(x):
+    return eval("x * 2")  # (the value, and no gradient: a string zygotepy never reads)
+
+
+def _local_names(x):
+    return locals()["x"] * 2
+
+
+@pytest.mark.parametrize("f, name", [(_evaluated, "eval"), (_local_names, "locals")], ids=["eval", "locals"])
+def test_eval_and_locals_are_refused(f, name):
+    from zygotepy import UnsupportedSyntax, gradient
+    with pytest.raises(UnsupportedSyntax, match=rf"test_lower.py:\d+: .*{name}\(\) in a differentiated function"):
+        gradient(f, 0.7)

@@ -125,11 +125,21 @@ def dict_new(cls, args, kwargs):
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args)) + (({k: None for k in kwargs},) if kwargs is not None else ())
-        # a mapping or an iterable of pairs; a later source of a key wins, so it takes the cotangent
-        dargs = [{k: dy.get(k) for k in a} if isinstance(a, dict) else [(_key_cotangent(k), dy.get(k)) for k, _ in a]
-                 for a in args]
+        # a mapping or an iterable of pairs; a later source of a key wins (a later pair, a keyword), so it alone
+        # takes the cotangent
+        later = set(kwargs or ())
+        dargs = [{k: None if k in later else dy.get(k) for k in a} if isinstance(a, dict) else
+                 _pair_cotangents(list(a), dy, later) for a in args]
         return (None, *dargs) + (({k: dy.get(k) for k in kwargs},) if kwargs is not None else ())
     return y, back
+
+
+def _pair_cotangents(pairs, dy, later):
+    """`dict(pairs, **kw)`'s cotangents of the (key, value) pairs: a key's value only at its last pair, none where a
+    keyword sets it."""
+    last = {k: i for i, (k, _) in enumerate(pairs)}
+    return [(_key_cotangent(k), dy.get(k) if last[k] == i and k not in later else None)
+            for i, (k, _) in enumerate(pairs)]
 
 
 def _is_dataclass_with_post_init(cls):

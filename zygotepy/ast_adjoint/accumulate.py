@@ -181,6 +181,14 @@ def settled(g):
     return g
 
 
+def star_cotangent(value, items):
+    """The cotangent of a `*value` expansion in a call, from its items' cotangents: a namedtuple's is keyed by its
+    fields (as its other uses give it: `p.x`, `a, b = p`), anything else's is the tuple of them."""
+    if hasattr(type(value), "_fields") and isinstance(value, tuple):
+        return StructGrad((k, g) for k, g in zip(value._fields, items) if g is not None) or None
+    return tuple(items)
+
+
 def kwarg_cotangent(dkw, name, value):
     """The cotangent of a keyword argument (`name=value`), or of a `**value` expansion when `name` is None. Generated
     code asks only for values that carry a gradient, so a cotangent the rule could not give raises here."""

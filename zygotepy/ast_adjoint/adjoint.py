@@ -151,7 +151,8 @@ class AdjointPass(Optimizations, InactiveCalls):
         for a, g in zip((call.fn, *call.args), grads, strict=False):
             body += self.acc(a, g)
         if call.star is not None:
-            body += self.acc(call.star, _call(tuple, Var(grads[len(call.args) + 1].name[1:])))
+            items = Var(grads[len(call.args) + 1].name[1:])
+            body += self.acc(call.star, _call(rt.star_cotangent, self.need(call.star), items))
         for name, a in call.kwargs:
             pick = _call(rt.kwarg_cotangent, grads[-1], Const(name), self.need(a) if name is None else Const(None))
             body += self.acc(a, pick)

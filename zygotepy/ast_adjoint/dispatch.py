@@ -22,7 +22,7 @@ from ..adjoints.in_place import updating_names
 from ..backends import is_array_type
 from ..errors import MissingAdjoint, SourceUnavailable
 from ..runtime.context import current
-from .guards_runtime import NATIVE as _NATIVE, differentiable
+from .guards_runtime import NATIVE as _NATIVE, differentiable, reads_gradients
 from .runtime import callmethod
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
 from .call_checks import _DATA_KEYS, _Slot, _check_opaque_key, call_site
@@ -31,8 +31,8 @@ from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
 from .pullbacks import (
-    ArgsPullback, CallMethodPullback, ConstPullback, MethodPullback, PartialPullback, RulePullback, SelfPullback,
-    SitePullback, SwappedPullback, _Prepend)
+    ArgsPullback, CallMethodPullback, ConstPullback, MethodPullback, PartialMethodPullback, PartialPullback,
+    RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend)
 
 
 _FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType
@@ -62,7 +62,7 @@ _OPERATORS = {operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "
               operator.imul: ("__imul__", "__mul__", "__rmul__"),
               operator.itruediv: ("__itruediv__", "__truediv__", "__rtruediv__"),
               operator.neg: ("__neg__",), operator.pos: ("__pos__",), operator.abs: ("__abs__",), abs: ("__abs__",),
-              operator.getitem: ("__getitem__",)}
+              operator.getitem: ("__getitem__",), pow: ("__pow__", "__rpow__"), divmod: ("__divmod__", "__rdivmod__")}
 
 
 def _user_operator(fn, args):
@@ -73,6 +73,8 @@ def _user_operator(fn, args):
         # zygotepy's own numbers (forward mode's duals: their operators mean what the rules say), and an array
         # library's operators (JAX's and torch's are Python functions): the operator rules. A user class beside a
         # dual number (`v * s` in a Hessian) has its own operator first, as in Python
+        return None
+    if fn is pow and len(args) != 2:  # (pow(a, b, mod): integers)
         return None
     if len(args) == 1 or fn is operator.getitem:
         method = getattr(type(args[0]), names[0], None)
@@ -154,6 +156,8 @@ def _callmethod(args, kwargs, need):
     if type(obj) is types.ModuleType and rest and type(bound) is _BUILTIN and bound in IN_PLACE_CALLS:
         refuse_unseen_update(bound, rest[0])
     y, pb = _dispatch(bound, tuple(rest), kwargs)
+    if type(bound) is functools.partial and getattr(bound, "__self__", None) is obj:
+        pb = PartialMethodPullback(pb)  # (`functools.partialmethod`: the object is the partial's function's)
     is_bound_method = (getattr(bound, "__self__", None) is obj or isinstance(obj, super)) \
         and not isinstance(obj, types.ModuleType)
     return y, (CallMethodPullback(_Prepend(pb), True, name, obj) if is_bound_method
@@ -240,7 +244,7 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         return y, MethodPullback(pb)
     owner = getattr(fn, "__self__", None)  # a bound builtin method reads its object too
     inputs = (*args, *(kwargs or {}).values(), *([owner] if not isinstance(owner, types.ModuleType) else []))
-    if not any(differentiable(a) for a in inputs):
+    if not any(differentiable(a) or reads_gradients(a) for a in inputs):  # (a closure reading `x`: not a constant)
         return _constant(fn, args, kwargs)
     if call is not None and not isinstance(fn, type) and registry.find_rule(call) is not None:
         y, pb = _dispatch(call, (fn, *args), kwargs)  # a rule for calling a C type's objects (`itemgetter(0)`)

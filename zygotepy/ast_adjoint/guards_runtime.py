@@ -98,3 +98,20 @@ def differentiable(x, depth=3):
     if depth and hasattr(x, "__dict__") and not isinstance(x, (type, types.ModuleType, types.FunctionType)):
         return any(differentiable(v, depth - 1) for v in vars(x).values())
     return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS
+
+
+def reads_gradients(fn):
+    """Does the function `fn` read a value that carries a gradient from its closure or its defaults (`def T(n):
+    return a * n` called as `T(2)`, `defaultdict(lambda: x * 2)`: its result depends on `a`, `x`)? A bound method's
+    object counts too."""
+    if type(fn) is types.MethodType:
+        return differentiable(fn.__self__) or reads_gradients(fn.__func__)
+    if type(fn) is not types.FunctionType:
+        return False
+    for cell in fn.__closure__ or ():
+        try:
+            if differentiable(cell.cell_contents):
+                return True
+        except ValueError:  # (an empty cell)
+            pass
+    return any(differentiable(d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()))

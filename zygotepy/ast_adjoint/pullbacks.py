@@ -2,6 +2,8 @@
 `(dself, *dargs)`, or checks what a user's rule returned. Closure-free, with `__slots__`: one is made per
 differentiated call.
 """
+import inspect
+
 from ..adjoints.registry import takes_need
 from ..errors import ZygoteError
 from ..runtime.context import current
@@ -213,7 +215,31 @@ class CallMethodPullback:
         held = own.get(self.name) if own is not None else getattr(self.obj, self.name, None)
         if dm is not None and getattr(held, "__self__", None) is self.obj:
             return (None, dm, None, *grads[1:])
+        if dm and own is not None and self.name not in own \
+                and hasattr(type(inspect.getattr_static(type(self.obj), self.name, None)), "__get__"):
+            self._made_by_class(dm)  # (a class attribute's value, a callable object, is no field of the object)
         return (None, StructGrad({self.name: dm}) if dm is not None else None, None, *grads[1:])
+
+
+    def _made_by_class(self, dm):
+        """A callable the object's class made for it (a property returning a closure): no field of the object holds
+        it, so its cotangent has nowhere to go; refused, not dropped."""
+        raise ZygoteError(f"zygotepy cannot give the gradient of {type(self.obj).__name__}.{self.name}, a callable "
+                          f"its class makes for the object (a property or another descriptor), back to the object; "
+                          f"call a method of the object instead")
+
+
+class PartialMethodPullback:
+    """`obj.name(...)` where the class's `functools.partialmethod` made `partial(obj.method, ...)` (whose `__self__`
+    is obj): the partial's cotangent holds the object's as its function's, `(dpartial, *dargs) -> (dobj, *dargs)`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, dy):
+        dpartial, *rest = self.inner(dy)
+        return (dpartial.get("func") if isinstance(dpartial, dict) else None, *rest)
 
 
 class _Prepend:

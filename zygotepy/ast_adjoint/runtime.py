@@ -29,6 +29,7 @@ from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     owned,
     settled,
     sole,
+    star_cotangent,
 )
 from .lazy_watch import LazyWatch, lazy_changed, lazy_unchanged, watch_lazy  # noqa: F401 (re-exported)
 from .mutate import ATOMIC

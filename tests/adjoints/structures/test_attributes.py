@@ -89,3 +89,51 @@ class _Doubling:
 def test_user_getattribute_is_differentiated():
     """A class overriding __getattribute__ ran it unseen: the gradient missed its computation (silently wrong)."""
     agree(lambda x: np.sum(_Doubling(x).w ** 2))
+
+
+# Found by a probe of ordinary Python programs: partials of partials (Python merges them: the inner one's keywords were
+# lost, silently, and its arguments crashed the backward), `functools.partialmethod` (the object's gradient was lost)
+# and a callable a property makes (now refused: its gradient has no field of the object to go to).
+def _mul(a, b):
+    return a * b
+
+
+def _partial_of_partial(x):
+    return functools.partial(functools.partial(_mul, x), 3.0)()
+
+
+def _partial_of_keyword_partial(x, y):
+    return functools.partial(functools.partial(_mul, b=y), x)()
+
+
+class _Lin:
+    rate = None  # (a class attribute)
+
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x, scale=1.0):
+        return self.w * x * scale
+
+    twice = functools.partialmethod(apply, scale=2.0)
+    thrice = functools.partialmethod(apply, 3.0)
+
+    @property
+    def act(self):
+        return lambda t: self.w * t
+
+
+def _twice(w, x):
+    return _Lin(w).twice(x) + _Lin(w).thrice(x * x)
+
+
+def test_partials_found_by_the_probe():
+    import pytest
+    from zygotepy import ZygoteError, gradient
+    from zygotepy.testing import check_grads
+    check_grads(_partial_of_partial, 0.7)
+    check_grads(_partial_of_keyword_partial, 0.7, 1.3)
+    check_grads(_twice, 0.7, 1.3)
+    assert gradient(_partial_of_keyword_partial, 0.7, 1.3) == (1.3, 0.7)
+    with pytest.raises(ZygoteError, match="a callable its class makes for the object"):
+        gradient(lambda w, x: _Lin(w).act(x), 0.7, 1.3)

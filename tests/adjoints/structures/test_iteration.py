@@ -256,3 +256,25 @@ def test_a_call_unpacking_a_generator_expression():
     def f(x):
         return np.sum(_two(*(np.sin(a) for a in [x, x * 2.0])))
     agree_at(f, np.array([0.3, 0.5]))
+
+
+def test_unpacking_an_object_with_slots_is_refused_clearly():
+    """A `__slots__` object with `__iter__` walked natively (`x, y = obj`, `sum(obj)`): as for one with a `__dict__`,
+    a clear refusal (a TypeError inside zygotepy before)."""
+    import pytest
+    from zygotepy import ZygoteError, gradient
+
+    class Pair:
+        __slots__ = ("x", "y")
+
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+        def __iter__(self):
+            return iter((self.x, self.y))
+
+    def f(a, b):
+        x, y = Pair(a, b)
+        return x * y
+    with pytest.raises(ZygoteError, match="items of a Pair object"):
+        gradient(f, 0.7, 1.3)

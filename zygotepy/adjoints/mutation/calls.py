@@ -13,6 +13,7 @@ import numpy as np
 from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import J_mutating, differentiable
+from ...ast_adjoint.guards_runtime import reads_gradients
 from ...backends import is_array_type, unbroadcast
 from ...structgrad import StructGrad
 from ...errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
@@ -117,26 +118,10 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
                           f"rule")
     # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
     # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
-    if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())) and not _reads_gradients(fn):
+    if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())) and not reads_gradients(fn):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
     return _derived_call(fn, args, kwargs, result_used, keywords_taken)
-
-
-def _reads_gradients(fn):
-    """Does the function `fn` read a value that carries a gradient from its closure or its defaults (`def T(n):
-    return a * n` called as `T(2)`: its result depends on `a`)?"""
-    if type(fn) is types.MethodType:
-        return differentiable(fn.__self__) or _reads_gradients(fn.__func__)
-    if type(fn) is not types.FunctionType:
-        return False
-    for cell in fn.__closure__ or ():
-        try:
-            if differentiable(cell.cell_contents):
-                return True
-        except ValueError:  # (an empty cell)
-            pass
-    return any(differentiable(d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()))
 
 
 def _user_callable(obj):

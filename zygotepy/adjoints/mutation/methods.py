@@ -5,6 +5,8 @@ Each takes the object and the method's arguments and returns `(result, back)`, w
 undoes the update (mutate.Journal) and returns `(d_object_before, *d_arguments)`. calls.py's `mutcall` rule dispatches
 to them.
 """
+import random
+
 import numpy as np
 
 from ...ast_adjoint import mutate as mt
@@ -227,6 +229,9 @@ updates_without_rule(list, "__setitem__")
 # (a set's updates: structures/sets.py)
 
 
+_SHUFFLERS = (np.random.Generator, np.random.RandomState, random.Random)
+
+
 def method_call(obj, name, args, kwargs):
     """`obj.name(*args)` for a list/dict/array method that mutates: (result, back) or None when it is no such method."""
     rule = METHODS.get((type(obj), name), UNDECLARED)
@@ -237,10 +242,10 @@ def method_call(obj, name, args, kwargs):
         raise ForwardModeError(f"forward mode (hessian, pushforward) cannot follow the in-place update x.{name}(): "
                                f"a dual number has no .{name} method; update a copy with an item assignment, or "
                                f"use the function form (np.sort(x))")
-    if name == "shuffle" and isinstance(obj, (np.random.Generator, np.random.RandomState)) and args:
-        if differentiable(args[0]):  # `rng.shuffle(x)` permutes its argument in place
-            raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its "
-                              f"argument in place; use x = x[rng.permutation(len(x))]")
+    if name == "shuffle" and isinstance(obj, _SHUFFLERS) and args and differentiable(args[0]):
+        way = "x = rng.sample(x, len(x))" if isinstance(obj, random.Random) else "x = x[rng.permutation(len(x))]"
+        raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its argument in "
+                          f"place; use {way}")
     if rule is None:  # declared to update its object, with no rule
         raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
                           f"in place; work on a copy, or add an @adjoint rule")

@@ -194,9 +194,20 @@ def super_(cls, obj):
 def partial(func, *args, **kwargs):
     """The cotangent of a partial is `StructGrad(func=..., args=(...), keywords={...})` (see dispatch.PartialPullback);
     its keywords' go back to the keyword arguments they were given by."""
+    y = functools.partial(func, *args, **kwargs)
+    merged = y.func is not func  # (Python merges a partial given as the function: `partial(partial(f, a), b)`)
+
     def back(dy):
         dy = dy or {}
-        bound = dy.get("args") or (None,) * len(args)
+        bound = dy.get("args") or (None,) * len(y.args)
         given = dy.get("keywords") or {}
-        return (dy.get("func"), *bound, *(({k: given.get(k) for k in kwargs},) if kwargs else ()))
-    return functools.partial(func, *args, **kwargs), back
+        dfunc = dy.get("func")
+        if merged:  # the inner partial's share: its arguments come first, its keywords unless a later one replaced them
+            inner = len(y.args) - len(args)
+            held = {k: given.get(k) for k in func.keywords if k not in kwargs}
+            parts = {"func": dfunc, "args": tuple(bound[:inner]), "keywords": held}
+            dfunc = StructGrad(parts) if dfunc is not None or any(g is not None for g in bound[:inner]) \
+                or any(g is not None for g in held.values()) else None
+            bound = bound[inner:]
+        return (dfunc, *bound, *(({k: given.get(k) for k in kwargs},) if kwargs else ()))
+    return y, back

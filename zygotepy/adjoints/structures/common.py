@@ -40,7 +40,8 @@ def like(template, items):
                 else g if getattr(type(g), "__zygote_number__", False)  # (hessian's dual numbers: stacked as they are)
                 else asarray(xp, g, template) for k, g in enumerate(items)]  # (on template's device)
         return xp.stack(rows)
-    if hasattr(template, "__dict__") and not isinstance(template, (types.GeneratorType, types.FunctionType, type)) \
+    if (hasattr(template, "__dict__") or hasattr(type(template), "__slots__")) \
+            and not isinstance(template, (types.GeneratorType, types.FunctionType, type)) \
             and not type(template).__name__.endswith("iterator"):
         # a user object walked natively (sum(obj), max(obj), a, b = obj): its items' cotangents have no way back
         raise ZygoteError(f"zygotepy cannot route the gradient of the items of a {type(template).__name__} object "

@@ -2,7 +2,7 @@
 and the structure of each gradient (docs/api.md: tuples/lists/dicts mirror their argument, objects get a StructGrad)."""
 import types
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -260,6 +260,16 @@ class Scaled:
         self.kw = self.k * self.w
 
 
+@dataclass(frozen=True)
+class FrozenScaled:  # (a derived field of a frozen dataclass, set the only way it can be: its gradient was None)
+    w: float
+    k: float = 2.0
+    kw: float = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "kw", self.k * self.w ** 2)
+
+
 def build_chain(W1, W2, x):
     model = Chain(Dense(W1, np.zeros(3)), Dense(W2, np.ones(2)))
     return np.sum(model(x) ** 2)
@@ -280,12 +290,17 @@ USER_CASES = [
     ("super() in a method", lambda o, x: o.f(x), (Sub(2.0, 3.0), 1.5)),
     ("super().__init__", lambda x: Sub(x, 2 * x).f(3.0), (1.5,)),
     ("dataclass __post_init__", lambda x: Scaled(x, k=3.0).kw * x, (1.5,)),
+    ("frozen dataclass __post_init__", lambda x, k: FrozenScaled(x, k).kw * x + FrozenScaled(k).kw, (1.5, 0.5)),
 ]
 
 
 @pytest.mark.parametrize("name,f,args", USER_CASES, ids=[c[0] for c in USER_CASES])
 def test_user_types(name, f, args):
     check_grads(f, *args)
+
+
+def test_a_frozen_dataclass_field_set_in_post_init():
+    assert gradient(lambda w: FrozenScaled(w).kw * 3.0, 0.5) == (6.0,)  # d(2 w^2 * 3)/dw = 12 w
 
 
 def test_colours_gradient_is_a_structgrad_with_fields_r_g_b():

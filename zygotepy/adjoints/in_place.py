@@ -9,6 +9,8 @@ is seen by both.
 
 Beside the registry, below the rule tables and the compiler, which both import it (tests/test_layers.py).
 """
+import types
+
 import numpy as np
 
 # (type, method name) -> rule(obj, *args, **kwargs) -> (result, back(d_result, d_object_after) -> (d_object_before,
@@ -52,9 +54,21 @@ def updates_first_argument(*functions):
     _names[1] = None
 
 
+def unbound_method(fn):
+    """`(cls, name)` when `fn` is a declared method taken from its class (`list.append`, `set.add`, `np.ndarray.fill`),
+    which updates its first argument as `cls.name` updates its object; else None."""
+    if type(fn) not in (types.MethodDescriptorType, types.WrapperDescriptorType):
+        return None
+    key = (fn.__objclass__, fn.__name__)
+    return key if key in METHODS else None
+
+
 def updates_first(fn):
-    """Does the library function `fn` update its first argument in place (declared, or a ufunc's `.at`)?"""
+    """Does the library function `fn` update its first argument in place (declared, a declared method taken from its
+    class (`list.append(ys, v)`), or a ufunc's `.at`)?"""
     if getattr(fn, "__name__", "") == "at" and isinstance(getattr(fn, "__self__", None), np.ufunc):
+        return True
+    if unbound_method(fn) is not None:
         return True
     try:
         return fn in FUNCTIONS

@@ -396,8 +396,10 @@ def refuse_bound_update(fn):
     (kept in a name, or given to another function), where the lowering cannot give the object its new version (its
     update went unseen: a silently wrong gradient, or a crash)."""
     where = call_site()
-    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate {type(fn.__self__).__name__}."
-                      f"{fn.__name__} called through a bound method kept in a name or given to another function: it "
+    unbound = getattr(fn, "__objclass__", None)  # (`map(list.reverse, rows)`: the method taken from its class)
+    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate "
+                      f"{(unbound or type(fn.__self__)).__name__}.{fn.__name__} called through a "
+                      f"{'' if unbound else 'bound '}method kept in a name or given to another function: it "
                       f"updates its object in place, which the caller cannot follow; call it on its object "
                       f"(`obj.{fn.__name__}(...)`), or loop over the items (`for v in xs: out.append(v)`)")
 

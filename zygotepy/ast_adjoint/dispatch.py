@@ -18,7 +18,7 @@ import numpy as np
 
 
 from ..adjoints import registry
-from ..adjoints.in_place import updating_names
+from ..adjoints.in_place import unbound_method, updating_names
 from ..backends import is_array_type
 from ..errors import MissingAdjoint, SourceUnavailable
 from ..runtime.context import current
@@ -194,6 +194,9 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         if type(fn) is _BUILTIN_METHOD and fn.__name__ in updating_names() and (
                 type(fn.__self__) is np.ndarray or type(fn.__self__) in (list, dict, set) and not current().slots):
             refuse_bound_update(fn)  # (`f = y.sort; f()` found np.sort's rule: y stayed as it was)
+        if unbound_method(fn) is not None and args and not current().slots and (
+                type(args[0]) is np.ndarray or type(args[0]) in (list, dict, set)):
+            refuse_bound_update(fn)  # `map(list.append, rows, xs)`: the lowering saw no update of `rows`
         rule = registry.find_rule(fn)
     if rule is not None:
         aware = getattr(rule, "__zygote_keywords__", False)

@@ -8,7 +8,7 @@ import types
 import numpy as np
 
 from ..adjoints import registry
-from ..adjoints.in_place import updating_names
+from ..adjoints.in_place import unbound_method, updating_names
 from ..adjoints.registry import find_rule
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..forward.transform import as_written
@@ -108,8 +108,8 @@ _BUILTIN_METHOD, _MUTABLE = type([].append), (list, dict, set, np.ndarray)
 
 def _may_update(f):
     """Is `f` a callable of the user's whose code may update its arguments or its object in place, or a bound method
-    that updates its object?"""
-    if _bound_update(f):
+    that updates its object, or such a method taken from its class (`list.append`)?"""
+    if _bound_update(f) or unbound_method(f) is not None:
         return True
     code = f.__func__ if type(f) is types.MethodType else f if type(f) is types.FunctionType else \
         getattr(type(f), "__call__", None) if not isinstance(f, type) else None

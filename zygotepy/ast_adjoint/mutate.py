@@ -241,6 +241,16 @@ def setattr_(obj, name, value):
     return obj
 
 
+def object_setattr(obj, name, value):  # `object.__setattr__(obj, name, v)`: past the class's own `__setattr__`
+    object.__setattr__(obj, name, value)
+    return obj
+
+
+def object_delattr(obj, name):
+    object.__delattr__(obj, name)
+    return obj
+
+
 def delitem(x, index):
     del x[index]
     return x

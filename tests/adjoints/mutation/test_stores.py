@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zygotepy
-from zygotepy import ZygoteError, gradient, hessian, jacobian
+from zygotepy import UnsupportedSyntax, ZygoteError, gradient, hessian, jacobian, value_and_gradient
 from zygotepy.testing import check_grads
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -46,6 +46,168 @@ def test_property_setter_raises():
         return p.v
     with pytest.raises(ZygoteError, match="property setter"):
         gradient(f, 1.0)
+
+
+# --- attribute stores written around `obj.a = v` (the gradient went to the old value, and none to the new one) -----
+class _Holder:
+    def __init__(self, w):
+        self.w = w
+
+
+class _Guarded:  # (a class that forbids `obj.a = v`: its own code stores with object.__setattr__)
+    def __init__(self, w):
+        object.__setattr__(self, "w", w)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(name)
+
+
+class _Slotted:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+def _by_object_setattr(a, x):
+    o = _Holder(a)
+    object.__setattr__(o, "w", x)
+    return o.w * 3.0
+
+
+def _by_setattr(a, x):
+    o = _Holder(a)
+    setattr(o, "w", x)
+    return o.w * 3.0
+
+
+def _by_setattr_as_a_value(a, x):
+    o = _Holder(a)
+    r = setattr(o, "w", x)
+    return o.w * 3.0 if r is None else 0.0
+
+
+def _by_vars_item(a, x):
+    o = _Holder(a)
+    vars(o)["w"] = x
+    return o.w * 3.0
+
+
+def _by_vars_update(a, x):
+    o = _Holder(a)
+    vars(o).update(w=x)
+    return o.w * 3.0
+
+
+def _by_dict_item(a, x):
+    o = _Holder(a)
+    o.__dict__["w"] = x
+    return o.w * 3.0
+
+
+def _by_vars_augmented(a, x):
+    o = _Holder(a)
+    vars(o)["w"] += x
+    return o.w * 3.0
+
+
+def _by_vars_in_a_loop(a, x):
+    o = _Holder(a)
+    for _ in range(2):
+        vars(o).update(w=o.w * x)
+    return o.w
+
+
+def _past_own_setattr(a, x):
+    g = _Guarded(a)
+    object.__setattr__(g, "w", g.w * x)
+    return g.w * 3.0
+
+
+def _into_a_slot(a, x):
+    s = _Slotted(a)
+    object.__setattr__(s, "w", x)
+    return s.w * 3.0
+
+
+def _then_object_delattr(a, x):
+    o = _Holder(a)
+    o.v = x
+    object.__delattr__(o, "w")
+    return o.v * 3.0 + len(vars(o))
+
+
+def _object_setattr_by_a_helper(o, x):
+    object.__setattr__(o, "w", x * x)
+
+
+def _by_a_helper(a, x):
+    o = _Holder(a)
+    _object_setattr_by_a_helper(o, x)
+    return o.w * a
+
+
+ATTRIBUTE_STORES = [(_by_object_setattr, (0.0, 3.0)), (_by_setattr, (0.0, 3.0)), (_by_setattr_as_a_value, (0.0, 3.0)),
+                    (_by_vars_item, (0.0, 3.0)), (_by_vars_update, (0.0, 3.0)), (_by_dict_item, (0.0, 3.0)),
+                    (_by_vars_augmented, (3.0, 3.0)), (_by_vars_in_a_loop, (0.0625, 0.25)),
+                    (_past_own_setattr, (0.75, 1.5)), (_into_a_slot, (0.0, 3.0)), (_then_object_delattr, (0.0, 3.0)),
+                    (_by_a_helper, (0.0625, 0.25))]
+
+
+@pytest.mark.parametrize("f, want", ATTRIBUTE_STORES, ids=[c[0].__name__ for c in ATTRIBUTE_STORES])
+def test_an_attribute_store_written_as_a_call_or_through_vars(f, want):
+    args = (0.5, 0.25)
+    value, grads = value_and_gradient(f, *args)
+    assert value == f(*args)
+    got = [0.0 if g is None else float(g) for g in grads]
+    assert got == pytest.approx(want, abs=1e-12)
+    assert got == pytest.approx([central(f, args, k) for k in range(2)], abs=1e-6)
+
+
+def _object_setattr_of_a_property(a, x):
+    class P:
+        def __init__(self, w):
+            self._w = w
+
+        @property
+        def w(self):
+            return self._w
+
+        @w.setter
+        def w(self, v):
+            self._w = v * 2
+
+    p = P(a)
+    object.__setattr__(p, "w", x)  # (runs the setter, as `p.w = x` does)
+    return p.w
+
+
+def _object_setattr_in_a_closure(a, x):
+    o = _Holder(a)
+
+    def put(v):
+        object.__setattr__(o, "w", v)
+    put(x)
+    return o.w * 3.0
+
+
+def _vars_in_a_closure(a, x):
+    o = _Holder(a)
+
+    def put(v):
+        vars(o)["w"] = v
+    put(x)
+    return o.w * 3.0
+
+
+@pytest.mark.parametrize("f, error, match", [
+    (_object_setattr_of_a_property, ZygoteError, "property setter"),
+    (_object_setattr_in_a_closure, UnsupportedSyntax, "reading 'o' after the nested function 'put' may have updated"),
+    (_vars_in_a_closure, UnsupportedSyntax, "reading 'o' after the nested function 'put' may have updated")],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_an_attribute_store_written_as_a_call_that_cannot_be_followed_raises(f, error, match):
+    with pytest.raises(error, match=match):  # (the closures' were silently wrong)
+        gradient(f, 0.5, 0.25)
 
 
 def test_extended_slice_list_update_raises():

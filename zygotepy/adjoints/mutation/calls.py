@@ -18,7 +18,7 @@ from ...backends import is_array_type, unbroadcast
 from ...structgrad import StructGrad
 from ...errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ...runtime.context import current
-from ..in_place import updates_first, updates_first_argument
+from ..in_place import unbound_method, updates_first, updates_first_argument
 from .. import registry
 from ..registry import adjoint
 from .methods import method_call
@@ -72,12 +72,10 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
                 grads = inner(None if dy is None else (dy[0], *dy[2:]))
                 return (None, grads[0] if dy is None else rt.acc(grads[0], dy[1]), *grads[1:])
             return (out[0], obj, *out[1:]), callee_back
-        out, inner = _mutcall(rt.callmethod, (obj, "__call__", *rest), kwargs, result_used, keywords_taken)
-
-        def object_back(dy):
-            grads = inner(None if dy is None else (dy[0], dy[1], None, *dy[2:]))
-            return (None, grads[1], *grads[3:])
-        return (out[0], obj, *out[3:]), object_back
+        return _as_method(obj, "__call__", rest, kwargs, result_used, keywords_taken)
+    unbound = unbound_method(fn)
+    if unbound is not None and args and type(args[0]) is unbound[0]:  # `list.append(ys, v)`: `ys.append(v)`'s rule
+        return _as_method(args[0], unbound[1], args[1:], kwargs, result_used, keywords_taken)
     if fn is rt.callmethod and args:
         mark = len(current().log)
         hit = method_call(args[0], args[1], args[2:], kwargs)
@@ -122,6 +120,16 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
     return _derived_call(fn, args, kwargs, result_used, keywords_taken)
+
+
+def _as_method(obj, name, rest, kwargs, result_used, keywords_taken):
+    """`fn(obj, *rest)` run as `obj.name(*rest)` (`cell(x)`, `list.append(ys, v)`), in `fn`'s positions."""
+    out, inner = _mutcall(rt.callmethod, (obj, name, *rest), kwargs, result_used, keywords_taken)
+
+    def back(dy):
+        grads = inner(None if dy is None else (dy[0], dy[1], None, *dy[2:]))
+        return (None, grads[1], *grads[3:])
+    return (out[0], obj, *out[3:]), back
 
 
 def _user_callable(obj):

@@ -226,6 +226,8 @@ def _array_sort(x, *args, **kwargs):
 updates_without_rule(np.ndarray, "resize", "itemset", "partition")  # (`put`: overwrites.py)
 updates_without_rule(dict, "popitem")
 updates_without_rule(list, "__setitem__")
+for _cls in (list, dict, set):  # `list.__init__(ys, items)` refills the object in place
+    updates_without_rule(_cls, "__init__")
 # (a set's updates: structures/sets.py)
 
 
@@ -246,7 +248,22 @@ def method_call(obj, name, args, kwargs):
         way = "x = rng.sample(x, len(x))" if isinstance(obj, random.Random) else "x = x[rng.permutation(len(x))]"
         raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.shuffle, which permutes its argument in "
                           f"place; use {way}")
+    if rule is None and not any(differentiable(v) for v in (obj, *args, *kwargs.values())):
+        return _data_update(obj, name, args, kwargs)  # (`d.popitem()` of a dict of data: it runs)
     if rule is None:  # declared to update its object, with no rule
         raise ZygoteError(f"zygotepy cannot differentiate {type(obj).__name__}.{name}, which updates its object "
                           f"in place; work on a copy, or add an @adjoint rule")
     return None
+
+
+def _data_update(obj, name, args, kwargs):
+    """`obj.name(*args)`, a method without a rule, on data no gradient flows through: it runs, journaled like the rules'
+    updates (the backward undoes it), and gives no cotangents."""
+    entry = mt.journal_whole(obj)
+    result = getattr(obj, name)(*args, **kwargs)
+
+    def back(dr, dobj):
+        if entry is not None:
+            entry.undo(lambda: mt.snapshot(obj))
+        return (None, *(None for _ in args))
+    return result, back

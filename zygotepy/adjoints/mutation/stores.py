@@ -268,9 +268,10 @@ def _attr_restorer(obj, name):
     return restore
 
 
-def _check_plain_attribute(obj, name):
+def _check_plain_attribute(obj, name, own_setattr=True):
+    """Refuse a store that runs a property's setter (or, `own_setattr`, the class's own `__setattr__`)."""
     desc = inspect.getattr_static(type(obj), name, None)
-    if isinstance(type(obj).__setattr__, types.FunctionType) or hasattr(type(desc), "__set__") \
+    if own_setattr and isinstance(type(obj).__setattr__, types.FunctionType) or hasattr(type(desc), "__set__") \
             and not isinstance(desc, types.MemberDescriptorType):
         raise ZygoteError(f"zygotepy cannot differentiate assigning {type(obj).__name__}.{name}: a property setter "
                           f"or __setattr__ runs; assign the underlying attribute, or add an @adjoint rule")
@@ -279,10 +280,22 @@ def _check_plain_attribute(obj, name):
 @adjoint(mt.setattr_, updates=True)
 def setattr_(obj, name, value):
     _check_plain_attribute(obj, name)
+    return _store_attribute(obj, name, value, setattr)
+
+
+@adjoint(mt.object_setattr, updates=True)
+def object_setattr(obj, name, value):
+    """`object.__setattr__(obj, name, v)`, the store itself past the class's own `__setattr__` (a frozen dataclass's
+    `__post_init__` setting a field)."""
+    _check_plain_attribute(obj, name, own_setattr=False)
+    return _store_attribute(obj, name, value, object.__setattr__)
+
+
+def _store_attribute(obj, name, value, store):
     state = _attr_state(obj, name)
     entry = mt.Entry(_attr_restorer(obj, name), state, obj)
     twins = _twins(vars(obj), name, value, state[0] and state[1] is value) if hasattr(obj, "__dict__") else ()
-    setattr(obj, name, value)
+    store(obj, name, value)
 
     def back(dy):
         entry.undo(lambda: _attr_state(obj, name))
@@ -297,8 +310,17 @@ def setattr_(obj, name, value):
 
 @adjoint(mt.delattr_, updates=True)
 def delattr_(obj, name):
+    return _delete_attribute(obj, name, delattr)
+
+
+@adjoint(mt.object_delattr, updates=True)
+def object_delattr(obj, name):
+    return _delete_attribute(obj, name, object.__delattr__)
+
+
+def _delete_attribute(obj, name, delete):
     entry = mt.Entry(_attr_restorer(obj, name), _attr_state(obj, name), obj)
-    delattr(obj, name)
+    delete(obj, name)
 
     def back(dy):
         entry.undo(lambda: _attr_state(obj, name))

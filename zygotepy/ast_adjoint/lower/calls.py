@@ -47,7 +47,13 @@ def _fresh(fn):
 VIEWS = ("values", "items")  # a dict's views whose rules make lists: an update of the dict makes them again
 
 _STORE_DUNDERS = {"__setitem__": mt.setitem, "__delitem__": mt.delitem}
-_STORES = {id(operator.setitem): (mt.setitem, 3), id(operator.delitem): (mt.delitem, 2)}
+# the stores written as calls (`operator.setitem(d, k, v)`, `list.__setitem__(ys, i, v)`, `setattr(obj, name, v)`,
+# `object.__setattr__(obj, name, v)`: the stores they are
+_STORES = {id(f): (prim, n) for fs, prim, n in (
+    ((operator.setitem, list.__setitem__, dict.__setitem__), mt.setitem, 3),
+    ((operator.delitem, list.__delitem__, dict.__delitem__), mt.delitem, 2), ((setattr,), mt.setattr_, 3),
+    ((delattr,), mt.delattr_, 2), ((object.__setattr__,), mt.object_setattr, 3),
+    ((object.__delattr__,), mt.object_delattr, 2)) for f in fs}
 
 
 class Calls:
@@ -148,11 +154,11 @@ class Calls:
             if isinstance(args[0], Var):
                 self.mutate(args[0], self.call(Const(store[0]), args, hint=self.user_name(args[0])))
                 return Const(None)
-        if statement and isinstance(fn, Global) and fn.path in ("setattr", "delattr") and len(args) in (2, 3):
-            prim = mt.setattr_ if fn.path == "setattr" else mt.delattr_
-            if isinstance(args[0], Var):  # `setattr(obj, name, v)`: an attribute store
-                self.mutate(args[0], self.call(Const(prim), args, hint=self.user_name(args[0])))
-                return Const(None)
+        if isinstance(fn, Global) and self.resolve(fn.path) is vars and len(args) == 1 and not kwargs \
+                and star is None and isinstance(args[0], Var):  # `vars(obj)` is `obj.__dict__`, which holds its fields
+            out = self.call(Const(getattr), [args[0], Const("__dict__")], hint=hint)
+            self.note_child(out, "attr", args[0], Const("__dict__"))
+            return out
         if statement and isinstance(fn, Global) and fn.path in _BUILTIN_NAMES \
                 and not self.gives_updating_callable(fn, node):  # print(x), ...: no updates
             return self.call(fn, args, kwargs, star, hint)

@@ -2,6 +2,7 @@
 statement, a mutating method call, `x += v`), without entering nested functions, and which methods surely update
 nothing. The loops, the control flow and the calls ask them before lowering a body (see mutation.py).
 """
+import builtins
 import functools
 import inspect
 import itertools
@@ -38,8 +39,10 @@ _OWN_METHODS = frozenset(name for t in _OWN_TYPES for name in dir(t) if callable
 CALLING_BACK = frozenset((map, filter, sorted, min, max, functools.reduce, itertools.starmap, itertools.accumulate,
                           itertools.filterfalse, itertools.takewhile, itertools.dropwhile, itertools.groupby))
 
-# the item stores written as calls (`operator.setitem(d, k, v)`), which the lowering writes as the stores they are
-_STORE_FUNCTIONS = frozenset(("setitem", "delitem", "__setitem__", "__delitem__"))
+# the stores written as calls (`operator.setitem(d, k, v)`, `setattr(o, k, v)`), which the lowering writes as the
+# stores they are
+_STORE_FUNCTIONS = frozenset(("setitem", "delitem", "__setitem__", "__delitem__", "setattr", "delattr", "__setattr__",
+                              "__delattr__"))
 
 def mutation_syntax(stmts, nodes=None):
     """Does this code (not entering nested functions) contain an item/attribute store, `del`, a call statement or a
@@ -93,6 +96,8 @@ def _may_mutate(n):
             updating_method_name(n.func.attr) or n.func.attr in _STORE_FUNCTIONS
             or n.func.attr in updating_function_names()):
         return True
+    if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in _STORE_FUNCTIONS:
+        return True  # `r = setattr(o, k, v)`
     return isinstance(n, gast.Call) and any(k.arg == "out" for k in n.keywords)
 
 
@@ -121,15 +126,40 @@ def updated_in_place(node, names, augmented=True):
         target = None
         if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
             target = n.value
-        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and updating_method_name(n.func.attr):
-            target = n.func.value
+        elif isinstance(n, gast.Call):
+            target = _call_target(n, names)
         elif isinstance(n, gast.AugAssign) and (augmented or not isinstance(n.target, gast.Name)):
             target = n.target
-        while isinstance(target, (gast.Subscript, gast.Attribute)):
-            target = target.value
+        while isinstance(target, (gast.Subscript, gast.Attribute)) or _is_vars(target):
+            target = target.args[0] if _is_vars(target) else target.value  # (`vars(o)[k] = v` updates `o`)
         if isinstance(target, gast.Name) and target.id in names:
             found.add(target.id)
     return found
+
+
+def _call_target(n, names):
+    """What the call `n` may update in place: `obj` of a mutating method `obj.append(v)`, the first argument of a store
+    or update written as a function (`setattr(o, k, v)`, `operator.setitem(d, k, v)`, `np.put(a, i, v)`) or of a
+    mutating method taken from a class (`list.append(ys, v)`, `object.__setattr__(o, k, v)`); else None."""
+    f = n.func
+    if isinstance(f, gast.Name):
+        return n.args[0] if f.id in _STORE_FUNCTIONS and n.args else None
+    if not isinstance(f, gast.Attribute):
+        return None
+    root = f.value
+    while isinstance(root, (gast.Subscript, gast.Attribute)):
+        root = root.value
+    of_class = isinstance(root, gast.Name) and isinstance(getattr(builtins, root.id, None), type) or isinstance(
+        f.value, gast.Attribute) and f.value.attr == "ndarray"  # (`list.append`, `np.ndarray.sort`)
+    if n.args and not (isinstance(root, gast.Name) and root.id in names) and (
+            f.attr in _STORE_FUNCTIONS or f.attr in updating_function_names() or updating_method_name(f.attr)
+            and of_class):
+        return n.args[0]
+    return f.value if updating_method_name(f.attr) or f.attr in _STORE_FUNCTIONS else None
+
+
+def _is_vars(node):
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id == "vars" and node.args
 
 
 def positional_out(fn, nargs):

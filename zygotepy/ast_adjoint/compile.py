@@ -43,6 +43,7 @@ class Artefact:
     mutated: tuple             # the parameters it updates in place (the lowered IR itself is not kept: nested levels
                                # transform millions of lines)
     generation: int
+    maybe_mutated: tuple = ()  # those of `mutated` it updates only if linked at run time to an updated object
 
 
 def _register(text, code):
@@ -162,7 +163,7 @@ def _transform(fn, need, functional):
     LINE_MAPS[filename] = (src.filename, line_map)
     module = compile(text, filename, "exec")
     factory = next(c for c in module.co_consts if isinstance(c, types.CodeType))
-    return Artefact(code, factory, helpers, text, filename, ir.mutated, generation)
+    return Artefact(code, factory, helpers, text, filename, ir.mutated, generation, ir.maybe_mutated)
 
 
 def user_line(filename, lineno):
@@ -214,6 +215,7 @@ def derive(fn, need=None, functional=False):
     fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))
     fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     fwd.__zygote_mutates__ = art.mutated  # parameters updated in place: the forward returns (y, *their finals)
+    fwd.__zygote_maybe__ = art.maybe_mutated  # (those of them maybe updated: derived.py checks the log for those)
     return fwd, back
 
 

@@ -35,8 +35,9 @@ def _derived(fn, args, kwargs, need, api=False):
     if mutates:
         y, finals = y[0], y[1:]
         pb = FinalsPullback(pb, finals, not api)
-        _check_shared_memory(fn, mutates, finals, given, kwargs or ())
-        check_views(fn, mutates, finals, given)
+        surely, updated = _surely_updated(forward, mutates, finals, mark)
+        _check_shared_memory(fn, surely, updated, given, kwargs or ())
+        check_views(fn, surely, updated, given)
     if len(log) != mark and (fn.__defaults__ is not None or fn.__kwdefaults__ is not None):
         _check_default_updates(fn, mark, len(args), kwargs)
     if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?
@@ -44,6 +45,18 @@ def _derived(fn, args, kwargs, need, api=False):
     if plan is None or api and len(args) <= code.co_argcount:
         return y, pb
     return y, MappedPullback(pb, plan)
+
+
+def _surely_updated(forward, mutates, finals, mark):
+    """The parameters of `mutates` this call updated, with their finals: every one the lowering saw updated, and of
+    those it saw only maybe updated (through an object linked to them: `d.get(k).append(v)`), the ones the links'
+    rules logged as updated since `mark` (mutation/links.py `refresh_held`)."""
+    maybe = getattr(forward, "__zygote_maybe__", ())
+    if not maybe:
+        return mutates, finals
+    logged = {id(o) for o in mutate.updated_since(mark, finals)}
+    kept = [(k, o) for k, o in zip(mutates, finals) if k not in maybe or id(o) in logged]
+    return tuple(k for k, _ in kept), tuple(o for _, o in kept)
 
 
 def _adjoint_of(fn, args, kwargs, need):
@@ -84,8 +97,9 @@ def _prepare(fn, code, args, kwargs, need):
     mutates = getattr(forward, "__zygote_mutates__", ())
     first = code.co_argcount - len(fn.__defaults__ or ())
     left = [code.co_varnames[k] for k in mutates if max(len(args), first) <= k < code.co_argcount and
-            code.co_varnames[k] not in (kwargs or ()) and differentiable(fn.__defaults__[k - first])]
-    if left:  # (see `_check_default_updates`; `calls=[0]` counting calls is fine)
+            code.co_varnames[k] not in (kwargs or ()) and differentiable(fn.__defaults__[k - first])
+            and k not in getattr(forward, "__zygote_maybe__", ())]
+    if left:  # (see `_check_default_updates`, which catches the maybe ones; `calls=[0]` counting calls is fine)
         _refuse_default_update(fn, left[0])
     return forward, back, plan, mutates
 

@@ -135,6 +135,7 @@ class Function:
     line: int = 0
     mutated: tuple = ()    # indices of the parameters updated in place: `ret` is then (result, *their final versions)
     constants: frozenset = frozenset()  # Vars no gradient flows into, whatever they are computed from (optimize/shifts)
+    maybe_mutated: tuple = ()  # those of `mutated` updated only if linked at run time to an updated object (a holder)
 
 
 # --- printer ---------------------------------------------------------------------------------------------------------

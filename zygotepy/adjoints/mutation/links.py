@@ -14,7 +14,8 @@ from ...structgrad import StructGrad
 from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
-from .held import _opaque_parts, _place, _root, _split, _where, _where_each, _where_items, may_hold_deeper
+from .held import _opaque_parts, _place, _root, _split, _where, _where_each, _where_held, _where_items, \
+    may_hold_deeper
 from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap
 from .views import through_views
 
@@ -163,6 +164,13 @@ def refresh_held(child, parent, where):
     # or `parent` sits in `child`: a call handed back part of an object (`p = box.get()`, `getattr(o, "w")`), then
     # updated in place: `child`'s cotangent at that place is `parent`'s
     holds = _where(child, parent) if plan is None and inside is None and child is not parent else None
+    # `child` holds the updated object (`d.get(k).append(v)`: as its item, or deeper) or shares its memory
+    # (`a.reshape(-1)[0] = v`): it was updated too, which the log tells the call checks (a helper's parameter updated
+    # so is only maybe updated to the lowering: derived.py `_surely_updated`)
+    holder = holds is not None or isinstance(plan, tuple) and plan[0] == "items"
+    if child is not parent and mt.may_have_changed(parent) and (
+            isinstance(plan, Overlap) or holder and _where_held(child, parent) is not None):
+        current().log.append(id(child))
 
     def back(dy):
         if dy is None:

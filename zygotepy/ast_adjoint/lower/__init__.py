@@ -132,10 +132,12 @@ def lower(source, code, globals_=None):
         else:
             low.block(body)
             ret = low.env.get(_RETVAL, Const(None))
-    # a function that updates an argument in place also returns its final version (see mutation.py)
-    mutated = tuple(k for k, p in enumerate(params) if low.lineage.get(p) in low.mutated
+    # a function that updates an argument in place, or maybe did (through an object linked to it), also returns its
+    # final version (see mutation.py)
+    mutated = tuple(k for k, p in enumerate(params) if low.lineage.get(p) in low.mutated | low.reached
                     and isinstance(low.env.get(f".param{k}"), Var))
+    maybe = tuple(k for k in mutated if low.lineage.get(params[k]) not in low.mutated)
     if mutated:
         ret = low.call(Const(rt.tuple_of), [ret, *(low.env[f".param{k}"] for k in mutated)], hint="_result")
     return Function(code.co_name if code.co_name != "<lambda>" else "lambda", params, list(low.used_freevars),
-                    low.region, ret, a, source.filename, node.lineno, mutated), low.namer
+                    low.region, ret, a, source.filename, node.lineno, mutated, maybe_mutated=maybe), low.namer

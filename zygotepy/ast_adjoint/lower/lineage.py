@@ -18,6 +18,7 @@ class Lineages:
         self.by_call = False   # the update being lowered may not have happened (a call's, `x += v`: see `mutate`)
         self.update_root = Const(None)  # the argument a call may have updated, whose update is being followed
         self.mutated = set()   # lineages given a new version somewhere
+        self.reached = set()   # lineages given one only if linked at run time to an updated object (refresh_held)
         # lineages a maybe-in-place update (`z *= 0.5`) may have split in two: on JAX arrays and numbers `z` names a
         # new object and its aliases keep the old one, so a later update reaches a name only if it names that object
         self.split = set()

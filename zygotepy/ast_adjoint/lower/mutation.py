@@ -9,7 +9,8 @@ parent: mutating it also gives the parent a new version (`put_item`/`put_attr`, 
 mutating a parent refreshes its live named children (`refresh`: a NumPy view sees the write, and so does an object
 still in the slot it was read from, e.g. an array in a list after `lst[0] *= 2`; a number read out does not).
 A function that updates one of its parameters returns the final versions too (`Function.mutated`), so the caller's
-cotangents of those objects after the call reach the callee's backward (`mutate.mutcall`, `dispatch.J_mutating`).
+cotangents of those objects after the call reach the callee's backward (`mutate.mutcall`, `dispatch.J_mutating`); so
+does one that may have updated a parameter through an object linked to it, found at run time (`maybe_mutated`).
 
 Here: `mutate`, which gives the updated object and those linked to it new versions; the links are lineage.py's, the
 statements and calls that update in place updates.py's, the syntax scans scan.py's.
@@ -68,8 +69,10 @@ class Mutation:
                 self.env[name] = new
         self.lineage[new] = lin
         self.latest[lin] = new
-        if not refreshed:  # a refreshed holder's child (refresh_held) is updated only if it is found there at run
-            self.mutated.add(lin)  # time: a helper's argument updated that way is caught then (dispatch)
+        # a child refreshed from its holder (refresh_held) is updated only if it is linked there at run time
+        # (`d.get(k).append(v)`, `a.reshape(-1)[0] = v`): a helper's parameter updated that way maybe was, and its
+        # final version goes back to the caller too (the rule logs it where it was, for the call checks)
+        (self.reached if refreshed else self.mutated).add(lin)
         through = self.updated_name
         for name, var in list(self.env.items()):
             if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \

@@ -110,7 +110,10 @@ class Dual:
             "would drop its derivative (np.asarray on it, storing it into a plain array, or a NumPy function "
             "without a tangent rule)")
 
-    __hash__ = None
+    def __hash__(self):
+        """A number's, as equality compares the primals (a float used as a set member or dict key, under hessian); an
+        array's raises, as NumPy's does."""
+        return hash(strip(self.primal))
 
     def __zygote_snapshot__(self, snapshot):
         """A copy of the values an update in place may change (reverse mode's journal: `np.add.at(y, ...)` of a dual

@@ -75,3 +75,20 @@ def test_an_update_without_a_rule_is_refused_where_the_set_holds_gradients():
         return a * len(seen) + b
 
     assert gradient(g, 0.7, 1.3) == (2.0, 1.0)
+
+
+@pytest.mark.dual_route  # (the gradient of a gradient through a dict display takes forward over reverse)
+def test_second_derivatives_of_floats_as_set_members_and_dict_keys():
+    """Under hessian (and a gradient of a gradient) the floats are forward mode's dual numbers, which hash as their
+    values (they were unhashable: a TypeError)."""
+    from zygotepy import hessian
+
+    def members(x):
+        return sum({x * x, 2 * x})
+
+    def key(x):
+        d = {x * x: "v"}
+        return next(iter(d)) * 3
+    assert hessian(members, 0.7) == 2.0
+    assert hessian(key, 0.7) == 6.0
+    assert abs(gradient(lambda t: gradient(key, t)[0], 0.7)[0] - 6.0) < 1e-12

@@ -10,7 +10,7 @@ from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keywo
 from .scalar import foreign_rule
 from .structures.common import like
 from .structures.indexing import scatter_array
-from .structures.iteration import iterate, python_iter
+from .structures.iteration import iterate, python_iter, refuse_endless
 from ..ast_adjoint.call_checks import library
 from ..ast_adjoint.dispatch import J
 
@@ -251,6 +251,7 @@ def _as_comprehension(twin):
     """A rule that differentiates `twin`, a Python function: gradients reach the items and what `fn` closes over
     through the ordinary transform of its comprehension."""
     def rule(*args):
+        refuse_endless(twin.__name__[:-5], args[1:])
         y, pb = J(twin, *args)
 
         def back(dy):

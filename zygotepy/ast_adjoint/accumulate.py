@@ -142,7 +142,8 @@ def iter_cotangent(seq, dts):
     """Cotangent of the sequence a `for` loop walked, from its per-iteration cotangents (collected in reverse)."""
     if isinstance(seq, range) or all(d is None for d in dts):
         return None
-    items = list(reversed(dts)) + [None] * (len(seq) - len(dts))
+    # (an iterator walked as it went, `runtime.iterate`: the items it gave; those it has left get nothing)
+    items = list(reversed(dts)) + [None] * (len(seq) - len(dts) if hasattr(seq, "__len__") else 0)
     if isinstance(seq, np.ndarray):
         return np.stack([np.zeros_like(seq[i]) if d is None else d for i, d in enumerate(items)])
     return type(seq)(items) if isinstance(seq, (list, tuple)) else items

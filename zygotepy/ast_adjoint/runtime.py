@@ -8,6 +8,7 @@ helper as `rt.<name>` (this module, imported as `rt`): a helper keeps its identi
 """
 import importlib
 import importlib.util
+import operator
 import types
 
 import numpy as np
@@ -126,8 +127,13 @@ def unpack_starred(value, before, after):
 
 
 def iterate(iterable):
-    """What a `for` loop walks: sequences as they are, anything else (iterators, generators) materialised."""
+    """What a `for` loop walks: sequences as they are; an iterator that cannot tell how many items it has left
+    (`itertools.count`, a generator, zip or map over one, a class that is its own iterator) as it is too, its items
+    taken as the loop reaches them, as Python's are (it may be endless, left by `break`); anything else (a dict, a
+    set, an iterator over a sequence such as zygotepy's `Items`) materialised."""
     if isinstance(iterable, (list, tuple, range, np.ndarray, str)):
+        return iterable
+    if hasattr(type(iterable), "__next__") and operator.length_hint(iterable, -1) < 0:
         return iterable
     return list(iterable)
 

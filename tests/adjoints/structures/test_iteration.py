@@ -1,6 +1,7 @@
 """Iteration (adjoints/structures/iteration.py): `for` loops over user classes (their `__iter__` or `__getitem__`),
 other libraries' arrays and dicts, and `next` on iterators, each checked against central finite differences (float64).
 `next(iter(xs))` and `next(v for v in xs if ...)` used to drop gradients silently."""
+import itertools
 import os
 import sys
 
@@ -12,7 +13,7 @@ from zygotepy.runtime.context import current
 from zygotepy.errors import ZygoteError
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from plain_checks import agree_at  # noqa: E402
+from plain_checks import agree_at, line_of  # noqa: E402
 
 
 X = np.array([0.3, -1.2, 2.4, 0.7])
@@ -278,3 +279,160 @@ def test_unpacking_an_object_with_slots_is_refused_clearly():
         return x * y
     with pytest.raises(ZygoteError, match="items of a Pair object"):
         gradient(f, 0.7, 1.3)
+
+
+# --- endless iterators, and one iterator given to zip twice --------------------------------------------------------
+# A `for` loop walks an iterator that cannot tell how many items it has left as Python does, taking items as it goes
+# (runtime.iterate): `for i in itertools.count(1): ... break` took every item first (a MemoryError, or the process
+# killed); `zip(itertools.count(), xs)` crashed (no len), and so did `zip(it, it)` over one `iter(xs)` (the grouper).
+
+class _Naturals:  # its own iterator, endless
+    def __init__(self):
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.i += 1
+        return self.i
+
+
+def _naturals():
+    i = 0
+    while True:
+        i += 1
+        yield i
+
+
+def count_left_by_break(x):
+    acc = 0.0
+    for i in itertools.count(1):
+        acc += x[0] / i
+        if i >= 3:
+            break
+    return acc
+
+
+def count_of_floats(x):
+    acc = 0.0
+    for t in itertools.count(0.5, 0.25):
+        acc += x[1] * t
+        if t > 1.0:
+            break
+    return acc
+
+
+def zip_with_count(x):
+    acc = 0.0
+    for i, v in zip(itertools.count(), [x[0], 2 * x[1]]):
+        acc += i * v
+    return acc
+
+
+def zip_with_count_in_a_generator(x):
+    return sum(i * v * v for i, v in zip(itertools.count(1), x))
+
+
+def enumerate_count(x):
+    acc = 0.0
+    for k, i in enumerate(itertools.count(2)):
+        acc += x[2] ** k / i
+        if k == 3:
+            break
+    return acc
+
+
+def own_endless_iterator(x):
+    acc = 0.0
+    for i in _Naturals():
+        acc += x[3] * i
+        if i >= 3:
+            break
+    return acc
+
+
+def endless_generator(x):
+    acc = 0.0
+    for i in _naturals():
+        acc += x[0] * x[1] / i
+        if i >= 4:
+            break
+    return acc
+
+
+def next_of_count(x):
+    it = itertools.count(1)
+    acc = 0.0
+    while True:
+        i = next(it)
+        acc += x[2] / i
+        if i >= 3:
+            break
+    return acc
+
+
+def zip_it_it(x):
+    it = iter(x)
+    return sum(a * b for a, b in zip(it, it))
+
+
+def zip_of_one_iterator_twice(x):
+    return sum(a * b for a, b in zip(*[iter(x)] * 2))
+
+
+def zip_it_it_odd(x):
+    it = iter([x[0], x[1], x[2], x[3], x[0] * x[1]])
+    s = sum(a * b for a, b in zip(it, it))
+    return s + next(it, 0.5)
+
+
+def zip_iterator_and_list(x):
+    it = iter(x)
+    s = sum(a * b for a, b in zip(it, [1.0, 2.0]))  # takes x[2] too, and drops it
+    return s + sum(it) * 3.0
+
+
+def map_of_count_carrying_no_gradient(x):
+    acc = 0.0
+    for v in map(lambda i: 1.0 / i, itertools.count(1)):
+        acc += v * x[1]
+        if v < 0.3:
+            break
+    return acc
+
+
+ENDLESS = [map_of_count_carrying_no_gradient, count_left_by_break, count_of_floats, zip_with_count,
+           zip_with_count_in_a_generator, enumerate_count, own_endless_iterator, endless_generator, next_of_count,
+           zip_it_it, zip_of_one_iterator_twice, zip_it_it_odd, zip_iterator_and_list]
+
+
+@pytest.mark.parametrize("f", ENDLESS, ids=lambda f: f.__name__)
+def test_endless_iterators_and_one_iterator_zipped_twice(f):
+    agree(f)
+
+
+def map_of_count(x):
+    acc = 0.0
+    for v in map(lambda i: x[0] / i, itertools.count(1)):  # refused here
+        acc += v
+        if acc > 1.5:
+            break
+    return acc
+
+
+def filter_of_count(x):
+    acc = 0.0
+    for v in filter(lambda i: i * x[1] > 1.0, itertools.count(1)):  # refused here
+        acc += v * x[1]
+        if acc > 3.0:
+            break
+    return acc
+
+
+@pytest.mark.parametrize("f", [map_of_count, filter_of_count], ids=lambda f: f.__name__)
+def test_map_or_filter_of_an_endless_iterator_is_refused(f):
+    """The rules of map and filter make lists: of an endless iterator there is no list to make (it ran out of
+    memory); of one carrying no gradient the loop walks Python's map as it goes."""
+    with pytest.raises(ZygoteError, match=rf"test_iteration.py:{line_of(f, 'refused here')}: .*endless iterator"):
+        value_and_gradient(f, X.copy())

@@ -2,11 +2,18 @@
 as many iterations as the list then has, zygotepy as many as it had when the loop began, so a change is refused,
 naming the loop's line (the value was 4.4 for 6.4 before); a body that only rebinds items runs, checked against one
 plain call and central differences. (Lazy iterators: tests/test_updates_through_aliases.py.)"""
+import os
+import sys
+
 import numpy as np
 import pytest
 
 from zygotepy import ZygoteError, value_and_gradient
+from zygotepy.errors import UnsupportedSyntax
 from zygotepy.testing import check_grads
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from plain_checks import agree_at, line_of  # noqa: E402
 
 X = np.array([0.3, -0.7, 1.1, 0.4])
 
@@ -60,3 +67,156 @@ def test_a_helper_that_only_rebinds_items_runs():
     f = rebinds_items_through_a_helper_while_enumerating
     assert value_and_gradient(f, X.copy())[0] == pytest.approx(f(X.copy()), rel=1e-13)
     check_grads(f, X.copy())
+
+
+# --- generator expressions, map and filter kept while a name their body reads is assigned again (lower/late.py) ----
+# zygotepy runs their bodies when they are made, Python as they are consumed: where a name the body reads is assigned
+# in between, the value differed from the function's own (3x for 3y in `keeps_a_generator`), so that is refused,
+# naming the line of the generator; consumed at once, or kept while nothing it reads changes, they run.
+
+def keeps_a_generator(x):
+    k = x[0]
+    g = (t * k for t in [1.0, 2.0])  # refused here
+    k = x[1]
+    return sum(g)
+
+
+def keeps_a_map(x):
+    k = x[0]
+    m = map(lambda t: t * k, [1.0, 2.0])  # refused here
+    k = x[1]
+    return sum(m)
+
+
+def keeps_a_filter(x):
+    thr = 10.0
+    f = filter(lambda t: t < thr, [x[0], x[1]])  # refused here
+    thr = 0.0
+    return sum(f) + x[2]
+
+
+def keeps_a_map_of_a_nested_function(x):
+    k = x[0]
+
+    def scale(t):
+        return t * k
+    m = map(scale, [1.0, 2.0])  # refused here
+    k = x[1]
+    return sum(m)
+
+
+def appends_generators_in_a_loop(x):
+    gens = []
+    for k in range(1, 3):
+        gens.append(v * k for v in x)  # refused here
+    return sum(sum(g) for g in gens)
+
+
+def makes_generators_in_a_comprehension(x):
+    gens = [(v * k for v in x) for k in range(1, 3)]  # refused here
+    return sum(sum(g) for g in gens)
+
+
+def reads_a_generator_of_the_last_iteration(x):
+    for k in (x[0], x[1]):
+        g = (t * k for t in [1.0, 2.0])  # refused here
+    k = x[2]
+    return sum(g)
+
+
+def reads_the_generator_of_the_iteration_before(x):
+    g = iter([])
+    tot = 0.0
+    for k in (x[0], x[1]):
+        tot += sum(g)
+        g = (t * k for t in [1.0, 2.0])  # refused here
+    return tot
+
+
+def hands_a_generator_on(x):
+    k = x[0]
+    g = (t * k for t in [1.0, 2.0])  # refused here
+    h = g
+    k = x[1]
+    return sum(h)
+
+
+def assigns_while_walking_a_generator(x):
+    k = x[0]
+    g = (t * k for t in [1.0, 2.0, 3.0])  # refused here
+    tot = 0.0
+    for v in g:
+        tot += v
+        k = x[1]
+    return tot
+
+
+LATE = [keeps_a_generator, keeps_a_map, keeps_a_filter, keeps_a_map_of_a_nested_function, appends_generators_in_a_loop,
+        makes_generators_in_a_comprehension, reads_a_generator_of_the_last_iteration,
+        reads_the_generator_of_the_iteration_before, hands_a_generator_on, assigns_while_walking_a_generator]
+
+
+@pytest.mark.parametrize("f", LATE, ids=lambda f: f.__name__)
+def test_a_lazy_object_kept_while_a_name_it_reads_is_assigned_again_is_refused(f):
+    with pytest.raises(UnsupportedSyntax, match=rf"test_lazy.py:{line_of(f, 'refused here')}: .*kept .*whose body "
+                       rf"reads '(k|thr)', which is assigned again"):
+        value_and_gradient(f, X.copy())
+
+
+def consumed_at_once(x):
+    k = x[0]
+    s = sum(t * k for t in [1.0, 2.0])
+    k = x[1]
+    return s + k
+
+
+def consumed_before_the_assignment(x):
+    k = x[0]
+    g = (t * k for t in [1.0, 2.0])
+    m = map(lambda t: t * k, [x[2], 1.0])
+    s = sum(g) + sum(m)
+    k = x[1]
+    return s * k
+
+
+def kept_and_consumed_in_one_iteration(x):
+    tot = 0.0
+    for k in (x[0], x[1]):
+        g = (t * k for t in [1.0, 2.0])
+        tot += sum(g)
+    return tot
+
+
+def kept_while_nothing_it_reads_changes(x):
+    k = x[0]
+    g = (t * k for t in [x[1], 2.0])
+    f = filter(lambda t: t > k, [x[2], x[3]])
+    return sum(g) + sum(f)
+
+
+def first_iterable_read_when_made(x):
+    xs = [x[0], x[1]]
+    g = (t * 2 for t in xs)
+    xs = [x[2], x[2]]
+    return sum(g) + sum(xs)
+
+
+def listed_in_a_loop(x):
+    out = []
+    for k in (x[0], x[1]):
+        out.append(list(v * k for v in [1.0, x[2]]))
+    return sum(map(sum, out))
+
+
+def consumed_in_a_comprehension(x):
+    return sum([sum(v * k for v in x) for k in range(1, 3)])
+
+
+KEPT_SAFELY = [consumed_at_once, consumed_before_the_assignment, kept_and_consumed_in_one_iteration,
+               kept_while_nothing_it_reads_changes, first_iterable_read_when_made, listed_in_a_loop,
+               consumed_in_a_comprehension]
+
+
+@pytest.mark.parametrize("f", KEPT_SAFELY, ids=lambda f: f.__name__)
+def test_a_lazy_object_consumed_before_what_it_reads_changes_runs(f):
+    agree_at(f, X.copy())

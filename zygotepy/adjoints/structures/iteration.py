@@ -1,6 +1,8 @@
 """Iteration: what a `for` loop walks (`iterate`: a user class's `__iter__` or `__getitem__` differentiated, an
 array's rows, a dict's keys), `iter` and `next` (the `Items` iterator, which knows how far it has got), `enumerate` and
 `zip`. An iterator's cotangent is the list of its items' cotangents, which `iter`'s rule maps back to its sequence."""
+import itertools
+import operator
 import types
 
 import numpy as np
@@ -11,6 +13,7 @@ from ...backends import is_array_type
 from ...errors import ZygoteError
 from ...structgrad import StructGrad
 from ..registry import adjoint
+from ...ast_adjoint.call_checks import call_site
 from .common import Items, like
 from .dicts import keys_read
 
@@ -172,13 +175,55 @@ def enumerate_(seq, start=0):
     return list(enumerate(seq, start)), back
 
 
+class _Taken:
+    """An `Items` argument of zip, noting the position of each item it gives: zip may take them in any order
+    (`zip(it, it)`, the grouper idiom), and may take one more item of it than it makes rows."""
+
+    def __init__(self, items):
+        self.items, self.taken = items, []
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        at = self.items.at
+        item = next(self.items)
+        self.taken.append(at)
+        return item
+
+
+def refuse_endless(name, seqs):
+    """The rules of map and filter make lists: refused where every sequence they walk is endless
+    (`itertools.count()`, `cycle`, `repeat` without a number of times), which no list can hold."""
+    if seqs and all(type(s) in (itertools.count, itertools.cycle) or type(s) is itertools.repeat
+                    and operator.length_hint(s, -1) < 0 for s in seqs):
+        raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate {name}() of an endless "
+                          f"iterator ({type(seqs[0]).__name__}): it takes the items of {name} when it is called; "
+                          f"bound it (itertools.islice, or zip with a list), or loop over the endless iterator itself")
+
+
 @adjoint(zip)
 def zip_(*seqs, strict=False):
+    walked = [_Taken(s) if type(s) is Items else s for s in seqs]
+
+    def taken_back(s, dy):
+        """The cotangent of the `Items` s: its items' at the positions they were taken from, by any argument that
+        is s (`zip(it, it)`); given once, to the first."""
+        items = [None] * len(s.items)
+        for k, (t, w) in enumerate(zip(seqs, walked)):
+            if t is s:
+                for at, d in zip(w.taken, dy):
+                    items[at] = None if d is None else d[k]
+        return None if all(g is None for g in items) else StructGrad({"items": items})
+
     def back(dy):
         if dy is None:
             return (None,) * len(seqs)
-        return tuple(like(s, [d[k] if d is not None else None for d in dy] + [None] * (len(s) - len(dy)))
-                     for k, s in enumerate(seqs))
+        # (one without a length, `itertools.count()`: the items zip took, the rows; nothing of what it has left)
+        return tuple(like(s, [d[k] if d is not None else None for d in dy]
+                          + [None] * (len(s) - len(dy) if hasattr(s, "__len__") else 0)) if type(w) is not _Taken
+                     else None if any(t is s for t in seqs[:k]) else taken_back(s, dy)
+                     for k, (s, w) in enumerate(zip(seqs, walked)))
     # (no keyword unless it matters: an outer level of nested differentiation transforms this rule, and an inner call
     # with keywords is what it refuses)
-    return list(zip(*seqs, strict=True) if strict else zip(*seqs)), back
+    return list(zip(*walked, strict=True) if strict else zip(*walked)), back

@@ -4,7 +4,8 @@ Accepts: the FunctionDef/Lambda node of a user function and its code object.
 Guarantees: every operation is one `Assign(Var, Call)` whose arguments are atoms; `and`/`or`/`x if c else y` and
 comparison chains are `If`s; `break`/`continue`/`return` are flags (the code after a statement that may jump runs under
 `if not flag`); each local name is renamed to a fresh SSA name per assignment (the user's name first, then `name_2`, ...).
-Unsupported syntax raises `UnsupportedSyntax` with the user's file and line before anything runs.
+Unsupported syntax raises `UnsupportedSyntax` with the user's file and line before anything runs (so does a generator
+expression, `map` or `filter` kept while a name its body reads is assigned again: late.py).
 """
 import gast
 
@@ -17,6 +18,7 @@ from .control import _RETURNED, _RETVAL, ControlFlow
 from .jumps import walk
 from .definitions import _COMPREHENSIONS, Definitions, captured_names
 from .expressions import Expressions
+from .late import late_read
 from .lazy import LazyIterators
 from .lineage import Lineages
 from .loops import LoopTargets
@@ -99,6 +101,13 @@ def lower(source, code, globals_=None):
     low = Lowerer(source, code, globals_)
     if isinstance(node, gast.AsyncFunctionDef):
         low.fail("async def", node)
+    late = late_read(node) if isinstance(node, gast.FunctionDef) else None
+    if late is not None:
+        obj, name, kept = late
+        what = "a generator expression" if isinstance(obj, gast.GeneratorExp) else f"{obj.func.id}()"
+        low.fail(f"{what} kept {f'in {kept!r} ' if kept else ''}whose body reads {name!r}, which is assigned again "
+                 f"before it is used up", obj, "zygotepy runs its body when it is made, Python as it is consumed: "
+                 "consume it at once (list(...)), or give the value it should read a name of its own")
     params = []
     a = node.args
     for arg in [*a.posonlyargs, *a.args, *([a.vararg] if a.vararg else []), *a.kwonlyargs,

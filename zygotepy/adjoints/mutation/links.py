@@ -168,8 +168,9 @@ def refresh_held(child, parent, where):
     # (`a.reshape(-1)[0] = v`): it was updated too, which the log tells the call checks (a helper's parameter updated
     # so is only maybe updated to the lowering: derived.py `_surely_updated`)
     holder = holds is not None or isinstance(plan, tuple) and plan[0] == "items"
-    if child is not parent and mt.may_have_changed(parent) and (
-            isinstance(plan, Overlap) or holder and _where_held(child, parent) is not None):
+    if child is not parent and (
+            isinstance(plan, Overlap) and id(parent) in current().log  # (a view written: its rule logged it)
+            or holder and mt.may_have_changed(parent) and _where_held(child, parent) is not None):
         current().log.append(id(child))
 
     def back(dy):

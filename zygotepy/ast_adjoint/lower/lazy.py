@@ -62,8 +62,44 @@ def _may_resize(stmts, name):
     return False
 
 
+def _breaks(stmts):
+    """Does a `break` of this loop occur in `stmts` (not one of a loop or function nested in them)?"""
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, (gast.For, gast.While, gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            if isinstance(s, (gast.For, gast.While)) and _breaks(s.orelse):
+                return True
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            if _breaks(getattr(s, field, None) or []):
+                return True
+        if isinstance(s, getattr(gast, "Match", ())) and any(_breaks(case.body) for case in s.cases):
+            return True
+    return False
+
+
 class LazyIterators:
     """The checks of loops over lazy iterators and of lists whose length a loop's body may change."""
+
+    def check_resumed_iterators(self, node):
+        """Refuse a loop that may be left by `break` over an iterator kept in a name (`it = iter(xs)`, then
+        `for v in it:`) that is taken from again in or after the loop (`next(it)`, another loop over it): zygotepy's
+        loop takes all of the iterator's items when it begins, Python only those the loop reached (the value differed
+        from Python's)."""
+        self.lazy_parts(node)  # (finds the names lazy iterators were assigned to)
+        names = {n for n in _walked_names(node.iter) if self._lazy_assigned.get(n)}
+        if not names or not _breaks(node.body):
+            return
+        header = {id(n) for n in gast.walk(node.iter)}
+        for n in gast.walk(self.source_node):
+            if isinstance(n, gast.Name) and n.id in names and isinstance(n.ctx, gast.Load) and id(n) not in header \
+                    and (n.lineno > node.lineno or self.loop_depth):
+                self.fail(f"a loop that may be left by break over the iterator {n.id!r}, which is taken from again "
+                          f"(line {n.lineno})", node.iter,
+                          hint="zygotepy's loop takes all of the iterator's items when it begins, Python only those "
+                               "the loop reached: take the items by index from list(...) of the iterator, or with "
+                               "next(...)")
 
     def check_lazy_sources(self, node):
         """Refuse a loop over a lazy iterator of a name its body updates in place (see the module docstring)."""

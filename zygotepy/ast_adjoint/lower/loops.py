@@ -227,6 +227,7 @@ class LoopTargets:
         """Lower the iterable of the `for` loop `node`: (the loop to lower, `unpacked`; the iterable's Var, [(target
         name, container lineage)], hidden names, whether the body may update an item or the container)."""
         self.check_lazy_sources(node)
+        self.check_resumed_iterators(node)
         node = self.unpacked(node)
         lowered = self.link_items(node)
         self.watch_lazy_sources(node)

@@ -4,7 +4,9 @@ used): the mutating methods of lists, dicts and arrays (methods.py), a Python fu
 library function known to update its argument with no rule, and code zygotepy cannot read that changed a float
 array, raise a ZygoteError.
 """
+import bisect
 import functools
+import heapq
 import operator
 import types
 
@@ -312,6 +314,9 @@ def _with_out(args, kwargs, result_used):
 
 # (np.copyto, np.add.at / np.subtract.at and those of overwrites.py have rules; others are refused where a gradient flows)
 updates_first_argument(np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal, np.copyto)
+# the standard library's C routines that reorder a list in place (their updates went unseen: a gradient of None)
+updates_first_argument(heapq.heappush, heapq.heappop, heapq.heapify, heapq.heappushpop, heapq.heapreplace,
+                       bisect.insort, bisect.insort_left, bisect.insort_right)
 
 
 def _update_name(fn):

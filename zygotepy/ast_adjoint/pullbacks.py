@@ -217,16 +217,13 @@ class CallMethodPullback:
             return (None, dm, None, *grads[1:])
         if dm and own is not None and self.name not in own \
                 and hasattr(type(inspect.getattr_static(type(self.obj), self.name, None)), "__get__"):
-            self._made_by_class(dm)  # (a class attribute's value, a callable object, is no field of the object)
+            # a callable the object's class made for it (a property returning a closure): no field of the object
+            # holds it, so its cotangent has nowhere to go; refused, not dropped (a class attribute's value, a
+            # callable object, has no `__get__`: it is no field of the object, and its cotangent is dropped below)
+            raise ZygoteError(f"zygotepy cannot give the gradient of {type(self.obj).__name__}.{self.name}, a "
+                              f"callable its class makes for the object (a property or another descriptor), back to "
+                              f"the object; call a method of the object instead")
         return (None, StructGrad({self.name: dm}) if dm is not None else None, None, *grads[1:])
-
-
-    def _made_by_class(self, dm):
-        """A callable the object's class made for it (a property returning a closure): no field of the object holds
-        it, so its cotangent has nowhere to go; refused, not dropped."""
-        raise ZygoteError(f"zygotepy cannot give the gradient of {type(self.obj).__name__}.{self.name}, a callable "
-                          f"its class makes for the object (a property or another descriptor), back to the object; "
-                          f"call a method of the object instead")
 
 
 class PartialMethodPullback:

@@ -182,6 +182,13 @@ BUILTIN_ROWS = [
     row(complex, ANY, shapes=[(None,)], label="complex[one argument]"),  # (raised: two cotangents for one argument)
     row(complex, CPLX, CPLX, shapes=[(None, None)], label="complex[complex parts]"),
     row(divmod, ANY, POS, shapes=[(None, None)]),
+    # piecewise constant (adjoints/piecewise.py): no cotangent on numbers and arrays
+    row(operator.floordiv, ANY, POS, shapes=B),
+    row(round, ANY, shapes=[(None,)]),
+    row(round, ANY, 2, shapes=[(None,)], label="builtins.round[ndigits]"),
+    row(math.floor, ANY, shapes=S1),
+    row(math.ceil, ANY, shapes=S1),
+    row(math.trunc, ANY, shapes=[(None,)]),
     row(math.fsum, Seq(ANY), shapes=[((None,) * 4,)]),
     row(math.prod, Seq(ANY), shapes=[((None,) * 4,), ((None,),)]),  # (raised MissingAdjoint)
     row(math.prod, Seq(ANY, tuple), shapes=[((None,) * 3,)], kw={"start": 2.5}, label="math.prod[start=]"),
@@ -228,9 +235,8 @@ def rows_of(module):
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_, operator.truth,
-    operator.is_, operator.is_not, operator.contains, operator.floordiv, operator.ifloordiv,
-    math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
-    len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, range, callable, hasattr, any,
+    operator.is_, operator.is_not, operator.contains, operator.ifloordiv, math.isnan, math.isinf, math.isfinite,
+    len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, range, callable, hasattr, any,
     all, chr, ord, format,
     np.zeros_like, np.ones_like, np.empty_like, np.shape, np.argmax, np.argmin, np.argsort, np.floor,
     np.ceil, np.round, np.around, np.isnan, np.isfinite, np.zeros, np.ones, np.empty, np.eye,

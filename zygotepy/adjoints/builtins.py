@@ -14,7 +14,7 @@ from .structures.iteration import iterate, python_iter, refuse_endless
 from ..ast_adjoint.call_checks import library
 from ..ast_adjoint.dispatch import J
 
-nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, round, callable, hasattr,
+nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, callable, hasattr,
                   any, all, chr, ord, format, builtins.__build_class__)  # (a class statement inside a function)
 
 

@@ -46,12 +46,12 @@ if hasattr(math, "cbrt"):
     MATH[math.cbrt] = lambda dy, y, x: (dy / (3 * y * y) if y != 0 else math.inf,)
 
 nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
-                  operator.truth, operator.is_, operator.is_not, operator.contains, operator.floordiv,
-                  operator.ifloordiv, operator.invert, operator.lshift,
-                  operator.rshift, math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
+                  operator.truth, operator.is_, operator.is_not, operator.contains, operator.ifloordiv,
+                  math.isnan, math.isinf, math.isfinite,
                   math.factorial, math.comb, math.perm, math.gcd, math.isclose)
-# (`|` has a rule in mutation/operators.py: a dict merge carries its entries' gradients; `&` and `^` in
-# structures/sets.py: on sets they combine their elements; on numbers and masks all three are data)
+# (`//`, shifts, `~`, `round`, `math.floor`, ... are rules in piecewise.py: a user's class may define them; `|` has a
+# rule in mutation/operators.py: a dict merge carries its entries' gradients; `&` and `^` in structures/sets.py: on
+# sets they combine their elements; on numbers and masks all three are data)
 
 
 foreign_rule = rt.foreign_rule  # (generated code's `number_value` asks the same question)

@@ -110,17 +110,25 @@ def cell_values(fn, code):
 def activity(fn, code, globals_, need=None):
     """The set of active Vars of IR function `fn` (varied and useful). `need` flags the positional parameters whose
     gradients are wanted (None: all parameters)."""
-    cells = cell_values(fn, code)
+    varied, backward = _varied(fn, code, globals_, need)
+    return varied & _reach(_vars([fn.ret]), backward)
+
+
+def varied_values(fn, code, globals_, need=None):
+    """The Vars of IR function `fn` that depend on a parameter flagged by `need` (or a captured variable) through
+    operations that may carry a gradient, whether or not they reach the result."""
+    return _varied(fn, code, globals_, need)[0]
+
+
+def _varied(fn, code, globals_, need):
     edges = []
-    _edges(fn.body, globals_, cells, edges, fn.constants)
+    _edges(fn.body, globals_, cell_values(fn, code), edges, fn.constants)
     forward, backward = {}, {}
     for a, b in edges:
         forward.setdefault(a, []).append(b)
         backward.setdefault(b, []).append(a)
     sources = [p for k, p in enumerate(fn.params) if need is None or k >= len(need) or need[k]]
-    varied = _reach([*sources, *(Var(n) for n in fn.freevars)], forward)
-    useful = _reach(_vars([fn.ret]), backward)
-    return varied & useful
+    return _reach([*sources, *(Var(n) for n in fn.freevars)], forward), backward
 
 
 # calls whose result is (or shares memory with, or holds) their first argument, or, for the links lower/mutation.py

@@ -27,6 +27,7 @@ from .nullness import simplify_backward
 from .optimize.shifts import free_shifts
 from .source import get_source
 from .speculate import speculate
+from .text_checks import check_text_round_trips
 
 _ARTEFACTS = {}     # (id of the code object, need) -> Artefact, which holds the code object alive (ids stay unique)
 LINE_MAPS = {}      # generated filename -> (user filename, {generated line: user line})
@@ -140,6 +141,7 @@ def _transform(fn, need, functional):
             f"subset an outer level can transform ({e}); for updates in place (x[i] = v, lst.append), take second "
             f"derivatives with hessian(f, x) (forward-over-reverse), making arrays that are filled in place with "
             f"np.zeros_like(x)") from None
+    check_text_round_trips(ir, code, fn.__globals__, need)
     nested = (functional or code.co_filename.startswith("<zygotepy:")) and OPTIONS.nested_size
     if not nested:  # (inlining makes a guarded copy of each callee: code an outer level transforms stays one copy)
         speculate(ir, code, fn.__globals__, namer)

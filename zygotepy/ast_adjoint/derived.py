@@ -42,7 +42,7 @@ def _derived(fn, args, kwargs, need, api=False):
         _check_default_updates(fn, mark, len(args), kwargs)
     if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?
         _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, given))
-    if plan is None or api and len(args) <= code.co_argcount:
+    if plan is None or api and len(args) <= code.co_argcount and len(plan) == 2:  # (no defaults' entries: below)
         return y, pb
     return y, MappedPullback(pb, plan)
 
@@ -190,8 +190,8 @@ def warm_adjoint(need, fn, args, kwargs):
     if cache is None:
         return None
     hit = cache.get((need, len(args), tuple(kwargs) if kwargs is not None else None))  # (`_derived`'s key)
-    if hit is None or hit[3] or hit[2] is not None and len(args) > fn.__code__.co_argcount:
-        return None
+    if hit is None or hit[3] or hit[2] is not None and (len(args) > fn.__code__.co_argcount or len(hit[2]) > 2):
+        return None  # (remapped cotangents, or a default's joining the function's own: `_derived` maps them)
     return hit
 
 

@@ -11,6 +11,7 @@ where it was made; `COMPILER`, the compiler's entry points J is given).
 """
 import functools
 import inspect
+import math
 import operator
 import types
 
@@ -62,7 +63,10 @@ _OPERATORS = {operator.add: ("__add__", "__radd__"), operator.sub: ("__sub__", "
               operator.imul: ("__imul__", "__mul__", "__rmul__"),
               operator.itruediv: ("__itruediv__", "__truediv__", "__rtruediv__"),
               operator.neg: ("__neg__",), operator.pos: ("__pos__",), operator.abs: ("__abs__",), abs: ("__abs__",),
-              operator.getitem: ("__getitem__",), pow: ("__pow__", "__rpow__"), divmod: ("__divmod__", "__rdivmod__")}
+              operator.getitem: ("__getitem__",), pow: ("__pow__", "__rpow__"), divmod: ("__divmod__", "__rdivmod__"),
+              operator.lshift: ("__lshift__", "__rlshift__"), operator.rshift: ("__rshift__", "__rrshift__"),
+              operator.invert: ("__invert__",), round: ("__round__",), math.floor: ("__floor__",),
+              math.ceil: ("__ceil__",), math.trunc: ("__trunc__",)}
 
 
 def _user_operator(fn, args):
@@ -76,7 +80,7 @@ def _user_operator(fn, args):
         return None
     if fn is pow and len(args) != 2:  # (pow(a, b, mod): integers)
         return None
-    if len(args) == 1 or fn is operator.getitem:
+    if len(args) == 1 or fn is operator.getitem or fn is round:  # (`round(v, 2)`: v's own `__round__`)
         method = getattr(type(args[0]), names[0], None)
         if isinstance(method, types.FunctionType) and not is_array_type(type(args[0])):
             y, pb = _dispatch(method, args, None)

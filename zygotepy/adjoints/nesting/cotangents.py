@@ -4,6 +4,7 @@ spreading `*args`, regrouping by parameters (`_by_parameters`) and keywords (`_k
 arguments, and the cotangent of a generated function given to the function whose cells it reads (`_cells_of`)."""
 from ...api import _project
 from ...ast_adjoint import dispatch
+from ...ast_adjoint import runtime as rt
 from ...structgrad import StructGrad
 from ..registry import adjoint, nondifferentiable
 
@@ -121,6 +122,44 @@ def _cells_of_rule(fn, generated):
     # this rule again, sending a cotangent of the generated function to `fn` (`generated` comes from `_plan`, which is
     # non-differentiable: the cotangent would be dropped there)
     return _cells_of(fn, generated), back
+
+
+def _defaults_of(fn, nargs):
+    """The default values of fn's positional parameters after the first `nargs`, which a call with `nargs` arguments
+    leaves to them."""
+    code = fn.__code__
+    return fn.__defaults__[nargs - (code.co_argcount - len(fn.__defaults__)):]
+
+
+@adjoint(_defaults_of)
+def _defaults_of_rule(fn, nargs):
+    code = fn.__code__
+    names = code.co_varnames[nargs:code.co_argcount]
+
+    def back(dy):  # the function's cotangent: a default's under "name=" (adjoint.py's stmt_Def passes it to its source)
+        fields = {} if dy is None else {n + "=": d for n, d in zip(names, dy, strict=True) if d is not None}
+        return (StructGrad(fields) if fields else None, None)
+    return _defaults_of(fn, nargs), back
+
+
+def _join_defaults(grads, n, names):
+    """A generated backward's `(dself, *dparams)`, for a call that passed `n` arguments and left the parameters
+    `names` after them to their defaults, as the call's `(dfn, *dargs)`: the defaults' cotangents join the function's
+    own under "name=" (as dispatch's MappedPullback joins them)."""
+    given = {p + "=": d for p, d in zip(names, grads[n + 1:]) if d is not None}
+    dself = grads[0] if not given else StructGrad(given) if grads[0] is None else rt.acc(grads[0], StructGrad(given))
+    return (dself, *grads[1:n + 1])
+
+
+@adjoint(_join_defaults)
+def _join_defaults_rule(grads, n, names):
+    def back(dy):
+        if dy is None:
+            return (None, None, None)
+        dself = dy[0]
+        ddefaults = tuple(None if dself is None else dself.get(p + "=") for p in names)
+        return ((dself, *dy[1:], *ddefaults, *(None,) * (len(grads) - n - 1 - len(names))), None, None)
+    return _join_defaults(grads, n, names), back
 
 
 def _callmethod_grads(grads):

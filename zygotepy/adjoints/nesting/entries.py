@@ -12,6 +12,7 @@ from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.call_checks import call_site
 from ...errors import ZygoteError
 from ...runtime.context import current
+from ...structgrad import StructGrad
 from ..registry import adjoint, nondifferentiable
 from .cotangents import _drop, _pad, _project_all, _take
 from .deep import NestingTooDeep, outermost
@@ -103,9 +104,9 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
             return y, lambda dy: _pad(_take(_drop(kw_pb(dy), 1), n), skip)
         if kwargs and twin is twin_pullback and _by_position(args, kwargs) is not None:
             # `pullback(f, x, y=a)`: by position, so that an outer level's gradient reaches `a` (as `gradient`'s)
-            full, names = _by_position(args, kwargs)
+            full, names, filled = _by_position(args, kwargs)
             y, pb = dispatch.J(twin_pullback_first, len(args) - 1, *full)
-            return y, lambda dy: _as_keywords(_drop(pb(dy), 2), len(args), names)
+            return y, lambda dy: _as_keywords(_drop(pb(dy), 2), len(args), names, filled)
         if kwargs:
             raise _unsupported(args[skip], "keyword arguments in a call")
         y, pb = dispatch.J(twin, *args[skip:])
@@ -127,11 +128,11 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
         called_with, argnums = bool(kwargs), kwargs.pop("argnums", None)
         placed = _placed(args, kwargs)
         if placed is not None:  # `gradient(f, x, y=a)`: by position, so that an outer level's gradient reaches `a`
-            full, names = placed
+            full, names, filled = placed
             n = len(args) - 1
             y, back = outermost(entry, rule, full, {})
             y, back = _narrowed(entry, y, back, tuple(range(n)) if argnums is None else argnums, len(full) - 1)
-            return y, lambda dy: _as_keywords(back(dy), n + 1, names)
+            return y, lambda dy: _as_keywords(back(dy), n + 1, names, filled)
         mark = len(current().log)
         y, back = outermost(entry, rule, args, kwargs)
         if len(current().log) != mark and mutate.updated_since(mark, args[1:]):
@@ -153,8 +154,9 @@ def _twin_rule(twin, skip, keyword_twin=None, entry=None):
 
 def _placed(args, kwargs):
     """For `gradient(f, *xs, **kwargs)` whose keywords carry values an outer level may differentiate and all name
-    positional parameters of `f`: `((f, *xs, *the rest of f's positional arguments), {position: keyword})`, the
-    parameters between filled with their defaults; else None (the keywords stay the inner level's constants, which is
+    positional parameters of `f`: `((f, *xs, *the rest of f's positional arguments), {position: keyword},
+    {position: "parameter="})`, the parameters between filled with their defaults (the last dict: whose cotangents
+    join f's own, as a default's do in dispatch's MappedPullback); else None (the keywords stay the inner level's constants, which is
     all the dual route can take: a gradient that reaches them raises DroppedKeyword)."""
     if not kwargs or not any(rt.differentiable(v) for v in kwargs.values()):
         return None
@@ -171,12 +173,17 @@ def _by_position(args, kwargs):
     if bound.kwargs:  # (keyword-only parameters, or **kwargs)
         return None
     names = {k: name for k, name in enumerate(bound.signature.parameters, 1) if name in kwargs}
-    return (args[0], *bound.args), names
+    filled = {k: name + "=" for k, name in enumerate(bound.signature.parameters, 1) if k >= len(args) and
+              name not in kwargs}
+    return (args[0], *bound.args), names, filled
 
 
-def _as_keywords(grads, n, names):
-    """The back's `(df, *dxs, *d rest)` as a keyword-aware rule's: `(df, *dxs, {keyword: cotangent})`."""
-    return (*grads[:n], {name: grads[k] for k, name in names.items()})
+def _as_keywords(grads, n, names, filled):
+    """The back's `(df, *dxs, *d rest)` as a keyword-aware rule's: `(df, *dxs, {keyword: cotangent})`, with the
+    cotangents of the defaults `_by_position` filled in joining f's own."""
+    given = {key: grads[k] for k, key in filled.items() if grads[k] is not None}
+    df = rt.acc(grads[0], StructGrad(given)) if given else grads[0]
+    return (df, *grads[1:n], {name: grads[k] for k, name in names.items()})
 
 
 def _narrowed(entry, y, back, argnums, n):

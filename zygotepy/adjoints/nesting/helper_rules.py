@@ -27,11 +27,14 @@ def _sole_rule(a):  # an outer level differentiates the out-of-place arm: its up
 @adjoint(rt.make_closure)
 def _make_closure_rule(code, globals_, cells, defaults, kwdefaults, *values):
     names = code.co_freevars
+    defaulted = code.co_varnames[code.co_argcount - len(defaults or ()):code.co_argcount]
 
-    def back(dfn):  # the closure's cotangent, by free variable, goes to the values its cells hold
-        if dfn is None:
+    def back(dfn):  # the closure's cotangent, by free variable, goes to the values its cells hold, and a default's
+        if dfn is None:  # (its entry "name=": dispatch's `_derived`, nesting's `_defaults_of`) to the default value
             return (None,) * (5 + len(values))
-        return (None, None, None, None, None, *(_unwrap(dfn.get(n)) for n in names))
+        ddefaults = tuple(dfn.get(p + "=") for p in defaulted)
+        return (None, None, None, ddefaults if any(d is not None for d in ddefaults) else None, None,
+                *(_unwrap(dfn.get(n)) for n in names))
     return rt.make_closure(code, globals_, cells, defaults, kwdefaults, *values), back
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...ast_adjoint import dispatch
 from ...ast_adjoint.compile import derive
+from ...ast_adjoint.derived import _defaulted
 from ...ast_adjoint.runtime import callmethod
 from ...backends import is_array_type
 from ...errors import MissingAdjoint, ZygoteError
@@ -73,13 +74,16 @@ def _plan(fn, args):
             return "rule", rule, len(args)
         code = fn.__code__
         npos, varargs = code.co_argcount, bool(code.co_flags & inspect.CO_VARARGS)
-        # a call here has no keywords: parameters left to their defaults (`back(dy, need=None, *into)` called as
-        # `back(dy)`, a rule's `strict=False`) are constants, and a **kwargs parameter stays empty; their cotangents
-        # come after those of the positional parameters and *args, and are dropped (a call Python would refuse fails
-        # in the forward, with Python's TypeError)
+        # a call here has no keywords: parameters left to constant defaults (`back(dy, need=None, *into)` called as
+        # `back(dy)`, a rule's `strict=False`) and an empty **kwargs get cotangents after those of the positional
+        # parameters and *args, which are dropped (a call Python would refuse fails in the forward, with Python's
+        # TypeError); a default that may carry a gradient (a nested `lambda t, b=x * x: ...`) is passed explicitly
+        # (the "defaulted" twin), so that its gradient reaches the function's, as `_derived`'s "b=" entries do
         forward, backward = derive(fn, None, functional=True)
         if varargs and len(args) > npos:
             return "varargs", forward, (backward, npos, len(args) - npos)
+        if "__zygote_defaults__" in fn.__dict__ and _defaulted(fn, code, len(args), None):
+            return "defaulted", forward, (backward, len(args), code.co_varnames[len(args):npos])
         return "derived", forward, (backward, len(args))
     rule = _nested_rule(fn)
     if rule is not None:
@@ -131,6 +135,8 @@ def _plan_keywords(fn, args, kwargs):
     if rule is not None:
         return "rule", rule, (len(args), getattr(rule, "__zygote_keywords__", False))
     if type(fn) is types.FunctionType and not is_nondifferentiable(fn):
+        if "__zygote_defaults__" in fn.__dict__ and _defaulted(fn, fn.__code__, len(args), kwargs):  # (dual route)
+            raise _unsupported(fn, "a call with keywords leaving a parameter to a default that carries a gradient")
         forward, backward = derive(fn, None, functional=True)
         return "derived", forward, (backward, dispatch._call_plan(fn.__code__, len(args), tuple(kwargs)))
     if not any(dispatch.differentiable(a) for a in (*args, *kwargs.values())):

@@ -5,8 +5,8 @@ forward code, a rule through `call_rule`, a constructor) and returns a closure o
 from ...ast_adjoint import dispatch
 from ...ast_adjoint import runtime as rt
 from ..registry import adjoint, nondifferentiable
-from .cotangents import (_by_parameters, _callmethod_grads, _cells_of, _drop, _keyword_grads, _module_grads, _pad,
-                         _spread, _take, _unstated, _with_dself)
+from .cotangents import (_by_parameters, _callmethod_grads, _cells_of, _defaults_of, _drop, _join_defaults,
+                         _keyword_grads, _module_grads, _pad, _spread, _take, _unstated, _with_dself)
 from .constructors import field_cotangents, object_of
 from .plan import _always, _plan, _plan_keywords
 
@@ -67,6 +67,19 @@ def _by_derived(fn, forward, plan, args):
     def derived_back(dy, need=None):
         return _take(backward(tape, dy), n + 1)
     return y, derived_back
+
+
+def _by_defaulted(fn, forward, plan, args):
+    # a call leaving a parameter to a default that may carry a gradient: the defaults passed explicitly, through
+    # `_defaults_of`, whose rule gives their cotangents to the function's
+    generated_back, n, names = _static(plan)
+    full = args + _defaults_of(fn, n)
+    y, full_tape = _cells_of(fn, forward)(*full)
+    full_backward = _cells_of(fn, generated_back)
+
+    def defaulted_back(dy, need=None):
+        return _join_defaults(full_backward(full_tape, dy), n, _static(names))
+    return y, defaulted_back
 
 
 def _by_varargs(fn, forward, plan, args):
@@ -149,7 +162,7 @@ def _by_const(fn, _, __, args):
     return y, const_back
 
 
-_TWINS = {"derived": _by_derived, "varargs": _by_varargs, "rule": _by_rule, "class": _by_class, "plain": _by_plain,
+_TWINS = {"derived": _by_derived, "defaulted": _by_defaulted, "varargs": _by_varargs, "rule": _by_rule, "class": _by_class, "plain": _by_plain,
           "bound": _by_bound, "object": _by_object,
           "callmethod": _by_callmethod, "callattr": _by_callattr, "const": _by_const}
 

@@ -1,0 +1,57 @@
+"""Numbers read back from text a value carrying a gradient was written into are refused, naming the line
+(ast_adjoint/text_checks.py); text of constants, and text that is only printed, are not."""
+import numpy as np
+import pytest
+
+from zygotepy import gradient
+from zygotepy.errors import UnsupportedSyntax
+
+
+def through_str(x):
+    return float(str(x)) * x
+
+
+def through_fstring(x):
+    s = f"{x:.17g}"
+    return float(s) + x
+
+
+def through_percent(x):
+    return np.float64("%r" % x) * x
+
+
+def through_format_method(x):
+    s = "{:.17g}".format(x)
+    return float(s.strip()) * x
+
+
+def through_comprehension(x):
+    parts = [str(v) for v in [x, 2 * x]]
+    return sum(float(p) for p in parts)
+
+
+def through_branch(x, flag=True):
+    if flag:
+        s = repr(x)
+    else:
+        s = "1.0"
+    return complex(s).real * x
+
+
+@pytest.mark.parametrize("f", [through_str, through_fstring, through_percent, through_format_method,
+                               through_comprehension, through_branch], ids=lambda f: f.__name__)
+def test_round_trip_through_text_is_refused(f):
+    with pytest.raises(UnsupportedSyntax, match="read back from text") as info:
+        gradient(f, 1.25)
+    assert "test_text_checks.py" in str(info.value)
+
+
+def printing_and_constants(x):
+    print(f"x = {x:.3f}")
+    label = "w" + str(len([x]))
+    return x * float("2.5") + float(label[1:]) + float(str(3.0))
+
+
+def test_printing_and_text_of_constants_are_followed(capsys):
+    assert gradient(printing_and_constants, 1.25) == (2.5,)
+    assert "x = 1.250" in capsys.readouterr().out

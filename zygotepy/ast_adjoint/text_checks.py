@@ -1,0 +1,84 @@
+"""Numbers read back from text made of values that carry gradients (`float(str(x))`, `float(f"{x:.17g}")`,
+`np.float64("%r" % x)`): refused before anything runs, naming the line. Text is data to zygotepy, as it is to every
+reverse-mode library (JAX and PyTorch fail on `float(str(...))` of a traced value), so the number read back would be a
+constant: its gradient silently lost (0 where the round trip is the identity, as it is at full precision). Rounding
+is differentiated as `round(x, k)` (piecewise constant); to keep a value, keep the number itself.
+
+Only the text made and read within one function is followed (text handed from or to another function is not)."""
+import ast
+import decimal
+import fractions
+import json
+import operator
+
+import numpy as np
+
+from ..errors import UnsupportedSyntax
+from . import runtime as rt
+from .analysis import callee_object, varied_values
+from .ir import Assign, Call, Const, Def, If, Loop, Var, atoms, out_vars, walk
+
+_TEXT_MAKERS = frozenset((str, repr, ascii, format, rt.format_value))
+_FORMAT_METHODS = frozenset(("format", "format_map"))
+_READERS = frozenset((float, complex, np.float64, np.float32, np.float16, np.longdouble, np.complex128, np.complex64,
+                      np.array, np.asarray, np.fromstring, decimal.Decimal, fractions.Fraction, json.loads,
+                      ast.literal_eval))
+
+
+def check_text_round_trips(fn, code, globals_, need=None):
+    """Raise UnsupportedSyntax at the first call reading a number out of text that a value with a gradient was
+    written into, in IR function `fn`."""
+    varied = None
+    flows, texts = {}, set()
+    for s in walk(fn.body):
+        for source, target in _flows(s):
+            flows.setdefault(source, []).append(target)
+        if isinstance(s, Assign) and isinstance(s.value, Call) and _writes_text(s.value, globals_):
+            varied = varied_values(fn, code, globals_, need) if varied is None else varied
+            if any(v in varied for v in _inputs(s.value)):
+                texts.update(out_vars(s.out))
+    if not texts:
+        return
+    work = list(texts)
+    while work:
+        for nxt in flows.get(work.pop(), ()):
+            if nxt not in texts:
+                texts.add(nxt)
+                work.append(nxt)
+    for s in walk(fn.body):
+        if isinstance(s, Assign) and isinstance(s.value, Call) and \
+                callee_object(s.value.fn, globals_) in _READERS and any(v in texts for v in _inputs(s.value)):
+            raise UnsupportedSyntax("a number read back from text that a value carrying a gradient was written into "
+                                    "(text carries no gradient: the number's would be lost)", code.co_filename,
+                                    s.line, "compute with the number itself; round(x, k) rounds it")
+
+
+def _inputs(call):
+    return [a for a in atoms(call) if isinstance(a, Var)]
+
+
+def _writes_text(call, globals_):
+    """Is this call one that writes its arguments into text: str(x), repr, format, an f-string's field,
+    `"...".format(x)`, `"%g" % x`?"""
+    target = callee_object(call.fn, globals_)
+    if target in _TEXT_MAKERS:
+        return True
+    if target is rt.callmethod and len(call.args) > 1 and isinstance(call.args[1], Const) and \
+            call.args[1].value in _FORMAT_METHODS and isinstance(call.args[0], Const) and isinstance(call.args[0].value, str):
+        return True
+    return target is operator.mod and isinstance(call.args[0], Const) and isinstance(call.args[0].value, str)
+
+
+def _flows(s):
+    """(source, target) pairs along which text (any data) moves in statement `s`."""
+    if isinstance(s, Assign):
+        value = s.value if isinstance(s.value, Call) else (s.value,)
+        return [(a, o) for a in atoms(value) if isinstance(a, Var) for o in out_vars(s.out)]
+    if isinstance(s, Def):
+        return [(a, s.out) for a in (*s.values, *(s.defaults or ())) if isinstance(a, Var)]
+    if isinstance(s, If):
+        return [(a, p.out) for p in s.phis for a in (p.then, p.orelse) if isinstance(a, Var)]
+    if isinstance(s, Loop):
+        pairs = [(a, c.var) for c in s.carries for a in (c.init, c.next) if isinstance(a, Var)]
+        return pairs + ([(s.iter, s.target)] if isinstance(s.target, Var) and isinstance(s.iter, Var) else [])
+    return []

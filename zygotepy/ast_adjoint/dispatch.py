@@ -28,6 +28,7 @@ from .runtime import callmethod
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
 from .call_checks import _DATA_KEYS, _Slot, _check_opaque_key, call_site
 from .call_checks import IN_PLACE_CALLS, refuse_bound_update, refuse_hidden_out, refuse_unseen_update
+from .call_checks import refuse_store_callable, store_callable
 from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
@@ -198,6 +199,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         if type(fn) is _BUILTIN_METHOD and fn.__name__ in updating_names() and (
                 type(fn.__self__) is np.ndarray or type(fn.__self__) in (list, dict, set) and not current().slots):
             refuse_bound_update(fn)  # (`f = y.sort; f()` found np.sort's rule: y stayed as it was)
+        if store_callable(fn) and args and not isinstance(args[0], (types.ModuleType, type)):
+            refuse_store_callable(fn)  # `map(setattr, objs, names, vs)`: the lowering saw no store
         if unbound_method(fn) is not None and args and not current().slots and (
                 type(args[0]) is np.ndarray or type(args[0]) in (list, dict, set)):
             refuse_bound_update(fn)  # `map(list.append, rows, xs)`: the lowering saw no update of `rows`

@@ -2,6 +2,7 @@
 rule must run even so (a user's rule, the nesting rules), and a `math` function or a Python function of the user's
 that a dual number (hessian) may reach (`forward.transform.as_written`).
 A mixin of the adjoint pass (`adjoint.AdjointPass`), which differentiates the active operations."""
+import functools
 import os
 import types
 
@@ -12,7 +13,7 @@ from ..adjoints.in_place import unbound_method, updating_names
 from ..adjoints.registry import find_rule
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..forward.transform import as_written
-from .call_checks import library, refuse_bound_update
+from .call_checks import library, refuse_bound_update, refuse_store_callable, store_callable
 from . import dispatch
 from . import runtime as rt
 from .analysis import callee_object
@@ -69,8 +70,11 @@ def as_written_checked(fn, /, *args, **kwargs):
     call as one that updates nothing (it could not see the callee); one whose code may update its arguments in place
     runs through J instead, which refuses, naming the call, an update of an argument (`z = [fill(x, y)]`, `fill` a
     local name: y's gradient from x would be silently missing). A callee zygotepy cannot derive runs as written."""
-    if _bound_update(fn):  # `f = y.sort; f()`: as written, y's update would go unseen
-        refuse_bound_update(fn)
+    inner, given = _unwrapped(fn, args)  # (`f = functools.partial(setattr, o, "a"); f(v)`)
+    if _bound_update(inner):  # `f = y.sort; f()`: as written, y's update would go unseen
+        refuse_bound_update(inner)
+    if store_callable(inner) and given and not isinstance(given[0], (types.ModuleType, type)):
+        refuse_store_callable(inner)  # (`put = ys.__setitem__; put(i, v)`)
     code, bound = fn, args  # (a bound method updates its object: `upd = a.update; upd(v)`; so may a callable object)
     if type(fn) is types.MethodType:
         code, bound = fn.__func__, (fn.__self__, *args)
@@ -98,6 +102,13 @@ def callbacks_checked(fn, /, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
+def _unwrapped(fn, args):
+    """`(callee, arguments)` of a call of `fn` with `args`, through `functools.partial` objects."""
+    while isinstance(fn, functools.partial):
+        fn, args = fn.func, (*fn.args, *args)
+    return fn, args
+
+
 def _bound_update(f):
     """Is `f` a bound method of a list, dict, set or NumPy array that updates its object (`y.sort`, `out.append`)?"""
     return type(f) is _BUILTIN_METHOD and f.__name__ in updating_names() and type(f.__self__) in _MUTABLE
@@ -109,7 +120,8 @@ _BUILTIN_METHOD, _MUTABLE = type([].append), (list, dict, set, np.ndarray)
 def _may_update(f):
     """Is `f` a callable of the user's whose code may update its arguments or its object in place, or a bound method
     that updates its object, or such a method taken from its class (`list.append`)?"""
-    if _bound_update(f) or unbound_method(f) is not None:
+    inner = _unwrapped(f, ())[0]
+    if _bound_update(inner) or unbound_method(inner) is not None or store_callable(inner):
         return True
     code = f.__func__ if type(f) is types.MethodType else f if type(f) is types.FunctionType else \
         getattr(type(f), "__call__", None) if not isinstance(f, type) else None

@@ -248,13 +248,15 @@ def _claim(args):
     return slot
 
 
-def _check_updates(fn, mutated, finals, slot, updated):
+def _check_updates(fn, mutated, finals, slot, updated, surely=None):
     """A derived function updated the argument objects `updated` in place. Fine where it returns their final versions
-    (`finals`, for the parameters `mutated`) to a call site that takes them (`slot`); an error otherwise."""
+    (`finals`, for the parameters `mutated`) to a call site that takes them (`slot`); an error otherwise. `surely`:
+    the finals of those it did update, where it only maybe updated some (a parameter it gave a method: `d.update(kw)`,
+    whose `**kw` no call site can take back): the others need not be taken."""
     taken = set()
-    if finals and slot is not None and all(id(o) in slot.allowed for o in finals):
+    if finals and slot is not None and all(id(o) in slot.allowed for o in (finals if surely is None else surely)):
         # a number is never updated in place (and equal numbers may be one object): the caller keeps its cotangent
-        taken = {id(o) for o in finals if not mutate.is_number(o)}
+        taken = {id(o) for o in finals if not mutate.is_number(o) and id(o) in slot.allowed}
         slot.claimed.update(taken)
     if all(id(o) in taken for o in updated):
         return

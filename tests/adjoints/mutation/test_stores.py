@@ -147,11 +147,33 @@ def _by_a_helper(a, x):
     return o.w * a
 
 
+class _FromKeywords:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class _FromKeywordsByVars:
+    def __init__(self, **kw):
+        vars(self).update(kw)
+        self.total = sum(kw.values())
+
+
+def _init_dict_update_of_keywords(a, x):
+    o = _FromKeywords(w=x * a, v=3.0)
+    return o.w * o.v
+
+
+def _init_vars_update_of_keywords(a, x):
+    o = _FromKeywordsByVars(w=x, v=a * a)
+    return o.w * o.total
+
+
 ATTRIBUTE_STORES = [(_by_object_setattr, (0.0, 3.0)), (_by_setattr, (0.0, 3.0)), (_by_setattr_as_a_value, (0.0, 3.0)),
                     (_by_vars_item, (0.0, 3.0)), (_by_vars_update, (0.0, 3.0)), (_by_dict_item, (0.0, 3.0)),
                     (_by_vars_augmented, (3.0, 3.0)), (_by_vars_in_a_loop, (0.0625, 0.25)),
                     (_past_own_setattr, (0.75, 1.5)), (_into_a_slot, (0.0, 3.0)), (_then_object_delattr, (0.0, 3.0)),
-                    (_by_a_helper, (0.0625, 0.25))]
+                    (_by_a_helper, (0.0625, 0.25)), (_init_dict_update_of_keywords, (0.75, 1.5)),
+                    (_init_vars_update_of_keywords, (0.25, 0.75))]
 
 
 @pytest.mark.parametrize("f, want", ATTRIBUTE_STORES, ids=[c[0].__name__ for c in ATTRIBUTE_STORES])

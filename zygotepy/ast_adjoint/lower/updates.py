@@ -108,6 +108,7 @@ class Updates:
                         hint="_r")
         result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
         seen, versions = set(), {}
+        method = fn == Const(rt.callmethod)
         for k in updated:
             a = given[k]
             if isinstance(a, Var) and a not in seen:
@@ -115,7 +116,9 @@ class Updates:
                 versions[k] = self.call(Const(operator.getitem), [out, Const(k + 1)], hint=self.user_name(a))
                 self.by_call, self.update_root = True, versions[k]
                 try:
-                    self.mutate(a, versions[k])
+                    # a method's arguments (not its object) are seldom updated (`d.update(kw)`): a parameter given
+                    # to one maybe was, which the call checks ask the log (`Function.maybe_mutated`)
+                    self.mutate(a, versions[k], refreshed=method and k >= 2)
                 finally:
                     self.by_call, self.update_root = False, Const(None)
         # what it updated may now keep the other arguments (`rows.append(row)`, `store(lst, W)`), and its result may

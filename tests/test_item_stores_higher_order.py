@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from zygotepy import derivative, gradient, hessian, pushforward
+from zygotepy import derivative, gradient, hessian, jacobian, pushforward
 from zygotepy.errors import ForwardModeError
 
 
@@ -128,3 +128,17 @@ def test_forward_mode_over_a_gradient():
     x, v = np.array([0.5, -1.0]), np.array([1.0, 2.0])
     hv = pushforward(lambda t: gradient(lambda y: np.sum(y ** 3), t)[0], x)(v)
     np.testing.assert_allclose(hv, 6 * x * v, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", [lambda x, buf: np.cumsum(x, out=buf),
+                                  lambda x, buf: np.sum(x.reshape(3, 1) * np.ones(2), axis=1, out=buf)],
+                         ids=["cumsum", "sum"])
+def test_forward_mode_out_into_an_array_made_from_constants_raises(call):
+    # (the tangent was dropped: a Jacobian of zeros)
+    def f(x):
+        buf = np.empty(3)
+        call(x, buf)
+        return buf
+    with pytest.raises(ForwardModeError, match="plain array made from constants"):
+        jacobian(f, np.array([1.0, 2.0, 3.0]), mode="forward")
+

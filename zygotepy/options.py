@@ -8,7 +8,11 @@ gradient looks wrong (`zygotepy.optimizations(False)`).
 This module sits at the bottom of the layers (it imports nothing of the package) because the switches are read by
 every layer: the compiler's passes, the runtime's accumulation and the rules' buffer reuse. Switching is done by the
 entry point `zygotepy.optimizations`, which also invalidates compiled code, since most switches act at transform time.
+
+The environment variable `ZYGOTEPY_OPTIMIZATIONS=off` (or `0`, `false`) starts a process with every switch off, so
+that a script, a notebook or the test suite can be run in the plain form without editing it.
 """
+import os
 from dataclasses import dataclass, fields
 
 
@@ -48,3 +52,5 @@ class Options:
 
 
 OPTIONS = Options()
+if os.environ.get("ZYGOTEPY_OPTIMIZATIONS", "on").strip().lower() in ("off", "0", "false", "no"):
+    OPTIONS.set(**dict.fromkeys(OPTIONS.names(), False))

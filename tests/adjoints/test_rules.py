@@ -238,6 +238,8 @@ NO_ROW = {registry._key(np.ndarray.__array_namespace__)} if hasattr(np.ndarray, 
 # and the piecewise-constant operators of integers alone (a shift or `~` of a float raises): their rules are checked,
 # on integers and on a user's class defining them, by tests/adjoints/test_piecewise.py
 NO_ROW |= {registry._key(operator.lshift), registry._key(operator.rshift), registry._key(operator.invert)}
+# and NumPy's iterator objects, whose results are iterators (tests/adjoints/numpy/test_iterators.py)
+NO_ROW |= {registry._key(np.ndenumerate), registry._key(np.nditer)}
 
 
 def test_every_rule_has_a_row():

@@ -354,6 +354,8 @@ def apply(fn, args, kwargs):
     tag = _top_tag(args)
     parts = [_split(a, tag) for a in args]
     y, ydot = rule(fn, [p for p, _ in parts], [t for _, t in parts], kwargs)
+    if ydot is not None and kwargs and kwargs.get("out") is not None and not has_dual((kwargs["out"],), {}):
+        raise ForwardModeError(f"{STORE_INTO_PLAIN_ARRAY} (`out=` of {getattr(fn, '__name__', fn)})")
     if isinstance(y, (tuple, list)) and isinstance(ydot, (tuple, list)):  # several outputs: a tangent each
         parts = [yi if di is None else Dual(tag, yi, _fit(di, yi)) for yi, di in zip(y, ydot, strict=True)]
         return type(y)(*parts) if hasattr(y, "_fields") else type(y)(parts)  # (slogdet's is a namedtuple)

@@ -136,3 +136,37 @@ def test_the_put_method():
     gx, gv = gradient(f, x, v)
     np.testing.assert_allclose(gx, central(f, (x, v), 0), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(gv, central(f, (x, v), 1), rtol=1e-6, atol=1e-6)
+
+
+def _copyto_shifted(x):
+    y = x.copy()
+    np.copyto(y[1:], y[:-1])
+    return np.sum(y * np.array([1.0, 10.0, 100.0, 1000.0]))
+
+
+def _copyto_reversed(x):
+    y = x.copy()
+    np.copyto(y, y[::-1])
+    return np.sum(y * np.array([1.0, 10.0, 100.0, 1000.0]))
+
+
+@pytest.mark.parametrize("f", [_copyto_shifted, _copyto_reversed], ids=["shifted", "reversed"])
+def test_copyto_from_a_source_sharing_the_target_memory_is_refused(f):
+    # (its gradient was wrong: [1, 10, 1100, 0] for [11, 100, 1000, 0]); `y[1:] = y[:-1]` is followed
+    with pytest.raises(ZygoteError, match="np.copyto: .* shares memory"):
+        gradient(f, np.array([1.0, 2.0, 3.0, 4.0]))
+
+
+def test_copyto_from_a_copy_and_the_store_it_suggests_match_finite_differences():
+    def by_copy(x):
+        y = x.copy()
+        np.copyto(y[1:], y[:-1].copy())
+        return np.sum(y * np.array([1.0, 10.0, 100.0, 1000.0]))
+
+    def by_store(x):
+        y = x.copy()
+        y[1:] = y[:-1]
+        return np.sum(y * np.array([1.0, 10.0, 100.0, 1000.0]))
+    for f in (by_copy, by_store):
+        np.testing.assert_allclose(gradient(f, np.array([1.0, 2.0, 3.0, 4.0]))[0], [11.0, 100.0, 1000.0, 0.0])
+

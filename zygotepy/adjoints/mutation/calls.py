@@ -347,6 +347,10 @@ def _add_at(x, index, value, sign=1):
 def _copyto(dst, src, **kwargs):
     if "where" in kwargs:
         raise ZygoteError("zygotepy cannot differentiate np.copyto(..., where=...); use dst[mask] = src[mask]")
+    if isinstance(src, np.ndarray) and isinstance(dst, np.ndarray) and np.may_share_memory(dst, src):
+        raise ZygoteError("np.copyto: zygotepy does not differentiate a source that shares memory with the array it "
+                          "is copied into (`np.copyto(y[1:], y[:-1])`: the source's cotangent would be read where the "
+                          "copy wrote); pass a copy of it, or write `y[1:] = y[:-1]`")
     entry = mt.journal_whole(dst)
     np.copyto(dst, src, **kwargs)
     real = getattr(dst, "dtype", np.dtype(float)).kind in "fc"  # into an int array: truncated data, no cotangent

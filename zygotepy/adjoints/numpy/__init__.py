@@ -15,7 +15,7 @@
   (eigvals and cond, composed from decompositions.py's rules), fft.py (the
   np.fft transforms and shifts: linear maps, whose backs are their adjoints).
 - fills.py (full, linspace, arange, random draws), sets.py (unique, bincount, histogram), index_tricks.py (`np.r_`,
-  `np.c_`: the getitem rule of structures.py calls it; registers nothing), vectorize.py (`np.vectorize(f)(x)`).
+  `np.c_`: the getitem rule of structures.py calls it; registers nothing), vectorize.py (`np.vectorize(f)(x)`), iterators.py (ndindex, ndenumerate, nditer).
 - methods.py: the ndarray methods whose rules are the functions' (`x.sum()`), and the array attributes (`.T`, `.real`).
 - array_inline.py: the array fast path's derivatives, which the compiler pastes into generated code (ast_adjoint/
   optimize/array_paths.py).
@@ -28,4 +28,4 @@ complex.py: where both register a rule, complex_parts.py's wins).
 TABLES = ("common", "elementwise", "complex_parts", "select", "interp", "constants", "reductions", "statistics", "scans",
           "ufunc_methods", "moments", "calculus", "reshaping", "gathering", "diagonals", "stacking", "conversions",
           "products", "convolutions", "linalg", "decompositions", "spectral", "fft", "fills", "sets", "index_tricks",
-          "vectorize", "methods", "array_inline")
+          "vectorize", "iterators", "methods", "array_inline")

@@ -51,6 +51,11 @@ def iterate(value):
     """What a `for` loop walks. A user class's `__iter__` is differentiated (the object's cotangent comes back through
     it); another library's array (`for row in t`, a torch tensor) gets its rows' cotangents stacked; an iterator's
     cotangent is the list of its items' (which `iter`'s rule maps back to its sequence)."""
+    if type(value) is np.nditer:  # (its items are views into its buffer, gone once it is used up)
+        where = call_site()
+        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a loop over np.nditer of "
+                          f"arrays that carry gradients; loop over indices (`for i in np.ndindex(x.shape)`) or over "
+                          f"`x.ravel()`")
     method = python_iter(value)
     if method is _by_index:
         items, pbs = _by_index(value)

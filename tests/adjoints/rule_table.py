@@ -66,6 +66,7 @@ OPERATOR_ROWS = [
     row(operator.mul, Seq(ANY), 3, shapes=[((None, None),)], none=(1,), label="operator.mul[list*3]"),
     row(operator.truediv, ANY, NZ, shapes=B),
     row(operator.mod, ANY, POS, shapes=B),
+    row(operator.floordiv, ANY, POS, shapes=B),  # (piecewise constant: adjoints/piecewise.py)
     row(operator.pow, POS, ANY, shapes=B),
     row(operator.pow, ANY, 3, shapes=[(None,), ((2, 3),)], label="operator.pow[int exponent]"),
     row(operator.matmul, ANY, ANY, shapes=MATMUL),
@@ -182,8 +183,7 @@ BUILTIN_ROWS = [
     row(complex, ANY, shapes=[(None,)], label="complex[one argument]"),  # (raised: two cotangents for one argument)
     row(complex, CPLX, CPLX, shapes=[(None, None)], label="complex[complex parts]"),
     row(divmod, ANY, POS, shapes=[(None, None)]),
-    # piecewise constant (adjoints/piecewise.py): no cotangent on numbers and arrays
-    row(operator.floordiv, ANY, POS, shapes=B),
+    # piecewise constant (adjoints/piecewise.py): no cotangent on numbers
     row(round, ANY, shapes=[(None,)]),
     row(round, ANY, 2, shapes=[(None,)], label="builtins.round[ndigits]"),
     row(math.floor, ANY, shapes=S1),

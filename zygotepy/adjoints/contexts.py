@@ -1,7 +1,8 @@
 """`with` blocks: the rules of the two runtime calls a with block lowers to (`enter`, `leave`; see ast_adjoint/lower/control.py).
 
 The manager is entered and left in the forward pass only; the backward of the block's body runs after it was left.
-`leave` carries no gradient. `enter` carries one only when the manager holds a differentiable value (a model object
+`leave` carries no gradient; an `__enter__` or `__exit__` that updates a manager carrying a gradient in place is
+refused. `enter` carries one only when the manager holds a differentiable value (a model object
 used as a context, `nullcontext(x)`): a Python `__enter__` is differentiated like any callee; one that cannot be
 (a C method, or code with unsupported syntax, found before it runs) is called plainly, and then a gradient reaching
 its value is passed to the manager when the value is the manager itself (`return self`), else refused, never dropped.
@@ -9,18 +10,42 @@ its value is passed to the manager when the value is the manager itself (`return
 import types
 
 from ..ast_adjoint import runtime as rt
+from ..ast_adjoint.call_checks import COMPILER, call_site
 from ..ast_adjoint.dispatch import J
 from ..errors import UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
-from .registry import adjoint, nondifferentiable
+from .registry import adjoint
 
-nondifferentiable(rt.leave)
+
+
+@adjoint(rt.leave)
+def leave(manager):
+    """Leaving carries no gradient; an `__exit__` of the user's that updates the manager, or state outside it, in
+    place (`self.total = self.total * 2`), given a manager that may carry a gradient, is refused: it runs plainly,
+    and its update would go unseen (the gradient through it silently lost)."""
+    _refuse_updating(manager, type(manager).__exit__, "__exit__")
+    _refuse_updating(manager, type(manager).__enter__, "__enter__")  # (an enter whose value nobody read ran plainly)
+    rt.leave(manager)
+    return None, lambda dy: (None,)
+
+
+
+
+def _refuse_updating(manager, method, name):
+    """The manager's `__enter__` or `__exit__`, a Python function updating the manager (or state outside it) in
+    place, on a manager that may carry a gradient: refused (the update would go unseen by the caller's code)."""
+    if type(method) is types.FunctionType and COMPILER.updates_state(method) and rt.differentiable(manager):
+        where = call_site()
+        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a with block whose "
+                          f"{type(manager).__name__}.{name} updates the manager (or other state) in place; update it "
+                          f"before or after the block instead")
 
 
 @adjoint(rt.enter)
 def enter(manager):
     method = type(manager).__enter__
     pb = None
+    _refuse_updating(manager, method, "__enter__")
     if type(method) is types.FunctionType:
         try:
             value, pb = J(method, manager)
@@ -43,3 +68,6 @@ def enter(manager):
         raise ZygoteError(f"a gradient reaches the value {type(manager).__name__}.__enter__ returned ('with ... as "
                           f"name'), and zygotepy cannot differentiate that __enter__")
     return value, back
+
+
+leave.__zygote_always__ = True  # (a with statement's leave looks inactive: its rule runs even so)

@@ -22,4 +22,4 @@ def _constant_rule(fn):
 
 for _fn in PIECEWISE:
     adjoint(_fn)(_constant_rule(_fn))
-namespace_generic(*PIECEWISE)
+namespace_generic(operator.floordiv, operator.lshift, operator.rshift, operator.invert)  # (arrays of any library)

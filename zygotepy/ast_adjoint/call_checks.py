@@ -28,10 +28,11 @@ class COMPILER:
     """The compiler's entry points J needs, given by ast_adjoint/compile.py when it is imported (the runtime sits below
     the compiler and does not import it): `derive(fn, need)` -> (forward, backward) of a Python function,
     `user_line(filename, line)` -> the user's (file, line, function) of a line of generated code, or None, and
-    `reads_after` (lower/scan.py `reads_alias_after_update`)."""
+    `reads_after` (lower/scan.py `reads_alias_after_update`), `updates_state` (lower/scan.py)."""
     derive = None
     user_line = None
     reads_after = None  # (fn, updated, other) -> may fn read its parameter `other` after updating `updated`?
+    updates_state = None  # (fn) -> may fn's own code update something in place, or rebind a global?
 
 
 def call_site():

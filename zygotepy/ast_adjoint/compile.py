@@ -22,7 +22,7 @@ from .analysis import activity
 from .emit import emit
 from .ir import Assign, Call, Const, Def, If, Loop, Var, drop_dead_phis
 from .lower import lower
-from .lower.scan import reads_alias_after_update
+from .lower.scan import reads_alias_after_update, updates_state
 from .nullness import simplify_backward
 from .optimize.shifts import free_shifts
 from .source import get_source
@@ -222,4 +222,4 @@ def derive(fn, need=None, functional=False):
 
 
 dispatch.COMPILER.derive, dispatch.COMPILER.user_line = derive, user_line  # (J derives callees with these)
-dispatch.COMPILER.reads_after = reads_alias_after_update
+dispatch.COMPILER.reads_after, dispatch.COMPILER.updates_state = reads_alias_after_update, updates_state

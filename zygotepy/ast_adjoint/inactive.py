@@ -19,7 +19,7 @@ from . import runtime as rt
 from .analysis import callee_object
 from .derived import derive_now
 from .ir import Assign, Call, Const, If, Var
-from .lower.scan import CALLING_BACK, may_update_in_place
+from .lower.scan import CALLING_BACK, may_update_in_place, updates_state
 from .optimize.guards import _call
 
 
@@ -61,7 +61,12 @@ class InactiveCalls:
             if (target is isinstance or target is type and len(call.args) == 1) and not call.kwargs \
                     and self.is_active(call.args[0]):  # `isinstance(t, float)` of a dual number (hessian)
                 return [Assign(s.out, Call(Const(rt.type_test), (call.fn, *call.args)), s.line)]
-            return [written if rule is None and type(target) is types.FunctionType and not library(target) else s]
+            if rule is None and type(target) is types.FunctionType and not library(target):
+                if written is not s and updates_state(target):  # (`set_g(x)` whose `global G` rebinds G: J refuses)
+                    written = Assign(s.out, Call(Const(as_written_checked), (call.fn, *call.args), call.kwargs),
+                                     s.line)
+                return [written]
+            return [s]
         return [Assign((s.out, Var("_")), j, s.line)]
 
 
@@ -86,6 +91,13 @@ def as_written_checked(fn, /, *args, **kwargs):
             derive_now(code, bound, kwargs or None)
         except (SourceUnavailable, UnsupportedSyntax) as e:
             if getattr(e, "at_call", False):  # (a refusal of this call, not of the callee's code: call_checks)
+                raise
+            if isinstance(e, UnsupportedSyntax) and updates_state(code) and any(
+                    dispatch.differentiable(a) for a in (*bound, *kwargs.values())):
+                # as written, its update of an argument or of state outside it (a global, a class attribute) would
+                # go unseen: the gradient through it silently lost
+                e.add_note(f"zygotepy: {code.__qualname__}, called on a value that may carry a gradient, may update "
+                           f"its arguments or state outside itself in place, so it must be differentiated")
                 raise
             return as_written(fn, *args, **kwargs)
         return (dispatch.J_kw(fn, *args, **kwargs) if kwargs else dispatch.J(fn, *args))[0]

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.call_checks import COMPILER
 from ...ast_adjoint.dispatch import J_mutating, differentiable
 from ...ast_adjoint.guards_runtime import reads_gradients
 from ...backends import is_array_type, unbroadcast
@@ -183,6 +184,7 @@ def _derived_call(fn, args, kwargs, result_used, keywords_taken):
     except (MissingAdjoint, UnsupportedSyntax) as e:
         if result_used or not _before_running(e, fn, args):
             raise
+        _refuse_unseen_state(e, fn, args, everything)
         # a call statement into code zygotepy cannot read (a library's C or unsupported Python): it runs as is, as a
         # call whose result is dropped always did; its arguments are taken as not updated, which is checked for
         # float arrays (an update unseen would leave their gradients silently wrong)
@@ -257,6 +259,19 @@ def _constant_back(n, kwargs):
             return (None, *((None,) * n), *_keyword_grads(kwargs))
         return (None, *dy[1:1 + n], *_keyword_grads(kwargs, dict(zip(kwargs, dy[1 + n:]))))
     return back
+
+
+def _refuse_unseen_state(error, fn, args, everything):
+    """A call statement into Python code zygotepy cannot differentiate (`error`: its unsupported syntax) that may
+    update its arguments or state outside itself (a global, a class attribute) in place, given a value that may carry
+    a gradient: run as is, its update would go unseen (the gradient through it silently lost), so `error` is raised,
+    with a note saying why."""
+    _, target = _callee_code(fn, args)
+    if isinstance(error, UnsupportedSyntax) and type(target) is types.FunctionType and \
+            COMPILER.updates_state(target) and any(differentiable(a) for a in everything):
+        error.add_note(f"zygotepy: {target.__qualname__}, called on a value that may carry a gradient, may update "
+                       f"its arguments or state outside itself in place, so it must be differentiated")
+        raise error
 
 
 def _callee_code(fn, args):

@@ -71,10 +71,12 @@ class Calls:
                                               me], hint=hint)
             self.lineage[out] = self.lineage_of(me)  # a proxy of the object: updating it updates `self`
             return out
-        if isinstance(func, gast.Name) and func.id in ("eval", "exec", "locals", "vars") and func.id not in self.locals \
-                and func.id not in self.freevars and func.id not in self.globals and (func.id != "vars" or not node.args):
+        if isinstance(func, gast.Name) and func.id in ("eval", "exec", "locals", "vars", "globals") \
+                and func.id not in self.locals and func.id not in self.freevars and func.id not in self.globals \
+                and (func.id != "vars" or not node.args):
             # (eval("x * 2") had the value, and no gradient: the code it runs is a string zygotepy never reads; locals()
-            # would show the generated code's variables)
+            # would show the generated code's variables; a store into globals() rebinds a module's name, whose reads
+            # are constants)
             self.fail(f"{func.id}() in a differentiated function", node, "write the code in the function itself")
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and updating_method_name(func.attr) \
                 and self.global_container(func.value.id):  # `CACHE.append(v)` on a module global

@@ -87,8 +87,23 @@ def _calls_updating_object(fn, nodes):
                for c in classes)
 
 
+def updates_state(fn):
+    """Does the Python function `fn`'s own code update something in place (an item or attribute store, `del`, a
+    mutating method call, a store function, `out=`) or rebind a name outside itself (`global`, `nonlocal`)? As
+    `may_update_in_place`, but a call statement alone (`print(...)`) does not count. False where the source cannot
+    be read."""
+    try:
+        nodes = nodes_no_defs(get_source(fn).node.body)
+    except Exception:  # noqa: BLE001 - no source, or not Python the parser reads
+        return False
+    return any(isinstance(n, (gast.Global, gast.Nonlocal)) or not isinstance(n, gast.Expr) and _may_mutate(n)
+               for n in nodes)
+
+
 def _may_mutate(n):
     if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+        return True
+    if isinstance(n, (gast.Global, gast.Nonlocal)):  # (a helper rebinding a module's name: refused where it is read)
         return True
     if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
         return True

@@ -29,9 +29,11 @@ from ..adjoints import registry
 from ..options import OPTIONS
 from . import runtime as rt
 from .analysis import callee_object, resolve_global
+from .kept_lookups import check_kept_lookups
 from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var, atoms, defines, out_vars, read_by, walk
 from .lower import lower
 from .source import get_source
+from .text_checks import check_text_round_trips
 from .optimize.loop_copies import clone
 
 MAX_STATEMENTS = 16  # a callee's size limit, counted over all its regions
@@ -66,6 +68,8 @@ def _lowered(fn):
     if plain and not code.co_freevars and not code.co_cellvars and not code.co_kwonlyargcount:
         try:
             ir, _ = lower(get_source(fn), code, fn.__globals__)
+            check_text_round_trips(ir, code, fn.__globals__)  # (the checks compile.py makes of every lowered body)
+            check_kept_lookups(ir, code, fn.__globals__)
         except Exception:  # noqa: BLE001 - unreadable or unsupported: the run-time call reports it where it happens
             ir = None
     if ir is not None:

@@ -124,3 +124,20 @@ def test_refused(f, match):
 def test_second_derivative_of_gamma_is_refused():
     with pytest.raises(ForwardModeError, match="second derivative"):
         derivative(lambda s: derivative(math.gamma, s), 1.5)
+
+
+def test_an_array_sorted_in_place_in_forward_mode():
+    # (`y.sort()` on a dual array raised AttributeError): the tangent follows the primal's order
+    def sorted_copy(x):
+        y = x * 1.0
+        y.sort()
+        return y
+
+    def weighted(x):
+        y = x * x
+        y.sort()
+        return np.sum(y * np.array([1.0, 2.0, 3.0]))
+    x = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(jacobian(sorted_copy, x, mode="forward")[0],
+                                  jacobian(sorted_copy, x, mode="reverse")[0])
+    np.testing.assert_allclose(hessian(weighted, x), central_hessian(weighted, x), rtol=1e-6, atol=1e-6)

@@ -184,6 +184,9 @@ class Dual:
     def swapaxes(self, a, b): return np.swapaxes(self, a, b)  # noqa: E704
     conjugate = conj
 
+    def sort(self, axis=-1, kind=None):  # in place, as NumPy's: the tangent follows the primal's order
+        self[...] = np.take_along_axis(self, np.argsort(strip(self), axis=axis, kind=kind), axis=axis)
+
     def copy(self):  # through np.copy, whose reverse rule a reverse pass over a Dual (hessian) then uses
         return np.copy(self)
 

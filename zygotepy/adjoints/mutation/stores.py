@@ -22,6 +22,7 @@ from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
 from ..structures.dicts import key_cotangent
+from ..structures.indexing import structured_refused
 from .held import _split, _where_held, may_hold_deeper
 
 
@@ -86,6 +87,8 @@ def setitem(x, index, value):
     if isinstance(x, np.ndarray) or getattr(type(x), "__zygote_number__", False) and hasattr(x, "shape"):
         if isinstance(x, np.ndarray) and getattr(type(value), "__zygote_number__", False):
             raise ForwardModeError(STORE_INTO_PLAIN_ARRAY)
+        if type(index) is str and isinstance(x, np.ndarray):
+            raise structured_refused()
         keep = _repeats(index, x) if type(index) is not int else None
         written_real = getattr(x, "dtype", None) is None or x.dtype.kind in "fc"
         entry = mt.journal_slot(x, index)

@@ -51,6 +51,8 @@ def getitem(x, index):
     y = x[index]
     if type(index) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f":
         return y, _number_back(x, index)
+    if type(index) is str and isinstance(x, np.ndarray):
+        raise structured_refused()
 
     def back(dy, need=None, *into):
         if dy is None:
@@ -61,6 +63,14 @@ def getitem(x, index):
         dx = _getitem_cotangent(x, index, dy)
         return (rt.acc(into[0], dx), into[1]) if into else (dx, None)
     return y, back
+
+
+def structured_refused():
+    """A field of a structured (record) array read or written (`r["a"]`): its cotangent would need the record dtype
+    (it crashed in the backward)."""
+    where = call_site()
+    return ZygoteError(f"{where + ': ' if where else ''}zygotepy does not differentiate structured (record) arrays "
+                       f"(`r['a']`); keep each field in an array of its own, or in a dict of arrays")
 
 
 def _number_back(x, index):

@@ -3,6 +3,8 @@
 Jacobians are checked against central finite differences of `f`, Hessians against central finite differences of
 `zygotepy.gradient` and against closed forms, forwarddiff against plain reverse mode and finite differences.
 """
+import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -473,3 +475,29 @@ def test_jacobian_picking_forward_mode_after_its_pullback_starts_from_the_input(
     (J,) = jacobian(g, x)
     assert np.allclose(J, [[1.0, 0.0], [3.0, 2.0], [4.0, 0.0], [36.0, 24.0]])
     assert np.allclose(x, [2.0, 6.0])
+
+
+@dataclasses.dataclass
+class _Pair:
+    a: float
+    b: float = 1.0
+
+
+_COPIES = {
+    "deepcopy_list": lambda x: copy.deepcopy([x, 2.0])[0] ** 3,
+    "deepcopy_dict": lambda x: copy.deepcopy({"a": x, "b": (x, 1.0)})["b"][0] ** 3,
+    "asdict": lambda x: dataclasses.asdict(_Pair(x))["a"] ** 3,
+    "astuple": lambda x: dataclasses.astuple(_Pair(x, x))[1] ** 3,
+    "copy": lambda x: copy.copy(x) ** 3,
+}
+
+
+@pytest.mark.parametrize("name", _COPIES)
+def test_hessian_through_copies(name):
+    # (a dual number could not be copied: refused as "copy.deepcopy of a Dual")
+    assert hessian(_COPIES[name], 1.3) == pytest.approx(6 * 1.3)
+
+
+def test_hessian_through_a_copy_of_an_array():
+    np.testing.assert_allclose(hessian(lambda x: np.sum(copy.copy(x) ** 3), np.array([1.0, 2.0])),
+                               np.diag([6.0, 12.0]))

@@ -4,6 +4,9 @@ import os
 import sys
 
 import numpy as np
+import pytest
+
+from zygotepy import gradient, hessian
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from plain_checks import agree_at  # noqa: E402
@@ -35,3 +38,19 @@ def test_sum_joining_lists_and_tuples():
     agree(lambda x: (lambda p: p[0] * p[1] - p[2] * p[3])(sum([(x[0],), (x[1], x[2])], (x[3] * 2.0,))))
     agree(lambda x: sum([[x[0]], [x[1] * x[2]]], start=[x[3]])[2] * 3.0)
     agree(lambda x: sum([x[:2], x[2:]], x[1:3] * 0.5)[1] + sum([x * x[0], x], np.zeros(4))[3])
+
+
+class _Doubled:
+    def __init__(self, v):
+        self.v = v
+
+    def __float__(self):
+        return self.v * 2.0
+
+
+def test_float_of_a_user_class_differentiates_its_dunder():
+    # (refused as a conversion zygotepy does not follow)
+    def f(x):
+        return float(_Doubled(x)) * x
+    assert gradient(f, 1.5) == (pytest.approx(4 * 1.5),)
+    assert hessian(f, 1.5) == pytest.approx(4.0)

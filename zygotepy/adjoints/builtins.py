@@ -181,6 +181,10 @@ def float_(x=0.0):
     hook = foreign_rule((x,))
     if hook is not None:
         return hook(float, x)
+    own = getattr(type(x), "__float__", None)
+    if isinstance(own, types.FunctionType):  # a user's class: its `__float__` differentiated, as Python calls it
+        y, pb = J(own, x)
+        return float(y), lambda dy: (pb(dy)[1],)
     return float(x), lambda dy: (unbroadcast(dy, x) if not isinstance(x, str) else None,)
 
 

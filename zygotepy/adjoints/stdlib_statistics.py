@@ -1,5 +1,5 @@
-"""The `statistics` module's means and spreads (mean, fmean, variance, pvariance, stdev, pstdev), differentiated as
-the Python they mean.
+"""The `statistics` module's means and spreads (mean, fmean, geometric_mean, harmonic_mean, variance, pvariance, stdev,
+pstdev), differentiated as the Python they mean.
 
 CPython computes them in exact fractions (`statistics._ss` groups the data by type with `itertools.groupby` and sums
 `Fraction`s), which has no gradient to follow; the rules differentiate a twin in floats instead, as functional.py does
@@ -43,6 +43,23 @@ def squared_deviations_twin(data, centre, sample):
     return sum((x - c) * (x - c) for x in items) / (n - 1 if sample else n)
 
 
+def geometric_mean_twin(data):
+    items = list(data)
+    if not items or any(x <= 0 for x in items):
+        raise statistics.StatisticsError("geometric mean requires a non-empty dataset containing positive numbers")
+    return math.exp(sum(math.log(x) for x in items) / len(items))
+
+
+def harmonic_mean_twin(data, weights):
+    items = list(data)
+    if not items or any(x < 0 for x in items):
+        raise statistics.StatisticsError("harmonic mean does not support negative values")
+    weights = [1.0] * len(items) if weights is None else list(weights)
+    if any(x == 0 for x in items):
+        return 0.0  # (as the module: a zero makes the mean zero, a constant)
+    return sum(weights) / sum(w / x for x, w in zip(items, weights))
+
+
 def _through(twin, *args):
     y, pb = J(twin, *args)
     return y, lambda dy: pb(dy)[1:]
@@ -66,6 +83,26 @@ def fmean(data, *by_position, weights=None):
             return ddata, dweights
         return keyword_cotangents((ddata,), {} if weights is None else {"weights": weights}, weights=dweights)
     return y, fmean_back
+
+
+@adjoint(statistics.geometric_mean)
+def geometric_mean(data):
+    y, back = _through(geometric_mean_twin, data)
+    return y, back
+
+
+@keyword_rule
+@adjoint(statistics.harmonic_mean)
+def harmonic_mean(data, *by_position, weights=None):
+    weights = by_position[0] if by_position else weights
+    y, back = _through(harmonic_mean_twin, data, weights)
+
+    def harmonic_back(dy):
+        ddata, dweights = back(dy)
+        if by_position:
+            return ddata, dweights
+        return keyword_cotangents((ddata,), {} if weights is None else {"weights": weights}, weights=dweights)
+    return y, harmonic_back
 
 
 def _spread(data, by_position, kwargs, name, sample, root):

@@ -14,6 +14,7 @@ Invariants:
 Python operators reach the rules through the dunder methods, NumPy ufuncs through `__array_ufunc__` and NumPy functions
 through `__array_function__`; `apply` splits the arguments at the working tag and runs the rule from `FORWARD`.
 """
+import copy
 import itertools
 import operator
 
@@ -186,6 +187,12 @@ class Dual:
 
     def sort(self, axis=-1, kind=None):  # in place, as NumPy's: the tangent follows the primal's order
         self[...] = np.take_along_axis(self, np.argsort(strip(self), axis=axis, kind=kind), axis=axis)
+
+    def __copy__(self):  # (copy.copy, copy.deepcopy, dataclasses.asdict: new arrays, as NumPy's copies are)
+        return Dual(self.tag, copy.copy(self.primal), copy.copy(self.tangent))
+
+    def __deepcopy__(self, memo):
+        return Dual(self.tag, copy.deepcopy(self.primal, memo), copy.deepcopy(self.tangent, memo))
 
     def copy(self):  # through np.copy, whose reverse rule a reverse pass over a Dual (hessian) then uses
         return np.copy(self)

@@ -187,3 +187,10 @@ def test_float_dict_keys_carrying_a_gradient_pass_it_on():
             t = t + d[0.5] * d[1.5]
         return t
     agree(h)
+
+
+def test_fromkeys_sums_the_cotangents_of_its_entries():
+    def f(x):
+        d = dict.fromkeys(["a", "b", "c"], x * x)
+        return d["a"] + 2.0 * d["c"]
+    assert gradient(f, 1.5) == (pytest.approx(3 * 2 * 1.5),)

@@ -172,6 +172,19 @@ def dict_copy(d):
     return d.copy(), lambda dy: (None if dy is None else dict(dy),)  # `{}` when only keys were read: d's stores run
 
 
+@adjoint(dict.fromkeys)
+def dict_fromkeys(keys, value=None):
+    """`dict.fromkeys(keys, v)`: one value under every key, whose cotangent is the sum of theirs (keys are data)."""
+    y = dict.fromkeys(keys, value)
+
+    def back(dy):
+        total = None
+        for g in (dy or {}).values():
+            total = rt.acc(total, g)
+        return (None, total)
+    return y, back
+
+
 @adjoint(dict.keys)
 def dict_keys(d):
     """`d.keys()`: its cotangent is the list of its keys' (iterating the view), which pass nothing back into `d`."""

@@ -138,6 +138,8 @@ def shallow_copy(x):
         return x.copy(), lambda dy: (None if dy is None else list(dy) if t is list else dict(dy) if t is dict else dy,)
     if t is tuple or t in _PLAIN_LEAVES or t is frozenset:
         return x, lambda dy: (dy,)
+    if getattr(t, "__zygote_number__", False):  # forward mode's dual numbers (hessian): a copy of both parts
+        return copy.copy(x), lambda dy: (dy,)
     own = getattr(t, "__copy__", None)
     if isinstance(own, types.FunctionType):
         y, pb = J(own, x)
@@ -180,7 +182,7 @@ def _plain_tree(x):
         return all(_plain_tree(v) for v in x)
     if t is dict:
         return all(type(k) in _PLAIN_LEAVES and _plain_tree(v) for k, v in x.items())
-    return t in _PLAIN_LEAVES
+    return t in _PLAIN_LEAVES or getattr(t, "__zygote_number__", False)
 
 
 # --- sets: a set's cotangent is a dict from element to cotangent (elements are values, not positions) ---------------

@@ -3,13 +3,18 @@ when the array is made from the perturbed input (`np.zeros_like(x)` carries a ze
 tangents); an array made from constants, and a gradient of a gradient through a store, raise clear errors naming what
 to do instead, never a wrong number."""
 import math
+import os
 import re
+import sys
 
 import numpy as np
 import pytest
 
 from zygotepy import derivative, gradient, hessian, jacobian, pushforward
 from zygotepy.errors import ForwardModeError
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plain_checks import central_hessian  # noqa: E402
 
 
 def fill_zeros_like(x):
@@ -142,3 +147,31 @@ def test_forward_mode_out_into_an_array_made_from_constants_raises(call):
     with pytest.raises(ForwardModeError, match="plain array made from constants"):
         jacobian(f, np.array([1.0, 2.0, 3.0]), mode="forward")
 
+
+
+def _sum_into(a):
+    buf = np.zeros_like(a[:2])
+    np.sum(a.reshape(2, 2) ** 2, axis=0, out=buf)
+    return np.sum(buf ** 2)
+
+
+def _cumsum_into(x):
+    y = np.zeros_like(x)
+    np.cumsum(x ** 2, out=y)
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("f, x", [(_sum_into, np.array([1.0, 2.0, 3.0, 4.0])), (_cumsum_into, np.array([1.0, 2.0, 3.0]))],
+                         ids=["sum", "cumsum"])
+def test_hessian_through_out_into_an_array_made_from_the_input(f, x):
+    # (refused: "no forward-mode (tangent) rule for numpy.copyto")
+    np.testing.assert_allclose(hessian(f, x), central_hessian(f, x), rtol=1e-5, atol=1e-5)
+
+
+def test_hessian_through_out_into_an_array_made_from_constants_raises():
+    def f(x):
+        c = np.empty(3)
+        np.multiply(x, x, out=c)
+        return np.sum(c ** 2)
+    with pytest.raises(ForwardModeError, match="plain array made from constants"):
+        hessian(f, np.array([1.0, 2.0, 3.0]))

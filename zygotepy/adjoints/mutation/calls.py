@@ -19,7 +19,7 @@ from ...ast_adjoint.dispatch import J_mutating, differentiable
 from ...ast_adjoint.guards_runtime import reads_gradients
 from ...backends import is_array_type, unbroadcast
 from ...structgrad import StructGrad
-from ...errors import MissingAdjoint, UnsupportedSyntax, ZygoteError
+from ...errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingAdjoint, UnsupportedSyntax, ZygoteError
 from ...runtime.context import current
 from ..in_place import unbound_method, updates_first, updates_first_argument
 from .. import registry
@@ -306,11 +306,17 @@ def _with_out(args, kwargs, result_used):
     where = kwargs.get("where", True)  # `np.add(y, x, out=y, where=mask)`: only the masked entries are written
     inner = {k: v for k, v in kwargs.items() if k != "where"}
     result, pb, _ = J_mutating(fn, tuple(fargs), inner, updates=False)
-    if not isinstance(out, np.ndarray):
+    dual_out = getattr(type(out), "__zygote_number__", False) and hasattr(out, "shape")  # (hessian: zeros_like(x))
+    if not isinstance(out, np.ndarray) and not (dual_out and where is True):
         raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}(..., out=...) with this "
                           f"out or where; write the update as out[...] = ...")
+    if not dual_out and getattr(type(result), "__zygote_number__", False):  # (forward mode: no place for a tangent)
+        raise ForwardModeError(f"{STORE_INTO_PLAIN_ARRAY} (out= of {getattr(fn, '__name__', fn)})")
     entry = mt.journal_whole(out)
-    np.copyto(out, result, casting="same_kind", where=where)
+    if dual_out:
+        out[...] = result
+    else:
+        np.copyto(out, result, casting="same_kind", where=where)
     real = out.dtype.kind in "fc"  # written into an int array: truncated data, no cotangent
 
     def back(dy):

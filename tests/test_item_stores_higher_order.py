@@ -175,3 +175,13 @@ def test_hessian_through_out_into_an_array_made_from_constants_raises():
         return np.sum(c ** 2)
     with pytest.raises(ForwardModeError, match="plain array made from constants"):
         hessian(f, np.array([1.0, 2.0, 3.0]))
+
+
+def test_hessian_of_a_rolled_copy_stored_back():
+    # (refused: the gathering rule converted the dual array to a plain one)
+    def f(x):
+        y = x.copy()
+        y[:] = np.roll(y, 1)
+        return np.sum(y ** 3 * np.array([1.0, 2.0, 3.0]))
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(hessian(f, x), central_hessian(f, x), rtol=1e-5, atol=1e-5)

@@ -67,3 +67,34 @@ def by_data_keys(x, n=1):
 
 def test_lookups_by_data_keys_and_in_dicts_made_in_the_call_are_followed():
     assert gradient(by_data_keys, 0.75) == (pytest.approx(2.5 + 1.0 + 4 * 0.75),)
+
+
+class _Model:
+    def __init__(self):
+        self.cache = {}
+
+    def value(self, t):
+        if t not in self.cache:
+            self.cache[t] = t ** 3
+        return self.cache[t]
+
+
+_SHARED = _Model()
+
+
+def through_a_kept_object(x):
+    return _SHARED.value(x)
+
+
+def through_a_fresh_object(x):
+    m = _Model()
+    return m.value(x) + m.value(x)
+
+
+def test_a_memo_in_an_object_that_outlives_the_call_is_refused_once_warm():
+    assert gradient(through_a_kept_object, 1.3) == (pytest.approx(3 * 1.3 ** 2),)
+    with pytest.raises(ZygoteError, match=r"test_kept_lookups.py:\d+: .*a dict kept outside the function"):
+        gradient(through_a_kept_object, 1.3)
+    for _ in range(2):
+        assert gradient(through_a_fresh_object, 1.3) == (pytest.approx(6 * 1.3 ** 2),)
+

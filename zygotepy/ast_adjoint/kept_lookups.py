@@ -1,9 +1,9 @@
-"""Lookups in a dict kept outside the differentiated function (a closure's `memo[t]`, a module global's `CACHE[t]`,
-`memo.get(t)`) by a key that may carry a gradient: each gets a check before it (`mutate.kept_lookup`), which refuses
-the read where the key is a real number and the dict was not updated in this differentiated call. Such a dict is a
-memo: its entry was computed by an earlier call, so the value carries no gradient, where the function it caches
-depends on the key (a memoised `exp(t)` gave a gradient of None once its cache was warm). A memo filled and read in
-the same call is followed."""
+"""Lookups in a dict kept outside the differentiated function (a closure's `memo[t]`, a module global's `CACHE[t]`, an
+attribute of an object it was given, `self.cache[t]`, and `.get(t)` of each) by a key that may carry a gradient: each
+gets a check before it (`mutate.kept_lookup`), which refuses the read where the key is a real number and the dict was
+not updated in this differentiated call. Such a dict is a memo: its entry was computed by an earlier call, so the
+value carries no gradient, where the function it caches depends on the key (a memoised `exp(t)` gave a gradient of
+None once its cache was warm). A memo filled and read in the same call is followed."""
 import operator
 
 from . import mutate as mt
@@ -11,12 +11,10 @@ from . import runtime as rt
 from .analysis import varied_values
 from .ir import Assign, Call, Const, If, Loop, Var, out_vars
 
-_FOLLOW = (mt.setitem, mt.same_as, mt.same_or, mt.put_iter, mt.refresh_iter)  # (new versions of the same object)
-
 
 def check_kept_lookups(fn, code, globals_, need=None):
     """Insert the checks into IR function `fn` (in place)."""
-    kept = {Var(n) for n in fn.freevars}
+    kept = {Var(n) for n in fn.freevars} | set(fn.params)  # (a parameter's object comes from the caller)
     reads = []
     _scan(fn.body, kept, reads)
     if not reads:
@@ -33,7 +31,10 @@ def _scan(stmts, kept, reads):
             call, fn = s.value, s.value.fn
             if fn == Const(mt.global_read):
                 kept.update(out_vars(s.out))
-            elif isinstance(fn, Const) and fn.value in _FOLLOW and call.args and call.args[0] in kept:
+            elif fn == Const(getattr) and call.args and call.args[0] in kept:
+                kept.update(out_vars(s.out))  # (`self.cache`: an object the caller holds, which may outlive the call)
+            elif isinstance(fn, Const) and getattr(fn.value, "__module__", None) == mt.__name__ and call.args \
+                    and call.args[0] in kept:  # (a new version of the same object: `memo[t] = v`, `self.cache = c`)
                 kept.update(out_vars(s.out))
             elif fn == Const(operator.getitem) and len(call.args) == 2 and isinstance(call.args[1], Var):
                 reads.append((s, call.args[0], call.args[1]))

@@ -9,6 +9,7 @@ is seen by both.
 
 Beside the registry, below the rule tables and the compiler, which both import it (tests/test_layers.py).
 """
+import operator
 import types
 
 import numpy as np
@@ -81,3 +82,15 @@ def updating_function_names():
     if _names[1] is None:
         _names[1] = frozenset({"at", *(fn.__name__ for fn in FUNCTIONS)})
     return _names[1]
+
+
+_STORE_FUNCTIONS = (setattr, delattr, operator.setitem, operator.delitem, object.__setattr__, object.__delattr__)
+_STORE_SLOTS = frozenset(("__setitem__", "__delitem__", "__setattr__", "__delattr__"))
+_SLOT_TYPES = (type(list.__setitem__), type([].__setitem__))  # (a class's slot, and the slot bound to an object)
+
+
+def store_callable(fn):
+    """Is `fn` a store taken as a value: `setattr`, `operator.setitem`, `list.__setitem__`, `ys.__setitem__`, ...?
+    Written as a call in the function (`setattr(o, k, v)`), a store is lowered as the store it is; reached as a value
+    (given to `map`, kept in a name) it is C code updating its object, which no rule follows."""
+    return any(fn is f for f in _STORE_FUNCTIONS) or type(fn) in _SLOT_TYPES and fn.__name__ in _STORE_SLOTS

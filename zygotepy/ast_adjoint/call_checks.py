@@ -407,18 +407,6 @@ def refuse_bound_update(fn):
                       f"(`obj.{fn.__name__}(...)`), or loop over the items (`for v in xs: out.append(v)`)")
 
 
-_STORE_FUNCTIONS = (setattr, delattr, operator.setitem, operator.delitem, object.__setattr__, object.__delattr__)
-_STORE_SLOTS = frozenset(("__setitem__", "__delitem__", "__setattr__", "__delattr__"))
-_SLOT_TYPES = (type(list.__setitem__), type([].__setitem__))  # (a class's slot, and the slot bound to an object)
-
-
-def store_callable(fn):
-    """Is `fn` a store taken as a value: `setattr`, `operator.setitem`, `list.__setitem__`, `ys.__setitem__`, ...?
-    Written as a call in the function (`setattr(o, k, v)`), a store is lowered as the store it is; reached as a value
-    (given to `map`, kept in a name) it is C code updating its object, which no rule follows."""
-    return any(fn is f for f in _STORE_FUNCTIONS) or type(fn) in _SLOT_TYPES and fn.__name__ in _STORE_SLOTS
-
-
 def refuse_store_callable(fn):
     """A store taken as a value (`map(setattr, objs, names, values)`, `any(map(ys.__setitem__, idx, vs))`): its
     update of the object would go unseen (a gradient of None), so it is refused, naming the call."""

@@ -19,7 +19,7 @@ import numpy as np
 
 
 from ..adjoints import registry
-from ..adjoints.in_place import unbound_method, updating_names
+from ..adjoints.in_place import store_callable, unbound_method, updating_names
 from ..backends import is_array_type
 from ..errors import MissingAdjoint, SourceUnavailable
 from ..runtime.context import current
@@ -28,7 +28,7 @@ from .runtime import callmethod
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
 from .call_checks import _DATA_KEYS, _Slot, _check_opaque_key, call_site
 from .call_checks import IN_PLACE_CALLS, refuse_bound_update, refuse_hidden_out, refuse_unseen_update
-from .call_checks import refuse_store_callable, store_callable
+from .call_checks import refuse_store_callable
 from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)

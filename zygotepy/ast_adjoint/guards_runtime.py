@@ -1,6 +1,6 @@
 """The tests generated code makes of values at run time: the type guards of the fast paths (the emitter prints most of
 them inline; their bodies here serve nested differentiation), None tests, and `differentiable`, whether a value can
-carry a gradient.
+carry a gradient; and `kept_lookup`, the check before a read of a memo (ast_adjoint/kept_lookups.py).
 
 Part of the runtime layer (tests/test_layers.py); `runtime.py` re-exports these names, which generated code and the
 rules reach as `rt.<name>`.
@@ -8,6 +8,9 @@ rules reach as `rt.<name>`.
 import types
 
 import numpy as np
+
+from ..errors import ZygoteError
+from ..runtime.context import current
 
 
 SCALARS = frozenset((int, float, bool, np.float64))  # types the inlined scalar derivatives are valid for (never complex)
@@ -115,3 +118,18 @@ def reads_gradients(fn):
         except ValueError:  # (an empty cell)
             pass
     return any(differentiable(d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()))
+
+
+def kept_lookup(container, key, where):
+    """Before `container[key]` (or `.get(key)`) in differentiated code, where `container` was kept outside the function
+    (a closure's or a module's dict: a memo) and `key` may carry a gradient: refused when the key is a real or complex
+    number, or an array of them, and the dict was not updated in this differentiated call, so its entry was computed
+    before it (the gradient through the entry's value would be silently lost)."""
+    if isinstance(container, dict) and (isinstance(key, (float, complex, np.inexact)) or isinstance(key, np.ndarray)
+                                        and key.dtype.kind in "fc"):
+        ctx = current()
+        if ctx.depth and id(container) not in ctx.log:
+            raise ZygoteError(f"{where[0]}:{where[1]}: zygotepy cannot differentiate reading a dict kept outside the "
+                              f"function (a memo) by a key that carries a gradient: its entry was computed before "
+                              f"this call, and the gradient through it would be lost; compute the value (or clear the "
+                              f"memo) inside the differentiated call")

@@ -9,11 +9,11 @@ import types
 import numpy as np
 
 from ..adjoints import registry
-from ..adjoints.in_place import unbound_method, updating_names
+from ..adjoints.in_place import store_callable, unbound_method, updating_names
 from ..adjoints.registry import find_rule
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..forward.transform import as_written
-from .call_checks import library, refuse_bound_update, refuse_store_callable, store_callable
+from .call_checks import library, refuse_bound_update, refuse_store_callable
 from . import dispatch
 from . import runtime as rt
 from .analysis import callee_object

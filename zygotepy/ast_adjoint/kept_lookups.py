@@ -1,14 +1,15 @@
 """Lookups in a dict kept outside the differentiated function (a closure's `memo[t]`, a module global's `CACHE[t]`, an
 attribute of an object it was given, `self.cache[t]`, and `.get(t)` of each) by a key that may carry a gradient: each
-gets a check before it (`mutate.kept_lookup`), which refuses the read where the key is a real number and the dict was
-not updated in this differentiated call. Such a dict is a memo: its entry was computed by an earlier call, so the
-value carries no gradient, where the function it caches depends on the key (a memoised `exp(t)` gave a gradient of
-None once its cache was warm). A memo filled and read in the same call is followed."""
+gets a check before it (`guards_runtime.kept_lookup`), which refuses the read where the key is a real number and the
+dict was not updated in this differentiated call. Such a dict is a memo: its entry was computed by an earlier call,
+so the value carries no gradient, where the function it caches depends on the key (a memoised `exp(t)` gave a
+gradient of None once its cache was warm). A memo filled and read in the same call is followed."""
 import operator
 
 from . import mutate as mt
 from . import runtime as rt
 from .analysis import varied_values
+from .guards_runtime import kept_lookup
 from .ir import Assign, Call, Const, If, Loop, Var, out_vars
 
 
@@ -59,7 +60,7 @@ def _insert(stmts, checked, filename):
         if id(s) in checked:
             container, key = (s.value.args[0], s.value.args[1]) if s.value.fn == Const(operator.getitem) else \
                 (s.value.args[0], s.value.args[2])
-            out.append(Assign(Var("_"), Call(Const(mt.kept_lookup), (container, key, Const((filename, s.line)))),
+            out.append(Assign(Var("_"), Call(Const(kept_lookup), (container, key, Const((filename, s.line)))),
                               s.line))
         elif isinstance(s, If):
             _insert(s.then, checked, filename)

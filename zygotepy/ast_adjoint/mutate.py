@@ -410,21 +410,6 @@ def global_read(obj, name, where):
     return obj
 
 
-def kept_lookup(container, key, where):
-    """Before `container[key]` (or `.get(key)`) in differentiated code, where `container` was kept outside the function
-    (a closure's or a module's dict: a memo) and `key` may carry a gradient: refused when the key is a real or complex
-    number, or an array of them, and the dict was not updated in this differentiated call, so its entry was computed
-    before it (the gradient through the entry's value would be silently lost)."""
-    if isinstance(container, dict) and (isinstance(key, (float, complex, np.inexact)) or isinstance(key, np.ndarray)
-                                        and key.dtype.kind in "fc"):
-        ctx = current()
-        if ctx.depth and id(container) not in ctx.log:
-            raise ZygoteError(f"{where[0]}:{where[1]}: zygotepy cannot differentiate reading a dict kept outside the "
-                              f"function (a memo) by a key that carries a gradient: its entry was computed before "
-                              f"this call, and the gradient through it would be lost; compute the value (or clear the "
-                              f"memo) inside the differentiated call")
-
-
 def with_out(fn, *args_and_out, **kwargs):
     """`fn(*args, out=out)`."""
     *args, out = args_and_out

@@ -71,38 +71,32 @@ def mean(data):
     return y, back
 
 
-@keyword_rule
-@adjoint(statistics.fmean)
-def fmean(data, *by_position, weights=None):
-    weights = by_position[0] if by_position else weights
-    y, back = _through(fmean_twin, data, weights)
+def _weighted_rule(target, twin):
+    """The rule of a mean taking `weights` by position or keyword (fmean, harmonic_mean), through its twin."""
+    @keyword_rule
+    @adjoint(target)
+    def rule(data, *by_position, weights=None):
+        weights = by_position[0] if by_position else weights
+        y, back = _through(twin, data, weights)
 
-    def fmean_back(dy):
-        ddata, dweights = back(dy)
-        if by_position:
-            return ddata, dweights
-        return keyword_cotangents((ddata,), {} if weights is None else {"weights": weights}, weights=dweights)
-    return y, fmean_back
+        def weighted_back(dy):
+            ddata, dweights = back(dy)
+            if by_position:
+                return ddata, dweights
+            return keyword_cotangents((ddata,), {} if weights is None else {"weights": weights}, weights=dweights)
+        return y, weighted_back
+    rule.__name__ = rule.__qualname__ = target.__name__
+    return rule
+
+
+fmean = _weighted_rule(statistics.fmean, fmean_twin)
+harmonic_mean = _weighted_rule(statistics.harmonic_mean, harmonic_mean_twin)
 
 
 @adjoint(statistics.geometric_mean)
 def geometric_mean(data):
     y, back = _through(geometric_mean_twin, data)
     return y, back
-
-
-@keyword_rule
-@adjoint(statistics.harmonic_mean)
-def harmonic_mean(data, *by_position, weights=None):
-    weights = by_position[0] if by_position else weights
-    y, back = _through(harmonic_mean_twin, data, weights)
-
-    def harmonic_back(dy):
-        ddata, dweights = back(dy)
-        if by_position:
-            return ddata, dweights
-        return keyword_cotangents((ddata,), {} if weights is None else {"weights": weights}, weights=dweights)
-    return y, harmonic_back
 
 
 def _spread(data, by_position, kwargs, name, sample, root):

@@ -54,3 +54,28 @@ def test_float_of_a_user_class_differentiates_its_dunder():
         return float(_Doubled(x)) * x
     assert gradient(f, 1.5) == (pytest.approx(4 * 1.5),)
     assert hessian(f, 1.5) == pytest.approx(4.0)
+
+
+class _Bag:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __iter__(self):
+        return iter([self.a, self.b * 2])
+
+
+class _Tripled:
+    def __init__(self, xs):
+        self.xs = xs
+
+    def __getitem__(self, i):
+        return self.xs[i] * 3
+
+
+@pytest.mark.parametrize("f, want, second", [
+    (lambda x: sum(_Bag(x * x, x)) * x, lambda x: 3 * x * x + 4 * x, lambda x: 6 * x + 4),
+    (lambda x: sum(_Tripled([x, x * x]), 1.0), lambda x: 3 + 6 * x, lambda x: 6.0)], ids=["__iter__", "__getitem__"])
+def test_sum_over_a_user_class_differentiates_its_iteration(f, want, second):
+    # (refused: `list(v)` was suggested)
+    assert gradient(f, 1.5) == (pytest.approx(want(1.5)),)
+    assert hessian(f, 1.5) == pytest.approx(second(1.5))

@@ -107,6 +107,14 @@ def _joined_back(iterable, items, start):
 @adjoint(builtins.sum)
 def sum_(iterable, *start, **kwargs):
     """`sum(items, start)`: dy reaches every item and the start, given positionally or as `start=`."""
+    if not kwargs and python_iter(iterable) is not None:  # a user class's `__iter__` (or `__getitem__`), differentiated
+        walked, walked_back = iterate(iterable)
+        y, inner = sum_(list(walked), *start)
+
+        def iterated_back(dy):
+            ditems, *dstarts = inner(dy)
+            return (None if ditems is None else walked_back(list(ditems))[0], *dstarts)
+        return y, iterated_back
     items = list(iterable) if not hasattr(iterable, "shape") else iterable
     y = builtins.sum(items, *start, **kwargs)
     if kwargs:

@@ -1,7 +1,9 @@
 """The entry points' contract on what they hand back (zygotepy/api.py)."""
 import numpy as np
+import pytest
 
-from zygotepy import gradient, value_and_gradient
+import zygotepy
+from zygotepy import ZygoteError, gradient, value_and_gradient
 
 
 def test_two_arguments_never_share_one_gradient_array():
@@ -75,3 +77,12 @@ def test_pullback_checks_the_cotangent_and_hvp_takes_trees():
     got = hvp(f, ([a, b],), ([np.ones(3), np.zeros(2)],))[0]
     np.testing.assert_allclose(got[0], 2 * b[0] * np.ones(3))
     np.testing.assert_allclose(got[1], [2 * np.sum(a), 0.0])
+
+
+@pytest.mark.parametrize("out, dy", [((lambda x: (x * 2, x)), np.ones(3)), ((lambda x: {"a": x * 2}), {"b": 1.0}),
+                                     ((lambda x: [x, x]), 1.0)], ids=["array-for-tuple", "unknown-key", "number-for-list"])
+def test_a_cotangent_that_does_not_match_the_output_is_refused(out, dy):
+    # (an array for a tuple crashed with ValueError; an unknown key was dropped: a gradient of None)
+    _, back = zygotepy.pullback(out, np.ones(3))
+    with pytest.raises(ZygoteError, match="does not match the output"):
+        back(dy)

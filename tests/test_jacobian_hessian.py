@@ -501,3 +501,12 @@ def test_hessian_through_copies(name):
 def test_hessian_through_a_copy_of_an_array():
     np.testing.assert_allclose(hessian(lambda x: np.sum(copy.copy(x) ** 3), np.array([1.0, 2.0])),
                                np.diag([6.0, 12.0]))
+
+
+def test_hessian_of_a_function_calling_pullback_on_an_array():
+    # (AttributeError: a dual array had no `nbytes`, which an elementwise rule's back reads)
+    def f(x):
+        _, back = zygotepy.pullback(np.sin, x)
+        return np.sum(back(np.ones(3))[0] * x)
+    x = np.array([0.3, -0.7, 1.2])
+    np.testing.assert_allclose(hessian(f, x), np.diag(-2 * np.sin(x) - x * np.cos(x)), atol=1e-12)

@@ -100,7 +100,13 @@ def _distinct(grads):
 def _structured(y, dy):
     """A cotangent given for the output `y` in the internal form: objects' and namedtuples' cotangents (given as an
     object of the same type, a tuple or a dict) become field dicts, containers are converted entry by entry."""
-    if dy is None or type(dy) is float or hasattr(dy, "shape"):
+    if dy is None:
+        return dy
+    if type(dy) is float or hasattr(dy, "shape") or isinstance(y, dict) and isinstance(dy, dict) and not \
+            dy.keys() <= y.keys():
+        if isinstance(y, (tuple, list, dict)):  # (a wrong shape crashed, an unknown key was dropped)
+            raise ZygoteError(f"the cotangent given to the pullback does not match the output, a {type(y).__name__}: "
+                              f"give one of the same structure (a cotangent per entry, under the output's keys)")
         return dy
     if isinstance(y, dict) and isinstance(dy, dict):
         return type(dy)({k: _structured(y.get(k), v) for k, v in dy.items()})

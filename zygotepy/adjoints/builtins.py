@@ -5,7 +5,7 @@ import math
 import operator
 import types
 
-from ..backends import namespace, unbroadcast
+from ..backends import is_array_type, namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
 from .scalar import foreign_rule
 from .structures.common import like
@@ -190,7 +190,7 @@ def float_(x=0.0):
     if hook is not None:
         return hook(float, x)
     own = getattr(type(x), "__float__", None)
-    if isinstance(own, types.FunctionType):  # a user's class: its `__float__` differentiated, as Python calls it
+    if isinstance(own, types.FunctionType) and not is_array_type(type(x)):  # a user's class: its `__float__`
         y, pb = J(own, x)
         return float(y), lambda dy: (pb(dy)[1],)
     return float(x), lambda dy: (unbroadcast(dy, x) if not isinstance(x, str) else None,)

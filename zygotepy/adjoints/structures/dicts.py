@@ -172,7 +172,7 @@ def dict_copy(d):
     return d.copy(), lambda dy: (None if dy is None else dict(dy),)  # `{}` when only keys were read: d's stores run
 
 
-@adjoint(dict.fromkeys)
+@adjoint(dict.fromkeys, optional=True)
 def dict_fromkeys(keys, value=None):
     """`dict.fromkeys(keys, v)`: one value under every key, whose cotangent is the sum of theirs (keys are data)."""
     y = dict.fromkeys(keys, value)

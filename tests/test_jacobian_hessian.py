@@ -510,3 +510,11 @@ def test_hessian_of_a_function_calling_pullback_on_an_array():
         return np.sum(back(np.ones(3))[0] * x)
     x = np.array([0.3, -0.7, 1.2])
     np.testing.assert_allclose(hessian(f, x), np.diag(-2 * np.sin(x) - x * np.cos(x)), atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_jacobian_of_numbers_is_a_float(mode):
+    # (docs/api.md: "a Python float where both are scalars"; it was a 0-d array)
+    assert jacobian(lambda x, y: x * y, 2.0, 3.0, mode=mode) == (3.0, 2.0)
+    assert all(type(j) is float for j in jacobian(lambda x, y: x * y, 2.0, 3.0, mode=mode))
+    assert isinstance(jacobian(lambda x: x * x, np.array(3.0), mode=mode)[0], np.ndarray)

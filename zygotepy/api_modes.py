@@ -162,8 +162,10 @@ def _precision(*values):
 
 
 def _typed(jacs, args, y):
-    return tuple(None if j is None else j.astype(_precision(a, y), copy=False)
-                 for j, a in zip(jacs, args, strict=True))
+    """Each Jacobian at the precision of its argument and the result: a Python float where both are Python numbers."""
+    numbers = not isinstance(y, np.ndarray) and np.ndim(y) == 0
+    return tuple(None if j is None else float(j) if numbers and type(a) in (float, int) else
+                 j.astype(_precision(a, y), copy=False) for j, a in zip(jacs, args, strict=True))
 
 
 def _reverse_jacobian(y, back, args):

@@ -300,3 +300,19 @@ def test_array_cotangent_for_a_scalar_argument_is_rejected():
         return scal(x), lambda dy: (np.ones(4) * dy,)
     with pytest.raises(ZygoteError, match=r"broadcasting.*argument index 0"):
         gradient(scal, 1.0)
+
+
+def _times(x, *, w):
+    return x * w
+
+
+@registry.keyword_rule
+@adjoint(_times)
+def _times_nested_back(x, *, w):  # (its positional cotangents wrapped in a tuple of their own)
+    return _times(x, w=w), lambda dy: ((dy * w,), {"w": dy * x})
+
+
+def test_a_keyword_rule_giving_a_tuple_for_a_number_is_refused():
+    # (the tuple came back as the float's gradient)
+    with pytest.raises(ZygoteError, match="returned a tuple as the cotangent of argument index 0, a number"):
+        gradient(lambda x, a: _times(x, w=a), 2.0, 3.0)

@@ -221,7 +221,7 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
             inner = RulePullback(_Rebound(back, rule, args, bound, kwargs, aware), rule, len(args) + 1, None)
             return y, _WithKeywords(inner, rule, fn, kwargs, True)
         if kwargs and aware:  # gives keyword cotangents itself
-            return y, _WithKeywords(RulePullback(back, rule, len(args) + 1, need), rule, fn, kwargs, True)
+            return y, _WithKeywords(RulePullback(back, rule, len(args) + 1, need, args), rule, fn, kwargs, True)
         pb = RulePullback(back, rule, len(args), need, args)
         return y, (_WithKeywords(pb, rule, fn, kwargs, False) if kwargs is not None else pb)
     if registry.is_nondifferentiable(fn):

@@ -2,10 +2,10 @@
 
 The manager is entered and left in the forward pass only; the backward of the block's body runs after it was left.
 `leave` carries no gradient; an `__enter__` or `__exit__` that updates a manager carrying a gradient in place is
-refused. `enter` carries one only when the manager holds a differentiable value (a model object
-used as a context, `nullcontext(x)`): a Python `__enter__` is differentiated like any callee; one that cannot be
-(a C method, or code with unsupported syntax, found before it runs) is called plainly, and then a gradient reaching
-its value is passed to the manager when the value is the manager itself (`return self`), else refused, never dropped.
+refused. `enter` carries one only when the manager holds a differentiable value (a model object used as a context,
+`nullcontext(x)`): a Python `__enter__` is differentiated like any callee; one that cannot be (a C method, or code
+with unsupported syntax, found before it runs) is called plainly, and then a gradient reaching its value is passed to
+the manager when the value is the manager itself (`return self`), else refused, never dropped.
 """
 import types
 
@@ -15,7 +15,6 @@ from ..ast_adjoint.dispatch import J
 from ..errors import UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
 from .registry import adjoint
-
 
 
 @adjoint(rt.leave)
@@ -29,6 +28,7 @@ def leave(manager):
     return None, lambda dy: (None,)
 
 
+leave.__zygote_always__ = True  # (a with statement's leave looks inactive: its rule runs even so)
 
 
 def _refuse_updating(manager, method, name):
@@ -68,6 +68,3 @@ def enter(manager):
         raise ZygoteError(f"a gradient reaches the value {type(manager).__name__}.__enter__ returned ('with ... as "
                           f"name'), and zygotepy cannot differentiate that __enter__")
     return value, back
-
-
-leave.__zygote_always__ = True  # (a with statement's leave looks inactive: its rule runs even so)

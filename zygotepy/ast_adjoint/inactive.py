@@ -74,7 +74,10 @@ def as_written_checked(fn, /, *args, **kwargs):
     """`as_written` for a callee known only at run time, whose call no gradient flows through. The lowering took the
     call as one that updates nothing (it could not see the callee); one whose code may update its arguments in place
     runs through J instead, which refuses, naming the call, an update of an argument (`z = [fill(x, y)]`, `fill` a
-    local name: y's gradient from x would be silently missing). A callee zygotepy cannot derive runs as written."""
+    local name: y's gradient from x would be silently missing). A callee zygotepy cannot derive runs as written,
+    unless it may update its arguments or state outside itself (a global, a class attribute) and is given a value
+    that may carry a gradient: its update would go unseen, so the reason it cannot be derived is raised. So does a
+    store taken as a value (`put = ys.__setitem__`), and a bound method updating its object."""
     inner, given = _unwrapped(fn, args)  # (`f = functools.partial(setattr, o, "a"); f(v)`)
     if _bound_update(inner):  # `f = y.sort; f()`: as written, y's update would go unseen
         refuse_bound_update(inner)

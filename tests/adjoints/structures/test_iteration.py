@@ -184,17 +184,16 @@ class _OwnIterator:
 
 def test_iteration_protocols_of_user_classes():
     """`for v in obj` over a class with only __getitem__ crashed (AttributeError 'list' object has no attribute
-    'items'), as did sum(obj) and `a, b = obj`; an object that is its own iterator gave a RecursionError."""
+    'items'), as did sum(obj) and `a, b = obj`; an object that is its own iterator gave a RecursionError. `sum(obj)`
+    was then refused ("walked here"); it differentiates the class's iteration now (builtins.py's sum rule)."""
     def f(x):
         t = 0.0
         for v in _Indexed(x):
             t = t + v ** 2
-        return t + np.sum(list(_Indexed(x * x)))
+        return t + np.sum(list(_Indexed(x * x))) + sum(_Indexed(x * x * x))
     agree(f)
-    for g, text in [(lambda x: sum(_Indexed(x)), "walked here"), (lambda x: sum(v for v in _OwnIterator(x)),
-                                                                   "its own iterator")]:
-        with pytest.raises(ZygoteError, match=text):
-            value_and_gradient(g, X.copy())
+    with pytest.raises(ZygoteError, match="its own iterator"):
+        value_and_gradient(lambda x: sum(v for v in _OwnIterator(x)), X.copy())
 
 
 def _next_after_an_update(x):

@@ -402,3 +402,28 @@ def test_a_factory_closure_updating_data_only_runs():
         g = make_log()
         return g(a) + g(a * a)
     assert gradient(f, 0.7) == (1.0 + 2 * 2 * 0.7,)
+
+
+def _alias_then_update(x, n):
+    z = x
+    x += 0.5
+    z[0] = 0.5
+
+    def read(t):  # (never called: that it captures `x` made the difference)
+        return t * x[n]
+    return np.dot(x, x)
+
+
+def _captured_param_updated(a):
+    a += 1.0
+    scale = lambda t: t * a[0]  # noqa: E731
+    return scale(2.0) + np.sum(a * a)
+
+
+@pytest.mark.parametrize("f, args", [(_alias_then_update, (np.array([-0.2, -0.5, 0.9]), 1)),
+                                     (_captured_param_updated, (np.array([0.3, -0.4]),))],
+                         ids=["alias", "parameter"])
+def test_an_augmented_update_of_a_captured_array_reaches_its_aliases(f, args):
+    # (found by the program generator, seed 27001: `x += v` on a name a nested function captures left its alias `z`
+    # at the old version, so `z[0] = c` did not reach `x`: a gradient of 1.0 where it is 0)
+    check_grads(f, *args)

@@ -182,10 +182,17 @@ class Statements:
                 and isinstance(current, Var):  # a nested function made before reads the cell
             self.call(Const(rt.captured_updated), [current, new, Const(node.target.id), Const(self.filename),
                                                    Const(self.line)], hint="_")
+        cell = node.target.id in self.cellvars
+        if cell and self.updates_aliases(current, new):  # (first: the cell's copy of `new` must be of its lineage)
+            self.mutate(current, new, maybe=True)
         self.bind(node.target.id, new)
-        if isinstance(current, Var) and node.target.id not in self.cellvars and (
-                self.has_aliases(current, new) or self.lineage_of(current) in self.param_lineages(tracked=True)):
+        if not cell and self.updates_aliases(current, new):
             self.mutate(current, new, maybe=True)  # a list or array `+=` updates in place: aliases see it
+
+    def updates_aliases(self, current, new):
+        """Might `x += v` (`current` becoming `new`) be seen through another name, or by the caller?"""
+        return isinstance(current, Var) and (
+            self.has_aliases(current, new) or self.lineage_of(current) in self.param_lineages(tracked=True))
 
     def stmt_Raise(self, node):
         if node.exc is None:

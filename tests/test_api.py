@@ -80,7 +80,8 @@ def test_pullback_checks_the_cotangent_and_hvp_takes_trees():
 
 
 @pytest.mark.parametrize("out, dy", [((lambda x: (x * 2, x)), np.ones(3)), ((lambda x: {"a": x * 2}), {"b": 1.0}),
-                                     ((lambda x: [x, x]), 1.0)], ids=["array-for-tuple", "unknown-key", "number-for-list"])
+                                     ((lambda x: [x, x]), 1.0)],
+                         ids=["array-for-tuple", "unknown-key", "number-for-list"])
 def test_a_cotangent_that_does_not_match_the_output_is_refused(out, dy):
     # (an array for a tuple crashed with ValueError; an unknown key was dropped: a gradient of None)
     _, back = zygotepy.pullback(out, np.ones(3))

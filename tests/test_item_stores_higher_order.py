@@ -161,8 +161,8 @@ def _cumsum_into(x):
     return np.sum(y * y)
 
 
-@pytest.mark.parametrize("f, x", [(_sum_into, np.array([1.0, 2.0, 3.0, 4.0])), (_cumsum_into, np.array([1.0, 2.0, 3.0]))],
-                         ids=["sum", "cumsum"])
+@pytest.mark.parametrize("f, x", [(_sum_into, np.array([1.0, 2.0, 3.0, 4.0])),
+                                  (_cumsum_into, np.array([1.0, 2.0, 3.0]))], ids=["sum", "cumsum"])
 def test_hessian_through_out_into_an_array_made_from_the_input(f, x):
     # (refused: "no forward-mode (tangent) rule for numpy.copyto")
     np.testing.assert_allclose(hessian(f, x), central_hessian(f, x), rtol=1e-5, atol=1e-5)

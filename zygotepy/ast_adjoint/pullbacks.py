@@ -55,7 +55,8 @@ class RulePullback:
 
     def _check_shapes(self, grads):
         """An array cotangent must have its argument's shape (a silently broadcast one would be a wrong gradient), and a
-        number's cotangent is no container. (`args` are the positional ones: a keyword-aware back's dict comes after.)"""
+        number's cotangent is no container. (`args` are the positional ones: a keyword-aware back's dict comes
+        after.)"""
         for k, (a, g) in enumerate(zip(self.args, grads)):
             if isinstance(g, (tuple, list, dict)) and isinstance(a, (int, float, complex)) and type(a) is not bool:
                 raise ZygoteError(f"{self._name()} returned a {type(g).__name__} as the cotangent of argument index "

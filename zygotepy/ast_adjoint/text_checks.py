@@ -64,7 +64,8 @@ def _writes_text(call, globals_):
     if target in _TEXT_MAKERS:
         return True
     if target is rt.callmethod and len(call.args) > 1 and isinstance(call.args[1], Const) and \
-            call.args[1].value in _FORMAT_METHODS and isinstance(call.args[0], Const) and isinstance(call.args[0].value, str):
+            call.args[1].value in _FORMAT_METHODS and isinstance(call.args[0], Const) and \
+            isinstance(call.args[0].value, str):
         return True
     return target is operator.mod and isinstance(call.args[0], Const) and isinstance(call.args[0].value, str)
 

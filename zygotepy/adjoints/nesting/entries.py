@@ -156,8 +156,8 @@ def _placed(args, kwargs):
     """For `gradient(f, *xs, **kwargs)` whose keywords carry values an outer level may differentiate and all name
     positional parameters of `f`: `((f, *xs, *the rest of f's positional arguments), {position: keyword},
     {position: "parameter="})`, the parameters between filled with their defaults (the last dict: whose cotangents
-    join f's own, as a default's do in dispatch's MappedPullback); else None (the keywords stay the inner level's constants, which is
-    all the dual route can take: a gradient that reaches them raises DroppedKeyword)."""
+    join f's own, as a default's do in dispatch's MappedPullback); else None (the keywords stay the inner level's
+    constants, which is all the dual route can take: a gradient that reaches them raises DroppedKeyword)."""
     if not kwargs or not any(rt.differentiable(v) for v in kwargs.values()):
         return None
     return _by_position(args, kwargs)

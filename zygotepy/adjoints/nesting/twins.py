@@ -162,7 +162,8 @@ def _by_const(fn, _, __, args):
     return y, const_back
 
 
-_TWINS = {"derived": _by_derived, "defaulted": _by_defaulted, "varargs": _by_varargs, "rule": _by_rule, "class": _by_class, "plain": _by_plain,
+_TWINS = {"derived": _by_derived, "defaulted": _by_defaulted,
+          "varargs": _by_varargs, "rule": _by_rule, "class": _by_class, "plain": _by_plain,
           "bound": _by_bound, "object": _by_object,
           "callmethod": _by_callmethod, "callattr": _by_callattr, "const": _by_const}
 

@@ -15,7 +15,8 @@
   (eigvals and cond, composed from decompositions.py's rules), fft.py (the
   np.fft transforms and shifts: linear maps, whose backs are their adjoints).
 - fills.py (full, linspace, arange, random draws), sets.py (unique, bincount, histogram), index_tricks.py (`np.r_`,
-  `np.c_`: the getitem rule of structures.py calls it; registers nothing), vectorize.py (`np.vectorize(f)(x)`), iterators.py (ndindex, ndenumerate, nditer).
+  `np.c_`: the getitem rule of structures.py calls it; registers nothing), vectorize.py (`np.vectorize(f)(x)`),
+  iterators.py (ndindex, ndenumerate, nditer).
 - methods.py: the ndarray methods whose rules are the functions' (`x.sum()`), and the array attributes (`.T`, `.real`).
 - array_inline.py: the array fast path's derivatives, which the compiler pastes into generated code (ast_adjoint/
   optimize/array_paths.py).

@@ -34,7 +34,7 @@ leave.__zygote_always__ = True  # (a with statement's leave looks inactive: its 
 def _refuse_updating(manager, method, name):
     """The manager's `__enter__` or `__exit__`, a Python function updating the manager (or state outside it) in
     place, on a manager that may carry a gradient: refused (the update would go unseen by the caller's code)."""
-    if type(method) is types.FunctionType and COMPILER.updates_state(method) and rt.differentiable(manager):
+    if type(method) is types.FunctionType and rt.differentiable(manager) and COMPILER.updates_state(method):
         where = call_site()
         raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a with block whose "
                           f"{type(manager).__name__}.{name} updates the manager (or other state) in place; update it "

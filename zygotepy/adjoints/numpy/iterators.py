@@ -30,12 +30,12 @@ def _nditer(op, *args, **kwargs):
     operands = op if isinstance(op, (list, tuple)) else (op,)
     where = call_site()
     if _writes(args, kwargs) and any(differentiable(o) for o in operands):
-        raise _refused(where)  # (such a call looks inactive: its rule runs even so, `__zygote_always__`)
+        raise nditer_refused(where)  # (such a call looks inactive: its rule runs even so, `__zygote_always__`)
     it = np.nditer(op, *args, **kwargs)
 
     def back(dy):  # (a loop whose result carries a gradient over it is refused: structures/iteration.py)
         if dy is not None:
-            raise _refused(where)
+            raise nditer_refused(where)
         return (None,) * (1 + len(args))
     return it, back
 
@@ -48,7 +48,7 @@ def _writes(args, kwargs):
     return flags is not None and any("write" in str(f) for f in np.ravel(np.asarray(flags, dtype=object)))
 
 
-def _refused(where):
+def nditer_refused(where):
     return ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate np.nditer over arrays that "
                        f"carry gradients (its elements are views it cannot follow); loop over indices "
                        f"(`for i in np.ndindex(x.shape)`) or over `x.ravel()`, and write results with `y[i] = ...`")

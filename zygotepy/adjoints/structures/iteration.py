@@ -15,6 +15,7 @@ from ...structgrad import StructGrad
 from ..registry import adjoint
 from ...ast_adjoint.call_checks import call_site
 from .common import Items, like
+from ..numpy.iterators import nditer_refused
 from .dicts import keys_read
 
 
@@ -52,10 +53,7 @@ def iterate(value):
     it); another library's array (`for row in t`, a torch tensor) gets its rows' cotangents stacked; an iterator's
     cotangent is the list of its items' (which `iter`'s rule maps back to its sequence)."""
     if type(value) is np.nditer:  # (its items are views into its buffer, gone once it is used up)
-        where = call_site()
-        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a loop over np.nditer of "
-                          f"arrays that carry gradients; loop over indices (`for i in np.ndindex(x.shape)`) or over "
-                          f"`x.ravel()`")
+        raise nditer_refused(call_site())
     method = python_iter(value)
     if method is _by_index:
         items, pbs = _by_index(value)

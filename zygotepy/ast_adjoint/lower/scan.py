@@ -91,13 +91,21 @@ def updates_state(fn):
     """Does the Python function `fn`'s own code update something in place (an item or attribute store, `del`, a
     mutating method call, a store function, `out=`) or rebind a name outside itself (`global`, `nonlocal`)? As
     `may_update_in_place`, but a call statement alone (`print(...)`) does not count. False where the source cannot
-    be read."""
-    try:
-        nodes = nodes_no_defs(get_source(fn).node.body)
-    except Exception:  # noqa: BLE001 - no source, or not Python the parser reads
-        return False
-    return any(isinstance(n, (gast.Global, gast.Nonlocal)) or not isinstance(n, gast.Expr) and _may_mutate(n)
-               for n in nodes)
+    be read. Cached per code object (a `with` block's end asks it at run time)."""
+    code = fn.__code__
+    hit = _UPDATES_STATE.get(code)
+    if hit is None:
+        try:
+            nodes = nodes_no_defs(get_source(fn).node.body)
+            hit = any(isinstance(n, (gast.Global, gast.Nonlocal)) or not isinstance(n, gast.Expr) and _may_mutate(n)
+                      for n in nodes)
+        except Exception:  # noqa: BLE001 - no source, or not Python the parser reads
+            hit = False
+        _UPDATES_STATE[code] = hit
+    return hit
+
+
+_UPDATES_STATE = {}  # code object -> does the function's own code update state in place?
 
 
 def _may_mutate(n):

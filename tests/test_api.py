@@ -87,3 +87,40 @@ def test_a_cotangent_that_does_not_match_the_output_is_refused(out, dy):
     _, back = zygotepy.pullback(out, np.ones(3))
     with pytest.raises(ZygoteError, match="does not match the output"):
         back(dy)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_0d_array_gets_a_0d_array_of_its_dtype(dtype):
+    # (its gradient was a NumPy scalar, np.float64, where the conventions say an array of the argument's shape)
+    x = np.array(0.7, dtype=dtype)
+    for f in (lambda v: v * v, lambda v: np.sin(v) * v):
+        g = gradient(f, x)[0]
+        assert type(g) is np.ndarray and g.shape == () and g.dtype == dtype
+        np.testing.assert_allclose(g, 2 * 0.7 if f(2.0) == 4.0 else np.cos(0.7) * 0.7 + np.sin(0.7), rtol=1e-6)
+    g = gradient(lambda ps: ps[0] * ps[1], [x, 2.0])[0]
+    assert type(g[0]) is np.ndarray and g[0].shape == () and type(g[1]) is float
+
+
+@pytest.mark.parametrize("library", ["torch", "jax.numpy", "array_api_strict", "numpy"])
+def test_a_float_beside_another_librarys_array_gets_a_float(library):
+    # (it got a 0-d tensor or array of that library)
+    lib = pytest.importorskip(library)
+    x = lib.ones(3, dtype=lib.float64) if library != "jax.numpy" else lib.ones(3)
+    _, ga = gradient(lambda x, a: lib.sum(x * a) + a ** 2, x, 1.5)
+    assert type(ga) is float and ga == 6.0
+
+
+@pytest.mark.parametrize("library", ["torch", "array_api_strict", "numpy"])
+def test_a_float32_argument_beside_a_float64_one_gets_float32(library):
+    # (torch's and array-API arrays got float64: the cast used `.astype`, which they have not)
+    lib = pytest.importorskip(library)
+    g32, g64 = gradient(lambda x, w: lib.sum(x * w), lib.ones(3, dtype=lib.float32), lib.ones(3, dtype=lib.float64))
+    assert g32.dtype == lib.float32 and g64.dtype == lib.float64
+
+
+def test_a_jax_array_read_through_numpy_gets_a_jax_gradient():
+    # (`np.asarray(x)` in f: the gradient was a NumPy array)
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.array([0.3, -1.2, 0.7])
+    g = gradient(lambda x: float(np.sum(np.asarray(x) ** 2)), x)[0]
+    assert type(g) is type(x) and np.allclose(np.asarray(g), 2 * np.asarray(x))

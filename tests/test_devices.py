@@ -390,7 +390,7 @@ def test_fill_values_get_gradients_on_the_device(f, numbers):
     grads = gradient(f, *numbers, x)
     h = 1e-6
     for k, g in enumerate(grads[:-1]):
-        assert g.device == DEV
+        assert type(g) is float  # (computed on the device; a Python float's gradient is a float: docs/api.md)
         up, down = list(numbers), list(numbers)
         up[k] += h
         down[k] -= h
@@ -398,3 +398,24 @@ def test_fill_values_get_gradients_on_the_device(f, numbers):
         assert float(to_numpy(g)) == pytest.approx(expected, rel=1e-6)
     assert grads[-1].device == DEV
     np.testing.assert_allclose(to_numpy(grads[-1]), fd_gradient(f, (*numbers, x), len(numbers)), rtol=1e-6)
+
+
+def _solve_with_an_eye_on_the_device(M):
+    return xp.sum(xp.linalg.solve(M[:, :2] + xp.eye(2, device=M.device), M[:, 2]))
+
+
+def _cast_then_square(x):
+    return xp.sum(xp.astype(x, xp.float64) ** 2) * xp.astype(x[0], xp.float64)
+
+
+def test_an_arrays_device_given_to_a_call_and_a_cast():
+    # (crashed: `M.device` handed to xp.eye was taken as an attribute of M the call may update, `'Array' object has no
+    # attribute 'items'` in the backward; xp.astype ran array_api_strict's own code, whose object stores crashed)
+    M = on_dev([[3.0, 1.0, 1.0], [0.5, 2.0, 2.0]])
+    (g,) = gradient(_solve_with_an_eye_on_the_device, M)
+    assert g.device == DEV
+    np.testing.assert_allclose(to_numpy(g), fd_gradient(_solve_with_an_eye_on_the_device, (M,), 0), rtol=1e-6)
+    x = xp.asarray([1.0, 2.0, 3.0], dtype=xp.float32, device=DEV)
+    (g,) = gradient(_cast_then_square, x)
+    assert g.device == DEV and g.dtype == xp.float32
+    np.testing.assert_allclose(to_numpy(g), [2.0 + 14.0, 4.0, 6.0], rtol=1e-6)

@@ -17,7 +17,7 @@ from .ast_adjoint.derived import warm_adjoint
 from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.mutate import end_forward, finish_backward, redo
 from .ast_adjoint.runtime import unwind
-from .backends import namespace
+from .backends import asarray, is_foreign, namespace
 from .errors import RecursionTooDeep, ZygoteError, where_in_words
 from .runtime.context import current, entered
 from .structgrad import StructGrad
@@ -58,10 +58,21 @@ def _project(arg, g):
             return g
         if getattr(gdtype, "kind", "") == "c" and dtype.kind != "c":
             g = g.real
-        if gdtype != dtype and hasattr(g, "astype"):
-            g = g.astype(dtype)
-    if type(g) is np.ndarray and not g.flags.writeable:  # a rule's broadcast view (numpy/reductions.py _total_back)
-        g = g.copy()
+        if gdtype != dtype:  # (float32 stays float32; torch's tensors and array-API arrays have no `.astype`)
+            g = g.astype(dtype) if hasattr(g, "astype") else namespace(g).astype(g, dtype)
+    if type(g) is np.ndarray and type(arg) is not np.ndarray and is_foreign(arg):
+        g = asarray(namespace(arg), g, arg)  # (`np.asarray(x)` of a JAX array in `f`: its gradient is a JAX array)
+    elif type(g) is np.ndarray:
+        if not g.flags.writeable:  # a rule's broadcast view (numpy/reductions.py _total_back)
+            g = g.copy()
+    elif type(arg) is np.ndarray and isinstance(g, (float, complex, np.generic)):  # a 0-d array's: a 0-d array too
+        g = np.array(g, dtype=arg.dtype)
+    elif type(arg) is float and type(g) is not float and getattr(g, "shape", None) == ():
+        # a float's is a float (it was a NumPy scalar, or a 0-d array of another library, from a product with one)
+        try:
+            g = float(g)
+        except Exception:  # noqa: BLE001 - a JAX tracer under jit, or a complex value: left as it is
+            pass
     return g
 
 

@@ -97,6 +97,7 @@ MATH_ROWS = [
     row(math.erf, ANY, shapes=S1), row(math.erfc, ANY, shapes=S1), row(math.fabs, NZ, shapes=S1),
     row(math.copysign, NZ, NZ, shapes=S2, none=(1,)), row(math.fmod, ANY, NZ, shapes=S2),
     row(math.ldexp, ANY, 3, shapes=S1, none=(1,)),
+    row(math.frexp, NZ, shapes=S1), row(math.modf, ANY, shapes=S1),
 ]
 if hasattr(math, "exp2"):
     MATH_ROWS.append(row(math.exp2, ANY, shapes=S1))
@@ -168,6 +169,8 @@ BUILTIN_ROWS = [
         f=lambda get, s: get(s), label="operator.itemgetter()"),
     row(operator.attrgetter.__call__, operator.attrgetter("T.real", "real"), ANY, shapes=[((2, 3),)],
         f=lambda get, a: get(a), label="operator.attrgetter()"),
+    row(operator.methodcaller.__call__, operator.methodcaller("sum", 1), ANY, shapes=[((2, 3),)],
+        f=lambda call, a: call(a), label="operator.methodcaller()"),
     # the statistics module, through float twins (adjoints/stdlib_statistics.py)
     row(statistics.mean, Seq(ANY), shapes=[((None,) * 4,)]),
     row(statistics.fmean, Seq(ANY), shapes=[((None,) * 4,)]),

@@ -1,5 +1,6 @@
 """Rules of Python's builtins and math functions (adjoints/builtins.py): `complex(x)` of one argument, `math.prod`
 and `math.dist`, checked against one plain call and central finite differences (tests/plain_checks.py)."""
+import math
 import os
 import sys
 
@@ -79,3 +80,42 @@ def test_sum_over_a_user_class_differentiates_its_iteration(f, want, second):
     # (refused: `list(v)` was suggested)
     assert gradient(f, 1.5) == (pytest.approx(want(1.5)),)
     assert hessian(f, 1.5) == pytest.approx(second(1.5))
+
+
+def _frexp_mix(x):
+    m, e = math.frexp(x * x)
+    return m * 3.0 + e
+
+
+def _modf_mix(x):
+    frac, whole = math.modf(x * 3.0)
+    return frac * frac + whole
+
+
+@pytest.mark.parametrize("f, want, second", [
+    (_frexp_mix, lambda x: 6 * x / 2.0 ** math.frexp(x * x)[1], lambda x: 6 / 2.0 ** math.frexp(x * x)[1]),
+    (_modf_mix, lambda x: 6 * math.modf(3 * x)[0], lambda x: 18.0)], ids=["frexp", "modf"])
+def test_frexp_and_modf(f, want, second):
+    # (refused: no rule)
+    for x in (1.3, -2.7, 0.2):
+        assert gradient(f, x) == (pytest.approx(want(x), rel=1e-12),)
+        assert hessian(f, x) == pytest.approx(second(x), rel=1e-12)
+
+
+class _Number:
+    def __init__(self, v):
+        self.v = v
+
+    def __float__(self):
+        return self.v * 1.0
+
+
+def test_math_of_a_user_class_converts_it_as_float_does():
+    # (math.sin(obj) calls obj.__float__: its gradient crashed beside float(obj)'s, `float + StructGrad`)
+    def f(x):
+        s = _Number(2.0 * x)
+        return float(s) + math.sin(s) + math.atan2(s, 2.0) + math.log(s, 2.0)
+    for x in (0.7, 1.9):
+        want = 2 + 2 * math.cos(2 * x) + 4 / (4 + 4 * x * x) + 1 / (x * math.log(2.0))
+        assert gradient(f, x) == (pytest.approx(want, rel=1e-12),)
+    assert gradient(lambda x: math.sin(_Number(x)) * math.sin(x), 0.3) == (pytest.approx(math.sin(0.6), rel=1e-12),)

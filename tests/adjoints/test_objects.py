@@ -2,13 +2,14 @@
 MissingAdjoint for dict.pop, which namedtuple's `_replace` maps over its fields as a bound method). Each row is
 checked against central finite differences in float64 (zygotepy.testing.check_grads), for namedtuples made inside the
 function and passed in as arguments."""
+import dataclasses
 from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
 import pytest
 
-from zygotepy import gradient, pullback
+from zygotepy import ZygoteError, gradient, pullback
 from zygotepy.testing import check_grads
 
 P = namedtuple("P", "x y")
@@ -132,3 +133,43 @@ def test_constructors_found_by_the_probe(f, args):
 
 def test_a_keyword_of_dict_replaces_the_mappings_entry():
     assert gradient(_dict_keyword_replaces, {"a": 0.7, "b": 1.3}, 0.4) == ({"a": None, "b": 1.0}, 3.0)
+
+
+class _Meta(type):
+    def __call__(cls, *args):
+        obj = super().__call__(*args)
+        obj.scale = 2.0  # (the metaclass post-processes every instance)
+        return obj
+
+
+class _Made(metaclass=_Meta):
+    def __init__(self, x):
+        self.x = x
+        self.scale = 1.0
+
+
+def test_a_class_whose_metaclass_makes_its_instances_is_refused():
+    # (its `__init__` alone ran: value 0.7 and gradient 1.0 where they are 1.4 and 2.0)
+    def f(x):
+        m = _Made(x)
+        return m.x * m.scale
+    with pytest.raises(ZygoteError, match="its metaclass _Meta defines __call__"):
+        gradient(f, 0.7)
+    assert f(0.7) == 1.4 and gradient(lambda x: x * _Made(2.0).scale, 0.7) == (2.0,)  # (made from constants: runs)
+
+
+@dataclasses.dataclass
+class _Scaled:
+    a: float
+    scale: dataclasses.InitVar[float] = 1.0
+    b: float = 2.0
+
+    def __post_init__(self, scale):
+        self.a = self.a * scale + self.b
+
+
+@pytest.mark.parametrize("f", [lambda x: _Scaled(x, x * x, 5.0).a, lambda x: _Scaled(x, scale=3.0, b=x).a,
+                               lambda x: _Scaled(2.0, x).a * _Scaled(x).a], ids=["positional", "keywords", "two"])
+def test_a_dataclass_with_an_initvar(f):
+    # (crashed: `__post_init___forward() missing 1 required positional argument: 'scale'`)
+    check_grads(f, 0.7)

@@ -2,6 +2,8 @@
 as Python does, checked against central differences in float64."""
 import numpy as np
 
+import zygotepy
+
 from zygotepy import gradient, value_and_gradient
 from zygotepy.testing import check_grads
 
@@ -93,3 +95,61 @@ def test_a_callable_held_by_an_object_without_a_dict():
     np.testing.assert_allclose(dp.layer.w, [2.0, 2.0])
     assert dp.c == 5.0
     np.testing.assert_allclose(dx, [4.0, 6.0])
+
+
+# A method or callable a class's `__getattr__` (or `__getattribute__`) supplies, called in the same expression: its
+# object's gradient comes back through the lookup (it was None: the callable was taken as a field of the object)
+class _Inner:
+    def __init__(self, x):
+        self.x = x
+
+    def sq(self):
+        return self.x * self.x
+
+
+class _Delegate:
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+class _Scale:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, t):
+        return self.w * t
+
+
+class _Model:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __getattr__(self, name):
+        if name.startswith("layer"):
+            return self.layers[int(name[5:])]
+        raise AttributeError(name)
+
+
+class _Logged:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __getattribute__(self, name):
+        if name == "sq":
+            return object.__getattribute__(self, "inner").sq
+        return object.__getattribute__(self, name)
+
+
+def test_a_callable_a_user_lookup_supplies():
+    for optimized in (True, False):
+        try:
+            zygotepy.optimizations(optimized)
+            assert gradient(lambda x: _Delegate(_Inner(x)).sq() * 2.0, 3.0) == (12.0,)
+            assert gradient(lambda x: _Model([_Scale(x), _Scale(2.0)]).layer0(3.0) + x, 1.5) == (4.0,)
+            assert gradient(lambda x: _Logged(_Inner(x * x)).sq(), 1.5) == (4 * 1.5 ** 3,)
+            check_grads(lambda w: np.sum(_Model([_Scale(w)]).layer0(np.arange(3.0)) ** 2), np.array([0.3, -1.0, 2.0]))
+        finally:
+            zygotepy.optimizations(True)

@@ -42,6 +42,19 @@ def divmod_(a, b):
     return (q, r), back
 
 
+@adjoint(math.frexp)
+def frexp(x):
+    """`m, e = frexp(x)` with `x == m * 2**e`: the exponent is piecewise constant, so dm/dx = 2**-e."""
+    m, e = math.frexp(x)
+    return (m, e), lambda dy: (None if dy is None or dy[0] is None else math.ldexp(dy[0], -e),)
+
+
+@adjoint(math.modf)
+def modf(x):
+    """`frac, whole = modf(x)`: the whole part is piecewise constant, the fraction's derivative is 1."""
+    return math.modf(x), lambda dy: (None if dy is None else dy[0],)
+
+
 @adjoint(math.fsum)
 def fsum(iterable):
     items = list(iterable)
@@ -186,13 +199,14 @@ adjoint(builtins.max)(_pick(builtins.max))
 
 @adjoint(float, optional=True)
 def float_(x=0.0):
+    own = getattr(type(x), "__float__", None)
+    if isinstance(own, types.FunctionType) and not is_array_type(type(x)) \
+            and not hasattr(type(x), "__zygote_rule__"):  # a user's class: its `__float__`
+        y, pb = J(own, x)
+        return float(y), lambda dy: (pb(dy)[1],)
     hook = foreign_rule((x,))
     if hook is not None:
         return hook(float, x)
-    own = getattr(type(x), "__float__", None)
-    if isinstance(own, types.FunctionType) and not is_array_type(type(x)):  # a user's class: its `__float__`
-        y, pb = J(own, x)
-        return float(y), lambda dy: (pb(dy)[1],)
     return float(x), lambda dy: (unbroadcast(dy, x) if not isinstance(x, str) else None,)
 
 

@@ -1,5 +1,5 @@
-"""functools.reduce, the itertools a numeric code folds with, and `operator.itemgetter` / `attrgetter`, differentiated
-as the Python they mean.
+"""functools.reduce, the itertools a numeric code folds with, and `operator.itemgetter` / `attrgetter` /
+`methodcaller`, differentiated as the Python they mean.
 
 Each C function gets a twin: a few lines of plain Python computing the same result (as a list where the C function
 returns an iterator: an iterator has no place for a cotangent to go back through). The rule differentiates the twin
@@ -14,6 +14,7 @@ import types
 
 from ..ast_adjoint.dispatch import J
 from ..errors import ZygoteError
+from .in_place import updating_names
 from .registry import adjoint, keyword_cotangents, keyword_rule
 from .scalar import IN_PLACE
 from .structures.common import like
@@ -73,6 +74,10 @@ def attribute_path(obj, name):
 
 def attrgetter_twin(names, obj):
     return attribute_path(obj, names[0]) if len(names) == 1 else tuple(attribute_path(obj, n) for n in names)
+
+
+def methodcaller_twin(name, args, kwargs, obj):
+    return getattr(obj, name)(*args, **kwargs)
 
 
 def _through(twin, *args):
@@ -165,3 +170,20 @@ def _itemgetter_call(getter, obj):
 def _attrgetter_call(getter, obj):
     y, back = _through(attrgetter_twin, getter.__reduce__()[1], obj)
     return y, lambda dy: (None, back(dy)[1])
+
+
+@adjoint(operator.methodcaller.__call__)
+def _methodcaller_call(caller, obj):
+    """A call of a `methodcaller(name, *args, **kwargs)`: the method, called as code would call it. One that updates
+    its object in place (`methodcaller("append", v)`) is refused: no code of the caller's shows the update."""
+    made, given = caller.__reduce__()  # (methodcaller, (name, *args)), or (partial(methodcaller, name, **kw), args)
+    if isinstance(made, functools.partial):
+        name, args, kwargs = made.args[0], given, made.keywords
+    else:
+        name, args, kwargs = given[0], given[1:], {}
+    if name in updating_names():
+        raise ZygoteError(f"zygotepy cannot differentiate operator.methodcaller({name!r}, ...): the method may update "
+                          f"its object in place, which the code calling it does not show; call obj.{name}(...) in "
+                          f"the function itself")
+    y, back = _through(methodcaller_twin, name, args, kwargs, obj)
+    return y, lambda dy: (None, back(dy)[3])

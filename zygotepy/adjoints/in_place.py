@@ -72,9 +72,17 @@ def updates_first(fn):
     if unbound_method(fn) is not None:
         return True
     try:
-        return fn in FUNCTIONS
+        if fn in FUNCTIONS:
+            return True
     except TypeError:  # (unhashable)
         return False
+    return in_place_by_name(getattr(fn, "__name__", "")) and \
+        str(getattr(fn, "__module__", None)).split(".")[0] == "torch"  # (`torch.exp_(y)`, `nn.init.normal_(w)`)
+
+
+def in_place_by_name(name):
+    """Does `name` follow torch's convention for what updates its tensor in place (`exp_`, `clamp_`, `zero_`)?"""
+    return len(name) > 1 and name[-1] == "_" and name[-2] != "_" and name[0] != "_"
 
 
 def updating_function_names():

@@ -12,7 +12,7 @@ import types
 import numpy as np
 
 from ..ast_adjoint.dispatch import J_mutating
-from ..errors import MissingAdjoint, ZygoteError
+from ..errors import ZygoteError
 from ..structgrad import StructGrad
 from .registry import class_rule, code_rule, keyword_rule, nondifferentiable
 from .structures.dicts import key_cotangent
@@ -150,12 +150,8 @@ def _is_dataclass_with_post_init(cls):
 @class_rule(_is_dataclass_with_post_init)
 def dataclass_post_init_new(cls, args, kwargs):
     """The generated `__init__` sets the fields (structurally, as `dataclass_new`), then the derived `__post_init__`
-    updates the object in place."""
-
+    updates the object in place, given the `InitVar` pseudo-fields' values (they are its parameters after `self`)."""
     fields = dataclasses.fields(cls)
-    if any(isinstance(f.type, dataclasses.InitVar) for f in fields) or any(
-            type(v) is dataclasses.InitVar for v in vars(cls).values()):
-        raise MissingAdjoint(cls, "a dataclass with InitVar fields")
     bound = inspect.signature(cls).bind(*args, **(kwargs or {}))
     bound.apply_defaults()
     obj = object.__new__(cls)
@@ -166,14 +162,19 @@ def dataclass_post_init_new(cls, args, kwargs):
             object.__setattr__(obj, f.name, f.default)
         elif f.default_factory is not dataclasses.MISSING:
             object.__setattr__(obj, f.name, f.default_factory())
-    _, pb, consumed = J_mutating(cls.__post_init__, (obj,), None)
-    names = [f.name for f in fields if f.init][:len(args)]
+    extra = list(inspect.signature(cls.__post_init__).parameters)[1:]
+    _, pb, consumed = J_mutating(cls.__post_init__, (obj, *(bound.arguments[n] for n in extra)), None)
+    names = list(inspect.signature(cls).parameters)[:len(args)]
 
     def back(dy):
-        dy = as_fields(obj, dy)
+        dy, dextra = as_fields(obj, dy), {}
         if id(obj) in consumed:
-            dy = as_fields(obj, pb(None, {id(obj): dy} if dy is not None else {})[1])
-        get = (lambda k: None) if dy is None else dy.get
+            grads = pb(None, {id(obj): dy} if dy is not None else {})
+            dy, dextra = as_fields(obj, grads[1]), dict(zip(extra, grads[2:]))
+        fields_of = (lambda k: None) if dy is None else dy.get
+
+        def get(k):
+            return dextra.get(k) if k in extra else fields_of(k)
         out = (None, *(get(n) for n in names))
         return out + ({k: get(k) for k in kwargs},) if kwargs is not None else out
     return obj, back
@@ -197,3 +198,17 @@ def plain_new(cls, args, kwargs):
         grads = pb(None, {id(obj): as_fields(obj, dy)} if dy is not None else {})
         return (None, *grads[2:])
     return obj, back
+
+
+def _made_by_metaclass(cls):
+    """A class whose metaclass defines `__call__` in Python, which (not `__init__` alone) makes its instances."""
+    return isinstance(getattr(type(cls), "__call__", None), types.FunctionType)
+
+
+@class_rule(_made_by_metaclass)  # (registered last: tried before the rules above)
+def metaclass_new(cls, args, kwargs):
+    """Refused where a gradient flows in: the rules above would run `__init__` alone and skip the metaclass's
+    `__call__` (its value and gradient were wrong)."""
+    raise ZygoteError(f"zygotepy cannot differentiate making a {cls.__name__}: its metaclass "
+                      f"{type(cls).__name__} defines __call__, which makes the object another way than its "
+                      f"__init__ does; make the object with a function or a classmethod instead")

@@ -3,6 +3,7 @@ scalars, arrays of any library with broadcasting (written against the array name
 convention: for y = a * b, da = dy * conj(b)), and sequences (`+` concatenates, `*` repeats). Real NumPy arrays and
 Python floats, the common operands, take a short way through `+ - * /` (no type dispatch, no conj).
 """
+import collections
 import math
 import operator
 
@@ -21,7 +22,7 @@ ALL = (True, True)  # the `need` mask when the caller did not say: every argumen
 
 
 def _is_seq(x):
-    return isinstance(x, (list, tuple))
+    return isinstance(x, (list, tuple, collections.deque))
 
 
 def sequence_operand(op, rule, a, b):
@@ -44,6 +45,8 @@ def _concat_back(parts):
     """The back of a list/tuple concatenation `parts[0] + parts[1]`: each part gets its slice of the cotangent."""
     def back(dy, need=ALL):
         out, start = (), 0  # no `append` or `+=`: an outer level transforms this code (adjoints/nesting/)
+        if dy is not None and len(dy) < sum(len(p) for p in parts):  # a bounded deque kept the last items
+            dy = [None] * (sum(len(p) for p in parts) - len(dy)) + list(dy)
         for p in parts:
             piece = None if dy is None else list(dy[start:start + len(p)])
             start = start + len(p)
@@ -67,7 +70,7 @@ def _repeat_back(seq, seq_first):
     def back(dy, need=ALL, *into):
         if dy is None or n == 0 or len(dy) == 0:
             return into or (None, None)
-        dseq = like(seq, [_sum_none(dy[i::n]) for i in range(n)])
+        dseq = like(seq, [_sum_none(dy[(i + len(dy)) % n::n]) for i in range(n)])  # (a bounded deque: the last)
         return handover.added(into, (dseq, None) if seq_first else (None, dseq))
     return back
 

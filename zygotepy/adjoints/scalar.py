@@ -8,10 +8,12 @@ sequences) are operators.py's.
 """
 import math
 import operator
+import types
 
 from ..ast_adjoint import runtime as rt
+from ..ast_adjoint.dispatch import J
 from . import derivatives
-from .registry import adjoint, nondifferentiable, scalar_rule
+from .registry import adjoint, find_rule, nondifferentiable, scalar_rule
 
 # --- operators on Python numbers (fast path) ---------------------------------------------------------------------------
 OPERATORS = {
@@ -72,6 +74,27 @@ def _math_rule(fn, derivative):
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
+
+
+def _user_numbers(fn, *args):
+    """`fn(*args)` of a `math` function where an argument is a user's object with a Python `__float__`, which `math`
+    calls: converted as `float(obj)` is (its `__float__` differentiated), then `fn`'s rule on the numbers."""
+    converted = [_as_float(a) if type(getattr(type(a), "__float__", None)) is types.FunctionType else (a, None)
+                 for a in args]
+    y, back = find_rule(fn)(*(v for v, _ in converted))
+
+    def user_back(dy):
+        grads = back(dy)
+        return tuple(g if pb is None or g is None else pb(g)[1] for g, (_, pb) in zip(grads, converted, strict=True))
+    return y, user_back
+
+
+def _as_float(obj):
+    value, pb = J(type(obj).__float__, obj)
+    return float(value), pb
+
+
+rt.USER_NUMBER_HOOK[0] = _user_numbers
 
 
 # Derivatives that reuse a value the forward computes anyway (sin's is the cos of the same argument), from the rows: a

@@ -255,7 +255,9 @@ def _check_updates(fn, mutated, finals, slot, updated, surely=None):
     the finals of those it did update, where it only maybe updated some (a parameter it gave a method: `d.update(kw)`,
     whose `**kw` no call site can take back): the others need not be taken."""
     taken = set()
-    if finals and slot is not None and all(id(o) in slot.allowed for o in (finals if surely is None else surely)):
+    if finals and slot is not None and all(id(o) in slot.allowed or mutate.is_number(o)
+                                           for o in (finals if surely is None else surely)):
+        # (a number or None is no object updated in place: `out=None` where the branch writing into `out` did not run)
         # a number is never updated in place (and equal numbers may be one object): the caller keeps its cotangent
         taken = {id(o) for o in finals if not mutate.is_number(o) and id(o) in slot.allowed}
         slot.claimed.update(taken)

@@ -27,6 +27,7 @@ from .nullness import simplify_backward
 from .optimize.shifts import free_shifts
 from .source import get_source
 from .speculate import speculate
+from .compare_checks import check_comparisons
 from .kept_lookups import check_kept_lookups
 from .text_checks import check_text_round_trips
 
@@ -144,6 +145,7 @@ def _transform(fn, need, functional):
             f"np.zeros_like(x)") from None
     check_text_round_trips(ir, code, fn.__globals__, need)
     check_kept_lookups(ir, code, fn.__globals__, need)
+    check_comparisons(ir, code, fn.__globals__, need)
     nested = (functional or code.co_filename.startswith("<zygotepy:")) and OPTIONS.nested_size
     if not nested:  # (inlining makes a guarded copy of each callee: code an outer level transforms stays one copy)
         speculate(ir, code, fn.__globals__, namer)

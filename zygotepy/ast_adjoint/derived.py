@@ -98,7 +98,8 @@ def _prepare(fn, code, args, kwargs, need):
     first = code.co_argcount - len(fn.__defaults__ or ())
     left = [code.co_varnames[k] for k in mutates if max(len(args), first) <= k < code.co_argcount and
             code.co_varnames[k] not in (kwargs or ()) and differentiable(fn.__defaults__[k - first])
-            and k not in getattr(forward, "__zygote_maybe__", ())]
+            and not mutate.is_number(fn.__defaults__[k - first]) and k not in getattr(forward, "__zygote_maybe__", ())]
+    # (a number is no object an update in place can change: `p=2.0` given to a call that may update its arguments)
     if left:  # (see `_check_default_updates`, which catches the maybe ones; `calls=[0]` counting calls is fine)
         _refuse_default_update(fn, left[0])
     return forward, back, plan, mutates
@@ -113,7 +114,7 @@ def _check_default_updates(fn, mark, nargs, kwargs):
             if i >= nargs and (kwargs is None or code.co_varnames[i] not in kwargs)]
     left += [(k, d) for k, d in (fn.__kwdefaults__ or {}).items() if kwargs is None or k not in kwargs]
     for name, default in left:
-        if mutate.updated_since(mark, (default,)) and differentiable(default):
+        if not mutate.is_number(default) and mutate.updated_since(mark, (default,)) and differentiable(default):
             _refuse_default_update(fn, name)
 
 

@@ -9,6 +9,7 @@ Its parts live beside it, in the same layer: `derived.py` (the derived adjoints,
 (the pullback objects J hands out), `keywords.py` (calls with keywords), `call_checks.py` (what a call may not do, and
 where it was made; `COMPILER`, the compiler's entry points J is given).
 """
+import collections
 import functools
 import inspect
 import math
@@ -33,7 +34,7 @@ from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
 from .pullbacks import (
-    ArgsPullback, CallMethodPullback, ConstPullback, MethodPullback, PartialMethodPullback, PartialPullback,
+    ArgsPullback, CallMethodPullback, ConstPullback, LookedUpPullback, MethodPullback, PartialMethodPullback, PartialPullback,
     RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend)
 
 
@@ -151,12 +152,28 @@ def class_method(obj, name):
     return method
 
 
+def _found_by_user_lookup(obj, name):
+    """Is `obj.name` computed by a user class's `__getattribute__`, or by its `__getattr__` (found nowhere else)?"""
+    cls = type(obj)
+    if isinstance(cls.__getattribute__, types.FunctionType):
+        return True
+    return isinstance(getattr(cls, "__getattr__", None), types.FunctionType) and \
+        name not in getattr(obj, "__dict__", ()) and inspect.getattr_static(cls, name, _ABSENT) is _ABSENT
+
+
+_ABSENT = object()
+
+
 def _callmethod(args, kwargs, need):
     obj, name, *rest = args
     method = class_method(obj, name)
     if method is not None:
         y, pb = _dispatch(method, (obj, *rest), kwargs, need and (need[0], *need[2:]))
         return y, CallMethodPullback(pb, True, name, obj)
+    if _found_by_user_lookup(obj, name):  # `d.sq()` through a `__getattr__`: what it reads carries the gradient
+        bound, bound_pb = J(getattr, obj, name)
+        y, pb = _dispatch(bound, tuple(rest), kwargs)
+        return y, LookedUpPullback(pb, bound_pb)
     bound = getattr(obj, name)
     if type(obj) is types.ModuleType and rest and type(bound) is _BUILTIN and bound in IN_PLACE_CALLS:
         refuse_unseen_update(bound, rest[0])
@@ -197,12 +214,12 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
                 return _constant(fn, args, kwargs)
     else:
         if type(fn) is _BUILTIN_METHOD and fn.__name__ in updating_names() and (
-                type(fn.__self__) is np.ndarray or type(fn.__self__) in (list, dict, set) and not current().slots):
+                type(fn.__self__) is np.ndarray or type(fn.__self__) in _CONTAINERS and not current().slots):
             refuse_bound_update(fn)  # (`f = y.sort; f()` found np.sort's rule: y stayed as it was)
         if store_callable(fn) and args and not isinstance(args[0], (types.ModuleType, type)):
             refuse_store_callable(fn)  # `map(setattr, objs, names, vs)`: the lowering saw no store
         if unbound_method(fn) is not None and args and not current().slots and (
-                type(args[0]) is np.ndarray or type(args[0]) in (list, dict, set)):
+                type(args[0]) is np.ndarray or type(args[0]) in _CONTAINERS):
             refuse_bound_update(fn)  # `map(list.append, rows, xs)`: the lowering saw no update of `rows`
         rule = registry.find_rule(fn)
     if rule is not None:
@@ -264,6 +281,7 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
 
 _CACHED = type(functools.lru_cache(None)(lambda: None))
 _BUILTIN_METHOD = type([].append)
+_CONTAINERS = (list, dict, set, collections.deque)  # (their methods that update them: adjoints/in_place.py)
 
 
 def _constant(fn, args, kwargs):

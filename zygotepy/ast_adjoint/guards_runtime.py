@@ -5,10 +5,12 @@ carry a gradient; and `kept_lookup`, the check before a read of a memo (ast_adjo
 Part of the runtime layer (tests/test_layers.py); `runtime.py` re-exports these names, which generated code and the
 rules reach as `rt.<name>`.
 """
+import collections
 import types
 
 import numpy as np
 
+from ..backends import is_array_type
 from ..errors import ZygoteError
 from ..runtime.context import current
 
@@ -94,7 +96,7 @@ def differentiable(x, depth=3):
     dtype = getattr(x, "dtype", None)
     if dtype is not None:
         return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
-    if depth and isinstance(x, (list, tuple, set, frozenset)):
+    if depth and isinstance(x, (list, tuple, set, frozenset, collections.deque)):
         return any(differentiable(v, depth - 1) for v in x)
     if depth and isinstance(x, dict):
         return any(differentiable(v, depth - 1) for v in x.values())
@@ -133,3 +135,24 @@ def kept_lookup(container, key, where):
                               f"function (a memo) by a key that carries a gradient: its entry was computed before "
                               f"this call, and the gradient through it would be lost; compute the value (or clear the "
                               f"memo) inside the differentiated call")
+
+
+_COMPARISON_SIGNS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def compared(op, a, b, where):
+    """`op(a, b)` for a comparison whose result is used as a value and may carry a gradient
+    (ast_adjoint/compare_checks.py): refused where a user's object answers with a value that can carry one."""
+    y = op(a, b)
+    if type(y) is bool or type(y) is np.bool_ or not differentiable(y):
+        return y
+    for v in (a, b):
+        t = type(v)
+        if t not in NATIVE and not is_array_type(t) and not getattr(t, "__zygote_number__", False):
+            sign = _COMPARISON_SIGNS[op.__name__]
+            raise ZygoteError(f"{where[0]}:{where[1]}: the comparison `{sign}` of a {t.__name__} answers a "
+                              f"{type(y).__name__}, not a truth value: zygotepy takes a comparison as data (no "
+                              f"gradient), so the gradient through {t.__name__}'s comparison method would be lost; "
+                              f"give that computation a name of its own (a method such as `a.soft_less(b)`, or a "
+                              f"function) and call it")
+    return y

@@ -2,6 +2,7 @@
 rule must run even so (a user's rule, the nesting rules), and a `math` function or a Python function of the user's
 that a dual number (hessian) may reach (`forward.transform.as_written`).
 A mixin of the adjoint pass (`adjoint.AdjointPass`), which differentiates the active operations."""
+import collections
 import functools
 import os
 import types
@@ -129,7 +130,7 @@ def _bound_update(f):
     return type(f) is _BUILTIN_METHOD and f.__name__ in updating_names() and type(f.__self__) in _MUTABLE
 
 
-_BUILTIN_METHOD, _MUTABLE = type([].append), (list, dict, set, np.ndarray)
+_BUILTIN_METHOD, _MUTABLE = type([].append), (list, dict, set, collections.deque, np.ndarray)
 
 
 def _may_update(f):

@@ -11,6 +11,7 @@ done, leaving the user's objects exactly as one call of `f` left them (docs/api.
 Code that does not update anything in place pays two list-length reads per entry point.
 """
 
+import collections
 import itertools
 import types
 
@@ -103,7 +104,7 @@ def snapshot(x):
         return x.copy()
     if hasattr(type(x), "__zygote_snapshot__"):  # (forward mode's dual array, updated in place under hessian)
         return x.__zygote_snapshot__(snapshot)
-    if isinstance(x, list):
+    if isinstance(x, (list, collections.deque)):
         return list(x)
     if isinstance(x, dict):
         return dict(x)
@@ -119,10 +120,10 @@ def restorer(x):
     if isinstance(x, np.ndarray) or hasattr(type(x), "__zygote_snapshot__"):
         def put(s):
             x[...] = s
-    elif isinstance(x, (list, set, dict)):
+    elif isinstance(x, (list, set, dict, collections.deque)):
         def put(s):
             x.clear()
-            x.update(s) if not isinstance(x, list) else x.extend(s)
+            x.update(s) if not isinstance(x, (list, collections.deque)) else x.extend(s)
     elif hasattr(x, "__dict__"):
         def put(s):
             vars(x).clear()

@@ -231,6 +231,20 @@ class CallMethodPullback:
         return (None, StructGrad({self.name: dm}) if dm is not None else None, None, *grads[1:])
 
 
+class LookedUpPullback:
+    """`callmethod(obj, name, *args)` where a user class's `__getattr__` (or `__getattribute__`) found the callable:
+    the callable's cotangent goes back to `obj` through that lookup's pullback."""
+    __slots__ = ("inner", "lookup")
+
+    def __init__(self, inner, lookup):
+        self.inner, self.lookup = inner, lookup
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        dobj = self.lookup(grads[0])[1] if grads[0] is not None else None  # (J: dgetattr, dobj, dname)
+        return (None, dobj, None, *grads[1:])
+
+
 class PartialMethodPullback:
     """`obj.name(...)` where the class's `functools.partialmethod` made `partial(obj.method, ...)` (whose `__self__`
     is obj): the partial's cotangent holds the object's as its function's, `(dpartial, *dargs) -> (dobj, *dargs)`."""

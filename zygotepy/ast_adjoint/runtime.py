@@ -13,7 +13,7 @@ import types
 
 import numpy as np
 
-from ..backends import unbroadcast
+from ..backends import is_array_type, unbroadcast
 from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
 from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
@@ -312,13 +312,19 @@ def global_store(obj, name, where, key, value):
 
 def foreign_rule(args):
     """The rule hook of a number type of zygotepy's own among `args` (forward mode's dual numbers, which `math`'s C
-    code would convert with float(), dropping their derivative), or None."""
+    code would convert with float(), dropping their derivative), or of a user's class whose `__float__` is Python
+    (`math.sin(obj)`: converted as `float(obj)` is, `USER_NUMBER_HOOK`), or None."""
     for a in args:
         if type(a) not in _PLAIN_NUMBERS:
             hook = getattr(type(a), "__zygote_rule__", None)
             if hook is not None:
                 return hook
+            if type(getattr(type(a), "__float__", None)) is types.FunctionType and not is_array_type(type(a)):
+                return USER_NUMBER_HOOK[0]  # (an array library's Python `__float__`: its rules' business)
     return None
+
+
+USER_NUMBER_HOOK = [None]  # set by adjoints/scalar.py: `hook(fn, *args)` for a math function of a user's number
 
 
 _PLAIN_NUMBERS = frozenset((int, float, bool))

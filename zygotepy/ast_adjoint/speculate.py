@@ -29,6 +29,7 @@ from ..adjoints import registry
 from ..options import OPTIONS
 from . import runtime as rt
 from .analysis import callee_object, resolve_global
+from .compare_checks import check_comparisons
 from .kept_lookups import check_kept_lookups
 from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var, atoms, defines, out_vars, read_by, walk
 from .lower import lower
@@ -70,6 +71,7 @@ def _lowered(fn):
             ir, _ = lower(get_source(fn), code, fn.__globals__)
             check_text_round_trips(ir, code, fn.__globals__)  # (the checks compile.py makes of every lowered body)
             check_kept_lookups(ir, code, fn.__globals__)
+            check_comparisons(ir, code, fn.__globals__)
         except Exception:  # noqa: BLE001 - unreadable or unsupported: the run-time call reports it where it happens
             ir = None
     if ir is not None:

@@ -3,6 +3,8 @@
 Rules call `namespace(x)` to get the array namespace of their inputs (NumPy for NumPy arrays and Python scalars), so one
 rule serves every backend. The namespace is cached per array type: `array_api_compat.array_namespace` costs ~1 µs a call.
 """
+import collections
+
 import numpy as np
 
 from ..errors import ZygoteError
@@ -122,7 +124,7 @@ def unbroadcast(g, like):
             return (g.real if g.dtype.kind == "c" else g).sum()
     if type(g) is np.ndarray and type(like) is np.ndarray and g.ndim >= like.ndim:
         return _unbroadcast_ndarray(g, like)
-    if (type(like) is list or type(like) is tuple) and hasattr(g, "shape"):
+    if (type(like) is list or type(like) is tuple or type(like) is collections.deque) and hasattr(g, "shape"):
         shaped = np.asarray(like) if type(g) is np.ndarray or isinstance(g, np.generic) else \
             namespace(g).asarray(like, **on(g))  # (made where the cotangent lives: a device's array stays there)
         return sequence_cotangent(unbroadcast(g, shaped), like)
@@ -158,10 +160,10 @@ def sequence_cotangent(g, like):
     """The cotangent `g` (an array) of a list or tuple that NumPy took as an array, in the form of the sequence: one
     cotangent per item (nested lists item by item), which is what the rule that built the list gives back to its items.
     Anything else `like` takes `g` as it is."""
-    if g is None or type(like) is not list and type(like) is not tuple:
+    if g is None or type(like) is not list and type(like) is not tuple and type(like) is not collections.deque:
         return g
     items = [sequence_cotangent(g[k], item) for k, item in enumerate(like)]
-    return items if type(like) is list else tuple(items)
+    return tuple(items) if type(like) is tuple else items  # (a deque's: a list)
 
 
 def namespace_of(*xs):

@@ -14,6 +14,7 @@ Invariants:
 Python operators reach the rules through the dunder methods, NumPy ufuncs through `__array_ufunc__` and NumPy functions
 through `__array_function__`; `apply` splits the arguments at the working tag and runs the rule from `FORWARD`.
 """
+import collections
 import copy
 import itertools
 import operator
@@ -282,7 +283,7 @@ def _walk(x, depth=2):
     """The Duals among an argument: itself, or the items of a list/tuple/dict argument (np.stack([a, b]))."""
     if isinstance(x, Dual):
         yield x
-    elif depth and isinstance(x, (list, tuple)):
+    elif depth and isinstance(x, (list, tuple, collections.deque)):
         for v in x:
             yield from _walk(v, depth - 1)
     elif depth and isinstance(x, dict):
@@ -320,11 +321,27 @@ def _split(x, tag):
     """(primal, tangent) of an argument at level `tag`; the tangent is None for a constant at that level."""
     if type(x) is Dual:
         return (x.primal, x.tangent) if x.tag == tag else (x, None)
-    if isinstance(x, (list, tuple)) and any(True for _ in _walk(x)):
+    if isinstance(x, (list, tuple, collections.deque)) and any(True for _ in _walk(x)):
         parts = [_split(v, tag) for v in x]
-        tangents = [t for _, t in parts]
-        return type(x)(p for p, _ in parts), (None if all(t is None for t in tangents) else tangents)
+        if all(t is None for _, t in parts):
+            return type(x)(p for p, _ in parts), None
+        # a constant item's tangent is a zero of its shape (NumPy given None raised, or corrupted its heap: `inv([[x[0],
+        # 1.0], ...])`); numbers in (nested) lists are the array NumPy makes of them, which the rules compute with
+        primal, tangent = type(x)(p for p, _ in parts), [_zero_of(p) if t is None else t for p, t in parts]
+        return (np.asarray(primal), np.asarray(tangent)) if _numbers(primal) else (primal, tangent)
     return x, None
+
+
+def _zero_of(p):
+    return [_zero_of(v) for v in p] if isinstance(p, (list, tuple)) else \
+        np.zeros(np.shape(p)) if isinstance(p, (int, float, np.number, np.ndarray)) else None
+
+
+def _numbers(p):
+    """A (nested) list or tuple of numbers, not of arrays (which a rule may take one by one)?"""
+    if isinstance(p, (list, tuple)):
+        return len(p) > 0 and all(_numbers(v) for v in p)
+    return isinstance(p, (int, float, complex, np.number)) and not isinstance(p, bool)
 
 
 def strip(x):
@@ -333,7 +350,7 @@ def strip(x):
         x = x.primal
     if type(x) in _LEAVES:
         return x
-    if isinstance(x, (list, tuple)) and any(True for _ in _walk(x)):
+    if isinstance(x, (list, tuple, collections.deque)) and any(True for _ in _walk(x)):
         return type(x)(strip(v) for v in x)
     if isinstance(x, dict) and any(True for _ in _walk(x)):
         return {k: strip(v) for k, v in x.items()}

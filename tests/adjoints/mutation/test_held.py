@@ -491,3 +491,44 @@ def test_a_parameter_a_helper_updated_through_an_object_a_call_made_from_it_is_r
     updated parameter; these were silently wrong (the other argument's reads missed the update, or gave None)."""
     with pytest.raises(ZygoteError, match=message):
         gradient(f, np.array([0.7, 1.3, 2.0]))
+
+
+# --- one object held in two places: an update through one place reaches the other's reads --------------------------
+
+class _Cell:
+    def __init__(self, v):
+        self.v = v
+
+
+def s_list_twice(x):
+    b = _Cell(x * 1.0)
+    c = [b, b]
+    c[0].v[0] = 5.0  # (the read through c[1] kept the old element's gradient: 5.3 for 5)
+    return np.sum(c[1].v * x)
+
+
+def s_list_doubled(x):
+    c = [_Cell(x * 1.0)]
+    c = c + c
+    c[1].v[2] = x[0] * x[1]
+    return np.sum(c[0].v * x)
+
+
+def s_dict_and_list(x):
+    b = _Cell(x * 2.0)
+    d = {"first": [b], "second": (b, 1.0)}
+    d["first"][0].v[1] = 0.5
+    return np.sum(d["second"][0].v ** 2)
+
+
+def s_nested_shared(x):
+    inner = _Cell(x * 1.0)
+    outer = [_Cell(inner), _Cell(inner)]
+    outer[0].v.v[0] = x[2] * 3.0
+    return np.sum(outer[1].v.v * x)
+
+
+@pytest.mark.parametrize("f", [s_list_twice, s_list_doubled, s_dict_and_list, s_nested_shared],
+                         ids=lambda f: f.__name__)
+def test_an_object_held_twice_is_updated_in_both_places(f):
+    check_grads(f, np.array([0.3, -0.5, 0.8]))

@@ -5,7 +5,9 @@ original itself inside the copy, never for its items). Each case is checked agai
 it leaves its argument in) and central finite differences in float64. The items are found by
 zygotepy/adjoints/mutation/held.py (`_where_items`)."""
 
+import collections
 import copy
+import dataclasses
 
 import numpy as np
 import pytest
@@ -370,10 +372,62 @@ class _Box:
         self.v = v
 
 
-def test_deepcopy_of_an_object_raises():
+class _Pair:
+    def __init__(self, v, w):
+        self.v, self.w = v, w
+
+
+_Named = collections.namedtuple("_Named", "a b")
+
+
+@dataclasses.dataclass
+class _Fields:
+    a: np.ndarray
+    b: list
+
+
+def deep_object(x):
+    o = _Pair(x, [x * 2.0, _Box(x[0])])
+    c = copy.deepcopy(o)
+    c.v *= 3.0  # the copy's array: the original's is untouched
+    c.w[1].v = c.w[1].v * x[1]
+    return np.sum(c.v * o.v) + np.sum(c.w[0]) + c.w[1].v
+
+
+def deep_shared(x):
+    b = _Box(x * 1.0)
+    c = copy.deepcopy([b, b, _Named(x, x[0])])  # (one object twice: so is its copy)
+    c[0].v[0] = 5.0
+    return np.sum(c[1].v * x) + c[2].a[1] * c[2].b
+
+
+def deep_dataclass(x):
+    d = _Fields(x, [x[0], x[1] * x[2]])
+    e = copy.deepcopy(d)
+    e.a[2] = 0.0
+    return np.sum(e.a * d.a) + e.b[0] * e.b[1]
+
+
+@pytest.mark.parametrize("f", [deep_object, deep_shared, deep_dataclass])
+def test_deepcopy_of_plain_objects(f):
+    x = RNG.normal(size=3)
+    before = x.copy()
+    check_grads(f, x)
+    assert np.array_equal(x, before)
+
+
+class _OwnDeep:
+    def __init__(self, v):
+        self.v = v
+
+    def __deepcopy__(self, memo):
+        return _OwnDeep(self.v * 2.0)
+
+
+def test_deepcopy_of_an_object_with_its_own_protocol_raises():
     def f(x):
-        return np.sum(copy.deepcopy(_Box(x)).v)
-    with pytest.raises(ZygoteError, match="copy.deepcopy of a _Box"):
+        return np.sum(copy.deepcopy(_OwnDeep(x)).v)
+    with pytest.raises(ZygoteError, match="copy.deepcopy of a _OwnDeep"):
         gradient(f, np.ones(2))
 
 

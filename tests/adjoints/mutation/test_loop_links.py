@@ -156,3 +156,48 @@ def test_the_hessian_of_a_loop_over_a_vector(f):
     x = np.array([1.1, 0.7, 1.3])
     check_grads(f, x)
     assert np.allclose(hessian(f, x), central_hessian(f, x, 1e-4), rtol=1e-6, atol=1e-6)
+
+
+class _Param:
+    def __init__(self, value):
+        self.value = value
+
+
+class _Affine:
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+    def __call__(self, t):
+        return self.w * t + self.b
+
+
+class _Recorder:  # (a class whose `__call__` updates its object: every `m(x)` of the module may update `m`)
+    def __init__(self):
+        self.h = 0.0
+
+    def __call__(self, t):
+        self.h = t
+        return t
+
+
+def _collected_from_items(x):
+    d = {"a": _Param(x), "b": _Param(x * x)}
+    out = []
+    for _, v in d.items():  # (Module.parameters() over `self.__dict__.items()`)
+        out.append(v)
+    return sum(p.value for p in out)
+
+
+def _called_from_values(x):
+    d = {"a": _Affine(x, 1.0), "b": _Affine(2.0, x)}
+    s = 0.0
+    for m in d.values():
+        s = s + m(x)
+    return s
+
+
+def test_an_item_a_call_left_as_it_was_is_no_update():
+    # (refused: "the loop took the updated object from a dict_items object", where nothing was updated)
+    assert gradient(_collected_from_items, 0.7) == (pytest.approx(2.4),)
+    assert gradient(_called_from_values, 0.7) == (pytest.approx(4.4),)
+    assert _Recorder()(1.0) == 1.0

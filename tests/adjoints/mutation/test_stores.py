@@ -459,3 +459,52 @@ def test_repeated_positions_of_a_multi_dimensional_index_keep_the_last_write(f, 
     """As a 1-d index's do; these were refused ("repeated positions in a multi-dimensional integer index")."""
     with zygotepy.optimizations(optimized):
         check_grads(f, np.array([[0.3, 0.5, 0.7], [1.1, -0.4, 0.2]]), np.array(v))
+
+
+class _WithDeleter:
+    def __init__(self, x):
+        self._v = x
+
+    @property
+    def v(self):
+        return self._v
+
+    @v.deleter
+    def v(self):
+        self._v = 1.0
+
+
+class _OwnDelattr:
+    def __init__(self, x):
+        self.a = x
+
+    def __delattr__(self, name):
+        object.__setattr__(self, name, 1.0)
+
+
+def _delete_through_deleter(x):
+    c = _WithDeleter(x)
+    del c.v
+    return c.v * x
+
+
+def _delete_through_delattr(x):
+    d = _OwnDelattr(x)
+    del d.a
+    return d.a * x
+
+
+def _delete_plain(x):
+    c = _OwnDelattr(x)
+    c.b = x * x
+    object.__delattr__(c, "b")
+    return c.a * getattr(c, "b", 2.0)
+
+
+def test_a_delete_that_runs_the_classs_code_is_refused():
+    # (the deleter's or __delattr__'s reset went unseen: a gradient of 1.7 where it is 1.0)
+    for f, what in ((_delete_through_deleter, "deleting _WithDeleter.v"), (_delete_through_delattr,
+                                                                           "deleting _OwnDelattr.a")):
+        with pytest.raises(ZygoteError, match=what):
+            gradient(f, 0.7)
+    assert gradient(_delete_plain, 0.7) == (2.0,)

@@ -100,3 +100,34 @@ def test_keywords_the_rules_do_not_take_raise():
         return y.sum()
     with pytest.raises(ZygoteError, match="alpha="):
         gradient(f, torch.ones(3, dtype=torch.float64))
+
+
+def _exp_function(x):
+    y = x * 1
+    torch.exp_(y)
+    return y.sum()
+
+
+def _relu_function(x):
+    y = x * 1
+    torch.relu_(y)
+    return (y * x).sum()
+
+
+def _exp_method_in_an_expression(x, flag=True):
+    y = x * 1
+    y.exp_() if flag else None
+    return y.sum()
+
+
+def _square_method_as_a_value(x):
+    y = x * 1
+    z = y.square_()
+    return (z * y).sum()
+
+
+@pytest.mark.parametrize("f", [_exp_function, _relu_function, _exp_method_in_an_expression, _square_method_as_a_value])
+def test_an_update_without_a_rule_is_refused_wherever_it_is_called(f):
+    # (the function forms and a method inside an expression ran unseen: gradients of 1 for exp(x))
+    with pytest.raises(ZygoteError, match="exp_|relu_|square_"):
+        gradient(f, torch.tensor([0.3, -1.2, 0.7], dtype=torch.float64))

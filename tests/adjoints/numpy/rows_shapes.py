@@ -104,6 +104,9 @@ SHAPE_ROWS = [
     row(np.float32, ANY, shapes=[((2, 3),)], rtol=0.25),
     row(np.complex128, ANY, shapes=[(None,), ((3,),)]),
     row(np.copy, Seq(ANY), shapes=[((None,) * 3,)], label="np.copy[list]"),
+    *([row(np.astype, ANY, np.float32, shapes=[((2, 3),)], none=(1,), rtol=0.25),
+       row(np.astype, ANY, np.float64, shapes=[((), ), ((3,),)], none=(1,), label="np.astype[float64]")]
+      if hasattr(np, "astype") else []),
     *(row(op, ANY, shapes=[(None,), ((),), ((3,),), ((2, 3),)]) for op in (np.atleast_1d, np.atleast_2d,
                                                                           np.atleast_3d)),
     row(np.ndarray.item, ANY, shapes=[((1,),), ((1, 1),)]),

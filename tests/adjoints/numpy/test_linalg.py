@@ -62,3 +62,18 @@ def test_det_of_a_singular_matrix(optimized):
         check_grads(la.det, np.outer(v, v) + np.outer([1.0, 0.0, 1.0], [0.0, 1.0, 1.0]))  # rank 2
         check_grads(la.det, batch)
         check_grads(la.det, np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.power(x, [1.0, 2.0, 3.0])) + np.sum(np.float_power([x[0], 2.0], [2, x[1]])),
+    lambda x: np.sum(np.linalg.pinv([[x[0] + 2, x[1]], [x[2], 2.0]])),
+    lambda x: np.sum(np.linalg.matrix_power([[x[0], x[1]], [x[2], 2.0]], 2)),
+    lambda x: np.sum(np.linalg.qr([[x[0] + 2, x[1]], [x[2], 2.0]])[1] ** 2),
+    lambda x: np.sum(np.linalg.lstsq([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [x[0], x[1], x[2]])[0] ** 2),
+], ids=["power", "pinv", "matrix_power", "qr", "lstsq"])
+def test_lists_of_numbers_as_arrays(f):
+    # (a matrix written as a list of lists crashed in the rules: `list - int`, `'list' object has no attribute`)
+    x = np.array([0.3, -0.2, 1.5])
+    h = 1e-6
+    want = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(3)])
+    np.testing.assert_allclose(zygotepy.gradient(f, x)[0], want, rtol=1e-6, atol=1e-7)

@@ -6,9 +6,13 @@ import os
 import sys
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from plain_checks import agree_at  # noqa: E402
+
+import zygotepy  # noqa: E402
+from zygotepy import ZygoteError, gradient  # noqa: E402
 
 
 X = np.array([0.3, -1.2, 2.4, 0.7])
@@ -137,3 +141,54 @@ def test_partials_found_by_the_probe():
     assert gradient(_partial_of_keyword_partial, 0.7, 1.3) == (1.3, 0.7)
     with pytest.raises(ZygoteError, match="a callable its class makes for the object"):
         gradient(lambda w, x: _Lin(w).act(x), 0.7, 1.3)
+
+
+class _Squares:
+    def __init__(self, x):
+        self.x = x
+
+    @functools.cached_property
+    def sq(self):
+        return self.x ** 2
+
+
+def _read_unused_then_again(x):
+    c = _Squares(x)
+    c.sq  # noqa: B018 (a read whose value goes unused: Python caches it all the same)
+    return c.sq * 3.0
+
+
+def _read_twice(x):
+    c = _Squares(x)
+    return c.sq + c.sq
+
+
+def _changed_between_reads(x):
+    c = _Squares(x)
+    first = c.sq
+    c.x = 2 * x
+    return c.sq + first
+
+
+def _unused_read_then_changed(x):
+    c = _Squares(x)
+    c.sq  # noqa: B018
+    c.x = 2 * x
+    return c.sq
+
+
+def test_cached_property_read_again():
+    # (after a change of the object, the second read gave None where the gradient is 2x: refused now)
+    for optimized in (True, False):
+        try:
+            zygotepy.optimizations(optimized)
+            assert gradient(_read_unused_then_again, 0.7) == (pytest.approx(4.2),)
+            assert gradient(_read_twice, 0.7) == (pytest.approx(2.8),)
+            for f in (_changed_between_reads, _unused_read_then_changed):
+                with pytest.raises(ZygoteError, match="cached_property _Squares.sq after the object changed"):
+                    gradient(f, 0.7)
+            warm = _Squares(1.5)
+            warm.sq  # noqa: B018 (cached before the differentiated call, from the fields it still has)
+            assert gradient(lambda c: c.sq * 2.0, warm)[0].x == pytest.approx(6.0)
+        finally:
+            zygotepy.optimizations(True)

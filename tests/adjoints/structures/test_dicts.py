@@ -194,3 +194,23 @@ def test_fromkeys_sums_the_cotangents_of_its_entries():
         d = dict.fromkeys(["a", "b", "c"], x * x)
         return d["a"] + 2.0 * d["c"]
     assert gradient(f, 1.5) == (pytest.approx(3 * 2 * 1.5),)
+
+
+class _Key:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):  # (takes only keys: comparing it with None raises, as in the program that found it)
+        return self.n == other.n
+
+    def __hash__(self):
+        return hash(self.n)
+
+
+def test_user_keys_whose_eq_takes_only_keys():
+    # (crashed: the backward compared every key with None, `'NoneType' object has no attribute 'n'`)
+    def f(x):
+        d = {_Key(1): x, _Key(2): x * x}
+        d[_Key(1)] = d[_Key(1)] * 3
+        return d[_Key(1)] + d[_Key(2)]
+    assert gradient(f, 0.7) == (pytest.approx(3.0 + 1.4),)

@@ -5,6 +5,7 @@ library function known to update its argument with no rule, and code zygotepy ca
 array, raise a ZygoteError.
 """
 import bisect
+import collections
 import functools
 import heapq
 import operator
@@ -246,8 +247,8 @@ def _store_call(fn, args):
 def _mutable(x):
     # (a dual array, which a reverse pass carries in `hessian`, is updated in place as the array it wraps; so is an
     # array of another library, which may hold no `__dict__`)
-    return isinstance(x, (list, dict, set, np.ndarray, super)) or _is_array(x) or is_array_type(type(x)) \
-        or hasattr(x, "__dict__") and not isinstance(
+    return isinstance(x, (list, dict, set, collections.deque, np.ndarray, super)) or _is_array(x) \
+        or is_array_type(type(x)) or hasattr(x, "__dict__") and not isinstance(
         x, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, types.MethodType))
 
 

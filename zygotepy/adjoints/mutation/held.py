@@ -5,6 +5,7 @@ parent's cotangent, `_place` puts a child's cotangent where it sits in its paren
 A holder the search cannot follow (a closure cell, a `partial`, a `__slots__` attribute) raises a ZygoteError naming
 the update, never a wrong gradient.
 """
+import collections
 import functools
 import operator
 import types
@@ -33,11 +34,11 @@ def _where_held(parent, child, depth=0, seen=None):
         return overlap(parent, child)
     if depth > 8 or isinstance(parent, _ATOMS):
         return None
-    seen = set() if seen is None else seen
+    seen = {} if seen is None else seen  # id -> the plan found for it (an object held in two places has both)
     if id(parent) in seen:
-        return None
-    seen.add(id(parent))
-    if isinstance(parent, (list, tuple)):
+        return seen[id(parent)]  # (None while it is being searched: a cycle)
+    seen[id(parent)] = None
+    if isinstance(parent, (list, tuple, collections.deque)):  # (a deque's cotangent: a list)
         kind, items = "seq", enumerate(parent)
     elif isinstance(parent, dict):
         kind, items = "dict", parent.items()
@@ -45,15 +46,20 @@ def _where_held(parent, child, depth=0, seen=None):
         inner = [parent.__self__, parent.__func__] if isinstance(parent, types.MethodType) else \
             [parent.func, parent.args, parent.keywords] if isinstance(parent, functools.partial) else \
             [c.cell_contents for c in parent.__closure__ or () if _filled(c)] + list(parent.__defaults__ or ())
-        return "opaque" if any(_where_held(v, child, depth + 1, seen) for v in inner) else None
+        found = "opaque" if any(_where_held(v, child, depth + 1, seen) for v in inner) else None
+        seen[id(parent)] = found
+        return found
     elif hasattr(parent, "__dict__"):
         kind, items = "obj", vars(parent).items()
     else:
         slots = [n for c in type(parent).__mro__ for n in getattr(c, "__slots__", ())]
         inner = [getattr(parent, n, None) for n in ([slots] if isinstance(slots, str) else slots)]
-        return "opaque" if any(_where_held(v, child, depth + 1, seen) for v in inner) else None
+        found = "opaque" if any(_where_held(v, child, depth + 1, seen) for v in inner) else None
+        seen[id(parent)] = found
+        return found
     found = [(k, v, plan) for k, v in list(items) if (plan := _where_held(v, child, depth + 1, seen)) is not None]
-    return (kind, found) if found else None
+    seen[id(parent)] = (kind, found) if found else None
+    return seen[id(parent)]
 
 
 def _filled(cell):
@@ -86,11 +92,12 @@ def _where_each(parent, targets, roots, depth=0, seen=None):
         return hits
     if depth > 8 or isinstance(parent, _ATOMS):
         return hits
-    seen = set() if seen is None else seen
+    seen = {} if seen is None else seen  # id -> the hits found in it (an object held in two places has both)
     if id(parent) in seen:
-        return hits
-    seen.add(id(parent))
-    if isinstance(parent, (list, tuple)):
+        known = seen[id(parent)]
+        return hits if known is None else known  # (None while it is being searched: a cycle)
+    seen[id(parent)] = None
+    if isinstance(parent, (list, tuple, collections.deque)):  # (a deque's cotangent: a list)
         kind, items = "seq", enumerate(parent)
     elif isinstance(parent, dict):
         kind, items = "dict", parent.items()
@@ -99,6 +106,7 @@ def _where_each(parent, targets, roots, depth=0, seen=None):
         for v in _opaque_parts(parent):
             for t in _where_each(v, targets, roots, depth + 1, seen):
                 hits.setdefault(t, "opaque")
+        seen[id(parent)] = hits
         return hits
     else:
         kind, items = "obj", vars(parent).items()
@@ -108,6 +116,7 @@ def _where_each(parent, targets, roots, depth=0, seen=None):
             found.setdefault(t, []).append((k, v, plan))
     for t, places in found.items():
         hits.setdefault(t, (kind, places))
+    seen[id(parent)] = hits
     return hits
 
 

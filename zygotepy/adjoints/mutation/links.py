@@ -8,6 +8,8 @@ import numpy as np
 
 from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.guards_runtime import differentiable
+from ...backends import is_array_type
 from ...errors import ZygoteError
 from ...runtime.context import current
 from ...structgrad import StructGrad
@@ -50,6 +52,8 @@ def _put(kind):
         if _is_array(parent):
             plan = "self" if parent is child else overlap(parent, child)
             direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
+        elif kind == "attr" and not differentiable(child) and is_array_type(type(parent)):
+            plan = None  # (an array's device or dtype, given to a call that may update it: nothing to route)
         else:
             plan = _holds(parent, kind, key, child) or None
             if plan is None and kind == "item":  # `out = W[:]`: a copy holding W's items, found where they sit now
@@ -63,6 +67,8 @@ def _put(kind):
                               f"seen as {child.dtype}: .real/.imag of a complex array, .view(dtype)); update the "
                               f"array itself (z[0] = complex(v, z[0].imag)), or copy the view first")
         if plan is not None and mt.may_have_changed(child):
+            if kind == "attr" and getattr(type(parent), key, None) is child:
+                _refuse_class_attribute(parent, key, child)
             current().log.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
 
         def back(dy):
@@ -98,6 +104,16 @@ def _put(kind):
             return parent, through_views(parent, child, back, 2)
         return parent, back
     return put
+
+
+def _refuse_class_attribute(obj, name, child):
+    """`obj.name.append(v)` where `name` is its class's attribute (`items = []` in the class body): the list is every
+    instance's, so a read through another instance (or one zygotepy sees as data) would miss the update's gradient."""
+    if hasattr(obj, "__dict__") and not isinstance(obj, type) and name not in vars(obj) and differentiable(child):
+        raise ZygoteError(f"zygotepy cannot differentiate this update in place of '{type(obj).__name__}.{name}', an "
+                          f"object its class holds (shared by every instance): a read of it elsewhere would miss "
+                          f"the gradient of what this stores; make it the instance's own (`self.{name} = ...` in "
+                          f"`__init__`)")
 
 
 def _where_deep(parent, child):

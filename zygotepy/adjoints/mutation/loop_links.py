@@ -109,10 +109,11 @@ def put_iter(parent, where, child):
     if child is mt.NOT_IN_PLACE or immutable_array(parent) and immutable_array(child):
         return parent, _to_first  # `x += v` made a new object, or no update in place is possible: `parent` unchanged
     plan = _plan(parent, child)
-    if plan is not None and mt.may_have_changed(child):
+    changed = mt.may_have_changed(child)
+    if plan is not None and changed:
         current().log.append(id(parent))
-    elif not isinstance(parent, (list, tuple, np.ndarray)) and _mutable(child):
-        raise _unseen(where, parent)
+    elif changed and not isinstance(parent, (list, tuple, np.ndarray)) and _mutable(child):
+        raise _unseen(where, parent)  # (an item a call surely left as it was, `out.append(v)`, is no update)
 
     def back(dy):
         if dy is None or plan is None:

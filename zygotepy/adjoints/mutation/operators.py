@@ -4,6 +4,7 @@ immutable array (JAX) is rebound. They override the plain operators' in-place ru
 the mutation rules register last. Also the aliases of an object after `new = old op= v` (`same_or`, `same_as`), and
 `|` / `|=`, whose dict merge routes its entries' cotangents.
 """
+import collections
 import operator
 
 import numpy as np
@@ -15,7 +16,7 @@ from ...errors import ZygoteError
 from ...forward.dual import strip
 from ..registry import adjoint, find_rule, nondifferentiable
 from ..structures.sets import combined, updated
-from .methods import _list_extend
+from .methods import _list_extend, method_call
 
 
 @adjoint(mt.same_or)
@@ -32,6 +33,9 @@ def same_as(var, old, new):
 
 # --- augmented assignment on arrays: in place, as in Python ------------------------------------------------------------
 
+_LISTS = (list, collections.deque)
+
+
 def _list_repeat(a, n):
     entry = mt.journal_whole(a)
     k = len(a)
@@ -41,7 +45,7 @@ def _list_repeat(a, n):
         entry.undo(lambda: list(a))
         if dy is None or not k:
             return (None, None)
-        return ([_sum_of(dy[i::k]) for i in range(k)], None)
+        return ([_sum_of(dy[(i + len(dy)) % k::k]) for i in range(k)], None)  # (a bounded deque: the last)
     return a, back
 
 
@@ -59,10 +63,10 @@ def _in_place_rule(plain, inplace, rule=None):
     rule = find_rule(plain) if rule is None else rule
 
     def in_place(a, b):
-        if type(a) is list and plain is operator.add:  # `lst += items` extends the list itself
-            _, extend_back = _list_extend(a, b)
+        if type(a) in _LISTS and plain is operator.add:  # `lst += items` extends the list (a deque) itself
+            _, extend_back = _list_extend(a, b) if type(a) is list else method_call(a, "extend", (b,), {})
             return a, lambda dy: extend_back(None, dy)
-        if type(a) is list and plain is operator.mul:  # `lst *= n` repeats the list itself
+        if type(a) in _LISTS and plain is operator.mul:  # `lst *= n` repeats the list itself
             return _list_repeat(a, b)
         if type(a) is not np.ndarray:
             if type(a) is set and plain is operator.sub and isinstance(b, (set, frozenset)):  # `s -= t`: in place

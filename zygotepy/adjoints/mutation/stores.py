@@ -5,6 +5,7 @@ Each maps the old version of the object to its new version (the same object): it
 cotangent and returns the old version's, in which the slot written receives nothing from before; its cotangent goes
 to the value written.
 """
+import collections
 import inspect
 import types
 
@@ -116,7 +117,7 @@ def setitem(x, index, value):
         return x, back
     if is_foreign(x) and is_array_type(type(x)):
         return _set_foreign(x, index, value)
-    if isinstance(x, list):
+    if isinstance(x, (list, collections.deque)):  # (a deque takes int indices only, as Python's)
         if not (isinstance(index, int) or isinstance(index, slice) and index.step in (None, 1)):
             raise ZygoteError("zygotepy cannot differentiate a list update with an extended slice (x[a:b:c] = v)")
         n, before = len(x), x[index]
@@ -245,7 +246,8 @@ def _twins_split(twins, fields, index):
 
 def _dict_without(dy, key=None):
     """`dy` less `key`'s entry; `{}`, not None, while read keys wait for their stores' backs (structures.keys_read)."""
-    return None if dy is None else {k: v for k, v in dy.items() if k != key} or ({} if current().read_keys else None)
+    return None if dy is None else {k: v for k, v in dy.items() if k is not key and (key is None or k != key)} \
+        or ({} if current().read_keys else None)  # (no comparison with None: a user key's `__eq__` may not take it)
 
 
 # --- obj.a = v and del ---------------------------------------------------------------------------------------------------
@@ -271,13 +273,17 @@ def _attr_restorer(obj, name):
     return restore
 
 
-def _check_plain_attribute(obj, name, own_setattr=True):
-    """Refuse a store that runs a property's setter (or, `own_setattr`, the class's own `__setattr__`)."""
+def _check_plain_attribute(obj, name, own_setattr=True, deleting=False):
+    """Refuse a store (or `deleting`, a `del`) that runs a property's setter (deleter), a descriptor's `__set__`
+    (`__delete__`) or, `own_setattr`, the class's own `__setattr__` (`__delattr__`): code zygotepy does not see."""
     desc = inspect.getattr_static(type(obj), name, None)
-    if own_setattr and isinstance(type(obj).__setattr__, types.FunctionType) or hasattr(type(desc), "__set__") \
+    hook, method = ("__delattr__", "__delete__") if deleting else ("__setattr__", "__set__")
+    if own_setattr and isinstance(getattr(type(obj), hook), types.FunctionType) or hasattr(type(desc), method) \
             and not isinstance(desc, types.MemberDescriptorType):
-        raise ZygoteError(f"zygotepy cannot differentiate assigning {type(obj).__name__}.{name}: a property setter "
-                          f"or __setattr__ runs; assign the underlying attribute, or add an @adjoint rule")
+        what, verb = ("deleting", "delete") if deleting else ("assigning", "assign")
+        raise ZygoteError(f"zygotepy cannot differentiate {what} {type(obj).__name__}.{name}: a property "
+                          f"{'deleter' if deleting else 'setter'} or {hook} runs; {verb} the underlying attribute, "
+                          f"or add an @adjoint rule")
 
 
 @adjoint(mt.setattr_, updates=True)
@@ -319,11 +325,13 @@ def _store_attribute(obj, name, value, store):
 
 @adjoint(mt.delattr_, updates=True)
 def delattr_(obj, name):
+    _check_plain_attribute(obj, name, deleting=True)  # (a deleter that resets a field: its gradient went on)
     return _delete_attribute(obj, name, delattr)
 
 
 @adjoint(mt.object_delattr, updates=True)
 def object_delattr(obj, name):
+    _check_plain_attribute(obj, name, own_setattr=False, deleting=True)
     return _delete_attribute(obj, name, object.__delattr__)
 
 
@@ -339,7 +347,7 @@ def _delete_attribute(obj, name, delete):
 
 @adjoint(mt.delitem, updates=True)
 def delitem(x, index):
-    if isinstance(x, list):
+    if isinstance(x, (list, collections.deque)):
         entry = mt.journal_whole(x)
         n = len(x)
         positions = range(n)[index] if isinstance(index, slice) else [index % n]

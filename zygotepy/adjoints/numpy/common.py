@@ -4,6 +4,8 @@ factories of elementwise functions (`_elementwise_rule`, `_binary`; scipy_specia
 `axis`/`keepdims`/`initial`/`where` and its cotangent spread back over the reduced axes (`_expand`), scans and
 concatenation in another library's namespace, and the matrix transposes of linalg.py and decompositions.py.
 """
+import collections
+
 import numpy as np
 
 from ...ast_adjoint import runtime as rt
@@ -16,7 +18,7 @@ from ..registry import adjoint
 # --- arguments as arrays, cotangents in the argument's form -----------------------------------------------------------
 def _as_array(x):
     """A list or tuple argument (`np.mean([a, b, c])`) as an array; `_restore` gives its cotangent the list's form."""
-    return np.asarray(x) if isinstance(x, (list, tuple)) else x
+    return np.asarray(x) if isinstance(x, (list, tuple, collections.deque)) else x
 
 
 def _call(fn, *args, **kwargs):
@@ -31,8 +33,8 @@ def _mT(x, xp):
 
 
 def _restore(g, x):
-    if isinstance(x, (list, tuple)):
-        return type(x)(_restore(g[k], item) for k, item in enumerate(x))
+    if isinstance(x, (list, tuple, collections.deque)):  # (a deque's cotangent: a list)
+        return (list if type(x) is collections.deque else type(x))(_restore(g[k], item) for k, item in enumerate(x))
     if isinstance(x, (float, int, complex)) and type(g) is np.ndarray and g.ndim == 0:
         return g[()]  # a Python number's cotangent is a number
     return g

@@ -149,3 +149,21 @@ def _zero_nones(dy, shape):
 
 # computed with the namespace of their input (reshaped there)
 namespace_generic(*_LIFTS)
+
+
+if hasattr(np, "astype"):  # NumPy 2's function form of `x.astype(dtype)`, and the array API's `xp.astype(x, dtype)`
+    @adjoint(np.astype)
+    def astype(x, dtype, *args, **kwargs):
+        """The cast's cotangent is cast back to the argument's dtype (an integer argument is data: no gradient).
+        Another library's `xp.astype` runs its own Python code otherwise, whose object stores crashed."""
+        xp = namespace(x)
+        y = xp.astype(x, dtype, *args, **kwargs)
+
+        def back(dy):
+            if dy is None or getattr(getattr(x, "dtype", None), "kind", "f") in "biu" \
+                    or "int" in str(getattr(x, "dtype", "")) or "bool" in str(getattr(x, "dtype", "")):
+                return (None, None, *_nones(args))
+            return (xp.astype(dy, x.dtype), None, *_nones(args))
+        return y, back
+
+    namespace_generic(np.astype)

@@ -12,6 +12,7 @@ from ...backends import is_complex, namespace, on
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
 from .common import _H, _T, _expand
+from .elementwise import as_operand
 from .linalg import _field, _gaps, _linalg, _lower, pinv
 
 la = np.linalg
@@ -191,6 +192,7 @@ def _foreign_only(name, kwargs, allowed):
 def qr(a, *args, **kwargs):
     """Reduced QR of a tall or square a (TensorFlow's QrGrad): dA = Q (dR + tril(M) R^-T) + (dQ - Q Q^T dQ) R^-T,
     M = Q^T dQ - dQ^T Q + R dR^T - dR R^T."""
+    a = as_operand(a)
     _real_only(a, "qr")
     mode = args[0] if args else kwargs.get("mode", "reduced")
     if mode not in ("reduced", "r"):
@@ -367,6 +369,7 @@ def lstsq(a, b, *args, **kwargs):
     """x = pinv(a) b for a of full column rank; the residuals ||b - a x||^2 have gradients -2 r x^T and 2 r (x is
     optimal); the rank is an integer, and the singular values get their svd rule. The array API has no lstsq: another
     library's arrays need its own (JAX's, torch's)."""
+    a, b = as_operand(a), as_operand(b)
     linalg, xp = _linalg(a, b), namespace(a)
     if linalg is la:
         result = la.lstsq(a, b, *args, **kwargs)

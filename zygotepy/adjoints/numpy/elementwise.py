@@ -100,6 +100,20 @@ def _trunc(a, b):
     return namespace(a if hasattr(a, "shape") else b).trunc(a / b)
 
 
+def as_operand(v):
+    """A list or tuple of numbers as the array NumPy makes of it: the rules compute with arrays (`np.power(x, [1.0,
+    2.0])` crashed in the backward, `list - int`); the list's cotangent is then an array, which its display takes."""
+    if type(v) is list or type(v) is tuple:
+        arr = np.asarray(v)
+        return arr if arr.dtype.kind in "biufc" else v
+    return v
+
+
+def _only_nan(nan, other):
+    """Where `nan` is NaN and `other` is not."""
+    return (nan != nan) & (other == other)
+
+
 BINARY = {
     np.add: (lambda a, b, y: 1, lambda a, b, y: 1),
     np.subtract: (lambda a, b, y: 1, lambda a, b, y: -1),
@@ -111,8 +125,11 @@ BINARY = {
     np.hypot: (lambda a, b, y: a / y, lambda a, b, y: b / y),
     np.logaddexp: (lambda a, b, y: namespace(y).exp(a - y), lambda a, b, y: namespace(y).exp(b - y)),
     np.logaddexp2: (lambda a, b, y: 2.0 ** (a - y), lambda a, b, y: 2.0 ** (b - y)),
-    np.fmax: (lambda a, b, y: _ties(a, b, y, a > b), lambda a, b, y: _ties(a, b, y, b > a)),
-    np.fmin: (lambda a, b, y: _ties(a, b, y, a < b), lambda a, b, y: _ties(a, b, y, b < a)),
+    # (fmax and fmin ignore a NaN: the other operand is the result, and takes the gradient)
+    np.fmax: (lambda a, b, y: _ties(a, b, y, (a > b) | _only_nan(b, a)),
+              lambda a, b, y: _ties(a, b, y, (b > a) | _only_nan(a, b))),
+    np.fmin: (lambda a, b, y: _ties(a, b, y, (a < b) | _only_nan(b, a)),
+              lambda a, b, y: _ties(a, b, y, (b < a) | _only_nan(a, b))),
     np.fmod: (lambda a, b, y: 1, lambda a, b, y: -_trunc(a, b)),
     np.remainder: (lambda a, b, y: 1, lambda a, b, y: -namespace(y).floor(a / b)),
 }
@@ -122,6 +139,7 @@ for _fn, (_da, _db) in BINARY.items():
 
 @adjoint(np.power)
 def power(a, b):
+    a, b = as_operand(a), as_operand(b)
     y = _call(np.power, a, b)
 
     def back(dy):
@@ -138,6 +156,7 @@ def power(a, b):
 @adjoint(np.float_power)
 def float_power(a, b):
     """a ** b in float64 (or complex128); d/db is taken as 0 where a <= 0, as for np.power."""
+    a, b = as_operand(a), as_operand(b)
     y = _call(np.float_power, a, b)
 
     def back(dy):

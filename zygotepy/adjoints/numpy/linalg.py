@@ -9,6 +9,7 @@ from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
 from .common import _H
 from .diagonals import diagonal
+from .elementwise import as_operand
 from .products import _cross_rule, _vecdot_rule, matmul, outer, tensordot
 from .reductions import trace
 from .reshaping import matrix_transpose
@@ -153,6 +154,7 @@ def slogdet(a):
 def pinv(a, *args, **kwargs):
     """Golub & Pereyra's derivative of the pseudo-inverse X of a (of constant rank), transposed. Another library's
     pinv takes the cutoff as the array API's `rtol` (NumPy's `rcond` means the same)."""
+    a = as_operand(a)
     xp = namespace(a)
     if xp is np:
         X = la.pinv(a, *args, **kwargs)
@@ -177,6 +179,7 @@ def pinv(a, *args, **kwargs):
 @adjoint(la.matrix_power)
 def matrix_power(a, n):
     """d(a^n) = sum_k a^k da a^(n-1-k); a negative n is the power of the inverse."""
+    a = as_operand(a)
     linalg, xp = _linalg(a), namespace(a)
     base = linalg.inv(a) if n < 0 else a
     powers = [xp.broadcast_to(xp.eye(a.shape[-1], dtype=base.dtype, **on(a)), tuple(a.shape))]

@@ -4,6 +4,7 @@ reduction's cotangent is spread back over the reduced axes by `_expand` (common.
 array take a fast path (`_total_back`: a read-only broadcast view of one number for large arrays), which the array
 fast path (array_inline.py) mirrors.
 """
+import collections
 import math
 
 import numpy as np
@@ -32,7 +33,8 @@ from .common import (
 # --- sum, mean, max and min -------------------------------------------------------------------------------------------
 def _reduced(x):
     """A reduction's argument as an array: lists, tuples and Python numbers (`np.sum(2.0)`) converted."""
-    if isinstance(x, (list, tuple, float, int, complex)) or hasattr(x, "__array__") and not hasattr(x, "shape"):
+    if isinstance(x, (list, tuple, collections.deque, float, int, complex)) \
+            or hasattr(x, "__array__") and not hasattr(x, "shape"):
         return np.asarray(x)  # (an object with __array__: its cotangent is refused where it reaches the object)
     return x
 

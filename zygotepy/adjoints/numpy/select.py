@@ -52,7 +52,14 @@ def clip(x, *bounds, **kwargs):
     return y, back
 
 
-adjoint(np.ndarray.clip)(clip)
+@keyword_rule
+@adjoint(np.ndarray.clip)
+def clip_method(x, *bounds, **kwargs):
+    """`x.clip(lo)`: the method's one positional bound is the lower one (np.clip wants both: it raised)."""
+    if len(bounds) == 1 and not kwargs:
+        y, back = clip(x, bounds[0], None)
+        return y, lambda dy: back(dy)[:2]
+    return clip(x, *bounds, **kwargs)
 namespace_generic(np.where, np.clip)
 
 

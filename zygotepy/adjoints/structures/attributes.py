@@ -8,9 +8,11 @@ import weakref
 
 import numpy as np
 
+from ...ast_adjoint import mutate as mt
 from ...ast_adjoint.dispatch import J, differentiable
 from ...backends import is_array_type
 from ...errors import MissingAdjoint, ZygoteError
+from ...runtime.context import current
 from ...structgrad import StructGrad
 from ..foreign.array_methods import attribute as foreign_attribute
 from ..jax_updates import index_updates
@@ -79,13 +81,21 @@ def _through_descriptor(obj, name, desc, default):
         if name in own:
             hit = _CACHED.get(key)
             if hit is None or hit[0]() is not obj or hit[1] is not own[name]:
-                return None
+                # cached where zygotepy did not see it computed (a read whose value went unused, a call before this
+                # one): computed again for its pullback, which is the cached value's only where they agree
+                again, again_pb = J(desc.func, obj)
+                if not _same(again, own[name]):
+                    raise _stale(obj, name)
+                return own[name], lambda dy: (None if dy is None else again_pb(dy)[1], None, *nones)
+            _check_unchanged(obj, name, hit[3])
             first_pb = hit[2]
             return own[name], lambda dy: (None if dy is None else first_pb(dy)[1], None, *nones)
+        ctx, mark = current(), len(current().log)
         value, pb = J(desc.func, obj)
         own[name] = value
         try:
-            _CACHED[key] = (weakref.ref(obj, functools.partial(_forget, key)), value, pb)
+            fields = (ctx, mark, {k: v for k, v in own.items() if k != name})
+            _CACHED[key] = (weakref.ref(obj, functools.partial(_forget, key)), value, pb, fields)
         except TypeError:  # (an object without weak references: a later read is a field of it, as before)
             pass
         return value, lambda dy: (None if dy is None else pb(dy)[1], None, *nones)
@@ -94,6 +104,31 @@ def _through_descriptor(obj, name, desc, default):
         return None  # a non-data descriptor shadowed by the instance's own attribute
     got, get_pb = J(cls.__get__, desc, obj, type(obj))
     return got, lambda dy: (None if dy is None else get_pb(dy)[2], None, *nones)
+
+
+def _check_unchanged(obj, name, fields):
+    """A cached_property read again gives the value computed from the fields the object had then, whose gradient goes
+    to the object through the first read's pullback: refused where a field was rebound or updated in place since
+    (its gradient would reach the new values, not those the value was computed from)."""
+    ctx, mark, before = fields
+    now = {k: v for k, v in vars(obj).items() if k != name}
+    changed = now.keys() != before.keys() or any(now[k] is not v for k, v in before.items()) or \
+        ctx is current() and mt.updated_since(mark, [obj, *now.values()])
+    if changed:
+        raise _stale(obj, name)
+
+
+def _stale(obj, name):
+    return ZygoteError(f"zygotepy cannot differentiate reading the cached_property {type(obj).__name__}.{name} after "
+                       f"the object changed: its cached value was computed from the fields it had before; read it "
+                       f"before the change, or make it a property")
+
+
+def _same(a, b):
+    try:
+        return a is b or type(a) is type(b) and bool(np.array_equal(a, b))
+    except Exception:  # noqa: BLE001 - values that do not compare: not known to agree
+        return False
 
 
 def _forget(key, _ref, table=_CACHED):

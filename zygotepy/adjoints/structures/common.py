@@ -1,6 +1,7 @@
 """What the structure rules share: `like`, which puts a sequence's item cotangents in the structure of the sequence
 (a tuple's in a tuple, a namedtuple's in a StructGrad, an array's rows stacked), the `Items` iterator that `iter`
 hands generated code, and the helpers of generated code that carry no gradient (declared constants here)."""
+import collections
 import types
 
 import numpy as np
@@ -32,6 +33,8 @@ def like(template, items):
         return {e: g for e, g in zip(template, items) if g is not None}
     if hasattr(type(template), "_fields") and isinstance(template, tuple):  # a namedtuple: a structural gradient
         return StructGrad((k, g) for k, g in zip(template._fields, items) if g is not None)
+    if isinstance(template, collections.deque):  # a list-like container: its cotangent is a list
+        return list(items)
     if isinstance(template, (tuple, list)):
         return type(template)(items) if type(template) in (tuple, list) else tuple(items)
     xp = namespace(template)

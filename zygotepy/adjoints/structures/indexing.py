@@ -2,6 +2,7 @@
 dict, or an array (zeros with `dy` added at `x[index]`, by `scatter_array`, with `add.at` so that repeated integer
 indices accumulate; generated code's own running cotangent gets it added in place). `np.r_[a, b]` and `np.c_[a, b]`
 are concatenations (numpy/index_tricks.py)."""
+import collections
 import operator
 
 import numpy as np
@@ -112,7 +113,7 @@ def _add_in_place(dx, x, index, dy):
 
 def _getitem_cotangent(x, index, dy):
     """The cotangent `getitem`'s back gives `x`: dy at x[index], zero (None) elsewhere."""
-    if isinstance(x, (tuple, list)):
+    if isinstance(x, (tuple, list, collections.deque)):  # (a deque's cotangent: a list, see `like`)
         picks = range(*index.indices(len(x))) if isinstance(index, slice) else (index,)
         grads = scatter(len(x), picks, dy if isinstance(index, slice) else (dy,))
         return type(x)(grads) if type(x) in (tuple, list) else like(x, list(grads))

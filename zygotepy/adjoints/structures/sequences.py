@@ -162,13 +162,13 @@ def shallow_copy(x):
 
 @adjoint(copy.deepcopy)
 def deepcopy(x, *memo):
-    """`copy.deepcopy(x)` of lists, tuples and dicts of arrays and numbers: new objects all the way down, so the
-    cotangent of the copy is the original's, entry by entry. (Objects may define their own `__deepcopy__`, which may
-    copy something else: they raise.)"""
+    """`copy.deepcopy(x)` of lists, tuples, dicts and plain objects of arrays and numbers: new objects all the way
+    down, so the cotangent of the copy is the original's, entry by entry (field by field). (Objects that define
+    their own `__deepcopy__` or `__reduce__` may copy something else: they raise.)"""
     if not _plain_tree(x):
         raise ZygoteError(f"copy.deepcopy of a {type(x).__name__} (or of a container holding one) is not "
-                          f"differentiated: only lists, tuples and dicts of NumPy arrays and numbers are; build the "
-                          f"copy explicitly (a new object from copies of its arrays)")
+                          f"differentiated: only lists, tuples, dicts and plain objects of NumPy arrays and numbers "
+                          f"are; build the copy explicitly (a new object from copies of its arrays)")
     return copy.deepcopy(x, *memo), lambda dy: (dy, *(None for _ in memo))
 
 
@@ -176,13 +176,22 @@ _PLAIN_LEAVES = frozenset((float, int, bool, complex, str, bytes, type(None), np
                            np.int64, np.complex128))
 
 
-def _plain_tree(x):
+def _plain_tree(x, depth=0):
+    """Lists, tuples (namedtuples too), dicts and plain objects (a `__dict__` of attributes, copied by Python's
+    default protocol: no `__deepcopy__`, `__reduce__` or `__slots__` of their own) of arrays and numbers."""
     t = type(x)
-    if t is list or t is tuple:
-        return all(_plain_tree(v) for v in x)
+    if depth > 32:
+        return False
+    if t is list or t is tuple or isinstance(x, tuple) and hasattr(t, "_fields"):
+        return all(_plain_tree(v, depth + 1) for v in x)
     if t is dict:
-        return all(type(k) in _PLAIN_LEAVES and _plain_tree(v) for k, v in x.items())
-    return t in _PLAIN_LEAVES or getattr(t, "__zygote_number__", False)
+        return all(type(k) in _PLAIN_LEAVES and _plain_tree(v, depth + 1) for k, v in x.items())
+    if t in _PLAIN_LEAVES or getattr(t, "__zygote_number__", False):
+        return True
+    return hasattr(x, "__dict__") and not hasattr(t, "__slots__") and not hasattr(t, "__deepcopy__") \
+        and t.__reduce_ex__ is object.__reduce_ex__ and t.__reduce__ is object.__reduce__ \
+        and not isinstance(x, (types.FunctionType, type, types.ModuleType)) \
+        and all(_plain_tree(v, depth + 1) for v in vars(x).values())
 
 
 # --- sets: a set's cotangent is a dict from element to cotangent (elements are values, not positions) ---------------

@@ -78,11 +78,12 @@ class Calls:
             # would show the generated code's variables; a store into globals() rebinds a module's name, whose reads
             # are constants)
             self.fail(f"{func.id}() in a differentiated function", node, "write the code in the function itself")
-        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and updating_method_name(func.attr) \
-                and self.global_container(func.value.id):  # `CACHE.append(v)` on a module global
-            name, value = func.value.id, self.globals[func.value.id]
-            if not isinstance(value, _CONTAINERS):  # a user object's own method: derived, updating `self` (logged)
-                pass
+        holder = self.global_name(func.value) if isinstance(func, gast.Attribute) else None
+        if holder is not None and updating_method_name(func.attr) and self.global_container(holder):
+            # `CACHE.append(v)` on a module global, `Reg.items.append(v)` on a class's list
+            name = holder
+            if "." not in name and not isinstance(self.globals[name], _CONTAINERS):
+                pass  # a user object's own method: derived, updating `self` (logged)
             else:
                 args, kwargs, star = self.arguments(node)
                 return self.call(Const(mt.global_method), [Global(name), Const(name), Const(self.mangle(func.attr)),

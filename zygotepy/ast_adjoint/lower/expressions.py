@@ -88,13 +88,31 @@ class Expressions:
         return Global(name)
 
     def global_container(self, name):
-        """Is the module global `name` a container or a plain object that code may update in place?"""
+        """Is the module global `name` a container or a plain object that code may update in place? A dotted name
+        (`Reg.items`, `config.SIZES`: an attribute of a class or a module global) counts only if it is a container."""
+        if "." in name:
+            value = self.globals.get(name.split(".")[0])
+            for attr in name.split(".")[1:]:
+                value = getattr(value, attr, None)
+            return isinstance(value, _CONTAINERS)
         if name in self.locals or name in self.freevars or name in self.special or name not in self.globals:
             return False
         value = self.globals[name]
         return isinstance(value, _CONTAINERS) or (
             hasattr(value, "__dict__") and not callable(value) and not isinstance(value, types.ModuleType)
             and type(value).__module__ != "builtins")
+
+    def global_name(self, node):
+        """The dotted name of a module global (`CACHE`) or of an attribute chain rooted at one (`Reg.items`), or None
+        where `node` is anything else (a local, a captured name, a call)."""
+        attrs = []
+        while isinstance(node, gast.Attribute):
+            attrs.append(self.mangle(node.attr))
+            node = node.value
+        if not isinstance(node, gast.Name) or node.id in self.locals or node.id in self.freevars \
+                or node.id in self.special or node.id not in self.globals:
+            return None
+        return ".".join((node.id, *reversed(attrs)))
 
     def mangle(self, attr):
         """`self.__x` inside class C means `self._C__x` (Python mangles it when compiling the class body)."""
@@ -107,7 +125,11 @@ class Expressions:
         obj = self.expr(node.value)
         attr = self.mangle(node.attr)
         if isinstance(obj, Global):
-            return Global(f"{obj.path}.{attr}")
+            path = f"{obj.path}.{attr}"
+            if self.global_container(path):  # `Reg.items`: a class's (or a module's) list, shared like a global's
+                return self.call(Const(mt.global_read), [Global(path), Const(path), Const((self.filename, self.line))],
+                                 hint=hint)
+            return Global(path)
         out = self.call(Const(getattr), [obj, Const(attr)], hint=hint)
         self.note_child(out, "attr", obj, Const(attr))
         return out

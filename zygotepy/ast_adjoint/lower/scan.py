@@ -11,14 +11,15 @@ import types
 import gast
 import numpy as np
 
-from ...adjoints.in_place import updating_function_names, updating_names
+from ...adjoints.in_place import in_place_by_name, updating_function_names, updating_names
 from ..source import get_source
 
 
 def updating_method_name(name):
     """May a call `obj.name(...)` update `obj` in place? Yes for a name the mutation rules declared for some type
-    (adjoints/in_place.py): the object's type is not known here."""
-    return name in updating_names()
+    (adjoints/in_place.py): the object's type is not known here; and for one named as torch's methods that update
+    their tensor are (`y.exp_()`), which without a rule must be refused wherever it is called, not run unseen."""
+    return name in updating_names() or in_place_by_name(name)
 
 
 def pure_method(name):

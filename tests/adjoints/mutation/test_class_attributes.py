@@ -1,0 +1,118 @@
+"""Objects a class holds (`items = []` in the class body) are every instance's: an update in place through an
+instance that stores a value carrying a gradient is refused (a read through another instance, or one that zygotepy
+takes as data, would miss its gradient), and so is a read through the class after an update through it, as for a
+module global. Instance attributes, properties and class constants are followed."""
+import numpy as np
+import pytest
+
+from zygotepy import gradient
+from zygotepy.errors import ZygoteError
+
+
+class Registry:
+    items = []
+    table = {}
+    buffer = np.zeros(3)
+    log = []
+    SCALES = [2.0, 5.0]
+
+
+class Own:
+    def __init__(self):
+        self.items = []
+
+
+class Wrapped:
+    def __init__(self):
+        self._items = []
+
+    @property
+    def items(self):
+        return self._items
+
+
+def same_instance(x):
+    a = Registry()
+    a.items.append(x * x)
+    total = sum(a.items)
+    a.items.clear()
+    return total
+
+
+def other_instance(x):
+    a, b = Registry(), Registry()
+    a.items.append(x * x)
+    total = sum(b.items)
+    a.items.clear()
+    return total
+
+
+def dict_store(x):
+    a = Registry()
+    a.table["k"] = x * 2.0
+    return Registry().table["k"] + x
+
+
+def array_store(x):
+    a = Registry()
+    a.buffer[0] = x * 3.0
+    return np.sum(a.buffer)
+
+
+def in_a_method(x):
+    class Model(Registry):
+        def add(self, v):
+            self.items.append(v)
+    m = Model()
+    m.add(x * x)
+    return m.items[-1]
+
+
+@pytest.mark.parametrize("f", [same_instance, other_instance, dict_store, array_store, in_a_method])
+def test_update_through_an_instance_is_refused(f):
+    Registry.items.clear()
+    with pytest.raises(ZygoteError, match="an object its class holds"):
+        gradient(f, 3.0)
+    Registry.items.clear()
+
+
+def through_the_class(x):
+    Registry.items.append(x * 3.0)
+    return Registry.items[-1]
+
+
+def test_read_through_the_class_after_its_update_is_refused():
+    with pytest.raises(ZygoteError, match=r"test_class_attributes\.py:\d+: .*reading the global 'Registry.items' "
+                                          r"after it was updated in place at .*test_class_attributes\.py:\d+"):
+        gradient(through_the_class, 2.0)
+    Registry.items.clear()
+
+
+def logged_through_the_class(x):
+    Registry.log.append(x * x)  # (a log, never read back in the call: runs, as a module global's would)
+    return x * x * Registry.SCALES[1]
+
+
+def own_items(x):
+    a = Own()
+    a.items.append(x * x)
+    a.items.append(np.sin(x))
+    return sum(a.items)
+
+
+def property_items(x):
+    w = Wrapped()
+    w.items.append(x * x)
+    return w.items[0] * 2.0
+
+
+@pytest.mark.parametrize("f, want", [
+    (logged_through_the_class, lambda x: 10.0 * x),
+    (own_items, lambda x: 2 * x + np.cos(x)),
+    (property_items, lambda x: 4 * x),
+])
+def test_instance_attributes_and_class_constants_are_followed(f, want):
+    for x in (1.5, -0.7):
+        np.testing.assert_allclose(gradient(f, x)[0], want(x), rtol=1e-12)
+    assert len(Registry.log) == 2 if f is logged_through_the_class else True
+    Registry.log.clear()

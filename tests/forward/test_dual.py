@@ -1,0 +1,30 @@
+"""Forward mode's arguments (zygotepy/forward/dual.py `_split`): a list or tuple holding dual numbers among constants
+reaches the tangent rules as the array NumPy makes of it, with zero tangents for the constants (the rules computed
+with the list and None: TypeErrors, and for `np.linalg.inv` of a nested list a corrupted heap in NumPy)."""
+import numpy as np
+import pytest
+
+from zygotepy import derivative, hessian, jacobian
+
+
+def _central_jacobian(f, x, h=1e-6):
+    return np.stack([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.size)], axis=-1)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.linalg.inv([[x[0], 1.0], [x[1], 2.0]]).ravel(),
+    lambda x: np.sort([x[0], x[1], 1.0]),
+    lambda x: np.atleast_1d(np.prod([x[0], x[1]])),
+    lambda x: np.atleast_1d(np.std([x[0], x[1], 1.0])),
+    lambda x: np.atleast_1d(np.median([x[0], x[1], 1.0])),
+    lambda x: np.power([x[0], 2.0], 3.0) * x[1],
+], ids=["inv", "sort", "prod", "std", "median", "power"])
+def test_lists_of_dual_numbers_and_constants(f):
+    x = np.array([1.5, -0.2])
+    np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], _central_jacobian(f, x), rtol=1e-6, atol=1e-8)
+
+
+def test_hessian_and_derivative_through_such_lists():
+    assert derivative(lambda t: np.max([t, 0.0]), 0.5) == pytest.approx(1.0)
+    np.testing.assert_allclose(hessian(lambda x: np.sum(np.linalg.inv([[x[0], 1.0], [0.0, 2.0]])), np.array([1.5])),
+                               [[1 / 1.5 ** 3]], rtol=1e-9)  # (sum = 1/(2a) + 1/2)

@@ -34,7 +34,7 @@ from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
 from .pullbacks import (
-    ArgsPullback, CallMethodPullback, ConstPullback, LookedUpPullback, MethodPullback, PartialMethodPullback, PartialPullback,
+    ArgsPullback, CallMethodPullback, ConstPullback, InPlaceOperatorPullback, LookedUpPullback, MethodPullback, PartialMethodPullback, PartialPullback,
     RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend)
 
 
@@ -95,6 +95,12 @@ def _user_operator(fn, args):
     for name in forward:
         method = getattr(type(a), name, None)
         if isinstance(method, types.FunctionType) and not is_array_type(type(a)):
+            if name.startswith("__i"):  # `v += w` through `__iadd__`, which may update `v` and return it
+                y, pb, claimed = J_mutating(method, (a, b), None)
+                if y is not NotImplemented:
+                    return y, InPlaceOperatorPullback(pb, id(a) if id(a) in claimed else None, y is a,
+                                                      f"{type(a).__name__}.{name}")
+                continue
             y, pb = _dispatch(method, (a, b), None)
             if y is not NotImplemented:
                 return y, SelfPullback(pb)

@@ -231,6 +231,22 @@ class CallMethodPullback:
         return (None, StructGrad({self.name: dm}) if dm is not None else None, None, *grads[1:])
 
 
+class InPlaceOperatorPullback:
+    """`v += w` through a user class's `__iadd__` (or `__imul__`, ...), run as a call that may update `v`: where it
+    updated `v` and returned it, the result is `v`'s final version, whose cotangent the method's backward takes."""
+    __slots__ = ("inner", "updated")
+
+    def __init__(self, inner, updated, returned_self, name):
+        if updated is not None and not returned_self:
+            raise ZygoteError(f"zygotepy cannot differentiate {name}: it updates its object in place and returns "
+                              f"another one, which the augmented assignment binds instead; return self")
+        self.inner, self.updated = inner, updated
+
+    def __call__(self, dy):
+        grads = self.inner(dy, {}) if self.updated is None else self.inner(None, {self.updated: dy})
+        return (None, *grads[1:])
+
+
 class LookedUpPullback:
     """`callmethod(obj, name, *args)` where a user class's `__getattr__` (or `__getattribute__`) found the callable:
     the callable's cotangent goes back to `obj` through that lookup's pullback."""

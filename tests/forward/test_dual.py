@@ -28,3 +28,17 @@ def test_hessian_and_derivative_through_such_lists():
     assert derivative(lambda t: np.max([t, 0.0]), 0.5) == pytest.approx(1.0)
     np.testing.assert_allclose(hessian(lambda x: np.sum(np.linalg.inv([[x[0], 1.0], [0.0, 2.0]])), np.array([1.5])),
                                [[1 / 1.5 ** 3]], rtol=1e-9)  # (sum = 1/(2a) + 1/2)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.power([1.5, 2.0], x),
+    lambda x: np.arctan2([1.0, -2.0], x) + np.arctan2(x, [3.0, 4.0]),
+    lambda x: np.interp(x, [-1.0, 0.0, 1.0], [0.0, 2.0, 1.0]),
+], ids=["power", "arctan2", "interp"])
+def test_constant_lists_beside_dual_numbers(f):
+    # (the tangent rules computed with the list: `list > int`, `-list`, a list indexed by an array)
+    x = np.array([0.3, -0.6])
+    np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], _central_jacobian(f, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hessian(lambda v: np.sum(f(v) ** 2), x),
+                               _central_jacobian(lambda v: jacobian(lambda w: np.sum(f(w) ** 2), v,
+                                                                    mode="forward")[0], x), rtol=1e-5, atol=1e-6)

@@ -241,7 +241,7 @@ def interp(fn, p, t, kw):
         ends = {k: 0.0 for k in ("left", "right") if kw.get(k) is not None}
         terms.append(np.interp(strip(x), strip(xp), t[2], **ends))
     if t[0] is not None:
-        xs, points = strip(x), strip(xp)
+        xs, points, fp = strip(x), np.asarray(strip(xp)), np.asarray(fp) if type(fp) in (list, tuple) else fp
         piece = np.clip(np.searchsorted(points, xs, side="right") - 1, 0, len(points) - 2)
         inside = (xs >= points[0]) & (xs <= points[-1])
         slope = (fp[piece + 1] - fp[piece]) / (points[piece + 1] - points[piece])

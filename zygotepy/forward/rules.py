@@ -15,7 +15,7 @@ from ..adjoints import derivatives, registry
 from ..adjoints.math_gamma import digamma
 from ..backends import SIGN_IS_UNIT
 from ..errors import ForwardModeError
-from .dual import Dual, _zero, constants_from, dispatch, strip, tangent_rule
+from .dual import Dual, _zero, constants_from, dispatch, has_dual, strip, tangent_rule
 
 
 constants_from(registry.is_nondifferentiable)  # (dual.dispatch runs the registry's constants as they are)
@@ -104,11 +104,17 @@ def _log_where_positive(a):
     return np.where(positive, np.log(np.where(positive, a, 1.0)), 0.0)
 
 
+def _operands(p):
+    """A constant list or tuple of numbers as the array NumPy makes of it (`np.power([1.0, 2.0], x)`: the rules
+    compute with arrays; a list of another level's dual numbers stays as it is)."""
+    return [np.asarray(v) if type(v) in (list, tuple) and not has_dual((v,)) else v for v in p]
+
+
 @tangent_rule(operator.pow, operator.ipow, np.power, np.float_power, builtins.pow, math.pow)
 def power(fn, p, t, kw):
     if len(p) > 2:
         raise ForwardModeError("pow(a, b, mod) is integer arithmetic: it has no derivative")
-    a, b = p
+    a, b = p = _operands(p)
     y = dispatch(fn, p, kw)
     da = None
     if t[0] is not None:
@@ -125,7 +131,7 @@ def power(fn, p, t, kw):
 
 def _binary(da, db):
     def rule(fn, p, t, kw):
-        a, b = p
+        a, b = p = _operands(p)
         y = dispatch(fn, p, kw)
         return y, _total([None if t[0] is None else da(a, b, y) * t[0], None if t[1] is None else db(a, b, y) * t[1]])
     return rule

@@ -89,3 +89,9 @@ def test_nanvar_and_nanstd_skip_nans(op, kwargs):
 def test_nanvar_refuses_where_and_mean():
     with pytest.raises(zygotepy.ZygoteError, match="where="):
         registry.find_rule(np.nanvar)(np.ones(3), where=np.array([True, False, True]))
+
+
+def test_ptp_of_a_list():
+    # (crashed: the picks' cotangents were lists, `list - list`)
+    got = gradient(lambda x: np.ptp([x[0], x[1], 0.5]) * x[2], np.array([0.3, -0.2, 1.5]))[0]
+    np.testing.assert_allclose(got, [0.0, -1.5, 0.7])  # (max is the constant 0.5, min is x[1])

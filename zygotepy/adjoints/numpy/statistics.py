@@ -21,13 +21,15 @@ from .common import (
     _where,
     is_float,
 )
+from .elementwise import as_operand
 from .reductions import _extremum
 
 
 # --- order statistics: the cotangent goes to the entries that were picked (ties share it) ------------------------------
 @adjoint(np.ptp)
 def ptp(x, *args, **kwargs):
-    """max - min."""
+    """max - min (of a list's array: the two picks' cotangents are subtracted)."""
+    x = as_operand(x)
     axis, keepdims = _axis_keepdims(args, kwargs, 2)
     y_max, back_max = _extremum(np.max)(x, axis=axis, keepdims=keepdims)
     y_min, back_min = _extremum(np.min)(x, axis=axis, keepdims=keepdims)

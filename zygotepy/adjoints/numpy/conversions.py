@@ -151,19 +151,21 @@ def _zero_nones(dy, shape):
 namespace_generic(*_LIFTS)
 
 
-if hasattr(np, "astype"):  # NumPy 2's function form of `x.astype(dtype)`, and the array API's `xp.astype(x, dtype)`
-    @adjoint(np.astype)
+def _astype_rule(cast):
+    """`cast(x, dtype)`, NumPy 2's `np.astype` or another library's `xp.astype` (which ran that library's own Python
+    code, whose object stores crashed): the cotangent is cast back to the argument's dtype (an integer or boolean
+    argument is data: no gradient)."""
     def astype(x, dtype, *args, **kwargs):
-        """The cast's cotangent is cast back to the argument's dtype (an integer argument is data: no gradient).
-        Another library's `xp.astype` runs its own Python code otherwise, whose object stores crashed."""
-        xp = namespace(x)
-        y = xp.astype(x, dtype, *args, **kwargs)
+        y = cast(x, dtype, *args, **kwargs)
 
         def back(dy):
-            if dy is None or getattr(getattr(x, "dtype", None), "kind", "f") in "biu" \
-                    or "int" in str(getattr(x, "dtype", "")) or "bool" in str(getattr(x, "dtype", "")):
+            kind = str(getattr(x, "dtype", "float"))
+            if dy is None or "int" in kind or "bool" in kind:
                 return (None, None, *_nones(args))
-            return (xp.astype(dy, x.dtype), None, *_nones(args))
+            return (namespace(x).astype(dy, x.dtype), None, *_nones(args))
         return y, back
+    return astype
 
-    namespace_generic(np.astype)
+
+if hasattr(np, "astype"):
+    adjoint(np.astype)(_astype_rule(np.astype)).__zygote_foreign__ = _astype_rule

@@ -34,8 +34,8 @@ from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
 from .pullbacks import (
-    ArgsPullback, CallMethodPullback, ConstPullback, InPlaceOperatorPullback, LookedUpPullback, MethodPullback, PartialMethodPullback, PartialPullback,
-    RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend)
+    ArgsPullback, CallMethodPullback, ConstPullback, InPlaceOperatorPullback, LookedUpPullback, MethodPullback,
+    PartialMethodPullback, PartialPullback, RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend)
 
 
 _FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType

@@ -7,7 +7,7 @@ import types
 
 from ..backends import is_array_type, namespace, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
-from .scalar import foreign_rule
+from .scalar import as_float, foreign_rule
 from .structures.common import like
 from .structures.indexing import scatter_array
 from .structures.iteration import iterate, python_iter, refuse_endless
@@ -202,8 +202,8 @@ def float_(x=0.0):
     own = getattr(type(x), "__float__", None)
     if isinstance(own, types.FunctionType) and not is_array_type(type(x)) \
             and not hasattr(type(x), "__zygote_rule__"):  # a user's class: its `__float__`
-        y, pb = J(own, x)
-        return float(y), lambda dy: (pb(dy)[1],)
+        y, pb = as_float(x)
+        return y, lambda dy: (pb(dy)[1],)
     hook = foreign_rule((x,))
     if hook is not None:
         return hook(float, x)

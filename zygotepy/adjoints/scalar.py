@@ -79,7 +79,7 @@ def _math_rule(fn, derivative):
 def _user_numbers(fn, *args):
     """`fn(*args)` of a `math` function where an argument is a user's object with a Python `__float__`, which `math`
     calls: converted as `float(obj)` is (its `__float__` differentiated), then `fn`'s rule on the numbers."""
-    converted = [_as_float(a) if type(getattr(type(a), "__float__", None)) is types.FunctionType else (a, None)
+    converted = [as_float(a) if type(getattr(type(a), "__float__", None)) is types.FunctionType else (a, None)
                  for a in args]
     y, back = find_rule(fn)(*(v for v, _ in converted))
 
@@ -89,7 +89,8 @@ def _user_numbers(fn, *args):
     return y, user_back
 
 
-def _as_float(obj):
+def as_float(obj):
+    """`float(obj)` of a user's class: its `__float__` differentiated, `(value, pullback)`."""
     value, pb = J(type(obj).__float__, obj)
     return float(value), pb
 

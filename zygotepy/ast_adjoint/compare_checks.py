@@ -18,7 +18,7 @@ _TRUTH_TESTS = frozenset((operator.not_, operator.truth, bool))
 def check_comparisons(fn, code, globals_, need=None):
     """Rewrite the comparisons of IR function `fn` that need the check (in place)."""
     found = [s for s in walk(fn.body) if isinstance(s, Assign) and isinstance(s.value, Call)
-             and type(s.value.fn) is Const and _is_comparison(s.value.fn.value) and len(s.value.args) == 2]
+             and type(s.value.fn) is Const and _among(s.value.fn.value, COMPARISONS) and len(s.value.args) == 2]
     if not found:
         return
     values = _used_as_values(fn)
@@ -32,10 +32,10 @@ def check_comparisons(fn, code, globals_, need=None):
             s.value = Call(Const(compared), (s.value.fn, a, b, Const((code.co_filename, s.line))))
 
 
-def _is_comparison(fn):
+def _among(fn, group):
     try:
-        return fn in COMPARISONS
-    except TypeError:
+        return fn in group
+    except TypeError:  # (an unhashable callee)
         return False
 
 
@@ -45,7 +45,7 @@ def _used_as_values(fn):
     for s in walk(fn.body):
         if isinstance(s, Assign):
             target = s.value.fn if isinstance(s.value, Call) else None
-            if not (type(target) is Const and _is_truth_test(target.value)):
+            if not (type(target) is Const and _among(target.value, _TRUTH_TESTS)):
                 used += atoms(s.value)
         elif isinstance(s, If):
             used += (v for p in s.phis for v in (p.then, p.orelse))
@@ -57,9 +57,3 @@ def _used_as_values(fn):
     used += atoms(fn.ret)
     return {v for v in used if isinstance(v, Var)}
 
-
-def _is_truth_test(fn):
-    try:
-        return fn in _TRUTH_TESTS
-    except TypeError:
-        return False

@@ -328,7 +328,7 @@ def _split(x, tag):
         # a constant item's tangent is a zero of its shape (NumPy given None raised, or corrupted its heap: `inv([[x[0],
         # 1.0], ...])`); numbers in (nested) lists are the array NumPy makes of them, which the rules compute with
         primal, tangent = type(x)(p for p, _ in parts), [_zero_of(p) if t is None else t for p, t in parts]
-        return (np.asarray(primal), np.asarray(tangent)) if _numbers(primal) else (primal, tangent)
+        return (np.asarray(primal), np.asarray(tangent)) if numbers(primal) else (primal, tangent)
     return x, None
 
 
@@ -337,10 +337,10 @@ def _zero_of(p):
         np.zeros(np.shape(p)) if isinstance(p, (int, float, np.number, np.ndarray)) else None
 
 
-def _numbers(p):
+def numbers(p):
     """A (nested) list or tuple of numbers, not of arrays (which a rule may take one by one)?"""
     if isinstance(p, (list, tuple)):
-        return len(p) > 0 and all(_numbers(v) for v in p)
+        return len(p) > 0 and all(numbers(v) for v in p)
     return isinstance(p, (int, float, complex, np.number)) and not isinstance(p, bool)
 
 

@@ -15,7 +15,7 @@ from ..adjoints import derivatives, registry
 from ..adjoints.math_gamma import digamma
 from ..backends import SIGN_IS_UNIT
 from ..errors import ForwardModeError
-from .dual import Dual, _zero, constants_from, dispatch, has_dual, strip, tangent_rule
+from .dual import Dual, _zero, constants_from, dispatch, has_dual, numbers, strip, tangent_rule
 
 
 constants_from(registry.is_nondifferentiable)  # (dual.dispatch runs the registry's constants as they are)
@@ -107,7 +107,7 @@ def _log_where_positive(a):
 def _operands(p):
     """A constant list or tuple of numbers as the array NumPy makes of it (`np.power([1.0, 2.0], x)`: the rules
     compute with arrays; a list of another level's dual numbers stays as it is)."""
-    return [np.asarray(v) if type(v) in (list, tuple) and not has_dual((v,)) else v for v in p]
+    return [np.asarray(v) if type(v) in (list, tuple) and not has_dual((v,)) and numbers(v) else v for v in p]
 
 
 @tangent_rule(operator.pow, operator.ipow, np.power, np.float_power, builtins.pow, math.pow)

@@ -143,37 +143,28 @@ def test_partials_found_by_the_probe():
         gradient(lambda w, x: _Lin(w).act(x), 0.7, 1.3)
 
 
-class _Squares:
-    def __init__(self, x):
-        self.x = x
-
-    @functools.cached_property
-    def sq(self):
-        return self.x ** 2
-
-
 def _read_unused_then_again(x):
-    c = _Squares(x)
+    c = _Cached(x)
     c.sq  # noqa: B018 (a read whose value goes unused: Python caches it all the same)
     return c.sq * 3.0
 
 
 def _read_twice(x):
-    c = _Squares(x)
+    c = _Cached(x)
     return c.sq + c.sq
 
 
 def _changed_between_reads(x):
-    c = _Squares(x)
+    c = _Cached(x)
     first = c.sq
-    c.x = 2 * x
+    c.w = 2 * x
     return c.sq + first
 
 
 def _unused_read_then_changed(x):
-    c = _Squares(x)
+    c = _Cached(x)
     c.sq  # noqa: B018
-    c.x = 2 * x
+    c.w = 2 * x
     return c.sq
 
 
@@ -185,10 +176,10 @@ def test_cached_property_read_again():
             assert gradient(_read_unused_then_again, 0.7) == (pytest.approx(4.2),)
             assert gradient(_read_twice, 0.7) == (pytest.approx(2.8),)
             for f in (_changed_between_reads, _unused_read_then_changed):
-                with pytest.raises(ZygoteError, match="cached_property _Squares.sq after the object changed"):
+                with pytest.raises(ZygoteError, match="cached_property _Cached.sq after the object changed"):
                     gradient(f, 0.7)
-            warm = _Squares(1.5)
+            warm = _Cached(1.5)
             warm.sq  # noqa: B018 (cached before the differentiated call, from the fields it still has)
-            assert gradient(lambda c: c.sq * 2.0, warm)[0].x == pytest.approx(6.0)
+            assert gradient(lambda c: c.sq * 2.0, warm)[0].w == pytest.approx(6.0)
         finally:
             zygotepy.optimizations(True)

@@ -124,3 +124,14 @@ def test_a_jax_array_read_through_numpy_gets_a_jax_gradient():
     x = jnp.array([0.3, -1.2, 0.7])
     g = gradient(lambda x: float(np.sum(np.asarray(x) ** 2)), x)[0]
     assert type(g) is type(x) and np.allclose(np.asarray(g), 2 * np.asarray(x))
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["optimized", "plain"])
+def test_an_ints_gradient_is_a_float_in_both_modes(on):
+    """With every optimisation off, `abs(n)` of an int gave an `np.float64`."""
+    zygotepy.optimizations(on)
+    try:
+        g, = gradient(lambda n: abs(n) * 2, 4)
+        assert type(g) is float and g == 2.0
+    finally:
+        zygotepy.optimizations(True)

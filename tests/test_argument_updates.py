@@ -253,3 +253,34 @@ def test_one_object_given_twice_is_refused_where_the_other_may_be_read_after(hel
         return helper(y, y)
     with pytest.raises(ZygoteError, match="is that same object"):
         value_and_gradient(f, np.array([0.3, -0.7, 1.1]))
+
+
+def _updates_a_dict(p):
+    p["w"] = p["w"] * p["b"]
+    return np.sum(p["w"] ** 2)
+
+
+def _updates_a_list(p):
+    p[0] = p[0] * p[1]
+    p.append(p[0] * 2.0)
+    return p[0] ** 2 + p[2]
+
+
+@pytest.mark.parametrize("run", ["hessian", "hvp", "jvp", "pushforward"])
+def test_forward_modes_leave_a_list_or_dict_argument_as_one_call_does(run):
+    """hessian, hvp and jvp saw a list or dict argument as a copy holding dual numbers, and left the user's own as
+    it was (api.md: an argument f updates ends as one call of f leaves it)."""
+    from zygotepy import hessian, hvp, jvp, pushforward
+    calls = {
+        "hessian": lambda f, p, t: hessian(f, p),
+        "hvp": lambda f, p, t: hvp(f, (p,), (t,)),
+        "jvp": lambda f, p, t: jvp(f, (p,), (t,)),
+        "pushforward": lambda f, p, t: pushforward(f, p)(t),
+    }
+    p = {"w": np.array([1.0, 2.0]), "b": 3.0}
+    calls[run](_updates_a_dict, p, {"w": np.ones(2), "b": 0.0})
+    np.testing.assert_array_equal(p["w"], [3.0, 6.0])
+    assert p["b"] == 3.0 and type(p["b"]) is float
+    q = [2.0, 3.0]
+    calls[run](_updates_a_list, q, [1.0, 0.0])
+    assert q == [6.0, 3.0, 12.0] and all(type(v) is float for v in q)

@@ -201,3 +201,21 @@ def test_a_loop_reads_a_global_only_where_it_stands():
     x = np.array([0.3, -0.2])
     g = gradient(_loop_that_returns_before_a_missing_function, x)[0]
     assert np.allclose(g, np.cos(x) + 1.0 / np.cosh(x) ** 2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["optimized", "plain"])
+def test_a_hook_may_edit_its_gradient_in_place(on):
+    """The gradient a hook gets is its own (a copy): with every optimisation on it was a read-only broadcast, and
+    clipping it in place raised."""
+    def clip_(g):
+        g[np.abs(g) > 1.0] = 1.0
+        return g
+
+    def f(x):
+        y = hook(clip_, x * 1.0)
+        return np.sum(y * 3.0) + np.sum(x * 0.5)
+    zygotepy.optimizations(on)
+    try:
+        np.testing.assert_allclose(gradient(f, np.array([1.0, 2.0]))[0], [1.5, 1.5])
+    finally:
+        zygotepy.optimizations(True)

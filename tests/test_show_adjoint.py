@@ -17,7 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from zygotepy import gradient, show_adjoint
+from zygotepy import ZygoteError, gradient, show_adjoint
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 UPDATE = os.environ.get("ZYGOTEPY_UPDATE_GOLDEN") == "1"
@@ -188,3 +188,24 @@ def test_show_adjoint_in_ipython_prints_the_code():
         return x * 2.0
     assert pretty(show_adjoint(f)) == str(show_adjoint(f))
     assert IPython is not None
+
+
+def test_show_adjoint_of_what_has_no_python_code_says_so():
+    """A builtin, a ufunc or a class raised AttributeError ('... has no attribute __code__'); a partial shows its
+    function's code."""
+    import functools
+    import math
+
+    class M:
+        def __init__(self, w):
+            self.w = w
+
+    for f in (math.sin, np.sin):
+        with pytest.raises(ZygoteError, match="has no Python code: zygotepy differentiates it by its rule"):
+            show_adjoint(f)
+    with pytest.raises(ZygoteError, match=r"show_adjoint\(M.__init__\)"):
+        show_adjoint(M)
+
+    def scaled(x, k):
+        return x * k
+    assert "def scaled_forward" in str(show_adjoint(functools.partial(scaled, k=2.0)))

@@ -21,6 +21,7 @@ from .backends import asarray, is_foreign, namespace
 from .errors import RecursionTooDeep, ZygoteError, where_in_words
 from .runtime.context import current, entered
 from .structgrad import StructGrad
+from .trees import distinct_arrays
 from .tracebacks import simplify as simplify_traceback
 
 __all__ = ["gradient", "value_and_gradient", "pullback"]
@@ -67,7 +68,7 @@ def _project(arg, g):
             g = g.copy()
     elif type(arg) is np.ndarray and isinstance(g, (float, complex, np.generic)):  # a 0-d array's: a 0-d array too
         g = np.array(g, dtype=arg.dtype)
-    elif type(arg) is float and type(g) is not float and getattr(g, "shape", None) == ():
+    elif type(arg) in (float, int) and type(g) is not float and getattr(g, "shape", None) == ():
         # a float's is a float (it was a NumPy scalar, or a 0-d array of another library, from a product with one)
         try:
             g = float(g)
@@ -91,21 +92,7 @@ def _projected(args, grads):
 
 
 _ND, _F64 = np.ndarray, np.float64
-
-
-def _distinct(grads):
-    """No two arguments' gradients are one array (`x + y` hands both the same cotangent): a user scaling one in place
-    (`gx *= 0.5`) would change the other."""
-    if len(set(map(id, grads))) == len(grads):  # (the common case, asked in C: every one a different object)
-        return grads
-    seen, out = set(), None
-    for k, g in enumerate(grads):
-        if type(g) is _ND:
-            if id(g) in seen:
-                out = list(grads) if out is None else out
-                out[k] = g.copy()
-            seen.add(id(g))
-    return grads if out is None else tuple(out)
+_CONTAINERS = frozenset((list, tuple, dict, StructGrad))  # (a gradient of one of these: `distinct_arrays`)
 
 
 def _structured(y, dy):
@@ -367,8 +354,8 @@ def _value_and_gradient(f, args, kwargs, callee=False):
             grads = pb(_seed(y))
             pb = None
         grads = _projected(args, grads[1:n + 1]) if not callee else (grads[0], *_projected(args, grads[1:n + 1]))
-        if n > 1:
-            grads = _distinct(grads)
+        if n > 1 or type(grads[-1]) in _CONTAINERS:
+            grads = distinct_arrays(grads)
     except Exception as e:
         if not forward_done:
             ctx.depth -= 1

@@ -121,6 +121,7 @@ def _columns(f, passes, picked, spots):
                     dual = Dual(tag, flat[j], 1.0)
                 moved[i] = unflatten(moved[i], [dual if m == j else v for m, v in enumerate(flat)])
                 per_entry.append(_hessian_column(f, moved, args, picked, spots, tag))
+                passes.settle(moved)
             columns[(i, j)] = per_entry
     return columns
 

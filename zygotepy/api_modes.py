@@ -21,7 +21,7 @@ from .ast_adjoint.dispatch import differentiable
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
 from .forward.dual import Dual, new_tag, strip, tangent_of
-from .forward.levels import make_dual
+from .forward.levels import make_dual, settle
 from .forward.transform import call
 from .runtime.context import current
 
@@ -48,7 +48,9 @@ def pushforward(f: Callable[..., Any], /, *args: Any) -> Any:
         if len(tangents) != len(args):
             raise ZygoteError(f"pushforward: {len(tangents)} tangents for {len(args)} arguments")
         tag = new_tag()
-        y = _forward_call(f, *(make_dual(a, t, tag) for a, t in zip(passes.next(), tangents, strict=True)))
+        duals = [make_dual(a, t, tag) for a, t in zip(passes.next(), tangents, strict=True)]
+        y = _forward_call(f, *duals)
+        passes.settle(duals)
         return tangent_of(y, tag)
     return push
 
@@ -59,10 +61,10 @@ class Passes:
     ends as one call of `f` leaves it (as with `gradient`); each later pass gets a copy of them as they were before
     the first, so that no pass starts from an input another pass updated (a wrong derivative). Arguments that
     `copy.deepcopy` cannot copy are handed to every pass as they are."""
-    __slots__ = ("args", "saved", "started")
+    __slots__ = ("args", "saved", "started", "settled")
 
     def __init__(self, args):
-        self.args, self.started = args, False
+        self.args, self.started, self.settled = args, False, False
         try:
             self.saved = copy.deepcopy(args) if any(not isinstance(a, (int, float, complex)) for a in args) else None
         except Exception:  # (a lock, a generator, a module: nothing a derivative could have updated either)
@@ -73,6 +75,14 @@ class Passes:
             self.started = True
             return self.args
         return copy.deepcopy(self.saved)
+
+    def settle(self, used):
+        """After the first pass: the user's list and dict arguments, which it saw as copies holding dual numbers
+        (`used`), made as `f` left them (`levels.settle`)."""
+        if not self.settled:
+            self.settled = True
+            for a, u in zip(self.args, used):
+                settle(a, u)
 
     def again(self):
         """The arguments for another way of computing the same derivative, after some passes ran."""
@@ -141,8 +151,9 @@ def _forward_jacobian(f, args, passes=None):
             e = np.zeros(shape)
             e.flat[k] = 1.0
             tag = new_tag()
-            out = _forward_call(f, *(make_dual(b, (e if shape else 1.0) if j == i else None, tag)
-                                     for j, b in enumerate(passes.next())))
+            duals = [make_dual(b, (e if shape else 1.0) if j == i else None, tag) for j, b in enumerate(passes.next())]
+            out = _forward_call(f, *duals)
+            passes.settle(duals)
             _check_output(out)
             y = strip(out) if y is None else y
             columns.append(np.asarray(tangent_of(out, tag), dtype=float))

@@ -1,11 +1,14 @@
 """Looking inside: the generated code of a function (`show_adjoint`) and the switches of the optimisations that
 rewrite it (`optimizations`)."""
+import functools
 import html
 import textwrap
+import types
 from typing import Any, Callable
 
 from .adjoints import registry
 from .ast_adjoint.compile import artefact, plain_artefact
+from .errors import ZygoteError
 from .options import OPTIONS
 
 __all__ = ["show_adjoint", "optimizations", "AdjointSource"]
@@ -45,11 +48,29 @@ def show_adjoint(f: Callable[..., Any], optimized: bool = False) -> AdjointSourc
     def lambda_forward(x):
     ...
     """
-    fn = getattr(f, "__func__", f)
+    fn = _python_function(f)
     text = (artefact(fn) if optimized else plain_artefact(fn)).source
     body = text.split("\n", 1)[1]
     body = body.rsplit("    return ", 1)[0]
     return AdjointSource(textwrap.dedent(body).strip("\n") + "\n")
+
+
+def _python_function(f):
+    """The Python function whose generated code `show_adjoint` shows for `f`: a method's, a partial's, a callable
+    object's `__call__`; anything else without Python code (a builtin, a ufunc, a class) is refused, saying why."""
+    while isinstance(f, functools.partial):
+        f = f.func
+    f = getattr(f, "__func__", f)
+    if isinstance(f, types.FunctionType):
+        return f
+    if isinstance(f, type):
+        raise ZygoteError(f"show_adjoint takes a function; the class {f.__name__}'s objects are made by its "
+                          f"__init__: show_adjoint({f.__name__}.__init__)")
+    call = getattr(type(f), "__call__", None)
+    if isinstance(call, types.FunctionType):
+        return call
+    raise ZygoteError(f"show_adjoint takes a Python function; {getattr(f, '__name__', type(f).__name__)} has no "
+                      f"Python code: zygotepy differentiates it by its rule, which generates none")
 
 
 class optimizations:

@@ -14,10 +14,12 @@ from .backends import is_foreign, namespace
 __all__ = ["check_grads", "numerical_vjp"]
 
 
-def _flatten(x, data=True):
+def _flatten(x, data=True, wide=False):
     """(float64 vector of the real degrees of freedom of x, rebuild(vector) -> value like x).
 
-    With `data=False` the rebuilt value is a tangent: entries that are data (ints, bools, strings) become None."""
+    With `data=False` the rebuilt value is a tangent: entries that are data (ints, bools, strings) become None. With
+    `wide`, a NumPy array of a narrower floating type is rebuilt in float64 (complex128): the finite differences are
+    taken in float64, whatever the argument's precision."""
     if isinstance(x, (bool, int)) or x is None or isinstance(x, str):  # ints are data here (counts, indices)
         return np.zeros(0), (lambda v: x) if data else (lambda v: None)
     if isinstance(x, (int, float)):
@@ -29,10 +31,12 @@ def _flatten(x, data=True):
         if a.dtype.kind == "c":
             flat = np.concatenate([a.real.ravel(), a.imag.ravel()]).astype(np.float64)
             n = a.size
-            return flat, lambda v: (v[:n] + 1j * v[n:]).reshape(a.shape).astype(a.dtype)
+            to = np.promote_types(a.dtype, np.complex128) if wide else a.dtype
+            return flat, lambda v: (v[:n] + 1j * v[n:]).reshape(a.shape).astype(to)
         if a.dtype.kind != "f":
             return np.zeros(0), (lambda v: x) if data else (lambda v: None)
-        return a.astype(np.float64).ravel(), lambda v: v.reshape(a.shape).astype(a.dtype)
+        to = np.promote_types(a.dtype, np.float64) if wide else a.dtype
+        return a.astype(np.float64).ravel(), lambda v: v.reshape(a.shape).astype(to)
     if _is_foreign(x):  # a JAX, torch or array-API array of floats: perturbed as NumPy, rebuilt in its own library
         a = np.asarray(x)
         if a.dtype.kind != "f":
@@ -41,7 +45,7 @@ def _flatten(x, data=True):
         return a.astype(np.float64).ravel(), lambda v: xp.asarray(v.reshape(a.shape), dtype=dtype)
     if isinstance(x, (list, tuple)) or isinstance(x, dict):
         items = list(x.values()) if isinstance(x, dict) else list(x)
-        parts = [_flatten(i, data) for i in items]
+        parts = [_flatten(i, data, wide) for i in items]
         sizes = np.cumsum([0] + [len(p[0]) for p in parts])
 
         def rebuild(v):
@@ -52,7 +56,7 @@ def _flatten(x, data=True):
         return (np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)), rebuild
     if hasattr(x, "__dict__") and not isinstance(x, (type, types.FunctionType, types.ModuleType)):  # an object
         names = list(vars(x))
-        flat, rebuild_fields = _flatten({k: getattr(x, k) for k in names}, data)
+        flat, rebuild_fields = _flatten({k: getattr(x, k) for k in names}, data, wide)
 
         def rebuild_object(v):
             obj = copy.copy(x)
@@ -90,7 +94,7 @@ def _dot(g, v):
 
 def numerical_vjp(f, args, dy, direction, eps=1e-6):
     """<dy, (f(args + eps*v) - f(args - eps*v)) / (2 eps)>, by central differences."""
-    flats = [_flatten(a) for a in args]
+    flats = [_flatten(a, wide=True) for a in args]
 
     def at(sign):
         moved = [p[1](p[0] + sign * eps * d) for p, d in zip(flats, direction, strict=True)]

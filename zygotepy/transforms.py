@@ -13,7 +13,7 @@ from .api import _seed, gradient, pullback, select, value_and_gradient
 from .api_modes import Passes, _forward_call, _user_frame, refused_inside_reverse_mode, transform_route_only
 from .errors import ForwardModeError, ZygoteError
 from .forward.dual import new_tag, strip, tangent_of
-from .forward.levels import make_dual
+from .forward.levels import make_dual, settle
 from .trees import tree_map
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "tree_map"]
@@ -81,7 +81,10 @@ def jvp(f: Callable[..., Any], args: tuple, tangents: tuple) -> tuple[Any, Any]:
     if len(args) != len(tangents):
         raise ZygoteError(f"jvp: {len(tangents)} tangents for {len(args)} arguments")
     tag = new_tag()
-    out = _forward_call(f, *(make_dual(a, t, tag) for a, t in zip(args, tangents, strict=True)))
+    duals = [make_dual(a, t, tag) for a, t in zip(args, tangents, strict=True)]
+    out = _forward_call(f, *duals)
+    for a, d in zip(args, duals):  # (the user's list and dict arguments end as f left their dual copies)
+        settle(a, d)
     return tree_map(strip, out), tangent_of(out, tag)
 
 
@@ -103,6 +106,7 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     duals = [make_dual(a, v, tag) for a, v in zip(passes.next(), vectors, strict=True)]
     try:
         y, back = pullback(f, *duals)
+        passes.settle(duals)
         if getattr(strip(y), "shape", ()) != ():
             raise ZygoteError("hvp needs f to return a real scalar")
         grads = back(1.0)

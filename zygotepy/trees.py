@@ -5,8 +5,12 @@ depth; anything else is a leaf. `tree_map` is the update-step helper users expec
 (`params = tree_map(lambda p, g: p - lr * g, params, grads)`): a gradient of a dict is a dict, of an object a
 `StructGrad` keyed by field name, and `None` (no gradient) may stand where the first tree has a whole subtree.
 """
+import collections
+import copy
 import dataclasses
 from typing import Any, Callable
+
+import numpy as np
 
 from .structgrad import StructGrad
 
@@ -28,13 +32,20 @@ def _fields(x):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         names = [f.name for f in dataclasses.fields(x)]
         return "object", names, [getattr(x, n) for n in names]
-    if hasattr(x, "__dict__") and not isinstance(x, type) and not callable(x) and not hasattr(x, "shape"):
+    if isinstance(x, type) or callable(x) or hasattr(x, "shape"):
+        return None
+    if hasattr(x, "__dict__"):
         return "object", list(vars(x)), list(vars(x).values())
+    slots = [n for c in type(x).__mro__ for n in getattr(c, "__slots__", ()) if hasattr(x, n)] \
+        if type(x).__module__ != "builtins" else []
+    if slots:  # (a `__slots__` object: its gradient is a StructGrad of its slots, as any object's)
+        return "object", slots, [getattr(x, n) for n in slots]
     return None
 
 
-def _child(tree, kind, key):
-    """The entry `key` of another tree matched against a node of kind `kind` (None where it has none)."""
+def _child(tree, kind, key, position):
+    """The entry `key` (at `position`) of another tree matched against a node of kind `kind` (None where it has
+    none): a namedtuple's by name or, in a plain tuple or list, by position."""
     if tree is None:
         return None
     if kind in ("dict",):
@@ -42,8 +53,10 @@ def _child(tree, kind, key):
     if kind in ("namedtuple", "object"):
         if isinstance(tree, dict):  # an object's gradient: a StructGrad keyed by field name
             return tree.get(key)
+        if kind == "namedtuple" and isinstance(tree, (tuple, list)) and not _is_namedtuple(tree):
+            return tree[position] if position < len(tree) else None
         return getattr(tree, key, None)
-    return tree[key]
+    return tree[key] if key < len(tree) else None
 
 
 def _rebuild(node, kind, keys, children):
@@ -53,11 +66,16 @@ def _rebuild(node, kind, keys, children):
         return type(node)(*children)
     if kind in ("tuple", "list"):
         return type(node)(children)
+    given = dict(zip(keys, children, strict=True))
     if dataclasses.is_dataclass(node):
-        return dataclasses.replace(node, **dict(zip(keys, children, strict=True)))
-    new = object.__new__(type(node))
-    vars(new).update(vars(node))
-    vars(new).update(zip(keys, children, strict=True))
+        late = {f.name for f in dataclasses.fields(node) if not f.init}  # (set by `__post_init__`: put back after)
+        new = dataclasses.replace(node, **{k: v for k, v in given.items() if k not in late})
+        for k in late:
+            object.__setattr__(new, k, given[k])
+        return new
+    new = copy.copy(node)  # (its class's own way of copying: `types.SimpleNamespace` has no plain `__new__`)
+    for k, v in given.items():
+        object.__setattr__(new, k, v)
     return new
 
 
@@ -74,8 +92,8 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     if node is None:
         return fn(tree, *rest)
     kind, keys, children = node
-    mapped = [tree_map(fn, child, *(_child(r, kind, key) for r in rest)) for key, child in zip(keys, children,
-                                                                                              strict=True)]
+    mapped = [tree_map(fn, child, *(_child(r, kind, key, i) for r in rest))
+              for i, (key, child) in enumerate(zip(keys, children, strict=True))]
     return _rebuild(tree, kind, keys, mapped)
 
 
@@ -94,3 +112,48 @@ def unflatten(tree: Any, values: list) -> Any:
     if next(it, it) is not it:
         raise ValueError("unflatten: more values than leaves")
     return out
+
+
+def distinct_arrays(grads):
+    """No two arrays among the gradients are one array (`x + y` hands both the same cotangent, and so does
+    `xs[0] + xs[1]` to two entries of a list): a user scaling one in place (`gx *= 0.5`) would change the other."""
+    if len(set(map(id, grads))) == len(grads) and _CONTAINERS.isdisjoint(map(type, grads)):
+        return grads  # (the common case, asked in C: every one a different object, none a container)
+    seen = set()
+    if not _shared(grads, seen):
+        return grads
+    seen.clear()
+    return tuple(_unshared(g, seen) for g in grads)
+
+
+
+_CONTAINERS = frozenset((list, tuple, dict, StructGrad, collections.OrderedDict, collections.defaultdict))
+
+
+def _shared(tree, seen):
+    """Does an array appear twice in `tree` (counting those in `seen`)?"""
+    if type(tree) is np.ndarray:
+        if id(tree) in seen:
+            return True
+        seen.add(id(tree))
+        return False
+    if isinstance(tree, (list, tuple)):
+        return any(_shared(g, seen) for g in tree)
+    if isinstance(tree, dict):
+        return any(_shared(g, seen) for g in tree.values())
+    return False
+
+
+def _unshared(tree, seen):
+    """`tree` with a copy of each array met a second time."""
+    if type(tree) is np.ndarray:
+        if id(tree) in seen:
+            return tree.copy()
+        seen.add(id(tree))
+        return tree
+    if isinstance(tree, (list, tuple)):
+        items = [_unshared(g, seen) for g in tree]
+        return type(tree)(*items) if hasattr(type(tree), "_fields") else type(tree)(items)
+    if isinstance(tree, dict):
+        return type(tree)((k, _unshared(g, seen)) for k, g in tree.items())
+    return tree

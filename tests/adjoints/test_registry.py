@@ -3,6 +3,7 @@
 code: a rule declared to accumulate has a back that takes the running cotangents (`*into`), and every back written
 that way is declared (else generated code would not hand it its cotangents, and the faster form would go unused); the
 same for `need` and for optional parameters."""
+import functools
 import inspect
 import operator
 
@@ -168,3 +169,33 @@ def test_a_rule_registered_after_a_call_replaces_the_one_that_call_found():
                     table[np.cos] = entry
             registry._changed()
         np.testing.assert_allclose(gradient(f, x)[0], -np.sin(x))
+
+
+# --- a user's rule declared need=True: its `back(dy, need)` has no default, on every path that calls it ----------
+
+def _mulxy(x, y):
+    return x * y
+
+
+@adjoint(_mulxy, need=True)
+def _mulxy_rule(x, y):
+    def back(dy, need):
+        return (dy * y if need[0] else None, dy * x if need[1] else None)
+    return _mulxy(x, y), back
+
+
+NEED_PATHS = {  # each raised "back() missing 1 required positional argument: 'need'"
+    "star args": (lambda: gradient(lambda x, y: _mulxy(*(x, y)), 2.0, 3.0), (3.0, 2.0)),
+    "partial": (lambda: gradient(lambda x: functools.partial(_mulxy, 4.0)(x), 2.0), (4.0,)),
+    "map": (lambda: gradient(lambda xs: sum(map(_mulxy, xs, xs)), [1.0, 2.0]), ([2.0, 4.0],)),
+    "reduce": (lambda: gradient(lambda xs: functools.reduce(_mulxy, xs), [1.0, 2.0, 3.0]), ([6.0, 3.0, 2.0],)),
+    "keyword": (lambda: gradient(lambda x, y: _mulxy(x, y=y), 2.0, 3.0), (3.0, 2.0)),
+    "passed in": (lambda: gradient(lambda x, y: (lambda g: g(x, y))(_mulxy), 2.0, 3.0), (3.0, 2.0)),
+    "gradient of a gradient": (lambda: gradient(lambda x: gradient(lambda y: _mulxy(y, y), x)[0], 2.0), (2.0,)),
+}
+
+
+@pytest.mark.parametrize("path", NEED_PATHS)
+def test_a_need_rule_is_given_need_on_every_path(path):
+    run, want = NEED_PATHS[path]
+    assert run() == want

@@ -7,6 +7,7 @@ with `f` the target itself. Inner products are real: `Re(sum(conj(a) * b))`, so 
 API's convention `gradient = dL/dx + 1j dL/dy` of the real function `L = Re<dy, f>`.
 """
 import copy
+import functools
 import math
 import operator
 import pathlib
@@ -238,6 +239,10 @@ NO_ROW = {registry._key(np.ndarray.__array_namespace__)} if hasattr(np.ndarray, 
 # and the piecewise-constant operators of integers alone (a shift or `~` of a float raises): their rules are checked,
 # on integers and on a user's class defining them, by tests/adjoints/test_piecewise.py
 NO_ROW |= {registry._key(operator.lshift), registry._key(operator.rshift), registry._key(operator.invert)}
+# (and their in-place forms, on int arrays: tests/adjoints/mutation/test_bitwise_in_place.py)
+NO_ROW |= {registry._key(operator.ilshift), registry._key(operator.irshift)}
+# and functools.update_wrapper, whose result is a function (tests/ast_adjoint/lower/test_decorated_definitions.py)
+NO_ROW |= {registry._key(functools.update_wrapper)}
 # and NumPy's iterator objects, whose results are iterators (tests/adjoints/numpy/test_iterators.py)
 NO_ROW |= {registry._key(np.ndenumerate), registry._key(np.nditer)}
 

@@ -206,3 +206,28 @@ def test_a_wrongly_shaped_cotangent_is_refused_when_keywords_bind_positional_par
     y, pb = dispatch.J_kw(power, np.array([1.0, 2.0]), n=3)
     with pytest.raises(ZygoteError, match="shape"):
         pb(np.ones(2))
+
+
+# --- a ufunc's keywords that change no value (`casting=`, `order=`, `subok=`, `dtype=` of the inputs' type) --------
+
+UFUNC_CALLS = {  # each was a TypeError from inside the rule ("add_rule() got an unexpected keyword argument")
+    "add, dtype of the inputs": (lambda x: np.sum(np.add(x, x * x, dtype=np.float64)), lambda x: 1.0 + 2.0 * x),
+    "exp, out and dtype": (lambda x: np.sum(np.exp(x, out=np.empty(x.shape), dtype=np.float64)), np.exp),
+    "sin, subok": (lambda x: np.sum(np.sin(x, subok=True)), np.cos),
+    "add, casting": (lambda x: np.sum(np.add(x, x, casting="same_kind")), lambda x: 2.0 + 0.0 * x),
+    "multiply, order and where": (lambda x: np.sum(np.multiply(x, x, order="K", where=x > 0, out=np.zeros(x.shape))),
+                                  lambda x: np.where(x > 0, 2.0 * x, 0.0)),
+}
+
+
+@pytest.mark.parametrize("name", UFUNC_CALLS)
+def test_ufunc_keywords_that_change_no_value(name):
+    f, want = UFUNC_CALLS[name]
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(gradient(f, x)[0], want(x), rtol=1e-12)
+
+
+def test_a_ufunc_computed_in_another_dtype_is_refused():
+    with pytest.raises(ZygoteError, match=r"np\.add\(\.\.\., dtype=.*float32.*\): zygotepy computes a ufunc in its "
+                                          r"inputs' type"):
+        gradient(lambda x: np.sum(np.add(x, x, dtype=np.float32)), np.array([0.3, -0.7]))

@@ -11,6 +11,8 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
 """
 from typing import Any, Callable
 
+import numpy as np
+
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J
 from ..ast_adjoint.mutate import finish_backward
@@ -106,7 +108,9 @@ def checkpoint_rule(f, *args):
 @adjoint(hook)
 def hook_rule(fn, x):
     def back(dy):
-        return (None, None if dy is None else fn(dy))
+        # (a copy of an array: the gradient may be a read-only broadcast, or shared with another cotangent, which a
+        # hook that edits its argument in place, `g[g > 1] = 1`, must not change)
+        return (None, None if dy is None else fn(dy.copy() if type(dy) is np.ndarray else dy))
     return x, back
 
 

@@ -187,3 +187,22 @@ def _methodcaller_call(caller, obj):
                           f"the function itself")
     y, back = _through(methodcaller_twin, name, args, kwargs, obj)
     return y, lambda dy: (None, back(dy)[3])
+
+
+@keyword_rule
+@adjoint(functools.update_wrapper, optional=True)
+def update_wrapper(wrapper, wrapped=None, *rest, **kwargs):
+    """`functools.update_wrapper(wrapper, wrapped)` (what `@functools.wraps(f)` calls): the wrapper itself, its name
+    and docstring copied from `wrapped`; its cotangent is the wrapper's (metadata carries none)."""
+    given = (wrapped,) if "wrapped" not in kwargs else ()
+    own = _zygote_marks(wrapper)
+    y = functools.update_wrapper(wrapper, *given, *rest, **kwargs)
+    if hasattr(y, "__dict__"):  # (what zygotepy noted of the wrapped function, `__zygote_made__`, is not the wrapper's)
+        for k in _zygote_marks(y):
+            del y.__dict__[k]
+        y.__dict__.update(own)
+    return y, lambda dy: keyword_cotangents((dy, *(None for _ in given), *(None for _ in rest)), kwargs)
+
+
+def _zygote_marks(fn):
+    return {k: v for k, v in getattr(fn, "__dict__", {}).items() if k.startswith("__zygote_")}

@@ -49,6 +49,9 @@ GENERIC = set()  # targets whose rule computes with the array namespace of its i
 # nesting rules marked `__zygote_always__`): generated code tests a callee it cannot know at transform time (a closure
 # cell, a local name) against it (`has_rule`). Targets are held by RULES, so their ids are never reused.
 RULED = set()
+# functions `target -> rule or None` that `find_rule` asks where no rule is registered (torch_autograd.py: torch's
+# functions without a rule of ours, differentiated by torch's autograd); the rules they make are theirs to keep
+FALLBACKS = []
 
 
 def _changed():
@@ -238,6 +241,11 @@ def find_rule(target):
                 rule = foreign.torch_rule(target, twin, rule)
         else:
             rule = _METHODS.get(target)
+    if rule is None and FALLBACKS and type(target) is not types.FunctionType and target not in NONDIFF:
+        for fallback in FALLBACKS:
+            rule = fallback(target)
+            if rule is not None:
+                break
     return rule
 
 

@@ -111,7 +111,11 @@ def activity(fn, code, globals_, need=None):
     """The set of active Vars of IR function `fn` (varied and useful). `need` flags the positional parameters whose
     gradients are wanted (None: all parameters)."""
     varied, backward = _varied(fn, code, globals_, need)
-    return varied & _reach(_vars([fn.ret]), backward)
+    # an update of an object no name reaches (`mutate.unseen_update`) is reached by no result, yet its rule must see
+    # whether a gradient takes part (it refuses then)
+    unseen = [o for s in walk(fn.body) if isinstance(s, Assign) and isinstance(s.value, Call)
+              and s.value.fn == Const(mt.unseen_update) for o in out_vars(s.out)]
+    return varied & _reach([*_vars([fn.ret]), *unseen], backward)
 
 
 def varied_values(fn, code, globals_, need=None):

@@ -33,6 +33,7 @@ from .call_checks import refuse_store_callable
 from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
 from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
+from .keywords import UfuncKeywordsPullback, ufunc_keywords
 from .pullbacks import (
     ArgsPullback, CallMethodPullback, ConstPullback, InPlaceOperatorPullback, LookedUpPullback, MethodPullback,
     PartialMethodPullback, PartialPullback, RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend)
@@ -229,6 +230,11 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
             refuse_bound_update(fn)  # `map(list.append, rows, xs)`: the lowering saw no update of `rows`
         rule = registry.find_rule(fn)
     if rule is not None:
+        if kwargs and type(fn) is _UFUNC:  # `np.add(a, b, casting="same_kind")`: the rule takes the keywords that
+            kept = ufunc_keywords(fn, kwargs)  # change values; the others get no cotangent
+            if kept is None or len(kept) < len(kwargs):
+                y, pb = _dispatch(fn, args, kept, need)
+                return y, UfuncKeywordsPullback(pb, kwargs, kept is not None)
         aware = getattr(rule, "__zygote_keywords__", False)
         if kwargs and kwargs.get("out") is not None and not _takes_keyword(rule, "out"):
             refuse_hidden_out(fn)
@@ -286,6 +292,7 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
 
 
 _CACHED = type(functools.lru_cache(None)(lambda: None))
+_UFUNC = np.ufunc
 _BUILTIN_METHOD = type([].append)
 _CONTAINERS = (list, dict, set, collections.deque)  # (their methods that update them: adjoints/in_place.py)
 

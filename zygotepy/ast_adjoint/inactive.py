@@ -22,6 +22,7 @@ from .derived import derive_now
 from .ir import Assign, Call, Const, If, Var
 from .lower.scan import CALLING_BACK, may_update_in_place, updates_state
 from .optimize.guards import _call
+from .state_reads import as_written_reading, reads_state
 
 
 class InactiveCalls:
@@ -66,6 +67,9 @@ class InactiveCalls:
                 if written is not s and updates_state(target):  # (`set_g(x)` whose `global G` rebinds G: J refuses)
                     written = Assign(s.out, Call(Const(as_written_checked), (call.fn, *call.args), call.kwargs),
                                      s.line)
+                elif written is not s and reads_state(target):  # (`get_registry()` after an update of the registry)
+                    written = Assign(s.out, Call(Const(as_written_reading), (Const((self.fn.filename, s.line)),
+                                                                             call.fn, *call.args), call.kwargs), s.line)
                 return [written]
             return [s]
         return [Assign((s.out, Var("_")), j, s.line)]

@@ -6,6 +6,8 @@ positional parameters that the call passed by keyword (`bound_by_keyword`).
 import functools
 import inspect
 
+import numpy as np
+
 from ..errors import ZygoteError
 from .accumulate import DroppedKeyword
 from .guards_runtime import differentiable
@@ -204,3 +206,37 @@ class _Rebound:
         if self.shapes.args is not None:
             self.shapes._check_shapes(grads[:n])
         return (*grads[:n], stated)
+
+
+_UFUNC_LAYOUT = ("casting", "order", "subok")  # what a ufunc's result looks like, not the values it computes
+
+
+def ufunc_keywords(fn, kwargs):
+    """The keywords of a call of the NumPy ufunc `fn` its rule takes: `casting=`, `order=`, `subok=`, a `dtype=` or
+    `signature=` of None, change no value computed from floats (left out); a `dtype=` the values are computed in is
+    refused unless it is the one they have anyway (the rules compute in the inputs' type). None where none are left."""
+    kept = {}
+    for k, v in kwargs.items():
+        if k in _UFUNC_LAYOUT or k in ("dtype", "signature") and v is None:
+            continue
+        if k == "dtype" and np.dtype(v) == np.float64:
+            continue
+        if k in ("dtype", "signature"):
+            raise ZygoteError(f"np.{fn.__name__}(..., {k}={v!r}): zygotepy computes a ufunc in its inputs' type; cast "
+                              f"them first (x.astype(...))")
+        kept[k] = v
+    return kept or None
+
+
+class UfuncKeywordsPullback:
+    """The pullback of a ufunc's call whose rule was given fewer keywords than the call (`ufunc_keywords`): the
+    call's keywords each get a cotangent, None for those left out."""
+    __slots__ = ("inner", "kwargs", "kept")
+
+    def __init__(self, inner, kwargs, kept):
+        self.inner, self.kwargs, self.kept = inner, kwargs, kept
+
+    def __call__(self, dy):
+        grads = self.inner(dy)
+        given = grads[-1] if self.kept else {}
+        return (*(grads[:-1] if self.kept else grads), {k: given.get(k) for k in self.kwargs})

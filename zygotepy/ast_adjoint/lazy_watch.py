@@ -2,6 +2,9 @@
 place, nor the lists `enumerate` or `zip` walk change their length, while the loop runs. Part of the runtime helpers
 generated code calls (re-exported by runtime.py, which generated code and the rules reach as `rt.<name>`).
 """
+import itertools
+import operator
+
 import numpy as np
 
 from ..errors import UnsupportedSyntax
@@ -61,3 +64,14 @@ def lazy_changed(watch):
             if any(i in new for i in ids):
                 return k
     return None
+
+
+def bounded_generator(iterable, file, line):
+    """What a generator expression walks first: its items are all computed when it is made (it is lowered as a list),
+    so an endless iterator (`next(v * x for v in itertools.count())`) would never give one; refused instead."""
+    if type(iterable) in (itertools.count, itertools.cycle) or type(iterable) is itertools.repeat \
+            and operator.length_hint(iterable, -1) < 0:
+        raise UnsupportedSyntax(f"a generator expression over an endless iterator ({type(iterable).__name__})", file,
+                                line, "zygotepy computes a generator's items when it is made; bound it "
+                                "(itertools.islice), or write the loop itself")
+    return iterable

@@ -384,6 +384,13 @@ def valuecall(fn, *args, **kwargs):
     return mutcall(fn, *args, **kwargs)
 
 
+def unseen_update(where, fn, *args, **kwargs):
+    """`fn(*args, **kwargs)`, an update of an object no name of the differentiated function reaches (`C().items` is a
+    class's list, `get_buf()` a global array): run as written where no gradient takes part; its rule refuses the
+    update otherwise. `where` is (file, line, what the update is)."""
+    return fn(*args, **kwargs)
+
+
 def global_method(obj, name, method, where, *args, **kwargs):
     """`NAME.method(*args)` on a module global container `NAME` (a list, dict or set): runs it and notes the update,
     so a later read of the container in the same differentiated call raises (`global_read`) instead of giving its

@@ -23,7 +23,12 @@ class RulePullback:
     def __init__(self, back, rule, nargs, need=None, args=None):
         self.back, self.rule, self.nargs, self.trusted = back, rule, nargs, rule.__module__.startswith("zygotepy.")
         self.need = need if need is not None and takes_need(rule) else None
-        self.args = None if self.trusted else args
+        if self.trusted:
+            self.args = None
+        else:
+            self.args = args
+            if self.need is None and takes_need(rule):  # (a user's `back(dy, need)` has no default: called where the
+                self.need = (True,) * nargs  # caller could not say, every argument is needed)
 
     def __call__(self, dy):
         grads = self.back(dy) if self.need is None else self.back(dy, self.need)

@@ -32,7 +32,7 @@ from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     sole,
     star_cotangent,
 )
-from .lazy_watch import LazyWatch, lazy_changed, lazy_unchanged, watch_lazy  # noqa: F401 (re-exported)
+from .lazy_watch import LazyWatch, bounded_generator, lazy_changed, lazy_unchanged, watch_lazy  # noqa: F401
 from .mutate import ATOMIC
 from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.differentiable, ...)
     NATIVE,

@@ -4,7 +4,28 @@ reads the result's tangent at that tag when the call is done).
 import numpy as np
 
 from ..errors import ForwardModeError
-from .dual import Dual
+from .dual import Dual, strip
+
+
+def settle(x, used):
+    """`x`, a list or dict argument (nested too) that a pass of forward mode saw as `used` (a copy holding dual
+    numbers: `make_dual`, `unflatten`), made as `f` left that copy, without perturbations, so that the argument ends as
+    one call of `f` leaves it. Returns `x` (or, where `x` is not a container that can be updated, `used` stripped)."""
+    if used is x:
+        return x
+    if type(x) is list and isinstance(used, list):
+        x[:] = [settle(x[i], v) if i < len(x) else strip(v) for i, v in enumerate(used)]
+        return x
+    if type(x) is dict and isinstance(used, dict):
+        new = {k: settle(x[k], v) if k in x else strip(v) for k, v in used.items()}
+        x.clear()
+        x.update(new)
+        return x
+    if isinstance(x, tuple) and isinstance(used, tuple) and len(x) == len(used):  # (its items may be containers)
+        for a, v in zip(x, used):
+            settle(a, v)
+        return x
+    return strip(used)
 
 
 def make_dual(x, t, tag):

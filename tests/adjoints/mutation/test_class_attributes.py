@@ -1,7 +1,8 @@
 """Objects a class holds (`items = []` in the class body) are every instance's: an update in place through an
 instance that stores a value carrying a gradient is refused (a read through another instance, or one that zygotepy
-takes as data, would miss its gradient), and so is a read through the class after an update through it, as for a
-module global. Instance attributes, properties and class constants are followed."""
+takes as data, would miss its gradient), and so is such an update through the class or through an instance made in
+the same expression (`Registry().items.append(v)`). Instance attributes, properties and class constants are followed.
+"""
 import numpy as np
 import pytest
 
@@ -81,16 +82,36 @@ def through_the_class(x):
     return Registry.items[-1]
 
 
-def test_read_through_the_class_after_its_update_is_refused():
-    with pytest.raises(ZygoteError, match=r"test_class_attributes\.py:\d+: .*reading the global 'Registry.items' "
-                                          r"after it was updated in place at .*test_class_attributes\.py:\d+"):
-        gradient(through_the_class, 2.0)
-    Registry.items.clear()
-
-
 def logged_through_the_class(x):
-    Registry.log.append(x * x)  # (a log, never read back in the call: runs, as a module global's would)
+    Registry.log.append(x * x)  # (a read of it through an instance, `self.log[-1]`, could not be checked)
     return x * x * Registry.SCALES[1]
+
+
+def read_through_a_new_instance(x):
+    Registry.items.append(x * 3.0)
+    return Registry().items[-1] * x
+
+
+def updated_through_a_new_instance(x):
+    Registry().items.append(x * 3.0)
+    return Registry.items[-1] * x
+
+
+@pytest.mark.parametrize("f", [through_the_class, logged_through_the_class, read_through_a_new_instance,
+                               updated_through_a_new_instance])
+def test_update_through_the_class_or_a_new_instance_is_refused(f):
+    """A class's list is every instance's: a read of it through one (`self.items`, `C().items`) is not seen, so an
+    update of it with a value that carries a gradient is refused where it is made."""
+    with pytest.raises(ZygoteError, match=r"test_class_attributes\.py:\d+: .*`.*append\(...\)`, which updates in "
+                                          r"place an object no variable of this function holds"):
+        gradient(f, 2.0)
+    Registry.items.clear()
+    Registry.log.clear()
+
+
+def constants_through_the_class(x):
+    Registry.log.append("step")  # (no gradient takes part: runs)
+    return x * Registry.SCALES[1]
 
 
 def own_items(x):
@@ -107,12 +128,12 @@ def property_items(x):
 
 
 @pytest.mark.parametrize("f, want", [
-    (logged_through_the_class, lambda x: 10.0 * x),
+    (constants_through_the_class, lambda x: 5.0),
     (own_items, lambda x: 2 * x + np.cos(x)),
     (property_items, lambda x: 4 * x),
 ])
 def test_instance_attributes_and_class_constants_are_followed(f, want):
     for x in (1.5, -0.7):
         np.testing.assert_allclose(gradient(f, x)[0], want(x), rtol=1e-12)
-    assert len(Registry.log) == 2 if f is logged_through_the_class else True
+    assert len(Registry.log) == 2 if f is constants_through_the_class else True
     Registry.log.clear()

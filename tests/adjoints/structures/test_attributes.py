@@ -1,6 +1,7 @@
 """Attribute reads (adjoints/structures/attributes.py): descriptors (`functools.cached_property`, a class with
 `__get__`), `__getattr__` and `__getattribute__`, `obj.__dict__` and `vars(obj)`, `getattr` with a default: each
 checked against one plain call and central finite differences (tests/plain_checks.py)."""
+import dataclasses
 import functools
 import os
 import sys
@@ -12,7 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from plain_checks import agree_at  # noqa: E402
 
 import zygotepy  # noqa: E402
-from zygotepy import ZygoteError, gradient  # noqa: E402
+from zygotepy import StructGrad, ZygoteError, gradient  # noqa: E402
 
 
 X = np.array([0.3, -1.2, 2.4, 0.7])
@@ -183,3 +184,29 @@ def test_cached_property_read_again():
             assert gradient(lambda c: c.sq * 2.0, warm)[0].w == pytest.approx(6.0)
         finally:
             zygotepy.optimizations(True)
+
+
+@dataclasses.dataclass
+class _Weight:
+    w: float
+
+
+def _inner_loss(m, x):
+    return m.w * x * x * m.w
+
+
+def _read_by_attribute(w):
+    g = gradient(_inner_loss, _Weight(w), 3.0)[0]
+    return g.w * w
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["optimized", "plain"])
+def test_a_structgrad_field_read_by_attribute(on):
+    """`g.w` of a gradient inside a differentiated function (api.md: a StructGrad reads as `g.W` and `g["W"]`) was
+    refused, naming structgrad.py's `try`; it is `g["w"]`."""
+    zygotepy.optimizations(on)
+    try:
+        assert gradient(_read_by_attribute, 2.0) == pytest.approx((72.0,))
+        assert gradient(lambda g: g.W * g.W, StructGrad(W=3.0)) == (StructGrad(W=6.0),)
+    finally:
+        zygotepy.optimizations(True)

@@ -214,3 +214,34 @@ def test_user_keys_whose_eq_takes_only_keys():
         d[_Key(1)] = d[_Key(1)] * 3
         return d[_Key(1)] + d[_Key(2)]
     assert gradient(f, 0.7) == (pytest.approx(3.0 + 1.4),)
+
+
+# --- a float key's gradient through the routes into a dict besides a display and a store ----------------------------
+
+def _from_keys(x):
+    return sum(dict.fromkeys([x, 2.0, x * 3.0])) * x
+
+
+def _update_pairs(x):
+    d = {}
+    d.update([(x, 1.0), (2.0, x)])
+    return sum(d) + d[2.0]
+
+
+def _union(x):
+    return sum({x: 1.0} | {2.0: x, x * 2.0: 1.0})
+
+
+def _in_place_union(x):
+    d = {2.0: 1.0}
+    d |= {x: 1.0, 3.0: x}
+    return sum(d) * d[3.0]
+
+
+@pytest.mark.parametrize("f", [_from_keys, _update_pairs, _union, _in_place_union])
+def test_a_key_gets_its_gradient_through_fromkeys_update_and_union(f):
+    """Each gave None (the key's cotangent was never handed back) for the central difference."""
+    for x in (1.5, -0.25):
+        h = 1e-6
+        want = (f(x + h) - f(x - h)) / (2 * h)
+        assert gradient(f, x)[0] == pytest.approx(want, rel=1e-6, abs=1e-8)

@@ -26,7 +26,7 @@ from ..in_place import unbound_method, updates_first, updates_first_argument
 from .. import registry
 from ..registry import adjoint
 from .methods import method_call
-from .overlap import _is_array
+from .overlap import _is_array, shares_memory
 from .overwrites import overwrite, overwrites
 from .stores import delitem, setitem
 
@@ -56,8 +56,9 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
     returns their final versions (ast_adjoint/lower/), whose cotangents its backward takes through `J_mutating`;
     anything else is assumed to leave its arguments alone. `result_used` (valuecall): never run code zygotepy cannot
     read as is, since its result would carry no gradient."""
-    if fn is rt.callmethod and len(args) >= 2 and isinstance(args[0], types.ModuleType):
-        # `mod.f(...)` with the module bound to a local name (`import operator` in a function): the function itself
+    if fn is rt.callmethod and len(args) >= 2 and (isinstance(args[0], types.ModuleType) or args[1] == "shuffle"):
+        # `mod.f(...)` with the module bound to a local name (`import operator` in a function): the function itself;
+        # `rng.shuffle(idx)`: a random generator's method, which updates its argument (below)
         out, inner = _mutcall(getattr(args[0], args[1]), args[2:], kwargs, result_used)
 
         def module_back(dy):
@@ -113,7 +114,7 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
         if overwrites(fn, args, kwargs):  # (np.put, np.place, np.copyto(where=), ...: overwrites.py)
             return _keywords_unchanged(*overwrite(fn, args, kwargs), kwargs)
         if not any(differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
-            return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
+            return _data_update(fn, args, kwargs)
         name = _update_name(fn)
         raise ZygoteError(f"zygotepy cannot differentiate {name}, which updates its argument in place; write the "
                           f"update as x[...] = ... (x[i] += v with repeated indices: np.add.at), or add an @adjoint "
@@ -124,6 +125,20 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
     return _derived_call(fn, args, kwargs, result_used, keywords_taken)
+
+
+def _data_update(fn, args, kwargs):
+    """`fn(x, ...)` updating data `x` in place (`rng.shuffle(idx)`, `heapq.heapify(order)`): it runs as written, and
+    its back puts `x`'s old values back, which an earlier operation's back reads (`y = x[idx]`: the gather's)."""
+    entry = mt.journal_whole(args[0]) if args and isinstance(args[0], (np.ndarray, list)) else None
+    out = fn(*args, **kwargs)
+    constant = _constant_back(len(args), kwargs)
+
+    def back(dy):
+        if entry is not None:
+            entry.undo(lambda: mt.snapshot(args[0]))
+        return constant(dy)
+    return (out, *args, *kwargs.values()), back
 
 
 def _as_method(obj, name, rest, kwargs, result_used, keywords_taken):
@@ -304,6 +319,13 @@ def _with_out(args, kwargs, result_used):
     fn, *fargs, out = args
     if _takes_out_itself(fn, fargs):
         return _out_as_keyword(fn, fargs, out, kwargs, result_used)
+    if type(fn) is not np.ufunc and isinstance(out, np.ndarray) and any(
+            isinstance(a, np.ndarray) and shares_memory(out, a)
+            for b in fargs for a in (b if isinstance(b, (list, tuple)) else (b,))):
+        # (`np.concatenate([a, b], out=a)`: NumPy writes as it reads, so what it computes is its own order's; a ufunc
+        # reads each element before it writes it)
+        raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}(..., out=...) where out shares "
+                          f"memory with an input; pass a copy of that input")
     where = kwargs.get("where", True)  # `np.add(y, x, out=y, where=mask)`: only the masked entries are written
     inner = {k: v for k, v in kwargs.items() if k != "where"}
     result, pb, _ = J_mutating(fn, tuple(fargs), inner, updates=False)
@@ -351,6 +373,10 @@ def _update_name(fn):
 def _add_at(x, index, value, sign=1):
     """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up); `np.subtract.at`
     (sign -1) subtracts."""
+    if isinstance(value, np.ndarray) and isinstance(x, np.ndarray) and shares_memory(x, value):
+        raise ZygoteError(f"np.{'add' if sign == 1 else 'subtract'}.at: zygotepy does not differentiate values that "
+                          f"share memory with the array they are added into (`np.add.at(a, i, a[1:3])`: which of them "
+                          f"NumPy reads before or after a write is its own business); pass a copy of them")
     entry = mt.journal_whole(x)
     (np.add if sign == 1 else np.subtract).at(x, index, value)
 
@@ -369,7 +395,7 @@ def _add_at(x, index, value, sign=1):
 def _copyto(dst, src, **kwargs):
     if "where" in kwargs:
         raise ZygoteError("zygotepy cannot differentiate np.copyto(..., where=...); use dst[mask] = src[mask]")
-    if isinstance(src, np.ndarray) and isinstance(dst, np.ndarray) and np.may_share_memory(dst, src):
+    if isinstance(src, np.ndarray) and isinstance(dst, np.ndarray) and shares_memory(dst, src):
         raise ZygoteError("np.copyto: zygotepy does not differentiate a source that shares memory with the array it "
                           "is copied into (`np.copyto(y[1:], y[:-1])`: the source's cotangent would be read where the "
                           "copy wrote); pass a copy of it, or write `y[1:] = y[:-1]`")

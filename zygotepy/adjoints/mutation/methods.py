@@ -140,17 +140,27 @@ def _list_sort(x, key=None, reverse=False):
 def _dict_update(d, *other, **kw):
     entry = mt.journal_whole(d)
     new = dict(*other, **kw)
+    added = {k: k for k in new if k not in d}  # (the key objects `d` takes from the update: a pair's first)
     d.update(new)
+
+    def key_of(k):
+        """A pair's key object's cotangent: what reads of it out of `d` filed, if `d` holds this very object."""
+        return key_cotangent(k) if added.get(k, _NONE) is k else None
 
     def back(dr, dd):
         entry.undo(lambda: dict(d))
         if dd is None:
-            return (None, *(None for _ in other), dict.fromkeys(kw))
+            pairs = tuple(None if isinstance(o, dict) else [(key_of(k), None) for k, _ in o] for o in other)
+            return (None, *(None if p is None or all(g is None for g, _ in p) else p for p in pairs),
+                    dict.fromkeys(kw))
         rest = {k: v for k, v in dd.items() if k not in new}
         dother = tuple({k: dd.get(k) if k not in kw else None for k in o} if isinstance(o, dict)
-                       else [(None, dd.get(k) if k not in kw else None) for k, _ in o] for o in other)
+                       else [(key_of(k), dd.get(k) if k not in kw else None) for k, _ in o] for o in other)
         return (rest or None, *dother, {k: dd.get(k) for k in kw})
     return None, back
+
+
+_NONE = object()
 
 
 @updates_in_place(dict, "setdefault")

@@ -15,6 +15,7 @@ from ...backends import namespace
 from ...errors import ZygoteError
 from ...forward.dual import strip
 from ..registry import adjoint, find_rule, nondifferentiable
+from ..structures.dicts import has_read_keys as read_keys
 from ..structures.sets import combined, updated
 from .methods import _list_extend, method_call
 
@@ -166,8 +167,9 @@ def _merge_cotangents(keys_a, b, dy):
         return None, None
     da = {k: None if k in b else dy.get(k) for k in keys_a}
     db = {k: dy.get(k) for k in b}
-    return (da if any(g is not None for g in da.values()) else None,
-            db if any(g is not None for g in db.values()) else None)
+    # (`{}` where no value has one but keys were read out: the dict's own back hands its key objects theirs)
+    return (da if any(g is not None for g in da.values()) else {} if read_keys(keys_a) else None,
+            db if any(g is not None for g in db.values()) else {} if read_keys(b) else None)
 
 
 def _check_merge(a, b):
@@ -203,8 +205,15 @@ def ior(a, b):
         return a, back
     if type(a) is set and isinstance(b, (set, frozenset)):
         return updated(operator.ior, a, b)
-    entry = mt.journal_whole(a) if isinstance(a, np.ndarray) else None  # data, updated in place
-    y = operator.ior(a, b)
+    return _data_in_place(operator.ior, a, b)
+
+
+def _data_in_place(op, a, b):
+    """`a op= b` on data (an int or bool array, an int): updated in place as Python does, no cotangent; an array's old
+    values go in the journal, so the backward of an earlier operation reads them (`np.where(m, x, 0)`, then
+    `m &= c`: the where's back read the narrowed mask)."""
+    entry = mt.journal_whole(a) if isinstance(a, np.ndarray) else None
+    y = op(a, b)
 
     def back(dy):
         if entry is not None:
@@ -212,3 +221,15 @@ def ior(a, b):
         return (None, None)
     return y, back
 
+
+def _bitwise_in_place(op):
+    def rule(a, b):
+        if type(a) is set and isinstance(b, (set, frozenset)):
+            return updated(op, a, b)
+        return _data_in_place(op, a, b)
+    rule.__qualname__ = f"{op.__name__}_rule"
+    return rule
+
+
+for _op in (operator.iand, operator.ixor, operator.ilshift, operator.irshift):
+    adjoint(_op, updates="if_active")(_bitwise_in_place(_op))

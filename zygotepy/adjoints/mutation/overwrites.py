@@ -16,6 +16,7 @@ from ...errors import ZygoteError
 from ..in_place import updates_in_place
 from ..numpy.common import _restore
 from ..numpy.gathering import _scatter
+from .overlap import shares_memory
 
 VALUES = {np.put: 2, np.place: 2, np.putmask: 2, np.put_along_axis: 2, np.fill_diagonal: 1, np.copyto: 1}  # position
 
@@ -39,7 +40,7 @@ def overwrite(fn, args, kwargs):
     if dst.dtype.kind == "f" and np.iscomplexobj(args[k]):
         raise ZygoteError(f"np.{fn.__name__}: zygotepy does not differentiate storing complex values into a real "
                           f"array (NumPy drops their imaginary part)")
-    if isinstance(args[k], np.ndarray) and np.may_share_memory(dst, args[k]):
+    if isinstance(args[k], np.ndarray) and shares_memory(dst, args[k]):
         raise ZygoteError(f"np.{fn.__name__}: zygotepy does not differentiate values that share memory with the array "
                           f"they are written into (which of them NumPy reads before or after a write is its own "
                           f"business); pass a copy of them")

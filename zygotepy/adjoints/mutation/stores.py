@@ -370,3 +370,15 @@ def delitem(x, index):
             return (dy, None)
         return x, back
     raise ZygoteError(f"zygotepy cannot differentiate `del x[i]` on a {type(x).__name__}")
+
+
+@adjoint(mt.unseen_update)
+def unseen_update(where, fn, *args, **kwargs):
+    """An update of an object no name of the differentiated function reaches, with a value that may carry a gradient
+    (this rule runs only then): its later reads, through a class attribute or a global a helper returns, would get no
+    gradient, so it is refused."""
+    file, line, what = where
+    raise ZygoteError(f"{file}:{line}: zygotepy cannot differentiate {what}, which updates in place an object no "
+                      f"variable of this function holds (a class's attribute, a container a helper returns): its "
+                      f"later reads would miss the gradient of what it stores; keep the values in a container of "
+                      f"this function's own, or pass the container in as an argument")

@@ -4,7 +4,7 @@ so that an outer level transforms only the twins the calls use. Each calls the c
 forward code, a rule through `call_rule`, a constructor) and returns a closure over its tape as the pullback."""
 from ...ast_adjoint import dispatch
 from ...ast_adjoint import runtime as rt
-from ..registry import adjoint, nondifferentiable
+from ..registry import adjoint, is_builtin, nondifferentiable, takes_need
 from .cotangents import (_by_parameters, _callmethod_grads, _cells_of, _defaults_of, _drop, _join_defaults,
                          _keyword_grads, _module_grads, _pad, _spread, _take, _unstated, _with_dself)
 from .constructors import field_cotangents, object_of
@@ -94,10 +94,12 @@ def _by_varargs(fn, forward, plan, args):
 
 def _by_rule(fn, rule, nargs, args):
     n = _static(nargs)
+    # (a user's rule declared `need=True` has `back(dy, need)`, with no default: every argument is needed here)
+    everything = _static((True,) * nargs if takes_need(rule) and not is_builtin(rule) else None)
     y, rule_back = call_rule(rule, *args)
 
     def ruled_back(dy, need=None):
-        return _with_dself(rule_back(dy), n)
+        return _with_dself(rule_back(dy) if everything is None else rule_back(dy, everything), n)
     return y, ruled_back
 
 

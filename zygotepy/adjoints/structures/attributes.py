@@ -158,6 +158,8 @@ def getattr_(obj, name, *default):
         if hit is not None:
             return hit
     fallback = getattr(type(obj), "__getattr__", None)
+    if isinstance(obj, StructGrad) and attribute is None and name in obj:  # a gradient's field read as `g.W`: `g["W"]`
+        return obj[name], lambda dy: (None if dy is None else StructGrad({name: dy}), None, *(None for _ in default))
     if isinstance(fallback, types.FunctionType) and attribute is None and _missing(obj, name):
         answer, answer_pb = J(fallback, obj, name)  # a user class's __getattr__ answers: differentiated
         return answer, lambda dy: (None if dy is None else answer_pb(dy)[1], None, *(None for _ in default))

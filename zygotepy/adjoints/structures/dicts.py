@@ -181,8 +181,20 @@ def dict_fromkeys(keys, value=None):
         total = None
         for g in (dy or {}).values():
             total = rt.acc(total, g)
-        return (None, total)
+        return (_keys_cotangent(keys), total)
     return y, back
+
+
+def _keys_cotangent(keys):
+    """The cotangent of a list or tuple of keys a dict was made from: each key object the dict kept (the first of
+    equal ones) gets what reads of it out of the dict filed (`sum(d)` iterates its keys), the others nothing."""
+    if not isinstance(keys, (list, tuple)):
+        return None
+    first = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k, i)
+    grads = [key_cotangent(k) if first[k] == i else None for i, k in enumerate(keys)]
+    return type(keys)(grads) if any(g is not None for g in grads) else None
 
 
 @adjoint(dict.keys)

@@ -85,18 +85,6 @@ def updated(fn, a, b):
     return a, back
 
 
-@adjoint(operator.iand, updates="if_active")
-def iand(a, b):
-    return updated(operator.iand, a, b) if isinstance(a, set) and isinstance(b, _SETS) else \
-        (operator.iand(a, b), lambda dy: (None, None))
-
-
-@adjoint(operator.ixor, updates="if_active")
-def ixor(a, b):
-    return updated(operator.ixor, a, b) if isinstance(a, set) and isinstance(b, _SETS) else \
-        (operator.ixor(a, b), lambda dy: (None, None))
-
-
 def _holds_gradients(s, args):
     return any(differentiable(e) for e in s) or any(differentiable(a) for a in args) or any(
         isinstance(a, _SETS) and any(differentiable(e) for e in a) for a in args)

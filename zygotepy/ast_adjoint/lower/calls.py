@@ -86,8 +86,13 @@ class Calls:
                 pass  # a user object's own method: derived, updating `self` (logged)
             else:
                 args, kwargs, star = self.arguments(node)
-                return self.call(Const(mt.global_method), [Global(name), Const(name), Const(self.mangle(func.attr)),
-                                                           Const((self.filename, self.line)), *args], kwargs, star, hint)
+                args = [Global(name), Const(name), Const(self.mangle(func.attr)), Const((self.filename, self.line)),
+                        *args]
+                if "." in name and isinstance(self.resolve(name.rsplit(".", 1)[0]), type):
+                    # a class's list is every instance's: its reads through one (`self.items`) go unchecked
+                    return self.unseen_update(f"`{name}.{func.attr}(...)`", Const(mt.global_method), args, kwargs,
+                                              star, hint)
+                return self.call(Const(mt.global_method), args, kwargs, star, hint)
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and updating_method_name(func.attr) \
                 and func.value.id not in self.locals and func.value.id not in self.freevars \
                 and type(self.globals.get(func.value.id)).__module__ == "numpy" \
@@ -120,6 +125,11 @@ class Calls:
                     kept = [(k, v) for k, v in kwargs if k != "out"]
                     return self.mutating_call(Const(mt.with_out), [fn, *args, dict(kwargs)["out"]], kept, star, hint,
                                               range(len(args) + 1, len(args) + 2 + len(kept)))
+                if isinstance(obj, Var) and updating_method_name(func.attr) and not self.observable(obj) and not (
+                        isinstance(func.value, gast.Name) and self.global_container(func.value.id)):
+                    # `C().items.append(v)`, `get_cache().append(v)`: no name of this function reaches the object, so
+                    # only state outside it (a class's attribute, a global a helper returns) can be read back later
+                    return self.unseen_update(f"`.{func.attr}(...)`", fn, args, kwargs, star, hint)
                 if statement:  # `obj.step(x)`: may update its object and its arguments
                     # a module global's own method updates an object that outlives this call: run it as an update
                     # (logged), so that reading the global afterwards is refused (mutate.global_read), not ungraded

@@ -11,7 +11,7 @@ import gast
 from .. import runtime as rt
 from ..ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
 from .jumps import SCOPES, assigned_names, flat_nodes, has_jumps, plainly_assigned, walk
-from .scan import augmented_names, mutation_syntax, nodes_no_defs
+from .scan import augmented_names, mutation_syntax, nodes_no_defs, updating_method_name
 
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
 
@@ -55,6 +55,15 @@ class ControlFlow:
     def expr_GeneratorExp(self, node, hint):
         """Materialised as a list, handed out as an iterator over it (`next(v for v in xs)` takes the first item, a
         second walk finds it used up), which holds the list's items (a loop's update of one reaches their holders)."""
+        for n in gast.walk(node):
+            if isinstance(n, gast.NamedExpr) or isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                    and updating_method_name(n.func.attr):
+                # its items are all computed when it is made: `any((big := v) > 2 for v in xs)` would leave `big`
+                # the last item's, `any(seen.append(v) or ...)` append every item, where Python stops at the first
+                self.fail("an assignment expression (:=) in a generator expression" if isinstance(n, gast.NamedExpr)
+                          else f"calling .{n.func.attr}(...) in a generator expression", n,
+                          "zygotepy computes a generator's items when it is made, where Python computes each as it is "
+                          "taken; use a list comprehension or a loop")
         made = self.expr_ListComp(node, hint)
         out = self.call(Const(iter), [made], hint=hint)
         self.note_held(out, [made])
@@ -85,6 +94,7 @@ class ControlFlow:
                 body = gast.If(test=cond, body=[body], orelse=[])
             body = gast.For(target=g.target, iter=g.iter, body=[body], orelse=[], type_comment=None)
             body.comprehension = True  # its variables are its own: nothing outside reads them
+            body.generator = isinstance(node, gast.GeneratorExp) and g is node.generators[0]
         gast.fix_missing_locations(gast.copy_location(body, node))
         for n in gast.walk(body):
             if not hasattr(n, "lineno") and isinstance(n, (gast.stmt, gast.expr)):
@@ -217,7 +227,19 @@ class ControlFlow:
                                                    hint=position[1:])
             self.block(node.body)
         self.loop_depth += 1
+        for c in carries:  # (each carry's object has a lineage before the body runs: the links found are kept by it)
+            self.lineage_of(c.var)
+        state = self.lowering_state()
         loop.body, body_env = self.sub_region(body)
+        later = self.links_made(state["parents"], carries, [*names, *extra], body_env, node.lineno)
+        if later:
+            # the body linked objects that outlive an iteration (`traj.append(x)`): when a later iteration begins they
+            # are linked, so an update then (`x *= c`) must reach the holder too; lowered again, knowing that
+            self.restore_state(state)
+            for child, link in later:
+                self.parents.setdefault(child, []).append(link)
+            refreshes.clear()
+            loop.body, body_env = self.sub_region(body)
         self.loop_depth -= 1
         for c, name in zip(carries, [*names, *extra], strict=True):
             c.next = body_env.get(name, c.var)
@@ -235,6 +257,48 @@ class ControlFlow:
             self.env[_BREAK] = enclosing_break
         self.emit(loop)
         return left
+
+    def lowering_state(self):
+        """A copy of what lowering a region changes (lineages and links, names' versions, nested functions' code
+        objects taken, ...), for `restore_state`; the namer goes on (names stay unique), `env` and `region` are
+        `sub_region`'s."""
+        return {k: _copied(v) for k, v in self.__dict__.items() if k not in _OWN_STATE}
+
+    def restore_state(self, state):
+        for k in [k for k in self.__dict__ if k not in state and k not in _OWN_STATE]:
+            del self.__dict__[k]  # (caches a pass made, of the syntax: made again)
+        self.__dict__.update({k: _copied(v) for k, v in state.items()})
+
+    def links_made(self, known, carries, names, body_env, line):
+        """The links the body made (beyond `known`) through which an object a carry names when an iteration ends, and
+        which the body updates in place, is held by another carried object (`traj.append(x)`, `traj = traj + [x]`,
+        `lst.extend([x])`, at most one object between), as links between the carries' objects when the next iteration
+        begins: `(child lineage, ("held", parent lineage, line))`."""
+        ahead = {}  # the lineage of a carry's object at the end of an iteration -> its lineage when the next begins
+        for c, name in zip(carries, names):
+            nxt = body_env.get(name, c.var)
+            if isinstance(nxt, Var):
+                ahead.setdefault(self.lineage_of(nxt), self.lineage_of(c.var))
+            ahead[self.lineage_of(c.var)] = self.lineage_of(c.var)
+        out = []
+        for child, start in ahead.items():
+            if start not in self.mutated:  # (an object the body does not update: its holders need no new version)
+                continue
+            work = [(child, 0, False)]
+            while work:
+                cur, hops, new = work.pop()
+                for link in self.parents.get(cur, ()):
+                    if link[0] != "held" and link[0] != "item" and link[0] != "attr":
+                        continue
+                    made = new or link not in known.get(cur, ())
+                    parent = ahead.get(link[1])
+                    if made and parent is not None and parent != start and not any(
+                            p == parent for _, p, _ in known.get(start, ())) and (start, parent) not in \
+                            {(c, lk[1]) for c, lk in out}:
+                        out.append((start, ("held", parent, Const(line))))
+                    if hops < 1 and parent is None:
+                        work.append((link[1], hops + 1, made))
+        return out
 
     def loop_else(self, node, left):
         """`for ... else` / `while ... else`: the clause runs when the loop ended without `break` (or `return`)."""
@@ -269,7 +333,10 @@ class ControlFlow:
         return [n for n in names if self._loads[n] > inside[n]]
 
     def stmt_For(self, node):
+        generator = getattr(node, "generator", False)
         node, it, links, hidden, changing = self.for_iterable(node)
+        if generator:  # (an endless iterator is refused: the generator's items are all computed now)
+            self.call(Const(rt.bounded_generator), [it, Const(self.filename), Const(self.line)], hint="_")
         seq = self.call(Const(rt.iterate), [it], hint="_seq")
 
         def header(loop):
@@ -282,3 +349,13 @@ class ControlFlow:
         self.link_targets(links, node.lineno, after=True)
         self.end_for(node, hidden)
         self.loop_else(node, left)
+
+
+_OWN_STATE = ("namer", "env", "region", "source_node", "code", "globals", "filename")
+
+
+def _copied(v):
+    """A copy of a lowering's state entry: containers one level down (a lineage's list of links)."""
+    if type(v) is dict:
+        return {k: list(x) if type(x) is list else set(x) if type(x) is set else x for k, x in v.items()}
+    return set(v) if type(v) is set else list(v) if type(v) is list else v

@@ -48,10 +48,13 @@ class Definitions:
                 self.fail(UNSUPPORTED[type(n)], n)
 
     def stmt_FunctionDef(self, node):
+        """A nested def; its decorators (evaluated first, as Python does) are calls applied to it, innermost first
+        (`@functools.wraps(f)`, `@functools.lru_cache`)."""
         self.fence(node)
-        if node.decorator_list:
-            self.fail("a decorated nested function", node)
-        out = self.define(node, node.name, node.name)
+        decorators = [self.expr(d) for d in node.decorator_list]
+        out = self.define(node, node.name, node.name if not decorators else "_fn")
+        for k, decorator in enumerate(reversed(decorators)):
+            out = self.call(decorator, [out], hint=node.name if k == len(decorators) - 1 else "_fn")
         self.bind(node.name, out)
 
     def stmt_ClassDef(self, node):

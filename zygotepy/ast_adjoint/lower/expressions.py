@@ -6,6 +6,7 @@ import operator
 import types
 
 import gast
+import numpy as np
 
 from ...options import OPTIONS
 from .. import mutate as mt
@@ -88,8 +89,9 @@ class Expressions:
         return Global(name)
 
     def global_container(self, name):
-        """Is the module global `name` a container or a plain object that code may update in place? A dotted name
-        (`Reg.items`, `config.SIZES`: an attribute of a class or a module global) counts only if it is a container."""
+        """Is the module global `name` a container, an array or a plain object that code may update in place (also
+        through an alias: `b = get_buffer(); b[0] = v`)? A dotted name (`Reg.items`, `config.SIZES`: an attribute of a
+        class or a module global) counts only if it is a container."""
         if "." in name:
             value = self.globals.get(name.split(".")[0])
             for attr in name.split(".")[1:]:
@@ -98,7 +100,7 @@ class Expressions:
         if name in self.locals or name in self.freevars or name in self.special or name not in self.globals:
             return False
         value = self.globals[name]
-        return isinstance(value, _CONTAINERS) or (
+        return isinstance(value, (*_CONTAINERS, np.ndarray)) or (
             hasattr(value, "__dict__") and not callable(value) and not isinstance(value, types.ModuleType)
             and type(value).__module__ != "builtins")
 

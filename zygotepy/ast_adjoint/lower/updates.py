@@ -20,11 +20,21 @@ class Updates:
                       "pass it as an argument, or work on a copy")
         return obj
 
+    def unseen_update(self, what, fn, args, kwargs=(), star=None, hint=None):
+        """`fn(*args)` updates an object no name of this function reaches (`get_buf()[0] = v`): run through
+        `mutate.unseen_update`, whose rule refuses it where a value that carries a gradient takes part (its later reads,
+        through state outside this function, would get none)."""
+        where = Const((self.filename, self.line, what))
+        return self.call(Const(mt.unseen_update), [where, fn, *args], kwargs, star, hint)
+
     def store_item(self, target, value):
         if self.global_item(target, value):
             return
         obj = self.target_object(target.value)
         index = self.expr(target.slice)
+        if not self.observable(obj):
+            self.unseen_update("this store of an item", Const(mt.setitem), [obj, index, value], hint="_")
+            return
         new = self.call(Const(mt.setitem), [obj, index, value], hint=self.user_name(obj))
         self.mutate(obj, new)
         self.note_child(value, "item", new, index)
@@ -45,6 +55,9 @@ class Updates:
     def store_attr(self, target, value):
         obj = self.target_object(target.value)
         attr = Const(self.mangle(target.attr))
+        if not self.observable(obj):
+            self.unseen_update("this store of an attribute", Const(mt.setattr_), [obj, attr, value], hint="_")
+            return
         new = self.call(Const(mt.setattr_), [obj, attr, value], hint=self.user_name(obj))
         self.mutate(obj, new)
         self.note_child(value, "attr", new, attr)

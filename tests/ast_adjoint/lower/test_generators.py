@@ -1,0 +1,95 @@
+"""A generator expression is lowered as a list made when it is made (lower/control.py), where Python computes each
+item as it is taken: where the two could differ silently, it is refused naming the line: an assignment expression in
+it (`any((big := v) > 2 for v in xs)` left `big` the last item's: value 9.0 for 7.5, gradient on the wrong item), an
+update in place in it (`any(seen.append(v) or ...)` appended every item), and an endless iterator (`next(v * x for v
+in count())` never returned). Generators taken whole or in part without such effects are followed."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import zygotepy
+from zygotepy import gradient
+from zygotepy.errors import UnsupportedSyntax
+
+
+def walrus_in_any(xs):
+    if any((big := v) > 2.0 for v in xs):
+        return big * 3.0
+    return 0.0
+
+
+def append_in_any(xs):
+    seen = []
+    any(seen.append(v) or v > 2.0 for v in xs)
+    return sum(seen)
+
+
+def next_over_count(x):
+    return next(v * x for v in itertools.count() if v > 3)
+
+
+def loop_over_cycle(x):
+    for v in (t * x for t in itertools.cycle([1.0, 2.0])):
+        if v > 2.0:
+            return v
+    return 0.0
+
+
+def sum_over_repeat(x):
+    return sum(itertools.islice((t * x for t in itertools.repeat(2.0)), 3))
+
+
+@pytest.fixture(params=[True, False], ids=["optimized", "plain"])
+def mode(request):
+    zygotepy.optimizations(request.param)
+    yield
+    zygotepy.optimizations(True)
+
+
+@pytest.mark.parametrize("f, arg, what", [
+    (walrus_in_any, [1.0, 2.5, 3.0], r"an assignment expression \(:=\) in a generator expression"),
+    (append_in_any, [1.0, 2.5, 3.0], r"calling \.append\(\.\.\.\) in a generator expression"),
+    (next_over_count, 1.5, r"a generator expression over an endless iterator \(count\)"),
+    (loop_over_cycle, 1.5, r"a generator expression over an endless iterator \(cycle\)"),
+    (sum_over_repeat, 1.5, r"a generator expression over an endless iterator \(repeat\)"),
+])
+def test_generators_that_would_differ_are_refused(mode, f, arg, what):
+    with pytest.raises(UnsupportedSyntax, match=rf"test_generators\.py:\d+: zygotepy cannot differentiate {what}"):
+        gradient(f, arg)
+
+
+def first_of_generator(xs):
+    return next(math.sin(v) * 2.0 for v in xs if v > 0.5)
+
+
+def any_over_generator(xs):
+    return xs[0] * 3.0 if any(v > 2.0 for v in xs) else xs[0]
+
+
+def loop_left_by_break(xs):
+    total = 0.0
+    for r in (v * v for v in xs):
+        if r > 4.0:
+            break
+        total += r
+    return total
+
+
+def bounded_count(x):
+    return sum(v * x for v, _ in zip(itertools.count(1), range(3)))
+
+
+@pytest.mark.parametrize("f, arg, want", [
+    (first_of_generator, [0.2, 0.9, 1.4], [0.0, 2.0 * math.cos(0.9), 0.0]),
+    (any_over_generator, [1.0, 2.5, 3.0], [3.0, 0.0, 0.0]),
+    (loop_left_by_break, [1.0, 1.5, 3.0], [2.0, 3.0, 0.0]),
+])
+def test_generators_without_effects_are_followed(mode, f, arg, want):
+    got, = gradient(f, arg)
+    np.testing.assert_allclose([0.0 if g is None else g for g in got], want, rtol=1e-12)
+
+
+def test_a_bounded_walk_of_count_is_followed(mode):
+    assert gradient(bounded_count, 1.5) == (6.0,)

@@ -1,0 +1,71 @@
+"""tree_map on the structures gradients come in (trees.py), as api.md states: another tree may match a namedtuple by
+position (a plain tuple gave `fn` None for every leaf: nothing was updated), a shorter tree gives None where it has
+no entry (it raised IndexError), and objects are rebuilt whatever their kind: `types.SimpleNamespace` (TypeError), a
+dataclass with an `init=False` field (ValueError), a `__slots__` object (it was a leaf)."""
+import dataclasses
+import types
+from collections import namedtuple
+
+import pytest
+
+from zygotepy import gradient, tree_map
+
+NT = namedtuple("NT", "a b")
+
+
+def step(p, g):
+    return p if g is None else p - 0.1 * g
+
+
+@dataclasses.dataclass
+class Post:
+    a: float
+    b: float = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        self.b = self.a * 2
+
+
+class Slotted:
+    __slots__ = ("p", "q")
+
+    def __init__(self, p, q):
+        self.p, self.q = p, q
+
+
+def test_a_namedtuple_matched_by_position():
+    assert tree_map(step, NT(1.0, 2.0), (1.0, 1.0)) == pytest.approx(NT(0.9, 1.9))
+    assert tree_map(step, NT(1.0, 2.0), [1.0]) == pytest.approx(NT(0.9, 2.0))
+
+
+def test_a_shorter_tree_gives_none():
+    assert tree_map(lambda a, b: (a, b), [1.0, 2.0], [5.0]) == [(1.0, 5.0), (2.0, None)]
+
+
+def test_a_simple_namespace_is_rebuilt():
+    ns = types.SimpleNamespace(a=1.0, b=2.0)
+    new = tree_map(step, ns, gradient(lambda o: o.a * o.b, ns)[0])
+    assert vars(new) == pytest.approx({"a": 0.8, "b": 1.9}) and vars(ns) == {"a": 1.0, "b": 2.0}
+
+
+def test_a_dataclass_field_not_in_init_is_rebuilt():
+    m = Post(1.0)
+    new = tree_map(step, m, gradient(lambda m: m.a * m.b, m)[0])
+    assert (new.a, new.b) == pytest.approx((0.8, 1.9)) and (m.a, m.b) == (1.0, 2.0)
+
+
+def test_a_slots_object_is_a_node():
+    s = Slotted(1.0, 2.0)
+    new = tree_map(step, s, gradient(lambda s: s.p * s.q, s)[0])
+    assert type(new) is Slotted and (new.p, new.q) == pytest.approx((0.8, 1.9)) and (s.p, s.q) == (1.0, 2.0)
+
+
+def test_gradients_of_a_containers_entries_are_distinct_arrays():
+    """`xs[0] + xs[1]` hands both entries one cotangent: scaling one in place (`g[0] *= 0.1`) changed the other."""
+    import numpy as np
+    g, = gradient(lambda xs: np.sum(xs[0] + xs[1]), [np.ones(2), np.ones(2)])
+    assert g[0] is not g[1]
+    g[0] *= 0.1
+    np.testing.assert_array_equal(g[1], [1.0, 1.0])
+    d, = gradient(lambda p: np.sum(p["a"] * 2.0 + p["b"] * 2.0), {"a": np.ones(2), "b": np.ones(2)})
+    assert d["a"] is not d["b"]

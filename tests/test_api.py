@@ -79,13 +79,21 @@ def test_pullback_checks_the_cotangent_and_hvp_takes_trees():
     np.testing.assert_allclose(got[1], [2 * np.sum(a), 0.0])
 
 
-@pytest.mark.parametrize("out, dy", [((lambda x: (x * 2, x)), np.ones(3)), ((lambda x: {"a": x * 2}), {"b": 1.0}),
-                                     ((lambda x: [x, x]), 1.0)],
-                         ids=["array-for-tuple", "unknown-key", "number-for-list"])
-def test_a_cotangent_that_does_not_match_the_output_is_refused(out, dy):
-    # (an array for a tuple crashed with ValueError; an unknown key was dropped: a gradient of None)
+@pytest.mark.parametrize("out, dy, what", [
+    ((lambda x: (x * 2, x)), np.ones(3), "does not match the output"),
+    ((lambda x: {"a": x * 2}), {"b": 1.0}, "does not match the output"),
+    ((lambda x: [x, x]), 1.0, "does not match the output"),
+    ((lambda x: {"a": x * 2}), [1.0, 2.0], "does not match the output"),
+    ((lambda x: (x * 2, x)), (1.0,), "has 1 entries, the output 2"),
+    ((lambda x: x), 1.0, r"has shape \(\), the output \(3,\)"),
+    ((lambda x: np.cumsum(x)), 1.0, r"has shape \(\), the output \(3,\)"),
+], ids=["array-for-tuple", "unknown-key", "number-for-list", "list-for-dict", "short-tuple", "number-for-array",
+        "number-for-cumsum"])
+def test_a_cotangent_that_does_not_match_the_output_is_refused(out, dy, what):
+    # (an array for a tuple crashed with ValueError; an unknown key was dropped: a gradient of None; a number for an
+    # array output gave the identity's argument a float gradient, and crashed others)
     _, back = zygotepy.pullback(out, np.ones(3))
-    with pytest.raises(ZygoteError, match="does not match the output"):
+    with pytest.raises(ZygoteError, match=what):
         back(dy)
 
 
@@ -135,3 +143,9 @@ def test_an_ints_gradient_is_a_float_in_both_modes(on):
         assert type(g) is float and g == 2.0
     finally:
         zygotepy.optimizations(True)
+
+
+def test_argnums_may_be_a_numpy_integer():
+    """`argnums=np.int64(1)` was refused ("does not name positional arguments")."""
+    assert gradient(lambda x, y: x * y, 2.0, 3.0, argnums=np.int64(1)) == 2.0
+    assert zygotepy.hessian(lambda x, y: x * y * y, 2.0, 3.0, argnums=np.int64(1)) == 4.0

@@ -105,13 +105,22 @@ def _structured(y, dy):
         if isinstance(y, (tuple, list, dict)):  # (a wrong shape crashed, an unknown key was dropped)
             raise ZygoteError(f"the cotangent given to the pullback does not match the output, a {type(y).__name__}: "
                               f"give one of the same structure (a cotangent per entry, under the output's keys)")
+        if type(y) is np.ndarray and y.shape and np.shape(dy) != y.shape:  # (`back(1.0)` of an array output)
+            raise ZygoteError(f"the cotangent given to the pullback has shape {np.shape(dy)}, the output {y.shape}: "
+                              f"give one of the output's shape")
         return dy
+    if isinstance(dy, (tuple, list)) and not isinstance(y, (tuple, list)) or isinstance(dy, dict) and not (
+            isinstance(y, dict) or hasattr(type(y), "_fields") or hasattr(y, "__dict__")):
+        raise ZygoteError(f"the cotangent given to the pullback, a {type(dy).__name__}, does not match the output, a "
+                          f"{type(y).__name__}: give one of the same structure")
     if isinstance(y, dict) and isinstance(dy, dict):
         return type(dy)({k: _structured(y.get(k), v) for k, v in dy.items()})
     if hasattr(type(y), "_fields") and isinstance(y, tuple) or hasattr(y, "__dict__") and not hasattr(y, "shape"):
         fields, dy = fields_of(y), as_fields(y, dy)
         return StructGrad({k: _structured(fields.get(k), v) for k, v in dy.items()}) if isinstance(dy, dict) else dy
     if isinstance(y, (tuple, list)) and isinstance(dy, (tuple, list)):
+        if len(dy) != len(y):
+            raise ZygoteError(f"the cotangent given to the pullback has {len(dy)} entries, the output {len(y)}")
         return type(dy)(_structured(a, b) for a, b in zip(y, dy, strict=True))
     return dy
 
@@ -319,8 +328,8 @@ def select(values, argnums, n):
     """The entries `argnums` picks of a per-argument tuple: None all, an int one entry, a tuple a tuple."""
     if argnums is None:
         return values
-    try:
-        return values[argnums] if isinstance(argnums, int) else tuple(values[k] for k in argnums)
+    try:  # (an int, a NumPy integer, or a sequence of them)
+        return values[argnums] if isinstance(argnums, (int, np.integer)) else tuple(values[k] for k in argnums)
     except (IndexError, TypeError):
         raise ZygoteError(f"argnums={argnums!r} does not name positional arguments of a call with {n} of them") from None
 

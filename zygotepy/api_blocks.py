@@ -21,7 +21,7 @@ __all__ = ["jacobian", "hessian", "select"]
 
 
 def _picked(argnums, n):
-    picked = range(n) if argnums is None else (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    picked = range(n) if argnums is None else (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums)
     if any(not isinstance(k, (int, np.integer)) or not -n <= k < n for k in picked):
         raise ZygoteError(f"argnums={argnums!r} does not name positional arguments of a call with {n} of them")
     return picked
@@ -77,7 +77,7 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
             err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
                          f"{str(second).splitlines()[0]}")
             raise err from None
-        return out[0][0] if isinstance(argnums, int) or argnums is None and n == 1 else out
+        return out[0][0] if isinstance(argnums, (int, np.integer)) or argnums is None and n == 1 else out
 
     def block(p, q, leaf_p, leaf_q):
         shape_p, shape_q = np.shape(leaf_p), np.shape(leaf_q)
@@ -97,7 +97,7 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
                                       if j2 in inner2 else None for j2 in range(len(leaves(args[i2])))])
         return _shaped(args[i], [row(j) for j in range(len(leaves(args[i])))])
     out = tuple(tuple(per_argument(i, i2) for i2 in picked) for i in picked)
-    return out[0][0] if isinstance(argnums, int) or argnums is None and n == 1 else out
+    return out[0][0] if isinstance(argnums, (int, np.integer)) or argnums is None and n == 1 else out
 
 
 def _columns(f, passes, picked, spots):

@@ -96,6 +96,7 @@ MATH_ROWS = [
     row(math.hypot, NZ, NZ, shapes=S2), row(math.hypot, NZ, NZ, NZ, shapes=[(None,) * 3], label="math.hypot[3]"),
     row(math.erf, ANY, shapes=S1), row(math.erfc, ANY, shapes=S1), row(math.fabs, NZ, shapes=S1),
     row(math.copysign, NZ, NZ, shapes=S2, none=(1,)), row(math.fmod, ANY, NZ, shapes=S2),
+    row(math.remainder, ANY, NZ, shapes=S2),
     row(math.ldexp, ANY, 3, shapes=S1, none=(1,)),
     row(math.frexp, NZ, shapes=S1), row(math.modf, ANY, shapes=S1),
 ]
@@ -126,6 +127,8 @@ BUILTIN_ROWS = [
     row(map, operator.mul, Seq(ANY), Seq(ANY, tuple), shapes=[((None,) * 3, (None,) * 2)],
         f=lambda fn, a, b: list(map(fn, a, b)), label="builtins.map[two sequences]"),
     row(filter, None, Seq(ANY), shapes=[((None,) * 4,)], f=lambda fn, s: list(filter(fn, s))),
+    row(itertools.filterfalse, None, Seq(ANY), shapes=[((None,) * 4,)],
+        f=lambda fn, s: list(itertools.filterfalse(fn, s))),
     # functools / itertools, through their Python twins (adjoints/functional.py)
     row(functools.reduce, operator.mul, Seq(ANY), shapes=[((None,) * 3,)]),
     row(functools.reduce, lambda a, b: a * b + a, Seq(ANY, tuple), ANY, shapes=[((None,) * 3, None)],
@@ -241,6 +244,7 @@ def rows_of(module):
 
 # Targets that must be registered as non-differentiable (they run as constants).
 NONDIFF = [
+    math.ulp,
     np.diag_indices, np.diag_indices_from, np.tril_indices, np.tril_indices_from, np.triu_indices, np.triu_indices_from,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_, operator.truth,
     operator.is_, operator.is_not, operator.contains, operator.ifloordiv, math.isnan, math.isinf, math.isfinite,

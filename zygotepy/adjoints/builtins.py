@@ -1,6 +1,7 @@
 """Builtins: sum, min, max, float, sorted and friends; the rest of the builtins a numeric code calls carry no gradient.
 (`abs` lives with the operators; `enumerate`, `zip` and `range` with the structures.)"""
 import builtins
+import itertools
 import math
 import operator
 import types
@@ -273,6 +274,11 @@ def filter_list(pred, seq):
     return [item for item in seq if (item if pred is None else pred(item))]
 
 
+def filterfalse_list(pred, seq):
+    """`itertools.filterfalse(pred, seq)` as a list: the items `pred` rejects (the falsy ones for None)."""
+    return [item for item in seq if not (item if pred is None else pred(item))]
+
+
 def _as_comprehension(twin):
     """A rule that differentiates `twin`, a Python function: gradients reach the items and what `fn` closes over
     through the ordinary transform of its comprehension."""
@@ -288,3 +294,4 @@ def _as_comprehension(twin):
 
 adjoint(map)(_as_comprehension(map_list))
 adjoint(filter)(_as_comprehension(filter_list))
+adjoint(itertools.filterfalse)(_as_comprehension(filterfalse_list))

@@ -76,7 +76,7 @@ def dropgrad(x: Any, /) -> Any:
 
 nondifferentiable(dropgrad)
 # `G[k] = v` on a module global container stores only values that carry no gradient (it refuses the others)
-nondifferentiable(rt.global_store)
+nondifferentiable(rt.global_store, rt.global_attr_store)
 
 
 @adjoint(checkpoint)

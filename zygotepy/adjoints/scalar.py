@@ -42,6 +42,7 @@ MATH = {
     math.fabs: lambda dy, y, x: (dy if x > 0 else -dy if x < 0 else 0.0,),
     math.copysign: lambda dy, y, a, b: (dy if (a >= 0) == (b >= 0) else -dy, None),
     math.fmod: lambda dy, y, a, b: (dy, -dy * math.trunc(a / b)),
+    math.remainder: lambda dy, y, a, b: (dy, -dy * round(a / b)),  # (a - n b, n the nearest integer to a / b)
     math.ldexp: lambda dy, y, x, i: (dy * 2.0 ** i, None),
 }  # gamma and lgamma need digamma, which math lacks: their rules are in math_gamma.py
 if hasattr(math, "cbrt"):
@@ -50,7 +51,7 @@ if hasattr(math, "cbrt"):
 nondifferentiable(operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_,
                   operator.truth, operator.is_, operator.is_not, operator.contains, operator.ifloordiv,
                   math.isnan, math.isinf, math.isfinite,
-                  math.factorial, math.comb, math.perm, math.gcd, math.isclose)
+                  math.factorial, math.comb, math.perm, math.gcd, math.isclose, math.ulp)
 # (`//`, shifts, `~`, `round`, `math.floor`, ... are rules in piecewise.py: a user's class may define them; `|` has a
 # rule in mutation/operators.py: a dict merge carries its entries' gradients; `&` and `^` in structures/sets.py: on
 # sets they combine their elements; on numbers and masks all three are data)

@@ -310,6 +310,16 @@ def global_store(obj, name, where, key, value):
     obj[key] = value
 
 
+def global_attr_store(obj, name, where, attr, value):
+    """`NAME.attr = value` (or `NAME.attr += value`) on a module global (a class, a module, an object): stored as
+    plain Python would where `value` carries no gradient (a count of instances made), refused otherwise, as
+    `global_store` does."""
+    if differentiable(value):
+        raise UnsupportedSyntax(f"storing a value that carries a gradient into {name}.{attr}", *where,
+                                f"keep it in a local variable, or pass '{name}' as an argument")
+    setattr(obj, attr, value)
+
+
 def foreign_rule(args):
     """The rule hook of a number type of zygotepy's own among `args` (forward mode's dual numbers, which `math`'s C
     code would convert with float(), dropping their derivative), or of a user's class whose `__float__` is Python

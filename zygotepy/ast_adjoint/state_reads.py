@@ -13,17 +13,20 @@ from ..runtime.context import current
 from .call_checks import library
 
 _STATE = (list, dict, set, collections.deque, bytearray, np.ndarray)
-_READS = {}  # code object -> ((globals, name), ...) of the module state it reads
+_READS = {}  # id of a code object -> (the code object, ((id of globals, name), ...) of the module state it reads)
 
 
 def reads_state(fn):
-    """`((globals, name), ...)`: the module globals holding containers, arrays or plain objects that `fn`'s code reads,
-    or that the module functions it calls read (found once per code object)."""
+    """`((id of globals, name), ...)`: the module globals holding containers, arrays or plain objects that `fn`'s code
+    reads, or that the module functions it calls read (found once per code object, kept by identity: equal code
+    objects of two modules read two modules' globals)."""
     code = fn.__code__
-    found = _READS.get(code)
-    if found is None:
-        _READS[code] = ()  # (a function calling itself)
-        found = _READS[code] = tuple(dict.fromkeys(_reads(fn)))
+    hit = _READS.get(id(code))
+    if hit is not None and hit[0] is code:
+        return hit[1]
+    _READS[id(code)] = (code, ())  # (a function calling itself)
+    found = tuple(dict.fromkeys(_reads(fn)))
+    _READS[id(code)] = (code, found)
     return found
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from zygotepy import gradient
-from zygotepy.errors import ZygoteError
+from zygotepy.errors import UnsupportedSyntax, ZygoteError
 
 
 class Registry:
@@ -137,3 +137,25 @@ def test_instance_attributes_and_class_constants_are_followed(f, want):
         np.testing.assert_allclose(gradient(f, x)[0], want(x), rtol=1e-12)
     assert len(Registry.log) == 2 if f is constants_through_the_class else True
     Registry.log.clear()
+
+
+class Counted:
+    made = 0
+    last = 0.0
+
+    def __init__(self, w):
+        Counted.made += 1  # (a count of instances: data, stored as Python does)
+        self.w = w
+
+
+def test_a_class_counter_is_stored_and_a_gradient_value_refused():
+    """`Counted.made += 1` in `__init__` was refused as "updating a global or constant object in place"."""
+    Counted.made = 0
+    assert gradient(lambda x: Counted(x).w * 2.0 + Counted(x).w, 1.5) == (3.0,)
+    assert Counted.made == 2
+
+    def keeps(x):
+        Counted.last = x * 2.0
+        return x
+    with pytest.raises(UnsupportedSyntax, match=r"storing a value that carries a gradient into Counted\.last"):
+        gradient(keeps, 1.5)

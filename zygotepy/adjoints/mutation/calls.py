@@ -56,9 +56,10 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
     returns their final versions (ast_adjoint/lower/), whose cotangents its backward takes through `J_mutating`;
     anything else is assumed to leave its arguments alone. `result_used` (valuecall): never run code zygotepy cannot
     read as is, since its result would carry no gradient."""
-    if fn is rt.callmethod and len(args) >= 2 and (isinstance(args[0], types.ModuleType) or args[1] == "shuffle"):
+    if fn is rt.callmethod and len(args) >= 2 and (isinstance(args[0], types.ModuleType) or args[1] == "shuffle" and
+                                                   not any(differentiable(a) for a in args[2:])):
         # `mod.f(...)` with the module bound to a local name (`import operator` in a function): the function itself;
-        # `rng.shuffle(idx)`: a random generator's method, which updates its argument (below)
+        # `rng.shuffle(idx)` of data: a random generator's method, which updates its argument (below)
         out, inner = _mutcall(getattr(args[0], args[1]), args[2:], kwargs, result_used)
 
         def module_back(dy):
@@ -313,17 +314,21 @@ def _before_running(error, fn, args):
 mutcall.__zygote_keywords__ = valuecall.__zygote_keywords__ = splatcall.__zygote_keywords__ = True
 
 
+# functions that copy their inputs into `out=` one after another (an elementwise one reads each entry before writing it)
+_JOINS = tuple(getattr(np, n) for n in ("concatenate", "concat", "stack", "hstack", "vstack", "dstack", "column_stack")
+               if hasattr(np, n))
+
+
 def _with_out(args, kwargs, result_used):
     """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself; unless `out` is an ordinary
     parameter of a function zygotepy derives (`helper(x, out=buf)`) or a keyword a partial binds."""
     fn, *fargs, out = args
     if _takes_out_itself(fn, fargs):
         return _out_as_keyword(fn, fargs, out, kwargs, result_used)
-    if type(fn) is not np.ufunc and isinstance(out, np.ndarray) and any(
+    if fn in _JOINS and isinstance(out, np.ndarray) and any(
             isinstance(a, np.ndarray) and shares_memory(out, a)
             for b in fargs for a in (b if isinstance(b, (list, tuple)) else (b,))):
-        # (`np.concatenate([a, b], out=a)`: NumPy writes as it reads, so what it computes is its own order's; a ufunc
-        # reads each element before it writes it)
+        # (`np.concatenate([a, b], out=a)`: NumPy writes as it reads, so what it computes is its own order's)
         raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}(..., out=...) where out shares "
                           f"memory with an input; pass a copy of that input")
     where = kwargs.get("where", True)  # `np.add(y, x, out=y, where=mask)`: only the masked entries are written

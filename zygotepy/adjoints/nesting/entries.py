@@ -4,6 +4,8 @@ count the enclosing levels (`_depth`) and refuse one deeper than MAX_LEVELS (Nes
 `gradient` then takes by forward-over-reverse (deep.py)."""
 import inspect
 
+import numpy as np
+
 from ... import api
 from ...api import _seed
 from ...ast_adjoint import dispatch
@@ -189,11 +191,11 @@ def _as_keywords(grads, n, names, filled):
 def _narrowed(entry, y, back, argnums, n):
     """A nested `gradient(f, *args, argnums=k)`: the rule's result narrowed to the picked gradients (api.select), and
     its back's cotangent widened to one entry per argument again."""
-    picked = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    picked = (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums)
 
     def widen(d):
         full = [None] * n
-        for k, dk in zip(picked, (d,) if isinstance(argnums, int) else d, strict=True):
+        for k, dk in zip(picked, (d,) if isinstance(argnums, (int, np.integer)) else d, strict=True):
             full[k] = rt.acc(full[k], dk)
         return tuple(full)
     if entry is api.gradient:

@@ -325,6 +325,22 @@ def take(x, indices, *args, **kwargs):
 adjoint(np.ndarray.take)(take)
 
 
+@adjoint(np.lib.stride_tricks.sliding_window_view)
+def sliding_window_view(x, window_shape, *args, **kwargs):
+    """A read-only view of every window of `x` (convolutions and pooling written with it): each entry of `x` gets the
+    cotangents of every window position it appears at."""
+    def back(dy):
+        if dy is None:
+            return (None, None, *_nones(args))
+        x_arr = np.asarray(x)
+        source = np.arange(x_arr.size).reshape(x_arr.shape)
+        index = np.lib.stride_tricks.sliding_window_view(source, window_shape, *args[:1],
+                                                         **{k: v for k, v in kwargs.items() if k == "axis"})
+        return (_restore(_scatter(dy, index, x_arr), x) if isinstance(x, (list, tuple)) else _scatter(dy, index, x_arr),
+                None, *_nones(args))
+    return np.lib.stride_tricks.sliding_window_view(x, window_shape, *args, **kwargs), back
+
+
 @adjoint(np.take_along_axis)
 def take_along_axis(x, indices, *args, **kwargs):
     axis = args[0] if args else kwargs.get("axis", -1)

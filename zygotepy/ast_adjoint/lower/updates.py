@@ -52,7 +52,23 @@ class Updates:
                   hint="_")
         return True
 
+    def global_attr(self, target, value):
+        """`C.a = v` (`value`: v, or a function of the current value building it, for `C.a += v`) on a module global
+        `C` (a class's counter of instances): runs as `runtime.global_attr_store`, which refuses a v that carries a
+        gradient. True if it was one."""
+        name = self.global_name(target.value) if isinstance(target.value, (gast.Name, gast.Attribute)) else None
+        if name is None:
+            return False
+        attr = Const(self.mangle(target.attr))
+        if callable(value):
+            value = value(self.call(Const(getattr), [Global(name), attr]))
+        self.call(Const(rt.global_attr_store), [Global(name), Const(name), Const((self.filename, self.line)), attr,
+                                                 value], hint="_")
+        return True
+
     def store_attr(self, target, value):
+        if self.global_attr(target, value):
+            return
         obj = self.target_object(target.value)
         attr = Const(self.mangle(target.attr))
         if not self.observable(obj):
@@ -82,6 +98,9 @@ class Updates:
         it: an item that is itself an array or a list is updated in place, so a name that holds it sees the update
         (the store's `refresh` of the container's children routes their cotangents); likewise for attributes."""
         t = node.target
+        if isinstance(t, gast.Attribute) and self.global_attr(t, lambda cur: self.call(Const(inplace), [
+                cur, self.expr(node.value)])):
+            return
         if isinstance(t, gast.Subscript) and self.global_item(t, lambda index: self.call(Const(inplace), [
                 self.call(Const(operator.getitem), [self.expr(t.value), index]), self.expr(node.value)])):
             return

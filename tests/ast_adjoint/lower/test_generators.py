@@ -77,6 +77,10 @@ def loop_left_by_break(xs):
     return total
 
 
+def module_function_named_add(xs):
+    return sum(np.add(v, 1.0) * v for v in xs)  # (np.add is no update in place, though `add` names set.add)
+
+
 def bounded_count(x):
     return sum(v * x for v, _ in zip(itertools.count(1), range(3)))
 
@@ -85,6 +89,7 @@ def bounded_count(x):
     (first_of_generator, [0.2, 0.9, 1.4], [0.0, 2.0 * math.cos(0.9), 0.0]),
     (any_over_generator, [1.0, 2.5, 3.0], [3.0, 0.0, 0.0]),
     (loop_left_by_break, [1.0, 1.5, 3.0], [2.0, 3.0, 0.0]),
+    (module_function_named_add, [1.0, 2.0], [3.0, 5.0]),
 ])
 def test_generators_without_effects_are_followed(mode, f, arg, want):
     got, = gradient(f, arg)

@@ -5,6 +5,7 @@ assigns (block arguments) and leaves through its condition or its `exit` flag, c
 """
 import operator
 from collections import Counter
+from types import ModuleType
 
 import gast
 
@@ -57,7 +58,7 @@ class ControlFlow:
         second walk finds it used up), which holds the list's items (a loop's update of one reaches their holders)."""
         for n in gast.walk(node):
             if isinstance(n, gast.NamedExpr) or isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
-                    and updating_method_name(n.func.attr):
+                    and updating_method_name(n.func.attr) and not isinstance(self.module_of(n.func.value), ModuleType):
                 # its items are all computed when it is made: `any((big := v) > 2 for v in xs)` would leave `big`
                 # the last item's, `any(seen.append(v) or ...)` append every item, where Python stops at the first
                 self.fail("an assignment expression (:=) in a generator expression" if isinstance(n, gast.NamedExpr)
@@ -68,6 +69,11 @@ class ControlFlow:
         out = self.call(Const(iter), [made], hint=hint)
         self.note_held(out, [made])
         return out
+
+    def module_of(self, node):
+        """The module a global dotted name (`np`, `np.random`) names, or None (`np.add(...)` is no update)."""
+        path = self.global_name(node)
+        return self.resolve(path) if path is not None else None
 
     def expr_SetComp(self, node, hint):
         return self.comprehension(node, [node.elt], rt.set_add, hint)

@@ -219,3 +219,9 @@ def test_a_hook_may_edit_its_gradient_in_place(on):
         np.testing.assert_allclose(gradient(f, np.array([1.0, 2.0]))[0], [1.5, 1.5])
     finally:
         zygotepy.optimizations(True)
+
+
+def test_forwarddiff_of_an_int_is_differentiated_as_a_real():
+    """An int given to forwarddiff had no gradient (None); an int in arithmetic gets a float one (docs/api.md)."""
+    from zygotepy import forwarddiff
+    assert gradient(lambda x: forwarddiff(lambda t: t * t, x), 3) == (6.0,)

@@ -518,3 +518,13 @@ def test_the_jacobian_of_numbers_is_a_float(mode):
     assert jacobian(lambda x, y: x * y, 2.0, 3.0, mode=mode) == (3.0, 2.0)
     assert all(type(j) is float for j in jacobian(lambda x, y: x * y, 2.0, 3.0, mode=mode))
     assert isinstance(jacobian(lambda x: x * x, np.array(3.0), mode=mode)[0], np.ndarray)
+
+
+def test_a_zero_size_argument():
+    """A forward Jacobian of a zero-size argument had the shape (0,) for (0, 0) (the output's shape was unknown: no
+    pass ran); `hessian` raised NumPy's "need at least one array to stack"."""
+    x = np.zeros(0)
+    for mode in ("forward", "reverse"):
+        assert jacobian(lambda x: x * 2, x, mode=mode)[0].shape == (0, 0)
+        assert jacobian(lambda x: np.concatenate([x, np.ones(1)]), x, mode=mode)[0].shape == (1, 0)
+    assert hessian(lambda x: np.sum(x ** 2), x).shape == (0, 0)

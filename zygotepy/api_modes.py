@@ -157,6 +157,8 @@ def _forward_jacobian(f, args, passes=None):
             _check_output(out)
             y = strip(out) if y is None else y
             columns.append(np.asarray(tangent_of(out, tag), dtype=float))
+        if not columns and y is None:  # (a zero-size argument: no pass ran, but the Jacobian has the output's shape)
+            y = call(f, *passes.next())
         jac = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(y) + (0,))
         jacs.append(jac.reshape(np.shape(jac)[:-1] + shape))
     if y is None:
@@ -273,6 +275,9 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
                              f"{str(second).splitlines()[0]}")
             raise err from e
         columns.append(np.zeros(shape) if g is None else np.asarray(tangent_of(g, tag), dtype=float))
+    if not columns:  # (a zero-size argument: f still runs once, as for every derivative)
+        call(f, *passes.next())
+        return np.zeros(shape + shape, dtype=_precision(x))
     return np.stack(columns, axis=-1).reshape(shape + shape).astype(_precision(x), copy=False)
 
 
@@ -383,6 +388,8 @@ for _entry in (pushforward, derivative, jacobian, hessian):
 
 @adjoint(forwarddiff, need=True)
 def _forwarddiff(f, x):
+    if type(x) is int:  # (an int in arithmetic is differentiated as a real number: docs/api.md)
+        x = float(x)
     _check_input(x, 1)
     y, (jac,) = _forward_jacobian(f, (x,))
 

@@ -46,3 +46,11 @@ def deep_stack():
     sys.setrecursionlimit(max(old, 50000))
     yield
     sys.setrecursionlimit(old)
+
+
+@pytest.fixture(params=[True, False], ids=["optimized", "plain"])
+def mode(request):
+    """The test once with every optimisation on and once with every one off; the switches are as they were after (in
+    the `ZYGOTEPY_OPTIMIZATIONS=off` run, off)."""
+    with zygotepy.optimizations(request.param):
+        yield request.param

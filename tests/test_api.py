@@ -137,12 +137,9 @@ def test_a_jax_array_read_through_numpy_gets_a_jax_gradient():
 @pytest.mark.parametrize("on", [True, False], ids=["optimized", "plain"])
 def test_an_ints_gradient_is_a_float_in_both_modes(on):
     """With every optimisation off, `abs(n)` of an int gave an `np.float64`."""
-    zygotepy.optimizations(on)
-    try:
+    with zygotepy.optimizations(on):
         g, = gradient(lambda n: abs(n) * 2, 4)
         assert type(g) is float and g == 2.0
-    finally:
-        zygotepy.optimizations(True)
 
 
 def test_argnums_may_be_a_numpy_integer():

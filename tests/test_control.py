@@ -214,11 +214,8 @@ def test_a_hook_may_edit_its_gradient_in_place(on):
     def f(x):
         y = hook(clip_, x * 1.0)
         return np.sum(y * 3.0) + np.sum(x * 0.5)
-    zygotepy.optimizations(on)
-    try:
+    with zygotepy.optimizations(on):
         np.testing.assert_allclose(gradient(f, np.array([1.0, 2.0]))[0], [1.5, 1.5])
-    finally:
-        zygotepy.optimizations(True)
 
 
 def test_forwarddiff_of_an_int_is_differentiated_as_a_real():

@@ -4,7 +4,6 @@ off, on a first and a cached call; a function that updates in place is still ref
 refused, not silently wrong."""
 import pytest
 
-import zygotepy
 from zygotepy import ZygoteError, gradient
 
 torch = pytest.importorskip("torch")
@@ -48,13 +47,6 @@ def _central(f, x, eps=1e-6):
         down.view(-1)[i] -= eps
         g.view(-1)[i] = (f(up) - f(down)) / (2 * eps)
     return g
-
-
-@pytest.fixture(params=[True, False], ids=["optimized", "plain"])
-def mode(request):
-    zygotepy.optimizations(request.param)
-    yield
-    zygotepy.optimizations(True)
 
 
 @pytest.mark.parametrize("name", ROWS)

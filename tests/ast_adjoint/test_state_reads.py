@@ -5,7 +5,6 @@ now covers global arrays too). A helper that reads a global nobody updated, a co
 import numpy as np
 import pytest
 
-import zygotepy
 from zygotepy import gradient
 from zygotepy.errors import ZygoteError
 
@@ -76,13 +75,6 @@ def object_read_through_the_helper(x):
     s = get_state()
     s.v = x * 2.0
     return get_state().v * 3.0
-
-
-@pytest.fixture(params=[True, False], ids=["optimized", "plain"])
-def mode(request):
-    zygotepy.optimizations(request.param)
-    yield request.param
-    zygotepy.optimizations(True)
 
 
 def _clear():

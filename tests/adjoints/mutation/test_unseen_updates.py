@@ -6,7 +6,6 @@ its gradient would be lost: with a value that carries a gradient it is refused, 
 import numpy as np
 import pytest
 
-import zygotepy
 from zygotepy import gradient
 from zygotepy.errors import ZygoteError
 
@@ -53,13 +52,6 @@ def appended_through_a_new_instance(x):
 def attribute_of_a_new_object(x):
     Plain().v = x * 2.0
     return x
-
-
-@pytest.fixture(params=[True, False], ids=["optimized", "plain"])
-def mode(request):
-    zygotepy.optimizations(request.param)
-    yield request.param
-    zygotepy.optimizations(True)
 
 
 def _clear():

@@ -204,9 +204,6 @@ def _read_by_attribute(w):
 def test_a_structgrad_field_read_by_attribute(on):
     """`g.w` of a gradient inside a differentiated function (api.md: a StructGrad reads as `g.W` and `g["W"]`) was
     refused, naming structgrad.py's `try`; it is `g["w"]`."""
-    zygotepy.optimizations(on)
-    try:
+    with zygotepy.optimizations(on):
         assert gradient(_read_by_attribute, 2.0) == pytest.approx((72.0,))
         assert gradient(lambda g: g.W * g.W, StructGrad(W=3.0)) == (StructGrad(W=6.0),)
-    finally:
-        zygotepy.optimizations(True)

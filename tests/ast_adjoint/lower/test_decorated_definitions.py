@@ -7,7 +7,6 @@ import functools
 
 import pytest
 
-import zygotepy
 from zygotepy import grad, gradient, hessian, value_and_grad
 
 
@@ -48,13 +47,6 @@ def jax_grad_inside(x):
 def jax_value_and_grad_inside(x):
     v, g = value_and_grad(lambda y: x * y ** 3)(x)
     return v + g
-
-
-@pytest.fixture(params=[True, False], ids=["optimized", "plain"])
-def mode(request):
-    zygotepy.optimizations(request.param)
-    yield
-    zygotepy.optimizations(True)
 
 
 @pytest.mark.parametrize("f", [with_wraps, with_cache, stacked, jax_grad_inside, jax_value_and_grad_inside])

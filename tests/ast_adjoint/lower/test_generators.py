@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pytest
 
-import zygotepy
 from zygotepy import gradient
 from zygotepy.errors import UnsupportedSyntax
 
@@ -39,13 +38,6 @@ def loop_over_cycle(x):
 
 def sum_over_repeat(x):
     return sum(itertools.islice((t * x for t in itertools.repeat(2.0)), 3))
-
-
-@pytest.fixture(params=[True, False], ids=["optimized", "plain"])
-def mode(request):
-    zygotepy.optimizations(request.param)
-    yield
-    zygotepy.optimizations(True)
 
 
 @pytest.mark.parametrize("f, arg, what", [

@@ -49,12 +49,9 @@ def written_into(x):
 @pytest.mark.parametrize("optimized", [True, False])
 def test_a_parameter_left_at_its_default_is_not_taken_back(f, want, optimized):
     x = np.array([1.0, 2.0, -0.5])
-    try:
-        zygotepy.optimizations(optimized)
+    with zygotepy.optimizations(optimized):
         for _ in range(2):  # (first and cached call)
             np.testing.assert_allclose(gradient(f, x)[0], want(x), rtol=1e-12)
-    finally:
-        zygotepy.optimizations(True)
 
 
 def test_hessian_through_it():

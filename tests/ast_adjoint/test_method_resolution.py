@@ -145,11 +145,8 @@ class _Logged:
 
 def test_a_callable_a_user_lookup_supplies():
     for optimized in (True, False):
-        try:
-            zygotepy.optimizations(optimized)
+        with zygotepy.optimizations(optimized):
             assert gradient(lambda x: _Delegate(_Inner(x)).sq() * 2.0, 3.0) == (12.0,)
             assert gradient(lambda x: _Model([_Scale(x), _Scale(2.0)]).layer0(3.0) + x, 1.5) == (4.0,)
             assert gradient(lambda x: _Logged(_Inner(x * x)).sq(), 1.5) == (4 * 1.5 ** 3,)
             check_grads(lambda w: np.sum(_Model([_Scale(w)]).layer0(np.arange(3.0)) ** 2), np.array([0.3, -1.0, 2.0]))
-        finally:
-            zygotepy.optimizations(True)

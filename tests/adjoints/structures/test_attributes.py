@@ -172,8 +172,7 @@ def _unused_read_then_changed(x):
 def test_cached_property_read_again():
     # (after a change of the object, the second read gave None where the gradient is 2x: refused now)
     for optimized in (True, False):
-        try:
-            zygotepy.optimizations(optimized)
+        with zygotepy.optimizations(optimized):
             assert gradient(_read_unused_then_again, 0.7) == (pytest.approx(4.2),)
             assert gradient(_read_twice, 0.7) == (pytest.approx(2.8),)
             for f in (_changed_between_reads, _unused_read_then_changed):
@@ -182,8 +181,6 @@ def test_cached_property_read_again():
             warm = _Cached(1.5)
             warm.sq  # noqa: B018 (cached before the differentiated call, from the fields it still has)
             assert gradient(lambda c: c.sq * 2.0, warm)[0].w == pytest.approx(6.0)
-        finally:
-            zygotepy.optimizations(True)
 
 
 @dataclasses.dataclass

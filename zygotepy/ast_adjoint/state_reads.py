@@ -13,11 +13,11 @@ from ..runtime.context import current
 from .call_checks import library
 
 _STATE = (list, dict, set, collections.deque, bytearray, np.ndarray)
-_READS = {}  # id of a code object -> (the code object, ((id of globals, name), ...) of the module state it reads)
+_READS = {}  # id of a code object -> (the code object, ((module globals, name), ...) of the module state it reads)
 
 
 def reads_state(fn):
-    """`((id of globals, name), ...)`: the module globals holding containers, arrays or plain objects that `fn`'s code
+    """`((module globals, name), ...)`: the module globals holding containers, arrays or plain objects that `fn`'s code
     reads, or that the module functions it calls read (found once per code object, kept by identity: equal code
     objects of two modules read two modules' globals)."""
     code = fn.__code__
@@ -25,9 +25,13 @@ def reads_state(fn):
     if hit is not None and hit[0] is code:
         return hit[1]
     _READS[id(code)] = (code, ())  # (a function calling itself)
-    found = tuple(dict.fromkeys(_reads(fn)))
-    _READS[id(code)] = (code, found)
-    return found
+    found, seen = [], set()
+    for scope, name in _reads(fn):
+        if (id(scope), name) not in seen:
+            seen.add((id(scope), name))
+            found.append((scope, name))
+    _READS[id(code)] = (code, tuple(found))
+    return _READS[id(code)][1]
 
 
 def _reads(fn):
@@ -36,14 +40,9 @@ def _reads(fn):
         value = scope.get(name)
         if isinstance(value, _STATE) or hasattr(value, "__dict__") and not callable(value) \
                 and not isinstance(value, types.ModuleType) and type(value).__module__ != "builtins":
-            yield id(scope), name  # (the globals dict by identity: it is looked up again at each call)
+            yield scope, name  # (looked up again at each call: the global may be bound anew)
         elif type(value) is types.FunctionType and not library(value):
             yield from reads_state(value)
-            _SCOPES[id(value.__globals__)] = value.__globals__
-    _SCOPES[id(scope)] = scope
-
-
-_SCOPES = {}  # id of a module's globals -> the globals
 
 
 def _names(code):
@@ -59,7 +58,7 @@ def as_written_reading(where, fn, /, *args, **kwargs):
     ctx = current()
     if ctx.depth and (ctx.global_updates or ctx.log):
         for scope, name in reads_state(fn):
-            key = id(_SCOPES[scope].get(name))
+            key = id(scope.get(name))
             if key in ctx.global_updates or key in ctx.log:
                 file, line = where
                 raise ZygoteError(

@@ -286,7 +286,7 @@ class ControlFlow:
             if isinstance(nxt, Var):
                 ahead.setdefault(self.lineage_of(nxt), self.lineage_of(c.var))
             ahead[self.lineage_of(c.var)] = self.lineage_of(c.var)
-        out = []
+        out, linked = [], set()
         for child, start in ahead.items():
             if start not in self.mutated:  # (an object the body does not update: its holders need no new version)
                 continue
@@ -298,9 +298,9 @@ class ControlFlow:
                         continue
                     made = new or link not in known.get(cur, ())
                     parent = ahead.get(link[1])
-                    if made and parent is not None and parent != start and not any(
-                            p == parent for _, p, _ in known.get(start, ())) and (start, parent) not in \
-                            {(c, lk[1]) for c, lk in out}:
+                    if made and parent is not None and parent != start and (start, parent) not in linked and not any(
+                            p == parent for _, p, _ in known.get(start, ())):
+                        linked.add((start, parent))
                         out.append((start, ("held", parent, Const(line))))
                     if hops < 1 and parent is None:
                         work.append((link[1], hops + 1, made))

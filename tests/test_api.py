@@ -146,3 +146,19 @@ def test_argnums_may_be_a_numpy_integer():
     """`argnums=np.int64(1)` was refused ("does not name positional arguments")."""
     assert gradient(lambda x, y: x * y, 2.0, 3.0, argnums=np.int64(1)) == 2.0
     assert zygotepy.hessian(lambda x, y: x * y * y, 2.0, 3.0, argnums=np.int64(1)) == 4.0
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["optimized", "plain"])
+def test_a_numpy_integer_scalar_is_data_as_integer_arrays_are(on):
+    """api.md: a Python int in arithmetic gets a float gradient; a NumPy integer scalar, like an integer array, gets
+    None (whatever route computes its cotangent), so that `x * x` and `x ** n` agree."""
+    with zygotepy.optimizations(on):
+        assert gradient(lambda x: x * x, np.int64(3)) == (None,)
+        assert gradient(lambda x, n: x ** n, 2.0, np.int64(3)) == (12.0, None)
+        assert gradient(lambda x, n: x ** n, 2.0, 3)[1] == pytest.approx(8 * np.log(2.0))
+
+
+def test_an_integer_torch_tensor_gets_no_gradient():
+    """api.md: integer arrays are data; an int64 tensor got x truncated as its "gradient"."""
+    torch = pytest.importorskip("torch")
+    assert gradient(lambda x: torch.sum(x * x), torch.tensor([1, 2, 3])) == (None,)

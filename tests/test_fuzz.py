@@ -132,3 +132,12 @@ def test_the_shrinker_cuts_down_a_deliberately_broken_gradient(monkeypatch):
 
 def test_bug_outcomes_are_the_issue_s_list():
     assert set(BUGS) >= {"wrong", "structure", "crash", "changed_argument", "false_refusal"}
+
+
+def test_a_name_a_helper_updates_through_a_keyword_is_not_taken_as_never_updated():
+    """`h_fill(v, s, out=w)` updates `w`: the oracle took a refusal of updating `w` in place for a false one (seed 912,
+    program 0: a documented refusal, an update in a loop of what a nested function captures)."""
+    from zygotepy.fuzz.check import never_updated
+    src = "def program(a, x):\n    for w in [x]:\n        h_fill(x, a, out=w)\n    return a\n"
+    assert not never_updated(src, "w")
+    assert never_updated("def program(a, x):\n    w = x * 2\n    return w\n", "w")

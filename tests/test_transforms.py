@@ -255,3 +255,19 @@ def test_hvp_of_a_tree_by_reverse_over_reverse():
         np.testing.assert_allclose(np.concatenate(hl), want, atol=1e-10)
     finally:
         FORWARD[np.fft.rfft] = no_rule
+
+
+def _loss_and_aux(w, x):
+    return np.sum((w * x) ** 2), w * 2
+
+
+@pytest.mark.dual_route
+def test_grad_with_aux_inside_a_differentiated_function(mode):
+    """`grad(f, has_aux=True)` in `f`: UnsupportedSyntax pointing at api.py's `try` (argnums' selection)."""
+    def outer(x):
+        g, aux = grad(_loss_and_aux, has_aux=True)(x, 3.0)
+        return np.sum(g) + np.sum(aux)
+
+    x = np.array([0.5, -1.0])
+    g, = gradient(outer, x)
+    np.testing.assert_allclose(g, [20.0, 20.0])

@@ -6,6 +6,7 @@ import dataclasses
 import types
 from collections import namedtuple
 
+import numpy as np
 import pytest
 
 from zygotepy import gradient, tree_map
@@ -69,3 +70,21 @@ def test_gradients_of_a_containers_entries_are_distinct_arrays():
     np.testing.assert_array_equal(g[1], [1.0, 1.0])
     d, = gradient(lambda p: np.sum(p["a"] * 2.0 + p["b"] * 2.0), {"a": np.ones(2), "b": np.ones(2)})
     assert d["a"] is not d["b"]
+
+
+class _Layer:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W + self.b)
+
+
+def test_a_callable_object_is_a_tree_as_its_gradient_is():
+    """A layer with `__call__` was a leaf to tree_map, so an optimiser step got the whole object and its StructGrad."""
+    net = _Layer(np.ones((2, 2)), np.zeros(2))
+    g, = gradient(lambda n: np.sum(n(np.ones(2))), net)
+    stepped = tree_map(lambda p, d: p - 0.5 * d, net, g)
+    assert type(stepped) is _Layer
+    assert np.allclose(stepped.W, net.W - 0.5 * g.W) and np.allclose(stepped.b, net.b - 0.5 * g.b)
+    assert tree_map(lambda f: f, np.tanh) is np.tanh  # (functions stay leaves)

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+import zygotepy
 from zygotepy import ZygoteError, gradient, pullback
 from zygotepy.runtime.context import current
 from zygotepy.testing import check_grads
@@ -222,3 +223,20 @@ def test_a_manager_updating_itself_on_entry_or_exit_is_refused(f, method):
     # (its update was unseen: 2.6 for 5.2, 1.0 for 3.0)
     with pytest.raises(ZygoteError, match=rf"test_with.py:\d+: .*{method} updates the manager"):
         gradient(f, 1.3)
+
+
+def test_a_torch_grad_mode_block_is_refused_naming_the_way_out():
+    """`with torch.no_grad():` (and `@torch.no_grad()`) switch torch's autograd, which zygotepy does not use: what the
+    block computed passed gradients back ([2, -4, 8] where torch gives [1, -2, 4])."""
+    torch = pytest.importorskip("torch")
+
+    def blocked(x):
+        with torch.no_grad():
+            s = x * 2
+        return torch.sum(x * s)
+
+    x = torch.tensor([1.0, -2.0, 4.0], dtype=torch.float64)
+    with pytest.raises(ZygoteError, match="zygotepy.dropgrad"):
+        gradient(blocked, x)
+    g, = gradient(lambda x: torch.sum(x * zygotepy.dropgrad(x * 2)), x)
+    assert torch.equal(g, 2 * x)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
+from .adjoints.structures.dicts import untaken_lookup_keys
 from .ast_adjoint.compile import LINE_MAPS, user_line
 from .ast_adjoint.derived import warm_adjoint
 from .ast_adjoint.dispatch import J_entry
@@ -52,7 +53,8 @@ def _project(arg, g):
         return g.real
     dtype = getattr(arg, "dtype", None)
     gdtype = getattr(g, "dtype", None)
-    if getattr(dtype, "kind", "f") in "biu":
+    if getattr(dtype, "kind", "f") in "biu" or dtype is not None and not hasattr(dtype, "kind") and (
+            "int" in str(dtype) or "bool" in str(dtype)):  # (torch's dtypes have no kind)
         return None  # integer and boolean arrays are data (indices, counts, masks): no gradient
     if dtype is not None and gdtype is not None:
         if getattr(dtype, "kind", "") not in "fc":
@@ -272,6 +274,8 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
         mark, collecting = len(ctx.entries), _pause_gc()
         try:
             grads = _run(not ctx.depth, pb, _structured(y, dy))
+            if ctx.lookup_keys and not ctx.depth:
+                untaken_lookup_keys(ctx)
             return _projected(args, grads[1:n + 1])
         finally:
             if updates:
@@ -328,10 +332,19 @@ def select(values, argnums, n):
     """The entries `argnums` picks of a per-argument tuple: None all, an int one entry, a tuple a tuple."""
     if argnums is None:
         return values
-    try:  # (an int, a NumPy integer, or a sequence of them)
-        return values[argnums] if isinstance(argnums, (int, np.integer)) else tuple(values[k] for k in argnums)
-    except (IndexError, TypeError):
-        raise ZygoteError(f"argnums={argnums!r} does not name positional arguments of a call with {n} of them") from None
+    if type(argnums) is tuple and _CHECKED.get((argnums, len(values))):  # (the common case: checked before)
+        return tuple(values[k] for k in argnums)
+    single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+    picked = (argnums,) if single else tuple(argnums) if isinstance(argnums, (tuple, list, range)) else None
+    # (no try: an outer level of nesting differentiates this code, `grad(f, has_aux=True)` inside `gradient`)
+    if picked is None or not all(isinstance(k, (int, np.integer)) and -len(values) <= k < len(values) for k in picked):
+        raise ZygoteError(f"argnums={argnums!r} does not name positional arguments of a call with {n} of them")
+    if type(argnums) is tuple and len(_CHECKED) < 256:
+        _CHECKED[argnums, len(values)] = True
+    return values[argnums] if single else tuple(values[k] for k in picked)
+
+
+_CHECKED = {}  # (argnums tuple, number of values) -> True: selections checked before
 
 
 def value_and_gradient_with_callee(f, args, kwargs):
@@ -362,6 +375,8 @@ def _value_and_gradient(f, args, kwargs, callee=False):
             forward_done = True
             grads = pb(_seed(y))
             pb = None
+        if ctx.lookup_keys and not ctx.depth:
+            untaken_lookup_keys(ctx)
         grads = _projected(args, grads[1:n + 1]) if not callee else (grads[0], *_projected(args, grads[1:n + 1]))
         if n > 1 or type(grads[-1]) in _CONTAINERS:
             grads = distinct_arrays(grads)

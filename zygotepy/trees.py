@@ -8,6 +8,8 @@ depth; anything else is a leaf. `tree_map` is the update-step helper users expec
 import collections
 import copy
 import dataclasses
+import functools
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -32,8 +34,9 @@ def _fields(x):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         names = [f.name for f in dataclasses.fields(x)]
         return "object", names, [getattr(x, n) for n in names]
-    if isinstance(x, type) or callable(x) or hasattr(x, "shape"):
-        return None
+    if isinstance(x, (type, types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)) \
+            or hasattr(x, "shape") or callable(x) and type(x).__module__ == "builtins":
+        return None  # (a callable object of the user's, a layer holding weights, is a tree, as its gradient is)
     if hasattr(x, "__dict__"):
         return "object", list(vars(x)), list(vars(x).values())
     slots = [n for c in type(x).__mro__ for n in getattr(c, "__slots__", ()) if hasattr(x, n)] \

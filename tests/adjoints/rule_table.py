@@ -246,6 +246,7 @@ def rows_of(module):
 NONDIFF = [
     math.ulp,
     np.diag_indices, np.diag_indices_from, np.tril_indices, np.tril_indices_from, np.triu_indices, np.triu_indices_from,
+    np.linalg.matrix_rank,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne, operator.not_, operator.truth,
     operator.is_, operator.is_not, operator.contains, operator.ifloordiv, math.isnan, math.isinf, math.isfinite,
     len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, range, callable, hasattr, any,

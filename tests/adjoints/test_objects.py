@@ -173,3 +173,66 @@ class _Scaled:
 def test_a_dataclass_with_an_initvar(f):
     # (crashed: `__post_init___forward() missing 1 required positional argument: 'scale'`)
     check_grads(f, 0.7)
+
+
+# --- a constructor that updates an argument besides the new object ---------------------------------------------------
+
+class _Logs:
+    def __init__(self, v, log):
+        log.append(v * 2.0)
+
+
+class _Root:
+    def __init__(self):
+        self.kids = []
+
+
+class _Kid:
+    def __init__(self, w, root):
+        self.w = w
+        root.kids.append(self)
+
+
+class _Registered(_Kid):
+    def __init__(self, w, root, scale):
+        super().__init__(w * scale, root)
+
+
+def _logged(a, b):
+    log = [b]
+    _Logs(a, log)
+    return sum(log) * a
+
+
+def _tree(a, b):
+    root = _Root()
+    _Kid(a, root)
+    kid = _Kid(b, root)
+    return root.kids[0].w * root.kids[1].w + kid.w
+
+
+def _through_super(a, b):
+    root = _Root()
+    _Registered(a, root, b)
+    return root.kids[0].w ** 2
+
+
+@pytest.mark.parametrize("f", [_logged, _tree, _through_super], ids=lambda f: f.__name__)
+def test_a_constructor_updating_an_argument_hands_its_gradient_on(f, mode):
+    """`__init__` appending to a list it was given (`parent.children.append(self)`): the later reads of the list got
+    None, silently, whether the call was a statement or an assignment."""
+    check_grads(f, 0.7, 1.3)
+
+
+@dataclasses.dataclass
+class _WithHistory:
+    w: float
+    history: list = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):
+        self.history.append(self.w * 2.0)
+
+
+def test_a_dataclass_field_made_by_its_default_factory_reaches_post_init(mode):
+    """`__post_init__` got the dataclass module's placeholder for the field: AttributeError."""
+    assert gradient(lambda a: _WithHistory(a).history[0] * a, 1.5) == (6.0,)

@@ -279,3 +279,18 @@ def test_acc_never_writes_into_an_array_someone_else_holds():
     d = np.ones(3)
     keep = d
     assert rt.acc_var(d, np.ones(3)) is not keep and np.array_equal(keep, np.ones(3))  # two holders: out of place
+
+
+def _rows_product(r0, r1):
+    return np.sum(r0 * r1)
+
+
+@pytest.mark.parametrize("f", [lambda X: _rows_product(*X), lambda X: _rows_product(*(2.0 * X)),
+                               lambda X: max(*X[0]) + np.add(*X).sum()],
+                         ids=["argument", "intermediate", "builtin"])
+def test_an_array_unpacked_into_a_call_gets_an_array(f, mode):
+    """`g(*X)`: X's gradient was a tuple of rows (None for a row with none), which crashed the rule before it."""
+    X = np.array([[1.0, 2.0], [3.0, 4.5]])
+    g, = gradient(f, X)
+    assert type(g) is np.ndarray and g.shape == X.shape
+    check_grads(f, X)

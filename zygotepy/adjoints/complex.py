@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends import SIGN_IS_UNIT, conj, is_complex, namespace, unbroadcast
 from . import derivatives
-from .registry import adjoint
+from .registry import adjoint, namespace_generic
 from .structures.attributes import ATTRIBUTES
 
 
@@ -29,18 +29,22 @@ def _real(dy):
 def sign(z):
     """Real inputs: piecewise constant, no gradient. A complex z (NumPy 2): sign(z) = z/|z|, not constant; with
     r = |z|, dw = dz/r - z Re(conj(z) dz)/r^3, so the cotangent c gives c/r - z Re(conj(c) z)/r^3 (0 at z = 0)."""
-    y = np.sign(z)
+    xp = namespace(z)
+    y = xp.sign(z)
 
     def back(dy):
         if dy is None or not is_complex(z) or not SIGN_IS_UNIT:
             return (None,)
-        r = namespace(z).abs(z)
-        safe = np.where(r == 0, 1, r)
-        g = np.where(r == 0, 0, dy / safe - z * _real(conj(dy) * z) / safe ** 3)
+        r = xp.abs(z)
+        safe = xp.where(r == 0, 1, r)
+        g = xp.where(r == 0, 0, dy / safe - z * _real(conj(dy) * z) / safe ** 3)
         if type(g) is np.ndarray and g.ndim == 0 and not hasattr(z, "shape"):
             g = g[()]  # a complex scalar's cotangent is a scalar
         return (unbroadcast(g, z),)
     return y, back
+
+
+namespace_generic(np.sign)  # (computes with namespace(z): `jnp.sign(x)`, `xp.sign(x)`)
 
 
 def _method_conjugate(z):

@@ -24,9 +24,17 @@ def leave(manager):
     and its update would go unseen (the gradient through it silently lost)."""
     _refuse_updating(manager, type(manager).__exit__, "__exit__")
     _refuse_updating(manager, type(manager).__enter__, "__enter__")  # (an enter whose value nobody read ran plainly)
+    if type(manager).__module__.startswith("torch.") and type(manager).__name__ in _TORCH_GRAD_MODES:
+        rt.leave(manager)
+        where = call_site()
+        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy differentiates what `with torch."
+                          f"{type(manager).__name__}(...)` computes: torch's switches are its autograd's, which "
+                          f"zygotepy does not use; wrap a value that must carry no gradient in zygotepy.dropgrad")
     rt.leave(manager)
     return None, lambda dy: (None,)
 
+
+_TORCH_GRAD_MODES = frozenset(("no_grad", "set_grad_enabled", "inference_mode"))
 
 leave.__zygote_always__ = True  # (a with statement's leave looks inactive: its rule runs even so)
 

@@ -16,6 +16,7 @@ import sys
 
 from ..errors import ZygoteError
 from ..structgrad import StructGrad
+from . import registry
 from .registry import adjoint
 from .jax_nn import _like
 
@@ -109,3 +110,36 @@ def _indexed_update_rule(mode, array, index, values, options):
         grads = vjp(jnp.broadcast_to(jnp.asarray(dy, dtype=y.dtype), y.shape))
         return None, _like(array, grads[0]), None, None if values is None else _like(values, grads[1]), None
     return y, back
+
+
+_MODES = ("set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max")
+
+
+def _own_ref_rule(mode):
+    """`x.at[index].<mode>(values)` where `x.at` was JAX's own helper (an array that carries no gradient, read plainly:
+    `jnp.zeros(3).at[1].set(x[0])`, the way JAX builds an array from pieces): the same update's rule."""
+    def rule(ref, values, **options):
+        y, back = _indexed_update_rule(mode, ref.array, ref.index, values, options)
+
+        def ref_back(dy):
+            if dy is None:
+                return (None, None)
+            grads = back(dy)
+            return (None if grads[1] is None else StructGrad(array=grads[1]), grads[3])
+        return y, ref_back
+    rule.__qualname__ = f"jax_at_{mode}"
+    return rule
+
+
+def register():
+    """Register the rules on the methods of JAX's own `x.at[index]` (once)."""
+    ref_type = getattr(sys.modules.get("jax._src.numpy.array_methods"), "_IndexUpdateRef", None)
+    if ref_type is None or _registered[0]:  # (another JAX layout: `.at` on a constant keeps JAX's code)
+        return
+    _registered[0] = True
+    for mode in _MODES:
+        adjoint(getattr(ref_type, mode))(_own_ref_rule(mode))
+
+
+_registered = [False]
+registry.on_import("jax", register)

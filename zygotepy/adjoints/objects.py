@@ -11,8 +11,10 @@ import types
 
 import numpy as np
 
+from ..ast_adjoint.call_checks import _claim, call_site
 from ..ast_adjoint.dispatch import J_mutating
 from ..errors import ZygoteError
+from ..runtime.context import current
 from ..structgrad import StructGrad
 from .registry import class_rule, code_rule, keyword_rule, nondifferentiable
 from .structures.dicts import key_cotangent
@@ -153,17 +155,25 @@ def dataclass_post_init_new(cls, args, kwargs):
     updates the object in place, given the `InitVar` pseudo-fields' values (they are its parameters after `self`)."""
     fields = dataclasses.fields(cls)
     bound = inspect.signature(cls).bind(*args, **(kwargs or {}))
-    bound.apply_defaults()
+    given = set(bound.arguments)
+    bound.apply_defaults()  # (a field with a default factory shows a placeholder as its default: made below)
     obj = object.__new__(cls)
     for f in fields:
-        if f.init:
+        if f.init and (f.name in given or f.default_factory is dataclasses.MISSING):
             object.__setattr__(obj, f.name, bound.arguments[f.name])
         elif f.default is not dataclasses.MISSING:
             object.__setattr__(obj, f.name, f.default)
         elif f.default_factory is not dataclasses.MISSING:
             object.__setattr__(obj, f.name, f.default_factory())
     extra = list(inspect.signature(cls.__post_init__).parameters)[1:]
+    mark = len(current().log)
     _, pb, consumed = J_mutating(cls.__post_init__, (obj, *(bound.arguments[n] for n in extra)), None)
+    logged = set(current().log[mark:])
+    if logged and any(not logged.isdisjoint(_parts(a)) for a in (*args, *(kwargs or {}).values()) if a is not obj):
+        raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate making a {cls.__name__}: its "
+                          f"__post_init__ updates in place an object the call was given (`self.parent.children."
+                          f"append(self)`), which the caller's later reads would see without its gradient; make that "
+                          f"update in a function called after making the object")
     names = list(inspect.signature(cls).parameters)[:len(args)]
 
     def back(dy):
@@ -180,6 +190,22 @@ def dataclass_post_init_new(cls, args, kwargs):
     return obj, back
 
 
+def _parts(obj):
+    """The ids of `obj` and of what its fields, items or values are (two levels deep): the objects an update made
+    through it would log."""
+    ids, work = set(), [(obj, 2)]
+    while work:
+        x, depth = work.pop()
+        if id(x) in ids or isinstance(x, (int, float, complex, str, bytes, type(None), np.ndarray)):
+            continue
+        ids.add(id(x))
+        inner = vars(x).values() if hasattr(x, "__dict__") and not isinstance(x, type) else \
+            x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else ()
+        if depth:
+            work += [(v, depth - 1) for v in inner]
+    return ids
+
+
 def _is_plain_class(cls):
     """A class whose instances `object.__new__` makes and a Python `__init__` sets up."""
     init = getattr(cls, "__init__", None)
@@ -192,12 +218,36 @@ def plain_new(cls, args, kwargs):
     """`cls(*args)`: a fresh object, then the derived `__init__`, which updates it in place; the new object's
     cotangent is that of `self` after `__init__` (dispatch.J_mutating)."""
     obj = object.__new__(cls)
-    _, pb, _ = J_mutating(cls.__init__, (obj, *args), kwargs)
+    mark = len(current().log)
+    _, pb, consumed = J_mutating(cls.__init__, (obj, *args), kwargs)
+    passed = _hand_on_updates(cls, consumed - {id(obj)}, mark, args, kwargs)
 
     def back(dy):
-        grads = pb(None, {id(obj): as_fields(obj, dy)} if dy is not None else {})
+        finals = {**current().finals[-1]} if passed else {}  # (the caller's cotangents of what __init__ updated)
+        if dy is not None:
+            finals[id(obj)] = as_fields(obj, dy)
+        grads = pb(None, finals)
         return (None, *grads[2:])
     return obj, back
+
+
+def _hand_on_updates(cls, claimed, mark, args, kwargs):
+    """The arguments besides the new object that `__init__` returned as (maybe) updated in place
+    (`parent.children.append(self)`, `log.append(v)`), claimed for the call site of `cls(...)`, which takes them back
+    (its back hands their cotangents after the call on); refused where it does not and one was updated (the log since
+    `mark` names it): its later reads would get no gradient."""
+    if not claimed:
+        return False
+    slot = _claim((*args, *(kwargs or {}).values()))
+    if slot is None:
+        if claimed.isdisjoint(current().log[mark:]):
+            return False
+        raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate making a {cls.__name__} here: "
+                          f"its __init__ updates an argument in place, and this call site does not take the updated "
+                          f"object back (the object is passed through *args or **kwargs, or the class is reached "
+                          f"through a name); make the object in a statement of its own (`node = {cls.__name__}(...)`)")
+    slot.claimed |= claimed
+    return True
 
 
 def _made_by_metaclass(cls):

@@ -4,6 +4,7 @@ convention: for y = a * b, da = dy * conj(b)), and sequences (`+` concatenates, 
 Python floats, the common operands, take a short way through `+ - * /` (no type dispatch, no conj).
 """
 import collections
+import cmath
 import math
 import operator
 
@@ -14,7 +15,7 @@ from ..backends import _unbroadcast_ndarray, conj, namespace, on, sequence_cotan
 from . import handover
 from .registry import adjoint, namespace_generic
 from .structures.common import like
-from .structures.sets import combined
+from .structures.sets import combined, set_like
 
 
 # --- operators on anything else: complex numbers, arrays (broadcasting), NumPy scalars -------------------------------
@@ -138,7 +139,7 @@ def add(a, b):
 def sub(a, b):
     if _arrays(a, b):
         return a - b, _arrays_back(a, b, -1)
-    if isinstance(a, (set, frozenset)) and isinstance(b, (set, frozenset)):
+    if set_like(a, b):
         y, back = combined(operator.sub, a, b)
         return y, lambda dy, need=ALL: back(dy)
     if _is_seq(a) or _is_seq(b):
@@ -277,6 +278,8 @@ def pow_(a, b):
                 db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive
             else:  # the array API multiplies no booleans
                 db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)
+        elif a < 0 and type(y) is complex:  # a negative float to a fractional power: log(a) = log|a| + i pi
+            db = dy * conj(y * cmath.log(a))
         else:
             db = dy * y * math.log(a) if a > 0 else dy * 0.0
         return unbroadcast(da, a), unbroadcast(db, b)

@@ -6,6 +6,7 @@ compiler pastes these bodies into generated code behind a type guard (the scalar
 every `math` function its ordinary rule. The operators' general rules (complex numbers, arrays with broadcasting,
 sequences) are operators.py's.
 """
+import cmath
 import math
 import operator
 import types
@@ -21,8 +22,11 @@ OPERATORS = {
     operator.sub: lambda dy, y, a, b: (dy, -dy),
     operator.mul: lambda dy, y, a, b: (dy * b, dy * a),
     operator.truediv: lambda dy, y, a, b: (dy / b, -dy * y / b),
-    operator.pow: lambda dy, y, a, b: (dy * b * a ** (b - 1) if b != 0 else 0.0,
-                                       dy * y * math.log(a) if a > 0 else 0.0),
+    # (a negative float to a fractional power is complex: its derivatives, conjugated, as the complex rules give them)
+    operator.pow: lambda dy, y, a, b: (0.0 if b == 0 else dy * b * a ** (b - 1) if type(y) is not complex
+                                       else dy * (b * a ** (b - 1)).conjugate(),
+                                       dy * y * math.log(a) if a > 0 else 0.0 if type(y) is not complex
+                                       else dy * (y * cmath.log(a)).conjugate()),
     operator.neg: lambda dy, y, a: (-dy,),
     operator.pos: lambda dy, y, a: (dy,),
     operator.abs: lambda dy, y, a: (dy if a > 0 else -dy if a < 0 else 0.0,),

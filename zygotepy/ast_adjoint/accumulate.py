@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import ZygoteError
 from ..options import OPTIONS
+from ..backends import asarray, namespace, zeros
 from ..structgrad import StructGrad
 
 
@@ -187,6 +188,13 @@ def star_cotangent(value, items):
     fields (as its other uses give it: `p.x`, `a, b = p`), anything else's is the tuple of them."""
     if hasattr(type(value), "_fields") and isinstance(value, tuple):
         return StructGrad((k, g) for k, g in zip(value._fields, items) if g is not None) or None
+    if hasattr(value, "shape") and getattr(value, "ndim", 0):  # `g(*X)` of an array: its rows' cotangents, stacked
+        if all(g is None for g in items):
+            return None
+        xp = namespace(value)
+        dtype = value.dtype if "float" in str(value.dtype) or "complex" in str(value.dtype) else xp.float64
+        return xp.stack([zeros(xp, tuple(value.shape[1:]), dtype, value) if g is None else asarray(xp, g, value, dtype)
+                         for g in items])
     return tuple(items)
 
 

@@ -66,8 +66,9 @@ def call_inputs(call):
     return _vars([call.fn, *call.args, *(v for _, v in call.kwargs), *([call.star] if call.star is not None else [])])
 
 
-def _edges(stmts, globals_, cell_values, edges, constants=frozenset()):
-    """Collect data-flow edges `source -> target` along which a gradient can flow (none into `constants`)."""
+def _edges(stmts, globals_, cell_values, edges, constants=frozenset(), missing_made=frozenset()):
+    """Collect data-flow edges `source -> target` along which a gradient can flow (none into `constants`);
+    `missing_made`: the Vars `inserting_dicts` gives."""
     for s in stmts:
         if isinstance(s, Assign):
             outs = s.out if isinstance(s.out, tuple) else (s.out,)
@@ -75,20 +76,26 @@ def _edges(stmts, globals_, cell_values, edges, constants=frozenset()):
                 if is_nondifferentiable(callee_object(s.value.fn, globals_)):
                     continue
                 srcs = call_inputs(s.value)
+                if s.value.fn == _GETITEM and isinstance(s.value.args[0], Var) and s.value.args[0] in missing_made \
+                        and isinstance(s.value.args[1], Var):
+                    edges.append((s.value.args[1], s.value.args[0]))  # a lookup may put its key in: `d` varies with it
             else:
                 srcs = _vars([s.value])
             edges += [(a, o) for a in srcs for o in outs if o not in constants]
         elif isinstance(s, Def):  # from the values its cells hold where it is defined (a name assigned twice: the later)
             edges += [(v, s.out) for v in _vars((*s.values, *(s.defaults or ())))]  # and from its default values
         elif isinstance(s, If):
-            _edges(s.then, globals_, cell_values, edges, constants)
-            _edges(s.orelse, globals_, cell_values, edges, constants)
+            _edges(s.then, globals_, cell_values, edges, constants, missing_made)
+            _edges(s.orelse, globals_, cell_values, edges, constants, missing_made)
             edges += [(a, p.out) for p in s.phis for a in _vars([p.then, p.orelse])]
         elif isinstance(s, Loop):
-            _edges(s.body, globals_, cell_values, edges, constants)
+            _edges(s.body, globals_, cell_values, edges, constants, missing_made)
             edges += [(a, c.var) for c in s.carries for a in _vars([c.init, c.next])]
             if s.target is not None and isinstance(s.iter, Var):
                 edges.append((s.iter, s.target))
+
+
+_GETITEM = Const(operator.getitem)
 
 
 def _reach(starts, adjacency):
@@ -115,6 +122,14 @@ def activity(fn, code, globals_, need=None):
     # whether a gradient takes part (it refuses then)
     unseen = [o for s in walk(fn.body) if isinstance(s, Assign) and isinstance(s.value, Call)
               and s.value.fn == Const(mt.unseen_update) for o in out_vars(s.out)]
+    # a lookup with a varied key in a defaultdict is useful where the dict is: its back hands the key what reads of
+    # it filed
+    made = inserting_dicts(fn, globals_)
+    for s in walk(fn.body):
+        if isinstance(s, Assign) and isinstance(s.value, Call) and s.value.fn == _GETITEM \
+                and all(isinstance(a, Var) for a in s.value.args) and s.value.args[0] in made \
+                and s.value.args[1] in varied:
+            backward.setdefault(s.value.args[0], []).extend(out_vars(s.out))
     return varied & _reach([*_vars([fn.ret]), *unseen], backward)
 
 
@@ -124,9 +139,23 @@ def varied_values(fn, code, globals_, need=None):
     return _varied(fn, code, globals_, need)[0]
 
 
+def inserting_dicts(fn, globals_):
+    """The Vars of IR function `fn` made by calling a dict class with `__missing__` (`collections.defaultdict(list)`),
+    whose lookups `d[k]` may put `k` in: `d` varies with a key that does (structures/dicts.py `inserted_by_lookup`)."""
+    made = set()
+    for s in walk(fn.body):  # (and the versions its updates in place give: `d_2` of `d[k] = v`)
+        if isinstance(s, Assign) and isinstance(s.value, Call):
+            target = callee_object(s.value.fn, globals_)
+            if isinstance(target, type) and issubclass(target, dict) and hasattr(target, "__missing__") \
+                    and isinstance(s.out, Var) or s.value.args and isinstance(s.value.args[0], Var) \
+                    and s.value.args[0] in made and is_mutating(target, True):
+                made.update(list(out_vars(s.out))[:1])
+    return made
+
+
 def _varied(fn, code, globals_, need):
     edges = []
-    _edges(fn.body, globals_, cell_values(fn, code), edges, fn.constants)
+    _edges(fn.body, globals_, cell_values(fn, code), edges, fn.constants, inserting_dicts(fn, globals_))
     forward, backward = {}, {}
     for a, b in edges:
         forward.setdefault(a, []).append(b)

@@ -3,6 +3,7 @@ generated code with its parameters replaced by the call's atoms. This is what ke
 the primal: no call, no closure, no tuple per operation.
 """
 import ast
+import builtins
 import copy
 import functools
 import re
@@ -56,7 +57,8 @@ def element(derivative, index, args, free_name):
     other names (module globals such as `math`) by `free_name(name, value)`. The node prints as the pasted text."""
     text, free = _template(derivative, index)
     fields = {n: t if _atomic(t) else f"({t})" for n, t in args.items()}
-    fields.update({n: free_name(n, derivative.__globals__[n]) for n in free})
+    fields.update({n: free_name(n, derivative.__globals__[n] if n in derivative.__globals__ else getattr(builtins, n))
+                   for n in free})  # (a builtin, such as `round`, is not in the module's globals)
     result = text.format(**fields)
     return ast.Name(result if _atomic(result) else f"({result})", ast.Load())
 

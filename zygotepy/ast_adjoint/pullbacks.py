@@ -4,11 +4,24 @@ differentiated call.
 """
 import inspect
 
+import numpy as np
+
 from ..adjoints.registry import takes_need
 from ..errors import ZygoteError
 from ..runtime.context import current
 from ..structgrad import StructGrad
 from .accumulate import acc
+
+
+def _read_only(dy):
+    """`dy` as a user's rule sees it: a NumPy array (or a tuple or list of them, one per output) as a read-only view."""
+    if type(dy) is np.ndarray:
+        view = dy.view()
+        view.flags.writeable = False
+        return view
+    if type(dy) in (tuple, list) and any(type(d) is np.ndarray for d in dy):
+        return type(dy)(_read_only(d) for d in dy)
+    return dy
 
 
 class RulePullback:
@@ -31,9 +44,18 @@ class RulePullback:
                 self.need = (True,) * nargs  # caller could not say, every argument is needed)
 
     def __call__(self, dy):
-        grads = self.back(dy) if self.need is None else self.back(dy, self.need)
-        if self.trusted and len(grads) == self.nargs:
-            return (None, *grads)
+        if self.trusted:
+            grads = self.back(dy) if self.need is None else self.back(dy, self.need)
+            if len(grads) == self.nargs:
+                return (None, *grads)
+            return self.checked(grads)
+        try:  # a user's back gets its arrays read-only: another path may hold the same cotangent (`f(t) + t`)
+            grads = self.back(_read_only(dy)) if self.need is None else self.back(_read_only(dy), self.need)
+        except ValueError as e:
+            if "read-only" not in str(e):
+                raise
+            raise ZygoteError(f"{self._name()} updated its cotangent dy in place ({e}); the cotangent may be shared "
+                              f"with another use of the same value: compute a new one (`dy * 2`, not `dy *= 2`)") from e
         return self.checked(grads)
 
     def checked(self, grads):

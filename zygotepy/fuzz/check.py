@@ -92,8 +92,9 @@ def never_updated(src, name):
         elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store) and \
                 isinstance(node.value, ast.Name) and node.value.id == name:
             return False
-        elif isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in node.args) and \
-                isinstance(node.func, ast.Name) and node.func.id in ("h_none", "h_setlist", "h_inplace"):
+        elif isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in (
+                *node.args, *(k.value for k in node.keywords))) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("h_none", "h_setlist", "h_inplace", "h_fill", "h_put"):  # (h_fill's `out=`)
             return False
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 isinstance(node.func.value, ast.Name) and node.func.value.id == name:

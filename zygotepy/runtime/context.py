@@ -15,7 +15,7 @@ from threading import get_ident
 class Context:
     """Per-thread state of the differentiated calls in flight (see the module docstring)."""
     __slots__ = ("thread", "entries", "log", "depth", "global_updates", "item_arrays", "passed_through", "contexts",
-                 "slots", "finals", "read_keys", "dual_route", "transform_only", "dict_views")
+                 "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views")
 
     def __init__(self):
         self.thread = get_ident()
@@ -29,6 +29,7 @@ class Context:
         self.slots = []            # per open call site that lets its callee update its arguments: a call_checks._Slot
         self.finals = []           # per open such call site's backward: id(argument) -> its cotangent after the call
         self.read_keys = {}        # id(key) -> (key, cotangent): keys read back out of a dict, not yet taken
+        self.lookup_keys = {}      # id(key) -> (key, where): keys a defaultdict's lookup put in, no store since
         self.dual_route = 0        # > 0 while a nested gradient runs on dual numbers (adjoints/nesting/deep.py)
         self.transform_only = 0    # > 0 while hessian retries by reverse-over-reverse: no dual route (deep.py)
         self.dict_views = {}       # id(dict) -> (dict, {id(list): (list, method)}, [limit]): its views (dicts.py)
@@ -39,6 +40,7 @@ class Context:
         self.passed_through.clear()
         self.item_arrays.clear()
         self.read_keys.clear()
+        self.lookup_keys.clear()
         self.global_updates.clear()
         self.dict_views.clear()
 

@@ -532,3 +532,68 @@ def s_nested_shared(x):
                          ids=lambda f: f.__name__)
 def test_an_object_held_twice_is_updated_in_both_places(f):
     check_grads(f, np.array([0.3, -0.5, 0.8]))
+
+
+# --- an object added to a container its own attribute leads to (a parent pointer set first) --------------------------
+
+class _Node:
+    def __init__(self, w, parent=None):
+        self.w = w
+        self.parent = parent
+        self.children = []
+        if self.parent is not None:
+            self.parent.children.append(self)
+
+    def attach(self, parent):
+        self.parent = parent
+        self.parent.children.append(self)
+
+
+class _Plain:
+    pass
+
+
+def _pointer_first(a, b):
+    r = _Plain()
+    r.children, r.w = [], a
+    k = _Plain()
+    k.w = b
+    k.parent = r
+    r.children.append(k)
+    return r.children[0].w * r.w
+
+
+def _through_the_pointer(a, b):
+    r = _Plain()
+    r.children, r.w = [1.0], a
+    k = _Plain()
+    k.w = b
+    k.parent = r
+    k.parent.children.append(k)
+    return r.children[1].w * r.w + k.parent.children[0]
+
+
+def _by_a_method(a, b):
+    r, k = _Node(a), _Node(b)
+    k.attach(r)
+    return r.children[0].w * r.w
+
+
+def _by_the_constructor(a, b):
+    r = _Node(a)
+    _Node(b, r)
+    kid = _Node(b * 2.0, r)
+    return r.children[0].w * r.w + r.children[1].w
+
+
+@pytest.mark.parametrize("f", [_pointer_first, _through_the_pointer, _by_a_method, _by_the_constructor],
+                         ids=lambda f: f.__name__)
+def test_a_child_holding_its_parent_gets_its_gradient_through_the_parents_list(f, mode):
+    """`k.parent = r; r.children.append(k)`, then `r.children[0].w`: the appended object's gradient went into the
+    parent pointer of `k` as it was before the append (whose `children` was still empty): None, silently. Through a
+    method (`k.attach(r)`) or a constructor (`Node(b, r)`), the parent's new version did not reach the caller."""
+    a, b = 0.7, 1.3
+    h = 1e-6
+    grads = gradient(f, a, b)
+    assert grads[0] == pytest.approx((f(a + h, b) - f(a - h, b)) / (2 * h), rel=1e-6)
+    assert grads[1] == pytest.approx((f(a, b + h) - f(a, b - h)) / (2 * h), rel=1e-6)

@@ -1,13 +1,14 @@
 """Dicts (adjoints/structures/dicts.py): keys read back out of a dict carry their gradient back to what computed them,
 each row checked against central finite differences (float64). A float key computed from the input and read back by
 iterating the dict used to drop its gradient silently (None)."""
+import collections
 import os
 import sys
 
 import numpy as np
 import pytest
 
-from zygotepy import gradient
+from zygotepy import ZygoteError, gradient
 from zygotepy.runtime.context import current
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -245,3 +246,64 @@ def test_a_key_gets_its_gradient_through_fromkeys_update_and_union(f):
         h = 1e-6
         want = (f(x + h) - f(x - h)) / (2 * h)
         assert gradient(f, x)[0] == pytest.approx(want, rel=1e-6, abs=1e-8)
+
+
+# --- a defaultdict's lookup that puts a key carrying a gradient in ---------------------------------------------------
+
+def _counted(x):
+    d = collections.defaultdict(float)
+    d[x] += 1.0
+    d[x * 2.0] = d[x * 2.0] + x
+    return sum(k * v for k, v in d.items())
+
+
+def _constant_keys(x):
+    d = collections.defaultdict(float)
+    for k in (0.5, 1.5, 0.5):
+        d[k] += k * x
+    bins = collections.defaultdict(list)
+    for k in (0.5, 1.0):
+        bins[k].append(x * k)
+    return sum(k * v for k, v in d.items()) + sum(sum(v) for v in bins.values())
+
+
+def _read(x):
+    d = collections.defaultdict(lambda: 2.0)
+    t = d[x * x]
+    return sum(d) * t + x
+
+
+@pytest.mark.parametrize("f", [_counted, _constant_keys, _read])
+def test_a_defaultdicts_key_gets_its_gradient_through_the_store_after_the_lookup(f, mode):
+    """`d[x] += 1.0` on a defaultdict: the lookup put the key in, so the store's back took the key for one already
+    there and gave it nothing (None for 1.0); the lookup's back hands the key its cotangent where no store under that
+    key object follows."""
+    for x in (1.5, -0.25):
+        h = 1e-6
+        want = (f(x + h) - f(x - h)) / (2 * h)
+        assert gradient(f, x)[0] == pytest.approx(want, rel=1e-6, abs=1e-8)
+
+
+def test_a_defaultdicts_key_put_in_by_a_lookup_alone_is_refused(mode):
+    """No store follows the lookup, and the value it read gets no cotangent: no back hands the key its cotangent (it
+    was None, silently)."""
+    def appended(x):
+        d = collections.defaultdict(list)
+        d[x].append(2.0)
+        return sum(k for k in d)
+
+    def unused(x):
+        d = collections.defaultdict(float)
+        d[x]
+        return sum(d)
+
+    for f in (appended, unused):
+        with pytest.raises(ZygoteError, match="put in a defaultdict by a lookup"):
+            gradient(f, 3.0)
+
+    def stored_yourself(x):
+        d = {}
+        d.setdefault(x, []).append(2.0)
+        return sum(k * len(v) for k, v in d.items())
+
+    assert gradient(stored_yourself, 3.0) == (1.0,)

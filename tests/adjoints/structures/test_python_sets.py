@@ -2,7 +2,8 @@
 (aliases see the update, as in Python) and `add`, against central differences in float64, with every optimisation on
 and off (the suite's two runs), and `set(...)` / `frozenset(...)` of a list, tuple, set or dict. Before, the
 combinations and `frozenset({...})` dropped their elements' gradients silently, `-` crashed, `set.update` ran unseen
-and `set(list)` had no rule; a method with no rule is refused now."""
+and `set(list)` had no rule; a method with no rule is refused now. A dict's keys view combines as a set (`d.keys() |
+s`): its keys' gradients were dropped (`-` gave a wrong one)."""
 import pytest
 
 from zygotepy import ZygoteError, gradient, value_and_gradient
@@ -49,8 +50,15 @@ def bits_and_masks(a, b):
     return a * len(keep) + (6 & 3) * b + (5 ^ 1) * a
 
 
+def keys_views(a, b):
+    d = {a: 1.0, 2.0: b}
+    e = {b * b: a}
+    return (sum(d.keys() | {b}) + sum({a * b} | e.keys()) + sum(d.keys() & {a, 5.0}) + sum(d.keys() - {2.0}) * b
+            + sum(d.keys() ^ e.keys()) + sum(frozenset(d.keys())) * a + sum(set(e.keys())))
+
+
 @pytest.mark.parametrize("f", [union, intersection, difference, symmetric, frozen, made_by_calls, in_place,
-                               bits_and_masks],
+                               bits_and_masks, keys_views],
                          ids=lambda f: f.__name__)
 def test_against_central_differences(f):
     a, b = 0.7, 1.3

@@ -27,12 +27,10 @@ from .. import registry
 from ..registry import adjoint
 from .methods import method_call
 from .overlap import _is_array, shares_memory
+from .array_calls import _add_at, _copyto, _keyword_grads
+from .held import hand_to_object, holding_arguments
 from .overwrites import overwrite, overwrites
 from .stores import delitem, setitem
-
-
-def _keyword_grads(kwargs, grads=None):
-    return () if not kwargs else ({k: (grads or {}).get(k) for k in kwargs},)
 
 
 @adjoint(mt.valuecall, updates=True)
@@ -89,11 +87,14 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
             mt.passed_through(args[2:], mark)
             result, mback = hit
             out = (result, *args)
+            held = holding_arguments(args[0], args[2:])
 
             def back(dy):  # the method's arguments are not updated: their cotangents after the call pass through
                 dr, dobj = (None, None) if dy is None else (dy[0], dy[1])
-                grads = mback(dr, dobj)
                 after = dy[3:len(args) + 1] if dy is not None else (None,) * (len(args) - 2)
+                if held:  # (but what they hold may have been: `r.children.append(k)`, k holding r)
+                    after, dobj = hand_to_object(held, args[2:], after, dobj)
+                grads = mback(dr, dobj)
                 kw = grads[-1] if kwargs and isinstance(grads[-1], dict) and len(grads) == len(args) else None
                 return (None, grads[0], None, *map(rt.acc, grads[1:len(args) - 1], after), *_keyword_grads(kwargs, kw))
             return _keywords_unchanged(out, back, kwargs)
@@ -373,48 +374,6 @@ def _update_name(fn):
     if isinstance(owner, np.ufunc):
         return f"np.{owner.__name__}.{fn.__name__}"
     return f"np.{fn.__name__}" if getattr(np, getattr(fn, "__name__", ""), None) is fn else getattr(fn, "__name__", fn)
-
-
-def _add_at(x, index, value, sign=1):
-    """`np.add.at(x, index, value)`: unbuffered `x[index] += value` (repeated positions add up); `np.subtract.at`
-    (sign -1) subtracts."""
-    if isinstance(value, np.ndarray) and isinstance(x, np.ndarray) and shares_memory(x, value):
-        raise ZygoteError(f"np.{'add' if sign == 1 else 'subtract'}.at: zygotepy does not differentiate values that "
-                          f"share memory with the array they are added into (`np.add.at(a, i, a[1:3])`: which of them "
-                          f"NumPy reads before or after a write is its own business); pass a copy of them")
-    entry = mt.journal_whole(x)
-    (np.add if sign == 1 else np.subtract).at(x, index, value)
-
-    def back(dy):
-        entry.undo(lambda: x.copy())
-        if dy is None:
-            return (None, None, None, None)
-        dx, dv = dy[1], dy[3]
-        if dx is not None and getattr(getattr(x, "dtype", None), "kind", "f") in "fc":
-            g = unbroadcast((dx if hasattr(dx, "shape") else np.asarray(dx))[index], value)  # (a dual array kept)
-            dv = rt.acc(dv, g if sign == 1 else -g)
-        return (None, dx, None, dv)
-    return (None, x, index, value), back
-
-
-def _copyto(dst, src, **kwargs):
-    if "where" in kwargs:
-        raise ZygoteError("zygotepy cannot differentiate np.copyto(..., where=...); use dst[mask] = src[mask]")
-    if isinstance(src, np.ndarray) and isinstance(dst, np.ndarray) and shares_memory(dst, src):
-        raise ZygoteError("np.copyto: zygotepy does not differentiate a source that shares memory with the array it "
-                          "is copied into (`np.copyto(y[1:], y[:-1])`: the source's cotangent would be read where the "
-                          "copy wrote); pass a copy of it, or write `y[1:] = y[:-1]`")
-    entry = mt.journal_whole(dst)
-    np.copyto(dst, src, **kwargs)
-    real = getattr(dst, "dtype", np.dtype(float)).kind in "fc"  # into an int array: truncated data, no cotangent
-
-    def back(dy):
-        entry.undo(lambda: dst.copy())
-        if dy is None:
-            return (None, None, None, *_keyword_grads(kwargs))
-        into = unbroadcast(dy[1], src) if dy[1] is not None and real else None
-        return (None, None, rt.acc(dy[2], into), *_keyword_grads(kwargs))
-    return (None, dst, src), back
 
 
 def _takes_out_itself(fn, fargs):

@@ -304,3 +304,27 @@ def _place(plan, parent, dy, where):
     if kind == "seq":
         return dy, type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp)
     return dy, StructGrad(dp) if kind == "obj" else dp
+
+
+def holding_arguments(obj, args):
+    """The arguments of a container method (`r.children.append(k)`) that hold its object `obj` (k holds r, whose
+    `children` is `obj`: a parent pointer set before the child is added), with where: `[(k, plan), ...]`. The method
+    leaves them as they were, but what they hold changed: their cotangents after the call, where they reach `obj`, are
+    `obj`'s after the call (`hand_to_object`), not theirs before it (which would hand them to `obj` as it was)."""
+    held = []
+    for k, a in enumerate(args):
+        if a is not obj and (hasattr(a, "__dict__") or type(a) in (list, dict, tuple)) and not _is_array(a):
+            plan = _where_held(a, obj)
+            if isinstance(plan, tuple):
+                held.append((k, plan))
+    return held
+
+
+def hand_to_object(held, args, after, dobj):
+    """`holding_arguments`' cotangents after the call (`after`, one per argument) split: the parts at the object join
+    `dobj`, its cotangent after the call. -> (the arguments' rest, dobj)."""
+    after = list(after)
+    for k, plan in held:
+        after[k], part = _split(plan, args[k], after[k], None)
+        dobj = rt.acc(dobj, part)
+    return after, dobj

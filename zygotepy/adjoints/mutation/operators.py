@@ -16,7 +16,7 @@ from ...errors import ZygoteError
 from ...forward.dual import strip
 from ..registry import adjoint, find_rule, nondifferentiable
 from ..structures.dicts import has_read_keys as read_keys
-from ..structures.sets import combined, updated
+from ..structures.sets import combined, set_like, updated
 from .methods import _list_extend, method_call
 
 
@@ -180,7 +180,7 @@ def _check_merge(a, b):
 
 @adjoint(operator.or_)
 def or_(a, b):
-    if isinstance(a, (set, frozenset)) and isinstance(b, (set, frozenset)):
+    if set_like(a, b):
         return combined(operator.or_, a, b)
     y = a | b
     if not isinstance(a, dict):

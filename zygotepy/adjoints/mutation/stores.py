@@ -22,7 +22,7 @@ from ...structgrad import StructGrad
 from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
-from ..structures.dicts import key_cotangent
+from ..structures.dicts import key_cotangent, took_lookup_key
 from ..structures.indexing import structured_refused
 from .held import _split, _where_held, may_hold_deeper
 
@@ -150,6 +150,7 @@ def setitem(x, index, value):
         return x, back
     if isinstance(x, dict):
         had, old = index in x, x.get(index)
+        kept = had and not took_lookup_key(index)  # (the key object an earlier store put in: it gets the key's cotangent)
         twins = _twins(x, index, value, had and old is value)
         x[index] = value
 
@@ -165,7 +166,7 @@ def setitem(x, index, value):
             if dy is None:
                 return into or (None, None, None)
             rest, dv = _twins_split(twins, dict(dy), index)
-            return _added(into, (_dict_without(rest), None if had else key_cotangent(index), dv))
+            return _added(into, (_dict_without(rest), None if kept else key_cotangent(index), dv))
         return x, back
     method = getattr(type(x), "__setitem__", None)
     if isinstance(method, types.FunctionType):  # a user class: its own __setitem__, derived, updates `x`

@@ -26,7 +26,7 @@ nondifferentiable(
     np.argwhere, np.nanargmax, np.nanargmin, np.argpartition, np.lexsort, np.result_type, np.can_cast, np.promote_types,
     np.broadcast_shapes, np.ndarray.round, np.ndarray.all, np.ndarray.any,
     np.tri, np.indices, np.diag_indices, np.diag_indices_from, np.tril_indices, np.tril_indices_from, np.triu_indices,
-    np.triu_indices_from, np.random.rand, np.random.randn, np.random.randint, np.random.random,
+    np.triu_indices_from, np.linalg.matrix_rank, np.random.rand, np.random.randn, np.random.randint, np.random.random,
     np.random.shuffle, np.random.seed, np.random.default_rng,
     np.random.Generator.random, np.random.Generator.integers, np.random.Generator.standard_normal)
 

@@ -44,9 +44,29 @@ def _dual_array(make, obj, *args, **kwargs):
     return dispatch(make, (obj, *args), kwargs)
 
 
+def _foreign_array(target):
+    """The rule of another library's `asarray`/`array` (`jnp.asarray(x)` at the top of a JAX function, which
+    resolves to np.asarray's twin, written for NumPy arrays): the same values in that library, so the cotangent is the
+    result's, in the argument's form (a list's entry by entry)."""
+    def rule(obj, *args, **kwargs):
+        y = target(obj, *args, **kwargs)
+
+        def back(dy):
+            if dy is None:
+                return (None, *_nones(args))
+            if isinstance(obj, (list, tuple)):
+                return (type(obj)(dy[k] for k in range(len(obj))), *_nones(args))
+            shape = tuple(np.shape(obj))
+            return (dy if tuple(dy.shape) == shape else namespace(dy).reshape(dy, shape), *_nones(args))
+        return y, back
+    rule.__qualname__ = f"foreign_{target.__name__}"
+    return rule
+
+
 nondifferentiable(_holds_duals)
 array = adjoint(np.array)(_array(np.array))
-adjoint(np.asarray)(_array(np.asarray))
+array.__zygote_foreign__ = _foreign_array
+adjoint(np.asarray)(_array(np.asarray)).__zygote_foreign__ = _foreign_array
 
 
 # --- conversions and copies ------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from ...structgrad import StructGrad
 from ..registry import nondifferentiable
 from .dicts import keys_read
 
+KEYS_VIEW = type({}.keys())  # a dict's keys view: a set of the keys, whose cotangent (dict_keys') is a list of theirs
 
 nondifferentiable(on, on_any, zeros_on)  # device keywords and fresh zeros: constants (an outer level runs the rules' code)
 nondifferentiable(rt.none_set, rt.any_set, rt.new_cell, rt.set_cell, rt.contained_in, rt.not_contained_in,
@@ -29,6 +30,8 @@ def like(template, items):
         return StructGrad({"items": [None] * (len(template.items) - len(items)) + list(items)})
     if isinstance(template, dict):  # its keys (`list(d)`, `sorted(d)`): they pass nothing back into the dict
         return keys_read(list(template), items)
+    if type(template) is KEYS_VIEW:  # `d.keys()`: a list of its keys' cotangents, which its rule files for them
+        return list(items)
     if isinstance(template, (set, frozenset)):  # items in the set's iteration order, keyed by element
         return {e: g for e, g in zip(template, items) if g is not None}
     if hasattr(type(template), "_fields") and isinstance(template, tuple):  # a namedtuple: a structural gradient

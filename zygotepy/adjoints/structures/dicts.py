@@ -5,7 +5,7 @@ import sys
 
 from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
-from ...ast_adjoint.dispatch import differentiable
+from ...ast_adjoint.dispatch import call_site, differentiable
 from ...errors import ZygoteError
 from ...runtime.context import current
 from ..registry import adjoint, nondifferentiable
@@ -45,13 +45,44 @@ def key_cotangent(key):
     return held[1]
 
 
+def inserted_by_lookup(key):
+    """Note that a defaultdict's lookup (`d[k]` of a missing key, `__missing__`) put in the key object `key`: its
+    cotangent, filed by later reads of the dict's keys, goes to the first store under it (`d[x] += 1.0`: the store's
+    back hands it on as if the store had put the key in); one no store takes is refused (`untaken_lookup_keys`)."""
+    current().lookup_keys[id(key)] = (key, call_site())
+
+
+def took_lookup_key(key):
+    """Was `key` (a key object already in the dict a store writes to) put in by a lookup, with no store since? This
+    store takes it over."""
+    lookup_keys = current().lookup_keys
+    held = lookup_keys.get(id(key)) if lookup_keys else None
+    if held is None or held[0] is not key:
+        return False
+    del lookup_keys[id(key)]
+    return True
+
+
+def untaken_lookup_keys(ctx):
+    """At the end of a backward: a key a defaultdict's lookup put in, never stored under, whose reads out of the dict
+    filed a cotangent, which no back can hand to the key (`d[x].append(v)`, then `sum(d)`): refused."""
+    for key, where in ctx.lookup_keys.values():
+        held = ctx.read_keys.get(id(key))
+        if held is not None and held[0] is key:
+            ctx.lookup_keys.clear()
+            raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a key that carries a "
+                              f"gradient put in a defaultdict by a lookup (`d[k]` of a missing key) and read back out "
+                              f"of the dict: store it yourself (`d[k] = d.get(k, [])`, `d.setdefault(k, [])`)")
+    ctx.lookup_keys.clear()
+
+
 def has_read_keys(d):
     """Were keys of `d` read back out with a cotangent (so a merge or copy of `d` must give it `{}`, not None)?"""
     read_keys = current().read_keys
     return bool(read_keys) and any(read_keys.get(id(k), (None,))[0] is k for k in d)
 
 
-nondifferentiable(keys_read, has_read_keys)
+nondifferentiable(keys_read, has_read_keys, inserted_by_lookup, took_lookup_key)
 
 
 @adjoint(key_cotangent)

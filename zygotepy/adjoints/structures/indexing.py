@@ -4,6 +4,7 @@ indices accumulate; generated code's own running cotangent gets it added in plac
 are concatenations (numpy/index_tricks.py)."""
 import collections
 import operator
+import sys
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from ...errors import MissingAdjoint, ZygoteError
 from ..numpy.index_tricks import CONCATENATORS, concatenator_getitem
 from ..registry import adjoint, namespace_generic
 from .common import _float_dtype, like
+from .dicts import inserted_by_lookup, key_cotangent
 
 
 def _is_mask(index):
@@ -40,10 +42,16 @@ def scatter_rule(n, picks, items):
     return scatter(n, picks, items), back
 
 
+_SPECIAL = frozenset((*CONCATENATORS, collections.defaultdict))  # (one test for the rare kinds, on the hot path)
+
+
 @adjoint(operator.getitem, accumulates=True)
 def getitem(x, index):
-    if type(x) in CONCATENATORS:  # np.r_[a, b], np.c_[a, b]: a concatenation
-        return concatenator_getitem(x, index)
+    if type(x) in _SPECIAL:
+        if type(x) in CONCATENATORS:  # np.r_[a, b], np.c_[a, b]: a concatenation
+            return concatenator_getitem(x, index)
+        if differentiable(index) and index not in x:  # a defaultdict's lookup of a missing key puts the key in
+            return _inserting_lookup(x, index)
     if not hasattr(x, "shape") and is_array_type(type(x)) and differentiable(index):
         # another library's index trick (`jnp.r_[x, 0.5]`): it computes with the key, which a lookup's rule would
         # give no cotangent
@@ -63,6 +71,18 @@ def getitem(x, index):
                 return into
         dx = _getitem_cotangent(x, index, dy)
         return (rt.acc(into[0], dx), into[1]) if into else (dx, None)
+    return y, back
+
+
+def _inserting_lookup(d, key):
+    """`d[key]` of a defaultdict missing `key`, which puts the key object in: the back hands the key what reads of it
+    out of `d` filed, unless a later store under this very object took it (dicts.py `inserted_by_lookup`)."""
+    inserted_by_lookup(key)
+    y = d[key]
+
+    def back(dy, need=None, *into):
+        dk = key_cotangent(key)
+        return (into[0], rt.acc(into[1], dk)) if into else (None, dk)
     return y, back
 
 
@@ -135,15 +155,20 @@ def scatter_array(x, index, dy):
     if xp is not np and type(index) is tuple and any(i is None for i in index):
         index = tuple(i for i in index if i is not None)  # the array API assigns through no new axis: drop them
         dy = xp.reshape(dy, tuple(g[index].shape))
-    if _is_fancy(index) and xp is not np and _is_mask(index):
+    if not _is_fancy(index):
+        g[index] = dy
+    elif xp is not np and _is_mask(index):
         g[index] = dy  # a mask selects each entry at most once
-    elif _is_fancy(index):
+    elif hasattr(g, "index_put_") and all(
+            hasattr(p, "shape") or isinstance(p, list) for p in (index if type(index) is tuple else (index,))):
+        torch = sys.modules["torch"]  # (torch's scatter-add: repeated indices accumulate)
+        parts = tuple(torch.as_tensor(p, device=g.device) for p in (index if type(index) is tuple else (index,)))
+        g.index_put_(parts, torch.as_tensor(dy, dtype=g.dtype, device=g.device), accumulate=True)
+    else:
         if xp is not np:
             raise ZygoteError(f"indexing a {type(x).__name__} with an index array has no namespace-generic gradient "
                               f"(repeated indices must accumulate); use a JAX or NumPy array, or basic indices")
         np.add.at(g, index, dy)
-    else:
-        g[index] = dy
     return g
 
 

@@ -14,10 +14,11 @@ from ...ast_adjoint.dispatch import differentiable
 from ...errors import ZygoteError
 from ..in_place import updates_in_place
 from ..registry import adjoint
-from .common import like
+from .common import KEYS_VIEW, like
 
 _SETS = (set, frozenset)
-_MAKERS = (list, tuple, set, frozenset, dict)  # what `set(...)` is followed from
+SET_LIKE = (set, frozenset, KEYS_VIEW)  # what combines as a set (`d.keys() | s`)
+_MAKERS = (list, tuple, set, frozenset, dict, KEYS_VIEW)  # what `set(...)` is followed from
 
 
 def _routed(a, b, y, dy):
@@ -30,15 +31,27 @@ def _routed(a, b, y, dy):
 
 
 def combined(fn, a, b):
-    """`fn(a, b)` for two sets: `(y, back)`."""
+    """`fn(a, b)` for two sets or dicts' key views: `(y, back)`. A view's cotangent is the list of its keys' (the keys
+    of the view when `fn` ran: the dict may change later)."""
     y = fn(a, b)
-    return y, lambda dy: _routed(a, b, y, dy)
+    keys_a, keys_b = (list(v) if type(v) is KEYS_VIEW else None for v in (a, b))
+    sets = (set(keys_a) if keys_a is not None else a, set(keys_b) if keys_b is not None else b)
+
+    def back(dy):
+        return tuple(d if keys is None or d is None else [d.get(k) for k in keys]
+                     for d, keys in zip(_routed(*sets, y, dy), (keys_a, keys_b)))
+    return y, back
+
+
+def set_like(a, b):
+    """Do `a` and `b` combine as sets (sets, or a dict's keys view with a set or view) under `|`, `&`, `-`, `^`?"""
+    return isinstance(a, SET_LIKE) and isinstance(b, SET_LIKE)
 
 
 def _bits(fn):
     @adjoint(fn)
     def rule(a, b):
-        if isinstance(a, _SETS) and isinstance(b, _SETS):
+        if set_like(a, b):
             return combined(fn, a, b)
         return fn(a, b), lambda dy: (None, None)
     rule.__qualname__ = f"{fn.__name__}_rule"
@@ -57,12 +70,15 @@ def _made(kind):
             raise ZygoteError(f"zygotepy cannot differentiate {kind.__name__}() of a {type(items).__name__}; make it "
                               f"from a list, a tuple or a set")
         y = kind(items)
+        keys = list(items) if type(items) is KEYS_VIEW else None  # (the view's keys now: the dict may change)
 
         def back(dy):
             if not dy or not isinstance(items, _MAKERS):
                 return (None,)
             if isinstance(items, (list, tuple)):
                 return (like(items, [dy.get(v) if v not in items[:k] else None for k, v in enumerate(items)]),)
+            if keys is not None:
+                return (like(items, [dy.get(v) for v in keys]),)
             return (like(items, [dy.get(v) for v in items]),)
         return y, back
     rule.__qualname__ = f"{kind.__name__}_rule"

@@ -18,7 +18,8 @@ from .. import runtime as rt
 from ..call_checks import IN_PLACE_CALLS, IN_PLACE_DUNDERS
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS
-from .scan import CALLING_BACK, may_update_in_place, positional_out, pure_method, updating_method_name
+from .scan import CALLING_BACK, constructor_updates, may_update_in_place, positional_out, pure_method, \
+    updating_method_name
 
 _BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 
@@ -297,6 +298,8 @@ class Calls:
         if not isinstance(fn, Global) or not self.user_code:
             return False
         target = self.resolve(fn.path)
+        if isinstance(target, type) and target.__module__.partition(".")[0] not in _LIBRARY_PACKAGES:
+            return constructor_updates(target)  # (`Edge(a, b)`, whose __init__ appends to `a.edges`)
         return type(target) is types.FunctionType and registry.find_rule(target) is None \
             and may_update_in_place(target)
 

@@ -39,6 +39,21 @@ class Mutation:
         finally:
             self.by_call, self.updated_name = outer, origin
 
+    def slot_toward(self, lin, came_from):
+        """The (kind, key) of the direct child of `lin` through which the lineage `came_from` is linked to it (an item
+        or attribute of it, or held deeper there), or None."""
+        seen, work = set(), [came_from]
+        while work:
+            clin = work.pop()
+            if clin in seen:
+                continue
+            seen.add(clin)
+            for kind, plin, key in self.parents.get(clin, ()):
+                if plin == lin and kind in ("item", "attr"):
+                    return kind, key
+                work.append(plin)
+        return None
+
     def _mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
         """`new` is the next version of the object `old` names: rebind its names, update its parent, refresh its live
         named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place. `chain`: the
@@ -124,6 +139,10 @@ class Mutation:
                 else:
                     fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
                 self.rebind(child, fresh, whole_lineage=True)
+                if came_from is not None and self.slot_toward(lin, came_from) == direct[clin]:
+                    # the update came through the very slot that holds it (`self.parent = parent`, then
+                    # `self.parent.children.append(self)`): a parameter held so goes back to the caller too
+                    self.reached.add(clin)
         holders = False
         for kind, plin, key in list(self.parents_of(lin)):
             if plin == came_from or plin in chain:

@@ -74,6 +74,54 @@ def may_update_in_place(fn):
     return hit
 
 
+def constructor_updates(cls):
+    """May `cls(...)` update an argument besides the new object: does its Python `__init__` store into, or call an
+    updating method of, a parameter other than `self` (`parent.children.append(self)`), or hand its arguments to a
+    base class's `__init__` that may? Such a call, used as a value, then goes through `valuecall`, which takes the
+    updated arguments back. Cached per class."""
+    hit = _CONSTRUCTORS.get(cls)
+    if hit is None:
+        _CONSTRUCTORS[cls] = False  # (while its bases are looked at)
+        init = inspect.getattr_static(cls, "__init__", None)
+        try:
+            node = get_source(init).node if type(init) is types.FunctionType else None
+        except Exception:  # noqa: BLE001 - no source: the constructor's rule reports an update where it runs
+            node = None
+        params = {a.id for a in (*node.args.args[1:], *node.args.kwonlyargs)} if node is not None else set()
+        hit = node is not None and (bool(updated_in_place(node, params)) or _through_own_attribute(node, params) or any(
+            isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "super"
+            for n in gast.walk(node)) and any(constructor_updates(base) for base in cls.__mro__[1:-1]))
+        _CONSTRUCTORS[cls] = hit
+    return hit
+
+
+_CONSTRUCTORS = {}  # class -> constructor_updates(class)
+
+
+def _through_own_attribute(node, params):
+    """Does the method `node` update an object through an attribute of its first parameter that it set to another
+    parameter (`self.parent = parent`, then `self.parent.children.append(self)`), which updates that argument?"""
+    if not node.args.args:
+        return False
+    me = node.args.args[0].id
+    held = {t.attr for n in gast.walk(node) if isinstance(n, gast.Assign) and isinstance(n.value, gast.Name)
+            and n.value.id in params for t in n.targets
+            if isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name) and t.value.id == me}
+    for n in gast.walk(node) if held else ():
+        if isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            target = n.value
+        elif isinstance(n, gast.Call):
+            target = _call_target(n, ())
+        else:
+            target = n.target if isinstance(n, gast.AugAssign) else None
+        inner = None
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target, inner = target.value, target
+        if isinstance(target, gast.Name) and target.id == me and isinstance(inner, gast.Attribute) and inner.attr in held:
+            return True
+    return False
+
+
 def _calls_updating_object(fn, nodes):
     """Does `fn` call one of its parameters or locals (`cell(x)`), or an attribute no class of its module has as a
     method (`self.cell(x)`), while a class of its module has a `__call__` that may update its object (an RNN cell

@@ -1,0 +1,45 @@
+"""The scalar derivative table (zygotepy/adjoints/scalar.py), which the optimised code pastes behind a type guard and
+which gives the `math` functions their rules, against central differences in float64, with every optimisation on and
+off: the rows whose derivative branches (a negative base to a fractional power, whose result is complex) or calls a
+builtin (math.remainder's `round`)."""
+import math
+
+import pytest
+
+from zygotepy import gradient
+
+
+def _central(f, args, k, h=1e-6):
+    up, down = list(args), list(args)
+    up[k] += h
+    down[k] -= h
+    return (f(*up) - f(*down)) / (2 * h)
+
+
+CASES = [
+    ("sqrt of a negative, imag", lambda a: (a ** 0.5).imag, (-0.3,)),
+    ("abs of a fractional power", lambda a: abs(a ** 0.25), (-0.3,)),
+    ("negative power, imag", lambda a: (a ** -0.5).imag, (-0.3,)),
+    ("both operands, real", lambda a, b: (a ** b).real, (-0.3, 1.5)),
+    ("both operands, imag", lambda a, b: (a ** b).imag * 2.0, (-0.3, 1.5)),
+    ("constant negative base", lambda b: ((-2.0) ** b).real, (1.5,)),
+    ("positive base", lambda a, b: a ** b, (0.3, 1.5)),
+    ("remainder", lambda a, b: math.remainder(a, b), (5.3, 1.7)),
+    ("fmod", lambda a, b: math.fmod(a, b) * a, (5.3, 1.7)),
+]
+
+
+@pytest.mark.parametrize("name, f, args", CASES, ids=[c[0] for c in CASES])
+def test_against_central_differences(name, f, args, mode):
+    """With optimisations on, a negative base's fractional power took its derivative unconjugated (the sign of an
+    `.imag` read flipped) and the exponent's was 0.0 in both modes; math.remainder raised KeyError: 'round'."""
+    grads = gradient(f, *args)
+    for k, g in enumerate(grads):
+        assert g == pytest.approx(_central(f, args, k), rel=1e-6, abs=1e-8)
+
+
+def test_a_negative_base_to_an_integral_power_gives_the_exponent_none_in_both_modes(mode):
+    """`(-0.3) ** 2.0` is real, and the power is real only on the integers: the exponent's derivative is taken as 0
+    there (tests/adjoints/test_rules.py), the same with optimisations on and off (the complex formula gave a number
+    with them on)."""
+    assert gradient(lambda a, b: a ** b, -0.3, 2.0)[1] == 0.0

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import zygotepy
-from zygotepy import checkpoint, dropgrad, gradient, hook, pullback, value_and_gradient
+from zygotepy import checkpoint, dropgrad, gradient, hessian, hook, pullback, value_and_gradient
 from zygotepy.testing import check_grads
 
 RNG = np.random.default_rng(7)
@@ -222,3 +222,17 @@ def test_forwarddiff_of_an_int_is_differentiated_as_a_real():
     """An int given to forwarddiff had no gradient (None); an int in arithmetic gets a float one (docs/api.md)."""
     from zygotepy import forwarddiff
     assert gradient(lambda x: forwarddiff(lambda t: t * t, x), 3) == (6.0,)
+
+
+def _cubed_sine(x):
+    return x ** 3 * math.sin(x)
+
+
+@pytest.mark.dual_route
+def test_checkpoint_of_a_helper_using_math_under_second_order(mode):
+    """The checkpoint rule ran the helper plainly on forward mode's dual numbers, which `math.sin` cannot take:
+    ForwardModeError under a gradient of a gradient and under hessian."""
+    x = 0.7
+    want = 6 * x * math.sin(x) + 6 * x * x * math.cos(x) - x ** 3 * math.sin(x)
+    assert hessian(lambda t: checkpoint(_cubed_sine, t), x) == pytest.approx(want)
+    assert gradient(lambda s: gradient(lambda t: checkpoint(_cubed_sine, t), s)[0], x)[0] == pytest.approx(want)

@@ -528,3 +528,13 @@ def test_a_zero_size_argument():
         assert jacobian(lambda x: x * 2, x, mode=mode)[0].shape == (0, 0)
         assert jacobian(lambda x: np.concatenate([x, np.ones(1)]), x, mode=mode)[0].shape == (1, 0)
     assert hessian(lambda x: np.sum(x ** 2), x).shape == (0, 0)
+
+
+@pytest.mark.dual_route
+def test_forwarddiff_under_a_second_order_transform(mode):
+    """forwarddiff's rule handed forward mode's dual numbers to its own Jacobian: "jacobian/hessian take real numbers",
+    naming functions the user never called."""
+    assert hessian(lambda y: forwarddiff(lambda t: t ** 4, y), 1.5) == pytest.approx(27.0)
+    assert gradient(lambda x: gradient(lambda y: forwarddiff(lambda t: t ** 4, y), x)[0], 1.5)[0] == pytest.approx(27.0)
+    np.testing.assert_allclose(hessian(lambda y: forwarddiff(lambda t: np.sum(t ** 3), y), np.array([1.0, 2.0])),
+                               [[6.0, 0.0], [0.0, 12.0]])

@@ -17,7 +17,7 @@ import numpy as np
 from .adjoints.registry import adjoint
 from .api import gradient, pullback
 from .ast_adjoint.call_checks import call_site
-from .ast_adjoint.dispatch import differentiable
+from .ast_adjoint.dispatch import J, differentiable
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import rules as _rules  # noqa: F401  (registers the tangent rules)
 from .forward.dual import Dual, new_tag, strip, tangent_of
@@ -390,6 +390,9 @@ for _entry in (pushforward, derivative, jacobian, hessian):
 def _forwarddiff(f, x):
     if type(x) is int:  # (an int in arithmetic is differentiated as a real number: docs/api.md)
         x = float(x)
+    if getattr(type(x), "__zygote_number__", False):  # forward mode's numbers (a second order): f differentiated as
+        y, pb = J(f, x)  # any call is, which gives the same derivatives (forwarddiff is a choice of how, not what)
+        return y, lambda dy, need=(True, True): (None, None) if dy is None else pb(dy)
     _check_input(x, 1)
     y, (jac,) = _forward_jacobian(f, (x,))
 

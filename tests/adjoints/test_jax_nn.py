@@ -191,3 +191,14 @@ def test_rules_register_when_jax_is_imported_after_zygotepy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_stop_gradient_is_data_as_jax_grad_has_it(mode):
+    """`jax.lax.stop_gradient(x)` was refused (its source's `try`)."""
+    x = jnp.array([0.1, -0.2, 0.3])
+
+    def f(x):
+        return jnp.sum(x * jax.lax.stop_gradient(x) ** 2)
+
+    g, = zygotepy.gradient(f, x)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(jax.grad(f)(x)))

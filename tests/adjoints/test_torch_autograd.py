@@ -84,3 +84,10 @@ def test_nesting_through_torch_is_refused():
         return gradient(inner, x)[0].sum()
     with pytest.raises(ZygoteError, match="cannot perturb a Tensor"):
         gradient(outer, torch.tensor([0.5, 1.5], dtype=torch.float64))
+
+
+def test_a_tensors_data_is_its_value_without_a_gradient(mode):
+    """`x * x.data` raised MissingAdjoint ("the array attribute .data has no rule"); it is `x.detach()`, as in torch."""
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    g, = gradient(lambda x: torch.sum(x * x.data), x)
+    assert torch.equal(g, x)

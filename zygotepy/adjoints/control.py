@@ -83,11 +83,11 @@ nondifferentiable(rt.global_store, rt.global_attr_store)
 def checkpoint_rule(f, *args):
     try:
         y = f(*args)  # no pullback: nothing of f's inside survives this call
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, ForwardModeError):
         if not any(getattr(type(a), "__zygote_number__", False) for a in args):
             raise
         # a dual number (hessian: a reverse pass over forward mode's numbers) that plain code could not take (stored
-        # into np.zeros(n)): the derived forward says why, naming the user's line
+        # into np.zeros(n), given to math.sin): the derived forward takes it, or says why, naming the user's line
         y, _ = J(f, *args)
 
     def back(dy):

@@ -1,5 +1,6 @@
 """Rules for JAX's activations, `jax.nn.relu`, `sigmoid`, `softmax`, `log_softmax`, `gelu`, `silu` (`swish`),
-`softplus`, `log_sigmoid`, `leaky_relu`, `elu`, `logsumexp` (also `jax.scipy.special.logsumexp`, the same object).
+`softplus`, `log_sigmoid`, `leaky_relu`, `elu`, `logsumexp` (also `jax.scipy.special.logsumexp`, the same object);
+and `jax.lax.stop_gradient`, data (no gradient), as `zygotepy.dropgrad` is.
 
 Why rules: these are `jax.custom_jvp` objects or jitted Python functions whose source (try/except in JAX's dtype
 helpers) the transform cannot read, so a user function calling them raised UnsupportedSyntax or MissingAdjoint. They
@@ -251,6 +252,8 @@ def register():
     registry.adjoint(nn.elu)(_param_rule(nn.elu, "elu", "alpha", 1.0, _elu_dx, _elu_dp))
     if nn.swish is not nn.silu:  # (one object in the JAX versions seen; a rule of its own otherwise)
         registry.adjoint(nn.swish)(_elementwise(nn.swish, _silu_d, "swish"))
+    # `jax.lax.stop_gradient(x)`: its value, with no gradient (zygotepy.dropgrad's meaning; its source has a `try`)
+    registry.nondifferentiable(sys.modules["jax"].lax.stop_gradient)
 
 
 registry.on_import("jax", register)  # now if jax is imported, else at the first rule lookup after

@@ -178,7 +178,7 @@ def getattr_(obj, name, *default):
         if getattr(y, "__self__", None) is obj:  # a bound method: its cotangent is its object's (an array's too:
             return (dy, None, *(None for _ in default))  # `s = x.sum; s()` gave None)
         if not _missing(obj, "shape") and not _missing(obj, "dtype"):  # other array attributes (shape, dtype): none
-            if differentiable(y):
+            if differentiable(y) and name != "data":  # (torch's `x.data`: the tensor detached, as `x.detach()`)
                 raise MissingAdjoint(getattr, f"the array attribute .{name} has no rule")
             return (None, None, *(None for _ in default))
         if name == "__dict__" and y is getattr(obj, "__dict__", None):  # its entries are obj's fields

@@ -117,15 +117,15 @@ def cell_values(fn, code):
 def activity(fn, code, globals_, need=None):
     """The set of active Vars of IR function `fn` (varied and useful). `need` flags the positional parameters whose
     gradients are wanted (None: all parameters)."""
-    varied, backward = _varied(fn, code, globals_, need)
+    made = inserting_dicts(fn, globals_)
+    varied, backward = _varied(fn, code, globals_, need, made)
     # an update of an object no name reaches (`mutate.unseen_update`) is reached by no result, yet its rule must see
     # whether a gradient takes part (it refuses then)
     unseen = [o for s in walk(fn.body) if isinstance(s, Assign) and isinstance(s.value, Call)
               and s.value.fn == Const(mt.unseen_update) for o in out_vars(s.out)]
     # a lookup with a varied key in a defaultdict is useful where the dict is: its back hands the key what reads of
     # it filed
-    made = inserting_dicts(fn, globals_)
-    for s in walk(fn.body):
+    for s in walk(fn.body) if made else ():
         if isinstance(s, Assign) and isinstance(s.value, Call) and s.value.fn == _GETITEM \
                 and all(isinstance(a, Var) for a in s.value.args) and s.value.args[0] in made \
                 and s.value.args[1] in varied:
@@ -136,7 +136,7 @@ def activity(fn, code, globals_, need=None):
 def varied_values(fn, code, globals_, need=None):
     """The Vars of IR function `fn` that depend on a parameter flagged by `need` (or a captured variable) through
     operations that may carry a gradient, whether or not they reach the result."""
-    return _varied(fn, code, globals_, need)[0]
+    return _varied(fn, code, globals_, need, inserting_dicts(fn, globals_))[0]
 
 
 def inserting_dicts(fn, globals_):
@@ -153,9 +153,9 @@ def inserting_dicts(fn, globals_):
     return made
 
 
-def _varied(fn, code, globals_, need):
+def _varied(fn, code, globals_, need, made):
     edges = []
-    _edges(fn.body, globals_, cell_values(fn, code), edges, fn.constants, inserting_dicts(fn, globals_))
+    _edges(fn.body, globals_, cell_values(fn, code), edges, fn.constants, made)
     forward, backward = {}, {}
     for a, b in edges:
         forward.setdefault(a, []).append(b)

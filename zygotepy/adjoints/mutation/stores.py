@@ -150,7 +150,9 @@ def setitem(x, index, value):
         return x, back
     if isinstance(x, dict):
         had, old = index in x, x.get(index)
-        kept = had and not took_lookup_key(index)  # (the key object an earlier store put in: it gets the key's cotangent)
+        # (a key a defaultdict's lookup put in is this store's to hand its cotangent to; one an earlier store put in,
+        # that store's)
+        kept = had and not (type(x) is collections.defaultdict and took_lookup_key(index))
         twins = _twins(x, index, value, had and old is value)
         x[index] = value
 

@@ -28,7 +28,8 @@ def _array_rule(make, obj, *args, **kwargs):
             return (None, *(None for _ in args))
         if isinstance(obj, (list, tuple)):
             return (type(obj)(dy[k] for k in range(len(obj))), *(None for _ in args))
-        return (np.reshape(dy, np.shape(obj)), *(None for _ in args))
+        shape = tuple(np.shape(obj))  # (another library's dy stays its own: `jnp.asarray(x)`)
+        return (dy if tuple(np.shape(dy)) == shape else namespace(dy).reshape(dy, shape), *(None for _ in args))
     return y, back
 
 
@@ -44,29 +45,11 @@ def _dual_array(make, obj, *args, **kwargs):
     return dispatch(make, (obj, *args), kwargs)
 
 
-def _foreign_array(target):
-    """The rule of another library's `asarray`/`array` (`jnp.asarray(x)` at the top of a JAX function, which
-    resolves to np.asarray's twin, written for NumPy arrays): the same values in that library, so the cotangent is the
-    result's, in the argument's form (a list's entry by entry)."""
-    def rule(obj, *args, **kwargs):
-        y = target(obj, *args, **kwargs)
-
-        def back(dy):
-            if dy is None:
-                return (None, *_nones(args))
-            if isinstance(obj, (list, tuple)):
-                return (type(obj)(dy[k] for k in range(len(obj))), *_nones(args))
-            shape = tuple(np.shape(obj))
-            return (dy if tuple(dy.shape) == shape else namespace(dy).reshape(dy, shape), *_nones(args))
-        return y, back
-    rule.__qualname__ = f"foreign_{target.__name__}"
-    return rule
-
-
 nondifferentiable(_holds_duals)
 array = adjoint(np.array)(_array(np.array))
-array.__zygote_foreign__ = _foreign_array
-adjoint(np.asarray)(_array(np.asarray)).__zygote_foreign__ = _foreign_array
+# another library's `asarray`/`array` (`jnp.asarray(x)`, which resolves to these as its twins): the same rule
+array.__zygote_foreign__ = _array
+adjoint(np.asarray)(_array(np.asarray)).__zygote_foreign__ = _array
 
 
 # --- conversions and copies ------------------------------------------------------------------------------------------------

@@ -167,12 +167,13 @@ def test_max_min_where_initial_wins():
 
 def test_orders_other_than_c_and_flat():
     """x.reshape(s, order="F") and np.reshape(x, s, "F") gave the C-order gradient (silently wrong); np.ravel(x, "F")
-    and x.ravel("F") crashed (TypeError); reading through x.flat gave None, now raises."""
+    and x.ravel("F") crashed (TypeError); reading through x.flat gave None. `x.flat[i]` is now `x` indexed at those
+    positions (tests/ast_adjoint/lower/test_flat.py); the flatiter itself, walked, raises."""
     agree(lambda x: np.sum(x.reshape((2, 2), order="F") * np.arange(4.0).reshape(2, 2))
           + np.sum(np.reshape(np.outer(x, x[:3]), (3, 4), "F") * np.arange(12.0).reshape(3, 4))
           + np.sum(np.ravel(np.outer(x, x[:2]), "F") * np.arange(8.0)) + np.sum(x.reshape(2, 2).ravel("F") * x))
     with pytest.raises(ZygoteError, match="x.flat"):
-        value_and_gradient(lambda x: x.flat[2] * x[0], X.copy())
+        value_and_gradient(lambda x: sum(x.flat) * x[0], X.copy())
 
 
 def test_select_and_choose():

@@ -111,3 +111,21 @@ def test_math_of_a_user_class_converts_it_as_float_does():
         want = 2 + 2 * math.cos(2 * x) + 4 / (4 + 4 * x * x) + 1 / (x * math.log(2.0))
         assert gradient(f, x) == (pytest.approx(want, rel=1e-12),)
     assert gradient(lambda x: math.sin(_Doubled(0.5 * x)) * math.sin(x), 0.3) == (pytest.approx(math.sin(0.6), rel=1e-12),)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: pow(float(x[0]) + 1.0, float(x[3]), None) * x[1],
+    lambda x: pow(x[3] + 1.0, x[2], mod=None),
+    lambda x: round(float(x[2]), ndigits=2) * x[2] + x[1],
+    lambda x: round(x[2] * x[3], 1) * x[0]],
+    ids=["pow-with-mod-None", "pow-with-mod-by-keyword", "round-with-ndigits-by-keyword", "round-of-a-product"])
+def test_builtins_with_their_optional_arguments(mode, f):
+    # `pow(a, b, None)` is `a ** b` (its rule took the None for a modulus: no gradient), and a builtin's own keywords
+    # (`ndigits=`, `mod=`) reach the rule that takes them by position
+    agree(f)
+
+
+def test_a_zero_base_to_the_power_zero(mode):
+    # d/dx x ** 0.0 is 0 everywhere: the plain form's rule computed 0.0 * 0.0 ** -1.0 at 0 (ZeroDivisionError)
+    assert gradient(lambda x: x ** 0.0, 0.0) == (0.0,)
+    assert gradient(lambda x, y: x ** y, 0.0, 0.0) == (0.0, 0.0)

@@ -67,3 +67,34 @@ def test_the_mean_and_variance_by_hand():
 def test_too_few_points_raise_as_the_module_does():
     with pytest.raises(statistics.StatisticsError, match="at least two data points"):
         zygotepy.gradient(statistics.variance, [1.5])
+
+
+def _branch_on_the_mean(a, b, c):
+    m = statistics.mean([a, b, c])
+    return m * a if m <= 0.2 else m * b
+
+
+def _branch_on_the_fmean(a, b, c):
+    m = statistics.fmean((a, b, c))
+    return m * a if m <= 0.2 else m * b
+
+
+@pytest.mark.parametrize("f", [_branch_on_the_mean, _branch_on_the_fmean])
+def test_the_value_is_the_modules_own(mode, f):
+    # the float twin's 0.1 + 0.2 + 0.3 rounds to 0.6000000000000001: the branch must be the one a plain call takes
+    value, grads = value_and_gradient(f, 0.1, 0.2, 0.3)
+    assert value == f(0.1, 0.2, 0.3)
+    assert grads == pytest.approx((0.2 + 0.1 / 3, 0.1 / 3, 0.1 / 3), rel=1e-12)
+
+
+def test_the_spread_of_large_numbers_does_not_overflow(mode):
+    # the twin's squares overflow at 1e155; the module's value does not, and the gradient is (x - m) / ((n - 1) s)
+    xs = [1e155, 3e155, 2e155]
+    value, (grad,) = value_and_gradient(statistics.stdev, xs)
+    assert value == statistics.stdev(xs)
+    assert grad == pytest.approx([-0.5, 0.5, 0.0], abs=1e-12)
+
+
+def test_the_spread_of_equal_numbers_is_nan_as_numpy_has_it(mode):
+    (grad,) = zygotepy.gradient(statistics.pstdev, [1.5, 1.5, 1.5])
+    assert all(np.isnan(g) for g in grad)

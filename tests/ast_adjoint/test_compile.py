@@ -1,6 +1,7 @@
 """The compiler's own limits: an update in place on Python numbers reads as plain arithmetic to an outer level, and
 an analysis too deep for Python's recursion limit is a clear error naming the function, not a recursion of the user's."""
 import sys
+import types
 
 import pytest
 
@@ -56,3 +57,27 @@ def test_recursion_error_deep_in_the_users_stack_stays_one(monkeypatch):
     with pytest.raises(RecursionError) as info:
         dive(sys.getrecursionlimit() * 2 // 3)
     assert not isinstance(info.value, zg.ZygoteError)
+
+
+def _scaled(x, s=2.0):
+    return x * s
+
+
+def _scaled_by_keyword(x, *, s=2.0):
+    return x * s
+
+
+def test_defaults_reassigned_after_the_first_gradient(mode):
+    # the derived forward takes the function's defaults as they are when it is made: a new `__defaults__` (or
+    # `__kwdefaults__`) derives it again, as a new `__code__` does
+    scaled = types.FunctionType(_scaled.__code__, _scaled.__globals__, "scaled", _scaled.__defaults__)
+    by_keyword = types.FunctionType(_scaled_by_keyword.__code__, _scaled_by_keyword.__globals__, "by_keyword")
+    by_keyword.__kwdefaults__ = {"s": 2.0}
+
+    def caller(x):
+        return scaled(x) + by_keyword(x)
+    assert zg.value_and_gradient(caller, 1.5) == (6.0, (4.0,))
+    scaled.__defaults__ = (7.0,)
+    by_keyword.__kwdefaults__ = {"s": 3.0}
+    assert zg.value_and_gradient(caller, 1.5) == (15.0, (10.0,))
+    assert zg.value_and_gradient(scaled, 1.5) == (10.5, (7.0,))

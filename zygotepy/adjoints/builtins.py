@@ -22,9 +22,10 @@ nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str,
 @adjoint(builtins.pow)
 def pow_(base, exp, *mod):
     """`pow(a, b)` is `a ** b`; the three-argument form is modular integer arithmetic, with no gradient."""
-    if mod:
+    if mod and mod[0] is not None:
         return builtins.pow(base, exp, *mod), lambda dy: (None, None, None)
-    return find_rule(operator.pow)(base, exp)
+    y, back = find_rule(operator.pow)(base, exp)
+    return y, (back if not mod else lambda dy: (*back(dy), None))  # (`pow(a, b, None)` is `a ** b`)
 
 
 scalar_rule(builtins.pow, find_scalar(operator.pow))

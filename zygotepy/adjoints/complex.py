@@ -83,6 +83,21 @@ for _fn, _d in HOLOMORPHIC.items():
     adjoint(_fn)(_holomorphic_rule(_fn, _d))
 
 
+@adjoint(cmath.log)
+def cmath_log(z, *base):
+    """`cmath.log(z)` is a row of the table; `cmath.log(z, b)` is `log(z) / log(b)`, holomorphic in both."""
+    if not base:
+        return _holomorphic_rule(cmath.log, HOLOMORPHIC[cmath.log])(z)
+    w = cmath.log(z, *base)
+
+    def back(dw):
+        if dw is None:
+            return (None, None)
+        lb = cmath.log(base[0])
+        return dw * (1 / (z * lb)).conjugate(), dw * (-w / (base[0] * lb)).conjugate()
+    return w, back
+
+
 @adjoint(cmath.phase)
 def phase(z):
     def back(dy):

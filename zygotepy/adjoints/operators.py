@@ -262,6 +262,8 @@ def pow_(a, b):
             da = None
         elif isinstance(b, int) and 0 <= b <= 2:  # the common constant exponents, without computing a ** (b - 1)
             da = dy * 0 if b == 0 else dy if b == 1 else dy * conj(a + a)
+        elif type(b) is float and b == 0.0:  # (as the scalar template: no `0.0 ** -1.0` at a = 0)
+            da = dy * 0.0
         else:
             da = dy * conj(b * a ** (b - 1))
         # d/db a**b = a**b log(a); a Python int exponent that carries a gradient is a real number, as every int in

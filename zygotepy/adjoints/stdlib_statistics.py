@@ -3,8 +3,10 @@ pstdev), differentiated as the Python they mean.
 
 CPython computes them in exact fractions (`statistics._ss` groups the data by type with `itertools.groupby` and sums
 `Fraction`s), which has no gradient to follow; the rules differentiate a twin in floats instead, as functional.py does
-for functools and itertools. Their values agree with the module's to rounding. `median` and friends need no rule:
-they sort and index, which the transform follows.
+for functools and itertools. The value is the module's own wherever it can compute it (Python numbers in a list or
+tuple): the twin's differs in the last bits, and overflows where the module's does not, and code that branches on
+the value must take the branch a plain call takes. `median` and friends need no rule: they sort and index, which the
+transform follows.
 """
 import math
 import statistics
@@ -60,14 +62,23 @@ def harmonic_mean_twin(data, weights):
     return sum(weights) / sum(w / x for x, w in zip(items, weights))
 
 
-def _through(twin, *args):
+def _through(twin, *args, exact=None):
+    """The twin's pullback, with the value `exact()` (the module's function) where the arguments are `_numbers`."""
     y, pb = J(twin, *args)
+    if exact is not None and all(_numbers(a) for a in args):
+        y = exact()
     return y, lambda dy: pb(dy)[1:]
+
+
+def _numbers(arg):
+    """Does `arg` hold only what the module computes with exactly (None: an argument the call left out)?"""
+    return arg is None or type(arg) in (float, int) or type(arg) in (list, tuple) and all(
+        type(x) in (float, int) for x in arg)
 
 
 @adjoint(statistics.mean)
 def mean(data):
-    y, back = _through(mean_twin, data)
+    y, back = _through(mean_twin, data, exact=lambda: statistics.mean(data))
     return y, back
 
 
@@ -77,7 +88,7 @@ def _weighted_rule(target, twin):
     @adjoint(target)
     def rule(data, *by_position, weights=None):
         weights = by_position[0] if by_position else weights
-        y, back = _through(twin, data, weights)
+        y, back = _through(twin, data, weights, exact=lambda: target(data, weights=weights))
 
         def weighted_back(dy):
             ddata, dweights = back(dy)
@@ -95,19 +106,20 @@ harmonic_mean = _weighted_rule(statistics.harmonic_mean, harmonic_mean_twin)
 
 @adjoint(statistics.geometric_mean)
 def geometric_mean(data):
-    y, back = _through(geometric_mean_twin, data)
+    y, back = _through(geometric_mean_twin, data, exact=lambda: statistics.geometric_mean(data))
     return y, back
 
 
-def _spread(data, by_position, kwargs, name, sample, root):
+def _spread(target, data, by_position, kwargs, name, sample, root):
     """variance / pvariance (`sample`: over n - 1), or their square roots, about the centre given by position or as
     keyword `name` (or the data's own mean): the value and the back."""
     centre = by_position[0] if by_position else kwargs.get(name)
     y, back = _through(squared_deviations_twin, data, centre, sample)
-    scale = 1.0
-    if root:
+    if _numbers(data) and _numbers(centre):
+        y = target(data, *by_position, **kwargs)
+    elif root:
         y = math.sqrt(y)
-        scale = 0.5 / y  # d sqrt(v) = dv / (2 sqrt(v))
+    scale = (0.5 / y if y != 0 else math.inf) if root else 1.0  # d sqrt(v) = dv / (2 sqrt(v)): nan where all agree
 
     def spread_back(dy):
         ddata, dcentre, _ = back(None if dy is None else dy * scale)
@@ -119,7 +131,7 @@ def _spread_rule(target, name, sample, root):
     @keyword_rule
     @adjoint(target)
     def rule(data, *by_position, **kwargs):
-        return _spread(data, by_position, kwargs, name, sample, root)
+        return _spread(target, data, by_position, kwargs, name, sample, root)
     rule.__name__ = rule.__qualname__ = target.__name__
     return rule
 

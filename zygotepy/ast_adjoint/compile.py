@@ -3,8 +3,9 @@
 The generated source is compiled under a filename like `<zygotepy: pow at quickstart.py:3>` registered in `linecache`,
 so tracebacks, pdb and `show_adjoint` show it. The factory is bound to the user's own globals (globals stay live: a helper
 redefined later is picked up) and to the user's closure cells. The bound pair is cached on the function object as
-`fn.__zygote__ = (code, generation, {need: (forward, backward)})`, valid while `fn.__code__` is that code (a notebook
-redefinition or autoreload swaps it) and no rule was registered since (`generation`). `need` marks the parameters the
+`fn.__zygote__ = (code, generation, {need: (forward, backward)}, defaults, keyword defaults)`, valid while `fn.__code__`
+is that code (a notebook redefinition or autoreload swaps it), no rule was registered since (`generation`) and the
+function's defaults are the ones it had (the forward takes them as they were). `need` marks the parameters the
 caller wants gradients for (None: all), so a call `loss(W, X)` that only needs `dW` never computes `dX`.
 """
 import linecache

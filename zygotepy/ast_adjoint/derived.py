@@ -66,8 +66,10 @@ def _adjoint_of(fn, args, kwargs, need):
     if fn.__closure__ is not None or fn.__defaults__ is not None:
         check_cells(fn)
     entry = fn.__dict__.get("__zygote__")
-    if entry is None or entry[0] is not code or entry[1] != registry.generation[0]:
-        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {})
+    if entry is None or entry[0] is not code or entry[1] != registry.generation[0] or \
+            entry[3] is not fn.__defaults__ or entry[4] is not fn.__kwdefaults__:
+        # (the derived forward takes the defaults as they are now: `f.__defaults__ = (7.0,)` derives it again)
+        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {}, fn.__defaults__, fn.__kwdefaults__)
     shape = (need, len(args), tuple(kwargs) if kwargs is not None else None)
     hit = entry[2].get(shape)
     if hit is None:
@@ -154,7 +156,8 @@ def _plain(fn, need, args):
     code and its calls into `J`, so the frames multiply (a fourth derivative of an array function: 589 frames deep at
     its innermost call, over the limit with pytest's own; now 322)."""
     entry = fn.__dict__.get("__zygote__")
-    if entry is not None and entry[0] is fn.__code__ and entry[1] == registry.generation[0]:
+    if entry is not None and entry[0] is fn.__code__ and entry[1] == registry.generation[0] and \
+            entry[3] is fn.__defaults__ and entry[4] is fn.__kwdefaults__:
         if fn.__closure__ is not None or fn.__defaults__ is not None:
             check_cells(fn)
         hit = entry[2].get((need, len(args), None))  # (derived at this generation: no rule was registered for it)
@@ -202,7 +205,8 @@ def _cache_of(fn):
     if type(fn) is not _FUNCTION:
         return None
     entry = fn.__dict__.get("__zygote__")
-    if entry is None or entry[0] is not fn.__code__ or entry[1] != _GENERATION[0]:
+    if entry is None or entry[0] is not fn.__code__ or entry[1] != _GENERATION[0] or \
+            entry[3] is not fn.__defaults__ or entry[4] is not fn.__kwdefaults__:
         return None
     return entry[2]
 

@@ -105,13 +105,17 @@ def _keyword_cotangents(rule, fn, kwargs, stated):
 def _movable(fn, rule, args, kwargs):
     """The keywords of `fn(*args, **kwargs)` that name `fn`'s next positional parameters (`b` in `np.dot(a, b=w)`) and
     hold differentiable values, when `rule` takes them by position: passed there, they get the rule's positional
-    cotangents instead of none. Empty when there are none (the common case: a constant axis=, dtype=, ...)."""
+    cotangents instead of none. So are constants the rule has no parameter of that name for (`round(x, ndigits=2)`,
+    whose rule takes `*ndigits`). Empty when there are none (the common case: a constant axis=, dtype=, ...)."""
     names = _positional_names(fn)
+    code = getattr(rule, "__code__", None)
+    named = None if code is None or code.co_flags & inspect.CO_VARKEYWORDS else \
+        code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]  # (None: it takes any keyword)
     moved, k = [], len(args)
-    while k < len(names) and names[k] in kwargs and differentiable(kwargs[names[k]]):
+    while k < len(names) and names[k] in kwargs and (differentiable(kwargs[names[k]]) or named is not None and
+                                                     names[k] not in named):
         moved.append(names[k])
         k += 1
-    code = getattr(rule, "__code__", None)
     if not moved or code is None or not (code.co_argcount >= k or code.co_flags & inspect.CO_VARARGS):
         return ()
     return tuple(moved)

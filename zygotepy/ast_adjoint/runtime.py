@@ -126,6 +126,25 @@ def unpack_starred(value, before, after):
     return (*items[:before], list(items[before:len(items) - after]), *items[len(items) - after:])
 
 
+def unreachable(what, filename, line):
+    """A nested function or class in code CPython dropped as unreachable, which it never makes: reached all the same,
+    the lowering went wrong, and says so."""
+    raise ZygoteError(f"{filename}:{line}: zygotepy reached {what}, whose code CPython dropped as unreachable; "
+                      f"please report this")
+
+
+def flat_index(x, index):
+    """The index of `x` that `x.flat[index]` reads or writes (`K.flat[::n + 1] += s`, a diagonal): the positions in
+    C order, as arrays of `x`'s axes. Generated code indexes `x` itself, whose updates and gradients are followed."""
+    if type(x) is not np.ndarray:
+        raise ZygoteError(f"zygotepy follows `.flat[...]` of a NumPy array only, not of {type(x).__name__}; index "
+                          f"the object itself")
+    if isinstance(index, np.ndarray) and index.dtype == bool:
+        index = index.ravel()
+    return np.unravel_index(np.arange(x.size)[index], x.shape)
+
+
+
 def iterate(iterable):
     """What a `for` loop walks: sequences as they are; an iterator that cannot tell how many items it has left
     (`itertools.count`, a generator, zip or map over one, a class that is its own iterator) as it is too, its items

@@ -308,3 +308,40 @@ def test_methods_with_keywords_in_a_nested_gradient(f):
     np.testing.assert_allclose(hessian(f, x), want, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(hvp(f, (x,), (np.array([1.0, 0.0, -1.0]),))[0], want @ np.array([1.0, 0.0, -1.0]),
                                rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x[0] * x[1] ** 2,
+    lambda x: x[0] ** 3 * x[1],
+    lambda x: np.sin(x[0]) * x[1] * x[1],
+    lambda x: np.sum(x ** 2) * x[-1],
+    lambda x: (x[0] + x[1]) ** 4],
+    ids=["item-times-item-squared", "cube-times-item", "sin-of-item", "sum-times-last-item", "fourth-power-of-sum"])
+def test_third_order_of_items_of_an_array(mode, f):
+    # third order runs the back of `x[i]` (the back adding into the running cotangents it is handed, `*into`) at the
+    # outer levels: its forward returns the handed-over cotangents after the result, which the twin drops
+    def g2(x):
+        return gradient(lambda y: gradient(f, y)[0][1], x)[0][0]
+    x = np.array([0.7, 1.3])
+    got = gradient(g2, x)[0]
+    h = 1e-5
+    for k in range(2):
+        e = np.zeros(2)
+        e[k] = h
+        assert got[k] == pytest.approx((g2(x + e) - g2(x - e)) / (2 * h), rel=1e-6, abs=1e-8)
+
+
+def _scale_first(a):
+    a[0] = a[0] * 2.0
+    return a[0] * a[1]
+
+
+@pytest.mark.dual_route
+def test_third_order_through_a_helper_updating_its_argument(mode):
+    # the twins cannot give the updated array its cotangent at the call (they refuse it), so the inner gradient is
+    # taken by forward-over-reverse: d/dx0 of d/dx1 of 2 x0 x1^2 is 4 x1, whose gradient is (0, 4)
+    def g2(x):
+        return gradient(lambda y: gradient(lambda z: _scale_first(z * 1.0) * z[1], y)[0][1], x)[0][0]
+    x = np.array([0.7, 1.3])
+    assert g2(x) == pytest.approx(4.0 * 1.3)
+    assert gradient(g2, x)[0] == pytest.approx([0.0, 4.0], abs=1e-12)

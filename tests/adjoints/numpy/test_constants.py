@@ -39,3 +39,14 @@ def test_index_helpers_run_as_constants():
     want = (_noisy_kernel(K0, 0.5 + h) - _noisy_kernel(K0, 0.5 - h)) / (2 * h)
     assert g[1] == pytest.approx(want, rel=1e-6)
     assert g[0].shape == (3, 3)
+
+
+@pytest.mark.parametrize("f, want", [
+    (lambda x: x.round(1) * x, 1.4),
+    (lambda x: x.argmax() + x, 1.0),
+    (lambda x: x.all() * x * x, 2 * 1.37),
+    (lambda x: (x * 2.0).any() * x, 1.0)],
+    ids=["round", "argmax", "all", "any"])
+def test_constant_methods_of_a_numpy_scalar(mode, f, want):
+    # a NumPy scalar shares these methods' names with ndarray, not their descriptors: the rule calls the object's own
+    assert gradient(f, np.float64(1.37))[0] == pytest.approx(want, rel=1e-12)

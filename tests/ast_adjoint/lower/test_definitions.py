@@ -320,3 +320,34 @@ def test_a_default_holding_no_gradient_may_be_updated():
     def f(x, b):
         return np.sum(_counts_its_calls(x) * b)
     check_grads(f, X.copy(), B)
+
+
+def _lambda_after_return(x):
+    return x * x
+    g = lambda t: t * x  # noqa: E731, F841 - unreachable: CPython makes no code object for it
+
+
+def _def_under_if_false(x):
+    if False:
+        def g(t):
+            return t * 2
+
+        class Scale:
+            pass
+        x = g(x)
+    return x * x
+
+
+def _lambda_after_break(x):
+    for _ in range(3):
+        x = x * 1.5
+        break
+        h = lambda t: t  # noqa: E731, F841
+    return x
+
+
+@pytest.mark.parametrize("f, want", [(_lambda_after_return, 3.0), (_def_under_if_false, 3.0),
+                                     (_lambda_after_break, 1.5)])
+def test_definitions_in_unreachable_code(mode, f, want):
+    # they were refused ("its code object was not found"): CPython drops them, and so may zygotepy
+    assert gradient(f, 1.5) == (want,)

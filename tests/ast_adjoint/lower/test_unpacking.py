@@ -79,3 +79,27 @@ def test_an_unpacked_name_updated_in_place_updates_what_it_came_from(f):
     value, _ = value_and_gradient(f, X.copy())
     assert value == pytest.approx(f(X.copy()), rel=1e-13)
     check_grads(f, X.copy())
+
+
+def _four(a, b, c, d):
+    return a * b + c * d ** 2
+
+
+def two_stars_in_a_call(x):
+    p = (x[0], x[1])
+    return _four(*p, *[x[2], x[0]])
+
+
+def an_argument_after_a_star(x):
+    return _four(*x[:2], x[2], 3.0) + max(*x, 0.5 * x[1], *x[1:])
+
+
+def stars_of_an_array(x):
+    return np.sum(np.stack([*x, *x[::-1]]) * x[0])
+
+
+@pytest.mark.parametrize("f", [two_stars_in_a_call, an_argument_after_a_star, stars_of_an_array])
+def test_several_stars_in_one_call(mode, f):
+    # what follows the first star is one tuple display (`g(*(*p, *q))`), whose rule gives each item its cotangent
+    check_grads(f, X.copy())
+    assert value_and_gradient(f, X.copy())[0] == pytest.approx(f(X.copy()))

@@ -80,6 +80,8 @@ def _plan(fn, args):
         # TypeError); a default that may carry a gradient (a nested `lambda t, b=x * x: ...`) is passed explicitly
         # (the "defaulted" twin), so that its gradient reaches the function's, as `_derived`'s "b=" entries do
         forward, backward = derive(fn, None, functional=True)
+        if forward.__zygote_mutates__:  # (its forward returns `(y, *finals)`)
+            return _updating_plan(fn, forward, backward, npos, len(args), varargs)
         if varargs and len(args) > npos:
             return "varargs", forward, (backward, npos, len(args) - npos)
         if "__zygote_defaults__" in fn.__dict__ and _defaulted(fn, code, len(args), None):
@@ -106,6 +108,16 @@ def _plan(fn, args):
     if not any(dispatch.differentiable(a) for a in args):
         return "const", None, None
     raise MissingAdjoint(fn)
+
+
+def _updating_plan(fn, forward, backward, npos, nargs, varargs):
+    """`_plan` for a Python function that updates parameters in place. Only a rule's back that adds into the running
+    cotangents handed to it (`back(dy, need, *into)`, registry.py's `accumulates`) is followed: the caller reads the
+    handed-over cotangents no more, so their cotangents after the call are None. An inner level's own update of an
+    argument is refused: the outer level would need the updated objects' cotangents at the call site."""
+    if not varargs or not fn.__module__.startswith("zygotepy."):
+        raise _unsupported(fn, "a function that updates its argument in place")
+    return "updating", forward, (backward, npos, max(nargs - npos, 0), nargs, (None,) * len(forward.__zygote_mutates__))
 
 
 def _constructor_plan(cls):

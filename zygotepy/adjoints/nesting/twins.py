@@ -92,6 +92,17 @@ def _by_varargs(fn, forward, plan, args):
     return y, varargs_back
 
 
+def _by_updating(fn, forward, plan, args):
+    # a rule's back adding into the cotangents handed to it (`_updating_plan`): its forward returns `(y, *finals)`
+    generated_back, npos, nextra, n, finals = _static(plan)
+    out, up_tape = _cells_of(fn, forward)(*args)
+    up_backward = _cells_of(fn, generated_back)
+
+    def updating_back(dy, need=None):
+        return _take(_spread(up_backward(up_tape, (dy,) + finals), npos, nextra), n + 1)
+    return out[0], updating_back
+
+
 def _by_rule(fn, rule, nargs, args):
     n = _static(nargs)
     # (a user's rule declared `need=True` has `back(dy, need)`, with no default: every argument is needed here)
@@ -165,7 +176,7 @@ def _by_const(fn, _, __, args):
 
 
 _TWINS = {"derived": _by_derived, "defaulted": _by_defaulted,
-          "varargs": _by_varargs, "rule": _by_rule, "class": _by_class, "plain": _by_plain,
+          "varargs": _by_varargs, "updating": _by_updating, "rule": _by_rule, "class": _by_class, "plain": _by_plain,
           "bound": _by_bound, "object": _by_object,
           "callmethod": _by_callmethod, "callattr": _by_callattr, "const": _by_const}
 

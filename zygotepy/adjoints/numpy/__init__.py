@@ -18,6 +18,7 @@
   `np.c_`: the getitem rule of structures.py calls it; registers nothing), vectorize.py (`np.vectorize(f)(x)`),
   iterators.py (ndindex, ndenumerate, nditer).
 - methods.py: the ndarray methods whose rules are the functions' (`x.sum()`), and the array attributes (`.T`, `.real`).
+- dispatchers.py: NumPy's Python functions without a rule here (`np.piecewise`), differentiated through their source.
 - array_inline.py: the array fast path's derivatives, which the compiler pastes into generated code (ast_adjoint/
   optimize/array_paths.py).
 
@@ -29,4 +30,4 @@ complex.py: where both register a rule, complex_parts.py's wins).
 TABLES = ("common", "elementwise", "complex_parts", "select", "interp", "constants", "reductions", "statistics", "scans",
           "ufunc_methods", "moments", "calculus", "reshaping", "gathering", "diagonals", "stacking", "conversions",
           "products", "convolutions", "linalg", "decompositions", "spectral", "fft", "fills", "sets", "index_tricks",
-          "vectorize", "iterators", "methods", "array_inline")
+          "vectorize", "iterators", "methods", "array_inline", "dispatchers")

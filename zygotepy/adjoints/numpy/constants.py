@@ -42,7 +42,8 @@ def _constant_method(method):
     def rule(*args, **kwargs):
         def back(dy):
             return tuple(None for _ in args)
-        return method(*args, **kwargs), back
+        # (the object's own method: a NumPy scalar's `np.float64(x).round(1)` is not ndarray's)
+        return getattr(args[0], method.__name__)(*args[1:], **kwargs), back
     rule.__qualname__ = f"{method.__name__}_constant"
     return rule
 

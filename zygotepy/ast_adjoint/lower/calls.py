@@ -345,14 +345,12 @@ class Calls:
 
     def arguments(self, node):
         args, star = [], None
-        for a in node.args:
+        for k, a in enumerate(node.args):
             if isinstance(a, gast.Starred):
-                if star is not None:
-                    self.fail("more than one *argument in a call", a)
-                star = self.expr(a.value)
-            elif star is not None:
-                self.fail("a positional argument after *args", a)
-            else:
-                args.append(self.expr(a))
+                rest = node.args[k:]
+                # `g(*p, *q)`, `g(*p, x)`: what follows the first star is one tuple display, `g(*(*p, *q))`
+                star = self.expr(a.value) if len(rest) == 1 else self.expr(gast.Tuple(elts=rest, ctx=gast.Load()))
+                break
+            args.append(self.expr(a))
         kwargs = [(k.arg, self.expr(k.value)) for k in node.keywords]
         return args, kwargs, star

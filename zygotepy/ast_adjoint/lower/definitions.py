@@ -64,8 +64,10 @@ class Definitions:
         class creation hides from the data flow (a gradient to them would be lost), so that is refused, naming them."""
         line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         matches = [c for c in self.inner_codes if c.co_name == node.name and c.co_firstlineno == line]
-        if not matches:
-            self.fail(f"the class '{node.name}' (its code object was not found)", node)
+        if not matches:  # (as for a nested function: dropped as unreachable)
+            self.bind(node.name, self.call(Const(rt.unreachable), [Const(f"the class '{node.name}'"),
+                                                                   Const(self.filename), Const(line)], hint="_class"))
+            return
         body = matches[0]
         read = [n for n in body.co_freevars if n != node.name]  # (its own name: `return Scale(...)` in a method)
         if read:
@@ -96,8 +98,9 @@ class Definitions:
         defaults = tuple(d.value if isinstance(d, gast.Constant) else _unwrapped(self.expr(d))
                          for d in node.args.defaults) or None
         matches = [c for c in self.inner_codes if c.co_name == name and c.co_firstlineno == line]
-        if not matches:
-            self.fail(f"the nested function '{name}' (its code object was not found)", node)
+        if not matches:  # code CPython dropped as unreachable (after `return` or `break`, under `if False:`)
+            return self.call(Const(rt.unreachable), [Const(f"the nested function '{name}'"), Const(self.filename),
+                                                      Const(line)], hint="_fn")
         code = matches[0]
         self.inner_codes.remove(code)
         for n in updated_in_place(node, code.co_freevars):
@@ -113,7 +116,8 @@ class Definitions:
                 self.fail(f"a nested function ('{name}') that reads the comprehension's variable '{n}'", node,
                           f"bind it as a default: lambda ..., {n}={n}: ...")
             if n in self.cellvars and n not in self.versions and n != itself:
-                self.fail(f"the nested function '{name}' reads '{n}' before it is assigned; assign it first", node)
+                self.fail(f"a nested function ('{name}') made before '{n}', which it reads, is assigned", node,
+                          f"assign '{n}' before the def")
         cells = tuple(Var(f"{n}_cell") for n in code.co_freevars)
         for n in code.co_freevars:
             if n in self.freevars and n not in self.used_freevars:

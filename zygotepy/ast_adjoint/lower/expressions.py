@@ -277,10 +277,19 @@ class Expressions:
         return out
 
     def expr_Subscript(self, node, hint):
-        obj, index = self.expr(node.value), self.expr(node.slice)
+        obj, index = self.subscript(node, self.expr)
         out = self.call(Const(operator.getitem), [obj, index], hint=hint)
         self.note_child(out, "item", obj, index)
         return out
+
+    def subscript(self, node, object_of):
+        """The object and the index atom of `node`, `obj[index]`: `obj.flat[i]` is `obj[flat_index(obj, i)]` (a
+        flatiter's reads and writes are the array's own)."""
+        value = node.value
+        if isinstance(value, gast.Attribute) and value.attr == "flat":
+            obj = object_of(value.value)
+            return obj, self.call(Const(rt.flat_index), [obj, self.expr(node.slice)], hint="_flat")
+        return object_of(value), self.expr(node.slice)
 
     def expr_Slice(self, node, hint):
         parts = [self.expr(p) if p is not None else Const(None) for p in (node.lower, node.upper, node.step)]

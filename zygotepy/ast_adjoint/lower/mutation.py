@@ -139,10 +139,26 @@ class Mutation:
                 else:
                     fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
                 self.rebind(child, fresh, whole_lineage=True)
+                # and what holds or shares the child passes it on (`v = w.reshape(3)` of `w = b[0]`: a view of it)
+                refreshed.append((child, fresh))
                 if came_from is not None and self.slot_toward(lin, came_from) == direct[clin]:
                     # the update came through the very slot that holds it (`self.parent = parent`, then
                     # `self.parent.children.append(self)`): a parameter held so goes back to the caller too
                     self.reached.add(clin)
+        for clin in [c for c in below if c not in direct]:
+            if clin in chain:
+                continue
+            child = self.named_child(clin)
+            if child is None:
+                continue
+            # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
+            # own holders see the change too, once every child has its own new version (a child's holder may be
+            # another child: `p = o.step(b)` links o and b to p, and o to b). Before the holders pass the update on:
+            # a child they hold too (`c = x * v` of `v = x.reshape(-1)`) is found in `new`, not in them
+            chain.add(clin)
+            fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
+                              hint=self.user_name(child))
+            refreshed.append((child, fresh))
         holders = False
         for kind, plin, key in list(self.parents_of(lin)):
             if plin == came_from or plin in chain:
@@ -176,19 +192,6 @@ class Mutation:
                         self.mutate(parent, put, lin, chain=chain)
                     finally:
                         self.by_call = outer
-        for clin in [c for c in below if c not in direct]:
-            if clin in chain:
-                continue
-            child = self.named_child(clin)
-            if child is None:
-                continue
-            # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
-            # own holders see the change too, once every child has its own new version (a child's holder may be
-            # another child: `p = o.step(b)` links o and b to p, and o to b)
-            chain.add(clin)
-            fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
-                              hint=self.user_name(child))
-            refreshed.append((child, fresh))
         for clin in self.through_unnamed(lin, chain | {came_from}):
             # a sibling (`z = (y, x)[0]`, `v = a[1:] if c else a[:1]`) or a view's own parent (`t = [y[1:]]`,
             # `np.squeeze(x[None])`), linked only through an object no name refers to now: it may be the updated

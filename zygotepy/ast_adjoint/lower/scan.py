@@ -67,7 +67,7 @@ def may_update_in_place(fn):
             body = get_source(fn).node.body
             nodes = nodes_no_defs(body)
             hit = mutation_syntax(body, nodes) or bool(augmented_names(body, nodes)) or _calls_updating_object(
-                fn, nodes)
+                fn, nodes) or _calls_method_of_parameter(fn, nodes)
         except Exception:  # noqa: BLE001 - no source, or not Python the parser reads: not ours to report here
             hit = False
         _UPDATES_IN_PLACE[code] = hit
@@ -134,6 +134,15 @@ def _calls_updating_object(fn, nodes):
         return False  # (`self.cell(x)`: an attribute no class here has as a method may hold a callable object)
     return any(isinstance(vars(c).get("__call__"), types.FunctionType) and may_update_in_place(vars(c)["__call__"])
                for c in classes)
+
+
+def _calls_method_of_parameter(fn, nodes):
+    """Does `fn` call, for its value, a method of one of its parameters that may be a user's method (`return
+    self.forward(x)` in a `__call__`)? That call goes through `valuecall`, which may give the parameter a new
+    version: `fn` then updates it as the method does."""
+    params = set(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name)
+               and n.func.value.id in params and not pure_method(n.func.attr) for n in nodes)
 
 
 def updates_state(fn):

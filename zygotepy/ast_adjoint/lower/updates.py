@@ -30,8 +30,7 @@ class Updates:
     def store_item(self, target, value):
         if self.global_item(target, value):
             return
-        obj = self.target_object(target.value)
-        index = self.expr(target.slice)
+        obj, index = self.subscript(target, self.target_object)
         if not self.observable(obj):
             self.unseen_update("this store of an item", Const(mt.setitem), [obj, index, value], hint="_")
             return
@@ -104,13 +103,13 @@ class Updates:
         if isinstance(t, gast.Subscript) and self.global_item(t, lambda index: self.call(Const(inplace), [
                 self.call(Const(operator.getitem), [self.expr(t.value), index]), self.expr(node.value)])):
             return
-        obj = self.target_object(t.value)
         if isinstance(t, gast.Subscript):
-            index = self.expr(t.slice)
+            obj, index = self.subscript(t, self.target_object)
             cur = self.call(Const(operator.getitem), [obj, index])
             new = self.call(Const(inplace), [cur, self.expr(node.value)])
             self.mutate(obj, self.call(Const(mt.setitem), [obj, index, new], hint=self.user_name(obj)))
         else:
+            obj = self.target_object(t.value)
             attr = Const(self.mangle(t.attr))
             cur = self.call(Const(getattr), [obj, attr])
             new = self.call(Const(inplace), [cur, self.expr(node.value)])

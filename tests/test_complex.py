@@ -68,6 +68,8 @@ REAL_VALUED = [
     ("matmul_quadratic", lambda A, v: np.real(np.sum(np.conj(v) * (A @ v))), (ZM, ZV)),
     ("sum_mean", lambda z: np.abs(np.sum(z)) + np.real(np.mean(z * z)), (ZA,)),
     ("real_to_complex_to_real", lambda x: np.real(np.exp(1j * x)), (0.3,)),
+    ("cmath_polar", lambda z: cmath.polar(z)[0] * math.sin(cmath.polar(z)[1]) + cmath.polar(z)[1] ** 2, (Z,)),
+    ("cmath_rect", lambda r, p: (cmath.rect(r, p) * (0.3 - 2j)).real + abs(cmath.rect(r * p, p)) ** 2, (0.7, 1.1)),
     ("cmath_log_with_a_base", lambda z, w: (cmath.log(z, w) * (0.5 - 1j)).real + abs(cmath.log(z, 2.5)), (Z, Z * 2)),
     ("real_array_imag_const", lambda x: np.sum(x * x + np.imag(x)), (XA,)),
     # NumPy 2's sign(z) = z/|z| (it was declared non-differentiable: its gradient was silently None until 2026-11-27)

@@ -80,7 +80,8 @@ def _holomorphic_rule(fn, derivative):
 
 
 for _fn, _d in HOLOMORPHIC.items():
-    adjoint(_fn)(_holomorphic_rule(_fn, _d))
+    if _fn is not cmath.log:  # (below: it takes a base too)
+        adjoint(_fn)(_holomorphic_rule(_fn, _d))
 
 
 @adjoint(cmath.log)
@@ -106,3 +107,34 @@ def phase(z):
         r2 = abs(z) ** 2
         return (_real(dy) * 1j * z / (r2 or 1.0),)
     return cmath.phase(z), back
+
+
+@adjoint(cmath.rect)
+def rect(r, phi):
+    """`r * e^(i phi)` of real `r` and `phi`: each gets the real part of the complex cotangent times its derivative."""
+    w = cmath.rect(r, phi)
+
+    def back(dw):
+        if dw is None:
+            return (None, None)
+        unit = w / r if r else cmath.rect(1.0, phi)
+        return (dw * unit.conjugate()).real, (dw * (1j * w).conjugate()).real
+    return w, back
+
+
+@adjoint(cmath.polar)
+def polar(z):
+    """`(abs(z), phase(z))`: their cotangents joined as the complex cotangent of z (`df/dx + 1j df/dy`)."""
+    r, phi = cmath.polar(z)
+
+    def back(dy):
+        if dy is None:
+            return (None,)
+        dr, dphi = dy
+        g = 0j
+        if dr is not None:
+            g += dr * (z / r if r else 1.0)
+        if dphi is not None and r:
+            g += dphi * 1j * z / (r * r)
+        return (g if isinstance(z, complex) else g.real,)
+    return (r, phi), back

@@ -50,8 +50,11 @@ GENERIC = set()  # targets whose rule computes with the array namespace of its i
 # cell, a local name) against it (`has_rule`). Targets are held by RULES, so their ids are never reused.
 RULED = set()
 # functions `target -> rule or None` that `find_rule` asks where no rule is registered (torch_autograd.py: torch's
-# functions without a rule of ours, differentiated by torch's autograd); the rules they make are theirs to keep
+# functions without a rule of ours, differentiated by torch's autograd); the rules they make are theirs to keep.
+# FALLBACKS are asked of callables that are no Python function, SOURCE_FALLBACKS of Python functions (a library whose
+# code zygotepy does not transform: jax_autograd.py)
 FALLBACKS = []
+SOURCE_FALLBACKS = []
 
 
 def _changed():
@@ -241,8 +244,8 @@ def find_rule(target):
                 rule = foreign.torch_rule(target, twin, rule)
         else:
             rule = _METHODS.get(target)
-    if rule is None and FALLBACKS and type(target) is not types.FunctionType and target not in NONDIFF:
-        for fallback in FALLBACKS:
+    if rule is None and target not in NONDIFF:
+        for fallback in SOURCE_FALLBACKS if type(target) is types.FunctionType else FALLBACKS:
             rule = fallback(target)
             if rule is not None:
                 break

@@ -229,11 +229,22 @@ def library(fn):
 
 class _Slot:
     """What a call site that may update its arguments (`mutate.mutcall`) lets its callee update: the objects' ids, and
-    which of them the derived callee did update (it then takes their cotangents after the call)."""
-    __slots__ = ("allowed", "owner", "claimed")
+    which of them the derived callee did update (it then takes their cotangents after the call); and `made`, the ids of
+    all the arguments it was given, by which the call it made is told from the calls that one makes in turn."""
+    __slots__ = ("allowed", "made", "owner", "claimed")
 
-    def __init__(self, allowed):
-        self.allowed, self.owner, self.claimed = allowed, False, set()
+    def __init__(self, allowed, made=None):
+        self.allowed, self.made, self.owner, self.claimed = allowed, allowed if made is None else made, False, set()
+
+
+def site_slot(args, kwargs, updates, keywords_taken, taken):
+    """The slot of a call site that may update its arguments (`dispatch.J_mutating`): it takes back the keyword
+    arguments only where `keywords_taken`, the positional ones the first `taken` (None: all)."""
+    if not updates:
+        return _Slot(set())
+    given = (*(args if taken is None else args[:taken]), *(kwargs.values() if kwargs and keywords_taken else ()))
+    allowed = {id(a.__self__ if type(a) is super else a) for a in given}
+    return _Slot(allowed, None if taken is None else {id(a) for a in (*args, *(kwargs or {}).values())})
 
 
 def _claim(args):
@@ -242,7 +253,7 @@ def _claim(args):
     if not slots:
         return None
     slot = slots[-1]
-    if slot.owner or not all(id(a) in slot.allowed or type(a) in (int, float, bool, str, complex, type(None))
+    if slot.owner or not all(id(a) in slot.made or type(a) in (int, float, bool, str, complex, type(None))
                              for a in args):
         return None
     slot.owner = True

@@ -27,7 +27,7 @@ from ..runtime.context import current
 from .guards_runtime import NATIVE as _NATIVE, differentiable, reads_gradients
 from .runtime import callmethod
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
-from .call_checks import _DATA_KEYS, _Slot, _check_opaque_key, call_site
+from .call_checks import _DATA_KEYS, _check_opaque_key, call_site, site_slot
 from .call_checks import IN_PLACE_CALLS, refuse_bound_update, refuse_hidden_out, refuse_unseen_update
 from .call_checks import refuse_store_callable
 from .derived import _cache_of, _derived, _plain, _pullback
@@ -42,13 +42,13 @@ from .pullbacks import (
 _FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType
 
 
-def J_mutating(fn, args, kwargs, updates=True, keywords_taken=True):
+def J_mutating(fn, args, kwargs, updates=True, keywords_taken=True, taken=None):
     """J for a call that may update its arguments: `(y, back(dy, finals), ids of the arguments it updated)`; the
-    keyword arguments only where the call site takes them back (`keywords_taken`)."""
+    keyword arguments only where the call site takes them back (`keywords_taken`), the positional ones the first
+    `taken` (None: all)."""
     if type(fn) is _BUILTIN and fn in IN_PLACE_CALLS and args:  # (`f = operator.iadd; f(y, v)` as a statement)
         refuse_unseen_update(fn, args[0])
-    given = (*args, *kwargs.values()) if kwargs and keywords_taken else args
-    slot = _Slot({id(a.__self__ if type(a) is super else a) for a in given} if updates else set())
+    slot = site_slot(args, kwargs, updates, keywords_taken, taken)
     slots = current().slots
     slots.append(slot)
     try:

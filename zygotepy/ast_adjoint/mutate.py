@@ -378,6 +378,12 @@ def splatcall(fn, *args, **kwargs):
     return mutcall(fn, *args, **kwargs)
 
 
+def objectcall(fn, *args, **kwargs):
+    """`mutcall` of a method called with starred arguments (`self.forward(*args)`): the callee may update its object,
+    which the caller takes back, but none of the arguments, which the caller cannot name one by one."""
+    return mutcall(fn, *args, **kwargs)
+
+
 def valuecall(fn, *args, **kwargs):
     """`mutcall` for a call whose result is used (`loss = step(state)`): it may not fall back to running code zygotepy
     cannot read, as a call statement may (that result would carry no gradient)."""

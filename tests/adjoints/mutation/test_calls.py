@@ -547,3 +547,18 @@ def test_out_that_shares_memory_with_an_input_of_a_non_elementwise_function_is_r
         return np.sum(y * y)
     x = np.array([0.3, -0.7, 1.1])
     np.testing.assert_allclose(gradient(g, x)[0], 8.0 * x)
+
+
+def _out_as_a_tuple(a, x):
+    b = np.empty(3)
+    np.multiply(a, x, out=(b,))
+    np.add(b, a, out=(b,))
+    return np.sum(b ** 2)
+
+
+def test_out_given_as_a_tuple_of_one_array(mode):
+    # a ufunc's `out=(b,)` is `out=b` (it was refused: "with this out or where")
+    args = (np.array([0.3, -1.2, 0.7]), 0.8)
+    grads = gradient(_out_as_a_tuple, *args)
+    for k in range(2):
+        np.testing.assert_allclose(grads[k], central(_out_as_a_tuple, args, k), rtol=1e-6)

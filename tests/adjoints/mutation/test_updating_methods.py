@@ -474,3 +474,39 @@ def test_a_method_without_a_rule_on_data_runs():
         list.__init__(ys, [5])
         return x * len(d) * ys[0]
     assert value_and_gradient(f, 0.5) == (2.5, (5.0,))
+
+
+def _popped_then_stored(x):
+    d = {"a": x * 2.0, "b": x ** 2}
+    k, v = d.popitem()
+    d["c"] = v * 3.0
+    return np.sum(d["a"] * d["c"]) + np.sum(v)
+
+
+def _emptied_by_popitem(x):
+    d = {}
+    d["p"] = x[0]
+    d["q"] = x[1] * x[0]
+    out = 0.0
+    while d:
+        k, v = d.popitem()
+        out = out * 2.0 + v
+    return out
+
+
+@pytest.mark.parametrize("f", [_popped_then_stored, _emptied_by_popitem])
+def test_dict_popitem_of_values_that_carry_gradients(mode, f):
+    # (refused before: "dict.popitem, which updates its object in place")
+    x = np.array([0.3, 1.2])
+    value, (grad,) = value_and_gradient(f, x.copy())
+    assert value == pytest.approx(f(x.copy()))
+    np.testing.assert_allclose(grad, central(f, (x,), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_dict_popitem_of_a_key_that_carries_a_gradient_is_refused():
+    def f(x):
+        d = {x: 1.0}
+        k, v = d.popitem()
+        return k * v
+    with pytest.raises(ZygoteError, match="popitem of a key"):
+        gradient(f, 0.5)

@@ -48,7 +48,12 @@ def splatcall(fn, *args, **kwargs):
     return _mutcall(fn, args, kwargs, False, keywords_taken=False)
 
 
-def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
+@adjoint(mt.objectcall, updates=True)
+def objectcall(fn, *args, **kwargs):
+    return _mutcall(fn, args, kwargs, True, keywords_taken=False, object_only=True)
+
+
+def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=False):
     """A call that may update its arguments: `(result, *args, *kwargs.values())` (`helper(x, buf=y)` may update `y`).
     Mutating methods of lists, dicts and arrays have rules above; a Python function that updates its parameters
     returns their final versions (ast_adjoint/lower/), whose cotangents its backward takes through `J_mutating`;
@@ -126,7 +131,7 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True):
     if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())) and not reads_gradients(fn):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
-    return _derived_call(fn, args, kwargs, result_used, keywords_taken)
+    return _derived_call(fn, args, kwargs, result_used, keywords_taken, 1 if object_only else None)
 
 
 def _data_update(fn, args, kwargs):
@@ -190,15 +195,16 @@ def _attribute_call(args, kwargs, result_used, keywords_taken):
     return (out[0], holder, name, *out[2:]), back
 
 
-def _derived_call(fn, args, kwargs, result_used, keywords_taken):
+def _derived_call(fn, args, kwargs, result_used, keywords_taken, taken=None):
     """`_mutcall` of anything without a rule of its own here: J_mutating, which lets a derived callee update the
     arguments, positional and keyword (their cotangents after the call reach it by identity), the keyword ones only
-    where the caller takes them back (`keywords_taken`: not through a `**mapping`)."""
+    where the caller takes them back (`keywords_taken`: not through a `**mapping`), the positional ones the first
+    `taken` (None: all; 1: a method's object, `self.forward(*args)`)."""
     everything = (*args, *kwargs.values()) if kwargs else args
     updates = any(_mutable(a) for a in everything)
     mark = len(current().log)
     try:
-        result, pb, consumed = J_mutating(fn, args, kwargs, updates, keywords_taken)
+        result, pb, consumed = J_mutating(fn, args, kwargs, updates, keywords_taken, taken)
     except (MissingAdjoint, UnsupportedSyntax) as e:
         if result_used or not _before_running(e, fn, args):
             raise

@@ -193,6 +193,22 @@ def _dict_pop(d, key, *default):
     return r, back
 
 
+@updates_in_place(dict, "popitem")
+def _dict_popitem(d):
+    """`k, v = d.popitem()`: the last pair out of `d`; the value's cotangent goes back to its entry."""
+    if d and differentiable(next(reversed(d))):  # (a float key's gradient would have nowhere to go)
+        raise ZygoteError("zygotepy cannot differentiate dict.popitem of a key that carries a gradient; use "
+                          "d.pop(k) with the key")
+    entry = mt.journal_whole(d)
+    key, value = d.popitem()
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        dv = None if dr is None else dr[1]
+        return (rt.acc(dd, {key: dv} if dv is not None else None),)
+    return (key, value), back
+
+
 @updates_in_place(dict, "clear")
 def _dict_clear(d):
     entry = mt.journal_whole(d)
@@ -234,7 +250,6 @@ def _array_sort(x, *args, **kwargs):
 
 
 updates_without_rule(np.ndarray, "resize", "itemset", "partition")  # (`put`: overwrites.py)
-updates_without_rule(dict, "popitem")
 updates_without_rule(list, "__setitem__")
 for _cls in (list, dict, set):  # `list.__init__(ys, items)` refills the object in place
     updates_without_rule(_cls, "__init__")

@@ -352,5 +352,7 @@ class Calls:
                 star = self.expr(a.value) if len(rest) == 1 else self.expr(gast.Tuple(elts=rest, ctx=gast.Load()))
                 break
             args.append(self.expr(a))
-        kwargs = [(k.arg, self.expr(k.value)) for k in node.keywords]
+        # (`out=(b,)`, a ufunc's tuple of one output, is `out=b`: the array the update goes into)
+        kwargs = [(k.arg, self.expr(k.value.elts[0] if k.arg == "out" and isinstance(k.value, gast.Tuple) and len(
+            k.value.elts) == 1 and not isinstance(k.value.elts[0], gast.Starred) else k.value)) for k in node.keywords]
         return args, kwargs, star

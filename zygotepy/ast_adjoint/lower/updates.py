@@ -127,16 +127,18 @@ class Updates:
         kept = [*args, *(v for _, v in kwargs), *([star] if star is not None else [])]
         if fn == Const(rt.callmethod):
             kept = [args[0], *kept[2:]]
+        # `self.forward(*args)`: the object may be updated and is taken back; the starred arguments cannot be
+        objectcall = star is not None and fn == Const(rt.callmethod) and 0 in updated
         # (`out=` given a temporary updates nothing observable, but still goes through mutcall: with_out's rule)
-        if star is not None or not updated and not site and fn != Const(mt.with_out):
+        if star is not None and not objectcall or not updated and not site and fn != Const(mt.with_out):
             out = self.call(fn, args, kwargs, star, hint)
             self.note_held(out, kept)
             return out
         splat = any(k is None for k, _ in kwargs)  # `f(x, **opts)`: the keywords' objects cannot be given versions
-        if splat:
-            updated = [k for k in updated if k < len(args)]
-        out = self.call(Const(mt.splatcall if splat else mt.valuecall if site else mt.mutcall), [fn, *args], kwargs,
-                        hint="_r")
+        if splat or objectcall:
+            updated = [k for k in updated if k < (1 if objectcall else len(args))]
+        wrapper = mt.objectcall if objectcall else mt.splatcall if splat else mt.valuecall if site else mt.mutcall
+        out = self.call(Const(wrapper), [fn, *args], kwargs, star, hint="_r")
         result = self.call(Const(operator.getitem), [out, Const(0)], hint=hint)
         seen, versions = set(), {}
         method = fn == Const(rt.callmethod)

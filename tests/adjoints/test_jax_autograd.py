@@ -1,0 +1,64 @@
+"""JAX's functions without a rule of ours, differentiated by `jax.vjp` (adjoints/jax_autograd.py): `jax.scipy.special`,
+`jax.scipy.stats`, `jax.nn.relu6`, functions `jax.vmap` and `jax.jit` made. They were refused (JAX's code has `try`).
+Checked against `jax.grad` of the same function, with every optimisation on and with every one off; a function that
+captures a value that may carry a gradient is refused (JAX would take it for a constant). Skipped without JAX."""
+import functools
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+from zygotepy import ZygoteError, gradient, value_and_gradient  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+X = jnp.array([0.3, -0.7, 1.2])
+
+CASES = {
+    "erf": lambda x: jnp.sum(jax.scipy.special.erf(x) * x),
+    "expit": lambda x: jnp.sum(jax.scipy.special.expit(x) ** 2),
+    "gammaln": lambda x: jnp.sum(jax.scipy.special.gammaln(x + 2.0)),
+    "xlogy": lambda x: jnp.sum(jax.scipy.special.xlogy(x, x * x + 1.0)),
+    "relu6": lambda x: jnp.sum(jax.nn.relu6(x * 4.0) ** 2),
+    "norm-logpdf": lambda x: jnp.sum(jax.scipy.stats.norm.logpdf(x, 0.5, 2.0)),
+    "vmap": lambda x: jnp.sum(jax.vmap(lambda r: r * jnp.sin(r))(x)),
+    "vmap-of-two-arguments": lambda x: jnp.sum(jax.vmap(lambda r, a: r * a, in_axes=(0, None))(x, x[0] * 2.0)),
+    "jit": lambda x: jnp.sum(jax.jit(lambda r: r ** 3)(x)),
+    "a-list-argument": lambda x: jnp.sum(jax.scipy.special.logsumexp(jnp.stack([x, x * 2.0]), axis=0)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_against_jax_grad(mode, name):
+    f = CASES[name]
+    value, (grad,) = value_and_gradient(f, X)
+    np.testing.assert_allclose(np.asarray(value), np.asarray(f(X)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(jax.grad(f)(X)), rtol=1e-10, atol=1e-12)
+
+
+def test_a_float_argument_gets_a_float():
+    (g,) = gradient(lambda s: float(jnp.sum(jax.scipy.special.erf(X * s))), 0.5)
+    assert type(g) is float
+    assert g == pytest.approx(float(jax.grad(lambda s: jnp.sum(jax.scipy.special.erf(X * s)))(0.5)), rel=1e-10)
+
+
+def _captured_by_vmap(x):
+    w = x[0] * 2.0
+    return jnp.sum(jax.vmap(lambda r: r * w)(x))
+
+
+def _captured_by_jit(x):
+    w = x[0] * 2.0
+    return jnp.sum(jax.jit(lambda r: r * w)(x))
+
+
+def _bound_by_partial(x):
+    w = x[0] * 2.0
+    return jnp.sum(jax.vmap(functools.partial(lambda a, r: r * a, w))(x))
+
+
+@pytest.mark.parametrize("f", [_captured_by_vmap, _captured_by_jit, _bound_by_partial])
+def test_a_captured_value_is_refused(f):
+    with pytest.raises(ZygoteError, match="captures"):
+        gradient(f, X)

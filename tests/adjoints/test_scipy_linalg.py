@@ -1,0 +1,59 @@
+"""`scipy.linalg`'s factorizations and solves (adjoints/scipy_linalg.py), which were refused (SciPy wraps them in code
+with `try`): SciPy's value, and a gradient that reads what SciPy reads (one triangle for `lower=`, the transposed
+system for `trans=`, an implicit unit diagonal), against central differences in float64 in every entry, with every
+optimisation on and with every one off. Skipped without SciPy."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sl = pytest.importorskip("scipy.linalg")
+
+from zygotepy import ZygoteError, gradient, value_and_gradient  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from plain_checks import central  # noqa: E402
+
+_rng = np.random.default_rng(0)
+A = _rng.standard_normal((3, 3))
+S = A @ A.T + 3 * np.eye(3)  # symmetric positive definite
+T = A + 2 * np.eye(3)
+B = _rng.standard_normal((3, 2))
+W = _rng.standard_normal((3, 3))
+
+CASES = {
+    "cholesky-upper": (lambda a: np.sum(sl.cholesky(a) * W), (S,)),
+    "cholesky-lower": (lambda a: np.sum(sl.cholesky(a, lower=True) ** 3), (S,)),
+    "cho_factor-with-the-other-triangle": (lambda a: np.sum(sl.cho_factor(a)[0] * W), (S,)),
+    "cho_factor-then-cho_solve": (lambda a, b: np.sum(sl.cho_solve(sl.cho_factor(a), b) ** 2), (S, B)),
+    "cho_factor-lower-then-cho_solve": (lambda a, b: np.sum(sl.cho_solve(sl.cho_factor(a, lower=True), b) * b),
+                                        (S, B)),
+    "solve_triangular": (lambda a, b: np.sum(sl.solve_triangular(a, b) ** 2), (T, B)),
+    "solve_triangular-lower-transposed": (lambda a, b: np.sum(sl.solve_triangular(a, b, trans="T", lower=True) ** 2),
+                                          (T, B)),
+    "solve_triangular-unit-diagonal": (lambda a, b: np.sum(sl.solve_triangular(a, b, 0, True, True) ** 2), (T, B)),
+    "solve": (lambda a, b: np.sum(sl.solve(a, b) ** 2), (T, B)),
+    "solve-positive-definite": (lambda a, b: np.sum(sl.solve(a, b, assume_a="pos") ** 2), (S, B)),
+    "solve-transposed": (lambda a, b: np.sum(sl.solve(a, b, transposed=True) * b), (T, B)),
+    "inv": (lambda a: np.sum(sl.inv(a) ** 2), (T,)),
+    "det": (lambda a: sl.det(a) ** 2, (T,)),
+    "expm": (lambda a: np.sum(sl.expm(a * 0.3) * W), (A,)),
+    "gaussian-process-marginal-likelihood": (
+        lambda k, y: 0.5 * np.sum(y * sl.cho_solve((sl.cholesky(k, lower=True), True), y))
+        + np.sum(np.log(np.diag(sl.cholesky(k, lower=True)))), (S, B)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_against_central_differences(mode, name):
+    f, args = CASES[name]
+    value, grads = value_and_gradient(f, *[a.copy() for a in args])
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    for k, g in enumerate(grads):
+        np.testing.assert_allclose(g, central(f, args, k), rtol=1e-5, atol=1e-7)
+
+
+def test_a_banded_assumption_is_refused():
+    with pytest.raises(ZygoteError, match="assume_a"):
+        gradient(lambda a: np.sum(sl.solve(a, B, assume_a="banded")), T.copy())

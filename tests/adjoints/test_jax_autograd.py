@@ -62,3 +62,12 @@ def _bound_by_partial(x):
 def test_a_captured_value_is_refused(f):
     with pytest.raises(ZygoteError, match="captures"):
         gradient(f, X)
+
+
+def test_a_list_of_arrays_by_keyword_and_an_unused_result(mode):
+    # lifted one level into a list given by keyword (its cotangent a list), and a back given no cotangent
+    def f(x):
+        jax.vmap(lambda r: r * 2.0)(x)  # (its result unused)
+        return jnp.sum(jax.jit(lambda *, parts: parts[0] * parts[1])(parts=[x, x * 3.0]))
+    (grad,) = gradient(f, X)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(6.0 * X), rtol=1e-12)

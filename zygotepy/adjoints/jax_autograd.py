@@ -120,20 +120,20 @@ def _vjp_rule(fn):
             if not any(_liftable(v) for v in jax.tree_util.tree_leaves(y)):  # (`x.__array_namespace__()`: no number)
                 return y, lambda dy: registry.keyword_cotangents((None,) * len(args), kwargs)
             where = call_site()
-            raise ZygoteError(f"{where + ': ' if where else ''}{who} failed under jax.vjp, which differentiates JAX's functions that have no rule "
-                              f"of zygotepy's: {e}") from None
+            raise ZygoteError(f"{where + ': ' if where else ''}{who} failed under jax.vjp, which differentiates "
+                              f"JAX's functions that have no rule of zygotepy's: {e}") from None
 
         def back(dy):
             grads = vjp(_seed(jax, y, dy)) if dy is not None else (None,) * len(leaves)
             positional, by_name = [None] * len(args), {}
             for where, leaf, g in zip(places, leaves, grads):
                 into = by_name if isinstance(where[0], str) else positional
-                g = _like(leaf, g)
+                g = None if g is None else _like(leaf, g)
                 if len(where) == 1:
                     into[where[0]] = g
                 else:
                     held = args[where[0]] if isinstance(where[0], int) else kwargs[where[0]]
-                    if into.get(where[0]) if isinstance(into, dict) else into[where[0]] is None:
+                    if (into.get(where[0]) if isinstance(into, dict) else into[where[0]]) is None:
                         into[where[0]] = [None] * len(held)
                     into[where[0]][where[1]] = g
             for k, a in (*enumerate(args), *kwargs.items()):  # (a tuple argument's cotangent is a tuple)

@@ -55,3 +55,36 @@ def test_eval_and_locals_are_refused(f, name):
     from zygotepy import UnsupportedSyntax, gradient
     with pytest.raises(UnsupportedSyntax, match=rf"test_lower.py:\d+: .*{name}\(\) in a differentiated function"):
         gradient(f, 0.7)
+
+
+def _try_finally(x):
+    try:
+        y = x * 2.0
+    finally:
+        x = 0.0
+    return y
+
+
+def _try_except(x):
+    try:
+        y = x * 2.0
+    except ValueError:
+        y = 0.0
+    return y
+
+
+def _nested_try_finally(x):
+    def g(t):
+        try:
+            return t * 2.0
+        finally:
+            pass
+    return g(x)
+
+
+@pytest.mark.parametrize("f, name", [(_try_finally, "try/finally"), (_try_except, "try/except"),
+                                     (_nested_try_finally, "try/finally")], ids=["finally", "except", "nested"])
+def test_a_try_statement_is_named_by_its_clauses(f, name):
+    from zygotepy import UnsupportedSyntax, gradient
+    with pytest.raises(UnsupportedSyntax, match=rf"test_lower.py:\d+: zygotepy cannot differentiate {name}\n"):
+        gradient(f, 0.7)

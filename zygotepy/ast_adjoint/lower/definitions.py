@@ -8,7 +8,7 @@ import gast
 
 from .. import runtime as rt
 from ..ir import Const, Def, Var
-from .expressions import UNSUPPORTED
+from .expressions import unsupported
 from .scan import updated_in_place
 
 _COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
@@ -44,8 +44,8 @@ class Definitions:
     def fence(self, node):
         """Report unsupported syntax inside a nested function now, before anything runs."""
         for n in gast.walk(node):
-            if type(n) in UNSUPPORTED and n is not node:
-                self.fail(UNSUPPORTED[type(n)], n)
+            if n is not node and unsupported(n) is not None:
+                self.fail(unsupported(n), n)
 
     def stmt_FunctionDef(self, node):
         """A nested def; its decorators (evaluated first, as Python does) are calls applied to it, innermost first

@@ -50,6 +50,15 @@ if hasattr(gast, "Match"):
 if hasattr(gast, "TryStar"):
     UNSUPPORTED[gast.TryStar] = "try/except*"
 
+
+def unsupported(node):
+    """What to call `node` in an UnsupportedSyntax error, or None where it is supported (a `try` without `except` is
+    a try/finally)."""
+    name = UNSUPPORTED.get(type(node))
+    if name == "try/except" and not node.handlers:
+        return "try/finally"
+    return name
+
 # module globals of these types are containers code may update in place (`global_container`)
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
 
@@ -61,7 +70,7 @@ class Expressions:
         self.line = getattr(node, "lineno", self.line)
         kind = type(node)
         if kind in UNSUPPORTED:
-            self.fail(UNSUPPORTED[kind], node)
+            self.fail(unsupported(node), node)
         method = getattr(self, "expr_" + kind.__name__, None)
         if method is None:
             self.fail(f"the expression {kind.__name__}", node)

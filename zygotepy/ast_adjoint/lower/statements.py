@@ -8,7 +8,7 @@ import gast
 from .. import runtime as rt
 from ..ir import Assign, Call, Const, Var
 from .calls import VIEWS
-from .expressions import UNSUPPORTED
+from .expressions import UNSUPPORTED, unsupported
 
 INPLACE = {gast.Add: operator.iadd, gast.Sub: operator.isub, gast.Mult: operator.imul, gast.Div: operator.itruediv,
            gast.FloorDiv: operator.ifloordiv, gast.Mod: operator.imod, gast.Pow: operator.ipow,
@@ -44,7 +44,7 @@ class Statements:
         self.latest.clear()  # temporaries' versions live within one statement
         kind = type(node)
         if kind in UNSUPPORTED:
-            self.fail(UNSUPPORTED[kind], node)
+            self.fail(unsupported(node), node)
         method = getattr(self, "stmt_" + kind.__name__, None)
         if method is None:
             self.fail(f"the statement {kind.__name__}", node)

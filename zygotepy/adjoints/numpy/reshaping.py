@@ -66,10 +66,17 @@ def _permute(x, axes):
     return xp.permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else tuple(axes))
 
 
+def _inverse(axes, x):
+    """The permutation undoing `axes`, read as NumPy reads them: a negative axis counts from the end, so `(-1, 0)` is
+    `(1, 0)` (sorting the axes as written would put -1 first)."""
+    ndim = np.ndim(x)
+    return np.argsort([int(a) % ndim for a in axes]) if ndim else np.argsort(axes)
+
+
 @adjoint(np.transpose)
 def transpose(x, *args, **kwargs):
     axes = args[0] if args else kwargs.get("axes")
-    inverse = None if axes is None else np.argsort(axes)
+    inverse = None if axes is None else _inverse(axes, x)
     return _permute(x, axes), lambda dy: (None if dy is None else _permute(dy, inverse), *(None for _ in args))
 
 
@@ -77,7 +84,7 @@ def transpose(x, *args, **kwargs):
 def transpose_method(x, *axes):
     """`x.transpose()`, `x.transpose(1, 0)` and `x.transpose((1, 0))`."""
     perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes or None
-    inverse = None if perm is None else np.argsort(perm)
+    inverse = None if perm is None else _inverse(perm, x)
     return x.transpose(*axes), lambda dy: (None if dy is None else _permute(dy, inverse), *(None for _ in axes))
 
 

@@ -107,3 +107,12 @@ def test_std_and_var_centre_on_a_given_mean(optimized):
         check_grads(lambda x, m: np.std(x, axis=1, ddof=1, keepdims=True, mean=m), X, rng.normal(size=(3, 1)))
         check_grads(lambda x, m: x.std(axis=0, mean=m), X, rng.normal(size=(1, 4)))
         check_grads(lambda x, m: x.var(mean=m), X, np.float64(0.25))
+
+
+@pytest.mark.parametrize("reduce", [np.sum, np.max, np.min, np.nansum], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("axis", [0, -1])
+def test_a_0d_array_reduced_over_axis_0_or_minus_1(mode, reduce, axis):
+    """NumPy accepts axis 0 and -1 for a 0-d array; the back once took the axis modulo ndim (0): ZeroDivisionError."""
+    from zygotepy import gradient
+    got, = gradient(lambda x: reduce(x, axis=axis) * 3.0, np.array(0.7))
+    assert np.shape(got) == () and got == 3.0

@@ -184,7 +184,7 @@ def _expand(dy, x, axis, keepdims):
         return np.full(x.shape, dy, dtype=np.result_type(x.dtype, dy) if x.dtype.kind in "fc" else None)
     if xp is not np and not hasattr(dy, "shape"):  # a Python number: an array of x's float type
         dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None, **on(x))
-    if axis is not None and not keepdims:
+    if axis is not None and not keepdims and np.ndim(x):  # (NumPy lets a 0-d array be reduced over axis 0 or -1)
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
         if xp is np:
             dy = xp.expand_dims(dy, tuple(a % x.ndim for a in axes))

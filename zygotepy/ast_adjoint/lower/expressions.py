@@ -54,10 +54,9 @@ if hasattr(gast, "TryStar"):
 def unsupported(node):
     """What to call `node` in an UnsupportedSyntax error, or None where it is supported (a `try` without `except` is
     a try/finally)."""
-    name = UNSUPPORTED.get(type(node))
-    if name == "try/except" and not node.handlers:
+    if type(node) is gast.Try and not node.handlers:
         return "try/finally"
-    return name
+    return UNSUPPORTED.get(type(node))
 
 # module globals of these types are containers code may update in place (`global_container`)
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)

@@ -94,6 +94,64 @@ def test_checkpoint_output_without_gradient_recomputes_nothing():
     assert len(calls) == 1
 
 
+def _append_once(xs, a):
+    if len(xs) < 3:
+        xs.append(a * 2.0)
+    return sum(t * t for t in xs)
+
+
+def _store_if_positive(x, a):
+    if np.sum(x) < 0.0:
+        x[0] = math.cos(a)
+    return np.sum(x * x)
+
+
+def _field_if_positive(s, a):
+    if s.v > 0:
+        s.v = a
+    return s.v * a
+
+
+def _key_if_positive(d, a):
+    if d["x"] > 0:
+        d["x"] = a
+    return d["x"] * a
+
+
+def _inner_array_store(ps, a):
+    if ps[0][0] > 0:
+        ps[0][1] = a
+    return np.sum(ps[0] * a)
+
+
+@pytest.mark.parametrize("f, arg, name", [
+    (_store_if_positive, lambda: np.array([-1.0, 0.5]), "x"),
+    (_append_once, lambda: [1.0, 2.0], "xs"),
+    (_key_if_positive, lambda: {"x": 1.0}, "d"),
+    (_field_if_positive, lambda: types.SimpleNamespace(v=1.0), "s"),
+    (_inner_array_store, lambda: [np.ones(2)], "ps"),
+], ids=["array", "list", "dict", "object", "array-in-list"])
+def test_checkpoint_of_a_function_updating_its_argument_is_refused(mode, f, arg, name):
+    """The recomputation in the backward pass started from the updated argument and took the other branch of `f`:
+    `(array([1.911, 1.]), None)` for the array case, where the answer is `(array([0., 1.]), -0.5646)`."""
+    with pytest.raises(zygotepy.ZygoteError, match=f"{f.__name__} updated its argument '{name}' in place"):
+        gradient(lambda v, a: checkpoint(f, v, a), arg(), 0.3)
+    gradient(f, arg(), 0.3)  # (without checkpoint the same program is differentiated)
+
+
+def _reads_containers(ps, d, s, x):
+    return np.sum(ps[0] * x[1:]) * d["k"] * s.v + np.nansum(x * x)  # (x[0] is NaN: its bytes compare equal)
+
+
+def test_checkpoint_of_a_function_reading_containers_is_not_refused():
+    ps, d, s, x = [RNG.normal(size=2)], {"k": 2.0}, types.SimpleNamespace(v=3.0), np.array([np.nan, 0.5, 2.0])
+    got = gradient(lambda p, e, o, v: checkpoint(_reads_containers, p, e, o, v), ps, d, s, x)
+    want = gradient(_reads_containers, ps, d, s, x)
+    np.testing.assert_allclose(got[0][0], want[0][0])
+    assert got[1] == pytest.approx(want[1]) and got[2]["v"] == pytest.approx(want[2]["v"])
+    np.testing.assert_allclose(got[3], want[3])
+
+
 def test_checkpoint_is_exported():
     assert {"checkpoint", "hook", "dropgrad"} <= set(zygotepy.__all__)
 

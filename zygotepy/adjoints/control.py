@@ -9,6 +9,7 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
   accumulates every use of the output before calling a pullback). No gradient reaching it means no call.
 - `dropgrad` is declared non-differentiable, so activity analysis cuts every path through it at transform time.
 """
+import collections
 from typing import Any, Callable
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J
 from ..ast_adjoint.mutate import finish_backward
-from ..errors import ForwardModeError
+from ..errors import ForwardModeError, ZygoteError
 from ..forward.dual import strip, tangent_rule
 from ..runtime.context import current
 from .registry import adjoint, nondifferentiable
@@ -79,8 +80,59 @@ nondifferentiable(dropgrad)
 nondifferentiable(rt.global_store, rt.global_attr_store)
 
 
+def _state(x, seen):
+    """What an update in place of `x` would change: an array's bytes, a torch tensor's version counter, a container's
+    items (held by reference, compared with `is`) and their states, an object's fields. None for what cannot change."""
+    if type(x) is np.ndarray:
+        return x.tobytes() if x.dtype != object else list(x.flat)
+    version = getattr(x, "_version", None)  # (torch counts the updates in place of a tensor)
+    if isinstance(version, int):
+        return version
+    if id(x) in seen or isinstance(x, (str, bytes, int, float, complex, type(None))):
+        return None
+    seen.add(id(x))
+    if isinstance(x, (list, tuple, collections.deque)):
+        return [(v, _state(v, seen)) for v in x]
+    if isinstance(x, dict):
+        return [(k, v, _state(v, seen)) for k, v in x.items()]
+    if isinstance(x, (set, frozenset)):
+        return set(x)
+    fields = getattr(x, "__dict__", None)
+    if type(fields) is dict and not callable(x) and not isinstance(x, type):
+        return [(k, v, _state(v, seen)) for k, v in fields.items()]
+    return None
+
+
+def _same(a, b):
+    if type(a) is not type(b):
+        return False
+    if type(a) is list:
+        return len(a) == len(b) and all(
+            len(p) == len(q) and all(u is v for u, v in zip(p[:-1], q[:-1])) and _same(p[-1], q[-1])
+            if type(p) is tuple else p is q for p, q in zip(a, b))
+    return a == b
+
+
+def _updated_argument(f, args, before):
+    """Refuse a checkpointed `f` that updated one of its arguments in place: its recomputation in the backward pass
+    would start from the updated argument, not the one `f` was given, and could take another path through `f` (a
+    branch on the argument's values) and return a silently wrong gradient."""
+    for k, (arg, state) in enumerate(zip(args, before)):
+        if not _same(_state(arg, set()), state):
+            code = getattr(f, "__code__", None)
+            where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
+            name = getattr(f, "__name__", type(f).__name__)
+            params = code.co_varnames[:code.co_argcount] if code is not None else ()
+            which = f"'{params[k]}'" if k < len(params) else str(k)
+            raise ZygoteError(
+                f"{where}checkpoint({name}, ...): {name} updated its argument {which} in place, so recomputing it in the "
+                "backward pass would start from the updated value, not the one it was given; copy the argument inside "
+                f"{name} before updating it, or call {name} without checkpoint")
+
+
 @adjoint(checkpoint)
 def checkpoint_rule(f, *args):
+    before = [_state(a, set()) for a in args]
     try:
         y = f(*args)  # no pullback: nothing of f's inside survives this call
     except (ValueError, TypeError, ForwardModeError):
@@ -89,6 +141,7 @@ def checkpoint_rule(f, *args):
         # a dual number (hessian: a reverse pass over forward mode's numbers) that plain code could not take (stored
         # into np.zeros(n), given to math.sin): the derived forward takes it, or says why, naming the user's line
         y, _ = J(f, *args)
+    _updated_argument(f, args, before)
 
     def back(dy):
         if dy is None:

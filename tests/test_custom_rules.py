@@ -16,12 +16,13 @@ from zygotepy.testing import check_grads
 def restored(*targets):
     """Put the registry entries of `targets` back as they were (tests override built-in rules)."""
     keys = [registry._key(t) for t in targets]
-    saved = [(k, registry.RULES.get(k), registry.SCALAR.get(k), k in registry.NONDIFF) for k in keys]
+    saved = [(k, registry.RULES.get(k), registry.SCALAR.get(k), registry.ARRAY.get(k), k in registry.NONDIFF)
+             for k in keys]
     try:
         yield
     finally:
-        for k, rule, scalar, nondiff in saved:
-            for table, value in ((registry.RULES, rule), (registry.SCALAR, scalar)):
+        for k, rule, scalar, array, nondiff in saved:
+            for table, value in ((registry.RULES, rule), (registry.SCALAR, scalar), (registry.ARRAY, array)):
                 if value is None:
                     table.pop(k, None)
                 else:
@@ -316,3 +317,70 @@ def test_a_keyword_rule_giving_a_tuple_for_a_number_is_refused():
     # (the tuple came back as the float's gradient)
     with pytest.raises(ZygoteError, match="returned a tuple as the cotangent of argument index 0, a number"):
         gradient(lambda x, a: _times(x, w=a), 2.0, 3.0)
+
+
+# --- a user's rule under forward mode ---------------------------------------------------------------------------------
+
+def _ste_round(x):
+    return np.round(x)
+
+
+@adjoint(_ste_round)
+def _ste_round_rule(x):
+    return _ste_round(x), lambda dy: (dy,)  # a straight-through estimator: the derivative the rule says is 1
+
+
+def _ste_outer(x):
+    return np.outer(_ste_round(x), [1.0, 2.0, 3.0]).ravel()
+
+
+def _ste_objective(x):
+    return np.sum(x ** 2 * _ste_round(x))
+
+
+def test_forward_mode_does_not_differentiate_the_source_of_a_function_with_a_users_rule(mode):
+    """Forward mode differentiated `np.round`'s source (zero), not the rule: jacobian's auto mode, which picks forward
+    mode for more outputs than inputs, gave a zero column where reverse mode gives [1, 2, 3, 0, 0, 0]; hessian (forward
+    over reverse) gave 1.0 where gradient(gradient) gives 2.0."""
+    from zygotepy import MissingTangentRule, derivative, forwarddiff, hessian, jacobian, jvp
+    x = np.array([0.4, 1.6])
+    want = jacobian(_ste_outer, x, mode="reverse")[0]
+    np.testing.assert_array_equal(want[:, 0], [1.0, 2.0, 3.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(jacobian(_ste_outer, x)[0], want)
+    # a small output's tangent comes from the rule's back, one back per element; a large one is refused
+    np.testing.assert_array_equal(jvp(lambda v: _ste_round(v) * 2.0, (x,), (np.array([1.0, -3.0]),))[1], [2.0, -6.0])
+    np.testing.assert_array_equal(gradient(lambda v: np.sum(forwarddiff(_ste_round, v) * v), x)[0],
+                                  np.round(x) + x)
+    assert derivative(lambda t: _ste_round(t) * t, 1.4) == pytest.approx(2.4)
+    with pytest.raises(MissingTangentRule, match="reverse-mode rule"):
+        jvp(lambda v: _ste_round(v) * 2.0, (np.ones(65),), (np.ones(65),))
+    second = gradient(lambda t: gradient(lambda v: v * _ste_round(v), t)[0], 1.4)[0]
+    assert second == 2.0 and hessian(lambda v: v * _ste_round(v), 1.4) == second
+    # d/dx (2x round(x) + x**2) under the rule: 2 round(x) + 4x
+    np.testing.assert_allclose(hessian(_ste_objective, x), np.diag(2 * np.round(x) + 4 * x))
+
+
+def test_a_tangent_rule_beside_a_users_rule_gives_forward_mode_its_derivative():
+    from zygotepy import hessian, jacobian, jvp
+    from zygotepy.forward.dual import FORWARD, tangent_rule
+
+    def ste_floor(x):
+        return np.floor(x)
+
+    @adjoint(ste_floor)
+    def _(x):
+        return ste_floor(x), lambda dy: (dy,)
+
+    @tangent_rule(ste_floor)
+    def _(fn, primals, tangents, kwargs):
+        return fn(*primals), tangents[0]
+
+    try:
+        x = np.array([0.4, 1.6])
+        np.testing.assert_array_equal(jvp(lambda v: ste_floor(v) * 2.0, (x,), (np.ones(2),))[1], [2.0, 2.0])
+        np.testing.assert_array_equal(jacobian(lambda v: np.outer(ste_floor(v), [1.0, 2.0, 3.0]).ravel(), x)[0][:, 1],
+                                      [0.0, 0.0, 0.0, 1.0, 2.0, 3.0])
+        np.testing.assert_allclose(hessian(lambda v: np.sum(v ** 2 * ste_floor(v)), x),
+                                   np.diag(2 * np.floor(x) + 4 * x))
+    finally:
+        FORWARD.pop(ste_floor, None)

@@ -21,9 +21,13 @@ classes (`torch.Tensor.sum`, JAX's `ArrayImpl.sum`) resolve, keyed by the method
 `foreign/array_methods.py` builds from the same namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's
 functions translate `dim`/`keepdim` in `foreign/torch_functions.py`.
 """
+import functools
 import sys
 import types
 
+from ..errors import MissingTangentRule
+from ..forward.dual import FORWARD, apply, has_dual
+from ..forward.levels import tangent_by_pullback
 from . import foreign_names as foreign
 from .foreign_names import FOREIGN, _METHOD_NONDIFF, _METHODS, _TORCH, _TWINS, _seen  # noqa: F401
 
@@ -119,10 +123,62 @@ def adjoint(target, *, need=False, accumulates=False, updates=False, optional=Fa
             (MUTATING_IF_ACTIVE if updates == "if_active" else MUTATING).add(key)
         if user or getattr(rule, "__zygote_always__", False):
             RULED.add(id(key))
+        if user:
+            _store(key, _UserRule(rule, target, key))
         _changed()
         foreign.forget()
         return rule
     return register
+
+
+def _store(key, rule):
+    try:
+        RULES[key] = rule
+    except TypeError:
+        _UNHASHABLE[id(key)] = (key, rule)
+
+
+USER_RULE = ("it has a reverse-mode rule (@adjoint) and no tangent rule, and forward mode takes the tangent from the "
+             "rule's back only for an output that is a real number or a real array of at most 64 elements")
+
+
+def is_user_rule(target):
+    """Is the rule registered for `target` a user's (`@adjoint` outside zygotepy)? Forward mode then refuses to
+    differentiate `target`'s source where it has no tangent rule: the user's rule defines its derivative."""
+    try:
+        rule = RULES.get(_key(target))
+    except TypeError:
+        return False
+    return type(rule) is _UserRule
+
+
+class _UserRule:
+    """A user's rule as the registry calls it. Its back defines the derivative, but its forward computes the output
+    with ordinary code; where forward mode's dual numbers flow in (hessian runs the reverse pass on them), that code
+    would give the output the tangent of the code it runs (zero for `np.round`), not the rule's. So the output takes
+    its tangent from the target's tangent rule or, without one, from the rule's back (a small real output: one back
+    per element); failing both, the call raises MissingTangentRule (hessian then takes reverse over reverse, which
+    uses the rule). Otherwise it is the user's function: its name, module, marks and
+    code (whose parameter names the dispatch reads) are the user's."""
+
+    def __init__(self, rule, target, key):
+        functools.update_wrapper(self, rule, updated=())
+        self.__code__ = getattr(rule, "__code__", None)
+        self.rule, self.target, self.key = rule, target, key
+
+    def __getattr__(self, name):  # (the marks, `keyword_rule`'s included, which may come after the registration)
+        return getattr(self.rule, name)
+
+    def __call__(self, *args, **kwargs):
+        if not has_dual(args, kwargs):
+            return self.rule(*args, **kwargs)
+        if FORWARD.get(self.key) is None:
+            done = tangent_by_pullback(self.rule, args, kwargs)
+            if done is None:
+                raise MissingTangentRule(self.target, USER_RULE)
+            return done
+        y, back = self.rule(*args, **kwargs)
+        return apply(self.key, args, kwargs), back
 
 
 def keyword_rule(rule):

@@ -1,9 +1,10 @@
-"""Forward mode: dual numbers (dual.py), their tangent rules (rules.py) and the call-routing transform (transform.py).
+"""Forward mode: dual numbers (dual.py), their tangent rules (rules.py and the other `*_rules.py`) and the call-routing
+transform (transform.py).
 
-Importing the package registers the rule table. The public entry points live in `zygotepy.api_modes`.
+Importing the package gives the dual numbers only: the rule registry (below the rule tables) reads them, so the package
+must not load the tables, which register into it. `zygotepy.api_modes` imports the tables. The public entry points live
+in `zygotepy.api_modes`.
 """
-from . import linalg_rules, numpy_rules, rules, scipy_rules  # noqa: F401  (register the tangent rules)
 from .dual import Dual, new_tag, tangent_rule
-from .transform import forward_version
 
-__all__ = ["Dual", "new_tag", "tangent_rule", "forward_version"]
+__all__ = ["Dual", "new_tag", "tangent_rule"]

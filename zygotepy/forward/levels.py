@@ -1,10 +1,13 @@
 """Entering a level of forward mode: `make_dual` perturbs the arguments of a call at its tag (dual.py's `tangent_of`
-reads the result's tangent at that tag when the call is done).
+reads the result's tangent at that tag when the call is done); `tangent_by_pullback` gives a reverse rule's output a
+tangent.
 """
+import inspect
+
 import numpy as np
 
 from ..errors import ForwardModeError
-from .dual import Dual, strip
+from .dual import Dual, _split, _top_tag, has_dual, strip
 
 
 def settle(x, used):
@@ -45,3 +48,50 @@ def make_dual(x, t, tag):
         return Dual(tag, x, t)
     raise ForwardModeError(f"forward mode cannot perturb a {type(x).__name__}; pass numbers, arrays, or "
                            f"lists/tuples/dicts of them")
+
+
+def tangent_by_pullback(rule, args, kwargs, limit=64):
+    """`rule(*args, **kwargs)` (a reverse rule: `(y, back)`) on dual numbers, with the output's tangent computed from
+    `back`, one call per element of the output: `ydot[i] = sum_k <back(e_i)[k], tangent_k>`. A user's rule says the
+    derivative only through its back; its forward is ordinary code, whose own tangent (zero for `np.round`) is not the
+    rule's. None where this cannot be done exactly and cheaply: an output that is not a real float or a real array of
+    at most `limit` elements, a keyword carrying a derivative, perturbations of several levels, or cotangents that are
+    not numbers or arrays of their argument's shape."""
+    try:
+        bound = inspect.signature(rule).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    if has_dual((), bound.kwargs):
+        return None
+    tag = _top_tag(bound.args)
+    parts = [_split(a, tag) for a in bound.args]
+    primals = [p for p, _ in parts]
+    if has_dual(primals) or any(t is not None and has_dual((t,)) for _, t in parts):
+        return None
+    y, back = rule(*primals, **bound.kwargs)
+    _, back_on_duals = rule(*args, **kwargs)  # (the caller's back: its cotangents carry this level's tangents)
+    if isinstance(y, (float, np.floating)):
+        y_dot = _pulled(back, type(y)(1.0), parts)
+        return None if y_dot is None else (Dual(tag, y, y_dot), back_on_duals)
+    if type(y) is not np.ndarray or y.dtype.kind != "f" or y.size > limit:
+        return None
+    y_dot = np.zeros(y.shape)
+    for i in range(y.size):
+        e = np.zeros(y.shape)
+        e.flat[i] = 1.0
+        y_dot.flat[i] = value = _pulled(back, e, parts)
+        if value is None:
+            return None
+    return Dual(tag, y, y_dot), back_on_duals
+
+
+def _pulled(back, e, parts):
+    cotangents = back(e)
+    total = 0.0
+    for c, (p, t) in zip(cotangents, parts):
+        if t is None or c is None:
+            continue
+        if has_dual((c,)) or np.shape(c) != np.shape(t) or np.iscomplexobj(c) or np.iscomplexobj(t):
+            return None
+        total += float(np.sum(np.asarray(c) * np.asarray(t)))
+    return total

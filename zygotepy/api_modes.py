@@ -20,8 +20,8 @@ from .ast_adjoint.call_checks import call_site
 from .ast_adjoint.dispatch import J, differentiable
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import linalg_rules, numpy_rules, rules, scipy_rules  # noqa: F401  (register the tangent rules)
-from .forward.dual import Dual, new_tag, strip, tangent_of
-from .forward.levels import make_dual, settle
+from .forward.dual import Dual, new_tag, strip
+from .forward.levels import make_dual, settle, tangent_of
 from .forward.transform import call
 from .runtime.context import current
 

@@ -12,8 +12,8 @@ import numpy as np
 from .api import _seed, gradient, pullback, select, value_and_gradient
 from .api_modes import Passes, _forward_call, _user_frame, refused_inside_reverse_mode, transform_route_only
 from .errors import ForwardModeError, ZygoteError
-from .forward.dual import new_tag, strip, tangent_of
-from .forward.levels import make_dual, settle
+from .forward.dual import new_tag, strip
+from .forward.levels import make_dual, settle, tangent_of
 from .trees import tree_map
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "tree_map"]

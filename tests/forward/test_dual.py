@@ -4,7 +4,7 @@ with the list and None: TypeErrors, and for `np.linalg.inv` of a nested list a c
 import numpy as np
 import pytest
 
-from zygotepy import derivative, hessian, jacobian
+from zygotepy import ForwardModeError, derivative, hessian, jacobian
 
 
 def _central_jacobian(f, x, h=1e-6):
@@ -42,3 +42,44 @@ def test_constant_lists_beside_dual_numbers(f):
     np.testing.assert_allclose(hessian(lambda v: np.sum(f(v) ** 2), x),
                                _central_jacobian(lambda v: jacobian(lambda w: np.sum(f(w) ** 2), v,
                                                                     mode="forward")[0], x), rtol=1e-5, atol=1e-6)
+
+
+# --- a ufunc given its output array -----------------------------------------------------------------------------------
+
+def _into_given(x):
+    y = x * 1.0  # (made from the input: it holds a tangent)
+    np.multiply(x, x, y)
+    return y * 2.0
+
+
+def _into_given_by_keyword(x):
+    y = x * 1.0
+    np.multiply(x, np.sin(x), out=y)
+    return y
+
+
+def _into_zeros(x):
+    y = np.zeros(2)
+    np.multiply(x, x, y)
+    return y
+
+
+@pytest.mark.parametrize("f, want", [
+    (_into_given, lambda x: 4.0 * x),
+    (_into_given_by_keyword, lambda x: np.sin(x) + x * np.cos(x)),
+], ids=["positional", "keyword"])
+def test_a_ufunc_writes_primal_and_tangent_into_its_output_array(f, want):
+    """`np.multiply(x, x, y)` took `y` as a third operand: primal x, tangent 1 (both wrong); `out=y` was refused as
+    a keyword carrying a derivative, with advice to pass it positionally."""
+    from zygotepy import forwarddiff, gradient, jvp
+    x = np.array([1.5, -2.0])
+    y, t = jvp(f, (x,), (np.ones(2),))
+    np.testing.assert_allclose(y, f(x.copy()))
+    np.testing.assert_allclose(t, want(x))
+    np.testing.assert_allclose(gradient(lambda v: np.sum(forwarddiff(f, v)), x)[0], want(x))
+
+
+def test_a_ufunc_output_array_made_from_constants_is_refused():
+    from zygotepy import jvp
+    with pytest.raises(ForwardModeError, match="plain array made from constants.*output array of multiply"):
+        jvp(_into_zeros, (np.array([1.5, 2.0]),), (np.ones(2),))

@@ -1,11 +1,15 @@
-"""Entering a level of forward mode (forward/levels.py): `make_dual` perturbs numbers, arrays and containers of them
-at a tag, keeps constants (a None tangent) as they are, and refuses what it cannot perturb."""
+"""Entering and leaving a level of forward mode (forward/levels.py): `make_dual` perturbs numbers, arrays and
+containers of them at a tag, keeps constants (a None tangent) as they are, and refuses what it cannot perturb;
+`tangent_of` reads a result's tangent in the result's structure."""
+import dataclasses
+import types
+
 import numpy as np
 import pytest
 
 from zygotepy.errors import ForwardModeError
-from zygotepy.forward.dual import Dual, new_tag, tangent_of
-from zygotepy.forward.levels import make_dual
+from zygotepy.forward.dual import Dual, new_tag
+from zygotepy.forward.levels import make_dual, tangent_of
 
 
 def test_numbers_arrays_and_containers_are_perturbed_at_the_tag():
@@ -22,3 +26,20 @@ def test_what_cannot_be_perturbed_is_refused():
         make_dual("x", 1.0, new_tag())
     with pytest.raises(ForwardModeError, match="tangent of shape"):
         make_dual(np.zeros(3), np.zeros(2), new_tag())
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pair:
+    a: float
+    b: np.ndarray
+
+
+def test_an_objects_tangent_is_an_object_of_its_type():
+    """Forward mode returned None for a dataclass, SimpleNamespace or plain object output (`derivative(lambda t:
+    O(t * 2), 3.0)`), where reverse mode's jacobian gives `O(a=2.0)`."""
+    from zygotepy import derivative, jvp
+    got = derivative(lambda t: _Pair(t * 2.0, np.array([t, t * t])), 3.0)
+    assert type(got) is _Pair and got.a == 2.0
+    np.testing.assert_allclose(got.b, [1.0, 6.0])
+    y, t = jvp(lambda s: types.SimpleNamespace(a=s * 2.0, c="label"), (3.0,), (1.0,))
+    assert (y.a, y.c, t.a) == (6.0, "label", 2.0) and type(y.a) is float

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingTangentRule
 
-__all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip", "tangent_of"]
+__all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip"]
 
 _LEAVES = frozenset((float, int, bool, np.ndarray, np.float64, type(None), str))
 FORWARD = {}  # callable -> rule(fn, primals, tangents, kwargs) -> (y, ydot or None); keyed by the callable itself
@@ -149,7 +149,8 @@ class Dual:
                     continue
                 tag = new_tag()
                 moved = (*args[:i], Dual(tag, a, 1.0), *args[i + 1:])
-                grads.append(dy * tangent_of(dispatch(fn, moved, {}), tag))
+                y_i = dispatch(fn, moved, {})  # (a number: the tag is the newest, so it is the outermost Dual)
+                grads.append(dy * (y_i.tangent if type(y_i) is Dual and y_i.tag == tag else 0.0))
             return tuple(grads)
         return y, back
 
@@ -160,10 +161,12 @@ class Dual:
         if method == "outer" and len(inputs) == 2 and not kwargs:  # a broadcast call: no rule of its own needed
             a, b = inputs
             return ufunc(np.reshape(a, np.shape(strip(a)) + (1,) * np.ndim(strip(b))), b)
-        if method != "__call__" or "out" in kwargs:
-            if method == "__call__" and not any(isinstance(o, Dual) for o in kwargs["out"]):  # `y += v`, y plain
+        if method != "__call__":
+            raise MissingTangentRule(ufunc, f"method {method!r}")
+        if "out" in kwargs:
+            if not any(isinstance(o, Dual) for o in kwargs["out"]):  # `y += v`, y plain
                 raise ForwardModeError(f"{STORE_INTO_PLAIN_ARRAY}; for `y += v` of such an array write `y = y + v`")
-            raise MissingTangentRule(ufunc, f"method {method!r}" if method != "__call__" else "out= argument")
+            return _into_out(ufunc, inputs, kwargs)
         return dispatch(ufunc, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -371,8 +374,29 @@ def _fit(ydot, y):
     return ydot
 
 
+def _into_out(ufunc, args, kwargs):
+    """A ufunc given its output array (`np.multiply(x, x, y)`, or `out=y`): the result computed without it, then
+    stored into it, primal and tangent, as NumPy stores it; refused where that array is plain and the result carries
+    a derivative, as any store into one is."""
+    out = args[ufunc.nin:] or kwargs.get("out")
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    if ufunc.nout != 1 or isinstance(target, tuple) or "where" in rest:
+        raise MissingTangentRule(ufunc, "out= argument with several outputs or where=")
+    result = dispatch(ufunc, args[:ufunc.nin], rest)
+    if type(target) is Dual:
+        target[...] = result
+    elif type(result) is Dual:
+        raise ForwardModeError(f"{STORE_INTO_PLAIN_ARRAY} (the output array of {ufunc.__name__})")
+    else:
+        target[...] = result
+    return target
+
+
 def apply(fn, args, kwargs):
     """Run the forward rule of `fn` at the largest tag among its Dual arguments (`kwargs` are constants)."""
+    if type(fn) is np.ufunc and (len(args) > fn.nin or kwargs and kwargs.get("out") is not None):
+        return _into_out(fn, args, kwargs)
     rule = FORWARD.get(fn)
     if rule is None:
         raise MissingTangentRule(fn)
@@ -413,38 +437,3 @@ def constants_from(predicate):
     """Which library callables run as constants on dual numbers: the reverse-mode registry's nondifferentiable ones
     (given by forward/rules.py at its import; this module sits below the registry)."""
     _IS_CONSTANT[0] = predicate
-
-
-# --- leaving a level (levels.py enters one) ------------------------------------------------------------------------
-def _level(y, tag, take_tangent):
-    if isinstance(y, Dual):
-        if y.tag == tag:
-            return y.tangent if take_tangent else y.primal
-        if y.tag > tag:  # an inner perturbation that escaped its call: keep it around this level's part
-            return Dual(y.tag, _level(y.primal, tag, take_tangent), _level(y.tangent, tag, take_tangent))
-        return _zero(y) if take_tangent else y
-    if isinstance(y, (list, tuple)):
-        items = [_level(v, tag, take_tangent) for v in y]
-        return type(y)(items) if type(y) in (list, tuple) else type(y)(*items)
-    if isinstance(y, dict):
-        return {k: _level(v, tag, take_tangent) for k, v in y.items()}
-    return _zero(y) if take_tangent else y
-
-
-def _zero(y):
-    """The tangent of a value that does not depend on the perturbation."""
-    y = strip(y)
-    if isinstance(y, (bool, str)) or y is None:
-        return None
-    if isinstance(y, (int, float)):
-        return 0.0
-    if isinstance(y, complex):
-        return 0j
-    if isinstance(y, (np.ndarray, np.generic)):
-        return np.zeros(y.shape, dtype=y.dtype if y.dtype.kind in "fc" else np.float64)
-    return None
-
-
-def tangent_of(y, tag):
-    """The tangent of `y` at `tag` (zeros where `y` does not depend on it; containers keep their structure)."""
-    return _level(y, tag, True)

@@ -1,7 +1,8 @@
-"""Entering a level of forward mode: `make_dual` perturbs the arguments of a call at its tag (dual.py's `tangent_of`
-reads the result's tangent at that tag when the call is done); `tangent_by_pullback` gives a reverse rule's output a
+"""Entering and leaving a level of forward mode: `make_dual` perturbs the arguments of a call at its tag, `tangent_of`
+reads the result's tangent at that tag when the call is done; `tangent_by_pullback` gives a reverse rule's output a
 tangent.
 """
+import copy
 import inspect
 
 import numpy as np
@@ -48,6 +49,47 @@ def make_dual(x, t, tag):
         return Dual(tag, x, t)
     raise ForwardModeError(f"forward mode cannot perturb a {type(x).__name__}; pass numbers, arrays, or "
                            f"lists/tuples/dicts of them")
+
+
+# --- leaving a level ------------------------------------------------------------------------------------------------
+def _level(y, tag, take_tangent):
+    if isinstance(y, Dual):
+        if y.tag == tag:
+            return y.tangent if take_tangent else y.primal
+        if y.tag > tag:  # an inner perturbation that escaped its call: keep it around this level's part
+            return Dual(y.tag, _level(y.primal, tag, take_tangent), _level(y.tangent, tag, take_tangent))
+        return _zero(y) if take_tangent else y
+    if isinstance(y, (list, tuple)):
+        items = [_level(v, tag, take_tangent) for v in y]
+        return type(y)(items) if type(y) in (list, tuple) else type(y)(*items)
+    if isinstance(y, dict):
+        return {k: _level(v, tag, take_tangent) for k, v in y.items()}
+    fields = getattr(y, "__dict__", None)
+    if type(fields) is dict and not callable(y) and has_dual((fields,)):  # a dataclass, SimpleNamespace, object
+        part = copy.copy(y)  # (its tangent is an object of its type, as reverse mode's jacobian gives)
+        for k, v in fields.items():
+            object.__setattr__(part, k, _level(v, tag, take_tangent))  # (a frozen dataclass's too)
+        return part
+    return _zero(y) if take_tangent else y
+
+
+def _zero(y):
+    """The tangent of a value that does not depend on the perturbation."""
+    y = strip(y)
+    if isinstance(y, (bool, str)) or y is None:
+        return None
+    if isinstance(y, (int, float)):
+        return 0.0
+    if isinstance(y, complex):
+        return 0j
+    if isinstance(y, (np.ndarray, np.generic)):
+        return np.zeros(y.shape, dtype=y.dtype if y.dtype.kind in "fc" else np.float64)
+    return None
+
+
+def tangent_of(y, tag):
+    """The tangent of `y` at `tag` (zeros where `y` does not depend on it; containers keep their structure)."""
+    return _level(y, tag, True)
 
 
 def tangent_by_pullback(rule, args, kwargs, limit=64):

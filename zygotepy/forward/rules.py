@@ -15,7 +15,8 @@ from ..adjoints import derivatives, registry
 from ..adjoints.math_gamma import digamma
 from ..backends import SIGN_IS_UNIT
 from ..errors import ForwardModeError
-from .dual import Dual, _zero, constants_from, dispatch, has_dual, numbers, strip, tangent_rule
+from .dual import Dual, constants_from, dispatch, has_dual, numbers, strip, tangent_rule
+from .levels import _zero
 
 
 constants_from(registry.is_nondifferentiable)  # (dual.dispatch runs the registry's constants as they are)

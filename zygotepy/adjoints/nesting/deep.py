@@ -35,8 +35,8 @@ import numpy as np
 from ... import api
 from ...api import _with_user_lines
 from ...errors import ZygoteError
-from ...forward.dual import has_dual, new_tag, tangent_of
-from ...forward.levels import make_dual
+from ...forward.dual import has_dual, new_tag
+from ...forward.levels import make_dual, tangent_of
 from ...runtime.context import current
 from ...structgrad import StructGrad
 

@@ -12,6 +12,7 @@ from rule_table import rows_of  # noqa: E402
 from test_rules import row_tests  # noqa: E402
 
 import zygotepy  # noqa: E402
+from zygotepy import gradient  # noqa: E402
 from zygotepy.adjoints import registry  # noqa: E402
 from zygotepy.testing import check_grads  # noqa: E402
 
@@ -77,3 +78,30 @@ def test_lists_of_numbers_as_arrays(f):
     h = 1e-6
     want = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(3)])
     np.testing.assert_allclose(zygotepy.gradient(f, x)[0], want, rtol=1e-6, atol=1e-7)
+
+
+def _complex_central(f, args, k, h=1e-6):
+    """d f / d re + i d f / d im of argument k, by central differences (the convention of complex gradients here)."""
+    grad = np.zeros_like(args[k])
+    for idx in np.ndindex(args[k].shape):
+        for unit in (1.0, 1j):
+            up, down = [a.copy() for a in args], [a.copy() for a in args]
+            up[k][idx] += h * unit
+            down[k][idx] -= h * unit
+            grad[idx] += (f(*up) - f(*down)) / (2 * h) * unit
+    return grad
+
+
+def _lstsq_loss(a, b):
+    x, residuals, _, _ = np.linalg.lstsq(a, b, rcond=None)
+    return np.sum(np.abs(x) ** 2) + 0.5 * np.sum(residuals)
+
+
+def test_complex_lstsq_with_a_vector_right_hand_side(mode):
+    """The vector branch of lstsq's back took `dx b^T` and `r x^T` where the matrix branch takes `dx b^H`, `r x^H`."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(4, 2)) + 1j * rng.normal(size=(4, 2))
+    b = rng.normal(size=4) + 1j * rng.normal(size=4)
+    got = gradient(_lstsq_loss, a, b)
+    for k in (0, 1):
+        np.testing.assert_allclose(got[k], _complex_central(_lstsq_loss, [a, b], k), atol=1e-7)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ...backends import is_complex, namespace, on
+from ...backends import conj, is_complex, namespace, on
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
 from .common import _H, _T, _expand
@@ -386,12 +386,12 @@ def lstsq(a, b, *args, **kwargs):
         vector = b.ndim == 1 if hasattr(b, "ndim") else np.ndim(b) == 1
         if dx is not None:
             X, pb = pinv(a)
-            dX = (dx[:, None] * b[None, :]) if vector else dx @ _H(b)
+            dX = (dx[:, None] * conj(b)[None, :]) if vector else dx @ _H(b)  # (dx b^H)
             da, db = pb(dX)[0], _H(X) @ dx
         if dres is not None and math.prod(tuple(result[1].shape)):
             r = b - a @ x
             w = xp.asarray(dres)
-            ga = -2 * (r[:, None] * x[None, :] * w if vector else (r * w) @ _H(x))
+            ga = -2 * (r[:, None] * conj(x)[None, :] * w if vector else (r * w) @ _H(x))
             gb = 2 * r * w
             da, db = ga if da is None else da + ga, gb if db is None else db + gb
         if ds is not None:

@@ -162,3 +162,20 @@ def test_an_integer_torch_tensor_gets_no_gradient():
     """api.md: integer arrays are data; an int64 tensor got x truncated as its "gradient"."""
     torch = pytest.importorskip("torch")
     assert gradient(lambda x: torch.sum(x * x), torch.tensor([1, 2, 3])) == (None,)
+
+
+def test_a_numpy_arguments_gradient_is_a_numpy_array_whatever_library_f_hands_it_to(mode):
+    """With optimisations on, `np.sum(a ** 2) + jnp.sum(j ** 2)` gave `a` a JAX array as its gradient; the torch
+    analogue crashed casting a tensor to a NumPy dtype."""
+    a = np.array([1.0, 2.0])
+    jnp = pytest.importorskip("jax.numpy")
+    got = gradient(lambda a, j: np.sum(a ** 2) + jnp.sum(j ** 2), a, jnp.array([0.5, 1.5]))
+    assert type(got[0]) is np.ndarray and got[0].dtype == np.float64
+    np.testing.assert_allclose(got[0], 2 * a)
+    assert type(gradient(lambda a: jnp.sum(jnp.asarray(a) ** 2), a)[0]) is np.ndarray
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([3.0, 4.0], dtype=torch.float64)
+    got = gradient(lambda a, t: (t ** 2).sum() * np.sum(a ** 2), a, t)
+    assert type(got[0]) is np.ndarray
+    np.testing.assert_allclose(got[0], 2 * a * 25.0)
+    torch.testing.assert_close(got[1], 2 * t * 5.0)

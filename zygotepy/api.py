@@ -18,7 +18,7 @@ from .ast_adjoint.derived import warm_adjoint
 from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.mutate import end_forward, finish_backward, redo
 from .ast_adjoint.runtime import unwind
-from .backends import asarray, is_foreign, namespace
+from .backends import asarray, is_foreign, namespace, to_numpy
 from .errors import RecursionTooDeep, ZygoteError, where_in_words
 from .runtime.context import current, entered
 from .structgrad import StructGrad
@@ -51,6 +51,8 @@ def _project(arg, g):
         return None if all(v is None for v in items.values()) else type(arg)(items)
     if isinstance(arg, (int, float)) and isinstance(g, complex):
         return g.real
+    if type(arg) is np.ndarray and is_foreign(g):  # (given to `jnp.asarray`/`torch.as_tensor` in f: NumPy's again)
+        g = to_numpy(g)
     dtype = getattr(arg, "dtype", None)
     gdtype = getattr(g, "dtype", None)
     if getattr(dtype, "kind", "f") in "biu" or dtype is not None and not hasattr(dtype, "kind") and (

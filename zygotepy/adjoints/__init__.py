@@ -8,5 +8,5 @@ from . import contexts, control, numpy, objects, registry, structures  # noqa: F
 # mutation last (`x += y` takes `+`'s rule). scipy_special and scipy_stats register nothing where SciPy is not
 # installed (an optional dependency: each guards its import); scipy_linalg registers when scipy.linalg is imported.
 for _table in ("scalar", "operators", "piecewise", "matmul", "math_gamma", "builtins", "complex", *(f"numpy.{t}" for t in numpy.TABLES),
-               "scipy_special", "scipy_stats", "scipy_linalg", "functional", "itertools_picks", "stdlib_statistics", "nesting", "jax_nn", "jax_linalg", "jax_updates", "torch_nn", "torch_autograd", "jax_autograd", "mutation"):
+               "scipy_special", "scipy_stats", "scipy_linalg", "functional", "itertools_picks", "stdlib_statistics", "nesting", "jax_nn", "jax_linalg", "jax_updates", "torch_nn", "torch_conversions", "torch_autograd", "jax_autograd", "mutation"):
     importlib.import_module(f"{__name__}.{_table}")

@@ -265,6 +265,14 @@ def is_foreign(x):
     return t is not np.ndarray and t not in _SCALAR_TYPES and namespace(x) is not np
 
 
+def to_numpy(x):
+    """Another backend's array as a NumPy array on the host (torch's through `.detach().cpu()`, which `np.asarray`
+    refuses on a GPU tensor; JAX's and the array API's through `np.asarray`, their buffer protocol)."""
+    if hasattr(x, "detach") and hasattr(x, "cpu"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
 _SCALAR_TYPES = frozenset((int, float, bool, complex, np.float64, np.float32, np.complex128, np.int64, type(None)))
 
 

@@ -154,6 +154,7 @@ BINARY = {
     np.copysign: (lambda a, b, y: np.where((strip(a) >= 0) == (strip(b) >= 0), 1.0, -1.0), lambda a, b, y: 0),
     np.logaddexp: (lambda a, b, y: np.exp(a - y), lambda a, b, y: np.exp(b - y)),
     np.logaddexp2: (lambda a, b, y: np.exp2(a - y), lambda a, b, y: np.exp2(b - y)),
+    np.heaviside: (lambda a, b, y: 0, lambda a, b, y: np.where(strip(a) == 0, 1.0, 0.0)),
 }
 BINARY_TWINS = {math.atan2: np.arctan2, operator.mod: np.remainder, operator.imod: np.remainder, np.mod: np.remainder,
                 math.fmod: np.fmod, math.copysign: np.copysign}

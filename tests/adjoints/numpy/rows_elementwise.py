@@ -30,6 +30,7 @@ ELEMENTWISE_ROWS = [
     *(row(op, a, b, shapes=B) for op, (a, b) in BINARY_DOMAINS.items()),
     row(np.float_power, ANY, 3, shapes=[((2, 3),)], label="np.float_power[int exponent]"),
     row(np.copysign, NZ, NZ, shapes=B, none=(1,)),
+    row(np.heaviside, NZ, ANY, shapes=B, none=(0,)),  # (h at x == 0: tests/adjoints/numpy/test_elementwise.py)
     row(np.ldexp, ANY, 3, shapes=U, none=(1,)),
     row(np.ldexp, ANY, np.array([1, -2, 0]), shapes=[((3,),), ((2, 3),)], none=(1,), label="np.ldexp[array]"),
     row(np.ndarray.conj, ANY, shapes=[((2, 3),)]),

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/adjoints
 from rule_table import rows_of  # noqa: E402
@@ -31,3 +32,16 @@ def test_fmax_and_fmin_give_the_gradient_to_the_operand_that_is_not_nan():
     assert np.array_equal(gradient(lambda a: np.sum(np.fmax(a, b) ** 2), np.array([1.0, np.nan, 4.0, 0.0]))[0],
                           [2.0, 0.0, 8.0, 0.0])
     assert gradient(lambda t: np.fmin(t, float("nan")) * 2.0, 1.5) == (2.0,)
+
+
+def test_heaviside_gives_h_the_gradient_where_x_is_zero(mode):
+    """np.heaviside was declared non-differentiable: h's gradient was silently None (0 where x != 0, 1 where x == 0)."""
+    from zygotepy import derivative, hessian
+    x = np.array([[0.0, 1.0, -2.0], [0.0, 0.0, 3.0]])
+    w = np.array([1.0, 10.0, 100.0])
+    f = lambda h: np.sum(np.heaviside(x, h) * w)  # noqa: E731
+    np.testing.assert_array_equal(gradient(f, np.array([0.5, 0.25, 0.75]))[0], [2.0, 10.0, 0.0])
+    assert gradient(lambda h: np.sum(np.heaviside(x, h)), 0.5) == (3.0,)
+    assert gradient(lambda v: np.sum(np.heaviside(v, 0.5) * v), x[0])[0].tolist() == [0.5, 1.0, 0.0]
+    assert derivative(lambda h: np.sum(np.heaviside(x, h) * h), 0.5) == pytest.approx(5.0)  # 3 h**2 + 2 h
+    assert hessian(lambda h: np.sum(np.heaviside(x, h) * h), 0.5) == pytest.approx(6.0)

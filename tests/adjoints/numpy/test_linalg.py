@@ -105,3 +105,30 @@ def test_complex_lstsq_with_a_vector_right_hand_side(mode):
     got = gradient(_lstsq_loss, a, b)
     for k in (0, 1):
         np.testing.assert_allclose(got[k], _complex_central(_lstsq_loss, [a, b], k), atol=1e-7)
+
+
+def _sign_loss(z):
+    sign, logabsdet = np.linalg.slogdet(z)
+    return np.sum(np.imag(sign) * 2.0 + np.real(sign) * 0.5 + logabsdet)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)], ids=["matrix", "batch"])
+def test_the_sign_of_a_complex_slogdet_has_a_gradient(mode, shape):
+    """A complex matrix's sign, exp(i arg det), had no gradient (None): it was taken as piecewise constant."""
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=shape) + 1j * rng.normal(size=shape)
+    np.testing.assert_allclose(gradient(_sign_loss, z)[0], _complex_central(_sign_loss, [z], 0), atol=1e-8)
+
+
+_WEIGHTS = np.array([[1.0, 10.0], [100.0, 1000.0]])
+
+
+@pytest.mark.parametrize("a", [np.array([[2.0, 0.5], [0.5, 1.0]]), np.array([[2.0, 0.7], [0.3, 1.0]])],
+                         ids=["symmetric", "lower-triangle-read"])
+def test_pinv_hermitian_sends_the_gradient_to_the_lower_triangle_it_reads(mode, a):
+    """With hermitian=True NumPy reads only the lower triangle; the gradient was the general one, on both."""
+    for f in (lambda m: np.sum(np.linalg.pinv(m, hermitian=True) * _WEIGHTS),
+              lambda m: np.sum(np.linalg.pinv(m, None, True) * _WEIGHTS)):
+        got = gradient(f, a)[0]
+        assert got[0, 1] == 0.0
+        np.testing.assert_allclose(got, _complex_central(f, [a], 0).real, rtol=1e-6)

@@ -19,7 +19,7 @@ nondifferentiable(np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim,
 
 # --- no gradient: rounding, predicates, integer and bit operations, random draws --------------------------------------
 nondifferentiable(
-    np.trunc, np.fix, np.signbit, np.heaviside, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isneginf,
+    np.trunc, np.fix, np.signbit, np.isreal, np.iscomplex, np.isrealobj, np.iscomplexobj, np.isneginf,
     np.isposinf, np.isnat, np.isscalar, np.floor_divide, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
     np.left_shift, np.right_shift, np.gcd, np.lcm, np.logical_xor, np.spacing, np.array_equal,
     np.array_equiv, np.searchsorted, np.digitize, np.nonzero, np.flatnonzero,

@@ -219,6 +219,21 @@ def nextafter(x, toward):
     return y, lambda dy: (None, None) if dy is None else (unbroadcast(dy, x), None)
 
 
+@adjoint(np.heaviside)
+def heaviside(x, h):
+    """0 where x < 0, h where x == 0, 1 where x > 0: constant in x (almost everywhere), h where x is 0. It was declared
+    non-differentiable: h's gradient was silently None."""
+    y = _call(np.heaviside, x, h)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        xp = namespace_of(x, h)
+        at_zero = xp.asarray(x, **(on(x) or on(h))) == 0
+        return None, unbroadcast(xp.where(at_zero, dy, xp.zeros_like(dy)), h)
+    return y, back
+
+
 # --- rules that compute with the namespace of their inputs (composed from array-API functions where it lacks one) -----
 namespace_generic(*ELEMENTWISE, np.abs, np.absolute, np.sinc, np.nan_to_num, *BINARY, np.power, np.float_power,
-                  np.copysign, np.ldexp)
+                  np.copysign, np.ldexp, np.heaviside)

@@ -4,7 +4,7 @@ trace, diagonal), and the helpers decompositions.py shares.
 """
 import numpy as np
 
-from ...backends import conj, namespace, namespace_of, on, unbroadcast
+from ...backends import conj, is_complex, namespace, namespace_of, on, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
 from .common import _H
@@ -125,7 +125,8 @@ def det(a):
 
 @adjoint(la.slogdet)
 def slogdet(a):
-    """d log|det a| = tr(a^-1 da); the sign is piecewise constant. At a singular matrix (logabsdet = -inf, found by the
+    """d log|det a| = Re tr(a^-1 da); a real matrix's sign is piecewise constant, a complex one's, exp(i arg det),
+    turns by i Im tr(a^-1 da). At a singular matrix (logabsdet = -inf, found by the
     same LU whose zero pivot would make the inverse fail) log|det| has no finite derivative: a ZygoteError where a
     cotangent reaches it; a matrix of the batch whose logabsdet gets a zero cotangent contributes zeros."""
     linalg = _linalg(a)
@@ -135,6 +136,10 @@ def slogdet(a):
 
     def back(dy):
         d = _field(dy, 1, "logabsdet", result)
+        d_sign = _field(dy, 0, "sign", result)
+        if d_sign is not None and is_complex(result[0]):  # the sign exp(i arg det) turns with Im tr(a^-1 da)
+            turn = -xp.imag(result[0] * conj(asarray(d_sign)))
+            d = 1j * turn if d is None else asarray(d) + 1j * turn
         if d is None:
             return (None,)
         d = d if _dual(d) else asarray(d)  # (hessian's dual numbers pass)
@@ -152,12 +157,16 @@ def slogdet(a):
 
 @adjoint(la.pinv)
 def pinv(a, *args, **kwargs):
-    """Golub & Pereyra's derivative of the pseudo-inverse X of a (of constant rank), transposed. Another library's
-    pinv takes the cutoff as the array API's `rtol` (NumPy's `rcond` means the same)."""
+    """Golub & Pereyra's derivative of the pseudo-inverse X of a (of constant rank), transposed. With hermitian=True,
+    NumPy reads only the lower triangle, and the gradient goes there (eigh's convention). Another library's pinv takes
+    the cutoff as the array API's `rtol` (NumPy's `rcond` means the same)."""
     a = as_operand(a)
     xp = namespace(a)
+    hermitian = xp is np and kwargs.get("hermitian", args[1] if len(args) > 1 else False)
     if xp is np:
         X = la.pinv(a, *args, **kwargs)
+        if hermitian:  # (NumPy's eigh reads the lower triangle: the derivative is of that Hermitian matrix)
+            a = np.tril(a) + _H(np.tril(a, -1))
     else:
         kw = {**dict(zip(("rtol", "hermitian"), args)), **kwargs}
         rtol = kw.pop("rtol", None)
@@ -172,6 +181,8 @@ def pinv(a, *args, **kwargs):
             return (None, *(None for _ in args))
         I_m, I_n = xp.eye(a.shape[-2], dtype=X.dtype, **on(X)), xp.eye(a.shape[-1], dtype=X.dtype, **on(X))
         g = -_H(X) @ dy @ _H(X) + (I_m - a @ X) @ _H(dy) @ X @ _H(X) + _H(X) @ X @ _H(dy) @ (I_n - X @ a)
+        if hermitian:  # a Hermitian perturbation, folded onto the lower triangle that was read (as eigh's rule)
+            g = _lower(0.5 * (g + _H(g)))
         return (g, *(None for _ in args))
     return X, back
 

@@ -1,6 +1,7 @@
 """checkpoint, hook and dropgrad: gradients against finite differences and closed forms, and how often the
 checkpointed forward and the hook run."""
 import math
+import random
 import types
 
 import numpy as np
@@ -150,6 +151,50 @@ def test_checkpoint_of_a_function_reading_containers_is_not_refused():
     np.testing.assert_allclose(got[0][0], want[0][0])
     assert got[1] == pytest.approx(want[1]) and got[2]["v"] == pytest.approx(want[2]["v"])
     np.testing.assert_allclose(got[3], want[3])
+
+
+_DROP = np.random.default_rng(11)
+
+
+def _dropout_global(x):
+    return np.sum(x * (_DROP.random(x.shape) > 0.5) * 2.0)
+
+
+def _dropout_legacy(x):
+    return np.sum(x * (np.random.rand(*x.shape) > 0.5) * 2.0)
+
+
+def _dropout_stdlib(x):
+    return np.sum(x * np.array([random.random() > 0.5 for _ in range(x.size)]) * 2.0)
+
+
+def _dropout_closure():
+    rng = np.random.default_rng(12)
+    return lambda x: np.sum(x * (rng.random(x.shape) > 0.5) * 2.0)
+
+
+@pytest.mark.parametrize("make", [lambda: _dropout_global, lambda: _dropout_legacy, lambda: _dropout_stdlib,
+                                  _dropout_closure], ids=["global-generator", "np.random", "random", "closure"])
+def test_checkpoint_recomputes_with_the_random_numbers_of_the_forward(mode, make):
+    """The recomputation drew new numbers: a dropout mask in the value and another in the gradient (6.0 with three
+    ones kept, but a gradient with three other ones). Now the gradient is the mask of the value, and the streams go
+    on as they would without checkpoint."""
+    f = make()
+    x = np.ones(8)
+    for _ in range(3):
+        value, (grad,) = value_and_gradient(lambda v: checkpoint(f, v), x)
+        assert value == pytest.approx(np.sum(grad))
+        assert set(np.unique(grad)) <= {0.0, 2.0}
+
+
+def test_checkpoint_leaves_the_random_stream_where_the_forward_left_it(mode):
+    rng = np.random.default_rng(3)
+    f = lambda x: np.sum(x * rng.normal(size=x.shape))  # noqa: E731
+    gradient(lambda v: checkpoint(f, v), np.ones(4))
+    after_checkpoint = rng.normal()
+    rng = np.random.default_rng(3)
+    gradient(f, np.ones(4))
+    assert rng.normal() == after_checkpoint
 
 
 def test_checkpoint_is_exported():

@@ -445,3 +445,30 @@ def test_cache_is_keyed_on_content(cells):
     new = cells("def f(x):\n    return x * 9\n", name=name)["f"]
     assert gast.unparse(get_source(new).node.body[0]) == "return x * 9"
     assert source_mod._PARSED[name][1] is not tree
+
+
+@pytest.mark.parametrize("registered", [
+    "def c(x):\n    return x * 4\n",
+    "def c(x):\n    return x + 3\n",
+    "def c(x):\n    return x.real * 3\n",
+], ids=["constant", "operator", "attribute"])
+def test_register_source_refuses_a_text_whose_body_is_not_the_functions(registered):
+    """Only the name and the line were compared: `gradient` of a function computing x * 3 gave 4.0."""
+    c = _exec_fn("def c(x):\n    return x * 3\n", "c")
+    with pytest.raises(SourceUnavailable, match="is not the one that made it"):
+        register_source(c, registered)
+
+
+@pytest.mark.parametrize("text, name", [
+    ("import math\nclass B:\n    def m(self, x):\n        return x\nclass C(B):\n    def m(self, x):\n"
+     "        self.__k = 2.0\n        return super().m(x) * self.__k + math.sin(x)\nm = C.m\n", "m"),
+    ("def outer(a):\n    def inner(x):\n        return x * a + (lambda t: t * a)(x)\n    return inner\nf = outer(2.0)\n",
+     "f"),
+    ("def c(x):\n    return sum([t * 2 for t in x if t > 0])\n", "c"),
+    ("import functools\n@functools.lru_cache\ndef d(x):\n    for i in range(3):\n        if x > i:\n"
+     "            x = x * 2\n        else:\n            break\n    return x\nd2 = d.__wrapped__\n", "d2"),
+], ids=["method-with-private-name-and-super", "closure", "comprehension", "decorated-loop"])
+def test_register_source_accepts_the_text_that_made_the_function(text, name):
+    fn = _exec_fn(text, name)
+    register_source(fn, text)
+    assert get_source(fn).filename.startswith("<zygotepy-source")

@@ -25,6 +25,7 @@ number is a line of ``Source.lines``.
 """
 
 import ast
+import dis
 import itertools
 import linecache
 import textwrap
@@ -148,7 +149,12 @@ def register_source(fn: Callable[..., Any], src: str) -> None:
     for pad in pads:
         lines = ["\n"] * pad + src_lines
         linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
-        if _find(_parse(fn, name, lines)[1], code) is not None:
+        node = _find(_parse(fn, name, lines)[1], code)
+        if node is not None:
+            if not _compiles_to(node, code):
+                _forget(name)
+                raise SourceUnavailable(fn, f"the registered text's {code.co_name} is not the one that made it (it "
+                                            "compiles to other instructions, constants or names)")
             old = _REGISTERED.get(id(code))
             if old:
                 old[1]()  # a second registration replaces the first
@@ -156,6 +162,62 @@ def register_source(fn: Callable[..., Any], src: str) -> None:
             return
     _forget(name)
     raise SourceUnavailable(fn, f"the registered text has no {code.co_name} matching its code")
+
+
+def _compiles_to(node, code):
+    """Does the definition `node` compile to `code`'s instructions and constants (its nested functions' too)? The
+    name and the line alone let a text with another body through: the gradient of `x * 4` for a function computing
+    `x * 3`. The definition is compiled alone, inside a function binding `code`'s free variables, so that its closure
+    reads compile as they did (`_fingerprint` says what else compiling it alone changes)."""
+    node = ast.fix_missing_locations(_undecorated(node))
+    statement = ast.Assign([ast.Name("__zygote_lambda__", ast.Store())], node) if isinstance(node, ast.Lambda) \
+        else node
+    binds = [ast.Assign([ast.Name(v, ast.Store())], ast.Constant(None)) for v in code.co_freevars]
+    scope = ast.FunctionDef("__zygote_scope__", ast.arguments([], [], None, [], [], None, []), [*binds, statement],
+                            [], None, None) if binds else statement
+    try:
+        compiled = compile(ast.fix_missing_locations(ast.Module([scope], [])), code.co_filename, "exec")
+    except (SyntaxError, ValueError, TypeError):
+        return True  # (what cannot be compiled alone is not judged here: the lowering reads it)
+    found = _code_named(compiled, code.co_name)
+    return found is None or _fingerprint(found) == _fingerprint(code)
+
+
+def _undecorated(node):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
+        node = type(node)(**{**{f: getattr(node, f) for f in node._fields}, "decorator_list": []})
+    return node
+
+
+def _code_named(code, name):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name:
+                return const
+            inner = _code_named(const, name)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _fingerprint(code):
+    """The instructions (by name and argument, jumps by name alone) and constants of `code` and its nested code,
+    up to what compiling a definition outside its module and class changes: a method call on an imported module
+    (`LOAD_ATTR` there, `LOAD_METHOD` alone, and so the jumps' offsets) and private names (`_C__x` there, `__x`)."""
+    ops = tuple((_SAME_OP.get(i.opname, i.opname),
+                 None if i.opcode in _JUMPS or isinstance(i.argval, types.CodeType)  # (nested code: in the constants)
+                 else _unmangled(i.argval) if isinstance(i.argval, str) else repr(i.argval))
+                for i in dis.get_instructions(code) if i.opname not in ("CACHE", "PRECALL", "PUSH_NULL"))
+    return ops, tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c), c) for c in code.co_consts)
+
+
+_SAME_OP = {"LOAD_METHOD": "LOAD_ATTR"}
+_JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
+
+
+def _unmangled(name):
+    head, sep, tail = name[1:].partition("__")
+    return sep + tail if name.startswith("_") and sep and head and not tail.endswith("__") else name
 
 
 def _forget(name, key=None):

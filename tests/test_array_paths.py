@@ -378,3 +378,19 @@ def test_random_array_programs(seed, tmp_path):
         assert _same(on, off), (i, on, off)
         checked += 1
     assert checked >= 30
+
+
+@pytest.mark.parametrize("f, scale", [
+    (lambda x: float(np.sum(x + 1.0)), 1.0),
+    (lambda x: np.sum(x - 1.0).astype(np.float64), 1.0),
+    (lambda x: np.float64(np.sum(x + x)), 2.0),
+    (lambda x: float(np.sum(x * 3.0 + 1.0)), 3.0),
+], ids=["float", "astype", "np.float64", "two-ops"])
+@pytest.mark.parametrize("shape", [(3,), (2, 3)])
+def test_a_float32_total_cast_to_float64_spreads_over_the_array(mode, f, scale, shape):
+    """The sum's cotangent, a 0-d float32 array (the cast's back gives one), reached the add's unbroadcast, which
+    tried to reshape it to the operand's shape (ValueError) with optimisations on."""
+    x = np.linspace(-1.0, 1.0, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    got = gradient(f, x)[0]
+    assert got.dtype == np.float32 and got.shape == shape
+    np.testing.assert_array_equal(got, np.full(shape, scale, np.float32))

@@ -286,7 +286,7 @@ GENERIC_BEYOND_STARTER = {
     np.linalg.qr, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.svdvals, np.linalg.pinv, np.linalg.lstsq,
     # numpy/elementwise.py and complex_parts.py: composed from array-API functions where a namespace lacks one (backends/composed.py)
     np.arcsinh, np.arccosh, np.arctanh, np.cbrt, np.exp2, np.deg2rad, np.rad2deg, np.degrees, np.radians, np.fabs,
-    np.copysign, np.fmax, np.fmin, np.fmod, np.remainder, np.logaddexp, np.logaddexp2, np.float_power, np.sinc,
+    np.copysign, np.fmax, np.fmin, np.fmod, np.remainder, np.logaddexp, np.logaddexp2, np.float_power, np.sinc, np.heaviside,
     np.real, np.imag, np.conjugate, np.angle, np.nan_to_num,
     # numpy/gathering.py, diagonals.py, stacking.py, conversions.py: gathered through NumPy's run on the flat indices, or assembled with concat and slices
     np.tile, np.repeat, np.rot90, np.delete, np.resize, np.diagonal, np.diag, np.diagflat, np.hstack, np.vstack,

@@ -85,10 +85,10 @@ def _sum_plan(gshape, shape):
     """`(axes, keepdims, reshape)`: a cotangent of shape `gshape` summed over `axes` (keeping them when none were
     added in front) is the cotangent of an operand of shape `shape`, reshaped when that does not give the shape
     already (a shape that does not broadcast to `gshape` fails there, as NumPy would). `(None, None, None)` for a
-    cotangent of the operand's rank with length 1 on axes where the operand has more (a reduction's cotangent, kept
-    unspread): it is spread over the operand."""
+    cotangent of the operand's rank with length 1 on axes where the operand has more, or a 0-d one (a reduction's
+    cotangent, kept unspread): it is spread over the operand."""
     lead = len(gshape) - len(shape)
-    if lead == 0 and all(a in (1, b) for a, b in zip(gshape, shape)):
+    if lead == 0 and all(a in (1, b) for a, b in zip(gshape, shape)) or gshape == ():  # (a 0-d total: spread too)
         plan = _PLANS[gshape, shape] = (None, None, None)
         return plan
     if shape and 1 not in shape and lead >= 0:  # only leading axes were added (a bias broadcast over a batch)

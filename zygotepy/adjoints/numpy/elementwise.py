@@ -223,13 +223,21 @@ def nextafter(x, toward):
 def heaviside(x, h):
     """0 where x < 0, h where x == 0, 1 where x > 0: constant in x (almost everywhere), h where x is 0. It was declared
     non-differentiable: h's gradient was silently None."""
-    y = _call(np.heaviside, x, h)
+    xp = namespace_of(x, h)
+    where = on(x) or on(h)
+    x_, h_ = (v if hasattr(v, "dtype") and type(v) is not np.ndarray or xp is np else xp.asarray(v, **where)
+              for v in (x, h))
+    if xp is np:
+        y = np.heaviside(x_, h_)
+    else:  # (the array API has no heaviside, and torch's takes tensors of one dtype only)
+        dtype = xp.result_type(x_, h_)
+        x_, h_ = xp.astype(x_, dtype), xp.astype(h_, dtype)
+        y = xp.where(x_ == 0, h_, xp.astype(x_ > 0, dtype))
 
     def back(dy):
         if dy is None:
             return (None, None)
-        xp = namespace_of(x, h)
-        at_zero = xp.asarray(x, **(on(x) or on(h))) == 0
+        at_zero = xp.asarray(x_, **where) == 0
         return None, unbroadcast(xp.where(at_zero, dy, xp.zeros_like(dy)), h)
     return y, back
 

@@ -1,9 +1,11 @@
 """The entry points' contract on what they hand back (zygotepy/api.py)."""
+import collections
+
 import numpy as np
 import pytest
 
 import zygotepy
-from zygotepy import ZygoteError, gradient, value_and_gradient
+from zygotepy import ZygoteError, gradient, tree_map, value_and_gradient
 
 
 def test_two_arguments_never_share_one_gradient_array():
@@ -179,3 +181,32 @@ def test_a_numpy_arguments_gradient_is_a_numpy_array_whatever_library_f_hands_it
     assert type(got[0]) is np.ndarray
     np.testing.assert_allclose(got[0], 2 * a * 25.0)
     torch.testing.assert_close(got[1], 2 * t * 5.0)
+
+
+class _Items(list):
+    pass
+
+
+class _Pair(tuple):
+    pass
+
+
+class _Config(dict):
+    def __init__(self, name, **entries):  # (a constructor that does not take the items)
+        super().__init__(**entries)
+        self.name = name
+
+
+@pytest.mark.parametrize("make", [
+    lambda: collections.defaultdict(float, a=2.0, b=3.0), lambda: _Config("c", a=2.0, b=3.0),
+    lambda: _Items([2.0, 3.0]), lambda: _Pair([2.0, 3.0]),
+], ids=["defaultdict", "dict-subclass", "list-subclass", "tuple-subclass"])
+def test_a_container_subclass_argument_gets_a_gradient_of_its_type(mode, make):
+    """`defaultdict` and list/tuple subclasses crashed in the projection (`type(arg)(items)`); a dict subclass whose
+    constructor takes other arguments got `{}`, silently."""
+    arg = make()
+    keys = ("a", "b") if isinstance(arg, dict) else (0, 1)
+    got = gradient(lambda d: d[keys[0]] * d[keys[1]] ** 2, arg)[0]
+    assert type(got) is type(arg)
+    assert [got[k] for k in keys] == [9.0, 12.0]
+    assert tree_map(lambda v: v * 2, arg)[keys[1]] == 6.0

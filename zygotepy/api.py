@@ -22,7 +22,7 @@ from .backends import asarray, is_foreign, namespace, to_numpy
 from .errors import RecursionTooDeep, ZygoteError, where_in_words
 from .runtime.context import current, entered
 from .structgrad import StructGrad
-from .trees import distinct_arrays
+from .trees import distinct_arrays, like_container
 from .tracebacks import simplify as simplify_traceback
 
 __all__ = ["gradient", "value_and_gradient", "pullback"]
@@ -45,10 +45,10 @@ def _project(arg, g):
         items = [_project(a, d) for a, d in zip(arg, g, strict=True)]
         if all(i is None for i in items):
             return None
-        return type(arg)(items) if type(arg) in (tuple, list) else type(arg)(*items)
+        return like_container(arg, items)
     if isinstance(arg, dict) and isinstance(g, dict):
         items = {k: _project(v, g.get(k)) for k, v in arg.items()}
-        return None if all(v is None for v in items.values()) else type(arg)(items)
+        return None if all(v is None for v in items.values()) else like_container(arg, items.items())
     if isinstance(arg, (int, float)) and isinstance(g, complex):
         return g.real
     if type(arg) is np.ndarray and is_foreign(g):  # (given to `jnp.asarray`/`torch.as_tensor` in f: NumPy's again)

@@ -25,12 +25,12 @@ def _is_namedtuple(x):
 
 def _fields(x):
     """`(kind, keys, children)` of a tree node, or None for a leaf."""
-    if isinstance(x, StructGrad) or type(x) is dict:
+    if isinstance(x, dict):  # (a StructGrad, a defaultdict, a user's dict subclass too)
         return "dict", list(x), list(x.values())
     if _is_namedtuple(x):
         return "namedtuple", list(x._fields), list(x)
     if isinstance(x, (tuple, list)):
-        return type(x).__name__, list(range(len(x))), list(x)
+        return "tuple" if isinstance(x, tuple) else "list", list(range(len(x))), list(x)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         names = [f.name for f in dataclasses.fields(x)]
         return "object", names, [getattr(x, n) for n in names]
@@ -62,13 +62,35 @@ def _child(tree, kind, key, position):
     return tree[key] if key < len(tree) else None
 
 
+def like_container(node, items):
+    """`items` (a list, or a dict's key-value pairs) in a container of `node`'s type. A subclass too: a tuple's is
+    called with them; a list's or a dict's is copied and refilled, never called (a `defaultdict` keeps its factory, a
+    dict subclass whose constructor takes other arguments is not handed the items as those). Its base type where that
+    fails."""
+    base = dict if isinstance(node, dict) else tuple if isinstance(node, tuple) else list
+    if type(node) is base:
+        return base(items)
+    try:
+        if base is tuple:
+            return type(node)(items)
+        new = copy.copy(node)
+        if base is dict:
+            new.clear()
+            new.update(items)
+        else:
+            new[:] = items
+        return new
+    except Exception:  # noqa: BLE001 - a subclass that cannot be made so: its base type
+        return base(items)
+
+
 def _rebuild(node, kind, keys, children):
     if kind == "dict":
-        return type(node)(zip(keys, children, strict=True))
+        return like_container(node, zip(keys, children, strict=True))
     if kind == "namedtuple":
         return type(node)(*children)
     if kind in ("tuple", "list"):
-        return type(node)(children)
+        return like_container(node, children)
     given = dict(zip(keys, children, strict=True))
     if dataclasses.is_dataclass(node):
         late = {f.name for f in dataclasses.fields(node) if not f.init}  # (set by `__post_init__`: put back after)

@@ -401,3 +401,33 @@ def test_the_imaginary_part_of_a_dual_number():
     x = np.array([0.5, -0.4, 1.3])
     np.testing.assert_allclose(pushforward(lambda v: (v * (1 + 2j)).imag, x)(np.ones(3)), 2 * np.ones(3))
     np.testing.assert_allclose(pushforward(lambda v: np.fft.fft(v).imag, x)(np.ones(3)), np.fft.fft(np.ones(3)).imag)
+
+
+def _sine_times(v):
+    return math.sin(v) * v
+
+
+def _pair(v):
+    return np.array([v[0] * v[1], np.exp(v[0])])
+
+
+def test_checkpoint_and_forwarddiff_run_their_function_in_forward_mode():
+    """Forward mode ran `checkpoint(f, x)`'s and `forwarddiff(f, x)`'s `f` untransformed: `math.sin` of a dual number
+    was refused."""
+    want = math.cos(0.4) * 0.4 + math.sin(0.4)
+    assert derivative(lambda t: zygotepy.checkpoint(_sine_times, t), 0.4) == pytest.approx(want)
+    assert derivative(lambda t: zygotepy.forwarddiff(_sine_times, t), 0.4) == pytest.approx(want)
+    x = np.array([0.3, 0.5])
+    _, t = zygotepy.jvp(lambda v: np.sum(zygotepy.checkpoint(_pair, v)), (x,), (np.ones(2),))
+    assert t == pytest.approx(x[1] + x[0] + np.exp(x[0]))
+
+
+def test_item_with_an_index_in_forward_mode_and_item_under_hessian():
+    """`x.item(1)` of a dual array raised TypeError; `x.item()` under hessian stored a dual number into a plain array."""
+    x = np.array([0.3, -0.5, 1.2])
+    _, t = zygotepy.jvp(lambda v: v.item(1) * 3.0 + v.item((2,)), (x,), (np.array([1.0, 2.0, 4.0]),))
+    assert t == pytest.approx(10.0)
+    hessian = zygotepy.hessian
+    np.testing.assert_allclose(hessian(lambda v: v.item(1) ** 3 + v[0], x), np.diag([0.0, 6 * x[1], 0.0]))
+    np.testing.assert_allclose(hessian(lambda v: v[0] * v[1].item() ** 2, x[:2]),
+                               [[0.0, 2 * x[1]], [2 * x[1], 2 * x[0]]])

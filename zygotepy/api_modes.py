@@ -21,7 +21,7 @@ from .ast_adjoint.dispatch import J, differentiable
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import linalg_rules, numpy_rules, rules, scipy_rules  # noqa: F401  (register the tangent rules)
 from .forward.dual import Dual, new_tag, strip
-from .forward.levels import make_dual, settle, tangent_of
+from .forward.levels import make_dual, pass_through, settle, tangent_of
 from .forward.transform import call
 from .runtime.context import current
 
@@ -340,6 +340,9 @@ def forwarddiff(f: Callable[..., Any], x: Any, /) -> Any:
     (12.0,)
     """
     return f(x)
+
+
+pass_through(forwarddiff)
 
 
 def _captured(f):

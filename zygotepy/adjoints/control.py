@@ -21,6 +21,7 @@ from ..ast_adjoint.dispatch import J
 from ..ast_adjoint.mutate import finish_backward
 from ..errors import ForwardModeError, ZygoteError
 from ..forward.dual import strip, tangent_rule
+from ..forward.levels import pass_through
 from ..runtime.context import current
 from .registry import adjoint, nondifferentiable
 
@@ -78,6 +79,7 @@ def dropgrad(x: Any, /) -> Any:
 
 
 nondifferentiable(dropgrad)
+pass_through(checkpoint)
 # `G[k] = v` on a module global container stores only values that carry no gradient (it refuses the others)
 nondifferentiable(rt.global_store, rt.global_attr_store)
 

@@ -211,8 +211,12 @@ class Dual:
     def astype(self, dtype, **k):
         return apply(np.ndarray.astype, (self, dtype), k)
 
-    def item(self):
-        return np.reshape(self, ())
+    def item(self, *index):  # (`x.item(i)` takes a flat index, `x.item(i, j)` or `x.item((i, j))` a multi-index)
+        if not index:
+            return np.reshape(self, ())
+        if len(index) == 1 and isinstance(index[0], (int, np.integer)):
+            return np.reshape(self, (-1,))[index[0]]
+        return self[index[0] if len(index) == 1 else index]
 
     # --- indexing ---
     def __getitem__(self, index):

@@ -11,6 +11,17 @@ from ..errors import ForwardModeError
 from .dual import Dual, _split, _top_tag, has_dual, strip
 
 
+PASS_THROUGH = set()  # functions `g(f, *args)` that forward mode runs as `f(*args)`: `pass_through`
+
+
+def pass_through(*targets):
+    """Forward mode runs `target(f, *args)` as `f(*args)`, transformed like any call of the user's (so `math.sin` in
+    `f` takes its dual numbers). `checkpoint` and `forwarddiff` change how reverse mode gets `f`'s derivative; forward
+    mode keeps no tape to spare and has no other mode to choose. Untransformed, `f` ran on dual numbers as plain
+    code and refused them."""
+    PASS_THROUGH.update(targets)
+
+
 def settle(x, used):
     """`x`, a list or dict argument (nested too) that a pass of forward mode saw as `used` (a copy holding dual
     numbers: `make_dual`, `unflatten`), made as `f` left that copy, without perturbations, so that the argument ends as

@@ -34,6 +34,7 @@ from ..ast_adjoint.dispatch import J, J_kw
 from ..ast_adjoint.source import SourceUnavailable, get_source
 from ..errors import ForwardModeError, MissingTangentRule
 from .dual import FORWARD, Dual, apply, has_dual, strip
+from .levels import PASS_THROUGH
 
 __all__ = ["call", "forward_version"]
 
@@ -113,10 +114,13 @@ def call(fn, /, *args, **kwargs):
     closures or objects; constant functions see the primals; other library callables run as they are."""
     try:
         rule = FORWARD.get(fn)
+        through = fn in PASS_THROUGH
     except TypeError:
-        rule = None
+        rule = through = None
     if rule is not None and has_dual(args, kwargs):
         return apply(fn, args, kwargs)
+    if through:  # (`checkpoint(f, x)`: `f(x)`)
+        return call(*args, **kwargs)
     if registry.is_user_rule(fn) and has_dual(args, kwargs):  # (its source is not what the user's rule says)
         return registry.find_rule(fn)(*args, **kwargs)[0]  # (the output's tangent from the rule, or refused)
     if type(fn) is types.FunctionType:

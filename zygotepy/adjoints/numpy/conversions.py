@@ -124,7 +124,11 @@ def item(x, *index):
         if isinstance(x, np.generic):
             return (np.dtype(dtype).type(dy), *_nones(index))
         g = np.zeros(x.shape, dtype=dtype)
-        g.flat[np.arange(x.size).reshape(x.shape).item(*index)] = dy
+        position = np.arange(x.size).reshape(x.shape).item(*index)
+        if has_dual((dy,)):  # (hessian's dual number, which a plain array cannot hold: a one-hot array times it)
+            g.flat[position] = 1.0
+            return (g * dy, *_nones(index))
+        g.flat[position] = dy
         return (g, *_nones(index))
     return x.item(*index), back
 

@@ -53,6 +53,8 @@ def _project(arg, g):
         return g.real
     if type(arg) is np.ndarray and is_foreign(g):  # (given to `jnp.asarray`/`torch.as_tensor` in f: NumPy's again)
         g = to_numpy(g)
+    elif type(g) is np.ndarray and type(arg) is not np.ndarray and is_foreign(arg):
+        g = asarray(namespace(arg), g, arg)  # (`np.asarray(x)` of a JAX array or tensor in `f`: its library's again)
     dtype = getattr(arg, "dtype", None)
     gdtype = getattr(g, "dtype", None)
     if getattr(dtype, "kind", "f") in "biu" or dtype is not None and not hasattr(dtype, "kind") and (
@@ -65,9 +67,7 @@ def _project(arg, g):
             g = g.real
         if gdtype != dtype:  # (float32 stays float32; torch's tensors and array-API arrays have no `.astype`)
             g = g.astype(dtype) if hasattr(g, "astype") else namespace(g).astype(g, dtype)
-    if type(g) is np.ndarray and type(arg) is not np.ndarray and is_foreign(arg):
-        g = asarray(namespace(arg), g, arg)  # (`np.asarray(x)` of a JAX array in `f`: its gradient is a JAX array)
-    elif type(g) is np.ndarray:
+    if type(g) is np.ndarray:
         if not g.flags.writeable:  # a rule's broadcast view (numpy/reductions.py _total_back)
             g = g.copy()
     elif type(arg) is np.ndarray and isinstance(g, (float, complex, np.generic)):  # a 0-d array's: a 0-d array too

@@ -48,3 +48,12 @@ def test_a_float_and_a_list_of_floats_made_a_tensor(mode):
 def test_integer_data_made_a_tensor_has_no_gradient(mode):
     t = torch.tensor([1.0, 2.0], dtype=torch.float64)
     assert gradient(lambda i, t: (t * torch.as_tensor(i)).sum(), np.array([3, 4]), t)[0] is None
+
+
+def test_a_tensor_given_to_np_asarray_gets_a_tensor_gradient(mode):
+    """The projection cast NumPy's gradient to the tensor's dtype with `.astype(torch.float64)`: TypeError."""
+    for dtype in (torch.float64, torch.float32):
+        t = torch.tensor([1.0, -2.0], dtype=dtype)
+        got = gradient(lambda v: np.sum(np.asarray(v) ** 2), t)[0]
+        assert type(got) is torch.Tensor and got.dtype == dtype
+        torch.testing.assert_close(got, 2 * t)

@@ -16,6 +16,23 @@ def _generic(np_fn, who):
     return rule
 
 
+def _with_alpha(rule, who):
+    """torch's add and subtract (the functions and the methods) scale the other operand: `x + alpha * other`. The
+    rule of NumPy's add/subtract, called on the scaled operand; `alpha` is a number (torch takes no tensor there)."""
+    def scaled(x, other, *a, alpha=1, **k):
+        if a or k:
+            raise ZygoteError(f"{who} with arguments beyond other and alpha is not supported")
+        if alpha == 1:
+            return rule(x, other)
+        y, back = rule(x, other * alpha)
+
+        def back_(dy):
+            dx, d_other = back(dy)
+            return dx, None if d_other is None else d_other * alpha
+        return y, back_
+    return scaled
+
+
 def _via(np_fn, who, x, args, kwargs, ncall):
     """Call np_fn's generic rule on `(x, *args, **kwargs)`; the method's own `ncall` extra positional arguments get
     None (they are axes, shapes, dtypes)."""

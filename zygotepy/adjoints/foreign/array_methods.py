@@ -22,7 +22,7 @@ from ...backends import is_array_type, namespace, on
 from ...errors import ZygoteError
 from .. import registry
 from .arguments import (_astype_rule, _generic, _is_complex, _keywords, _moment_args, _perm, _reduction_args,
-                        _shape_arg, _swap, _torch_moment, _via)
+                        _shape_arg, _swap, _torch_moment, _via, _with_alpha)
 
 
 def _classes():
@@ -164,6 +164,8 @@ def _method(name, lib, who):
     if isinstance(np_fn, np.ufunc) and np_fn in registry.GENERIC:  # x.exp(), x.tanh(), x.maximum(y) (torch)
         if np_fn.nin == 1:
             return lambda x: _generic(np_fn, who)(x)
+        if np_fn.nin == 2 and lib == "torch" and name in ("add", "subtract"):
+            return _with_alpha(_generic(np_fn, who), who)
         if np_fn.nin == 2:
             return lambda x, other: _generic(np_fn, who)(x, other)
     return None

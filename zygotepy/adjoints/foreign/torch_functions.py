@@ -9,7 +9,7 @@ import numpy as np
 
 from ...errors import ZygoteError
 from .. import registry
-from .arguments import _TORCH_KEYWORDS, _generic, _keywords, _reduction_args, _torch_moment
+from .arguments import _TORCH_KEYWORDS, _generic, _keywords, _reduction_args, _torch_moment, _with_alpha
 from .array_methods import _method
 
 
@@ -161,6 +161,8 @@ def torch_function(fn, name, rule):
         return _torch_qr(rule, who)
     if name == "lstsq":
         return _torch_lstsq(rule, who)
+    if name in ("add", "subtract"):
+        return _with_alpha(rule, who)
     if name == "tensordot":
         return _torch_keyword(rule, who, {"dims": "axes"})
     if name in _TORCH_OTHER_MEANING and not getattr(fn, "__name__", "").startswith("linalg_"):

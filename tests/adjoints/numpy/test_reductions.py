@@ -116,3 +116,16 @@ def test_a_0d_array_reduced_over_axis_0_or_minus_1(mode, reduce, axis):
     from zygotepy import gradient
     got, = gradient(lambda x: reduce(x, axis=axis) * 3.0, np.array(0.7))
     assert np.shape(got) == () and got == 3.0
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_prod_of_a_0d_array_over_an_axis(mode, axis):
+    """The back took the axis modulo ndim 0 (ZeroDivisionError)."""
+    assert gradient(lambda x: np.prod(x * 3.0, axis=axis), np.array(1.5))[0] == 3.0
+
+
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_prod_of_an_empty_array(mode, axis):
+    """Shape (0, 3) over axis 1: the product of the others reshaped a size-0 array with -1 (ValueError)."""
+    got = gradient(lambda x: np.sum(np.prod(x, axis=axis)), np.zeros((0, 3)))[0]
+    assert got.shape == (0, 3)

@@ -56,7 +56,7 @@ def _shape(x):
 # --- axes, arguments, dtypes ------------------------------------------------------------------------------------------
 def _axes(axis, ndim):
     """The reduced axes as a sorted tuple of non-negative ints (all of them for None)."""
-    if axis is None:
+    if axis is None or ndim == 0:  # (a 0-d array reduced over axis 0 or -1, as NumPy allows: no axes)
         return tuple(range(ndim))
     return tuple(sorted(a % ndim for a in ((axis,) if isinstance(axis, int) else axis)))
 

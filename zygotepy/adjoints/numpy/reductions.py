@@ -249,7 +249,7 @@ def _product_of_others(x, axis):
     from the left and from the right, so zeros need no division."""
     xp = namespace(x)
     axes = _axes(axis, x.ndim)
-    if not axes:
+    if not axes or 0 in tuple(x.shape):  # (an empty array: nothing to multiply, and no -1 to reshape by)
         return xp.ones_like(x)
     last = tuple(range(x.ndim - len(axes), x.ndim))
     moved = xp.moveaxis(x, axes, last)

@@ -62,7 +62,7 @@ def cumprod(x, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        if axis is None:
+        if axis is None or x_arr.ndim == 0:  # (a 0-d array's scan over axis 0 is of the flat array, as NumPy's)
             g = _cumprod_back(xp.reshape(x_arr, (-1,)), y, dy)
         else:
             g = xp.moveaxis(_cumprod_back(*(xp.moveaxis(v, axis, -1) for v in (x_arr, y, dy))), -1, axis)

@@ -3,6 +3,8 @@ jacobian/hessian over several arguments and nested structures: each against cent
 import dataclasses
 import doctest
 import math
+import os
+import sys
 from collections import namedtuple
 
 import numpy as np
@@ -11,6 +13,9 @@ import pytest
 import zygotepy
 from zygotepy import (StructGrad, ZygoteError, grad, gradient, hessian, hvp, jacobian, jvp, tree_map, value_and_grad,
                       value_and_gradient, vjp)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plain_checks import central_hessian  # noqa: E402
 
 
 def _fd_grad(f, args, i, h=1e-6):
@@ -271,3 +276,33 @@ def test_grad_with_aux_inside_a_differentiated_function(mode):
     x = np.array([0.5, -1.0])
     g, = gradient(outer, x)
     np.testing.assert_allclose(g, [20.0, 20.0])
+
+
+_W = np.array([0.7, -1.3, 0.4])
+
+
+def _sorted_part(u):
+    return np.sort(u)
+
+
+FORWARD_OVER_REVERSE = {
+    "asarray": lambda x: np.sum(_W * np.asarray(x) ** 2),
+    "einsum": lambda x: np.sum(np.einsum("i,i->i", _W, x) ** 2),
+    "take": lambda x: np.sum(_W * np.take(x, [2, 0, 1]) ** 3),
+    "pad": lambda x: np.sum(np.pad(x, 1, constant_values=0.5) ** 3),
+    "tile": lambda x: np.sum(np.tile(x, 2) ** 3),
+    "sort-in-a-helper": lambda x: np.sum(_W * _sorted_part(x) ** 2),
+}
+
+
+@pytest.mark.dual_route
+@pytest.mark.parametrize("name", sorted(FORWARD_OVER_REVERSE))
+def test_forward_over_reverse_through_gathers_and_conversions(name):
+    """`jvp(grad(f))` and `jacobian(grad(f), mode="forward")` refused (a dual number converted to a plain array) when
+    `f` used np.asarray, einsum, take, pad or tile, or np.sort in a helper: their rules took NumPy arrays of the
+    dual numbers (for shapes, NumPy's einsum parser, the scatter's bincount)."""
+    f = FORWARD_OVER_REVERSE[name]
+    x, v = np.array([0.3, -0.5, 1.2]), np.array([1.0, 2.0, 3.0])
+    want = central_hessian(f, x)
+    np.testing.assert_allclose(jvp(grad(f), (x,), (v,))[1], want @ v, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jacobian(grad(f), x, mode="forward")[0], want, rtol=1e-6, atol=1e-8)

@@ -297,3 +297,42 @@ def test_a_user_class_operator_beside_a_dual_number(fresh_routes, levels):
     want = [(slope(0.3 + h, 0.7) - slope(0.3 - h, 0.7)) / (2 * h), (slope(0.3, 0.7 + h) - slope(0.3, 0.7 - h)) / (2 * h)]
     assert np.allclose(gradient(slope, 0.3, 0.7), want, rtol=1e-6)
     assert np.allclose(hessian(_scaled_norm, 0.3, 0.7)[0], want, rtol=1e-6)
+
+
+_MIX = np.array([[0.5, -0.2, 0.1], [0.3, 0.8, -0.4], [-0.1, 0.2, 0.6]])
+
+
+def _by_loop(u):
+    acc = []
+    for t in u:
+        acc.append(t * t if t > 0 else -t)
+    return np.array(acc)
+
+
+def _by_einsum(u):
+    return np.einsum("ij,j->i", _MIX, u)
+
+
+_helper = _by_loop
+
+
+def _objective(u):
+    return np.sum(_helper(u)) + np.prod(u * 0.5 + 1.0)
+
+
+@pytest.mark.dual_route
+def test_a_refusal_remembered_for_a_function_is_forgotten_when_a_helper_it_names_is_redefined():
+    """The remembered refusal was keyed by the function's code alone, which compares equal whatever its globals hold:
+    after the nested gradient of `_objective` with a loop helper (which the twins refuse), redefining the helper (a
+    later notebook cell) still sent `hessian(_objective)` down the refused route (ForwardModeError on einsum)."""
+    global _helper
+    x, v = np.array([0.3, -0.5, 1.2]), np.array([1.0, 2.0, 3.0])
+    try:
+        gradient(lambda t: np.sum(gradient(_objective, t)[0] * v), x)
+        _helper = _by_einsum
+        got = hessian(_objective, x)
+        factors = x * 0.5 + 1.0  # (the einsum is linear: the Hessian is the product's, 0.25 p / (f_i f_j) off the diagonal)
+        want = 0.25 * np.prod(factors) / np.outer(factors, factors) * (1 - np.eye(3))
+        np.testing.assert_allclose(got, want, atol=1e-12)
+    finally:
+        _helper = _by_loop

@@ -29,6 +29,7 @@ Measured (x^8 by a loop, one core): a sixth derivative took 5 s cold and 0.1 s w
 7.5 GB), an eighth 1 s warm, a tenth 56 s: each level runs the one below twice, once on dual numbers.
 """
 import contextlib
+import types
 
 import numpy as np
 
@@ -48,19 +49,27 @@ class NestingTooDeep(ZygoteError):
     """A level of nested reverse mode beyond MAX_LEVELS (caught by the outermost level, which takes the dual route)."""
 
 
-def _key(f, depth=8):
-    """What decides how deep `gradient(f, ...)` nests, as far as it can be told without running `f`: its code, and
-    the keys of the functions its closure holds (`lambda x: gradient(g, x)[0]` is one code at every level; what its
-    cell `g` holds tells the levels apart). Functions rebuilt on each call get the same key."""
+def _key(f, depth=8, seen=None):
+    """What decides how deep `gradient(f, ...)` nests and whether the twins can transform it, as far as it can be told
+    without running `f`: its code and file, and the keys of the functions its closure holds (`lambda x: gradient(g,
+    x)[0]` is one code at every level; what its cell `g` holds tells the levels apart) and of the Python functions
+    its globals name (a helper redefined in a later notebook cell is another function). Functions rebuilt on each call
+    get the same key. (Code objects compare equal without their file: the file is part of the key.)"""
     fn = getattr(f, "__func__", f)
     code = getattr(fn, "__code__", None)
     if code is None:
         return type(f)
+    seen = set() if seen is None else seen
+    if id(code) in seen or not depth:
+        return code, code.co_filename
+    seen.add(id(code))
     held = ()
-    if depth and fn.__closure__:
-        held = tuple(_key(c.cell_contents, depth - 1) for c in fn.__closure__
+    if fn.__closure__:
+        held = tuple(_key(c.cell_contents, depth - 1, seen) for c in fn.__closure__
                      if _filled(c) and callable(c.cell_contents) and not isinstance(c.cell_contents, type))
-    return (code, held)
+    scope = getattr(fn, "__globals__", None) or {}
+    named = tuple(_key(scope[n], depth - 1, seen) for n in code.co_names if type(scope.get(n)) is types.FunctionType)
+    return code, code.co_filename, held, named
 
 
 def _filled(cell):

@@ -34,10 +34,8 @@ def _array_rule(make, obj, *args, **kwargs):
 
 
 def _holds_duals(obj):
-    """Are there dual numbers among the elements of `obj` (a list or tuple given to np.array)?"""
-    if not isinstance(obj, (list, tuple)):
-        return False
-    return has_dual(obj)
+    """Is `obj` a dual number, or are there dual numbers among its elements (a list or tuple given to np.array)?"""
+    return has_dual((obj,))
 
 
 def _dual_array(make, obj, *args, **kwargs):

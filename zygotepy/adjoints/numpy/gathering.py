@@ -10,6 +10,7 @@ import numpy as np
 
 from ...backends import is_foreign, namespace, on, scatter_add, unbroadcast
 from ...errors import ZygoteError
+from ...forward.dual import has_dual, strip
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 from .common import _float_dtype, _nones, _restore, is_float
 
@@ -17,6 +18,12 @@ from .common import _float_dtype, _nones, _restore, is_float
 # --- moving, copying and dropping entries: scatter back through the indices ----------------------------------------------
 def _scatter(dy, index, x):
     """The cotangent of `x` from `dy = x.flat[index]` (entries with a negative index came from elsewhere: a padding)."""
+    if has_dual((dy,)):  # (hessian's dual cotangent, which bincount cannot take: a product with the one-hot matrix)
+        flat = np.asarray(index).reshape(-1)
+        taken = np.nonzero(flat >= 0)[0]
+        onehot = np.zeros((flat.size, x.size))
+        onehot[taken, flat[taken]] = 1.0
+        return np.reshape(np.reshape(dy, (-1,)) @ onehot, x.shape)
     dy = np.asarray(dy)
     index = np.asarray(index)
     keep = index >= 0
@@ -35,7 +42,7 @@ def _gather(fn, index_kwargs=lambda args, kwargs: kwargs):
     def rule(x, *args, **kwargs):
         if type(x) is not np.ndarray and is_foreign(x):
             return _foreign_gather(fn, x, args, kwargs)
-        x_arr = np.asarray(x)
+        x_arr = np.asarray(strip(x))  # (its shape: hessian's dual numbers are no NumPy array)
         y = fn(x, *args, **kwargs)
 
         def back(dy):
@@ -151,11 +158,8 @@ def _with_fill(back, shape, pad_width, mode, kwargs):
         ndim = len(shape)
         labels = np.pad(np.full(shape, -1), pad_width, "constant",
                         constant_values=np.arange(2 * ndim).reshape(ndim, 2))
-        sums = np.bincount(labels[labels >= 0], weights=np.asarray(dy)[labels >= 0].real, minlength=2 * ndim)
-        if np.iscomplexobj(dy):
-            sums = sums + 1j * np.bincount(labels[labels >= 0], weights=np.asarray(dy)[labels >= 0].imag,
-                                           minlength=2 * ndim)
-        return keyword_cotangents(grads, kwargs, constant_values=_like_fill(sums.reshape(ndim, 2), fill))
+        sums = _scatter(dy, labels, np.zeros((ndim, 2)))  # (the label of each filled entry: its pair's flat index)
+        return keyword_cotangents(grads, kwargs, constant_values=_like_fill(sums, fill))
     return back_
 
 
@@ -214,8 +218,8 @@ def sort(x, *args, **kwargs):
     axis = args[0] if args else kwargs.get("axis", -1)
     xp = namespace(x)
     if xp is np:
-        x_arr = np.asarray(x) if axis is not None else np.ravel(x)
-        order = np.argsort(x_arr, axis=-1 if axis is None else axis, kind="stable")
+        x_arr = x if axis is not None else np.ravel(x)
+        order = np.argsort(np.asarray(strip(x_arr)), axis=-1 if axis is None else axis, kind="stable")
     else:  # the array API's argsort (JAX's and torch's too) takes descending=
         kw = {**dict(zip(("axis", "kind", "order"), args)), **kwargs}
         unknown = sorted(k for k, v in kw.items() if k not in ("axis", "kind", "stable", "descending") and v is not None)
@@ -314,7 +318,7 @@ def take(x, indices, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, None, *_nones(args))
-        x_arr = np.asarray(x)
+        x_arr = np.asarray(strip(x))
         source = np.arange(x_arr.size).reshape(x_arr.shape)
         index = np.take(source, indices, axis=axis, mode=mode)
         return (_restore(_scatter(dy, index, x_arr), x) if isinstance(x, (list, tuple)) else

@@ -199,7 +199,8 @@ def einsum(subscripts, *operands, **kwargs):
     xp = namespace_of(*operands)
     if xp is np:
         y = np.einsum(subscripts, *operands, **kwargs)
-        inputs, output, _ = _parse_einsum_input((subscripts, *operands))
+        # (by shapes alone: hessian's dual numbers, which forward mode's einsum takes, are no arrays to NumPy's parser)
+        inputs, output, _ = _parse_einsum_input((subscripts, *(_shape_only(x) for x in operands)))
     else:
         if any(k != "optimize" for k in kwargs):
             raise ZygoteError(f"np.einsum of another library's arrays: {sorted(set(kwargs) - {'optimize'})} is not "

@@ -61,6 +61,13 @@ def uses_arrays(fn, globals_):
     return False
 
 
+def _namespace_query(call, globals_):
+    """`x.__array_namespace__()`: the array API's protocol method, whose result is a module, never a value carrying a
+    gradient. Seen as one, it made `xp.inf` in `vector_norm(x, ord=xp.inf)` a keyword a gradient flows into."""
+    return callee_object(call.fn, globals_) is rt.callmethod and len(call.args) > 1 and \
+        isinstance(call.args[1], Const) and call.args[1].value == "__array_namespace__"
+
+
 def call_inputs(call):
     """The atoms of a call that may carry a gradient into it (the callee itself included: closures, objects)."""
     return _vars([call.fn, *call.args, *(v for _, v in call.kwargs), *([call.star] if call.star is not None else [])])
@@ -73,7 +80,7 @@ def _edges(stmts, globals_, cell_values, edges, constants=frozenset(), missing_m
         if isinstance(s, Assign):
             outs = s.out if isinstance(s.out, tuple) else (s.out,)
             if isinstance(s.value, Call):
-                if is_nondifferentiable(callee_object(s.value.fn, globals_)):
+                if is_nondifferentiable(callee_object(s.value.fn, globals_)) or _namespace_query(s.value, globals_):
                     continue
                 srcs = call_inputs(s.value)
                 if s.value.fn == _GETITEM and isinstance(s.value.args[0], Var) and s.value.args[0] in missing_made \

@@ -11,6 +11,9 @@ sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/ad
 from rule_table import rows_of  # noqa: E402
 from test_rules import row_tests  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).parent.parent.parent))  # tests/plain_checks.py
+from plain_checks import central  # noqa: E402
+
 import zygotepy  # noqa: E402
 from zygotepy import gradient  # noqa: E402
 from zygotepy.adjoints import registry  # noqa: E402
@@ -95,3 +98,18 @@ def test_ptp_of_a_list():
     # (crashed: the picks' cotangents were lists, `list - list`)
     got = gradient(lambda x: np.ptp([x[0], x[1], 0.5]) * x[2], np.array([0.3, -0.2, 1.5]))[0]
     np.testing.assert_allclose(got, [0.0, -1.5, 0.7])  # (max is the constant 0.5, min is x[1])
+
+
+@pytest.mark.parametrize("fn, fill", [(np.nanprod, 1.0), (np.nancumsum, 0.0), (np.nancumprod, 1.0)])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_nan_ignoring_products_and_scans_skip_the_nans(mode, fn, fill, axis):
+    """They were differentiated through NumPy's source, which stopped at its `out=` handling with a message naming
+    NumPy's lines. The NaN entries get no cotangent; the others, that of NumPy's definition (NaN read as `fill`)."""
+    x = np.array([[0.5, np.nan, 2.0], [np.nan, -1.5, 0.8]])
+    w = np.arange(1.0, 7.0)
+    f = lambda v: np.sum(np.ravel(fn(v, axis=axis)) * w[:np.size(fn(x, axis=axis))])  # noqa: E731
+    got = gradient(f, x)[0]
+    assert np.all(got[np.isnan(x)] == 0.0)
+    filled = np.where(np.isnan(x), fill, x)
+    want = central(lambda v: f(np.where(np.isnan(x), np.nan, v)), [filled], 0)
+    np.testing.assert_allclose(got[~np.isnan(x)], want[~np.isnan(x)], rtol=1e-6)

@@ -247,3 +247,21 @@ def _T(x):
 
 def _H(x):
     return conj(_T(x))
+
+
+def nan_filled(rule, fill):
+    """The rule of np.nanprod, np.nancumsum or np.nancumprod: `rule` (prod's, cumsum's, cumprod's) of x with its NaNs
+    replaced by `fill`, which is NumPy's own definition of them; the NaN entries, constants there, get no cotangent.
+    (Differentiated through NumPy's source, they stopped at its `out=` handling, naming NumPy's lines.)"""
+    def nan_rule(x, *args, **kwargs):
+        x_arr = np.asarray(x)
+        missing = np.isnan(x_arr)
+        y, back = rule(np.where(missing, fill, x_arr), *args, **kwargs)
+
+        def back_(dy):
+            grads = back(dy)
+            g = grads[0]
+            return (None if g is None else _restore(np.where(missing, 0, g), x), *grads[1:])
+        return y, back_
+    nan_rule.__zygote_keywords__ = getattr(rule, "__zygote_keywords__", False)
+    return nan_rule

@@ -1,11 +1,12 @@
-"""NumPy's scans and differences: cumsum, cumprod (zeros included), NumPy 2's cumulative_sum/cumulative_prod and
-diff (with `prepend`/`append`), along an axis or the flattened array, and the ndarray methods cumsum/cumprod.
+"""NumPy's scans and differences: cumsum, cumprod (zeros included), nancumsum, nancumprod, NumPy 2's
+cumulative_sum/cumulative_prod and diff (with `prepend`/`append`), along an axis or the flattened array, and the
+ndarray methods cumsum/cumprod.
 """
 import numpy as np
 
 from ...backends import conj, namespace, on, unbroadcast
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
-from .common import _concat, _float, _foreign_keywords, _nones, _restore, _scan
+from .common import _concat, _float, _foreign_keywords, _nones, _restore, _scan, nan_filled
 
 
 # --- scans -----------------------------------------------------------------------------------------------------------------
@@ -149,7 +150,8 @@ def diff(x, *args, **kwargs):
     return y, back
 
 
-for _fn, _rule in {np.ndarray.cumsum: cumsum, np.ndarray.cumprod: cumprod}.items():
+for _fn, _rule in {np.ndarray.cumsum: cumsum, np.ndarray.cumprod: cumprod, np.nancumsum: nan_filled(cumsum, 0.0),
+                   np.nancumprod: nan_filled(cumprod, 1.0)}.items():
     adjoint(_fn)(_rule)
 
 # computed with the namespace of their input (the array API's cumulative_sum/_prod)

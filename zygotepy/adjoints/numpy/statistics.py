@@ -1,5 +1,5 @@
 """NumPy's order statistics and weighted or nan-ignoring reductions: ptp, median, average with weights, nansum,
-nanmean, nanvar, nanstd, nanmax and nanmin, with `axis` and `keepdims`. The cotangent goes to the entries that were
+nanprod, nanmean, nanvar, nanstd, nanmax and nanmin, with `axis` and `keepdims`. The cotangent goes to the entries that were
 picked (ties share it) or weighted.
 """
 import math
@@ -18,11 +18,12 @@ from .common import (
     _initial,
     _nones,
     _restore,
+    nan_filled,
     _where,
     is_float,
 )
 from .elementwise import as_operand
-from .reductions import _extremum
+from .reductions import _extremum, prod
 
 
 # --- order statistics: the cotangent goes to the entries that were picked (ties share it) ------------------------------
@@ -261,5 +262,6 @@ for _fn, _rule in {np.nanmax: _nan_extremum(np.nanmax, np.max),
     adjoint(_fn)(_rule)
 
 # computed with the namespace of their input
+adjoint(np.nanprod)(nan_filled(prod, 1.0))
 namespace_generic(np.median, np.nansum, np.nanmean, np.nanmax, np.nanmin)
 namespace_generic(np.ptp, np.average)  # from max - min and sums where the namespace has no function

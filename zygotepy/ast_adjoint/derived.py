@@ -3,14 +3,15 @@ once per function and call shape, cached on the function (`_adjoint_of`), and ru
 `_plain`, whose forward J calls itself).
 """
 import inspect
+import sysconfig
 import types
 
 from ..adjoints import registry
-from ..errors import SourceUnavailable, ZygoteError, where
+from ..errors import MissingAdjoint, SourceUnavailable, UnsupportedSyntax, ZygoteError, where
 from ..runtime.context import current
 from .accumulate import Pullback
 from .call_checks import COMPILER, _check_shared_memory, _check_updates, _claim, call_site, check_cells, \
-    check_views
+    check_views, library
 from .guards_runtime import differentiable
 from .keywords import _call_plan
 from .pullbacks import ArgsPullback, DerivedArgsPullback, FinalsPullback, MappedPullback
@@ -29,7 +30,14 @@ def _derived(fn, args, kwargs, need, api=False):
     slot = _claim(given) if mutates and not api else None
     log = current().log
     mark = 0 if api else len(log)
-    y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
+    try:
+        y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
+    except MissingAdjoint as e:
+        if getattr(e, "zygote_reason", None) is None or not _installed(fn):
+            raise
+        named = _in_library(fn, e)
+        named.at_call = True  # (it ran: not a callee a call statement could run as it is, mutation/calls.py)
+        raise named from e
     pb = Pullback(back, tape)
     finals = ()
     if mutates:
@@ -92,7 +100,12 @@ def _prepare(fn, code, args, kwargs, need):
         # defaults, but for a default a nested function of differentiated code took from a value with a gradient
         need = tuple(need[:code.co_argcount]) + tuple(i in defaulted for i in range(len(args), code.co_argcount)) \
             if plain and len(args) <= code.co_argcount else None
-    forward, back = COMPILER.derive(fn, need)
+    try:
+        forward, back = COMPILER.derive(fn, need)
+    except (UnsupportedSyntax, MissingAdjoint) as e:
+        if isinstance(e, SourceUnavailable) or not _installed(fn):
+            raise
+        raise _in_library(fn, e) from e
     plan = None if exact else _call_plan(code, len(args), tuple(kwargs) if kwargs is not None else None)
     if defaulted:
         plan = (*plan, tuple((i, code.co_varnames[i] + "=") for i in sorted(defaulted)))
@@ -105,6 +118,25 @@ def _prepare(fn, code, args, kwargs, need):
     if left:  # (see `_check_default_updates`, which catches the maybe ones; `calls=[0]` counting calls is fine)
         _refuse_default_update(fn, left[0])
     return forward, back, plan, mutates
+
+
+def _installed(fn):
+    """Is `fn` the Python of the standard library, NumPy, or an installed package (SciPy's)?"""
+    return library(fn) or fn.__code__.co_filename.startswith(_INSTALLED)
+
+
+_INSTALLED = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
+
+
+def _in_library(fn, error):
+    """A library function's own Python that cannot be differentiated, said at the user's line that called it: its
+    name and why, not the library's lines alone. Marked, so that the library function that called it (`nanmedian`
+    calling `_nanmedian`) is named in its place, up to the one the user called."""
+    reason = getattr(error, "zygote_reason", None) or str(error).splitlines()[0]
+    named = MissingAdjoint(fn, f"its Python source, which zygotepy read, cannot be differentiated: {reason}",
+                           where=call_site())
+    named.zygote_reason = reason
+    return named
 
 
 def _check_default_updates(fn, mark, nargs, kwargs):

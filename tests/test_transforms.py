@@ -306,3 +306,16 @@ def test_forward_over_reverse_through_gathers_and_conversions(name):
     want = central_hessian(f, x)
     np.testing.assert_allclose(jvp(grad(f), (x,), (v,))[1], want @ v, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(jacobian(grad(f), x, mode="forward")[0], want, rtol=1e-6, atol=1e-8)
+
+
+def test_has_aux_takes_a_list_pair_and_hessian_an_int():
+    """`[value, aux]` was refused (JAX unpacks any pair); `hessian(f, 2)` said it needs a real number, where gradient
+    differentiates an int as a real number."""
+    assert value_and_grad(lambda x: [x ** 2, "aux"], has_aux=True)(3.0) == ((9.0, "aux"), 6.0)
+    assert hessian(lambda x: x ** 3, 2) == 12.0
+
+
+def test_a_tuple_output_in_jacobians_forward_mode_says_reverse_mode_takes_it():
+    with pytest.raises(ZygoteError, match=r"in reverse mode, tuples, lists and dicts of them too\); it returned tuple"):
+        jacobian(lambda x: (x * 2, x ** 2), 3.0, mode="forward")
+    assert jacobian(lambda x: (x * 2, x ** 2), 3.0, mode="reverse") == ((2.0,), (6.0,))

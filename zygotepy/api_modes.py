@@ -133,8 +133,9 @@ def _check_output(y):
     y = strip(y)
     if not (isinstance(y, (int, float)) and not isinstance(y, bool) or isinstance(y, (np.ndarray, np.generic))
             and y.dtype.kind in "fiu"):
-        raise ZygoteError(f"jacobian needs f to return a real number or a real array; it returned "
-                          f"{type(y).__name__}. For other outputs use pullback or pushforward.")
+        raise ZygoteError(f"jacobian needs f to return real numbers or real arrays (in reverse mode, tuples, lists "
+                          f"and dicts of them too); it returned {type(y).__name__}. For other outputs use pullback or "
+                          f"pushforward.")
 
 
 def _forward_jacobian(f, args, passes=None):
@@ -244,6 +245,8 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
     array([[4., 2.],
            [2., 0.]])
     """
+    if type(x) is int:  # (an int in arithmetic is differentiated as a real number, as gradient does: docs/api.md)
+        x = float(x)
     _check_input(x, 0)
     if _is_data(x):
         raise ZygoteError("hessian needs a real number or a real float array")

@@ -20,10 +20,10 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "tree_map"]
 
 
 def _split_aux(out, name):
-    if not (isinstance(out, tuple) and len(out) == 2):
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):  # (a list `[value, aux]` too, as JAX unpacks it)
         raise ZygoteError(f"{name}(..., has_aux=True) needs f to return a pair (value, aux); it returned "
                           f"{type(out).__name__}")
-    return out
+    return tuple(out)
 
 
 def _with_aux(f, args, kwargs, argnums, name):

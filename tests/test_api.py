@@ -210,3 +210,13 @@ def test_a_container_subclass_argument_gets_a_gradient_of_its_type(mode, make):
     assert type(got) is type(arg)
     assert [got[k] for k in keys] == [9.0, 12.0]
     assert tree_map(lambda v: v * 2, arg)[keys[1]] == 6.0
+
+
+def test_a_pullbacks_gradient_is_not_the_callers_cotangent_object(mode):
+    """`x + 1.0` passes dy through: the gradient returned was the caller's own dy, so `g *= 0` zeroed it."""
+    from zygotepy import pullback
+    _, back = pullback(lambda x: x + 1.0, np.zeros(3))
+    dy = np.ones(3)
+    (g,) = back(dy)
+    g *= 0.0
+    assert dy.tolist() == [1.0, 1.0, 1.0]

@@ -384,3 +384,19 @@ def test_a_tangent_rule_beside_a_users_rule_gives_forward_mode_its_derivative():
                                    np.diag(2 * np.floor(x) + 4 * x))
     finally:
         FORWARD.pop(ste_floor, None)
+
+
+def _total(x):
+    return np.sum(x)
+
+
+def test_a_users_rule_giving_a_number_or_a_list_for_an_array_is_refused():
+    """A number (the seed itself) or a list came back as the gradient of a (3,) array, silently."""
+    for make in (lambda dy: (dy,), lambda dy: ([dy] * 3,)):
+        @adjoint(_total)
+        def _(x, make=make):
+            return _total(x), make
+
+        with pytest.raises(ZygoteError, match=r"cotangent of argument index 0, an array of shape \(3,\)"):
+            gradient(_total, np.ones(3))
+    registry.RULES.pop(_total, None)

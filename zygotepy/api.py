@@ -81,6 +81,11 @@ def _project(arg, g):
     return g
 
 
+def _own(g):
+    copy = getattr(g, "copy", None)
+    return copy() if callable(copy) and type(g) is not tuple else g
+
+
 def _projected(args, grads):
     """`_project` for each argument, skipping the calls when every gradient already has its argument's type (for an
     array, one that owns its memory: a view, such as a rule's read-only broadcast cotangent, goes through `_project`)."""
@@ -278,7 +283,9 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
             grads = _run(not ctx.depth, pb, _structured(y, dy))
             if ctx.lookup_keys and not ctx.depth:
                 untaken_lookup_keys(ctx)
-            return _projected(args, grads[1:n + 1])
+            grads = _projected(args, grads[1:n + 1])
+            # (the caller's own dy, passed through (`x + 1.0`), is theirs: a gradient updated in place must not change it)
+            return grads if not any(g is dy for g in grads) else tuple(_own(g) if g is dy else g for g in grads)
         finally:
             if updates:
                 redo(updates)

@@ -88,7 +88,14 @@ class RulePullback:
             if isinstance(g, (tuple, list, dict)) and isinstance(a, (int, float, complex)) and type(a) is not bool:
                 raise ZygoteError(f"{self._name()} returned a {type(g).__name__} as the cotangent of argument index "
                                   f"{k}, a number; each cotangent must have its argument's structure")
-            if g is None or not hasattr(g, "shape"):
+            if g is None:
+                continue
+            if hasattr(a, "shape") and tuple(a.shape) != () and (
+                    isinstance(g, (tuple, list, dict, int, float, complex)) or not hasattr(g, "shape")):
+                raise ZygoteError(f"{self._name()} returned a {type(g).__name__} as the cotangent of argument index "
+                                  f"{k}, an array of shape {tuple(a.shape)}; each cotangent must have its argument's "
+                                  f"shape")
+            if not hasattr(g, "shape"):
                 continue
             if not (hasattr(a, "shape") or isinstance(a, (int, float, complex))):
                 continue

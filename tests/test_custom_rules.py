@@ -400,3 +400,25 @@ def test_a_users_rule_giving_a_number_or_a_list_for_an_array_is_refused():
         with pytest.raises(ZygoteError, match=r"cotangent of argument index 0, an array of shape \(3,\)"):
             gradient(_total, np.ones(3))
     registry.RULES.pop(_total, None)
+
+
+def _fill_sine(out, x):  # (a kernel writing into `out`)
+    out[:] = np.sin(x)
+
+
+@adjoint(_fill_sine)
+def _fill_sine_rule(out, x):
+    _fill_sine(out, x)
+    return None, lambda dy: (None, None)  # nothing could give `out`'s cotangent
+
+
+def _through_kernel(x):
+    out = np.zeros_like(x)
+    _fill_sine(out, x)
+    return np.sum(out)
+
+
+def test_a_users_rule_that_updates_an_array_argument_is_refused():
+    """The gradient was None, silently (the true one is cos(x))."""
+    with pytest.raises(ZygoteError, match="updated its argument 0 .* in place"):
+        gradient(_through_kernel, np.array([0.1, 0.2]))

@@ -25,7 +25,9 @@ import functools
 import sys
 import types
 
-from ..errors import MissingTangentRule
+import numpy as np
+
+from ..errors import MissingTangentRule, ZygoteError
 from ..forward.dual import FORWARD, apply, has_dual
 from ..forward.levels import tangent_by_pullback
 from . import foreign_names as foreign
@@ -138,6 +140,7 @@ def _store(key, rule):
         _UNHASHABLE[id(key)] = (key, rule)
 
 
+_ND, _ND_EQUAL = np.ndarray, np.array_equal
 USER_RULE = ("it has a reverse-mode rule (@adjoint) and no tangent rule, and forward mode takes the tangent from the "
              "rule's back only for an output that is a real number or a real array of at most 64 elements")
 
@@ -171,7 +174,9 @@ class _UserRule:
 
     def __call__(self, *args, **kwargs):
         if not has_dual(args, kwargs):
-            return self.rule(*args, **kwargs)
+            if self.key in MUTATING or self.key in MUTATING_IF_ACTIVE:
+                return self.rule(*args, **kwargs)
+            return _unchanged_arrays(self, args, kwargs)
         if FORWARD.get(self.key) is None:
             done = tangent_by_pullback(self.rule, args, kwargs)
             if done is None:
@@ -179,6 +184,22 @@ class _UserRule:
             return done
         y, back = self.rule(*args, **kwargs)
         return apply(self.key, args, kwargs), back
+
+
+def _unchanged_arrays(user_rule, args, kwargs):
+    """A user's rule not declared `updates=True` must not update a float array argument in place (a kernel writing
+    into `out`): nothing would give that array's cotangent back, and its gradient would be silently lost."""
+    before = [(k, a, a.copy()) for k, a in enumerate((*args, *kwargs.values()))
+              if type(a) is _ND and a.dtype.kind in "fc"]
+    result = user_rule.rule(*args, **kwargs)
+    for k, a, copy in before:
+        if not _ND_EQUAL(a, copy, equal_nan=True):
+            target = getattr(user_rule.target, "__qualname__", user_rule.target)
+            raise ZygoteError(f"the adjoint rule {user_rule.__qualname__} for {target} updated its argument {k} (an "
+                              f"array) in place, and a rule's back cannot give the cotangent of an updated array: "
+                              f"give the rule to a function that returns a new array instead (`out = f(x)`, not "
+                              f"`f(out, x)`)")
+    return result
 
 
 def keyword_rule(rule):

@@ -236,3 +236,14 @@ def test_array_api_to_device_passes_the_gradient():
         return xps.sum(x.to_device(x.device) ** 2)
     (g,) = gradient(f, xps.asarray([1.0, 2.0]))
     np.testing.assert_allclose(np.asarray(g), [2.0, 4.0])
+
+
+def test_torch_to_with_a_dtype_keyword_and_trace(mode):
+    """`x.to(dtype=torch.float64)` was refused (the positional form only), `x.trace()` had no rule."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float32)
+    (g,) = zygotepy.gradient(lambda v: (v.to(dtype=torch.float64) ** 2).sum(), t)
+    assert g.dtype == torch.float32
+    torch.testing.assert_close(g, 2 * t)
+    (g,) = zygotepy.gradient(lambda v: (v * v).trace(), t.double())
+    torch.testing.assert_close(g, torch.diag(2 * torch.diagonal(t.double())))

@@ -132,11 +132,15 @@ def _method(name, lib, who):
     if lib == "torch" and name == "to":
         def to(x, *a, **k):
             import torch
-            if len(a) != 1 or k or not isinstance(a[0], torch.dtype):
-                raise ZygoteError(f"{who} is supported with one dtype argument only (x.to(torch.float64))")
-            y, back = _astype_rule(x, a[0], who)
-            return y, lambda dy: (*back(dy), None)
+            dtype = a[0] if len(a) == 1 and not k else k.get("dtype") if not a and set(k) == {"dtype"} else None
+            if not isinstance(dtype, torch.dtype):
+                raise ZygoteError(f"{who} is supported with one dtype argument only (x.to(torch.float64), "
+                                  f"x.to(dtype=torch.float64))")
+            y, back = _astype_rule(x, dtype, who)
+            return y, lambda dy: (*back(dy), *(None for _ in a))
         return to
+    if lib == "torch" and name == "trace":  # the sum of the main diagonal of a matrix
+        return lambda x: _via(np.trace, who, x, (), {}, 0)
     if name == "item":  # a Python number: of a one-element array, or at a position (`x.item(1)`, `x.item(0, 2)`)
         def item(x, *index):
             xp = namespace(x)

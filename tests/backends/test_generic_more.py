@@ -308,3 +308,20 @@ def test_torch_split_and_cross_refuse():
         zygotepy.gradient(lambda x: torch.split(x, 2)[0].sum(), x)
     with pytest.raises(zygotepy.ZygoteError, match="torch.linalg.cross"):
         zygotepy.gradient(lambda x: torch.cross(x[:2], x[2:]).sum(), x)
+
+
+@pytest.mark.parametrize("device", ["default", "device1"])
+def test_integer_array_indexing_of_strict_arrays_accumulates(mode, device):
+    """The array API has no scatter: an index array raised 'no namespace-generic gradient'. Repeated indices add."""
+    xps = pytest.importorskip("array_api_strict")
+    on = {} if device == "default" else {"device": xps.Device(device)}
+    x = xps.asarray([1.0, 2.0, 3.0], **on)
+    i = xps.asarray([2, 0, 2], **on)
+    (g,) = zygotepy.gradient(lambda v: xps.sum(v[i] ** 2), x)
+    assert g.device == x.device
+    np.testing.assert_array_equal(np.asarray(xps.asarray(g, device=xps.Device("CPU_DEVICE"))), [2.0, 0.0, 12.0])
+    m = xps.reshape(xps.arange(6, dtype=xps.float64, **on), (2, 3))
+    rows, cols = xps.asarray([1, 1, 0], **on), xps.asarray([0, 0, 2], **on)
+    (g,) = zygotepy.gradient(lambda v: xps.sum(v[rows, cols] * 2.0), m)
+    np.testing.assert_array_equal(np.asarray(xps.asarray(g, device=xps.Device("CPU_DEVICE"))),
+                                  [[0.0, 0.0, 2.0], [4.0, 0.0, 0.0]])

@@ -267,10 +267,17 @@ def is_foreign(x):
 
 def to_numpy(x):
     """Another backend's array as a NumPy array on the host (torch's through `.detach().cpu()`, which `np.asarray`
-    refuses on a GPU tensor; JAX's and the array API's through `np.asarray`, their buffer protocol)."""
+    refuses on a GPU tensor; JAX's and the array API's through `np.asarray`, their buffer protocol, after a move to
+    the namespace's default device where they are on another)."""
     if hasattr(x, "detach") and hasattr(x, "cpu"):
         return x.detach().cpu().numpy()
-    return np.asarray(x)
+    try:
+        return np.asarray(x)
+    except (RuntimeError, TypeError, ValueError):  # (an array-API array on another device: moved to the default one)
+        info = getattr(namespace(x), "__array_namespace_info__", None)
+        if info is None or not hasattr(x, "to_device"):
+            raise
+        return np.asarray(x.to_device(info().default_device()))
 
 
 _SCALAR_TYPES = frozenset((int, float, bool, complex, np.float64, np.float32, np.complex128, np.int64, type(None)))

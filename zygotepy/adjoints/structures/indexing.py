@@ -3,6 +3,7 @@ dict, or an array (zeros with `dy` added at `x[index]`, by `scatter_array`, with
 indices accumulate; generated code's own running cotangent gets it added in place). `np.r_[a, b]` and `np.c_[a, b]`
 are concatenations (numpy/index_tricks.py)."""
 import collections
+import math
 import operator
 import sys
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import call_site, differentiable
-from ...backends import is_array_type, namespace, zeros as zeros_on
+from ...backends import is_array_type, namespace, on, scatter_add, to_numpy, zeros as zeros_on
 from ...errors import MissingAdjoint, ZygoteError
 from ..numpy.index_tricks import CONCATENATORS, concatenator_getitem
 from ..registry import adjoint, namespace_generic
@@ -166,10 +167,20 @@ def scatter_array(x, index, dy):
         g.index_put_(parts, torch.as_tensor(dy, dtype=g.dtype, device=g.device), accumulate=True)
     else:
         if xp is not np:
-            raise ZygoteError(f"indexing a {type(x).__name__} with an index array has no namespace-generic gradient "
-                              f"(repeated indices must accumulate); use a JAX or NumPy array, or basic indices")
+            return _scattered_by_positions(xp, x, index, dy, g.dtype)
         np.add.at(g, index, dy)
     return g
+
+
+def _scattered_by_positions(xp, x, index, dy, dtype):
+    """An array-API namespace with no scatter (array_api_strict's arrays): the index read, on the host, off an array
+    of x's flat positions, and dy added there by `scatter_add` (repeated indices accumulate)."""
+    parts = tuple(to_numpy(p) if hasattr(p, "shape") else p for p in (index if type(index) is tuple else (index,)))
+    shape = tuple(x.shape)
+    positions = np.arange(math.prod(shape)).reshape(shape)[parts if type(index) is tuple else parts[0]]
+    values = xp.reshape(xp.broadcast_to(xp.astype(xp.asarray(dy, **on(x)), dtype), positions.shape), (-1,))
+    flat = scatter_add(xp, math.prod(shape), xp.asarray(positions.reshape(-1), **on(x)), values)
+    return xp.reshape(flat, shape)
 
 
 namespace_generic(operator.getitem)  # scatter_array computes in x's namespace

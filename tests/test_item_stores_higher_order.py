@@ -185,3 +185,19 @@ def test_hessian_of_a_rolled_copy_stored_back():
         return np.sum(y ** 3 * np.array([1.0, 2.0, 3.0]))
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(hessian(f, x), central_hessian(f, x), rtol=1e-5, atol=1e-5)
+
+
+def _store_product(t):
+    a = np.array([t, t])
+    a[1] = a[0] * a[1]
+    return a[0] + a[1]  # t + t**2
+
+
+@pytest.mark.dual_route
+def test_a_third_derivative_through_an_item_store():
+    """A store of a value carrying an outer level's derivative into the inner level's plain tangent array: NumPy's
+    ValueError, reported as a store into a plain array made from constants (the array was made from the input)."""
+    assert derivative(_store_product, 0.7) == pytest.approx(2.4)
+    assert derivative(lambda u: derivative(_store_product, u), 0.7) == pytest.approx(2.0)
+    assert gradient(lambda v: gradient(lambda u: gradient(_store_product, u)[0], v)[0], 0.7)[0] == pytest.approx(0.0)
+    assert hessian(lambda u: gradient(_store_product, u)[0], 0.7) == pytest.approx(0.0)

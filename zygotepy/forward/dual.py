@@ -11,9 +11,8 @@ Invariants:
 - Nothing drops a tangent silently: `float(dual)` and `np.asarray(dual)` raise `ForwardModeError` (the C code of
   `math.sin` or of an array constructor would otherwise keep only the primal).
 
-Python operators reach the rules through the dunder methods, NumPy ufuncs through `__array_ufunc__` and NumPy functions
-through `__array_function__`; `apply` splits the arguments at the working tag and runs the rule from `FORWARD`.
-"""
+Operators reach the rules through the dunders, ufuncs through `__array_ufunc__`, NumPy functions through
+`__array_function__`; `apply` splits the arguments at the working tag and runs the rule from `FORWARD`."""
 import collections
 import copy
 import itertools
@@ -227,10 +226,9 @@ class Dual:
         if isinstance(value, Dual) and value.tag > self.tag:
             raise ForwardModeError("cannot store a value carrying an inner (nested) derivative into an array of an "
                                    "outer one; build a new array with np.stack or np.where instead")
-        if isinstance(value, Dual) and value.tag == self.tag:
-            self.primal[index], self.tangent[index] = value.primal, value.tangent
-        else:
-            self.primal[index], self.tangent[index] = value, 0
+        same = isinstance(value, Dual) and value.tag == self.tag
+        self.primal = _stored(self.primal, index, value.primal if same else value)
+        self.tangent = _stored(self.tangent, index, value.tangent if same else 0)
 
     # --- comparisons look at the primal only ---
     def __lt__(self, o): return strip(self.primal) < strip(o)  # noqa: E704
@@ -239,6 +237,15 @@ class Dual:
     def __ge__(self, o): return strip(self.primal) >= strip(o)  # noqa: E704
     def __eq__(self, o): return strip(self.primal) == strip(o)  # noqa: E704
     def __ne__(self, o): return strip(self.primal) != strip(o)  # noqa: E704
+
+
+def _stored(array, index, value):
+    """`array[index] = value`; a plain array given a Dual of an outer level (a third derivative through `a[1] = a[0] *
+    a[1]`) first becomes a Dual of that level with a zero tangent: a plain array cannot hold one."""
+    if type(value) is Dual and type(array) is not Dual:
+        array = Dual(value.tag, array, np.zeros(np.shape(array)))
+    array[index] = value
+    return array
 
 
 def _binary(op):

@@ -6,6 +6,8 @@ Jacobians are checked against central finite differences of `f`, Hessians agains
 import copy
 import dataclasses
 import math
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -13,6 +15,9 @@ import pytest
 import zygotepy
 import zygotepy.testing
 from zygotepy import ZygoteError, forwarddiff, gradient, hessian, jacobian
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plain_checks import central  # noqa: E402
 
 RNG = np.random.default_rng(11)
 
@@ -293,12 +298,29 @@ def test_forwarddiff_uses_forward_mode():
     np.testing.assert_allclose(gradient(lambda x: np.sum(forwarddiff(opaque, x)), x)[0], np.exp(x), rtol=1e-12)
 
 
-def test_forwarddiff_refuses_to_drop_a_captured_gradient():
-    """f's captured values are constants to forwarddiff: when their gradient is needed it raises, never None."""
+def test_forwarddiff_gives_captured_numbers_and_arrays_their_gradient(mode):
+    """A captured value whose gradient is needed was refused ("forwarddiff differentiates with respect to x only"),
+    even a closure's constant whose cotangent nobody reads (`lambda t: np.sum(t ** 2) * scale` in a function made by
+    a factory). Captured floats and float arrays now get theirs, by more forward-mode passes."""
+    def f(x, c, s):
+        return np.sum(forwarddiff(lambda v: np.sin(v * c) * s, x) ** 2)
+    x, c = _arr(3), _arr(3)
+    got = gradient(f, x, c, 1.5)
+    for k, want in enumerate((central(f, (x, c, 1.5), 0), central(f, (x, c, 1.5), 1), central(f, (x, c, 1.5), 2))):
+        np.testing.assert_allclose(got[k], want, rtol=1e-6, atol=1e-9)
+
+    def make(scale):
+        return lambda x: forwarddiff(lambda t: np.sum(t ** 2) * scale, x)
+    np.testing.assert_allclose(gradient(make(3.0), x)[0], 6.0 * x)
+
+
+def test_forwarddiff_refuses_to_drop_the_gradient_of_a_captured_container():
+    """f's captured values other than floats and float arrays: when their gradient is needed it raises, never None."""
     def f(x, c):
-        return np.sum(forwarddiff(lambda v: v * c, x) ** 2)
-    with pytest.raises(ZygoteError, match="captures differentiable values \\(c\\)"):
-        gradient(f, _arr(3), _arr(3))
+        pair = [c, c]
+        return np.sum(forwarddiff(lambda v: v * pair[0], x) ** 2)
+    with pytest.raises(ZygoteError, match="captures values \\(pair\\) whose gradient is needed"):
+        gradient(f, _arr(3), 2.0)
 
 
 # --- updates in place of arrays held in lists: forward-over-reverse must see them as the arrays do ---------------------

@@ -10,6 +10,7 @@ import contextlib
 import copy
 import os
 import sysconfig
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -24,6 +25,7 @@ from .forward.dual import Dual, new_tag, strip
 from .forward.levels import make_dual, pass_through, settle, tangent_of
 from .forward.transform import call
 from .runtime.context import current
+from .structgrad import StructGrad
 
 __all__ = ["pushforward", "derivative", "jacobian", "hessian", "forwarddiff"]
 
@@ -405,13 +407,30 @@ def _forwarddiff(f, x):
     def back(dy, need=(True, True)):
         if dy is None or jac is None:
             return None, None
-        if need[0] and _captures_differentiable(f):
-            raise ZygoteError(
-                f"forwarddiff({getattr(f, '__qualname__', f)}, x): f captures differentiable values "
-                f"({', '.join(_captured(f))}) whose gradient is needed, but forwarddiff differentiates with respect "
-                f"to x only. Pass them inside x (e.g. forwarddiff(lambda v: g(v[0], v[1:]), np.concatenate(...))) "
-                f"or call f without forwarddiff.")
+        df = _captured_cotangent(f, x, dy) if need[0] and _captures_differentiable(f) else None
         ny = np.ndim(y)
         dx = np.tensordot(np.asarray(dy, dtype=float), jac, axes=ny) if ny else dy * jac
-        return None, float(dx) if isinstance(x, float) else np.asarray(dx, dtype=np.result_type(x))
+        return df, float(dx) if isinstance(x, float) else np.asarray(dx, dtype=np.result_type(x))
     return y, back
+
+
+def _captured_cotangent(f, x, dy):
+    """The cotangent of `f`'s closure (`StructGrad` by name, as reverse mode gives it) for the numbers and float
+    arrays it captures (`lambda t: np.sum(t ** 2) * scale`): one more forward-mode pass per captured entry, on a copy
+    of `f` whose cells hold them perturbed."""
+    names = _captured(f)
+    cells = dict(zip(f.__code__.co_freevars, f.__closure__, strict=True))
+    values = [cells[n].cell_contents for n in names]
+    if not all(type(v) is float or type(v) is np.ndarray and v.dtype.kind == "f" for v in values):
+        raise ZygoteError(f"forwarddiff({getattr(f, '__qualname__', f)}, x): f captures values ({', '.join(names)}) "
+                          f"whose gradient is needed and that are not floats or float arrays, which forwarddiff "
+                          f"differentiates with respect to x only: pass them inside x, or call f without forwarddiff")
+
+    def with_cells(*given):
+        held = dict(zip(names, given, strict=True))
+        closure = tuple(types.CellType(held[n]) if n in held else c for n, c in cells.items())
+        return call(types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, closure), x)
+    y, jacs = _forward_jacobian(with_cells, values)
+    ny, dy = np.ndim(y), np.asarray(dy, dtype=float)
+    grads = {n: np.tensordot(dy, jac, axes=ny) if ny else dy * jac for n, jac in zip(names, jacs, strict=True)}
+    return StructGrad({n: float(g) if type(v) is float else g for (n, g), v in zip(grads.items(), values)})

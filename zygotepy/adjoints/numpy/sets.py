@@ -9,8 +9,9 @@ value that only feeds comparisons or counts gets none, and is fine).
 """
 import numpy as np
 
+from ...backends import asarray, namespace, to_numpy
 from ...errors import ZygoteError
-from ..registry import adjoint
+from ..registry import adjoint, keyword_cotangents, keyword_rule
 from .fills import serving_other_libraries
 
 
@@ -119,26 +120,43 @@ def bincount(x, *args, **kwargs):
     return y, back
 
 
+@keyword_rule
 @adjoint(np.histogram)
 def histogram(a, *args, **kwargs):
     """Counts are piecewise constant in `a`: no gradient. But with `bins` a number and no `range`, the edges (and a
-    density's bin width) are computed from a's minimum and maximum, and weights add up per bin: those gradients are not
-    supported, and the pullback raises where one would flow."""
+    density's bin width) are computed from a's minimum and maximum: those gradients are not supported, and the
+    pullback raises where one would flow. Weights add up per bin, so each weight's cotangent is its bin's (none outside
+    the range); a density divides by their total, which is not supported either."""
     y = np.histogram(a, *args, **kwargs)
     p = {**dict(zip(("bins", "range", "density", "weights"), args)), **kwargs}
     moving = not isinstance(p.get("bins", 10), (list, tuple, np.ndarray)) and p.get("range") is None
     weighted = p.get("weights") is not None and _real(p["weights"])
 
     def back(dy):
-        if dy is not None and _real(a):
-            dcounts, dedges = dy
-            live = lambda g: g is not None and np.any(np.asarray(g) != 0)  # noqa: E731
-            if moving and (live(dedges) or p.get("density") and live(dcounts)) or weighted and live(dcounts):
-                raise ZygoteError("zygotepy cannot differentiate np.histogram's edges (or density, or weights): "
-                                  "they move with the data's minimum and maximum. Pass range=(lo, hi) or explicit "
-                                  "bin edges, or compute the histogram with np.bincount(np.digitize(x, edges), w)")
-        return (None, *(None for _ in args))
+        dcounts, dedges = (None, None) if dy is None else dy
+        live = lambda g: g is not None and np.any(np.asarray(g) != 0)  # noqa: E731
+        if _real(a) and moving and (live(dedges) or p.get("density") and live(dcounts)) or \
+                weighted and p.get("density") and live(dcounts):
+            raise ZygoteError("zygotepy cannot differentiate np.histogram's edges or density when they move with the "
+                              "data's minimum and maximum, nor a density of weights. Pass range=(lo, hi) or explicit "
+                              "bin edges, or compute the histogram with np.bincount(np.digitize(x, edges), w)")
+        dweights = _bin_cotangents(a, y[1], dcounts, p["weights"]) if weighted and live(dcounts) else None
+        positional = (None, *(dweights if k == 3 else None for k in range(len(args))))
+        return keyword_cotangents(positional, kwargs, weights=dweights, bins=None, range=None, density=None)
     return y, back
+
+
+def _bin_cotangents(a, edges, dcounts, weights):
+    """Each weight's cotangent: that of the bin its entry of `a` falls in (NumPy's: the last bin holds its right edge),
+    zero outside the edges."""
+    a = to_numpy(a).astype(float).reshape(-1)
+    index = np.clip(np.searchsorted(edges, a, side="right") - 1, 0, len(edges) - 2)
+    inside = (a >= edges[0]) & (a <= edges[-1])
+    g = np.where(inside, to_numpy(dcounts).astype(float)[index], 0.0)
+    if isinstance(weights, (list, tuple)):
+        return type(weights)(g.tolist())
+    g = g.reshape(np.shape(weights))
+    return g if isinstance(weights, np.ndarray) else asarray(namespace(weights), g, weights)  # (jnp's weights)
 
 
 bincount.__zygote_foreign__ = serving_other_libraries(  # jnp.bincount(x, w); torch.bincount(x, weights)

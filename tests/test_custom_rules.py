@@ -422,3 +422,25 @@ def test_a_users_rule_that_updates_an_array_argument_is_refused():
     """The gradient was None, silently (the true one is cos(x))."""
     with pytest.raises(ZygoteError, match="updated its argument 0 .* in place"):
         gradient(_through_kernel, np.array([0.1, 0.2]))
+
+
+class _Unhashable:
+    """A callable that is no dict key (as ctypes' C function pointers are not)."""
+    __hash__ = None
+
+    def __call__(self, x):
+        return x * 3.0
+
+
+def test_a_users_rule_for_an_unhashable_callable_runs_in_both_modes():
+    """The user-rule wrapper asked `key in MUTATING` of an unhashable target: TypeError (examples/custom_rule.py's
+    ctypes j0, held in a local name as here)."""
+    from zygotepy import hessian
+    triple = _Unhashable()
+
+    @adjoint(triple)
+    def _(x):
+        return triple(x), lambda dy: (3.0 * dy,)
+
+    assert gradient(lambda x: triple(x) ** 2, 1.5) == pytest.approx((27.0,))
+    assert hessian(lambda x: triple(x) ** 2, 1.5) == pytest.approx(18.0)

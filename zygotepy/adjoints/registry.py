@@ -168,22 +168,33 @@ class _UserRule:
         functools.update_wrapper(self, rule, updated=())
         self.__code__ = getattr(rule, "__code__", None)
         self.rule, self.target, self.key = rule, target, key
+        try:  # (declared at registration, before this wrapper is made; a C function pointer is no dict key)
+            self.updates = key in MUTATING or key in MUTATING_IF_ACTIVE
+        except TypeError:
+            self.updates = False
 
     def __getattr__(self, name):  # (the marks, `keyword_rule`'s included, which may come after the registration)
         return getattr(self.rule, name)
 
     def __call__(self, *args, **kwargs):
         if not has_dual(args, kwargs):
-            if self.key in MUTATING or self.key in MUTATING_IF_ACTIVE:
+            if self.updates:
                 return self.rule(*args, **kwargs)
             return _unchanged_arrays(self, args, kwargs)
-        if FORWARD.get(self.key) is None:
+        if _tangent_rule(self.key) is None:
             done = tangent_by_pullback(self.rule, args, kwargs)
             if done is None:
                 raise MissingTangentRule(self.target, USER_RULE)
             return done
         y, back = self.rule(*args, **kwargs)
         return apply(self.key, args, kwargs), back
+
+
+def _tangent_rule(key):
+    try:
+        return FORWARD.get(key)
+    except TypeError:  # (an unhashable target: no tangent rule can be keyed by it)
+        return None
 
 
 def _unchanged_arrays(user_rule, args, kwargs):

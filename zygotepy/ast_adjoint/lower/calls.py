@@ -321,7 +321,7 @@ class Calls:
         class's `__call__` may update it), or a global helper that may? Its call then goes through `mutcall`, which
         gives every argument a new version: the update is then refused at run time (`J_mutating`'s checks), where
         it would have run unseen, its gradient silently missing."""
-        if not isinstance(fn, Global) or not self.user_code or self.resolve(fn.path) not in CALLING_BACK:
+        if not isinstance(fn, Global) or not self.user_code or not _calls_back(self.resolve(fn.path)):
             return False
         for a in (*node.args, *(k.value for k in node.keywords)):
             if isinstance(a, gast.Name) and (self.updating_nested(a) or a.id in self.locals and self.updating_method(
@@ -356,3 +356,10 @@ class Calls:
         kwargs = [(k.arg, self.expr(k.value.elts[0] if k.arg == "out" and isinstance(k.value, gast.Tuple) and len(
             k.value.elts) == 1 and not isinstance(k.value.elts[0], gast.Starred) else k.value)) for k in node.keywords]
         return args, kwargs, star
+
+
+def _calls_back(target):
+    try:
+        return target in CALLING_BACK
+    except TypeError:  # (an unhashable callable: a ctypes C function pointer, a user's object)
+        return False

@@ -444,3 +444,22 @@ def test_a_users_rule_for_an_unhashable_callable_runs_in_both_modes():
 
     assert gradient(lambda x: triple(x) ** 2, 1.5) == pytest.approx((27.0,))
     assert hessian(lambda x: triple(x) ** 2, 1.5) == pytest.approx(18.0)
+
+
+_TRIPLE = _Unhashable()
+
+
+@adjoint(_TRIPLE)
+def _triple_rule(x):
+    return _TRIPLE(x), lambda dy: (3.0 * dy,)
+
+
+def _squared_triple(x):
+    return _TRIPLE(x) ** 2
+
+
+def test_a_users_rule_for_an_unhashable_callable_held_in_a_global():
+    """The transform looked the global's value up in sets of known callees: TypeError."""
+    from zygotepy import hessian
+    assert gradient(_squared_triple, 1.5) == pytest.approx((27.0,))
+    assert hessian(_squared_triple, 1.5) == pytest.approx(18.0)

@@ -26,11 +26,19 @@ def resolve_global(path, globals_):
 
 
 def callee_object(fn, globals_):
+    """The object a call's callee names now (a constant, a global path), or None: unknown, or unhashable (a ctypes C
+    function pointer: the checks that ask about callees look them up in sets; J finds its rule at run time)."""
     if isinstance(fn, Const):
-        return fn.value
-    if isinstance(fn, Global):
-        return resolve_global(fn.path, globals_)
-    return None
+        target = fn.value
+    elif isinstance(fn, Global):
+        target = resolve_global(fn.path, globals_)
+    else:
+        return None
+    try:
+        hash(target)
+    except TypeError:
+        return None
+    return target
 
 
 def _vars(atoms):

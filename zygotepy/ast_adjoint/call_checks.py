@@ -225,6 +225,14 @@ def library(fn):
     return fn.__code__.co_filename.startswith(_LIBRARIES)
 
 
+def installed(fn):
+    """Is `fn` an installed package's own Python (SciPy's), beside NumPy's and the standard library's?"""
+    return fn.__code__.co_filename.startswith(_INSTALLED)
+
+
+_INSTALLED = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
+
+
 # --- functions that update their arguments in place (see lower/mutation.py and adjoints/mutation/) ----------------
 
 class _Slot:

@@ -3,7 +3,6 @@ once per function and call shape, cached on the function (`_adjoint_of`), and ru
 `_plain`, whose forward J calls itself).
 """
 import inspect
-import sysconfig
 import types
 
 from ..adjoints import registry
@@ -11,7 +10,7 @@ from ..errors import MissingAdjoint, SourceUnavailable, UnsupportedSyntax, Zygot
 from ..runtime.context import current
 from .accumulate import Pullback
 from .call_checks import COMPILER, _check_shared_memory, _check_updates, _claim, call_site, check_cells, \
-    check_views, library
+    check_views, installed, library
 from .guards_runtime import differentiable
 from .keywords import _call_plan
 from .pullbacks import ArgsPullback, DerivedArgsPullback, FinalsPullback, MappedPullback
@@ -122,10 +121,7 @@ def _prepare(fn, code, args, kwargs, need):
 
 def _installed(fn):
     """Is `fn` the Python of the standard library, NumPy, or an installed package (SciPy's)?"""
-    return library(fn) or fn.__code__.co_filename.startswith(_INSTALLED)
-
-
-_INSTALLED = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
+    return library(fn) or installed(fn)
 
 
 def _in_library(fn, error):

@@ -21,7 +21,6 @@ dual number flows in: hessian runs the reverse program on duals, those calls inc
 """
 import ast
 import functools
-import sysconfig
 import types
 
 import gast
@@ -29,7 +28,7 @@ import numpy as np
 
 
 from ..adjoints import registry
-from ..ast_adjoint.call_checks import library
+from ..ast_adjoint.call_checks import installed, library
 from ..ast_adjoint.dispatch import J, J_kw
 from ..ast_adjoint.source import SourceUnavailable, get_source
 from ..errors import ForwardModeError, MissingTangentRule
@@ -134,7 +133,7 @@ def call(fn, /, *args, **kwargs):
             if has_dual(args, kwargs):
                 raise MissingTangentRule(fn, e.reason or "no Python source") from None
             return fn(*args, **kwargs)
-        if not fn.__code__.co_filename.startswith(_INSTALLED):
+        if not installed(fn):
             return g(*args, **kwargs)
         return _library(g, args, kwargs, fn)  # an installed package's Python (SciPy's), transformed
     if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType and not library(fn.__func__):
@@ -172,9 +171,6 @@ def _library(fn, args, kwargs, named=None):
         if not has_dual(args, kwargs):
             raise
         raise MissingTangentRule(named or fn, f"it raised {type(e).__name__}: {e}") from e
-
-
-_INSTALLED = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
 
 
 _CALL_CELL = types.CellType(call)

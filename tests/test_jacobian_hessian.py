@@ -314,6 +314,20 @@ def test_forwarddiff_gives_captured_numbers_and_arrays_their_gradient(mode):
     np.testing.assert_allclose(gradient(make(3.0), x)[0], 6.0 * x)
 
 
+@pytest.mark.parametrize("jmode", ["forward", "reverse", None])
+def test_derivative_of_a_function_that_takes_a_jacobian_or_hessian(jmode, mode):
+    """`derivative`/`jvp` of a function calling `jacobian` or `hessian` (a sensitivity of a curvature) refused: the
+    inner derivative converted the outer level's dual numbers to floats. Both the point and a captured value carry
+    the outer perturbation here."""
+    def of_jacobian(t):
+        return np.sum(jacobian(lambda x: np.sin(t * x) ** 2, np.array([t, 2.0 * t, 0.3]), mode=jmode)[0])
+
+    def of_hessian(t):
+        return np.sum(hessian(lambda x: np.sum(x ** 3) * t + np.sum(np.sin(x * t)), np.array([t, 1.0, 2.0 * t])))
+    for g in (of_jacobian, of_hessian):
+        np.testing.assert_allclose(zygotepy.derivative(g, 0.7), central(g, (0.7,), 0), rtol=1e-6)
+
+
 def test_forwarddiff_refuses_to_drop_the_gradient_of_a_captured_container():
     """f's captured values other than floats and float arrays: when their gradient is needed it raises, never None."""
     def f(x, c):

@@ -124,6 +124,7 @@ def _is_data(a):
 
 
 def _check_input(a, i):
+    a = strip(a)  # (an outer level's dual number: `derivative` of a function that calls `jacobian` or `hessian`)
     if _is_data(a):
         return
     if not (isinstance(a, float) or isinstance(a, (np.ndarray, np.generic)) and a.dtype.kind == "f"):
@@ -159,7 +160,7 @@ def _forward_jacobian(f, args, passes=None):
             passes.settle(duals)
             _check_output(out)
             y = strip(out) if y is None else y
-            columns.append(np.asarray(tangent_of(out, tag), dtype=float))
+            columns.append(_column(tangent_of(out, tag)))
         if not columns and y is None:  # (a zero-size argument: no pass ran, but the Jacobian has the output's shape)
             y = call(f, *passes.next())
         jac = np.stack(columns, axis=-1) if columns else np.zeros(np.shape(y) + (0,))
@@ -167,6 +168,12 @@ def _forward_jacobian(f, args, passes=None):
     if y is None:
         y = call(f, *passes.next())
     return y, jacs
+
+
+def _column(g):
+    """A column (or row) of a Jacobian or Hessian as a float array; one of an outer level's dual numbers (`derivative`
+    of a function that calls `jacobian` or `hessian`) keeps them."""
+    return g if isinstance(g, Dual) else np.asarray(g, dtype=float)
 
 
 def _precision(*values):
@@ -179,9 +186,10 @@ def _precision(*values):
 
 def _typed(jacs, args, y):
     """Each Jacobian at the precision of its argument and the result: a Python float where both are Python numbers."""
+    a_s, y = [strip(a) for a in args], strip(y)
     numbers = not isinstance(y, np.ndarray) and np.ndim(y) == 0
-    return tuple(None if j is None else float(j) if numbers and type(a) in (float, int) else
-                 j.astype(_precision(a, y), copy=False) for j, a in zip(jacs, args, strict=True))
+    return tuple(None if j is None else j if isinstance(j, Dual) else float(j) if numbers and type(a) in (float, int)
+                 else j.astype(_precision(a, y), copy=False) for j, a in zip(jacs, a_s, strict=True))
 
 
 def _reverse_jacobian(y, back, args):
@@ -192,7 +200,7 @@ def _reverse_jacobian(y, back, args):
         e.flat[k] = 1.0
         grads = back(e if ys else 1.0)
         for i, (a, g) in enumerate(zip(args, grads, strict=True)):
-            rows[i].append(np.zeros(np.shape(a)) if g is None else np.asarray(g, dtype=float))
+            rows[i].append(np.zeros(np.shape(a)) if g is None else _column(g))
     return [None if _is_data(a) else np.stack(r).reshape(ys + np.shape(a)) if r else np.zeros(ys + np.shape(a))
             for a, r in zip(args, rows, strict=True)]
 
@@ -279,11 +287,12 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
                 err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
                              f"{str(second).splitlines()[0]}")
             raise err from e
-        columns.append(np.zeros(shape) if g is None else np.asarray(tangent_of(g, tag), dtype=float))
+        columns.append(np.zeros(shape) if g is None else _column(tangent_of(g, tag)))
     if not columns:  # (a zero-size argument: f still runs once, as for every derivative)
         call(f, *passes.next())
-        return np.zeros(shape + shape, dtype=_precision(x))
-    return np.stack(columns, axis=-1).reshape(shape + shape).astype(_precision(x), copy=False)
+        return np.zeros(shape + shape, dtype=_precision(strip(x)))
+    return np.stack(columns, axis=-1).reshape(shape + shape).astype(_precision(strip(x)), copy=False)
+    return g if isinstance(g, Dual) else np.asarray(g, dtype=float)
 
 
 def _reverse_over_reverse(f, x):

@@ -13,6 +13,16 @@ P, NEG_P = Kind("p", 0.5, 4.0), Kind("negative p", -3.0, -0.5)  # a float ord th
 
 
 @dataclass(frozen=True)
+class WellTensor(Kind):
+    """Random tensors `a` for tensorsolve (a.shape = b.shape + x.shape): well conditioned as a square matrix, the
+    diagonal of its (n, n) reshape raised by n."""
+
+    def draw(self, rng, shape, dtype=np.float64):
+        n = int(round(np.prod(shape) ** 0.5))
+        return np.asarray((rng.uniform(self.lo, self.hi, (n, n)) + n * np.eye(n)).reshape(shape), dtype)
+
+
+@dataclass(frozen=True)
 class Singular(Kind):
     """Random singular square matrices (batched): the last row a copy of the first ("copy": det 0 or a rounding error
     away) or zeros ("zero": det exactly 0, where the inverse fails)."""
@@ -67,6 +77,9 @@ LINALG_ROWS = [
     # inverses and solves
     row(la.inv, WELL, shapes=[((3, 3),), ((2, 3, 3),)]),
     row(la.solve, WELL, ANY, shapes=[((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 2)), ((2, 3, 3), (3, 1))]),
+    row(la.tensorsolve, WellTensor("well tensor", -1.0, 1.0), ANY, shapes=[((2, 3, 6), (2, 3)), ((4, 2, 2), (4,))]),
+    row(la.tensorsolve, WellTensor("well tensor", -1.0, 1.0), ANY, (0,), shapes=[((6, 2, 3), (2, 3), None)], none=(2,),
+        label="np.linalg.tensorsolve[axes]"),
     row(la.det, WELL, shapes=[((3, 3),), ((2, 2, 2),), ((1, 1),)]),
     row(la.det, COPIED_ROW, shapes=[((3, 3),), ((2, 2),), ((2, 4, 4),)], label="np.linalg.det[singular]"),
     row(la.det, ZERO_ROW, shapes=[((3, 3),), ((2, 3, 3),), ((1, 1),)], label="np.linalg.det[zero row]"),

@@ -87,6 +87,29 @@ def solve(a, b):
     return x, back
 
 
+@adjoint(la.tensorsolve)
+def tensorsolve(a, b, *args, **kwargs):
+    """x with tensordot(a, x, x.ndim) = b: NumPy solves the matrix m (a's axes in `axes` moved last, reshaped to
+    (b.size, x.size)) for the flat b, so db = m^-H dx and dm = -db x^H, reshaped and moved back. (NumPy's own Python
+    sets `res.shape`, which reverse mode cannot follow.)"""
+    x = la.tensorsolve(a, b, *args, **kwargs)
+    axes = args[0] if args else kwargs.get("axes")
+    order = list(range(np.ndim(a)))
+    for k in axes or ():  # (as NumPy moves them)
+        order.remove(k)
+        order.append(k)
+
+    def back(dy):
+        if dy is None:
+            return (None, None, *(None for _ in args))
+        moved = np.transpose(a, order)
+        db = la.solve(_H(np.reshape(moved, (np.size(b), np.size(x)))), np.ravel(dy))
+        dm = -np.outer(db, conj(np.ravel(x)))
+        return (np.transpose(np.reshape(dm, moved.shape), np.argsort(order)), np.reshape(db, np.shape(b)),
+                *(None for _ in args))
+    return x, back
+
+
 def _dual(v):
     return getattr(type(v), "__zygote_number__", False)
 

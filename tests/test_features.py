@@ -1497,8 +1497,8 @@ def u_try(x):
     SIDE.append("try")
     try:  # UNSUPPORTED
         y = x * 2.0
-    except ValueError:
-        y = x
+    finally:
+        SIDE.append("finally")
     return y
 
 
@@ -1551,7 +1551,7 @@ def u_late(x):
         if i > 5:
             try:  # UNSUPPORTED
                 y = -y
-            except ValueError:
+            finally:
                 pass
     return y
 

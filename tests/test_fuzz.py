@@ -85,8 +85,8 @@ def test_a_simple_program_passes_and_a_refused_one_is_a_clear_error():
     good = type(prog)(14, 0, "scalar", "import math\n\ndef program(a, b, c):\n    return math.sin(a) * b + c\n",
                       [("a", "float", 0.3), ("b", "float", 0.7), ("c", "float", -0.2)])
     assert check_program(good)["outcome"] == "pass"
-    refused = type(prog)(14, 1, "scalar", "def program(a, b, c):\n    try:\n        return a * b\n    except "
-                                          "ValueError:\n        return c\n", good.args)
+    refused = type(prog)(14, 1, "scalar", "def program(a, b, c):\n    try:\n        return a * b\n    finally:"
+                                          "\n        c = 0.0\n", good.args)
     res = check_program(refused)
     assert res["outcome"] == "clear_error", res
 

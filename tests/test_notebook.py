@@ -48,10 +48,18 @@ def test_lambda_and_numpy_in_a_cell(shell):
 def test_errors_name_the_notebook_cell(shell):
     from zygotepy import UnsupportedSyntax
     run(shell, "from zygotepy import gradient")
-    run(shell, "def uses_try(x):\n    try:\n        return x * 2.0\n    except ValueError:\n        return 0.0\n")
+    run(shell, "def uses_try(x):\n    try:\n        return x * 2.0\n    finally:\n        print('done')\n")
     cell = shell.execution_count - 1  # the cell that defined it
     with pytest.raises(UnsupportedSyntax, match=rf"Cell In\[{cell}\], line 2 \(.*:2\): zygotepy cannot differentiate"):
         run(shell, "gradient(uses_try, 1.0)")
+
+
+def test_a_try_in_a_cell(shell):
+    """The body of a `try` is compiled from the cell's own lines (lower/tries.py): the gradient on both paths."""
+    run(shell, "import numpy as np\nfrom zygotepy import gradient")
+    run(shell, "def safe_log(x):\n    try:\n        if x <= 0:\n            raise ValueError(x)\n        return np.log(x)\n"
+               "    except ValueError:\n        return x * 0.5\n")
+    assert run(shell, "gradient(safe_log, 2.0), gradient(safe_log, -1.0)") == ((0.5,), (0.5,))
 
 
 def test_an_error_inside_generated_code_notes_the_cell(shell):

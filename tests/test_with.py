@@ -119,7 +119,7 @@ class Scaled:
 
 
 class Opaque:
-    """`__enter__` returns a value computed from a field, in code zygotepy cannot differentiate (try/except)."""
+    """`__enter__` returns a value computed from a field, in code zygotepy cannot differentiate (try/finally)."""
 
     def __init__(self, w):
         self.w = w
@@ -127,8 +127,8 @@ class Opaque:
     def __enter__(self):
         try:
             return self.w * 2.0
-        except TypeError:
-            return None
+        finally:
+            pass
 
     def __exit__(self, *exc):
         return False

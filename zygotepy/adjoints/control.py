@@ -10,7 +10,6 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
   accumulates every use of the output before calling a pullback). No gradient reaching it means no call.
 - `dropgrad` is declared non-differentiable, so activity analysis cuts every path through it at transform time.
 """
-import collections
 import random
 from typing import Any, Callable
 
@@ -23,6 +22,7 @@ from ..errors import ForwardModeError, ZygoteError
 from ..forward.dual import strip, tangent_rule
 from ..forward.levels import pass_through
 from ..runtime.context import current
+from ..runtime.snapshots import first_updated, state as snapshot
 from .registry import adjoint, nondifferentiable
 
 __all__ = ["checkpoint", "hook", "dropgrad"]
@@ -84,39 +84,6 @@ pass_through(checkpoint)
 nondifferentiable(rt.global_store, rt.global_attr_store)
 
 
-def _state(x, seen):
-    """What an update in place of `x` would change: an array's bytes, a torch tensor's version counter, a container's
-    items (held by reference, compared with `is`) and their states, an object's fields. None for what cannot change."""
-    if type(x) is np.ndarray:
-        return x.tobytes() if x.dtype != object else list(x.flat)
-    version = getattr(x, "_version", None)  # (torch counts the updates in place of a tensor)
-    if isinstance(version, int):
-        return version
-    if id(x) in seen or isinstance(x, (str, bytes, int, float, complex, type(None))):
-        return None
-    seen.add(id(x))
-    if isinstance(x, (list, tuple, collections.deque)):
-        return [(v, _state(v, seen)) for v in x]
-    if isinstance(x, dict):
-        return [(k, v, _state(v, seen)) for k, v in x.items()]
-    if isinstance(x, (set, frozenset)):
-        return set(x)
-    fields = getattr(x, "__dict__", None)
-    if type(fields) is dict and not callable(x) and not isinstance(x, type):
-        return [(k, v, _state(v, seen)) for k, v in fields.items()]
-    return None
-
-
-def _same(a, b):
-    if type(a) is not type(b):
-        return False
-    if type(a) is list:
-        return len(a) == len(b) and all(
-            len(p) == len(q) and all(u is v for u, v in zip(p[:-1], q[:-1])) and _same(p[-1], q[-1])
-            if type(p) is tuple else p is q for p, q in zip(a, b))
-    return a == b
-
-
 def _random_sources(f):
     """The random number generators `f` reads directly: NumPy Generators and RandomStates and `random.Random`s in its
     closure or in the globals its code names, and the global states of `np.random` and `random` where it names those
@@ -169,22 +136,48 @@ def _updated_argument(f, args, before):
     """Refuse a checkpointed `f` that updated one of its arguments in place: its recomputation in the backward pass
     would start from the updated argument, not the one `f` was given, and could take another path through `f` (a
     branch on the argument's values) and return a silently wrong gradient."""
-    for k, (arg, state) in enumerate(zip(args, before)):
-        if not _same(_state(arg, set()), state):
-            code = getattr(f, "__code__", None)
-            where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
-            name = getattr(f, "__name__", type(f).__name__)
-            params = code.co_varnames[:code.co_argcount] if code is not None else ()
-            which = f"'{params[k]}'" if k < len(params) else str(k)
-            raise ZygoteError(
-                f"{where}checkpoint({name}, ...): {name} updated its argument {which} in place, so recomputing it in the "
-                "backward pass would start from the updated value, not the one it was given; copy the argument inside "
-                f"{name} before updating it, or call {name} without checkpoint")
+    k = first_updated(args, before)
+    if k is not None:
+        code = getattr(f, "__code__", None)
+        where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
+        name = getattr(f, "__name__", type(f).__name__)
+        params = code.co_varnames[:code.co_argcount] if code is not None else ()
+        which = f"'{params[k]}'" if k < len(params) else str(k)
+        raise ZygoteError(
+            f"{where}checkpoint({name}, ...): {name} updated its argument {which} in place, so recomputing it in the "
+            "backward pass would start from the updated value, not the one it was given; copy the argument inside "
+            f"{name} before updating it, or call {name} without checkpoint")
+
+
+@adjoint(rt.attempt)
+def attempt_rule(fn, caught, *args):
+    """A `try` body's function, differentiated as any call; where it raised one of `caught`, nothing it did reaches
+    the gradient: the `with` blocks it entered are left, its journal entries (updates of its own arrays) dropped."""
+    before = [snapshot(a) for a in args]
+    ctx = current()
+    contexts, entries = len(ctx.contexts), len(ctx.entries)
+    try:
+        y, back = J(fn, *args)
+    except BaseException as exc:
+        exc = rt.unwind(contexts, exc)
+        if not isinstance(exc, caught):
+            raise exc
+        del ctx.entries[entries:]
+        rt.refuse_try_update(fn, args, before)
+        return (False, exc), lambda dy: (None,) * (2 + len(args))
+    rt.refuse_try_update(fn, args, before)
+
+    def attempt_back(dy):
+        d = None if dy is None else dy[1]
+        if d is None:
+            return (None,) * (2 + len(args))
+        return (None, None, *back(d)[1:])
+    return (True, y), attempt_back
 
 
 @adjoint(checkpoint)
 def checkpoint_rule(f, *args):
-    before = [_state(a, set()) for a in args]
+    before = [snapshot(a) for a in args]
     randoms = [(r, _state_of(r)) for r in _random_sources(f)]  # (the recomputation draws the same numbers)
     try:
         y = f(*args)  # no pullback: nothing of f's inside survives this call

@@ -31,8 +31,8 @@ def _derived(fn, args, kwargs, need, api=False):
     mark = 0 if api else len(log)
     try:
         y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
-    except MissingAdjoint as e:
-        if getattr(e, "zygote_reason", None) is None or not _installed(fn):
+    except MissingAdjoint as e:  # (a callee of a library function's own Python, found as it ran: said at the user's line)
+        if isinstance(e, SourceUnavailable) or not _installed(fn):
             raise
         named = _in_library(fn, e)
         named.at_call = True  # (it ran: not a callee a call statement could run as it is, mutation/calls.py)

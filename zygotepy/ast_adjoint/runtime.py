@@ -16,6 +16,7 @@ import numpy as np
 from ..backends import is_array_type, unbroadcast
 from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
+from ..runtime.snapshots import first_updated, state
 from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     REUSE_BYTES,
     DroppedKeyword,
@@ -288,6 +289,32 @@ def unwind(mark, exc):
             exc = ZygoteError(f"{type(manager).__name__}.__exit__ suppressed {type(exc).__name__}: zygotepy cannot "
                               f"differentiate a with block that swallows an exception")
     return exc
+
+
+def attempt(fn, caught, *args):
+    """`try: fn(*args)` for generated code (lower/tries.py): `(True, result)`, or `(False, exception)` where `fn`
+    raised an instance of `caught` (a tuple of exception types). Its rule (adjoints/control.py) differentiates `fn`;
+    this is its run where no gradient flows, which refuses updates of the arguments as the rule does."""
+    before = [state(a) for a in args]
+    try:
+        result = fn(*args)
+    except BaseException as exc:
+        if not isinstance(exc, caught):
+            raise
+        refuse_try_update(fn, args, before)
+        return False, exc
+    refuse_try_update(fn, args, before)
+    return True, result
+
+
+def refuse_try_update(fn, args, before):
+    """A `try` body that updated one of the variables it reads in place: the code around it takes the body as reading
+    them (a gradient to the update would be lost), so that is refused, naming the body's line and the variable."""
+    k = first_updated(args, before)
+    if k is not None:
+        code = fn.__code__
+        raise UnsupportedSyntax(f"a try whose body updates '{code.co_varnames[k]}' in place", code.co_filename,
+                                code.co_firstlineno, "update it after the try, or update a copy")
 
 
 def raise_(exc):

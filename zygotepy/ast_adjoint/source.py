@@ -25,6 +25,7 @@ number is a line of ``Source.lines``.
 """
 
 import ast
+import copy
 import dis
 import itertools
 import linecache
@@ -38,13 +39,14 @@ import gast
 
 from zygotepy.errors import SourceUnavailable
 
-__all__ = ["Source", "SourceUnavailable", "get_source", "register_source"]
+__all__ = ["Source", "SourceUnavailable", "get_source", "register_made", "register_source"]
 
 _MAX_FILES = 256  # parsed files kept; the oldest is dropped first (IPython makes one "file" per cell)
 _PARSED = {}  # filename -> (tuple of lines, ast.Module); the tuple is compared on every lookup
 # id(code) -> (linecache name, finalizer) from register_source. Keyed by identity, not by the code object: code
 # objects compare by value, so two exec's of one text would share (and one's death would drop) a weak-dict entry.
 _REGISTERED = {}
+_MADE = {}  # id(code) -> (gast node, filename, lines, finalizer) from register_made
 _COUNTER = itertools.count(1)  # deterministic registry names (no uuids), unique within the process
 
 
@@ -89,6 +91,9 @@ def get_source(fn):
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         raise SourceUnavailable(fn, "it is not a Python function")
+    made = _MADE.get(id(code))
+    if made is not None:
+        return Source(copy.deepcopy(made[0]), made[1], code, made[2])
     registered = _REGISTERED.get(id(code))
     filename = registered[0] if registered else code.co_filename
     if not filename or filename == "<string>":
@@ -162,6 +167,13 @@ def register_source(fn: Callable[..., Any], src: str) -> None:
             return
     _forget(name)
     raise SourceUnavailable(fn, f"the registered text has no {code.co_name} matching its code")
+
+
+def register_made(fn, node, filename, lines):
+    """Give a function the compiler made from a user's statements (a `try` body: lower/tries.py) the gast node it was
+    compiled from, whose lines are those of the user's file: its source, with no text of its own."""
+    code = fn.__code__
+    _MADE[id(code)] = (node, filename, lines, weakref.finalize(code, _MADE.pop, id(code), None))
 
 
 def _compiles_to(node, code):

@@ -198,8 +198,8 @@ def _updates_in_unsupported_code(lst, x):
     lst.append(x)
     try:
         return x * x
-    except ValueError:
-        return 0.0
+    finally:
+        lst.pop()
 
 
 def test_helper_updating_a_list_argument_as_a_statement():

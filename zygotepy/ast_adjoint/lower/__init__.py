@@ -25,20 +25,21 @@ from .loops import LoopTargets
 from .mutation import Mutation
 from .scan import updated_in_place
 from .statements import Statements
+from .tries import Tries
 from .updates import Updates
 
 __all__ = ["Lowerer", "captured_names", "lower"]
 
 
-class Lowerer(Expressions, Calls, Statements, Definitions, ControlFlow, Lineages, Mutation, Updates, LoopTargets,
+class Lowerer(Expressions, Calls, Statements, Definitions, ControlFlow, Tries, Lineages, Mutation, Updates, LoopTargets,
               LazyIterators):
     """The state of one function's lowering and the helpers every part uses; each construct's lowering is a mixin's
-    (expressions.py, calls.py, statements.py, definitions.py, control.py, loops.py, lazy.py; updates in place: lineage.py,
+    (expressions.py, calls.py, statements.py, definitions.py, control.py, tries.py, loops.py, lazy.py; updates in place: lineage.py,
     mutation.py, updates.py)."""
 
     def __init__(self, source, code, globals_=None):
         self.filename, self.code = source.filename, code
-        self.source_node = source.node
+        self.source_node, self.source_lines = source.node, source.lines
         self.globals = globals_ if globals_ is not None else {}
         self.locals = set(code.co_varnames) | set(code.co_cellvars)
         self.cellvars, self.freevars = captured_names(code), list(code.co_freevars)

@@ -41,7 +41,7 @@ UNARY = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.no
 COMPARE = {gast.Lt: operator.lt, gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge,
            gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Is: operator.is_, gast.IsNot: operator.is_not,
            gast.In: rt.contained_in, gast.NotIn: rt.not_contained_in}
-UNSUPPORTED = {gast.Try: "try/except", gast.AsyncWith: "async with",
+UNSUPPORTED = {gast.AsyncWith: "async with",
                gast.AsyncFor: "async for", gast.AsyncFunctionDef: "async def", gast.Yield: "yield",
                gast.YieldFrom: "yield from", gast.Await: "await", gast.Global: "a global statement",
                gast.Nonlocal: "a nonlocal statement"}

@@ -1,0 +1,161 @@
+"""`try: ... except ...:` for lower(): the body becomes a function of its own, called through `runtime.attempt`.
+
+The IR has no edge for an exception raised halfway through a block, and the backward must know which statements ran.
+So the body runs as one call: the statements of `try` are compiled, at their own lines of the user's file, into a
+function `_try_<line>` whose parameters are the function's variables the body reads or assigns, and which returns
+`(False, (the assigned variables,))`, or `(True, value)` where the body returns. `attempt(fn, types, *args)` (its rule
+differentiates `fn` as any call) gives `(True, fn's result)`, or `(False, exception)` where one of the handlers' types
+was raised. What follows is plain Python the lowering already knows:
+
+    _try = attempt(_try_12, (LinAlgError,), K)
+    if _try[0]:
+        L, = _try[1][1]            # (`return _try[1][1]` where the body returned)
+        <the else clause>
+    else:
+        <the handler whose type matches _try[1], with `as e` bound; else the exception raised again>
+
+A body that fails leaves the variables it assigned as they were before it (Python keeps what it assigned before the
+failing statement): refused where a handler, or code after the `try` a handler may fall through to, reads a variable
+that a statement before the body's last one (or a compound last one) assigns. Updates in place of the arguments are
+refused at run time by the rule. `finally`, and `break`/`continue` leaving the body, are refused.
+"""
+import copy
+
+import gast
+
+from .. import runtime as rt
+from ..ir import Const
+from ..source import register_made
+from .jumps import SCOPES, assigned_names, flat_nodes
+
+
+def _reads(nodes):
+    """The names the nodes read, in order, nested functions included (their free variables become parameters)."""
+    names = []
+    for node in nodes:
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in names:
+                names.append(n.id)
+    return names
+
+
+def _returns_tagged(stmts):
+    """The body's own `return v` (not a nested function's) made `return (True, v)`."""
+    work = list(stmts)
+    while work:
+        n = work.pop()
+        if isinstance(n, SCOPES):
+            continue
+        if isinstance(n, gast.Return):
+            value = n.value if n.value is not None else gast.Constant(None, None)
+            n.value = gast.copy_location(gast.Tuple([gast.Constant(True, None), value], gast.Load()), n)
+        work.extend(c for c in gast.iter_child_nodes(n))
+
+
+def _leaves(stmts):
+    """Does this block always leave by `raise` or `return` (so nothing after the `try` runs after it)?"""
+    return bool(stmts) and isinstance(stmts[-1], (gast.Raise, gast.Return))
+
+
+class Tries:
+    """The `try` part of the Lowerer (mixed into it)."""
+
+    def stmt_Try(self, node):
+        if not node.handlers:
+            self.fail("try/finally", node)
+        if node.finalbody:
+            self.fail("try/except with a finally clause", node.finalbody[0])
+        for s in node.body:
+            if self.jumps(s, (gast.Break, gast.Continue)):
+                self.fail("break or continue inside try", s)
+        for n in flat_nodes(node.body):  # (what compiling the body outside its class would change)
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "super" and not n.args:
+                self.fail("super() without arguments inside try", n)
+            name = n.attr if isinstance(n, gast.Attribute) else n.id if isinstance(n, gast.Name) else ""
+            if name.startswith("__") and not name.endswith("__"):
+                self.fail(f"the private name {name} inside try", n)
+        names = [n for n in _reads(node.body) + assigned_names(node.body) if n in self.locals or n in self.freevars]
+        params = list(dict.fromkeys(names))
+        assigned = [n for n in assigned_names(node.body) if n in self.locals]
+        self.refuse_partial(node, assigned)
+        fn = self.body_function(node, params, assigned)
+        kinds = [h.type if h.type is not None else gast.Name("BaseException", gast.Load(), None, None)
+                 for h in node.handlers]
+        caught = self.expr(gast.copy_location(gast.Tuple(kinds, gast.Load()), node), hint="_caught")
+        args = [self.expr(gast.Name(n, gast.Load(), None, None)) if n in self.env or n in self.freevars
+                else Const(rt.UNBOUND) for n in params]
+        out = self.call(Const(rt.attempt), [Const(fn), caught, *args], hint="_try")
+        self.lower_outcome(node, out, caught, assigned)
+
+    def refuse_partial(self, node, assigned):
+        """Refuse what the failure of a body after it assigned a variable would let be seen (see the module)."""
+        body = node.body
+        atomic = isinstance(body[-1], (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass))
+        partial = set(assigned_names(body[:-1] if atomic else body)) & set(assigned)
+        if not partial:
+            return
+        seen = set(_reads(node.handlers))
+        if not all(_leaves(h.body) for h in node.handlers):
+            outside = [n for n in flat_nodes(self.source_node.body) if n is not node]
+            inside = {id(n) for s in body + node.orelse for n in gast.walk(s)}
+            seen |= {n.id for n in outside if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                     and id(n) not in inside}
+        read = sorted(partial & seen)
+        if read:
+            self.fail(f"a try whose body assigns {', '.join(map(repr, read))} before a statement that may raise, "
+                      "read where the exception is handled", node,
+                      "zygotepy runs the body as one step, so a failed body leaves its variables as they were before "
+                      "it; assign them in the body's last statement, or before the try")
+
+    def body_function(self, node, params, assigned):
+        """The body compiled as `def _try_<line>(*params)`, at its lines of the user's file, with the user's globals;
+        its source, for zygotepy, is that node (`source.register_made`)."""
+        body = copy.deepcopy(node.body)
+        _returns_tagged(body)
+        names = gast.Tuple([gast.Name(n, gast.Load(), None, None) for n in assigned], gast.Load())
+        end = gast.Return(gast.Tuple([gast.Constant(False, None), names], gast.Load()))
+        last = max(getattr(n, "end_lineno", None) or getattr(n, "lineno", node.lineno) for n in gast.walk(body[-1])
+                   if hasattr(n, "lineno"))
+        gast.copy_location(end, body[-1])
+        for n in gast.walk(end):
+            n.lineno = n.end_lineno = last
+        arguments = gast.arguments([gast.Name(p, gast.Param(), None, None) for p in params], [], None, [], [], None, [])
+        name = f"_try_{node.lineno}"
+        fdef = gast.FunctionDef(name, arguments, [*body, end], [], None, None)
+        gast.copy_location(fdef, node)
+        fdef.end_lineno = last
+        module = gast.fix_missing_locations(gast.Module([fdef], []))
+        scope = {}
+        exec(compile(gast.gast_to_ast(module), self.filename, "exec"), self.globals, scope)
+        fn = scope[name]
+        fn.__qualname__ = f"{self.code.co_name}.<locals>.{name}"
+        register_made(fn, copy.deepcopy(fdef), self.filename, self.source_lines)
+        return fn
+
+    def lower_outcome(self, node, out, caught, assigned):
+        """The `if _try[0]: ... else: <handlers>` after the call, lowered from gast over names bound to the IR atoms."""
+        out_name, caught_name, check = self.namer.fresh("_try"), self.namer.fresh("_caught"), self.namer.fresh("_is")
+        self.special[out_name], self.special[caught_name], self.special[check] = out, caught, Const(isinstance)
+        load = lambda n: gast.Name(n, gast.Load(), None, None)  # noqa: E731
+        item = lambda v, k: gast.Subscript(v, gast.Constant(k, None), gast.Load())  # noqa: E731
+        value = item(load(out_name), 1)
+        success = []
+        if any(isinstance(n, gast.Return) for n in flat_nodes(node.body)):
+            success.append(gast.If(item(value, 0), [gast.Return(item(value, 1))], []))
+        if assigned:
+            targets = gast.Tuple([gast.Name(n, gast.Store(), None, None) for n in assigned], gast.Store())
+            success.append(gast.Assign([targets], item(value, 1), None))
+        success += node.orelse
+        failure = [gast.Raise(value, None)]
+        for k in reversed(range(len(node.handlers))):
+            h = node.handlers[k]
+            bind = [gast.Assign([gast.Name(h.name.id, gast.Store(), None, None)], value, None)] if h.name else []
+            test = gast.Call(load(check), [value, item(load(caught_name), k)], [])
+            failure = [gast.If(test, bind + h.body, failure)]
+        outcome = gast.If(item(load(out_name), 0), success or [gast.Pass()], failure)
+        for n in gast.walk(outcome):
+            if not hasattr(n, "lineno") or getattr(n, "lineno", None) is None:
+                gast.copy_location(n, node)
+        self.stmt(outcome)
+        del self.special[out_name], self.special[caught_name], self.special[check]
+

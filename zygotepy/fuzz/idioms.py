@@ -11,6 +11,7 @@ so a program that has none is the one the generator made before they existed.
 import numpy as np
 
 SHARE = 0.07  # of the statements of scalar and array programs
+TRY_SHARE = 0.3  # of the blocks: wrapped in try/except (ast_adjoint/lower/tries.py)
 
 HELPERS = {
     "Acc": "class Acc:\n    def __init__(self, v):\n        self.total = v\n\n"
@@ -45,6 +46,7 @@ class IdiomBlocks:
 
     def start_idioms(self, seed, index):
         self.idiom_rng = np.random.default_rng([seed, index, 9])
+        self.try_rng = np.random.default_rng([seed, index, 11])  # (its own: programs without a try stay as they were)
 
     def wants_idiom_block(self):
         return self.flavour != "complex" and self.idiom_rng.random() < SHARE
@@ -60,7 +62,13 @@ class IdiomBlocks:
         kind = self._one(kinds)
         self.tags.add(kind)
         t, e = self._one(self.scalars), lambda: self.bounded(self.expr(1))
-        return getattr(self, "_" + kind)(t, e)
+        lines = getattr(self, "_" + kind)(t, e)
+        if self.try_rng.random() < TRY_SHARE:  # the block as a try body that raises on some inputs
+            self.tags.add("try")
+            body = [line for s in lines for line in s.split("\n")]
+            lines = ["try:", f"    if {self.cond()}:", '        raise ValueError("skip")', *("    " + s for s in body),
+                     "except ValueError:", f"    {t} = 0.5 * {t} + 0.1"]
+        return lines
 
     def _alias_slots(self, t, e):
         self.helpers.add("Two")

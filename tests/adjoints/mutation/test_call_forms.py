@@ -442,3 +442,34 @@ def test_a_user_operator_in_place_that_updates_self():
         return np.sum(v.w)
     with pytest.raises(ZygoteError, match=r"_Fresh.__iadd__: it updates its object in place and returns another"):
         gradient(g, X)
+
+
+def _safe_divide(a, b):
+    return np.sum(np.divide(a, b, out=np.zeros_like(a), where=b != 0) * np.array([1.0, 2.0, 3.0]))
+
+
+def _safe_sqrt_in_place(x):
+    np.sqrt(x, out=x, where=x > 0)
+    return np.sum(x * np.array([1.0, 2.0, 3.0]))
+
+
+def _masked_scalar_operand(x):
+    y = np.ones(3)
+    np.power(x, 0.5, out=y, where=x > 0)
+    np.true_divide(2.0, x, out=y, where=x > 1.0)
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("f, args", [(_safe_divide, (np.array([0.3, -1.2, 2.1]), np.array([0.5, 0.0, 2.0]))),
+                                     (_safe_sqrt_in_place, (np.array([0.3, -1.2, 2.1]),)),
+                                     (_masked_scalar_operand, (np.array([0.3, -1.2, 2.1]),))],
+                         ids=["safe divide", "sqrt in place", "number operand"])
+def test_a_ufunc_with_where_differentiates_only_what_it_computed(f, args, mode):
+    """`np.divide(a, b, out=z, where=b != 0)`: NumPy computes nothing where the mask is False, but the rule ran on
+    every entry, and its derivative there (1/0, sqrt'(-1.2)) times a zero cotangent gave nan. Away from the
+    masks' edges the function is smooth: central differences."""
+    got = gradient(f, *[a.copy() for a in args])
+    np.testing.assert_allclose(got[0], central(f, args, 0), rtol=1e-6, atol=1e-8)
+    if len(args) > 1:  # (b = 0 is the mask's edge: differences there cross it)
+        a, b = args
+        np.testing.assert_allclose(got[1], [-a[0] / b[0] ** 2, 0.0, -3 * a[2] / b[2] ** 2])

@@ -159,3 +159,30 @@ def test_a_class_counter_is_stored_and_a_gradient_value_refused():
         return x
     with pytest.raises(UnsupportedSyntax, match=r"storing a value that carries a gradient into Counted\.last"):
         gradient(keeps, 1.5)
+
+
+def counted_instances():
+    class Counted:
+        count = 0
+
+        def __init__(self, v):
+            Counted.count += 1
+            self.v = v * Counted.count
+
+    def f(x):
+        return Counted(x).v * Counted(x).v
+    return f
+
+
+class CountedByType:
+    def __init__(self, v):
+        type(self).count = getattr(type(self), "count", 0) + 1
+        self.v = v * type(self).count
+
+
+def test_a_class_attribute_counted_up_in_place(mode):
+    """`C.count += 1` in `__init__` crashed (TypeError: can't apply this __setattr__ to type object) when the
+    backward restored the class's attribute with `object.__setattr__`. f(x) = x * 2x."""
+    assert gradient(counted_instances(), 0.7) == (pytest.approx(2.8),)
+    CountedByType.count = 0
+    assert gradient(lambda x: CountedByType(x).v * CountedByType(x).v, 0.7) == (pytest.approx(2.8),)

@@ -64,3 +64,33 @@ def test_a_view_and_its_array_updated_in_a_loop(fn):
     x = np.array([0.3, -0.2, 0.5, 0.7, -0.4])
     np.testing.assert_allclose(gradient(fn, x.copy())[0], central(fn, (x,), 0), rtol=1e-6, atol=1e-9)
     check_grads(fn, x.copy(), rtol=1e-6, atol=1e-9)
+
+
+def _broadcast_column(x):
+    y = np.broadcast_to(x[:, None], (3, 2))  # each x[i] twice
+    x *= 1.5
+    return np.sum(y * np.array([1.0, 2.0]))
+
+
+def _broadcast_arrays(x):
+    y = np.broadcast_arrays(x, np.zeros((2, 3)))[0]
+    x[0] = 3.0 * x[1]
+    return np.sum(y * y)
+
+
+def _grid_without_copies(x, t):
+    grid_x, grid_t = np.meshgrid(x, t, copy=False)
+    x *= 2.0
+    return np.sum(grid_x * grid_t)
+
+
+@pytest.mark.parametrize("f, args", [(_broadcast_column, (np.array([0.3, -1.2, 2.1]),)),
+                                     (_broadcast_arrays, (np.array([0.3, -1.2, 2.1]),)),
+                                     (_grid_without_copies, (np.array([0.3, -1.2, 2.1]), np.array([1.0, 2.0])))],
+                         ids=["broadcast_to", "broadcast_arrays", "meshgrid copy=False"])
+def test_a_broadcast_view_read_after_its_base_is_updated(f, args, mode):
+    """A stride-0 view shows an element at several positions: its cotangent reached the base from one of them only
+    (an assignment where the positions' cotangents are a sum) once the base was updated in place."""
+    got = gradient(f, *[a.copy() for a in args])
+    for k in range(len(args)):
+        np.testing.assert_allclose(got[k], central(f, args, k), rtol=1e-6, atol=1e-8)

@@ -40,3 +40,46 @@ def test_an_argument_without_a_cotangent_that_has_one_elsewhere(f, args, optimiz
 
 def test_the_sign_by_hand():
     assert zygotepy.gradient(sign_of_itself, 0.4) == (1.0,)
+
+
+SCALE = 2.0
+
+
+class Config:
+    scale = 2.0
+    count = 0
+
+
+def times_global(x):
+    return math.sin(x * SCALE) + x ** SCALE
+
+
+def times_class_attribute(x):
+    return x * Config.scale
+
+
+def times_counter(x):
+    Config.count += 1
+    a = x * Config.count
+    Config.count += 1
+    b = x * Config.count
+    return a * b
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_pasted_derivative_reads_the_global_the_forward_read(on):
+    """The backward pasted `dt * SCALE`, `dt * Config.scale` and read them when `back` ran: a module global or a
+    class attribute rebound between the forward and the backward (or a class counter the function itself counted up)
+    gave the derivative at the new value, with the optimisations on."""
+    global SCALE
+    with zygotepy.optimizations(on):
+        try:
+            (y, back), (z, back_2) = zygotepy.pullback(times_global, 3.0), zygotepy.pullback(times_class_attribute, 3.0)
+            SCALE, Config.scale = 5.0, 5.0
+            assert back(1.0)[0] == pytest.approx(2.0 * math.cos(6.0) + 2.0 * 3.0)
+            assert back_2(1.0) == (2.0,)
+        finally:
+            SCALE, Config.scale = 2.0, 2.0
+        Config.count = 0
+        value, (grad,) = zygotepy.value_and_gradient(times_counter, 0.7)
+        assert (value, grad) == (pytest.approx(2 * 0.7 ** 2), pytest.approx(4 * 0.7))

@@ -54,3 +54,19 @@ def _copyto(dst, src, **kwargs):
         into = unbroadcast(dy[1], src) if dy[1] is not None and real else None
         return (None, None, rt.acc(dy[2], into), *_keyword_grads(kwargs))
     return (None, dst, src), back
+
+
+def at_shape(a, shape):
+    """A ufunc's argument broadcast to its `out=` array's shape (a read-only view), or as it is if not a number or a
+    real array (`with_out` where a `where=` mask leaves entries alone)."""
+    real = type(a) in (float, int) or isinstance(a, (np.ndarray, np.generic)) and a.dtype.kind in "fciub"
+    return np.broadcast_to(a, shape) if real else a
+
+
+def masked_cotangent(g, a, where):
+    """The cotangent of the argument `a` from the one of its broadcast view (`at_shape`): zero where the mask left
+    the output alone (NumPy computed nothing there; the rule's derivative, inf or nan, times zero would be nan), then
+    summed down to `a`'s shape."""
+    if g is None or not hasattr(g, "shape"):
+        return g
+    return unbroadcast(np.where(np.broadcast_to(where, g.shape), g, 0), a)

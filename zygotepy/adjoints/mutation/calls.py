@@ -6,6 +6,7 @@ array, raise a ZygoteError.
 """
 import bisect
 import collections
+import contextlib
 import functools
 import heapq
 import operator
@@ -27,7 +28,7 @@ from .. import registry
 from ..registry import adjoint
 from .methods import method_call
 from .overlap import _is_array, shares_memory
-from .array_calls import _add_at, _copyto, _keyword_grads
+from .array_calls import _add_at, _copyto, _keyword_grads, at_shape, masked_cotangent
 from .held import hand_to_object, holding_arguments
 from .overwrites import overwrite, overwrites
 from .stores import delitem, setitem
@@ -340,7 +341,11 @@ def _with_out(args, kwargs, result_used):
                           f"memory with an input; pass a copy of that input")
     where = kwargs.get("where", True)  # `np.add(y, x, out=y, where=mask)`: only the masked entries are written
     inner = {k: v for k, v in kwargs.items() if k != "where"}
-    result, pb, _ = J_mutating(fn, tuple(fargs), inner, updates=False)
+    given, masked = fargs, where is not True and isinstance(fn, np.ufunc) and isinstance(out, np.ndarray)
+    if masked:  # (NumPy computes no masked-out entry, where a derivative may be inf: each argument at out's shape,
+        fargs = [at_shape(a, out.shape) for a in given]  # its masked-out entries' cotangents dropped, then summed)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore") if masked else contextlib.nullcontext():
+        result, pb, _ = J_mutating(fn, tuple(fargs), inner, updates=False)
     dual_out = getattr(type(out), "__zygote_number__", False) and hasattr(out, "shape")  # (hessian: zeros_like(x))
     if not isinstance(out, np.ndarray) and not (dual_out and where is True):
         raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}(..., out=...) with this "
@@ -362,9 +367,13 @@ def _with_out(args, kwargs, result_used):
         if total is not None and where is not True:
             mask = np.broadcast_to(where, out.shape)
             total, kept = np.where(mask, total, 0), np.where(mask, 0, total)
-        grads = pb(unbroadcast(total, result) if total is not None and real else None, {})
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore") if masked else contextlib.nullcontext():
+            grads = pb(unbroadcast(total, result) if total is not None and real else None, {})
         kw = grads[-1] if inner else None
-        return (None, None, *grads[1:1 + len(fargs)], kept, *_keyword_grads(kwargs, kw))
+        dargs = grads[1:1 + len(fargs)]
+        if masked:
+            dargs = [masked_cotangent(g, a, where) for g, a in zip(dargs, given, strict=True)]
+        return (None, None, *dargs, kept, *_keyword_grads(kwargs, kw))
     return _keywords_unchanged((out, fn, *fargs, out), back, kwargs)
 
 

@@ -51,32 +51,35 @@ def _by_parts(method):
 
 class Overlap:
     """The elements of two arrays that share memory: flat positions `p` in the parent and `c` in the child of the same
-    addresses (found now, from data pointers and strides; a view made any way at all is matched)."""
-    __slots__ = ("c", "child_shape", "p", "parent_shape")
+    addresses `a`, one triple per pair of positions (found now, from data pointers and strides; a view made any way at
+    all is matched). A broadcast view (`np.broadcast_to(x[:, None], ...)`, `meshgrid(copy=False)`) shows one element
+    at several positions: a cotangent handed across is the sum over one side's positions of an element, given to one
+    position of the other side, so that it is counted once."""
+    __slots__ = ("a", "c", "child_shape", "p", "parent_shape")
 
-    def __init__(self, parent, child, p, c):
-        self.parent_shape, self.child_shape, self.p, self.c = parent.shape, child.shape, p, c
+    def __init__(self, parent, child, p, c, a):
+        self.parent_shape, self.child_shape, self.p, self.c, self.a = parent.shape, child.shape, p, c, a
+
+    def _across(self, dy, src, dst, shape):
+        """dy at the positions `src` (with repeats) summed per element into one of `dst`'s positions of it."""
+        addresses, first = np.unique(self.a, return_index=True)
+        one = dst[first]  # (each element's position on the receiving side)
+        mine, at = np.unique(src, return_index=True)  # (each sending position once)
+        out = np.zeros(int(np.prod(shape)), dtype=dy.dtype)
+        np.add.at(out, one[np.searchsorted(addresses, self.a[at])], dy.reshape(-1)[mine])
+        rest = dy.copy()
+        rest.reshape(-1)[mine] = 0
+        return rest, out.reshape(shape)
 
     @_by_parts
     def split(self, dy):
         """The parent's cotangent -> (the part not at the shared elements, the child's cotangent from them)."""
-        dy = np.asarray(dy)
-        dchild = np.zeros(int(np.prod(self.child_shape)), dtype=dy.dtype)
-        np.add.at(dchild, self.c, dy.reshape(-1)[self.p])
-        rest = dy.copy()
-        rest.reshape(-1)[self.p] = 0
-        return rest, dchild.reshape(self.child_shape)
+        return self._across(np.asarray(dy), self.p, self.c, self.child_shape)
 
     @_by_parts
     def place(self, dy):
         """The child's cotangent -> (the part not at the shared elements, the parent's cotangent from them)."""
-        dy = np.asarray(dy)
-        c, first = np.unique(self.c, return_index=True)  # an element the parent sees twice gets it once
-        dparent = np.zeros(int(np.prod(self.parent_shape)), dtype=dy.dtype)
-        dparent[self.p[first]] = dy.reshape(-1)[c]
-        rest = dy.copy()
-        rest.reshape(-1)[c] = 0
-        return rest, dparent.reshape(self.parent_shape)
+        return self._across(np.asarray(dy), self.c, self.p, self.parent_shape)
 
 
 def _addresses(a):
@@ -111,7 +114,7 @@ def overlap(parent, child):
         return None
     c = np.repeat(np.arange(ca.size), counts)
     within = np.arange(c.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    return Overlap(parent, child, order[np.repeat(lo, counts) + within], c)
+    return Overlap(parent, child, order[np.repeat(lo, counts) + within], c, ca[c])
 
 
 def _is_slot(parent, key, child):

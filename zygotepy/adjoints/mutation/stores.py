@@ -268,11 +268,13 @@ def _attr_state(obj, name):
 
 
 def _attr_restorer(obj, name):
+    base = type if isinstance(obj, type) else object  # (a class attribute: `C.count += 1`)
+
     def restore(state):
         if state[0]:
-            object.__setattr__(obj, name, state[1])
+            base.__setattr__(obj, name, state[1])
         elif _attr_state(obj, name)[0]:
-            object.__delattr__(obj, name)
+            base.__delattr__(obj, name)
     return restore
 
 

@@ -44,7 +44,12 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
 
     def optimized_call(self, s, target, rule, pb, dy, need, plain_forward, plain_back, mutates):
         """The forward and backward of the active call `s` (`y = f(*args)`) with its optimisations, or None for the
-        plain pair."""
+        plain pair; the globals its pasted derivatives read are bound first (`Guards.frozen`)."""
+        self.binds = []
+        out = self._optimized_call(s, target, rule, pb, dy, need, plain_forward, plain_back, mutates)
+        return out if out is None or not self.binds else (self.binds + out[0], out[1])
+
+    def _optimized_call(self, s, target, rule, pb, dy, need, plain_forward, plain_back, mutates):
         call, y = s.value, s.out
         into = self.running(call, rule)
         forward, back = self.direct_call(s, target, rule, pb, dy, need, into, plain_forward, plain_back)
@@ -67,7 +72,10 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
         call = s.value
         if not call.kwargs or call.star is not None or isinstance(call.fn, Var):
             return forward, back
-        return self.with_array_path(self.array_path(s, callee_object(call.fn, self.globals), pb, dy), forward, back)
+        self.binds = []
+        forward, back = self.with_array_path(self.array_path(s, callee_object(call.fn, self.globals), pb, dy), forward,
+                                             back)
+        return self.binds + forward, back
 
     def inactive_update(self, s):
         """`x += 1` with no gradient, on what may be a caller's object: dispatch checks the arguments it updated in

@@ -69,6 +69,8 @@ class ArrayPaths:
         atoms = (dy, s.out, *call.args, *options)
         read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(formula), atoms, strict=True)
                                   if a is not dy and name in inline.names_used(formula, k)))
+        swap = self.frozen(read, s.line)
+        atoms, read = tuple(swap.get(a, a) for a in atoms), [swap.get(a, a) for a in read]
         for a in read:
             self.need(a)
         backward = []

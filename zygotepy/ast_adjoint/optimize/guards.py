@@ -5,7 +5,7 @@ from ...options import OPTIONS
 from .. import dispatch, items
 from .. import runtime as rt
 from ..analysis import callee_object, resolve_global
-from ..ir import Call, Const, Global, Var
+from ..ir import Assign, Call, Const, Global, Var
 
 
 def _call(fn, *args):
@@ -114,6 +114,16 @@ class Guards:
                       if a not in self.natives and a not in self.known[-1]]
         return tests
 
+
+    def frozen(self, read, line):
+        """The backward of a pasted derivative reads the operands the forward used: a module global or a class
+        attribute among them (`x * G`, `x * Cfg.scale`) would be read again when `back` runs, after the caller may
+        have rebound it. Each is bound to a variable before the operation's forward (`self.binds`, which every arm
+        of it passes) and read from there: `read` with those variables."""
+        swap = {a: Var(self.namer.fresh("_" + a.path.replace(".", "_"))) for a in read if isinstance(a, Global)}
+        self.define(*swap.values())
+        self.binds += [Assign(v, a, line) for a, v in swap.items()]
+        return swap
 
     def hoist(self, test, atom, steady=False):
         """A guard on a value the innermost loop does not change is computed once, before the loop. `steady`: a

@@ -38,6 +38,8 @@ class ScalarPaths:
         active = [k for k, a in enumerate(call.args) if self.is_active(a) and not inline.gives_none(derivative, k)]
         read = list(dict.fromkeys(a for k in active for name, a in zip(inline.params(derivative), atoms, strict=True)
                                   if a is not dy and name in inline.names_used(derivative, k)))  # ordered: determinism
+        swap = self.frozen(read, s.line)
+        atoms, read = tuple(swap.get(a, a) for a in atoms), [swap.get(a, a) for a in read]
         local = [a for a in read if isinstance(a, Var) and (a in self.defined[-1] or a == y)]
         slot = local[0] if self.loop_depth and len(local) == 1 else None
         if slot is not None:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from zygotepy import ZygoteError, adjoint, gradient, pullback
+from zygotepy import ZygoteError, adjoint, derivative, gradient, hessian, pullback
 from zygotepy.adjoints import registry
 from zygotepy.testing import check_grads
 
@@ -463,3 +463,25 @@ def test_a_users_rule_for_an_unhashable_callable_held_in_a_global():
     from zygotepy import hessian
     assert gradient(_squared_triple, 1.5) == pytest.approx((27.0,))
     assert hessian(_squared_triple, 1.5) == pytest.approx(18.0)
+
+
+def _smooth_abs(x):
+    return np.sqrt(x * x + 0.01)
+
+
+@adjoint(_smooth_abs, need=True)
+def _smooth_abs_rule(x):
+    y = _smooth_abs(x)
+
+    def back(dy, need):
+        return (dy * x / y if need[0] else None,)
+    return y, back
+
+
+def test_a_rule_declared_with_need_in_forward_mode():
+    """Forward mode takes a user's rule's tangent from its back, which it called as `back(dy)`: a rule declared
+    `need=True` (whose back takes the mask) crashed hessian and derivative (TypeError: missing 'need')."""
+    s = np.sqrt(0.26)
+    assert derivative(_smooth_abs, 0.5) == pytest.approx(0.5 / s)
+    want = 3 * 0.5 / s - 0.5 ** 3 / s ** 3  # (x * sqrt(x^2 + 0.01))''
+    assert hessian(lambda x: _smooth_abs(x) * x, 0.5) == pytest.approx(want)

@@ -574,3 +574,17 @@ def test_forwarddiff_under_a_second_order_transform(mode):
     assert gradient(lambda x: gradient(lambda y: forwarddiff(lambda t: t ** 4, y), x)[0], 1.5)[0] == pytest.approx(27.0)
     np.testing.assert_allclose(hessian(lambda y: forwarddiff(lambda t: np.sum(t ** 3), y), np.array([1.0, 2.0])),
                                [[6.0, 0.0], [0.0, 12.0]])
+
+
+def test_an_int_argument_computed_with_is_a_real_number_in_every_hessian(mode):
+    """`hessian(f, 1, 2.0)` gave None blocks for the int (and `hvp` None), where gradient, jvp and the one-argument
+    hessian take an int in arithmetic as a real number; an int used as data (`range(n)`, `x[:n]`) still gets None."""
+    def f(x, y):
+        return x * x * y
+    assert hessian(f, 1, 2.0) == ((4.0, 2.0), (2.0, 0.0))
+    assert hessian(f, 1, 2.0, argnums=0) == 4.0
+    assert zygotepy.hvp(f, (1, 2.0), (1.0, 0.0)) == (4.0, 2.0)
+    blocks = hessian(lambda x, n: np.sum(x[:n] ** 3) + sum(np.sum(x) ** k for k in range(n + 1)),
+                     np.array([1.0, 2.0]), 2)
+    np.testing.assert_allclose(blocks[0][0], np.diag([6.0, 12.0]) + 2.0)
+    assert blocks[0][1] is None and blocks[1][1] is None

@@ -6,6 +6,7 @@ has shape `args[i].shape + args[j].shape`; for one dict argument `H["w"]["b"]` i
 and `b`. Both are built from the same passes as the plain case: a Hessian column is one reverse pass on dual numbers,
 with one leaf of one argument perturbed along one entry (the other leaves stay plain: their tangents are zero).
 """
+import copy
 import functools
 from typing import Any, Callable
 
@@ -64,7 +65,9 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
     if n == 1 and picked == [0] and _plain(args) and not isinstance(argnums, (tuple, list)):
         return api_modes.hessian(f, args[0])  # (`argnums=(0,)` asks for the blocks: `((H,),)`)
     # the differentiable leaves of the picked arguments: (argument, position among its leaves, the leaf)
-    spots = {i: [(j, _real(leaf, f"argument {i}")) for j, leaf in enumerate(leaves(args[i])) if _is_leaf_array(leaf)]
+    real_ints = arithmetic_ints(f, args, picked)
+    spots = {i: [(j, _real(leaf, f"argument {i}")) for j, leaf in enumerate(leaves(args[i]))
+                 if _is_leaf_array(leaf) or i in real_ints]
              for i in picked}
     try:
         passes = api_modes.Passes(args)
@@ -101,6 +104,20 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
     return out[0][0] if isinstance(argnums, (int, np.integer)) or argnums is None and n == 1 else out
 
 
+def arithmetic_ints(f, args, positions):
+    """The int arguments among `positions` that `f` computes with as real numbers (`hessian(f, 1, 2.0)`), as gradient
+    tells them from those it uses as data (`range(n)`, `x[:n]`), which get None: one reverse pass on copies of the
+    arguments, where there are any ints."""
+    if not any(type(args[i]) is int for i in positions):
+        return set()
+    try:
+        copies = copy.deepcopy(args)
+    except Exception:  # (what cannot be copied: the ints stay data)
+        return set()
+    grads = api_modes.gradient(f, *copies)
+    return {i for i in positions if type(args[i]) is int and grads[i] is not None}
+
+
 def _columns(f, passes, picked, spots):
     """{(i, j): per entry of leaf j of argument i, {(i2, j2): the tangent of the gradient at leaf j2 of argument i2}}:
     one reverse pass on dual numbers per entry."""
@@ -118,8 +135,8 @@ def _columns(f, passes, picked, spots):
                     e = np.zeros(shape, dtype=np.asarray(leaf).dtype)
                     e.flat[k] = 1.0
                     dual = Dual(tag, flat[j], e)
-                else:
-                    dual = Dual(tag, flat[j], 1.0)
+                else:  # (an int is perturbed as the real number it is in arithmetic)
+                    dual = Dual(tag, float(flat[j]) if type(flat[j]) is int else flat[j], 1.0)
                 moved[i] = unflatten(moved[i], [dual if m == j else v for m, v in enumerate(flat)])
                 per_entry.append(_hessian_column(f, moved, args, picked, spots, tag))
                 passes.settle(moved)

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .api import _seed, gradient, pullback, select, value_and_gradient
+from .api_blocks import arithmetic_ints
 from .api_modes import Passes, _forward_call, _user_frame, refused_inside_reverse_mode, transform_route_only
 from .errors import ForwardModeError, ZygoteError
 from .forward.dual import new_tag, strip
@@ -99,6 +100,8 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     args, vectors = tuple(args), tuple(vectors)
     if len(args) != len(vectors):
         raise ZygoteError(f"hvp: {len(vectors)} vectors for {len(args)} arguments")
+    real_ints = arithmetic_ints(f, args, range(len(args)))  # (perturbed as the real numbers they are in arithmetic)
+    args = tuple(float(a) if k in real_ints else a for k, a in enumerate(args))
     tag = new_tag()
     passes = Passes(args)
     # (make_dual copies each vector: an update of the argument in place updates the dual's tangent in place too; it

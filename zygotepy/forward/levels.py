@@ -122,9 +122,11 @@ def tangent_by_pullback(rule, args, kwargs, limit=64):
     if has_dual(primals) or any(t is not None and has_dual((t,)) for _, t in parts):
         return None
     y, back = rule(*primals, **bound.kwargs)
+    if getattr(rule, "__zygote_need__", False):  # (a rule declared `need=True`: its back takes the mask too)
+        back = (lambda dy, back=back, n=len(primals): back(dy, (True,) * n))
 
-    def back_on_duals(dy):  # (the caller's back, run on the dual numbers only if called: hessian's reverse pass)
-        return rule(*args, **kwargs)[1](dy)
+    def back_on_duals(dy, *rest):  # (the caller's back, run on the dual numbers only if called: hessian's reverse pass)
+        return rule(*args, **kwargs)[1](dy, *rest)
     if isinstance(y, (float, np.floating)):
         y_dot = _pulled(back, type(y)(1.0), parts)
         return None if y_dot is None else (Dual(tag, y, y_dot), back_on_duals)

@@ -178,12 +178,22 @@ def _finally(x):
     return y
 
 
+def _deletes(x):
+    y = x * 2.0
+    try:
+        del y
+    except NameError:
+        pass
+    return x
+
+
 @pytest.mark.parametrize("f, message", [
     (_reads_partial, r"a try whose body assigns 'y' before a statement that may raise"),
     (_updates, r"a try whose body updates 'x' in place"),
     (_leaves_by_break, r"break or continue inside try"),
     (_finally, r"try/except with a finally clause"),
-], ids=["partial assignment read", "update in place", "break", "finally"])
+    (_deletes, r"deleting a variable inside try"),
+], ids=["partial assignment read", "update in place", "break", "finally", "del"])
 def test_what_a_try_cannot_do_is_refused_at_the_users_line(f, message, mode):
     with pytest.raises(UnsupportedSyntax, match=r"test_tries.py:\d+: zygotepy cannot differentiate " + message):
         gradient(f, np.array([1.0, 2.0]))

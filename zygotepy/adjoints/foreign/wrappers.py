@@ -18,7 +18,8 @@ import sys
 
 import numpy as np
 
-from ...errors import ZygoteError
+from ...errors import ForwardModeError, ZygoteError
+from ...ast_adjoint.dispatch import J
 from ..registry import adjoint, nondifferentiable
 
 __all__ = ["foreign", "jax_function", "torch_function"]
@@ -58,6 +59,74 @@ def _cotangents(y, dy):
                                                                                                    strict=True)]
 
 
+def _lazy(make):
+    """`make()` once, at the first call (wrapping a function registers a rule: not done for a back never run twice)."""
+    made = []
+
+    def get():
+        if not made:
+            made.append(make())
+        return made[0]
+    return get
+
+
+def _twin(wrapped, pulled):
+    """The rule an outer level transforms in place of a wrapped function's rule (adjoints/nesting/plan.py), whose
+    own code (torch's graph, JAX's tracing) it could not: the value through the wrapped function (whose rule gives its
+    derivative) and the back through `_pull_apply`."""
+    def twin(*args):
+        y = wrapped(*args)
+        return y, lambda dy: _pull_apply(pulled, None, args, y, dy)
+    return twin
+
+
+def _pull_apply(pulled, first_order, args, out, dy):
+    """A wrapped function's back: `first_order(dy)`, the forward's own pullback (torch's graph, JAX's vjp), as fast as
+    the library's. Its rule, which an outer level uses where it differentiates the back (a gradient of a gradient),
+    runs `pulled` instead (the pullback as a wrapped function of the arguments and the cotangents), whose own rule
+    gives that level its derivative from the library again. (No `first_order`: the twin's back, `_twin`.)"""
+    if first_order is None:
+        return _positions(args, pulled()(len(args), *args, *_cotangents(out, dy)))
+    return first_order(dy)
+
+
+@adjoint(_pull_apply)
+def _pull_apply_rule(pulled, first_order, args, out, dy):
+    floats = [i for i, a in enumerate(args) if _is_array_like(a) or _is_float_tensor(a)]
+    found, back = J(pulled(), len(args), *args, *_cotangents(out, dy))
+    grads = _positions(args, found)
+
+    def apply_back(dgrads):
+        if dgrads is None or all(dgrads[i] is None for i in floats):
+            return (None, None, None, None, None)
+        pulled_back = back(tuple(dgrads[i] for i in floats))  # (d_pulled, d_n, *d_args, *d_cotangents)
+        d_cts = pulled_back[2 + len(args):]
+        return (None, None, tuple(pulled_back[2:2 + len(args)]), None,
+                tuple(d_cts) if isinstance(out, (tuple, list)) else d_cts[0])
+    return grads, apply_back
+
+
+def _carries_dual(values):
+    return any(getattr(type(v), "__zygote_number__", False) or isinstance(v, (tuple, list)) and _carries_dual(v)
+               for v in values)
+
+
+def _refuse_duals(args, name):
+    """Forward mode's dual numbers cannot enter torch or JAX: said as forward mode's error, so that `hessian` takes
+    reverse-over-reverse, whose second level differentiates the back (`_pull_apply`)."""
+    if _carries_dual(args):
+        raise ForwardModeError(f"{name}: forward mode cannot pass dual numbers into the wrapped function")
+
+
+def _positions(args, found):
+    """The gradients of the wrapped pullback (one per float argument, in order) at their arguments' positions."""
+    found = list(found) if isinstance(found, (tuple, list)) else [found]
+    grads = [None] * len(args)
+    for i in [i for i, a in enumerate(args) if _is_array_like(a) or _is_float_tensor(a)]:
+        grads[i] = found.pop(0)
+    return tuple(grads)
+
+
 # --- PyTorch -------------------------------------------------------------------------------------------------------------
 def torch_function(fn, /):
     """Wrap a PyTorch function so that zygotepy can differentiate through it.
@@ -79,16 +148,25 @@ def torch_function(fn, /):
         import torch
         with torch.no_grad():
             return _to_numpy(fn(*(_torch_in(a) for a in args)))
+    adjoint(wrapped)(_torch_rule(fn, wrapped))
+    return wrapped
+
+
+def _torch_rule(fn, wrapped):
+    """The rule of `torch_function(fn)`: `torch.autograd.grad` of the graph its forward built; where an outer level
+    differentiates its back, the pullback as a wrapped torch function (with `create_graph`: `_pull_apply`)."""
+    pulled = _lazy(lambda: torch_function(functools.partial(_torch_pullback, fn)))
 
     def rule(*args):
         import torch
+        _refuse_duals(args, "torch_function")
         inputs = [a.detach().requires_grad_(True) if _is_float_tensor(a) else
                   _torch_in(a, requires_grad=_is_array_like(a)) for a in args]
         with torch.enable_grad():
             out = fn(*inputs)
         y = _to_numpy(out)
 
-        def back(dy):
+        def first_order(dy):
             outs = [t for t in _outputs(out)]
             cts = [torch.as_tensor(c, dtype=t.dtype) for t, c in zip(outs, _cotangents(out, dy), strict=True)]
             wrt = [(i, t) for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
@@ -104,9 +182,30 @@ def torch_function(fn, /):
                 else:
                     grads[i] = None if g is None else _like(args[i], g.detach().cpu().numpy())
             return tuple(grads)
-        return y, back
-    adjoint(wrapped)(rule)
-    return wrapped
+        return y, lambda dy: _pull_apply(pulled, first_order, args, out, dy)
+    rule.__zygote_nested__ = _twin(wrapped, pulled)
+    return rule
+
+
+def _torch_pullback(fn, n, *rest):
+    """The gradients of `fn`'s float arguments among `rest[:n]` for the cotangents `rest[n:]` of its outputs (zeros
+    for an argument it does not use), in a graph of their own (`create_graph`): what `_torch_rule`'s back computes,
+    as a torch function of its inputs."""
+    import torch
+    args, cts = rest[:n], rest[n:]
+    # (inputs that carry the caller's graph keep it: the gradients found are then functions of them, `create_graph`)
+    inputs = [a.detach().requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point()
+              and not a.requires_grad else a for a in args]
+    with torch.enable_grad():
+        outs = _outputs(fn(*inputs))
+    wrt = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+    live = [(o, torch.as_tensor(c, dtype=o.dtype)) for o, c in zip(outs, cts, strict=True) if o.requires_grad]
+    if not wrt or not live:
+        return tuple(torch.zeros_like(t) for t in wrt)
+    with torch.enable_grad():
+        found = torch.autograd.grad([o for o, _ in live], wrt, [c for _, c in live], create_graph=True,
+                                    allow_unused=True)
+    return tuple(torch.zeros_like(t) if g is None else g for t, g in zip(wrt, found, strict=True))
 
 
 def _is_float_tensor(a):
@@ -144,9 +243,18 @@ def jax_function(fn, /):
     @functools.wraps(fn)
     def wrapped(*args):
         return _to_numpy(fn(*(_jax_in(a) for a in args)))
+    adjoint(wrapped)(_jax_rule(fn, wrapped))
+    return wrapped
+
+
+def _jax_rule(fn, wrapped):
+    """The rule of `jax_function(fn)`: `jax.vjp` of `fn`; where an outer level differentiates its back, the pullback
+    as a wrapped JAX function (`_pull_apply`)."""
+    pulled = _lazy(lambda: jax_function(functools.partial(_jax_pullback, fn)))
 
     def rule(*args):
         import jax
+        _refuse_duals(args, "jax_function")
         active = [i for i, a in enumerate(args) if _is_array_like(a)]
 
         def of_active(*xs):
@@ -157,16 +265,34 @@ def jax_function(fn, /):
         out, vjp = jax.vjp(of_active, *(_jax_in(args[i]) for i in active))
         y = _to_numpy(out)
 
-        def back(dy):
+        def first_order(dy):
             cts = [c.astype(o.dtype) for o, c in zip(_outputs(out), _cotangents(out, dy), strict=True)]
             found = vjp(type(out)(cts) if isinstance(out, (tuple, list)) else cts[0])
             grads = [None] * len(args)
             for i, g in zip(active, found, strict=True):
                 grads[i] = _like(args[i], np.asarray(g))
             return tuple(grads)
-        return y, back
-    adjoint(wrapped)(rule)
-    return wrapped
+        return y, lambda dy: _pull_apply(pulled, first_order, args, out, dy)
+    rule.__zygote_nested__ = _twin(wrapped, pulled)
+    return rule
+
+
+def _jax_pullback(fn, n, *rest):
+    """The gradients of `fn`'s float arguments among `rest[:n]` (JAX arrays; ints are data) for the cotangents
+    `rest[n:]` of its outputs: what `_jax_rule`'s back computes, as a JAX function of its inputs."""
+    import jax
+    import jax.numpy as jnp
+    args, cts = rest[:n], rest[n:]
+    active = [i for i, a in enumerate(args) if isinstance(a, jax.Array) and jnp.issubdtype(a.dtype, jnp.floating)]
+
+    def of_active(*xs):
+        full = list(args)
+        for i, x in zip(active, xs, strict=True):
+            full[i] = x
+        return fn(*full)
+    out, vjp = jax.vjp(of_active, *(args[i] for i in active))
+    cts = [jnp.asarray(c, dtype=o.dtype) for o, c in zip(_outputs(out), cts, strict=True)]
+    return tuple(vjp(type(out)(cts) if isinstance(out, (tuple, list)) else cts[0]))
 
 
 def _jax_in(a):

@@ -71,6 +71,8 @@ class Tries:
         for n in flat_nodes(node.body):  # (what compiling the body outside its class would change)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "super" and not n.args:
                 self.fail("super() without arguments inside try", n)
+            if isinstance(n, gast.Delete) and any(isinstance(t, gast.Name) for t in n.targets):
+                self.fail("deleting a variable inside try", n)
             name = n.attr if isinstance(n, gast.Attribute) else n.id if isinstance(n, gast.Name) else ""
             if name.startswith("__") and not name.endswith("__"):
                 self.fail(f"the private name {name} inside try", n)

@@ -220,3 +220,18 @@ def test_a_pullbacks_gradient_is_not_the_callers_cotangent_object(mode):
     (g,) = back(dy)
     g *= 0.0
     assert dy.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_list_argument_taken_as_an_array_gets_a_list():
+    """`np.sort(xs)` and `np.clip(xs, ...)` of a list crashed inside their rules (`list.ndim`); `np.linalg.norm`,
+    `np.dot` and `np.array` of a list gave an array, where a list's gradient is a list (docs/api.md)."""
+    w = np.array([1.0, -2.0, 0.5])
+    cases = [(lambda x: np.sum(np.sort(x) * w), [0.3, -1.2, 2.5], [-2.0, 1.0, 0.5]),
+             (lambda x: np.sum(np.clip(x, -1.0, 1.0) * w), [0.3, -1.2, 2.5], [1.0, 0.0, 0.0]),
+             (lambda x: np.linalg.norm(x), [3.0, 4.0], [0.6, 0.8]),
+             (lambda x: np.dot(x, x), [1.0, 2.0], [2.0, 4.0]),
+             (lambda x: np.sum(np.array(x) * np.array([1.0, 2.0])), [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [1.0, 2.0]])]
+    for f, x, want in cases:
+        (g,) = gradient(f, x)
+        assert type(g) is list and np.allclose(g, want), (g, want)
+        assert all(type(v) is list for v in g) if type(x[0]) is list else True

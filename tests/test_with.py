@@ -2,6 +2,7 @@
 manager's effect on the forward pass, gradients through `as` values, and the cases refused with a ZygoteError."""
 import contextlib
 import math
+import time
 
 import numpy as np
 import pytest
@@ -240,3 +241,47 @@ def test_a_torch_grad_mode_block_is_refused_naming_the_way_out():
         gradient(blocked, x)
     g, = gradient(lambda x: torch.sum(x * zygotepy.dropgrad(x * 2)), x)
     assert torch.equal(g, 2 * x)
+
+
+class Timer:
+    def __enter__(self):
+        self.start = time.perf_counter()
+        self.log = []
+        return self
+
+    def __exit__(self, *exc):
+        self.elapsed = time.perf_counter() - self.start
+        self.log.append("done")
+        return False
+
+
+class Doubling:
+    def __enter__(self):
+        self.total = 0.0
+        return self
+
+    def __exit__(self, *exc):
+        self.total = self.total * 2.0
+        return False
+
+
+def timed(x, y):
+    with Timer():
+        z = x * y
+    return z * z
+
+
+def doubled(x):
+    with Doubling() as acc:
+        acc.total = acc.total + x
+    return acc.total
+
+
+def test_a_manager_that_holds_no_gradient_may_update_itself(mode):
+    """A timer or a logger (`__exit__` sets `self.elapsed`, appends to `self.log`) was refused as "a with block whose
+    __exit__ updates the manager in place": a manager that held no gradient when entered, and got nothing from the
+    block, carries none. One the block stored a value with a gradient into is refused still (its update would be
+    unseen)."""
+    assert gradient(timed, 0.7, 1.3) == (pytest.approx(2 * 0.7 * 1.3 ** 2), pytest.approx(2 * 0.7 ** 2 * 1.3))
+    with pytest.raises(ZygoteError, match="Doubling.__exit__ updates the manager"):
+        gradient(doubled, 0.7)

@@ -41,6 +41,8 @@ def _project(arg, g):
         return StructGrad(items) if items else None
     if hasattr(type(arg), "_fields") and isinstance(arg, tuple) and isinstance(g, (tuple, list)):
         return _project(arg, StructGrad(zip(arg._fields, g, strict=True)))
+    if isinstance(arg, (tuple, list)) and type(g) is np.ndarray and g.ndim and len(g) == len(arg):
+        g = list(g)  # (a list of numbers NumPy took as an array, `np.sort(xs)`: its gradient is a list again)
     if isinstance(arg, (tuple, list)) and isinstance(g, (tuple, list)):
         items = [_project(a, d) for a, d in zip(arg, g, strict=True)]
         if all(i is None for i in items):

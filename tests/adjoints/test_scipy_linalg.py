@@ -57,3 +57,42 @@ def test_against_central_differences(mode, name):
 def test_a_banded_assumption_is_refused():
     with pytest.raises(ZygoteError, match="assume_a"):
         gradient(lambda a: np.sum(sl.solve(a, B, assume_a="banded")), T.copy())
+
+
+_F = np.asfortranarray  # (SciPy overwrites a Fortran-ordered matrix in place when allowed to)
+OVERWRITING = {  # (name, function with the overwrite_* flag, the same function without it, args)
+    "solve-overwrite_b": (lambda a, b: np.sum(sl.solve(a, b, overwrite_b=True) ** 2),
+                          lambda a, b: np.sum(sl.solve(a, b) ** 2), (T, B[:, 0])),
+    "solve-overwrite_a-fortran": (lambda a, b: np.sum(sl.solve(a, b, overwrite_a=True) ** 2),
+                                  lambda a, b: np.sum(sl.solve(a, b) ** 2), (_F(T), B)),
+    "solve-both-positional": (lambda a, b: np.sum(sl.solve(a, b, False, True, True) ** 2),
+                              lambda a, b: np.sum(sl.solve(a, b) ** 2), (_F(T), _F(B))),
+    "solve_triangular-overwrite_b": (
+        lambda a: np.sum(sl.solve_triangular(a, a[:, 0] * 1.0, lower=True, overwrite_b=True) ** 2),
+        lambda a: np.sum(sl.solve_triangular(a, a[:, 0] * 1.0, lower=True) ** 2), (T,)),
+    "cho_solve-overwrite_b": (lambda a: np.sum(sl.cho_solve(sl.cho_factor(a), a[:, 1] * 1.0, overwrite_b=True) ** 2),
+                              lambda a: np.sum(sl.cho_solve(sl.cho_factor(a), a[:, 1] * 1.0) ** 2), (S,)),
+    "cholesky-overwrite_a-fortran": (lambda a: np.sum(sl.cholesky(a, lower=True, overwrite_a=True) * W),
+                                     lambda a: np.sum(sl.cholesky(a, lower=True) * W), (_F(S),)),
+    "cho_factor-overwrite_a-fortran": (lambda a: np.sum(sl.cho_factor(a, overwrite_a=True)[0] * W),
+                                       lambda a: np.sum(sl.cho_factor(a)[0] * W), (_F(S),)),
+    "inv-overwrite_a-fortran": (lambda a: np.sum(sl.inv(a, overwrite_a=True) * W),
+                                lambda a: np.sum(sl.inv(a) * W), (_F(T),)),
+    "det-overwrite_a": (lambda a: sl.det(a, overwrite_a=True), lambda a: sl.det(a), (T,)),
+    "det-overwrite_a-fortran": (lambda a: sl.det(a, True) * 2.0, lambda a: sl.det(a) * 2.0, (_F(T),)),
+}
+
+
+@pytest.mark.parametrize("name", list(OVERWRITING))
+def test_overwrite_flags_leave_the_gradient_as_without_them(mode, name):
+    """SciPy overwrites an input when overwrite_a/overwrite_b allow it; the rules compute without the flag, so that
+    the back reads the inputs as given: value and gradient are those without the flag, and central differences'."""
+    f, plain, args = OVERWRITING[name]
+    given = [a.copy(order="K") for a in args]
+    value, grads = value_and_gradient(f, *given)
+    assert value == pytest.approx(plain(*args), rel=1e-12)
+    want = gradient(plain, *[a.copy(order="K") for a in args])
+    for k, g in enumerate(grads):
+        np.testing.assert_allclose(g, want[k], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(g, central(plain, args, k), rtol=1e-5, atol=1e-7)
+        np.testing.assert_array_equal(given[k], args[k])  # (left as given: NumPy/SciPy leave the contents unspecified)

@@ -57,3 +57,36 @@ def test_a_tensor_given_to_np_asarray_gets_a_tensor_gradient(mode):
         got = gradient(lambda v: np.sum(np.asarray(v) ** 2), t)[0]
         assert type(got) is torch.Tensor and got.dtype == dtype
         torch.testing.assert_close(got, 2 * t)
+
+
+def test_a_tensor_made_a_numpy_array():
+    """`t.detach().numpy()` (a constant: a scale, a log line) was refused, with torch's message telling the user to
+    write what they wrote; `t.numpy()` carries the gradient through (as `np.asarray(t)` does). A Python float's
+    cotangent from an operator with a tensor is a float (it was a 0-d tensor, which NumPy's rules then met)."""
+    xt = torch.tensor([0.3, -0.7], dtype=torch.float64)
+
+    def scaled(t):
+        return torch.sum(t) * float(np.max(np.abs(t.detach().numpy())))
+    (g,) = gradient(scaled, xt)
+    torch.testing.assert_close(g, torch.full((2,), 0.7, dtype=torch.float64))
+
+    def through(t):
+        return float(np.sum(t.numpy() ** 2)) + 0.0 * torch.sum(t)
+    (g,) = gradient(through, xt)
+    torch.testing.assert_close(g, 2 * xt)
+
+    (_, ds) = gradient(lambda t, s: torch.sum(t) * s, xt, 2.0)
+    assert type(ds) is float and ds == pytest.approx(-0.4)
+
+
+@pytest.mark.dual_route
+def test_a_gradient_of_a_gradient_through_a_conversion_says_why():
+    """It crashed with torch's TypeError on a dual number (`len()` of one); the limitation is said as forward mode's
+    error (docs/limitations.md), and the wrapped function's second derivative is torch's."""
+    from zygotepy import ForwardModeError, torch_function
+    x = np.array([0.3, -0.7])
+    f = lambda v: float(torch.sum(torch.sin(torch.as_tensor(v)) ** 2))  # noqa: E731
+    with pytest.raises(ForwardModeError, match="cannot pass a dual number into a torch tensor"):
+        gradient(lambda v: np.sum(gradient(f, v)[0]), x)
+    wrapped = torch_function(lambda t: torch.sum(torch.sin(t) ** 2))
+    np.testing.assert_allclose(gradient(lambda v: np.sum(gradient(wrapped, v)[0]), x)[0], 2 * np.cos(2 * x))

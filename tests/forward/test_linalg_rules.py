@@ -217,3 +217,18 @@ def test_gradient_of_a_gradient_through_multi_dot():
     e[4] = h
     np.testing.assert_allclose(gradient(g, s.ravel())[0][4], (g(s.ravel() + e) - g(s.ravel() - e)) / (2 * h),
                                rtol=1e-5)
+
+
+def test_a_cutoff_that_drops_a_singular_value_is_refused_in_forward_mode():
+    """lstsq's tangent used the full pseudo-inverse whatever its rcond (596.5 against -0.21 by differences) and pinv's
+    the matrix itself, not its truncation: refused where the cutoff drops a singular value; jacobian then takes
+    reverse mode, whose rules follow the cutoff."""
+    from zygotepy import jvp
+    a, b = np.array([[3.0, 0.5], [1.0, 0.2], [0.0, 0.1]]), np.array([1.0, 2.0, 3.0])
+    cases = [lambda m: np.sum(np.linalg.lstsq(m, b, rcond=0.1)[0] * np.array([1.0, -2.0])),
+             lambda m: np.sum(np.linalg.pinv(m, rcond=0.1) * np.arange(6.0).reshape(2, 3))]
+    for f in cases:
+        with pytest.raises(ForwardModeError, match="the cutoff drops a singular value"):
+            jvp(f, (a,), (np.ones_like(a),))
+        fd = np.array([(f(a + 1e-6 * e) - f(a - 1e-6 * e)) / 2e-6 for e in np.eye(6).reshape(6, 3, 2)]).reshape(3, 2)
+        np.testing.assert_allclose(jacobian(f, a)[0], fd, atol=1e-6)

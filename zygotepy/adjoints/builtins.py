@@ -6,7 +6,9 @@ import math
 import operator
 import types
 
-from ..backends import is_array_type, namespace, unbroadcast
+import numpy as np
+
+from ..backends import is_array_type, is_foreign, namespace, to_numpy, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
 from .scalar import as_float, foreign_rule
 from .structures.common import like
@@ -122,7 +124,14 @@ def _joined_back(iterable, items, start):
 @adjoint(builtins.sum)
 def sum_(iterable, *start, **kwargs):
     """`sum(items, start)`: dy reaches every item and the start, given positionally or as `start=`."""
-    if not kwargs and python_iter(iterable) is not None:  # a user class's `__iter__` (or `__getitem__`), differentiated
+    if kwargs:  # (before anything takes the items: a generator or `iter(...)` gives them once)
+        y, positional = sum_(iterable, *(start + tuple(kwargs.values())))  # `start` is sum's only keyword
+
+        def keyword_back(dy):
+            *grads, dstart = positional(dy)
+            return keyword_cotangents(grads, kwargs, start=dstart)
+        return y, keyword_back
+    if python_iter(iterable) is not None:  # a user class's `__iter__` (or `__getitem__`), differentiated
         walked, walked_back = iterate(iterable)
         y, inner = sum_(list(walked), *start)
 
@@ -131,14 +140,7 @@ def sum_(iterable, *start, **kwargs):
             return (None if ditems is None else walked_back(list(ditems))[0], *dstarts)
         return y, iterated_back
     items = list(iterable) if not hasattr(iterable, "shape") else iterable
-    y = builtins.sum(items, *start, **kwargs)
-    if kwargs:
-        _, positional = sum_(iterable, *(start + tuple(kwargs.values())))  # `start` is sum's only keyword
-
-        def keyword_back(dy):
-            *grads, dstart = positional(dy)
-            return keyword_cotangents(grads, kwargs, start=dstart)
-        return y, keyword_back
+    y = builtins.sum(items, *start)
 
     if isinstance(y, (list, tuple)):  # lists or tuples joined (`sum(rows, [])`): each gets its part of dy
         return y, _joined_back(iterable, items, start)
@@ -209,7 +211,15 @@ def float_(x=0.0):
     hook = foreign_rule((x,))
     if hook is not None:
         return hook(float, x)
-    return float(x), lambda dy: (unbroadcast(dy, x) if not isinstance(x, str) else None,)
+    return float(x), lambda dy: (_number_back(dy, x) if not isinstance(x, str) else None,)
+
+
+def _number_back(dy, x):
+    """The cotangent of `float(x)` for `x`: a NumPy value's in NumPy (a tensor's arithmetic with the float made it
+    a 0-d tensor, which NumPy's rules before it cannot take)."""
+    if isinstance(x, (np.ndarray, np.generic)) and is_foreign(dy):
+        dy = to_numpy(dy)
+    return unbroadcast(dy, x)
 
 
 @adjoint(complex)

@@ -14,6 +14,7 @@ from ..ast_adjoint.call_checks import COMPILER, call_site
 from ..ast_adjoint.dispatch import J
 from ..errors import UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
+from ..runtime.snapshots import fields, same_fields
 from .registry import adjoint
 
 
@@ -22,8 +23,9 @@ def leave(manager):
     """Leaving carries no gradient; an `__exit__` of the user's that updates the manager, or state outside it, in
     place (`self.total = self.total * 2`), given a manager that may carry a gradient, is refused: it runs plainly,
     and its update would go unseen (the gradient through it silently lost)."""
-    _refuse_updating(manager, type(manager).__exit__, "__exit__")
-    _refuse_updating(manager, type(manager).__enter__, "__enter__")  # (an enter whose value nobody read ran plainly)
+    if not _untouched(manager, current().inert_managers.pop(id(manager), None)):
+        _refuse_updating(manager, type(manager).__exit__, "__exit__")
+        _refuse_updating(manager, type(manager).__enter__, "__enter__")  # (an enter whose value nobody read ran plainly)
     if type(manager).__module__.startswith("torch.") and type(manager).__name__ in _TORCH_GRAD_MODES:
         rt.leave(manager)
         where = call_site()
@@ -37,6 +39,12 @@ def leave(manager):
 _TORCH_GRAD_MODES = frozenset(("no_grad", "set_grad_enabled", "inference_mode"))
 
 leave.__zygote_always__ = True  # (a with statement's leave looks inactive: its rule runs even so)
+
+
+def _untouched(manager, after_enter):
+    """Did a manager that held no gradient when it was entered (a timer, a logger) get nothing from the block since its
+    `__enter__` (its fields, the same objects)? Then what its `__exit__` updates carries no gradient either."""
+    return after_enter is not None and same_fields(manager, after_enter)
 
 
 def _refuse_updating(manager, method, name):
@@ -53,6 +61,7 @@ def _refuse_updating(manager, method, name):
 def enter(manager):
     method = type(manager).__enter__
     pb = None
+    inert = not rt.differentiable(manager)  # (what its enter and exit update then carries no gradient: `_untouched`)
     _refuse_updating(manager, method, "__enter__")
     if type(method) is types.FunctionType:
         try:
@@ -65,6 +74,8 @@ def enter(manager):
     else:
         value = method(manager)
     current().contexts.append(manager)
+    if inert:
+        current().inert_managers[id(manager)] = fields(manager)
 
     def back(dy):
         if dy is None:

@@ -55,10 +55,14 @@ def starmap_twin(fn, seq):
     return [fn(*items) for items in seq]
 
 
-def product_twin(*seqs):
+def product_twin(repeat, *seqs):
+    """Each argument taken once, up front, as `itertools.product` does (a generator or `iter(...)` is used up by its
+    first walk), then walked once per row it extends; `repeat` copies of them."""
+    pools = [list(seq) for seq in seqs]
     rows = [()]
-    for seq in seqs:
-        rows = [row + (item,) for row in rows for item in list(seq)]
+    for _ in range(repeat):
+        for pool in pools:
+            rows = [row + (item,) for row in rows for item in pool]
     return rows
 
 
@@ -143,20 +147,10 @@ def starmap(fn, seq):
 
 @adjoint(itertools.product)
 def product(*seqs, repeat=1):
-    """`product(xs, repeat=2)` is `product(xs, xs)`: each copy's cotangent is added into the sequence's own."""
-    y, back = _through(product_twin, *(seqs * repeat))
-
-    def product_back(dy):
-        grads = back(dy)
-        return tuple(functools.reduce(_add_items, grads[k::len(seqs)]) for k in range(len(seqs)))
-    return y, product_back
-
-
-def _add_items(a, b):
-    """Two cotangents of one sequence (lists or tuples of item cotangents, or None), added item by item."""
-    if a is None or b is None:
-        return b if a is None else a
-    return like(a, [q if p is None else p if q is None else p + q for p, q in zip(a, b, strict=True)])
+    """`product(xs, repeat=2)` is `product(xs, xs)`: the twin walks each sequence's items `repeat` times, and the
+    transform adds up the cotangents of each item's uses."""
+    y, back = _through(product_twin, repeat, *seqs)
+    return y, lambda dy: back(dy)[1:]
 
 
 @adjoint(operator.itemgetter.__call__)

@@ -17,6 +17,7 @@ from ..errors import ZygoteError
 from ..runtime.context import current
 from ..structgrad import StructGrad
 from .registry import class_rule, code_rule, keyword_rule, nondifferentiable
+from .structures.common import like
 from .structures.dicts import key_cotangent
 
 
@@ -122,7 +123,10 @@ nondifferentiable(_key_cotangent)
 
 @class_rule(lambda cls: cls is dict)
 def dict_new(cls, args, kwargs):
-    y = dict(*args, **(kwargs or {}))
+    # an iterable of pairs is taken once, before `dict` takes it: a generator expression or `iter(...)` (`Items`)
+    # gives its pairs once, and its cotangent is its pairs' in its own structure (`like`)
+    pairs = [a if isinstance(a, dict) or hasattr(a, "keys") else list(a) for a in args]
+    y = dict(*pairs, **(kwargs or {}))
 
     def back(dy):
         if dy is None:
@@ -131,7 +135,7 @@ def dict_new(cls, args, kwargs):
         # takes the cotangent
         later = set(kwargs or ())
         dargs = [{k: None if k in later else dy.get(k) for k in a} if isinstance(a, dict) else
-                 _pair_cotangents(list(a), dy, later) for a in args]
+                 like(a, _pair_cotangents(p, dy, later)) for a, p in zip(args, pairs)]
         return (None, *dargs) + (({k: dy.get(k) for k in kwargs},) if kwargs is not None else ())
     return y, back
 

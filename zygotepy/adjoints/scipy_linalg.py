@@ -7,7 +7,8 @@ twin (below) that reads what SciPy's LAPACK call reads: one triangle of a triang
 the transposed system (`trans=`), an implicit unit diagonal. The gradient of what a function does not read is zero
 there, as central differences of SciPy's function give. `expm`'s back is the Fréchet derivative of the adjoint, the
 upper right block of expm of a block matrix (Al-Mohy and Higham). The arguments that only steer the computation
-(`overwrite_*`, `check_finite`) carry no gradient.
+(`overwrite_*`, `check_finite`) carry no gradient; the `overwrite_*` flags are turned off, so SciPy leaves the inputs
+as they were (their contents after the call are unspecified with the flag: unchanged is allowed), which the back reads.
 
 Importing this module never imports SciPy: `register()` runs when `scipy.linalg` has been imported
 (`registry.on_import`).
@@ -102,6 +103,15 @@ _SPECS = {
 }
 
 
+def _kept(names, given):
+    """The arguments with SciPy's `overwrite_*` flags turned off: SciPy may overwrite an input it is allowed to (leaving
+    it unspecified), and the back reads the inputs after the call; so the call computes on copies, as without the flag,
+    and the inputs stay as given (which the flag allows)."""
+    if isinstance(given, dict):
+        return {k: False if k.startswith("overwrite_") else v for k, v in given.items()}
+    return tuple(False if k < len(names) and names[k].startswith("overwrite_") else v for k, v in enumerate(given))
+
+
 def _rule(target, twin, names, differentiable, options):
     @keyword_rule
     @adjoint(target)
@@ -111,7 +121,7 @@ def _rule(target, twin, names, differentiable, options):
         if "assume_a" in options and _general(np.eye(1), bound["assume_a"], False) is None:
             raise ZygoteError(f"zygotepy differentiates scipy.linalg.{target.__name__} with assume_a "
                                        f"{bound['assume_a']!r} only as a general, symmetric or Hermitian matrix")
-        y = target(*args, **kwargs)
+        y = target(*_kept(names, args), **_kept(names, kwargs))
         _, pb = J(twin, *(bound[n] for n in differentiable), *(bound[n] for n in options))
         position = {n: k for k, n in enumerate(differentiable, 1)}
 
@@ -130,7 +140,7 @@ def _cho_solve_rule(target):
     @adjoint(target)
     def cho_solve(c_and_lower, b, **kwargs):
         c, lower = c_and_lower
-        y = target(c_and_lower, b, **kwargs)
+        y = target(c_and_lower, b, **_kept(None, kwargs))
         _, pb = J(cho_solve_twin, c, b, lower)
 
         def back(dy):

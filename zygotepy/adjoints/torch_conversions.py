@@ -1,5 +1,7 @@
 """Rules for making a torch tensor of other data: `torch.tensor`, `torch.as_tensor`, `torch.asarray`,
-`torch.from_numpy`.
+`torch.from_numpy`; and a NumPy array of a tensor, `t.numpy()` (a tensor reaching it carries a gradient here, where
+torch's own autograd, which would serve it, refuses one that requires grad; `t.detach().numpy()` carries none, its
+cotangent stopping at `detach`).
 
 Why: a differentiated function that turns its NumPy array or float argument into a tensor (`t * torch.from_numpy(a)`)
 got no gradient for it: torch's autograd, which serves torch's functions without a rule (torch_autograd.py), sees only
@@ -13,6 +15,8 @@ import sys
 import numpy as np
 
 from ..backends import asarray, namespace, to_numpy
+from ..errors import ForwardModeError
+from ..forward.dual import has_dual
 from . import registry
 
 _registered = [False]
@@ -38,10 +42,20 @@ def cotangent_of(data, dy):
 
 def _conversion(target):
     def rule(data, *args, **kwargs):
+        if has_dual((data,)):  # (torch cannot hold one: forward mode's error, not torch's TypeError from inside it)
+            raise ForwardModeError(f"{target.__name__}: forward mode cannot pass a dual number into a torch tensor")
+
         def back(dy):
             return (cotangent_of(data, dy), *(None,) * len(args))
         return target(data, *args, **kwargs), back
     return rule
+
+
+def _to_numpy_rule(t, *args, **kwargs):
+    def back(dy):
+        return (None if dy is None else cotangent_of(t, sys.modules["torch"].as_tensor(np.asarray(dy))),
+                *(None,) * len(args))
+    return t.detach().numpy(*args, **kwargs), back
 
 
 def register():
@@ -52,6 +66,7 @@ def register():
     torch = sys.modules["torch"]
     for target in (torch.tensor, torch.as_tensor, torch.asarray, torch.from_numpy):
         registry.adjoint(target)(_conversion(target))
+    registry.adjoint(torch.Tensor.numpy)(_to_numpy_rule)
 
 
 registry.on_import("torch", register)  # now if torch is imported, else at the first rule lookup after

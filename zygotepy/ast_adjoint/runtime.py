@@ -16,7 +16,7 @@ import numpy as np
 from ..backends import is_array_type, unbroadcast
 from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
-from ..runtime.snapshots import first_updated, state
+from ..runtime.snapshots import fields, first_updated, state
 from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     REUSE_BYTES,
     DroppedKeyword,
@@ -262,9 +262,14 @@ def import_name(package, module, name, level):
 
 
 def enter(manager):
-    """`with manager:` in generated code: Python's `__enter__`, remembered so that an exception can leave it."""
+    """`with manager:` in generated code: Python's `__enter__`, remembered so that an exception can leave it (and, for
+    a manager that held no gradient, its fields after it: adjoints/contexts.py `leave`)."""
+    inert = not differentiable(manager)
     value = type(manager).__enter__(manager)
-    current().contexts.append(manager)  # (this thread's with blocks entered and not yet left, innermost last)
+    ctx = current()
+    ctx.contexts.append(manager)  # (this thread's with blocks entered and not yet left, innermost last)
+    if inert:
+        ctx.inert_managers[id(manager)] = fields(manager)
     return value
 
 

@@ -242,7 +242,20 @@ def pinv(fn, p, t, kw):
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None
+    args = {**dict(zip(("rcond", "hermitian"), p[1:])), **kw}
+    rcond = args.get("rcond") if args.get("rcond") is not None else 1e-15 if "rtol" not in args else \
+        args["rtol"] if args["rtol"] is not None else max(np.shape(p[0])[-2:]) * np.finfo(float).eps
+    _full_rank("pinv", p[0], rcond)
     return y, _pinv_tangent(p[0], y, t[0])
+
+
+def _full_rank(name, a, rcond):
+    """The tangents here are those of a pseudo-inverse of full rank: where the cutoff drops a singular value, forward
+    mode says so (jacobian then takes reverse mode, hessian reverse-over-reverse, whose rules follow the cutoff)."""
+    s = np.linalg.svd(strip(a), compute_uv=False)
+    if np.any(s <= np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)):
+        raise ForwardModeError(f"np.linalg.{name}: forward mode differentiates it at full rank only, and the cutoff "
+                               f"drops a singular value here")
 
 
 def _pinv_tangent(a, x, da):
@@ -261,6 +274,9 @@ def lstsq(fn, p, t, kw):
         return y, None
     a, b = p[0], p[1]
     x, residuals = y[0], y[1]
+    rcond = p[2] if len(p) > 2 else kw.get("rcond")
+    eps = np.finfo(float).eps
+    _full_rank("lstsq", a, eps * max(np.shape(a)[-2:]) if rcond is None else eps if rcond < 0 else rcond)
     plus = np.linalg.pinv(a)
     dx = _total([None if da is None else _pinv_tangent(a, plus, da) @ b, None if db is None else plus @ db])
     dres = None

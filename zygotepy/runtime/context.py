@@ -15,7 +15,7 @@ from threading import get_ident
 class Context:
     """Per-thread state of the differentiated calls in flight (see the module docstring)."""
     __slots__ = ("thread", "entries", "log", "depth", "global_updates", "item_arrays", "passed_through", "contexts",
-                 "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views")
+                 "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views", "inert_managers")
 
     def __init__(self):
         self.thread = get_ident()
@@ -33,6 +33,7 @@ class Context:
         self.dual_route = 0        # > 0 while a nested gradient runs on dual numbers (adjoints/nesting/deep.py)
         self.transform_only = 0    # > 0 while hessian retries by reverse-over-reverse: no dual route (deep.py)
         self.dict_views = {}       # id(dict) -> (dict, {id(list): (list, method)}, [limit]): its views (dicts.py)
+        self.inert_managers = {}   # id(manager) -> its fields after `__enter__`, where it held no gradient before
 
     def clear_notes(self):
         """Forget what the outermost entry point's call noted (its forward and backward are over)."""
@@ -43,6 +44,7 @@ class Context:
         self.lookup_keys.clear()
         self.global_updates.clear()
         self.dict_views.clear()
+        self.inert_managers.clear()
 
 
 _CURRENT = ContextVar("zygotepy_context")

@@ -47,3 +47,15 @@ def first_updated(args, before):
         if not same(state(arg), snapshot):
             return k
     return None
+
+
+def fields(obj):
+    """The fields of an object as they are now (the objects themselves, not copies), {} for one without a `__dict__`."""
+    own = getattr(obj, "__dict__", None)
+    return dict(own) if type(own) is dict else {}
+
+
+def same_fields(obj, before):
+    """Does `obj` hold the same fields, the same objects, as `fields(obj)` gave `before`?"""
+    now = fields(obj)
+    return now.keys() == before.keys() and all(now[k] is v for k, v in before.items())

@@ -98,3 +98,83 @@ def test_hermitian_svd_reads_the_lower_triangle(optimized):
         check_grads(lambda b: la.svd(b, hermitian=True), b)
         check_grads(lambda b: la.svd(b[0], True, True, True), b)
         check_grads(lambda b: np.sum(la.svd(b, hermitian=True)[0] ** 3) + np.sum(la.svd(b, hermitian=True)[2]), b)
+
+
+sys.path.insert(0, str(Path(__file__).parent.parent.parent))  # tests/plain_checks.py
+from plain_checks import central  # noqa: E402
+
+from zygotepy.adjoints.numpy.linalg import truncated_pinv  # noqa: E402
+
+
+def _central(f, args, k):
+    """dL/dRe z + 1j dL/dIm z (docs/api.md's convention) of the real loss f at z = args[k], by central differences."""
+    z, rest = args[k], [*args[:k], *args[k + 1:]]
+    if not np.iscomplexobj(z):
+        return central(f, args, k)
+    re = central(lambda x, *r: f(*r[:k], x + 1j * z.imag, *r[k:]), [z.real, *rest], 0)
+    im = central(lambda y, *r: f(*r[:k], z.real + 1j * y, *r[k:]), [z.imag, *rest], 0)
+    return re + 1j * im
+
+
+def _with_singular_values(m, n, s, complex_=False, seed=0):
+    """An m x n matrix with the singular values s (the rest 0), random singular vectors."""
+    rng = np.random.default_rng(seed)
+    U, V = (la.qr(rng.normal(size=(k, k)) + (1j * rng.normal(size=(k, k)) if complex_ else 0))[0] for k in (m, n))
+    S = np.zeros((m, n))
+    S[range(len(s)), range(len(s))] = s
+    return U @ S @ V.conj().T
+
+
+_CUT = [  # (a, rcond): the cutoff rcond * max(s) drops the smallest nonzero singular value
+    (np.array([[3.0, 0.5], [1.0, 0.2], [0.0, 0.1]]), 0.1),  # s = 3.21, 0.103
+    (_with_singular_values(4, 3, [3.0, 1.0, 0.1]), 0.05),
+    (_with_singular_values(3, 5, [3.0, 1.0, 0.2], seed=1), 0.1),
+    (_with_singular_values(4, 3, [3.0, 1.0, 0.15], True, seed=2), 0.1),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_CUT)))
+@pytest.mark.parametrize("matrix_b", [False, True])
+def test_lstsq_with_a_cutoff_that_drops_a_singular_value(mode, case, matrix_b):
+    """lstsq(a, b, rcond) is pinv_k(a) b, the pseudo-inverse of the truncation that keeps s > rcond max(s): its
+    gradient at that fixed rank (it was pinv(a)'s, of the full matrix: wildly off), against central differences."""
+    a, rcond = _CUT[case]
+    rng = np.random.default_rng(case)
+    shape = (a.shape[0], 2) if matrix_b else (a.shape[0],)
+    b = rng.normal(size=shape) + (1j * rng.normal(size=shape) if np.iscomplexobj(a) else 0)
+    w = rng.normal(size=(a.shape[1], 2) if matrix_b else a.shape[1])
+    assert la.lstsq(a, b, rcond=rcond)[2] < min(a.shape)  # (the cutoff drops one)
+    for f in (lambda a, b: np.sum(np.real(la.lstsq(a, b, rcond=rcond)[0]) * w),
+              lambda a, b: np.sum(np.abs(la.lstsq(a, b, rcond)[0]) ** 2 * w)):
+        grads = zygotepy.gradient(f, a.copy(), b.copy())
+        for k, g in enumerate(grads):
+            np.testing.assert_allclose(g, _central(f, [a, b], k), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("rcond", [None, -1, 1e-10])
+def test_lstsq_of_full_rank_with_each_default_cutoff(mode, rcond):
+    a, b = _with_singular_values(4, 3, [3.0, 1.0, 0.1], seed=3), np.array([1.0, -2.0, 0.5, 0.3])
+    f = lambda a, b: np.sum(la.lstsq(a, b, rcond=rcond)[0] * np.array([1.0, -2.0, 0.5]))  # noqa: E731
+    grads = zygotepy.gradient(f, a.copy(), b.copy())
+    for k, g in enumerate(grads):
+        np.testing.assert_allclose(g, central(f, [a, b], k), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", range(len(_CUT)))
+@pytest.mark.parametrize("keyword", ["rcond", "rtol"])
+def test_truncated_pinv_back_against_central_differences(case, keyword):
+    """The back of pinv at the fixed rank its cutoff keeps (Golub and Pereyra's formula applied to the truncation is
+    off by about the ratio of the dropped to the kept singular values), for a stack too."""
+    a, rcond = _CUT[case]
+    W = np.random.default_rng(case).normal(size=a.shape[::-1]) * (1 + 1j if np.iscomplexobj(a) else 1)
+    X, back = truncated_pinv(a, rcond)
+    np.testing.assert_allclose(X, la.pinv(a, **{keyword: rcond}), atol=1e-12)
+    f = lambda a: np.real(np.sum(la.pinv(a, **{keyword: rcond}) * np.conj(W)))  # noqa: E731
+    np.testing.assert_allclose(back(W), _central(f, [a], 0), rtol=1e-6, atol=1e-7)
+    stack, Ws = np.stack([a, 2 * a]), np.stack([W, -W])
+    X, back = truncated_pinv(stack, np.array([rcond, 0.01]))  # (0.01 keeps all of 2 a)
+    np.testing.assert_allclose(X, la.pinv(stack, np.array([rcond, 0.01])), atol=1e-12)
+    g = back(Ws)
+    np.testing.assert_allclose(g[0], truncated_pinv(a, rcond)[1](W), atol=1e-10)
+    f = lambda a: np.real(np.sum(la.pinv(a, 0.01) * np.conj(-W)))  # noqa: E731
+    np.testing.assert_allclose(g[1], _central(f, [2 * a], 0), rtol=1e-6, atol=1e-7)

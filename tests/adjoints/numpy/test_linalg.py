@@ -132,3 +132,20 @@ def test_pinv_hermitian_sends_the_gradient_to_the_lower_triangle_it_reads(mode, 
         got = gradient(f, a)[0]
         assert got[0, 1] == 0.0
         np.testing.assert_allclose(got, _complex_central(f, [a], 0).real, rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", ["rcond", "rtol", "positional", "stack"])
+def test_pinv_with_a_cutoff_that_drops_a_singular_value(mode, call):
+    """pinv(a, rcond) is the pseudo-inverse of a's truncation that keeps s > rcond max(s): its gradient at that fixed
+    rank (Golub and Pereyra's formula on a itself was a few percent off), against central differences."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent.parent.parent))
+    from plain_checks import central
+    a = np.array([[3.0, 0.5], [1.0, 0.2], [0.0, 0.1]])  # singular values 3.21 and 0.103: 0.1 drops the second
+    W = np.array([[1.0, -2.0, 0.5], [0.3, 1.2, -0.7]])
+    f = {"rcond": lambda a: np.sum(np.linalg.pinv(a, rcond=0.1) * W),
+         "rtol": lambda a: np.sum(np.linalg.pinv(a, rtol=0.1) * W),
+         "positional": lambda a: np.sum(np.linalg.pinv(a, 0.1) ** 2 * W),
+         "stack": lambda a: np.sum(np.linalg.pinv(np.stack([a, a * 2.0]), np.array([0.1, 0.01])) * W)}[call]
+    np.testing.assert_allclose(zygotepy.gradient(f, a.copy())[0], central(f, [a], 0), rtol=1e-6, atol=1e-7)

@@ -16,6 +16,9 @@ sys.path.insert(0, str(Path(__file__).parent.parent))  # the helpers of tests/ad
 from rule_table import rows_of  # noqa: E402
 from test_rules import row_tests  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).parent.parent.parent))  # tests/plain_checks.py
+from plain_checks import central  # noqa: E402
+
 test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("moments"))
 
 RNG = np.random.default_rng(5)
@@ -149,3 +152,25 @@ def test_q_of_a_method_without_a_rule_is_refused_where_it_carries_a_gradient(mon
             zygotepy.gradient(lambda q: np.quantile(x, q), 0.3)
         check_grads(lambda x: np.quantile(x, 0.3), x)  # a constant q
         check_grads(lambda x: np.quantile(x, 1, axis=0), x)  # an int q
+
+
+@pytest.mark.parametrize("fn, q", [(np.quantile, 0.3), (np.percentile, 30.0), (np.quantile, np.array([0.2, 0.7])),
+                                   (np.nanquantile, 0.6), (np.nanpercentile, 60.0)])
+@pytest.mark.parametrize("axis", [None, 0])
+def test_overwrite_input_is_computed_on_x_as_given(mode, fn, q, axis):
+    """NumPy leaves a's contents undefined after overwrite_input=True (it partitions a in place); zygotepy computes as
+    without it: a stays as given, so a function that reads a after the call has the value and gradient (central
+    differences) of the same function without overwrite_input."""
+    x = np.array([[0.3, -1.2, 2.1, 0.7], [1.5, 0.9, -0.4, 1.1], [2.6, -2.0, 0.2, 0.5]])
+    w = np.arange(1.0, 13.0).reshape(3, 4)
+
+    def f(x):
+        return np.sum(fn(x, q, axis=axis, overwrite_input=True) ** 2) + np.sum(x * w)
+
+    def plain(x):
+        return np.sum(fn(x, q, axis=axis) ** 2) + np.sum(x * w)
+    given = x.copy()
+    value, (g,) = zygotepy.value_and_gradient(f, given)
+    assert value == pytest.approx(plain(x), rel=1e-12)
+    np.testing.assert_allclose(g, central(plain, [x], 0), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(given, x)

@@ -113,3 +113,25 @@ def test_nan_ignoring_products_and_scans_skip_the_nans(mode, fn, fill, axis):
     filled = np.where(np.isnan(x), fill, x)
     want = central(lambda v: f(np.where(np.isnan(x), np.nan, v)), [filled], 0)
     np.testing.assert_allclose(got[~np.isnan(x)], want[~np.isnan(x)], rtol=1e-6)
+
+
+@pytest.mark.parametrize("positional", [False, True])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_median_with_overwrite_input_is_the_median_of_x_as_given(mode, positional, axis):
+    """NumPy leaves x's contents undefined after overwrite_input=True (it partitions x in place); zygotepy computes as
+    without it: x stays as given, so a function that reads x after the call has the value and gradient (central
+    differences) of the same function without overwrite_input."""
+    x = np.array([[0.3, -1.2, 2.1, 0.7, 1.5], [0.9, -0.4, 1.1, 2.6, -2.0]])
+    w = np.arange(1.0, 11.0).reshape(2, 5)
+
+    def f(x):
+        m = np.median(x, axis, None, True) if positional else np.median(x, axis=axis, overwrite_input=True)
+        return np.sum(m * np.arange(1.0, 1.0 + np.size(m))) + np.sum(x * w)
+
+    def plain(x):
+        return np.sum(np.median(x, axis=axis) * np.arange(1.0, 1.0 + np.size(np.median(x, axis=axis)))) + np.sum(x * w)
+    given = x.copy()
+    value, (g,) = zygotepy.value_and_gradient(f, given)
+    assert value == pytest.approx(plain(x), rel=1e-12)
+    np.testing.assert_allclose(g, central(plain, [x], 0), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(given, x)

@@ -139,6 +139,8 @@ def _list_sort(x, key=None, reverse=False):
 @updates_in_place(dict, "update")
 def _dict_update(d, *other, **kw):
     entry = mt.journal_whole(d)
+    given = other  # (pairs taken once: a generator expression or `iter(...)` gives them once)
+    other = tuple(o if isinstance(o, dict) or hasattr(o, "keys") else list(o) for o in other)
     new = dict(*other, **kw)
     added = {k: k for k in new if k not in d}  # (the key objects `d` takes from the update: a pair's first)
     d.update(new)
@@ -151,11 +153,12 @@ def _dict_update(d, *other, **kw):
         entry.undo(lambda: dict(d))
         if dd is None:
             pairs = tuple(None if isinstance(o, dict) else [(key_of(k), None) for k, _ in o] for o in other)
-            return (None, *(None if p is None or all(g is None for g, _ in p) else p for p in pairs),
-                    dict.fromkeys(kw))
+            return (None, *(None if p is None or all(g is None for g, _ in p) else like(g, p)
+                            for g, p in zip(given, pairs)), dict.fromkeys(kw))
         rest = {k: v for k, v in dd.items() if k not in new}
         dother = tuple({k: dd.get(k) if k not in kw else None for k in o} if isinstance(o, dict)
-                       else [(key_of(k), dd.get(k) if k not in kw else None) for k, _ in o] for o in other)
+                       else like(g, [(key_of(k), dd.get(k) if k not in kw else None) for k, _ in o])
+                       for g, o in zip(given, other))
         return (rest or None, *dother, {k: dd.get(k) for k in kw})
     return None, back
 

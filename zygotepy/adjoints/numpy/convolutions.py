@@ -76,8 +76,9 @@ def convolve(a, v, *args, **kwargs):
                                                          else dy))
         start = _full_offset(n, m, mode)
         full[start:start + np.size(dy)] = dy
-        return (np.correlate(full, conj(np.ravel(v)), "valid").reshape(np.shape(a)),
-                np.correlate(full, conj(np.ravel(a)), "valid").reshape(np.shape(v)), *(None for _ in args))
+        # da_i = sum_j dy_(i+j) conj(v_j): np.correlate conjugates its second argument itself
+        return (np.correlate(full, np.ravel(v), "valid").reshape(np.shape(a)),
+                np.correlate(full, np.ravel(a), "valid").reshape(np.shape(v)), *(None for _ in args))
     return y, back
 
 

@@ -13,7 +13,7 @@ from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
 from .common import _H, _T, _expand
 from .elementwise import as_operand
-from .linalg import _field, _gaps, _linalg, _lower, pinv
+from .linalg import _field, _gaps, _linalg, _lower, truncated_pinv
 
 la = np.linalg
 
@@ -170,10 +170,8 @@ def cholesky(a, **kwargs):
             return (None,)
         dL = _H(dy) if upper else dy
         P = _H(L) @ dL
-        if xp is np:
-            phi = np.tril(P, -1) + 0.5 * P * np.eye(P.shape[-1], dtype=P.dtype)
-        else:
-            phi = xp.tril(P, k=-1) + 0.5 * P * xp.eye(P.shape[-1], dtype=P.dtype, **on(P))
+        phi = np.tril(P, -1) + 0.5 * P * np.eye(P.shape[-1], dtype=P.dtype) if xp is np else \
+            xp.tril(P, k=-1) + 0.5 * P * xp.eye(P.shape[-1], dtype=P.dtype, **on(P))
         Linv = linalg.inv(L)
         S = _H(Linv) @ phi @ Linv
         g = _lower(0.5 * (S + _H(S)))
@@ -206,10 +204,7 @@ def qr(a, *args, **kwargs):
         result = result[1] if mode == "r" else result
 
     def back(dy):
-        if mode == "r":
-            dQ, dR = None, dy
-        else:
-            dQ, dR = _field(dy, 0, "Q", result), _field(dy, 1, "R", result)
+        dQ, dR = (None, dy) if mode == "r" else (_field(dy, 0, "Q", result), _field(dy, 1, "R", result))
         if dQ is None and dR is None:
             return (None, *(None for _ in args))
         if a.shape[-2] < a.shape[-1]:
@@ -231,10 +226,7 @@ def _array(v):
 
 def _eigh_back(w, V, dw, dV, uplo):
     xp = namespace(V)
-    if dw is None:
-        inner = xp.zeros_like(V)
-    else:
-        inner = _array(dw)[..., None, :] * xp.eye(w.shape[-1], dtype=w.dtype, **on(w))
+    inner = xp.zeros_like(V) if dw is None else _array(dw)[..., None, :] * xp.eye(w.shape[-1], dtype=w.dtype, **on(w))
     if dV is not None:
         inner = inner + _gaps(w, "eigenvectors") * (_T(V) @ dV)
     g = V @ inner @ _T(V)
@@ -283,10 +275,8 @@ def _svd_back(U, s, Vh, dU, ds, dVh):
     """Townsend's formula for the reduced SVD a = U diag(s) Vh."""
     xp = namespace(U)
     V, k = _T(Vh), s.shape[-1]
-    if ds is None:
-        g = xp.zeros((*s.shape, k), dtype=s.dtype, **on(s))
-    else:
-        g = _array(ds)[..., None, :] * xp.eye(k, dtype=s.dtype, **on(s))
+    g = xp.zeros((*s.shape, k), dtype=s.dtype, **on(s)) if ds is None else \
+        _array(ds)[..., None, :] * xp.eye(k, dtype=s.dtype, **on(s))
     if dU is not None or dVh is not None:
         F = _gaps(s * s, "singular vectors")
         if dU is not None:
@@ -364,11 +354,19 @@ def _numpy_meaning(raw, a, b, linalg, xp):
     return (x, residuals, rank, linalg.svdvals(a))
 
 
+def _lstsq_rcond(a, args, kwargs):
+    """lstsq's cutoff ratio: None is max(M, N) times the machine precision (float64's for NumPy, which computes in it;
+    a's for another library), a negative one that precision."""
+    rcond, xp = args[0] if args else kwargs.get("rcond"), namespace(a)
+    eps = np.finfo(np.float64).eps if xp is np else xp.finfo(a.dtype).eps
+    return eps * max(a.shape[-2:]) if rcond is None else eps if rcond < 0 else rcond
+
+
 @adjoint(la.lstsq)
 def lstsq(a, b, *args, **kwargs):
-    """x = pinv(a) b for a of full column rank; the residuals ||b - a x||^2 have gradients -2 r x^T and 2 r (x is
-    optimal); the rank is an integer, and the singular values get their svd rule. The array API has no lstsq: another
-    library's arrays need its own (JAX's, torch's)."""
+    """x = pinv_k(a) b: the pseudo-inverse with lstsq's cutoff (`truncated_pinv`, of fixed rank); the residuals
+    ||b - a x||^2 have gradients -2 r x^T and 2 r (x is optimal); the rank is an integer, and the singular values get
+    their svd rule. The array API has no lstsq: another library's arrays need its own (JAX's, torch's)."""
     a, b = as_operand(a), as_operand(b)
     linalg, xp = _linalg(a, b), namespace(a)
     if linalg is la:
@@ -385,9 +383,9 @@ def lstsq(a, b, *args, **kwargs):
         da = db = None
         vector = b.ndim == 1 if hasattr(b, "ndim") else np.ndim(b) == 1
         if dx is not None:
-            X, pb = pinv(a)
+            X, pb = truncated_pinv(a, _lstsq_rcond(a, args, kwargs))
             dX = (dx[:, None] * conj(b)[None, :]) if vector else dx @ _H(b)  # (dx b^H)
-            da, db = pb(dX)[0], _H(X) @ dx
+            da, db = pb(dX), _H(X) @ dx
         if dres is not None and math.prod(tuple(result[1].shape)):
             r = b - a @ x
             w = xp.asarray(dres)

@@ -215,6 +215,8 @@ def roll(x, shift, *args, **kwargs):
 @adjoint(np.sort)
 def sort(x, *args, **kwargs):
     """y = take_along_axis(x, argsort(x)): the cotangent goes back through the inverse permutation."""
+    if type(x) in (list, tuple):  # (a list of numbers: the array NumPy sorts; its cotangent an array, as for others)
+        x = np.asarray(x)
     axis = args[0] if args else kwargs.get("axis", -1)
     xp = namespace(x)
     if xp is np:
@@ -343,6 +345,24 @@ def sliding_window_view(x, window_shape, *args, **kwargs):
         return (_restore(_scatter(dy, index, x_arr), x) if isinstance(x, (list, tuple)) else _scatter(dy, index, x_arr),
                 None, *_nones(args))
     return np.lib.stride_tricks.sliding_window_view(x, window_shape, *args, **kwargs), back
+
+
+@adjoint(np.lib.stride_tricks.as_strided)
+def as_strided(x, *args, **kwargs):
+    """A view of a C-contiguous `x` with the strides given: each entry of `x` gets the cotangents of every position
+    that reads it (the positions found from the strides, never from memory outside `x`, which NumPy would read)."""
+    y = np.lib.stride_tricks.as_strided(x, *args, **kwargs)
+    if not isinstance(x, np.ndarray) or not x.flags.c_contiguous or any(s % x.itemsize for s in y.strides):
+        raise ZygoteError("np.lib.stride_tricks.as_strided: zygotepy differentiates views of a C-contiguous array "
+                          "whose strides are whole elements; copy the array first (np.ascontiguousarray)")
+    index = sum(np.arange(n).reshape((-1,) + (1,) * (y.ndim - 1 - k)) * (s // x.itemsize)
+                for k, (n, s) in enumerate(zip(y.shape, y.strides))) + np.zeros(y.shape, dtype=np.intp)
+    if index.size and (index.min() < 0 or index.max() >= x.size):
+        raise ZygoteError("np.lib.stride_tricks.as_strided: the view reads memory outside its array")
+
+    def back(dy):
+        return (None if dy is None else _scatter(dy, index, x), *_nones(args))
+    return y, back
 
 
 @adjoint(np.take_along_axis)

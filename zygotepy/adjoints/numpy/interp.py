@@ -48,12 +48,13 @@ def interp(x, xp, fp, *args, **kwargs):
             dfp[0] += np.sum(np.asarray(dy) * below)
         if right is None:
             dfp[-1] += np.sum(np.asarray(dy) * above)
+        ds = np.real(d * conj(s)) if np.iscomplexobj(s) or np.iscomplexobj(d) else d * s  # (x, xp real: Re(dy s*))
         dxp = np.zeros(xp_.shape)
-        np.add.at(dxp, i, d * s * (t - 1))
-        np.add.at(dxp, i + 1, -d * s * t)
+        np.add.at(dxp, i, ds * (t - 1))
+        np.add.at(dxp, i + 1, -ds * t)
         ends = {name: unbroadcast(np.sum(np.asarray(dy) * outside), value) for name, value, outside in
                 (("left", left, below), ("right", right, above)) if value is not None}
-        return keyword_cotangents((unbroadcast(d * s, x), dxp.astype(xp_.dtype, copy=False), dfp,
+        return keyword_cotangents((unbroadcast(ds, x), dxp.astype(xp_.dtype, copy=False), dfp,
                                    *(ends.get(name) for name in ("left", "right", "period")[:len(args)])), kwargs,
                                   **ends)
     return y, back

@@ -178,9 +178,45 @@ def slogdet(a):
     return result, back
 
 
+def truncated_pinv(a, rcond):
+    """X = pinv(a) less the singular values s <= rcond * max(s) (NumPy's cutoff), and its back at that rank. X = G a^H,
+    G = f(a^H a), f(l) = 1/l above the cutoff, else 0, whatever the dropped values are (Golub and Pereyra's formula on
+    the truncation misses the coupling to them): with Gb = dX a, Mb = V (F o V^H Gb V) V^H (Daleckii-Krein, F_ij =
+    (f_i - f_j) / (l_i - l_j); to a's null space P = I - V V^H, f_i / l_i), da = a (Mb + Mb^H) + dX^H G."""
+    xp = namespace(a)
+    U, s, Vh = _linalg(a).svd(a, full_matrices=False)
+    V, lam = _H(Vh), s * s
+    keep = s > (np.asarray(rcond)[..., None] if xp is np else rcond) * xp.max(s, axis=-1, keepdims=True)
+    f = xp.where(keep, 1 / xp.where(keep, lam, xp.ones_like(lam)), xp.zeros_like(lam))
+
+    def back(dX):
+        ki, kj, fi, fj = keep[..., :, None], keep[..., None, :], f[..., :, None], f[..., None, :]
+        gap = xp.where(ki != kj, lam[..., :, None] - lam[..., None, :], xp.ones_like(fi * fj))
+        F = xp.where(ki & kj, -fi * fj, xp.where(ki != kj, (fi - fj) / gap, xp.zeros_like(gap)))
+        Gb, c = dX @ a, f * f
+        GbV, VhGb = Gb @ V, Vh @ Gb
+        Mb = V @ (F * (Vh @ GbV)) @ Vh + (V * c[..., None, :]) @ (VhGb - (VhGb @ V) @ Vh) \
+            + ((GbV - V @ (Vh @ GbV)) * c[..., None, :]) @ Vh
+        return a @ (Mb + _H(Mb)) + _H(dX) @ ((V * f[..., None, :]) @ Vh)
+    return (V * (f * s)[..., None, :]) @ _H(U), back
+
+
+def _pinv_rcond(a, xp, args, kwargs):
+    """The cutoff ratio pinv used: NumPy's rcond (1e-15 by default) or rtol (None: max(M, N) eps), the array API's rtol
+    (None: max(M, N) eps)."""
+    kw = {**dict(zip(("rcond", "hermitian") if xp is np else ("rtol", "hermitian"), args)), **kwargs}
+    if kw.get("rcond") is not None:
+        return kw["rcond"]
+    if xp is np and "rtol" not in kw:
+        return 1e-15
+    return max(a.shape[-2:]) * (np.finfo(np.result_type(a.dtype, 1.0)) if xp is np else xp.finfo(a.dtype)).eps \
+        if kw.get("rtol") is None else kw["rtol"]
+
+
 @adjoint(la.pinv)
 def pinv(a, *args, **kwargs):
-    """Golub & Pereyra's derivative of the pseudo-inverse X of a (of constant rank), transposed. With hermitian=True,
+    """The derivative of the pseudo-inverse X of a at constant rank (decompositions.truncated_pinv: exact where the
+    cutoff drops nonzero singular values, Golub & Pereyra's formula where it drops none), transposed. With hermitian=True,
     NumPy reads only the lower triangle, and the gradient goes there (eigh's convention). Another library's pinv takes
     the cutoff as the array API's `rtol` (NumPy's `rcond` means the same)."""
     a = as_operand(a)
@@ -202,8 +238,7 @@ def pinv(a, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, *(None for _ in args))
-        I_m, I_n = xp.eye(a.shape[-2], dtype=X.dtype, **on(X)), xp.eye(a.shape[-1], dtype=X.dtype, **on(X))
-        g = -_H(X) @ dy @ _H(X) + (I_m - a @ X) @ _H(dy) @ X @ _H(X) + _H(X) @ X @ _H(dy) @ (I_n - X @ a)
+        g = truncated_pinv(a, _pinv_rcond(a, xp, args, kwargs))[1](dy)  # (of fixed rank: the cutoff's truncation)
         if hermitian:  # a Hermitian perturbation, folded onto the lower triangle that was read (as eigh's rule)
             g = _lower(0.5 * (g + _H(g)))
         return (g, *(None for _ in args))

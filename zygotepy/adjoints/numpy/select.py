@@ -31,6 +31,8 @@ def where(cond, *ab):
 def clip(x, *bounds, **kwargs):
     """clip(x, lo, hi) = minimum(maximum(x, lo), hi): each entry's cotangent goes to the one of x, lo, hi it equals
     (x at the boundaries); bounds given by keyword (a_min=/a_max=, or NumPy 2's min=/max=) get theirs there."""
+    if type(x) in (list, tuple):  # (a list of numbers: the array NumPy clips)
+        x = np.asarray(x)
     y = _call(np.clip, x, *bounds, **kwargs)
     names = [k if k in kwargs else k[2:] for k in ("a_min", "a_max")[len(bounds):]]
     lo, hi = (*bounds, *(kwargs.get(k) for k in names))

@@ -2,6 +2,7 @@
 (`list.copy`, `copy.copy` of containers and plain objects, `copy.deepcopy`), and sets (whose cotangent is a dict from
 element to cotangent). A tuple's or list's cotangent is a tuple or list of its items' (`None` where no gradient
 flows)."""
+import collections
 import copy
 import types
 
@@ -12,7 +13,7 @@ from ...ast_adjoint.call_checks import call_site
 from ...ast_adjoint.dispatch import J
 from ...errors import ZygoteError
 from ...structgrad import StructGrad
-from ..registry import adjoint, nondifferentiable
+from ..registry import adjoint, code_rule, nondifferentiable
 from .common import Items, like
 
 
@@ -215,3 +216,22 @@ def set_add(s, value):
             return (dy, None)
         return ({k: g for k, g in dy.items() if k != value} or None, dy.get(value))
     return rt.set_add(s, value), back
+
+
+# every namedtuple class has its own `_make` classmethod, all made from this one code object
+_MAKE = collections.namedtuple("_Probe", "a")._make.__func__.__code__
+
+
+@code_rule(_MAKE)
+def namedtuple_make(cls, iterable):
+    """`P._make(items)`, of any namedtuple class: `tuple.__new__(P, items)` (its source calls that C function, which
+    has no rule). The iterable is taken once; each field's cotangent goes back to the item that set it."""
+    items = list(iterable)
+    y = cls._make(items)  # (a wrong number of items: Python's TypeError)
+
+    def back(dy):
+        if dy is None:
+            return (None, None)
+        grads = list(dy) if isinstance(dy, (tuple, list)) else [dy.get(f) for f in cls._fields]
+        return (None, like(iterable, grads))
+    return y, back

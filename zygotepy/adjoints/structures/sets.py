@@ -14,7 +14,7 @@ from ...ast_adjoint.dispatch import differentiable
 from ...errors import ZygoteError
 from ..in_place import updates_in_place
 from ..registry import adjoint
-from .common import KEYS_VIEW, like
+from .common import KEYS_VIEW, Items, like
 
 _SETS = (set, frozenset)
 SET_LIKE = (set, frozenset, KEYS_VIEW)  # what combines as a set (`d.keys() | s`)
@@ -65,7 +65,16 @@ def _made(kind):
     @adjoint(kind, optional=True)
     def rule(items=()):
         """`set(items)` / `frozenset(items)` of a list, tuple, set or dict (its keys): an element given twice is
-        stored once, and the first gets its cotangent."""
+        stored once, and the first gets its cotangent. A generator expression or `iter(...)` (`Items`) is taken once,
+        as a list, whose cotangent goes back to the positions of the items it had left."""
+        if type(items) is Items:
+            taken = list(items)
+            y, listed = rule(taken)
+
+            def items_back(dy):
+                grads = listed(dy)[0]
+                return (None if grads is None else like(items, list(grads)),)
+            return y, items_back
         if not isinstance(items, _MAKERS) and differentiable(items):
             raise ZygoteError(f"zygotepy cannot differentiate {kind.__name__}() of a {type(items).__name__}; make it "
                               f"from a list, a tuple or a set")

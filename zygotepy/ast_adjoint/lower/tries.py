@@ -39,6 +39,18 @@ def _reads(nodes):
     return names
 
 
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def _assigned(stmts):
+    """The names the statements bind in their function's scope, in order: not a comprehension's own variables (its
+    scope), but an assignment expression's inside one (`[y := f(v) for v in xs]` binds `y` outside)."""
+    flat = flat_nodes(stmts)
+    own = {id(t) for m in flat if isinstance(m, _COMPREHENSIONS) for g in m.generators for t in gast.walk(g.target)}
+    names = assigned_names(stmts, [m for m in flat if id(m) not in own])
+    return names + [m.target.id for m in flat if isinstance(m, gast.NamedExpr) and m.target.id not in names]
+
+
 def _returns_tagged(stmts):
     """The body's own `return v` (not a nested function's) made `return (True, v)`."""
     work = list(stmts)
@@ -76,9 +88,9 @@ class Tries:
             name = n.attr if isinstance(n, gast.Attribute) else n.id if isinstance(n, gast.Name) else ""
             if name.startswith("__") and not name.endswith("__"):
                 self.fail(f"the private name {name} inside try", n)
-        names = [n for n in _reads(node.body) + assigned_names(node.body) if n in self.locals or n in self.freevars]
+        names = [n for n in _reads(node.body) + _assigned(node.body) if n in self.locals or n in self.freevars]
         params = list(dict.fromkeys(names))
-        assigned = [n for n in assigned_names(node.body) if n in self.locals]
+        assigned = [n for n in _assigned(node.body) if n in self.locals]
         self.refuse_partial(node, assigned)
         fn = self.body_function(node, params, assigned)
         kinds = [h.type if h.type is not None else gast.Name("BaseException", gast.Load(), None, None)
@@ -93,7 +105,7 @@ class Tries:
         """Refuse what the failure of a body after it assigned a variable would let be seen (see the module)."""
         body = node.body
         atomic = isinstance(body[-1], (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass))
-        partial = set(assigned_names(body[:-1] if atomic else body)) & set(assigned)
+        partial = set(_assigned(body[:-1] if atomic else body)) & set(assigned)
         if not partial:
             return
         seen = set(_reads(node.handlers))

@@ -18,7 +18,7 @@ import numpy as np
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J
 from ..ast_adjoint.mutate import finish_backward
-from ..errors import ForwardModeError, ZygoteError
+from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..forward.dual import strip, tangent_rule
 from ..forward.levels import pass_through
 from ..runtime.context import current
@@ -149,6 +149,9 @@ def _updated_argument(f, args, before):
             f"{name} before updating it, or call {name} without checkpoint")
 
 
+nondifferentiable(snapshot, first_updated, rt.refuse_try_update)  # (an outer level transforming the rule below)
+
+
 @adjoint(rt.attempt)
 def attempt_rule(fn, caught, *args):
     """A `try` body's function, differentiated as any call; where it raised one of `caught`, nothing it did reaches
@@ -160,10 +163,15 @@ def attempt_rule(fn, caught, *args):
         y, back = J(fn, *args)
     except BaseException as exc:
         exc = rt.unwind(contexts, exc)
-        if not isinstance(exc, caught):
+        if not isinstance(exc, caught) or isinstance(exc, ZygoteError):  # (a refusal of zygotepy's: never handled)
             raise exc
         del ctx.entries[entries:]
         rt.refuse_try_update(fn, args, before)
+        if rt.differentiable(exc.args) or rt.differentiable(exc):
+            raise UnsupportedSyntax("a try whose body raised an exception holding a value that may carry a gradient "
+                                    f"({type(exc).__name__})", fn.__code__.co_filename, fn.__code__.co_firstlineno,
+                                    "zygotepy does not follow a gradient through an exception; return the value, or "
+                                    "raise it without the value")
         return (False, exc), lambda dy: (None,) * (2 + len(args))
     rt.refuse_try_update(fn, args, before)
 

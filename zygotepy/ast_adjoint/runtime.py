@@ -304,7 +304,7 @@ def attempt(fn, caught, *args):
     try:
         result = fn(*args)
     except BaseException as exc:
-        if not isinstance(exc, caught):
+        if not isinstance(exc, caught) or isinstance(exc, ZygoteError):  # (zygotepy's refusals are never the user's)
             raise
         refuse_try_update(fn, args, before)
         return False, exc
@@ -324,6 +324,10 @@ def refuse_try_update(fn, args, before):
 
 def raise_(exc):
     raise exc
+
+
+def raise_from(exc, cause):
+    raise exc from cause
 
 
 def assertion_failed(msg):

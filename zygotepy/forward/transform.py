@@ -21,6 +21,7 @@ dual number flows in: hessian runs the reverse program on duals, those calls inc
 """
 import ast
 import functools
+import sys
 import types
 
 import gast
@@ -31,7 +32,7 @@ from ..adjoints import registry
 from ..ast_adjoint.call_checks import installed, library
 from ..ast_adjoint.dispatch import J, J_kw
 from ..ast_adjoint.source import SourceUnavailable, get_source
-from ..errors import ForwardModeError, MissingTangentRule
+from ..errors import ForwardModeError, MissingTangentRule, ZygoteError
 from .dual import FORWARD, Dual, apply, has_dual, strip
 from .levels import PASS_THROUGH
 
@@ -44,6 +45,15 @@ _TRANSFORMED = set()  # transformed code objects: functions made by transformed 
 
 
 class _RouteCalls(ast.NodeTransformer):
+    def visit_ExceptHandler(self, node):
+        """A handler starts by raising again an error of zygotepy's own (`call.own_errors`): a refusal is never the
+        user's exception (`except Exception:` would take another path than Python's, silently)."""
+        self.generic_visit(node)
+        first = node.body[0] if node.body else node
+        again = ast.Expr(ast.Call(ast.Attribute(ast.Name(CALL, ast.Load()), "own_errors", ast.Load()), [], []))
+        node.body = [ast.copy_location(again, first), *node.body]
+        return node
+
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "super":  # zero-argument super reads its frame
@@ -173,6 +183,14 @@ def _library(fn, args, kwargs, named=None):
         raise MissingTangentRule(named or fn, f"it raised {type(e).__name__}: {e}") from e
 
 
+def own_errors():
+    """Called first in a transformed `except` handler: an error of zygotepy's own is raised again, never handled."""
+    exc = sys.exc_info()[1]
+    if isinstance(exc, ZygoteError):
+        raise exc
+
+
+call.own_errors = own_errors
 _CALL_CELL = types.CellType(call)
 
 

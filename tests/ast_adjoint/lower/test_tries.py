@@ -1,6 +1,7 @@
 """`try`/`except` (ast_adjoint/lower/tries.py): the body runs as a function of its own through `runtime.attempt`;
 gradients on both paths against central differences, with every optimisation on and off, and the refusals of what a
 failed body would leave otherwise than Python does."""
+import math
 import os
 import sys
 
@@ -226,3 +227,112 @@ def test_an_update_in_place_is_refused_where_no_gradient_flows_too():
 def test_the_plain_form_shows_the_body_as_one_call():
     text = show_adjoint(safe_ratio)
     assert "_attempt, _try_" in text and "_isinstance(" in text
+
+
+_CALLS = [0]
+
+
+def _counts_calls(x):
+    global _CALLS
+    _CALLS = [_CALLS[0] + 1]  # (a global statement: zygotepy refuses the helper)
+    return x * 3.0
+
+
+def _swallows_a_refusal(x):
+    try:
+        y = _counts_calls(x)
+    except Exception:
+        y = x
+    return y
+
+
+def _stores_into_zeros(x):
+    try:
+        out = np.zeros(2)
+        out[0] = x[0] ** 2
+        y = np.sum(out) * x[1]
+    except Exception:
+        return np.sum(x)
+    return y
+
+
+def test_zygotepys_own_refusal_is_never_the_users_exception(mode):
+    """`except Exception:` caught zygotepy's refusal of something in the body and took the handler: the value and
+    gradient of the other path, silently (gradient 1.0 for 3.0). In forward mode (hessian) too: a ForwardModeError of
+    the body gave a zero Hessian."""
+    from zygotepy import ForwardModeError, ZygoteError
+    with pytest.raises(ZygoteError):
+        gradient(_swallows_a_refusal, 2.0)
+    with pytest.raises(ForwardModeError):
+        hessian(_stores_into_zeros, np.array([1.5, 0.7]))
+
+
+class _Stop(Exception):
+    def __init__(self, v):
+        super().__init__(v)
+        self.v = v
+
+
+def _value_in_the_exception(x):
+    try:
+        raise _Stop(x * x)
+    except _Stop as e:
+        return e.v * 3.0
+
+
+def _walrus_before_the_raise(x):
+    a = 0.0
+    try:
+        (a := x * 2.0) + math.log(x)
+    except ValueError:
+        pass
+    return a
+
+
+def _read_through_a_closure(x):
+    a = 0.0
+    get = lambda: a  # noqa: E731
+    try:
+        a = x * 2.0
+        b = math.log(x)
+    except ValueError:
+        return get()
+    return a + b
+
+
+@pytest.mark.parametrize("f, x, message", [
+    (_value_in_the_exception, 2.0, "raised an exception holding a value that may carry a gradient"),
+    (_walrus_before_the_raise, -2.0, "assigns 'a' before a statement that may raise"),
+    (_read_through_a_closure, -2.0, "assigns 'a' before a statement that may raise"),
+], ids=["exception's value", "assignment expression", "closure"])
+def test_what_a_failed_body_would_leave_unseen_is_refused(f, x, message, mode):
+    """Each gave a silently wrong gradient (None, or the value before the body's assignment)."""
+    with pytest.raises(UnsupportedSyntax, match=message):
+        gradient(f, x)
+
+
+def _reraises(x, k):
+    try:
+        return [x * 2.0, x * 3.0][k]
+    except IndexError:
+        if k > 5:
+            raise
+        return x * 5.0
+
+
+def _chained(x):
+    try:
+        return math.log(x)
+    except ValueError as e:
+        raise RuntimeError("negative") from e
+
+
+def test_a_bare_raise_in_a_handler_and_raise_from(mode):
+    """A bare `raise` in a handler was refused ("a bare raise"); `raise B from e` lost its `__cause__`."""
+    assert gradient(_reraises, 1.5, 1) == (3.0, None)
+    assert gradient(_reraises, 1.5, 3) == (5.0, None)
+    with pytest.raises(IndexError):
+        gradient(_reraises, 1.5, 7)
+    with pytest.raises(RuntimeError) as info:
+        gradient(_chained, -1.0)
+    assert isinstance(info.value.__cause__, ValueError)

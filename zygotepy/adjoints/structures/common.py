@@ -18,7 +18,7 @@ KEYS_VIEW = type({}.keys())  # a dict's keys view: a set of the keys, whose cota
 
 nondifferentiable(on, on_any, zeros_on)  # device keywords and fresh zeros: constants (an outer level runs the rules' code)
 nondifferentiable(rt.flat_index, rt.unreachable, rt.none_set, rt.any_set, rt.new_cell, rt.set_cell, rt.contained_in, rt.not_contained_in,
-                  rt.raise_, rt.assertion_failed, rt.format_value, rt.join_str, rt.is_scalar, rt.is_same,
+                  rt.raise_, rt.raise_from, rt.assertion_failed, rt.format_value, rt.join_str, rt.is_scalar, rt.is_same,
                   rt.is_none, rt.is_not_none, rt.all_true, rt.import_name, range, slice)
 
 

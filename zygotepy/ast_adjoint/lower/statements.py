@@ -197,6 +197,9 @@ class Statements:
     def stmt_Raise(self, node):
         if node.exc is None:
             self.fail("a bare raise", node)
+        if node.cause is not None:  # `raise B from e`
+            self.call(Const(rt.raise_from), [self.expr(node.exc), self.expr(node.cause)], hint="_")
+            return
         self.call(Const(rt.raise_), [self.expr(node.exc)], hint="_")
 
     def stmt_Assert(self, node):

@@ -64,6 +64,21 @@ def _returns_tagged(stmts):
         work.extend(c for c in gast.iter_child_nodes(n))
 
 
+def _reraising(stmts, exc):
+    """A handler's statements with its bare `raise` (not a nested handler's, nor a nested function's) made
+    `raise <the caught exception>`: Python's re-raise of the exception being handled."""
+    stmts = copy.deepcopy(stmts)
+    work = list(stmts)
+    while work:
+        n = work.pop()
+        if isinstance(n, (*SCOPES, gast.Try)):
+            continue
+        if isinstance(n, gast.Raise) and n.exc is None:
+            n.exc = copy.deepcopy(exc)
+        work.extend(gast.iter_child_nodes(n))
+    return stmts
+
+
 def _leaves(stmts):
     """Does this block always leave by `raise` or `return` (so nothing after the `try` runs after it)?"""
     return bool(stmts) and isinstance(stmts[-1], (gast.Raise, gast.Return))
@@ -104,16 +119,17 @@ class Tries:
     def refuse_partial(self, node, assigned):
         """Refuse what the failure of a body after it assigned a variable would let be seen (see the module)."""
         body = node.body
-        atomic = isinstance(body[-1], (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass))
+        # (a simple last statement binds its names after all it calls ran; an assignment expression in it, before)
+        atomic = isinstance(body[-1], (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass)) \
+            and not any(isinstance(n, gast.NamedExpr) for n in gast.walk(body[-1]))
         partial = set(_assigned(body[:-1] if atomic else body)) & set(assigned)
         if not partial:
             return
-        seen = set(_reads(node.handlers))
+        seen = set(_reads(node.handlers)) | (partial & self.cellvars)  # (a nested function may read it anywhere)
         if not all(_leaves(h.body) for h in node.handlers):
-            outside = [n for n in flat_nodes(self.source_node.body) if n is not node]
             inside = {id(n) for s in body + node.orelse for n in gast.walk(s)}
-            seen |= {n.id for n in outside if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-                     and id(n) not in inside}
+            seen |= {n.id for s in self.source_node.body for n in gast.walk(s) if isinstance(n, gast.Name)
+                     and isinstance(n.ctx, gast.Load) and id(n) not in inside}
         read = sorted(partial & seen)
         if read:
             self.fail(f"a try whose body assigns {', '.join(map(repr, read))} before a statement that may raise, "
@@ -165,7 +181,7 @@ class Tries:
             h = node.handlers[k]
             bind = [gast.Assign([gast.Name(h.name.id, gast.Store(), None, None)], value, None)] if h.name else []
             test = gast.Call(load(check), [value, item(load(caught_name), k)], [])
-            failure = [gast.If(test, bind + h.body, failure)]
+            failure = [gast.If(test, bind + _reraising(h.body, value), failure)]
         outcome = gast.If(item(load(out_name), 0), success or [gast.Pass()], failure)
         for n in gast.walk(outcome):
             if not hasattr(n, "lineno") or getattr(n, "lineno", None) is None:

@@ -153,7 +153,7 @@ nondifferentiable(snapshot, first_updated, rt.refuse_try_update)  # (an outer le
 
 
 @adjoint(rt.attempt)
-def attempt_rule(fn, caught, *args):
+def attempt_rule(fn, caught, named, *args):
     """A `try` body's function, differentiated as any call; where it raised one of `caught`, nothing it did reaches
     the gradient: the `with` blocks it entered are left, its journal entries (updates of its own arrays) dropped."""
     before = [snapshot(a) for a in args]
@@ -161,26 +161,38 @@ def attempt_rule(fn, caught, *args):
     contexts, entries = len(ctx.contexts), len(ctx.entries)
     try:
         y, back = J(fn, *args)
+    except ZygoteError as e:  # (J's refusal of a body that updates an argument: said as the try's)
+        first = str(e).splitlines()[0] if str(e) else ""
+        if "updates its argument" not in first:
+            raise
+        raise UnsupportedSyntax("a try whose body updates a variable it reads in place", fn.__code__.co_filename,
+                                fn.__code__.co_firstlineno, "update it after the try, or update a copy") from e
     except BaseException as exc:
         exc = rt.unwind(contexts, exc)
         if not isinstance(exc, caught) or isinstance(exc, ZygoteError):  # (a refusal of zygotepy's: never handled)
             raise exc
         del ctx.entries[entries:]
         rt.refuse_try_update(fn, args, before)
-        if rt.differentiable(exc.args) or rt.differentiable(exc):
+        handler = next(k for k, kind in enumerate(caught) if isinstance(exc, kind))
+        if named[handler] and (rt.differentiable(exc.args) or rt.differentiable(exc)):  # (`except E as e`: `e.v`)
             raise UnsupportedSyntax("a try whose body raised an exception holding a value that may carry a gradient "
                                     f"({type(exc).__name__})", fn.__code__.co_filename, fn.__code__.co_firstlineno,
                                     "zygotepy does not follow a gradient through an exception; return the value, or "
                                     "raise it without the value")
-        return (False, exc), lambda dy: (None,) * (2 + len(args))
+        return (False, exc), lambda dy: (None,) * (3 + len(args))
     rt.refuse_try_update(fn, args, before)
 
     def attempt_back(dy):
         d = None if dy is None else dy[1]
         if d is None:
-            return (None,) * (2 + len(args))
-        return (None, None, *back(d)[1:])
+            return (None,) * (3 + len(args))
+        return (None, None, None, *back(d)[1:])
     return (True, y), attempt_back
+
+
+# (run even where no gradient flows into the body: hessian's dual numbers may, and J's derived code takes them, where
+# the body called as it is would hand them to C functions)
+attempt_rule.__zygote_always__ = True
 
 
 @adjoint(checkpoint)

@@ -296,10 +296,11 @@ def unwind(mark, exc):
     return exc
 
 
-def attempt(fn, caught, *args):
+def attempt(fn, caught, named, *args):
     """`try: fn(*args)` for generated code (lower/tries.py): `(True, result)`, or `(False, exception)` where `fn`
-    raised an instance of `caught` (a tuple of exception types). Its rule (adjoints/control.py) differentiates `fn`;
-    this is its run where no gradient flows, which refuses updates of the arguments as the rule does."""
+    raised an instance of `caught` (a tuple of exception types, one per handler; `named`: which handlers bind the
+    exception to a name). Its rule (adjoints/control.py) differentiates `fn`; this is the call as it is, which
+    refuses updates of the arguments as the rule does."""
     before = [state(a) for a in args]
     try:
         result = fn(*args)

@@ -3,11 +3,11 @@
 The IR has no edge for an exception raised halfway through a block, and the backward must know which statements ran.
 So the body runs as one call: the statements of `try` are compiled, at their own lines of the user's file, into a
 function `_try_<line>` whose parameters are the function's variables the body reads or assigns, and which returns
-`(False, (the assigned variables,))`, or `(True, value)` where the body returns. `attempt(fn, types, *args)` (its rule
-differentiates `fn` as any call) gives `(True, fn's result)`, or `(False, exception)` where one of the handlers' types
-was raised. What follows is plain Python the lowering already knows:
+`(False, (the assigned variables,))`, or `(True, value)` where the body returns. `attempt(fn, types, named, *args)`
+(its rule differentiates `fn` as any call) gives `(True, fn's result)`, or `(False, exception)` where one of the
+handlers' types was raised (`named`: which handlers bind it, `except E as e`). What follows is plain Python the lowering already knows:
 
-    _try = attempt(_try_12, (LinAlgError,), K)
+    _try = attempt(_try_12, (LinAlgError,), (False,), K)
     if _try[0]:
         L, = _try[1][1]            # (`return _try[1][1]` where the body returned)
         <the else clause>
@@ -113,7 +113,8 @@ class Tries:
         caught = self.expr(gast.copy_location(gast.Tuple(kinds, gast.Load()), node), hint="_caught")
         args = [self.expr(gast.Name(n, gast.Load(), None, None)) if n in self.env or n in self.freevars
                 else Const(rt.UNBOUND) for n in params]
-        out = self.call(Const(rt.attempt), [Const(fn), caught, *args], hint="_try")
+        named = Const(tuple(h.name is not None for h in node.handlers))
+        out = self.call(Const(rt.attempt), [Const(fn), caught, named, *args], hint="_try")
         self.lower_outcome(node, out, caught, assigned)
 
     def refuse_partial(self, node, assigned):

@@ -55,3 +55,24 @@ def printing_and_constants(x):
 def test_printing_and_text_of_constants_are_followed(capsys):
     assert gradient(printing_and_constants, 1.25) == (2.5,)
     assert "x = 1.250" in capsys.readouterr().out
+
+
+def layers_by_name(ws, x):
+    params = {}
+    for i, w in enumerate(ws):
+        params[f"layer{i}"] = w * x
+    return float(params["layer0"]) + np.sum(np.asarray(params["layer1"]))
+
+
+def key_read_back(x):
+    d = {str(x): 1.0}
+    d[str(2 * x)] = 2.0
+    return float(list(d)[1]) * x
+
+
+def test_text_as_a_key_is_no_text_in_the_values(mode):
+    """`params[f"layer{i}"] = w * x` then `float(params["layer0"])` was refused as a number read back from text (the
+    key's text was followed into the dict); a number read back from the keys themselves still is."""
+    assert gradient(layers_by_name, [0.5, 1.2], 1.3) == ([pytest.approx(1.3), pytest.approx(1.3)], pytest.approx(1.7))
+    with pytest.raises(UnsupportedSyntax, match="a number read back from text"):
+        gradient(key_read_back, 0.7)

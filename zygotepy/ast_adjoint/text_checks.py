@@ -14,11 +14,13 @@ import operator
 import numpy as np
 
 from ..errors import UnsupportedSyntax
+from . import mutate as mt
 from . import runtime as rt
 from .analysis import callee_object, varied_values
 from .ir import Assign, Call, Const, Def, If, Loop, Var, atoms, out_vars, walk
 
 _TEXT_MAKERS = frozenset((str, repr, ascii, format, rt.format_value))
+_STORES = frozenset((operator.setitem, mt.setitem))  # (container, key, value)
 _FORMAT_METHODS = frozenset(("format", "format_map"))
 _READERS = frozenset((float, complex, np.float64, np.float32, np.float16, np.longdouble, np.complex128, np.complex64,
                       np.array, np.asarray, np.fromstring, decimal.Decimal, fractions.Fraction, json.loads,
@@ -27,24 +29,32 @@ _READERS = frozenset((float, complex, np.float64, np.float32, np.float16, np.lon
 
 def check_text_round_trips(fn, code, globals_, need=None):
     """Raise UnsupportedSyntax at the first call reading a number out of text that a value with a gradient was
-    written into, in IR function `fn`."""
+    written into, in IR function `fn`. Text used as a key (`params[f"w{i}"] = w`) makes its dict one whose keys are
+    text (`keyed`), not one whose values are: reading a value (`params["w0"]`) is no round trip; anything else done
+    with such a dict (its keys listed, iterated) counts as text."""
     varied = None
     flows, texts = {}, set()
     for s in walk(fn.body):
-        for source, target in _flows(s):
-            flows.setdefault(source, []).append(target)
+        for source, target, kind in _flows(s):
+            flows.setdefault(source, []).append((target, kind))
         if isinstance(s, Assign) and isinstance(s.value, Call) and _writes_text(s.value, globals_):
             varied = varied_values(fn, code, globals_, need) if varied is None else varied
             if any(v in varied for v in _inputs(s.value)):
                 texts.update(out_vars(s.out))
     if not texts:
         return
-    work = list(texts)
+    keyed = set()
+    work = [(v, True) for v in texts]
     while work:
-        for nxt in flows.get(work.pop(), ()):
-            if nxt not in texts:
-                texts.add(nxt)
-                work.append(nxt)
+        var, is_text = work.pop()
+        for nxt, kind in flows.get(var, ()):
+            if not is_text and kind == "read":  # (a value read out of a dict whose keys alone are text)
+                continue
+            to_text = kind != "key" if is_text else kind == "call"
+            into = texts if to_text else keyed
+            if nxt not in into:
+                into.add(nxt)
+                work.append((nxt, to_text))
     for s in walk(fn.body):
         if isinstance(s, Assign) and isinstance(s.value, Call) and \
                 callee_object(s.value.fn, globals_) in _READERS and any(v in texts for v in _inputs(s.value)):
@@ -71,15 +81,27 @@ def _writes_text(call, globals_):
 
 
 def _flows(s):
-    """(source, target) pairs along which text (any data) moves in statement `s`."""
+    """(source, target, kind) triples along which text (any data) moves in statement `s`: "key" from a key into the
+    dict stored into, "read" from a container into the item read, "keep" into a new version of the same value (a
+    store's result, a join, a loop's carry), "call" into any other call's result."""
     if isinstance(s, Assign):
-        value = s.value if isinstance(s.value, Call) else (s.value,)
-        return [(a, o) for a in atoms(value) if isinstance(a, Var) for o in out_vars(s.out)]
+        outs = list(out_vars(s.out))
+        if not isinstance(s.value, Call):
+            return [(a, o, "keep") for a in atoms((s.value,)) if isinstance(a, Var) for o in outs]
+        call = s.value
+        fn = call.fn.value if isinstance(call.fn, Const) else None
+        if fn is operator.getitem and len(call.args) == 2:
+            return [(call.args[0], o, "read") for o in outs if isinstance(call.args[0], Var)]
+        if fn in _STORES and len(call.args) == 3:
+            container, key, value = call.args
+            return [(a, o, kind) for a, kind in ((container, "keep"), (key, "key"), (value, "call"))
+                    if isinstance(a, Var) for o in outs]
+        return [(a, o, "call") for a in atoms(call) if isinstance(a, Var) for o in outs]
     if isinstance(s, Def):
-        return [(a, s.out) for a in (*s.values, *(s.defaults or ())) if isinstance(a, Var)]
+        return [(a, s.out, "call") for a in (*s.values, *(s.defaults or ())) if isinstance(a, Var)]
     if isinstance(s, If):
-        return [(a, p.out) for p in s.phis for a in (p.then, p.orelse) if isinstance(a, Var)]
+        return [(a, p.out, "keep") for p in s.phis for a in (p.then, p.orelse) if isinstance(a, Var)]
     if isinstance(s, Loop):
-        pairs = [(a, c.var) for c in s.carries for a in (c.init, c.next) if isinstance(a, Var)]
-        return pairs + ([(s.iter, s.target)] if isinstance(s.target, Var) and isinstance(s.iter, Var) else [])
+        pairs = [(a, c.var, "keep") for c in s.carries for a in (c.init, c.next) if isinstance(a, Var)]
+        return pairs + ([(s.iter, s.target, "call")] if isinstance(s.target, Var) and isinstance(s.iter, Var) else [])
     return []

@@ -133,7 +133,7 @@ def shallow_copy(x):
     """`copy.copy(x)`: what Python's shallow copy makes, a new list, dict, array or plain object holding the same items
     (a tuple, number or string is itself). The caller links the copy to `x` like any call's result, so an item updated
     in place through either is seen through the other. A class with a `__copy__` of its own runs it as derived code;
-    one that copies itself another way (`__reduce_ex__`) raises a ZygoteError naming the call."""
+    one that copies itself another way (`__reduce_ex__`, `__slots__`) raises a ZygoteError naming the call."""
     t = type(x)
     if t is list or t is dict or t is np.ndarray:
         return x.copy(), lambda dy: (None if dy is None else list(dy) if t is list else dict(dy) if t is dict else dy,)
@@ -145,19 +145,13 @@ def shallow_copy(x):
     if isinstance(own, types.FunctionType):
         y, pb = J(own, x)
         return y, lambda dy: (pb(dy)[1],)
-    slots = [n for c in t.__mro__ for n in ((c.__dict__.get("__slots__") or ()) if not isinstance(
-        c.__dict__.get("__slots__"), str) else (c.__dict__["__slots__"],)) if n not in ("__dict__", "__weakref__")]
-    if not (hasattr(x, "__dict__") or slots) or t.__reduce_ex__ is not object.__reduce_ex__ \
+    if not hasattr(x, "__dict__") or hasattr(t, "__slots__") or t.__reduce_ex__ is not object.__reduce_ex__ \
             or t.__reduce__ is not object.__reduce__ or isinstance(x, (types.FunctionType, type, types.ModuleType)):
         raise ZygoteError(f"{call_site() or 'copy.copy'}: zygotepy cannot differentiate copy.copy of a {t.__name__}: "
                           f"only lists, dicts, arrays and plain objects (their attributes shared, as Python's shallow "
                           f"copy shares them) are; build the copy explicitly")
     y = object.__new__(t)
-    for name in slots:  # (a class with `__slots__`: its fields are there, as Python's copy finds them)
-        if hasattr(x, name):
-            object.__setattr__(y, name, object.__getattribute__(x, name))
-    if hasattr(x, "__dict__"):
-        y.__dict__.update(x.__dict__)
+    y.__dict__.update(x.__dict__)
 
     def back(dy):
         if dy is None:

@@ -232,3 +232,16 @@ def test_a_cutoff_that_drops_a_singular_value_is_refused_in_forward_mode():
             jvp(f, (a,), (np.ones_like(a),))
         fd = np.array([(f(a + 1e-6 * e) - f(a - 1e-6 * e)) / 2e-6 for e in np.eye(6).reshape(6, 3, 2)]).reshape(3, 2)
         np.testing.assert_allclose(jacobian(f, a)[0], fd, atol=1e-6)
+
+
+def test_the_upper_cholesky_factor_in_forward_mode():
+    """`cholesky(a, upper=True)`: the tangent was the lower factor's formula applied to U (not even triangular), and
+    hessian and hvp through it were wrong; gradient was right."""
+    from zygotepy import jvp
+    a, da = np.array([[4.0, 1.0], [1.0, 3.0]]), np.array([[1.0, 0.5], [0.5, 2.0]])
+    _, got = jvp(lambda m: np.linalg.cholesky(m, upper=True), (a,), (da,))
+    fd = (np.linalg.cholesky(a + 1e-6 * da, upper=True) - np.linalg.cholesky(a - 1e-6 * da, upper=True)) / 2e-6
+    np.testing.assert_allclose(got, fd, atol=1e-8)
+    f = lambda v: np.sum(np.linalg.cholesky(np.outer(v, v) + np.eye(2) * 3.0, upper=True) ** 3)  # noqa: E731
+    np.testing.assert_allclose(hessian(f, np.array([0.4, 0.9])), central_hessian(f, np.array([0.4, 0.9])),
+                               rtol=1e-6, atol=1e-8)

@@ -141,3 +141,32 @@ def test_an_array_sorted_in_place_in_forward_mode():
     np.testing.assert_array_equal(jacobian(sorted_copy, x, mode="forward")[0],
                                   jacobian(sorted_copy, x, mode="reverse")[0])
     np.testing.assert_allclose(hessian(weighted, x), central_hessian(weighted, x), rtol=1e-6, atol=1e-6)
+
+
+def test_a_complex_base_left_of_the_imaginary_axis_to_a_power():
+    """`z ** c` with c carrying the derivative: log(z) was kept only where `z > 0`, which NumPy decides by the real
+    part, so a base with a negative real part gave 0 (and a Python complex a TypeError)."""
+    z = np.array([-0.4 + 1.0j])
+    for f in (lambda c: (z ** (c + 0.5j)).imag[0], lambda c: ((-0.4 + 1.0j) ** (c + 0.5j)).imag):
+        want = (f(0.3 + 1e-6) - f(0.3 - 1e-6)) / 2e-6
+        assert derivative(f, 0.3) == pytest.approx(want, rel=1e-6)
+
+
+_CALLS = []
+
+
+def _square_cached(v):
+    _CALLS.append(v)
+    return v * v
+
+
+def test_a_cached_function_and_np_isscalar_in_forward_mode():
+    """An lru_cache handed back a value computed for another call (derivative 1.0 for 4.0) and kept the dual number
+    for later plain calls; `np.isscalar` of a dual number standing for a number was False (another branch than
+    gradient's)."""
+    import functools
+    sq = functools.lru_cache(maxsize=None)(_square_cached)
+    sq(1.5)
+    assert derivative(lambda x: sq(x) + x, 1.5) == pytest.approx(4.0)
+    assert type(sq(1.5)) is float
+    assert derivative(lambda x: 2 * x if np.isscalar(x) else 3 * x, 1.5) == 2.0

@@ -90,9 +90,12 @@ def cholesky(fn, p, t, kw):
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None
-    inv_l = np.linalg.inv(y)
-    s = inv_l @ _symmetric(t[0], "L") @ np.swapaxes(inv_l, -1, -2)
-    return y, y @ (np.tril(s) - 0.5 * s * np.eye(s.shape[-1]))
+    upper = kw.get("upper", False)  # (U = L^T, read from the upper triangle, as the reverse rule takes it)
+    low = np.swapaxes(y, -1, -2) if upper else y
+    inv_l = np.linalg.inv(low)
+    s = inv_l @ _symmetric(t[0], "U" if upper else "L") @ np.swapaxes(inv_l, -1, -2)
+    d_low = low @ (np.tril(s) - 0.5 * s * np.eye(s.shape[-1]))
+    return y, np.swapaxes(d_low, -1, -2) if upper else d_low
 
 
 def _trace_of_solve(a, da):

@@ -247,3 +247,9 @@ def interp(fn, p, t, kw):
         slope = (fp[piece + 1] - fp[piece]) / (points[piece + 1] - points[piece])
         terms.append(np.where(inside, slope, 0.0) * t[0])
     return y, _total(terms)
+
+
+@tangent_rule(np.isscalar)
+def isscalar(fn, p, t, kw):
+    """A dual number standing for a number is a scalar, as the number is (`2 * x if np.isscalar(x) else 3 * x`)."""
+    return np.isscalar(strip(p[0])), None

@@ -98,10 +98,16 @@ def truediv(fn, p, t, kw):
 
 def _log_where_positive(a):
     """log(a) where a > 0, else 0: d/db a**b there is taken as 0, like the reverse rules (a**b is real only for
-    integer b when a <= 0)."""
-    if np.ndim(strip(a)) == 0:
-        return np.log(a) if strip(a) > 0 else 0.0
-    positive = strip(a) > 0
+    integer b when a <= 0). A complex base has its (principal) log wherever it is not 0 (NumPy orders complex numbers
+    by their real part: `z > 0` dropped every base left of the imaginary axis)."""
+    base = strip(a)
+    if np.iscomplexobj(base):
+        nonzero = base != 0
+        return np.where(nonzero, np.log(np.where(nonzero, a, 1.0)), 0.0) if np.ndim(base) else \
+            (np.log(a) if nonzero else 0.0)
+    if np.ndim(base) == 0:
+        return np.log(a) if base > 0 else 0.0
+    positive = base > 0
     return np.where(positive, np.log(np.where(positive, a, 1.0)), 0.0)
 
 

@@ -83,3 +83,27 @@ def test_a_pasted_derivative_reads_the_global_the_forward_read(on):
         Config.count = 0
         value, (grad,) = zygotepy.value_and_gradient(times_counter, 0.7)
         assert (value, grad) == (pytest.approx(2 * 0.7 ** 2), pytest.approx(4 * 0.7))
+
+
+def complex_power_in_a_loop(a, b):
+    s = 0.0
+    for _ in range(2):
+        s = s + abs(b ** a)  # (-2.0) ** 0.5 is complex
+    return s
+
+
+def negative_int_base_in_a_loop(a):
+    s = 0.0
+    for _ in range(3):
+        s = s + abs((-3) ** a) * 0.5
+    return s
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_power_that_turns_complex_in_a_loop(on):
+    """Inside a loop the scalar path kept the power's result as its pullback slot, and the backward told the paths
+    apart by the slot's type: a complex result (a negative base, a fractional exponent) was called as a pullback
+    ('complex' object is not callable), with the optimisations on."""
+    with zygotepy.optimizations(on):
+        check_grads(complex_power_in_a_loop, 0.5, -2.0)
+        check_grads(negative_int_base_in_a_loop, 0.7)

@@ -1,6 +1,7 @@
 """Scalar paths: an operation with an inlinable scalar derivative (`registry.find_scalar`) runs as written behind a
 guard that its operands are Python numbers, records no pullback object, and its backward pastes the derivative in
 (`dr = dr_2 * x`). Anything else takes the plain pair. Switched by `OPTIONS.scalar_paths`."""
+import operator
 from dataclasses import replace
 
 from ...adjoints import registry
@@ -41,7 +42,10 @@ class ScalarPaths:
         swap = self.frozen(read, s.line)
         atoms, read = tuple(swap.get(a, a) for a in atoms), [swap.get(a, a) for a in read]
         local = [a for a in read if isinstance(a, Var) and (a in self.defined[-1] or a == y)]
-        slot = local[0] if self.loop_depth and len(local) == 1 else None
+        # (the backward tells the paths apart by the slot's type: a power's result, complex for a negative base, is
+        # no slot, `(-2.0) ** 0.5`)
+        slot = local[0] if self.loop_depth and len(local) == 1 and not (local[0] == y and target is operator.pow) \
+            else None
         if slot is not None:
             atoms = tuple(pb if a == slot else a for a in atoms)
         for a in read:

@@ -83,3 +83,14 @@ def test_a_ufunc_output_array_made_from_constants_is_refused():
     from zygotepy import jvp
     with pytest.raises(ForwardModeError, match="plain array made from constants.*output array of multiply"):
         jvp(_into_zeros, (np.array([1.5, 2.0]),), (np.ones(2),))
+
+
+def test_the_array_methods_of_a_dual_number():
+    """`x.prod()`, `x.std()`, `x.argmax()`, `x.take(...)` and others raised AttributeError on a dual number (jvp,
+    derivative, a forward jacobian), where gradient took them: each is its NumPy function now."""
+    x = np.array([[0.3, 1.2, -0.7], [1.5, 0.4, 2.0]])
+    cases = [lambda v: v.prod(axis=0), lambda v: v.std(axis=1), lambda v: v.var(), lambda v: v.round(2) * v,
+             lambda v: v.ravel()[v.argmax()] * v.sum(), lambda v: v.take([0, 2], axis=1), lambda v: v.cumprod(axis=1),
+             lambda v: v * v.any() + v.min(axis=0, keepdims=True)]
+    for f in cases:
+        np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], jacobian(f, x, mode="reverse")[0], atol=1e-12)

@@ -171,21 +171,11 @@ class Dual:
     def __array_function__(self, func, types, args, kwargs):
         return dispatch(func, args, kwargs)
 
-    # --- array methods, through the NumPy functions ---
-    def sum(self, *a, **k): return np.sum(self, *a, **k)  # noqa: E704
-    def mean(self, *a, **k): return np.mean(self, *a, **k)  # noqa: E704
-    def max(self, *a, **k): return np.max(self, *a, **k)  # noqa: E704
-    def min(self, *a, **k): return np.min(self, *a, **k)  # noqa: E704
+    # --- array methods, through the NumPy functions (`_METHODS`, below the class) ---
     def dot(self, b): return np.dot(self, b)  # noqa: E704
     def ravel(self): return np.ravel(self)  # noqa: E704
     def flatten(self): return np.ravel(self)  # noqa: E704
-    def squeeze(self, *a, **k): return np.squeeze(self, *a, **k)  # noqa: E704
     def conj(self): return np.conj(self)  # noqa: E704
-    def repeat(self, *a, **k): return np.repeat(self, *a, **k)  # noqa: E704
-    def cumsum(self, *a, **k): return np.cumsum(self, *a, **k)  # noqa: E704
-    def clip(self, *a, **k): return np.clip(self, *a, **k)  # noqa: E704
-    def trace(self, *a, **k): return np.trace(self, *a, **k)  # noqa: E704
-    def diagonal(self, *a, **k): return np.diagonal(self, *a, **k)  # noqa: E704
     def swapaxes(self, a, b): return np.swapaxes(self, a, b)  # noqa: E704
     conjugate = conj
 
@@ -448,3 +438,10 @@ def constants_from(predicate):
     """Which library callables run as constants on dual numbers: the reverse-mode registry's nondifferentiable ones
     (given by forward/rules.py at its import; this module sits below the registry)."""
     _IS_CONSTANT[0] = predicate
+
+
+# ndarray methods a dual number of an array answers as NumPy's functions do (their forward rules, or a clear refusal)
+for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "squeeze", "repeat", "cumsum", "cumprod", "clip",
+              "trace", "diagonal", "round", "argmax", "argmin", "argsort", "take", "any", "all", "nonzero",
+              "searchsorted"):
+    setattr(Dual, _name, (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(getattr(np, _name)))

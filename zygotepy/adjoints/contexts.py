@@ -14,8 +14,8 @@ from ..ast_adjoint.call_checks import COMPILER, call_site
 from ..ast_adjoint.dispatch import J
 from ..errors import UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
-from ..runtime.snapshots import fields, same_fields
-from .registry import adjoint
+from ..runtime.snapshots import same_fields
+from .registry import adjoint, nondifferentiable
 
 
 @adjoint(rt.leave)
@@ -38,6 +38,7 @@ def leave(manager):
 
 _TORCH_GRAD_MODES = frozenset(("no_grad", "set_grad_enabled", "inference_mode"))
 
+nondifferentiable(rt.entered)
 leave.__zygote_always__ = True  # (a with statement's leave looks inactive: its rule runs even so)
 
 
@@ -73,9 +74,7 @@ def enter(manager):
             value = method(manager)
     else:
         value = method(manager)
-    current().contexts.append(manager)
-    if inert:
-        current().inert_managers[id(manager)] = fields(manager)
+    rt.entered(manager, inert)
 
     def back(dy):
         if dy is None:

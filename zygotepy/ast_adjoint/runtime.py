@@ -266,11 +266,17 @@ def enter(manager):
     a manager that held no gradient, its fields after it: adjoints/contexts.py `leave`)."""
     inert = not differentiable(manager)
     value = type(manager).__enter__(manager)
+    entered(manager, inert)
+    return value
+
+
+def entered(manager, inert):
+    """A with block's manager was entered: kept to be left (this thread's blocks entered and not yet left, innermost
+    last), and, where it held no gradient before its `__enter__` (`inert`), its fields after it."""
     ctx = current()
-    ctx.contexts.append(manager)  # (this thread's with blocks entered and not yet left, innermost last)
+    ctx.contexts.append(manager)
     if inert:
         ctx.inert_managers[id(manager)] = fields(manager)
-    return value
 
 
 def leave(manager):

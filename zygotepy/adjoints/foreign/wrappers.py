@@ -20,6 +20,7 @@ import numpy as np
 
 from ...errors import ForwardModeError, ZygoteError
 from ...ast_adjoint.dispatch import J
+from ...forward.dual import has_dual
 from ..registry import adjoint, nondifferentiable
 
 __all__ = ["foreign", "jax_function", "torch_function"]
@@ -59,17 +60,6 @@ def _cotangents(y, dy):
                                                                                                    strict=True)]
 
 
-def _lazy(make):
-    """`make()` once, at the first call (wrapping a function registers a rule: not done for a back never run twice)."""
-    made = []
-
-    def get():
-        if not made:
-            made.append(make())
-        return made[0]
-    return get
-
-
 def _twin(wrapped, pulled):
     """The rule an outer level transforms in place of a wrapped function's rule (adjoints/nesting/plan.py), whose
     own code (torch's graph, JAX's tracing) it could not: the value through the wrapped function (whose rule gives its
@@ -92,7 +82,7 @@ def _pull_apply(pulled, first_order, args, out, dy):
 
 @adjoint(_pull_apply)
 def _pull_apply_rule(pulled, first_order, args, out, dy):
-    floats = [i for i, a in enumerate(args) if _is_array_like(a) or _is_float_tensor(a)]
+    floats = _floats(args)
     found, back = J(pulled(), len(args), *args, *_cotangents(out, dy))
     grads = _positions(args, found)
 
@@ -106,24 +96,23 @@ def _pull_apply_rule(pulled, first_order, args, out, dy):
     return grads, apply_back
 
 
-def _carries_dual(values):
-    return any(getattr(type(v), "__zygote_number__", False) or isinstance(v, (tuple, list)) and _carries_dual(v)
-               for v in values)
-
-
 def _refuse_duals(args, name):
     """Forward mode's dual numbers cannot enter torch or JAX: said as forward mode's error, so that `hessian` takes
     reverse-over-reverse, whose second level differentiates the back (`_pull_apply`)."""
-    if _carries_dual(args):
+    if has_dual(args):
         raise ForwardModeError(f"{name}: forward mode cannot pass dual numbers into the wrapped function")
+
+
+def _floats(args):
+    """The positions of the arguments the wrapped pullback gives gradients for: floats, float arrays and tensors."""
+    return [i for i, a in enumerate(args) if _is_array_like(a) or _is_float_tensor(a)]
 
 
 def _positions(args, found):
     """The gradients of the wrapped pullback (one per float argument, in order) at their arguments' positions."""
-    found = list(found) if isinstance(found, (tuple, list)) else [found]
     grads = [None] * len(args)
-    for i in [i for i, a in enumerate(args) if _is_array_like(a) or _is_float_tensor(a)]:
-        grads[i] = found.pop(0)
+    for i, g in zip(_floats(args), found if isinstance(found, (tuple, list)) else [found], strict=True):
+        grads[i] = g
     return tuple(grads)
 
 
@@ -155,7 +144,7 @@ def torch_function(fn, /):
 def _torch_rule(fn, wrapped):
     """The rule of `torch_function(fn)`: `torch.autograd.grad` of the graph its forward built; where an outer level
     differentiates its back, the pullback as a wrapped torch function (with `create_graph`: `_pull_apply`)."""
-    pulled = _lazy(lambda: torch_function(functools.partial(_torch_pullback, fn)))
+    pulled = functools.cache(lambda: torch_function(functools.partial(_torch_pullback, fn)))  # (made at first use)
 
     def rule(*args):
         import torch
@@ -250,19 +239,14 @@ def jax_function(fn, /):
 def _jax_rule(fn, wrapped):
     """The rule of `jax_function(fn)`: `jax.vjp` of `fn`; where an outer level differentiates its back, the pullback
     as a wrapped JAX function (`_pull_apply`)."""
-    pulled = _lazy(lambda: jax_function(functools.partial(_jax_pullback, fn)))
+    pulled = functools.cache(lambda: jax_function(functools.partial(_jax_pullback, fn)))  # (made at first use)
 
     def rule(*args):
         import jax
         _refuse_duals(args, "jax_function")
         active = [i for i, a in enumerate(args) if _is_array_like(a)]
-
-        def of_active(*xs):
-            full = list(map(_jax_in, args))
-            for i, x in zip(active, xs, strict=True):
-                full[i] = x
-            return fn(*full)
-        out, vjp = jax.vjp(of_active, *(_jax_in(args[i]) for i in active))
+        given = list(map(_jax_in, args))
+        out, vjp = jax.vjp(_of_active(fn, given, active), *(given[i] for i in active))
         y = _to_numpy(out)
 
         def first_order(dy):
@@ -284,15 +268,19 @@ def _jax_pullback(fn, n, *rest):
     import jax.numpy as jnp
     args, cts = rest[:n], rest[n:]
     active = [i for i, a in enumerate(args) if isinstance(a, jax.Array) and jnp.issubdtype(a.dtype, jnp.floating)]
+    out, vjp = jax.vjp(_of_active(fn, args, active), *(args[i] for i in active))
+    cts = [jnp.asarray(c, dtype=o.dtype) for o, c in zip(_outputs(out), cts, strict=True)]
+    return tuple(vjp(type(out)(cts) if isinstance(out, (tuple, list)) else cts[0]))
 
+
+def _of_active(fn, args, active):
+    """`fn` as a function of the arguments at the positions `active` alone, the others as given (what jax.vjp takes)."""
     def of_active(*xs):
         full = list(args)
         for i, x in zip(active, xs, strict=True):
             full[i] = x
         return fn(*full)
-    out, vjp = jax.vjp(of_active, *(args[i] for i in active))
-    cts = [jnp.asarray(c, dtype=o.dtype) for o, c in zip(_outputs(out), cts, strict=True)]
-    return tuple(vjp(type(out)(cts) if isinstance(out, (tuple, list)) else cts[0]))
+    return of_active
 
 
 def _jax_in(a):

@@ -235,3 +235,43 @@ def test_a_list_argument_taken_as_an_array_gets_a_list():
         (g,) = gradient(f, x)
         assert type(g) is list and np.allclose(g, want), (g, want)
         assert all(type(v) is list for v in g) if type(x[0]) is list else True
+
+
+@pytest.mark.parametrize("arg", [1.5, np.float64(1.5), 2])
+def test_a_number_through_a_one_entry_array_gets_a_number(arg, mode):
+    """`np.ravel(a)`, `np.outer(a, M)`, `np.kron(a, M)` of a float: its gradient was a 0-d array."""
+    M = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with zygotepy.optimizations(mode):
+        for f, want in ((lambda a: np.sum(np.ravel(a) * 2.0), 2.0), (lambda a: np.sum(np.outer(a, M)), 10.0),
+                        (lambda a: np.sum(np.kron(a, M)), 10.0)):
+            (g,) = zygotepy.gradient(f, arg)
+            assert g == want and type(g) is (np.float64 if type(arg) is np.float64 else float)
+
+
+def _cubes(x):
+    return np.sum(x ** 3)
+
+
+def _doubled_squares(x):
+    x *= 2.0
+    return np.sum(x ** 2)
+
+
+def test_an_array_updated_after_pullback_is_refused_by_back(mode):
+    """`back` reads the arrays (x for x ** 3, y for exp): an update in place between pullback and back gave the gradient
+    at the new values (an optimiser's step, then a second back)."""
+    with zygotepy.optimizations(mode):
+        x = np.array([1.0, 2.0, 3.0])
+        _, back = zygotepy.pullback(_cubes, x)
+        np.testing.assert_allclose(back(1.0)[0], [3.0, 12.0, 27.0])
+        x -= 0.1
+        with pytest.raises(ZygoteError, match="argument 0 of pullback was updated in place"):
+            back(1.0)
+        y, back = zygotepy.pullback(np.exp, np.array([0.5, -1.0]))
+        y *= 0.0
+        with pytest.raises(ZygoteError, match="the output of pullback"):
+            back(np.ones(2))
+        x = np.array([1.0, 2.0])
+        _, back = zygotepy.pullback(_doubled_squares, x)  # (f's own update is no later one: x is 2 x0 after the call)
+        np.testing.assert_allclose(back(1.0)[0], [8.0, 16.0])
+        np.testing.assert_allclose(back(1.0)[0], [8.0, 16.0])

@@ -588,3 +588,36 @@ def test_an_int_argument_computed_with_is_a_real_number_in_every_hessian(mode):
                      np.array([1.0, 2.0]), 2)
     np.testing.assert_allclose(blocks[0][0], np.diag([6.0, 12.0]) + 2.0)
     assert blocks[0][1] is None and blocks[1][1] is None
+
+
+def _n_squared_sum(x, n):
+    return np.sum(x) * n ** 2
+
+
+def _summed_n_times_times_n(x, n):
+    s = 0.0
+    for _ in range(n):
+        s = s + np.sum(x ** 3)
+    return s * n  # (the loop's n is a count, data; the product's a number)
+
+
+def _indexed_times_index(x, k):
+    return x[k] ** 2 * k
+
+
+def test_an_int_argument_of_hessian_and_hvp(mode):
+    """With optimisations on, the full sum's cotangent `np.full(shape, dual)` failed (np.copyto), so hessian fell back to
+    reverse over reverse, which crashed on the int; hvp made an int that counts a loop a float (a TypeError)."""
+    x = np.array([0.7, 1.3, 0.4])
+    with zygotepy.optimizations(mode):
+        H = zygotepy.hessian(_n_squared_sum, x, 2)
+        np.testing.assert_allclose(H[0][1], [4.0, 4.0, 4.0])
+        assert H[1][1] == pytest.approx(2 * np.sum(x))
+        hx, hn = zygotepy.hvp(_summed_n_times_times_n, (x, 2), (np.ones(3), None))
+        np.testing.assert_allclose(hx, 24 * x)  # (n^2 * sum(x^3): 6 n^2 x)
+        assert hn == pytest.approx(6 * np.sum(x ** 2))  # (the product's n only: 3 n x^2 . v)
+        hx, hk = zygotepy.hvp(_indexed_times_index, (x, 2), (np.zeros(3), 1.0))
+        np.testing.assert_allclose(hx, [0.0, 0.0, 2 * x[2]])
+        assert hk == 0.0
+        with pytest.raises(zygotepy.ForwardModeError, match="hessian"):
+            zygotepy.hessian(_indexed_times_index, x, 2)

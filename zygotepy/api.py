@@ -21,6 +21,7 @@ from .ast_adjoint.runtime import unwind
 from .backends import asarray, is_foreign, namespace, to_numpy
 from .errors import RecursionTooDeep, ZygoteError, where_in_words
 from .runtime.context import current, entered
+from .runtime.snapshots import refuse_unsealed, sealed
 from .structgrad import StructGrad
 from .trees import distinct_arrays, like_container
 from .tracebacks import simplify as simplify_traceback
@@ -70,6 +71,9 @@ def _project(arg, g):
         if gdtype != dtype:  # (float32 stays float32; torch's tensors and array-API arrays have no `.astype`)
             g = g.astype(dtype) if hasattr(g, "astype") else namespace(g).astype(g, dtype)
     if type(g) is np.ndarray:
+        if g.ndim == 0 and type(arg) is not np.ndarray and isinstance(arg, (float, int, np.generic)):
+            g = g[()] if np.iscomplexobj(arg) else g.real[()]  # (a float's through `np.ravel(a)`: a float)
+            return g if isinstance(arg, np.generic) else float(g)
         if not g.flags.writeable:  # a rule's broadcast view (numpy/reductions.py _total_back)
             g = g.copy()
     elif type(arg) is np.ndarray and isinstance(g, (float, complex, np.generic)):  # a 0-d array's: a 0-d array too
@@ -274,9 +278,10 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
         updates = end_forward(start)
         if collecting:
             gc.enable()
-    n = len(args)
+    n, seal = len(args), sealed((*args, y)) if not ctx.depth else ()  # (the user's call: `back` may come later)
 
     def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
+        refuse_unsealed(seal, n)
         if type(y) is _ND and dy is not None:
             dy = _cotangent_for(y, dy)
         ctx = entered()  # (this thread's: `back` may be called in another thread than the forward's)

@@ -154,6 +154,9 @@ def _blocks_by_reverse_over_reverse(f, args, picked):
             return np.zeros(np.shape(xs[i])) if g is None else g
         with api_modes.transform_route_only():
             blocks = jacobian(slope, *args, mode="reverse", argnums=tuple(picked))
+        if any(b is None for b in blocks):  # (`x[k] * k`: an int both an index and a number, which no pass can move)
+            raise ZygoteError("hessian: an int argument is used both as data (an index, a count) and as a number; "
+                              "pass it as a float, or leave it out with argnums")
         rows.append(tuple(_number_or_array(np.asarray(b, dtype=float).reshape(np.shape(args[i]) + np.shape(args[i2]))
                                            .astype(api_modes._precision(args[i], args[i2]), copy=False))
                           for b, i2 in zip(blocks, picked, strict=True)))

@@ -113,6 +113,11 @@ class ForwardModeError(ZygoteError):
     floats or arrays, or perturbations of different nesting levels were mixed in a way that has no meaning)."""
 
 
+class NoForwardAttribute(ForwardModeError, AttributeError):
+    """An ndarray attribute a dual number lacks (`.fill`, `.view`, `.base`, `.flat`): zygotepy's error, which `hasattr`
+    and `getattr(x, name, default)` still read as a missing attribute."""
+
+
 class MissingTangentRule(ForwardModeError):
     """A dual number flows into a callable that has no forward (tangent) rule and no Python source to transform."""
 

@@ -100,8 +100,9 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     args, vectors = tuple(args), tuple(vectors)
     if len(args) != len(vectors):
         raise ZygoteError(f"hvp: {len(vectors)} vectors for {len(args)} arguments")
-    real_ints = arithmetic_ints(f, args, range(len(args)))  # (perturbed as the real numbers they are in arithmetic)
-    args = tuple(float(a) if k in real_ints else a for k, a in enumerate(args))
+    real_ints = arithmetic_ints(f, args, range(len(args)))  # (perturbed as the real numbers they are in arithmetic;
+    moved = {k for k in real_ints if vectors[k] is not None}  # one with no vector stays an int: it may count a loop)
+    args = tuple(float(a) if k in moved else a for k, a in enumerate(args))
     tag = new_tag()
     passes = Passes(args)
     # (make_dual copies each vector: an update of the argument in place updates the dual's tangent in place too; it
@@ -116,7 +117,8 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     except ForwardModeError as e:  # (a NumPy function with no tangent rule): by reverse-over-reverse, as hessian
         err = ForwardModeError(f"hvp (forward-over-reverse): {e}{_user_frame(e)}")
         try:
-            return _hvp_by_reverse_over_reverse(f, passes.again(), vectors)
+            again = tuple(int(a) if k in moved else a for k, a in enumerate(passes.again()))  # (ints: as given)
+            return _hvp_by_reverse_over_reverse(f, again, vectors)
         except ZygoteError as second:
             err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
                          f"{str(second).splitlines()[0]}")

@@ -26,6 +26,13 @@ CASES = {
     "vmap-of-two-arguments": lambda x: jnp.sum(jax.vmap(lambda r, a: r * a, in_axes=(0, None))(x, x[0] * 2.0)),
     "jit": lambda x: jnp.sum(jax.jit(lambda r: r ** 3)(x)),
     "a-list-argument": lambda x: jnp.sum(jax.scipy.special.logsumexp(jnp.stack([x, x * 2.0]), axis=0)),
+    # a dict and a nested list are pytrees to JAX: their arrays are lifted too (their gradients were None)
+    "a-dict-through-jit": lambda x: jax.jit(lambda p: jnp.sum(p["w"] * p["b"] ** 2))({"w": x, "b": x[::-1] * 2.0}),
+    "tree-map-of-a-dict": lambda x: jnp.sum(jax.tree_util.tree_map(lambda t: t ** 2, {"a": x, "b": [[x * 3.0]]})["b"][0][0]),
+    # complex values crossing jax.vjp: JAX's cotangents are the conjugates of zygotepy's (the imaginary part's sign)
+    "fft": lambda x: jnp.sum(jnp.real(jnp.fft.fft(x)) * jnp.arange(3.0)) + jnp.sum(jnp.imag(jnp.fft.fft(x)) * x),
+    "a-complex-result-through-jit": lambda x: jnp.sum(jnp.imag(jax.jit(lambda a: jnp.exp(1j * a))(x))),
+    "a-complex-argument-through-jit": lambda x: jnp.sum(jnp.abs(jax.jit(lambda z: z * (2.0 - 1.0j))(x * (1 + 2j))) ** 2),
 }
 
 
@@ -71,3 +78,16 @@ def test_a_list_of_arrays_by_keyword_and_an_unused_result(mode):
         return jnp.sum(jax.jit(lambda *, parts: parts[0] * parts[1])(parts=[x, x * 3.0]))
     (grad,) = gradient(f, X)
     np.testing.assert_allclose(np.asarray(grad), np.asarray(6.0 * X), rtol=1e-12)
+
+
+def _fori_reading_a_captured_array(v):
+    def body(i, s):
+        return s * jnp.cos(v[i]) + v[i]
+    return jax.lax.fori_loop(0, 3, body, 0.0)
+
+
+def test_a_function_given_to_jax_that_captures_a_value_is_refused():
+    """`lax.fori_loop`, `lax.scan`, `lax.cond`, `lax.map` with a body reading `v` it is not given: JAX takes `v` for
+    a constant (its gradient was None)."""
+    with pytest.raises(ZygoteError, match="a function given to it captures"):
+        gradient(_fori_reading_a_captured_array, X)

@@ -95,6 +95,9 @@ ROWS = [
     Row(sc.logsumexp, (ANY,), (((2, 3),),), kwargs=(("axis", -1), ("keepdims", True)), label="logsumexp[keepdims]"),
     Row(sc.logsumexp, (ANY,), (((2, 3, 2),),), kwargs=(("axis", (0, 2)),), label="logsumexp[axes]"),
     Row(sc.logsumexp, (ANY, POS), (((2, 3), (2, 3)), ((2, 3), (3,))), kwargs=(("axis", 0),), label="logsumexp[b]"),
+    # b of more axes than a: SciPy broadcasts a against b (per-row mixture weights; the back broadcast only b)
+    Row(sc.logsumexp, (ANY, POS), (((3,), (5, 3)),), kwargs=(("axis", 1),), label="logsumexp[b wider]"),
+    Row(sc.logsumexp, (ANY, POS), (((4,), (1, 4)), ((4,), (3, 4))), label="logsumexp[b wider, all]"),
     Row(sc.softmax, (ANY,), (((5,),), ((2, 3),))),
     Row(sc.softmax, (ANY,), (((2, 3),),), kwargs=(("axis", 1),), label="softmax[axis]"),
     Row(sc.log_softmax, (ANY,), (((5,),), ((2, 3),))),

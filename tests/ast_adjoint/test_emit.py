@@ -1,4 +1,5 @@
 """The emitter (zygotepy/ast_adjoint/emit.py): generated code keeps what the user's code means."""
+import numpy as np
 import pytest
 
 
@@ -59,3 +60,22 @@ def test_identity_comparisons_of_constants_compile_without_a_warning():
     assert y == pytest.approx(_calls_reduce_last(x), rel=1e-15)
     np.testing.assert_allclose(g, 2 * x + 2.0)
     assert "-1 is" not in text and "is -1" not in text
+
+
+def _kernel_loss(x, y, type=1, slice=2.0, int=3.0):  # (scipy.linalg.eigh has a parameter `type`)
+    z = x + y
+    k = 0
+    for i in range(2):
+        k = k + i
+    return np.sum(z * z) * type + np.sum(x[0:2]) * slice * int + x[k] * 0.0
+
+
+def test_a_variable_named_like_a_builtin_the_guards_call(mode):
+    """The optimised code's guards called `type(x)` (and `slice(...)`, `int`) by their plain names, which a parameter of
+    the user's of that name hid: 'int' object is not callable."""
+    import zygotepy
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    with zygotepy.optimizations(mode):
+        gx, gy = zygotepy.gradient(_kernel_loss, x, y)
+    np.testing.assert_allclose(gx, 2 * (x + y) + [6.0, 6.0, 0.0])
+    np.testing.assert_allclose(gy, 2 * (x + y))

@@ -106,6 +106,8 @@ def test_generic_rule_on_strict_arrays(r, case):
             pytest.skip(str(e))
         if r.op is np.interp and "period= is not supported" in str(e):  # documented: NumPy arrays only
             pytest.skip(str(e))
+        if r.op is np.pad and "reflect_type" in str(e):  # documented: NumPy arrays only
+            pytest.skip(str(e))
         raise
     f = r.f or r.op
     expected = f(*copy.deepcopy(args), **r.kwargs)

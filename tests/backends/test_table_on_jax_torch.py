@@ -186,6 +186,8 @@ def _run(be, r, case):
             pytest.skip(str(e))
         if r.op is np.interp and "period= is not supported" in str(e):  # documented: NumPy arrays only
             pytest.skip(str(e))
+        if r.op is np.pad and "reflect_type" in str(e):  # documented: NumPy arrays only
+            pytest.skip(str(e))
         raise
     if isinstance(expected, np.ndarray) and any(isinstance(a, be.array_type) for a in foreign_args):
         assert isinstance(y, be.array_type), f"result {type(y).__name__}, not a {be.name} array"

@@ -1,6 +1,8 @@
 """Forward mode's arguments (zygotepy/forward/dual.py `_split`): a list or tuple holding dual numbers among constants
 reaches the tangent rules as the array NumPy makes of it, with zero tangents for the constants (the rules computed
 with the list and None: TypeErrors, and for `np.linalg.inv` of a nested list a corrupted heap in NumPy)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,41 @@ def test_the_array_methods_of_a_dual_number():
              lambda v: v * v.any() + v.min(axis=0, keepdims=True)]
     for f in cases:
         np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], jacobian(f, x, mode="reverse")[0], atol=1e-12)
+
+
+def _filled_then_summed(x):
+    y = x * 2.0
+    y.fill(1.0)
+    return np.sum(y * x)
+
+
+def test_an_ndarray_attribute_without_a_rule_is_a_forward_mode_error():
+    """`.fill`, `.put`, `.view`, `.base`, `.flags` of a dual number were a bare AttributeError; now a ForwardModeError that
+    is also an AttributeError, so `hasattr` and `getattr(x, name, default)` still answer as for a missing attribute."""
+    import zygotepy
+    from zygotepy.errors import ForwardModeError
+    from zygotepy.forward.dual import Dual
+    with pytest.raises(ForwardModeError, match="no `.fill`"):
+        zygotepy.jvp(_filled_then_summed, (np.ones(3),), (np.ones(3),))
+    d = Dual(1, np.ones(2), np.zeros(2))
+    assert not hasattr(d, "base") and getattr(d, "flags", None) is None
+    with pytest.raises(AttributeError):
+        d.no_such_attribute
+
+
+def _truncated_power_sum(t):
+    return sum(t ** k for k in range(math.trunc(t * 3))) + math.floor(t) * t + math.ceil(t) * t
+
+
+def _branch_on_is_integer(t):
+    return t ** 3 if not t.is_integer() else t
+
+
+def test_a_float_s_integer_part_and_questions_are_data():
+    """`math.trunc/floor/ceil` of a dual number (a TypeError: no __trunc__) and `t.is_integer()` (an AttributeError):
+    piecewise constant, so the primal's."""
+    t = 1.13
+    assert hessian(_truncated_power_sum, t) == pytest.approx(2.0)
+    assert derivative(_truncated_power_sum, t) == pytest.approx(1 + 2 * t + 1 + 2)
+    assert derivative(_branch_on_is_integer, t) == pytest.approx(3 * t * t)
+    assert hessian(_branch_on_is_integer, t) == pytest.approx(6 * t)

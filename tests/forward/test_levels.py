@@ -43,3 +43,39 @@ def test_an_objects_tangent_is_an_object_of_its_type():
     np.testing.assert_allclose(got.b, [1.0, 6.0])
     y, t = jvp(lambda s: types.SimpleNamespace(a=s * 2.0, c="label"), (3.0,), (1.0,))
     assert (y.a, y.c, t.a) == (6.0, "label", 2.0) and type(y.a) is float
+
+
+class _Model:
+    def __init__(self, w):
+        self.w = w
+
+    def predict(self, X):
+        return np.tanh(X @ self.w)
+
+    def loss(self, X, Y):  # (a method calling another: the call `m.loss(...)` may update m, as the lowering reads it)
+        return np.mean((self.predict(X) - Y) ** 2)
+
+
+_X, _Y = np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([0.1, 0.2])
+
+
+def _outer(w):
+    import zygotepy
+    return np.sum(zygotepy.gradient(lambda m: m.loss(_X, _Y), _Model(w))[0].w ** 2)
+
+
+@pytest.mark.dual_route
+def test_a_nested_gradient_over_a_model_object():
+    """The inner gradient's argument is an object: forward mode refused to perturb it ("cannot perturb a _Model")."""
+    w = np.array([0.3, -0.4])
+    import zygotepy
+    (g,) = zygotepy.gradient(_outer, w)
+    fd = [(_outer(w + 1e-6 * e) - _outer(w - 1e-6 * e)) / 2e-6 for e in np.eye(2)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+def test_jvp_of_an_object_argument_takes_a_tangent_of_its_fields():
+    import zygotepy
+    m = _Model(np.array([1.0, 2.0]))
+    y, t = zygotepy.jvp(lambda m: np.sum(m.w ** 2), (m,), (zygotepy.StructGrad(w=np.array([0.0, 1.0])),))
+    assert (y, t) == (5.0, 4.0)

@@ -2,13 +2,16 @@
 `jax.jit` made): differentiated by JAX's own `jax.vjp`. zygotepy does not transform JAX's code (it is written with
 `try`, and JAX's primitives are no Python), so each was refused.
 
-The rule lifts every argument a gradient may reach, one level into lists and tuples (`jnp.stack([a, b])`): a JAX array
-of a floating or complex dtype, a float, a float NumPy array; the rest (ints, flags, shapes, keys, functions) are
-constants to JAX. Each lifted argument gets JAX's cotangent in its own kind (a float for a float, a NumPy array for a
-NumPy array). The result is JAX's: an array, or a tuple or list of arrays. Served: JAX's Python functions (their code
-lies in JAX's package) and its function objects (`custom_jvp`, a jitted function), where no rule of ours, no NumPy twin
-and no nondifferentiable mark comes first. A function that reads a float or an array it is not given (`jax.vmap(lambda
-r: r * w)`, w captured) is refused: JAX would take the captured value for a constant, and its gradient would be lost.
+The rule lifts every leaf of the arguments a gradient may reach, each argument taken as JAX's pytree (lists, tuples,
+dicts, nested: `jnp.stack([a, b])`, `jax.jit(loss)({"w": w})`): a JAX array of a floating or complex dtype, a float, a
+float NumPy array; the rest (ints, flags, shapes, keys, functions) are constants to JAX. Each lifted leaf gets JAX's
+cotangent in its own kind (a float for a float, a NumPy array for a NumPy array), in its argument's structure; complex
+cotangents are conjugated on the way in and out (JAX's convention is the conjugate of zygotepy's). The result is JAX's:
+an array, or a tuple, list or dict of arrays. Served: JAX's Python functions (their code lies in JAX's package) and its
+function objects (`custom_jvp`, a jitted function), where no rule of ours, no NumPy twin and no nondifferentiable mark
+comes first. A function that reads a float or an array it is not given (`jax.vmap(lambda r: r * w)`, w captured), or
+is given a function that does (`lax.fori_loop(0, n, body, c)`, `lax.scan`, `lax.cond`), is refused: JAX would take the
+captured value for a constant, and its gradient would be lost.
 
 Found by `registry.find_rule` (`registry.FALLBACKS`, `registry.SOURCE_FALLBACKS`); the rules it makes are kept here,
 one per target. Importing this module never imports JAX."""
@@ -86,33 +89,29 @@ def _vjp_rule(fn):
 
     def rule(*args, **kwargs):
         jax = sys.modules["jax"]
-        if _captured(fn) is not None:
+        captured = _captured(fn) is not None or any(
+            callable(v) and _captured(v) is not None for a in (*args, *kwargs.values())
+            for v in jax.tree_util.tree_leaves(a))  # (`lax.fori_loop(0, n, body, c)`, body reading `w`)
+        if captured:
             where = call_site()
-            raise ZygoteError(f"{where + ': ' if where else ''}zygotepy differentiates {who} by jax.vjp, which would take a value it captures (a "
-                              f"closure's, a partial's or a default) for a constant; pass that value as an argument")
-        leaves, places = [], []
-
-        def lift(a, where):
-            if _liftable(a):
-                leaves.append(a)
-                places.append(where)
-                return _LIFTED
-            if type(a) in (list, tuple) and len(where) == 1:
-                return type(a)(lift(b, (*where, i)) for i, b in enumerate(a))
-            return a
-        template = [lift(a, (k,)) for k, a in enumerate(args)]
-        named = {k: lift(v, (k,)) for k, v in kwargs.items()}
+            raise ZygoteError(f"{where + ': ' if where else ''}zygotepy differentiates {who} by jax.vjp, which would "
+                              f"take a value that it or a function given to it captures (a closure's, a partial's or "
+                              f"a default) for a constant; pass that value as an argument")
+        # each argument as JAX's pytree (lists, tuples, dicts, nested): its floating leaves are lifted
+        flat = [(k, *jax.tree_util.tree_flatten(a)) for k, a in (*enumerate(args), *kwargs.items())]
+        leaves = [leaf for _, parts, _ in flat for leaf in parts if _liftable(leaf)]
         if not leaves:  # (`jax.vmap(g)`, `jax.random.normal(key, shape)`: nothing JAX could differentiate)
             return fn(*args, **kwargs), lambda dy: registry.keyword_cotangents((None,) * len(args), kwargs)
 
-        def call(*xs):
-            taken = iter(xs)
+        def rebuilt(values):
+            taken, out = iter(values), {}
+            for k, parts, tree in flat:
+                out[k] = jax.tree_util.tree_unflatten(tree, [next(taken) if _liftable(p) else p for p in parts])
+            return out
 
-            def fill(a):
-                if a is _LIFTED:
-                    return next(taken)
-                return type(a)(fill(b) for b in a) if type(a) in (list, tuple) else a
-            return fn(*[fill(a) for a in template], **{k: fill(v) for k, v in named.items()})
+        def call(*xs):
+            full = rebuilt(xs)
+            return fn(*(full[k] for k in range(len(args))), **{k: full[k] for k in kwargs})
         try:
             y, vjp = jax.vjp(call, *leaves)
         except (TypeError, ValueError) as e:
@@ -124,25 +123,25 @@ def _vjp_rule(fn):
                               f"JAX's functions that have no rule of zygotepy's: {e}") from None
 
         def back(dy):
-            grads = vjp(_seed(jax, y, dy)) if dy is not None else (None,) * len(leaves)
-            positional, by_name = [None] * len(args), {}
-            for where, leaf, g in zip(places, leaves, grads):
-                into = by_name if isinstance(where[0], str) else positional
-                g = None if g is None else _like(leaf, g)
-                if len(where) == 1:
-                    into[where[0]] = g
-                else:
-                    held = args[where[0]] if isinstance(where[0], int) else kwargs[where[0]]
-                    if (into.get(where[0]) if isinstance(into, dict) else into[where[0]]) is None:
-                        into[where[0]] = [None] * len(held)
-                    into[where[0]][where[1]] = g
-            for k, a in (*enumerate(args), *kwargs.items()):  # (a tuple argument's cotangent is a tuple)
-                into = by_name if isinstance(k, str) else positional
-                if type(a) is tuple and (into.get(k) if isinstance(into, dict) else into[k]) is not None:
-                    into[k] = tuple(into[k])
-            return registry.keyword_cotangents(positional, kwargs, **by_name)
+            # JAX's vjp takes and gives complex cotangents conjugated against zygotepy's (docs/api.md, Conventions)
+            grads = iter(vjp(_conj(_seed(jax, y, dy))) if dy is not None else (None,) * len(leaves))
+            cotangents = {}
+            for k, parts, tree in flat:
+                got = [_like(p, next(grads)) if _liftable(p) else None for p in parts]
+                cotangents[k] = None if all(g is None for g in got) else jax.tree_util.tree_unflatten(tree, got)
+            return registry.keyword_cotangents([cotangents[k] for k in range(len(args))], kwargs,
+                                               **{k: cotangents[k] for k in kwargs})
         return y, back
     return registry.keyword_rule(rule)
+
+
+def _conj(ct):
+    """The conjugate of a cotangent (a tuple or list of them: each), JAX's convention from zygotepy's and back."""
+    if isinstance(ct, (tuple, list)):
+        return type(ct)(_conj(c) for c in ct)
+    if isinstance(ct, dict):
+        return type(ct)((k, _conj(c)) for k, c in ct.items())
+    return ct.conj() if getattr(getattr(ct, "dtype", None), "kind", None) == "c" else ct
 
 
 def _seed(jax, y, dy):
@@ -150,6 +149,8 @@ def _seed(jax, y, dy):
     if isinstance(y, (tuple, list)):
         parts = (None,) * len(y) if dy is None else tuple(dy)
         return type(y)(_seed(jax, o, d) for o, d in zip(y, parts, strict=True))
+    if isinstance(y, dict):  # (`jax.tree_util.tree_map(f, {...})`: a cotangent per key, none for a missing one)
+        return type(y)((k, _seed(jax, o, None if dy is None else dy.get(k))) for k, o in y.items())
     if dy is not None:
         return jax.numpy.asarray(dy, dtype=y.dtype) if hasattr(y, "dtype") else dy
     if hasattr(y, "dtype") and y.dtype.kind not in "fc":
@@ -158,7 +159,10 @@ def _seed(jax, y, dy):
 
 
 def _like(leaf, g):
-    """JAX's cotangent in the kind of the argument it belongs to."""
+    """JAX's cotangent (conjugated back: `_conj`) in the kind of the argument it belongs to."""
+    if g is None:
+        return None
+    g = _conj(g)
     if type(leaf) is float:
         return float(g)
     if type(leaf) is complex:

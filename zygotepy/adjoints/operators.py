@@ -111,15 +111,14 @@ def _arrays_back(a, b, sign):
     return back
 
 
-def _arrays(a, b):
-    """Are `a` and `b` NumPy arrays or Python floats, at least one an array (`_arrays_back`'s operands)?"""
-    ta, tb = type(a), type(b)
-    return (ta is _ND or ta is float) and (tb is _ND or tb is float) and (ta is _ND or tb is _ND)
+_ARRAYS = frozenset(((_ND, _ND), (_ND, float), (float, _ND)))
+"""The operand types of `_arrays_back`: NumPy arrays or Python floats, at least one an array (asked as
+`(type(a), type(b)) in _ARRAYS`, one lookup with no call: these are most of the plain form's operations)."""
 
 
 @adjoint(operator.add, need=True)
 def add(a, b):
-    if _arrays(a, b):
+    if (type(a), type(b)) in _ARRAYS:
         return a + b, _arrays_back(a, b, 1)
     if _is_seq(a) and _is_seq(b):  # list/tuple concatenation
         return a + b, _concat_back((a, b))
@@ -137,7 +136,7 @@ def add(a, b):
 
 @adjoint(operator.sub, need=True)
 def sub(a, b):
-    if _arrays(a, b):
+    if (type(a), type(b)) in _ARRAYS:
         return a - b, _arrays_back(a, b, -1)
     if set_like(a, b):
         y, back = combined(operator.sub, a, b)

@@ -224,13 +224,15 @@ def logsumexp(a, *args, **kwargs):
             dy = dy[0]
         if dy is None:
             return keyword_cotangents((None, *(None for _ in args)), kwargs)
-        a_ = _array(a)
+        a_ = a_own = _array(a)
+        if b is not None:  # (SciPy broadcasts a against b: `logsumexp(lp, axis=1, b=B)`, lp (K,), B (N, K))
+            a_ = np.broadcast_to(a_, np.broadcast_shapes(a_.shape, np.shape(b)))
         y_ = _kept(_array(y), a_.ndim, axis, keepdims)
         w = np.exp(a_ - np.where(np.isneginf(y_), 0.0, y_))  # exp(a - y): the weights of the softmax
         if sign is not None:
             w = w * _kept(_array(sign), a_.ndim, axis, keepdims)
         g = _kept(_array(dy), a_.ndim, axis, keepdims) * conj(w)
-        da = _restore(unbroadcast(g * conj(b) if b is not None else g, a_), a)
+        da = _restore(unbroadcast(g * conj(b) if b is not None else g, a_own), a)
         db = None if b is None else _restore(unbroadcast(g, _array(b)), b)
         positional = (da, *(db if name == "b" else None for name in _LOGSUMEXP[:len(args)]))
         return keyword_cotangents(positional, kwargs, **({"b": db} if "b" in kwargs else {}))

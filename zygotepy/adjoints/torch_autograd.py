@@ -83,7 +83,8 @@ def _autograd_rule(fn, who):
             for o, d in zip(_tensors(out), _parts(dy, out)):
                 if d is not None and isinstance(o, torch.Tensor) and o.requires_grad:
                     outs.append(o)
-                    seeds.append(d if isinstance(d, torch.Tensor) else torch.as_tensor(d, dtype=o.dtype))
+                    d = d if isinstance(d, torch.Tensor) else torch.as_tensor(d, dtype=o.dtype)
+                    seeds.append(d.to(o.dtype) if o.is_complex() and not d.is_complex() else d)  # (`.real` of it)
             if not outs or not leaves:
                 grads = [None] * len(leaves)
             else:

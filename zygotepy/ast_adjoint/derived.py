@@ -41,7 +41,7 @@ def _derived(fn, args, kwargs, need, api=False):
     finals = ()
     if mutates:
         y, finals = y[0], y[1:]
-        pb = FinalsPullback(pb, finals, not api)
+        pb = FinalsPullback(pb, finals, slot is not None)  # (a call site's own callee: a rule's twin is none)
         surely, updated = _surely_updated(forward, mutates, finals, mark)
         _check_shared_memory(fn, surely, updated, given, kwargs or ())
         check_views(fn, surely, updated, given)

@@ -21,19 +21,17 @@ import numpy as np
 
 from ..adjoints import registry
 from ..adjoints.in_place import store_callable, unbound_method, updating_names
-from ..backends import is_array_type
+from ..backends import is_array_type, truncated
 from ..errors import MissingAdjoint, SourceUnavailable
 from ..runtime.context import current
 from .guards_runtime import NATIVE as _NATIVE, differentiable, reads_gradients
 from .runtime import callmethod
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
-from .call_checks import _DATA_KEYS, _check_opaque_key, call_site, site_slot
-from .call_checks import IN_PLACE_CALLS, refuse_bound_update, refuse_hidden_out, refuse_unseen_update
-from .call_checks import refuse_store_callable
+from .call_checks import IN_PLACE_CALLS, _DATA_KEYS, _check_opaque_key, call_site, refuse_bound_update
+from .call_checks import refuse_hidden_out, refuse_store_callable, refuse_unseen_update, site_slot
 from .derived import _cache_of, _derived, _plain, _pullback
-from .keywords import KeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords, bound_by_keyword
-from .keywords import _call_plan, _keyword_cotangents  # noqa: F401 (adjoints/nesting/ reads them here)
-from .keywords import UfuncKeywordsPullback, ufunc_keywords
+from .keywords import KeywordsPullback, UfuncKeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords
+from .keywords import _call_plan, _keyword_cotangents, bound_by_keyword, ufunc_keywords  # noqa: F401 (adjoints/nesting/ reads the first two here)
 from .pullbacks import (
     ArgsPullback, CallMethodPullback, ConstPullback, InPlaceOperatorPullback, LookedUpPullback, MethodPullback,
     PartialMethodPullback, PartialPullback, RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend)
@@ -243,6 +241,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
             if moved:
                 return _call_by_position(fn, rule, args, kwargs, moved, need)
         y, back = rule(*args, **kwargs) if kwargs else rule(*args)
+        if kwargs and "dtype" in kwargs and truncated(y, args):
+            return y, ConstPullback(len(args), True)
         if kwargs and aware and _built_in_keywords(rule) and (need is None or not registry.takes_need(rule)):
             return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
         bound = kwargs and bound_by_keyword(rule, len(args), kwargs)
@@ -333,6 +333,8 @@ def J_kw(fn, /, *args, **kwargs):
         rule = None
     if rule is not None and kwargs and _built_in_keywords(rule):  # (what `_dispatch` does for it, without the search)
         y, back = rule(*args, **kwargs)
+        if "dtype" in kwargs and truncated(y, args):  # (`np.sum(x, dtype=int)`: piecewise constant)
+            return y, ConstPullback(len(args), True)
         return y, KeywordsPullback(back, rule, fn, kwargs, len(args))
     return _dispatch(fn, args, kwargs)
 
@@ -358,9 +360,6 @@ def J_need(need, fn, /, *args):
             y, tape = hit[0](*args)
             return y, _pullback(fn, hit, tape, log, mark, args, False)
     return _dispatch(fn, args, None, need)
-
-
-_DIRECT = {}  # rule -> may generated code use its `back` as is (a tested built-in rule, no optional parameters)
 
 
 def J_args(need, fn, /, *args):
@@ -401,6 +400,7 @@ def J_args(need, fn, /, *args):
 
 
 _STRAIGHT = registry.STRAIGHT
+_DIRECT = {}  # rule -> may generated code use its `back` as is (a tested built-in rule, no optional parameters)
 
 
 def J_handing(need, fn, /, *args):

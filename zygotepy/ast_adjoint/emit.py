@@ -101,7 +101,7 @@ class Emitter:
         v = a.value
         if isinstance(v, slice) and is_literal(v):
             if not index:
-                return ast.Call(_name("slice"), [ast.Constant(p) for p in (v.start, v.stop, v.step)], [])
+                return ast.Call(self.helper(slice), [ast.Constant(p) for p in (v.start, v.stop, v.step)], [])
             return ast.Slice(*(ast.Constant(p) if p is not None else None for p in (v.start, v.stop, v.step)))
         if isinstance(v, tuple) and is_literal(v):
             return ast.Tuple([self.atom(Const(x), index) for x in v], ast.Load())
@@ -166,23 +166,24 @@ class Emitter:
         if fn is items.is_real:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(items.REALS)])
         if fn is items.is_int:
-            return ast.Compare(ast.Call(self.helper(type), args, []), [ast.Is()], [_name("int")])
+            return ast.Compare(ast.Call(self.helper(type), args, []), [ast.Is()], [self.helper(int)])
         if fn in _ARRAY_GUARDS:  # `type(x) is _ndarray and x.dtype.kind == 'f'`: inline, no call (optimize/array_paths.py)
             x, (kinds, matrix) = _unparsed(args[0]), _ARRAY_GUARDS[fn]
             nd, kind = self.helper(np.ndarray).id, f"{x}.dtype.kind {'==' if len(kinds) == 1 else 'in'} {kinds!r}"
-            test = f"type({x}) is {nd}{f' and {x}.ndim == 2' if matrix else ''} and {kind}"
+            type_ = self.helper(type).id  # (`type` unless the function has a variable of that name: `type_2`)
+            test = f"{type_}({x}) is {nd}{f' and {x}.ndim == 2' if matrix else ''} and {kind}"
             if fn is rt.is_real_data:
-                test = f"(type({x}) in {self.helper(rt.SCALARS).id} or {test})"
+                test = f"({type_}({x}) in {self.helper(rt.SCALARS).id} or {test})"
             elif fn is rt.is_real_value:
-                test = f"(type({x}) is {self.helper(np.float64).id} or {test})"
+                test = f"({type_}({x}) is {self.helper(np.float64).id} or {test})"
             return ast.Name(test, _LOAD)  # pasted as text: ast.unparse would bracket the third test of an `and`
         if fn is registry.has_rule:  # `id(f) in _RULED`
             return ast.Compare(ast.Call(self.helper(id), args, []), [ast.In()], [self.helper(registry.RULED, "_RULED")])
         if fn is rt.is_native:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.In()], [self.helper(rt.NATIVE)])
         if fn is rt.any_array:  # `(type(a) is _ndarray or type(b) is _ndarray)`
-            nd = self.helper(np.ndarray).id
-            return ast.Name(f"({' or '.join(f'type({_unparsed(a)}) is {nd}' for a in args)})", _LOAD)
+            nd, type_ = self.helper(np.ndarray).id, self.helper(type).id
+            return ast.Name(f"({' or '.join(f'{type_}({_unparsed(a)}) is {nd}' for a in args)})", _LOAD)
         if fn is rt.pick:
             return ast.IfExp(args[0], args[1], args[2])
         if fn is rt.all_true:

@@ -87,7 +87,9 @@ _FLOAT_KINDS = frozenset("fc")
 
 def differentiable(x, depth=3):
     """Does `x` hold a value a gradient can flow through (floats, complex, float arrays, containers of them)?
-    Ints and bools are data here: a call that receives only them runs as a constant."""
+    Ints and bools are data here: a call that receives only them runs as a constant. The first `depth` levels are
+    looked at directly; a structure deeper than that (a list of layers holding parameter objects) is walked whole,
+    each object once, since a False here lets a call run as a constant: its gradient would be lost."""
     t = type(x)
     if t is float or t is complex:
         return True
@@ -96,30 +98,88 @@ def differentiable(x, depth=3):
     dtype = getattr(x, "dtype", None)
     if dtype is not None:
         return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
-    if depth and isinstance(x, (list, tuple, set, frozenset, collections.deque)):
+    if not depth:
+        return _held_deeper(x)
+    if isinstance(x, (list, tuple, set, frozenset, collections.deque)):
         return any(differentiable(v, depth - 1) for v in x)
-    if depth and isinstance(x, dict):
+    if isinstance(x, dict):
         return any(differentiable(v, depth - 1) for v in x.values())
-    if depth and hasattr(x, "__dict__") and not isinstance(x, (type, types.ModuleType, types.FunctionType)):
+    if hasattr(x, "__dict__") and not isinstance(x, (types.ModuleType, types.FunctionType)):
         return any(differentiable(v, depth - 1) for v in vars(x).values())
-    return isinstance(x, np.number) and x.dtype.kind in _FLOAT_KINDS
+    return False
 
 
-def reads_gradients(fn):
+def _held_deeper(x):
+    """`differentiable` of a structure past its quick look's depth: all of it, each object once (parents, cycles)."""
+    seen, work = set(), [x]
+    while work:
+        v = work.pop()
+        known = _leaf(v)
+        if known:
+            return True
+        if known is None and id(v) not in seen:
+            seen.add(id(v))
+            work.extend(_parts(v))
+    return False
+
+
+def _leaf(x):
+    """True or False where `x` itself says whether it carries a gradient; None for a structure to look into."""
+    t = type(x)
+    if t is float or t is complex:
+        return True
+    if t is int or t is bool or t is str or x is None or isinstance(x, type):  # (jnp.float64 has a float dtype)
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
+    if isinstance(x, (list, tuple, set, frozenset, collections.deque, dict)) or hasattr(x, "__dict__") and not \
+            isinstance(x, (types.ModuleType, types.FunctionType)):
+        return None
+    return False
+
+
+def _parts(x):
+    """The values a container or an object holds (`_leaf` said it is one)."""
+    if isinstance(x, dict):
+        return x.values()
+    if isinstance(x, (list, tuple, set, frozenset, collections.deque)):
+        return x
+    return vars(x).values()
+
+
+def reads_gradients(fn, seen=None):
     """Does the function `fn` read a value that carries a gradient from its closure or its defaults (`def T(n):
     return a * n` called as `T(2)`, `defaultdict(lambda: x * 2)`: its result depends on `a`, `x`)? A bound method's
-    object counts too."""
+    object counts too, and so does a function its closure holds that reads one (`lambda x: g(f(x))`)."""
     if type(fn) is types.MethodType:
-        return differentiable(fn.__self__) or reads_gradients(fn.__func__)
+        return differentiable(fn.__self__) or reads_gradients(fn.__func__, seen)
     if type(fn) is not types.FunctionType:
         return False
+    seen = seen or set()
+    seen.add(id(fn))
     for cell in fn.__closure__ or ():
         try:
-            if differentiable(cell.cell_contents):
-                return True
+            held = cell.cell_contents
         except ValueError:  # (an empty cell)
-            pass
+            continue
+        if differentiable(held) or type(held) in _FUNCTIONS and id(held) not in seen and reads_gradients(held, seen):
+            return True
     return any(differentiable(d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()))
+
+
+_FUNCTIONS = (types.FunctionType, types.MethodType)
+
+
+def carries_gradient(x):
+    """`differentiable(x)`, or a function reading a gradient (`reads_gradients`), or a list, tuple or dict holding
+    one (`functools.reduce(compose, [np.sin, lambda t: t * a])`): may a call given `x` depend on a gradient?"""
+    if differentiable(x):
+        return True
+    if type(x) in _FUNCTIONS:
+        return reads_gradients(x)
+    items = x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else ()
+    return any(type(v) in _FUNCTIONS and reads_gradients(v) for v in items)
 
 
 def kept_lookup(container, key, where):

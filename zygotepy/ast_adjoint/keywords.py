@@ -95,9 +95,14 @@ def _keyword_cotangents(rule, fn, kwargs, stated):
     for k, v in kwargs.items():
         if k in stated:
             out[k] = stated[k]
+        elif type(v) in _DATA:  # (an axis, a flag, a name: the common keywords, asked without a call)
+            out[k] = None
         else:
             out[k] = DroppedKeyword(rule, fn, k) if differentiable(v) else None
     return out
+
+
+_DATA = frozenset((int, bool, str, type(None)))  # keyword values that never carry a gradient
 
 
 # --- differentiable keywords that name positional parameters: passed by position to a rule that is not keyword-aware --

@@ -304,3 +304,17 @@ def scatter_add(xp, size, index, values):
         return zeros
     hits = xp.astype(xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(size, **on(index)), (1, -1)), values.dtype)
     return xp.sum(hits * xp.reshape(values, (-1, 1)), axis=0)
+
+
+def truncated(y, args):
+    """Is `y` a NumPy integer or boolean result computed from floating arguments (`np.asarray(x, dtype=int)`,
+    `np.sum(x, dtype=int)`, `np.array(x, bool)`)? It is piecewise constant in them: no gradient, no tangent. (Integer
+    arguments keep theirs: a Python int the caller differentiates counts as a real number, `np.asarray(n)` too.)"""
+    return isinstance(y, (np.ndarray, np.generic)) and y.dtype.kind in "biu" and any(map(_floating, args))
+
+
+def _floating(x, depth=2):
+    """Does `x` hold floating or complex values (a float, a float array, a list or tuple of them)?"""
+    if isinstance(x, (float, complex)) or getattr(getattr(x, "dtype", None), "kind", None) in ("f", "c"):
+        return True
+    return depth > 0 and isinstance(x, (list, tuple)) and any(_floating(v, depth - 1) for v in x)

@@ -16,11 +16,13 @@ Operators reach the rules through the dunders, ufuncs through `__array_ufunc__`,
 import collections
 import copy
 import itertools
+import math
 import operator
 
 import numpy as np
 
-from ..errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingTangentRule
+from ..backends import truncated
+from ..errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingTangentRule, NoForwardAttribute
 
 __all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip"]
 
@@ -79,42 +81,44 @@ class Dual:
     def __bool__(self):
         return bool(strip(self.primal))
 
-    def __int__(self):
-        return int(strip(self.primal))
+    def __int__(self): return int(strip(self.primal))  # noqa: E704  (these are piecewise constant: data)
+    def __round__(self, ndigits=None): return round(strip(self.primal), ndigits)  # noqa: E704
+    def __trunc__(self): return math.trunc(strip(self.primal))  # noqa: E704
+    def __floor__(self): return math.floor(strip(self.primal))  # noqa: E704
+    def __ceil__(self): return math.ceil(strip(self.primal))  # noqa: E704
 
     def __index__(self):
         raise ForwardModeError("a dual number (it carries a derivative) cannot be used as an index")
-
-    def __round__(self, ndigits=None):
-        return round(strip(self.primal), ndigits)
 
     def __format__(self, spec): return format(strip(self.primal), spec)  # noqa: E704  (`f"{loss:.3f}"`: the value)
     def __divmod__(self, o): return self // o, self % o  # noqa: E704
     def __rdivmod__(self, o): return o // self, o % self  # noqa: E704
     def tolist(self): return [v.tolist() for v in self] if self.ndim > 1 else list(self) if self.ndim else self  # noqa
 
-    @property
-    def flat(self):
-        raise ForwardModeError("zygotepy's forward mode has no `.flat` of an array carrying a derivative: use x.ravel()")
+    def __getattr__(self, name):  # (an ndarray's `.flat`, `.fill`, `.put`, `.view`, `.base`, `.flags`: no rule here)
+        if name in ("is_integer", "as_integer_ratio", "hex"):  # (a float's questions about its value: data)
+            return getattr(strip(self.primal), name)
+        if name.startswith("__") or not hasattr(np.ndarray, name):
+            raise AttributeError(name)
+        raise NoForwardAttribute(f"zygotepy's forward mode has no `.{name}` of an array carrying a derivative"
+                                 + (": use x.ravel()" if name == "flat" else ": compute a new array instead"))
 
     def __float__(self):
-        raise ForwardModeError(
-            "a dual number (a value carrying a forward-mode derivative) was converted to a plain float, which would "
-            "drop its derivative: a C function without a tangent rule received it (math.* is handled inside "
-            "functions zygotepy transforms, not inside library code), or it was stored into a plain NumPy array "
-            "(build arrays of differentiable values with np.array([...]) or np.stack instead)")
+        raise ForwardModeError("a dual number (a value carrying a forward-mode derivative) was converted to a plain "
+                               "float, which would drop its derivative: a C function without a tangent rule received "
+                               "it (math.* is handled inside functions zygotepy transforms, not inside library code), "
+                               "or it was stored into a plain NumPy array (build arrays of differentiable values with "
+                               "np.array([...]) or np.stack instead)")
 
     __complex__ = __float__
 
     def __array__(self, dtype=None, copy=None):
-        raise ForwardModeError(
-            "a dual number (a value carrying a forward-mode derivative) was converted to a plain NumPy array, which "
-            "would drop its derivative (np.asarray on it, storing it into a plain array, or a NumPy function "
-            "without a tangent rule)")
+        raise ForwardModeError("a dual number (a value carrying a forward-mode derivative) was converted to a plain "
+                               "NumPy array, which would drop its derivative (np.asarray on it, storing it into a plain "
+                               "array, or a NumPy function without a tangent rule)")
 
     def __hash__(self):
-        """A number's, as equality compares the primals (a float used as a set member or dict key, under hessian); an
-        array's raises, as NumPy's does."""
+        """A number's, as equality compares the primals (a set member or dict key under hessian); an array's raises."""
         return hash(strip(self.primal))
 
     def __zygote_snapshot__(self, snapshot):
@@ -182,11 +186,9 @@ class Dual:
     def sort(self, axis=-1, kind=None):  # in place, as NumPy's: the tangent follows the primal's order
         self[...] = np.take_along_axis(self, np.argsort(strip(self), axis=axis, kind=kind), axis=axis)
 
-    def __copy__(self):  # (copy.copy, copy.deepcopy, dataclasses.asdict: new arrays, as NumPy's copies are)
-        return Dual(self.tag, copy.copy(self.primal), copy.copy(self.tangent))
-
-    def __deepcopy__(self, memo):
-        return Dual(self.tag, copy.deepcopy(self.primal, memo), copy.deepcopy(self.tangent, memo))
+    # copies (copy.copy, copy.deepcopy, dataclasses.asdict): new arrays, as NumPy's copies are
+    def __copy__(self): return Dual(self.tag, copy.copy(self.primal), copy.copy(self.tangent))  # noqa: E704
+    def __deepcopy__(self, m): return Dual(self.tag, copy.deepcopy(self.primal, m), copy.deepcopy(self.tangent, m))  # noqa
 
     def copy(self):  # through np.copy, whose reverse rule a reverse pass over a Dual (hessian) then uses
         return np.copy(self)
@@ -407,6 +409,8 @@ def apply(fn, args, kwargs):
     tag = _top_tag(args)
     parts = [_split(a, tag) for a in args]
     y, ydot = rule(fn, [p for p, _ in parts], [t for _, t in parts], kwargs)
+    if ydot is not None and truncated(y, [p for p, _ in parts]):  # (`np.asarray(x, dtype=int)`: piecewise constant)
+        return y
     if ydot is not None and kwargs and kwargs.get("out") is not None and not has_dual((kwargs["out"],), {}):
         raise ForwardModeError(f"{STORE_INTO_PLAIN_ARRAY} (`out=` of {getattr(fn, '__name__', fn)})")
     if isinstance(y, (tuple, list)) and isinstance(ydot, (tuple, list)):  # several outputs: a tangent each
@@ -441,7 +445,6 @@ def constants_from(predicate):
 
 
 # ndarray methods a dual number of an array answers as NumPy's functions do (their forward rules, or a clear refusal)
-for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "squeeze", "repeat", "cumsum", "cumprod", "clip",
-              "trace", "diagonal", "round", "argmax", "argmin", "argsort", "take", "any", "all", "nonzero",
-              "searchsorted"):
+for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "squeeze", "repeat", "cumsum", "cumprod", "clip", "trace",
+              "diagonal", "round", "argmax", "argmin", "argsort", "take", "any", "all", "nonzero", "searchsorted"):
     setattr(Dual, _name, (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(getattr(np, _name)))

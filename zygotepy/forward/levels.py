@@ -44,7 +44,8 @@ def settle(x, used):
 
 
 def make_dual(x, t, tag):
-    """`x` perturbed by `t` at `tag`, for numbers, arrays and lists/tuples/dicts of them (`t` None: constant)."""
+    """`x` perturbed by `t` at `tag`, for numbers, arrays, lists/tuples/dicts and objects of them (`t` None:
+    constant)."""
     if t is None:
         return x
     if isinstance(x, (list, tuple)):
@@ -58,6 +59,13 @@ def make_dual(x, t, tag):
                                      else x.dtype))
     if isinstance(x, (int, float, complex, np.generic, Dual)):
         return Dual(tag, x, t)
+    fields = getattr(x, "__dict__", None)
+    if type(fields) is dict and not callable(x) and not isinstance(x, type):  # a dataclass, an object: its fields
+        moved = copy.copy(x)  # (the tangent: a StructGrad or dict of fields, or an object of x's type)
+        for k, v in fields.items():
+            given = t.get(k) if isinstance(t, dict) else getattr(t, k, None)
+            object.__setattr__(moved, k, make_dual(v, given, tag))  # (a frozen dataclass's too)
+        return moved
     raise ForwardModeError(f"forward mode cannot perturb a {type(x).__name__}; pass numbers, arrays, or "
                            f"lists/tuples/dicts of them")
 

@@ -6,6 +6,8 @@ import collections
 
 import numpy as np
 
+from ..errors import ZygoteError
+
 
 def state(x, seen=None):
     """What an update in place of `x` would change; None for what cannot change."""
@@ -59,3 +61,19 @@ def same_fields(obj, before):
     """Does `obj` hold the same fields, the same objects, as `fields(obj)` gave `before`?"""
     now = fields(obj)
     return now.keys() == before.keys() and all(now[k] is v for k, v in before.items())
+
+
+def sealed(values):
+    """A fingerprint of each NumPy array among `values` (a pullback's arguments and its output), taken when `pullback`
+    returns: its `back` reads them (x for `x ** 3`, y for `np.exp`), so an update in place before `back` runs (an
+    optimiser's `x -= lr * g`, `y /= y.sum()`) would give the gradient at other values: `refuse_unsealed` says so."""
+    return [(k, v, hash(v.tobytes())) for k, v in enumerate(values) if type(v) is np.ndarray and v.dtype != object]
+
+
+def refuse_unsealed(seal, n):
+    """A ZygoteError where an array `sealed` saw (a pullback's `n` arguments, then its output) was updated in place
+    since."""
+    k = next((k for k, v, print_ in seal if hash(v.tobytes()) != print_), None)
+    if k is not None:
+        raise ZygoteError(f"{'the output' if k == n else f'argument {k}'} of pullback was updated in place before its "
+                          f"back ran, which reads it: call back first, or update a copy")

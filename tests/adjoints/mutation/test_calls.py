@@ -562,3 +562,18 @@ def test_out_given_as_a_tuple_of_one_array(mode):
     grads = gradient(_out_as_a_tuple, *args)
     for k in range(2):
         np.testing.assert_allclose(grads[k], central(_out_as_a_tuple, args, k), rtol=1e-6)
+
+
+def _truncated_into_ints(x):
+    k = np.empty(3, dtype=np.int64)
+    np.multiply(x, 2.0, out=k, casting="unsafe")  # k = trunc(2x): data, no gradient
+    return np.sum(k * x)
+
+
+def test_a_ufunc_into_an_int_array_with_unsafe_casting(mode):
+    """NumPy's `casting="unsafe"` let it write floats into an int `out`; the rule wrote with `same_kind` (a TypeError)."""
+    import zygotepy
+    x = np.array([1.3, -2.7, 0.4])
+    with zygotepy.optimizations(mode):
+        (g,) = gradient(_truncated_into_ints, x.copy())
+    np.testing.assert_array_equal(g, np.trunc(2 * x))

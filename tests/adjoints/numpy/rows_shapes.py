@@ -19,6 +19,8 @@ SHAPE_ROWS = [
         label="np.pad[widths, constant_values]"),
     *(row(np.pad, ANY, 2, mode, shapes=[((3, 3),)], none=(1, 2), label=f"np.pad[{mode}]")
       for mode in ("edge", "reflect", "symmetric", "wrap")),
+    *(row(np.pad, ANY, ((1, 2), (2, 1)), mode, shapes=[((3, 4),)], kw={"reflect_type": "odd"}, none=(1, 2),
+          label=f"np.pad[{mode}, odd]") for mode in ("reflect", "symmetric")),
     row(np.delete, ANY, 1, shapes=[((4,),)], none=(1,)),
     row(np.delete, ANY, [0, 2], 1, shapes=[((2, 3),)], none=(1, 2), label="np.delete[axis]"),
     row(np.resize, ANY, (3, 3), shapes=[((2, 2),)], none=(1,)),

@@ -23,6 +23,16 @@ def test_pad_with_a_computed_mode_raises():
         back(np.ones(5))
 
 
+def test_odd_reflection_past_one_reflection_raises():
+    with pytest.raises(zygotepy.ZygoteError, match="reflects the padding again"):
+        registry.find_rule(np.pad)(np.ones(3), 3, "reflect", reflect_type="odd")
+
+
+def test_odd_reflection_of_one_entry_is_the_entry():
+    _, back = registry.find_rule(np.pad)(np.ones(1), 3, "symmetric", reflect_type="odd")
+    np.testing.assert_array_equal(back(np.arange(7.0))[0], [21.0])
+
+
 def test_repeated_indices_accumulate():
     x = np.arange(4.0)
     _, back = registry.find_rule(np.take)(x, [1, 1, 3, 1])

@@ -39,3 +39,16 @@ def test_insert_sums_the_cotangents_of_a_broadcast_value():
     np.testing.assert_array_equal(da, np.ones_like(A))
     assert dv == pytest.approx(2 * A.shape[1])
     check_grads(lambda w: np.sum(np.block([[A], [w], [w * 2]]) ** 2), W)
+
+
+def _cubes_of_a_padded_number(t):
+    return np.sum(np.concatenate([np.zeros(2), [t]]) ** 3)
+
+
+@pytest.mark.dual_route
+def test_concatenate_of_a_list_holding_a_dual_number():
+    """Hessian and a gradient of a gradient ran the rule on dual numbers: `[t]` is no array NumPy's dispatch sees."""
+    import zygotepy
+    assert zygotepy.hessian(_cubes_of_a_padded_number, 1.13) == pytest.approx(6 * 1.13)
+    assert zygotepy.gradient(lambda s: zygotepy.gradient(_cubes_of_a_padded_number, s)[0], 1.13) == \
+        pytest.approx((6 * 1.13,))

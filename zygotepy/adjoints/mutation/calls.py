@@ -18,7 +18,7 @@ from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.call_checks import COMPILER
 from ...ast_adjoint.dispatch import J_mutating, differentiable
-from ...ast_adjoint.guards_runtime import reads_gradients
+from ...ast_adjoint.guards_runtime import carries_gradient, reads_gradients
 from ...backends import is_array_type, unbroadcast
 from ...structgrad import StructGrad
 from ...errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingAdjoint, UnsupportedSyntax, ZygoteError
@@ -129,7 +129,7 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=Fal
                           f"rule")
     # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
     # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
-    if result_used and not any(differentiable(a) for a in (*args, *kwargs.values())) and not reads_gradients(fn):
+    if result_used and not any(carries_gradient(a) for a in (*args, *kwargs.values())) and not reads_gradients(fn):
         # nothing carries a gradient in, so nothing can carry one out (as for any inactive call): it just runs
         return (fn(*args, **kwargs), *args, *kwargs.values()), _constant_back(len(args), kwargs)
     return _derived_call(fn, args, kwargs, result_used, keywords_taken, 1 if object_only else None)
@@ -356,7 +356,7 @@ def _with_out(args, kwargs, result_used):
     if dual_out:
         out[...] = result
     else:
-        np.copyto(out, result, casting="same_kind", where=where)
+        np.copyto(out, result, casting=kwargs.get("casting", "same_kind"), where=where)  # (`casting="unsafe"`: an int out)
     real = out.dtype.kind in "fc"  # written into an int array: truncated data, no cotangent
 
     def back(dy):

@@ -96,6 +96,8 @@ def _full(x, g):
         out = np.empty(x.shape, x.dtype)  # what np.full does, without its Python wrapper
         out.fill(g)
         return out
+    if getattr(type(g), "__zygote_number__", False):  # (hessian's dual number, which np.full cannot copy in)
+        return g * np.ones(x.shape, x.dtype)
     return np.full(x.shape, g, x.dtype)
 
 

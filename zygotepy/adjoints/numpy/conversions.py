@@ -4,7 +4,7 @@ tolist. The values are the argument's, so the cotangent is the result's, in the 
 """
 import numpy as np
 
-from ...backends import is_foreign, namespace, unbroadcast
+from ...backends import is_foreign, namespace, truncated, unbroadcast
 from ...forward.dual import dispatch, has_dual
 from ..registry import adjoint, namespace_generic, nondifferentiable
 from .common import _float_dtype, _nones, _restore
@@ -24,7 +24,7 @@ def _array_rule(make, obj, *args, **kwargs):
         y = make(obj, *args, **kwargs)
 
     def back(dy):
-        if dy is None:
+        if dy is None or truncated(y, (obj,)):  # (`np.array(x, dtype=int)`: piecewise constant)
             return (None, *(None for _ in args))
         if isinstance(obj, (list, tuple)):
             return (type(obj)(dy[k] for k in range(len(obj))), *(None for _ in args))
@@ -59,7 +59,7 @@ def _converter(fn):
         y = fn(x, *args, **kwargs)
 
         def back(dy):
-            if dy is None:
+            if dy is None or truncated(y, (x,)):
                 return (None, *_nones(args))
             if isinstance(x, (list, tuple)):
                 return (_restore(np.asarray(dy), x), *_nones(args))
@@ -165,7 +165,7 @@ def _astype_rule(cast):
 
         def back(dy):
             kind = str(getattr(x, "dtype", "float"))
-            if dy is None or "int" in kind or "bool" in kind:
+            if dy is None or "int" in kind or "bool" in kind or truncated(y, (x,)):
                 return (None, None, *_nones(args))
             return (namespace(x).astype(dy, x.dtype), None, *_nones(args))
         return y, back

@@ -139,11 +139,42 @@ def pad(x, pad_width, *args, **kwargs):
     depend on shapes only), the constant mode's fill from a NumPy pad of zeros (whose values state no cotangent)."""
     xp = namespace(x)
     mode = args[0] if args else kwargs.get("mode", "constant")
+    if xp is np and kwargs.get("reflect_type") == "odd" and mode in ("reflect", "symmetric"):
+        return np.pad(x, pad_width, *args, **kwargs), _odd_back(x, pad_width, mode, args, kwargs)
     if xp is np:
         y, back = GATHERED[np.pad](x, pad_width, *args, **kwargs)
         return y, _with_fill(back, np.shape(x), pad_width, mode, kwargs)
     y, back = _foreign_pad(xp, x, pad_width, mode, args, kwargs)
     return y, lambda dy: keyword_cotangents(back(dy), kwargs)
+
+
+def _odd_back(x, pad_width, mode, args, kwargs):
+    """The back of `reflect_type="odd"`: NumPy pads one axis after another, each axis's new entries two times the
+    edge minus the even reflection, so each axis's padding is `2 * pad(edge) - pad(mode)` (the old entries too:
+    2x - x), and the back is theirs, axis by axis in reverse. A width past what one reflection reaches (NumPy then
+    reflects its own padding again) is refused."""
+    shape = np.shape(strip(x))
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (len(shape), 2))
+    steps = []
+    for axis, (before, after) in enumerate(widths):
+        if max(before, after) > shape[axis] - (mode == "reflect") and shape[axis] > 1:  # (one entry: all the edge)
+            raise ZygoteError(f"np.pad(mode={mode!r}, reflect_type='odd'): a width of {max(before, after)} on an "
+                              f"axis of length {shape[axis]} reflects the padding again, which has no gradient rule")
+        one = [(0, 0)] * len(shape)
+        one[axis] = (before, after)
+        flat = np.arange(math.prod(shape)).reshape(shape)
+        steps.append((np.pad(flat, one, "edge"), np.pad(flat, one, mode), np.empty(shape)))
+        shape = steps[-1][0].shape
+
+    def back(dy):
+        if dy is None:
+            return keyword_cotangents((None, None, *_nones(args)), kwargs)
+        g = dy
+        for edge, mirrored, before in reversed(steps):
+            g = 2 * _scatter(g, edge, before) - _scatter(g, mirrored, before)
+        return keyword_cotangents((_restore(g, x) if isinstance(x, (list, tuple)) else g, None, *_nones(args)),
+                                  kwargs)
+    return back
 
 
 def _with_fill(back, shape, pad_width, mode, kwargs):

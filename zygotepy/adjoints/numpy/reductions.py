@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ...backends import asarray, conj, function, namespace, on, unbroadcast
+from ...backends import asarray, conj, function, namespace, on, truncated, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 from .common import (
@@ -108,9 +108,10 @@ def sum_(x, *args, **kwargs):
     axis, keepdims = _axis_keepdims(args, kwargs, 3)
     where = _where(args, kwargs, 5)
     initial = _initial(args, kwargs, 4)
+    y = _reduce(np.sum, x, args, kwargs)
 
     def back(dy):
-        if dy is None:
+        if dy is None or truncated(y, (x,)):  # (`np.sum(x, None, int)`: piecewise constant)
             return keyword_cotangents((None, *(None for _ in args)), kwargs)
         g = _expand(dy, x_arr, axis, keepdims)
         if where is not None:  # entries left out of the sum get no gradient
@@ -118,7 +119,7 @@ def sum_(x, *args, **kwargs):
         dinitial = None if initial is np._NoValue else unbroadcast(namespace(x_arr).sum(dy), initial)
         return keyword_cotangents((_restore(g, x), *(dinitial if k == 4 else None for k in range(len(args)))),
                                   kwargs, initial=dinitial)
-    return _reduce(np.sum, x, args, kwargs), back
+    return y, back
 
 
 @adjoint(np.mean)
@@ -135,7 +136,7 @@ def mean(x, *args, **kwargs):
     where = _where(args, kwargs, 5)
 
     def back(dy):
-        if dy is None:
+        if dy is None or truncated(y, (x,)):
             return (None, *(None for _ in args))
         if where is None:
             count = math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1)
@@ -281,7 +282,7 @@ def prod(x, *args, **kwargs):
         y = xp.prod(x_arr if mask is None else xp.where(mask, x_arr, xp.ones_like(x_arr)), **kw)
 
     def back(dy):
-        if dy is None:
+        if dy is None or truncated(y, (x,)):
             return keyword_cotangents((None, *_nones(args)), kwargs)
         factors = x_arr if mask is None else xp.where(mask, x_arr, xp.ones_like(x_arr))
         scale = dy if initial is np._NoValue else dy * conj(initial)

@@ -4,7 +4,7 @@ ndarray methods cumsum/cumprod.
 """
 import numpy as np
 
-from ...backends import conj, namespace, on, unbroadcast
+from ...backends import conj, namespace, on, truncated, unbroadcast
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 from .common import _concat, _float, _foreign_keywords, _nones, _restore, _scan, nan_filled
 
@@ -28,15 +28,14 @@ def cumsum(x, *args, **kwargs):
     """y_j = sum_{i <= j} x_i: dx_i = sum_{j >= i} dy_j. With no axis the input is flattened first."""
     x_arr = _float(x)
     axis = args[0] if args else kwargs.get("axis")
+    y = np.cumsum(x, *args, **kwargs) if namespace(x_arr) is np else _foreign_scan("sum", x_arr, args, kwargs)
 
     def back(dy):
-        if dy is None:
+        if dy is None or truncated(y, (x,)):  # (`np.cumsum(x, 0, int)`: piecewise constant)
             return (None, *_nones(args))
         g = _reverse_cumsum(dy, -1 if axis is None else axis)
         return (_restore(namespace(g).reshape(g, tuple(x_arr.shape)), x), *_nones(args))
-    if namespace(x_arr) is not np:
-        return _foreign_scan("sum", x_arr, args, kwargs), back
-    return np.cumsum(x, *args, **kwargs), back
+    return y, back
 
 
 def _cumprod_back(x, y, dy):
@@ -61,7 +60,7 @@ def cumprod(x, *args, **kwargs):
     y = np.cumprod(x, *args, **kwargs) if xp is np else _foreign_scan("prod", x_arr, args, kwargs)
 
     def back(dy):
-        if dy is None:
+        if dy is None or truncated(y, (x,)):
             return (None, *_nones(args))
         if axis is None or x_arr.ndim == 0:  # (a 0-d array's scan over axis 0 is of the flat array, as NumPy's)
             g = _cumprod_back(xp.reshape(x_arr, (-1,)), y, dy)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...backends import function, is_foreign, namespace, namespace_of, on, unbroadcast
 from ...errors import ZygoteError
+from ...forward.dual import dispatch, has_dual
 from ..registry import adjoint, namespace_generic
 from .common import _float_dtype, _nones, _restore, _shape
 from .conversions import _LIFTS, _atleast
@@ -18,8 +19,11 @@ from .conversions import _LIFTS, _atleast
 @adjoint(np.concatenate)
 def concatenate(arrays, *args, **kwargs):
     axis = args[0] if args else kwargs.get("axis", 0)
-    shapes = [_shape(a) for a in arrays]
-    xp = namespace_of(*arrays)
+    pieces = arrays  # (`[t]` holding a dual number, which NumPy's dispatch does not look into: made its array first)
+    if isinstance(arrays, (list, tuple)) and has_dual((arrays,)):
+        pieces = [dispatch(np.array, (a,), {}) if isinstance(a, (list, tuple)) else a for a in arrays]
+    shapes = [_shape(a) for a in pieces]
+    xp = namespace_of(*pieces)
 
     def back(dy):
         if dy is None:
@@ -36,7 +40,7 @@ def concatenate(arrays, *args, **kwargs):
                 start += s[ax]
         return (type(arrays)(parts) if isinstance(arrays, (list, tuple)) else parts, *(None for _ in args))
     if xp is np:
-        return np.concatenate(arrays, *args, **kwargs), back
+        return np.concatenate(pieces, *args, **kwargs), back
     return function(np.concatenate, xp)(arrays, **{**dict(zip(("axis",), args)), **kwargs}), back
 
 

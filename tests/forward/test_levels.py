@@ -79,3 +79,16 @@ def test_jvp_of_an_object_argument_takes_a_tangent_of_its_fields():
     m = _Model(np.array([1.0, 2.0]))
     y, t = zygotepy.jvp(lambda m: np.sum(m.w ** 2), (m,), (zygotepy.StructGrad(w=np.array([0.0, 1.0])),))
     assert (y, t) == (5.0, 4.0)
+
+
+class _SelfHolding:
+    def __init__(self, w):
+        self.w = w
+        self.me = self
+
+
+def test_an_object_met_twice_is_not_perturbed_in_a_copy():
+    """A copy's `me` would point at the unperturbed original (jvp gave 3.0 for 6.0): refused."""
+    import zygotepy
+    with pytest.raises(ForwardModeError, match="cannot perturb a _SelfHolding"):
+        zygotepy.jvp(lambda s: s.w ** 2 + s.me.w * 3.0, (_SelfHolding(1.5),), (zygotepy.StructGrad(w=1.0),))

@@ -60,14 +60,32 @@ def make_dual(x, t, tag):
     if isinstance(x, (int, float, complex, np.generic, Dual)):
         return Dual(tag, x, t)
     fields = getattr(x, "__dict__", None)
-    if type(fields) is dict and not callable(x) and not isinstance(x, type):  # a dataclass, an object: its fields
+    if type(fields) is dict and _values_only(x, set()):  # a dataclass, an object: its fields, perturbed in a copy
         moved = copy.copy(x)  # (the tangent: a StructGrad or dict of fields, or an object of x's type)
         for k, v in fields.items():
             given = t.get(k) if isinstance(t, dict) else getattr(t, k, None)
             object.__setattr__(moved, k, make_dual(v, given, tag))  # (a frozen dataclass's too)
         return moved
     raise ForwardModeError(f"forward mode cannot perturb a {type(x).__name__}; pass numbers, arrays, or "
-                           f"lists/tuples/dicts of them")
+                           f"lists/tuples/dicts/objects of them (each met once: not `s.me = s`)")
+
+
+def _values_only(x, seen):
+    """Is `x` a tree of values (numbers, arrays; lists, tuples, dicts and plain objects of them) in which no container
+    or object is met twice? Only such an object is perturbed field by field in a copy: one met twice (`s.me = s`, a
+    parent pointer) would keep pointing at the unperturbed original."""
+    if isinstance(x, (int, float, complex, str, np.generic, np.ndarray, Dual)) or x is None:
+        return True
+    if id(x) in seen:
+        return False
+    seen.add(id(x))
+    if isinstance(x, (list, tuple)):
+        return all(_values_only(v, seen) for v in x)
+    if isinstance(x, dict):
+        return all(_values_only(v, seen) for v in x.values())
+    fields = getattr(x, "__dict__", None)  # (not a tensor: its fields are no values of its; not a function or a class)
+    return type(fields) is dict and not callable(x) and not isinstance(x, type) and not hasattr(x, "dtype") and all(
+        _values_only(v, seen) for v in fields.values())
 
 
 # --- leaving a level ------------------------------------------------------------------------------------------------

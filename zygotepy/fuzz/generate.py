@@ -18,7 +18,7 @@ import numpy as np
 from .arrayops import HELPERS as ARRAYOP_HELPERS, KINDS as ARRAYOP_KINDS, ArrayOpBlocks
 from .axes import AxesBlocks
 from .exprs import Expressions
-from .idioms import HELPERS as IDIOM_HELPERS, IdiomBlocks
+from .idioms import DECOY_SHARE, HELPERS as IDIOM_HELPERS, IdiomBlocks
 
 CONSTRUCTS = (
     "arith", "math", "numpy", "if", "elif", "for", "while", "break", "continue", "early_return",
@@ -27,7 +27,7 @@ CONSTRUCTS = (
     "inplace_aug", "list_append", "dict_store", "np_r", "int_arith", "int_index", "int_data", "complex", "array",
     "capture_reassigned", "second_order", "foreign", "axes", "lazy_iter", "alias_slots", "seq_operand",
     "method_update", "operator_class", "comprehension", "builtin_reduce", "keyword_call", "tuple_return",
-    "zip_enumerate") + ARRAYOP_KINDS
+    "zip_enumerate", "try", "decoy") + ARRAYOP_KINDS
 
 HEADER = "import math\nimport numpy as np\nfrom collections import namedtuple\n"
 
@@ -382,6 +382,9 @@ class _Gen(Expressions, AxesBlocks, IdiomBlocks, ArrayOpBlocks):
         setup.insert(0, f"f0 = {self.bounded(self.scalars[0])}")
         self.frozen.append("f0")
         body = setup + self.block(0, False, 4, 10) + [f"return {self.ret()}"]
+        if np.random.default_rng([seed, index, 12]).random() < DECOY_SHARE:  # (a stream of its own: see idioms.py)
+            self.helpers.add("Decoy")
+            self.tags.add("decoy")
         params, helpers = ", ".join(name for name, _, _ in args), "".join(HELPERS[h] + "\n" for h in HELPERS if h in self.helpers)
         src = HEADER + "\n" + helpers + f"\ndef program({params}):\n" + \
             "".join("    " + line + "\n" for part in body for line in part.split("\n"))

@@ -12,8 +12,15 @@ import numpy as np
 
 SHARE = 0.07  # of the statements of scalar and array programs
 TRY_SHARE = 0.3  # of the blocks: wrapped in try/except (ast_adjoint/lower/tries.py)
+DECOY_SHARE = 0.25  # of the programs: with the class `Decoy` beside them, never made
 
 HELPERS = {
+    # never made: its methods' names (those the other helpers' calls use) and its `__call__` calling one make the lowering
+    # take those calls, and calls of callables, as ones that may update their objects (mutation/calls.py `valuecall`)
+    "Decoy": "class Decoy:\n    def __call__(self, v):\n        return self.apply(v)\n\n"
+             "    def apply(self, v):\n        self.seen = v\n        return v\n\n"
+             "    def dot(self, o):\n        self.seen = o\n        return 0.0\n\n"
+             "    def add(self, v, w=0.5):\n        self.items += [v]\n        return self\n",
     "Acc": "class Acc:\n    def __init__(self, v):\n        self.total = v\n\n"
            "    def add(self, v, w=0.5):\n        self.total = self.total * w + v\n        return self\n",
     "V2": "class V2:\n    def __init__(self, p, q):\n        self.p, self.q = p, q\n\n"

@@ -275,3 +275,33 @@ def test_an_array_updated_after_pullback_is_refused_by_back(mode):
         _, back = zygotepy.pullback(_doubled_squares, x)  # (f's own update is no later one: x is 2 x0 after the call)
         np.testing.assert_allclose(back(1.0)[0], [8.0, 16.0])
         np.testing.assert_allclose(back(1.0)[0], [8.0, 16.0])
+
+
+def _weighted(x, argnums=1.0):
+    return x * argnums
+
+
+class _Lin:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, v):
+        return self.w * v
+
+
+def test_grad_passes_a_keyword_named_argnums_to_f_and_refuses_no_arguments():
+    assert zygotepy.grad(_weighted)(2.0, argnums=4.0) == 4.0
+    assert zygotepy.value_and_grad(_weighted)(2.0, argnums=4.0) == (8.0, 4.0)
+    with pytest.raises(ZygoteError, match="no arguments"):
+        zygotepy.grad(_weighted)()
+
+
+def test_forwarddiff_of_a_callable_holding_values_with_a_gradient_is_refused():
+    """A bound method's object, a partial's arguments, a callable object's fields got None (forwarddiff differentiates
+    with respect to x only; a closure's captured floats are handled, these were not)."""
+    import functools
+    for loss in (lambda m, v: zygotepy.forwarddiff(m.apply, v),
+                 lambda m, v: zygotepy.forwarddiff(functools.partial(lambda w, t: w * t, m.w), v)):
+        with pytest.raises(ZygoteError, match="holds values whose gradient is needed"):
+            gradient(loss, _Lin(2.0), 3.0)
+    assert gradient(lambda v: zygotepy.forwarddiff(_Lin(2.0).apply, v), 3.0) == (2.0,)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+import zygotepy
 from zygotepy import gradient, pullback, value_and_gradient
 from zygotepy.testing import check_grads
 
@@ -177,3 +178,52 @@ def test_pushforward_of_abs_over_a_complex_array():
 def test_sign_of_real_numbers_stays_without_gradient():
     assert gradient(lambda x: np.sign(x) * x * x, -1.5) == (3.0,)
     assert gradient(lambda x: np.sum(np.sign(x)), np.array([1.0, -2.0])) == (None,)
+
+
+_Z, _W = 0.7 + 0.4j, 0.3 - 0.5j
+COMPLEX_POWERS = {  # real functions of a real x through a complex power (each checked against central differences)
+    "np.power(z, w(x)).real": lambda x: np.power(_Z, _W + x).real,
+    "abs(np.power([1.5, 2.0], x + 1j))": lambda x: np.sum(np.abs(np.power(np.array([1.5, 2.0]), x + 1j))),
+    "np.power(-1 + 1j, x).imag": lambda x: np.power(-1 + 1j, x).imag,
+    "abs(np.power([-2, 1.5] + 0j, x))": lambda x: np.sum(np.abs(np.power(np.array([-2.0, 1.5]) + 0j, x))),
+    "np.float_power(-2.0, x + 1j).real": lambda x: np.float_power(-2.0, x + 1j).real,
+    "abs((-2.0) ** (x + 1j))": lambda x: abs((-2.0) ** (x + 1j)),
+    "abs(np.power(-2.0, x + 1j))": lambda x: np.abs(np.power(-2.0, x + 1j)),
+    "abs([-1.5, 2.0] ** (x + 0.5j))": lambda x: np.sum(np.abs(np.array([-1.5, 2.0]) ** (x + 0.5j))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_POWERS))
+def test_a_complex_power_in_its_exponent(name, mode):
+    """np.power's exponent gradient was conjugated, and 0 where the base's real part is <= 0 (NumPy orders complex
+    numbers by it); a real negative base's log was real (nan in reverse mode, 0 in forward mode)."""
+    f, x = COMPLEX_POWERS[name], 0.7
+    want = (f(x + 1e-6) - f(x - 1e-6)) / 2e-6
+    with zygotepy.optimizations(mode):
+        assert zygotepy.gradient(f, x)[0] == pytest.approx(want, rel=1e-6)
+        assert zygotepy.derivative(f, x) == pytest.approx(want, rel=1e-6)
+
+
+def test_forward_mode_of_complex_parts_and_moments():
+    """complex(t, 0.5)'s tangent was complex(dt, 0.5) (the constant imaginary part taken as linear); np.var/np.std of
+    complex entries had a complex tangent."""
+    assert zygotepy.derivative(lambda t: complex(t, 0.5).imag, 0.3) == 0.0
+    assert zygotepy.derivative(lambda t: (complex(t, 0.5) ** 2).real, 0.3) == pytest.approx(0.6)
+    assert zygotepy.derivative(lambda t: (complex(0.5, t) ** 2).real, 0.3) == pytest.approx(-0.6)
+    c = np.array([1.0, 0.5 - 0.2j, -0.3j])
+    for fn in (np.var, np.std):
+        f = lambda t, fn=fn: fn(np.exp(1j * t * np.array([1.0, 2.0, 3.0])) * c)
+        want = (f(0.4 + 1e-6) - f(0.4 - 1e-6)) / 2e-6
+        assert zygotepy.derivative(f, 0.4) == pytest.approx(want, rel=1e-6)
+
+
+def test_hessian_through_the_complex_sign_of_slogdet():
+    """The sign's cotangent under hessian is a dual number of a Python complex: `d[..., None, None]` could not index it."""
+    C = np.array([[1.0 + 0.5j, 0.2, 0.1j], [0.3, -0.8 + 0.2j, 0.4], [0.1, 0.2j, 1.2]])
+
+    def f(x):
+        return np.linalg.slogdet(C + np.diag(np.exp(1j * x)))[0].imag
+    x = np.array([0.1, -0.5, 0.9])
+    fd = np.array([(zygotepy.gradient(f, x + 1e-6 * e)[0] - zygotepy.gradient(f, x - 1e-6 * e)[0]) / 2e-6
+                   for e in np.eye(3)])
+    np.testing.assert_allclose(zygotepy.hessian(f, x), fd, atol=1e-7)

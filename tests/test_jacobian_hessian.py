@@ -621,3 +621,26 @@ def test_an_int_argument_of_hessian_and_hvp(mode):
         assert hk == 0.0
         with pytest.raises(zygotepy.ForwardModeError, match="hessian"):
             zygotepy.hessian(_indexed_times_index, x, 2)
+
+
+@dataclasses.dataclass
+class _Checked:
+    w: np.ndarray
+    s: float
+    n: int = dataclasses.field(init=False)
+
+    def __post_init__(self):  # (a user's check of the fields, which Jacobian blocks would fail)
+        self.n = len(self.w)
+
+
+def test_jacobian_and_hessian_of_a_dataclass_with_post_init(mode):
+    """The result containers were made by calling the dataclass, which ran __post_init__ on blocks and None."""
+    q = _Checked(np.array([1.0, 2.0]), 0.5)
+    with zygotepy.optimizations(mode):
+        (J,) = jacobian(lambda p: p.w * p.s, q)
+        H = hessian(lambda p: np.sum(p.w ** 2) * p.s, q)
+    np.testing.assert_allclose(J.w, 0.5 * np.eye(2))
+    np.testing.assert_allclose(J.s, [1.0, 2.0])
+    np.testing.assert_allclose(H.w.w, np.eye(2))
+    np.testing.assert_allclose(H.w.s, [2.0, 4.0])
+    assert H.s.s == 0.0

@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
+import zygotepy
 from zygotepy import gradient, tree_map
 
 NT = namedtuple("NT", "a b")
@@ -88,3 +89,25 @@ def test_a_callable_object_is_a_tree_as_its_gradient_is():
     assert type(stepped) is _Layer
     assert np.allclose(stepped.W, net.W - 0.5 * g.W) and np.allclose(stepped.b, net.b - 0.5 * g.b)
     assert tree_map(lambda f: f, np.tanh) is np.tanh  # (functions stay leaves)
+
+
+def _inner_loss(p):
+    return np.sum((p["w"] * 2.0 - 1.0) ** 2) + p["b"] ** 2
+
+
+def _one_step_then_loss(p):  # (MAML: an inner gradient step on a dict of parameters, then the loss)
+    g = zygotepy.gradient(_inner_loss, p)[0]
+    return _inner_loss(tree_map(lambda a, d: a - 0.1 * d, p, g))
+
+
+def test_tree_map_inside_a_differentiated_function(mode):
+    """tree_map's `like_container` held a `try` (for container subclasses), which kept zygotepy from differentiating it."""
+    p = {"w": np.array([0.3, -0.2]), "b": 0.5}
+    with zygotepy.optimizations(mode):
+        (g,) = zygotepy.gradient(lambda p: (lambda q: q["a"] * np.sum(q["b"]))(tree_map(lambda a: a * 2.0, p)),
+                                 {"a": 0.5, "b": np.ones(3)})
+        assert g["a"] == 12.0 and np.array_equal(g["b"], [2.0, 2.0, 2.0])
+        (g,) = zygotepy.gradient(_one_step_then_loss, p)
+    # (the inner step scales each parameter's distance to its minimum: w - 0.5 by 0.2, b by 0.8)
+    np.testing.assert_allclose(g["w"], 8 * 0.2 ** 2 * (p["w"] - 0.5))
+    assert g["b"] == pytest.approx(2 * 0.8 ** 2 * p["b"])

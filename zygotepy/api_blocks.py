@@ -17,7 +17,7 @@ from .api import pullback, select
 from .errors import ZygoteError
 from .forward.dual import Dual, new_tag, strip
 from .forward.levels import tangent_of
-from .trees import _fields, leaves, tree_map, unflatten
+from .trees import _fields, leaves, matched, unflatten
 
 __all__ = ["jacobian", "hessian", "select"]
 
@@ -168,13 +168,6 @@ def _number_or_array(block):
     return float(block) if block.ndim == 0 else block
 
 
-def _matching(tree, other):
-    """The entries of `other` (a gradient) at the leaves of `tree`, in `leaves(tree)` order (None where it has none)."""
-    found = []
-    tree_map(lambda _, g: found.append(g), tree, other)
-    return found
-
-
 def _shaped(tree, values):
     """`values` in `tree`'s structure; a plain leaf's is the value itself."""
     return values[0] if _fields(tree) is None else unflatten(tree, values)
@@ -195,9 +188,9 @@ def _hessian_column(f, moved, args, picked, spots, tag):
         raise err from e
     out = {}
     for i in picked:
-        matched = _matching(args[i], grads[i])
+        found = matched(args[i], grads[i])
         for j, leaf in spots[i]:
-            g = matched[j]
+            g = found[j]
             t = None if g is None else tangent_of(g, tag)
             out[(i, j)] = np.zeros(np.shape(leaf)) if t is None else np.asarray(t, dtype=float).reshape(np.shape(leaf))
     return out
@@ -268,7 +261,7 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None, argn
                 _real(x, f"argument {i}")
                 entries = []
                 for grads in rows[o]:
-                    g = _matching(arg, grads[i])[j]
+                    g = matched(arg, grads[i])[j]
                     entries.append(np.zeros(np.shape(x)) if g is None else np.asarray(g, dtype=float))
                 out = np.stack(entries).reshape(shape + np.shape(x)) if entries else np.zeros(shape + np.shape(x))
                 blocks.append(_number_or_array(out.astype(api_modes._precision(x, leaf), copy=False)))

@@ -19,6 +19,7 @@ from .adjoints.registry import adjoint
 from .api import gradient, pullback
 from .ast_adjoint.call_checks import call_site
 from .ast_adjoint.dispatch import J, differentiable
+from .ast_adjoint.guards_runtime import reads_gradients
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import linalg_rules, numpy_rules, rules, scipy_rules  # noqa: F401  (register the tangent rules)
 from .forward.dual import Dual, new_tag, strip
@@ -416,6 +417,9 @@ def _forwarddiff(f, x):
     def back(dy, need=(True, True)):
         if dy is None or jac is None:
             return None, None
+        if need[0] and type(f) is not types.FunctionType and reads_gradients(f):  # (a bound method, a partial, ...)
+            raise ZygoteError(f"forwarddiff(f, x): f ({type(f).__name__}) holds values whose gradient is needed, and "
+                              f"forwarddiff differentiates with respect to x only: pass them inside x")
         df = _captured_cotangent(f, x, dy) if need[0] and _captures_differentiable(f) else None
         ny = np.ndim(y)
         dx = np.tensordot(np.asarray(dy, dtype=float), jac, axes=ny) if ny else dy * jac

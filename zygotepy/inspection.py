@@ -94,6 +94,18 @@ class optimizations:
     def __enter__(self):
         return OPTIONS
 
+    def __call__(self, fn):
+        """As a decorator (`@optimizations(False)`): the switches hold during each call of `fn`, not from the
+        decoration on (the switch the constructor made is undone here)."""
+        flags = OPTIONS.set(**self.previous)
+        registry.generation[0] += 1
+
+        @functools.wraps(fn)
+        def switched(*args, **kwargs):
+            with optimizations(**flags):
+                return fn(*args, **kwargs)
+        return switched
+
     def __exit__(self, *exc):
         OPTIONS.set(**self.previous)
         registry.generation[0] += 1

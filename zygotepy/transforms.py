@@ -44,11 +44,20 @@ def grad(f: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Call
     """
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
+        g, kwargs = _keywords_apart(f, args, kwargs, "grad")
         if has_aux:
-            _, aux, grads = _with_aux(f, args, kwargs, argnums, "grad")
+            _, aux, grads = _with_aux(g, args, kwargs, argnums, "grad")
             return grads, aux
-        return gradient(f, *args, argnums=argnums, **kwargs)
+        return gradient(g, *args, argnums=argnums, **kwargs)
     return grad_f
+
+
+def _keywords_apart(f, args, kwargs, name):
+    """`f` and the call's keywords, with one named `argnums` (f's own, which the entry points would take) bound into
+    `f` first; a call with no arguments is refused (`gradient(f)` curries, so it would hand back a function)."""
+    if not args:
+        raise ZygoteError(f"{name}(f)() was called with no arguments: the gradient is taken at the arguments given")
+    return (functools.partial(f, **kwargs), {}) if "argnums" in kwargs else (f, kwargs)
 
 
 def value_and_grad(f: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Callable[..., Any]:
@@ -60,10 +69,11 @@ def value_and_grad(f: Callable[..., Any], argnums: Any = 0, has_aux: bool = Fals
     """
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
+        g, kwargs = _keywords_apart(f, args, kwargs, "value_and_grad")
         if has_aux:
-            value, aux, grads = _with_aux(f, args, kwargs, argnums, "value_and_grad")
+            value, aux, grads = _with_aux(g, args, kwargs, argnums, "value_and_grad")
             return (value, aux), grads
-        return value_and_gradient(f, *args, argnums=argnums, **kwargs)
+        return value_and_gradient(g, *args, argnums=argnums, **kwargs)
     return value_and_grad_f
 
 

@@ -70,6 +70,12 @@ def like_container(node, items):
     base = dict if isinstance(node, dict) else tuple if isinstance(node, tuple) else list
     if type(node) is base:
         return base(items)
+    return _subclass_like(node, base, items)
+
+
+def _subclass_like(node, base, items):
+    """`like_container` of a subclass (a function of its own: its `try` would keep zygotepy from differentiating
+    `tree_map` inside a loss, which reaches only the plain containers' branch)."""
     try:
         if base is tuple:
             return type(node)(items)
@@ -133,10 +139,37 @@ def leaves(tree: Any) -> list:
 def unflatten(tree: Any, values: list) -> Any:
     """`tree`'s structure with its leaves replaced, in order, by `values`."""
     it = iter(values)
-    out = tree_map(lambda _: next(it), tree)
+    out = _refill(tree, it)
     if next(it, it) is not it:
         raise ValueError("unflatten: more values than leaves")
     return out
+
+
+def matched(tree, other):
+    """The entries of `other` (a gradient, a tree of blocks) at the leaves of `tree`, in `leaves(tree)` order (None
+    where it has none): a walk that builds nothing (`tree_map` would make objects, running their `__post_init__`)."""
+    node = _fields(tree)
+    if node is None:
+        return [other]
+    kind, keys, children = node
+    return [v for i, (key, child) in enumerate(zip(keys, children, strict=True))
+            for v in matched(child, _child(other, kind, key, i))]
+
+
+def _refill(tree, it):
+    """`unflatten`'s walk: an object is a copy with its fields set (no `__init__`, no `__post_init__`: the values are
+    Jacobian blocks or dual numbers, which a user's checks of the fields would not take), as `tree_map` does not."""
+    node = _fields(tree)
+    if node is None:
+        return next(it)
+    kind, keys, children = node
+    filled = [_refill(child, it) for child in children]
+    if kind != "object":
+        return _rebuild(tree, kind, keys, filled)
+    new = copy.copy(tree)
+    for k, v in zip(keys, filled, strict=True):
+        object.__setattr__(new, k, v)
+    return new
 
 
 def distinct_arrays(grads):

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..backends import _unbroadcast_ndarray, conj, namespace, on, sequence_cotangent, unbroadcast
+from ..backends import _unbroadcast_ndarray, conj, namespace, on, principal_log, sequence_cotangent, unbroadcast
 from . import handover
 from .registry import adjoint, namespace_generic
 from .structures.common import like
@@ -270,8 +270,8 @@ def pow_(a, b):
         # undefined and the gradient is taken as 0 there.
         if not need[1] or hasattr(b, "dtype") and not _is_floating(b):
             db = None
-        elif _is_complexish(a) or _is_complexish(b):
-            db = dy * conj(y * xp.log(a))
+        elif _is_complexish(a) or _is_complexish(b):  # (a real negative base's log is complex: principal_log)
+            db = dy * conj(y * (xp.log(a) if getattr(type(y), "__zygote_number__", False) else principal_log(a, y)))
         elif hasattr(a, "shape") or hasattr(y, "shape"):
             a_ = a if hasattr(a, "shape") else xp.asarray(a, **on(y))  # (a number made where y lives)
             positive = a_ > 0

@@ -6,6 +6,7 @@ Part of the runtime layer (tests/test_layers.py); `runtime.py` re-exports these 
 rules reach as `rt.<name>`.
 """
 import collections
+import functools
 import types
 
 import numpy as np
@@ -151,11 +152,14 @@ def _parts(x):
 def reads_gradients(fn, seen=None):
     """Does the function `fn` read a value that carries a gradient from its closure or its defaults (`def T(n):
     return a * n` called as `T(2)`, `defaultdict(lambda: x * 2)`: its result depends on `a`, `x`)? A bound method's
-    object counts too, and so does a function its closure holds that reads one (`lambda x: g(f(x))`)."""
+    object counts too, as do a partial's arguments, a callable object's fields, and a function its closure holds that
+    reads one (`lambda x: g(f(x))`)."""
     if type(fn) is types.MethodType:
         return differentiable(fn.__self__) or reads_gradients(fn.__func__, seen)
-    if type(fn) is not types.FunctionType:
-        return False
+    if type(fn) is functools.partial:  # (its arguments, then its function)
+        return differentiable((fn.args, fn.keywords)) or reads_gradients(fn.func, seen)
+    if type(fn) is not types.FunctionType:  # a callable object: its fields (not a class, nor a C function)
+        return hasattr(fn, "__dict__") and not isinstance(fn, type) and differentiable(fn)
     seen = seen or set()
     seen.add(id(fn))
     for cell in fn.__closure__ or ():

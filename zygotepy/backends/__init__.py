@@ -3,6 +3,7 @@
 Rules call `namespace(x)` to get the array namespace of their inputs (NumPy for NumPy arrays and Python scalars), so one
 rule serves every backend. The namespace is cached per array type: `array_api_compat.array_namespace` costs ~1 µs a call.
 """
+import cmath
 import collections
 
 import numpy as np
@@ -318,3 +319,15 @@ def _floating(x, depth=2):
     if isinstance(x, (float, complex)) or getattr(getattr(x, "dtype", None), "kind", None) in ("f", "c"):
         return True
     return depth > 0 and isinstance(x, (list, tuple)) and any(_floating(v, depth - 1) for v in x)
+
+
+def principal_log(a, y):
+    """The principal log of the base `a` of a complex power `y = a ** b` (a real base made complex first: log(-2) is
+    log 2 + i pi), 0 where a == 0 (the derivative in the exponent taken as 0 there, as for real bases): d/db a**b =
+    a**b log(a). NumPy's `a > 0` orders complex numbers by their real part, so it cannot pick the bases instead."""
+    if not hasattr(y, "dtype"):  # (Python numbers)
+        return cmath.log(a) if a != 0 else 0j
+    xp = namespace(y)
+    a = xp.asarray(a, dtype=y.dtype, **on(y))
+    zero = a == 0
+    return xp.where(zero, xp.zeros_like(a), xp.log(xp.where(zero, xp.ones_like(a), a)))

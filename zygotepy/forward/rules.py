@@ -96,11 +96,14 @@ def truediv(fn, p, t, kw):
     return y, _total([None if t[0] is None else t[0] / b, None if t[1] is None else -y * t[1] / b])
 
 
-def _log_where_positive(a):
+def _log_where_positive(a, complex_result=False):
     """log(a) where a > 0, else 0: d/db a**b there is taken as 0, like the reverse rules (a**b is real only for
-    integer b when a <= 0). A complex base has its (principal) log wherever it is not 0 (NumPy orders complex numbers
-    by their real part: `z > 0` dropped every base left of the imaginary axis)."""
+    integer b when a <= 0). A complex base, or any base of a complex power (`(-2.0) ** (x + 1j)`), has its
+    (principal) log wherever it is not 0 (NumPy orders complex numbers by their real part: `z > 0` dropped every base
+    left of the imaginary axis)."""
     base = strip(a)
+    if complex_result and not np.iscomplexobj(base):
+        a, base = a * (1 + 0j), base * (1 + 0j)
     if np.iscomplexobj(base):
         nonzero = base != 0
         return np.where(nonzero, np.log(np.where(nonzero, a, 1.0)), 0.0) if np.ndim(base) else \
@@ -132,7 +135,7 @@ def power(fn, p, t, kw):
             da = 2 * a * t[0]
         else:
             da = b * dispatch(fn, [a, b - 1], kw) * t[0]
-    db = None if t[1] is None else y * _log_where_positive(a) * t[1]
+    db = None if t[1] is None else y * _log_where_positive(a, np.iscomplexobj(strip(y))) * t[1]
     return y, _total([da, db])
 
 
@@ -214,7 +217,7 @@ def ldexp(fn, p, t, kw):
               np.broadcast_to, np.sum, np.mean, np.trace, np.diagonal, np.diag, np.flip, np.fliplr, np.flipud,
               np.roll, np.repeat, np.tile, np.cumsum, np.real, np.imag, np.conj, np.conjugate, np.copy, np.take,
               np.atleast_1d, np.atleast_2d, np.ndarray.astype, operator.getitem, operator.neg, operator.pos,
-              np.negative, np.positive, float, complex, np.concatenate, np.stack, np.vstack, np.hstack,
+              np.negative, np.positive, float, np.concatenate, np.stack, np.vstack, np.hstack,
               np.column_stack, np.array, np.asarray, np.asanyarray, np.triu, np.tril)
 def linear(fn, p, t, kw):
     """Linear in the first argument (an array, or a list/tuple of them); the other arguments are constants."""
@@ -229,6 +232,16 @@ def linear(fn, p, t, kw):
     if fn in (np.array, np.asarray, np.asanyarray) and "dtype" in kw or "initial" in kw:
         kw = {k: v for k, v in kw.items() if k not in ("dtype", "initial")}  # (a sum's `initial` is a constant)
     return y, dispatch(fn, [t0, *p[1:]], kw)
+
+
+@tangent_rule(complex)
+def complex_(fn, p, t, kw):
+    """complex(re, im) = re + 1j im: linear in both parts together, not in the first alone (a constant imaginary part
+    has no tangent: `complex(t, 0.5)`'s is dt, not complex(dt, 0.5))."""
+    y = dispatch(fn, p, kw)
+    if all(ti is None for ti in t):
+        return y, None
+    return y, (0.0 if t[0] is None else t[0]) + 1j * (0.0 if len(t) < 2 or t[1] is None else t[1])
 
 
 @tangent_rule(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit)
@@ -358,8 +371,8 @@ def sort(fn, p, t, kw):
 
 @tangent_rule(np.var, np.std)
 def moment(fn, p, t, kw):
-    """var = sum(|x - mean|^2) / (n - ddof): its tangent 2 sum((x - mean)(dx - mean(dx))) / (n - ddof); std's is
-    var's over 2 std."""
+    """var = sum(|x - mean|^2) / (n - ddof): its tangent 2 sum(Re(conj(x - mean)(dx - mean(dx)))) / (n - ddof); std's
+    is var's over 2 std."""
     if len(p) > 1 or any(k not in ("axis", "ddof", "keepdims") for k in kw):
         raise ForwardModeError(f"forward mode supports np.{fn.__name__}(x, axis=, ddof=, keepdims=) by keyword")
     y = dispatch(fn, p, kw)
@@ -369,8 +382,10 @@ def moment(fn, p, t, kw):
     axis, keepdims = kw.get("axis"), kw.get("keepdims", False)
     n = np.size(strip(x)) // np.size(np.mean(strip(x), axis=axis))
     centred = x - np.mean(x, axis=axis, keepdims=True)
-    dvar = 2 * np.sum(centred * (dx - np.mean(dx, axis=axis, keepdims=True)), axis=axis, keepdims=keepdims) \
-        / (n - kw.get("ddof", 0))
+    moved = dx - np.mean(dx, axis=axis, keepdims=True)
+    # (|x - mean|^2 of complex entries: 2 Re(conj(x - mean) d), a real tangent)
+    change = np.real(np.conj(centred) * moved) if np.iscomplexobj(strip(x)) else centred * moved
+    dvar = 2 * np.sum(change, axis=axis, keepdims=keepdims) / (n - kw.get("ddof", 0))
     return y, dvar if fn is np.var else dvar / (2 * y)
 
 

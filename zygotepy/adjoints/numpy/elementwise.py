@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ...backends import conj, function, is_complex, namespace, namespace_of, on, unbroadcast
+from ...backends import conj, function, is_complex, namespace, namespace_of, on, principal_log, unbroadcast
 from .. import derivatives
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 from .common import _binary, _call, _elementwise_rule, _ties, is_float
@@ -146,9 +146,12 @@ def power(a, b):
         if dy is None:
             return (None, None)
         xp = namespace(y)
-        a_ = xp.asarray(a, **on(y))
-        positive = a_ > 0
-        db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)  # a <= 0: log undefined, taken as 0
+        if is_complex(y):  # (a complex base or exponent: the principal log of the base, taken as complex)
+            db = dy * conj(y * principal_log(a, y))
+        else:
+            a_ = xp.asarray(a, **on(y))
+            positive = a_ > 0
+            db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)  # a <= 0: log undefined, 0
         return unbroadcast(dy * conj(b * _call(np.power, a, b - 1)), a), unbroadcast(db, b)
     return y, back
 
@@ -165,7 +168,8 @@ def float_power(a, b):
         xp = namespace(y)
         a_ = xp.asarray(a) if xp is np or hasattr(a, "shape") else xp.asarray(a, dtype=y.dtype, **on(y))
         positive = a_ > 0
-        db = dy * conj(y * xp.log(xp.where(positive, a_, 1.0)) * (positive if xp is np else xp.astype(positive, y.dtype)))
+        db = dy * conj(y * principal_log(a, y)) if is_complex(y) else \
+            dy * y * xp.log(xp.where(positive, a_, 1.0)) * (positive if xp is np else xp.astype(positive, y.dtype))
         da = dy * conj(b * _call(np.float_power, a, (xp.asarray(b) if xp is np else b) - 1))
         return _cast(unbroadcast(da, a), a), _cast(unbroadcast(db, b), b)
     return y, back

@@ -167,14 +167,15 @@ def slogdet(a):
             return (None,)
         d = d if _dual(d) else asarray(d)  # (hessian's dual numbers pass)
         singular = result[1] == -np.inf
+        per_matrix = xp.reshape(d, tuple(np.shape(d)) + (1, 1))  # (not `d[..., None, None]`: a dual of a number)
         if not bool(xp.any(singular)):
-            return (d[..., None, None] * _H(linalg.inv(a)),)
+            return (per_matrix * _H(linalg.inv(a)),)
         if bool(xp.any(xp.logical_and(singular, d != 0))):
             raise ZygoteError("np.linalg.slogdet: the gradient of logabsdet is undefined at a singular matrix "
                               "(log|det| is -inf there, and its derivative unbounded nearby)")
         eye = xp.eye(a.shape[-1], dtype=a.dtype, **on(a))
         regular = xp.where(singular[..., None, None], eye, a)  # (their cotangent is 0: any invertible stand-in)
-        return (xp.where(singular[..., None, None], xp.zeros_like(a), d[..., None, None] * _H(linalg.inv(regular))),)
+        return (xp.where(singular[..., None, None], xp.zeros_like(a), per_matrix * _H(linalg.inv(regular))),)
     return result, back
 
 

@@ -8,16 +8,19 @@ number padded, as Jinja2 does for templates), and zygotepy's own frames are drop
 innermost frame stays when the error is not a zygotepy error (a rule's own bug, or NumPy refusing a shape inside a
 rule): where it was raised is what a report needs.
 
-`ZYGOTEPY_TRACEBACK=full` in the environment leaves tracebacks as Python made them.
+`ZYGOTEPY_TRACEBACK=full` in the environment leaves tracebacks as Python made them. Before that, the entry points add
+to the exception a note with the user's file and line of each generated frame (`with_user_lines`), and make a
+RecursionError of generated code a `RecursionTooDeep` naming the user's function (`too_deep`).
 """
 import linecache
 import os
 import re
 import sys
 import types
+from collections import Counter
 
-from .ast_adjoint.compile import LINE_MAPS
-from .errors import ZygoteError
+from .ast_adjoint.compile import LINE_MAPS, user_line
+from .errors import RecursionTooDeep, ZygoteError, where_in_words
 
 ENV = "ZYGOTEPY_TRACEBACK"
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -132,3 +135,76 @@ def simplify(exc):
             exc.add_note(note)
         else:  # Python 3.10: PEP 678's attribute
             exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+
+
+def with_user_lines(exc):
+    """Add to an exception raised inside generated code the user's file and line of each generated frame."""
+    notes, tb = [], exc.__traceback__
+    while tb is not None:
+        frame_file = tb.tb_frame.f_code.co_filename
+        if frame_file in LINE_MAPS:
+            user_file, line_map = LINE_MAPS[frame_file]
+            line = line_map.get(tb.tb_lineno)
+            while line and user_file in LINE_MAPS:  # nesting: generated code of generated code of the user's
+                user_file, line_map = LINE_MAPS[user_file]
+                line = line_map.get(line)
+            if line:
+                line, *calls = line if isinstance(line, tuple) else (line,)
+                via = "".join(f", inlined into {user_file}, line {c}" for c in calls)
+                notes.append(f"  in generated code for {tb.tb_frame.f_code.co_name} ({frame_file}, line "
+                             f"{tb.tb_lineno}), from {where_in_words(user_file, line)}{via}")
+        tb = tb.tb_next
+    if notes:
+        note = "zygotepy: raised while differentiating:\n" + "\n".join(_collapsed(notes))
+        if isinstance(exc, RecursionError):
+            note += (f"\nzygotepy: each level of a recursion under differentiation takes about two Python frames "
+                     f"(one when run plainly), so the limit of {sys.getrecursionlimit()} allows about half of "
+                     f"the depth: raise it with sys.setrecursionlimit for deeper recursion")
+        if note in getattr(exc, "__notes__", ()):  # an entry point inside a nested one added it already
+            return
+        if hasattr(exc, "add_note"):
+            exc.add_note(note)
+        else:  # Python 3.10: PEP 678's attribute, which add_note fills on 3.11+
+            exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+
+
+def too_deep(exc):
+    """A RecursionError raised in generated code, as a `RecursionTooDeep` naming the user's function and line (the one
+    most of the generated frames ran: the recursion), with the original's notes; None when no generated code ran (a
+    recursion error of the user's own, plain code) or it was converted already (by an inner entry point).
+
+    Called by the entry points once the stack has unwound to them, so there is room to build the error; if there is
+    not (an inner entry point, still deep in the stack), the original goes on up to the next one."""
+    if type(exc) is not RecursionError:
+        return None
+
+    try:
+        seen, tb = Counter(), exc.__traceback__
+        while tb is not None:
+            seen[tb.tb_frame.f_code.co_filename, tb.tb_lineno] += 1
+            tb = tb.tb_next
+        found = next((hit for hit in (user_line(*k) for k, _ in seen.most_common()) if hit is not None), None)
+        if found is None:
+            return None
+        user_file, line, function = found
+        err = RecursionTooDeep(function, user_file, line, sys.getrecursionlimit())
+        err.__notes__ = list(getattr(exc, "__notes__", ()))
+        return err
+    except RecursionError:
+        return None
+
+
+def _collapsed(lines):
+    """Runs of one repeated line (a recursion) as the line and a count, the way Python's tracebacks print them."""
+    out, k = [], 0
+    while k < len(lines):
+        run = k
+        while run + 1 < len(lines) and lines[run + 1] == lines[k]:
+            run += 1
+        out.append(lines[k])
+        if run - k >= 3:
+            out.append(f"  [previous line repeated {run - k} more times]")
+        else:
+            out.extend(lines[k + 1:run + 1])
+        k = run + 1
+    return out

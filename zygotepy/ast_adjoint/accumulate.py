@@ -163,6 +163,11 @@ class DroppedKeyword:
     def __repr__(self):
         return f"DroppedKeyword({self.name!r})"
 
+    def __add__(self, other):  # (met by another cotangent of the same value: the gradient would be dropped there)
+        raise self.error()
+
+    __radd__ = __add__
+
     def error(self):
         callee = getattr(self.callee, "__qualname__", None) or getattr(self.callee, "__name__", None) \
             or repr(self.callee)

@@ -337,3 +337,26 @@ def _slot_list_updated_through_a_name(x):
                          ids=lambda f: f.__name__)
 def test_a_slots_attribute_updated_through_a_name(f):
     check_grads(f, np.array([0.3, -0.7, 1.1]))
+
+
+class _Base:
+    def __init__(self, w):
+        self.w = w
+
+
+class _Derived(_Base):
+    def __init__(self, w, c):
+        super().__init__(w)
+        self.c = c
+
+
+def test_a_subclass_init_calling_super_with_an_array_then_setting_a_field(mode):
+    """The store `self.c = c` after `super().__init__(w)` logged the array w as updated (self holds it), and making the
+    object was refused ("its __init__ updates an argument in place")."""
+    import zygotepy
+    w, x = np.ones(3), np.arange(3.0)
+    with zygotepy.optimizations(mode):
+        gw, gc, gx = zygotepy.gradient(lambda w, c, x: (lambda d: np.sum(d.w * x) * d.c)(_Derived(w, c)), w, 0.7, x)
+    np.testing.assert_allclose(gw, 0.7 * x)
+    assert gc == pytest.approx(3.0)
+    np.testing.assert_allclose(gx, 0.7 * w)

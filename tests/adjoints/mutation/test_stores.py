@@ -508,3 +508,26 @@ def test_a_delete_that_runs_the_classs_code_is_refused():
         with pytest.raises(ZygoteError, match=what):
             gradient(f, 0.7)
     assert gradient(_delete_plain, 0.7) == (2.0,)
+
+
+class _SelfHolding:
+    def __init__(self, w):
+        self.w = w
+        self.me = self
+
+    def val(self, x):
+        return self.me.w * x
+
+    def twice(self, x):
+        return self.val(self.me.val(x))
+
+
+def test_an_object_stored_in_its_own_field(mode):
+    """`self.me = self`: a read through `me` (or `me.me`) is a read of the object itself; the constructor's back took
+    the field's cotangent for another object's, and w got none."""
+    import zygotepy
+    with zygotepy.optimizations(mode):
+        assert zygotepy.gradient(lambda w, x: _SelfHolding(w).me.val(x), 0.7, 1.3) == pytest.approx((1.3, 0.7))
+        assert zygotepy.gradient(lambda w, x: _SelfHolding(w).me.me.w * x + _SelfHolding(w).w, 0.7, 1.3) == \
+            pytest.approx((2.3, 0.7))
+        assert zygotepy.gradient(lambda w, x: _SelfHolding(w).twice(x), 0.7, 1.3) == pytest.approx((2 * 0.7 * 1.3, 0.49))

@@ -320,6 +320,7 @@ def _before_running(error, fn, args):
 
 # (their backs return the keyword arguments' cotangents too, as a last dict)
 mutcall.__zygote_keywords__ = valuecall.__zygote_keywords__ = splatcall.__zygote_keywords__ = True
+objectcall.__zygote_keywords__ = True
 
 
 # functions that copy their inputs into `out=` one after another (an elementwise one reads each entry before writing it)

@@ -152,7 +152,7 @@ def put_held(parent, where, child):
         return parent, _to_first  # in `parent` is there by chance
     plan = _where(parent, child) if parent is not child else "self"
     inside = _where_items(child, parent) if plan is None else None
-    if (plan is not None or inside is not None) and mt.may_have_changed(child):
+    if (plan is not None or inside is not None) and mt.may_have_changed(child) and not _holds_whole(child, parent):
         current().log.append(id(parent))
 
     def back(dy):
@@ -166,6 +166,17 @@ def put_held(parent, where, child):
     if type(child) is dict:  # `v = vals(d)`, `[d.values()]`
         return parent, through_views(parent, child, back, 2, where)
     return parent, back
+
+
+def _holds_whole(child, parent):
+    """Is `parent` an array that `child` holds itself as a field or an item (`super().__init__(w)` storing
+    `self.w = w`)? Then an update of `child` (`self.c = c`) is none of `parent`'s: one through that field (or a view
+    of it) updates the array's memory, which its rule logs."""
+    if type(parent) is not np.ndarray:
+        return False
+    held = vars(child).values() if hasattr(child, "__dict__") and not isinstance(child, type) else \
+        child.values() if isinstance(child, dict) else child if isinstance(child, (list, tuple)) else ()
+    return any(v is parent for v in held)
 
 
 @adjoint(mt.refresh_held, updates=True)

@@ -324,8 +324,22 @@ def _store_attribute(obj, name, value, store):
             return (None, None, None)
         rest, dv = _twins_split(twins, dict(dy), name)
         rest = {k: v for k, v in rest.items() if v is not None}
+        if value is obj:  # (`self.me = self`: reads through `me`, `me.me`, ... are reads of the object itself)
+            dv = _along_cycle(obj, dv, name)
         return (StructGrad(rest) if rest else None, None, dv)
     return obj, back
+
+
+def _along_cycle(obj, d, name):
+    """The cotangent of an object stored into its own field `name`, which `d` gives by that path: its fields' and, along
+    `name`, again its own (`s.me.me.w` is `s.w`), summed into one cotangent of the object's fields."""
+    total = None
+    while d is not None:
+        d = dict(as_fields(obj, d) or {})
+        own = {k: v for k, v in d.items() if k != name and v is not None}
+        total = rt.acc(total, StructGrad(own) if own else None)
+        d = d.get(name)
+    return total
 
 
 @adjoint(mt.delattr_, updates=True)

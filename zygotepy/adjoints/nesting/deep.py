@@ -34,7 +34,7 @@ import types
 import numpy as np
 
 from ... import api
-from ...api import _with_user_lines
+from ...tracebacks import with_user_lines
 from ...errors import ZygoteError
 from ...forward.dual import has_dual, new_tag
 from ...forward.levels import make_dual, tangent_of
@@ -92,7 +92,7 @@ def outermost(entry, by_twin, args, kwargs):
         except ZygoteError as e:  # too deep, or code the twins cannot transform (updates in place, partials, ...)
             refused = e
             _DUAL_KEYS.add(key)
-            _with_user_lines(e)  # (the user's lines, for a note should the dual route fail too)
+            with_user_lines(e)  # (the user's lines, for a note should the dual route fail too)
     if current().transform_only and (refused is not None or key in _DUAL_KEYS):
         # (hessian's retry by reverse-over-reverse, after forward-over-reverse failed: the dual route is the same)
         raise refused or ZygoteError("the nested gradient's transform route cannot take this function")

@@ -18,7 +18,7 @@ from .. import runtime as rt
 from ..call_checks import IN_PLACE_CALLS, IN_PLACE_DUNDERS
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS
-from .scan import CALLING_BACK, constructor_updates, may_update_in_place, positional_out, pure_method, \
+from .scan import _LIBRARY_PACKAGES, CALLING_BACK, constructor_updates, may_update_in_place, positional_out, pure_method, \
     updating_method_name
 
 _BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
@@ -37,8 +37,6 @@ _FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
-_LIBRARY_PACKAGES = frozenset(("builtins", "numpy", "collections", "functools", "itertools", "typing", "dataclasses",
-                               "torch", "jax", "jaxlib", "scipy", "cupy", "zygotepy"))
 
 
 def _fresh(fn):
@@ -155,8 +153,10 @@ class Calls:
                 isinstance(a, gast.Starred) for a in node.args) and all(k.arg is not None for k in node.keywords):
             # `h = cell(x)`, `cell(x)`: a callable object whose `__call__` may update it (an RNN cell keeping its state)
             args, kwargs, _ = self.arguments(node)
-            return self.mutating_call(Const(rt.callobject), [fn, *args], kwargs, None, hint,
-                                      range(len(args) + 1 + len(kwargs)), site=True)
+            out = self.mutating_call(Const(rt.callobject), [fn, *args], kwargs, None, hint,
+                                     range(len(args) + 1 + len(kwargs)), site=True)
+            self.note_held(out, self.captured_by(fn))  # (as for any call: `h = lambda: y; z = h()` may give y)
+            return out
         if isinstance(fn, Global) and self.user_code and type(self.resolve(fn.path)) is types.BuiltinFunctionType \
                 and self.resolve(fn.path) in IN_PLACE_CALLS:
             # `operator.iadd(y, v)` updates an array y in place but rebinds nothing: the augmented assignment is

@@ -53,6 +53,8 @@ def mutation_syntax(stmts, nodes=None):
 
 
 _UPDATES_IN_PLACE = {}  # code object -> may the function's own code update an object in place?
+_LIBRARY_PACKAGES = frozenset(("builtins", "numpy", "collections", "functools", "itertools", "typing", "dataclasses",
+                               "torch", "jax", "jaxlib", "scipy", "cupy", "zygotepy"))  # (their classes: not the user's)
 
 
 def may_update_in_place(fn):
@@ -127,7 +129,8 @@ def _calls_updating_object(fn, nodes):
     method (`self.cell(x)`), while a class of its module has a `__call__` that may update its object (an RNN cell
     keeping its state)? That call may update the object `fn` was given."""
     names = set(fn.__code__.co_varnames)
-    classes = [v for v in list(fn.__globals__.values()) if isinstance(v, type)]
+    classes = [v for v in list(fn.__globals__.values()) if isinstance(v, type)
+               and v.__module__.partition(".")[0] not in _LIBRARY_PACKAGES]  # (`optimizations`, imported: no user's)
     if not any(isinstance(n, gast.Call) and (isinstance(n.func, gast.Name) and n.func.id in names or isinstance(
             n.func, gast.Attribute) and not pure_method(n.func.attr) and not any(
             inspect.getattr_static(c, n.func.attr, None) is not None for c in classes)) for n in nodes):

@@ -305,3 +305,12 @@ def test_forwarddiff_of_a_callable_holding_values_with_a_gradient_is_refused():
         with pytest.raises(ZygoteError, match="holds values whose gradient is needed"):
             gradient(loss, _Lin(2.0), 3.0)
     assert gradient(lambda v: zygotepy.forwarddiff(_Lin(2.0).apply, v), 3.0) == (2.0,)
+
+
+def test_the_function_of_the_point_refuses_a_call_without_one():
+    """`gradient(f)()` curried again and handed back a function where a gradient was asked for."""
+    f = lambda x, y: x * y  # noqa: E731
+    assert gradient(f)(2.0, 3.0) == (3.0, 2.0) and gradient(f, argnums=1)(2.0, 3.0) == 2.0
+    for entry in (gradient, value_and_gradient):
+        with pytest.raises(ZygoteError, match="no arguments"):
+            entry(f)()

@@ -227,3 +227,15 @@ def test_hessian_through_the_complex_sign_of_slogdet():
     fd = np.array([(zygotepy.gradient(f, x + 1e-6 * e)[0] - zygotepy.gradient(f, x - 1e-6 * e)[0]) / 2e-6
                    for e in np.eye(3)])
     np.testing.assert_allclose(zygotepy.hessian(f, x), fd, atol=1e-7)
+
+
+def test_hessian_of_a_negative_base_to_a_real_power():
+    """Under hessian the complex power is a dual number, which took the real branch (its log taken as 0): 0 for
+    log(0.5)^2 0.5^a."""
+    f = lambda a: abs((0.5 - 1.0) ** a)  # noqa: E731
+    assert zygotepy.hessian(f, 0.7) == pytest.approx(math.log(0.5) ** 2 * 0.5 ** 0.7)
+    g = lambda x, y: abs((x - 2.0) ** y)  # noqa: E731
+    H = zygotepy.hessian(g, 0.73, 1.37)
+    gy = lambda y: zygotepy.gradient(g, 0.73, y)  # noqa: E731
+    assert H[1][1] == pytest.approx((gy(1.37 + 1e-5)[1] - gy(1.37 - 1e-5)[1]) / 2e-5, rel=1e-6)
+    assert H[0][1] == pytest.approx((gy(1.37 + 1e-5)[0] - gy(1.37 - 1e-5)[0]) / 2e-5, rel=1e-6)

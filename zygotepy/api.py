@@ -263,7 +263,7 @@ def value_and_gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None
     """
     __tracebackhide__ = True
     if not args and not kwargs:  # the function alone: the function of the point (see `gradient`)
-        return functools.partial(value_and_gradient, f, argnums=argnums)
+        return _of_the_point(value_and_gradient, f, argnums)
     y, grads = _value_and_gradient(f, args, kwargs)
     return (y, grads) if argnums is None else (y, select(grads, argnums, len(args)))
 
@@ -369,6 +369,18 @@ def gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None, **kwargs
     """
     __tracebackhide__ = True  # (IPython and pytest leave the entry point out of tracebacks)
     if not args and not kwargs:
-        return functools.partial(gradient, f, argnums=argnums)
+        return _of_the_point(gradient, f, argnums)
     grads = _value_and_gradient(f, args, kwargs)[1]
     return grads if argnums is None else select(grads, argnums, len(args))
+
+
+def _of_the_point(entry, f, argnums):
+    """`entry(f)`: the function of the point, which refuses a call with no point (it would curry again, and hand
+    back another function where a gradient was asked for)."""
+    @functools.wraps(f)
+    def of_the_point(*args, **kwargs):
+        if not args and not kwargs:
+            raise ZygoteError(f"{entry.__name__}(f)() was called with no arguments: the gradient is taken at the "
+                              f"arguments given")
+        return entry(f, *args, argnums=argnums, **kwargs)
+    return of_the_point

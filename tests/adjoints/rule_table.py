@@ -8,6 +8,7 @@ case one shape per random argument, in order: `None` for a Python float, `()` fo
 `Seq` (one per element).
 """
 import functools
+import heapq
 import itertools
 import math
 import operator
@@ -133,6 +134,10 @@ BUILTIN_ROWS = [
     row(functools.reduce, operator.mul, Seq(ANY), shapes=[((None,) * 3,)]),
     row(functools.reduce, lambda a, b: a * b + a, Seq(ANY, tuple), ANY, shapes=[((None,) * 3, None)],
         label="functools.reduce[initial]"),
+    row(heapq.nsmallest, 2, Seq(ANY), shapes=[((None,) * 5,)], none=(0,)),
+    row(heapq.nlargest, 3, Seq(ANY), shapes=[((None,) * 5,)], none=(0,)),
+    row(heapq.nsmallest, 2, Seq(ANY), shapes=[((None,) * 5,)], kw={"key": lambda v: (v - 0.3) ** 2},
+        none=(0,), label="heapq.nsmallest[key]"),
     row(itertools.accumulate, Seq(ANY), shapes=[((None,) * 4,)], f=lambda s: list(itertools.accumulate(s))),
     row(itertools.accumulate, Seq(ANY), operator.mul, shapes=[((None,) * 4,)],
         f=lambda s, fn: list(itertools.accumulate(s, fn)), label="itertools.accumulate[mul]"),

@@ -43,3 +43,14 @@ def test_a_negative_base_to_an_integral_power_gives_the_exponent_none_in_both_mo
     there (tests/adjoints/test_rules.py), the same with optimisations on and off (the complex formula gave a number
     with them on)."""
     assert gradient(lambda a, b: a ** b, -0.3, 2.0)[1] == 0.0
+
+
+def test_copysign_by_a_negative_zero(mode):
+    """`(b >= 0)` is True for -0.0, whose sign copysign copies: d/dx copysign(x, -0.0) is -1, not 1."""
+    import math
+    import zygotepy
+    f = lambda x, y: math.copysign(x, y * 0.0)  # noqa: E731  (y < 0: -0.0)
+    with zygotepy.optimizations(mode):
+        assert zygotepy.gradient(f, 0.7, -1.5)[0] == -1.0
+        assert zygotepy.gradient(f, -0.7, -1.5)[0] == 1.0
+        assert zygotepy.derivative(lambda t: f(t, -1.5), 0.7) == -1.0

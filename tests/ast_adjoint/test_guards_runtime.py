@@ -110,3 +110,29 @@ def test_reads_gradients_follows_functions_a_closure_holds():
     assert not reads_gradients(lambda t: t + 1)
     assert carries_gradient([np.sin, inner]) and carries_gradient({"f": inner})
     assert not carries_gradient([np.sin, len])
+
+
+def _any_then_rest(xs):
+    it = iter(xs)
+    found = any(v > 0.5 for v in it)  # (Python stops at the first item over 0.5; `it` keeps the rest)
+    return sum(it) * 2 + (1.0 if found else 0.0)
+
+
+def _any_over_a_list_then_the_list(xs):
+    found = any(v > 0.5 for v in xs)
+    return sum(xs) * 2 + (1.0 if found else 0.0)
+
+
+def _all_of_an_iterator_used_once(xs):
+    it = iter(xs)
+    return 2.0 * sum(xs) if all(v > -5.0 for v in it) else 0.0
+
+
+def test_a_kept_iterator_taken_in_part_by_a_generator_is_refused(mode):
+    """zygotepy computes the generator's items when it is made, which used `it` up: value and gradient both wrong."""
+    xs = [0.3, -1.2, 0.7, 1.5, 0.2]
+    with zygotepy.optimizations(mode):
+        with pytest.raises(zygotepy.UnsupportedSyntax, match="over the iterator 'it', taken in part"):
+            zygotepy.gradient(_any_then_rest, xs)
+        assert zygotepy.gradient(_any_over_a_list_then_the_list, xs) == ([2.0] * 5,)
+        assert zygotepy.gradient(_all_of_an_iterator_used_once, xs) == ([2.0] * 5,)

@@ -7,6 +7,7 @@ with `J`, so gradients reach the items and whatever a folding function closes ov
 a folding function that is a C function with a rule (`operator.mul`) is used through that rule.
 """
 import functools
+import heapq
 import itertools
 import numbers
 import operator
@@ -128,6 +129,34 @@ def accumulate(seq, func=None, *, initial=None):
             ditems = like(seq, rest) if isinstance(seq, (list, tuple)) else rest
         return keyword_cotangents((ditems,) if func is None else (ditems, dfn), given, initial=dinitial)
     return y, accumulate_back
+
+
+def nsmallest_twin(n, iterable, key):
+    return sorted(iterable, key=key)[:n]
+
+
+def nlargest_twin(n, iterable, key):
+    return sorted(iterable, key=key, reverse=True)[:n]
+
+
+def _selection(twin):
+    """`heapq.nsmallest`/`nlargest(n, iterable, key=None)`: Python documents them as `sorted(...)[:n]`, which is
+    what is differentiated (their C helpers reorder a list zygotepy never sees: the gradient went to the first n
+    items)."""
+    def rule(n, iterable, *args, **kwargs):
+        key = args[0] if args else kwargs.get("key")
+        y, back = _through(twin, n, iterable, key)
+
+        def selection_back(dy):
+            dn, ditems, dkey = back(dy)
+            return keyword_cotangents((dn, ditems, *((dkey,) if args else ())), kwargs, key=dkey)
+        return y, selection_back
+    rule.__qualname__ = f"{twin.__name__[:-5]}_rule"
+    return keyword_rule(rule)
+
+
+adjoint(heapq.nsmallest)(_selection(nsmallest_twin))
+adjoint(heapq.nlargest)(_selection(nlargest_twin))
 
 
 @adjoint(itertools.chain)

@@ -272,6 +272,8 @@ def pow_(a, b):
             db = None
         elif _is_complexish(a) or _is_complexish(b):  # (a real negative base's log is complex: principal_log)
             db = dy * conj(y * (xp.log(a) if getattr(type(y), "__zygote_number__", False) else principal_log(a, y)))
+        elif _is_complexish(y) and np.ndim(y) == 0 and a < 0:  # a negative number to a fractional power: its log is
+            db = dy * conj(y * (cmath.log(a) if type(a) is float else np.log(a + 0j)))  # log|a| + i pi (hessian's duals)
         elif hasattr(a, "shape") or hasattr(y, "shape"):
             a_ = a if hasattr(a, "shape") else xp.asarray(a, **on(y))  # (a number made where y lives)
             positive = a_ > 0
@@ -279,8 +281,6 @@ def pow_(a, b):
                 db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive
             else:  # the array API multiplies no booleans
                 db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)
-        elif a < 0 and type(y) is complex:  # a negative float to a fractional power: log(a) = log|a| + i pi
-            db = dy * conj(y * cmath.log(a))
         else:
             db = dy * y * math.log(a) if a > 0 else dy * 0.0
         return unbroadcast(da, a), unbroadcast(db, b)

@@ -37,6 +37,14 @@ IN_PLACE = {operator.iadd: operator.add, operator.isub: operator.sub, operator.i
             operator.itruediv: operator.truediv, operator.ipow: operator.pow, operator.imod: operator.mod}
 
 # --- the math module: the functions of one argument are rows of derivatives.py; here those that branch or take two -----
+def sign_bit(v):
+    """Is `v`'s sign bit set (-0.0's too, which `v < 0` misses: copysign(x, -0.0) is -|x|)? A dual number's is its
+    value's."""
+    while getattr(type(v), "__zygote_number__", False):
+        v = v.primal
+    return math.copysign(1.0, v) < 0
+
+
 MATH = {
     **derivatives.forms("scalar"),
     math.atan2: lambda dy, y, a, b: (dy * b / (a * a + b * b), -dy * a / (a * a + b * b)),
@@ -44,7 +52,7 @@ MATH = {
                                    dy * y * math.log(a) if a > 0 else 0.0),
     math.hypot: lambda dy, y, a, b: (dy * a / y if y else 0.0, dy * b / y if y else 0.0),
     math.fabs: lambda dy, y, x: (dy if x > 0 else -dy if x < 0 else 0.0,),
-    math.copysign: lambda dy, y, a, b: (dy if (a >= 0) == (b >= 0) else -dy, None),
+    math.copysign: lambda dy, y, a, b: (dy if sign_bit(a) == sign_bit(b) else -dy, None),
     math.fmod: lambda dy, y, a, b: (dy, -dy * math.trunc(a / b)),
     math.remainder: lambda dy, y, a, b: (dy, -dy * round(a / b)),  # (a - n b, n the nearest integer to a / b)
     math.ldexp: lambda dy, y, x, i: (dy * 2.0 ** i, None),

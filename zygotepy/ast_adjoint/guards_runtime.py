@@ -12,7 +12,7 @@ import types
 import numpy as np
 
 from ..backends import is_array_type
-from ..errors import ZygoteError
+from ..errors import UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
 
 
@@ -220,3 +220,14 @@ def compared(op, a, b, where):
                               f"give that computation a name of its own (a method such as `a.soft_less(b)`, or a "
                               f"function) and call it")
     return y
+
+
+def kept_iterator_taken_in_part(value, name, file, line):
+    """Before `any(...)`, `all(...)` or `next(...)` of a generator expression over `name`, which the function reads
+    again later: refused where it is an iterator (`it = iter(xs)`). zygotepy computes a generator's items when it is
+    made, which uses the iterator up, where Python takes only the items asked for: the later reads would see other
+    items (a list walked so is left as it is)."""
+    if iter(value) is value:
+        raise UnsupportedSyntax(f"a generator expression over the iterator {name!r}, taken in part and read again "
+                                f"later", file, line, hint=f"make {name!r} a list (list(...)), or take its items in a "
+                                                          f"loop")

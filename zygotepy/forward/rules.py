@@ -160,7 +160,8 @@ BINARY = {
     np.minimum: (lambda a, b, y: _ties(a, b, strip(a) < strip(b)), lambda a, b, y: _ties(a, b, strip(b) < strip(a))),
     np.remainder: (lambda a, b, y: 1, lambda a, b, y: -np.floor(strip(a) / strip(b))),
     np.fmod: (lambda a, b, y: 1, lambda a, b, y: -np.trunc(strip(a) / strip(b))),
-    np.copysign: (lambda a, b, y: np.where((strip(a) >= 0) == (strip(b) >= 0), 1.0, -1.0), lambda a, b, y: 0),
+    np.copysign: (lambda a, b, y: np.where(np.signbit(strip(a)) == np.signbit(strip(b)), 1.0, -1.0),  # (-0.0: signbit)
+                  lambda a, b, y: 0),
     np.logaddexp: (lambda a, b, y: np.exp(a - y), lambda a, b, y: np.exp(b - y)),
     np.logaddexp2: (lambda a, b, y: np.exp2(a - y), lambda a, b, y: np.exp2(b - y)),
     np.heaviside: (lambda a, b, y: 0, lambda a, b, y: np.where(strip(a) == 0, 1.0, 0.0)),

@@ -15,6 +15,7 @@ from ...adjoints import registry
 from ...adjoints.in_place import updates_first
 from .. import mutate as mt
 from .. import runtime as rt
+from ..guards_runtime import kept_iterator_taken_in_part
 from ..call_checks import IN_PLACE_CALLS, IN_PLACE_DUNDERS
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS
@@ -61,6 +62,10 @@ class Calls:
     def expr_Call(self, node, hint):
         func = node.func
         statement, self.statement_call = self.statement_call, False
+        kept = self.iterator_taken_in_part(node)
+        if kept is not None:  # `any(v > 0 for v in it)`, `it` read again later: refused where it is an iterator
+            self.call(Const(kept_iterator_taken_in_part), [self.expr(kept), Const(kept.id), Const(self.filename),
+                                                          Const(self.line)], hint="_")
         if isinstance(func, gast.Name) and func.id == "super" and not node.args and "__class__" in self.freevars:
             first = self.code.co_varnames[0] if self.code.co_argcount else None
             if first is None:
@@ -208,6 +213,25 @@ class Calls:
             self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else []),
                                  *self.captured_by(fn)])
         return out
+
+    def iterator_taken_in_part(self, node):
+        """The Name of `any`/`all`/`next(<generator expression over that name>)` (the builtins), when the function
+        reads that name again after this line or in a loop around it; else None."""
+        if not isinstance(node, gast.Call):
+            return None
+        func, args = node.func, node.args
+        if not (isinstance(func, gast.Name) and func.id in ("any", "all", "next") and func.id not in self.locals
+                and func.id not in self.globals and args and isinstance(args[0], gast.GeneratorExp)):
+            return None
+        source = args[0].generators[0].iter
+        if not isinstance(source, gast.Name) or source.id not in self.locals:
+            return None
+        end = getattr(node, "end_lineno", node.lineno)
+        in_loop = any(isinstance(n, (gast.For, gast.While)) and any(m is node for m in gast.walk(n))
+                      for n in gast.walk(self.source_node))
+        later = any(isinstance(n, gast.Name) and n.id == source.id and isinstance(n.ctx, gast.Load)
+                    and n is not source and (n.lineno > end or in_loop) for n in gast.walk(self.source_node))
+        return source if later else None
 
     def captured_by(self, fn):
         """What a call of the local object `fn` may return besides its arguments: what it holds (`g = make(y); z =

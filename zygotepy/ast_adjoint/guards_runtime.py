@@ -92,22 +92,18 @@ def differentiable(x, depth=3):
     looked at directly; a structure deeper than that (a list of layers holding parameter objects) is walked whole,
     each object once, since a False here lets a call run as a constant: its gradient would be lost."""
     t = type(x)
-    if t is float or t is complex:
-        return True
-    if t is int or t is bool or t is str or x is None or isinstance(x, type):  # (jnp.float64 has a float dtype)
+    if t is float or t is np.ndarray:  # (the common cases first, asked without a call)
+        return t is float or x.dtype.kind in _FLOAT_KINDS
+    if t is int or t is bool or x is None:
         return False
-    dtype = getattr(x, "dtype", None)
-    if dtype is not None:
-        return getattr(dtype, "kind", None) in _FLOAT_KINDS or "float" in str(dtype) or "complex" in str(dtype)
+    if (t is tuple or t is list) and depth:
+        return any(differentiable(v, depth - 1) for v in x)
+    known = _leaf(x)
+    if known is not None:
+        return known
     if not depth:
         return _held_deeper(x)
-    if isinstance(x, (list, tuple, set, frozenset, collections.deque)):
-        return any(differentiable(v, depth - 1) for v in x)
-    if isinstance(x, dict):
-        return any(differentiable(v, depth - 1) for v in x.values())
-    if hasattr(x, "__dict__") and not isinstance(x, (types.ModuleType, types.FunctionType)):
-        return any(differentiable(v, depth - 1) for v in vars(x).values())
-    return False
+    return any(differentiable(v, depth - 1) for v in _parts(x))
 
 
 def _held_deeper(x):

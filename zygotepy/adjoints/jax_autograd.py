@@ -26,7 +26,6 @@ from ..errors import ZygoteError
 from . import registry
 
 _MADE = {}  # target -> its rule (None: not served)
-_LIFTED = object()  # where a lifted argument goes back in
 _OBJECTS = ("custom_jvp", "custom_vjp", "PjitFunction")  # JAX's function objects (jax.nn's, jit's)
 
 

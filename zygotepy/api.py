@@ -193,6 +193,16 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
     >>> back(1.0)  # conj(2 z)
     ((2-2j),)
     """
+    return _pullback(f, args, kwargs, True)
+
+
+def inner_pullback(f, /, *args):
+    """`pullback` for the entry points built on it (jacobian's rows, hessian's columns, hvp), which call `back` at once
+    on arguments nobody else holds: no fingerprints of the arrays (one hash of every array per `back`)."""
+    return _pullback(f, args, None, False)
+
+
+def _pullback(f, args, kwargs, seal):
     ctx = entered()
     ctx.depth += 1
     start, collecting = len(ctx.entries), _pause_gc()
@@ -202,7 +212,7 @@ def pullback(f: Callable[..., Any], /, *args: Any, **kwargs: Any) -> tuple[Any, 
         updates = end_forward(start)
         if collecting:
             gc.enable()
-    n, seal = len(args), sealed((*args, y)) if not ctx.depth else ()  # (the user's call: `back` may come later)
+    n, seal = len(args), sealed((*args, y)) if seal and not ctx.depth else ()  # (`back` may come after an update)
 
     def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
         refuse_unsealed(seal, n)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import api_modes
-from .api import pullback, select
+from .api import inner_pullback, select
 from .errors import ZygoteError
 from .forward.dual import Dual, new_tag, strip
 from .forward.levels import tangent_of
@@ -176,7 +176,7 @@ def _shaped(tree, values):
 def _hessian_column(f, moved, args, picked, spots, tag):
     """One reverse pass on the perturbed arguments: {(i, j): the tangent of the gradient at leaf j of argument i}."""
     try:
-        y, back = pullback(f, *moved)
+        y, back = inner_pullback(f, *moved)
         if np.ndim(strip(y)) != 0:
             raise ZygoteError(f"hessian needs f to return a real scalar; it returned shape {np.shape(strip(y))}")
         grads = back(1.0)
@@ -229,7 +229,7 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None, argn
         for i, a in enumerate(args):
             api_modes._check_input(a, i)
     passes = api_modes.Passes(args)
-    y, back = pullback(f, *passes.next())
+    y, back = inner_pullback(f, *passes.next())
     if _plain(args) and _fields(y) is None:
         return select(api_modes.jacobian_at(f, args, y, back, mode, passes), argnums, n)
     outs = leaves(y)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .adjoints.registry import adjoint
-from .api import gradient, pullback
+from .api import gradient, inner_pullback
 from .ast_adjoint.call_checks import call_site
 from .ast_adjoint.dispatch import J, differentiable
 from .ast_adjoint.guards_runtime import reads_gradients
@@ -229,7 +229,7 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None) -> A
         y, jacs = _forward_jacobian(f, args)
         return _typed(jacs, args, y)
     passes = Passes(args)
-    y, back = pullback(f, *passes.next())
+    y, back = inner_pullback(f, *passes.next())
     return jacobian_at(f, args, y, back, mode, passes)
 
 
@@ -273,7 +273,7 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
         else:
             xd = Dual(tag, x, 1.0)
         try:
-            y, back = pullback(f, xd)
+            y, back = inner_pullback(f, xd)
             if np.ndim(strip(y)) != 0:
                 raise ZygoteError(f"hessian needs f to return a real scalar; it returned shape {np.shape(strip(y))}")
             g = back(1.0)[0]

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .api import _seed, gradient, pullback, select, value_and_gradient
+from .api import _seed, gradient, inner_pullback, pullback, select, value_and_gradient
 from .api_blocks import arithmetic_ints
 from .api_modes import Passes, _forward_call, _user_frame, refused_inside_reverse_mode, transform_route_only
 from .errors import ForwardModeError, ZygoteError
@@ -119,7 +119,7 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     # takes lists, tuples and dicts of arrays, and checks the shapes)
     duals = [make_dual(a, v, tag) for a, v in zip(passes.next(), vectors, strict=True)]
     try:
-        y, back = pullback(f, *duals)
+        y, back = inner_pullback(f, *duals)
         passes.settle(duals)
         if getattr(strip(y), "shape", ()) != ():
             raise ZygoteError("hvp needs f to return a real scalar")

@@ -163,23 +163,18 @@ def reads_gradients(fn, seen=None):
             held = cell.cell_contents
         except ValueError:  # (an empty cell)
             continue
-        if differentiable(held) or type(held) in _FUNCTIONS and id(held) not in seen and reads_gradients(held, seen):
+        if differentiable(held) or callable(held) and id(held) not in seen and reads_gradients(held, seen):
             return True
     return any(differentiable(d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()))
 
 
-_FUNCTIONS = (types.FunctionType, types.MethodType)
-
-
 def carries_gradient(x):
-    """`differentiable(x)`, or a function reading a gradient (`reads_gradients`), or a list, tuple or dict holding
-    one (`functools.reduce(compose, [np.sin, lambda t: t * a])`): may a call given `x` depend on a gradient?"""
-    if differentiable(x):
+    """`differentiable(x)`, or a callable reading a gradient (`reads_gradients`), or a list, tuple or dict holding one
+    (`functools.reduce(compose, [np.sin, lambda t: t * a])`): may a call given `x` depend on a gradient?"""
+    if differentiable(x) or callable(x) and reads_gradients(x):
         return True
-    if type(x) in _FUNCTIONS:
-        return reads_gradients(x)
     items = x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else ()
-    return any(type(v) in _FUNCTIONS and reads_gradients(v) for v in items)
+    return any(callable(v) and reads_gradients(v) for v in items)
 
 
 def kept_lookup(container, key, where):

@@ -213,6 +213,7 @@ def _register():
     adjoint(dispatch.J_handing)(_twin_rule(twin_J_args, 1))
     adjoint(dispatch.J_kw)(_twin_rule(twin_J, 0, twin_J_kw))
     adjoint(api.pullback)(_twin_rule(twin_pullback, 0))
+    adjoint(api.inner_pullback)(_twin_rule(twin_pullback, 0))  # (the entry points built on pullback call it)
     adjoint(api.value_and_gradient)(_twin_rule(twin_value_and_gradient, 0, entry=api.value_and_gradient))
     adjoint(api.gradient)(_twin_rule(twin_gradient, 0, entry=api.gradient))
 

@@ -16,17 +16,18 @@ from zygotepy.testing import check_grads
 def restored(*targets):
     """Put the registry entries of `targets` back as they were (tests override built-in rules)."""
     keys = [registry._key(t) for t in targets]
-    saved = [(k, registry.RULES.get(k), registry.SCALAR.get(k), registry.ARRAY.get(k), k in registry.NONDIFF)
-             for k in keys]
+    saved = [(k, t, registry.RULES.get(k), registry.SCALAR.get(k), registry.ARRAY.get(k), registry.FORWARD.get(t),
+              k in registry.NONDIFF) for k, t in zip(keys, targets)]
     try:
         yield
     finally:
-        for k, rule, scalar, array, nondiff in saved:
-            for table, value in ((registry.RULES, rule), (registry.SCALAR, scalar), (registry.ARRAY, array)):
+        for k, t, rule, scalar, array, tangent, nondiff in saved:
+            for table, key, value in ((registry.RULES, k, rule), (registry.SCALAR, k, scalar),
+                                      (registry.ARRAY, k, array), (registry.FORWARD, t, tangent)):
                 if value is None:
-                    table.pop(k, None)
+                    table.pop(key, None)
                 else:
-                    table[k] = value
+                    table[key] = value
             if nondiff:
                 registry.NONDIFF.add(k)
         registry.generation[0] += 1
@@ -175,6 +176,39 @@ def test_rule_overrides_a_builtin_numpy_rule():
         assert calls
         np.testing.assert_allclose(g, np.tanh(x) + x * (1 - np.tanh(x) ** 2))
     check_grads(f, x)
+
+
+def test_a_rule_replacing_a_builtin_one_is_forward_modes_too():
+    """A user's rule for a NumPy function with a built-in tangent rule: forward mode kept the built-in tangent, so
+    `jacobian(mode="forward")` and `jvp` disagreed with reverse mode, and `hessian` with a gradient of a gradient.
+    Forward mode now takes the tangent from the user's back, as for a function with no built-in tangent rule."""
+    from zygotepy import jacobian, jvp
+    x = np.array([0.3, 1.6, -0.8])
+    with restored(np.maximum, np.tanh):
+        @adjoint(np.maximum)
+        def _(a, b):  # a leaky ReLU's slope where b wins
+            y = np.maximum(a, b)
+            return y, lambda dy: (dy * np.where(a >= b, 1.0, 0.01), None)
+
+        def relu(v):
+            return np.maximum(v, 0.0)
+        slopes = np.where(x >= 0, 1.0, 0.01)
+        np.testing.assert_allclose(jacobian(relu, x, mode="reverse")[0], np.diag(slopes))
+        np.testing.assert_allclose(jacobian(relu, x, mode="forward")[0], np.diag(slopes))
+        np.testing.assert_allclose(jvp(relu, (x,), (np.ones(3),))[1], slopes)
+
+        @adjoint(np.tanh)
+        def _(v):
+            y = np.tanh(v)
+            return y, lambda dy: (7.0 * dy * (1 - y * y),)
+
+        def f(t):
+            return np.tanh(t) ** 2
+        nested = gradient(lambda t: gradient(f, t)[0], 0.3)[0]
+        assert hessian(f, 0.3) == pytest.approx(nested, rel=1e-12)
+    np.testing.assert_allclose(jacobian(lambda v: np.maximum(v, 0.0), x, mode="forward")[0], np.diag(x >= 0) * 1.0)
+    assert hessian(lambda t: np.tanh(t) ** 2, 0.3) == pytest.approx(
+        2 * (1 - np.tanh(0.3) ** 2) ** 2 - 4 * np.tanh(0.3) ** 2 * (1 - np.tanh(0.3) ** 2), rel=1e-12)
 
 
 def test_rule_for_a_builtin_with_no_rule():
@@ -485,3 +519,152 @@ def test_a_rule_declared_with_need_in_forward_mode():
     assert derivative(_smooth_abs, 0.5) == pytest.approx(0.5 / s)
     want = 3 * 0.5 / s - 0.5 ** 3 / s ** 3  # (x * sqrt(x^2 + 0.01))''
     assert hessian(lambda x: _smooth_abs(x) * x, 0.5) == pytest.approx(want)
+
+
+# --- a user's rule declared updates=True: its function updates its first argument -------------------------------------
+# The lowering did not take `scale_(y, a)` for an update of y: reads of y after it skipped the rule's back (never
+# called: x's gradient without the factor a, a's None), and a list appended to crashed. Found by a probe of rules.
+
+def scale_(buf, a):
+    buf *= a
+    return buf
+
+
+def addto_(buf, v):
+    buf += v
+
+
+def push_(items, v):
+    items.append(v * 2.0)
+
+
+@adjoint(scale_, updates=True)
+def _scale_(buf, a):
+    old = buf.copy()
+    scale_(buf, a)
+
+    def back(dy):
+        buf[...] = old  # (undoing it is the rule's choice: zygotepy redoes it when the backward is over)
+        return (None, None) if dy is None else (dy * a, np.sum(dy * old))
+    return buf, back
+
+
+@adjoint(addto_, updates="if_active")
+def _addto_(buf, v):
+    addto_(buf, v)
+    return None, lambda dy: (dy, None if dy is None else np.sum(dy))
+
+
+@adjoint(push_, updates=True)
+def _push_(items, v):
+    push_(items, v)
+
+    def back(ditems):
+        if ditems is None:
+            return None, None
+        return list(ditems[:-1]), 2.0 * ditems[-1]
+    return None, back
+
+
+def _scaled_in_a_statement(x, a):
+    y = x * 1.0
+    scale_(y, a)
+    return np.sum(y ** 2)
+
+
+def _scaled_and_its_result(x, a):
+    y = x * 1.0
+    z = scale_(y, a)
+    return np.sum(z * y) + np.sum(y)
+
+
+def _added_to(x, a):
+    y = x * 2.0
+    addto_(y, a)
+    return np.sum(y ** 3)
+
+
+def _pushed(x, a):
+    items = [x[0], x[1]]
+    push_(items, a)
+    return items[0] * items[2] + items[1]
+
+
+@pytest.mark.parametrize("f", [_scaled_in_a_statement, _scaled_and_its_result, _added_to, _pushed],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_users_rule_declared_updates(f, mode):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from plain_checks import central
+    x, a = np.array([0.5, -1.0, 2.0]), 1.7
+    grads = gradient(f, x, a)
+    np.testing.assert_allclose(grads[0], central(f, (x, a), 0), rtol=1e-6, atol=1e-9)
+    assert grads[1] == pytest.approx(central(f, (x, a), 1), rel=1e-6)
+
+
+def test_an_argument_a_users_updating_rule_changed_ends_as_the_call_left_it(mode):
+    def f(y, a):
+        scale_(y, a)
+        return np.sum(y)
+    y = np.array([1.0, 2.0])
+    assert gradient(f, y, 3.0)[1] == pytest.approx(3.0)
+    np.testing.assert_allclose(y, [3.0, 6.0])
+
+
+def half_(buf):
+    buf *= 0.5
+    return 1.0
+
+
+@adjoint(half_, updates=True)
+def _half_(buf):
+    half_(buf)
+    return 1.0, lambda dy: (None,)
+
+
+def test_a_users_updating_rule_returning_something_else_is_refused():
+    with pytest.raises(ZygoteError, match="returned neither the object it updates"):
+        gradient(lambda x: half_(x * 1.0), np.ones(2))
+
+
+def test_a_call_of_an_updating_rule_the_lowering_cannot_see_is_refused():
+    """Through a local name the lowering cannot tell the call updates its argument: reads after it would skip the
+    rule's back (the silently wrong gradient above), so the call is refused."""
+    def local_(buf, a):
+        buf *= a
+        return buf
+
+    @adjoint(local_, updates=True)
+    def _(buf, a):
+        local_(buf, a)
+        return buf, lambda dy: (a * dy, None)
+
+    def f(x):
+        y = x * 1.0
+        z = local_(y, 2.0)
+        return np.sum(z) + np.sum(y)
+    with pytest.raises(ZygoteError, match="declared updates=True, and this call of it is one zygotepy cannot take"):
+        gradient(f, np.ones(2))
+
+
+def record(log, v):
+    log["last"] = v
+    return 2.0 * v
+
+
+@adjoint(record)
+def _record(log, v):
+    return record(log, v), lambda dy: (None, 2.0 * dy)
+
+
+def test_a_rule_whose_function_stores_into_an_argument_is_refused():
+    """`record(log, v)` stores v into the dict it is given: read back later, its value had no gradient (1.4 for 2.8;
+    found by a probe of rules). A rule's back cannot give the cotangent of what its function stored, so the rule's
+    call is refused where an argument changed, as one updating an array argument was."""
+    def f(a):
+        log = {}
+        y = record(log, a * 1.0)
+        return y * log["last"]
+    with pytest.raises(ZygoteError, match=r"updated its argument 0 \(dict\) in place"):
+        gradient(f, 0.7)

@@ -34,7 +34,8 @@ def layer(module):
     if module in RUNTIME or module.startswith("zygotepy.runtime") \
             or module in ("zygotepy.forward.dual", "zygotepy.forward.levels"):
         return 3, "runtime"
-    if module in ("zygotepy.adjoints.registry", "zygotepy.adjoints.in_place", "zygotepy.adjoints.foreign_names"):
+    if module in ("zygotepy.adjoints.registry", "zygotepy.adjoints.in_place", "zygotepy.adjoints.foreign_names",
+                  "zygotepy.adjoints.user_rules"):
         return 4, "registry"
     if module in DISPATCH:
         return 5, "dispatch"

@@ -524,3 +524,24 @@ AFTER = [last_row_read, index_read, row_then_item_imul, row_then_item_store, ite
 @pytest.mark.parametrize("f", AFTER, ids=[f.__name__ for f in AFTER])
 def test_loop_variable_after_the_loop_matches_finite_differences(f, Y):
     agree_at(f, Y)  # value, gradient (central differences), and the argument as one plain call leaves it
+
+
+def _viterbi_backtrace(x):
+    bps = []
+    for _ in range(2):
+        bp = np.argmax(x.reshape(2, 2), axis=0)
+        bps.append(bp)
+    path = [0]
+    for bp in reversed(bps):  # (the name of the first loop's items, reused: nothing updates them)
+        path.append(int(bp[path[-1]]))
+    return x[path[-1]] * 2.0 + np.sum(bps[0] * x[:2])
+
+
+def test_a_loop_variable_named_as_items_appended_earlier(mode):
+    """`bps.append(bp)` counted as a possible update of `bp` (an argument of a call statement), so the second loop,
+    whose variable is `bp` again, was refused as updating its loop variable in place (found by a probe of dynamic
+    programming). A container's own method updates the container only."""
+    x = np.array([1.0, 3.0, 2.0, 0.5])
+    value, (g,) = value_and_gradient(_viterbi_backtrace, x)
+    assert value == _viterbi_backtrace(x)
+    np.testing.assert_allclose(g, [2.0 + 1.0, 0.0, 0.0, 0.0])  # (bps[0] is [1, 0])

@@ -32,6 +32,8 @@ def _project(arg, g):
     the argument's own container (same keys, same order) for tuples, lists and dicts."""
     if g is None or isinstance(arg, (bool, str)) or arg is None:
         return None
+    if not isinstance(g, dict) and hasattr(arg, "__dict__") and not hasattr(arg, "shape") and not callable(arg):
+        g = as_fields(arg, g)  # (an object's gradient as a number or an array: converted by NumPy through __array__)
     if isinstance(g, dict) and not isinstance(arg, dict):  # an object's structural gradient: project each field
         fields = fields_of(arg) if hasattr(arg, "__dict__") or hasattr(type(arg), "_fields") else {}
         items = {k: _project(fields[k], v) if k in fields else v for k, v in g.items()}
@@ -349,7 +351,7 @@ def _value_and_gradient(f, args, kwargs, callee=False):
     finally:
         if len(ctx.entries) != start:  # f updated something in place: the backward undid it, redo it
             finish_backward(start)
-        if (ctx.log or ctx.item_arrays or ctx.read_keys or ctx.global_updates) and not ctx.depth:
+        if (ctx.log or ctx.item_arrays or ctx.read_keys or ctx.global_updates or ctx.eager_items) and not ctx.depth:
             ctx.clear_notes()
         if collecting:
             gc.enable()

@@ -236,3 +236,43 @@ class _WithHistory:
 def test_a_dataclass_field_made_by_its_default_factory_reaches_post_init(mode):
     """`__post_init__` got the dataclass module's placeholder for the field: AttributeError."""
     assert gradient(lambda a: _WithHistory(a).history[0] * a, 1.5) == (6.0,)
+
+
+# --- objects a library function converts: refused where a gradient would flow through the conversion -----------------
+# (found by a probe of user numeric classes: complex(obj) crashed with an AttributeError in the backward, np.sin of a
+# class overriding NumPy's ufuncs with a TypeError)
+
+class _Cmpx:
+    def __init__(self, re, im):
+        self.re, self.im = re, im
+
+    def __complex__(self):
+        return complex(self.re, self.im)
+
+
+class _Wrapped:
+    def __init__(self, a):
+        self.a = np.asarray(a)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        args = [i.a if isinstance(i, _Wrapped) else i for i in inputs]
+        return _Wrapped(getattr(ufunc, method)(*args, **kwargs))
+
+
+def test_complex_of_an_object_is_refused(mode):
+    def f(x, y):
+        z = _Cmpx(x, y)
+        return abs(complex(z)) + z.re
+    with pytest.raises(ZygoteError, match="an object of class _Cmpx reached a NumPy or builtin function"):
+        gradient(f, 0.7, -1.3)
+
+
+def test_a_class_overriding_numpys_ufuncs_is_refused_where_it_carries_a_gradient(mode):
+    def f(x):
+        return float(np.sum(np.sin(_Wrapped(x)).a))
+    with pytest.raises(ZygoteError, match=r"_Wrapped, which overrides NumPy's functions \(__array_ufunc__\)"):
+        gradient(f, np.array([0.3, -0.5]))
+
+    def g(x):  # a constant one runs
+        return np.sum(x * np.sin(_Wrapped(np.ones(2))).a)
+    np.testing.assert_allclose(gradient(g, np.array([0.3, -0.5]))[0], np.sin(1.0))

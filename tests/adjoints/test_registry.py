@@ -152,7 +152,7 @@ def test_a_rule_registered_after_a_call_replaces_the_one_that_call_found():
     def f(x):
         return np.sum(np.cos(x))
     x = np.array([0.2, 0.9])
-    before = registry.RULES[np.cos], registry.SCALAR.get(np.cos), registry.ARRAY.get(np.cos)
+    before = registry.RULES[np.cos], registry.SCALAR.get(np.cos), registry.ARRAY.get(np.cos), registry.FORWARD[np.cos]
     with zygotepy.optimizations(False):
         np.testing.assert_allclose(gradient(f, x)[0], -np.sin(x))
         assert np.cos in registry.STRAIGHT
@@ -162,8 +162,8 @@ def test_a_rule_registered_after_a_call_replaces_the_one_that_call_found():
                 return np.cos(x), lambda dy: (dy * 7.0,)
             assert np.cos not in registry.STRAIGHT
             np.testing.assert_allclose(gradient(f, x)[0], [7.0, 7.0])
-        finally:  # (the user's rule took the fast paths' entries too)
-            registry.RULES[np.cos] = before[0]
+        finally:  # (the user's rule took the fast paths' and the tangent rule's entries too)
+            registry.RULES[np.cos], registry.FORWARD[np.cos] = before[0], before[3]
             for table, entry in ((registry.SCALAR, before[1]), (registry.ARRAY, before[2])):
                 if entry is not None:
                     table[np.cos] = entry

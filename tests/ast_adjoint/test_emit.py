@@ -79,3 +79,40 @@ def test_a_variable_named_like_a_builtin_the_guards_call(mode):
         gx, gy = zygotepy.gradient(_kernel_loss, x, y)
     np.testing.assert_allclose(gx, 2 * (x + y) + [6.0, 6.0, 0.0])
     np.testing.assert_allclose(gy, 2 * (x + y))
+
+
+# A `while` whose condition is `name and ...` or `name or ...`: the condition's code is one `if` (the `and` of a bare
+# name makes no call first), which the emitter took for the one call of a plain condition (an AttributeError before
+# anything ran; found by a probe of control-flow syntax).
+def _while_flag_and_count(x):
+    flag, i = True, 0
+    while flag and i < 3:
+        x = x * 1.1
+        i += 1
+    return x
+
+
+def _while_stack_and_top(x):
+    stack = [x, 2.0 * x]
+    while stack and stack[-1] > 1.0:
+        stack.pop()
+    return sum(stack) + x
+
+
+def _while_done_or_count(x):
+    done, i = False, 0
+    while done or i < 2:
+        x = x * x + 0.1
+        i += 1
+        done = i > 5
+    return x
+
+
+@pytest.mark.parametrize("f", [_while_flag_and_count, _while_stack_and_top, _while_done_or_count],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_while_condition_starting_with_a_bare_name(f, mode):
+    from zygotepy import value_and_gradient
+    from zygotepy.testing import check_grads
+    y, _ = value_and_gradient(f, 0.7)
+    assert y == pytest.approx(f(0.7), rel=1e-15)
+    check_grads(f, 0.7)

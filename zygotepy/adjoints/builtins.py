@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backends import is_array_type, is_foreign, namespace, to_numpy, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
+from .objects import as_fields
 from .scalar import as_float, foreign_rule
 from .structures.common import like
 from .structures.indexing import scatter_array
@@ -229,6 +230,8 @@ def complex_(*args):
         if dy is None:
             return (None,) * len(args)
         dy = complex(dy)
+        if args and hasattr(args[0], "__dict__"):  # (an object's `__complex__`: refused, as any such conversion)
+            as_fields(args[0], dy.real)
         grads = [dy if isinstance(args[0], complex) else dy.real] if args and not isinstance(args[0], str) else [None]
         if len(args) == 2:  # d(1j im) gives a complex im the cotangent conj(1j) dy
             grads.append(-1j * dy if isinstance(args[1], complex) else dy.imag)

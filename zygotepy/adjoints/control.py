@@ -158,7 +158,7 @@ def attempt_rule(fn, caught, named, *args):
     the gradient: the `with` blocks it entered are left, its journal entries (updates of its own arrays) dropped."""
     before = [snapshot(a) for a in args]
     ctx = current()
-    contexts, entries = len(ctx.contexts), len(ctx.entries)
+    contexts, entries, mark = len(ctx.contexts), len(ctx.entries), len(ctx.eager_items)
     try:
         y, back = J(fn, *args)
     except ZygoteError as e:  # (J's refusal of a body that updates an argument: said as the try's)
@@ -169,6 +169,7 @@ def attempt_rule(fn, caught, named, *args):
                                 fn.__code__.co_firstlineno, "update it after the try, or update a copy") from e
     except BaseException as exc:
         exc = rt.unwind(contexts, exc)
+        rt.refuse_eager_items(mark, exc)
         if not isinstance(exc, caught) or isinstance(exc, ZygoteError):  # (a refusal of zygotepy's: never handled)
             raise exc
         del ctx.entries[entries:]

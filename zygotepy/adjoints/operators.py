@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
-from ..backends import _unbroadcast_ndarray, conj, namespace, on, principal_log, sequence_cotangent, unbroadcast
+from ..backends import _unbroadcast_ndarray, conj, namespace, on, power_slope, principal_log, sequence_cotangent, unbroadcast
 from . import handover
 from .registry import adjoint, namespace_generic
 from .structures.common import like
@@ -261,10 +261,10 @@ def pow_(a, b):
             da = None
         elif isinstance(b, int) and 0 <= b <= 2:  # the common constant exponents, without computing a ** (b - 1)
             da = dy * 0 if b == 0 else dy if b == 1 else dy * conj(a + a)
-        elif type(b) is float and b == 0.0:  # (as the scalar template: no `0.0 ** -1.0` at a = 0)
+        elif type(b) in _REALS and b == 0.0:  # (as the scalar template: no `0.0 ** -1.0` at a = 0)
             da = dy * 0.0
         else:
-            da = dy * conj(b * a ** (b - 1))
+            da = dy * conj(power_slope(a, b))
         # d/db a**b = a**b log(a); a Python int exponent that carries a gradient is a real number, as every int in
         # arithmetic is (and as the scalar template has it); an integer array is data. For real a <= 0 the log is
         # undefined and the gradient is taken as 0 there.
@@ -292,6 +292,9 @@ def pow_(a, b):
             return dy * (a + a) if b == 2 else dy * (b * a ** (b - 1)) if b else dy * 0.0, None
         return y, int_power_back
     return y, back
+
+
+_REALS = frozenset((float, np.float64, np.float32))
 
 
 def _is_floating(x):

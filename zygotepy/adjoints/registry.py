@@ -8,7 +8,6 @@ Three tables, all keyed by the target object itself (never by a string):
 - ARRAY: `target -> ArrayDerivative`, the same kind of lambda for real NumPy arrays (adjoints/numpy/array_inline.py):
   the compiler inlines it behind its own guard (the array fast path), as a careful person writes NumPy backprop.
 - NONDIFF: callables that never carry a gradient (comparisons, len, isinstance, ...): they run as constants.
-
 Registration bumps `generation`, so compiled functions that inlined an older rule are rebuilt ("latest registration wins").
 
 Other array libraries: a function of another array namespace (`jnp.tanh`, `array_api_strict.sum`, `torch.tanh`) with no
@@ -21,16 +20,14 @@ classes (`torch.Tensor.sum`, JAX's `ArrayImpl.sum`) resolve, keyed by the method
 `foreign/array_methods.py` builds from the same namespace-generic rules (`_METHODS`, `_METHOD_NONDIFF`); torch's
 functions translate `dim`/`keepdim` in `foreign/torch_functions.py`.
 """
-import functools
 import sys
 import types
 
-import numpy as np
 
-from ..errors import MissingTangentRule, ZygoteError
-from ..forward.dual import FORWARD, apply, has_dual
-from ..forward.levels import tangent_by_pullback
+from ..forward.dual import FORWARD
 from . import foreign_names as foreign
+from .in_place import updates_first_argument
+from .user_rules import UserRule
 from .foreign_names import FOREIGN, _METHOD_NONDIFF, _METHODS, _TORCH, _TWINS, _seen  # noqa: F401
 
 RULES = {}
@@ -86,9 +83,9 @@ def adjoint(target, *, need=False, accumulates=False, updates=False, optional=Fa
     caller reads no cotangent, so that `back` may skip computing it (None in its place).
     `accumulates=True` declares a faster form of `back`, `back(dy, need=None, *into)`: handed the running cotangents of
     the arguments (`into`), it returns them with its own added, in place where it alone holds them (`runtime.sole`).
-    `updates=True` declares that `target` updates an argument in place: the backward calls `back` even when no
-    cotangent reached the result (`dy` None), so that it can undo the update; `updates="if_active"`: only where a
-    gradient flows through the call (`x += y`: elsewhere it runs as written).
+    `updates=True` declares that `target` updates an argument in place (a user's function its first: mutation/
+    user_updates.py): the backward calls `back` even when no cotangent reached the result (`dy` None), so that it can
+    undo the update; `updates="if_active"`: only where a gradient flows through the call (`x += y`).
     `optional=True` declares that `back` returns a cotangent for each parameter, optional ones included, even where a
     call leaves them out (`enumerate(seq)`'s back gives `start` one too): J drops those (they must be None).
 
@@ -108,9 +105,11 @@ def adjoint(target, *, need=False, accumulates=False, updates=False, optional=Fa
             if old is not None and old is not rule and not user and old.__module__.startswith("zygotepy."):
                 REPLACED.append((target, old, rule))  # (a built-in rule replaced by another: tests/adjoints)
             RULES[key] = rule
-            if user:  # a user's rule replaces the built-in fast paths too (built-in tables register both)
+            if user:  # a user's rule replaces the built-in fast paths and tangent rule (forward mode: the back's)
                 SCALAR.pop(key, None)
                 ARRAY.pop(key, None)
+                if getattr(FORWARD.get(target), "__module__", "").startswith("zygotepy."):
+                    del FORWARD[target]
             NONDIFF.discard(key)
         except TypeError:
             _UNHASHABLE[id(key)] = (key, rule)
@@ -123,10 +122,12 @@ def adjoint(target, *, need=False, accumulates=False, updates=False, optional=Fa
             rule.__zygote_optional__ = True
         if updates:
             (MUTATING_IF_ACTIVE if updates == "if_active" else MUTATING).add(key)
+            if user and type(target) is types.FunctionType:  # (the lowering takes its calls as updates of argument 0)
+                updates_first_argument(target)
         if user or getattr(rule, "__zygote_always__", False):
             RULED.add(id(key))
         if user:
-            _store(key, _UserRule(rule, target, key))
+            _store(key, UserRule(rule, target, key, bool(updates)))
         _changed()
         foreign.forget()
         return rule
@@ -140,11 +141,6 @@ def _store(key, rule):
         _UNHASHABLE[id(key)] = (key, rule)
 
 
-_ND, _ND_EQUAL = np.ndarray, np.array_equal
-USER_RULE = ("it has a reverse-mode rule (@adjoint) and no tangent rule, and forward mode takes the tangent from the "
-             "rule's back only for an output that is a real number or a real array of at most 64 elements")
-
-
 def is_user_rule(target):
     """Is the rule registered for `target` a user's (`@adjoint` outside zygotepy)? Forward mode then refuses to
     differentiate `target`'s source where it has no tangent rule: the user's rule defines its derivative."""
@@ -152,65 +148,7 @@ def is_user_rule(target):
         rule = RULES.get(_key(target))
     except TypeError:
         return False
-    return type(rule) is _UserRule
-
-
-class _UserRule:
-    """A user's rule as the registry calls it. Its back defines the derivative, but its forward computes the output
-    with ordinary code; where forward mode's dual numbers flow in (hessian runs the reverse pass on them), that code
-    would give the output the tangent of the code it runs (zero for `np.round`), not the rule's. So the output takes
-    its tangent from the target's tangent rule or, without one, from the rule's back (a small real output: one back
-    per element); failing both, the call raises MissingTangentRule (hessian then takes reverse over reverse, which
-    uses the rule). Otherwise it is the user's function: its name, module, marks and
-    code (whose parameter names the dispatch reads) are the user's."""
-
-    def __init__(self, rule, target, key):
-        functools.update_wrapper(self, rule, updated=())
-        self.__code__ = getattr(rule, "__code__", None)
-        self.rule, self.target, self.key = rule, target, key
-        try:  # (declared at registration, before this wrapper is made; a C function pointer is no dict key)
-            self.updates = key in MUTATING or key in MUTATING_IF_ACTIVE
-        except TypeError:
-            self.updates = False
-
-    def __getattr__(self, name):  # (the marks, `keyword_rule`'s included, which may come after the registration)
-        return getattr(self.rule, name)
-
-    def __call__(self, *args, **kwargs):
-        if not has_dual(args, kwargs):
-            if self.updates:
-                return self.rule(*args, **kwargs)
-            return _unchanged_arrays(self, args, kwargs)
-        if _tangent_rule(self.key) is None:
-            done = tangent_by_pullback(self.rule, args, kwargs)
-            if done is None:
-                raise MissingTangentRule(self.target, USER_RULE)
-            return done
-        y, back = self.rule(*args, **kwargs)
-        return apply(self.key, args, kwargs), back
-
-
-def _tangent_rule(key):
-    try:
-        return FORWARD.get(key)
-    except TypeError:  # (an unhashable target: no tangent rule can be keyed by it)
-        return None
-
-
-def _unchanged_arrays(user_rule, args, kwargs):
-    """A user's rule not declared `updates=True` must not update a float array argument in place (a kernel writing
-    into `out`): nothing would give that array's cotangent back, and its gradient would be silently lost."""
-    before = [(k, a, a.copy()) for k, a in enumerate((*args, *kwargs.values()))
-              if type(a) is _ND and a.dtype.kind in "fc"]
-    result = user_rule.rule(*args, **kwargs)
-    for k, a, copy in before:
-        if not _ND_EQUAL(a, copy, equal_nan=True):
-            target = getattr(user_rule.target, "__qualname__", user_rule.target)
-            raise ZygoteError(f"the adjoint rule {user_rule.__qualname__} for {target} updated its argument {k} (an "
-                              f"array) in place, and a rule's back cannot give the cotangent of an updated array: "
-                              f"give the rule to a function that returns a new array instead (`out = f(x)`, not "
-                              f"`f(out, x)`)")
-    return result
+    return type(rule) is UserRule
 
 
 def keyword_rule(rule):

@@ -47,7 +47,8 @@ def sign_bit(v):
 
 MATH = {
     **derivatives.forms("scalar"),
-    math.atan2: lambda dy, y, a, b: (dy * b / (a * a + b * b), -dy * a / (a * a + b * b)),
+    math.atan2: lambda dy, y, a, b: (dy * b / math.hypot(a, b) / math.hypot(a, b),  # (a * a + b * b overflows)
+                                     -dy * a / math.hypot(a, b) / math.hypot(a, b)),
     math.pow: lambda dy, y, a, b: (dy * b * a ** (b - 1) if b != 0 else 0.0,
                                    dy * y * math.log(a) if a > 0 else 0.0),
     math.hypot: lambda dy, y, a, b: (dy * a / y if y else 0.0, dy * b / y if y else 0.0),

@@ -220,9 +220,9 @@ def own_code(filename):
 
 
 def library(fn):
-    """Is `fn` zygotepy's, NumPy's or the standard library's own code (decided by its file, not its `__module__`,
-    which doctests and exec'd code borrow)?"""
-    return fn.__code__.co_filename.startswith(_LIBRARIES)
+    """Is `fn` (a function, or its file's name) zygotepy's, NumPy's or the standard library's own code (decided by its
+    file, not its `__module__`, which doctests and exec'd code borrow)?"""
+    return (fn if type(fn) is str else fn.__code__.co_filename).startswith(_LIBRARIES)
 
 
 def installed(fn):

@@ -90,24 +90,24 @@ def _user_operator(fn, args):
             _check_opaque_key(args[0], args[1], method)
         return None
     a, b = args
-    forward = [n for n in names[:-1]] if not duals[0] else []
-    for name in forward:
-        method = getattr(type(a), name, None)
-        if isinstance(method, types.FunctionType) and not is_array_type(type(a)):
-            if name.startswith("__i"):  # `v += w` through `__iadd__`, which may update `v` and return it
-                y, pb, claimed = J_mutating(method, (a, b), None)
-                if y is not NotImplemented:
-                    return y, InPlaceOperatorPullback(pb, id(a) if id(a) in claimed else None, y is a,
-                                                      f"{type(a).__name__}.{name}")
-                continue
-            y, pb = _dispatch(method, (a, b), None)
+    calls = [(name, a, b) for name in names[:-1]] if not duals[0] else []
+    if not duals[1]:  # the reflected method last, or a subclass's own first (`A(x) + B(y)`, B(A) with `__radd__`)
+        first = type(b) is not type(a) and issubclass(type(b), type(a)) and \
+            getattr(type(b), names[-1], None) is not getattr(type(a), names[-1], None)
+        calls.insert(min(len(names) - 2, len(calls)) if first else len(calls), (names[-1], b, a))
+    for name, obj, other in calls:
+        method = getattr(type(obj), name, None)
+        if not isinstance(method, types.FunctionType) or is_array_type(type(obj)):
+            continue
+        if name.startswith("__i"):  # `v += w` through `__iadd__`, which may update `v` and return it
+            y, pb, claimed = J_mutating(method, (a, b), None)
             if y is not NotImplemented:
-                return y, SelfPullback(pb)
-    method = getattr(type(b), names[-1], None) if not duals[1] else None
-    if isinstance(method, types.FunctionType) and not is_array_type(type(b)):
-        y, pb = _dispatch(method, (b, a), None)
+                return y, InPlaceOperatorPullback(pb, id(a) if id(a) in claimed else None, y is a,
+                                                  f"{type(a).__name__}.{name}")
+            continue
+        y, pb = _dispatch(method, (obj, other), None)
         if y is not NotImplemented:
-            return y, SwappedPullback(pb)
+            return y, SwappedPullback(pb) if name == names[-1] else SelfPullback(pb)
     return None
 
 

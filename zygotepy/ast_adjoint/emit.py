@@ -283,7 +283,7 @@ class Emitter:
             target = self.target(s.target) if s.target != Var("_") else _name("_", True)
             node = ast.For(target, self.atom(s.iter), None, [], lineno=0)
             node.body = self.region(s.body, last)
-        elif len(s.test) == 1 and s.test[0].out == s.cond:
+        elif len(s.test) == 1 and type(s.test[0]) is Assign and s.test[0].out == s.cond:
             node = ast.While(self.call(s.test[0].value), None, [])
             node.body = self.region(s.body, last)
         else:

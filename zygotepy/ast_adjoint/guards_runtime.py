@@ -214,11 +214,36 @@ def compared(op, a, b, where):
 
 
 def kept_iterator_taken_in_part(value, name, file, line):
-    """Before `any(...)`, `all(...)` or `next(...)` of a generator expression over `name`, which the function reads
-    again later: refused where it is an iterator (`it = iter(xs)`). zygotepy computes a generator's items when it is
-    made, which uses the iterator up, where Python takes only the items asked for: the later reads would see other
-    items (a list walked so is left as it is)."""
+    """Before `any(...)`, `all(...)` or `next(...)` of a generator expression over `name`, or a generator expression
+    or a call of zip, map, enumerate, ... over it kept in a name, where the function reads `name` again later: refused
+    where it is an iterator (`it = iter(xs)`). zygotepy computes a generator's items when it is made, which uses the
+    iterator up, where Python takes only the items asked for: the later reads would see other items (a list walked so
+    is left as it is)."""
     if iter(value) is value:
-        raise UnsupportedSyntax(f"a generator expression over the iterator {name!r}, taken in part and read again "
-                                f"later", file, line, hint=f"make {name!r} a list (list(...)), or take its items in a "
-                                                          f"loop")
+        raise UnsupportedSyntax(f"a lazy iterator over the iterator {name!r} (a generator expression, zip, map, "
+                                f"enumerate, iter, ...), which may take it in part, then {name!r} read again",
+                                file, line, hint=f"make {name!r} a list (list(...)), or take its items in a loop")
+
+
+def eager_items(file, line):
+    """Before zygotepy computes every item of a generator expression that Python may take in part (`next(...)`,
+    `any(...)`, kept in a name): noted, so that an exception an item raises is not taken for one Python raises."""
+    current().eager_items.append((file, line))
+
+
+def eager_items_done():
+    current().eager_items.pop()
+
+
+def refuse_eager_items(mark, exc):
+    """Where a `try` body raised `exc` while a generator expression computed its items (more notes than `mark`, the
+    count when the body began): refused, since Python may never have computed that item (a handler would run where
+    Python's does not)."""
+    notes = current().eager_items
+    if len(notes) > mark:
+        file, line = notes[mark]
+        del notes[mark:]
+        raise UnsupportedSyntax(f"an item of a generator expression that may be taken in part raised "
+                                f"{type(exc).__name__} inside a try", file, line,
+                                hint="zygotepy computes every item when the generator is made, Python only those "
+                                     "taken: take the items in a loop, or keep them from raising") from exc

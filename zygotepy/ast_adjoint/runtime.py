@@ -53,6 +53,7 @@ from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.diffe
     is_same,
     is_scalar,
     pick,
+    refuse_eager_items,
 )
 
 
@@ -307,10 +308,11 @@ def attempt(fn, caught, named, *args):
     raised an instance of `caught` (a tuple of exception types, one per handler; `named`: which handlers bind the
     exception to a name). Its rule (adjoints/control.py) differentiates `fn`; this is the call as it is, which
     refuses updates of the arguments as the rule does."""
-    before = [state(a) for a in args]
+    before, mark = [state(a) for a in args], len(current().eager_items)
     try:
         result = fn(*args)
     except BaseException as exc:
+        refuse_eager_items(mark, exc)
         if not isinstance(exc, caught) or isinstance(exc, ZygoteError):  # (zygotepy's refusals are never the user's)
             raise
         refuse_try_update(fn, args, before)

@@ -4,6 +4,7 @@ Rules call `namespace(x)` to get the array namespace of their inputs (NumPy for 
 rule serves every backend. The namespace is cached per array type: `array_api_compat.array_namespace` costs ~1 µs a call.
 """
 import cmath
+import operator
 import collections
 
 import numpy as np
@@ -331,3 +332,31 @@ def principal_log(a, y):
     a = xp.asarray(a, dtype=y.dtype, **on(y))
     zero = a == 0
     return xp.where(zero, xp.zeros_like(a), xp.log(xp.where(zero, xp.ones_like(a), a)))
+
+
+_REAL_SCALARS = frozenset((int, float, np.float64, np.float32, np.int64, np.int32))
+
+
+def power_slope(a, b, power=operator.pow):
+    """d/da a**b = b a**(b-1), and 0 where an array exponent is 0: a**0 is the constant 1, also at a = 0, where
+    0 * 0**-1 is nan (`x[:, None] ** np.arange(3)`, polynomial features, at x = 0). `power`: np.power or
+    np.float_power, as the rule's forward."""
+    if type(b) in _REAL_SCALARS and b == 0:
+        return 0 * power(a, b)  # (zeros shaped as the result)
+    if hasattr(b, "shape") and not getattr(type(b), "__zygote_number__", False):
+        zero = b == 0
+        xp = namespace(b)
+        if xp.any(zero):  # (b * a**(1 - 1) there, so that no inf arises for a derivative of this to multiply by 0)
+            return b * power(a, xp.where(zero, xp.ones_like(b), b) - 1)
+    return b * power(a, b - 1)
+
+
+def log_add_shares(a, b, power):
+    """The derivatives of log_B(B**a + B**b) (logaddexp, logaddexp2; `power(t)` is B**t): B**a / (B**a + B**b) and
+    its twin, from B**-|a - b|, which neither overflows nor loses the shares where a and b are huge (exp(a - y) at a =
+    b = 1e16 was 1 for each, y having rounded to a)."""
+    xp = namespace(a if hasattr(a, "shape") else b)
+    d = a - b
+    w = power(-xp.abs(d))
+    first = d >= 0
+    return xp.where(first, 1 / (1 + w), w / (1 + w)), xp.where(first, w / (1 + w), 1 / (1 + w))

@@ -430,18 +430,17 @@ def dispatch(fn, args, kwargs):
         rule = None
     if rule is not None:
         return apply(fn, args, kwargs)
-    if _IS_CONSTANT[0](fn):
-        return fn(*strip(args), **strip(kwargs))
-    raise MissingTangentRule(fn)
+    return _WITHOUT_RULE[0](fn, args, kwargs)
 
 
-_IS_CONSTANT = [lambda fn: False]  # reverse mode's registry.is_nondifferentiable, given by forward/rules.py
+_WITHOUT_RULE = [None]  # (forward/rules.py's `_without_tangent_rule`, given at its import)
 
 
-def constants_from(predicate):
-    """Which library callables run as constants on dual numbers: the reverse-mode registry's nondifferentiable ones
-    (given by forward/rules.py at its import; this module sits below the registry)."""
-    _IS_CONSTANT[0] = predicate
+def without_tangent_rule(run):
+    """How a library callable with no tangent rule runs on dual numbers, `run(fn, args, kwargs)`: given by
+    forward/rules.py at its import (this module sits below the registry): the reverse-mode registry's
+    nondifferentiable ones as constants, one with a user's rule through that rule, others refused."""
+    _WITHOUT_RULE[0] = run
 
 
 # ndarray methods a dual number of an array answers as NumPy's functions do (their forward rules, or a clear refusal)

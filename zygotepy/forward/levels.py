@@ -8,6 +8,7 @@ import inspect
 import numpy as np
 
 from ..errors import ForwardModeError
+from ..structgrad import StructGrad
 from .dual import Dual, _split, _top_tag, has_dual, strip
 
 
@@ -100,7 +101,8 @@ def _level(y, tag, take_tangent):
         items = [_level(v, tag, take_tangent) for v in y]
         return type(y)(items) if type(y) in (list, tuple) else type(y)(*items)
     if isinstance(y, dict):
-        return {k: _level(v, tag, take_tangent) for k, v in y.items()}
+        items = {k: _level(v, tag, take_tangent) for k, v in y.items()}
+        return StructGrad(items) if isinstance(y, StructGrad) else items  # (an object's gradient stays one: hvp)
     fields = getattr(y, "__dict__", None)
     if type(fields) is dict and not callable(y) and has_dual((fields,)):  # a dataclass, SimpleNamespace, object
         part = copy.copy(y)  # (its tangent is an object of its type, as reverse mode's jacobian gives)

@@ -15,7 +15,8 @@ from threading import get_ident
 class Context:
     """Per-thread state of the differentiated calls in flight (see the module docstring)."""
     __slots__ = ("thread", "entries", "log", "depth", "global_updates", "item_arrays", "passed_through", "contexts",
-                 "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views", "inert_managers")
+                 "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views", "inert_managers",
+                 "eager_items")
 
     def __init__(self):
         self.thread = get_ident()
@@ -34,6 +35,7 @@ class Context:
         self.transform_only = 0    # > 0 while hessian retries by reverse-over-reverse: no dual route (deep.py)
         self.dict_views = {}       # id(dict) -> (dict, {id(list): (list, method)}, [limit]): its views (dicts.py)
         self.inert_managers = {}   # id(manager) -> its fields after `__enter__`, where it held no gradient before
+        self.eager_items = []      # (file, line) of each generator expression computing its items now (lower/lazy.py)
 
     def clear_notes(self):
         """Forget what the outermost entry point's call noted (its forward and backward are over)."""
@@ -45,6 +47,7 @@ class Context:
         self.global_updates.clear()
         self.dict_views.clear()
         self.inert_managers.clear()
+        self.eager_items.clear()
 
 
 _CURRENT = ContextVar("zygotepy_context")

@@ -285,3 +285,59 @@ def test_an_iterator_walked_once_is_followed(f):
     from zygotepy.testing import check_grads
     assert value_and_gradient(f, [0.1, 0.7, 1.0, 2.0])[0] == f([0.1, 0.7, 1.0, 2.0])
     check_grads(f, [0.1, 0.7, 1.0, 2.0])
+
+
+# --- a loop over a generator written in its header, whose body assigns a name the generator reads -------------------
+# Python's generator reads `s` as each item is taken, so it sees the body's new value; zygotepy took every item when
+# the loop began (the value was 9.1 for 31.2). Found by a probe of control-flow syntax.
+
+def generator_reading_what_the_body_assigns(x):
+    s = x
+    for t in (s * k for k in range(1, 4)):
+        s = s + t
+    return s
+
+
+def map_of_a_lambda_reading_what_the_body_assigns(x):
+    s = x
+    for t in map(lambda k: s * k, [1.0, 2.0]):
+        s = s + t
+    return s
+
+
+def enumerate_of_a_generator_reading_what_the_body_assigns(x):
+    s = x
+    for _, t in enumerate(s * k for k in range(1, 3)):
+        s = s + t
+    return s
+
+
+@pytest.mark.parametrize("f", [generator_reading_what_the_body_assigns, map_of_a_lambda_reading_what_the_body_assigns,
+                               enumerate_of_a_generator_reading_what_the_body_assigns], ids=lambda f: f.__name__)
+def test_a_lazy_header_reading_a_name_its_loop_body_assigns_is_refused(f, mode):
+    with pytest.raises(UnsupportedSyntax, match=r"reads 's' as it goes, whose body assigns 's'") as e:
+        value_and_gradient(f, 1.3)
+    assert f"{os.path.abspath(__file__)}:{f.__code__.co_firstlineno + 2}" in str(e.value)
+
+
+def generator_over_names_the_body_leaves(x):
+    s = x
+    for t in (v * 2.0 for v in [x, x * x]):
+        s = s + t
+    return s
+
+
+def map_whose_lambda_parameter_the_body_assigns(x):
+    s = 0.0
+    for t in map(lambda u: u * 3.0, [x, 2.0 * x]):
+        u = t * 2.0
+        s = s + u
+    return s
+
+
+@pytest.mark.parametrize("f", [generator_over_names_the_body_leaves, map_whose_lambda_parameter_the_body_assigns],
+                         ids=lambda f: f.__name__)
+def test_a_lazy_header_whose_reads_the_body_leaves_runs(f, mode):
+    y, _ = value_and_gradient(f, 1.3)
+    assert y == pytest.approx(f(1.3), rel=1e-14)
+    check_grads(f, 1.3)

@@ -32,6 +32,7 @@ from .array_calls import _add_at, _copyto, _keyword_grads, at_shape, masked_cota
 from .held import hand_to_object, holding_arguments
 from .overwrites import overwrite, overwrites
 from .stores import delitem, setitem
+from .user_updates import updating_user_rule, user_update
 
 
 @adjoint(mt.valuecall, updates=True)
@@ -108,6 +109,9 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=Fal
             return _attribute_call(args, kwargs, result_used, keywords_taken)
     if fn is mt.with_out:
         return _with_out(args, kwargs, result_used)
+    declared = updating_user_rule(fn)
+    if declared is not None:  # (a user's rule declared `updates=True`: its target updates its first argument)
+        return user_update(declared, fn, args, kwargs)
     if fn in (operator.setitem, operator.delitem) and len(args) == (3 if fn is operator.setitem else 2) \
             and not kwargs:  # `setitem(y, i, v)` not seen as one by lower() (operator bound to a local name)
         return _store_call(fn, args)

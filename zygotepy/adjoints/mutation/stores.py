@@ -33,8 +33,9 @@ def _repeats(index, x):
     row follows it); any other (`y[:, [1, 1]]`, `y[[0, 0], [1, 1]]`) masks `x[index]` whole, from the flat position
     in `x` of each of its entries, in the order NumPy writes them."""
     parts = index if isinstance(index, tuple) else (index,)
-    arrays = [np.asarray(p) for p in parts if isinstance(p, (list, np.ndarray))]
-    if not arrays or any(a.dtype.kind not in "iu" for a in arrays):
+    arrays = [np.asarray(p) for p in parts if isinstance(p, (list, tuple, np.ndarray))]  # (a tuple inside a tuple
+    kinds = {a.dtype.kind for a in arrays}  # index is one too: `y[(0, 0), (1, 1)]`)
+    if not kinds & set("iu") or not kinds <= set("iub"):  # (masks alone pick each entry once)
         return None
     if len(parts) == 1 and arrays[0].ndim == 1:
         flat = arrays[0] % x.shape[0]

@@ -148,7 +148,7 @@ REDUCTIONS = {  # the whole array (the rules' fast case, reductions.py) and, `ke
                                 forward=lambda dy, y, x, axis, keepdims: (x.sum(axis=axis, keepdims=keepdims),),
                                 uniform=lambda dy, y, x, axis, keepdims: (_kept(dy, x, axis, keepdims),))),
     np.mean: ArrayDerivative(lambda dy, y, x: (_full(x, dy * (1 / x.size) if x.size else dy),),
-                             forward=lambda dy, y, x: (x.sum() / x.size if x.size else _mean(x),),
+                             forward=lambda dy, y, x: (x.sum() / x.size if x.size and x.itemsize > 2 else _mean(x),),
                              uniform=lambda dy, y, x: (dy * (1 / x.size) if x.size else dy,), keyworded=ArrayDerivative(
                                  lambda dy, y, x, axis, keepdims: (
                                      _spread(dy / _count(x, y), x, axis, keepdims),), keywords=_AXIS,

@@ -9,7 +9,7 @@ import collections
 import numpy as np
 
 from ...ast_adjoint import runtime as rt
-from ...backends import conj, function, namespace, namespace_of, on, unbroadcast
+from ...backends import conj, function, is_array_type, namespace, namespace_of, on, unbroadcast
 from ...errors import ZygoteError
 from ..handover import added, divided, times
 from ..registry import adjoint
@@ -17,8 +17,18 @@ from ..registry import adjoint
 
 # --- arguments as arrays, cotangents in the argument's form -----------------------------------------------------------
 def _as_array(x):
-    """A list or tuple argument (`np.mean([a, b, c])`) as an array; `_restore` gives its cotangent the list's form."""
-    return np.asarray(x) if isinstance(x, (list, tuple, collections.deque)) else x
+    """A list or tuple argument (`np.mean([a, b, c])`) as an array; `_restore` gives its cotangent the list's form. An
+    object of a class that overrides NumPy's ufuncs (`__array_ufunc__`: `np.sin(obj)` runs the class's own code, and
+    gives what it likes) is refused: the rule's derivative is the array function's, not that code's."""
+    if isinstance(x, (list, tuple, collections.deque)):
+        return np.asarray(x)
+    if type(x) is not np.ndarray and getattr(type(x), "__array_ufunc__", None) is not None \
+            and not isinstance(x, (np.ndarray, np.generic)) and not getattr(type(x), "__zygote_number__", False) \
+            and not is_array_type(type(x)) and rt.differentiable(x):
+        raise ZygoteError(f"an object of class {type(x).__name__}, which overrides NumPy's functions (__array_ufunc__), "
+                          f"reached a NumPy function zygotepy differentiates as the array function: pass its array "
+                          f"(np.sin(obj.a)), or give the function an @adjoint rule for {type(x).__name__} arguments")
+    return x
 
 
 def _call(fn, *args, **kwargs):

@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from ...backends import conj, function, is_complex, namespace, namespace_of, on, principal_log, unbroadcast
+from ...backends import conj, function, is_complex, log_add_shares, namespace, namespace_of, on, power_slope, principal_log, \
+    unbroadcast
 from .. import derivatives
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 from .common import _binary, _call, _elementwise_rule, _ties, is_float
@@ -109,6 +110,10 @@ def as_operand(v):
     return v
 
 
+def _radius(a, b):
+    return namespace(a if hasattr(a, "shape") else b).hypot(a, b)
+
+
 def _only_nan(nan, other):
     """Where `nan` is NaN and `other` is not."""
     return (nan != nan) & (other == other)
@@ -121,10 +126,13 @@ BINARY = {
     np.divide: (lambda a, b, y: 1 / b, lambda a, b, y: -y / b),
     np.maximum: (lambda a, b, y: _ties(a, b, y, a > b), lambda a, b, y: _ties(a, b, y, b > a)),
     np.minimum: (lambda a, b, y: _ties(a, b, y, a < b), lambda a, b, y: _ties(a, b, y, b < a)),
-    np.arctan2: (lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b)),
+    # (b / r / r with r = hypot(a, b): a * a + b * b overflows, and underflows, where atan2 is finite)
+    np.arctan2: (lambda a, b, y: b / _radius(a, b) / _radius(a, b), lambda a, b, y: -a / _radius(a, b) / _radius(a, b)),
     np.hypot: (lambda a, b, y: a / y, lambda a, b, y: b / y),
-    np.logaddexp: (lambda a, b, y: namespace(y).exp(a - y), lambda a, b, y: namespace(y).exp(b - y)),
-    np.logaddexp2: (lambda a, b, y: 2.0 ** (a - y), lambda a, b, y: 2.0 ** (b - y)),
+    np.logaddexp: (lambda a, b, y: log_add_shares(a, b, namespace(y).exp)[0],
+                   lambda a, b, y: log_add_shares(a, b, namespace(y).exp)[1]),
+    np.logaddexp2: (lambda a, b, y: log_add_shares(a, b, lambda t: 2.0 ** t)[0],
+                    lambda a, b, y: log_add_shares(a, b, lambda t: 2.0 ** t)[1]),
     # (fmax and fmin ignore a NaN: the other operand is the result, and takes the gradient)
     np.fmax: (lambda a, b, y: _ties(a, b, y, (a > b) | _only_nan(b, a)),
               lambda a, b, y: _ties(a, b, y, (b > a) | _only_nan(a, b))),
@@ -152,7 +160,7 @@ def power(a, b):
             a_ = xp.asarray(a, **on(y))
             positive = a_ > 0
             db = xp.where(positive, dy * y * xp.log(xp.where(positive, a_, 1.0)), 0.0)  # a <= 0: log undefined, 0
-        return unbroadcast(dy * conj(b * _call(np.power, a, b - 1)), a), unbroadcast(db, b)
+        return unbroadcast(dy * conj(power_slope(a, b, lambda u, v: _call(np.power, u, v))), a), unbroadcast(db, b)
     return y, back
 
 
@@ -170,7 +178,7 @@ def float_power(a, b):
         positive = a_ > 0
         db = dy * conj(y * principal_log(a, y)) if is_complex(y) else \
             dy * y * xp.log(xp.where(positive, a_, 1.0)) * (positive if xp is np else xp.astype(positive, y.dtype))
-        da = dy * conj(b * _call(np.float_power, a, (xp.asarray(b) if xp is np else b) - 1))
+        da = dy * conj(power_slope(a, xp.asarray(b) if xp is np else b, lambda u, v: _call(np.float_power, u, v)))
         return _cast(unbroadcast(da, a), a), _cast(unbroadcast(db, b), b)
     return y, back
 

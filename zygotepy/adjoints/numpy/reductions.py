@@ -124,8 +124,9 @@ def sum_(x, *args, **kwargs):
 
 @adjoint(np.mean)
 def mean(x, *args, **kwargs):
-    if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f" and x.size:
-        return x.sum() / x.size, _total_back(x, 1 / x.size)  # what np.mean computes, without its Python wrapper
+    if not args and not kwargs and type(x) is np.ndarray and x.dtype.kind == "f" and x.size and x.dtype.itemsize > 2:
+        # what np.mean computes, without its Python wrapper (which sums float16 in float32)
+        return x.sum() / x.size, _total_back(x, 1 / x.size)
     if not args and type(x) is np.ndarray and x.dtype.kind == "f" and _along_axis(kwargs) and x.size:
         axis, keepdims = kwargs["axis"], kwargs.get("keepdims", False)
         y = x.mean(axis=axis, keepdims=keepdims)

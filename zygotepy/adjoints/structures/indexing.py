@@ -24,8 +24,11 @@ def _is_mask(index):
 
 
 def _is_fancy(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    return any(hasattr(p, "shape") or isinstance(p, list) for p in parts)
+    """Does `index` pick entries by arrays of positions (so one may repeat)? An array or a list, or inside a tuple
+    index also a tuple: NumPy reads `x[(0, 0), (1, 2)]` as `x[[0, 0], [1, 2]]`."""
+    if type(index) is tuple:
+        return any(hasattr(p, "shape") or isinstance(p, (list, tuple)) for p in index)
+    return hasattr(index, "shape") or isinstance(index, list)
 
 
 def scatter(n, picks, items):
@@ -161,7 +164,7 @@ def scatter_array(x, index, dy):
     elif xp is not np and _is_mask(index):
         g[index] = dy  # a mask selects each entry at most once
     elif hasattr(g, "index_put_") and all(
-            hasattr(p, "shape") or isinstance(p, list) for p in (index if type(index) is tuple else (index,))):
+            hasattr(p, "shape") or isinstance(p, (list, tuple)) for p in (index if type(index) is tuple else (index,))):
         torch = sys.modules["torch"]  # (torch's scatter-add: repeated indices accumulate)
         parts = tuple(torch.as_tensor(p, device=g.device) for p in (index if type(index) is tuple else (index,)))
         g.index_put_(parts, torch.as_tensor(dy, dtype=g.dtype, device=g.device), accumulate=True)

@@ -18,7 +18,7 @@ from .. import runtime as rt
 from ..guards_runtime import kept_iterator_taken_in_part
 from ..call_checks import IN_PLACE_CALLS, IN_PLACE_DUNDERS
 from ..ir import Const, Global, Var
-from .expressions import _CONTAINERS
+from .expressions import _CONTAINERS, _calls
 from .scan import _LIBRARY_PACKAGES, CALLING_BACK, constructor_updates, may_update_in_place, positional_out, pure_method, \
     updating_method_name
 
@@ -44,7 +44,8 @@ def _fresh(fn):
     return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
 
 
-VIEWS = ("values", "items")  # a dict's views whose rules make lists: an update of the dict makes them again
+VIEWS = ("values", "items")
+LAZY_BUILTINS = ("zip", "map", "filter", "enumerate", "reversed", "iter")  # (Python's take their items as asked)  # a dict's views whose rules make lists: an update of the dict makes them again
 
 _STORE_DUNDERS = {"__setitem__": mt.setitem, "__delitem__": mt.delitem}
 # the stores written as calls (`operator.setitem(d, k, v)`, `list.__setitem__(ys, i, v)`, `setattr(obj, name, v)`,
@@ -62,10 +63,7 @@ class Calls:
     def expr_Call(self, node, hint):
         func = node.func
         statement, self.statement_call = self.statement_call, False
-        kept = self.iterator_taken_in_part(node)
-        if kept is not None:  # `any(v > 0 for v in it)`, `it` read again later: refused where it is an iterator
-            self.call(Const(kept_iterator_taken_in_part), [self.expr(kept), Const(kept.id), Const(self.filename),
-                                                          Const(self.line)], hint="_")
+        self.refuse_iterators_taken_in_part(node)  # `any(v > 0 for v in it)`, `it` read again later
         if isinstance(func, gast.Name) and func.id == "super" and not node.args and "__class__" in self.freevars:
             first = self.code.co_varnames[0] if self.code.co_argcount else None
             if first is None:
@@ -119,7 +117,9 @@ class Calls:
         if isinstance(func, gast.Attribute):
             obj = self.expr(func.value)
             if not isinstance(obj, Global):
+                kept = self.keep(obj) if any(_calls(a) for a in (*node.args, *node.keywords)) else None
                 args, kwargs, star = self.arguments(node)
+                obj = self.take(kept, obj)  # (`a.add(x).join(a.add(y))`: the object after both updates)
                 now = self.env.get(func.value.id) if isinstance(func.value, gast.Name) else None
                 if isinstance(obj, Var) and isinstance(now, Var) and now != obj and \
                         self.lineage.get(now) == self.lineage.get(obj):
@@ -199,8 +199,9 @@ class Calls:
                 return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint,
                                           range(len(args), len(args) + 1 + len(kwargs)))
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args) + len(kwargs)))
-        if isinstance(fn, Global) and args and updates_first(self.resolve(fn.path)):
-            return self.mutating_call(fn, args, kwargs, star, hint, [0])  # `r = np.add.at(y, i, v)`: updates y
+        if isinstance(fn, Global) and args and updates_first(self.resolve(fn.path)):  # `r = np.add.at(y, i, v)`
+            return self.mutating_call(fn, args, kwargs, star, hint, [0],  # (a user's updating rule: always its own,
+                                      site=registry.is_user_rule(self.resolve(fn.path)))  # user_updates.py)
         if self.updating_helper(fn) or self.updating_nested(func) or self.gives_updating_callable(fn, node):
             # (`sorted(xs, key=k)`, `list(map(cell, xs))`: what it calls may update in place, `k` itself included)
             # `loss = step(state, x)`, where step updates `state`: as a call statement
@@ -214,24 +215,36 @@ class Calls:
                                  *self.captured_by(fn)])
         return out
 
-    def iterator_taken_in_part(self, node):
-        """The Name of `any`/`all`/`next(<generator expression over that name>)` (the builtins), when the function
-        reads that name again after this line or in a loop around it; else None."""
-        if not isinstance(node, gast.Call):
-            return None
-        func, args = node.func, node.args
-        if not (isinstance(func, gast.Name) and func.id in ("any", "all", "next") and func.id not in self.locals
-                and func.id not in self.globals and args and isinstance(args[0], gast.GeneratorExp)):
-            return None
-        source = args[0].generators[0].iter
-        if not isinstance(source, gast.Name) or source.id not in self.locals:
-            return None
+    def refuse_iterators_taken_in_part(self, node, kept=False):
+        """Where `node` takes items of a local iterator lazily in Python and all at once here (zygotepy computes a
+        generator's items when it is made), and the function reads that iterator again: a check that refuses it at
+        run time where it is an iterator (`it = iter(xs)`; a list walked so is left as it is). `node` is
+        `any`/`all`/`next` of a generator expression, or (`kept`: assigned to a name, and so maybe taken in part
+        later) a generator expression or a call of zip, map, filter, enumerate, reversed or iter."""
+        for source in self.iterators_taken_in_part(node, kept):
+            self.call(Const(kept_iterator_taken_in_part), [self.expr(source), Const(source.id), Const(self.filename),
+                                                          Const(self.line)], hint="_")
+
+    def iterators_taken_in_part(self, node, kept):
+        sources = []
+        if isinstance(node, gast.GeneratorExp) and kept:
+            sources = [node.generators[0].iter]
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id not in self.locals \
+                and node.func.id not in self.globals:
+            name, args = node.func.id, node.args
+            if name in ("any", "all", "next") and args and isinstance(args[0], gast.GeneratorExp):
+                sources = [args[0].generators[0].iter]
+            elif kept and name in LAZY_BUILTINS:
+                sources = args[1:] if name in ("map", "filter") else args
+        sources = [s for s in sources if isinstance(s, gast.Name) and s.id in self.locals]
+        if not sources:
+            return []
         end = getattr(node, "end_lineno", node.lineno)
         in_loop = any(isinstance(n, (gast.For, gast.While)) and any(m is node for m in gast.walk(n))
                       for n in gast.walk(self.source_node))
-        later = any(isinstance(n, gast.Name) and n.id == source.id and isinstance(n.ctx, gast.Load)
-                    and n is not source and (n.lineno > end or in_loop) for n in gast.walk(self.source_node))
-        return source if later else None
+        return [source for source in sources if any(
+            isinstance(n, gast.Name) and n.id == source.id and isinstance(n.ctx, gast.Load) and n is not source
+            and (n.lineno > end or in_loop) for n in gast.walk(self.source_node))]
 
     def captured_by(self, fn):
         """What a call of the local object `fn` may return besides its arguments: what it holds (`g = make(y); z =
@@ -368,18 +381,20 @@ class Calls:
         return obj
 
     def arguments(self, node):
-        args, star = [], None
+        plain, star = [], []
         for k, a in enumerate(node.args):
             if isinstance(a, gast.Starred):
                 rest = node.args[k:]
                 # `g(*p, *q)`, `g(*p, x)`: what follows the first star is one tuple display, `g(*(*p, *q))`
-                star = self.expr(a.value) if len(rest) == 1 else self.expr(gast.Tuple(elts=rest, ctx=gast.Load()))
+                star = [a.value if len(rest) == 1 else gast.Tuple(elts=rest, ctx=gast.Load())]
                 break
-            args.append(self.expr(a))
+            plain.append(a)
         # (`out=(b,)`, a ufunc's tuple of one output, is `out=b`: the array the update goes into)
-        kwargs = [(k.arg, self.expr(k.value.elts[0] if k.arg == "out" and isinstance(k.value, gast.Tuple) and len(
-            k.value.elts) == 1 and not isinstance(k.value.elts[0], gast.Starred) else k.value)) for k in node.keywords]
-        return args, kwargs, star
+        values = [k.value.elts[0] if k.arg == "out" and isinstance(k.value, gast.Tuple) and len(k.value.elts) == 1
+                  and not isinstance(k.value.elts[0], gast.Starred) else k.value for k in node.keywords]
+        atoms = self.in_order(plain + star + values)
+        kwargs = list(zip([k.arg for k in node.keywords], atoms[len(plain) + len(star):], strict=True))
+        return atoms[:len(plain)], kwargs, atoms[len(plain)] if star else None
 
 
 def _calls_back(target):

@@ -10,6 +10,7 @@ from types import ModuleType
 import gast
 
 from .. import runtime as rt
+from ..guards_runtime import eager_items, eager_items_done
 from ..ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
 from .jumps import SCOPES, assigned_names, flat_nodes, has_jumps, plainly_assigned, walk
 from .scan import augmented_names, mutation_syntax, nodes_no_defs, updating_method_name
@@ -65,7 +66,12 @@ class ControlFlow:
                           else f"calling .{n.func.attr}(...) in a generator expression", n,
                           "zygotepy computes a generator's items when it is made, where Python computes each as it is "
                           "taken; use a list comprehension or a loop")
+        eager = self.check_generator_effects(node)
+        if eager:  # (an exception one of its items raises may be one Python never meets: not for a handler)
+            self.call(Const(eager_items), [Const(self.filename), Const(self.line)], hint="_")
         made = self.expr_ListComp(node, hint)
+        if eager:
+            self.call(Const(eager_items_done), [], hint="_")
         out = self.call(Const(iter), [made], hint=hint)
         self.note_held(out, [made])
         return out
@@ -175,7 +181,7 @@ class ControlFlow:
             # object a new version: carry them all
             listed = set(names)
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in listed
-                      and (n in self.locals and n not in self.cellvars or n.startswith(".param"))]
+                      and (n in self.locals and n not in self.cellvars or n.startswith((".param", ".live")))]
             mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)} if self.freevars else ()
             for n in self.freevars:  # captured objects the body mentions too (see mutation.py)
                 if n in mentioned and n not in names:

@@ -51,6 +51,10 @@ if hasattr(gast, "TryStar"):
     UNSUPPORTED[gast.TryStar] = "try/except*"
 
 
+def _calls(node):
+    return any(isinstance(n, gast.Call) for n in gast.walk(node))
+
+
 def unsupported(node):
     """What to call `node` in an UnsupportedSyntax error, or None where it is supported (a `try` without `except` is
     a try/finally)."""
@@ -145,7 +149,7 @@ class Expressions:
         return out
 
     def expr_BinOp(self, node, hint):
-        a, b = self.expr(node.left), self.expr(node.right)
+        a, b = self.in_order([node.left, node.right])
         folded = _fold(BINOPS[type(node.op)], a, b)
         if folded is not None:
             return folded
@@ -251,7 +255,7 @@ class Expressions:
     def splat(self, helper, elts, hint):
         """`(a, *b)`: one call of `helper` with a constant mask of the starred items."""
         stars = tuple(isinstance(e, gast.Starred) for e in elts)
-        items = [self.expr(e.value if isinstance(e, gast.Starred) else e) for e in elts]
+        items = self.in_order([e.value if isinstance(e, gast.Starred) else e for e in elts])
         out = self.call(Const(helper), [Const(stars), *items], hint=hint)
         self.note_held(out, items)  # `[*W]` holds W's items: an update through either reaches the other
         return out
@@ -259,7 +263,38 @@ class Expressions:
     def elements(self, elts):
         if any(isinstance(e, gast.Starred) for e in elts):
             self.fail("a starred element in a display", elts[0])
-        return [self.expr(e) for e in elts]
+        return self.in_order(elts)
+
+    def in_order(self, nodes):
+        """The atoms of `nodes`, evaluated left to right as Python does. One evaluated before a later one that calls
+        something is kept under a hidden name meanwhile, so that an update in place that call makes reaches it as it
+        reaches a named variable (`[a.add(x), a.add(y)]` of a method returning `self`: both entries are the object
+        after both calls, not the first a stale version of it)."""
+        calls_after, later = [], False  # (does a node right of k call something: one walk of each node)
+        for node in reversed(nodes):
+            calls_after.append(later)
+            later = later or _calls(node)
+        out, kept = [], []
+        for k, node in enumerate(nodes):
+            atom = self.expr(node)
+            out.append(atom)
+            if calls_after[len(nodes) - 1 - k]:
+                kept.append((k, self.keep(atom)))
+        for k, name in kept:
+            out[k] = self.take(name, out[k])
+        return out
+
+    def keep(self, atom):
+        """Hold `atom` under a hidden name until `take`, or None where it is no variable."""
+        if not isinstance(atom, Var):
+            return None
+        self.kept_count += 1
+        name = f".live_in{self.kept_count}"  # (a `.live` name: an update refreshes it as a user's name)
+        self.env[name] = atom
+        return name
+
+    def take(self, name, atom):
+        return atom if name is None else self.env.pop(name)
 
     def expr_Dict(self, node, hint):
         if any(k is None for k in node.keys):  # `{**a, "k": v}`: the runs of plain pairs as dicts, then one merge
@@ -279,7 +314,7 @@ class Expressions:
 
     def pairs(self, pairs, hint):
         """A dict display of plain `key: value` pairs."""
-        flat = [a for k, v in pairs for a in (self.expr(k), self.expr(v))]
+        flat = self.in_order([n for pair in pairs for n in pair])
         out = self.call(Const(rt.dict_of), flat, hint=hint)
         self.note_held(out, flat[1::2])
         return out

@@ -16,11 +16,14 @@ to a call or deletes from it, the loop watches its length and refuses a change.
 import gast
 
 from .. import runtime as rt
-from ..ir import Const, Var
+from ..call_checks import library
+from ..guards_runtime import kept_iterator_taken_in_part
+from ..ir import Const, Global, Var
 from .scan import updated_in_place
 
 _LAZY = {"reversed", "iter", "map", "filter"}  # iterators whose items `runtime.iterate` takes when the loop begins
 _WALKERS = {"enumerate", "zip"}  # what they walk, they walk lazily too
+_USED_UP = {"sum", "list", "tuple", "set", "frozenset", "sorted", "min", "max", "dict"}  # (builtins taking every item)
 
 
 def _lazy_parts(expr):
@@ -34,6 +37,32 @@ def _lazy_parts(expr):
         if expr.func.id in _WALKERS:
             return [part for a in expr.args for part in _lazy_parts(a)]
     return []
+
+
+def _lazy_sources(expr):
+    """The Names the lazy iterators a loop walks through `expr` take their items from."""
+    sources = []
+    for part in _lazy_parts(expr):
+        if isinstance(part, gast.GeneratorExp):
+            sources.append(part.generators[0].iter)
+        else:
+            sources += part.args[1:] if part.func.id in ("map", "filter") else part.args[:1]
+    return [s for s in sources if isinstance(s, gast.Name)]
+
+
+def _read_as_taken(expr):
+    """The names the lazy iterators of a loop's header read as each item is taken, not when they are made: a generator
+    expression's (all but its first iterable), and those of the lambdas `map` and `filter` call."""
+    parts, params = [], set()
+    for part in _lazy_parts(expr):
+        if isinstance(part, gast.GeneratorExp):
+            parts += [part.elt, *part.generators[0].ifs, *part.generators[1:]]
+            params |= {n.id for g in part.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+        else:
+            for fn in (a for a in part.args if isinstance(a, gast.Lambda)):
+                parts.append(fn.body)
+                params |= {n.id for n in gast.walk(fn.args) if isinstance(n, gast.Name)}
+    return sorted(set(_free_names(parts)) - params)
 
 
 def _walked_names(expr):
@@ -89,9 +118,18 @@ class LazyIterators:
         from Python's)."""
         self.lazy_parts(node)  # (finds the names lazy iterators were assigned to)
         names = {n for n in _walked_names(node.iter) if self._lazy_assigned.get(n)}
-        if not names or not _breaks(node.body):
+        if not _breaks(node.body):
             return
         header = {id(n) for n in gast.walk(node.iter)}
+        for source in _lazy_sources(node.iter):
+            # what a lazy iterator of the header walks (`for v in (2 * t for t in it)`, `map(f, it)`), read again:
+            # refused at run time where it is an iterator (a list walked so is left as it is)
+            if source.id in self.locals and any(
+                    isinstance(n, gast.Name) and n.id == source.id and isinstance(n.ctx, gast.Load)
+                    and id(n) not in header and (n.lineno > node.lineno or self.loop_depth)
+                    for n in gast.walk(self.source_node)):
+                self.call(Const(kept_iterator_taken_in_part), [self.expr(source), Const(source.id),
+                                                              Const(self.filename), Const(node.lineno)], hint="_")
         for n in gast.walk(self.source_node):
             if isinstance(n, gast.Name) and n.id in names and isinstance(n.ctx, gast.Load) and id(n) not in header \
                     and (n.lineno > node.lineno or self.loop_depth):
@@ -109,6 +147,51 @@ class LazyIterators:
             self.fail(f"a loop over a lazy iterator of {updated[0]!r} whose body updates {updated[0]!r} in place",
                       node.iter, hint="zygotepy takes the iterator's items when the loop begins, Python as the loop "
                       "reaches them: loop by index, or over list(...) of the iterator for the items of the start")
+        read = set(_read_as_taken(node.iter))
+        rebound = sorted(read & {n.id for s in node.body for n in gast.walk(s) if isinstance(n, gast.Name)
+                                 and isinstance(n.ctx, gast.Store)}) if read else []
+        if rebound:  # (`for t in (s * k for k in ks): s = s + t`: Python's generator reads each new `s`)
+            self.fail(f"a loop over a lazy iterator that reads {rebound[0]!r} as it goes, whose body assigns "
+                      f"{rebound[0]!r}", node.iter, hint="zygotepy takes the iterator's items when the loop begins, "
+                      "Python as the loop reaches them: compute each item in the loop's body instead")
+
+    def check_generator_effects(self, node):
+        """Refuse the generator expression `node` where it calls what may update an object (a user's method or helper:
+        `a.mul(2.0)` with `self.v = ...` in `mul`) and Python may take its items in part or in turns (`next`, `any`,
+        kept in a name, given to zip or a helper, a loop that may stop early): zygotepy computes every item, with its
+        update, when it is made, Python each as it is taken. One that `sum`, `list`, ... or a loop without `break`
+        uses up at once does the same updates in the same order. True where the items may be taken in part."""
+        if self.taken_whole(node) or library(self.code.co_filename):  # (the standard library's `type(obj)(f(v) for v in obj)`)
+            return False
+        for n in gast.walk(node):
+            if isinstance(n, gast.Call) and (
+                    isinstance(n.func, gast.Attribute) and (self.updating_method(n.func.attr)
+                                                            or self.object_attribute(n.func.attr))
+                    or isinstance(n.func, gast.Name) and n.func.id not in self.locals
+                    and n.func.id in self.globals and self.updating_helper(Global(n.func.id))):
+                self.fail("a call that may update an object in a generator expression whose items may be taken in "
+                          "part or in turns", n, "zygotepy computes a generator's items when it is made, Python each "
+                          "as it is taken: use a list comprehension, or a loop")
+        return True
+
+    def taken_whole(self, node):
+        """Is the generator expression `node` used up at once where it stands: the argument of `sum`, `list`, `max`,
+        ..., the iterable of a comprehension, or of a loop that neither breaks nor returns?"""
+        parents = self.__dict__.get("_parents")
+        if parents is None:
+            parents = self._parents = {id(c): p for p in gast.walk(self.source_node) for c in gast.iter_child_nodes(p)}
+        parent = parents.get(id(node))
+        if isinstance(parent, gast.Call):
+            func = parent.func
+            return node in parent.args and (isinstance(func, gast.Name) and func.id in _USED_UP
+                                            and func.id not in self.locals and func.id not in self.globals
+                                            or isinstance(func, gast.Attribute) and func.attr == "join")
+        if isinstance(parent, gast.comprehension):
+            return parent.iter is node
+        if isinstance(parent, gast.For) and parent.iter is node:
+            return not _breaks(parent.body) and not any(isinstance(n, gast.Return) for s in parent.body
+                                                        for n in gast.walk(s))
+        return False
 
     def lazy_parts(self, node):
         """The lazy iterators the `for` loop `node` walks: written in its header, or assigned to a name it walks

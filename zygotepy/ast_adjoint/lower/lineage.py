@@ -26,6 +26,7 @@ class Lineages:
         self.closure_reads = {}  # lineage of a nested function made here -> the names it captures
         self.updated_name = None  # the name the update being lowered was made through (for its refusals)
         self.next_lineage = 0
+        self.kept_count = 0    # hidden names of values an expression holds while it evaluates the rest (`in_order`)
 
     def lineage_of(self, atom):
         if not isinstance(atom, Var):
@@ -93,15 +94,16 @@ class Lineages:
         statement being lowered (`a[0][1] = v` updates the temporary `a[0]`). A user's name comes first: a `.param`
         entry may still hold the version before an update that only maybe aliased it (`b = a` after `a += t` in one
         arm of an if named the parameter's old version, and the gradient skipped the update's back)."""
-        hidden = None
+        hidden = hidden_name = None
         for name, var in self.env.items():
             if isinstance(var, Var) and self.lineage.get(var) == lin and not name.startswith(".flag"):
                 if not name.startswith("."):
                     return var
-                hidden = var if hidden is None else hidden
+                if hidden is None:
+                    hidden, hidden_name = var, name
         if hidden is not None:
             newest = self.latest.get(lin)
-            if named and newest is not None and newest != hidden:
+            if named and newest is not None and newest != hidden and hidden_name.startswith(".param"):
                 # the parameter's object was updated (`a += t`) where it is not named now, in one arm of a branch:
                 # no variable holds its version after the join, and the old one would skip that update's gradient
                 self.fail("updating an argument in place in one arm of a branch and then, after the branch, updating "

@@ -37,6 +37,9 @@ def _root(node):
     return node.id if isinstance(node, gast.Name) else None
 
 
+_STORING_METHODS = {"append", "appendleft", "insert", "extend", "extendleft", "add", "remove", "discard"}
+
+
 def _may_update(stmts):
     """Names whose objects this code may update in place: bases of item/attribute stores and `del`, `+=` targets,
     objects of mutating methods, arguments of call statements and `out=`, and every name a nested function sees."""
@@ -49,7 +52,10 @@ def _may_update(stmts):
         elif isinstance(n, gast.AugAssign):
             bases.append(n.target)
         elif isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
-            bases += [*n.value.args, *(k.value for k in n.value.keywords), n.value.func]
+            func = n.value.func  # (a container's own method, `out.append(v)`, updates its object, not `v`)
+            if not (isinstance(func, gast.Attribute) and func.attr in _STORING_METHODS):
+                bases += [*n.value.args, *(k.value for k in n.value.keywords)]
+            bases.append(func)
         elif isinstance(n, gast.Call):
             if isinstance(n.func, gast.Attribute) and updating_method_name(n.func.attr):
                 bases.append(n.func.value)

@@ -89,9 +89,9 @@ class Mutation:
         # final version goes back to the caller too (the rule logs it where it was, for the call checks)
         (self.reached if refreshed else self.mutated).add(lin)
         through = self.updated_name
+        was_split = lin in self.split
         for name, var in list(self.env.items()):
-            if isinstance(var, Var) and self.lineage.get(var) == lin and var != new \
-                    and not (maybe and name.startswith(".param") and name not in self.tracked_params):
+            if isinstance(var, Var) and self.lineage.get(var) == lin and var != new:
                 if name in self.cellvars and (came_from is not None or self.loop_depth or own_code(self.filename)):
                     # a captured object updated in place: in the user's code, followed as any (a closure called
                     # after the update is refused then: call_checks.check_cells, which the journal's log tells of
@@ -108,7 +108,11 @@ class Mutation:
                               hint="_")
                     continue
                 if maybe:
-                    alias = self.call(Const(mt.same_or), [var, old, new], hint=self.user_name(var))
+                    moved = new
+                    if was_split and var != old:  # (an earlier maybe update may have left it another object: `b =
+                        # a; a += y` where `+=` made a new `a`, then `a += t` in place leaves `b` alone)
+                        moved = self.call(Const(mt.same_as), [var, old, new], hint=self.user_name(var))
+                    alias = self.call(Const(mt.same_or), [var, old, moved], hint=self.user_name(var))
                     self.lineage[alias] = lin
                     self.env[name] = alias
                     self.split.add(lin)

@@ -119,6 +119,7 @@ class Statements:
     def stmt_Assign(self, node):
         target = node.targets[0]
         if len(node.targets) == 1 and isinstance(target, gast.Name) and target.id not in self.cellvars:
+            self.refuse_iterators_taken_in_part(node.value, kept=True)  # (`g = (2 * v for v in it)`, `it` read later)
             sources = self.kept_iterator(node.value)
             if sources is not None:  # `pairs = zip(a, b)`: used up, and reading a and b, as it goes
                 made = self.expr_ListComp(node.value, target.id) if isinstance(node.value, gast.GeneratorExp) \

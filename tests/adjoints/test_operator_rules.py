@@ -1,0 +1,47 @@
+"""The rules of Python's operators (zygotepy/adjoints/operators.py; mutation/test_operators.py is the in-place
+ones), here `**` and its NumPy twins at a zero base with a zero exponent: a ** 0 is the constant 1, also at a = 0, so
+its derivative is 0 there, where the rule's b * a ** (b - 1) was 0 * inf = nan (polynomial features
+`x[:, None] ** np.arange(k)` at x = 0; found by a probe of numeric types). Reverse mode, forward mode and both orders
+of nesting against the derivatives written out."""
+import numpy as np
+import pytest
+
+from zygotepy import gradient, hessian, jvp
+
+COEFFS = np.array([1.0, 2.0, 3.0, 4.0])
+X = np.array([0.0, 0.5, -1.5])
+
+
+def features(x):  # sum_i 1 + 2 x_i + 3 x_i^2 + 4 x_i^3
+    return np.sum(x[:, None] ** np.arange(4) * COEFFS)
+
+
+def features_by_power(x):
+    return np.sum(np.power(x[:, None], np.arange(4.0)) * COEFFS)
+
+
+def features_by_float_power(x):
+    return np.sum(np.float_power(x[:, None], np.arange(4)) * COEFFS)
+
+
+@pytest.mark.parametrize("f", [features, features_by_power, features_by_float_power], ids=lambda f: f.__name__)
+def test_powers_with_a_zero_exponent_at_a_zero_base(f, mode):
+    first = 2 + 6 * X + 12 * X ** 2
+    np.testing.assert_allclose(gradient(f, X)[0], first)
+    np.testing.assert_allclose(hessian(f, X), np.diag(6 + 24 * X))
+    np.testing.assert_allclose(gradient(lambda v: gradient(f, v)[0][0], X)[0], [6.0, 0.0, 0.0])
+    np.testing.assert_allclose(jvp(f, (X,), (np.ones(3),))[1], np.sum(first))
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: np.sum(np.power(x, 0)), [0.0, 0.0]),
+    (lambda x: np.sum(x ** np.array([0.0, 1.0])), [0.0, 1.0]),
+    (lambda x: np.sum(np.power(x, np.array([0, 2]))), [0.0, 4.0]),
+], ids=["int zero", "float array", "int array"])
+def test_the_exponent_zero_in_other_forms(f, expected, mode):
+    np.testing.assert_allclose(gradient(f, np.array([0.0, 2.0]))[0], expected)
+
+
+def test_a_numpy_scalar_to_the_power_zero(mode):
+    assert gradient(lambda x: np.power(x, 0.0), np.float64(0.0)) == (0.0,)
+    assert gradient(lambda x, p: x ** p, np.float64(0.0), np.float64(0.0))[0] == 0.0

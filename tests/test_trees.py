@@ -111,3 +111,30 @@ def test_tree_map_inside_a_differentiated_function(mode):
     # (the inner step scales each parameter's distance to its minimum: w - 0.5 by 0.2, b by 0.8)
     np.testing.assert_allclose(g["w"], 8 * 0.2 ** 2 * (p["w"] - 0.5))
     assert g["b"] == pytest.approx(2 * 0.8 ** 2 * p["b"])
+
+
+def test_a_counter_argument_gets_a_counter_of_its_gradients(mode):
+    """A `collections.Counter` argument's gradient was rebuilt with Counter's own update, which counts the pairs it
+    is given: keys ('a', 2.5) counted once, `g["a"]` 0 (found by a probe of dict-heavy code)."""
+    import collections
+
+    from zygotepy import gradient, jacobian
+
+    c = collections.Counter({"a": 1.5, "b": 2.5, "c": -0.5})
+    (g,) = gradient(lambda d: d["a"] * d["b"] + d["c"] ** 2, c)
+    assert type(g) is collections.Counter and dict(g) == {"a": 2.5, "b": 1.5, "c": -1.0}
+    (j,) = jacobian(lambda d: 2.0 * d["a"] + d["b"] ** 2, collections.Counter({"a": 0.5, "b": 1.0}))
+    assert dict(j) == {"a": 2.0, "b": 2.0}
+
+
+def test_a_dict_subclass_whose_getattr_raises_key_error(mode):
+    """`class AttrDict(dict): __getattr__ = lambda self, k: self[k]` (a common config class): the item rule asked
+    `hasattr(x, "shape")`, which its KeyError escaped (a crash)."""
+    from zygotepy import gradient
+
+    class AttrDict(dict):
+        def __getattr__(self, k):
+            return self[k]
+
+    (g,) = gradient(lambda cfg: cfg.lr * cfg["w"] ** 2, AttrDict(lr=0.5, w=3.0))
+    assert dict(g) == {"lr": 9.0, "w": 3.0}

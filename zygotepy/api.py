@@ -32,8 +32,6 @@ def _project(arg, g):
     the argument's own container (same keys, same order) for tuples, lists and dicts."""
     if g is None or isinstance(arg, (bool, str)) or arg is None:
         return None
-    if not isinstance(g, dict) and hasattr(arg, "__dict__") and not hasattr(arg, "shape") and not callable(arg):
-        g = as_fields(arg, g)  # (an object's gradient as a number or an array: converted by NumPy through __array__)
     if isinstance(g, dict) and not isinstance(arg, dict):  # an object's structural gradient: project each field
         fields = fields_of(arg) if hasattr(arg, "__dict__") or hasattr(type(arg), "_fields") else {}
         items = {k: _project(fields[k], v) if k in fields else v for k, v in g.items()}
@@ -51,6 +49,9 @@ def _project(arg, g):
     if isinstance(arg, dict) and isinstance(g, dict):
         items = {k: _project(v, g.get(k)) for k, v in arg.items()}
         return None if all(v is None for v in items.values()) else like_container(arg, items.items())
+    if type(arg) not in _NUMBERS_AND_ARRAYS and not isinstance(g, dict) and hasattr(arg, "__dict__") \
+            and not hasattr(arg, "shape") and not callable(arg):  # (an object's gradient as a number or an array:
+        return _project(arg, as_fields(arg, g))  # converted by NumPy through __array__, refused)
     if isinstance(arg, (int, float)) and isinstance(g, complex):
         return g.real
     if type(arg) is np.ndarray and is_foreign(g):  # (given to `jnp.asarray`/`torch.as_tensor` in f: NumPy's again)
@@ -106,6 +107,7 @@ def _projected(args, grads):
 
 
 _ND, _F64 = np.ndarray, np.float64
+_NUMBERS_AND_ARRAYS = frozenset((np.ndarray, float, int, complex, np.float64, np.float32))
 _CONTAINERS = frozenset((list, tuple, dict, StructGrad))  # (a gradient of one of these: `distinct_arrays`)
 
 

@@ -70,8 +70,9 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
                  if _is_leaf_array(leaf) or i in real_ints]
              for i in picked}
     try:
-        passes = api_modes.Passes(args)
+        passes = api_modes.Passes(args, f)
         columns = _columns(f, passes, picked, spots)
+        passes.done()
     except api_modes.ForwardModeError as err:
         if not (_plain(args) and all(spots[i] for i in picked)):
             raise
@@ -228,7 +229,7 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None, argn
     if _plain(args):
         for i, a in enumerate(args):
             api_modes._check_input(a, i)
-    passes = api_modes.Passes(args)
+    passes = api_modes.Passes(args, f)
     y, back = inner_pullback(f, *passes.next())
     if _plain(args) and _fields(y) is None:
         return select(api_modes.jacobian_at(f, args, y, back, mode, passes), argnums, n)

@@ -7,7 +7,6 @@ through the generated reverse code and the reverse rules, one pass per input ent
 whose reverse rule builds the pullback from a forward-mode Jacobian (mixed mode).
 """
 import contextlib
-import copy
 import os
 import sysconfig
 import types
@@ -23,7 +22,8 @@ from .ast_adjoint.guards_runtime import reads_gradients
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import linalg_rules, numpy_rules, rules, scipy_rules  # noqa: F401  (register the tangent rules)
 from .forward.dual import Dual, new_tag, strip
-from .forward.levels import make_dual, pass_through, settle, tangent_of
+from .forward.levels import make_dual, pass_through, tangent_of
+from .forward.passes import Passes
 from .forward.transform import call
 from .runtime.context import current
 from .structgrad import StructGrad
@@ -45,7 +45,7 @@ def pushforward(f: Callable[..., Any], /, *args: Any) -> Any:
     >>> pushforward(lambda x, y: x * math.sin(y), 2.0, 0.0)(1.0, 1.0)
     2.0
     """
-    passes = Passes(args)
+    passes = Passes(args, f)
 
     def push(*tangents):
         if len(tangents) != len(args):
@@ -54,43 +54,9 @@ def pushforward(f: Callable[..., Any], /, *args: Any) -> Any:
         duals = [make_dual(a, t, tag) for a, t in zip(passes.next(), tangents, strict=True)]
         y = _forward_call(f, *duals)
         passes.settle(duals)
+        passes.done()  # (each push is one call of f)
         return tangent_of(y, tag)
     return push
-
-
-class Passes:
-    """The arguments of each of the passes of `f` a derivative makes (one per input entry in forward mode and
-    `hessian`, one per `push`): the first pass gets the user's own objects, so that an argument `f` updates in place
-    ends as one call of `f` leaves it (as with `gradient`); each later pass gets a copy of them as they were before
-    the first, so that no pass starts from an input another pass updated (a wrong derivative). Arguments that
-    `copy.deepcopy` cannot copy are handed to every pass as they are."""
-    __slots__ = ("args", "saved", "started", "settled")
-
-    def __init__(self, args):
-        self.args, self.started, self.settled = args, False, False
-        try:
-            self.saved = copy.deepcopy(args) if any(not isinstance(a, (int, float, complex)) for a in args) else None
-        except Exception:  # (a lock, a generator, a module: nothing a derivative could have updated either)
-            self.saved = None
-
-    def next(self):
-        if not self.started or self.saved is None:
-            self.started = True
-            return self.args
-        return copy.deepcopy(self.saved)
-
-    def settle(self, used):
-        """After the first pass: the user's list and dict arguments, which it saw as copies holding dual numbers
-        (`used`), made as `f` left them (`levels.settle`)."""
-        if not self.settled:
-            self.settled = True
-            for a, u in zip(self.args, used):
-                settle(a, u)
-
-    def again(self):
-        """The arguments for another way of computing the same derivative, after some passes ran."""
-        self.started = True
-        return self.next()
 
 
 def _forward_call(f, *duals):
@@ -145,7 +111,7 @@ def _check_output(y):
 def _forward_jacobian(f, args, passes=None):
     """(y, one Jacobian per argument) by forward mode: one pass per entry of each non-data argument."""
     y, jacs = None, []
-    passes = Passes(args) if passes is None else passes
+    passes = Passes(args, f) if passes is None else passes
     for i, a in enumerate(args):
         if _is_data(a):
             jacs.append(None)
@@ -168,6 +134,7 @@ def _forward_jacobian(f, args, passes=None):
         jacs.append(jac.reshape(np.shape(jac)[:-1] + shape))
     if y is None:
         y = call(f, *passes.next())
+    passes.done()
     return y, jacs
 
 
@@ -228,7 +195,7 @@ def jacobian(f: Callable[..., Any], /, *args: Any, mode: str | None = None) -> A
     if mode == "forward":
         y, jacs = _forward_jacobian(f, args)
         return _typed(jacs, args, y)
-    passes = Passes(args)
+    passes = Passes(args, f)
     y, back = inner_pullback(f, *passes.next())
     return jacobian_at(f, args, y, back, mode, passes)
 
@@ -263,7 +230,7 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
         raise ZygoteError("hessian needs a real number or a real float array")
     shape = np.shape(x)
     columns = []
-    passes = Passes((x,))
+    passes = Passes((x,), f)
     for k in range(int(np.prod(shape))):
         tag = new_tag()
         if shape:
@@ -292,6 +259,7 @@ def hessian(f: Callable[..., Any], x: Any, /) -> Any:
     if not columns:  # (a zero-size argument: f still runs once, as for every derivative)
         call(f, *passes.next())
         return np.zeros(shape + shape, dtype=_precision(strip(x)))
+    passes.done()
     return np.stack(columns, axis=-1).reshape(shape + shape).astype(_precision(strip(x)), copy=False)
     return g if isinstance(g, Dual) else np.asarray(g, dtype=float)
 

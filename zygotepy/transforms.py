@@ -15,6 +15,7 @@ from .api_modes import Passes, _forward_call, _user_frame, refused_inside_revers
 from .errors import ForwardModeError, ZygoteError
 from .forward.dual import new_tag, strip
 from .forward.levels import make_dual, settle, tangent_of
+from .forward.passes import made_plain
 from .trees import tree_map
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "tree_map"]
@@ -96,6 +97,7 @@ def jvp(f: Callable[..., Any], args: tuple, tangents: tuple) -> tuple[Any, Any]:
     out = _forward_call(f, *duals)
     for a, d in zip(args, duals):  # (the user's list and dict arguments end as f left their dual copies)
         settle(a, d)
+    made_plain(f, tag - 1, args)  # (and what they hold, and state outside them, as f left it: no dual numbers)
     return tree_map(strip, out), tangent_of(out, tag)
 
 
@@ -113,14 +115,15 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     real_ints = arithmetic_ints(f, args, range(len(args)))  # (perturbed as the real numbers they are in arithmetic;
     moved = {k for k in real_ints if vectors[k] is not None}  # one with no vector stays an int: it may count a loop)
     args = tuple(float(a) if k in moved else a for k, a in enumerate(args))
+    passes = Passes(args, f)
     tag = new_tag()
-    passes = Passes(args)
     # (make_dual copies each vector: an update of the argument in place updates the dual's tangent in place too; it
     # takes lists, tuples and dicts of arrays, and checks the shapes)
     duals = [make_dual(a, v, tag) for a, v in zip(passes.next(), vectors, strict=True)]
     try:
         y, back = inner_pullback(f, *duals)
         passes.settle(duals)
+        passes.done()
         if getattr(strip(y), "shape", ()) != ():
             raise ZygoteError("hvp needs f to return a real scalar")
         grads = back(1.0)

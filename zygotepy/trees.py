@@ -82,7 +82,8 @@ def _subclass_like(node, base, items):
         new = copy.copy(node)
         if base is dict:
             new.clear()
-            new.update(items)
+            # (a Counter's own update adds counts, and counts the pairs of an iterable: dict's sets the values)
+            (dict.update if isinstance(new, collections.Counter) else type(new).update)(new, items)
         else:
             new[:] = items
         return new

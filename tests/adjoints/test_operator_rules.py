@@ -45,3 +45,17 @@ def test_the_exponent_zero_in_other_forms(f, expected, mode):
 def test_a_numpy_scalar_to_the_power_zero(mode):
     assert gradient(lambda x: np.power(x, 0.0), np.float64(0.0)) == (0.0,)
     assert gradient(lambda x, p: x ** p, np.float64(0.0), np.float64(0.0))[0] == 0.0
+
+
+def test_a_list_of_one_function_repeated(mode):
+    """`[lambda v: v * s] * 2`: the repetition's back summed its copies' cotangents with `+`, which a function's
+    (its captures', a StructGrad) does not have (a TypeError; found by a probe of higher-order code)."""
+    def f(x, s):
+        fs = [lambda v: v * s] * 2
+        return fs[0](x) + fs[1](x)
+    assert gradient(f, 0.3, 0.7) == (pytest.approx(1.4), pytest.approx(0.6))
+
+    def g(x):  # (lists' cotangents add entry by entry, not by concatenation)
+        rows = [[x, 2.0 * x]] * 2
+        return rows[0][0] * rows[1][1]
+    assert gradient(g, 0.5) == (pytest.approx(2.0),)

@@ -1,12 +1,13 @@
 """Calls no gradient flows through (ast_adjoint/inactive.py): a Python function of the user's runs
 `forward.transform.as_written`, which is the plain call, except where a dual number flows in (hessian runs the reverse
 program on duals, the values no gradient flows through included), where the function runs in forward mode."""
+import functools
 import math
 
 import numpy as np
 import pytest
 
-from zygotepy import gradient, hessian, show_adjoint
+from zygotepy import ZygoteError, gradient, hessian, show_adjoint, value_and_gradient
 from zygotepy.forward.transform import as_written
 from zygotepy.testing import check_grads
 
@@ -80,3 +81,57 @@ def test_only_the_users_functions_are_called_as_written():
     text = show_adjoint(branches_on_a_helper)
     assert "_as_written(helper, k)" in text
     assert text.count("_as_written(") == 1  # not the compiler's own helpers (the return's flags)
+
+
+# --- updates made through a lambda, a partial or a nested function whose result no gradient needs ---------------------
+# Such a call ran as written (its result carries no gradient) when its own code stored nothing: a lambda calling a
+# module-level helper that updates its argument, a partial of one given to `map`, a lambda calling a method that
+# updates its object. The update went unseen (the gradient None), and where J refused it after it had run, the call
+# ran again as written (the update made twice: value 7.16 for 1.79). Found by a probe of higher-order code; refused
+# now, naming the update.
+
+def _add_to(a, b):
+    a[:] = a + b
+
+
+class _Stepper:
+    def __init__(self, w):
+        self.w = w
+
+    def step(self, lr):
+        self.w = self.w * (1 - 2 * lr)
+
+
+def _through_a_lambda(x):
+    acc = np.zeros(3)
+    f = lambda v: _add_to(acc, v)  # noqa: E731
+    f(x)
+    return np.sum(acc ** 2)
+
+
+def _partial_given_to_map(x):
+    acc = np.zeros(3)
+    list(map(functools.partial(_add_to, acc), [x, 2.0 * x]))
+    return np.sum(acc ** 2)
+
+
+def _partials_called_in_a_loop(x):
+    acc = np.zeros(3)
+    for f in [functools.partial(_add_to, acc, x), functools.partial(_add_to, acc, x * x)]:
+        f()
+    return np.sum(acc ** 2)
+
+
+def _method_through_a_lambda(x):
+    st = _Stepper(x.copy())
+    run = lambda: st.step(0.2)  # noqa: E731
+    run()
+    return np.sum(st.w ** 2)
+
+
+@pytest.mark.parametrize("f", [_through_a_lambda, _partial_given_to_map, _partials_called_in_a_loop,
+                               _method_through_a_lambda], ids=lambda f: f.__name__.strip("_"))
+def test_an_update_through_a_callable_whose_result_is_unused_is_refused(f, mode):
+    x = np.array([0.3, -0.7, 1.1])
+    with pytest.raises(ZygoteError, match="in place"):
+        value_and_gradient(f, x.copy())

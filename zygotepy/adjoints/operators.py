@@ -57,10 +57,11 @@ def _concat_back(parts):
 
 
 def _sum_none(items):
-    """The sum of `items`, None counting as zero (None if all are)."""
+    """The sum of `items`, None counting as zero (None if all are); structural gradients (a function's, an object's)
+    add field by field."""
     g = None
     for d in items:
-        g = d if g is None else g if d is None else g + d
+        g = rt.acc(g, d)
     return g
 
 

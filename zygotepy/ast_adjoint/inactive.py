@@ -88,12 +88,12 @@ def as_written_checked(fn, /, *args, **kwargs):
         refuse_bound_update(inner)
     if store_callable(inner) and given and not isinstance(given[0], (types.ModuleType, type)):
         refuse_store_callable(inner)  # (`put = ys.__setitem__; put(i, v)`)
-    code, bound = fn, args  # (a bound method updates its object: `upd = a.update; upd(v)`; so may a callable object)
-    if type(fn) is types.MethodType:
-        code, bound = fn.__func__, (fn.__self__, *args)
-    elif not isinstance(fn, (type, types.FunctionType)) and \
-            type(getattr(type(fn), "__call__", None)) is types.FunctionType:
-        code, bound = type(fn).__call__, (fn, *args)
+    code, bound = inner, given  # (a bound method updates its object: `upd = a.update; upd(v)`; so may a callable
+    if type(inner) is types.MethodType:  # object; a partial's function its arguments: `partial(add_to, acc, x)()`)
+        code, bound = inner.__func__, (inner.__self__, *given)
+    elif not isinstance(inner, (type, types.FunctionType)) and \
+            type(getattr(type(inner), "__call__", None)) is types.FunctionType:
+        code, bound = type(inner).__call__, (inner, *given)
     if type(code) is types.FunctionType and may_update_in_place(code) and not library(code):
         try:
             derive_now(code, bound, kwargs or None)
@@ -143,6 +143,7 @@ def _may_update(f):
     inner = _unwrapped(f, ())[0]
     if _bound_update(inner) or unbound_method(inner) is not None or store_callable(inner):
         return True
+    f = inner  # (a partial's function: `map(partial(add_to, acc), xs)`)
     code = f.__func__ if type(f) is types.MethodType else f if type(f) is types.FunctionType else \
         getattr(type(f), "__call__", None) if not isinstance(f, type) else None
     return type(code) is types.FunctionType and not library(code) and may_update_in_place(code)

@@ -186,3 +186,16 @@ def test_a_class_attribute_counted_up_in_place(mode):
     assert gradient(counted_instances(), 0.7) == (pytest.approx(2.8),)
     CountedByType.count = 0
     assert gradient(lambda x: CountedByType(x).v * CountedByType(x).v, 0.7) == (pytest.approx(2.8),)
+
+
+def test_a_value_stored_on_a_function_is_refused(mode):
+    """`g.scale = s` on a nested function, read inside it as `g.scale`: the read was a constant (s's gradient None;
+    found by a probe of higher-order code). Refused, as a store into a class's or a module's attribute is."""
+    def loss(x, s):
+        def g(v):
+            return v * g.scale
+        g.scale = s
+        return np.sum(g(x))
+    with pytest.raises(ZygoteError, match=r"storing a value that may carry a gradient into the function attribute "
+                                          r"g\.scale"):
+        gradient(loss, np.array([0.3, -0.7]), 0.8)

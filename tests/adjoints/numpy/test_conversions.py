@@ -87,3 +87,16 @@ def test_a_cast_to_float32_keeps_the_gradient():
 
 def test_an_int_the_caller_differentiates_keeps_its_gradient_through_asarray():
     assert zygotepy.gradient(lambda n: float(np.sum(np.asarray(n) * 2.0)), 3) == (2.0,)
+
+
+def test_an_array_of_a_named_tuple(mode):
+    """`np.array(np.linalg.slogdet(A))`: the cotangent was rebuilt as `SlogdetResult(list)`, which takes its fields
+    one by one (a TypeError; found by a probe of nested differentiation)."""
+    from zygotepy import gradient
+
+    def f(v):
+        a = np.array([[2.0, v[0]], [v[1], 3.0]])
+        return np.sum(np.array(np.linalg.slogdet(a)) * np.array([0.0, 1.0]))
+    v = np.array([0.4, -0.6])
+    a = np.array([[2.0, v[0]], [v[1], 3.0]])
+    np.testing.assert_allclose(gradient(f, v)[0], np.linalg.inv(a).T[[0, 1], [1, 0]], rtol=1e-12)

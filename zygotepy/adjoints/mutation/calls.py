@@ -32,6 +32,7 @@ from .array_calls import _add_at, _copyto, _keyword_grads, at_shape, masked_cota
 from .held import hand_to_object, holding_arguments
 from .overwrites import overwrite, overwrites
 from .stores import delitem, setitem
+from .reorders import REORDERS, reorder
 from .user_updates import updating_user_rule, user_update
 
 
@@ -112,6 +113,8 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=Fal
     declared = updating_user_rule(fn)
     if declared is not None:  # (a user's rule declared `updates=True`: its target updates its first argument)
         return user_update(declared, fn, args, kwargs)
+    if fn in REORDERS and args and type(args[0]) is list:  # (heapq's and bisect.insort: a permutation of the items)
+        return reorder(fn, args, kwargs)
     if fn in (operator.setitem, operator.delitem) and len(args) == (3 if fn is operator.setitem else 2) \
             and not kwargs:  # `setitem(y, i, v)` not seen as one by lower() (operator bound to a local name)
         return _store_call(fn, args)
@@ -211,8 +214,9 @@ def _derived_call(fn, args, kwargs, result_used, keywords_taken, taken=None):
     try:
         result, pb, consumed = J_mutating(fn, args, kwargs, updates, keywords_taken, taken)
     except (MissingAdjoint, UnsupportedSyntax) as e:
-        if result_used or not _before_running(e, fn, args):
-            raise
+        if result_used or not _before_running(e, fn, args) or len(current().log) > mark:
+            raise  # (a refusal raised while the callee ran, after it updated something: running it again would
+            # update that twice)
         _refuse_unseen_state(e, fn, args, everything)
         # a call statement into code zygotepy cannot read (a library's C or unsupported Python): it runs as is, as a
         # call whose result is dropped always did; its arguments are taken as not updated, which is checked for

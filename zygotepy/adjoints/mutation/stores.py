@@ -295,12 +295,13 @@ def _check_plain_attribute(obj, name, own_setattr=True, deleting=False):
 @adjoint(mt.setattr_, updates=True)
 def setattr_(obj, name, value):
     _check_plain_attribute(obj, name)
-    if isinstance(obj, (type, types.ModuleType)) and rt.differentiable(value):
-        where = call_site()  # (`type(self).n = v * v`: a class's state outlives the call; was a crash in the back)
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType)) and rt.differentiable(value):
+        where = call_site()  # (`type(self).n = v * v`: a class's state outlives the call; was a crash in the back;
+        # `g.scale = s` on a function: its reads inside `g` are constants, the gradient was None)
+        kind = "class" if isinstance(obj, type) else "module" if isinstance(obj, types.ModuleType) else "function"
         raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate storing a value that may "
-                          f"carry a gradient into the {'class' if isinstance(obj, type) else 'module'} attribute "
-                          f"{obj.__name__}.{name}: it outlives the call, and its reads are constants; keep it on an "
-                          f"instance, or return it")
+                          f"carry a gradient into the {kind} attribute {obj.__name__}.{name}: its reads are "
+                          f"constants; keep it on an instance, or pass it as an argument")
     return _store_attribute(obj, name, value, setattr)
 
 

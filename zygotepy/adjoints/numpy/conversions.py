@@ -27,7 +27,8 @@ def _array_rule(make, obj, *args, **kwargs):
         if dy is None or truncated(y, (obj,)):  # (`np.array(x, dtype=int)`: piecewise constant)
             return (None, *(None for _ in args))
         if isinstance(obj, (list, tuple)):
-            return (type(obj)(dy[k] for k in range(len(obj))), *(None for _ in args))
+            items = [dy[k] for k in range(len(obj))]  # (a named tuple's type takes its fields one by one: slogdet's)
+            return (type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items), *(None for _ in args))
         shape = tuple(np.shape(obj))  # (another library's dy stays its own: `jnp.asarray(x)`)
         return (dy if tuple(np.shape(dy)) == shape else namespace(dy).reshape(dy, shape), *(None for _ in args))
     return y, back

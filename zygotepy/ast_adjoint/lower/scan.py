@@ -67,9 +67,10 @@ def may_update_in_place(fn):
         _UPDATES_IN_PLACE[code] = False  # (while its calls are looked at: a `__call__` calling a local name)
         try:
             body = get_source(fn).node.body
+            body = body if isinstance(body, list) else [gast.Return(value=body)]  # (a lambda's: its expression)
             nodes = nodes_no_defs(body)
             hit = mutation_syntax(body, nodes) or bool(augmented_names(body, nodes)) or _calls_updating_object(
-                fn, nodes) or _calls_method_of_parameter(fn, nodes)
+                fn, nodes) or _calls_method_of_parameter(fn, nodes) or _calls_updating_function(fn, nodes)
         except Exception:  # noqa: BLE001 - no source, or not Python the parser reads: not ours to report here
             hit = False
         _UPDATES_IN_PLACE[code] = hit
@@ -137,6 +138,31 @@ def _calls_updating_object(fn, nodes):
         return False  # (`self.cell(x)`: an attribute no class here has as a method may hold a callable object)
     return any(isinstance(vars(c).get("__call__"), types.FunctionType) and may_update_in_place(vars(c)["__call__"])
                for c in classes)
+
+
+def _calls_updating_function(fn, nodes):
+    """Does `fn` call, by a module global's name, a user's Python function that may update its arguments (`lambda v:
+    add_to(acc, v)`: the lambda's own code stores nothing, its callee does), or a method that a class of its module
+    has and that may update its object (`lambda: st.step(s)`)?"""
+    local = set(fn.__code__.co_varnames) | set(fn.__code__.co_freevars)
+    classes = None
+    for n in nodes:
+        if not isinstance(n, gast.Call):
+            continue
+        targets = []
+        if isinstance(n.func, gast.Name) and n.func.id not in local:
+            targets = [fn.__globals__.get(n.func.id)]
+        elif isinstance(n.func, gast.Attribute) and not pure_method(n.func.attr) and not (
+                isinstance(n.func.value, gast.Name) and n.func.value.id not in local
+                and isinstance(fn.__globals__.get(n.func.value.id), types.ModuleType)):  # (`np.dot(...)`: no method)
+            if classes is None:
+                classes = [v for v in list(fn.__globals__.values()) if isinstance(v, type)
+                           and v.__module__.partition(".")[0] not in _LIBRARY_PACKAGES]
+            targets = [inspect.getattr_static(c, n.func.attr, None) for c in classes]
+        if any(type(t) is types.FunctionType and t is not fn and t.__module__.partition(".")[0] not in _LIBRARY_PACKAGES
+               and may_update_in_place(t) for t in targets):
+            return True
+    return False
 
 
 def _calls_method_of_parameter(fn, nodes):

@@ -1,0 +1,143 @@
+"""The passes of `f` a derivative makes (`Passes`: one per input entry in forward mode and `hessian`, one per `push`),
+and the dual numbers a pass left in state outside `f`'s arguments: an object or a container `f` captures (`s.m = 0.5
+* s.m + 0.5 * x` on an object of its closure, `history.append(v)`), its defaults, the object of a bound method or a
+callable object, a partial's arguments, a module global its code names.
+
+Each pass starts from the arguments as given, but such state carries the last pass's values, perturbation included:
+the next pass would start from it (a wrong derivative, found by a probe of nested differentiation). So before a
+second pass the state is looked at, the dual numbers found there are made the values they carry (the state as one
+call of `f` leaves it), and the derivative is refused. After the last pass (`done`) the same making-plain leaves the
+user's state free of dual numbers.
+"""
+import copy
+import types
+
+import numpy as np
+
+from ..errors import ZygoteError
+from .dual import Dual, new_tag
+from .levels import settle
+
+_LIMIT = 10_000  # objects looked at, at most (a global holding a large structure is not walked whole)
+_SKIP = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, np.ndarray, str,
+         bytes, int, float, complex, bool, type(None))
+
+
+def _plain(v, since):
+    while type(v) is Dual and v.tag > since:
+        v = v.primal
+    return v
+
+
+def _escaped(v, since):
+    return type(v) is Dual and v.tag > since
+
+
+def made_plain(f, since, args=()):
+    """Replace the dual numbers of tags after `since` (this derivative's: an outer level's are its own) found in the
+    state `f` reaches outside its arguments (and in what the arguments `args` hold) by their values; the path of the
+    first found (`"s.m"`), or None."""
+    roots, found = [(f"argument {k}", a) for k, a in enumerate(args)], []  # (an object argument's fields too)
+    fn = f
+    while True:  # (a partial's function, a bound method's, a callable object's `__call__`)
+        if isinstance(fn, types.MethodType):
+            roots.append((f"{fn.__func__.__name__}.__self__", fn.__self__))
+            fn = fn.__func__
+        elif hasattr(fn, "func") and hasattr(fn, "args") and hasattr(fn, "keywords"):
+            roots += [("partial argument", list(fn.args)), ("partial keyword", dict(fn.keywords or {}))]
+            fn = fn.func
+        else:
+            break
+    if not isinstance(fn, types.FunctionType):
+        roots.append((type(fn).__name__, fn))
+        fn = getattr(type(fn), "__call__", None)
+    if isinstance(fn, types.FunctionType):
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # (an empty cell)
+                continue
+            if _escaped(value, since):
+                cell.cell_contents = _plain(value, since)
+                found.append(name)
+            roots.append((name, value))
+        roots += [("a default", list(fn.__defaults__ or ())), ("a default", dict(fn.__kwdefaults__ or {}))]
+        roots += [(name, fn.__globals__[name]) for name in fn.__code__.co_names if name in fn.__globals__]
+    seen = set()
+    for name, value in roots:
+        _walk(value, name, seen, found, 0, since)
+    return found[0] if found else None
+
+
+def _walk(x, path, seen, found, depth, since):
+    if isinstance(x, _SKIP) or id(x) in seen or len(seen) > _LIMIT or depth > 6:
+        return
+    seen.add(id(x))
+    if isinstance(x, (list, dict)):
+        items, spell = (enumerate(x) if isinstance(x, list) else list(x.items())), "{}[{!r}]"
+    elif isinstance(x, (tuple, set, frozenset)) or callable(x):
+        return  # (immutable, or a function: what it holds is not `f`'s state to clean)
+    else:
+        fields = getattr(x, "__dict__", None)
+        if type(fields) is not dict:
+            return
+        x, items, spell = fields, list(fields.items()), "{}.{}"
+    for key, v in items:
+        if _escaped(v, since):
+            x[key] = _plain(v, since)
+            found.append(spell.format(path, key))
+        else:
+            _walk(v, spell.format(path, key), seen, found, depth + 1, since)
+
+
+def refuse_escaped(f, since):
+    """Before another pass of `f`: refused where the last left dual numbers in state outside its arguments."""
+    where = made_plain(f, since)
+    if where is not None:
+        raise ZygoteError(f"{getattr(f, '__qualname__', f)} keeps a value computed from its arguments in state "
+                          f"outside them ({where}): this derivative runs it once per input direction, and each run "
+                          f"would start from what the last one left there; pass that state as an argument, or take "
+                          f"the derivative in reverse mode (jacobian(mode='reverse'), a gradient of a gradient)")
+
+
+class Passes:
+    """The arguments of each of the passes of `f` a derivative makes (one per input entry in forward mode and
+    `hessian`, one per `push`): the first pass gets the user's own objects, so that an argument `f` updates in place
+    ends as one call of `f` leaves it (as with `gradient`); each later pass gets a copy of them as they were before
+    the first, so that no pass starts from an input another pass updated (a wrong derivative). Arguments that
+    `copy.deepcopy` cannot copy are handed to every pass as they are."""
+    __slots__ = ("args", "saved", "started", "settled", "f", "since")
+
+    def __init__(self, args, f=None):
+        self.args, self.started, self.settled = args, False, False
+        self.f, self.since = f, new_tag()  # (`f`: its state outside the arguments is looked at between passes)
+        try:
+            self.saved = copy.deepcopy(args) if any(not isinstance(a, (int, float, complex)) for a in args) else None
+        except Exception:  # (a lock, a generator, a module: nothing a derivative could have updated either)
+            self.saved = None
+
+    def next(self):
+        if self.started and self.f is not None:
+            refuse_escaped(self.f, self.since)
+        if not self.started or self.saved is None:
+            self.started = True
+            return self.args
+        return copy.deepcopy(self.saved)
+
+    def settle(self, used):
+        """After the first pass: the user's list and dict arguments, which it saw as copies holding dual numbers
+        (`used`), made as `f` left them (`levels.settle`)."""
+        if not self.settled:
+            self.settled = True
+            for a, u in zip(self.args, used):
+                settle(a, u)
+
+    def again(self):
+        """The arguments for another way of computing the same derivative, after some passes ran."""
+        self.started = True
+        return self.next()
+
+    def done(self):
+        """After the last pass: dual numbers it left in state outside the arguments made the values they carry."""
+        if self.f is not None:
+            made_plain(self.f, self.since, self.args)

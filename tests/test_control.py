@@ -1,5 +1,6 @@
 """checkpoint, hook and dropgrad: gradients against finite differences and closed forms, and how often the
 checkpointed forward and the hook run."""
+import functools
 import math
 import random
 import types
@@ -185,6 +186,42 @@ def test_checkpoint_recomputes_with_the_random_numbers_of_the_forward(mode, make
         value, (grad,) = value_and_gradient(lambda v: checkpoint(f, v), x)
         assert value == pytest.approx(np.sum(grad))
         assert set(np.unique(grad)) <= {0.0, 2.0}
+
+
+class _Dropout:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, x):
+        return np.sum(x * (self.rng.random(x.shape) > 0.5) * 2.0)
+
+
+def _dropout_from(rng, x):
+    return np.sum(x * (rng.random(x.shape) > 0.5) * 2.0)
+
+
+def _dropout_of_a_bit_generator():
+    bits = np.random.PCG64(5)
+    return lambda x: np.sum(x * (np.random.Generator(bits).random(x.shape) > 0.5) * 2.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: checkpoint(_dropout_from, np.random.default_rng(7), x),  # (f's argument)
+    lambda x: checkpoint(_Dropout(8), x),  # (a callable object's field)
+    lambda x: checkpoint(functools.partial(_dropout_from, np.random.default_rng(9)), x),
+    lambda x, box={"rng": np.random.default_rng(10)}: checkpoint(lambda v: _dropout_from(box["rng"], v), x),
+], ids=["argument", "object", "partial", "dict"])
+def test_checkpoint_replays_generators_it_reaches_through_arguments_objects_and_containers(mode, call):
+    """A generator passed to the checkpointed function, held by its object, a partial or a dict, or a bit generator a
+    Generator is made from inside: the recomputation drew fresh numbers (found by a probe of random code)."""
+    x = np.ones(8)
+    for _ in range(3):
+        value, (grad,) = value_and_gradient(call, x)
+        assert value == pytest.approx(np.sum(grad))
+        assert set(np.unique(grad)) <= {0.0, 2.0}
+    f = _dropout_of_a_bit_generator()
+    value, (grad,) = value_and_gradient(lambda v: checkpoint(f, v), x)
+    assert value == pytest.approx(np.sum(grad))
 
 
 def test_checkpoint_leaves_the_random_stream_where_the_forward_left_it(mode):

@@ -91,3 +91,20 @@ def test_a_tensors_data_is_its_value_without_a_gradient(mode):
     x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
     g, = gradient(lambda x: torch.sum(x * x.data), x)
     assert torch.equal(g, x)
+
+
+def test_a_python_float_given_positionally_to_torch_gets_its_gradient(mode):
+    """`x.mul(a)`, `torch.div(x, a)`, `torch.lerp(x, y, a)`: torch's autograd fallback lifted tensors only, and a
+    float given by position got no gradient, silently (None for 39.75; found by a probe of torch code). It goes in as
+    a 0-d tensor now; a function that takes a Python number only gets it as given (a constant)."""
+    torch = pytest.importorskip("torch")
+    from zygotepy import gradient
+    x = torch.tensor([0.5, 2.0, 3.0], dtype=torch.float64)
+    assert gradient(lambda a: x.mul(a).pow(2).sum(), 1.5)[0] == pytest.approx(2 * 1.5 * float((x * x).sum()))
+    assert gradient(lambda a: torch.div(x, a).sum(), 2.0)[0] == pytest.approx(-float(x.sum()) / 4.0)
+    y = torch.tensor([1.0, -1.0, 0.5], dtype=torch.float64)
+    assert gradient(lambda a: torch.lerp(x, y, a).sum(), 0.25)[0] == pytest.approx(float((y - x).sum()))
+    g, = gradient(lambda v: v.div(v.norm().item()).pow(3).sum(), x.clone())
+    t = x.clone().requires_grad_(True)
+    (t / t.norm()).pow(3).sum().backward()
+    torch.testing.assert_close(g, t.grad)

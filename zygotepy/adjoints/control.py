@@ -5,12 +5,11 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
 - `checkpoint(f, *args)` keeps nothing of `f`'s inside alive between the forward and the backward pass: its forward
   calls `f` plainly (no pullback, no tape); its `back` runs `f`'s forward again with its pullback, exactly once per call
   of `back`, and pulls `dy` through it. The recomputation draws the random numbers the forward drew, from the
-  generators `f` reads directly (`_random_sources`); `f` must not update its arguments in place.
+  generators `f` may draw from (runtime/randomness.py); `f` must not update its arguments in place.
 - `hook(fn, x)`'s `back` calls `fn` once per backward pass, on the total cotangent of its output (the generated code
   accumulates every use of the output before calling a pullback). No gradient reaching it means no call.
 - `dropgrad` is declared non-differentiable, so activity analysis cuts every path through it at transform time.
 """
-import random
 from typing import Any, Callable
 
 import numpy as np
@@ -22,6 +21,7 @@ from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..forward.dual import strip, tangent_rule
 from ..forward.levels import pass_through
 from ..runtime.context import current
+from ..runtime.randomness import put_back, random_sources, states
 from ..runtime.snapshots import first_updated, state as snapshot
 from .registry import adjoint, nondifferentiable
 
@@ -82,54 +82,6 @@ nondifferentiable(dropgrad)
 pass_through(checkpoint)
 # `G[k] = v` on a module global container stores only values that carry no gradient (it refuses the others)
 nondifferentiable(rt.global_store, rt.global_attr_store)
-
-
-def _random_sources(f):
-    """The random number generators `f` reads directly: NumPy Generators and RandomStates and `random.Random`s in its
-    closure or in the globals its code names, and the global states of `np.random` and `random` where it names those
-    modules. (A generator reached only through a callee is not found.)"""
-    f = getattr(f, "__func__", f)
-    code = getattr(f, "__code__", None)
-    if code is None:
-        return []
-    names, work = set(), [code]
-    while work:
-        c = work.pop()
-        names.update(c.co_names)
-        work.extend(k for k in c.co_consts if hasattr(k, "co_names"))
-    scope = getattr(f, "__globals__", {})
-    values = [scope[n] for n in names if n in scope]
-    for cell in getattr(f, "__closure__", None) or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # (an empty cell)
-            pass
-    found = []
-    for v in values:
-        if isinstance(v, (np.random.Generator, np.random.RandomState, random.Random)) or v is np.random or v is random:
-            found.append(v)
-        elif v is np:
-            found.append(np.random)
-    return found
-
-
-def _state_of(source):
-    if isinstance(source, np.random.Generator):
-        return source.bit_generator.state
-    if source is np.random:
-        return np.random.get_state()
-    return source.getstate() if source is random or isinstance(source, random.Random) else source.get_state()
-
-
-def _set_state(source, state):
-    if isinstance(source, np.random.Generator):
-        source.bit_generator.state = state
-    elif source is np.random:
-        np.random.set_state(state)
-    elif source is random or isinstance(source, random.Random):
-        source.setstate(state)
-    else:
-        source.set_state(state)
 
 
 def _updated_argument(f, args, before):
@@ -199,7 +151,7 @@ attempt_rule.__zygote_always__ = True
 @adjoint(checkpoint)
 def checkpoint_rule(f, *args):
     before = [snapshot(a) for a in args]
-    randoms = [(r, _state_of(r)) for r in _random_sources(f)]  # (the recomputation draws the same numbers)
+    randoms = states(random_sources(f, args))  # (the recomputation draws the same numbers)
     try:
         y = f(*args)  # no pullback: nothing of f's inside survives this call
     except (ValueError, TypeError, ForwardModeError):
@@ -214,14 +166,12 @@ def checkpoint_rule(f, *args):
         if dy is None:
             return (None,) * (1 + len(args))
         mark = len(current().entries)
-        now = [(r, _state_of(r)) for r, _ in randoms]
+        now = states(r for r, _ in randoms)
         try:
-            for r, state in randoms:
-                _set_state(r, state)
+            put_back(randoms)
             _, f_back = J(f, *args)  # the forward again, with its pullback, once per backward pass
         finally:  # (the streams go on as if nothing had been recomputed, as PyTorch's checkpoint leaves them)
-            for r, state in now:
-                _set_state(r, state)
+            put_back(now)
         grads = f_back(dy)  # (df, *dargs): one cotangent per positional argument of checkpoint
         # f_back undid the updates in place the recomputation made (as every backward undoes its forward's); the
         # recomputation is a run of f, like the plain one of the forward, whose updates stay: redo them now. (Left

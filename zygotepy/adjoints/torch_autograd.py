@@ -58,7 +58,7 @@ def _name(target):
 def _autograd_rule(fn, who):
     def rule(*args, **kwargs):
         import torch
-        leaves, places = [], []
+        leaves, places, numbers = [], [], set()
 
         def lift(a, where):
             if isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex()):
@@ -66,14 +66,27 @@ def _autograd_rule(fn, who):
                 leaves.append(t)
                 places.append(where)
                 return t
+            if type(a) is float and floats and type(where[0]) is int:  # (`x.mul(a)`, `torch.lerp(x, y, a)`: a 0-d
+                numbers.add(len(leaves))  # tensor in its place, whose gradient goes back as a number: a float passed
+                return lift(torch.tensor(a, dtype=torch.float64), where)  # so had none, silently)
             if type(a) in (list, tuple) and len(where) == 1:  # `torch.cat([a, b])`, `torch.stack((a, b))`
                 return type(a)(lift(b, (*where, i)) for i, b in enumerate(a))
             return a
+        floats = True
         given = [lift(a, (k,)) for k, a in enumerate(args)]
         named = {k: lift(v, (k,)) for k, v in kwargs.items()}
         try:
             with torch.enable_grad():
-                out = fn(*given, **named)
+                try:
+                    out = fn(*given, **named)
+                except (TypeError, RuntimeError):
+                    if not numbers:
+                        raise
+                    floats, leaves[:], places[:] = False, [], []  # (a function that takes a number only: as given,
+                    numbers.clear()  # the number a constant)
+                    given, named = [lift(a, (k,)) for k, a in enumerate(args)], {k: lift(v, (k,)) for k, v in
+                                                                                  kwargs.items()}
+                    out = fn(*given, **named)
         except RuntimeError as e:
             raise ZygoteError(f"{who} failed under torch's autograd: {e}") from None
         y = _detached(out)
@@ -93,7 +106,8 @@ def _autograd_rule(fn, who):
                 except RuntimeError as e:
                     raise ZygoteError(f"the gradient of {who} failed under torch's autograd: {e}") from None
             positional, by_name = [None] * len(args), {}
-            for where, g in zip(places, grads):
+            for k, (where, g) in enumerate(zip(places, grads)):
+                g = float(g) if k in numbers and g is not None else g
                 into = by_name if isinstance(where[0], str) else positional
                 if len(where) == 1:
                     _put(into, where[0], g)

@@ -15,6 +15,7 @@ import types
 import numpy as np
 
 from ..errors import ZygoteError
+from ..runtime.randomness import put_back, random_sources, states
 from .dual import Dual, new_tag
 from .levels import settle
 
@@ -106,11 +107,13 @@ class Passes:
     ends as one call of `f` leaves it (as with `gradient`); each later pass gets a copy of them as they were before
     the first, so that no pass starts from an input another pass updated (a wrong derivative). Arguments that
     `copy.deepcopy` cannot copy are handed to every pass as they are."""
-    __slots__ = ("args", "saved", "started", "settled", "f", "since")
+    __slots__ = ("args", "saved", "started", "settled", "f", "since", "randoms")
 
     def __init__(self, args, f=None):
         self.args, self.started, self.settled = args, False, False
         self.f, self.since = f, new_tag()  # (`f`: its state outside the arguments is looked at between passes)
+        # (and the generators it may draw from put back before each pass after the first: each draws the same numbers)
+        self.randoms = states(random_sources(f, args)) if f is not None else ()
         try:
             self.saved = copy.deepcopy(args) if any(not isinstance(a, (int, float, complex)) for a in args) else None
         except Exception:  # (a lock, a generator, a module: nothing a derivative could have updated either)
@@ -119,6 +122,7 @@ class Passes:
     def next(self):
         if self.started and self.f is not None:
             refuse_escaped(self.f, self.since)
+            put_back(self.randoms)
         if not self.started or self.saved is None:
             self.started = True
             return self.args

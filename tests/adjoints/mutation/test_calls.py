@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from zygotepy import UnsupportedSyntax, ZygoteError, gradient, hessian
+from zygotepy import UnsupportedSyntax, ZygoteError, gradient, hessian, value_and_gradient
 from zygotepy.testing import check_grads
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -576,3 +576,36 @@ def test_a_ufunc_into_an_int_array_with_unsafe_casting(mode):
     with zygotepy.optimizations(mode):
         (g,) = gradient(_truncated_into_ints, x.copy())
     np.testing.assert_array_equal(g, np.trunc(2 * x))
+
+
+def _drawn_normal(x):
+    rng = np.random.default_rng(0)
+    buf = np.empty(5)
+    rng.standard_normal(out=buf)
+    return np.sum(x * buf)
+
+
+def _drawn_uniform(x):
+    rng = np.random.default_rng(0)
+    buf = np.empty(5)
+    rng.random(out=buf)
+    return np.sum(x * buf)
+
+
+def _drawn_exponential(x):
+    rng = np.random.default_rng(0)
+    buf = np.empty(5)
+    rng.standard_exponential(out=buf)
+    return np.sum(x * buf)
+
+
+@pytest.mark.parametrize("f, method", [(_drawn_normal, "standard_normal"), (_drawn_uniform, "random"),
+                                       (_drawn_exponential, "standard_exponential")], ids=lambda v: str(v)[:20])
+def test_a_generator_drawing_into_out(f, method, mode):
+    """`rng.standard_normal(out=buf)`: `out=` says how many numbers are drawn; computed without it, one number filled
+    every entry (value and gradient wrong; found by a probe of random code). A draw is data: it runs as written."""
+    x = np.array([0.3, -1.2, 0.7, 2.1, -0.4])
+    value, (g,) = value_and_gradient(f, x)
+    draw = getattr(np.random.default_rng(0), method)(5)
+    assert value == pytest.approx(np.sum(x * draw), rel=1e-14)
+    np.testing.assert_allclose(g, draw, rtol=1e-14)

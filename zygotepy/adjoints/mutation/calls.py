@@ -336,12 +336,31 @@ _JOINS = tuple(getattr(np, n) for n in ("concatenate", "concat", "stack", "hstac
                if hasattr(np, n))
 
 
+_GENERATORS = (np.random.Generator, np.random.RandomState)
+
+
+def _drawn_into(fn, fargs, out, kwargs):
+    """`rng.standard_normal(out=buf)`: `out` says how many numbers are drawn (computed without it, one number filled
+    every entry: value and gradient wrong; found by a probe of random code). A draw is data: it runs as written."""
+    entry = mt.journal_whole(out)
+    (getattr(fargs[0], fargs[1]) if fn is rt.callmethod else fn)(*fargs[2 if fn is rt.callmethod else 0:], out=out,
+                                                                  **kwargs)
+
+    def back(dy):
+        entry.undo(lambda: out.copy())
+        return (None, None, *(None for _ in fargs), None, *_keyword_grads(kwargs))
+    return _keywords_unchanged((out, fn, *fargs, out), back, kwargs)
+
+
 def _with_out(args, kwargs, result_used):
     """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself; unless `out` is an ordinary
     parameter of a function zygotepy derives (`helper(x, out=buf)`) or a keyword a partial binds."""
     fn, *fargs, out = args
     if _takes_out_itself(fn, fargs):
         return _out_as_keyword(fn, fargs, out, kwargs, result_used)
+    if isinstance(out, np.ndarray) and (fn is rt.callmethod and isinstance(fargs[0], _GENERATORS)
+                                        or isinstance(getattr(fn, "__self__", None), _GENERATORS)):
+        return _drawn_into(fn, fargs, out, kwargs)
     if fn in _JOINS and isinstance(out, np.ndarray) and any(
             isinstance(a, np.ndarray) and shares_memory(out, a)
             for b in fargs for a in (b if isinstance(b, (list, tuple)) else (b,))):

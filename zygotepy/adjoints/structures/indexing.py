@@ -56,7 +56,7 @@ def getitem(x, index):
             return concatenator_getitem(x, index)
         if differentiable(index) and index not in x:  # a defaultdict's lookup of a missing key puts the key in
             return _inserting_lookup(x, index)
-    if is_array_type(type(x)) and not hasattr(x, "shape") and differentiable(index):
+    if getattr(type(x), "shape", None) is None and is_array_type(type(x)) and differentiable(index):
         # another library's index trick (`jnp.r_[x, 0.5]`): it computes with the key, which a lookup's rule would
         # give no cotangent
         raise MissingAdjoint(type(x), f"{type(x).__module__}.{type(x).__name__}[...] with a key that carries a "

@@ -23,7 +23,7 @@ from .lazy import LazyIterators
 from .lineage import Lineages
 from .loops import LoopTargets
 from .mutation import Mutation
-from .scan import updated_in_place
+from .scan import nodes_no_defs, updated_in_place
 from .statements import Statements
 from .tries import Tries
 from .updates import Updates
@@ -117,7 +117,11 @@ def lower(source, code, globals_=None):
         params.append(var)
         low.env[arg.id] = var
         low.env[f".param{len(params) - 1}"] = var  # follows the argument's object through updates in place
-    updated = updated_in_place(node, {p.name for p in params}, augmented=False)
+    # (a function that returns nothing, updating a parameter with `x += v`, means to update its object: `def step(x,
+    # v, dt): v -= dt * x; x += dt * v`; one that returns a value may as well mean a number, `pow`'s `n -= 1`)
+    returns = isinstance(node, gast.Lambda) or any(isinstance(n, gast.Return) and n.value is not None
+                                                    for n in nodes_no_defs(node.body))
+    updated = updated_in_place(node, {p.name for p in params}, augmented=not returns)
     low.tracked_params = {f".param{k}" for k, p in enumerate(params) if p.name in updated}
     for name in sorted(low.cellvars):
         low.emit(Assign(Var(low.namer.reserve(f"{name}_cell")), Call(Const(rt.new_cell), ()), low.line))

@@ -240,11 +240,7 @@ class Calls:
         if not sources:
             return []
         end = getattr(node, "end_lineno", node.lineno)
-        in_loop = any(isinstance(n, (gast.For, gast.While)) and any(m is node for m in gast.walk(n))
-                      for n in gast.walk(self.source_node))
-        return [source for source in sources if any(
-            isinstance(n, gast.Name) and n.id == source.id and isinstance(n.ctx, gast.Load) and n is not source
-            and (n.lineno > end or in_loop) for n in gast.walk(self.source_node))]
+        return [source for source in sources if self.read_again(source.id, end, {id(source)}) is not None]
 
     def captured_by(self, fn):
         """What a call of the local object `fn` may return besides its arguments: what it holds (`g = make(y); z =

@@ -124,20 +124,24 @@ class LazyIterators:
         for source in _lazy_sources(node.iter):
             # what a lazy iterator of the header walks (`for v in (2 * t for t in it)`, `map(f, it)`), read again:
             # refused at run time where it is an iterator (a list walked so is left as it is)
-            if source.id in self.locals and any(
-                    isinstance(n, gast.Name) and n.id == source.id and isinstance(n.ctx, gast.Load)
-                    and id(n) not in header and (n.lineno > node.lineno or self.loop_depth)
-                    for n in gast.walk(self.source_node)):
+            if source.id in self.locals and self.read_again(source.id, node.lineno, header) is not None:
                 self.call(Const(kept_iterator_taken_in_part), [self.expr(source), Const(source.id),
                                                               Const(self.filename), Const(node.lineno)], hint="_")
-        for n in gast.walk(self.source_node):
-            if isinstance(n, gast.Name) and n.id in names and isinstance(n.ctx, gast.Load) and id(n) not in header \
-                    and (n.lineno > node.lineno or self.loop_depth):
+        for name in sorted(names):
+            n = self.read_again(name, node.lineno, header)
+            if n is not None:
                 self.fail(f"a loop that may be left by break over the iterator {n.id!r}, which is taken from again "
                           f"(line {n.lineno})", node.iter,
                           hint="zygotepy's loop takes all of the iterator's items when it begins, Python only those "
                                "the loop reached: take the items by index from list(...) of the iterator, or with "
                                "next(...)")
+
+    def read_again(self, name, after, skip=()):
+        """The first read of the local `name` after line `after`, or anywhere while a loop is being lowered (its next
+        iteration reads again), not counting the nodes whose ids are in `skip`; None where there is none."""
+        return next((n for n in gast.walk(self.source_node) if isinstance(n, gast.Name) and n.id == name
+                     and isinstance(n.ctx, gast.Load) and id(n) not in skip
+                     and (n.lineno > after or self.loop_depth)), None)
 
     def check_lazy_sources(self, node):
         """Refuse a loop over a lazy iterator of a name its body updates in place (see the module docstring)."""

@@ -59,13 +59,20 @@ def repeated_and_teed(x):
     return sum(itertools.repeat(x[0] * x[1], 3)) + sum(a) * sum(b)
 
 
+def teed_and_advanced(x):
+    """`next(b)` on one of tee's iterators (they were lists: a TypeError), then the pairs of neighbours."""
+    a, b = itertools.tee(_items(x))
+    next(b)
+    return sum(p * q for p, q in zip(a, b))
+
+
 def index_and_count(x):
     xs = _items(x) + [3.0]
     return xs[xs.index(3.0) - 1] * xs.count(3.0)
 
 
 CASES = [pairwise_products, pairwise_of_array_rows, sliced, combinations_in_a_loop, permutations_and_replacement,
-         compressed, zipped_longest, while_predicates, repeated_and_teed, index_and_count]
+         compressed, zipped_longest, while_predicates, repeated_and_teed, teed_and_advanced, index_and_count]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

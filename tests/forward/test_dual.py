@@ -134,3 +134,59 @@ def test_a_float_s_integer_part_and_questions_are_data():
     assert derivative(_truncated_power_sum, t) == pytest.approx(1 + 2 * t + 1 + 2)
     assert derivative(_branch_on_is_integer, t) == pytest.approx(3 * t * t)
     assert hessian(_branch_on_is_integer, t) == pytest.approx(6 * t)
+
+
+def _shifted_then_doubled(x):
+    z = x + 1.0
+    z *= 2.0
+    return x * 1.0 + z
+
+
+def _kept_before_update(x):
+    y = x * 1.0
+    z = y - 0.5
+    y *= 3.0
+    return z + y
+
+
+def _relu_in_place(x):
+    z = x + np.array([-1.0, 0.5, -2.0])
+    z[z < 0] = 0.0
+    return np.concatenate([z ** 2, x ** 3])
+
+
+def _flattened(x):
+    m = np.reshape(x * 1.0, (1, 3))
+    v = m.flatten()
+    m[0, 0] = 0.0
+    return v ** 2 + m.ravel()
+
+
+def _swapped_slices(x):
+    y = x.copy()
+    y[::2], y[1::2] = y[1::2] * 2, y[::2] + 1
+    return y
+
+
+@pytest.mark.parametrize("f", [_shifted_then_doubled, _kept_before_update, _relu_in_place, _flattened],
+                         ids=lambda f: f.__name__)
+def test_a_tangent_is_never_shared_by_a_new_array(mode, f):
+    """`x + 1.0`'s tangent was `x`'s own array (and `.flatten()` a view): an update in place of either changed the
+    other's derivative (jacobian diag 4 for 3, Hessians of a ReLU layer 0 for 3). Against central differences."""
+    x = np.array([0.7, 1.1, 1.6])
+    want = _central_jacobian(f, x)
+    np.testing.assert_allclose(jacobian(f, x.copy(), mode="forward")[0], want, atol=1e-6)
+    np.testing.assert_allclose(f(x.copy()), f(x.copy()))
+
+
+def test_a_tangent_shared_by_a_view_follows_its_update():
+    """A view's tangent stays a view (its update reaches its array's derivative), as its primal does."""
+    def f(x):
+        y = x * 2.0
+        v = y[1:]
+        v *= 3.0
+        return y
+    x = np.array([0.7, 1.1, 1.6])
+    np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], np.diag([2.0, 6.0, 6.0]))
+    np.testing.assert_allclose(jacobian(_swapped_slices, np.arange(1.0, 5.0), mode="forward")[0],
+                               _central_jacobian(_swapped_slices, np.arange(1.0, 5.0)), atol=1e-6)

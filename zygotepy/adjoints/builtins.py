@@ -8,6 +8,7 @@ import types
 
 import numpy as np
 
+from ..ast_adjoint import runtime as rt
 from ..backends import is_array_type, is_foreign, namespace, to_numpy, unbroadcast
 from .registry import adjoint, find_rule, find_scalar, keyword_cotangents, keyword_rule, nondifferentiable, scalar_rule
 from .objects import as_fields
@@ -19,7 +20,8 @@ from ..ast_adjoint.call_checks import library
 from ..ast_adjoint.dispatch import J
 
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, callable, hasattr,
-                  any, all, chr, ord, format, builtins.__build_class__)  # (a class statement inside a function)
+                  any, all, chr, ord, format, builtins.__build_class__,  # (a class statement inside a function)
+                  rt.class_of)
 
 
 @adjoint(builtins.pow)

@@ -38,7 +38,7 @@ def repeat_twin(obj, times):
 
 def tee_twin(seq, n):
     items = list(seq)
-    return tuple(list(items) for _ in range(n))
+    return tuple(iter(list(items)) for _ in range(n))
 
 
 def _length(seq, name):
@@ -141,6 +141,7 @@ def repeat(obj, *times):
 
 @adjoint(itertools.tee)
 def tee(seq, *n):
-    """`n` copies of the items, each a list (an iterator `tee` is given is used up, as Python's docs require)."""
+    """`n` iterators over copies of the items (an iterator `tee` is given is used up, as Python's docs require), each
+    taken from by `next` or walked as Python's are."""
     y, back = _through(tee_twin, seq, n[0] if n else 2)
     return y, lambda dy: (back(dy)[0], *(None for _ in n))

@@ -2,6 +2,7 @@
 once per function and call shape, cached on the function (`_adjoint_of`), and run (`_derived`, and the fast paths'
 `_plain`, whose forward J calls itself).
 """
+import dis
 import inspect
 import types
 
@@ -24,6 +25,10 @@ def _derived(fn, args, kwargs, need, api=False):
     API reads only the positional arguments' cotangents) a call whose positional arguments fill the first parameters
     needs no remapping of its cotangents."""
     code = fn.__code__
+    if api and code.co_flags & inspect.CO_GENERATOR:  # (its value is an iterator: a function of its items is meant)
+        line = next((i.positions.lineno for i in dis.get_instructions(code) if i.opname == "YIELD_VALUE"), None)
+        raise UnsupportedSyntax("a generator function (yield) as the function differentiated", code.co_filename,
+                                line or code.co_firstlineno, "differentiate a function of its items: sum(g(x))")
     forward, back, plan, mutates = _adjoint_of(fn, args, kwargs, need)
     given = (*args, *kwargs.values()) if kwargs else args  # (`helper(x, buf=y)` may update y)
     slot = _claim(given) if mutates and not api else None

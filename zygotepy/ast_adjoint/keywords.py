@@ -233,6 +233,9 @@ def ufunc_keywords(fn, kwargs):
         if k in ("dtype", "signature"):
             raise ZygoteError(f"np.{fn.__name__}(..., {k}={v!r}): zygotepy computes a ufunc in its inputs' type; cast "
                               f"them first (x.astype(...))")
+        if k in ("axes", "axis", "keepdims") and fn.signature:  # (a generalized ufunc's core axes: `np.matmul`)
+            raise ZygoteError(f"np.{fn.__name__}(..., {k}=...): zygotepy's rule multiplies the last two axes; move "
+                              f"the axes there first (np.moveaxis)")
         kept[k] = v
     return kept or None
 

@@ -33,13 +33,16 @@ from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     sole,
     star_cotangent,
 )
-from .lazy_watch import LazyWatch, bounded_generator, lazy_changed, lazy_unchanged, watch_lazy  # noqa: F401
+from .lazy_watch import (  # noqa: F401
+    LazyWatch, bounded_generator, generated_items, items_unchanged, kept_iterator, lazy_changed, lazy_unchanged,
+    watch_deep, watch_lazy, watch_of)
 from .mutate import ATOMIC
 from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.differentiable, ...)
     NATIVE,
     SCALARS,
     all_true,
     any_array,
+    class_of,
     differentiable,
     is_complex_like,
     is_native,
@@ -167,14 +170,6 @@ def captured_updated(old, new, name, file, line):
         raise UnsupportedSyntax(f"updating '{name}' in place, which a nested function captures", file, line,
                                 hint="give the updated value a name of its own (`y2 = y * v`), or pass it to the "
                                 "function as an argument")
-
-
-def kept_iterator(it, *sources):
-    """`pairs = zip(a, b)` (`map`, `filter`, `enumerate`, `reversed`, a generator expression, lowered as a list): the
-    iterator a name keeps. Its rule (adjoints/structures/iteration.py) turns the list the call's rule made into an
-    iterator that is used up as Python's is, and that refuses an item taken after one of `sources` was updated in
-    place (Python's would read the new value)."""
-    return iter(it)
 
 
 def view_refreshed(view, mapping, method):

@@ -22,9 +22,9 @@ from .ir import Assign, Call, Const, Def, If, Loop, Var, atoms, out_vars, walk
 _TEXT_MAKERS = frozenset((str, repr, ascii, format, rt.format_value))
 _STORES = frozenset((operator.setitem, mt.setitem))  # (container, key, value)
 _FORMAT_METHODS = frozenset(("format", "format_map"))
-_READERS = frozenset((float, complex, np.float64, np.float32, np.float16, np.longdouble, np.complex128, np.complex64,
+READERS = frozenset((float, complex, np.float64, np.float32, np.float16, np.longdouble, np.complex128, np.complex64,
                       np.array, np.asarray, np.fromstring, decimal.Decimal, fractions.Fraction, json.loads,
-                      ast.literal_eval))
+                      ast.literal_eval, float.fromhex))
 
 
 def check_text_round_trips(fn, code, globals_, need=None):
@@ -57,7 +57,7 @@ def check_text_round_trips(fn, code, globals_, need=None):
                 work.append((nxt, to_text))
     for s in walk(fn.body):
         if isinstance(s, Assign) and isinstance(s.value, Call) and \
-                callee_object(s.value.fn, globals_) in _READERS and any(v in texts for v in _inputs(s.value)):
+                callee_object(s.value.fn, globals_) in READERS and any(v in texts for v in _inputs(s.value)):
             raise UnsupportedSyntax("a number read back from text that a value carrying a gradient was written into "
                                     "(text carries no gradient: the number's would be lost)", code.co_filename,
                                     s.line, "compute with the number itself; round(x, k) rounds it")

@@ -23,8 +23,9 @@ import numpy as np
 
 from ..backends import truncated
 from ..errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingTangentRule, NoForwardAttribute
+from .texts import noted
 
-__all__ = ["Dual", "FORWARD", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip"]
+__all__ = ["Dual", "FORWARD", "GIVEN", "tangent_rule", "new_tag", "dispatch", "apply", "has_dual", "strip"]
 
 _LEAVES = frozenset((float, int, bool, np.ndarray, np.float64, type(None), str))
 FORWARD = {}  # callable -> rule(fn, primals, tangents, kwargs) -> (y, ydot or None); keyed by the callable itself
@@ -90,14 +91,16 @@ class Dual:
     def __index__(self):
         raise ForwardModeError("a dual number (it carries a derivative) cannot be used as an index")
 
-    def __format__(self, spec): return format(strip(self.primal), spec)  # noqa: E704  (`f"{loss:.3f}"`: the value)
+    def __format__(self, spec): return noted(format(strip(self.primal), spec), self.tag)  # noqa: E704  (texts.py)
     def __divmod__(self, o): return self // o, self % o  # noqa: E704
     def __rdivmod__(self, o): return o // self, o % self  # noqa: E704
     def tolist(self): return [v.tolist() for v in self] if self.ndim > 1 else list(self) if self.ndim else self  # noqa
 
     def __getattr__(self, name):  # (an ndarray's `.flat`, `.fill`, `.put`, `.view`, `.base`, `.flags`: no rule here)
-        if name in ("is_integer", "as_integer_ratio", "hex"):  # (a float's questions about its value: data)
+        if name in ("is_integer", "as_integer_ratio"):  # (a float's questions about its value: data)
             return getattr(strip(self.primal), name)
+        if name == "hex":  # (its text: texts.py)
+            return lambda: noted(strip(self.primal).hex(), self.tag)
         if name.startswith("__") or not hasattr(np.ndarray, name):
             raise AttributeError(name)
         raise NoForwardAttribute(f"zygotepy's forward mode has no `.{name}` of an array carrying a derivative"
@@ -137,25 +140,9 @@ class Dual:
 
     @staticmethod
     def __zygote_rule__(fn, *args):
-        """The reverse rule of a scalar function (`math.*`, `float`) on dual numbers, from its forward rule: each
-        partial derivative is one nested forward-mode pass (reverse mode calls this where `math`'s C code cannot
-        take a Dual; see `adjoints.scalar.foreign_rule`)."""
-        y = dispatch(fn, args, {})
-
-        def back(dy):
-            if dy is None:
-                return (None,) * len(args)
-            grads = []
-            for i, a in enumerate(args):
-                if isinstance(a, (bool, int)):
-                    grads.append(None)
-                    continue
-                tag = new_tag()
-                moved = (*args[:i], Dual(tag, a, 1.0), *args[i + 1:])
-                y_i = dispatch(fn, moved, {})  # (a number: the tag is the newest, so it is the outermost Dual)
-                grads.append(dy * (y_i.tangent if type(y_i) is Dual and y_i.tag == tag else 0.0))
-            return tuple(grads)
-        return y, back
+        """The reverse rule of a scalar function (`math.*`, `float`) on dual numbers, where `math`'s C code cannot take
+        one (adjoints.scalar.foreign_rule): forward/levels.py's `scalar_rule`."""
+        return GIVEN["scalar_rule"](fn, *args)
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -178,7 +165,7 @@ class Dual:
     # --- array methods, through the NumPy functions (`_METHODS`, below the class) ---
     def dot(self, b): return np.dot(self, b)  # noqa: E704
     def ravel(self): return np.ravel(self)  # noqa: E704
-    def flatten(self): return np.ravel(self)  # noqa: E704
+    def flatten(self): return np.copy(np.ravel(self))  # noqa: E704  (a copy, as NumPy's: never a view)
     def conj(self): return np.conj(self)  # noqa: E704
     def swapaxes(self, a, b): return np.swapaxes(self, a, b)  # noqa: E704
     conjugate = conj
@@ -416,7 +403,19 @@ def apply(fn, args, kwargs):
     if isinstance(y, (tuple, list)) and isinstance(ydot, (tuple, list)):  # several outputs: a tangent each
         parts = [yi if di is None else Dual(tag, yi, _fit(di, yi)) for yi, di in zip(y, ydot, strict=True)]
         return type(y)(*parts) if hasattr(y, "_fields") else type(y)(parts)  # (slogdet's is a namedtuple)
+    if type(ydot) is np.ndarray and type(y) is np.ndarray:
+        ydot = _owned(y, ydot, parts)
     return y if ydot is None else Dual(tag, y, _fit(ydot, y))
+
+
+def _owned(y, ydot, parts):
+    """`ydot`, copied where it is (part of) an argument's tangent while `y` is no view of that argument (`x + 1.0`'s
+    tangent is `x`'s own array: `z = x + 1.0; z *= 2.0` doubled `x`'s tangent too). A view's tangent is a view."""
+    if ydot.base is None and not any(ydot is t for _, t in parts):
+        return ydot
+    shared = any(type(t) is np.ndarray and np.may_share_memory(ydot, t) and not (
+        type(p) is np.ndarray and np.may_share_memory(y, p)) for p, t in parts)
+    return ydot.copy() if shared else ydot
 
 
 def dispatch(fn, args, kwargs):
@@ -430,17 +429,14 @@ def dispatch(fn, args, kwargs):
         rule = None
     if rule is not None:
         return apply(fn, args, kwargs)
-    return _WITHOUT_RULE[0](fn, args, kwargs)
+    return GIVEN["without_rule"](fn, args, kwargs)
 
 
-_WITHOUT_RULE = [None]  # (forward/rules.py's `_without_tangent_rule`, given at its import)
-
-
-def without_tangent_rule(run):
-    """How a library callable with no tangent rule runs on dual numbers, `run(fn, args, kwargs)`: given by
-    forward/rules.py at its import (this module sits below the registry): the reverse-mode registry's
-    nondifferentiable ones as constants, one with a user's rule through that rule, others refused."""
-    _WITHOUT_RULE[0] = run
+GIVEN = {}
+"""What modules above this one (it sits below the registry) give it at their import: "without_rule", how a library
+callable with no tangent rule runs on dual numbers, `run(fn, args, kwargs)` (forward/rules.py: the registry's
+nondifferentiable ones as constants, one with a user's rule through that rule, others refused); "scalar_rule"
+(forward/levels.py)."""
 
 
 # ndarray methods a dual number of an array answers as NumPy's functions do (their forward rules, or a clear refusal)

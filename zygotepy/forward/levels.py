@@ -8,8 +8,9 @@ import inspect
 import numpy as np
 
 from ..errors import ForwardModeError
+from ..runtime.context import current
 from ..structgrad import StructGrad
-from .dual import Dual, _split, _top_tag, has_dual, strip
+from .dual import GIVEN, Dual, _split, _top_tag, dispatch, has_dual, new_tag, strip
 
 
 PASS_THROUGH = set()  # functions `g(f, *args)` that forward mode runs as `f(*args)`: `pass_through`
@@ -127,7 +128,12 @@ def _zero(y):
 
 
 def tangent_of(y, tag):
-    """The tangent of `y` at `tag` (zeros where `y` does not depend on it; containers keep their structure)."""
+    """The tangent of `y` at `tag` (zeros where `y` does not depend on it; containers keep their structure). The
+    level ends: the texts its dual numbers were formatted into are forgotten."""
+    texts = current().dual_texts
+    if texts:
+        for text in [t for t, at in texts.items() if at >= tag]:
+            del texts[text]
     return _level(y, tag, True)
 
 
@@ -180,3 +186,28 @@ def _pulled(back, e, parts):
             return None
         total += float(np.sum(np.asarray(c) * np.asarray(t)))
     return total
+
+
+def scalar_rule(fn, *args):
+    """The reverse rule of a scalar function (`math.*`, `float`) on dual numbers, from its forward rule: each partial
+    derivative is one nested forward-mode pass (reverse mode calls this where `math`'s C code cannot take a Dual;
+    see `adjoints.scalar.foreign_rule`)."""
+    y = dispatch(fn, args, {})
+
+    def back(dy):
+        if dy is None:
+            return (None,) * len(args)
+        grads = []
+        for i, a in enumerate(args):
+            if isinstance(a, (bool, int)):
+                grads.append(None)
+                continue
+            tag = new_tag()
+            moved = (*args[:i], Dual(tag, a, 1.0), *args[i + 1:])
+            y_i = dispatch(fn, moved, {})  # (a number: the tag is the newest, so it is the outermost Dual)
+            grads.append(dy * (y_i.tangent if type(y_i) is Dual and y_i.tag == tag else 0.0))
+        return tuple(grads)
+    return y, back
+
+
+GIVEN["scalar_rule"] = scalar_rule

@@ -15,19 +15,35 @@ from ..adjoints import derivatives, registry
 from ..adjoints.math_gamma import digamma
 from ..backends import SIGN_IS_UNIT, log_add_shares, power_slope
 from ..errors import ForwardModeError, MissingTangentRule
-from .dual import Dual, dispatch, has_dual, numbers, strip, tangent_rule, without_tangent_rule
-from .levels import _zero
+from .dual import GIVEN, Dual, dispatch, has_dual, numbers, strip, tangent_rule
+from .levels import _zero, tangent_by_pullback
 
 
 def _without_tangent_rule(fn, args, kwargs):
+    """A library callable with no tangent rule, on dual numbers. One with a reverse rule only (`scipy.linalg.expm`,
+    `np.sinc`, `np.fmax`) gets its output's tangent from that rule's back, one backward per output element, where the
+    output is a real number or a small real array (`levels.tangent_by_pullback`); one that updates an argument in place
+    does not (its back would not update the tangent)."""
     if registry.is_user_rule(fn):  # (a user's rule replacing a built-in one: its back says the derivative)
         return registry.find_rule(fn)(*args, **kwargs)[0]
     if registry.is_nondifferentiable(fn):
         return fn(*strip(args), **strip(kwargs))
-    raise MissingTangentRule(fn)
+    rule = _registered(fn) if not registry.is_mutating(fn) else None
+    done = tangent_by_pullback(rule, args, kwargs) if rule is not None else None
+    if done is None:
+        raise MissingTangentRule(fn)
+    return done[0]
 
 
-without_tangent_rule(_without_tangent_rule)
+def _registered(fn):
+    """The reverse rule registered for `fn` itself (not one derived from its source), or None."""
+    try:
+        return registry.RULES.get(fn)
+    except TypeError:
+        return None
+
+
+GIVEN["without_rule"] = _without_tangent_rule
 
 
 def _total(terms):
@@ -130,6 +146,9 @@ def _operands(p):
 
 @tangent_rule(operator.pow, operator.ipow, np.power, np.float_power, builtins.pow, math.pow)
 def power(fn, p, t, kw):
+    if fn is builtins.pow and kw:  # (`pow(x, exp=2)`: its keywords are its positional parameters' names)
+        p, t = [*p, *(kw[k] for k in ("base", "exp", "mod")[len(p):] if k in kw)], [*t, None, None]
+        kw = {}
     if len(p) > 2:
         raise ForwardModeError("pow(a, b, mod) is integer arithmetic: it has no derivative")
     a, b = p = _operands(p)

@@ -31,10 +31,14 @@ import numpy as np
 from ..adjoints import registry
 from ..ast_adjoint.call_checks import installed, library
 from ..ast_adjoint.dispatch import J, J_kw
+from ..ast_adjoint.guards_runtime import class_of
 from ..ast_adjoint.source import SourceUnavailable, get_source
+from ..ast_adjoint.text_checks import READERS
 from ..errors import ForwardModeError, MissingTangentRule, ZygoteError
-from .dual import FORWARD, Dual, apply, has_dual, strip
+from ..runtime.context import current
+from .dual import FORWARD, GIVEN, Dual, _top_tag, apply, has_dual, strip
 from .levels import PASS_THROUGH
+from .texts import noted, refuse_read_back
 
 __all__ = ["call", "forward_version"]
 
@@ -53,6 +57,14 @@ class _RouteCalls(ast.NodeTransformer):
         again = ast.Expr(ast.Call(ast.Attribute(ast.Name(CALL, ast.Load()), "own_errors", ast.Load()), [], []))
         node.body = [ast.copy_location(again, first), *node.body]
         return node
+
+    def visit_Attribute(self, node):
+        """`x.__class__` is the class of the value a dual number carries (`type(x)`'s answer), not `Dual`."""
+        self.generic_visit(node)
+        if node.attr != "__class__" or not isinstance(node.ctx, ast.Load):
+            return node
+        of = ast.Attribute(ast.Name(CALL, ast.Load()), "class_of", ast.Load())
+        return ast.copy_location(ast.Call(of, [node.value], []), node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -124,8 +136,11 @@ def call(fn, /, *args, **kwargs):
     try:
         rule = FORWARD.get(fn)
         through = fn in PASS_THROUGH
+        reader = fn in READERS
     except TypeError:
-        rule = through = None
+        rule = through = reader = None
+    if reader and current().dual_texts:
+        refuse_read_back(args)
     if rule is not None and has_dual(args, kwargs):
         return apply(fn, args, kwargs)
     if through:  # (`checkpoint(f, x)`: `f(x)`)
@@ -135,6 +150,8 @@ def call(fn, /, *args, **kwargs):
     if registry.is_user_rule(fn) and has_dual(args, kwargs):  # (its source is not what the user's rule says)
         return registry.find_rule(fn)(*args, **kwargs)[0]  # (the output's tangent from the rule, or refused)
     if type(fn) is types.FunctionType:
+        if installed(fn) and not library(fn) and fn in registry.RULES and has_dual(args, kwargs):
+            return GIVEN["without_rule"](fn, args, kwargs)  # (`scipy.linalg.expm`: its reverse rule's tangent)
         if library(fn):
             return _library(fn, args, kwargs)
         try:
@@ -158,7 +175,10 @@ def call(fn, /, *args, **kwargs):
     if not has_dual(args, kwargs):
         return fn(*args, **kwargs)
     if registry.is_nondifferentiable(fn):
-        return fn(*strip(args), **strip(kwargs))
+        out = fn(*strip(args), **strip(kwargs))
+        if type(out) is str:  # (`str(x)`, `repr(x)`: a number read back out of it is refused, `call`'s READERS)
+            noted(out, _top_tag([*args, *kwargs.values()]))
+        return out
     try:
         return fn(*args, **kwargs)
     except MissingTangentRule:
@@ -192,7 +212,7 @@ def own_errors():
         raise exc
 
 
-call.own_errors = own_errors
+call.own_errors, call.class_of = own_errors, class_of  # (`x.__class__` of a dual number: its value's)
 _CALL_CELL = types.CellType(call)
 
 

@@ -16,7 +16,7 @@ class Context:
     """Per-thread state of the differentiated calls in flight (see the module docstring)."""
     __slots__ = ("thread", "entries", "log", "depth", "global_updates", "item_arrays", "passed_through", "contexts",
                  "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views", "inert_managers",
-                 "eager_items")
+                 "eager_items", "dual_texts")
 
     def __init__(self):
         self.thread = get_ident()
@@ -36,6 +36,7 @@ class Context:
         self.dict_views = {}       # id(dict) -> (dict, {id(list): (list, method)}, [limit]): its views (dicts.py)
         self.inert_managers = {}   # id(manager) -> its fields after `__enter__`, where it held no gradient before
         self.eager_items = []      # (file, line) of each generator expression computing its items now (lower/lazy.py)
+        self.dual_texts = {}       # text a dual number was formatted into -> its tag, until that level ends (forward)
 
     def clear_notes(self):
         """Forget what the outermost entry point's call noted (its forward and backward are over)."""

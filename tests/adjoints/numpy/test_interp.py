@@ -58,3 +58,19 @@ def test_interp_of_complex_values_for_real_x_and_table(mode, loss, period):
 def test_interp_of_complex_values_scalar_x(mode):
     f = lambda x: np.imag(np.interp(x, np.array([0.0, 1.0]), np.array([0.0, 1.0 + 2.0j])))  # = 2 x on [0, 1]
     assert gradient(f, 0.5)[0] == pytest.approx(2.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("x, xp", [(np.array([0.5, 2.5]), np.array([0.0, 1.0, 2.0, 2.0])),
+                                   (np.array([-0.5, 0.5, 1.5]), np.array([0.0, 0.0, 1.0, 2.0])),
+                                   (np.array([0.3, -1.0, 4.0]), np.array([0.0]))],
+                         ids=["repeated last knot", "repeated first knot", "one point"])
+def test_interp_with_a_table_of_no_width_at_an_end(mode, x, xp):
+    """A repeated end knot (an interval of no width) and a one-point table gave nan (0 * inf from t = (x - xp_i) / 0)
+    for x outside the table, where y is an end value."""
+    fp = np.linspace(1.0, 2.5, len(xp)) ** 2
+
+    def f(x, fp):
+        return np.sum(np.interp(x, xp, fp) * np.arange(1.0, len(x) + 1))
+    dx, dfp = gradient(f, x.copy(), fp.copy())
+    np.testing.assert_allclose(dfp, central(f, [x, fp], 1), atol=1e-7)
+    np.testing.assert_allclose(dx, central(f, [x, fp], 0), atol=1e-7)

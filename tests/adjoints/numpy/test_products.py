@@ -14,6 +14,8 @@ from test_rules import row_tests  # noqa: E402
 import zygotepy  # noqa: E402
 from zygotepy.adjoints import registry  # noqa: E402
 from zygotepy.testing import check_grads  # noqa: E402
+from zygotepy import gradient  # noqa: E402
+from zygotepy.errors import ZygoteError  # noqa: E402
 
 test_rule_matches_finite_differences, test_no_cotangent_gives_none = row_tests(rows_of("products"))
 
@@ -38,3 +40,10 @@ def test_cross_with_moved_axes_and_2_vectors(optimized):
         check_grads(lambda a, b: np.cross(a, b), rng.normal(size=(4, 2)), rng.normal(size=(4, 2)))
         check_grads(lambda a, b: np.cross(a, b), rng.normal(size=(4, 2)), rng.normal(size=3))  # a 2- and a 3-vector
         check_grads(lambda a, b: np.cross(a, b, axisb=0), rng.normal(size=3), rng.normal(size=(2, 5)))
+
+
+def test_matmul_with_axes_is_refused():
+    """`np.matmul(a, b, axes=...)` reached the rule with a keyword it has no parameter for (a TypeError)."""
+    t = np.arange(18.0).reshape(2, 3, 3)
+    with pytest.raises(ZygoteError, match="axes="):
+        gradient(lambda t: np.sum(np.matmul(t, t, axes=[(-2, -1), (-2, -1), (-2, -1)])), t)

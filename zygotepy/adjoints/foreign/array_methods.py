@@ -23,6 +23,7 @@ from ...errors import ZygoteError
 from .. import registry
 from .arguments import (_astype_rule, _generic, _is_complex, _keywords, _moment_args, _perm, _reduction_args,
                         _shape_arg, _swap, _torch_moment, _via, _with_alpha)
+from .torch_views import VIEWS, keeping_views
 
 
 def _classes():
@@ -220,7 +221,7 @@ def index(seen, methods, nondiff):
                 rule = _refusal(who)
             if rule is not None:
                 rule.__qualname__ = f"{lib}_method_{name}"
-                methods[static] = rule
+                methods[static] = keeping_views(rule, static) if lib == "torch" and name in VIEWS else rule
 
 
 _ATTRIBUTE_CACHE = {}

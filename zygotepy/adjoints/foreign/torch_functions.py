@@ -11,6 +11,7 @@ from ...errors import ZygoteError
 from .. import registry
 from .arguments import _TORCH_KEYWORDS, _generic, _keywords, _reduction_args, _torch_moment, _with_alpha
 from .array_methods import _method
+from .torch_views import VIEWS, keeping_views
 
 
 _TORCH_REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "nansum", "nanmean")
@@ -142,6 +143,11 @@ def torch_function(fn, name, rule):
     """The rule of torch.<name> (whose NumPy twin has the generic rule `rule`): torch's dim/keepdim become axis/keepdims
     for the reductions; torch.max/min, torch.transpose and torch.var/std, whose meanings differ, are translated; other
     functions given dim/keepdim refuse."""
+    made = _torch_function(fn, name, rule)
+    return keeping_views(made, fn) if name in VIEWS and made is not None else made
+
+
+def _torch_function(fn, name, rule):
     who = f"torch.{getattr(fn, '__name__', name)}"
     if name in _TORCH_REDUCTIONS:
         def reduction(x, *a, **k):

@@ -34,11 +34,17 @@ def interp(x, xp, fp, *args, **kwargs):
         if dy is None:
             return keyword_cotangents((None, None, None, *(None for _ in args)), kwargs)
         x_, xp_, fp_ = np.asarray(x, dtype=float), np.asarray(xp, dtype=float), np.asarray(fp)
+        if len(xp_) == 1:  # one point: its value everywhere, no interval, nothing depends on x or xp
+            x_, xp_, fp_ = x_, np.concatenate([xp_, xp_]), np.concatenate([fp_, fp_])
         i = np.clip(np.searchsorted(xp_, x_, "right") - 1, 0, len(xp_) - 2)
         h = xp_[i + 1] - xp_[i]
-        t = (x_ - xp_[i]) / h
-        s = (fp_[i + 1] - fp_[i]) / h
+        # (an interval of no width, a repeated end point: y is its last value there, at t = 1, with no slope; the
+        # entries outside the table have no t, and no share in 0 * inf)
+        width = np.where(h == 0, 1.0, h)
+        t = np.where(h == 0, 1.0, (x_ - xp_[i]) / width)
+        s = np.where(h == 0, 0.0, (fp_[i + 1] - fp_[i]) / width)
         below, above = x_ < xp_[0], x_ > xp_[-1]
+        t = np.where(below | above, 0.0, t)
         inside = ~(below | above)
         d = np.asarray(dy) * inside
         dfp = np.zeros(fp_.shape, dtype=np.result_type(fp_.dtype, d.dtype, np.float32))
@@ -54,6 +60,8 @@ def interp(x, xp, fp, *args, **kwargs):
         np.add.at(dxp, i + 1, -ds * t)
         ends = {name: unbroadcast(np.sum(np.asarray(dy) * outside), value) for name, value, outside in
                 (("left", left, below), ("right", right, above)) if value is not None}
+        if len(np.shape(xp)) and len(dxp) != len(xp):  # (the one-point table, doubled above)
+            dfp, dxp = dfp[:1] + dfp[1:], dxp[:1] + dxp[1:]
         return keyword_cotangents((unbroadcast(ds, x), dxp.astype(xp_.dtype, copy=False), dfp,
                                    *(ends.get(name) for name in ("left", "right", "period")[:len(args)])), kwargs,
                                   **ends)

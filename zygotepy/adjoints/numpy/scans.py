@@ -135,7 +135,11 @@ def diff(x, *args, **kwargs):
         if dy is None:
             return keyword_cotangents((None, *_nones(args)), kwargs)
         g = dy
-        for _ in range(n):
+        length = x_arr.shape[axis] + extra[0] + extra[1] if x_arr.ndim else 1
+        if g.shape[axis] == 0:  # (n >= the length: no difference at all, each entry's cotangent 0)
+            g = xp.zeros(tuple(length if k == axis else size for k, size in enumerate(g.shape)), dtype=g.dtype,
+                         **on(g))
+        for _ in range(n if g.shape[axis] < length else 0):
             zero = xp.zeros_like(g[_along(axis, g.ndim, slice(0, 1))])
             g = _concat(xp, [zero, g], axis) - _concat(xp, [g, zero], axis)
         total = g.shape[axis]

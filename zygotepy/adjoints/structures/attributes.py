@@ -12,6 +12,7 @@ from ...ast_adjoint import mutate as mt
 from ...ast_adjoint.dispatch import J, differentiable
 from ...backends import is_array_type
 from ...errors import MissingAdjoint, ZygoteError
+from ...forward.dual import Dual, strip
 from ...runtime.context import current
 from ...structgrad import StructGrad
 from ..foreign.array_methods import attribute as foreign_attribute
@@ -140,6 +141,8 @@ nondifferentiable(_getter, _descriptor, _missing, _forget)  # cached lookups: ne
 
 @adjoint(getattr)
 def getattr_(obj, name, *default):
+    if name == "__class__" and type(obj) is Dual:  # (hessian's reverse pass on dual numbers: the value's class)
+        return type(strip(obj)), lambda dy: (None, None, *(None for _ in default))
     if name == "at" and (updates := index_updates(obj)) is not None:  # JAX's `x.at[index].set(v)` (jax_updates.py)
         return updates, lambda dy: (None if dy is None else dy.get("array"), None, *(None for _ in default))
     attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)

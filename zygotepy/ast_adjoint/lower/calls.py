@@ -114,7 +114,7 @@ class Calls:
             # mutation lowering (a silently wrong gradient); the augmented assignment is what it means
             self.fail(f"calling {func.attr} by name", node,
                       f"write the augmented assignment `x {IN_PLACE_DUNDERS[func.attr]}= y` instead")
-        if isinstance(func, gast.Attribute):
+        if isinstance(func, gast.Attribute) and func.attr != "__class__":  # (`x.__class__(v)`: the class, called)
             obj = self.expr(func.value)
             if not isinstance(obj, Global):
                 kept = self.keep(obj) if any(_calls(a) for a in (*node.args, *node.keywords)) else None

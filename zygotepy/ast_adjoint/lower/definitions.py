@@ -42,9 +42,10 @@ class Definitions:
         return self.define(node, "<lambda>", hint)
 
     def fence(self, node):
-        """Report unsupported syntax inside a nested function now, before anything runs."""
+        """Report unsupported syntax inside a nested function now, before anything runs (its `yield`s: when it is
+        called, ast_adjoint/generators.py)."""
         for n in gast.walk(node):
-            if n is not node and unsupported(n) is not None:
+            if n is not node and unsupported(n) is not None and not isinstance(n, (gast.Yield, gast.YieldFrom)):
                 self.fail(unsupported(n), n)
 
     def stmt_FunctionDef(self, node):

@@ -144,6 +144,8 @@ class Expressions:
                 return self.call(Const(mt.global_read), [Global(path), Const(path), Const((self.filename, self.line))],
                                  hint=hint)
             return Global(path)
+        if attr == "__class__":  # (a value's class, whatever number type carries it: `rt.class_of`)
+            return self.call(Const(rt.class_of), [obj], hint=hint)
         out = self.call(Const(getattr), [obj, Const(attr)], hint=hint)
         self.note_child(out, "attr", obj, Const(attr))
         return out

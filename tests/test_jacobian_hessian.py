@@ -644,3 +644,20 @@ def test_jacobian_and_hessian_of_a_dataclass_with_post_init(mode):
     np.testing.assert_allclose(H.w.w, np.eye(2))
     np.testing.assert_allclose(H.w.s, [2.0, 4.0])
     assert H.s.s == 0.0
+
+
+def _shifted_in_place(A, b):
+    z = A * 1.0
+    z += b
+    z **= 2
+    return z.sum(axis=0)
+
+
+def test_forward_jacobian_of_an_update_mixing_two_arguments(mode):
+    """A forward Jacobian perturbs one argument per pass; the others were left plain, so `z = A * 1.0; z += b` stored
+    b's dual numbers into a plain array (refused). They are perturbed by zero now, as one jvp would."""
+    A, b = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([0.5, -0.5])
+    forward = jacobian(_shifted_in_place, A, b, mode="forward")
+    reverse = jacobian(_shifted_in_place, A, b, mode="reverse")
+    for got, want in zip(forward, reverse, strict=True):
+        np.testing.assert_allclose(got, want)

@@ -22,7 +22,7 @@ from .ast_adjoint.guards_runtime import reads_gradients
 from .errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from .forward import linalg_rules, numpy_rules, rules, scipy_rules  # noqa: F401  (register the tangent rules)
 from .forward.dual import Dual, new_tag, strip
-from .forward.levels import make_dual, pass_through, tangent_of
+from .forward.levels import _zero, make_dual, pass_through, tangent_of
 from .forward.passes import Passes
 from .forward.transform import call
 from .runtime.context import current
@@ -122,7 +122,10 @@ def _forward_jacobian(f, args, passes=None):
             e = np.zeros(shape)
             e.flat[k] = 1.0
             tag = new_tag()
-            duals = [make_dual(b, (e if shape else 1.0) if j == i else None, tag) for j, b in enumerate(passes.next())]
+            # (the other real arguments perturbed by zero, not left plain: an array made of one of them can then
+            # take a value computed from this one in place, `z = A * 1.0; z += b`, as in `jvp`)
+            duals = [make_dual(b, (e if shape else 1.0) if j == i else None if _is_data(b) else _zero(b), tag)
+                     for j, b in enumerate(passes.next())]
             out = _forward_call(f, *duals)
             passes.settle(duals)
             _check_output(out)

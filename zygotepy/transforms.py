@@ -15,7 +15,7 @@ from .api_modes import Passes, _forward_call, _user_frame, refused_inside_revers
 from .errors import ForwardModeError, ZygoteError
 from .forward.dual import new_tag, strip
 from .forward.levels import make_dual, settle, tangent_of
-from .forward.passes import made_plain
+from .forward.passes import made_plain, refuse_shared_updates, shared_arrays
 from .trees import tree_map
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hvp", "tree_map"]
@@ -92,9 +92,10 @@ def jvp(f: Callable[..., Any], args: tuple, tangents: tuple) -> tuple[Any, Any]:
     args, tangents = tuple(args), tuple(tangents)
     if len(args) != len(tangents):
         raise ZygoteError(f"jvp: {len(tangents)} tangents for {len(args)} arguments")
-    tag = new_tag()
+    tag, shared = new_tag(), shared_arrays(args)
     duals = [make_dual(a, t, tag) for a, t in zip(args, tangents, strict=True)]
     out = _forward_call(f, *duals)
+    refuse_shared_updates(f, args, shared)
     for a, d in zip(args, duals):  # (the user's list and dict arguments end as f left their dual copies)
         settle(a, d)
     made_plain(f, tag - 1, args)  # (and what they hold, and state outside them, as f left it: no dual numbers)

@@ -6,6 +6,7 @@ import pytest
 
 import zygotepy
 from zygotepy import gradient, hessian
+from zygotepy.errors import UnsupportedSyntax
 
 
 def _squares(a, p=True, out=None):
@@ -71,3 +72,25 @@ def test_a_number_left_to_its_default_is_no_update():
         t = x.clone().requires_grad_(True)
         want, = torch.autograd.grad(f(t), t)
         torch.testing.assert_close(gradient(f, x)[0], want)
+
+
+def _late_bound_counter(x):
+    fs = []
+    for k in range(3):
+        fs.append(lambda t: t * k)
+    return sum(f(x) for f in fs)
+
+
+def _late_bound_float(x):
+    fs = []
+    for k in (1.0, 2.0):
+        fs.append(lambda t: t * k * x)
+    return sum(f(x) for f in fs)
+
+
+def test_a_closure_over_a_loop_counter_reads_its_last_value(mode):
+    """A lambda made in a loop reads the counter's last value when called (Python's late binding): an int has no
+    gradient to misroute, so that is differentiated (it was refused as "assigned a new value"); a float still is."""
+    assert gradient(_late_bound_counter, 1.5) == (6.0,)
+    with pytest.raises(UnsupportedSyntax, match="assigned a new value"):
+        gradient(_late_bound_float, 1.5)

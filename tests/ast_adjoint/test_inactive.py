@@ -135,3 +135,24 @@ def test_an_update_through_a_callable_whose_result_is_unused_is_refused(f, mode)
     x = np.array([0.3, -0.7, 1.1])
     with pytest.raises(ZygoteError, match="in place"):
         value_and_gradient(f, x.copy())
+
+
+def _copied_through_a_partial(x):
+    a = x * 1.0
+    upd = functools.partial(np.copyto, a, np.array([0.0, 0.0, 9.0]))
+    upd()
+    return a[2] + x[0]
+
+
+def _scaled_through_a_partial(x):
+    a = x * 1.0
+    upd = functools.partial(np.multiply, a, 2.0, out=a)
+    upd()
+    return a[2] + x[0]
+
+
+@pytest.mark.parametrize("f", [_copied_through_a_partial, _scaled_through_a_partial], ids=lambda f: f.__name__)
+def test_a_partial_updating_an_array_it_holds_is_refused(mode, f):
+    """`partial(np.copyto, a, src)()` ran as written, its update of `a` unseen: gradient [1, 0, 1] for [1, 0, 0]."""
+    with pytest.raises(ZygoteError, match="partial of"):
+        gradient(f, np.array([1.2, -0.4, 1.3]))

@@ -190,3 +190,21 @@ def test_a_tangent_shared_by_a_view_follows_its_update():
     np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], np.diag([2.0, 6.0, 6.0]))
     np.testing.assert_allclose(jacobian(_swapped_slices, np.arange(1.0, 5.0), mode="forward")[0],
                                _central_jacobian(_swapped_slices, np.arange(1.0, 5.0)), atol=1e-6)
+
+
+def test_an_output_array_of_clip_and_a_shape_assignment_are_refused():
+    """`np.clip(z, a, b, z)` (ValueError from the rule) and `z.shape = ...` (AttributeError) crashed forward mode."""
+    def clipped(x):
+        z = x * 1.0
+        np.clip(z, -0.5, 0.5, z)
+        return z * x
+
+    def reshaped(x):
+        z = x * 1.0
+        z.shape = (2, 2)
+        return z
+    x = np.array([0.3, -0.9, 1.2, 0.1])
+    with pytest.raises(ForwardModeError, match="np.clip"):
+        jacobian(clipped, x, mode="forward")
+    with pytest.raises(ForwardModeError, match="x.shape"):
+        jacobian(reshaped, x, mode="forward")

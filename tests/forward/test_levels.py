@@ -113,3 +113,22 @@ def test_a_tangent_from_the_reverse_rule_where_there_is_no_tangent_rule(f, x, v)
 
 def scipy_linalg():
     return pytest.importorskip("scipy.linalg")
+
+
+@pytest.mark.parametrize("f", [
+    lambda z: np.rot90(z),
+    lambda z: np.linalg.matrix_transpose(z) if hasattr(np.linalg, "matrix_transpose") else z.T,
+    lambda z: np.lib.stride_tricks.sliding_window_view(z.ravel(), 2)], ids=["rot90", "matrix_transpose", "windows"])
+def test_a_view_s_tangent_from_the_reverse_rule_is_a_view(f):
+    """A view made by a function with a reverse rule only got a new tangent array: an update in place through the
+    view changed the values of its array but not their tangents (jvp 1 for 2)."""
+    def g(a):  # (the base updated: the view shows it, tangent included)
+        z = a * 1.0
+        r = f(z)
+        z *= 2.0
+        z[0, 0] = 5.0 * z[1, 1]
+        return r * 1.0
+    a, v = np.arange(1.0, 7.0).reshape(2, 3), np.linspace(0.5, 1.5, 6).reshape(2, 3)
+    y, t = jvp(g, (a,), (v,))
+    np.testing.assert_allclose(y, g(a))
+    np.testing.assert_allclose(t, (g(a + 1e-6 * v) - g(a - 1e-6 * v)) / 2e-6, atol=1e-6)

@@ -89,3 +89,30 @@ def test_each_pass_draws_the_random_numbers_the_first_drew(mode):
     assert rng.standard_normal() == np.random.default_rng(0).standard_normal(10)[-1]
     rng = np.random.default_rng(0)
     np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], (a + a.T) @ x + 3 * x ** 2, rtol=1e-12)
+
+
+def _stores_through_one(x, y):
+    x[0] = 3.0 * x[1]
+    return np.sum(x * y)
+
+
+def _scales_one(x, y):
+    x *= 2.0
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("f", [_stores_through_one, _scales_one], ids=lambda f: f.__name__)
+def test_an_array_given_twice_and_updated_is_refused(f):
+    """`jvp(f, (b, b), ...)` perturbs the two arguments as separate inputs: the update through one reached the other's
+    value, not its tangent (-10 for -16, 9 for 12). Refused, as `gradient(f, b, b)` is (which answered the second)."""
+    a, v = np.array([0.5, -1.0, 2.0]), np.ones(3)
+    b = a.copy()
+    with pytest.raises(ZygoteError, match="shares its memory"):
+        jvp(f, (b, b), (v, v))
+    b = a.copy()
+    with pytest.raises(ZygoteError, match="same object"):
+        gradient(f, b, b)
+    b = a.copy()
+    with pytest.raises(ZygoteError, match="shares its memory"):
+        jacobian(f, b, b, mode="forward")
+    assert jvp(lambda x, y: np.sum(x * y), (a, a), (v, 2 * v))[1] == pytest.approx(3 * np.sum(a))

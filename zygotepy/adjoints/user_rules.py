@@ -38,6 +38,8 @@ class UserRule:
                                   f"has in its module")
             return _arguments_unchanged(self, args, kwargs)
         if _tangent_rule(self.key) is None:
+            if self.updates:  # (its back says the update's cotangent, not the tangent the updated argument takes)
+                raise MissingTangentRule(self.target, "it has a rule declared updates=True and no tangent rule")
             done = tangent_by_pullback(self.rule, args, kwargs)
             if done is None:
                 raise MissingTangentRule(self.target, USER_RULE)

@@ -89,8 +89,9 @@ def check_cells(fn):
                 f"function was made)", *(call_site_parts() or (code.co_filename, code.co_firstlineno)),
                 hint="update a copy, or make the function again after the update"))
     for name, cell, value in zip(code.co_freevars, fn.__closure__ or (), made or ()):
-        try:
-            same = cell.cell_contents is (fn if value is ITSELF else value)
+        try:  # (data then and now, a loop's counter, has no gradient to misroute)
+            now = cell.cell_contents
+            same = now is value or (now is fn if value is ITSELF else not differentiable((value, now)))
         except ValueError:  # (emptied by `del`)
             same = False
         updated = same and changed and not isinstance(value, mutate.ATOMIC) and (

@@ -26,7 +26,6 @@ from .lower import lower
 from .lower.scan import reads_alias_after_update, updates_state
 from .nullness import simplify_backward
 from .optimize.shifts import free_shifts
-from .generators import checked_forward, eager_body, is_generator
 from .source import get_source
 from .speculate import speculate
 from .compare_checks import check_comparisons
@@ -134,8 +133,6 @@ def _transform(fn, need, functional):
     code = fn.__code__
     generation = registry.generation[0]
     src = get_source(fn)
-    if is_generator(code):
-        eager_body(src.node, src.filename, code.co_freevars)
     try:
         ir, namer = lower(src, code, fn.__globals__)
     except UnsupportedSyntax as e:
@@ -224,8 +221,6 @@ def derive(fn, need=None, functional=False):
     factory = types.FunctionType(art.factory, fn.__globals__, "_make")
     fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))
     fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
-    if is_generator(fn.__code__):
-        fwd = checked_forward(fwd, fn.__code__)
     fwd.__zygote_mutates__ = art.mutated  # parameters updated in place: the forward returns (y, *their finals)
     fwd.__zygote_maybe__ = art.maybe_mutated  # (those of them maybe updated: derived.py checks the log for those)
     return fwd, back

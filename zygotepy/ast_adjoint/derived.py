@@ -2,7 +2,6 @@
 once per function and call shape, cached on the function (`_adjoint_of`), and run (`_derived`, and the fast paths'
 `_plain`, whose forward J calls itself).
 """
-import dis
 import inspect
 import types
 
@@ -25,10 +24,6 @@ def _derived(fn, args, kwargs, need, api=False):
     API reads only the positional arguments' cotangents) a call whose positional arguments fill the first parameters
     needs no remapping of its cotangents."""
     code = fn.__code__
-    if api and code.co_flags & inspect.CO_GENERATOR:  # (its value is an iterator: a function of its items is meant)
-        line = next((i.positions.lineno for i in dis.get_instructions(code) if i.opname == "YIELD_VALUE"), None)
-        raise UnsupportedSyntax("a generator function (yield) as the function differentiated", code.co_filename,
-                                line or code.co_firstlineno, "differentiate a function of its items: sum(g(x))")
     forward, back, plan, mutates = _adjoint_of(fn, args, kwargs, need)
     given = (*args, *kwargs.values()) if kwargs else args  # (`helper(x, buf=y)` may update y)
     slot = _claim(given) if mutates and not api else None
@@ -50,6 +45,11 @@ def _derived(fn, args, kwargs, need, api=False):
         surely, updated = _surely_updated(forward, mutates, finals, mark)
         _check_shared_memory(fn, surely, updated, given, kwargs or ())
         check_views(fn, surely, updated, given)
+    if api and log and len(given) > 1:  # (`gradient(h, z, z)`: an argument updated in place, given twice)
+        logged = set(log)
+        hit = [(k, a) for k, a in enumerate(args) if id(a) in logged and not mutate.is_number(a)]
+        if hit:
+            _check_shared_memory(fn, [k for k, _ in hit], [a for _, a in hit], given, kwargs or ())
     if len(log) != mark and (fn.__defaults__ is not None or fn.__kwdefaults__ is not None):
         _check_default_updates(fn, mark, len(args), kwargs)
     if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?

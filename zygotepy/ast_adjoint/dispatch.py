@@ -34,7 +34,7 @@ from .keywords import KeywordsPullback, UfuncKeywordsPullback, _call_by_position
 from .keywords import _call_plan, _keyword_cotangents, bound_by_keyword, ufunc_keywords  # noqa: F401 (adjoints/nesting/ reads the first two here)
 from .pullbacks import (
     ArgsPullback, CallMethodPullback, ConstPullback, InPlaceOperatorPullback, LookedUpPullback, MethodPullback,
-    PartialMethodPullback, PartialPullback, RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend)
+    PartialMethodPullback, RulePullback, SelfPullback, SitePullback, SwappedPullback, _Prepend, through_partial)
 
 
 _FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType
@@ -269,10 +269,7 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         if construct is not None:
             return construct(fn, args, kwargs)
     if isinstance(fn, functools.partial):
-        allkw = {**fn.keywords, **(kwargs or {})}
-        y, pb = _dispatch(fn.func, (*fn.args, *args), allkw or None)
-        own = tuple(k for k in fn.keywords if k not in (kwargs or ()))  # a keyword of the call replaces the partial's
-        return y, PartialPullback(pb, len(fn.args), bool(allkw), kwargs, own)
+        return through_partial(fn, args, kwargs, _dispatch)
     if isinstance(fn, _CACHED) and isinstance(getattr(fn, "__wrapped__", None), types.FunctionType) \
             and any(differentiable(a) for a in (*args, *(kwargs or {}).values())):
         # `@functools.lru_cache` / `@functools.cache`: its function, derived (a cached value has no pullback)

@@ -14,6 +14,7 @@ from ..adjoints.in_place import store_callable, unbound_method, updating_names
 from ..adjoints.registry import find_rule
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..forward.transform import as_written
+from ..runtime.snapshots import first_updated, state
 from .call_checks import library, refuse_bound_update, refuse_store_callable
 from . import dispatch
 from . import runtime as rt
@@ -22,6 +23,7 @@ from .derived import derive_now
 from .ir import Assign, Call, Const, If, Var
 from .lower.scan import CALLING_BACK, may_update_in_place, updates_state
 from .optimize.guards import _call
+from .pullbacks import refuse_partial_update
 from .state_reads import as_written_reading, reads_state
 
 
@@ -109,7 +111,22 @@ def as_written_checked(fn, /, *args, **kwargs):
                 raise
             return as_written(fn, *args, **kwargs)
         return (dispatch.J_kw(fn, *args, **kwargs) if kwargs else dispatch.J(fn, *args))[0]
+    if isinstance(fn, functools.partial) and any(dispatch.differentiable(a) for a in (*fn.args, *fn.keywords.values())):
+        return _partial_unchanged(fn, args, kwargs)
     return as_written(fn, *args, **kwargs)
+
+
+def _partial_unchanged(fn, args, kwargs):
+    """A partial holding a value that may carry a gradient, whose function is a library's (`partial(np.copyto, a,
+    src)`, `partial(np.multiply, a, 2.0, out=a)`): as written, refused where it updated one of the objects it holds in
+    place (the call names none of them: what reads one afterwards would miss the update, silently)."""
+    held = [*fn.args, *fn.keywords.values()]
+    before = [state(a) for a in held]
+    result = as_written(fn, *args, **kwargs)
+    k = first_updated(held, before)
+    if k is not None:
+        refuse_partial_update(fn, held[k])
+    return result
 
 
 def callbacks_checked(fn, /, *args, **kwargs):

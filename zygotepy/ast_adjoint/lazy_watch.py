@@ -2,10 +2,8 @@
 place, nor the lists `enumerate` or `zip` walk change their length, while the loop runs. Part of the runtime helpers
 generated code calls (re-exported by runtime.py, which generated code and the rules reach as `rt.<name>`).
 """
-import inspect
 import itertools
 import operator
-import types
 
 import numpy as np
 
@@ -21,44 +19,10 @@ class LazyWatch:
     expression is lowered as one), Python as the loop reaches them: an update of one of those objects during the loop,
     in a helper whose code the lowering of the loop cannot see, would leave the items after it stale, and a list whose
     length changes would give another number of iterations. `lazy_unchanged` refuses both before the next item."""
-    __slots__ = ("ids", "seen", "sized", "arrays")
+    __slots__ = ("ids", "seen", "sized")
 
-    def __init__(self, ids, seen, sized, arrays=None):
+    def __init__(self, ids, seen, sized):
         self.ids, self.seen, self.sized = ids, seen, sized
-        self.arrays = arrays  # (`watch_deep`'s: the arrays whose item stores a loop notes without a log entry then)
-
-
-def watch_deep(*sources):
-    """The watch of a user's generator function's items (generators.py), made when they are computed: every object
-    reachable from `sources` (its arguments: their fields, items and bases, a few levels deep), since its code may
-    read any of them as Python's generator reaches each item. Also counts as an update an array a loop's item stores
-    update without a log entry each (`item_arrays`) that was not so when the watch was made."""
-    ctx = current()
-    return LazyWatch(tuple((i,) for i in _reachable(sources)), len(ctx.log), (), frozenset(ctx.item_arrays))
-
-
-_NOT_STATE = (type, types.FunctionType, types.MethodType, types.ModuleType)
-
-
-def _reachable(sources, depth=4, limit=4096):
-    seen, level = set(), list(sources)
-    for _ in range(depth):
-        nxt = []
-        for x in level:
-            if isinstance(x, ATOMIC) or id(x) in seen or len(seen) >= limit:
-                continue
-            seen.add(id(x))
-            if isinstance(x, np.ndarray):
-                if x.base is not None:
-                    nxt.append(x.base)
-            elif isinstance(x, (list, tuple, set, frozenset)):
-                nxt.extend(x)
-            elif isinstance(x, dict):
-                nxt.extend(x.values())
-            elif type(getattr(x, "__dict__", None)) is dict and not isinstance(x, _NOT_STATE):
-                nxt.extend(vars(x).values())  # (an object's fields, a callable layer's too)
-        level = nxt
-    return seen
 
 
 def watch_lazy(lazy, *sources):
@@ -91,49 +55,13 @@ def lazy_unchanged(watch, where):
                 "fixed then; loop over the list itself, or by index with a while loop")
 
 
-def watch_of(*iterables):
-    """Before a loop over `iterables` (one, or what `zip`/`enumerate` walk): the watch of a user's generator function's
-    items (`watch_deep`, which the iterator its call gave holds), or of a user's object whose `__iter__` is a generator
-    function (made now), all of them in one; None where there is none."""
-    watches = []
-    for iterable in iterables:
-        watch = getattr(iterable, "watch", None)
-        if type(watch) is LazyWatch:
-            if watch.arrays is not None:
-                watches.append(watch)
-            continue
-        code = getattr(getattr(type(iterable), "__iter__", None), "__code__", None)
-        if code is not None and code.co_flags & inspect.CO_GENERATOR:
-            watches.append(watch_deep(iterable))
-    if len(watches) < 2:
-        return watches[0] if watches else None
-    return LazyWatch(tuple(ids for w in watches for ids in w.ids), min(w.seen for w in watches), (),
-                     frozenset.intersection(*(w.arrays for w in watches)))
-
-
-def items_unchanged(watch, where):
-    """At the start of an iteration of a loop over a generator function's items (`watch_of`): refuse when one of its
-    arguments was updated in place since the items were computed (`where`: file, line)."""
-    if watch is not None and lazy_changed(watch) is not None:
-        raise UnsupportedSyntax("a loop over a generator function's items whose body updates in place what the "
-                                "generator was given", where[0], where[1],
-                                hint="zygotepy computes a generator's items when it is called, Python as the loop "
-                                "reaches them: loop over list(...) of the generator for the items of the start")
-
-
 def lazy_changed(watch):
     """The position among its lazy sources of one updated in place since `watch` last looked, or None."""
-    ctx = current()
-    log = ctx.log
+    log = current().log
     if len(log) != watch.seen:
         new, watch.seen = log[watch.seen:], len(log)
         for k, ids in enumerate(watch.ids):
             if any(i in new for i in ids):
-                return k
-    if watch.arrays is not None and len(ctx.item_arrays) > len(watch.arrays):
-        stored = ctx.item_arrays - watch.arrays
-        for k, ids in enumerate(watch.ids):
-            if any(i in stored for i in ids):
                 return k
     return None
 
@@ -155,10 +83,3 @@ def kept_iterator(it, *sources):
     iterator that is used up as Python's is, and that refuses an item taken after one of `sources` was updated in
     place (Python's would read the new value)."""
     return iter(it)
-
-
-def generated_items(items, *arguments):
-    """The iterator a user's generator function's call gives, whose items it computed when called (generators.py):
-    its rule (adjoints/structures/iteration.py) watches everything reachable from `arguments`, so an item taken after
-    one of them was updated in place is refused (Python's generator would read the new value)."""
-    return iter(items)

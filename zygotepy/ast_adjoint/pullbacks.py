@@ -11,6 +11,8 @@ from ..errors import ZygoteError
 from ..runtime.context import current
 from ..structgrad import StructGrad
 from .accumulate import acc
+from .call_checks import call_site
+from .guards_runtime import differentiable
 
 
 def _read_only(dy):
@@ -317,6 +319,31 @@ class _Prepend:
 
     def __call__(self, dy):
         return (None, *self.inner(dy))
+
+
+def through_partial(fn, args, kwargs, dispatch):
+    """J of calling the partial `fn`: its function's, on the bound arguments and the call's. Refused where that call
+    updated in place an array or object the partial holds (`partial(np.copyto, a, src)()`, `partial(np.multiply, a,
+    2.0, out=a)()`): the call site names none of them, so the code after it would read the object as it was before
+    (its gradient silently the old value's)."""
+    allkw = {**fn.keywords, **(kwargs or {})}
+    log = current().log
+    mark = len(log)
+    y, pb = dispatch(fn.func, (*fn.args, *args), allkw or None)
+    if len(log) > mark:
+        updated = set(log[mark:])
+        held = [a for a in (*fn.args, *fn.keywords.values()) if id(a) in updated and differentiable(a)]
+        if held:
+            refuse_partial_update(fn, held[0])
+    own = tuple(k for k in fn.keywords if k not in (kwargs or ()))  # a keyword of the call replaces the partial's
+    return y, PartialPullback(pb, len(fn.args), bool(allkw), kwargs, own)
+
+
+def refuse_partial_update(fn, obj):
+    raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate calling a partial of "
+                      f"{getattr(fn.func, '__qualname__', fn.func)} that updates in place a {type(obj).__name__} the "
+                      f"partial holds (the call names none of its arguments, so what reads that object after it would "
+                      f"miss the update); call the function itself")
 
 
 class PartialPullback:

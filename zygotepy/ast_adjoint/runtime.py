@@ -34,8 +34,7 @@ from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     star_cotangent,
 )
 from .lazy_watch import (  # noqa: F401
-    LazyWatch, bounded_generator, generated_items, items_unchanged, kept_iterator, lazy_changed, lazy_unchanged,
-    watch_deep, watch_lazy, watch_of)
+    LazyWatch, bounded_generator, kept_iterator, lazy_changed, lazy_unchanged, watch_lazy)
 from .mutate import ATOMIC
 from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.differentiable, ...)
     NATIVE,

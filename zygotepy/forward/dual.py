@@ -64,7 +64,7 @@ class Dual:
         return f"Dual(tag={self.tag}, primal={self.primal!r}, tangent={self.tangent!r})"
 
     # --- array-like attributes (the primal's) ---
-    shape = property(lambda self: np.shape(strip(self.primal)))
+    shape = property(lambda self: np.shape(strip(self.primal)), lambda self, _: _refuse("assigning `x.shape`"))
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape)))
     dtype = property(lambda self: np.result_type(strip(self.primal)))
@@ -216,6 +216,10 @@ class Dual:
     def __ge__(self, o): return strip(self.primal) >= strip(o)  # noqa: E704
     def __eq__(self, o): return strip(self.primal) == strip(o)  # noqa: E704
     def __ne__(self, o): return strip(self.primal) != strip(o)  # noqa: E704
+
+
+def _refuse(what):
+    raise ForwardModeError(f"{what} of an array carrying a forward-mode derivative: compute a new array instead")
 
 
 def _stored(array, index, value):

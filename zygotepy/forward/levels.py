@@ -161,6 +161,13 @@ def tangent_by_pullback(rule, args, kwargs, limit=64):
 
     def back_on_duals(dy, *rest):  # (the caller's back, run on the dual numbers only if called: hessian's reverse pass)
         return rule(*args, **kwargs)[1](dy, *rest)
+    view = _viewed(y, parts)
+    if view is not None:  # (a view of an argument, or the argument itself: `np.rot90(z)`, a rule returning `x[0]`)
+        moved = [t if k == view else p for k, (p, t) in enumerate(parts)]
+        y_dot = rule(*moved, **bound.kwargs)[0]  # (a view is linear in what it views: the same view of its tangent)
+        if type(y_dot) is not np.ndarray or y_dot.shape != y.shape or not np.may_share_memory(y_dot, parts[view][1]):
+            return None
+        return Dual(tag, y, y_dot), back_on_duals
     if isinstance(y, (float, np.floating)):
         y_dot = _pulled(back, type(y)(1.0), parts)
         return None if y_dot is None else (Dual(tag, y, y_dot), back_on_duals)
@@ -174,6 +181,17 @@ def tangent_by_pullback(rule, args, kwargs, limit=64):
         if value is None:
             return None
     return Dual(tag, y, y_dot), back_on_duals
+
+
+def _viewed(y, parts):
+    """The position of the argument (with a tangent) whose memory the array `y` shares, or None: its tangent must be
+    the same view of that argument's tangent, so that an update in place through either reaches both."""
+    if type(y) is not np.ndarray:
+        return None
+    for k, (p, t) in enumerate(parts):
+        if type(p) is np.ndarray and type(t) is np.ndarray and np.may_share_memory(y, p):
+            return k
+    return None
 
 
 def _pulled(back, e, parts):

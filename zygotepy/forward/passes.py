@@ -107,10 +107,11 @@ class Passes:
     ends as one call of `f` leaves it (as with `gradient`); each later pass gets a copy of them as they were before
     the first, so that no pass starts from an input another pass updated (a wrong derivative). Arguments that
     `copy.deepcopy` cannot copy are handed to every pass as they are."""
-    __slots__ = ("args", "saved", "started", "settled", "f", "since", "randoms")
+    __slots__ = ("args", "saved", "started", "settled", "f", "since", "randoms", "shared")
 
     def __init__(self, args, f=None):
         self.args, self.started, self.settled = args, False, False
+        self.shared = shared_arrays(args)  # (refused in `done` where `f` updated one of them)
         self.f, self.since = f, new_tag()  # (`f`: its state outside the arguments is looked at between passes)
         # (and the generators it may draw from put back before each pass after the first: each draws the same numbers)
         self.randoms = states(random_sources(f, args)) if f is not None else ()
@@ -142,6 +143,27 @@ class Passes:
         return self.next()
 
     def done(self):
-        """After the last pass: dual numbers it left in state outside the arguments made the values they carry."""
+        """After the last pass: dual numbers it left in state outside the arguments made the values they carry; an
+        update of an argument sharing another's memory refused (`refuse_shared_updates`)."""
         if self.f is not None:
             made_plain(self.f, self.since, self.args)
+        refuse_shared_updates(self.f, self.args, self.shared)
+
+
+def shared_arrays(args):
+    """{position: copy} of the array arguments that share memory with an earlier one (the same array given twice, a
+    view of another), or None."""
+    found = {k: a.copy() for k, a in enumerate(args) if type(a) is np.ndarray and any(
+        type(b) is np.ndarray and np.may_share_memory(a, b) for b in args[:k])}
+    return found or None
+
+
+def refuse_shared_updates(f, args, copies):
+    """Refuse where `f` updated in place an array argument that shares memory with another (`copies`: `shared_arrays`
+    before the call): forward mode perturbs each argument on its own, so the update through one reached the other's
+    value but not its derivative (a wrong tangent, silently)."""
+    for k, before in (copies or {}).items():
+        if not np.array_equal(args[k], before, equal_nan=True):
+            raise ZygoteError(f"{getattr(f, '__qualname__', f)} updated in place an array given as argument {k} while "
+                              f"another argument shares its memory (the same array, or a view of it), which forward "
+                              f"mode perturbs as separate inputs; pass a copy of one of them")

@@ -322,6 +322,8 @@ def where(fn, p, t, kw):
 
 @tangent_rule(np.clip)
 def clip(fn, p, t, kw):
+    if len(p) > 3:  # (`np.clip(z, a, b, z)`: its output array given by position)
+        raise ForwardModeError("np.clip with an output array in forward mode: write `z = np.clip(z, a, b)`")
     x, lo, hi = (*p, *(kw.get(k) for k in ("a_min", "a_max")))[:3] if len(p) < 3 else p
     y = dispatch(fn, p, kw)
     if all(ti is None for ti in t):

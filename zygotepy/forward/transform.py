@@ -148,6 +148,8 @@ def call(fn, /, *args, **kwargs):
     if type(fn) is functools._lru_cache_wrapper and has_dual(args, kwargs):  # (a cache hands back another call's
         return call(fn.__wrapped__, *args, **kwargs)  # value, no tangent, and would keep the dual for later calls)
     if registry.is_user_rule(fn) and has_dual(args, kwargs):  # (its source is not what the user's rule says)
+        if type(fn) is types.MethodType:  # (a rule given to `Class.method`, called bound)
+            fn, args = fn.__func__, (fn.__self__, *args)
         return registry.find_rule(fn)(*args, **kwargs)[0]  # (the output's tangent from the rule, or refused)
     if type(fn) is types.FunctionType:
         if installed(fn) and not library(fn) and fn in registry.RULES and has_dual(args, kwargs):

@@ -100,8 +100,7 @@ def copied_error(where, container, holder):
         f"for i in reversed(range(len({holder}))): ...)")
 
 
-nondifferentiable(mt.loop_copied, rt.watch_lazy, rt.lazy_unchanged, rt.bounded_generator, rt.watch_of,
-                  rt.items_unchanged)
+nondifferentiable(mt.loop_copied, rt.watch_lazy, rt.lazy_unchanged, rt.bounded_generator)
 
 
 @adjoint(mt.put_iter)

@@ -111,13 +111,6 @@ def kept_iterator(items, *sources):
     return it, lambda dy: (_item_cotangents(dy) if listed else dy, *(None for _ in sources))
 
 
-@adjoint(rt.generated_items)
-def generated_items(items, *arguments):
-    """A user's generator function's items (ast_adjoint/generators.py), as an iterator watching what its arguments
-    reach (an item taken after an update of one in place is refused: see Items)."""
-    return make_items(items, rt.watch_deep(*arguments)), lambda dy: (_item_cotangents(dy), *(None for _ in arguments))
-
-
 @adjoint(iter)
 def iter_(*args):
     """`iter(seq)`: its iterator's cotangent is the list of its items' (see `iterate` and `next_`)."""

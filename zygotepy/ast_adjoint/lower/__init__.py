@@ -11,7 +11,6 @@ import gast
 
 from ...errors import UnsupportedSyntax
 from .. import runtime as rt
-from ..generators import ITEMS, is_generator
 from ..ir import Assign, Call, Const, Function, Var
 from ..naming import Namer
 from .calls import Calls
@@ -43,8 +42,6 @@ class Lowerer(Expressions, Calls, Statements, Definitions, ControlFlow, Tries, L
         self.source_node, self.source_lines = source.node, source.lines
         self.globals = globals_ if globals_ is not None else {}
         self.locals = set(code.co_varnames) | set(code.co_cellvars)
-        if is_generator(code):  # (its body appends its items to a list of its own: generators.py)
-            self.locals.add(ITEMS)
         self.cellvars, self.freevars = captured_names(code), list(code.co_freevars)
         reserved = {n.id for n in walk(source.node) if isinstance(n, gast.Name)}
         self.namer = Namer(reserved | set(code.co_freevars) | set(code.co_names))

@@ -42,10 +42,9 @@ class Definitions:
         return self.define(node, "<lambda>", hint)
 
     def fence(self, node):
-        """Report unsupported syntax inside a nested function now, before anything runs (its `yield`s: when it is
-        called, ast_adjoint/generators.py)."""
+        """Report unsupported syntax inside a nested function now, before anything runs."""
         for n in gast.walk(node):
-            if n is not node and unsupported(n) is not None and not isinstance(n, (gast.Yield, gast.YieldFrom)):
+            if n is not node and unsupported(n) is not None:
                 self.fail(unsupported(n), n)
 
     def stmt_FunctionDef(self, node):

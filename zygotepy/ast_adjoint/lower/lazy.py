@@ -13,21 +13,16 @@ a name such an iterator was assigned to (`it = iter(y)`, then `for v in it:`).
 changes how many iterations there are, which a list taken when the loop began cannot. Where the body passes the list
 to a call or deletes from it, the loop watches its length and refuses a change.
 """
-import types
-
 import gast
 
 from .. import runtime as rt
 from ..call_checks import library
-from ..generators import is_generator
 from ..guards_runtime import kept_iterator_taken_in_part
-from ..ir import Assign, Const, Global, Var
+from ..ir import Const, Global, Var
 from .scan import updated_in_place
 
 _LAZY = {"reversed", "iter", "map", "filter"}  # iterators whose items `runtime.iterate` takes when the loop begins
 _WALKERS = {"enumerate", "zip"}  # what they walk, they walk lazily too
-_IN_PLACE_NAMES = {"at", "copyto", "put", "put_along_axis", "place", "putmask", "fill_diagonal", "shuffle", "sort",
-                   "partition"}  # (a module's functions that update an argument in place)
 _USED_UP = {"sum", "list", "tuple", "set", "frozenset", "sorted", "min", "max", "dict"}  # (builtins taking every item)
 
 
@@ -94,15 +89,6 @@ def _may_resize(stmts, name):
                 isinstance(m, gast.Name) and m.id == name for m in gast.walk(n)):
             return True
     return False
-
-
-def _may_give_generator_items(target):
-    """May calling the global `target` give a user's generator function's items (a user's function, class, or
-    callable object may; a builtin, a library's function cannot)?"""
-    if isinstance(target, (types.BuiltinFunctionType, types.BuiltinMethodType)) or \
-            isinstance(target, type) and target.__module__ in ("builtins", "itertools", "collections"):
-        return False
-    return not (type(target) is types.FunctionType and library(target))
 
 
 def _breaks(stmts):
@@ -241,78 +227,11 @@ class LazyIterators:
                               hint="_watch")
             self.lazy_watches[id(node)] = (watch, tuple(n for n, _ in sources + sized))
 
-    def watch_called_items(self, node, it):
-        """Before the loop `node` over `it`, the result of a call (`for p in model.parameters():`) or a name's value
-        (`for layer in self:`), where its body may update something: the watch of a user's generator function's items
-        (generators.py: they were computed when it was called, Python computes them as the loop reaches them), or of a
-        user's object whose `__iter__` is one; None for any other iterable (`rt.watch_of`). Checked at the start of
-        each iteration (`rt.items_unchanged`)."""
-        self.item_watches = getattr(self, "item_watches", {})
-        call = node.iter
-        if not isinstance(call, (gast.Call, gast.Name, gast.Attribute)) or not isinstance(it, Var) or \
-                self.code.co_filename.startswith("<zygotepy:") or not self._may_update(node.body):
-            return
-        if isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and call.func.id not in self.locals:
-            target = self.resolve(call.func.id)
-            if not _may_give_generator_items(target) and call.func.id not in _WALKERS:
-                return
-            names = set(_free_names([call]))
-            updated = sorted(set().union(*(updated_in_place(s, names) for s in node.body))) if names else []
-            if updated and type(target) is types.FunctionType and is_generator(target.__code__):
-                # (an update the run-time watch may not see: an array's item stores in a loop log none each)
-                self.fail(f"a loop over the generator {call.func.id}() whose body updates {updated[0]!r} in place, "
-                          f"which the generator reads", node.iter, hint="zygotepy computes a generator's items when "
-                          "it is called, Python as the loop reaches them: loop over list(...) of the generator for "
-                          "the items of the start")
-        walked = self._walked_values(call, it)
-        if walked:
-            self.item_watches[id(node)] = self.call(Const(rt.watch_of), walked, hint="_watch")
-
-    def _may_update(self, body):
-        """May these statements update an object in place: a store into an item or a field, an augmented assignment,
-        `del`, or a call other than of a builtin or of a module's function (`np.tanh`) without `out=`?"""
-        for n in (n for s in body for n in gast.walk(s)):
-            if isinstance(n, (gast.AugAssign, gast.Delete)) or isinstance(n, gast.Assign) and any(
-                    isinstance(t, (gast.Attribute, gast.Subscript)) for g in n.targets for t in gast.walk(g)):
-                return True
-            if isinstance(n, gast.Call) and not self._pure_call(n):
-                return True
-        return False
-
-    def _pure_call(self, call):
-        if any(k.arg == "out" for k in call.keywords):
-            return False
-        func, root = call.func, call.func
-        while isinstance(root, gast.Attribute):
-            root = root.value
-        if not isinstance(root, gast.Name) or root.id in self.locals or root.id in self.freevars:
-            return False
-        target = self.resolve(root.id)
-        if isinstance(func, gast.Name):
-            return isinstance(target, (types.BuiltinFunctionType, type)) and target.__module__ == "builtins" and \
-                func.id not in ("setattr", "delattr", "exec", "eval")
-        return isinstance(target, types.ModuleType) and func.attr not in _IN_PLACE_NAMES
-
-    def _walked_values(self, expr, value):
-        """The values a loop over `expr` (lowered as `value`) walks: itself, or what `zip` and `enumerate` walk (their
-        arguments' values, found among the statements just emitted), nested too."""
-        if not (isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in _WALKERS and
-                expr.func.id not in self.locals):
-            return [value]
-        made = next((s.value for s in reversed(self.region) if isinstance(s, Assign) and s.out == value), None)
-        args = [a for a in getattr(made, "args", ()) if isinstance(a, Var)]
-        return [v for e, a in zip(expr.args, args) for v in self._walked_values(e, a)] \
-            if len(args) == len(expr.args) else args
-
     def check_watches(self, node):
-        """At the start of each iteration of the loop `node`: its watches, if it has any."""
+        """At the start of each iteration of the loop `node`: its watch, if it has one."""
         watch = getattr(self, "lazy_watches", {}).get(id(node))
         if watch is not None:
             self.call(Const(rt.lazy_unchanged), [watch[0], Const((self.filename, node.lineno, watch[1]))], hint="_")
-        items = getattr(self, "item_watches", {}).get(id(node))
-        if items is not None:
-            self.call(Const(rt.items_unchanged), [items, Const((self.filename, node.lineno))], hint="_")
 
     def end_watches(self, node):
         self.lazy_watches.pop(id(node), None)
-        getattr(self, "item_watches", {}).pop(id(node), None)

@@ -237,7 +237,6 @@ class LoopTargets:
         node = self.unpacked(node)
         lowered = self.link_items(node)
         self.watch_lazy_sources(node)
-        self.watch_called_items(node, lowered[0])
         return (node, *lowered)
 
     def link_items(self, node):

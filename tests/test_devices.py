@@ -10,7 +10,7 @@ dtype, and equal to central finite differences in float64.
 import numpy as np
 import pytest
 
-from zygotepy import gradient, pullback
+from zygotepy import ZygoteError, gradient, pullback
 
 xp = pytest.importorskip("array_api_strict")
 Strict = type(xp.asarray(0.0))
@@ -419,3 +419,26 @@ def test_an_arrays_device_given_to_a_call_and_a_cast():
     (g,) = gradient(_cast_then_square, x)
     assert g.device == DEV and g.dtype == xp.float32
     np.testing.assert_allclose(to_numpy(g), [2.0 + 14.0, 4.0, 6.0], rtol=1e-6)
+
+
+def _written_through_a_slice(x):
+    v = x[1:4]
+    v[0] = 7.0
+    return xp.sum(x ** 2)
+
+
+def _read_through_a_slice(x):
+    v = x[1:3]
+    x[1] = 5.0 * x[0]
+    return xp.sum(v ** 2)
+
+
+@pytest.mark.parametrize("f", [_written_through_a_slice, _read_through_a_slice], ids=lambda f: f.__name__)
+def test_an_update_through_a_view_on_a_device_is_refused(mode, f):
+    """A device array cannot show where its elements live, nor whether it is a view (array_api_strict's have no
+    `base`): an update through a view of it gave the gradient of the update unseen ([0.6, 14, ...] for [0.6, 0, ...]).
+    Refused; on the CPU device, NumPy's view of the memory tells, and the gradient is right."""
+    with pytest.raises(ZygoteError, match="on a device"):
+        gradient(f, on_dev([0.3, -1.2, 0.7, 2.0, -0.4]))
+    cpu = xp.asarray([0.3, -1.2, 0.7, 2.0, -0.4])
+    np.testing.assert_allclose(np.asarray(gradient(f, cpu)[0]), gradient(f, np.array([0.3, -1.2, 0.7, 2.0, -0.4]))[0])

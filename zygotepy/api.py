@@ -11,7 +11,7 @@ import numpy as np
 
 from .adjoints.objects import as_fields, fields_of
 from .adjoints.structures.dicts import untaken_lookup_keys
-from .ast_adjoint.derived import warm_adjoint
+from .ast_adjoint.derived import places_of, refuse_tied_updates, warm_adjoint
 from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.mutate import end_forward, finish_backward, redo
 from .ast_adjoint.runtime import unwind
@@ -319,6 +319,8 @@ def _value_and_gradient(f, args, kwargs, callee=False):
         warm = warm_adjoint(need, f, args, kwargs)
         if warm is not None:  # derived before: its forward and backward, directly
             y, tape = warm[0](*args, **kwargs) if kwargs is not None else warm[0](*args)
+            if ctx.log:  # (an update in place: of an array two places of the arguments reach? as J_entry asks)
+                refuse_tied_updates(f, places_of((*args, *(kwargs or {}).values())), set(ctx.log))
             ctx.depth -= 1
             forward_done = True
             grads = warm[1](tape, 1.0 if type(y) is float or type(y) is _F64 else _seed(y))

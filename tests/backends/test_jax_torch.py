@@ -144,3 +144,22 @@ def test_take_with_a_traced_index_under_jit():
     for f in (take_along, take):
         jitted = jax.jit(lambda a, b: zygotepy.gradient(f, a, b)[0])(w, y)
         np.testing.assert_allclose(np.asarray(jitted), np.asarray(jax.grad(f)(w, y)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["std", "cumprod", "eigh", "svd", "slogdet", "det"])
+def test_jax_jit_of_rules_that_look_at_their_data(name):
+    """Rules that pick an exact formula by the data (`if any(y == 0)`, a refusal at repeated values) raised JAX's
+    TracerBoolConversionError under `jax.jit`; traced, they take their general formula."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    jax.config.update("jax_enable_x64", True)
+    try:
+        m = jnp.asarray(np.array([[2.0, 0.3, 0.1], [0.4, 1.5, -0.2], [0.1, 0.2, 1.1]]))
+        f = {"std": lambda a: jnp.std(a) * jnp.sum(a), "cumprod": lambda a: jnp.sum(jnp.cumprod(a, axis=1)),
+             "eigh": lambda a: jnp.sum(jnp.linalg.eigh(a + a.T)[1][:, 0] ** 4),
+             "svd": lambda a: jnp.sum(jnp.linalg.svd(a)[0][:, 0] ** 4),
+             "slogdet": lambda a: jnp.linalg.slogdet(a)[1], "det": lambda a: jnp.linalg.det(a)}[name]
+        jitted = jax.jit(lambda a: zygotepy.gradient(f, a)[0])(m)
+        np.testing.assert_allclose(jitted, zygotepy.gradient(f, m)[0], rtol=1e-9, atol=1e-12)
+    finally:
+        jax.config.update("jax_enable_x64", False)

@@ -7,8 +7,8 @@ import types
 import numpy as np
 import pytest
 
-from zygotepy import jvp
-from zygotepy.errors import ForwardModeError
+from zygotepy import jacobian, jvp
+from zygotepy.errors import ForwardModeError, ZygoteError
 from zygotepy.forward.dual import Dual, new_tag
 from zygotepy.forward.levels import make_dual, tangent_of
 
@@ -132,3 +132,17 @@ def test_a_view_s_tangent_from_the_reverse_rule_is_a_view(f):
     y, t = jvp(g, (a,), (v,))
     np.testing.assert_allclose(y, g(a))
     np.testing.assert_allclose(t, (g(a + 1e-6 * v) - g(a - 1e-6 * v)) / 2e-6, atol=1e-6)
+
+
+def test_namedtuple_arguments_and_outputs_in_forward_mode():
+    """A namedtuple argument (`jvp`) or output (a forward `jacobian`) was rebuilt from one generator: TypeError."""
+    import collections
+    Pair = collections.namedtuple("Pair", "w s")
+
+    def f(p):
+        return np.sum(p.w ** 2) * p.s
+    p, v = Pair(np.array([1.0, 2.0]), 3.0), Pair(np.array([1.0, 0.0]), 1.0)
+    y, t = jvp(f, (p,), (v,))
+    assert y == pytest.approx(15.0) and t == pytest.approx(2.0 * 3.0 + 5.0)
+    with pytest.raises(ZygoteError, match="real numbers or real arrays"):  # (as a plain tuple's: documented)
+        jacobian(lambda x: Pair(x * 2.0, x[0]), np.array([1.0, 2.0]), mode="forward")

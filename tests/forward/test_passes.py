@@ -110,7 +110,7 @@ def test_an_array_given_twice_and_updated_is_refused(f):
     with pytest.raises(ZygoteError, match="shares its memory"):
         jvp(f, (b, b), (v, v))
     b = a.copy()
-    with pytest.raises(ZygoteError, match="same object"):
+    with pytest.raises(ZygoteError, match="same object|both reach"):
         gradient(f, b, b)
     b = a.copy()
     with pytest.raises(ZygoteError, match="shares its memory"):

@@ -276,7 +276,7 @@ def pow_(a, b):
         elif _is_complexish(y) and np.ndim(y) == 0 and a < 0:  # a negative number to a fractional power: its log is
             db = dy * conj(y * (cmath.log(a) if type(a) is float else np.log(a + 0j)))  # log|a| + i pi (hessian's duals)
         elif hasattr(a, "shape") or hasattr(y, "shape"):
-            a_ = a if hasattr(a, "shape") else xp.asarray(a, **on(y))  # (a number made where y lives)
+            a_ = a if hasattr(a, "shape") else xp.asarray(a, dtype=y.dtype, **on(y))  # (a number: as y, where y lives)
             positive = a_ > 0
             if xp is np:
                 db = dy * y * xp.log(xp.where(positive, a, 1.0)) * positive

@@ -5,6 +5,8 @@ once per function and call shape, cached on the function (`_adjoint_of`), and ru
 import inspect
 import types
 
+import numpy as np
+
 from ..adjoints import registry
 from ..errors import MissingAdjoint, SourceUnavailable, UnsupportedSyntax, ZygoteError, where
 from ..runtime.context import current
@@ -29,6 +31,8 @@ def _derived(fn, args, kwargs, need, api=False):
     slot = _claim(given) if mutates and not api else None
     log = current().log
     mark = 0 if api else len(log)
+    # (a helper updating its parameters: where the arguments sit before it runs, since it may store one into another)
+    before = places_of(given) if mutates and not api and len(given) > 1 else None
     try:
         y, tape = forward(*args, **kwargs) if kwargs is not None else forward(*args)
     except MissingAdjoint as e:  # (a callee of a library function's own Python, found as it ran: said at the user's line)
@@ -45,11 +49,8 @@ def _derived(fn, args, kwargs, need, api=False):
         surely, updated = _surely_updated(forward, mutates, finals, mark)
         _check_shared_memory(fn, surely, updated, given, kwargs or ())
         check_views(fn, surely, updated, given)
-    if api and log and len(given) > 1:  # (`gradient(h, z, z)`: an argument updated in place, given twice)
-        logged = set(log)
-        hit = [(k, a) for k, a in enumerate(args) if id(a) in logged and not mutate.is_number(a)]
-        if hit:
-            _check_shared_memory(fn, [k for k, _ in hit], [a for _, a in hit], given, kwargs or ())
+    if len(log) != mark and (api or before is not None):  # (`gradient(h, {"w": W}, W)`, tied weights, `h(x, [x])`)
+        refuse_tied_updates(fn, places_of(given) if api else before, set(log[mark:]), nested_only=not api)
     if len(log) != mark and (fn.__defaults__ is not None or fn.__kwdefaults__ is not None):
         _check_default_updates(fn, mark, len(args), kwargs)
     if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?
@@ -57,6 +58,64 @@ def _derived(fn, args, kwargs, need, api=False):
     if plan is None or api and len(args) <= code.co_argcount and len(plan) == 2:  # (no defaults' entries: below)
         return y, pb
     return y, MappedPullback(pb, plan)
+
+
+def places_of(given):
+    """({id(root): [place, ...]}, {id(object): id(root)}): where each array (by the memory it views), list, dict and
+    object the arguments reach sits among them (an object reached from itself, `self.me = self`, is one place)."""
+    places, roots, seen = {}, {}, set()
+    for k, a in enumerate(given):
+        _places(a, f"argument {k}", places, roots, seen, ())
+    return places, roots
+
+
+def refuse_tied_updates(fn, found, logged, nested_only=False):
+    """After a call's forward: refused, an array, list, dict or object that two places of the arguments reach (`found`:
+    `places_of`; the same array given twice, in a dict and as an argument, as a view of another, tied weights
+    `{"enc": W, "dec": W}`, `h(x, [x])`) where `fn` updated it in place (`logged`): its code takes each place as its
+    own object, so the gradient of a read through one place misses the update made through the other (silently wrong:
+    1.8 W for 1.62 W). An entry point walks the arguments after the call; a helper before it, as it may itself store
+    one argument into another (`kid.parent = parent; parent.kids.append(kid)`: new places, which it follows), and
+    leaves one object given as two of its arguments to call_checks `_check_shared_memory` (`nested_only`), which
+    allows a read of the other before the update."""
+    places, roots = found
+    for root in {roots[i] for i in logged if i in roots}:
+        if len(places[root]) > 1 and (not nested_only or any(w.endswith("]") for w in places[root])):
+            code = fn.__code__
+            raise ZygoteError(f"{code.co_qualname if hasattr(code, 'co_qualname') else code.co_name} (at "
+                              f"{code.co_filename}:{code.co_firstlineno}) updated in place an object that "
+                              f"{' and '.join(places[root][:2])} both reach, which zygotepy takes as separate "
+                              f"objects inside the function; pass a copy at one of them, or update out of place")
+
+
+def _places(x, path, places, roots, seen, above):
+    while getattr(type(x), "__zygote_number__", False) and hasattr(x, "primal"):  # (hessian's dual numbers)
+        x = x.primal
+    if isinstance(x, np.ndarray):
+        root = x
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        places.setdefault(id(root), []).append(path)
+        roots[id(x)] = roots[id(root)] = id(root)
+        return
+    if len(above) > 6 or len(seen) > 4096 or isinstance(x, (str, bytes, int, float, complex, type)) or id(x) in above:
+        return
+    if isinstance(x, (list, dict)) or type(getattr(x, "__dict__", None)) is dict and not callable(x):
+        places.setdefault(id(x), []).append(path)  # (a list, dict or object, updated in place too: `h(d, [d])`)
+        roots[id(x)] = id(x)
+    if id(x) in seen:
+        return
+    seen.add(id(x))
+    if isinstance(x, (list, tuple)):
+        items = enumerate(x)
+    elif isinstance(x, dict):
+        items = x.items()
+    elif type(getattr(x, "__dict__", None)) is dict and not callable(x):
+        items = vars(x).items()
+    else:
+        return
+    for key, v in items:
+        _places(v, f"{path}[{key!r}]", places, roots, seen, (*above, id(x)))
 
 
 def _surely_updated(forward, mutates, finals, mark):

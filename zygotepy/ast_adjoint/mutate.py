@@ -403,8 +403,13 @@ def global_method(obj, name, method, where, *args, **kwargs):
     reads no gradient. `where` is (file, line) of the update."""
     ctx = current()
     if ctx.depth:
+        if method in _READS_BACK:  # (`STACK.append(v)`, then `STACK.pop()`: a read of what was updated)
+            global_read(obj, name, where)
         ctx.global_updates[id(obj)] = (name, where)
     return getattr(obj, method)(*args, **kwargs)
+
+
+_READS_BACK = frozenset(("pop", "popitem", "popleft"))  # (the updating methods that give back an item)
 
 
 def global_read(obj, name, where):

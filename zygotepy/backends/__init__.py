@@ -4,8 +4,9 @@ Rules call `namespace(x)` to get the array namespace of their inputs (NumPy for 
 rule serves every backend. The namespace is cached per array type: `array_api_compat.array_namespace` costs ~1 µs a call.
 """
 import cmath
-import operator
 import collections
+import operator
+import sys
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def unbroadcast(g, like):
             namespace(g).asarray(like, **on(g))  # (made where the cotangent lives: a device's array stays there)
         return sequence_cotangent(unbroadcast(g, shaped), like)
     if not is_complex(like) and is_complex(g):
-        g = g.real
+        g = g.real if type(g) is np.ndarray or isinstance(g, (complex, np.generic)) else namespace(g).real(g)
     shape = getattr(like, "shape", None)
     gshape = getattr(g, "shape", None)
     if shape is None:  # a Python number
@@ -259,6 +260,13 @@ def is_array_type(t):
         hit = _ARRAY_TYPES[t] = hasattr(t, "__array_namespace__") \
             or (getattr(t, "__module__", None) or "").partition(".")[0] in _ARRAY_LIBRARIES
     return hit
+
+
+def traced(x):
+    """Is `x` a value JAX is tracing (inside `jax.jit`), whose value Python cannot branch on? The rules that pick an
+    exact formula by the data (a division where nothing is 0, a refusal at repeated values) take their general one."""
+    core = sys.modules.get("jax._src.core")
+    return core is not None and isinstance(x, core.Tracer)
 
 
 def is_foreign(x):

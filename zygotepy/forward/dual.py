@@ -348,7 +348,7 @@ def strip(x):
     if type(x) in _LEAVES:
         return x
     if isinstance(x, (list, tuple, collections.deque)) and any(True for _ in _walk(x)):
-        return type(x)(strip(v) for v in x)
+        return type(x)(*map(strip, x)) if hasattr(type(x), "_fields") else type(x)(strip(v) for v in x)
     if isinstance(x, dict) and any(True for _ in _walk(x)):
         return {k: strip(v) for k, v in x.items()}
     return x

@@ -51,7 +51,8 @@ def make_dual(x, t, tag):
     if t is None:
         return x
     if isinstance(x, (list, tuple)):
-        return type(x)(make_dual(a, b, tag) for a, b in zip(x, t, strict=True))
+        items = [make_dual(a, b, tag) for a, b in zip(x, t, strict=True)]
+        return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)  # (a namedtuple: by field)
     if isinstance(x, dict):
         return {k: make_dual(v, t.get(k), tag) for k, v in x.items()}
     if isinstance(x, np.ndarray):

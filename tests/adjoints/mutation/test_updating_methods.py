@@ -72,7 +72,20 @@ def g_in_a_loop(x):
     return s
 
 
-GLOBAL_CASES = [g_append, g_extend, g_update, g_setdefault, g_read_by_a_helper, g_in_a_loop]
+def g_popped(x):
+    CACHE.clear()
+    CACHE.append(x * 2.0)  # update
+    return np.sum(CACHE.pop() * x)  # read (`pop` gives the item back: its gradient was lost, 2x for 4x)
+
+
+def g_popped_from_a_dict(x):
+    TABLE.clear()
+    TABLE.update(w=x * 2.0)  # update
+    return np.sum(TABLE.pop("w") * x)  # read
+
+
+GLOBAL_CASES = [g_append, g_extend, g_update, g_setdefault, g_read_by_a_helper, g_in_a_loop, g_popped,
+                g_popped_from_a_dict]
 
 
 @pytest.mark.parametrize("f", GLOBAL_CASES, ids=lambda f: f.__name__)

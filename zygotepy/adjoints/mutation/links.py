@@ -18,7 +18,7 @@ from ..registry import adjoint
 from ..structures.common import like
 from .held import _opaque_parts, _place, _root, _split, _where, _where_each, _where_held, _where_items, \
     may_hold_deeper
-from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap
+from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap, unseen_pair
 from .views import through_views
 
 
@@ -49,6 +49,8 @@ def _put(kind):
     def put(parent, key, child):
         if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` still holds the old one, unchanged
             return parent, _to_first
+        if unseen_pair(parent, child) and id(child) in current().log:  # (`v = x[1:4]; v[0] = 7.0` on a device:
+            overlap(parent, child)  # is `v` a view? nothing tells: refused)
         if _is_array(parent):
             plan = "self" if parent is child else overlap(parent, child)
             direct = kind == "item" and isinstance(plan, Overlap) and _is_slot(parent, key, child)
@@ -249,7 +251,8 @@ def refresh(child, parent, kind, key):
     that array) has the slot's value, so its cotangent goes to the slot; anything else is unchanged by it."""
     if kind == "attr" and getattr(child, "__self__", None) is parent:  # `m = o.f`: reads `o` as it is when called
         return child, lambda dy: (None, dy, None, None)  # (a bound method's cotangent is its object's)
-    plan = "self" if child is parent else overlap(parent, child) if _is_array(child) else None
+    plan = "self" if child is parent else overlap(parent, child) if _is_array(child) or unseen_pair(
+        parent, child) and id(parent) in current().log else None  # (a device's array: refused where it was updated)
     if plan == "opaque":
         raise ZygoteError(f"zygotepy cannot differentiate reading the view .{key} of an array after the array was "
                           f"updated in place (its elements do not line up with the array's); take the view after "

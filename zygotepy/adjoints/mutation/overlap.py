@@ -29,6 +29,15 @@ def _device_view(x):
         getattr(x, "_base", None) is not None or getattr(x, "base", None) is not None)
 
 
+def unseen_pair(parent, child):
+    """Two arrays of another library whose elements NumPy cannot show (on another device), of a kind that cannot tell
+    whether it is a view (no `base`: array_api_strict's on a non-default device; JAX's are never updated in place):
+    an update through one of them, or a read of one after the other's, cannot be followed (links.py refuses it)."""
+    return all(type(x) is not np.ndarray and is_array_type(type(x)) and not hasattr(x, "base") and
+               not hasattr(x, "_base") and not type(x).__module__.startswith("jax") and
+               not isinstance(mt.host_memory(x), np.ndarray) for x in (parent, child))
+
+
 def _is_array(x):
     return isinstance(x, np.ndarray) or isinstance(mt.host_memory(x), np.ndarray)
 
@@ -93,7 +102,7 @@ def overlap(parent, child):
     """An `Overlap` of two arrays sharing memory, None if they share none, "opaque" if their elements do not line up
     (a `.view(dtype)`, `.real` of a complex array)."""
     parent, child = mt.host_memory(parent), mt.host_memory(child)
-    if _device_view(parent) or _device_view(child):
+    if _device_view(parent) or _device_view(child) or unseen_pair(parent, child):
         raise ZygoteError(f"zygotepy cannot follow an update in place through a view of a {type(parent).__name__} on "
                           f"a device (where its elements live cannot be read); copy the view before updating it, or "
                           f"update out of place")

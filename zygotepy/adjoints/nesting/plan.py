@@ -63,7 +63,7 @@ def _plan(fn, args):
         if not any(dispatch.differentiable(a) for a in args):
             return "const", None, None  # `tag.endswith("c")`: J runs it as a constant (an outer level sees it recorded)
         raise _unsupported(bound, "this method call")
-    if fn in _IN_PLACE and isinstance(args[0], (int, float, complex, tuple, str, np.generic)):
+    if _in_place_operator(fn) and isinstance(args[0], (int, float, complex, tuple, str, np.generic)):
         fn = _IN_PLACE[fn]  # `x += y` on a number is `x + y` (the in-place rule updates arrays, which nesting cannot)
     if dispatch.is_operator(fn) and any(type(a) not in dispatch._NATIVE and not is_array_type(type(a))
                                         and not getattr(type(a), "__zygote_number__", False) for a in args):
@@ -163,3 +163,10 @@ def _nested_rule(fn):
     """The rule an outer level transforms for a call of `fn`: for `gradient`, the twin rule, not the plain one."""
     rule = find_rule(fn)
     return getattr(rule, "__zygote_nested__", rule)
+
+
+def _in_place_operator(fn):
+    try:
+        return fn in _IN_PLACE
+    except TypeError:  # (an unhashable callable: a dataclass with `__call__`)
+        return False

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ...backends import conj, is_complex, namespace, on
+from ...backends import conj, is_complex, namespace, on, traced
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
 from .common import _H, _T, _expand
@@ -325,7 +325,7 @@ def svd(a, *args, **kwargs):
         k = s.shape[-1]
         if full:  # the extra columns of a complete basis are arbitrary: they must carry no cotangent
             for d, extra in ((dU, None if dU is None else dU[..., :, k:]), (dVh, None if dVh is None else dVh[..., k:, :])):
-                if extra is not None and bool(xp.any(extra != 0)):
+                if extra is not None and not traced(extra) and bool(xp.any(extra != 0)):
                     raise ZygoteError("np.linalg.svd(full_matrices=True): the completing singular vectors are not "
                                       "unique, so they have no gradient; use full_matrices=False")
             dU = None if dU is None else dU[..., :, :k]

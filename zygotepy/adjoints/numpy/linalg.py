@@ -4,7 +4,7 @@ trace, diagonal), and the helpers decompositions.py shares.
 """
 import numpy as np
 
-from ...backends import conj, is_complex, namespace, namespace_of, on, unbroadcast
+from ...backends import conj, is_complex, namespace, namespace_of, on, traced, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
 from .common import _H
@@ -59,7 +59,7 @@ def _gaps(w, what):
     diff = w[..., None, :] - w[..., :, None]
     off = ~xp.eye(w.shape[-1], dtype=xp.bool, **on(w))
     scale = xp.maximum(xp.max(xp.abs(w)), 1.0)  # (no float(): w may be a dual number, under hessian)
-    if bool(xp.any(xp.logical_and(off, xp.abs(diff) <= 1e-12 * scale))):
+    if not traced(w) and bool(xp.any(xp.logical_and(off, xp.abs(diff) <= 1e-12 * scale))):
         raise ZygoteError(f"the gradient of the {what} is undefined: repeated values {w}")
     return xp.where(off, 1 / xp.where(off, diff, xp.ones_like(diff)), xp.zeros_like(diff))
 
@@ -129,7 +129,8 @@ def _det_back(a, y, dy, linalg):
     if xp is np:
         regular = not (y == 0).any()  # (the method: NumPy's function costs more)
     else:
-        regular = bool(xp.all(xp.abs(y) > 1e-8 * xp.prod(xp.linalg.vector_norm(a, axis=-1), axis=-1)))
+        regular = not traced(y) and bool(xp.all(xp.abs(y) > 1e-8 * xp.prod(xp.linalg.vector_norm(a, axis=-1),
+                                                                             axis=-1)))
     if regular:
         return _array(xp, dy * conj(y))[..., None, None] * _H(linalg.inv(a))
     U, s, Vh = linalg.svd(a)
@@ -168,9 +169,9 @@ def slogdet(a):
         d = d if _dual(d) else asarray(d)  # (hessian's dual numbers pass)
         singular = result[1] == -np.inf
         per_matrix = xp.reshape(d, tuple(np.shape(d)) + (1, 1))  # (not `d[..., None, None]`: a dual of a number)
-        if not bool(xp.any(singular)):
+        if not traced(singular) and not bool(xp.any(singular)):
             return (per_matrix * _H(linalg.inv(a)),)
-        if bool(xp.any(xp.logical_and(singular, d != 0))):
+        if not traced(singular) and bool(xp.any(xp.logical_and(singular, d != 0))):
             raise ZygoteError("np.linalg.slogdet: the gradient of logabsdet is undefined at a singular matrix "
                               "(log|det| is -inf there, and its derivative unbounded nearby)")
         eye = xp.eye(a.shape[-1], dtype=a.dtype, **on(a))

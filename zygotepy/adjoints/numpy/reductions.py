@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ...backends import asarray, conj, function, namespace, on, truncated, unbroadcast
+from ...backends import asarray, conj, function, namespace, on, traced, truncated, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 from .common import (
@@ -328,7 +328,7 @@ def _moment(fn, root):
             count = math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1)
             scale = 1 / (count - ddof) if root else 2 / (count - ddof)
             if root:  # where std is 0 (equal entries), 0: the subgradient of the norm at its minimum, as |x| at 0
-                dy = xp.where(y == 0, 0.0, dy / xp.where(y == 0, 1.0, y)) if xp.any(y == 0) else dy / y
+                dy = xp.where(y == 0, 0.0, dy / xp.where(y == 0, 1.0, y)) if traced(y) or xp.any(y == 0) else dy / y
             g = _expand(dy, x_arr, axis, keepdims) * centred * scale
             dmean = None if mean is np._NoValue else unbroadcast(-xp.sum(g, axis=axis, keepdims=True), mean)
             return keyword_cotangents((_restore(g, x), *_nones(args)), kwargs, mean=dmean)

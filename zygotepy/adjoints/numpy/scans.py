@@ -4,7 +4,7 @@ ndarray methods cumsum/cumprod.
 """
 import numpy as np
 
-from ...backends import conj, namespace, on, truncated, unbroadcast
+from ...backends import conj, namespace, on, traced, truncated, unbroadcast
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
 from .common import _concat, _float, _foreign_keywords, _nones, _restore, _scan, nan_filled
 
@@ -42,7 +42,7 @@ def _cumprod_back(x, y, dy):
     """dx_k = sum_{j >= k} dy_j prod_{i <= j, i != k} x_i along the last axis: by division when x has no zeros, else
     one cumulative product per position (quadratic, but exact at zeros)."""
     xp = namespace(x)
-    if bool(xp.all(x != 0)):
+    if not traced(x) and bool(xp.all(x != 0)):
         return _reverse_cumsum(dy * conj(y), -1) / conj(x)
     n = x.shape[-1]
     columns = []

@@ -107,7 +107,7 @@ class Calls:
             obj = self.expr(func.value)
             args, _, _ = self.arguments(node)
             if isinstance(obj, Var):
-                self.mutate(obj, self.call(Const(_STORE_DUNDERS[func.attr]), [obj, *args], hint=self.user_name(obj)))
+                self.stored(_STORE_DUNDERS[func.attr], [obj, *args])
                 return Const(None)
         if isinstance(func, gast.Attribute) and func.attr in IN_PLACE_DUNDERS:
             # `y = a.__imul__(2)` updates `a` in place but reads as a plain call, so it would run unseen by the
@@ -171,8 +171,13 @@ class Calls:
         store = _STORES.get(id(self.resolve(fn.path))) if isinstance(fn, Global) and star is None else None
         if store is not None and not kwargs and len(args) == store[1]:  # `operator.setitem(d, k, v)` is `d[k] = v`
             if isinstance(args[0], Var):
-                self.mutate(args[0], self.call(Const(store[0]), args, hint=self.user_name(args[0])))
+                self.stored(store[0], args)
                 return Const(None)
+        if isinstance(fn, Global) and self.resolve(fn.path) is getattr and len(args) == 2 and not kwargs and \
+                star is None and isinstance(args[1], Const) and isinstance(args[1].value, str):
+            out = self.call(Const(getattr), args, hint=hint)  # `getattr(p, "w")` is `p.w`: the attribute it reads
+            self.note_child(out, "attr", args[0], args[1])
+            return out
         if isinstance(fn, Global) and self.resolve(fn.path) is vars and len(args) == 1 and not kwargs \
                 and star is None and isinstance(args[0], Var):  # `vars(obj)` is `obj.__dict__`, which holds its fields
             out = self.call(Const(getattr), [args[0], Const("__dict__")], hint=hint)
@@ -367,6 +372,15 @@ class Calls:
         (for reading their source; they do not exist until the `def` runs)."""
         return [self.readable(body) for body in self.code.co_consts if hasattr(body, "co_code")
                 and body.co_name == name and body.co_flags & inspect.CO_NEWLOCALS]
+
+    def stored(self, store, args):
+        """A store written as a call (`setattr(p, "w", a)`, `d.__setitem__(k, v)`, `operator.setitem(d, k, v)`): the
+        object's new version, and the value stored linked to it as the statement's store links it (`a += x` after it
+        reaches `p.w`: it was unseen)."""
+        new = self.call(Const(store), args, hint=self.user_name(args[0]))
+        self.mutate(args[0], new)
+        if store in (mt.setitem, mt.setattr_, mt.object_setattr) and len(args) == 3:
+            self.note_child(args[2], "item" if store is mt.setitem else "attr", new, args[1])
 
     def resolve(self, path):
         """The object the global dotted `path` names now (None if it cannot be read)."""

@@ -152,6 +152,7 @@ def test_jax_jit_of_rules_that_look_at_their_data(name):
     TracerBoolConversionError under `jax.jit`; traced, they take their general formula."""
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
+    was = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
     try:
         m = jnp.asarray(np.array([[2.0, 0.3, 0.1], [0.4, 1.5, -0.2], [0.1, 0.2, 1.1]]))
@@ -162,4 +163,4 @@ def test_jax_jit_of_rules_that_look_at_their_data(name):
         jitted = jax.jit(lambda a: zygotepy.gradient(f, a)[0])(m)
         np.testing.assert_allclose(jitted, zygotepy.gradient(f, m)[0], rtol=1e-9, atol=1e-12)
     finally:
-        jax.config.update("jax_enable_x64", False)
+        jax.config.update("jax_enable_x64", was)

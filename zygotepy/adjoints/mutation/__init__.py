@@ -11,7 +11,8 @@ even when no cotangent reached the new version.
 - calls.py: calls that may update their arguments (`mutcall`, `valuecall`), `out=`, `np.copyto`, `np.add.at`;
 - methods.py: the methods of lists, dicts and arrays that update their object (`lst.append(v)`, ...);
 - operators.py: the in-place operators (`a += b`, ...), the aliases after them, `|` and `|=`; torch_methods.py: torch's
-  in-place tensor methods (`x.add_(y)`, ...), which are those operators' rules;
+  in-place tensor methods (`x.add_(y)`, ...), which are those operators' rules; jax_methods.py: NumPy's in-place
+  methods on JAX's arrays, which cannot change (refused);
 - links.py: an update carried from a child to the objects holding it and back (`put_item`, `refresh`, ...), by where
   the child sits (held.py) and which elements arrays share (overlap.py);
 - loop_links.py: the links between a `for` loop's variable and what the loop walks.
@@ -29,5 +30,5 @@ from . import links, loop_links  # noqa: F401 (registers the links' rules, then 
 nondifferentiable(mt.global_method, mt.global_read, kept_lookup, compared, captured_unchanged,
                   kept_iterator_taken_in_part, eager_items, eager_items_done)
 
-from . import stores, calls, operators, torch_methods  # noqa: E402, F401 (registers their rules)
+from . import stores, calls, operators, torch_methods, jax_methods  # noqa: E402, F401 (registers their rules)
 from . import deques  # noqa: E402, F401 (registers collections.deque's rules)

@@ -6,7 +6,7 @@ import functools
 from ..errors import MissingTangentRule, ZygoteError
 from ..forward.dual import FORWARD, apply, has_dual
 from ..forward.levels import tangent_by_pullback
-from ..runtime.snapshots import first_updated, state
+from ..runtime.snapshots import updating
 
 USER_RULE = ("it has a reverse-mode rule (@adjoint) and no tangent rule, and forward mode takes the tangent from the "
              "rule's back only for an output that is a real number or a real array of at most 64 elements")
@@ -64,9 +64,7 @@ def _arguments_unchanged(user_rule, args, kwargs):
     function storing into a dict, a list or an object it was given): nothing would give the updated value's cotangent
     back, and a gradient through it would be silently lost."""
     given = (*args, *kwargs.values())
-    before = [state(a) for a in given]
-    result = user_rule.rule(*args, **kwargs)
-    k = first_updated(given, before)
+    result, k = updating(lambda: user_rule.rule(*args, **kwargs), given)
     if k is not None:
         raise ZygoteError(f"the adjoint rule {user_rule.__qualname__} for {_name(user_rule.target)} updated its "
                           f"argument {k} ({type(given[k]).__name__}) in place, and a rule's back cannot give the "

@@ -14,7 +14,7 @@ from ..adjoints.in_place import store_callable, unbound_method, updating_names
 from ..adjoints.registry import find_rule
 from ..errors import SourceUnavailable, UnsupportedSyntax
 from ..forward.transform import as_written
-from ..runtime.snapshots import first_updated, state
+from ..runtime.snapshots import updating
 from .call_checks import library, refuse_bound_update, refuse_store_callable
 from . import dispatch
 from . import runtime as rt
@@ -121,9 +121,7 @@ def _partial_unchanged(fn, args, kwargs):
     src)`, `partial(np.multiply, a, 2.0, out=a)`): as written, refused where it updated one of the objects it holds in
     place (the call names none of them: what reads one afterwards would miss the update, silently)."""
     held = [*fn.args, *fn.keywords.values()]
-    before = [state(a) for a in held]
-    result = as_written(fn, *args, **kwargs)
-    k = first_updated(held, before)
+    result, k = updating(lambda: as_written(fn, *args, **kwargs), held)
     if k is not None:
         refuse_partial_update(fn, held[k])
     return result

@@ -51,6 +51,13 @@ def first_updated(args, before):
     return None
 
 
+def updating(run, objects):
+    """`(run(), k)`: the position of the first of `objects` that `run` updated in place, or None."""
+    before = [state(a) for a in objects]
+    result = run()
+    return result, first_updated(objects, before)
+
+
 def fields(obj):
     """The fields of an object as they are now (the objects themselves, not copies), {} for one without a `__dict__`."""
     own = getattr(obj, "__dict__", None)

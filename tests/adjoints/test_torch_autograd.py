@@ -13,6 +13,8 @@ W = torch.tensor([0.3, -0.7, 1.1, 0.4], dtype=torch.float64)
 
 ROWS = {  # each a function of a 3x4 float64 tensor with entries in (0.2, 1.2)
     "torch.cdist": lambda x: torch.cdist(x, x + 0.3).sum(),
+    "torch.cdist of one tensor twice (a kernel matrix)": lambda x: torch.exp(-torch.cdist(x, x) ** 2).sum(),
+    "torch.norm (torch.functional's Python wrapper)": lambda x: torch.norm(x * x, dim=1).sum(),
     "torch.broadcast_tensors": lambda x: torch.broadcast_tensors(x, x[:, :1])[1].pow(2).sum(),
     "F.layer_norm, keyword weight": lambda x: F.layer_norm(x, (4,), weight=W * x[0], bias=W).pow(3).sum(),
     "Tensor.clamp_min": lambda x: x.clamp_min(0.5).pow(2).sum(),

@@ -6,7 +6,7 @@ import pytest
 
 import zygotepy
 from zygotepy import gradient, hessian
-from zygotepy.errors import UnsupportedSyntax
+from zygotepy.errors import UnsupportedSyntax, ZygoteError
 
 
 def _squares(a, p=True, out=None):
@@ -94,3 +94,18 @@ def test_a_closure_over_a_loop_counter_reads_its_last_value(mode):
     assert gradient(_late_bound_counter, 1.5) == (6.0,)
     with pytest.raises(UnsupportedSyntax, match="assigned a new value"):
         gradient(_late_bound_float, 1.5)
+
+
+def _apply_boundary(u, left, right):
+    u[0] = left
+    u[-1] = right
+
+
+def test_a_refused_update_names_only_the_parameters_it_updates():
+    """`u[0] = left` links the number `left` to `u`; the refusal of the call through `*args` names `u` alone."""
+    def f(u0, bcs):
+        u = u0 * 1.0
+        _apply_boundary(u, *bcs)
+        return np.sum(u * u)
+    with pytest.raises(ZygoteError, match=r"_apply_boundary updates its argument 'u' in place"):
+        gradient(f, np.array([0.0, 1.0, 2.0]), (0.5, 0.1))

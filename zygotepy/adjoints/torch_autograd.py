@@ -10,7 +10,9 @@ import sys
 import types
 
 from ..errors import ZygoteError
+from ..runtime.context import current
 from . import registry
+from .foreign.torch_views import _shares
 from .in_place import in_place_by_name
 
 _MADE = {}  # target -> its rule (None: not served)
@@ -40,6 +42,8 @@ def _served(torch, target):
         return False
     if type(target) is types.MethodDescriptorType or type(target) is types.WrapperDescriptorType:
         return getattr(target, "__objclass__", None) is torch._C.TensorBase
+    if type(target) is types.FunctionType:  # (torch.functional's Python wrappers: `cdist`, `norm`, whose source
+        return getattr(target, "__module__", None) == "torch.functional"  # calls `_VF` with its arguments as given)
     if type(target) is types.BuiltinFunctionType:
         owner = getattr(target, "__self__", None)  # (`torch._C._nn.hardtanh`, `torch._C._special.special_erfinv`)
         if isinstance(owner, types.ModuleType) and owner.__name__ in _C_MODULES:
@@ -90,6 +94,8 @@ def _autograd_rule(fn, who):
         except RuntimeError as e:
             raise ZygoteError(f"{who} failed under torch's autograd: {e}") from None
         y = _detached(out)
+        if isinstance(out, torch.Tensor) and not out.requires_grad and any(_shares(out, t) for t in leaves):
+            current().cuts[id(y)] = y  # (`t.detach()`: an update through it changes `t`, its gradient cut: links.py)
 
         def back(dy):
             outs, seeds = [], []
@@ -162,3 +168,4 @@ def _detached(out):
 
 
 registry.FALLBACKS.append(fallback)
+registry.SOURCE_FALLBACKS.append(fallback)

@@ -188,8 +188,8 @@ def captured_object_updated(obj, name, fn_name, file, line):
     list its caller made: `push = make_push(acc); push(x); sum(acc)`), the caller's later reads of it would carry no
     gradient back to the update (the closure's derived code cannot hand the object's new version to that caller):
     refused, naming the update. An object only the user's plain code holds (a log filled for printing) is fine."""
-    if isinstance(obj, mutate.ATOMIC) or not differentiable(obj):
-        return
+    if isinstance(obj, mutate.ATOMIC) or not differentiable(obj) or not mutate.updated_within(obj):
+        return  # (a call that may have updated it did not: `lambda t: f(t, w)` where `f` updates a local)
     frame = sys._getframe(2)  # (above the closure's own derived forward)
     while frame is not None:
         code = frame.f_code
@@ -284,6 +284,8 @@ def _check_updates(fn, mutated, finals, slot, updated, surely=None):
     if all(id(o) in taken for o in updated):
         return
     code = fn.__code__
+    if finals and len(finals) == len(mutated):  # (not a number one may hold: `u[0] = left` links `left` to `u`)
+        mutated = [k for k, o in zip(mutated, finals) if not mutate.is_number(o)] or mutated
     names = ("s " if len(mutated) > 1 else " ") + ", ".join(repr(code.co_varnames[k]) for k in mutated) \
         if mutated else " (one of them)"
     how = ("the call site does not take the updated object back (the call's result is used, the argument goes "
@@ -305,8 +307,6 @@ def _check_updates(fn, mutated, finals, slot, updated, surely=None):
     raise ZygoteError(
         f"{code.co_filename}:{code.co_firstlineno}: {fn.__qualname__} updates its argument{names} in place, and "
         f"{how}, so zygotepy cannot route the gradient of the updated object. {hint}")
-
-
 
 
 def _check_shared_memory(fn, mutated, finals, args, keywords=()):

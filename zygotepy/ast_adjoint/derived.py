@@ -2,6 +2,7 @@
 once per function and call shape, cached on the function (`_adjoint_of`), and run (`_derived`, and the fast paths'
 `_plain`, whose forward J calls itself).
 """
+import functools
 import inspect
 import types
 
@@ -100,7 +101,7 @@ def _places(x, path, places, roots, seen, above):
         return
     if len(above) > 6 or len(seen) > 4096 or isinstance(x, (str, bytes, int, float, complex, type)) or id(x) in above:
         return
-    if isinstance(x, (list, dict)) or type(getattr(x, "__dict__", None)) is dict and not callable(x):
+    if isinstance(x, (list, dict)) or type(getattr(x, "__dict__", None)) is dict and not isinstance(x, _CODE):
         places.setdefault(id(x), []).append(path)  # (a list, dict or object, updated in place too: `h(d, [d])`)
         roots[id(x)] = id(x)
     if id(x) in seen:
@@ -110,12 +111,17 @@ def _places(x, path, places, roots, seen, above):
         items = enumerate(x)
     elif isinstance(x, dict):
         items = x.items()
-    elif type(getattr(x, "__dict__", None)) is dict and not callable(x):
+    elif type(getattr(x, "__dict__", None)) is dict and not isinstance(x, _CODE):
         items = vars(x).items()
     else:
         return
     for key, v in items:
         _places(v, f"{path}[{key!r}]", places, roots, seen, (*above, id(x)))
+
+
+_CODE = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.ModuleType, functools.partial)
+"""What `_places` does not look into: code, whose `__dict__` holds no data (an object with `__call__`, a model, is
+data)."""
 
 
 def _surely_updated(forward, mutates, finals, mark):

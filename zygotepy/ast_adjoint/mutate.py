@@ -218,6 +218,17 @@ def shared_memory(x, others):
     return False
 
 
+def updated_within(obj, depth=0, ids=None):
+    """Was `obj`, or a list, dict or object it holds (a few levels down), updated in place while this entry point
+    runs (the log)?"""
+    ids = set(current().log) if ids is None else ids
+    if id(obj) in ids or depth > 4 or isinstance(obj, (types.FunctionType, types.ModuleType, type)):
+        return id(obj) in ids
+    items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else \
+        vars(obj).values() if hasattr(obj, "__dict__") else ()
+    return any(updated_within(v, depth + 1, ids) for v in items if not is_number(v))
+
+
 def updated_since(mark, objects):
     """Those of `objects` updated in place since the log had `mark` entries."""
     ids = set(current().log[mark:])
@@ -313,7 +324,7 @@ def read_by_position(parent, child, position):
         return (position, parent[position]) if parent.ndim == 1 and not isinstance(child, np.ndarray) and getattr(child, "ndim", 0) == 0 else None
     if kind is list:
         return (position, parent[position]) if position < len(parent) else None
-    if kind is dict and position < len(parent):
+    if isinstance(parent, dict) and position < len(parent):  # (an OrderedDict, a defaultdict too)
         key = next(itertools.islice(parent, position, None))  # (a dict's keys keep their order)
         return None if child is key else (key, parent[key])
     return None

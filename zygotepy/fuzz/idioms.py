@@ -43,6 +43,10 @@ _ALIASES = [
     ("{d} = Two({y})", "{d}.w", "{d}.v"),
     ("{d} = Two({y})\n{d}.inner = Two({d}.w)", "{d}.w", "{d}.inner.v"),
     ("{d} = Two({y})\n{q} = Two({d}.w)", "{d}.w", "{q}.v"),
+    ('{d} = [{{"w": {y}}}, {{"w": {y}}}]', '{d}[0]["w"]', '{d}[1]["w"]'),  # (inside two containers the function built)
+    ("{d} = [[{y}], [{y}[1:]]]", "{d}[0][0]", "{d}[1][0]"),
+    ('{d} = {{"a": Two({y}), "b": Two({y})}}', '{d}["a"].w', '{d}["b"].v'),
+    ("{d} = Two(Two({y}))\n{q} = [{d}, Two({y})]", "{q}[0].w.w", "{q}[1].v"),
 ]
 _UPDATES = ["{place} *= {e}", "{place} += 0.3 * np.sin({e})", "{place}[0] = {e}", "{place} -= 0.2 * {place}",
             "{place}[1:3] = [{e}, 0.5]"]
@@ -90,7 +94,7 @@ class IdiomBlocks:
             lines = [f"{y} = {name} * 1.0"]
         setup, first, second = self._one(_ALIASES)
         lines += setup.format(d=d, y=y, q=q).split("\n")
-        lines.append(self._one(_UPDATES).format(place=first.format(d=d), e=e()))
+        lines.append(self._one(_UPDATES).format(place=first.format(d=d, q=q), e=e()))
         return lines + [f"{t} = 0.5 * {t} + 0.3 * np.sum(np.tanh({second.format(d=d, q=q)}))"]
 
     def _seq_operand(self, t, e):

@@ -16,7 +16,7 @@ class Context:
     """Per-thread state of the differentiated calls in flight (see the module docstring)."""
     __slots__ = ("thread", "entries", "log", "depth", "global_updates", "item_arrays", "passed_through", "contexts",
                  "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views", "inert_managers",
-                 "eager_items", "dual_texts")
+                 "eager_items", "dual_texts", "cuts")
 
     def __init__(self):
         self.thread = get_ident()
@@ -37,6 +37,7 @@ class Context:
         self.inert_managers = {}   # id(manager) -> its fields after `__enter__`, where it held no gradient before
         self.eager_items = []      # (file, line) of each generator expression computing its items now (lower/lazy.py)
         self.dual_texts = {}       # text a dual number was formatted into -> its tag, until that level ends (forward)
+        self.cuts = {}             # id() -> a tensor a call detached from the one it shares memory with (`.detach()`)
 
     def clear_notes(self):
         """Forget what the outermost entry point's call noted (its forward and backward are over)."""
@@ -49,6 +50,7 @@ class Context:
         self.dict_views.clear()
         self.inert_managers.clear()
         self.eager_items.clear()
+        self.cuts.clear()
 
 
 _CURRENT = ContextVar("zygotepy_context")

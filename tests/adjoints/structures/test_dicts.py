@@ -307,3 +307,38 @@ def test_a_defaultdicts_key_put_in_by_a_lookup_alone_is_refused(mode):
         return sum(k * len(v) for k, v in d.items())
 
     assert gradient(stored_yourself, 3.0) == (1.0,)
+
+
+# --- an OrderedDict: its own items/values/keys/copy read it as a dict's do (they were refused: MissingAdjoint) ---------
+
+def ordered_layers(x):
+    layers = collections.OrderedDict()
+    layers["l1"] = x[:2] * 1.0
+    layers["l2"] = x[2:] * 2.0
+    h = 0.0
+    for name, w in layers.items():
+        h = np.tanh(h + np.sum(w ** 2))
+    return h + sum(np.sum(v) for v in layers.values()) + len(list(layers.keys()))
+
+
+def ordered_items_updated_in_a_loop(x):
+    d = collections.OrderedDict()
+    d["a"] = x[:2] * 1.0
+    d["b"] = x[2:] * 2.0
+    for k, v in d.items():
+        v *= 0.5
+    return np.sum(d["a"] * d["b"])
+
+
+def ordered_copy_then_an_update(x):
+    d = collections.OrderedDict()
+    d["a"] = x[:2] * 1.0
+    e = d.copy()
+    d["a"] += x[2:]
+    return np.sum(e["a"] * x[:2])
+
+
+@pytest.mark.parametrize("f", [ordered_layers, ordered_items_updated_in_a_loop, ordered_copy_then_an_update],
+                         ids=lambda f: f.__name__)
+def test_an_ordered_dict_matches_finite_differences(f, mode):
+    agree_at(f, X)

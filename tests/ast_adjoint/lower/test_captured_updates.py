@@ -8,6 +8,7 @@ import pytest
 
 from zygotepy import UnsupportedSyntax, gradient
 from zygotepy.testing import check_grads
+from plain_checks import central
 
 
 def test_an_array_updated_in_place_after_a_closure_captured_it_is_refused():
@@ -427,3 +428,25 @@ def test_an_augmented_update_of_a_captured_array_reaches_its_aliases(f, args):
     # (found by the program generator, seed 27001: `x += v` on a name a nested function captures left its alias `z`
     # at the old version, so `z[0] = c` did not reach `x`: a gradient of 1.0 where it is 0)
     check_grads(f, *args)
+
+
+def _scaled_inner(x, w):
+    h = np.tanh(w * x)
+    h[0] = h[0] * w[1]  # (an update of its own local: `w` is left as it was)
+    h *= 1.5
+    return np.sum(h * x[::-1])
+
+
+def _gradient_penalty(w):
+    x = np.array([0.3, -0.8, 1.2])
+    g = gradient(lambda t: _scaled_inner(t, w), x)[0]
+    return np.sum(g * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.dual_route
+def test_a_closure_calling_a_helper_that_updates_only_its_own_locals_is_followed(mode):
+    """`lambda t: f(t, w)` may update `w` as far as the lowering knows (f updates in place); it did not, which the
+    journal tells: a gradient penalty through it is differentiated (it was refused as updating `w`)."""
+    w = np.array([0.7, -0.4, 0.9])
+    (g,) = gradient(_gradient_penalty, w)
+    np.testing.assert_allclose(g, central(_gradient_penalty, [w], 0, h=1e-5), rtol=1e-6, atol=1e-7)

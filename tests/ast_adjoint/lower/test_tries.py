@@ -11,7 +11,7 @@ import pytest
 from zygotepy import UnsupportedSyntax, derivative, gradient, hessian, show_adjoint, value_and_gradient
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from plain_checks import central  # noqa: E402
+from plain_checks import agree_at, central  # noqa: E402
 
 
 def cholesky_with_jitter(k):
@@ -204,10 +204,9 @@ def _deletes(x):
 @pytest.mark.parametrize("f, message", [
     (_reads_partial, r"a try whose body assigns 'y' before a statement that may raise"),
     (_updates, r"a try whose body updates (a variable it reads|'x') in place"),
-    (_leaves_by_break, r"break or continue inside try"),
     (_finally, r"try/except with a finally clause"),
     (_deletes, r"deleting a variable inside try"),
-], ids=["partial assignment read", "update in place", "break", "finally", "del"])
+], ids=["partial assignment read", "update in place", "finally", "del"])
 def test_what_a_try_cannot_do_is_refused_at_the_users_line(f, message, mode):
     with pytest.raises(UnsupportedSyntax, match=r"test_tries.py:\d+: zygotepy cannot differentiate " + message):
         gradient(f, np.array([1.0, 2.0]))
@@ -385,3 +384,61 @@ def _next_without_a_raising_item(x):
 @pytest.mark.parametrize("f", [_sum_over_a_raising_item, _next_without_a_raising_item], ids=lambda f: f.__name__)
 def test_a_generator_inside_a_try_raising_as_python_does_runs(f, mode):
     assert value_and_gradient(f, 1.3) == (pytest.approx(f(1.3)), (2.0,))
+
+
+def _cholesky_with_jitter(log_ell):
+    X = np.array([0.0, 0.3, 1.1, 1.7])
+    K = np.exp(-0.5 * (X[:, None] - X[None, :]) ** 2 / np.exp(2 * log_ell[0]))
+    jitter = 1e-10
+    while True:
+        try:
+            L = np.linalg.cholesky(K + jitter * np.eye(len(X)))
+            break
+        except np.linalg.LinAlgError:
+            jitter *= 10
+    a = np.linalg.solve(L, np.sin(X))
+    return 0.5 * a @ a + np.sum(np.log(np.diag(L)))
+
+
+def _retried_until_it_works(x):
+    scale = 100.0
+    out = 0.0
+    while True:
+        try:
+            if scale > 1.5:
+                raise ArithmeticError
+            out = np.sum(np.log(x * scale))
+            break
+        except ArithmeticError:
+            scale = scale / 10.0
+    return out
+
+
+def _break_and_continue_in_the_body(x):
+    total = 0.0
+    for k in range(4):
+        try:
+            if x[k] < 0:
+                raise ValueError
+            v = np.sqrt(x[k])
+            if v > 1.0:
+                break
+            total = total + v
+            continue
+        except ValueError:
+            total = total - x[k] ** 2
+    return total + x[0]
+
+
+def _leaves_by_break_summed(x):
+    return np.sum(_leaves_by_break(x) ** 2)
+
+
+@pytest.mark.parametrize("f, x", [(_leaves_by_break_summed, np.array([1.0, 2.0])),
+                                  (_cholesky_with_jitter, np.array([0.2])),
+                                  (_retried_until_it_works, np.array([0.4, 0.6, 2.0])),
+                                  (_break_and_continue_in_the_body, np.array([0.3, -0.5, 1.9, 0.4]))],
+                         ids=["break", "cholesky jitter", "retry", "break and continue"])
+def test_break_and_continue_leaving_the_body(f, x, mode):
+    """The body returns ("break", its variables) and the caller breaks: `while True: try: ...; break`."""
+    agree_at(f, x)

@@ -158,8 +158,8 @@ def _where_items(parent, child, depth=0):
     cotangents move in one pass). An item that is not in `parent` itself has its own items looked for there (a plan
     of this kind for it: `{"all": [l.W for l in layers]}`). Numbers and strings are left out: no update in place
     changes them, so where they sit carries no gradient."""
-    if type(child) in (list, tuple, dict):
-        seq, entries = type(child), child.items() if type(child) is dict else enumerate(child)
+    if type(child) in (list, tuple) or isinstance(child, dict):  # (an OrderedDict's cotangent is a dict too)
+        seq, entries = (dict, child.items()) if isinstance(child, dict) else (type(child), enumerate(child))
     elif hasattr(child, "__dict__") and not isinstance(child, _NOT_PLAIN):
         seq, entries = StructGrad, vars(child).items()
     else:
@@ -235,6 +235,14 @@ def _held_error(where, plan):
                        f"array before it is kept (W.copy()), or make the update before")
 
 
+def seq_items(parent, dy):
+    """The cotangent `dy` of the list, tuple or namedtuple `parent` as a list of its items' (a namedtuple's is a
+    StructGrad keyed by field: structures/common.py `like`)."""
+    if isinstance(dy, dict) and hasattr(type(parent), "_fields"):
+        return [dy.get(f) for f in parent._fields]
+    return list(dy)
+
+
 def _split(plan, parent, dy, where):
     """`parent`'s cotangent `dy` -> (the part not at `child`'s places, the sum of the parts at them)."""
     if dy is None:
@@ -249,7 +257,7 @@ def _split(plan, parent, dy, where):
         _, seq, n, places, flat = plan
         dchild = {}
         if flat is not None:
-            dp = list(dy)
+            dp = seq_items(parent, dy)
             for key, ks in flat.items():
                 for k in ks:
                     dchild[key], dp[k] = rt.acc(dchild.get(key), dp[k]), None
@@ -260,7 +268,7 @@ def _split(plan, parent, dy, where):
     kind, found = plan
     dchild = None
     if kind == "seq":
-        dp = list(dy)
+        dp = seq_items(parent, dy)
         for k, item, sub in found:
             dp[k], d = _split(sub, item, dp[k], where)
             dchild = rt.acc(dchild, d)

@@ -17,7 +17,8 @@ from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
 from .held import _opaque_parts, _place, _root, _split, _where, _where_each, _where_held, _where_items, \
-    may_hold_deeper
+    may_hold_deeper, seq_items
+from .shared import shared_contents, split_shared
 from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap, unseen_pair
 from .views import through_views
 
@@ -45,10 +46,16 @@ def _to_first(dy):
     return (dy, None, None)
 
 
+def _to_child(dy):
+    return (None, None, dy)
+
+
 def _put(kind):
     def put(parent, key, child):
         if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` still holds the old one, unchanged
             return parent, _to_first
+        if child is parent:  # (`root["me"] = root`, then `root["me"]["w"] *= 2`: the object's own update)
+            return parent, _to_child
         if unseen_pair(parent, child) and id(child) in current().log:  # (`v = x[1:4]; v[0] = 7.0` on a device:
             overlap(parent, child)  # is `v` a view? nothing tells: refused)
         if _is_array(parent):
@@ -72,8 +79,15 @@ def _put(kind):
             if kind == "attr" and getattr(type(parent), key, None) is child:
                 _refuse_class_attribute(parent, key, child)
             current().log.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
+        shared = shared_contents(parent, child) if plan is not None and not _is_array(parent) else None
 
         def back(dy):
+            rest, _, dchild = _routed(dy)
+            if shared is not None and rest is not None:
+                rest, dchild = split_shared(shared, parent, rest, dchild)
+            return rest, None, dchild
+
+        def _routed(dy):
             if dy is None or plan is None:
                 return (dy, None, None)
             if _is_array(parent) and not direct or isinstance(plan, tuple):  # (held.py's plans: _split)
@@ -96,7 +110,7 @@ def _put(kind):
                 places = [k for k, v in parent.items() if v is child]
                 return ({k: v for k, v in dy.items() if k not in places} or None, None,
                         _sum(dy.get(k) for k in places))
-            dp = list(dy)
+            dp = seq_items(parent, dy)
             places = [k for k, v in enumerate(parent) if v is child]
             dchild = _sum(dp[k] for k in places)
             for k in places:
@@ -156,6 +170,7 @@ def put_held(parent, where, child):
     inside = _where_items(child, parent) if plan is None else None
     if (plan is not None or inside is not None) and mt.may_have_changed(child) and not _holds_whole(child, parent):
         current().log.append(id(parent))
+    shared = shared_contents(parent, child) if isinstance(plan, tuple) and plan[0] != "items" else None
 
     def back(dy):
         if dy is None or plan is None and inside is None:
@@ -164,6 +179,8 @@ def put_held(parent, where, child):
             rest, dchild = _place(inside, child, dy, where)
             return (rest, None, dchild)
         rest, dchild = _split(plan, parent, dy, where)
+        if shared is not None and rest is not None:  # (what `child` holds, held elsewhere in `parent` too)
+            rest, dchild = split_shared(shared, parent, rest, dchild)
         return (rest, None, dchild)
     if type(child) is dict:  # `v = vals(d)`, `[d.values()]`
         return parent, through_views(parent, child, back, 2, where)
@@ -181,14 +198,15 @@ def _holds_whole(child, parent):
     return any(v is parent for v in held)
 
 
-@adjoint(mt.refresh_held, updates=True)
+@adjoint(mt.refresh_held, updates=True, need=True)
 def refresh_held(child, parent, where):
     """`child` may sit somewhere in `parent`, which was updated in place: `child`'s cotangent is `parent`'s there. Or
     `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `W[0] *= 2`): its cotangents where they sit
     are `parent`'s cotangents of those items."""
     if mt.is_number(child):  # a number sitting in `parent` keeps its value whatever `parent`'s update did
-        return child, _to_first
+        return child, _stays
     plan = _where(parent, child)
+    cut = plan is not None and id(parent) in current().cuts  # (`y = t.detach(); y[0] = 5.0`)
     inside = _where_items(child, parent) if plan is None else None
     # or `parent` sits in `child`: a call handed back part of an object (`p = box.get()`, `getattr(o, "w")`), then
     # updated in place: `child`'s cotangent at that place is `parent`'s
@@ -202,9 +220,11 @@ def refresh_held(child, parent, where):
             or holder and mt.may_have_changed(parent) and _where_held(child, parent) is not None):
         current().log.append(id(child))
 
-    def back(dy):
+    def back(dy, need=None):
         if dy is None:
             return (None, None, None)
+        if cut or plan is not None and need is not None and not need[1]:  # (then `t` read: `_cut_error`)
+            raise _cut_error(where)
         if inside is not None:
             rest, dparent = _split(inside, child, dy, where)
             return (rest, dparent, None)
@@ -219,6 +239,23 @@ def refresh_held(child, parent, where):
     if plan is None and inside is None and holds is None and routed is back:  # not held there: `parent`'s update
         mt.passed_through((child,), len(current().log))  # left it as it was: its holders need not assume it changed
     return child, routed
+
+
+def _stays(dy, need=None):
+    return (dy, None, None)
+
+
+def _cut_error(where):
+    """`child`, which carries a gradient, sits in (or is) `parent`, which carries none: made by a call that cuts
+    gradients and returns what it was given (`y = dropgrad(s)`, `torch`'s `.detach()`), then updated in place. The
+    update changed `child` too; whether its gradient should pass through that change is not defined (finite
+    differences, PyTorch and a stop-gradient reading give three answers), so it is refused."""
+    file, line, name, made = where
+    made = f" made at line {made}" if made is not None else ""
+    return ZygoteError(f"{file}:{line}: zygotepy cannot differentiate this update in place: it changes '{name}', "
+                       f"which carries a gradient and is read after it, through a value{made} that carries none "
+                       f"(dropgrad({name}), {name}.detach(), or something holding it); update '{name}' itself, or "
+                       f"cut the gradient from a copy (dropgrad({name}.copy()))")
 
 
 _IMMUTABLE = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), np.generic)

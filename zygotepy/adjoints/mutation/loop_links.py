@@ -14,6 +14,7 @@ from ...runtime.context import current
 from ..registry import adjoint, nondifferentiable
 from ..structures.indexing import scatter_array
 from .held import _place, _split, _where_held
+from .shared import shared_contents, split_shared
 from .links import _to_first
 from .operators import immutable_array
 
@@ -114,6 +115,7 @@ def put_iter(parent, where, child):
         current().log.append(id(parent))
     elif changed and not isinstance(parent, (list, tuple, np.ndarray)) and _mutable(child):
         raise _unseen(where, parent)  # (an item a call surely left as it was, `out.append(v)`, is no update)
+    shared = shared_contents(parent, child, where) if isinstance(plan, tuple) and plan[0] != "row" and changed else None
 
     def back(dy):
         if dy is None or plan is None:
@@ -126,6 +128,8 @@ def put_iter(parent, where, child):
             rest[plan[1]] = 0
             return (rest, None, dchild)
         rest, dchild = _split(plan, parent, dy, where)
+        if shared is not None and rest is not None:  # (what `child` holds, held elsewhere in `parent` too)
+            rest, dchild = split_shared(shared, parent, rest, dchild)
         return (rest, None, dchild)
     return parent, back
 

@@ -54,9 +54,9 @@ def through_views(holder, mapping, back, to, where=None):
     if not views:
         return back
 
-    def routed(dy):
+    def routed(dy, *need):
         dy, dmap = views_back(views, holder, dy, where)
-        grads = list(back(dy))
+        grads = list(back(dy, *need))
         grads[to] = rt.acc(grads[to], dmap)
         return tuple(grads)
     return routed

@@ -1,6 +1,7 @@
 """Rules for dicts: displays (`{k: v}`, `{**a, **b}`), `d[k] = v`, and the methods that read a dict (`items`,
 `values`, `get`, `keys`, `copy`); and the cotangents of keys read back out of a dict (`keys_read`, `key_cotangent`),
 which the stores that put the keys in hand to the keys. A dict's cotangent is a dict keyed by its keys."""
+import collections
 import sys
 
 from ...ast_adjoint import mutate as mt
@@ -233,6 +234,10 @@ def dict_keys(d):
     """`d.keys()`: its cotangent is the list of its keys' (iterating the view), which pass nothing back into `d`."""
     keys = list(d)
     return d.keys(), lambda dy: (None if dy is None else keys_read(keys, list(dy)),)
+
+
+for _name, _rule in (("items", dict_items), ("values", dict_values), ("keys", dict_keys), ("copy", dict_copy)):
+    adjoint(getattr(collections.OrderedDict, _name))(_rule)  # (its own methods, which read it as a dict's do)
 
 
 @adjoint(rt.view_refreshed, updates=True)

@@ -241,6 +241,7 @@ class ControlFlow:
         self.loop_depth += 1
         for c in carries:  # (each carry's object has a lineage before the body runs: the links found are kept by it)
             self.lineage_of(c.var)
+        newest = dict(self.latest)
         state = self.lowering_state()
         loop.body, body_env = self.sub_region(body)
         later = self.links_made(state["parents"], carries, [*names, *extra], body_env, node.lineno)
@@ -263,12 +264,24 @@ class ControlFlow:
                 loop.body.append(Assign(loop.exit, Call(Const(rt.any_set), tuple(flags)), node.lineno))
         self.env = outer_env
         self.env.pop(position, None)
+        self.forget_body_versions(newest, carries)
         left = [self.env[f] for f, on in ((_BREAK, breaks), (_RETURNED, returns)) if on]
         self.env.pop(_BREAK, None)
         if enclosing_break is not None:
             self.env[_BREAK] = enclosing_break
         self.emit(loop)
         return left
+
+    def forget_body_versions(self, before, carries):
+        """After a loop, an object's newest version is its carried variable's, not one its body made (defined only
+        there): else an update after the loop would name a variable the loop's scope never defines."""
+        carried = {self.lineage.get(c.var): c.var for c in carries}
+        for lin, var in list(self.latest.items()):
+            if before.get(lin) is not var:
+                if lin in carried:
+                    self.latest[lin] = carried[lin]
+                else:
+                    del self.latest[lin]  # (no name refers to it after the loop: found at run time, as unnamed)
 
     def lowering_state(self):
         """A copy of what lowering a region changes (lineages and links, names' versions, nested functions' code

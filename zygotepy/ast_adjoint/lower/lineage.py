@@ -22,6 +22,9 @@ class Lineages:
         # lineages a maybe-in-place update (`z *= 0.5`) may have split in two: on JAX arrays and numbers `z` names a
         # new object and its aliases keep the old one, so a later update reaches a name only if it names that object
         self.split = set()
+        self.pending = {}      # lineage -> its version refreshed by an update in place, until that is passed on
+        self.refreshed_lins = set()  # the lineages the update being lowered refreshed (mutation.py)
+        self.refreshed_again = set()  # (lineage, from lineage) pairs it refreshed by a second route
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.closure_reads = {}  # lineage of a nested function made here -> the names it captures
         self.updated_name = None  # the name the update being lowered was made through (for its refusals)

@@ -11,9 +11,10 @@ find the item at run time: an array's row by its address, anything else by ident
 `d.values()` and `d.items()` link each name to the container whose items it takes. A container no local name refers
 to (`for v in [a, b]`) gets a hidden local, so the loop carries its versions. Each iteration reads its item from the
 container as it is then (`refresh_iter`; dropped when the body never gives the container a new version). A loop over
-a new list or tuple made from another container (`reversed(lst)`, `sorted(lst)`, `list(lst)`, `lst[::-1]`, `f(lst)`)
-whose items are updated in place is refused when it runs (`mutate.loop_copied`): the copy is not the container whose
-items they are.
+a new list or tuple made from another container (`reversed(lst)`, `sorted(lst)`, `list(lst)`, `lst[::-1]`,
+`net.parameters()`) may update the items in its body: the update's links find them in what made the copy (the call's
+result holds its arguments' items) and route their cotangents there. The loop variable of such a copy updated after
+the loop, which no iteration links, is refused when it runs (`mutate.loop_copied`).
 
 A name the body rebinds and that names an object when the loop starts (`b = a; for ...: b = b[1:]`) is carried as its
 own object, linked the same way to the one it starts as (found there at run time: itself, a row, an item; a view of
@@ -275,8 +276,8 @@ class LoopTargets:
                 kept = [c for c, ls in self.parents.items() if any(k == "held" and p == lin for k, p, _ in ls)]
                 # (an item of a copy `lst[::-1]` is its original's too)
                 made = kept + [p for k, p, _ in self.parents_of(lin) if k == "item" and p not in kept]
-                if made and name in updated:
-                    copies.append((name, lin, made))
+                if made and name in updated and name not in names:  # (one updated in the body is found in
+                    copies.append((name, lin, made))  # what made the copy: shared.py `shared_contents`)
             links.append((name, lin, kept))
         self.copied_checks[id(node)] = copies
         return it, links, hidden, changing
@@ -329,8 +330,10 @@ class LoopTargets:
         self.copied_checks.pop(id(node), None)
         self.end_watches(node)
         for name in hidden:
-            self.env.pop(name, None)
+            var = self.env.pop(name, None)
             self.locals.discard(name)
+            if isinstance(var, Var) and self.lineage.get(var) is not None:  # (its newest version is the carried
+                self.latest[self.lineage[var]] = var  # name, not one its body made: an update after the loop)
 
     def carry_rebound(self, carries, rebound):
         """Carries of names the body rebinds (`b = b[1:]`): their own object, held by the one the name starts as."""

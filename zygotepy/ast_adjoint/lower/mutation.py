@@ -59,6 +59,8 @@ class Mutation:
         named children. `maybe`: `new` is the same object only if the operation (`+=`) ran in place. `chain`: the
         lineages this update already reached (links can form cycles)."""
         lin = self.lineage_of(old)
+        if chain is None:  # (an update's first call: the objects it refreshes, `refresh_again`'s candidates)
+            self.refreshed_lins, self.refreshed_again = set(), set()
         chain = {lin} if chain is None else chain
         chain.add(lin)
         placed = []
@@ -138,22 +140,25 @@ class Mutation:
                                       hint=self.user_name(child))
                 elif kind == "view":  # `vals = d.values()`: Python's view shows `d` as it is now, also where it is
                     fresh = self.call(Const(rt.view_refreshed), [child, new, key], hint=self.user_name(child))
+                    self.refreshed_lins.add(clin)
                     refreshed.append((child, fresh))  # held (`w = [vals]`): shown again in place, an update of it
                     continue
                 else:
                     fresh = self.call(Const(mt.refresh), [child, new, Const(kind), key], hint=self.user_name(child))
                 self.rebind(child, fresh, whole_lineage=True)
                 # and what holds or shares the child passes it on (`v = w.reshape(3)` of `w = b[0]`: a view of it)
+                self.refreshed_lins.add(clin)
                 refreshed.append((child, fresh))
                 if came_from is not None and self.slot_toward(lin, came_from) == direct[clin]:
                     # the update came through the very slot that holds it (`self.parent = parent`, then
                     # `self.parent.children.append(self)`): a parameter held so goes back to the caller too
                     self.reached.add(clin)
         for clin in [c for c in below if c not in direct]:
-            if clin in chain:
-                continue
             child = self.named_child(clin)
             if child is None:
+                continue
+            if clin in chain:
+                self.refresh_again(clin, child, new, came_from, chain)
                 continue
             # held here, however deep (`lst = [W]; lst[0][0] = 5` changes W): found in `new` at run time, and its
             # own holders see the change too, once every child has its own new version (a child's holder may be
@@ -162,13 +167,15 @@ class Mutation:
             chain.add(clin)
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, made.get(clin, (0, None))[1])],
                               hint=self.user_name(child))
-            refreshed.append((child, fresh))
+            refreshed.append(self.pend(clin, child, fresh))
         holders = False
         for kind, plin, key in list(self.parents_of(lin)):
-            if plin == came_from or plin in chain:
+            if plin == came_from:
                 continue
-            if kind == "held":
-                holders = holders or key
+            if kind == "held":  # (a holder this update reached by another route, first, is told again below:
+                holders = holders or key  # `p1 = [W]; p2 = [W]; a = f(p1, x); b = f(p2, x)`, then `p1[0] *= 2`
+                continue  # reaches `p2` from `b` through `x` before from `W`)
+            if plin in chain:
                 continue
             if kind == "view":  # (a view's items are its dict's values: their updates reach it as held items)
                 continue
@@ -185,6 +192,8 @@ class Mutation:
                 parent = self.current(hlin, named=True)
                 if parent is not None:
                     again = hlin in chain
+                    if again and hlin in self.pending:  # (refreshed by this update, which it passes on after)
+                        continue
                     chain.add(hlin)
                     put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), updated()],
                                     hint=self.user_name(parent))
@@ -196,22 +205,49 @@ class Mutation:
                         self.mutate(parent, put, lin, chain=chain)
                     finally:
                         self.by_call = outer
-        for clin in self.through_unnamed(lin, chain | {came_from}):
+        for clin in self.through_unnamed(lin, {came_from}):
             # a sibling (`z = (y, x)[0]`, `v = a[1:] if c else a[:1]`) or a view's own parent (`t = [y[1:]]`,
             # `np.squeeze(x[None])`), linked only through an object no name refers to now: it may be the updated
             # object, sit inside it or share its memory, which is found at run time
-            if clin in chain:
-                continue
             child = next(v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
                          and not n.startswith("."))  # a user's name: `.param` keeps a parameter's first object
+            if clin in chain:
+                self.refresh_again(clin, child, new, came_from, chain)
+                continue
             chain.add(clin)
             fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(self.line))],
                               hint=self.user_name(child))
-            refreshed.append((child, fresh))
+            refreshed.append(self.pend(clin, child, fresh))
         # every object this update may reach has its new version before any of them passes its own update on: one
         # passed on from another (a number held beside it: `[(ys[0], b)]`) would be found in the wrong object
         for child, fresh in refreshed:
+            self.pending.pop(self.lineage_of(child), None)
             self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+
+    def refresh_again(self, clin, child, new, came_from, chain):
+        """`child`, which this update reached first by another route (a call's result that may hold it: `p = [w[:2]];
+        t = f(w, p)`, then `w *= 2` reaches `p` from `t` before through the view), may also sit in `new`, found at run
+        time: refreshed from it too."""
+        lin = self.lineage_of(new)
+        if clin not in self.refreshed_lins or clin in self.pending or lin in self.related(clin, False, ()):
+            return  # (only a child this update refreshed, whose cotangent its holder routes: the updated object
+            # and its holders have theirs from the update; one refreshed, not passed on yet, has its version from
+            # the update's object; one holding the object, a cycle of parent pointers, has its route through it)
+        if (clin, lin) in self.refreshed_again:
+            return
+        self.refreshed_again.add((clin, lin))
+        fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(self.line))],
+                          hint=self.user_name(child))
+        # and its holders see this version (`a = O(w); b = O(w[:2])`, `t = a.f() + b.f()`, then `b.w *= 2`: `w`
+        # refreshed from `t`, told to `a`, then refreshed from `b`): once per pair, so a cycle of links ends
+        self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+
+    def pend(self, clin, child, fresh):
+        """(child, fresh): a child refreshed by this update, which passes the update on once every object it
+        reaches has its new version; noted in `pending` until then."""
+        self.pending[clin] = fresh
+        self.refreshed_lins.add(clin)
+        return child, fresh
 
     def named_child(self, clin):
         """A Var of lineage `clin` some name (a user's, or a loop's live copy) holds now, or None."""

@@ -17,7 +17,9 @@ handlers' types was raised (`named`: which handlers bind it, `except E as e`). W
 A body that fails leaves the variables it assigned as they were before it (Python keeps what it assigned before the
 failing statement): refused where a handler, or code after the `try` a handler may fall through to, reads a variable
 that a statement before the body's last one (or a compound last one) assigns. Updates in place of the arguments are
-refused at run time by the rule. `finally`, and `break`/`continue` leaving the body, are refused.
+refused at run time by the rule. A `break` or `continue` of the body returns `("break", (the assigned variables,))`,
+after which the caller breaks (`while True: try: L = cholesky(K + j * I); break / except LinAlgError: j *= 10`).
+`finally` is refused.
 """
 import copy
 import os
@@ -27,7 +29,7 @@ import gast
 from .. import runtime as rt
 from ..ir import Const
 from ..source import register_made
-from .jumps import SCOPES, assigned_names, flat_nodes
+from .jumps import LOOPS, SCOPES, assigned_names, flat_nodes
 
 
 def _reads(nodes):
@@ -66,6 +68,26 @@ def _returns_tagged(stmts):
         work.extend(c for c in gast.iter_child_nodes(n))
 
 
+def _jumps_returned(block, assigned):
+    """The body's own `break` and `continue` (not a nested loop's body's, nor a nested function's) made
+    `return ("break", (the assigned variables,))`: the caller binds them, then breaks (or continues) its loop."""
+    for k, s in enumerate(block):
+        if isinstance(s, (gast.Break, gast.Continue)):
+            names = gast.Tuple([gast.Name(n, gast.Load(), None, None) for n in assigned], gast.Load())
+            kind = gast.Constant("break" if isinstance(s, gast.Break) else "continue", None)
+            block[k] = gast.copy_location(gast.Return(gast.Tuple([kind, names], gast.Load())), s)
+        elif isinstance(s, SCOPES):
+            continue
+        elif isinstance(s, LOOPS):
+            _jumps_returned(s.orelse, assigned)  # (its body's jumps are its own; its else clause's leave ours)
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list):
+                    _jumps_returned(getattr(s, field), assigned)
+            for h in getattr(s, "handlers", ()):
+                _jumps_returned(h.body, assigned)
+
+
 def _reraising(stmts, exc):
     """A handler's statements with its bare `raise` (not a nested handler's, nor a nested function's) made
     `raise <the caught exception>`: Python's re-raise of the exception being handled."""
@@ -96,9 +118,6 @@ class Tries:
             self.fail("try/except", node)  # stay where an outer level refuses them, as torch's autograd fallback)
         if node.finalbody:
             self.fail("try/except with a finally clause", node.finalbody[0])
-        for s in node.body:
-            if self.jumps(s, (gast.Break, gast.Continue)):
-                self.fail("break or continue inside try", s)
         for n in flat_nodes(node.body):  # (what compiling the body outside its class would change)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == "super" and not n.args:
                 self.fail("super() without arguments inside try", n)
@@ -124,6 +143,8 @@ class Tries:
     def refuse_partial(self, node, assigned):
         """Refuse what the failure of a body after it assigned a variable would let be seen (see the module)."""
         body = node.body
+        while len(body) > 1 and isinstance(body[-1], (gast.Break, gast.Continue)):  # (which raise nothing)
+            body = body[:-1]
         # (a simple last statement binds its names after all it calls ran; an assignment expression in it, before)
         atomic = isinstance(body[-1], (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass)) \
             and not any(isinstance(n, gast.NamedExpr) for n in gast.walk(body[-1]))
@@ -147,6 +168,7 @@ class Tries:
         its source, for zygotepy, is that node (`source.register_made`)."""
         body = copy.deepcopy(node.body)
         _returns_tagged(body)
+        _jumps_returned(body, assigned)
         names = gast.Tuple([gast.Name(n, gast.Load(), None, None) for n in assigned], gast.Load())
         end = gast.Return(gast.Tuple([gast.Constant(False, None), names], gast.Load()))
         last = max(getattr(n, "end_lineno", None) or getattr(n, "lineno", node.lineno) for n in gast.walk(body[-1])
@@ -175,11 +197,16 @@ class Tries:
         item = lambda v, k: gast.Subscript(v, gast.Constant(k, None), gast.Load())  # noqa: E731
         value = item(load(out_name), 1)
         success = []
+        tag = lambda v: gast.Compare(item(value, 0), [gast.Is()], [gast.Constant(v, None)])  # noqa: E731
         if any(isinstance(n, gast.Return) for n in flat_nodes(node.body)):
-            success.append(gast.If(item(value, 0), [gast.Return(item(value, 1))], []))
+            success.append(gast.If(tag(True), [gast.Return(item(value, 1))], []))
         if assigned:
             targets = gast.Tuple([gast.Name(n, gast.Store(), None, None) for n in assigned], gast.Store())
             success.append(gast.Assign([targets], item(value, 1), None))
+        for kind, jump in (("break", gast.Break), ("continue", gast.Continue)):
+            if self.jumps(node, (jump,), body_only=True):  # (the body's own: `while True: try: ...; break`)
+                success.append(gast.If(gast.Compare(item(value, 0), [gast.Eq()], [gast.Constant(kind, None)]),
+                                       [jump()], []))
         success += node.orelse
         failure = [gast.Raise(value, None)]
         for k in reversed(range(len(node.handlers))):

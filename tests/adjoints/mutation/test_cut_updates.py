@@ -1,0 +1,97 @@
+"""An update in place through a value whose gradient was cut (`dropgrad(s)`, torch's `t.detach()`, a dict holding
+`s` given to dropgrad) changes `s`, which carries a gradient: when `s` is read after it, the gradient through that
+update has no one meaning (finite differences, PyTorch and a stop-gradient reading give three answers), so zygotepy
+refuses it naming the line (mutation/links.py `_cut_error`). The cut value itself read after its own update is a
+constant, as dropgrad promises; an update of the original reaches it (the same array), as finite differences see."""
+import numpy as np
+import pytest
+
+from zygotepy import ZygoteError, dropgrad, gradient
+
+
+def dropped_then_scaled(x):
+    s = x * 1.0
+    y = dropgrad(s)
+    y *= 2.0
+    return np.sum(s * x)
+
+
+def dropped_then_item_set(x):
+    s = x * 1.0
+    y = dropgrad(s)
+    y[0] = 5.0
+    return np.sum(s * x)
+
+
+def dropped_view_updated(x):
+    s = x * 1.0
+    y = dropgrad(s)[:2]
+    y *= 2.0
+    return np.sum(s * x)
+
+
+def dropped_through_out(x):
+    s = x * 1.0
+    y = dropgrad(s)
+    np.multiply(y, 2.0, out=y)
+    return np.sum(s * x)
+
+
+def dropped_dict_holding_it(x):
+    s = x * 1.0
+    d = dropgrad({"w": s})
+    d["w"] *= 2.0
+    return np.sum(s * x)
+
+
+@pytest.mark.parametrize("f", [dropped_then_scaled, dropped_then_item_set, dropped_view_updated, dropped_through_out,
+                               dropped_dict_holding_it], ids=lambda f: f.__name__)
+def test_an_update_through_a_cut_value_of_what_is_read_after_is_refused(f, mode):
+    with pytest.raises(ZygoteError, match=r"test_cut_updates\.py:\d+: .*carries a gradient and is read after it"):
+        gradient(f, np.array([1.0, 2.0, 3.0]))
+
+
+def test_the_cut_value_read_after_its_update_is_a_constant(mode):
+    def f(x):
+        s = x * 1.0
+        y = dropgrad(s)
+        y[0] = 5.0
+        return np.sum(y * x)
+    x = np.array([1.0, 2.0, 3.0])
+    (g,) = gradient(f, x)
+    np.testing.assert_allclose(g, [5.0, 2.0, 3.0])  # y's value after the update: d/dx sum(c * x) = c
+
+
+def test_an_update_of_the_original_reaches_the_cut_value(mode):
+    def f(x):
+        s = x * 1.0
+        y = dropgrad(s)
+        s *= 2.0  # (y, the same array, is 2 x now: the update, which carries a gradient, reaches it)
+        return np.sum(y * x)
+    (g,) = gradient(f, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(g, [4.0, 8.0, 12.0])  # d/dx sum(2 x * x), as finite differences give
+
+
+def test_torch_detach_then_an_update_of_what_is_read_after_is_refused(mode):
+    torch = pytest.importorskip("torch")
+
+    def f(x):
+        t = torch.tensor(x) * 1.0
+        y = t.detach()
+        y[0] = 5.0
+        return float(torch.sum(t * torch.tensor(x)))
+    with pytest.raises(ZygoteError, match=r"test_cut_updates\.py:\d+: .*carries a gradient and is read after it"):
+        gradient(f, np.array([1.0, 2.0, 3.0]))
+
+
+def test_torch_detach_of_a_tensor_not_read_after_is_allowed(mode):
+    torch = pytest.importorskip("torch")
+
+    def f(x):
+        t = torch.tensor(x) * 1.0
+        loss = torch.sum(t * t)
+        y = t.detach()
+        y[0] = 5.0
+        return float(loss + torch.sum(y))
+    (g,) = gradient(f, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(g, [2.0, 4.0, 6.0])

@@ -249,11 +249,21 @@ def a_step_over_a_slice_of_modules(x):
     return nets[1].loss(x) + nets[0].loss(x)
 
 
+def a_step_then_a_penalty_over_the_parameters_by_the_same_name(x):
+    net = _Net(x)
+    grads = [np.ones_like(p) for p in net.parameters()]
+    for p, g in zip(net.parameters(), grads):
+        p -= 0.1 * g * x
+    return net.loss(x) + sum(np.sum(p ** 2) for p in net.parameters())
+
+
 @pytest.mark.parametrize("f", [a_step_over_parameters, a_step_over_parameters_and_gradients,
-                               a_step_over_a_slice_of_modules], ids=lambda f: f.__name__)
+                               a_step_over_a_slice_of_modules,
+                               a_step_then_a_penalty_over_the_parameters_by_the_same_name], ids=lambda f: f.__name__)
 def test_a_loop_over_what_a_method_or_a_slice_returns_updates_the_module(f, mode):
     """`for p in net.parameters(): p *= 0.9` (a list the method makes, holding the module's arrays) was refused as a
-    copy; the update is found in the module through it."""
+    copy; the update is found in the module through it. A comprehension's `p` is its own (it was refused as a loop
+    variable updated after its loop, by the name's update elsewhere)."""
     x = np.array([0.3, -0.7, 1.1])
     (g,) = gradient(f, x)
     np.testing.assert_allclose(g, central(lambda v: f(v), [x], 0), rtol=1e-6, atol=1e-6)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from plain_checks import agree_at
-from zygotepy import ZygoteError, gradient
+from zygotepy import ZygoteError, gradient, hessian
 
 Pair = namedtuple("Pair", "w v")
 
@@ -136,3 +136,16 @@ def test_a_loop_updating_an_array_shared_in_a_tree_of_parent_pointers_is_refused
         return np.sum(root.w * x)
     with pytest.raises(ZygoteError, match=r"test_shared\.py:\d+: .*parent pointers"):
         gradient(f, np.array([0.3, -0.7, 1.1]), np.array([0.5, 1.5, -2.0]))
+
+
+def _hessian_by_differences(f, x, h=1e-4):
+    return np.column_stack([(gradient(f, x + h * e)[0] - gradient(f, x - h * e)[0]) / (2 * h) for e in np.eye(x.size)])
+
+
+@pytest.mark.dual_route
+@pytest.mark.parametrize("f", [f for f in CASES if f is not namedtuples_sharing_an_array], ids=lambda f: f.__name__)
+def test_the_hessian_through_what_an_update_changed(f, mode):
+    """hessian runs the reverse pass on dual numbers: what an updated object holds, held elsewhere too, is found by
+    identity and, for views (`w.T`, `s[:2]`), by the memory of their primals."""
+    x = np.array([0.7, -1.3, 2.1])
+    np.testing.assert_allclose(hessian(f, x), _hessian_by_differences(f, x), rtol=1e-5, atol=1e-6)

@@ -309,7 +309,8 @@ def test_a_defaultdicts_key_put_in_by_a_lookup_alone_is_refused(mode):
     assert gradient(stored_yourself, 3.0) == (1.0,)
 
 
-# --- an OrderedDict: its own items/values/keys/copy read it as a dict's do (they were refused: MissingAdjoint) ---------
+# --- an OrderedDict: its own items/values/keys/copy read it as a dict's do (they were refused: MissingAdjoint); an
+# array it holds, updated through it, is the dict's item as a plain dict's is (the update's gradient was dropped) -----
 
 def ordered_layers(x):
     layers = collections.OrderedDict()
@@ -338,7 +339,26 @@ def ordered_copy_then_an_update(x):
     return np.sum(e["a"] * x[:2])
 
 
-@pytest.mark.parametrize("f", [ordered_layers, ordered_items_updated_in_a_loop, ordered_copy_then_an_update],
+def ordered_dict_holding_an_array_updated_through_it(x):
+    w = x * 1.0
+    od = collections.OrderedDict()
+    od["a"] = w
+    od["a"] *= 2.0
+    od["a"][0] = 3.0 * w[1]
+    return np.sum(w * w)
+
+
+def defaultdict_holding_an_array_updated_through_it(x):
+    w = x * 1.0
+    dd = collections.defaultdict(float)
+    dd["a"] = w
+    dd["a"] *= 2.0
+    return np.sum(w * x) + dd["missing"]
+
+
+@pytest.mark.parametrize("f", [ordered_layers, ordered_items_updated_in_a_loop, ordered_copy_then_an_update,
+                               ordered_dict_holding_an_array_updated_through_it,
+                               defaultdict_holding_an_array_updated_through_it],
                          ids=lambda f: f.__name__)
 def test_an_ordered_dict_matches_finite_differences(f, mode):
     agree_at(f, X)

@@ -2,13 +2,16 @@
 again): the first found may be a call's result that may hold its arguments (`t = f(w, b)`), which finds nothing at
 run time, while the object's real link to the updated one (a view it holds, the array it holds) comes second. Both
 are followed now; before, the second was skipped and the read after the update missed its gradient. Parent pointers
-(a cycle of holders) keep their single route. Each case against central differences and one plain call."""
+(a cycle of holders) keep their single route. A holder told again keeps the version that gave it (`self.parent =
+parent; parent.children.append(self); self.W = W`: the refreshed `parent` passed on dropped it, gradient None). Each
+case against central differences and one plain call."""
 import copy
 
 import numpy as np
 import pytest
 
 from plain_checks import agree_at
+from zygotepy import gradient, hessian
 
 
 def _noop(a, b):
@@ -124,11 +127,54 @@ def a_chain_of_nodes(w):
     return np.sum(b.w ** 2) + np.sum(root.w * a.w)
 
 
+class _Registered:
+    def __init__(self, W, parent):
+        self.parent = parent
+        parent.children.append(self)
+        self.W = W
+
+
+class _Owner:
+    def __init__(self, W):
+        self.children = []
+        _Registered(W, self)
+
+
+class _RegisteredThenScaled:
+    def __init__(self, W, parent):
+        self.W = W
+        self.parent = parent
+        parent.children.append(self)
+        self.W = self.W * 2.0
+
+
+def a_layer_registering_itself_then_storing_its_weight(w):
+    net = _Owner(w * 1.0)
+    return np.sum(net.children[0].W ** 2)
+
+
+def a_layer_registering_itself_then_rebinding_its_weight(w):
+    net = _Owner(w * 0.0)
+    net.children = []
+    _RegisteredThenScaled(w * 1.0, net)
+    return np.sum(net.children[0].W * w)
+
+
 CASES = [a_view_in_a_list_given_to_a_call, one_array_in_two_lists_each_given_to_a_call,
          two_dicts_read_in_one_statement, a_tied_autoencoder_called_then_stepped, a_flat_buffer_with_views,
-         an_inner_list_shared_then_appended, a_deepcopy_beside_the_update, parent_pointers_in_dicts, a_chain_of_nodes]
+         an_inner_list_shared_then_appended, a_deepcopy_beside_the_update, parent_pointers_in_dicts, a_chain_of_nodes,
+         a_layer_registering_itself_then_storing_its_weight, a_layer_registering_itself_then_rebinding_its_weight]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_an_update_reaching_an_object_by_two_routes(f, mode):
     agree_at(f, np.array([0.3, -0.7, 1.1]))
+
+
+@pytest.mark.dual_route
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_the_hessian_of_an_update_reaching_an_object_by_two_routes(f, mode):
+    x = np.array([0.3, -0.7, 1.1])
+    by_differences = np.column_stack([(gradient(f, x + 1e-4 * e)[0] - gradient(f, x - 1e-4 * e)[0]) / 2e-4
+                                      for e in np.eye(3)])
+    np.testing.assert_allclose(hessian(f, x), by_differences, rtol=1e-5, atol=1e-6)

@@ -85,8 +85,8 @@ def _where_each(parent, targets, roots, depth=0, seen=None):
     the walk costs the size of `parent`, not that times the number of targets (a copy of a long list is searched on
     every write through it)."""
     hits = {id(parent): "self"} if id(parent) in targets else {}
-    if isinstance(parent, np.ndarray):
-        for t in roots.get(_root(parent), ()) if parent.size else ():
+    if isinstance(parent, np.ndarray) or _is_array(parent):  # (hessian's dual arrays, by their memory too)
+        for t in roots.get(_root(mt.host_memory(parent)), ()) if np.size(mt.host_memory(parent)) else ():
             if t is not parent and (plan := overlap(parent, t)) is not None:
                 hits.setdefault(id(t), plan)
         return hits

@@ -116,7 +116,7 @@ def _put(kind):
             for k in places:
                 dp[k] = None
             return (type(parent)(dp) if type(parent) in (list, tuple) else like(parent, dp), None, dchild)
-        if type(child) is dict:  # `pack = [d, d.values()]`, then `pack[0]["a"] = v`
+        if isinstance(child, dict):  # `pack = [d, d.values()]`, then `pack[0]["a"] = v`
             return parent, through_views(parent, child, back, 2)
         return parent, back
     return put
@@ -182,7 +182,7 @@ def put_held(parent, where, child):
         if shared is not None and rest is not None:  # (what `child` holds, held elsewhere in `parent` too)
             rest, dchild = split_shared(shared, parent, rest, dchild)
         return (rest, None, dchild)
-    if type(child) is dict:  # `v = vals(d)`, `[d.values()]`
+    if isinstance(child, dict):  # `v = vals(d)`, `[d.values()]`
         return parent, through_views(parent, child, back, 2, where)
     return parent, back
 
@@ -235,7 +235,7 @@ def refresh_held(child, parent, where):
             return (dy, None, None)
         rest, dparent = _place(plan, parent, dy, where)
         return (rest, dparent, None)
-    routed = through_views(child, parent, back, 1, where) if type(parent) is dict else back  # `d, v = make()`
+    routed = through_views(child, parent, back, 1, where) if isinstance(parent, dict) else back  # `d, v = make()`
     if plan is None and inside is None and holds is None and routed is back:  # not held there: `parent`'s update
         mt.passed_through((child,), len(current().log))  # left it as it was: its holders need not assume it changed
     return child, routed
@@ -270,7 +270,7 @@ def _slot_of(parent, kind, key, child):
         if not hasattr(parent, "__dict__") or vars(parent).get(key) is not child:
             return None
         return lambda dy: StructGrad({key: dy})
-    if type(parent) is dict:
+    if isinstance(parent, dict):  # (an OrderedDict, a defaultdict: a dict cotangent too)
         return lambda dy: {key: dy}
     if type(parent) in (list, tuple) and type(key) is int:
         def place(dy):

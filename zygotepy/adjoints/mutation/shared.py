@@ -9,11 +9,13 @@ import collections
 
 import numpy as np
 
+from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...errors import ZygoteError
 from ...structgrad import StructGrad
 from ..structures.common import like
 from .held import _ATOMIC_TYPES, _BASE, _NOT_PLAIN, _SCALARS, _root, _split, _where_each
+from .overlap import _is_array
 
 
 def shared_contents(parent, child, where=None):
@@ -66,8 +68,8 @@ def _places_elsewhere(parent, child, targets):
     `parent` other than in `child`."""
     roots = {}
     for obj in targets.values():
-        if isinstance(obj, np.ndarray):
-            roots.setdefault(_root(obj), []).append(obj)
+        if _is_array(obj):
+            roots.setdefault(_root(mt.host_memory(obj)), []).append(obj)
     entries = enumerate(parent) if isinstance(parent, (list, tuple, collections.deque)) else \
         parent.items() if isinstance(parent, dict) else vars(parent).items()
     seen = {id(child): {}}  # (inside `child` itself: its own places, which the caller routes)
@@ -115,7 +117,7 @@ def _collect(obj, path, contents, seen, depth, parent):
             continue
         seen.add(id(v))
         at = path + ((*step, k),)
-        if isinstance(v, np.ndarray) or _values(v) is not None:
+        if isinstance(v, np.ndarray) or _values(v) is not None or _is_array(v):  # (hessian's dual arrays too)
             contents[id(v)] = (v, at)
             if not _collect(v, at, contents, seen, depth + 1, parent):
                 return False

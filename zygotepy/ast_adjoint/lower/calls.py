@@ -197,8 +197,12 @@ class Calls:
             self.fail("an out array passed by position here", node, "pass it as out=...")
         if at is not None:  # `np.multiply(a, b, y)` is `np.multiply(a, b, out=y)`
             args, kwargs = args[:at], [*kwargs, ("out", args[at])]
-        if statement or any(k == "out" for k, _ in kwargs):  # `fill(out, x)`, `np.add(a, b, out=c)`
-            if any(k == "out" for k, _ in kwargs):
+        # (`out=` of a class or a user's Python function is an argument like any other: `dict(out=w)`, `Box(out=w)`)
+        target = self.resolve(fn.path) if isinstance(fn, Global) else None
+        outs = any(k == "out" for k, _ in kwargs) and not isinstance(target, type) and not (
+            type(target) is types.FunctionType and target.__module__.partition(".")[0] not in _LIBRARY_PACKAGES)
+        if statement or outs:  # `fill(out, x)`, `np.add(a, b, out=c)`
+            if outs:
                 args = [*args, dict(kwargs)["out"]]
                 kwargs = [(k, v) for k, v in kwargs if k != "out"]
                 return self.mutating_call(Const(mt.with_out), [fn, *args], kwargs, star, hint,

@@ -261,7 +261,8 @@ class LoopTargets:
         it = self.lower_iterable(node.iter, {id(src) for _, src in pairs}, found)
         self.line = node.lineno
         links, hidden, copies = [], [], []
-        updated = set(names) | (set(updated_targets(node, self.function_updates()[1])) if updates else set())
+        updated = set(names) | (set(updated_targets(node, self.function_updates()[1]))  # (not a comprehension's
+                                if updates and not getattr(node, "comprehension", False) else set())  # own name)
         for name, src in pairs:
             var = found.get(id(src))
             if not isinstance(var, Var):

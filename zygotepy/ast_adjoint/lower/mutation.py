@@ -222,12 +222,17 @@ class Mutation:
         # passed on from another (a number held beside it: `[(ys[0], b)]`) would be found in the wrong object
         for child, fresh in refreshed:
             self.pending.pop(self.lineage_of(child), None)
-            self.mutate(child, fresh, lin, chain=chain, refreshed=True)
+            # (from its newest version: a holder told again since it was refreshed has a later one, `parent_5` of
+            # `self.parent = parent; parent.children.append(self); self.W = W`, which passing `fresh` on would drop)
+            now = self.current(self.lineage_of(fresh), named=True)
+            self.mutate(child, fresh if now is None or now == child else now, lin, chain=chain, refreshed=True)
 
     def refresh_again(self, clin, child, new, came_from, chain):
         """`child`, which this update reached first by another route (a call's result that may hold it: `p = [w[:2]];
         t = f(w, p)`, then `w *= 2` reaches `p` from `t` before through the view), may also sit in `new`, found at run
         time: refreshed from it too."""
+        if self.filename.startswith("<zygotepy:") or own_code(self.filename):
+            return  # (code an outer level of nesting transforms: the inner level's links already route at run time)
         lin = self.lineage_of(new)
         if clin not in self.refreshed_lins or clin in self.pending or lin in self.related(clin, False, ()):
             return  # (only a child this update refreshed, whose cotangent its holder routes: the updated object

@@ -55,7 +55,10 @@ def _derived(fn, args, kwargs, need, api=False):
     if len(log) != mark and (fn.__defaults__ is not None or fn.__kwdefaults__ is not None):
         _check_default_updates(fn, mark, len(args), kwargs)
     if (mutates or len(log) != mark) and not api:  # something was updated in place: was it an argument?
-        _check_updates(fn, mutates, finals, slot, mutate.updated_since(mark, given), updated if mutates else None)
+        changed = mutate.updated_since(mark, given)
+        _check_updates(fn, mutates, finals, slot, changed, updated if mutates else None)
+        if mutates:  # (those it left as they were: their holders' links need not take them as updated, `m(x)` of
+            mutate.passed_through([a for a in given if all(a is not c for c in changed)], len(log))  # a model)
     if plan is None or api and len(args) <= code.co_argcount and len(plan) == 2:  # (no defaults' entries: below)
         return y, pb
     return y, MappedPullback(pb, plan)

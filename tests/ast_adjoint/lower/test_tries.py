@@ -442,3 +442,42 @@ def _leaves_by_break_summed(x):
 def test_break_and_continue_leaving_the_body(f, x, mode):
     """The body returns ("break", its variables) and the caller breaks: `while True: try: ...; break`."""
     agree_at(f, x)
+
+
+def _risky(v):
+    if v > 1.5:
+        raise ValueError
+    return v * v
+
+
+def _carried_by_the_body_to_its_next_iteration(x):
+    s = 0.0
+    t = 0.0
+    for i in range(4):
+        try:
+            s = s + x[i]
+            t = t + _risky(s)
+        except ValueError:
+            pass
+    return t
+
+
+def _a_lambda_made_in_the_body_then_its_name_assigned_again(x):
+    k = x[0]
+    try:
+        h = lambda t: t * k  # noqa: E731
+    except ValueError:
+        h = None
+    k = x[1] * 5.0
+    return h(2.0)
+
+
+@pytest.mark.parametrize("f, message", [
+    (_carried_by_the_body_to_its_next_iteration, r"a try whose body assigns 's' before a statement that may raise"),
+    (_a_lambda_made_in_the_body_then_its_name_assigned_again, r"a function made inside try that captures 'k'"),
+], ids=["next iteration", "stale capture"])
+def test_what_the_body_as_one_step_would_get_wrong_is_refused(f, message, mode):
+    """A failed iteration left `s` assigned, which the next one reads (Python keeps it: value 3.71, zygotepy's 1.33);
+    a lambda made in the body read the body's own copy of `k` after `k` was assigned again (1.8 for 12.0)."""
+    with pytest.raises(UnsupportedSyntax, match=r"test_tries.py:\d+: zygotepy cannot differentiate " + message):
+        gradient(f, np.array([0.9, 0.7, -0.5, 0.2]))

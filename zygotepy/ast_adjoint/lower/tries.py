@@ -29,7 +29,7 @@ import gast
 from .. import runtime as rt
 from ..ir import Const
 from ..source import register_made
-from .jumps import LOOPS, SCOPES, assigned_names, flat_nodes
+from .jumps import LOOPS, SCOPES, _walk_no_defs, assigned_names, flat_nodes
 
 
 def _reads(nodes):
@@ -103,6 +103,17 @@ def _reraising(stmts, exc):
     return stmts
 
 
+def _carried_reads(stmts):
+    """The names the statements read before (or on the line where) they first assign them: in a loop, what a previous
+    iteration left (`s = s + x[i]`), not what this one assigned first (`v = f(x); ... v`)."""
+    names = [n for s in stmts for n in _walk_no_defs(s) if isinstance(n, gast.Name) and getattr(n, "lineno", None)]
+    first = {}
+    for n in names:
+        if isinstance(n.ctx, gast.Store):
+            first[n.id] = min(first.get(n.id, n.lineno), n.lineno)
+    return {n.id for n in names if isinstance(n.ctx, gast.Load) and n.lineno <= first.get(n.id, n.lineno)}
+
+
 def _leaves(stmts):
     """Does this block always leave by `raise` or `return` (so nothing after the `try` runs after it)?"""
     return bool(stmts) and isinstance(stmts[-1], (gast.Raise, gast.Return))
@@ -130,6 +141,7 @@ class Tries:
         params = list(dict.fromkeys(names))
         assigned = [n for n in _assigned(node.body) if n in self.locals]
         self.refuse_partial(node, assigned)
+        self.refuse_stale_captures(node, params)
         fn = self.body_function(node, params, assigned)
         kinds = [h.type if h.type is not None else gast.Name("BaseException", gast.Load(), None, None)
                  for h in node.handlers]
@@ -152,6 +164,8 @@ class Tries:
         if not partial:
             return
         seen = set(_reads(node.handlers)) | (partial & self.cellvars)  # (a nested function may read it anywhere)
+        if self.loop_depth:  # (the body's next iteration reads what a failed one left: `s = s + x[i]`)
+            seen |= _carried_reads(node.body)
         if not all(_leaves(h.body) for h in node.handlers):
             inside = {id(n) for s in body + node.orelse for n in gast.walk(s)}
             seen |= {n.id for s in self.source_node.body for n in gast.walk(s) if isinstance(n, gast.Name)
@@ -162,6 +176,24 @@ class Tries:
                       "read where the exception is handled", node,
                       "zygotepy runs the body as one step, so a failed body leaves its variables as they were before "
                       "it; assign them in the body's last statement, or before the try")
+
+    def refuse_stale_captures(self, node, params):
+        """A function the body makes (`h = lambda t: t * k`) captures the body function's own copy of `k`, its
+        parameter: where the enclosing function assigns `k` again after the `try` (or the `try` sits in a loop), a call
+        would read the old value, where Python's closure reads the new one. Refused."""
+        end = getattr(node, "end_lineno", None) or node.lineno
+        for n in flat_nodes(node.body):
+            if not isinstance(n, (gast.Lambda, gast.FunctionDef)):
+                continue
+            own = {a.id for a in n.args.args + n.args.kwonlyargs if isinstance(a, gast.Name)}
+            captured = {m.id for m in gast.walk(n) if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load)
+                        and m.id in params and m.id not in own}
+            later = {m.id for s in self.source_node.body for m in gast.walk(s) if isinstance(m, gast.Name)
+                     and isinstance(m.ctx, gast.Store) and (self.loop_depth or (m.lineno or 0) > end)}
+            if captured & later:
+                self.fail(f"a function made inside try that captures {', '.join(map(repr, sorted(captured & later)))}"
+                          f", assigned again after it", n, "make the function before the try, or pass the value "
+                          "as an argument (lambda t, k=k: t * k)")
 
     def body_function(self, node, params, assigned):
         """The body compiled as `def _try_<line>(*params)`, at its lines of the user's file, with the user's globals;

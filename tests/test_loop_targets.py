@@ -276,10 +276,18 @@ def floats_of_reversed_rebound(x):
     return t
 
 
+def loop_variable_updated_after_an_empty_loop(x):
+    lst = [x[:2].copy(), x[2:4].copy()]
+    for v in lst:
+        pass
+    v *= 3.0  # (reads `v`: the loop carries it, as for a load; it gave `lst[1]` no gradient)
+    return np.sum(lst[0] * lst[1])
+
+
 ROUTED = [same_array_twice, later_display_item_updated, zip_items_updated_after_loop,
           last_row_read_after_container_updated, dict_value_updated_after_loop, floats_of_reversed_rebound, later_row_updated_through_container, later_row_updated_through_alias,
           later_row_updated_by_augmented_view, later_row_updated_by_inner_loop, enumerate_next_row_updated,
-          later_float_replaced, loop_variable_updated_after_loop]
+          later_float_replaced, loop_variable_updated_after_loop, loop_variable_updated_after_an_empty_loop]
 
 
 @pytest.mark.parametrize("f", ROUTED, ids=[f.__name__ for f in ROUTED])

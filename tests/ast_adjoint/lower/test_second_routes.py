@@ -160,10 +160,24 @@ def a_layer_registering_itself_then_rebinding_its_weight(w):
     return np.sum(net.children[0].W * w)
 
 
+def _both(a, b):
+    return np.sum(a[0]) * np.sum(b[0])
+
+
+def a_view_held_then_its_base_updated_by_maybe_in_place(w):
+    s = w * 1.0
+    v = s[:2]
+    held = [v]
+    p = _both([s], held)
+    s += w  # (`+=` may make a new object: its names' versions are split; a holder told again passes on only its own)
+    return np.sum(v ** 2) + p
+
+
 CASES = [a_view_in_a_list_given_to_a_call, one_array_in_two_lists_each_given_to_a_call,
          two_dicts_read_in_one_statement, a_tied_autoencoder_called_then_stepped, a_flat_buffer_with_views,
          an_inner_list_shared_then_appended, a_deepcopy_beside_the_update, parent_pointers_in_dicts, a_chain_of_nodes,
-         a_layer_registering_itself_then_storing_its_weight, a_layer_registering_itself_then_rebinding_its_weight]
+         a_layer_registering_itself_then_storing_its_weight, a_layer_registering_itself_then_rebinding_its_weight,
+         a_view_held_then_its_base_updated_by_maybe_in_place]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

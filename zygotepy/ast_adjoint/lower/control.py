@@ -351,10 +351,9 @@ class ControlFlow:
             return []
         if not hasattr(self, "_loads"):
             body = self.source_node.body
-            self._loads = Counter(n.id for s in (body if isinstance(body, list) else [body]) for n in walk(s)
-                                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
-        inside = Counter(n.id for s in [*node.body, node.target] for n in walk(s)
-                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in names)
+            self._loads = Counter(r for s in (body if isinstance(body, list) else [body]) for n in walk(s)
+                                  if (r := _read_name(n)))
+        inside = Counter(r for s in [*node.body, node.target] for n in walk(s) if (r := _read_name(n)) in names)
         return [n for n in names if self._loads[n] > inside[n]]
 
     def stmt_For(self, node):
@@ -374,6 +373,13 @@ class ControlFlow:
         self.link_targets(links, node.lineno, after=True)
         self.end_for(node, hidden)
         self.loop_else(node, left)
+
+
+def _read_name(n):
+    """The name `n` reads, or None: a load, or the target of an augmented assignment (`v *= 3` reads `v` first)."""
+    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+        return n.id
+    return n.target.id if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) else None
 
 
 _OWN_STATE = ("namer", "env", "region", "source_node", "code", "globals", "filename")

@@ -25,6 +25,7 @@ class Lineages:
         self.pending = {}      # lineage -> its version refreshed by an update in place, until that is passed on
         self.refreshed_lins = set()  # the lineages the update being lowered refreshed (mutation.py)
         self.refreshed_again = set()  # (lineage, from lineage) pairs it refreshed by a second route
+        self.told_again = {}   # lineage -> its version a holder told again made, to pass on instead of its refresh
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.closure_reads = {}  # lineage of a nested function made here -> the names it captures
         self.updated_name = None  # the name the update being lowered was made through (for its refusals)

@@ -60,7 +60,7 @@ class Mutation:
         lineages this update already reached (links can form cycles)."""
         lin = self.lineage_of(old)
         if chain is None:  # (an update's first call: the objects it refreshes, `refresh_again`'s candidates)
-            self.refreshed_lins, self.refreshed_again = set(), set()
+            self.refreshed_lins, self.refreshed_again, self.told_again = set(), set(), {}
         chain = {lin} if chain is None else chain
         chain.add(lin)
         placed = []
@@ -199,6 +199,7 @@ class Mutation:
                                     hint=self.user_name(parent))
                     if again:
                         self.rebind(parent, put)
+                        self.told_again[hlin] = put
                         continue
                     outer, self.by_call = self.by_call, True  # it may not hold it: found (or not) at run time
                     try:
@@ -224,8 +225,8 @@ class Mutation:
             self.pending.pop(self.lineage_of(child), None)
             # (from its newest version: a holder told again since it was refreshed has a later one, `parent_5` of
             # `self.parent = parent; parent.children.append(self); self.W = W`, which passing `fresh` on would drop)
-            now = self.current(self.lineage_of(fresh), named=True)
-            self.mutate(child, fresh if now is None or now == child else now, lin, chain=chain, refreshed=True)
+            told = self.told_again.pop(self.lineage_of(fresh), None)
+            self.mutate(child, fresh if told is None else told, lin, chain=chain, refreshed=True)
 
     def refresh_again(self, clin, child, new, came_from, chain):
         """`child`, which this update reached first by another route (a call's result that may hold it: `p = [w[:2]];

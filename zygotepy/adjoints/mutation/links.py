@@ -39,7 +39,7 @@ def _holds(parent, kind, key, child):
     return current is child
 
 
-def _to_first(dy):
+def _to_first(dy, need=None):
     """The back of a link that links nothing: to a number (equal numbers may be one object by chance, a cached
     constant or a helper's argument returned, which says nothing about where their gradients go), or to what a maybe
     update in place did not update (mutate.NOT_IN_PLACE). The cotangent stays where it is."""
@@ -204,7 +204,7 @@ def refresh_held(child, parent, where):
     `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `W[0] *= 2`): its cotangents where they sit
     are `parent`'s cotangents of those items."""
     if mt.is_number(child):  # a number sitting in `parent` keeps its value whatever `parent`'s update did
-        return child, _stays
+        return child, _to_first
     plan = _where(parent, child)
     cut = plan is not None and id(parent) in current().cuts  # (`y = t.detach(); y[0] = 5.0`)
     inside = _where_items(child, parent) if plan is None else None
@@ -239,10 +239,6 @@ def refresh_held(child, parent, where):
     if plan is None and inside is None and holds is None and routed is back:  # not held there: `parent`'s update
         mt.passed_through((child,), len(current().log))  # left it as it was: its holders need not assume it changed
     return child, routed
-
-
-def _stays(dy, need=None):
-    return (dy, None, None)
 
 
 def _cut_error(where):

@@ -222,7 +222,7 @@ class Mutation:
         # every object this update may reach has its new version before any of them passes its own update on: one
         # passed on from another (a number held beside it: `[(ys[0], b)]`) would be found in the wrong object
         for child, fresh in refreshed:
-            self.pending.pop(self.lineage_of(child), None)
+            self.pending.discard(self.lineage_of(child))
             # (from its newest version: a holder told again since it was refreshed has a later one, `parent_5` of
             # `self.parent = parent; parent.children.append(self); self.W = W`, which passing `fresh` on would drop)
             told = self.told_again.pop(self.lineage_of(fresh), None)
@@ -235,12 +235,12 @@ class Mutation:
         if self.filename.startswith("<zygotepy:") or own_code(self.filename):
             return  # (code an outer level of nesting transforms: the inner level's links already route at run time)
         lin = self.lineage_of(new)
-        if clin not in self.refreshed_lins or clin in self.pending or lin in self.related(clin, False, ()):
+        if clin not in self.refreshed_lins or clin in self.pending or (clin, lin) in self.refreshed_again \
+                or lin in self.related(clin, False, ()):
             return  # (only a child this update refreshed, whose cotangent its holder routes: the updated object
             # and its holders have theirs from the update; one refreshed, not passed on yet, has its version from
-            # the update's object; one holding the object, a cycle of parent pointers, has its route through it)
-        if (clin, lin) in self.refreshed_again:
-            return
+            # the update's object; each pair once; one holding the object, a cycle of parent pointers, has its
+            # route through it)
         self.refreshed_again.add((clin, lin))
         fresh = self.call(Const(mt.refresh_held), [child, new, self.where(child, Const(self.line))],
                           hint=self.user_name(child))
@@ -251,7 +251,7 @@ class Mutation:
     def pend(self, clin, child, fresh):
         """(child, fresh): a child refreshed by this update, which passes the update on once every object it
         reaches has its new version; noted in `pending` until then."""
-        self.pending[clin] = fresh
+        self.pending.add(clin)
         self.refreshed_lins.add(clin)
         return child, fresh
 

@@ -121,12 +121,12 @@ def _key_cotangent(key):
 nondifferentiable(_key_cotangent)
 
 
-@class_rule(lambda cls: cls is dict)
+@class_rule(lambda cls: cls is dict or cls is collections.OrderedDict)
 def dict_new(cls, args, kwargs):
     # an iterable of pairs is taken once, before `dict` takes it: a generator expression or `iter(...)` (`Items`)
     # gives its pairs once, and its cotangent is its pairs' in its own structure (`like`)
     pairs = [a if isinstance(a, dict) or hasattr(a, "keys") else list(a) for a in args]
-    y = dict(*pairs, **(kwargs or {}))
+    y = cls(*pairs, **(kwargs or {}))
 
     def back(dy):
         if dy is None:

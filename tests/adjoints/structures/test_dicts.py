@@ -309,8 +309,9 @@ def test_a_defaultdicts_key_put_in_by_a_lookup_alone_is_refused(mode):
     assert gradient(stored_yourself, 3.0) == (1.0,)
 
 
-# --- an OrderedDict: its own items/values/keys/copy read it as a dict's do (they were refused: MissingAdjoint); an
-# array it holds, updated through it, is the dict's item as a plain dict's is (the update's gradient was dropped) -----
+# --- an OrderedDict: its constructor and its own items/values/keys/copy/update/pop/popitem/move_to_end work as a dict's
+# do (they were refused: MissingAdjoint); an array it holds, updated through it, is the dict's item as a plain dict's is
+# (the update's gradient was dropped) ----------------------------------------------------------------------------------
 
 def ordered_layers(x):
     layers = collections.OrderedDict()
@@ -356,9 +357,36 @@ def defaultdict_holding_an_array_updated_through_it(x):
     return np.sum(w * x) + dd["missing"]
 
 
+def ordered_from_pairs_and_keywords(x):
+    od = collections.OrderedDict([("a", x[:2] * 2.0), ("b", x[2:] ** 2)], c=x[0] * x)
+    return np.sum(od["a"] * od["b"]) + np.sum(od["c"])
+
+
+def ordered_updated_and_popped(x):
+    od = collections.OrderedDict()
+    od.update({"a": x[:2] * 2.0}, b=x[2:] ** 3)
+    od.update([("c", x * 0.5)])
+    od.setdefault("d", x[1] * x)
+    first_key, first = od.popitem(last=False)
+    _, last = od.popitem()
+    _, mid = od.popitem(True)
+    return np.sum(first) * np.sum(mid * last) + np.sum(od.pop("b"))
+
+
+def ordered_moved_then_read_in_order(x):
+    od = collections.OrderedDict(a=x[:2] * 1.0, b=x[2:] * 3.0)
+    od.move_to_end("a")
+    od.move_to_end("b", last=False)
+    head, tail = list(od.values())
+    od.clear()
+    od["z"] = head * 2.0
+    return np.sum(head * tail ** 2) + np.sum(od["z"])
+
+
 @pytest.mark.parametrize("f", [ordered_layers, ordered_items_updated_in_a_loop, ordered_copy_then_an_update,
                                ordered_dict_holding_an_array_updated_through_it,
-                               defaultdict_holding_an_array_updated_through_it],
+                               defaultdict_holding_an_array_updated_through_it, ordered_from_pairs_and_keywords,
+                               ordered_updated_and_popped, ordered_moved_then_read_in_order],
                          ids=lambda f: f.__name__)
 def test_an_ordered_dict_matches_finite_differences(f, mode):
     agree_at(f, X)

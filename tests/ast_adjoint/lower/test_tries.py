@@ -481,3 +481,110 @@ def test_what_the_body_as_one_step_would_get_wrong_is_refused(f, message, mode):
     a lambda made in the body read the body's own copy of `k` after `k` was assigned again (1.8 for 12.0)."""
     with pytest.raises(UnsupportedSyntax, match=r"test_tries.py:\d+: zygotepy cannot differentiate " + message):
         gradient(f, np.array([0.9, 0.7, -0.5, 0.2]))
+
+
+def _line_search(x):
+    step = 1.0
+    while True:
+        try:
+            y = np.sum(np.log(x * step))
+            if y < 0:
+                raise ValueError("a step too short")
+            break
+        except ValueError:
+            step *= 2.0
+    return y * np.sum(x)
+
+
+def _line_search_for_else(x):
+    step = 16.0  # (too long twice: sqrt of a negative number, raised under `errstate(invalid="raise")`)
+    for _ in range(10):
+        try:
+            y = np.sum(x * x) * step
+            trial = np.sqrt(1.0 - y)
+            break
+        except FloatingPointError:
+            step *= 0.5
+    else:
+        raise RuntimeError("no step")
+    return trial + y
+
+
+@pytest.mark.parametrize("f, x", [(_line_search, np.array([0.3, 0.7])), (_line_search_for_else, np.array([0.2, 0.3]))],
+                         ids=["while True", "for-else raise"])
+def test_a_loop_that_retries_the_body_until_it_succeeds(f, x, mode):
+    """A failed body's assignments are seen by nothing: the loop leaves only through the body's own `break`, and every
+    path through the body assigns them first (the line-search idiom)."""
+    with np.errstate(invalid="raise"):
+        agree_at(f, x)
+
+
+def _retry_that_may_run_out(x):
+    step = 1.0
+    y = 0.0
+    for _ in range(3):
+        try:
+            y = np.sum(np.log(x * step))
+            if y < 0:
+                raise ValueError
+            break
+        except ValueError:
+            step *= 2.0
+    return y
+
+
+def _retry_given_up_by_the_handler(x):
+    step = 1.0
+    y = 0.0
+    while True:
+        try:
+            y = np.sum(np.log(x * step))
+            if y < 0:
+                raise ValueError
+            break
+        except ValueError:
+            if step > 2.0:
+                break
+            step *= 2.0
+    return y
+
+
+def _retry_assigning_after_a_test(x):
+    step = 1.0
+    y = 0.0
+    while True:
+        try:
+            if step > 100.0:
+                break
+            y = np.sum(np.log(x * step))
+            if y < 0:
+                raise ValueError
+            break
+        except ValueError:
+            step *= 2.0
+    return y
+
+
+def _retry_reading_it_before_the_try(x):
+    step = 1.0
+    y = 0.0
+    total = 0.0
+    while True:
+        total = total + y
+        try:
+            y = np.sum(np.log(x * step))
+            if y < 0:
+                raise ValueError
+            break
+        except ValueError:
+            step *= 2.0
+    return total + y
+
+
+@pytest.mark.parametrize("f", [_retry_that_may_run_out, _retry_given_up_by_the_handler, _retry_assigning_after_a_test,
+                               _retry_reading_it_before_the_try], ids=lambda f: f.__name__)
+def test_a_retry_loop_where_a_failed_body_is_seen_is_refused(f, mode):
+    """Each reads a failed body's `y` on some path: the loop ran out (Python's `y` is the last failed value), a handler
+    left it, a path through the body skipped the assignment, the next iteration read it before the `try`."""
+    with pytest.raises(UnsupportedSyntax, match=r"assigns 'y' before a statement that may raise"):
+        gradient(f, np.array([0.3, 0.4]))

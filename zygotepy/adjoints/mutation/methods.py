@@ -5,6 +5,7 @@ Each takes the object and the method's arguments and returns `(result, back)`, w
 undoes the update (mutate.Journal) and returns `(d_object_before, *d_arguments)`. calls.py's `mutcall` rule dispatches
 to them.
 """
+import collections
 import random
 
 import numpy as np
@@ -197,18 +198,19 @@ def _dict_pop(d, key, *default):
 
 
 @updates_in_place(dict, "popitem")
-def _dict_popitem(d):
-    """`k, v = d.popitem()`: the last pair out of `d`; the value's cotangent goes back to its entry."""
-    if d and differentiable(next(reversed(d))):  # (a float key's gradient would have nowhere to go)
-        raise ZygoteError("zygotepy cannot differentiate dict.popitem of a key that carries a gradient; use "
-                          "d.pop(k) with the key")
+def _dict_popitem(d, *last):
+    """`k, v = d.popitem()`: the last pair out of `d` (an OrderedDict's first with `last=False`); the value's cotangent
+    goes back to its entry."""
+    if d and differentiable(next(reversed(d) if not last or last[0] else iter(d))):  # (a float key's gradient would
+        raise ZygoteError(f"zygotepy cannot differentiate {type(d).__name__}.popitem of a key that carries a "
+                          f"gradient; use d.pop(k) with the key")  # have nowhere to go)
     entry = mt.journal_whole(d)
-    key, value = d.popitem()
+    key, value = d.popitem(*last)
 
     def back(dr, dd):
         entry.undo(lambda: dict(d))
         dv = None if dr is None else dr[1]
-        return (rt.acc(dd, {key: dv} if dv is not None else None),)
+        return (rt.acc(dd, {key: dv} if dv is not None else None), *(None for _ in last))
     return (key, value), back
 
 
@@ -221,6 +223,30 @@ def _dict_clear(d):
         entry.undo(lambda: dict(d))
         return (None,)
     return None, back
+
+
+def _ordered_popitem(d, *given, **kw):
+    """`od.popitem(last)`, `od.popitem(last=False)`: `_dict_popitem` with a cotangent for each argument given."""
+    y, back = _dict_popitem(d, *given, *kw.values())
+    if not kw:
+        return y, back
+    return y, lambda dr, dd: (*back(dr, dd)[:1 + len(given)], dict.fromkeys(kw))
+
+
+def _move_to_end(d, key, *given, **kw):
+    """`od.move_to_end(k)`: the same entries in another order; a dict's cotangent has none."""
+    entry = mt.journal_whole(d)
+    d.move_to_end(key, *given, **kw)
+
+    def back(dr, dd):
+        entry.undo(lambda: dict(d))
+        return (dd, None, *(None for _ in given)) + ((dict.fromkeys(kw),) if kw else ())
+    return None, back
+
+
+for _name, _rule in (("update", _dict_update), ("setdefault", _dict_setdefault), ("pop", _dict_pop),
+                     ("popitem", _ordered_popitem), ("clear", _dict_clear), ("move_to_end", _move_to_end)):
+    updates_in_place(collections.OrderedDict, _name)(_rule)  # (its own methods, which update it as a dict's do)
 
 
 @updates_in_place(np.ndarray, "fill")

@@ -16,7 +16,8 @@ handlers' types was raised (`named`: which handlers bind it, `except E as e`). W
 
 A body that fails leaves the variables it assigned as they were before it (Python keeps what it assigned before the
 failing statement): refused where a handler, or code after the `try` a handler may fall through to, reads a variable
-that a statement before the body's last one (or a compound last one) assigns. Updates in place of the arguments are
+that a statement before the body's last one (or a compound last one) assigns (in a loop that retries
+the body until it succeeds, only that loop's code can: `_retrying_loop`). Updates in place of the arguments are
 refused at run time by the rule. A `break` or `continue` of the body returns `("break", (the assigned variables,))`,
 after which the caller breaks (`while True: try: L = cholesky(K + j * I); break / except LinAlgError: j *= 10`).
 `finally` is refused.
@@ -29,7 +30,7 @@ import gast
 from .. import runtime as rt
 from ..ir import Const
 from ..source import register_made
-from .jumps import LOOPS, SCOPES, _walk_no_defs, assigned_names, flat_nodes
+from .jumps import LOOPS, SCOPES, _child_nodes, _walk_no_defs, assigned_names, flat_nodes
 
 
 def _reads(nodes):
@@ -114,6 +115,51 @@ def _carried_reads(stmts):
     return {n.id for n in names if isinstance(n.ctx, gast.Load) and n.lineno <= first.get(n.id, n.lineno)}
 
 
+def _retrying_loop(root, node, partial):
+    """The loop that retries the `try` `node` until its body succeeds, when the variables `partial` that a failed body
+    leaves behind can be seen only inside that loop: it has no normal exit (`while True:`, or an `else:` that raises or
+    returns), no `break` but the body's own, and the body assigns each of them in its leading assignments, before any
+    jump or compound statement (so every path through it, the `break` that leaves the loop included, assigns them
+    again). The line-search idiom: `while True: try: y = f(x * step); check(y); break / except E: step *= 0.5`."""
+    loop = _innermost_loop(root.body, node, None)
+    if loop is None or loop is _ABSENT or not (isinstance(loop, gast.While) and isinstance(loop.test, gast.Constant) and loop.test.value
+                            or _leaves(loop.orelse)):
+        return None
+    inside = {id(n) for s in node.body for n in gast.walk(s)}
+    work = list(loop.body)
+    while work:
+        n = work.pop()
+        if isinstance(n, gast.Break) and id(n) not in inside:
+            return None
+        work += n.orelse if isinstance(n, LOOPS) else [] if isinstance(n, SCOPES) else _child_nodes(n)
+    lead = []
+    for s in node.body:
+        if not isinstance(s, gast.Assign):
+            break
+        lead.append(s)
+    return loop if partial <= set(_assigned(lead)) else None
+
+
+def _innermost_loop(stmts, node, loop):
+    """The innermost loop of the function (not of a nested one) whose body holds the statement `node` (None where none
+    does); `_ABSENT` where `stmts` do not hold it."""
+    for s in stmts:
+        if s is node:
+            return loop
+        if isinstance(s, SCOPES):
+            continue
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner:
+                found = _innermost_loop(inner, node, s if isinstance(s, LOOPS) and field == "body" else loop)
+                if found is not _ABSENT:
+                    return found
+    return _ABSENT
+
+
+_ABSENT = object()
+
+
 def _leaves(stmts):
     """Does this block always leave by `raise` or `return` (so nothing after the `try` runs after it)?"""
     return bool(stmts) and isinstance(stmts[-1], (gast.Raise, gast.Return))
@@ -168,7 +214,10 @@ class Tries:
             seen |= _carried_reads(node.body)
         if not all(_leaves(h.body) for h in node.handlers):
             inside = {id(n) for s in body + node.orelse for n in gast.walk(s)}
-            seen |= {n.id for s in self.source_node.body for n in gast.walk(s) if isinstance(n, gast.Name)
+            loop = _retrying_loop(self.source_node, node, partial)
+            scope = self.source_node.body if loop is None else \
+                [*loop.body, *([loop.test] if isinstance(loop, gast.While) else [])]
+            seen |= {n.id for s in scope for n in gast.walk(s) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load) and id(n) not in inside}
         read = sorted(partial & seen)
         if read:

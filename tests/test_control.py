@@ -376,3 +376,36 @@ def test_checkpoint_of_a_helper_using_math_under_second_order(mode):
     want = 6 * x * math.sin(x) + 6 * x * x * math.cos(x) - x ** 3 * math.sin(x)
     assert hessian(lambda t: checkpoint(_cubed_sine, t), x) == pytest.approx(want)
     assert gradient(lambda s: gradient(lambda t: checkpoint(_cubed_sine, t), s)[0], x)[0] == pytest.approx(want)
+
+
+@pytest.mark.parametrize("fn", [lambda g: np.ones(5), lambda g: 1.0, lambda g: g.reshape(3, 1)],
+                         ids=["longer", "a number", "a column"])
+def test_a_hook_returning_a_gradient_of_another_shape_is_refused(fn, mode):
+    """It came back as the argument's gradient unchecked (shape (5,) for (3,)), or broadcast where x is read again."""
+    with pytest.raises(zygotepy.ZygoteError, match=r"test_control.py:\d+: the function given to hook returned a "
+                                                   r"gradient of shape"):
+        gradient(lambda x: np.sum(hook(fn, x) ** 2) + np.sum(x), np.array([1.0, 2.0, 3.0]))
+
+
+_LAYERS = [np.array([[0.5, 0.1], [-0.2, 0.4]]), np.array([[0.3, -0.6], [0.2, 0.1]]), np.eye(2) * 0.7]
+
+
+def _checkpointed_layers(x, layers):
+    h = x
+    for W in layers:
+        h = h + checkpoint(lambda t: np.sin(W @ t), h)
+    return np.sum(h * h)
+
+
+def test_checkpoint_of_a_lambda_made_in_a_loop_reading_the_loop_variable(mode):
+    """The backward recomputed each lambda after `W` was rebound (refused: it would read the last `W`); it recomputes
+    the call as the forward made it, with the cells' values of then."""
+    x = np.array([0.3, -1.2])
+    (g, dlayers) = gradient(_checkpointed_layers, x, _LAYERS)
+    check_grads(lambda x: _checkpointed_layers(x, _LAYERS), x)
+    h = 1e-6
+    e = np.zeros((2, 2))
+    e[0, 1] = h
+    want = (_checkpointed_layers(x, [_LAYERS[0], _LAYERS[1] + e, _LAYERS[2]])
+            - _checkpointed_layers(x, [_LAYERS[0], _LAYERS[1] - e, _LAYERS[2]])) / (2 * h)
+    assert dlayers[1][0, 1] == pytest.approx(want, rel=1e-6)

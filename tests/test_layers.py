@@ -32,7 +32,8 @@ def layer(module):
     if module.startswith("zygotepy.backends"):
         return 2, "backends"
     if module in RUNTIME or module.startswith("zygotepy.runtime") \
-            or module in ("zygotepy.forward.dual", "zygotepy.forward.levels", "zygotepy.forward.texts"):
+            or module in ("zygotepy.forward.dual", "zygotepy.forward.operators", "zygotepy.forward.levels",
+                          "zygotepy.forward.texts"):
         return 3, "runtime"
     if module in ("zygotepy.adjoints.registry", "zygotepy.adjoints.in_place", "zygotepy.adjoints.foreign_names",
                   "zygotepy.adjoints.user_rules"):

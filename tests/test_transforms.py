@@ -319,3 +319,19 @@ def test_a_tuple_output_in_jacobians_forward_mode_says_reverse_mode_takes_it():
     with pytest.raises(ZygoteError, match=r"in reverse mode, tuples, lists and dicts of them too\); it returned tuple"):
         jacobian(lambda x: (x * 2, x ** 2), 3.0, mode="forward")
     assert jacobian(lambda x: (x * 2, x ** 2), 3.0, mode="reverse") == ((2.0,), (6.0,))
+
+
+@pytest.mark.parametrize("call", [lambda f: jvp(f, (1.0,), 1.0), lambda f: jvp(f, 1.0, (1.0,)),
+                                  lambda f: hvp(f, (1.0,), 1.0), lambda f: hvp(f, 1.0, (1.0,))],
+                         ids=["jvp tangents", "jvp args", "hvp vectors", "hvp args"])
+def test_arguments_and_tangents_that_are_no_sequences_are_refused(call):
+    """docs/api.md: "`args` and `tangents` are sequences of the same length (a `ZygoteError` otherwise)" (TypeError)."""
+    with pytest.raises(ZygoteError, match="must be a tuple or list of one per argument"):
+        call(lambda x: x * x)
+
+
+@pytest.mark.parametrize("argnums", [1.0, True, (0, 2), "1"])
+def test_hessian_refuses_argnums_that_name_no_argument_as_gradient_does(argnums):
+    """`argnums=1.0` raised TypeError; `argnums=True` gave H[1][1] where gradient refuses it."""
+    with pytest.raises(ZygoteError, match="does not name positional arguments"):
+        hessian(lambda a, b: a * b * b, 2.0, 3.0, argnums=argnums)

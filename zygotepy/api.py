@@ -14,7 +14,7 @@ from .adjoints.structures.dicts import untaken_lookup_keys
 from .ast_adjoint.derived import places_of, refuse_tied_updates, warm_adjoint
 from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.mutate import end_forward, finish_backward, redo
-from .ast_adjoint.runtime import unwind
+from .ast_adjoint.runtime import NoDerivative, unwind
 from .backends import asarray, is_foreign, namespace, to_numpy
 from .errors import ZygoteError
 from .runtime.context import current, entered
@@ -228,7 +228,7 @@ def _pullback(f, args, kwargs, seal):
             grads = _run(not ctx.depth, pb, _structured(y, dy))
             if ctx.lookup_keys and not ctx.depth:
                 untaken_lookup_keys(ctx)
-            grads = _projected(args, grads[1:n + 1])
+            grads = _asked(_projected(args, grads[1:n + 1]))
             # (the caller's own dy, passed through (`x + 1.0`), is theirs: a gradient updated in place must not change it)
             return grads if not any(g is dy for g in grads) else tuple(_own(g) if g is dy else g for g in grads)
         finally:
@@ -279,7 +279,7 @@ def value_and_gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None
     if not args and not kwargs:  # the function alone: the function of the point (see `gradient`)
         return _of_the_point(value_and_gradient, f, argnums)
     y, grads = _value_and_gradient(f, args, kwargs)
-    return (y, grads) if argnums is None else (y, select(grads, argnums, len(args)))
+    return y, _asked(grads if argnums is None else select(grads, argnums, len(args)))
 
 
 def select(values, argnums, n):
@@ -355,7 +355,8 @@ def _value_and_gradient(f, args, kwargs, callee=False):
     finally:
         if len(ctx.entries) != start:  # f updated something in place: the backward undid it, redo it
             finish_backward(start)
-        if (ctx.log or ctx.item_arrays or ctx.read_keys or ctx.global_updates or ctx.eager_items) and not ctx.depth:
+        if (ctx.log or ctx.item_arrays or ctx.read_keys or ctx.global_updates or ctx.eager_items or ctx.cuts) \
+                and not ctx.depth:
             ctx.clear_notes()
         if collecting:
             gc.enable()
@@ -387,7 +388,16 @@ def gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None, **kwargs
     if not args and not kwargs:
         return _of_the_point(gradient, f, argnums)
     grads = _value_and_gradient(f, args, kwargs)[1]
-    return grads if argnums is None else select(grads, argnums, len(args))
+    return _asked(grads if argnums is None else select(grads, argnums, len(args)))
+
+
+def _asked(grads):
+    """The gradients the caller asked for, refusing one that a rule has no derivative for (`NoDerivative`: a
+    Bessel function's order), which is not raised where it is not asked (`argnums` leaving it out)."""
+    for g in grads if type(grads) is tuple else (grads,):
+        if type(g) is NoDerivative:
+            raise g.error()
+    return grads
 
 
 def _of_the_point(entry, f, argnums):

@@ -23,8 +23,11 @@ __all__ = ["jacobian", "hessian", "select"]
 
 
 def _picked(argnums, n):
-    picked = range(n) if argnums is None else (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums)
-    if any(not isinstance(k, (int, np.integer)) or not -n <= k < n for k in picked):
+    single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+    picked = range(n) if argnums is None else (argnums,) if single else tuple(argnums) \
+        if isinstance(argnums, (tuple, list, range)) else None  # (`argnums=1.0`, `argnums=True`: refused as gradient's)
+    if picked is None or any(not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not -n <= k < n
+                             for k in picked):
         raise ZygoteError(f"argnums={argnums!r} does not name positional arguments of a call with {n} of them")
     return picked
 

@@ -83,13 +83,23 @@ def vjp(f: Callable[..., Any], *args: Any) -> tuple[Any, Callable[[Any], tuple]]
     return pullback(f, *args)
 
 
+def _sequences(name, args, given, what):
+    """`args` and the tangents or vectors `given`, as tuples: each must be a sequence (a tuple or list) of one per
+    argument (`jvp(f, (x,), (t,))`), not a bare value."""
+    for value, which in ((args, "args"), (given, what)):
+        if not isinstance(value, (tuple, list)):
+            raise ZygoteError(f"{name}: {which} must be a tuple or list of one per argument (({which}[0],)), not a "
+                              f"{type(value).__name__}")
+    return tuple(args), tuple(given)
+
+
 def jvp(f: Callable[..., Any], args: tuple, tangents: tuple) -> tuple[Any, Any]:
     """`(f(*args), the derivative of f at args along tangents)` by forward mode, in one pass.
 
     >>> jvp(lambda x, y: x * y, (2.0, 3.0), (1.0, 0.0))
     (6.0, 3.0)
     """
-    args, tangents = tuple(args), tuple(tangents)
+    args, tangents = _sequences("jvp", args, tangents, "tangents")
     if len(args) != len(tangents):
         raise ZygoteError(f"jvp: {len(tangents)} tangents for {len(args)} arguments")
     tag, shared = new_tag(), shared_arrays(args)
@@ -110,7 +120,7 @@ def hvp(f: Callable[..., Any], args: tuple, vectors: tuple) -> tuple:
     >>> hvp(lambda x: np.sum(x ** 3), (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
     (array([6., 0.]),)
     """
-    args, vectors = tuple(args), tuple(vectors)
+    args, vectors = _sequences("hvp", args, vectors, "vectors")
     if len(args) != len(vectors):
         raise ZygoteError(f"hvp: {len(vectors)} vectors for {len(args)} arguments")
     real_ints = arithmetic_ints(f, args, range(len(args)))  # (perturbed as the real numbers they are in arithmetic;

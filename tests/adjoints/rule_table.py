@@ -192,6 +192,8 @@ BUILTIN_ROWS = [
         label="statistics.harmonic_mean[weights]"),
     row(statistics.stdev, Seq(ANY), shapes=[((None,) * 4,)]),
     row(statistics.pstdev, Seq(ANY), ANY, shapes=[((None,) * 4, None)], label="statistics.pstdev[mu]"),
+    row(statistics.correlation, Seq(ANY), Seq(ANY), shapes=[((None,) * 4, (None,) * 4)]),
+    row(statistics.linear_regression, Seq(ANY), Seq(ANY), shapes=[((None,) * 4, (None,) * 4)]),
     row(list, Seq(ANY, tuple), shapes=[((None,) * 3,)]),
     row(tuple, Seq(ANY), shapes=[((None, (2,)),)]),
     row(complex, ANY, ANY, shapes=[(None, None)]),

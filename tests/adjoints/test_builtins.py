@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from zygotepy import gradient, hessian
+from zygotepy import ZygoteError, gradient, hessian
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from plain_checks import agree_at  # noqa: E402
@@ -129,3 +129,78 @@ def test_a_zero_base_to_the_power_zero(mode):
     # d/dx x ** 0.0 is 0 everywhere: the plain form's rule computed 0.0 * 0.0 ** -1.0 at 0 (ZeroDivisionError)
     assert gradient(lambda x: x ** 0.0, 0.0) == (0.0,)
     assert gradient(lambda x, y: x ** y, 0.0, 0.0) == (0.0, 0.0)
+
+
+class _Belief:
+    """A Gaussian belief: `+` fuses two (precision-weighted), which is not field-by-field addition."""
+
+    def __init__(self, mu, prec):
+        self.mu, self.prec = mu, prec
+
+    def __add__(self, other):
+        if not isinstance(other, _Belief):  # (sum's start 0)
+            return self
+        p = self.prec + other.prec
+        return _Belief((self.mu * self.prec + other.mu * other.prec) / p, p)
+
+    __radd__ = __add__
+
+    def __mul__(self, other):
+        if not isinstance(other, _Belief):
+            return _Belief(self.mu * other, self.prec)
+        return _Belief(self.mu * other.mu, self.prec * other.mu + other.prec * self.mu)
+
+    __rmul__ = __mul__
+
+
+def _fused_with_a_prior(v):
+    m1, m2, p1, p2 = v
+    return sum([_Belief(m1, p1), _Belief(m2, p2)], _Belief(0.3, 1.0)).mu
+
+
+def _fused_by_radd(v):
+    m1, m2, p1, p2 = v
+    return sum(_Belief(m, p) for m, p in ((m1, p1), (m2, p2))).mu
+
+
+def _float_start_with_objects(v):
+    m1, m2, p1, p2 = v
+    return sum([_Belief(m1, p1), _Belief(m2, p2)], start=m1 * p2).mu * p1
+
+
+def _product_of_objects(v):
+    m1, m2, p1, p2 = v
+    return math.prod([_Belief(m1, p1), _Belief(m2, p2)], start=m2).prec
+
+
+@pytest.mark.parametrize("f", [_fused_with_a_prior, _fused_by_radd, _float_start_with_objects, _product_of_objects],
+                         ids=lambda f: f.__name__)
+def test_sum_and_prod_of_objects_run_their_operators(f, mode):
+    """`sum` handed dy to every item (1.0, 1.0, None, None for (0.33, 0.5, 0.11, -0.07)): right for numbers, not for a
+    class whose `+` fuses; a float start beside objects got a StructGrad; `math.prod` of them raised TypeError."""
+    agree_at(f, np.array([0.7, -0.4, 2.0, 3.0]))
+
+
+def test_a_numpy_array_of_objects_is_refused(mode):
+    def fused(m1, m2):
+        return np.sum(np.array([_Belief(m1, 2.0), _Belief(m2, 3.0)], dtype=object)).mu
+
+    with pytest.raises(ZygoteError, match=r"test_builtins.py:\d+: zygotepy cannot differentiate a NumPy array of "
+                                          r"_Belief objects"):
+        gradient(fused, 0.7, -0.4)
+
+
+_KNOTS = [0.0, 0.5, 1.0, 1.5]
+
+
+def _piecewise_by_bisect(x):
+    import bisect
+    k = bisect.bisect_left(_KNOTS, x)
+    j = bisect.bisect(_KNOTS, x * 0.5)
+    return 3.0 * x * k + j * x ** 2 + (x if (x * 2).is_integer() else 2 * x)
+
+
+def test_positions_and_questions_of_a_value_are_data(mode):
+    """`bisect.bisect_left`, `bisect.bisect` and `float.is_integer` give integers and bools: they raised MissingAdjoint."""
+    assert gradient(_piecewise_by_bisect, 0.7) == (pytest.approx(9.4),)
+    assert hessian(_piecewise_by_bisect, 0.7) == pytest.approx(2.0)

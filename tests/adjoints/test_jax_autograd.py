@@ -91,3 +91,15 @@ def test_a_function_given_to_jax_that_captures_a_value_is_refused():
     a constant (its gradient was None)."""
     with pytest.raises(ZygoteError, match="a function given to it captures"):
         gradient(_fori_reading_a_captured_array, X)
+
+
+def _a_tensor_handed_to_jax(t):
+    return jnp.sum(jnp.from_dlpack(t) ** 2)
+
+
+def test_another_librarys_array_given_to_a_jax_function_is_refused():
+    """jax.vjp took the torch tensor for a constant: its gradient came back None, silently."""
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ZygoteError, match=r"test_jax_autograd.py:\d+: zygotepy differentiates from_dlpack by jax.vjp, "
+                                          r"which cannot differentiate the torch.Tensor"):
+        gradient(_a_tensor_handed_to_jax, torch.tensor([1.0, 2.0], dtype=torch.float64))

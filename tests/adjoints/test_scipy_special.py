@@ -89,6 +89,7 @@ ROWS = [
     binary(sc.huber, Dom(0.8, 1.2), Dom(0.1, 0.6, signed=True), label="huber[inside]"),
     binary(sc.huber, Dom(0.8, 1.2), Dom(1.5, 3.0, signed=True), label="huber[outside]"),
     binary(sc.pseudo_huber, POS, ANY), binary(sc.owens_t, ANY, ANY),
+    unary(sc.exprel, Dom(-2.0, 2.0)),
     # reductions
     Row(sc.logsumexp, (ANY,), ((None,), ((5,),), ((2, 3),))),
     Row(sc.logsumexp, (ANY,), (((2, 3),), ((2, 3, 2),)), kwargs=(("axis", 1),), label="logsumexp[axis]"),
@@ -148,7 +149,7 @@ def test_rule_matches_finite_differences(r, case):
 
 
 def test_every_rule_has_a_row():
-    covered = {r.fn for r in ROWS}
+    covered = {r.fn for r in ROWS} | {getattr(sc, name) for name in _CONSTANT_FIRST}  # (those: the test below)
     mine = {t for t, rule in registry.RULES.items() if getattr(rule, "__module__", "") == scipy_special.__name__}
     tables = {*scipy_special.UNARY, *scipy_special.BINARY, *scipy_special.CUSTOM}
     assert mine == tables, "a function registered outside the tables"
@@ -236,3 +237,30 @@ def _gammaln_slope(t):
 def test_second_derivative_by_nesting():
     """The rules are ordinary Python: differentiating a gradient goes through them (digamma's rule, then polygamma's)."""
     assert zygotepy.gradient(_gammaln_slope, 2.0)[0] == pytest.approx(float(sc.polygamma(1, 2.0)), rel=1e-12)
+
+
+_BESSEL_AT = np.array([0.4, 1.3, 2.7])
+_WEIGHTS = np.array([1.0, -0.5, 2.0])
+
+
+def _weighted(fn, order, x):
+    return np.sum(fn(order, x) * _WEIGHTS)
+
+
+_CONSTANT_FIRST = ["jv", "yv", "iv", "kv", "jve", "yve", "ive", "kve", "gammainc", "gammaincc"]
+
+
+@pytest.mark.parametrize("name", _CONSTANT_FIRST)
+@pytest.mark.parametrize("order", [1.5, 2])
+def test_bessel_and_incomplete_gamma_functions_of_a_constant_first_argument(name, order, mode):
+    """Their derivative in x by the recurrences (refused before: MissingAdjoint); x > 0, and x < 0 for an integer order
+    of the functions defined there. An order that carries a gradient is refused, naming it."""
+    fn = getattr(sc, name)
+    points = [_BESSEL_AT] + ([-_BESSEL_AT] if order == 2 and name in ("jv", "iv", "jve", "ive") else [])
+    for x in points:
+        got = zygotepy.gradient(_weighted, fn, order, x, argnums=2)
+        want = [(_weighted(fn, order, x + h) - _weighted(fn, order, x - h)) / 2e-6 for h in 1e-6 * np.eye(3)]
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    with pytest.raises(zygotepy.ZygoteError, match=rf"test_scipy_special.py:\d+: zygotepy has no derivative of "
+                                                   rf"scipy.special.{name} with respect to"):
+        zygotepy.gradient(_weighted, fn, 1.5, _BESSEL_AT)

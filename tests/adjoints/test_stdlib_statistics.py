@@ -42,8 +42,22 @@ def standardised(xs):
     return sum(((x - m) / s) ** 3 for x in xs)
 
 
+def correlated(xs, ws):
+    return statistics.correlation(xs, [w * x for w, x in zip(ws, xs)]) * statistics.covariance(xs, ws)
+
+
+def regression_line(xs, ws):
+    fit = statistics.linear_regression(xs, ws)
+    slope, intercept = statistics.linear_regression(ws, xs)
+    return fit.slope * fit.intercept + slope - intercept ** 2
+
+
+def proportional_line(xs, ws):
+    return statistics.linear_regression(xs, [w * w for w in ws], proportional=True).slope
+
+
 CASES = [mean_of_squares, fmean_weighted_by_keyword, fmean_weighted_by_position, spreads, spreads_about_a_centre,
-         standardised]
+         standardised, correlated, regression_line, proportional_line]  # (the last three: `:=` in a generator, refused)
 
 
 @pytest.mark.parametrize("optimized", [True, False], ids=["on", "off"])

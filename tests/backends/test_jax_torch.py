@@ -164,3 +164,17 @@ def test_jax_jit_of_rules_that_look_at_their_data(name):
         np.testing.assert_allclose(jitted, zygotepy.gradient(f, m)[0], rtol=1e-9, atol=1e-12)
     finally:
         jax.config.update("jax_enable_x64", was)
+
+
+def _tensor_times_numpy_scalar(t, s):
+    import torch
+    return torch.sum(t * np.float64(s)) + torch.sum(np.float32(s) * t * t)
+
+
+def test_a_tensor_times_a_numpy_scalar_of_a_differentiated_float(mode):
+    """The NumPy scalar's cotangent was summed by NumPy's sum, which passes torch `axis=` (TypeError)."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    dt, ds = zygotepy.gradient(_tensor_times_numpy_scalar, t, 0.3)
+    np.testing.assert_allclose(dt.numpy(), 0.3 + 2 * 0.3 * t.numpy())
+    assert ds == pytest.approx(3.0 + 5.0)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from zygotepy import ForwardModeError, derivative, hessian, jacobian
+from zygotepy import ForwardModeError, derivative, hessian, jacobian, jvp
 
 
 def _central_jacobian(f, x, h=1e-6):
@@ -208,3 +208,57 @@ def test_an_output_array_of_clip_and_a_shape_assignment_are_refused():
         jacobian(clipped, x, mode="forward")
     with pytest.raises(ForwardModeError, match="x.shape"):
         jacobian(reshaped, x, mode="forward")
+
+
+class _Param:
+    """A wrapper whose reflected operators are its own code: `x * p` is `p.__rmul__(x)` (NumPy's too)."""
+    __array_ufunc__ = None
+
+    def __init__(self, v):
+        self.v = v
+
+    def __rmul__(self, s):
+        return s * self.v
+
+    def __radd__(self, s):
+        return s + self.v * self.v
+
+    def __rmatmul__(self, s):
+        return s @ self.v @ s
+
+    def __truediv__(self, s):
+        return _Param(self.v / s)
+
+
+def _times_a_wrapper(x):
+    return x * _Param(x)
+
+
+def _plus_a_wrapper(x):
+    y = x * 1.0
+    y += _Param(x * 3.0)
+    return y
+
+
+def _quadratic_form(x):
+    return x[0] * (x @ _Param(np.array([[2.0, 0.5], [0.5, 1.0]])))
+
+
+def _operator_function_of_a_wrapper(x):
+    import operator
+    return operator.truediv(_Param(x[0] * x[1]), x[1] ** 2).v + x[0]
+
+
+@pytest.mark.parametrize("f, x", [(_times_a_wrapper, 0.7), (_plus_a_wrapper, -0.4),
+                                  (_quadratic_form, np.array([0.3, -0.8])),
+                                  (_operator_function_of_a_wrapper, np.array([0.6, 1.3]))],
+                         ids=["rmul", "radd in place", "rmatmul", "operator.truediv"])
+def test_a_dual_number_beside_a_user_class_runs_its_operator(f, x):
+    """The dual's own `__mul__` took the object for a constant: a plain float (1.0 for 2.4) or a leaked dual number came
+    back, vᵀAv for xᵀAx's derivative; `operator.truediv(obj, x)` raised TypeError."""
+    v = np.linspace(0.5, -1.0, np.size(x)).reshape(np.shape(x)) if np.ndim(x) else 0.9
+    h = 1e-6
+    want = (f(x + h * v) - f(x - h * v)) / (2 * h)
+    value, got = jvp(f, (x,), (v,))
+    assert value == pytest.approx(f(x))
+    assert got == pytest.approx(want, rel=1e-6, abs=1e-8)

@@ -1,8 +1,10 @@
 """Builtins: sum, min, max, float, sorted and friends; the rest of the builtins a numeric code calls carry no gradient.
 (`abs` lives with the operators; `enumerate`, `zip` and `range` with the structures.)"""
+import bisect
 import builtins
 import itertools
 import math
+import numbers
 import operator
 import types
 
@@ -22,6 +24,7 @@ from ..ast_adjoint.dispatch import J
 nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str, int, bool, callable, hasattr,
                   any, all, chr, ord, format, builtins.__build_class__,  # (a class statement inside a function)
                   rt.class_of)
+nondifferentiable(bisect.bisect_left, bisect.bisect_right, float.is_integer)  # (positions, and a question of a value)
 
 
 @adjoint(builtins.pow)
@@ -74,6 +77,8 @@ def prod(iterable, **kwargs):
     """`math.prod(xs, start=s)`: each item's cotangent is dy times the product of the others (prefix and suffix
     products, so a zero among the items divides nothing); `start`'s is dy times the items' product."""
     items = list(iterable)
+    if not _numbers_only(items, tuple(kwargs.values())):
+        return _fold_of_objects(prod_twin, iterable, items, kwargs.get("start", 1), kwargs)
     y = math.prod(items, **kwargs)
 
     def back(dy):
@@ -143,6 +148,11 @@ def sum_(iterable, *start, **kwargs):
             return (None if ditems is None else walked_back(list(ditems))[0], *dstarts)
         return y, iterated_back
     items = list(iterable) if not hasattr(iterable, "shape") else iterable
+    if not hasattr(iterable, "shape") and not _numbers_only(items, start):
+        if not start:
+            y, back = _fold_of_objects(sum_twin, iterable, items, 0)
+            return y, lambda dy: back(dy)[:1]
+        return _fold_of_objects(sum_twin, iterable, items, start[0])
     y = builtins.sum(items, *start)
 
     if isinstance(y, (list, tuple)):  # lists or tuples joined (`sum(rows, [])`): each gets its part of dy
@@ -156,6 +166,52 @@ def sum_(iterable, *start, **kwargs):
             xp = namespace(iterable)
             return (xp.broadcast_to(dy, iterable.shape) * 1.0, *starts)
         return (like(iterable, _per_item(items, dy)), *starts)
+    return y, back
+
+
+def _numbers_only(items, start):
+    """Are the summed items and the start numbers, arrays (forward mode's dual numbers too), lists or tuples (whose sum
+    this rule knows), not objects of a class whose `+` (`__add__`, `__radd__`) is the user's code?"""
+    kinds = set(map(type, items)).union(map(type, start))
+    return kinds <= _SUMMED or all(t in _SUMMED or is_array_type(t) or getattr(t, "__zygote_number__", False)
+                                   or issubclass(t, (list, tuple, numbers.Number))
+                                   and getattr(t, "__add__", None) in _PLAIN_ADDS for t in kinds)
+
+
+_SUMMED = frozenset((int, float, complex, bool, np.float64, np.float32, np.int64, np.ndarray, list, tuple))
+_PLAIN_ADDS = frozenset(getattr(t, "__add__") for t in (int, float, complex, bool, list, tuple, np.float64,
+                                                           np.float32, np.float16, np.int64, np.int32, np.complex128))
+
+
+def sum_twin(items, start):
+    """`sum(items, start)` as Python runs it, for items whose `+` is a user class's: differentiated as any code."""
+    total = start
+    for item in items:
+        total = total + item
+    return total
+
+
+def prod_twin(items, start):
+    """`math.prod(items, start=start)` as Python runs it, for items whose `*` is a user class's."""
+    total = start
+    for item in items:
+        total = total * item
+    return total
+
+
+def _fold_of_objects(twin, iterable, items, start, kwargs=None):
+    """`sum`/`math.prod` of objects (`sum(beliefs, prior)` with a fusing `__add__`): each `+` or `*` differentiated
+    through the class's own code; the rules' cotangents (dy to every summed item, products of the others) are right
+    only for numbers and for classes whose operators act field by field. The start's cotangent goes to `kwargs`'
+    `start=` where given so, else to the second positional argument (`sum(items, start)`)."""
+    y, pb = J(twin, items, start)
+
+    def back(dy):
+        _, ditems, dstart = pb(dy)
+        ditems = None if ditems is None else like(iterable, list(ditems))
+        if kwargs is not None:
+            return keyword_cotangents((ditems,), kwargs, start=dstart)
+        return (ditems, dstart)
     return y, back
 
 

@@ -10,12 +10,14 @@ Each is an ordinary function whose meaning under differentiation is a rule of th
   accumulates every use of the output before calling a pullback). No gradient reaching it means no call.
 - `dropgrad` is declared non-differentiable, so activity analysis cuts every path through it at transform time.
 """
+import types
 from typing import Any, Callable
 
 import numpy as np
 
 from ..ast_adjoint import runtime as rt
 from ..ast_adjoint.dispatch import J
+from ..ast_adjoint.call_checks import call_site
 from ..ast_adjoint.mutate import finish_backward
 from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..forward.dual import strip, tangent_rule
@@ -75,7 +77,24 @@ def dropgrad(x: Any, /) -> Any:
     >>> gradient(lambda x: x * dropgrad(x), 3.0)
     (3.0,)
     """
-    return strip(x)  # (forward mode's dual numbers, which `hessian` runs a reverse pass on, lose their tangents too)
+    return _noted_cut(x, strip(x))  # (forward mode's dual numbers, which `hessian` runs a reverse pass on, lose their
+    # tangents too)
+
+
+def _noted_cut(x, y):
+    """`y`, noted as cut from `x` where it is `x` itself, a mutable object, while differentiating: an update in place
+    through `y` changes `x`, whose gradient `y` cut, refused where `x` is read after it (mutation/links.py
+    `_cut_error`). (A function of its own: `dropgrad`'s code stores nothing, so the lowering does not take it for a
+    call that may update its argument.)"""
+    if y is x and not isinstance(x, _UNCHANGEABLE):
+        ctx = current()
+        if ctx.depth:
+            ctx.cuts[id(y)] = y
+    return y
+
+
+_UNCHANGEABLE = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None), np.generic)
+nondifferentiable(_noted_cut)
 
 
 nondifferentiable(dropgrad)
@@ -169,7 +188,7 @@ def checkpoint_rule(f, *args):
         now = states(r for r, _ in randoms)
         try:
             put_back(randoms)
-            _, f_back = J(f, *args)  # the forward again, with its pullback, once per backward pass
+            _, f_back = J(_as_made(f), *args)  # the forward again, with its pullback, once per backward pass
         finally:  # (the streams go on as if nothing had been recomputed, as PyTorch's checkpoint leaves them)
             put_back(now)
         grads = f_back(dy)  # (df, *dargs): one cotangent per positional argument of checkpoint
@@ -182,12 +201,41 @@ def checkpoint_rule(f, *args):
     return y, back
 
 
+def _as_made(f):
+    """`f`, a nested function generated code made, as it was made: its cells holding what they held then. A loop that
+    checkpoints `lambda t: np.sin(W @ t)` rebinds `W` before the backward recomputes the lambda, which would read the
+    last `W` (refused: call_checks.check_cells); the recomputation is of the call the forward made."""
+    made = getattr(f, "__dict__", {}).get("__zygote_made__")
+    if made is None or f.__closure__ is None or any(v is rt.ITSELF for v in made) or all(
+            _holds(c, v) for c, v in zip(f.__closure__, made)):
+        return f
+    again = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__,
+                               tuple(types.CellType(v) for v in made))
+    again.__kwdefaults__ = f.__kwdefaults__
+    again.__dict__.update(f.__dict__)
+    again.__dict__.pop("__zygote__", None)  # (its derived code, cached per function, is derived again)
+    return again
+
+
+def _holds(cell, value):
+    try:
+        return cell.cell_contents is value
+    except ValueError:  # (emptied by `del`)
+        return False
+
+
 @adjoint(hook)
 def hook_rule(fn, x):
+    where = call_site()
+
     def back(dy):
         # (a copy of an array: the gradient may be a read-only broadcast, or shared with another cotangent, which a
         # hook that edits its argument in place, `g[g > 1] = 1`, must not change)
-        return (None, None if dy is None else fn(dy.copy() if type(dy) is np.ndarray else dy))
+        g = None if dy is None else fn(dy.copy() if type(dy) is np.ndarray else dy)
+        if g is not None and hasattr(x, "shape") and tuple(np.shape(g)) != tuple(x.shape):
+            raise ZygoteError(f"{where or 'hook'}: the function given to hook returned a gradient of shape "
+                              f"{tuple(np.shape(g))} for a value of shape {tuple(x.shape)}; return one of its shape")
+        return (None, g)
     return x, back
 
 

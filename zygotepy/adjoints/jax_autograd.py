@@ -56,6 +56,13 @@ def _liftable(a):
     return type(a) is float or type(a) is complex or type(a) is np.ndarray and a.dtype.kind in "fc"
 
 
+def _other_library(jax, a):
+    """Is `a` an array of a library other than JAX and NumPy, of floats (a torch tensor given to `jnp.from_dlpack`)?"""
+    t = type(a)
+    return t is not np.ndarray and not isinstance(a, (jax.Array, np.generic)) and hasattr(a, "dtype") \
+        and hasattr(a, "shape") and hasattr(a, "__dlpack__") and "float" in str(a.dtype)
+
+
 def _captured(fn, depth=0):
     """A value that may carry a gradient which `fn` reads but is not given (a closure's cell, a partial's argument, a
     default), through the functions JAX wrapped (`jax.vmap(lambda r: r * w)`): JAX would take it for a constant."""
@@ -99,6 +106,12 @@ def _vjp_rule(fn):
         # each argument as JAX's pytree (lists, tuples, dicts, nested): its floating leaves are lifted
         flat = [(k, *jax.tree_util.tree_flatten(a)) for k, a in (*enumerate(args), *kwargs.items())]
         leaves = [leaf for _, parts, _ in flat for leaf in parts if _liftable(leaf)]
+        other = next((p for _, parts, _ in flat for p in parts if _other_library(jax, p)), None)
+        if other is not None:  # (a torch tensor: JAX's vjp would take it for a constant, its gradient silently None)
+            where = call_site()
+            raise ZygoteError(f"{where + ': ' if where else ''}zygotepy differentiates {who} by jax.vjp, which cannot "
+                              f"differentiate the {type(other).__module__}.{type(other).__name__} it was given; pass "
+                              f"it a NumPy or JAX array")
         if not leaves:  # (`jax.vmap(g)`, `jax.random.normal(key, shape)`: nothing JAX could differentiate)
             return fn(*args, **kwargs), lambda dy: registry.keyword_cotangents((None,) * len(args), kwargs)
 

@@ -9,13 +9,16 @@ multigammaln) are written out below. `scipy.special.sinc` is `np.sinc` and `psi`
 
 The rules compute with scipy.special and NumPy, so they take NumPy arrays and Python numbers only: another library's
 arrays (JAX, torch, CuPy) are refused with an error naming the library's own special functions, rather than converted
-silently. Arguments with no gradient: polygamma's order n, multigammaln's dimension d, the axes and flags. Not covered,
-for want of a closed-form derivative in every argument: gammainc/gammaincc (wrt a), zeta (wrt x), the Box-Cox family.
+silently. Arguments with no gradient: polygamma's order n, multigammaln's dimension d, the axes and flags; the Bessel
+functions' order and the incomplete gamma functions' shape have none in closed form: a gradient asked of them is
+refused (`NoDerivative`). Not covered: zeta (wrt x), the Box-Cox family.
 """
 import math
 
 import numpy as np
 
+from ..ast_adjoint import runtime as rt
+from ..ast_adjoint.call_checks import call_site
 from ..backends import conj, is_foreign, unbroadcast
 from ..errors import ZygoteError
 from ..forward.dual import dispatch as dual_call
@@ -47,8 +50,33 @@ def _spence_derivative(x):
     return np.where(one, -1.0, np.log(np.where(one, 2.0, x)) / (1 - np.where(one, 2.0, x)))
 
 
+def _constant_first(name, what):
+    """What stands for the partial derivative in a first argument that has none in closed form (a Bessel function's
+    order, the incomplete gamma function's shape): `_two` gives that argument a `NoDerivative` cotangent, which raises
+    where a gradient is asked of it, and nothing for an integer (data)."""
+    return ("constant", name, what)
+
+
+def _real_only(name, derivative):
+    """A derivative that holds for real arguments (the scaled Bessel functions' factors `exp(-|x|)`, `exp(-|Im x|)` are
+    not analytic): a complex argument is refused."""
+    def checked(v, x, y):
+        if np.iscomplexobj(x):
+            raise ZygoteError(f"scipy.special.{name} is differentiated for real arguments only")
+        return derivative(v, x, y)
+    return checked
+
+
+def _exprel_derivative(x, y):
+    """d/dx (e^x - 1) / x = (e^x - y) / x, by its series near 0, where that difference cancels."""
+    small = np.abs(x) < 1e-3
+    safe = np.where(small, 1.0, x)
+    return np.where(small, 0.5 + x / 3 + x * x / 8, (np.exp(safe) - np.where(small, 1.0, y)) / safe)
+
+
 # by name: a SciPy without one of them (softplus is new in 1.15) just lacks its rule
 UNARY_BY_NAME = {
+    "exprel": _exprel_derivative,
     # gamma family (digamma is psi)
     "gammaln": lambda x, y: sc.digamma(x),
     "loggamma": lambda x, y: sc.digamma(x),
@@ -114,6 +142,25 @@ BINARY_BY_NAME = {
     # pseudo_huber(delta, r) = delta^2 (s - 1), s = sqrt(1 + (r / delta)^2)
     "pseudo_huber": (lambda d, r, y: 2 * y / d - r * r / (d * np.sqrt(1 + (r / d) ** 2)),
                      lambda d, r, y: r / np.sqrt(1 + (r / d) ** 2)),
+    # Bessel functions of order v (data) in x, by the recurrences of their derivatives; the scaled ones (`*e`) carry
+    # exp(-|x|) (ive), exp(x) (kve), exp(-|Im x|) (jve, yve)
+    "jv": (_constant_first("jv", "the order v"), lambda v, x, y: (sc.jv(v - 1, x) - sc.jv(v + 1, x)) / 2),
+    "yv": (_constant_first("yv", "the order v"), lambda v, x, y: (sc.yv(v - 1, x) - sc.yv(v + 1, x)) / 2),
+    "iv": (_constant_first("iv", "the order v"), lambda v, x, y: (sc.iv(v - 1, x) + sc.iv(v + 1, x)) / 2),
+    "kv": (_constant_first("kv", "the order v"), lambda v, x, y: -(sc.kv(v - 1, x) + sc.kv(v + 1, x)) / 2),
+    "jve": (_constant_first("jve", "the order v"),
+            _real_only("jve", lambda v, x, y: (sc.jve(v - 1, x) - sc.jve(v + 1, x)) / 2)),
+    "yve": (_constant_first("yve", "the order v"),
+            _real_only("yve", lambda v, x, y: (sc.yve(v - 1, x) - sc.yve(v + 1, x)) / 2)),
+    "ive": (_constant_first("ive", "the order v"),
+            _real_only("ive", lambda v, x, y: (sc.ive(v - 1, x) + sc.ive(v + 1, x)) / 2 - np.sign(x) * y)),
+    "kve": (_constant_first("kve", "the order v"),
+            _real_only("kve", lambda v, x, y: y - (sc.kve(v - 1, x) + sc.kve(v + 1, x)) / 2)),
+    # the regularised incomplete gamma functions in x: +- x^(a-1) e^-x / Gamma(a)
+    "gammainc": (_constant_first("gammainc", "the shape a"),
+                 lambda a, x, y: np.exp((a - 1) * np.log(x) - x - sc.gammaln(a))),
+    "gammaincc": (_constant_first("gammaincc", "the shape a"),
+                  lambda a, x, y: -np.exp((a - 1) * np.log(x) - x - sc.gammaln(a))),
     # Owen's T(h, a) = 1/(2 pi) integral_0^a exp(-h^2 (1 + t^2) / 2) / (1 + t^2) dt
     "owens_t": (lambda h, a, y: -0.5 * np.exp(-0.5 * h * h) / SQRT_2PI * sc.erf(a * h / math.sqrt(2)),
                 lambda h, a, y: np.exp(-0.5 * h * h * (1 + a * a)) / (2 * math.pi * (1 + a * a))),
@@ -150,15 +197,26 @@ def _unary(fn, derivative):
 
 def _two(fn, da, db):
     """numpy/common.py's binary rule behind the check above; the `need` mask spares a partial derivative nobody wants (the
-    log(y) of xlogy where x is a constant)."""
-    inner = _binary(fn, da, db)
+    log(y) of xlogy where x is a constant). A first argument without a derivative (`_constant_first`) gets a
+    `NoDerivative` where it is a float: a closure's constant `nu` runs, a gradient asked of it raises."""
+    constant = da if type(da) is tuple else None
+    inner = _binary(fn, (lambda a, b, y: 0.0) if constant else da, db)
 
     def rule(a, b):
         _refuse_foreign(fn, (a, b))
         y, inner_back = inner(a, b)
 
         def back(dy, need=(True, True)):
-            return inner_back(dy, need)
+            if constant is None:
+                return inner_back(dy, need)
+            _, g = inner_back(dy, (False, need[1]))
+            if not need[0] or dy is None or np.asarray(a).dtype.kind in "iub":
+                return None, g
+            return rt.NoDerivative(f"{where or 'scipy.special.' + constant[1]}: zygotepy has no derivative of "
+                                   f"scipy.special.{constant[1]} with respect to {constant[2]} (its first argument), "
+                                   f"and a gradient reaching it was asked for; leave that argument out (argnums=), "
+                                   f"or make it a constant"), g
+        where = call_site() if constant else None
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule

@@ -140,3 +140,76 @@ variance = _spread_rule(statistics.variance, "xbar", True, False)
 pvariance = _spread_rule(statistics.pvariance, "mu", False, False)
 stdev = _spread_rule(statistics.stdev, "xbar", True, True)
 pstdev = _spread_rule(statistics.pstdev, "mu", False, True)
+
+
+def _paired(x, y, at_least, what):
+    """The two samples as lists, checked as the module checks them."""
+    xs, ys = list(x), list(y)
+    if len(xs) != len(ys):
+        raise statistics.StatisticsError(f"{what} requires that both inputs have same number of data points")
+    if len(xs) < at_least:
+        raise statistics.StatisticsError(f"{what} requires at least two data points")
+    return xs, ys
+
+
+def correlation_twin(x, y):
+    """Pearson's correlation coefficient, as `statistics.correlation(x, y)` computes it (in floats)."""
+    xs, ys = _paired(x, y, 2, "correlation")
+    n = len(xs)
+    xbar, ybar = sum(xs) / n, sum(ys) / n
+    sxy = sum((a - xbar) * (b - ybar) for a, b in zip(xs, ys))
+    sxx = sum((a - xbar) * (a - xbar) for a in xs)
+    syy = sum((b - ybar) * (b - ybar) for b in ys)
+    if sxx == 0 or syy == 0:
+        raise statistics.StatisticsError("at least one of the inputs is constant")
+    return sxy / math.sqrt(sxx * syy)
+
+
+def linear_regression_twin(x, y, proportional):
+    """`statistics.linear_regression(x, y, proportional=...)`: (slope, intercept) of the least-squares line."""
+    xs, ys = _paired(x, y, 2, "linear regression")
+    if proportional:
+        sxx = sum(a * a for a in xs)
+        if sxx == 0:
+            raise statistics.StatisticsError("x is constant")
+        return sum(a * b for a, b in zip(xs, ys)) / sxx, 0.0
+    n = len(xs)
+    xbar, ybar = sum(xs) / n, sum(ys) / n
+    sxx = sum((a - xbar) * (a - xbar) for a in xs)
+    if sxx == 0:
+        raise statistics.StatisticsError("x is constant")
+    slope = sum((a - xbar) * (b - ybar) for a, b in zip(xs, ys)) / sxx
+    return slope, ybar - slope * xbar
+
+
+@keyword_rule
+@adjoint(statistics.correlation)
+def correlation(x, y, **kwargs):
+    """`method="ranked"` (Spearman's, Python 3.12) correlates the ranks: piecewise constant, no gradient."""
+    if kwargs.get("method", "linear") != "linear":
+        return statistics.correlation(x, y, **kwargs), lambda dy: keyword_cotangents((None, None), kwargs)
+    y_, back = _through(correlation_twin, x, y, exact=lambda: statistics.correlation(x, y))
+
+    def correlation_back(dy):
+        return keyword_cotangents(back(dy), kwargs)
+    return y_, correlation_back
+
+
+@keyword_rule
+@adjoint(statistics.linear_regression)
+def linear_regression(x, y, **kwargs):
+    """The module's named tuple (`.slope`, `.intercept`), whose cotangent may come as a tuple or by field."""
+    pair, back = _through(linear_regression_twin, x, y, kwargs.get("proportional", False))
+    made = statistics.linear_regression(x, y, **kwargs) if _numbers(x) and _numbers(y) else None
+    result = made if made is not None else _REGRESSION(*pair)
+
+    def regression_back(dy):
+        if dy is not None and not isinstance(dy, tuple):  # (a dict or StructGrad of the fields)
+            fields = dy if isinstance(dy, dict) else vars(dy)
+            dy = (fields.get("slope"), fields.get("intercept"))
+        dx, dy_, _ = back(dy)
+        return keyword_cotangents((dx, dy_), kwargs)
+    return result, regression_back
+
+
+_REGRESSION = type(statistics.linear_regression([0.0, 1.0], [0.0, 1.0]))

@@ -20,6 +20,7 @@ from ..runtime.snapshots import fields, first_updated, state
 from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     REUSE_BYTES,
     DroppedKeyword,
+    NoDerivative,
     Pullback,
     acc,
     acc_scalar,

@@ -131,6 +131,8 @@ def unbroadcast(g, like):
         shaped = np.asarray(like) if type(g) is np.ndarray or isinstance(g, np.generic) else \
             namespace(g).asarray(like, **on(g))  # (made where the cotangent lives: a device's array stays there)
         return sequence_cotangent(unbroadcast(g, shaped), like)
+    if getattr(type(g), "__zygote_no_derivative__", False):  # (a rule's "no derivative here": passed on as it is)
+        return g
     if not is_complex(like) and is_complex(g):
         g = g.real if type(g) is np.ndarray or isinstance(g, (complex, np.generic)) else namespace(g).real(g)
     shape = getattr(like, "shape", None)
@@ -141,6 +143,8 @@ def unbroadcast(g, like):
         return g
     if gshape == shape:
         return g
+    if isinstance(like, np.generic) and gshape and type(g) is not np.ndarray:  # (`t * np.float32(s)`: a tensor's
+        return namespace(g).sum(g)  # total; NumPy's sum would pass torch `axis=`)
     xp = namespace(like)
     if gshape is None or gshape == ():
         # a number (or a 0-d array) broadcast: made in like's floating dtype and on its device (torch would make a

@@ -231,40 +231,6 @@ def _stored(array, index, value):
     return array
 
 
-def _binary(op):
-    def forward(self, other):
-        return apply(op, (self, other), {})
-
-    def reflected(self, other):
-        return apply(op, (other, self), {})
-    return forward, reflected
-
-
-def _in_place(op):
-    """`x op= y` on a Dual of an array updates it in place, as NumPy does, so that a list or an alias holding it sees
-    the change (without this, `for v in vs: v *= c` left `vs` unchanged: forward mode differentiated another
-    function); a Dual of a number rebinds, as Python numbers do."""
-    def method(self, other):
-        result = apply(op, (self, other), {})
-        if not isinstance(strip(self.primal), np.ndarray):
-            return result
-        self[...] = result
-        return self
-    return method
-
-
-for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("truediv", operator.truediv),
-                   ("pow", operator.pow), ("matmul", operator.matmul), ("mod", operator.mod),
-                   ("floordiv", operator.floordiv)):
-    _f, _r = _binary(_op)
-    _i = _in_place(_op)
-    _f.__name__, _r.__name__, _i.__name__ = f"__{_name}__", f"__r{_name}__", f"__i{_name}__"
-    for _method in (_f, _r, _i):
-        setattr(Dual, _method.__name__, _method)
-for _name, _op in (("neg", operator.neg), ("pos", operator.pos), ("abs", operator.abs)):
-    setattr(Dual, f"__{_name}__", lambda self, _op=_op: apply(_op, (self,), {}))
-
-
 def _add_at(target, index, value):
     """`np.add.at(target, index, value)` in place on a Dual target (scatter-adds of reverse rules)."""
     if isinstance(value, Dual) and value.tag > target.tag:

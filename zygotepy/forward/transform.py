@@ -37,6 +37,7 @@ from ..ast_adjoint.text_checks import READERS
 from ..errors import ForwardModeError, MissingTangentRule, ZygoteError
 from ..runtime.context import current
 from .dual import FORWARD, GIVEN, Dual, _top_tag, apply, has_dual, strip
+from .operators import user_operand
 from .levels import PASS_THROUGH
 from .texts import noted, refuse_read_back
 
@@ -142,6 +143,8 @@ def call(fn, /, *args, **kwargs):
     if reader and current().dual_texts:
         refuse_read_back(args)
     if rule is not None and has_dual(args, kwargs):
+        if type(fn) is types.BuiltinFunctionType and fn.__module__ == "_operator" and any(map(user_operand, args)):
+            return fn(*args, **kwargs)  # (`operator.truediv(v, x)`: the class's own operator, run by Python's protocol)
         return apply(fn, args, kwargs)
     if through:  # (`checkpoint(f, x)`: `f(x)`)
         return call(*args, **kwargs)

@@ -214,3 +214,21 @@ def _second_derivatives(pair):
     np.testing.assert_allclose(
         through_pullback, fd_gradient(lambda x: np.sum(pullback(lambda t: pair(t, w, 2)[0], x)[1](np.ones(3))[0] * x),
                                       x, 1e-5), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("library", ["torch", "jax"])
+def test_a_container_of_arrays_given_to_a_wrapped_function_is_refused(library):
+    """The wrapped function's gradient reaches only its array arguments: a dict of them came back None, silently."""
+    if library == "torch":
+        torch = pytest.importorskip("torch")
+        wrapped = torch_function(lambda d: torch.sum(d["a"] * d["b"]))
+    else:
+        jnp = pytest.importorskip("jax.numpy")
+        wrapped = jax_function(lambda d: jnp.sum(d["a"] * d["b"]))
+
+    def f(a, b):
+        return wrapped({"a": a, "b": b}) * 2.0
+
+    with pytest.raises(ZygoteError, match=r"test_wrappers.py:\d+: .*argument 0 is a dict holding values that carry "
+                                          r"gradients"):
+        gradient(f, np.array([1.0, 2.0]), np.array([3.0, 4.0]))

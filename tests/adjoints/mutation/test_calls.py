@@ -609,3 +609,25 @@ def test_a_generator_drawing_into_out(f, method, mode):
     draw = getattr(np.random.default_rng(0), method)(5)
     assert value == pytest.approx(np.sum(x * draw), rel=1e-14)
     np.testing.assert_allclose(g, draw, rtol=1e-14)
+
+
+def _permuted_in_place(x):
+    rng = np.random.default_rng(0)
+    y = x * 1.0
+    rng.permuted(y, out=y)
+    return np.sum(y * np.arange(len(x)))
+
+
+def _gamma_drawn_into(x):
+    rng = np.random.default_rng(0)
+    buf = np.empty(len(x))
+    rng.standard_gamma(x * 2.0, out=buf)
+    return np.sum(buf)
+
+
+@pytest.mark.parametrize("f", [_permuted_in_place, _gamma_drawn_into], ids=lambda f: f.__name__)
+def test_a_draw_into_out_from_values_that_carry_a_gradient_is_refused(f, mode):
+    """They were taken for draws of data: None for [1, 2, 0, 3] and for the gamma draws' shape derivative."""
+    with pytest.raises(ZygoteError, match=r"test_calls.py:\d+: zygotepy cannot differentiate a random generator's "
+                                          r"method given out="):
+        gradient(f, np.array([0.3, 0.5, -0.2, 0.9]))

@@ -20,3 +20,22 @@ def test_the_back_of_structgrads_rule_differentiates_at_second_order():
         _, back = _structgrad_rule({"a": v})
         return back(StructGrad({"a": v * v * v}))[0]["a"]
     assert d(d(f))(1.5) == pytest.approx(9.0)
+
+
+def _recursive_power(a, b):
+    def r(n):  # a nested function calling itself, capturing a and b: a * b ** 2
+        if n == 0:
+            return a
+        return r(n - 1) * b
+    return r(2)
+
+
+def _its_derivative_in_b(a, b):
+    return gradient(_recursive_power, a, b)[1]
+
+
+@pytest.mark.dual_route
+def test_the_gradient_of_a_gradient_through_a_recursive_nested_function(mode):
+    """The outer level's derivative of the recursive closure's fold came out (None, 0.7) for (2 b, 2 a) = (0.4, 1.4):
+    refused there, forward-over-reverse takes it."""
+    assert gradient(_its_derivative_in_b, 0.7, 0.2) == (pytest.approx(0.4), pytest.approx(1.4))

@@ -33,6 +33,27 @@ def test_odd_reflection_of_one_entry_is_the_entry():
     np.testing.assert_array_equal(back(np.arange(7.0))[0], [21.0])
 
 
+def _interior_of_empty_padding(x):
+    return np.sum(np.pad(x, (2, 1), mode="empty")[2:-1] ** 2)
+
+
+def _interior_of_empty_padding_by_position(x):
+    return np.sum(np.pad(x, (1, 2), "empty")[1:-2] ** 2)
+
+
+def _constant_padding(x):
+    return np.sum(np.pad(x, 1, "constant", constant_values=7.0) ** 2) - 98.0
+
+
+@pytest.mark.parametrize("f", [_interior_of_empty_padding, _interior_of_empty_padding_by_position, _constant_padding],
+                         ids=lambda f: f.__name__)
+def test_padding_that_is_not_from_x_gets_no_gradient(f, mode):
+    """`mode="empty"`'s padding is whatever the memory held: the back's run of np.pad on x's indices read that garbage
+    as indices (a scatter to indices in the trillions: MemoryError)."""
+    x = np.array([0.5, -1.2, 0.8, 2.0])
+    np.testing.assert_allclose(zygotepy.gradient(f, x)[0], 2 * x)
+
+
 def test_repeated_indices_accumulate():
     x = np.arange(4.0)
     _, back = registry.find_rule(np.take)(x, [1, 1, 3, 1])

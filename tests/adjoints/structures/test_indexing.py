@@ -124,3 +124,17 @@ def test_hessian_of_a_read_through_tuples():
     expected = np.zeros(_X.shape * 2)
     expected[0, 1, 0, 1] = 2 * 6 * _X[0, 1]
     np.testing.assert_allclose(h, expected)
+
+
+def _entry_times_a_wider_float(x, w, xp):
+    return w * x[0] + xp.sum(x[1:] * w)
+
+
+def test_an_entry_of_a_float32_array_times_a_float64_one_on_the_array_api(mode):
+    """The entry's cotangent is float64; the array API stores no other dtype into x's float32 zeros (TypeError)."""
+    xp = pytest.importorskip("array_api_strict")
+    x = xp.asarray([1.0, 2.0, 3.0], dtype=xp.float32)
+    dx, dw, _ = gradient(_entry_times_a_wider_float, x, xp.asarray(2.0, dtype=xp.float64), xp)
+    assert dx.dtype == xp.float32 and dw.dtype == xp.float64
+    np.testing.assert_allclose(np.asarray(dx), [2.0, 2.0, 2.0])
+    assert float(dw) == pytest.approx(6.0)

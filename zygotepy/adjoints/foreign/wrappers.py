@@ -19,7 +19,8 @@ import sys
 import numpy as np
 
 from ...errors import ForwardModeError, ZygoteError
-from ...ast_adjoint.dispatch import J
+from ...ast_adjoint.call_checks import call_site
+from ...ast_adjoint.dispatch import J, differentiable
 from ...forward.dual import has_dual
 from ..registry import adjoint, nondifferentiable
 
@@ -103,6 +104,16 @@ def _refuse_duals(args, name):
         raise ForwardModeError(f"{name}: forward mode cannot pass dual numbers into the wrapped function")
 
 
+def _refuse_containers(args, name):
+    """A list, tuple or dict argument holding floats or float arrays: the wrapped function would take it for a
+    constant (its gradients silently None); refused, naming the position."""
+    for k, a in enumerate(args):
+        if isinstance(a, (list, tuple, dict)) and differentiable(a):
+            raise ZygoteError(f"{call_site() or name}: {name}'s argument {k} is a {type(a).__name__} holding values that carry gradients, "
+                              f"which the wrapped function's gradient does not reach; pass the arrays as arguments "
+                              f"of their own (f(d['a'], d['b']))")
+
+
 def _floats(args):
     """The positions of the arguments the wrapped pullback gives gradients for: floats, float arrays and tensors."""
     return [i for i, a in enumerate(args) if _is_array_like(a) or _is_float_tensor(a)]
@@ -149,6 +160,7 @@ def _torch_rule(fn, wrapped):
     def rule(*args):
         import torch
         _refuse_duals(args, "torch_function")
+        _refuse_containers(args, "torch_function")
         inputs = [a.detach().requires_grad_(True) if _is_float_tensor(a) else
                   _torch_in(a, requires_grad=_is_array_like(a)) for a in args]
         with torch.enable_grad():
@@ -244,6 +256,7 @@ def _jax_rule(fn, wrapped):
     def rule(*args):
         import jax
         _refuse_duals(args, "jax_function")
+        _refuse_containers(args, "jax_function")
         active = [i for i, a in enumerate(args) if _is_array_like(a)]
         given = list(map(_jax_in, args))
         out, vjp = jax.vjp(_of_active(fn, given, active), *(given[i] for i in active))

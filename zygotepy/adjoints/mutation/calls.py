@@ -16,7 +16,7 @@ import numpy as np
 
 from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
-from ...ast_adjoint.call_checks import COMPILER
+from ...ast_adjoint.call_checks import COMPILER, call_site
 from ...ast_adjoint.dispatch import J_mutating, differentiable
 from ...ast_adjoint.guards_runtime import carries_gradient, reads_gradients
 from ...backends import is_array_type, unbroadcast
@@ -340,8 +340,10 @@ _GENERATORS = (np.random.Generator, np.random.RandomState)
 
 
 def _drawn_into(fn, fargs, out, kwargs):
-    """`rng.standard_normal(out=buf)`: `out` says how many numbers are drawn (computed without it, one number filled
-    every entry: value and gradient wrong; found by a probe of random code). A draw is data: it runs as written."""
+    """`rng.normal(out=buf)`: a draw, data, run as written (`out` says how many); from values carrying a gradient refused."""
+    if any(differentiable(a) for a in (*fargs[2 if fn is rt.callmethod else 0:], *kwargs.values())):
+        raise ZygoteError(f"{call_site() or 'a draw'}: zygotepy cannot differentiate a random generator's method given "
+                          f"out= and values that carry a gradient (they would get none); call it without out=")
     entry = mt.journal_whole(out)
     (getattr(fargs[0], fargs[1]) if fn is rt.callmethod else fn)(*fargs[2 if fn is rt.callmethod else 0:], out=out,
                                                                   **kwargs)

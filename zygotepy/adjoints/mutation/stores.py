@@ -15,7 +15,7 @@ from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.call_checks import call_site
 from ...ast_adjoint.dispatch import J_mutating
-from ...backends import is_array_type, is_foreign, namespace, unbroadcast
+from ...backends import is_array_type, is_foreign, namespace, on, to_numpy, unbroadcast
 from ...errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from ...runtime.context import current
 from ...structgrad import StructGrad
@@ -27,20 +27,22 @@ from ..structures.indexing import structured_refused
 from .held import _split, _where_held, may_hold_deeper
 
 
-def _repeats(index, x):
-    """For an integer-array index with repeated positions, NumPy keeps the last write to each: a mask of the entries
-    of `x[index]` that count (None when nothing repeats). A 1-d index alone masks its own entries (the rest of each
-    row follows it); any other (`y[:, [1, 1]]`, `y[[0, 0], [1, 1]]`) masks `x[index]` whole, from the flat position
-    in `x` of each of its entries, in the order NumPy writes them."""
+def _repeats(index, shape):
+    """For an integer-array index with repeated positions, NumPy keeps the last write to each (torch and the array
+    API's libraries too): a mask of the entries of `x[index]` that count (None when nothing repeats), for `x` of the
+    given shape. A 1-d index alone masks its own entries (the rest of each row follows it); any other (`y[:, [1, 1]]`,
+    `y[[0, 0], [1, 1]]`) masks `x[index]` whole, from the flat position in `x` of each of its entries, in the order
+    NumPy writes them."""
     parts = index if isinstance(index, tuple) else (index,)
+    parts = tuple(to_numpy(p) if is_foreign(p) and hasattr(p, "dtype") else p for p in parts)  # (torch.tensor([0, 0]))
     arrays = [np.asarray(p) for p in parts if isinstance(p, (list, tuple, np.ndarray))]  # (a tuple inside a tuple
     kinds = {a.dtype.kind for a in arrays}  # index is one too: `y[(0, 0), (1, 1)]`)
     if not kinds & set("iu") or not kinds <= set("iub"):  # (masks alone pick each entry once)
         return None
     if len(parts) == 1 and arrays[0].ndim == 1:
-        flat = arrays[0] % x.shape[0]
+        flat = arrays[0] % shape[0]
     else:
-        flat = np.arange(x.size).reshape(x.shape)[index]
+        flat = np.arange(int(np.prod(shape))).reshape(shape)[parts if isinstance(index, tuple) else parts[0]]
     if np.unique(flat).size == flat.size:
         return None
     keep = np.zeros(flat.size, dtype=bool)
@@ -91,7 +93,7 @@ def setitem(x, index, value):
             raise ForwardModeError(STORE_INTO_PLAIN_ARRAY)
         if type(index) is str and isinstance(x, np.ndarray):
             raise structured_refused()
-        keep = _repeats(index, x) if type(index) is not int else None
+        keep = _repeats(index, np.shape(x)) if type(index) is not int else None
         written_real = getattr(x, "dtype", None) is None or x.dtype.kind in "fc"
         entry = mt.journal_slot(x, index)
         x[index] = value
@@ -187,6 +189,7 @@ def _set_foreign(x, index, value):
     """`x[i] = v` on an array of another library that updates in place (torch, CuPy, array-API arrays; JAX's refuse
     it themselves): the NumPy path's cotangents, made in `x`'s namespace (and so on its device)."""
     xp = namespace(x)
+    keep = _repeats(index, tuple(x.shape)) if type(index) is not int else None
     entry = mt.Entry(lambda s: x.__setitem__(index, s), xp.asarray(x[index], copy=True), x)
     x[index] = value
 
@@ -194,7 +197,11 @@ def _set_foreign(x, index, value):
         entry.undo(lambda: xp.asarray(x[index], copy=True))
         if dy is None:
             return into or (None, None, None)
-        dv = unbroadcast(dy[index], value) if not isinstance(value, bool) else None
+        dv = dy[index]
+        if keep is not None:  # repeated positions: only the last write of each reaches the output
+            mask = keep.reshape(keep.shape + (1,) * (dv.ndim - keep.ndim))
+            dv = dv * xp.asarray(mask.astype(float), dtype=dv.dtype, **on(dv))
+        dv = unbroadcast(dv, value) if not isinstance(value, bool) else None
         dx = xp.asarray(dy, copy=True)
         dx[index] = 0
         return _added(into, (dx, None, dv))
@@ -287,9 +294,9 @@ def _check_plain_attribute(obj, name, own_setattr=True, deleting=False):
     if own_setattr and isinstance(getattr(type(obj), hook), types.FunctionType) or hasattr(type(desc), method) \
             and not isinstance(desc, types.MemberDescriptorType):
         what, verb = ("deleting", "delete") if deleting else ("assigning", "assign")
-        raise ZygoteError(f"zygotepy cannot differentiate {what} {type(obj).__name__}.{name}: a property "
-                          f"{'deleter' if deleting else 'setter'} or {hook} runs; {verb} the underlying attribute, "
-                          f"or add an @adjoint rule")
+        raise ZygoteError(f"{call_site() or 'a store'}: zygotepy cannot differentiate {what} "
+                          f"{type(obj).__name__}.{name}: a property {'deleter' if deleting else 'setter'} or {hook} "
+                          f"runs; {verb} the underlying attribute, or add an @adjoint rule")
 
 
 @adjoint(mt.setattr_, updates=True)

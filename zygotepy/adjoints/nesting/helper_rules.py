@@ -7,6 +7,7 @@ from ...backends import namespace
 from ...structgrad import StructGrad
 from ..registry import adjoint, nondifferentiable
 from .cotangents import _unwrap
+from .entries import _depth
 from .plan import _always, _unsupported
 
 
@@ -40,6 +41,9 @@ def _make_closure_rule(code, globals_, cells, defaults, kwdefaults, *values):
 
 @adjoint(rt.recursive_closure)
 def _recursive_closure_rule(fn, name):
+    if _depth():  # (an outer level differentiating this fold got d/da None for 0.4: forward-over-reverse takes it)
+        raise _unsupported(fn, "a nested function that calls itself")
+
     def back(dfn):  # each call of itself left its own closure's cotangent in entry `name`: one closure, one sum
         total = None
         while dfn is not None:

@@ -2,9 +2,14 @@
 `np.float64(x)`, `np.copy`, `np.ascontiguousarray`, ..., `np.atleast_1d/2d/3d`, and the ndarray methods item and
 tolist. The values are the argument's, so the cotangent is the result's, in the argument's own form.
 """
+import numbers
+
 import numpy as np
 
+from ...ast_adjoint.call_checks import call_site
+from ...ast_adjoint.dispatch import differentiable
 from ...backends import is_foreign, namespace, truncated, unbroadcast
+from ...errors import ZygoteError
 from ...forward.dual import dispatch, has_dual
 from ..registry import adjoint, namespace_generic, nondifferentiable
 from .common import _float_dtype, _nones, _restore
@@ -22,6 +27,8 @@ def _array_rule(make, obj, *args, **kwargs):
         y = _dual_array(make, obj, *args, **kwargs)  # outer level of nesting could not transform)
     else:
         y = make(obj, *args, **kwargs)
+        if type(y) is np.ndarray and y.dtype.kind == "O" and isinstance(obj, (list, tuple)):
+            _refuse_objects(y)
 
     def back(dy):
         if dy is None or truncated(y, (obj,)):  # (`np.array(x, dtype=int)`: piecewise constant)
@@ -32,6 +39,16 @@ def _array_rule(make, obj, *args, **kwargs):
         shape = tuple(np.shape(obj))  # (another library's dy stays its own: `jnp.asarray(x)`)
         return (dy if tuple(np.shape(dy)) == shape else namespace(dy).reshape(dy, shape), *(None for _ in args))
     return y, back
+
+
+def _refuse_objects(y):
+    """A NumPy array of objects of a user's class: NumPy's functions run the objects' own operators on it (`np.sum` adds
+    them with `__add__`), which the array rules, written for numbers, do not differentiate."""
+    for v in y.flat:
+        if not isinstance(v, (numbers.Number, np.ndarray, str, bytes, type(None))) and differentiable(v):
+            raise ZygoteError(f"{call_site() or 'np.array'}: zygotepy cannot differentiate a NumPy array of "
+                              f"{type(v).__name__} objects: NumPy's functions would run their operators, which its "
+                              f"array rules do not follow; keep them in a list (sum(items), functools.reduce)")
 
 
 def _holds_duals(obj):

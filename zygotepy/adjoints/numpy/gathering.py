@@ -36,9 +36,9 @@ def _scatter(dy, index, x):
     return g[:x.size].reshape(x.shape)
 
 
-def _gather(fn, index_kwargs=lambda args, kwargs: kwargs):
-    """Rule for `fn(x, *args)` that builds its output from x's entries; `index_kwargs` adapts the keywords for the run
-    on x's flat indices (np.pad's constant fill becomes -1, "not from x")."""
+def _gather(fn, index_arguments=lambda args, kwargs: (args, kwargs)):
+    """Rule for `fn(x, *args)` that builds its output from x's entries; `index_arguments` adapts the arguments for the
+    run on x's flat indices (np.pad's constant fill becomes -1, "not from x")."""
     def rule(x, *args, **kwargs):
         if type(x) is not np.ndarray and is_foreign(x):
             return _foreign_gather(fn, x, args, kwargs)
@@ -48,7 +48,8 @@ def _gather(fn, index_kwargs=lambda args, kwargs: kwargs):
         def back(dy):
             if dy is None:
                 return (None, *_nones(args))
-            index = fn(np.arange(x_arr.size).reshape(x_arr.shape), *args, **index_kwargs(args, kwargs))
+            index_args, index_kwargs = index_arguments(args, kwargs)
+            index = fn(np.arange(x_arr.size).reshape(x_arr.shape), *index_args, **index_kwargs)
             g = _scatter(dy, index, x_arr)
             return (_restore(g, x) if isinstance(x, (list, tuple)) else unbroadcast(g, x), *_nones(args))
         return y, back
@@ -83,15 +84,19 @@ def _foreign_gather(fn, x, args, kwargs):
 _COPYING_MODES = {"constant", "edge", "reflect", "symmetric", "wrap", "empty"}
 
 
-def _pad_index_kwargs(args, kwargs):
+def _pad_index_arguments(args, kwargs):
+    """np.pad's arguments for its run on x's indices: the padding of "constant" (and of "empty", whose entries are
+    whatever memory held, not x's) reads -1."""
     mode = args[1] if len(args) > 1 else kwargs.get("mode", "constant")
     if not isinstance(mode, str) or mode not in _COPYING_MODES:
         raise ZygoteError(f"np.pad: no gradient rule for mode={mode!r} (supported: {sorted(_COPYING_MODES)})")
-    return {**kwargs, "constant_values": -1} if mode == "constant" else kwargs
+    if mode not in ("constant", "empty"):
+        return args, kwargs
+    return args[:1], {"mode": "constant", "constant_values": -1}
 
 
 GATHERED = {np.tile: _gather(np.tile), np.repeat: _gather(np.repeat), np.ndarray.repeat: _gather(np.repeat),
-            np.pad: _gather(np.pad, _pad_index_kwargs), np.delete: _gather(np.delete), np.resize: _gather(np.resize),
+            np.pad: _gather(np.pad, _pad_index_arguments), np.delete: _gather(np.delete), np.resize: _gather(np.resize),
             np.roll: _gather(np.roll), np.rot90: _gather(np.rot90),
             np.compress: None, np.extract: None}
 

@@ -156,6 +156,8 @@ def scatter_array(x, index, dy):
         zeros_on(xp, x.shape, _float_dtype(x) if not rt.is_complex_like(dy) else xp.complex128, x)  # on x's device
     if hasattr(g, "at") and not isinstance(g, np.ndarray):  # JAX arrays are immutable: a functional update
         return g.at[index].add(dy)
+    if xp is not np and getattr(dy, "dtype", g.dtype) != g.dtype and hasattr(dy, "shape") and namespace(dy) is xp:
+        dy = xp.astype(dy, g.dtype)  # (a float32 array's entry times a float64 one: the array API stores no other dtype)
     if xp is not np and type(index) is tuple and any(i is None for i in index):
         index = tuple(i for i in index if i is not None)  # the array API assigns through no new axis: drop them
         dy = xp.reshape(dy, tuple(g[index].shape))

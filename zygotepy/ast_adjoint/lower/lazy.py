@@ -13,7 +13,10 @@ a name such an iterator was assigned to (`it = iter(y)`, then `for v in it:`).
 changes how many iterations there are, which a list taken when the loop began cannot. Where the body passes the list
 to a call or deletes from it, the loop watches its length and refuses a change.
 """
+import random
+
 import gast
+import numpy as np
 
 from .. import runtime as rt
 from ..call_checks import library
@@ -24,6 +27,10 @@ from .scan import updated_in_place
 _LAZY = {"reversed", "iter", "map", "filter"}  # iterators whose items `runtime.iterate` takes when the loop begins
 _WALKERS = {"enumerate", "zip"}  # what they walk, they walk lazily too
 _USED_UP = {"sum", "list", "tuple", "set", "frozenset", "sorted", "min", "max", "dict"}  # (builtins taking every item)
+# the draws of random generators (NumPy's Generator and RandomState, `np.random.*`, `random.*`), which update the
+# generator's state: items computed ahead draw numbers Python never draws
+_DRAWS = frozenset(n for source in (np.random.Generator, np.random.RandomState, random.Random) for n in dir(source)
+                   if not n.startswith("_") and callable(getattr(source, n))) - {"seed", "getstate", "setstate"}
 
 
 def _lazy_parts(expr):
@@ -170,13 +177,27 @@ class LazyIterators:
         for n in gast.walk(node):
             if isinstance(n, gast.Call) and (
                     isinstance(n.func, gast.Attribute) and (self.updating_method(n.func.attr)
-                                                            or self.object_attribute(n.func.attr))
+                                                            or self.object_attribute(n.func.attr)
+                                                            or n.func.attr in _DRAWS)
                     or isinstance(n.func, gast.Name) and n.func.id not in self.locals
                     and n.func.id in self.globals and self.updating_helper(Global(n.func.id))):
                 self.fail("a call that may update an object in a generator expression whose items may be taken in "
                           "part or in turns", n, "zygotepy computes a generator's items when it is made, Python each "
                           "as it is taken: use a list comprehension, or a loop")
         return True
+
+    def refuse_kept_draws(self, node):
+        """An iterator kept in a name (`gen = (mu + rng.normal() for _ in r)`, `map(lambda v: ...)`, then `next(gen)`)
+        whose items draw random numbers: computed when it is made, it would draw them all, where Python draws as the
+        items are taken (the journal sees no update of a generator's state, which the kept iterator's check reads)."""
+        if library(self.code.co_filename):
+            return
+        lazy = [node] if isinstance(node, gast.GeneratorExp) else [n for n in gast.walk(node) if isinstance(n, gast.Lambda)]
+        for n in (m for part in lazy for m in gast.walk(part)):  # (`map(lambda v: v + rng.normal(), xs)` too)
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and n.func.attr in _DRAWS:
+                self.fail("a draw of random numbers in an iterator kept in a name", n, "zygotepy "
+                          "computes a generator's items when it is made, Python each as it is taken: use a list "
+                          "comprehension, or a loop")
 
     def taken_whole(self, node):
         """Is the generator expression `node` used up at once where it stands: the argument of `sum`, `list`, `max`,

@@ -122,6 +122,7 @@ class Statements:
             self.refuse_iterators_taken_in_part(node.value, kept=True)  # (`g = (2 * v for v in it)`, `it` read later)
             sources = self.kept_iterator(node.value)
             if sources is not None:  # `pairs = zip(a, b)`: used up, and reading a and b, as it goes
+                self.refuse_kept_draws(node.value)
                 made = self.expr_ListComp(node.value, target.id) if isinstance(node.value, gast.GeneratorExp) \
                     else self.expr(node.value, hint=target.id)
                 value = self.call(Const(rt.kept_iterator), [made, *sources], hint=target.id)

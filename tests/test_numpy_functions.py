@@ -89,8 +89,16 @@ def test_gamma_draw_scale_and_shape():
     def g(x):
         rng = np.random.default_rng(5)
         return np.sum(rng.gamma(np.abs(x) + 1.0, 1.0))
-    with pytest.raises(ZygoteError, match="shape parameter"):
+    with pytest.raises(ZygoteError, match=r"test_numpy_functions.py:\d+: .*shape parameter"):
         value_and_gradient(g, X.copy())
+
+    def constant_float_shape(x):  # (refused as the shape's gradient: a method call's arguments all count as needed)
+        rng = np.random.default_rng(5)
+        return np.sum(rng.gamma(2.5, np.abs(x)) ** 2) + rng.gamma(_SHAPE, 2.0) * np.sum(x)
+    agree(constant_float_shape)
+
+
+_SHAPE = 1.5
 
 
 def test_random_picks_of_a_float_array():
@@ -212,3 +220,17 @@ def test_objects_converted_by_library_functions_raise():
     for f in (lambda x: np.sum(_ArrayLike(x)), lambda x: np.sum(np.tanh(_ArrayLike(x)))):
         with pytest.raises(ZygoteError, match="converted it"):
             value_and_gradient(f, X.copy())
+
+
+def _resampled(x):
+    rng = np.random.default_rng(1)
+    w = np.exp(-x ** 2)
+    w = w / np.sum(w)
+    idx = rng.choice(len(x), size=len(x), p=w)  # (a particle filter's resampling: positions, data)
+    return np.sum(x[idx] * w[idx])
+
+
+def test_positions_drawn_with_probabilities_that_carry_a_gradient_are_data():
+    """`rng.choice(n, p=w)` was refused (a gradient flowing into `p=`); the positions are integers, data as any int,
+    and the gradient is the one through the picked entries, as finite differences see it at a fixed draw."""
+    agree(_resampled)

@@ -279,7 +279,9 @@ def value_and_gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None
     if not args and not kwargs:  # the function alone: the function of the point (see `gradient`)
         return _of_the_point(value_and_gradient, f, argnums)
     y, grads = _value_and_gradient(f, args, kwargs)
-    return y, _asked(grads if argnums is None else select(grads, argnums, len(args)))
+    if argnums is not None:
+        grads = select(grads, argnums, len(args))
+    return y, _asked(grads) if NoDerivative in (map(type, grads) if type(grads) is tuple else (type(grads),)) else grads
 
 
 def select(values, argnums, n):
@@ -388,12 +390,15 @@ def gradient(f: Callable[..., Any], /, *args: Any, argnums: Any = None, **kwargs
     if not args and not kwargs:
         return _of_the_point(gradient, f, argnums)
     grads = _value_and_gradient(f, args, kwargs)[1]
-    return _asked(grads if argnums is None else select(grads, argnums, len(args)))
+    if argnums is not None:
+        grads = select(grads, argnums, len(args))
+    return _asked(grads) if NoDerivative in (map(type, grads) if type(grads) is tuple else (type(grads),)) else grads
 
 
 def _asked(grads):
     """The gradients the caller asked for, refusing one that a rule has no derivative for (`NoDerivative`: a
-    Bessel function's order), which is not raised where it is not asked (`argnums` leaving it out)."""
+    Bessel function's order), which is not raised where it is not asked (`argnums` leaving it out). The entry points
+    call it where one is among them (asked in C: `NoDerivative in map(type, grads)`)."""
     for g in grads if type(grads) is tuple else (grads,):
         if type(g) is NoDerivative:
             raise g.error()

@@ -204,3 +204,12 @@ def test_positions_and_questions_of_a_value_are_data(mode):
     """`bisect.bisect_left`, `bisect.bisect` and `float.is_integer` give integers and bools: they raised MissingAdjoint."""
     assert gradient(_piecewise_by_bisect, 0.7) == (pytest.approx(9.4),)
     assert hessian(_piecewise_by_bisect, 0.7) == pytest.approx(2.0)
+
+
+def test_a_numpy_ufunc_of_objects_is_refused(mode):
+    """`np.add(b1, b2)` runs `_Belief.__add__`; the rule for numbers crashed in the backward (TypeError)."""
+    def fused(m1, m2):
+        return np.add(_Belief(m1, 2.0), _Belief(m2, 3.0)).mu
+
+    with pytest.raises(ZygoteError, match=r"test_builtins.py:\d+: zygotepy cannot differentiate np.add of objects"):
+        gradient(fused, 0.7, -0.4)

@@ -388,10 +388,12 @@ def test_need_mask_skips_unneeded_cotangents():
         if getattr(getattr(back, "__code__", None), "co_argcount", 0) < 2:
             continue
         dy = _like(y, rng)
-        full = back(dy)
+        # (a keyword-aware rule called with keywords ends with their cotangents: `rng.choice(a, n, p=w)`)
+        aware = bool(kwargs) and getattr(registry.find_rule(r.op), "__zygote_keywords__", False)
+        full = back(dy)[:-1] if aware else back(dy)
         for k in range(len(args)):
             need = tuple(j == k for j in range(len(args)))
-            part = back(dy, need)
+            part = back(dy, need)[:-1] if aware else back(dy, need)
             assert len(part) == len(args), (r.name, need, part)
             _assert_close(_inner(part[k], part[k]), _inner(full[k], full[k]))
         checked += 1

@@ -6,7 +6,8 @@ from . import contexts, control, numpy, objects, registry, structures  # noqa: F
 # No two tables register a rule for the same function (tests/adjoints/test_registry.py), so the order matters only
 # where a table reads another's rules as it loads: the NumPy tables in numpy.TABLES' order (numpy/__init__.py), and
 # mutation last (`x += y` takes `+`'s rule). scipy_special and scipy_stats register nothing where SciPy is not
-# installed (an optional dependency: each guards its import); scipy_linalg registers when scipy.linalg is imported.
+# installed (an optional dependency: each guards its import); scipy_linalg and scipy_fft register when scipy.linalg and
+# scipy.fft are imported.
 for _table in ("scalar", "operators", "piecewise", "matmul", "math_gamma", "builtins", "complex", *(f"numpy.{t}" for t in numpy.TABLES),
-               "scipy_special", "scipy_stats", "scipy_linalg", "functional", "itertools_picks", "stdlib_statistics", "nesting", "jax_nn", "jax_linalg", "jax_updates", "torch_nn", "torch_conversions", "torch_autograd", "jax_autograd", "mutation"):
+               "scipy_special", "scipy_stats", "scipy_linalg", "scipy_fft", "functional", "itertools_picks", "stdlib_statistics", "nesting", "jax_nn", "jax_linalg", "jax_updates", "torch_nn", "torch_conversions", "torch_autograd", "jax_autograd", "mutation"):
     importlib.import_module(f"{__name__}.{_table}")

@@ -336,3 +336,28 @@ def test_a_refusal_remembered_for_a_function_is_forgotten_when_a_helper_it_names
         np.testing.assert_allclose(got, want, atol=1e-12)
     finally:
         _helper = _by_loop
+
+
+def _dropped_out(w, r):
+    h = np.tanh(w)
+    h *= r.random(4) > 0.3  # (in-place dropout: the transform route refuses it, forward-over-reverse takes it)
+    return np.sum(h ** 2)
+
+
+def _one_inner_step(w):
+    r = np.random.default_rng(0)
+    g = gradient(_dropped_out, w, r)[0]
+    return _dropped_out(w - 0.5 * g, r)  # (the next mask, from the same generator)
+
+
+@pytest.mark.dual_route
+def test_forward_over_reverse_draws_what_the_forward_drew(mode):
+    """The dual route runs the inner function again in the backward: it drew new masks (0.98 for 0.58), and the
+    transform route's refused attempt had drawn some already (the value 0.61 for 1.23). The generators it may draw from
+    are put back before each run (runtime/randomness.py), as checkpoint's are."""
+    w = np.array([0.3, -0.8, 1.1, 0.4])
+    value, (g,) = value_and_gradient(_one_inner_step, w)
+    assert value == pytest.approx(_one_inner_step(w), rel=1e-12)
+    h = 1e-6
+    want = [(_one_inner_step(w + h * e) - _one_inner_step(w - h * e)) / (2 * h) for e in np.eye(4)]
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)

@@ -1,5 +1,7 @@
 """Rows for `zygotepy/adjoints/numpy/fills.py`: filled and evenly spaced arrays, reparameterized random draws (each
 call of the target gets a fresh copy of the generator, so finite differences see the same draws)."""
+import random
+
 import numpy as np
 from table_base import ANY, POS, Kind, row
 
@@ -14,7 +16,7 @@ def draws(cls, seed):
     rows = [row(getattr(cls, "uniform"), gen, ANY, HIGH, (2, 3), shapes=SCALE, label=f"{name}.uniform")]
     for method in ("normal", "laplace", "logistic", "gumbel", "lognormal"):
         rows.append(row(getattr(cls, method), gen, ANY, POS, (2, 3), shapes=SCALE, label=f"{name}.{method}"))
-    # an int shape: a float one, with no call site to say it is constant, is refused (see test_numpy_functions)
+    # an int shape: a float one's cotangent is a NoDerivative, refused where asked (see test_numpy_functions)
     rows.append(row(cls.gamma, gen, 3, POS, (2, 3), shapes=[(None,), ((3,),)], label=f"{name}.gamma[scale]"))
     for method in ("exponential", "rayleigh"):
         rows.append(row(getattr(cls, method), gen, POS, (2, 3), shapes=[(None,), ((3,),)], label=f"{name}.{method}"))
@@ -31,6 +33,7 @@ def draws(cls, seed):
 
 
 FILL_ROWS = [
+    row(random.Random.gauss, random.Random(3), ANY, POS, shapes=[(None, None)], label="random.Random.gauss"),
     row(np.full, (2, 3), ANY, shapes=[(None,), ((),), ((3,),), ((1, 3),)]),
     row(np.full, 4, ANY, shapes=[(None,)], label="np.full[int shape]"),
     row(np.full_like, ANY, ANY, shapes=[((2, 3), None), ((2, 3), (3,))], none=(0,)),

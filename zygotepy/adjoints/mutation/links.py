@@ -205,6 +205,9 @@ def refresh_held(child, parent, where):
     are `parent`'s cotangents of those items."""
     if mt.is_number(child):  # a number sitting in `parent` keeps its value whatever `parent`'s update did
         return child, _to_first
+    if mt.is_number(parent):  # a number (a maybe holder refreshed) changed in nothing's update: it links nothing,
+        mt.passed_through((child,), len(current().log))  # and `child` was left as it was
+        return child, _to_first
     plan = _where(parent, child)
     cut = plan is not None and id(parent) in current().cuts  # (`y = t.detach(); y[0] = 5.0`)
     inside = _where_items(child, parent) if plan is None else None

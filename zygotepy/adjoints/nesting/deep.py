@@ -23,7 +23,8 @@ dual numbers (forward mode over nested reverse mode) take the dual route at once
 
 What differs from the transform route: a rule's forward sees one level (the innermost reverse pass: the seed's
 `nestlevel` counts right up to MAX_LEVELS only), and `f` runs again in the backward, as with `checkpoint` (so, like
-`checkpoint`, this assumes `f`'s result depends on its arguments and closure only). The first call that the twins
+`checkpoint`, this assumes `f`'s result depends on its arguments and closure only: the random generators it may draw
+from, `runtime.randomness`, are put back before, so that it draws what the forward drew). The first call that the twins
 refuse also pays for their attempt, up to the refusal (once per key: `_key`), and `f`'s forward runs that far.
 Measured (x^8 by a loop, one core): a sixth derivative took 5 s cold and 0.1 s warm (by the twins: 7-10 minutes and
 7.5 GB), an eighth 1 s warm, a tenth 56 s: each level runs the one below twice, once on dual numbers.
@@ -39,6 +40,7 @@ from ...errors import ZygoteError
 from ...forward.dual import has_dual, new_tag
 from ...forward.levels import make_dual, tangent_of
 from ...runtime.context import current
+from ...runtime.randomness import put_back, random_sources, states
 from ...structgrad import StructGrad
 
 _DUAL_KEYS = set()  # keys (`_key`) of functions whose gradient under one more level the twins refused
@@ -87,9 +89,11 @@ def outermost(entry, by_twin, args, kwargs):
     refused = None
     key = None if current().dual_route or kwargs or has_dual(args[1:]) else _key(args[0])  # (inside a dual route: no key)
     if key is not None and key not in _DUAL_KEYS:
+        randoms = states(random_sources(args[0], args[1:]))
         try:  # (the twins take no keyword constants, `gradient(f, x, scale=2.0)`: the dual route does)
             return by_twin(*args)
         except ZygoteError as e:  # too deep, or code the twins cannot transform (updates in place, partials, ...)
+            put_back(randoms)  # (their attempt ran `f` up to the refusal: the route taken now draws what it drew)
             refused = e
             _DUAL_KEYS.add(key)
             with_user_lines(e)  # (the user's lines, for a note should the dual route fail too)
@@ -119,6 +123,7 @@ def by_dual_numbers(entry, args, kwargs, refused=None):
     """`(entry(f, *xs), back)` for `gradient` or `value_and_gradient`, with back computed by one forward-mode pass
     over `f`'s reverse pass (`refused`: the twins' error, noted on an error of this route)."""
     f, xs = args[0], args[1:]
+    randoms = states(random_sources(f, (*xs, *(kwargs or {}).values())))  # (the backward's run draws the same numbers)
     ctx = current()
     ctx.dual_route += 1
     try:
@@ -137,10 +142,13 @@ def by_dual_numbers(entry, args, kwargs, refused=None):
         perturbed = tuple(make_dual(x, v, tag) for x, v in zip(xs, directions, strict=True))
         ctx = current()
         ctx.dual_route += 1
+        now = states(r for r, _ in randoms)
         try:
+            put_back(randoms)
             with _noting(refused):
                 _, hessian_times_v = api.value_and_gradient_with_callee(f, perturbed, kwargs)
-        finally:
+        finally:  # (the streams go on as after the forward, as checkpoint leaves them)
+            put_back(now)
             ctx.dual_route -= 1
         dself, *dxs = (_tangent(g, tag) for g in hessian_times_v)
         out = (dself, *(api._project(x, g) for x, g in zip(xs, dxs)))

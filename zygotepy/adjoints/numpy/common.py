@@ -5,10 +5,12 @@ factories of elementwise functions (`_elementwise_rule`, `_binary`; scipy_specia
 concatenation in another library's namespace, and the matrix transposes of linalg.py and decompositions.py.
 """
 import collections
+import numbers
 
 import numpy as np
 
 from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.call_checks import call_site
 from ...backends import conj, function, is_array_type, namespace, namespace_of, on, unbroadcast
 from ...errors import ZygoteError
 from ..handover import added, divided, times
@@ -164,6 +166,10 @@ def _binary(fn, da, db):
     """Rule for a broadcasting binary ufunc from its partial derivatives `da(a, b, y)` and `db(a, b, y)`."""
     def rule(a, b):
         y = _call(fn, *_weak(a, b))
+        if type(y) is not np.ndarray and not isinstance(y, _NUMBERS) and not hasattr(y, "shape"):
+            raise ZygoteError(f"{call_site() or 'np.' + fn.__name__}: zygotepy cannot differentiate np.{fn.__name__} "
+                              f"of objects of a user's class ({type(y).__name__}): NumPy runs their operators, which "
+                              f"its rule, written for numbers, does not follow; use the operator (a + b)")
         a_, b_ = _as_array(a), _as_array(b)
 
         def back(dy, need=(True, True)):
@@ -174,6 +180,9 @@ def _binary(fn, da, db):
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
+
+
+_NUMBERS = (numbers.Number, np.generic)
 
 
 def _ties(a, b, y, pick_a):

@@ -12,12 +12,16 @@
 
 Only positional arguments carry gradients here; keyword arguments are constants (see dispatch.py).
 """
+import random
+
 import numpy as np
 
+from ...ast_adjoint.call_checks import call_site
 from ...ast_adjoint.dispatch import differentiable
+from ...ast_adjoint.runtime import NoDerivative
 from ...backends import is_foreign, namespace, on, unbroadcast
 from ...errors import ZygoteError
-from ..registry import adjoint
+from ..registry import adjoint, keyword_cotangents, keyword_rule
 
 
 def _floating(x):
@@ -233,6 +237,7 @@ def _draw(name, defaults, grads):
     cotangents (before reduction to their shapes)."""
     def rule(gen, *args, **kwargs):
         y = getattr(gen, name)(*args, **kwargs)
+        where = call_site() if name == "gamma" and args and _floating(args[0]) else None  # (for its NoDerivative)
         params = [*args[:len(defaults)], *defaults[len(args):]]
         for k, p in enumerate(params):  # a parameter given by keyword is a constant, but its value shapes the draw
             params[k] = kwargs.get(_NAMES[name][k], p)
@@ -244,6 +249,8 @@ def _draw(name, defaults, grads):
                       for k in range(len(defaults))]
             ps = [np.asarray(p, dtype=float) for p in params]
             gs = grads(np.asarray(dy), np.asarray(y, dtype=float), ps, wanted)
+            if gs and type(gs[0]) is NoDerivative and where:
+                gs[0].message = f"{where}: {gs[0].message}"
             return (None, *(_cotangent(gs[k], args[k]) if k < len(gs) else None for k in range(len(args))))
         return y, back
     rule.__qualname__ = name
@@ -285,12 +292,12 @@ def _lognormal(dy, y, ps, wanted):
 
 def _gamma(dy, y, ps, wanted):
     """gamma(shape, scale) is scale * gamma(shape, 1): the scale's pathwise gradient is y / scale. The shape's is an
-    implicit one (the derivative of the gamma quantile function), not supported: refused where it is needed."""
-    if wanted[0]:
-        raise ZygoteError("zygotepy cannot differentiate a gamma draw with respect to its shape parameter (only its "
-                          "scale); use rng.gamma(k, 1.0) * scale with k constant, or an implicit-reparameterization "
-                          "rule")
-    return None, (dy * _standardized(y, 0.0, ps[1], "scale") if wanted[1] else None)
+    implicit one (the derivative of the gamma quantile function), not supported: a `NoDerivative`, refused where a
+    gradient is asked of it (a constant shape, `rng.gamma(2.0, s)`, runs)."""
+    dshape = NoDerivative("zygotepy cannot differentiate a gamma draw with respect to its shape parameter (only its "
+                          "scale), and a gradient reaching the shape was asked for; use rng.gamma(k, 1.0) * scale "
+                          "with k a constant, or an implicit-reparameterization rule") if wanted[0] else None
+    return dshape, (dy * _standardized(y, 0.0, ps[1], "scale") if wanted[1] else None)
 
 
 _NAMES = {"gamma": ("shape", "scale"), "normal": ("loc", "scale"), "laplace": ("loc", "scale"), "logistic": ("loc", "scale"),
@@ -325,9 +332,9 @@ def _set_state(gen, state):
 def _picking(name, p_at):
     def rule(gen, a, *args, **kwargs):
         method = getattr(gen, name)
-        if isinstance(a, (int, np.integer)) or not _floating(a):
+        if isinstance(a, (int, np.integer)) or not _floating(a):  # positions or data drawn: no cotangent, `p=` too
             y = method(a, *args, **kwargs)
-            return y, lambda dy, need=None: (None,) * (len(args) + 2)
+            return y, lambda dy, need=None: keyword_cotangents((None,) * (len(args) + 2), kwargs, **dict.fromkeys(kwargs))
         a_arr = np.asarray(a)
         axis = kwargs.get("axis", 0)
         state = _state(gen)
@@ -344,18 +351,33 @@ def _picking(name, p_at):
                 raise ZygoteError(f"{type(gen).__name__}.{name}: a draw is not differentiable in its probabilities p "
                                   f"(use a score-function estimator, or a relaxation such as Gumbel-softmax)")
             if dy is None:
-                return (None,) * (len(args) + 2)
+                return keyword_cotangents((None,) * (len(args) + 2), kwargs)
             dy = np.asarray(dy)
             moved = np.zeros(np.moveaxis(a_arr, axis, 0).shape, dtype=np.result_type(dy.dtype, float))
             k = np.ndim(index)  # the picks' axes stand where a's axis stood
             np.add.at(moved, index, np.moveaxis(dy, list(range(axis, axis + k)), list(range(k))))
-            return (None, _cotangent(np.moveaxis(moved, 0, axis), a), *(None for _ in args))
+            # (a `p=` that carries a gradient is left out: an error where it flows, as for any keyword left out)
+            return keyword_cotangents((None, _cotangent(np.moveaxis(moved, 0, axis), a), *(None for _ in args)),
+                                      kwargs, **{k: None for k in kwargs if k != "p"})
         return y, back
     rule.__qualname__ = name
-    return rule
+    return keyword_rule(rule)
 
 
 for _cls in (np.random.Generator, np.random.RandomState):
     # choice(a, size, replace, p): p is parameter 4, counting the generator
     adjoint(_cls.choice, need=True)(_picking("choice", 4))
     adjoint(_cls.permutation, need=True)(_picking("permutation", 99))
+
+
+@adjoint(random.Random.gauss, need=True, optional=True)
+def _gauss(gen, mu=0.0, sigma=1.0):
+    """`random.gauss(mu, sigma)` (and a `random.Random`'s): mu + sigma * z, differentiated pathwise as NumPy's normal
+    draws are (its Python keeps a second variate on the generator, which the lowering took for an update)."""
+    y = gen.gauss(mu, sigma)
+
+    def back(dy, need=None):
+        if dy is None:
+            return None, None, None
+        return None, dy, dy * _standardized(y, mu, sigma, "sigma") if need is None or need[2] else None
+    return y, back

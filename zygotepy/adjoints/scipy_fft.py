@@ -1,0 +1,52 @@
+"""`scipy.fft`: its transforms and shifts, differentiated as np.fft's (numpy/fft.py, whose module says why each back is
+its transform's adjoint).
+
+SciPy's transforms take NumPy's first parameters (`n`/`s`, `axis`/`axes`, `norm`) and three of their own that do not
+change the values: `overwrite_x` (leave the input as it was, as the scipy.linalg rules do with their overwrite flags),
+`workers` (threads) and `plan` (refused unless None: a plan made for other inputs). The value is SciPy's own (a float32
+input stays single precision, where NumPy computes in double); the back is np.fft's rule's, run on the same
+parameters. `fftfreq`/`rfftfreq` are constants. Importing this module never imports SciPy: `register()` runs when
+`scipy.fft` has been imported (`registry.on_import`).
+"""
+import sys
+
+import numpy as np
+
+from ..errors import ZygoteError
+from . import registry
+from .registry import adjoint, nondifferentiable
+
+_TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
+               "rfftn", "irfftn", "fftshift", "ifftshift")
+_OWN = ("overwrite_x", "workers", "plan")  # SciPy's parameters after NumPy's three (positions 4 and 5 of them)
+
+
+def _rule(target, numpy_rule):
+    """The rule of `scipy.fft.<name>`: SciPy's value, np.fft's back (computed again with NumPy: the cotangent of a
+    single-precision input comes back in its own dtype)."""
+    def rule(x, *args, **kwargs):
+        own = {k: kwargs.pop(k) for k in _OWN if k in kwargs}
+        if own.get("plan") is not None:
+            raise ZygoteError(f"scipy.fft.{target.__name__}: plan= is not differentiable; call it without a plan")
+        y = target(x, *args, **kwargs, **{k: v for k, v in own.items() if k != "overwrite_x"})
+        shared = args[:1] if target.__name__.endswith("shift") else args[:3]  # (the shifts take `axes` alone)
+        _, back = numpy_rule(x, *shared, **kwargs)
+
+        def scipy_back(dy):
+            grads = back(None if dy is None else np.asarray(dy))
+            return (*grads, *(None for _ in args[len(shared):]))
+        return y, scipy_back
+    rule.__qualname__ = f"scipy_{target.__name__}_rule"
+    return rule
+
+
+def register():
+    fft = sys.modules["scipy.fft"]
+    for name in _TRANSFORMS:
+        target = getattr(fft, name, None)
+        if target is not None and registry.find_rule(target) is None:
+            adjoint(target)(_rule(target, registry.find_rule(getattr(np.fft, name))))
+    nondifferentiable(*(getattr(fft, n) for n in ("fftfreq", "rfftfreq", "next_fast_len") if hasattr(fft, n)))
+
+
+registry.on_import("scipy.fft", register)

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from zygotepy import ForwardModeError, derivative, hessian, jacobian
+from zygotepy import ForwardModeError, derivative, hessian, jacobian, jvp
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from plain_checks import central_hessian  # noqa: E402
@@ -170,3 +170,20 @@ def test_a_cached_function_and_np_isscalar_in_forward_mode():
     assert derivative(lambda x: sq(x) + x, 1.5) == pytest.approx(4.0)
     assert type(sq(1.5)) is float
     assert derivative(lambda x: 2 * x if np.isscalar(x) else 3 * x, 1.5) == 2.0
+
+
+_Z = np.array([[0.3, -1.2, 0.5], [0.7, 0.1, -0.4]])
+_V = np.array([[1.0, 0.5, -0.3], [0.2, -0.7, 0.9]])
+
+
+@pytest.mark.parametrize("f", [lambda z: np.sum(z.var(0) * np.arange(3.0)),
+                               lambda z: np.sum(np.std(z, -1, keepdims=True) * z),
+                               lambda z: np.sum(np.var(z, 1, None, None, 1)),
+                               lambda z: np.sum(np.prod(z, 0) ** 2), lambda z: np.sum(np.nansum(z, 1) ** 3)],
+                         ids=["var method", "std", "var ddof by position", "prod", "nansum"])
+def test_a_reductions_axis_by_position(f):
+    """`z.var(0)` (a batch norm's) was refused in forward mode ("by keyword"), and with it hessians and the
+    forward-over-reverse route of a nested gradient."""
+    _, got = jvp(f, (_Z,), (_V,))
+    h = 1e-6
+    assert got == pytest.approx((f(_Z + h * _V) - f(_Z - h * _V)) / (2 * h), rel=1e-6, abs=1e-9)

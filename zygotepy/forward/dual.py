@@ -231,6 +231,15 @@ def _stored(array, index, value):
     return array
 
 
+def by_keyword(p, t, kw, names):
+    """A reduction's call `fn(x, *rest, **kw)` as `fn(x, **kw)`, `rest` named by `names` (`z.var(0)` is
+    `np.var(z, axis=0)`), its `dtype=None` and `out=None` left out; a tangent rule takes its parameters by keyword."""
+    if len(p) > 1 and any(d is not None for d in t[1:]):
+        raise ForwardModeError("forward mode takes a derivative of a reduction's array only, not of its other arguments")
+    kw = {**dict(zip(names, p[1:])), **kw}
+    return p[:1], t[:1], {k: v for k, v in kw.items() if not (k in ("dtype", "out") and v is None)}
+
+
 def _add_at(target, index, value):
     """`np.add.at(target, index, value)` in place on a Dual target (scatter-adds of reverse rules)."""
     if isinstance(value, Dual) and value.tag > target.tag:

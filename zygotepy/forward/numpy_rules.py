@@ -9,7 +9,7 @@ the stripped values. Keyword arguments are constants (dual.apply refuses a keywo
 import numpy as np
 
 from ..errors import ForwardModeError
-from .dual import dispatch, strip, tangent_rule
+from .dual import by_keyword, dispatch, strip, tangent_rule
 from .rules import _total, extremum, linear
 
 _FFTS = (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2,
@@ -34,8 +34,9 @@ def _swapped(x, i, v):
 @tangent_rule(np.prod)
 def prod(fn, p, t, kw):
     """d prod = sum_i dx_i prod_{j != i} x_j; y * sum(dx / x) where no entry is 0, else the sum written out."""
-    if len(p) > 1 or set(kw) - {"axis", "keepdims"}:
-        raise ForwardModeError("forward mode supports np.prod(x, axis=, keepdims=) by keyword")
+    p, t, kw = by_keyword(p, t, kw, ("axis", "dtype", "out", "keepdims"))
+    if set(kw) - {"axis", "keepdims"}:
+        raise ForwardModeError("forward mode supports np.prod(x, axis, keepdims=) and no others")
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None
@@ -99,8 +100,9 @@ def ptp(fn, p, t, kw):
 @tangent_rule(np.nansum, np.nanmean)
 def nan_reduction(fn, p, t, kw):
     """The sum (or mean) of the tangents where the value is not nan."""
-    if len(p) > 1 or set(kw) - {"axis", "keepdims"}:
-        raise ForwardModeError(f"forward mode supports np.{fn.__name__}(x, axis=, keepdims=) by keyword")
+    p, t, kw = by_keyword(p, t, kw, ("axis", "dtype", "out", "keepdims"))
+    if set(kw) - {"axis", "keepdims"}:
+        raise ForwardModeError(f"forward mode supports np.{fn.__name__}(x, axis, keepdims=) and no others")
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None

@@ -15,7 +15,7 @@ from ..adjoints import derivatives, registry
 from ..adjoints.math_gamma import digamma
 from ..backends import SIGN_IS_UNIT, log_add_shares, power_slope
 from ..errors import ForwardModeError, MissingTangentRule
-from .dual import GIVEN, Dual, dispatch, has_dual, numbers, strip, tangent_rule
+from .dual import GIVEN, Dual, by_keyword, dispatch, has_dual, numbers, strip, tangent_rule
 from .levels import _zero, tangent_by_pullback
 
 
@@ -403,8 +403,9 @@ def sort(fn, p, t, kw):
 def moment(fn, p, t, kw):
     """var = sum(|x - mean|^2) / (n - ddof): its tangent 2 sum(Re(conj(x - mean)(dx - mean(dx)))) / (n - ddof); std's
     is var's over 2 std."""
-    if len(p) > 1 or any(k not in ("axis", "ddof", "keepdims") for k in kw):
-        raise ForwardModeError(f"forward mode supports np.{fn.__name__}(x, axis=, ddof=, keepdims=) by keyword")
+    p, t, kw = by_keyword(p, t, kw, ("axis", "dtype", "out", "ddof", "keepdims"))  # (`z.var(0)`, `np.std(z, -1)`)
+    if any(k not in ("axis", "ddof", "keepdims") for k in kw):
+        raise ForwardModeError(f"forward mode supports np.{fn.__name__}(x, axis, ddof=, keepdims=) and no others")
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None

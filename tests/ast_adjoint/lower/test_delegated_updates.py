@@ -98,3 +98,36 @@ def test_an_update_of_a_starred_argument_is_refused(mode):
         return y + np.sum(b * b)
     with pytest.raises(ZygoteError, match="updates its argument 'buf' in place"):
         gradient(f, X.copy())
+
+
+class _Dense(_Module):
+    def __init__(self, w):
+        self.w = w
+
+    def forward(self, x):
+        return np.tanh(x @ self.w)
+
+
+class _Sequence(_Module):
+    def __init__(self, *modules):
+        self.modules = list(modules)
+
+    def forward(self, x):
+        for m in self.modules:
+            x = m(x)
+        return x
+
+
+def _two_layers(w):
+    model = _Sequence(_Dense(w), _Dense(w.T * 0.5))
+    return np.sum(model(X[:, :2] @ w) ** 2)
+
+
+def test_a_sequence_of_modules_called_in_a_loop(mode):
+    """`for m in self.modules: x = m(x)`, each module's `__call__` delegating to its `forward`: the loop put each
+    module back into the list, which then counted as updated, and `Sequence.forward` was refused as updating `self`
+    and `x` ("updates its arguments 'self', 'x' in place"); nothing is updated."""
+    w = np.array([[0.4, -0.3], [0.2, 0.6]])
+    value, (grad,) = value_and_gradient(_two_layers, w)
+    assert value == pytest.approx(_two_layers(w), rel=1e-12)
+    np.testing.assert_allclose(grad, central(_two_layers, (w,), 0), rtol=1e-6, atol=1e-8)

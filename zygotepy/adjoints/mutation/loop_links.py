@@ -113,6 +113,9 @@ def put_iter(parent, where, child):
     changed = mt.may_have_changed(child)
     if plan is not None and changed:
         current().log.append(id(parent))
+    elif plan is not None and id(parent) not in current().log:  # (the item a call left as it was, in a container
+        mt.passed_through((parent,), len(current().log))  # nothing updated: its holders need not assume it changed,
+        # `for m in self.mods: x = m(x)` with `m` a module that keeps nothing)
     elif changed and not isinstance(parent, (list, tuple, np.ndarray)) and _mutable(child):
         raise _unseen(where, parent)  # (an item a call surely left as it was, `out.append(v)`, is no update)
     shared = shared_contents(parent, child, where) if isinstance(plan, tuple) and plan[0] != "row" and changed else None

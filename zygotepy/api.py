@@ -14,12 +14,12 @@ from .adjoints.structures.dicts import untaken_lookup_keys
 from .ast_adjoint.derived import places_of, refuse_tied_updates, warm_adjoint
 from .ast_adjoint.dispatch import J_entry
 from .ast_adjoint.mutate import end_forward, finish_backward, redo
-from .ast_adjoint.runtime import NoDerivative, unwind
+from .ast_adjoint.runtime import unwind
 from .backends import asarray, is_foreign, namespace, to_numpy
 from .errors import ZygoteError
 from .runtime.context import current, entered
 from .runtime.snapshots import refuse_unsealed, sealed
-from .structgrad import StructGrad
+from .structgrad import NoDerivative, StructGrad
 from .trees import distinct_arrays, like_container
 from .tracebacks import simplify as simplify_traceback, too_deep, with_user_lines
 

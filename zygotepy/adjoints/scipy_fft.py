@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ZygoteError
 from . import registry
+from .numpy import fft as numpy_fft
 from .registry import adjoint, nondifferentiable
 
 _TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
@@ -21,16 +22,21 @@ _TRANSFORMS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2",
 _OWN = ("overwrite_x", "workers", "plan")  # SciPy's parameters after NumPy's three (positions 4 and 5 of them)
 
 
-def _rule(target, numpy_rule):
-    """The rule of `scipy.fft.<name>`: SciPy's value, np.fft's back (computed again with NumPy: the cotangent of a
-    single-precision input comes back in its own dtype)."""
+def _rule(target, twin, numpy_rule):
+    """The rule of `scipy.fft.<name>`: SciPy's value, the back of np.fft's `twin` (the cotangent of a single-precision
+    input comes back in its own dtype)."""
     def rule(x, *args, **kwargs):
         own = {k: kwargs.pop(k) for k in _OWN if k in kwargs}
         if own.get("plan") is not None:
             raise ZygoteError(f"scipy.fft.{target.__name__}: plan= is not differentiable; call it without a plan")
         y = target(x, *args, **kwargs, **{k: v for k, v in own.items() if k != "overwrite_x"})
         shared = args[:1] if target.__name__.endswith("shift") else args[:3]  # (the shifts take `axes` alone)
-        _, back = numpy_rule(x, *shared, **kwargs)
+        if twin in numpy_fft.TRANSFORMS:  # (its back from the parameters alone: NumPy's value is not computed again)
+            kind, names, defaults = numpy_fft.TRANSFORMS[twin]
+            back = numpy_fft.transform_back(kind, numpy_fft._parameters(twin, names, defaults, shared, kwargs), x,
+                                            len(shared))
+        else:  # (hfft, ihfft and the shifts: their NumPy rule, run again)
+            _, back = numpy_rule(x, *shared, **kwargs)
 
         def scipy_back(dy):
             grads = back(None if dy is None else np.asarray(dy))
@@ -45,7 +51,8 @@ def register():
     for name in _TRANSFORMS:
         target = getattr(fft, name, None)
         if target is not None and registry.find_rule(target) is None:
-            adjoint(target)(_rule(target, registry.find_rule(getattr(np.fft, name))))
+            twin = getattr(np.fft, name)
+            adjoint(target)(_rule(target, twin, registry.find_rule(twin)))
     nondifferentiable(*(getattr(fft, n) for n in ("fftfreq", "rfftfreq", "next_fast_len") if hasattr(fft, n)))
 
 

@@ -210,13 +210,13 @@ def _two(fn, da, db):
             if constant is None:
                 return inner_back(dy, need)
             _, g = inner_back(dy, (False, need[1]))
-            if not need[0] or dy is None or np.asarray(a).dtype.kind in "iub":
+            if not need[0] or dy is None or where is None and np.asarray(a).dtype.kind in "iub":
                 return None, g
             return rt.NoDerivative(f"{where or 'scipy.special.' + constant[1]}: zygotepy has no derivative of "
                                    f"scipy.special.{constant[1]} with respect to {constant[2]} (its first argument), "
                                    f"and a gradient reaching it was asked for; leave that argument out (argnums=), "
                                    f"or make it a constant"), g
-        where = call_site() if constant else None
+        where = call_site() if constant and np.asarray(a).dtype.kind not in "iub" else None  # (a float order)
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule

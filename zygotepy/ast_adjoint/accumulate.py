@@ -150,33 +150,6 @@ def iter_cotangent(seq, dts):
     return type(seq)(items) if isinstance(seq, (list, tuple)) else items
 
 
-class NoDerivative:
-    """The cotangent of an argument whose rule has no derivative in it (a Bessel function's order): not an error yet,
-    since most such arguments are constants whose cotangent nobody reads (a closure's `nu`, whose cotangent the entry
-    point drops). Sums and products with it are it (the derivative they would make is unknown too), and it raises
-    where it is handed to the user as a gradient (the entry points' `_asked`)."""
-    __slots__ = ("message",)
-    __array_ufunc__ = None  # (NumPy defers to the methods below)
-
-    def __init__(self, message):
-        self.message = message
-
-    def __repr__(self):
-        return "NoDerivative()"
-
-    def __add__(self, other):  # (the argument reaching the output other ways too: its whole derivative is unknown)
-        return self
-
-    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = __pow__ = __add__
-    __zygote_no_derivative__ = True  # (backends' `unbroadcast` passes it on)
-
-    def __neg__(self):
-        return self
-
-    def error(self):
-        return ZygoteError(self.message)
-
-
 class DroppedKeyword:
     """The cotangent of a keyword argument whose rule cannot give it (the rule is not keyword-aware, or did not state
     it), when the value is differentiable. It is not an error yet: most such values are constants (`a_min=0.0`), whose

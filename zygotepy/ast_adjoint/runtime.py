@@ -16,11 +16,11 @@ import numpy as np
 from ..backends import is_array_type, unbroadcast
 from ..errors import ForwardModeError, UnsupportedSyntax, ZygoteError
 from ..runtime.context import current
+from ..structgrad import NoDerivative  # noqa: F401 (re-exported: rt.NoDerivative)
 from ..runtime.snapshots import fields, first_updated, state
 from .accumulate import (  # noqa: F401 (re-exported: rt.acc, rt.sole, ...)
     REUSE_BYTES,
     DroppedKeyword,
-    NoDerivative,
     Pullback,
     acc,
     acc_scalar,

@@ -34,7 +34,6 @@ def _repeats(index, shape):
     `y[[0, 0], [1, 1]]`) masks `x[index]` whole, from the flat position in `x` of each of its entries, in the order
     NumPy writes them."""
     parts = index if isinstance(index, tuple) else (index,)
-    parts = tuple(to_numpy(p) if is_foreign(p) and hasattr(p, "dtype") else p for p in parts)  # (torch.tensor([0, 0]))
     arrays = [np.asarray(p) for p in parts if isinstance(p, (list, tuple, np.ndarray))]  # (a tuple inside a tuple
     kinds = {a.dtype.kind for a in arrays}  # index is one too: `y[(0, 0), (1, 1)]`)
     if not kinds & set("iu") or not kinds <= set("iub"):  # (masks alone pick each entry once)
@@ -42,7 +41,7 @@ def _repeats(index, shape):
     if len(parts) == 1 and arrays[0].ndim == 1:
         flat = arrays[0] % shape[0]
     else:
-        flat = np.arange(int(np.prod(shape))).reshape(shape)[parts if isinstance(index, tuple) else parts[0]]
+        flat = np.arange(int(np.prod(shape))).reshape(shape)[index]
     if np.unique(flat).size == flat.size:
         return None
     keep = np.zeros(flat.size, dtype=bool)
@@ -189,7 +188,11 @@ def _set_foreign(x, index, value):
     """`x[i] = v` on an array of another library that updates in place (torch, CuPy, array-API arrays; JAX's refuse
     it themselves): the NumPy path's cotangents, made in `x`'s namespace (and so on its device)."""
     xp = namespace(x)
-    keep = _repeats(index, tuple(x.shape)) if type(index) is not int else None
+    keep = None
+    if type(index) is not int:  # (another library's index arrays, `torch.tensor([0, 0])`, read as NumPy's)
+        parts = tuple(to_numpy(p) if is_foreign(p) and hasattr(p, "dtype") else p
+                      for p in (index if isinstance(index, tuple) else (index,)))
+        keep = _repeats(parts if isinstance(index, tuple) else parts[0], tuple(x.shape))
     entry = mt.Entry(lambda s: x.__setitem__(index, s), xp.asarray(x[index], copy=True), x)
     x[index] = value
 

@@ -182,7 +182,7 @@ def _binary(fn, da, db):
     return rule
 
 
-_NUMBERS = (numbers.Number, np.generic)
+_NUMBERS = (float, np.generic, numbers.Number)  # (the common results first: the ABC's check last)
 
 
 def _ties(a, b, y, pick_a):

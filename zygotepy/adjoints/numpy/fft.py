@@ -151,20 +151,25 @@ def _transform_rule(fn, kind, names, defaults):
     """The rule of the transform `fn`, computed by NumPy as the 1-d steps `_steps(kind, ...)` lists."""
     def rule(a, *args, **kwargs):
         p = _parameters(fn, names, defaults, args, kwargs)
-        y = fn(a, *args, **kwargs)
-        steps = _steps(kind, np.shape(a), p)
-
-        def back(dy):
-            if dy is None:
-                return (None, *_nones(args))
-            return (_in_form(_steps_back(dy, steps, p["norm"]), a), *_nones(args))
-        return y, back
+        return fn(a, *args, **kwargs), transform_back(kind, p, a, len(args))
     rule.__qualname__ = f"{fn.__name__}_rule"
     return rule
 
 
+def transform_back(kind, p, a, nargs):
+    """The back of a transform of kind `kind` of `a` with the parameters `p` (`_parameters`), after `nargs` more
+    positional arguments (scipy_fft.py's rules take it too: SciPy's transforms are NumPy's)."""
+    steps = _steps(kind, np.shape(a), p)
+
+    def back(dy):
+        if dy is None:
+            return (None, *(None for _ in range(nargs)))
+        return (_in_form(_steps_back(dy, steps, p["norm"]), a), *(None for _ in range(nargs)))
+    return back
+
+
 _PLANE, _ALL = {"s": None, "axes": (-2, -1), "norm": None}, {"s": None, "axes": None, "norm": None}
-_TRANSFORMS = {  # target: (what NumPy runs, its parameters after the array, their defaults)
+TRANSFORMS = {  # target: (what NumPy runs, its parameters after the array, their defaults)
     np.fft.fft: ("fft", _ONE_AXIS, _ONE_AXIS_DEFAULTS), np.fft.ifft: ("ifft", _ONE_AXIS, _ONE_AXIS_DEFAULTS),
     np.fft.rfft: ("rfft", _ONE_AXIS, _ONE_AXIS_DEFAULTS), np.fft.irfft: ("irfft", _ONE_AXIS, _ONE_AXIS_DEFAULTS),
     np.fft.fft2: ("fftn", _AXES, _PLANE), np.fft.ifft2: ("ifftn", _AXES, _PLANE),
@@ -172,7 +177,7 @@ _TRANSFORMS = {  # target: (what NumPy runs, its parameters after the array, the
     np.fft.fftn: ("fftn", _AXES, _ALL), np.fft.ifftn: ("ifftn", _AXES, _ALL),
     np.fft.rfftn: ("rfftn", _AXES, _ALL), np.fft.irfftn: ("irfftn", _AXES, _ALL),
 }
-for _fn, (_kind, _names, _defaults) in _TRANSFORMS.items():
+for _fn, (_kind, _names, _defaults) in TRANSFORMS.items():
     adjoint(_fn)(_transform_rule(_fn, _kind, _names, _defaults))
 
 

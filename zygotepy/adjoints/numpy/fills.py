@@ -18,9 +18,9 @@ import numpy as np
 
 from ...ast_adjoint.call_checks import call_site
 from ...ast_adjoint.dispatch import differentiable
-from ...ast_adjoint.runtime import NoDerivative
 from ...backends import is_foreign, namespace, on, unbroadcast
 from ...errors import ZygoteError
+from ...structgrad import NoDerivative
 from ..registry import adjoint, keyword_cotangents, keyword_rule
 
 

@@ -239,3 +239,52 @@ def test_hessian_of_a_negative_base_to_a_real_power():
     gy = lambda y: zygotepy.gradient(g, 0.73, y)  # noqa: E731
     assert H[1][1] == pytest.approx((gy(1.37 + 1e-5)[1] - gy(1.37 - 1e-5)[1]) / 2e-5, rel=1e-6)
     assert H[0][1] == pytest.approx((gy(1.37 + 1e-5)[0] - gy(1.37 - 1e-5)[0]) / 2e-5, rel=1e-6)
+
+
+_C = np.array([1 + 1j, 2, 1j])
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.abs(np.sum(np.concatenate([np.abs(np.fft.fft(x)), np.fft.fft(x)[:2]]) * np.array([1, 2, 3, 1j, 1]))),
+    lambda x: np.abs(np.vdot(_C, np.abs(np.exp(1j * x) * (1 + x)))),
+    lambda x: np.real(np.dot(_C, np.absolute(x + 1j))),
+    lambda x: np.real(np.sum(np.outer(_C, np.abs(x * (1 + 2j))) * 1j)),
+], ids=["concatenate", "vdot", "dot", "outer"])
+def test_the_cotangent_of_a_complex_arrays_modulus_is_real(f, mode):
+    """np.abs(z) beside a complex array in a concatenate or a product got a complex cotangent from it, which its back
+    used as it was: the imaginary part leaked into z's gradient (vdot: [0.28, -1.11, 0.83] for a constant)."""
+    from plain_checks import agree_at
+    agree_at(f, np.array([0.3, -1.2, 0.8]))
+
+
+def test_average_with_complex_weights(mode):
+    """np.average's back divided by sum(w) where the cotangent needs its conjugate: wrong wherever sum(w) is not real."""
+    a = np.array([0.3 + 0.1j, -1.2 + 0.4j, 0.8 - 0.3j])
+    w = np.array([1.0 + 0.5j, 2.0 - 1.0j, 0.5 + 0.2j])
+
+    def f(a, w):
+        return np.abs(np.average(a, weights=w)) ** 2
+
+    def central(k):
+        out = []
+        for i in range(3):
+            parts = []
+            for step in (1e-6, 1e-6j):
+                args = [a.copy(), w.copy()]
+                up, down = [v.copy() for v in args], [v.copy() for v in args]
+                up[k][i] += step
+                down[k][i] -= step
+                parts.append((f(*up) - f(*down)) / 2e-6)
+            out.append(parts[0] + 1j * parts[1])
+        return np.array(out)
+    da, dw = gradient(f, a, w)
+    np.testing.assert_allclose(da, central(0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dw, central(1), rtol=1e-6, atol=1e-8)
+
+
+def test_logsumexp_of_a_complex_array(mode):
+    """scipy.special.logsumexp of complex values: TypeError (np.isneginf of a complex array) in its rule's back."""
+    special = pytest.importorskip("scipy.special")
+    z = np.array([0.3 + 1.0j, -0.5 + 0.2j, 1.1 - 0.7j])
+    (g,) = gradient(lambda v: np.real(special.logsumexp(v)), z)
+    np.testing.assert_allclose(g, np.conj(np.exp(z) / np.sum(np.exp(z))), rtol=1e-12)

@@ -213,3 +213,18 @@ def test_a_numpy_ufunc_of_objects_is_refused(mode):
 
     with pytest.raises(ZygoteError, match=r"test_builtins.py:\d+: zygotepy cannot differentiate np.add of objects"):
         gradient(fused, 0.7, -0.4)
+
+
+def test_a_log_line_inside_a_differentiated_function(caplog, mode):
+    """`log.info("loss=%s", y)` with logging on at INFO: logging's own code was differentiated and refused."""
+    import logging
+    log = logging.getLogger("zygotepy-test-train")
+
+    def f(x):
+        y = np.sum(x ** 3)
+        log.info("loss=%s", y)
+        logging.debug("x=%s", x)
+        return y
+    with caplog.at_level(logging.DEBUG):
+        agree_at(f, np.array([0.7, -0.2]))
+    assert any(r.getMessage().startswith("loss=") for r in caplog.records)

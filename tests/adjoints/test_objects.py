@@ -276,3 +276,35 @@ def test_a_class_overriding_numpys_ufuncs_is_refused_where_it_carries_a_gradient
     def g(x):  # a constant one runs
         return np.sum(x * np.sin(_Wrapped(np.ones(2))).a)
     np.testing.assert_allclose(gradient(g, np.array([0.3, -0.5]))[0], np.sin(1.0))
+
+
+@dataclasses.dataclass
+class _Layer:
+    w: np.ndarray
+    b: float
+    history: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class _Model:
+    layers: list
+    scale: float
+    tag: str = "m"
+
+
+def _model(x):
+    return _Model([_Layer(x * 1.0, x[0] * 2.0), _Layer(np.sin(x), 0.5, [x[1]])], x[2] ** 2)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(dataclasses.asdict(_Layer(x * 2.0, x[1]))["w"] ** 2) * dataclasses.asdict(_Layer(x, x[0]))["b"],
+    lambda x: sum(np.sum(d["w"] * d["b"]) for d in dataclasses.asdict(_model(x))["layers"])
+    * dataclasses.asdict(_model(x))["scale"],
+    lambda x: np.sum(dataclasses.astuple(_Layer(x ** 2, x[2]))[0]) * dataclasses.astuple(_Layer(x, x[1]))[1],
+    lambda x: dataclasses.asdict(_model(x))["layers"][1]["history"][0] * np.sum(x),
+], ids=["asdict", "nested", "astuple", "a list field"])
+def test_asdict_and_astuple(f, mode):
+    """dataclasses.asdict of a dataclass with an empty `default_factory=list` field was refused (its source was
+    differentiated, and the empty list taken for an argument updated in place)."""
+    from plain_checks import agree_at
+    agree_at(f, np.array([0.3, -0.7, 1.1]))

@@ -230,3 +230,23 @@ def test_a_lazy_iterator_over_a_list_read_again_is_differentiated(f, mode):
     grads = zygotepy.gradient(f, *args)
     for k in range(2):
         assert grads[k] == pytest.approx(central(f, args, k), rel=1e-6)
+
+
+def _scalar_or_array(x):
+    return x ** 2 if np.isscalar(x) else np.sum(x ** 3)
+
+
+def _elementwise(x):
+    total = 0.0
+    for v in x:
+        total = total + (v ** 2 if np.isscalar(v) else np.sum(v ** 3))
+    return total
+
+
+@pytest.mark.parametrize("f, x, want", [(_scalar_or_array, 1.7, 2.0),
+                                        (_elementwise, np.array([0.3, -1.2, 0.8]), np.diag([2.0, 2.0, 2.0]))],
+                         ids=["a number", "an array's items"])
+def test_np_isscalar_of_a_dual_number_under_hessian(f, x, want, mode):
+    """hessian's reverse pass runs on dual numbers, which np.isscalar called False: the array branch (10.2 for 2)."""
+    from zygotepy import hessian
+    np.testing.assert_allclose(hessian(f, x), want)

@@ -98,3 +98,33 @@ def test_a_memo_in_an_object_that_outlives_the_call_is_refused_once_warm():
     for _ in range(2):
         assert gradient(through_a_fresh_object, 1.3) == (pytest.approx(6 * 1.3 ** 2),)
 
+
+
+POWERS = {}
+
+
+def power_by_tuple_key(n, t):
+    if (n, t) not in POWERS:
+        POWERS[(n, t)] = t ** n
+    return POWERS[(n, t)]
+
+
+def popped(t):
+    if t in POWERS:
+        return POWERS.pop(t)
+    return t ** 3
+
+
+def set_by_default(t):
+    return POWERS.setdefault(t, t ** 3)
+
+
+@pytest.mark.parametrize("f", [lambda x: power_by_tuple_key(3, x), popped, set_by_default],
+                         ids=["a tuple key", "pop", "setdefault"])
+def test_memos_read_by_a_tuple_key_pop_and_setdefault_are_refused(f):
+    """Each gave None for 3x² once the memo was warm (setdefault: even cold, its value taken as data)."""
+    x = 0.7
+    POWERS.clear()
+    POWERS[(3, x)] = POWERS[x] = x ** 3  # (an earlier call's entries)
+    with pytest.raises(ZygoteError, match=r"test_kept_lookups.py:\d+: "):
+        gradient(f, x)

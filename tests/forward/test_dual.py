@@ -262,3 +262,27 @@ def test_a_dual_number_beside_a_user_class_runs_its_operator(f, x):
     value, got = jvp(f, (x,), (v,))
     assert value == pytest.approx(f(x))
     assert got == pytest.approx(want, rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("f", [lambda x: x.clip(min=-0.3), lambda x: np.clip(x, min=-0.3, max=0.5),
+                               lambda x: np.clip(x, None, a_max=0.5), lambda x: np.clip(x, -0.3, a_max=0.5),
+                               lambda x: np.clip(x, None, 0.5)],
+                         ids=["method min=", "min= max=", "a_max=", "a_min by position, a_max=", "None"])
+def test_clip_bounds_given_by_keyword(f):
+    """NumPy 2.1's `min=`/`max=` were not read (every entry took the tangent: [1, 1, 1, 1, 1]), and a positional
+    lower bound with `a_max=` took `a_min` for the upper one."""
+    x = np.array([0.9, -0.1, -0.7, 0.2, 1.3])
+    np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], _central_jacobian(f, x), atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.ravel(np.asfortranarray(x.reshape(2, 3)), order="K"),
+                               lambda x: x.reshape(2, 3).T.ravel("K"),
+                               lambda x: np.reshape(np.asfortranarray(np.sin(x.reshape(2, 3))), -1, order="A"),
+                               lambda x: x.reshape(2, 3).flatten("F") * 2.0,
+                               lambda x: x.reshape(2, 3).copy(order="F").ravel()],
+                         ids=["ravel K, Fortran", "ravel K, transposed", "reshape A", "flatten F", "copy F"])
+def test_orders_that_follow_memory(f):
+    """The tangent was read in its own (C) layout where the value was read in the argument's memory order, and
+    `x.flatten("F")` on a dual array raised TypeError."""
+    x = np.array([0.5, -1.0, 2.0, 1.5, 0.3, -0.7])
+    np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], _central_jacobian(f, x), atol=1e-8)

@@ -63,6 +63,7 @@ def _agree(f, t, h=1e-6):
     lambda t: np.linalg.qr(_A * t + _D, mode="r"),
     lambda t: np.linalg.pinv(_TALL + t * _TALL ** 2),
     lambda t: np.linalg.pinv(_WIDE * t),
+    lambda t: np.linalg.pinv(_S + t * _D, hermitian=True),
     lambda t: np.linalg.lstsq(_TALL + t * _TALL ** 2, _V[:4] * t, rcond=None)[:2],
     lambda t: np.linalg.lstsq(_TALL, np.outer(_V[:4], _V[4:]) + t, rcond=None)[1],
     lambda t: np.linalg.lstsq(_A + t, _D, rcond=None)[3],
@@ -80,7 +81,7 @@ def _agree(f, t, h=1e-6):
 ], ids=["det", "det-batched", "slogdet", "slogdet-batched", "slogdet-complex", "inv", "solve", "split",
         "array_split", "split-axis", "meshgrid-ij", "meshgrid-second", "eigh", "eigh-upper-of-unsymmetric",
         "eigvalsh-batched", "svd-tall", "svd-wide", "svd-square-full", "svd-values", "svd-values-of-full", "qr",
-        "qr-r", "pinv-tall", "pinv-wide", "lstsq", "lstsq-residuals", "lstsq-singular-values", "matrix_power",
+        "qr-r", "pinv-tall", "pinv-wide", "pinv-hermitian-of-unsymmetric", "lstsq", "lstsq-residuals", "lstsq-singular-values", "matrix_power",
         "matrix_power-negative", "norm-axis", "norm-1", "norm-inf", "norm-3-keepdims", "norm-nuclear",
         "norm-spectral", "norm-smallest-batched", "norm-fro-batched", "norm-3d"])
 def test_tangent_rules(f):

@@ -80,3 +80,52 @@ def test_user_rules_in_forward_mode():  # (rules for this module's own functions
     w = np.array([[1.0, 2.0], [3.0, 4.0]])
     y, t = jvp(lambda v: _Lin(w).apply(v) ** 2, (np.array([0.5, -1.0]),), (np.array([1.0, 0.0]),))
     np.testing.assert_allclose(t, 2 * (w @ np.array([0.5, -1.0])) * w[:, 0])
+
+
+@functools.singledispatch
+def _scaled(s):
+    return 0.0
+
+
+@_scaled.register(float)
+def _(s):
+    return s * s
+
+
+class _Cached:
+    def __init__(self, w):
+        self.w = w
+
+    @functools.lru_cache(maxsize=None)
+    def act(self, x):
+        return np.tanh(self.w * x)
+
+
+_CACHED = _Cached(0.7)
+
+
+@pytest.mark.parametrize("f, want", [
+    (lambda x: _scaled(x) + x, lambda x: 2 * x + 1),
+    (lambda x: (2.0).__mul__(x) + x.__rmul__(3.0), lambda x: 5.0),
+    (lambda x: _CACHED.act(x) * 2, lambda x: 2 * 0.7 * (1 - np.tanh(0.7 * x) ** 2)),
+], ids=["singledispatch", "a number's dunder", "lru_cache on a method"])
+def test_calls_that_look_at_the_class_of_a_dual_number(f, want):
+    """singledispatch took the default implementation (1.0 for 2.4), `(2.0).__mul__(x)` answered NotImplemented, and
+    a cached method handed back an earlier call's value (0.0 for 0.63)."""
+    f(1.37)  # (fills the cache)
+    assert derivative(f, 1.37) == pytest.approx(want(1.37))
+
+
+def _matched(x):
+    match x:
+        case float():
+            return x * x
+        case _:
+            return 0.0
+
+
+def test_a_class_pattern_given_a_dual_number_is_refused():
+    """`case float():` failed to match the dual number and took another case: 0.0 for 1.4."""
+    from zygotepy.errors import ForwardModeError
+    with pytest.raises(ForwardModeError, match=r"test_transform.py:\d+: a match statement's class pattern"):
+        derivative(_matched, 0.7)

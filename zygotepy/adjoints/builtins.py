@@ -3,6 +3,7 @@
 import bisect
 import builtins
 import itertools
+import logging
 import math
 import numbers
 import operator
@@ -25,6 +26,9 @@ nondifferentiable(len, isinstance, issubclass, type, id, hash, print, repr, str,
                   any, all, chr, ord, format, builtins.__build_class__,  # (a class statement inside a function)
                   rt.class_of)
 nondifferentiable(bisect.bisect_left, bisect.bisect_right, float.is_integer)  # (positions, and a question of a value)
+_LOG_LEVELS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
+nondifferentiable(*(getattr(owner, name) for owner in (logging, logging.Logger, logging.LoggerAdapter)
+                    for name in _LOG_LEVELS if hasattr(owner, name)))  # (a log line, as `print`: its code is not read)
 
 
 @adjoint(builtins.pow)

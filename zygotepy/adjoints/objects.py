@@ -16,7 +16,7 @@ from ..ast_adjoint.dispatch import J_mutating
 from ..errors import ZygoteError
 from ..runtime.context import current
 from ..structgrad import StructGrad
-from .registry import class_rule, code_rule, keyword_rule, nondifferentiable
+from .registry import adjoint, class_rule, code_rule, keyword_cotangents, keyword_rule, nondifferentiable
 from .structures.common import like
 from .structures.dicts import key_cotangent
 
@@ -104,6 +104,41 @@ def dataclass_new(cls, args, kwargs):
     y = cls(*args, **(kwargs or {}))
     names = [f.name for f in dataclasses.fields(cls) if f.init]
     return y, constructor_pullback(y, names[:len(args)], kwargs)
+
+
+@keyword_rule
+@adjoint(dataclasses.asdict)
+def asdict_(obj, **kwargs):
+    """`dataclasses.asdict(obj)`: the fields as a dict, recursively (dataclasses, lists, tuples and dicts inside
+    converted, other values copied); its cotangent goes back field by field. Its source was differentiated, and an
+    empty list in a field was taken for an argument updated in place. (`dict_factory=`: a constant.)"""
+    y = dataclasses.asdict(obj, **kwargs)
+    return y, lambda dy: keyword_cotangents((_fields_back(obj, dy, "dict"),), kwargs)
+
+
+@keyword_rule
+@adjoint(dataclasses.astuple)
+def astuple_(obj, **kwargs):
+    """`dataclasses.astuple(obj)`: as `asdict`, the fields in a tuple."""
+    y = dataclasses.astuple(obj, **kwargs)
+    return y, lambda dy: keyword_cotangents((_fields_back(obj, dy, "tuple"),), kwargs)
+
+
+def _fields_back(obj, dy, kind):
+    """The cotangent of `obj` from that of its conversion by asdict (`kind` "dict") or astuple ("tuple")."""
+    if dy is None:
+        return None
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        names = [f.name for f in dataclasses.fields(obj)]
+        parts = dy.items() if kind == "dict" else zip(names, dy)
+        fields = {k: _fields_back(getattr(obj, k), d, kind) for k, d in parts}
+        return StructGrad({k: d for k, d in fields.items() if d is not None}) or None
+    if isinstance(obj, (list, tuple)):
+        return type(dy)(_fields_back(v, d, kind) for v, d in zip(obj, dy)) if not hasattr(obj, "_fields") else \
+            type(obj)(*(_fields_back(v, d, kind) for v, d in zip(obj, dy)))
+    if isinstance(obj, dict):
+        return {k: _fields_back(obj[k], d, kind) for k, d in dy.items()}
+    return dy
 
 
 @class_rule(lambda cls: cls is types.SimpleNamespace)

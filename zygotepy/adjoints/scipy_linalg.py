@@ -35,6 +35,8 @@ def _symmetric(a, lower, hermitian):
     """The symmetric (Hermitian) matrix SciPy reads from one triangle of `a`."""
     t = _triangle(a, lower)
     off = np.tril(a, -1) if lower else np.triu(a, 1)
+    if hermitian and np.iscomplexobj(a):  # (LAPACK reads the diagonal's real part only)
+        t = t - 1j * np.eye(a.shape[-1]) * np.imag(np.diagonal(a, 0, -2, -1))[..., None, :]
     return t + (_h(off) if hermitian else np.swapaxes(off, -1, -2))
 
 
@@ -68,8 +70,10 @@ def solve_triangular_twin(a, b, trans, lower, unit_diagonal):
 def _general(a, assume_a, lower):
     if assume_a in (None, "gen", "general"):
         return a
-    if assume_a in ("sym", "symmetric", "pos", "positive definite"):
+    if assume_a in ("sym", "symmetric"):
         return _symmetric(a, lower, False)
+    if assume_a in ("pos", "positive definite"):  # (Cholesky: a complex matrix is Hermitian positive definite)
+        return _symmetric(a, lower, np.iscomplexobj(a))
     if assume_a in ("her", "hermitian"):
         return _symmetric(a, lower, True)
     return None  # (banded, triangular, diagonal: refused below)

@@ -286,7 +286,7 @@ def logsumexp(a, *args, **kwargs):
         if b is not None:  # (SciPy broadcasts a against b: `logsumexp(lp, axis=1, b=B)`, lp (K,), B (N, K))
             a_ = np.broadcast_to(a_, np.broadcast_shapes(a_.shape, np.shape(b)))
         y_ = _kept(_array(y), a_.ndim, axis, keepdims)
-        w = np.exp(a_ - np.where(np.isneginf(y_), 0.0, y_))  # exp(a - y): the weights of the softmax
+        w = np.exp(a_ - np.where(np.isneginf(np.real(y_)), 0.0, y_))  # exp(a - y): the softmax (complex y: its real part's -inf)
         if sign is not None:
             w = w * _kept(_array(sign), a_.ndim, axis, keepdims)
         g = _kept(_array(dy), a_.ndim, axis, keepdims) * conj(w)

@@ -188,14 +188,65 @@ def kept_lookup(container, key, where):
     (a closure's or a module's dict: a memo) and `key` may carry a gradient: refused when the key is a real or complex
     number, or an array of them, and the dict was not updated in this differentiated call, so its entry was computed
     before it (the gradient through the entry's value would be silently lost)."""
-    if isinstance(container, dict) and (isinstance(key, (float, complex, np.inexact)) or isinstance(key, np.ndarray)
-                                        and key.dtype.kind in "fc"):
+    if isinstance(container, dict) and _real_key(key):
         ctx = current()
         if ctx.depth and id(container) not in ctx.log:
             raise ZygoteError(f"{where[0]}:{where[1]}: zygotepy cannot differentiate reading a dict kept outside the "
                               f"function (a memo) by a key that carries a gradient: its entry was computed before "
                               f"this call, and the gradient through it would be lost; compute the value (or clear the "
                               f"memo) inside the differentiated call")
+
+
+def isscalar(x):
+    """`np.isscalar(x)` of the value a dual number carries, which the lowering calls for `np.isscalar`: hessian's
+    reverse pass runs on dual numbers, and NumPy's own answer for one is False (the array branch, silently)."""
+    return np.isscalar(strip(x))
+
+
+def _real_key(key, depth=0):
+    """Is `key` a real or complex number, an array of them, or a tuple or frozenset holding one (`memo[(n, t)]`)?"""
+    if isinstance(key, (float, complex, np.inexact)) or isinstance(key, np.ndarray) and key.dtype.kind in "fc":
+        return True
+    return isinstance(key, (tuple, frozenset)) and depth < 4 and any(_real_key(k, depth + 1) for k in key)
+
+
+def global_method(obj, name, method, where, *args, **kwargs):
+    """`NAME.method(*args)` on a module global container `NAME` (a list, dict or set): runs it and notes the update,
+    so a later read of the container in the same differentiated call raises (`global_read`) instead of giving its
+    reads no gradient. `where` is (file, line) of the update."""
+    ctx = current()
+    if ctx.depth:
+        if method in _READS_BACK:  # (`STACK.append(v)`, then `STACK.pop()`: a read of what was updated)
+            global_read(obj, name, where)
+        if method in _BY_KEY and args:  # (`MEMO.pop(t)`, `MEMO.setdefault(t, v)`: a memo read by the key)
+            kept_lookup(obj, args[0], where)
+        if method == "setdefault" and len(args) > 1 and differentiable(args[1]):
+            raise ZygoteError(f"{where[0]}:{where[1]}: zygotepy cannot differentiate {name}.setdefault(key, value) "
+                              f"on a module global with a value that carries a gradient (what it gives back is "
+                              f"taken as data); write `if key not in {name}: {name}[key] = value`, or use a local dict")
+        ctx.global_updates[id(obj)] = (name, where)
+    return getattr(obj, method)(*args, **kwargs)
+
+
+_READS_BACK = frozenset(("pop", "popitem", "popleft"))  # (the updating methods that give back an item)
+_BY_KEY = frozenset(("pop", "setdefault"))  # (a dict's that give back the entry of a key)
+
+
+def global_read(obj, name, where):
+    """A read of the module global container `NAME` in differentiated code: refused if the same differentiated call
+    already updated it in place (the updated items' gradients could not reach their sources)."""
+    ctx = current()
+    if ctx.depth and (ctx.global_updates or ctx.log):
+        key = id(obj)
+        if key in ctx.global_updates or key in ctx.log:
+            file, line = where
+            _, (ufile, uline) = ctx.global_updates.get(key, (name, (None, None)))
+            upd = f" at {ufile}:{uline}" if uline is not None else ""
+            raise ZygoteError(
+                f"{file}:{line}: zygotepy cannot differentiate reading the global '{name}' after it was updated in "
+                f"place{upd} in the same differentiated call (its reads would get no gradient); pass it as an "
+                f"argument or use a local container")
+    return obj
 
 
 _COMPARISON_SIGNS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}

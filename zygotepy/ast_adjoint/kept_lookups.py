@@ -1,5 +1,6 @@
 """Lookups in a dict kept outside the differentiated function (a closure's `memo[t]`, a module global's `CACHE[t]`, an
-attribute of an object it was given, `self.cache[t]`, and `.get(t)` of each) by a key that may carry a gradient: each
+attribute of an object it was given, `self.cache[t]`, and `.get(t)`, `.setdefault(t, v)`, `.pop(t)` of each) by a key that
+may carry a gradient (the number itself, or a tuple holding it: `memo[(n, t)]`): each
 gets a check before it (`guards_runtime.kept_lookup`), which refuses the read where the key is a real number and the
 dict was not updated in this differentiated call. Such a dict is a memo: its entry was computed by an earlier call,
 so the value carries no gradient, where the function it caches depends on the key (a memoised `exp(t)` gave a
@@ -26,6 +27,9 @@ def check_kept_lookups(fn, code, globals_, need=None):
         _insert(fn.body, checked, code.co_filename)
 
 
+_READS = (Const("get"), Const("setdefault"), Const("pop"))  # (methods that may answer an entry made before)
+
+
 def _scan(stmts, kept, reads):
     for s in stmts:
         if isinstance(s, Assign) and isinstance(s.value, Call):
@@ -39,7 +43,7 @@ def _scan(stmts, kept, reads):
                 kept.update(out_vars(s.out))
             elif fn == Const(operator.getitem) and len(call.args) == 2 and isinstance(call.args[1], Var):
                 reads.append((s, call.args[0], call.args[1]))
-            elif fn == Const(rt.callmethod) and len(call.args) >= 3 and call.args[1] == Const("get") \
+            elif fn == Const(rt.callmethod) and len(call.args) >= 3 and call.args[1] in _READS \
                     and isinstance(call.args[2], Var):
                 reads.append((s, call.args[0], call.args[2]))
         elif isinstance(s, Assign) and s.value in kept:

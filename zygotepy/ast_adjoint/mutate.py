@@ -18,8 +18,8 @@ import types
 import numpy as np
 
 from ..backends import is_array_type
-from ..errors import ZygoteError
 from ..runtime.context import current
+from .guards_runtime import global_method, global_read  # noqa: F401  (generated code's, reached as `mt.<name>`)
 
 # (the journal `entries`, the log of updated objects `log` and the rest of the per-call state: runtime/context.py)
 
@@ -47,6 +47,7 @@ def end_forward(start):
     del ctx.entries[start:]
     if not ctx.depth:
         ctx.log.clear()
+        ctx.link_mark = 0
         ctx.passed_through.clear()
         ctx.item_arrays.clear()
         ctx.global_updates.clear()
@@ -406,38 +407,6 @@ def unseen_update(where, fn, *args, **kwargs):
     class's list, `get_buf()` a global array): run as written where no gradient takes part; its rule refuses the
     update otherwise. `where` is (file, line, what the update is)."""
     return fn(*args, **kwargs)
-
-
-def global_method(obj, name, method, where, *args, **kwargs):
-    """`NAME.method(*args)` on a module global container `NAME` (a list, dict or set): runs it and notes the update,
-    so a later read of the container in the same differentiated call raises (`global_read`) instead of giving its
-    reads no gradient. `where` is (file, line) of the update."""
-    ctx = current()
-    if ctx.depth:
-        if method in _READS_BACK:  # (`STACK.append(v)`, then `STACK.pop()`: a read of what was updated)
-            global_read(obj, name, where)
-        ctx.global_updates[id(obj)] = (name, where)
-    return getattr(obj, method)(*args, **kwargs)
-
-
-_READS_BACK = frozenset(("pop", "popitem", "popleft"))  # (the updating methods that give back an item)
-
-
-def global_read(obj, name, where):
-    """A read of the module global container `NAME` in differentiated code: refused if the same differentiated call
-    already updated it in place (the updated items' gradients could not reach their sources)."""
-    ctx = current()
-    if ctx.depth and (ctx.global_updates or ctx.log):
-        key = id(obj)
-        if key in ctx.global_updates or key in ctx.log:
-            file, line = where
-            _, (ufile, uline) = ctx.global_updates.get(key, (name, (None, None)))
-            upd = f" at {ufile}:{uline}" if uline is not None else ""
-            raise ZygoteError(
-                f"{file}:{line}: zygotepy cannot differentiate reading the global '{name}' after it was updated in "
-                f"place{upd} in the same differentiated call (its reads would get no gradient); pass it as an "
-                f"argument or use a local container")
-    return obj
 
 
 def with_out(fn, *args_and_out, **kwargs):

@@ -164,8 +164,8 @@ class Dual:
 
     # --- array methods, through the NumPy functions (`_METHODS`, below the class) ---
     def dot(self, b): return np.dot(self, b)  # noqa: E704
-    def ravel(self): return np.ravel(self)  # noqa: E704
-    def flatten(self): return np.copy(np.ravel(self))  # noqa: E704  (a copy, as NumPy's: never a view)
+    def ravel(self, order="C"): return np.ravel(self, order)  # noqa: E704
+    def flatten(self, order="C"): return np.copy(np.ravel(self, order))  # noqa: E704  (a copy, as NumPy's)
     def conj(self): return np.conj(self)  # noqa: E704
     def swapaxes(self, a, b): return np.swapaxes(self, a, b)  # noqa: E704
     conjugate = conj
@@ -177,8 +177,8 @@ class Dual:
     def __copy__(self): return Dual(self.tag, copy.copy(self.primal), copy.copy(self.tangent))  # noqa: E704
     def __deepcopy__(self, m): return Dual(self.tag, copy.deepcopy(self.primal, m), copy.deepcopy(self.tangent, m))  # noqa
 
-    def copy(self):  # through np.copy, whose reverse rule a reverse pass over a Dual (hessian) then uses
-        return np.copy(self)
+    def copy(self, order="C"):  # through np.copy, whose reverse rule a reverse pass over a Dual (hessian) then uses
+        return np.copy(self, order=order)
 
     def reshape(self, *shape, **k):
         return np.reshape(self, shape[0] if len(shape) == 1 else shape, **k)
@@ -385,6 +385,14 @@ def apply(fn, args, kwargs):
     if type(ydot) is np.ndarray and type(y) is np.ndarray:
         ydot = _owned(y, ydot, parts)
     return y if ydot is None else Dual(tag, y, _fit(ydot, y))
+
+
+def laid_out_like(primal, tangent):
+    """The tangent in the primal's memory layout (a Fortran-ordered or transposed argument), so that a function
+    reading entries in memory order (`ravel(x, "K")`, `reshape(x, s, order="A")`) reads both alike."""
+    out = np.empty_like(primal, dtype=tangent.dtype)
+    out[...] = tangent
+    return out
 
 
 def _owned(y, ydot, parts):

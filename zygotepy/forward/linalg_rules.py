@@ -249,6 +249,8 @@ def pinv(fn, p, t, kw):
     rcond = args.get("rcond") if args.get("rcond") is not None else 1e-15 if "rtol" not in args else \
         args["rtol"] if args["rtol"] is not None else max(np.shape(p[0])[-2:]) * np.finfo(float).eps
     _full_rank("pinv", p[0], rcond)
+    if args.get("hermitian"):  # (NumPy's eigh reads the lower triangle only: the matrix is the one it makes)
+        return y, _pinv_tangent(_symmetric(p[0], "L"), y, _symmetric(t[0], "L"))
     return y, _pinv_tangent(p[0], y, t[0])
 
 

@@ -15,7 +15,7 @@ from ..adjoints import derivatives, registry
 from ..adjoints.math_gamma import digamma
 from ..backends import SIGN_IS_UNIT, log_add_shares, power_slope
 from ..errors import ForwardModeError, MissingTangentRule
-from .dual import GIVEN, Dual, by_keyword, dispatch, has_dual, numbers, strip, tangent_rule
+from .dual import GIVEN, Dual, by_keyword, dispatch, has_dual, laid_out_like, numbers, strip, tangent_rule
 from .levels import _zero, tangent_by_pullback
 
 
@@ -246,7 +246,8 @@ def ldexp(fn, p, t, kw):
               np.roll, np.repeat, np.tile, np.cumsum, np.real, np.imag, np.conj, np.conjugate, np.copy, np.take,
               np.atleast_1d, np.atleast_2d, np.ndarray.astype, operator.getitem, operator.neg, operator.pos,
               np.negative, np.positive, float, np.concatenate, np.stack, np.vstack, np.hstack,
-              np.column_stack, np.array, np.asarray, np.asanyarray, np.triu, np.tril)
+              np.column_stack, np.array, np.asarray, np.asanyarray, np.triu, np.tril, np.asfortranarray,
+              np.ascontiguousarray)
 def linear(fn, p, t, kw):
     """Linear in the first argument (an array, or a list/tuple of them); the other arguments are constants."""
     if any(ti is not None for ti in t[1:]):
@@ -259,7 +260,13 @@ def linear(fn, p, t, kw):
         t0 = _filled(p[0], t0)
     if fn in (np.array, np.asarray, np.asanyarray) and "dtype" in kw or "initial" in kw:
         kw = {k: v for k, v in kw.items() if k not in ("dtype", "initial")}  # (a sum's `initial` is a constant)
+    if fn in _IN_MEMORY_ORDER and type(t0) is np.ndarray and type(p[0]) is np.ndarray \
+            and not p[0].flags.c_contiguous:
+        t0 = laid_out_like(p[0], t0)
     return y, dispatch(fn, [t0, *p[1:]], kw)
+
+
+_IN_MEMORY_ORDER = (np.ravel, np.reshape, np.copy)  # (`order="K"`/`"A"` read the entries as they lie in memory)
 
 
 @tangent_rule(complex)
@@ -324,7 +331,8 @@ def where(fn, p, t, kw):
 def clip(fn, p, t, kw):
     if len(p) > 3:  # (`np.clip(z, a, b, z)`: its output array given by position)
         raise ForwardModeError("np.clip with an output array in forward mode: write `z = np.clip(z, a, b)`")
-    x, lo, hi = (*p, *(kw.get(k) for k in ("a_min", "a_max")))[:3] if len(p) < 3 else p
+    bounds = (kw.get("a_min", kw.get("min")), kw.get("a_max", kw.get("max")))  # (`min=`/`max=`: NumPy 2.1's names)
+    x, lo, hi = (*p, *bounds[len(p) - 1:])[:3] if len(p) < 3 else p
     y = dispatch(fn, p, kw)
     if all(ti is None for ti in t):
         return y, None

@@ -21,6 +21,7 @@ dual number flows in: hessian runs the reverse program on duals, those calls inc
 """
 import ast
 import functools
+import operator
 import sys
 import types
 
@@ -50,6 +51,9 @@ _TRANSFORMED = set()  # transformed code objects: functions made by transformed 
 
 
 class _RouteCalls(ast.NodeTransformer):
+    def __init__(self, filename):
+        self.filename = filename
+
     def visit_ExceptHandler(self, node):
         """A handler starts by raising again an error of zygotepy's own (`call.own_errors`): a refusal is never the
         user's exception (`except Exception:` would take another path than Python's, silently)."""
@@ -74,6 +78,16 @@ class _RouteCalls(ast.NodeTransformer):
         routed = ast.Call(ast.Name(CALL, ast.Load()), [node.func, *node.args], node.keywords)
         return ast.copy_location(routed, node)
 
+    def visit_Match(self, node):
+        """A class pattern (`case float():`) asks `isinstance` of the subject's parts in C, which a dual number fails:
+        the subject goes through `call.class_patterns`, which refuses one carrying a derivative."""
+        self.generic_visit(node)
+        if any(isinstance(p, ast.MatchClass) for case in node.cases for p in ast.walk(case.pattern)):
+            check = ast.Attribute(ast.Name(CALL, ast.Load()), "class_patterns", ast.Load())
+            where = ast.Constant(f"{self.filename}:{node.lineno}")
+            node.subject = ast.copy_location(ast.Call(check, [node.subject, where], []), node.subject)
+        return node
+
 
 def _compile(fn):
     src = get_source(fn)
@@ -81,7 +95,7 @@ def _compile(fn):
     if isinstance(node, ast.Lambda):
         node = ast.copy_location(ast.FunctionDef(FN, node.args, [ast.copy_location(ast.Return(node.body),
                                                                                            node)], [], None), node)
-    node = _RouteCalls().visit(node)
+    node = _RouteCalls(src.filename).visit(node)
     node.name = FN  # not the user's name: a recursive call must reach the global (or cell), not this definition
     code = fn.__code__
     names = [*code.co_freevars, CALL]
@@ -154,6 +168,9 @@ def call(fn, /, *args, **kwargs):
         if type(fn) is types.MethodType:  # (a rule given to `Class.method`, called bound)
             fn, args = fn.__func__, (fn.__self__, *args)
         return registry.find_rule(fn)(*args, **kwargs)[0]  # (the output's tangent from the rule, or refused)
+    if type(fn) is types.FunctionType and hasattr(fn, "registry") and callable(getattr(fn, "dispatch", None)) \
+            and args and has_dual(args, kwargs):  # functools.singledispatch: by the value's class, not `Dual`
+        return call(fn.dispatch(type(strip(args[0]))), *args, **kwargs)
     if type(fn) is types.FunctionType:
         if installed(fn) and not library(fn) and fn in registry.RULES and has_dual(args, kwargs):
             return GIVEN["without_rule"](fn, args, kwargs)  # (`scipy.linalg.expm`: its reverse rule's tangent)
@@ -170,8 +187,13 @@ def call(fn, /, *args, **kwargs):
         if not installed(fn):
             return g(*args, **kwargs)
         return _library(g, args, kwargs, fn)  # an installed package's Python (SciPy's), transformed
-    if type(fn) is types.MethodType and type(fn.__func__) is types.FunctionType and not library(fn.__func__):
-        return call(fn.__func__, fn.__self__, *args, **kwargs)
+    if type(fn) is types.MethodType and (type(fn.__func__) is types.FunctionType and not library(fn.__func__)
+                                        or type(fn.__func__) is functools._lru_cache_wrapper):
+        return call(fn.__func__, fn.__self__, *args, **kwargs)  # (a cached method: its function, as above)
+    if has_dual(args, kwargs):
+        operator_ = _number_operator(fn)
+        if operator_ is not None:  # `(2.0).__mul__(x)`, `float.__mul__(a, x)`: the operator
+            return call(operator_, *((fn.__self__,) if isinstance(fn.__self__, _NUMBERS) else ()), *args)
     if type(fn) is functools.partial:
         return call(fn.func, *fn.args, *args, **{**fn.keywords, **kwargs})
     method = getattr(type(fn), "__call__", None)  # noqa: B004  (the Python method itself, to transform it)
@@ -196,6 +218,31 @@ def call(fn, /, *args, **kwargs):
         raise MissingTangentRule(fn, f"it raised {type(e).__name__}: {e}") from e
 
 
+_NUMBERS = (int, float, complex)
+
+
+def _number_operator(fn):
+    """The `operator` function a number's arithmetic method (`(2.0).__mul__`, `float.__rmul__`) computes, with its
+    operands in Python's order, or None. Given a dual number, the method itself answers NotImplemented."""
+    name = getattr(fn, "__name__", "")
+    owner = getattr(fn, "__self__", None) if type(fn) is types.BuiltinMethodType else getattr(fn, "__objclass__", None)
+    if not (name.startswith("__") and (isinstance(owner, _NUMBERS) or owner in _NUMBERS)):
+        return None
+    reflected = name.startswith("__r") and hasattr(operator, "__" + name[3:])
+    base = getattr(operator, "__" + name[3:] if reflected else name, None)
+    if base is None or name in ("__repr__", "__str__", "__format__", "__hash__"):
+        return None
+    return (lambda a, b: base(b, a)) if reflected else base
+
+
+def class_patterns(subject, where):
+    """The subject of a `match` with class patterns, refused where it carries a derivative (see `visit_Match`)."""
+    if has_dual((subject,), {}):
+        raise ForwardModeError(f"{where}: a match statement's class pattern (case float(): ...) cannot test a "
+                               f"value that carries a forward-mode derivative; test it with isinstance(...) in an if")
+    return subject
+
+
 def _library(fn, args, kwargs, named=None):
     """A library's Python function (the standard library's as it is, an installed package's transformed): where a
     dual number flows in and it fails on it (`a.flags` of an array it expected), a MissingTangentRule naming it, which
@@ -217,7 +264,7 @@ def own_errors():
         raise exc
 
 
-call.own_errors, call.class_of = own_errors, class_of  # (`x.__class__` of a dual number: its value's)
+call.own_errors, call.class_of, call.class_patterns = own_errors, class_of, class_patterns  # (`x.__class__` of a dual number: its value's)
 _CALL_CELL = types.CellType(call)
 
 

@@ -16,7 +16,8 @@ class Context:
     """Per-thread state of the differentiated calls in flight (see the module docstring)."""
     __slots__ = ("thread", "entries", "log", "depth", "global_updates", "item_arrays", "passed_through", "contexts",
                  "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views", "inert_managers",
-                 "eager_items", "dual_texts", "cuts")
+                 "eager_items", "dual_texts", "cuts", "link_mark", "update_writes",
+                 "update_fresh")
 
     def __init__(self):
         self.thread = get_ident()
@@ -38,10 +39,14 @@ class Context:
         self.eager_items = []      # (file, line) of each generator expression computing its items now (lower/lazy.py)
         self.dual_texts = {}       # text a dual number was formatted into -> its tag, until that level ends (forward)
         self.cuts = {}             # id() -> a tensor a call detached from the one it shares memory with (`.detach()`)
+        self.link_mark = 0         # the log's length after the last link of an update (adjoints/mutation/links.py)
+        self.update_writes = (0, 0)  # the log's slice an update wrote before its first link: its own writes
+        self.update_fresh = set()  # the name of each variable the links of that update gave a new version
 
     def clear_notes(self):
         """Forget what the outermost entry point's call noted (its forward and backward are over)."""
         self.log.clear()
+        self.link_mark = 0
         self.passed_through.clear()
         self.item_arrays.clear()
         self.read_keys.clear()

@@ -84,8 +84,7 @@ def g_popped_from_a_dict(x):
     return np.sum(TABLE.pop("w") * x)  # read
 
 
-GLOBAL_CASES = [g_append, g_extend, g_update, g_setdefault, g_read_by_a_helper, g_in_a_loop, g_popped,
-                g_popped_from_a_dict]
+GLOBAL_CASES = [g_append, g_extend, g_update, g_read_by_a_helper, g_in_a_loop, g_popped, g_popped_from_a_dict]
 
 
 @pytest.mark.parametrize("f", GLOBAL_CASES, ids=lambda f: f.__name__)
@@ -95,6 +94,13 @@ def test_global_container_updated_then_read_raises_naming_both_lines(f):
     reader = _cache_reader if f is g_read_by_a_helper else f
     assert f"{THIS_FILE}:{line_of(reader, '# read')}:" in str(info.value)
     assert f"{THIS_FILE}:{line_of(f, '# update')}" in str(info.value)
+
+
+def test_global_setdefault_with_a_value_that_carries_a_gradient_raises_at_the_update():
+    """What `setdefault` gives back (the value stored, or an entry made before) is taken as data: refused where it is
+    called, before any read."""
+    with pytest.raises(ZygoteError, match=rf"{THIS_FILE}:{line_of(g_setdefault, '# update')}: .*setdefault"):
+        gradient(g_setdefault, np.array([1.0, 2.0, 3.0]))
 
 
 LOSSES = []

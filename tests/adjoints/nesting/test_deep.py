@@ -361,3 +361,34 @@ def test_forward_over_reverse_draws_what_the_forward_drew(mode):
     h = 1e-6
     want = [(_one_inner_step(w + h * e) - _one_inner_step(w - h * e)) / (2 * h) for e in np.eye(4)]
     np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+
+
+def _weighted_energy(u, s):
+    h = np.ones(3)
+    h[0] = 2.0  # constant weights filled in place
+    return np.sum(np.tanh(u * h * s))
+
+
+def _weights_from_zeros(u, s):
+    h = np.zeros_like(u)
+    h[:2] = 1.5
+    h[2] = 0.5
+    return np.sum(np.exp(-u * h) * s)
+
+
+@pytest.mark.parametrize("energy", [_weighted_energy, _weights_from_zeros], ids=lambda f: f.__name__)
+def test_an_inner_function_filling_a_constant_array_in_place(energy, fresh_routes, mode):
+    """An unrolled gradient step whose energy fills constant weights in place: with the optimisations on, the store
+    was called as a rule straight from the inner level's code, which the outer level took for a constant, and the
+    inner backward's undo of the store changed the weights the outer level's tape held (-0.26 for -0.128). The store
+    goes through J in code an outer level transforms: the twins refuse it, and the dual route is right."""
+    x = np.array([0.3, -1.2, 0.8])
+
+    def outer(s, x):
+        u = x - 0.5 * gradient(energy, x, s)[0]
+        return np.sum(u ** 2)
+    got = gradient(outer, 0.9, x.copy())
+    want_s = (outer(0.9 + 1e-6, x) - outer(0.9 - 1e-6, x)) / 2e-6
+    want_x = [(outer(0.9, x + e) - outer(0.9, x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    np.testing.assert_allclose(got[0], want_s, rtol=1e-6)
+    np.testing.assert_allclose(got[1], want_x, rtol=1e-6, atol=1e-8)

@@ -32,3 +32,11 @@ def test_hessian_through_the_diagonal_of_a_matrix():
         with zygotepy.optimizations(not plain):
             for f, x in ((gp, np.array([0.4, 0.7])), (offset, np.array([0.4, 0.7, -0.3]))):
                 np.testing.assert_allclose(zygotepy.hessian(f, x), central_hessian(f, x), rtol=1e-5, atol=1e-6)
+
+
+def test_the_diagonal_of_a_nested_list(mode):
+    """np.diagonal of a list of lists holding values with gradients: AttributeError ('list' has no `.size`)."""
+    import numpy as np
+
+    from plain_checks import agree_at
+    agree_at(lambda x: np.sum(np.diagonal([[x[0], x[1]], [x[2], x[0] * x[1]]]) ** 2), np.array([0.31, -0.47, 0.83]))

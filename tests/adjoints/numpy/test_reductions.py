@@ -140,3 +140,23 @@ def test_the_mean_of_float16_is_numpys(f, mode):
     x = np.array([-0.6, 1.3, 0.77, -1.9, 0.1], dtype=np.float16)
     value, (g,) = value_and_gradient(f, x)
     assert value == f(x) and value.dtype == np.float16 and g.dtype == np.float16
+
+
+def test_means_and_moments_over_no_entries(mode):
+    """np.mean / np.var / np.std along an axis of an empty array (ZeroDivisionError: the count of entries per output
+    was taken as 0), and a variance with as many entries as ddof (NumPy's value nan or inf: so is the gradient)."""
+    import warnings
+
+    import numpy as np
+
+    from zygotepy import gradient
+    y = np.array([1.0, 2.0, 3.0])
+    for reduce in (np.mean, np.var, np.std):
+        for shape in ((0, 3), (3, 0)):
+            gx, gy = gradient(lambda x, y: np.sum(reduce(x, axis=1)) + np.sum(y ** 2), np.zeros(shape), y)
+            assert gx.shape == shape
+            np.testing.assert_allclose(gy, 2 * y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        (g,) = gradient(lambda x: np.sum(np.var(x, axis=1, ddof=1)), np.array([[0.3], [0.5], [-0.2]]))
+    assert g.shape == (3, 1) and np.isnan(g).all()

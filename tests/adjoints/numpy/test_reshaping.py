@@ -34,3 +34,20 @@ def test_a_transpose_with_negative_axes_beside_others_sends_the_cotangent_back(m
         got, = gradient(f, x)
         assert got.shape == x.shape
         np.testing.assert_allclose(got, central(f, (x,), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_memory_order_of_broadcast_views_and_of_dual_arrays(mode):
+    """`ravel(order="K")` of a broadcast view (NumPy leaves a stride-0 axis where it is: the cotangent went back in
+    F order, [6, 15, 24, 33] for [15, 18, 21, 24]), and under hessian, where the reverse pass reads a dual array's
+    layout (it took C order: a transposed or Fortran-ordered argument's Hessian lost its off-order entries)."""
+    import numpy as np
+
+    import zygotepy
+    from plain_checks import agree_at, central_hessian
+    w = np.arange(1.0, 13.0)
+    agree_at(lambda x: np.sum(np.broadcast_to(x, (3, 4)).ravel("K") * w), np.array([0.3, -1.2, 0.8, 0.5]))
+    agree_at(lambda x: np.sum(np.broadcast_to(x[:, None], (3, 4)).ravel("K") * w), np.array([0.3, -1.2, 0.8]))
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7]])
+    for f in (lambda v: np.sum(v.reshape(2, 3).T.ravel("K") ** 3 * w[:6]),
+              lambda v: np.sum(np.asfortranarray(v.reshape(2, 3)).ravel("A") ** 3 * w[:6])):
+        np.testing.assert_allclose(zygotepy.hessian(f, x.ravel()), central_hessian(f, x.ravel()), rtol=1e-5, atol=1e-6)

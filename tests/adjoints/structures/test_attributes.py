@@ -204,3 +204,78 @@ def test_a_structgrad_field_read_by_attribute(on):
     with zygotepy.optimizations(on):
         assert gradient(_read_by_attribute, 2.0) == pytest.approx((72.0,))
         assert gradient(lambda g: g.W * g.W, StructGrad(W=3.0)) == (StructGrad(W=6.0),)
+
+
+class _Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def _square(self):
+        return np.sum(self.w ** 2)
+
+    class _Getter:
+        def __call__(self, obj):
+            return np.sum(np.sin(obj.w))
+
+    cached = property(functools.cache(_square))
+    partial = property(functools.partial(_square))
+    by_object = property(_Getter())
+    by_attrgetter = property(__import__("operator").attrgetter("w"))
+
+
+@pytest.mark.parametrize("read", [lambda o: o.cached, lambda o: o.partial, lambda o: o.by_object,
+                                  lambda o: np.sum(o.by_attrgetter * o.w)],
+                         ids=["functools.cache", "partial", "callable object", "attrgetter"])
+def test_a_property_whose_getter_is_not_a_plain_function(read, mode):
+    """A property's getter called natively gave its reads no gradient (None for 2w)."""
+    agree(lambda w: read(_Scaled(w * 1.0)))
+
+
+class _Base:
+    def __init__(self, a):
+        self.a = a
+
+    @property
+    def sq(self):
+        return np.sum(self.a ** 2)
+
+    @functools.cached_property
+    def csq(self):
+        return np.sum(np.exp(self.a))
+
+
+class _Sub(_Base):
+    @property
+    def sq(self):
+        return super().sq * 2
+
+    def twice_csq(self):
+        return super().csq * 2
+
+
+@pytest.mark.parametrize("read", [lambda o: o.sq, lambda o: o.twice_csq()], ids=["property", "cached_property"])
+def test_a_property_read_through_super(read, mode):
+    """`super().sq` ran the base class's getter natively: None for 4a."""
+    agree(lambda a: read(_Sub(a * 1.0)))
+
+
+class _Optional:
+    def __init__(self, values):
+        self._values = values
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._values:
+            raise AttributeError(name)
+        return self._values[name]
+
+    @property
+    def missing(self):
+        raise AttributeError("missing")
+
+
+@pytest.mark.parametrize("read", [lambda o: getattr(o, "c", 2.0), lambda o: getattr(o, "missing", 3.0),
+                                  lambda o: getattr(o, "a", 5.0)], ids=["__getattr__", "property", "found"])
+def test_getattr_default_where_the_users_code_raises_attribute_error(read, mode):
+    """Python's getattr answers the default where `__getattr__` or a property raises AttributeError: zygotepy let the
+    AttributeError out of `gradient`."""
+    agree(lambda x: np.sum(_Optional({"a": x}).a * read(_Optional({"a": x}))))

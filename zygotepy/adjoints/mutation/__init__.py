@@ -22,13 +22,13 @@ the plain ones).
 """
 from ...ast_adjoint import mutate as mt
 from ...ast_adjoint.call_checks import captured_unchanged
-from ...ast_adjoint.guards_runtime import compared, eager_items, eager_items_done, kept_iterator_taken_in_part, \
-    kept_lookup
+from ...ast_adjoint.guards_runtime import compared, eager_items, eager_items_done, isscalar, \
+    kept_iterator_taken_in_part, kept_lookup
 from ..registry import nondifferentiable
 from . import links, loop_links  # noqa: F401 (registers the links' rules, then the loop variables')
 
 nondifferentiable(mt.global_method, mt.global_read, kept_lookup, compared, captured_unchanged,
-                  kept_iterator_taken_in_part, eager_items, eager_items_done)
+                  kept_iterator_taken_in_part, eager_items, eager_items_done, isscalar)
 
 from . import stores, calls, operators, torch_methods, jax_methods  # noqa: E402, F401 (registers their rules)
 from . import deques  # noqa: E402, F401 (registers collections.deque's rules)

@@ -50,8 +50,56 @@ def _to_child(dy):
     return (None, None, dy)
 
 
+def link_begins(name=None):
+    """Called as a link rule begins: keeps what the update before it wrote itself (`update_writes`: the log's entries
+    since the previous link, when there are any, so taken as the first link of an update begins; the links log what
+    they pass an update on to through `logged`, which is not what the update wrote) and the names of the variables
+    this update's links gave new versions (`update_fresh`: a link of a later one is given its version after the
+    update; an object is no key, as two names may hold it, one of them stale). Returns whether `name` was fresh."""
+    ctx = current()
+    n = len(ctx.log)
+    if n != ctx.link_mark:
+        ctx.update_writes = (ctx.link_mark if ctx.link_mark < n else 0, n)
+        ctx.update_fresh = set()
+        ctx.link_mark = n
+    fresh = name in ctx.update_fresh
+    if name is not None:
+        ctx.update_fresh.add(name)
+    return fresh
+
+
+def logged(obj):
+    """A link's note that `obj` changed in the update it passes on (not a write of the update's own)."""
+    ctx = current()
+    ctx.log.append(id(obj))
+    ctx.link_mark = len(ctx.log)
+
+
+def _written_beside(parent, child):
+    """Did the update these links follow write into `parent`, or into an object `parent` holds other than through
+    `child` (`b.W *= 2`, `l.W[0] = v`, where `parent` is `b` and `child` its parent `net`)? Then `parent`'s cotangents
+    away from `child` are not its version's before the update."""
+    ctx = current()
+    start, end = ctx.update_writes
+    written = set(ctx.log[start:end])
+    if not written:
+        return False
+    seen, todo = {id(child)}, [parent]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, _IMMUTABLE) and not isinstance(obj, tuple):
+            continue
+        seen.add(id(obj))
+        if id(obj) in written:
+            return True
+        todo.extend(obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else
+                    vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else ())
+    return False
+
+
 def _put(kind):
     def put(parent, key, child):
+        link_begins()
         if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` still holds the old one, unchanged
             return parent, _to_first
         if child is parent:  # (`root["me"] = root`, then `root["me"]["w"] *= 2`: the object's own update)
@@ -78,7 +126,7 @@ def _put(kind):
         if plan is not None and mt.may_have_changed(child):
             if kind == "attr" and getattr(type(parent), key, None) is child:
                 _refuse_class_attribute(parent, key, child)
-            current().log.append(id(parent))  # updated through its item or attribute (dispatch checks arguments' updates)
+            logged(parent)  # updated through its item or attribute (dispatch checks arguments' updates)
         shared = shared_contents(parent, child) if plan is not None and not _is_array(parent) else None
 
         def back(dy):
@@ -164,13 +212,16 @@ def put_held(parent, where, child):
     `child`'s. Or `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `boxes[0].w *= 2` changes
     `W[0]`): `parent`'s cotangents of those items are `child`'s where they sit in it. `where` is (file, line of the
     update, parent's name, line of the call that made the link)."""
+    fresh = link_begins(where[2] if type(where) is tuple else None)
     if mt.is_number(child) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
         return parent, _to_first  # in `parent` is there by chance
     plan = _where(parent, child) if parent is not child else "self"
     inside = _where_items(child, parent) if plan is None else None
     if (plan is not None or inside is not None) and mt.may_have_changed(child) and not _holds_whole(child, parent):
-        current().log.append(id(parent))
+        logged(parent)
     shared = shared_contents(parent, child) if isinstance(plan, tuple) and plan[0] != "items" else None
+    cycle = isinstance(plan, tuple) and _where(child, parent) is not None  # (`child` holds `parent` again)
+    stale = cycle and not fresh and _written_beside(parent, child)
 
     def back(dy):
         if dy is None or plan is None and inside is None:
@@ -181,10 +232,56 @@ def put_held(parent, where, child):
         rest, dchild = _split(plan, parent, dy, where)
         if shared is not None and rest is not None:  # (what `child` holds, held elsewhere in `parent` too)
             rest, dchild = split_shared(shared, parent, rest, dchild)
+        if cycle and (stale and _carries(rest) or _reaches(rest, parent, child)):
+            raise _cycle_error(where)
         return (rest, None, dchild)
     if isinstance(child, dict):  # `v = vals(d)`, `[d.values()]`
         return parent, through_views(parent, child, back, 2, where)
     return parent, back
+
+
+def _carries(d):
+    """Does the cotangent `d` (a structure's, perhaps) hold anything but None?"""
+    if isinstance(d, StructGrad):
+        d = dict(d)
+    if isinstance(d, dict):
+        return any(_carries(v) for v in d.values())
+    if type(d) in (list, tuple):
+        return any(_carries(v) for v in d)
+    return d is not None
+
+
+def _reaches(d, obj, child, depth=0):
+    """Does the cotangent `d` of `obj` carry anything at a path that reaches `child` inside `obj` (around a cycle:
+    `[1].parent.layers[0]` of a list whose item 0 is `child`)? `_split` routes `child`'s own places, not those."""
+    if d is None or depth > 8:
+        return False
+    if obj is child:
+        return _carries(d)
+    if isinstance(d, (StructGrad, dict)) and not _is_array(obj):
+        for k, v in dict(d).items():
+            try:
+                inner = getattr(obj, k) if isinstance(d, StructGrad) and not isinstance(obj, dict) else obj[k]
+            except (AttributeError, KeyError, IndexError, TypeError):
+                continue
+            if _reaches(v, inner, child, depth + 1):
+                return True
+    elif type(d) in (list, tuple) and isinstance(obj, (list, tuple)):
+        return any(_reaches(v, inner, child, depth + 1) for v, inner in zip(d, obj))
+    return False
+
+
+def _cycle_error(where):
+    """`parent` holds `child`, which holds `parent` again (a parent pointer: `layer.parent = net` beside
+    `net.layers` holding the layer), and the update wrote into `parent` itself through that cycle
+    (`a.parent.layers[1].W *= 2` where `b` is `net.layers[1]`). The cotangents of `parent`'s other fields would go
+    to the version before the update, which the cycle makes the wrong one: refused, as silently wrong otherwise."""
+    file, line, name, _ = where
+    what = f"'{name}'" if not name.startswith("_") else "an object"  # (`_iter`: the sequence a loop walks)
+    return ZygoteError(f"{file}:{line}: zygotepy cannot differentiate this update in place: it writes into {what} "
+                       f"through a cycle of references (it holds an object that holds it again: a parent pointer), "
+                       f"and reads it after; update the object through a name of its own, or keep the back "
+                       f"reference out of it (the parent's index or name instead)")
 
 
 def _holds_whole(child, parent):
@@ -203,6 +300,7 @@ def refresh_held(child, parent, where):
     """`child` may sit somewhere in `parent`, which was updated in place: `child`'s cotangent is `parent`'s there. Or
     `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `W[0] *= 2`): its cotangents where they sit
     are `parent`'s cotangents of those items."""
+    link_begins(where[2] if type(where) is tuple else None)
     if mt.is_number(child):  # a number sitting in `parent` keeps its value whatever `parent`'s update did
         return child, _to_first
     if mt.is_number(parent):  # a number (a maybe holder refreshed) changed in nothing's update: it links nothing,
@@ -221,7 +319,7 @@ def refresh_held(child, parent, where):
     if child is not parent and (
             isinstance(plan, Overlap) and id(parent) in current().log  # (a view written: its rule logged it)
             or holder and mt.may_have_changed(parent) and _where_held(child, parent) is not None):
-        current().log.append(id(child))
+        logged(child)
 
     def back(dy, need=None):
         if dy is None:
@@ -285,6 +383,7 @@ def refresh(child, parent, kind, key):
     """A NumPy view is `parent[key]` again after the parent's update (its elements the parent's, matched by address:
     `W.T`, `y.real`); a mutable object still in the slot it was read from (`a = lst[0]`, then `lst[0] *= 2` updates
     that array) has the slot's value, so its cotangent goes to the slot; anything else is unchanged by it."""
+    link_begins()
     if kind == "attr" and getattr(child, "__self__", None) is parent:  # `m = o.f`: reads `o` as it is when called
         return child, lambda dy: (None, dy, None, None)  # (a bound method's cotangent is its object's)
     plan = "self" if child is parent else overlap(parent, child) if _is_array(child) or unseen_pair(

@@ -15,7 +15,7 @@ from ..registry import adjoint, nondifferentiable
 from ..structures.indexing import scatter_array
 from .held import _place, _split, _where_held
 from .shared import shared_contents, split_shared
-from .links import _to_first
+from .links import _to_first, link_begins, logged
 from .operators import immutable_array
 
 
@@ -107,12 +107,13 @@ nondifferentiable(mt.loop_copied, rt.watch_lazy, rt.lazy_unchanged, rt.bounded_g
 @adjoint(mt.put_iter)
 def put_iter(parent, where, child):
     """`child` (a loop's item of `parent`) was updated in place: the cotangents at its place in `parent` are its."""
+    link_begins(where[2] if type(where) is tuple else None)
     if child is mt.NOT_IN_PLACE or immutable_array(parent) and immutable_array(child):
         return parent, _to_first  # `x += v` made a new object, or no update in place is possible: `parent` unchanged
     plan = _plan(parent, child)
     changed = mt.may_have_changed(child)
     if plan is not None and changed:
-        current().log.append(id(parent))
+        logged(parent)
     elif plan is not None and id(parent) not in current().log:  # (the item a call left as it was, in a container
         mt.passed_through((parent,), len(current().log))  # nothing updated: its holders need not assume it changed,
         # `for m in self.mods: x = m(x)` with `m` a module that keeps nothing)
@@ -144,6 +145,7 @@ def refresh_iter(child, parent, where, position=None):
     refresh gives the iteration's `position`, and the item is `parent[position]` of the version the loop has then
     (Python's iteration over the array reads it then too); a later update of the array leaves the number as it was (no
     position: passed through)."""
+    link_begins(where[2] if type(where) is tuple else None)
     place = mt.read_by_position(parent, child, position)
     if place is not None:
         key, child = place  # (the same item, or the one an update of an earlier iteration put there)

@@ -1,6 +1,8 @@
 """Rules for the helpers that generated code and the built-in rules call, for an outer level that transforms that
 code: their bodies use constructs the transform does not take (item assignment, imports, closures over reassigned
 names), or update in place what an outer level must compute out of place (`acc`, `sole`)."""
+import numpy as np
+
 from ... import backends
 from ...ast_adjoint import runtime as rt
 from ...backends import namespace
@@ -81,10 +83,19 @@ def _unbroadcast_rule(g, like):
         if dy is None or g is None:
             return (None, None)
         shape = getattr(g, "shape", None)
+        if type(dy) in (list, tuple) and shape is not None:  # (`like` a list: the cotangent of its items, where a
+            dy = namespace(g).asarray(_filled(dy, like))  # constant's is None, which NumPy would make a NaN)
         if shape is None or getattr(dy, "shape", None) == shape:
             return (dy, None)
         return (namespace(g).broadcast_to(dy, shape), None)
     return backends.unbroadcast(g, like), back
+
+
+def _filled(dy, like):
+    """The cotangent of the items of the list `like`, None as zeros of the item's shape."""
+    if type(dy) in (list, tuple):
+        return [_filled(d, item) for d, item in zip(dy, like, strict=True)]
+    return np.zeros(np.shape(like)) if dy is None else dy
 
 
 @adjoint(backends.conj)

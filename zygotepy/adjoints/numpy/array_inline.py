@@ -135,8 +135,9 @@ def _kept(g, x, axis, keepdims):
 
 
 def _count(x, y):
-    """How many entries of `x` each entry of the mean `y` averages (as the rule counts them)."""
-    return math.prod(x.shape) // max(math.prod(getattr(y, "shape", ())), 1)
+    """How many entries of `x` each entry of the mean `y` averages (as the rule counts them); 1 for an empty `x`,
+    whose cotangent is empty whatever it is divided by (a number's would raise ZeroDivisionError)."""
+    return max(math.prod(x.shape) // max(math.prod(getattr(y, "shape", ())), 1), 1)
 
 
 _AXIS = (("axis", None), ("keepdims", False))  # the literal keywords the reductions' array paths take

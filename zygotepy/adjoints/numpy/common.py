@@ -11,7 +11,7 @@ import numpy as np
 
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.call_checks import call_site
-from ...backends import conj, function, is_array_type, namespace, namespace_of, on, unbroadcast
+from ...backends import conj, function, is_array_type, is_complex, namespace, namespace_of, on, unbroadcast
 from ...errors import ZygoteError
 from ..handover import added, divided, times
 from ..registry import adjoint
@@ -143,6 +143,8 @@ def _elementwise_rule(fn, derivative, divisor=None):
         def back(dy, need=None, *into):
             if dy is None:
                 return into or (None,)
+            if is_complex(dy) and not is_complex(y):  # (a real output's cotangent is real: `np.abs(z)` beside a
+                dy = dy.real if hasattr(dy, "real") else namespace(dy).real(dy)  # complex array in concatenate)
             return added(into, (_restore(unbroadcast(dy * conj(derivative(x_, y)), x_), x),))
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"
@@ -199,7 +201,7 @@ def _ties(a, b, y, pick_a):
 def _expand(dy, x, axis, keepdims):
     """Broadcast a reduction's cotangent back over the reduced axes of x."""
     xp = namespace(x)
-    if axis is None and type(x) is np.ndarray and np.ndim(dy) == 0:
+    if type(x) is np.ndarray and np.ndim(dy) == 0:  # (a number: the same over every entry, along any axes)
         return np.full(x.shape, dy, dtype=np.result_type(x.dtype, dy) if x.dtype.kind in "fc" else None)
     if xp is not np and not hasattr(dy, "shape"):  # a Python number: an array of x's float type
         dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None, **on(x))

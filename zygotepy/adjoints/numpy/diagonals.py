@@ -4,7 +4,7 @@ import numpy as np
 
 from ...backends import is_foreign, namespace
 from ..registry import adjoint, namespace_generic
-from .common import _nones
+from .common import _as_array, _nones, _restore
 from .gathering import _foreign_gather, _scatter
 
 
@@ -32,12 +32,14 @@ def diagonal(x, *args, **kwargs):
     """The diagonal is the last axis of the output: scatter it back through x's flat indices."""
     if type(x) is not np.ndarray and is_foreign(x):
         return _foreign_gather(np.diagonal, x, args, kwargs)
+    x_ = _as_array(x)  # (a nested list: its cotangent a list again)
+
     def back(dy):
         if dy is None:
             return (None, *_nones(args))
-        source = np.arange(x.size).reshape(x.shape)
-        return (_scatter(dy, np.diagonal(source, *args, **kwargs), x), *_nones(args))
-    return np.diagonal(x, *args, **kwargs), back
+        source = np.arange(x_.size).reshape(x_.shape)
+        return (_restore(_scatter(dy, np.diagonal(source, *args, **kwargs), x_), x), *_nones(args))
+    return np.diagonal(x_, *args, **kwargs), back
 
 
 adjoint(np.ndarray.diagonal)(diagonal)

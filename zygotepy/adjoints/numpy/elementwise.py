@@ -30,6 +30,8 @@ def absolute(x):
             return (None,)
         xp = namespace(x)
         if getattr(getattr(x, "dtype", None), "kind", "") == "c" or isinstance(x, complex):
+            if is_complex(dy):  # (the output is real, so is its cotangent: one a complex array beside it in a
+                dy = xp.real(dy)  # concatenate or a dot product gave it, with an imaginary part that is not its)
             return (dy * x / xp.where(y == 0, 1, y),)
         return (unbroadcast(dy * xp.sign(x), x),)
     return y, back

@@ -140,7 +140,7 @@ def mean(x, *args, **kwargs):
         if dy is None or truncated(y, (x,)):
             return (None, *(None for _ in args))
         if where is None:
-            count = math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1)
+            count = max(math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1), 1)  # (1: x empty)
             return (_restore(_expand(dy / count, x_arr, axis, keepdims), x), *(None for _ in args))
         xp = namespace(x_arr)  # the mean of the selected entries: each gets dy / (how many were selected)
         mask = xp.broadcast_to(where, x_arr.shape)
@@ -325,8 +325,9 @@ def _moment(fn, root):
             if dy is None:
                 return keyword_cotangents((None, *_nones(args)), kwargs)
             centred = x_arr - (xp.mean(x_arr, axis=axis, keepdims=True) if mean is np._NoValue else mean)
-            count = math.prod(x_arr.shape) // max(math.prod(getattr(y, "shape", ())), 1)
-            scale = 1 / (count - ddof) if root else 2 / (count - ddof)
+            count = math.prod(tuple(x_arr.shape)[a] for a in _axes(axis, x_arr.ndim))
+            # (no entries, or ddof as many: NumPy's value is nan or inf, and so is the gradient, not a ZeroDivisionError)
+            scale = (1.0 if root else 2.0) / (count - ddof) if count != ddof else math.inf
             if root:  # where std is 0 (equal entries), 0: the subgradient of the norm at its minimum, as |x| at 0
                 dy = xp.where(y == 0, 0.0, dy / xp.where(y == 0, 1.0, y)) if traced(y) or xp.any(y == 0) else dy / y
             g = _expand(dy, x_arr, axis, keepdims) * centred * scale

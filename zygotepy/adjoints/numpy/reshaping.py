@@ -6,6 +6,7 @@ import numpy as np
 
 from ...backends import function, namespace, namespace_of, on, on_any, unbroadcast
 from ...errors import ZygoteError
+from ...forward.dual import strip
 from ..registry import adjoint, namespace_generic
 from .common import _call, _nones, _shape
 
@@ -30,6 +31,7 @@ def _order(x, order):
     """The order a reshape or ravel with `order` reads x in: "C", "F", or (for "K", x's memory order) the axes of x
     from the largest stride to the smallest. "A" means F for an array stored in Fortran order only."""
     order = (order or "C").upper()
+    x = strip(x)  # (hessian's reverse pass: a dual array's layout is its value's)
     flags = getattr(x, "flags", None)
     if order == "A":
         return "F" if flags is not None and flags.f_contiguous and not flags.c_contiguous else "C"
@@ -38,12 +40,30 @@ def _order(x, order):
     if any(s < 0 for s in x.strides):  # NumPy then reverses those axes too
         raise ZygoteError("ravel(x, order='K') of an array with negative strides has no gradient rule; use "
                           "order='C' or 'F'")
+    if any(s == 0 for s, n in zip(x.strides, x.shape) if n > 1):
+        return _visited(x)  # (a broadcast view: NumPy leaves an axis of stride 0 where it is, no sort tells where)
     axes = tuple(int(a) for a in np.argsort([-s for s in x.strides], kind="stable"))
     return "C" if axes == tuple(range(x.ndim)) else axes
 
 
+def _visited(x):
+    """The flat (C) positions of x's entries in the order NumPy's iteration in memory order visits them (`order="K"`,
+    as `ravel` reads x)."""
+    it = np.nditer(x, flags=["multi_index", "refs_ok", "zerosize_ok"], order="K")
+    positions = []
+    while not it.finished:
+        positions.append(it.multi_index)
+        it.iternext()
+    return np.ravel_multi_index(tuple(np.array(positions, dtype=np.intp).T), x.shape) if positions else \
+        np.zeros(0, dtype=np.intp)
+
+
 def _unflatten(dy, x, order):
     """The cotangent of x from that of a reshape of x read in `order` (see _order)."""
+    if isinstance(order, np.ndarray):  # (`_visited`'s positions)
+        flat = np.zeros(x.size, dtype=np.result_type(dy, np.float64) if np.iscomplexobj(dy) else x.dtype)
+        flat[order] = np.reshape(dy, -1)
+        return flat.reshape(x.shape)
     if order in ("C", "F"):
         return _reshaped(dy, _shape(x), order)
     return np.transpose(np.reshape(dy, tuple(x.shape[a] for a in order)), np.argsort(order))

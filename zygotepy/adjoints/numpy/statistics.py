@@ -136,7 +136,7 @@ def average(x, *args, **kwargs):
         w, restore = (xp.ones_like(x_arr), None) if weights is None else _aligned(weights, x_arr, axis)
         sw = xp.sum(w * xp.ones_like(x_arr), axis=axis, keepdims=True)
         y = xp.sum(w * x_arr, axis=axis, keepdims=True) / sw
-        d = _expand(dy, x_arr, axis, keepdims) / sw if dy is not None else 0
+        d = _expand(dy, x_arr, axis, keepdims) / conj(sw) if dy is not None else 0  # (complex weights: 1/sum(w)'s)
         dx = unbroadcast(d * conj(w), x_arr) if dy is not None else None
         dw = None
         if weights is not None:

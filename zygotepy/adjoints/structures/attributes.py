@@ -33,7 +33,9 @@ def _getter(cls, name):
     key = (cls, name)
     if key not in _GETTERS:
         prop = getattr(cls, name, None) if not issubclass(cls, type) else None
-        _GETTERS[key] = prop.fget if type(prop) is property and type(prop.fget) is types.FunctionType else None
+        # (any callable getter: a function, or a `partial`, a cached function, a callable object, `attrgetter`,
+        # which J dispatches as any call; a getter run natively would give its reads no gradient)
+        _GETTERS[key] = prop.fget if type(prop) is property and prop.fget is not None else None
     return _GETTERS[key]
 
 
@@ -146,26 +148,11 @@ def getattr_(obj, name, *default):
     if name == "at" and (updates := index_updates(obj)) is not None:  # JAX's `x.at[index].set(v)` (jax_updates.py)
         return updates, lambda dy: (None if dy is None else dy.get("array"), None, *(None for _ in default))
     attribute = ATTRIBUTES.get((type(obj), name)) or foreign_attribute(type(obj), name)
-    custom = type(obj).__getattribute__
-    if isinstance(custom, types.FunctionType) and attribute is None and not default:
-        # a user class's __getattribute__ computes every read: differentiated (it ran unseen: a silently wrong gradient)
-        seen, seen_pb = J(custom, obj, name)
-        return seen, lambda dy: (None if dy is None else seen_pb(dy)[1], None)
-    fget = _getter(type(obj), name) if attribute is None and not is_array_type(type(obj)) else None
-    if fget is not None:  # a user class's property: differentiate its getter (own names: nesting transforms this rule)
-        value, pb = J(fget, obj)
-        return value, lambda dy: (None if dy is None else pb(dy)[1], None, *(None for _ in default))
-    desc = _descriptor(type(obj), name) if attribute is None and not is_array_type(type(obj)) else None
-    if desc is not None:
-        hit = _through_descriptor(obj, name, desc, default)
-        if hit is not None:
-            return hit
-    fallback = getattr(type(obj), "__getattr__", None)
-    if isinstance(obj, StructGrad) and attribute is None and name in obj:  # a gradient's field read as `g.W`: `g["W"]`
-        return obj[name], lambda dy: (None if dy is None else StructGrad({name: dy}), None, *(None for _ in default))
-    if isinstance(fallback, types.FunctionType) and attribute is None and _missing(obj, name):
-        answer, answer_pb = J(fallback, obj, name)  # a user class's __getattr__ answers: differentiated
-        return answer, lambda dy: (None if dy is None else answer_pb(dy)[1], None, *(None for _ in default))
+    if attribute is None and not is_array_type(type(obj)) and _computes(obj, name, default):
+        # (the user's code that computes the attribute)
+        computed = _computed_or_default(obj, name, default) if default else _computed(obj, name, default)
+        if computed is not None:
+            return computed
     if name == "flat" and type(obj) is np.ndarray and obj.dtype.kind in "fc":
         # a flatiter: what is read through it (x.flat[i], list(x.flat)) would carry no gradient
         raise ZygoteError("zygotepy cannot differentiate reading through x.flat; use x.ravel() (or x.reshape(-1))")
@@ -188,6 +175,83 @@ def getattr_(obj, name, *default):
             return (StructGrad(dy) if isinstance(dy, dict) else dy, None, *(None for _ in default))
         return (StructGrad({name: dy}), None, *(None for _ in default))
     return y, back
+
+
+def _through_super(view, name, default):
+    """`super().name` where the class after `super`'s in the method resolution order has a property or a Python
+    descriptor (`functools.cached_property`) there: computed for the instance, as Python does, and differentiated as
+    getattr does for the instance itself; a `super` object's cotangent is its instance's (`super_`). None otherwise
+    (a method: bound to the instance, read plainly)."""
+    mro = view.__self_class__.__mro__
+    for cls in mro[mro.index(view.__thisclass__) + 1:]:
+        if name in cls.__dict__:
+            found = cls.__dict__[name]
+            break
+    else:
+        return None
+    nones = tuple(None for _ in default)
+    if type(found) is property and found.fget is not None:
+        value, pb = J(found.fget, view.__self__)
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None, *nones)
+    get = getattr(type(found), "__get__", None)
+    if isinstance(get, types.FunctionType) and not isinstance(found, (property, staticmethod, classmethod)):
+        return _through_descriptor(view.__self__, name, found, default)
+    return None
+
+
+def _computes(obj, name, default):
+    """Does a user's code compute `obj.name` (what `_computed` differentiates)? Asked first, so that an outer level
+    transforming this rule meets `_computed_or_default`'s `try` only where such code may raise (`getattr(g, "shape",
+    None)` of a number, in a rule's back, goes straight on)."""
+    cls = type(obj)
+    return isinstance(cls.__getattribute__, types.FunctionType) and not default or cls is super \
+        or _getter(cls, name) is not None or _descriptor(cls, name) is not None \
+        or isinstance(obj, StructGrad) and name in obj \
+        or isinstance(getattr(cls, "__getattr__", None), types.FunctionType) and _missing(obj, name)
+
+
+nondifferentiable(_computes)
+
+
+def _computed_or_default(obj, name, default):
+    """`_computed`, or the default where that code raises AttributeError, as Python's getattr answers it then (its
+    own function: the `try` is code an outer level transforms only where a default is given)."""
+    try:
+        return _computed(obj, name, default)
+    except AttributeError:
+        return default[0], lambda dy: (None, None, dy)
+
+
+def _computed(obj, name, default):
+    """`obj.name` where a user's code computes it (a class's `__getattribute__`, a property's getter, a Python
+    descriptor, `__getattr__`, reached through `super()` too), differentiated: `(value, back)`, or None where the
+    attribute is a plain one."""
+    nones = tuple(None for _ in default)
+    custom = type(obj).__getattribute__
+    if isinstance(custom, types.FunctionType) and not default:
+        # a user class's __getattribute__ computes every read: differentiated (it ran unseen: a silently wrong gradient)
+        seen, seen_pb = J(custom, obj, name)
+        return seen, lambda dy: (None if dy is None else seen_pb(dy)[1], None)
+    if type(obj) is super:
+        through = _through_super(obj, name, default)
+        if through is not None:
+            return through
+    fget = _getter(type(obj), name)
+    if fget is not None:  # a user class's property: differentiate its getter (own names: nesting transforms this rule)
+        value, pb = J(fget, obj)
+        return value, lambda dy: (None if dy is None else pb(dy)[1], None, *nones)
+    desc = _descriptor(type(obj), name)
+    if desc is not None:
+        hit = _through_descriptor(obj, name, desc, default)
+        if hit is not None:
+            return hit
+    if isinstance(obj, StructGrad) and name in obj:  # a gradient's field read as `g.W`: `g["W"]`
+        return obj[name], lambda dy: (None if dy is None else StructGrad({name: dy}), None, *nones)
+    fallback = getattr(type(obj), "__getattr__", None)
+    if isinstance(fallback, types.FunctionType) and _missing(obj, name):
+        answer, answer_pb = J(fallback, obj, name)  # a user class's __getattr__ answers: differentiated
+        return answer, lambda dy: (None if dy is None else answer_pb(dy)[1], None, *nones)
+    return None
 
 
 @adjoint(object.__getattribute__)

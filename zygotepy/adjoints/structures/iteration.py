@@ -68,9 +68,10 @@ def iterate(value):
     if method is not None:
         it, pb = J(method, value)
         if it is value:  # its own iterator (was a RecursionError): its __next__ updates its state in place
-            raise ZygoteError(f"zygotepy cannot differentiate iterating a {type(value).__name__}, which is its own "
-                              f"iterator (__next__); give the class an __iter__ that returns iter(a list of its "
-                              f"items)")
+            where = call_site()
+            raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate iterating a "
+                              f"{type(value).__name__}, which is its own iterator (__next__ updates its state); give "
+                              f"the class an __iter__ that returns iter(a list of its items)")
         items, inner = iterate(it)
 
         def back(dy):

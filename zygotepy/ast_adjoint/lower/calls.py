@@ -15,7 +15,7 @@ from ...adjoints import registry
 from ...adjoints.in_place import updates_first
 from .. import mutate as mt
 from .. import runtime as rt
-from ..guards_runtime import kept_iterator_taken_in_part
+from ..guards_runtime import isscalar, kept_iterator_taken_in_part
 from ..call_checks import IN_PLACE_CALLS, IN_PLACE_DUNDERS
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS, _calls
@@ -168,6 +168,8 @@ class Calls:
             # what the lowering follows (a silently wrong gradient otherwise)
             self.fail(f"calling {fn.path}", node, "write the augmented assignment (`x += y`) instead")
         args, kwargs, star = self.arguments(node)
+        if isinstance(fn, Global) and self.resolve(fn.path) is np.isscalar:
+            fn = Const(isscalar)  # (a dual number's value, in hessian's reverse pass)
         store = _STORES.get(id(self.resolve(fn.path))) if isinstance(fn, Global) and star is None else None
         if store is not None and not kwargs and len(args) == store[1]:  # `operator.setitem(d, k, v)` is `d[k] = v`
             if isinstance(args[0], Var):

@@ -36,7 +36,10 @@ class DirectRules:
             back = [Assign(tuple(d if isinstance(d, Var) else Var("_") for d in into),
                            Call(pb, (dy, *(mask or (Const(None),)), *into)), s.line)]
         if self.scalar_derivative(call, target) is None and rule is not None and registry.callable_directly(rule) \
-                and OPTIONS.direct_rules:
+                and OPTIONS.direct_rules and not (self.nested and registry.is_mutating(target, True)):
+            # (an update in place in code an outer level transforms goes through J, whose twin refuses it: called
+            # directly, an inactive store looked constant to the outer level, and its back's undo changed the array
+            # the outer level's tape held)
             # (operators with a scalar path keep two arms, not three: the transform stays quick, the code short)
             direct = [Assign((s.out, pb), Call(Const(RuleRef(rule, target)), call.args), s.line)]
             guard = self.rule_guard(call, target)

@@ -187,3 +187,12 @@ def test_a_reductions_axis_by_position(f):
     _, got = jvp(f, (_Z,), (_V,))
     h = 1e-6
     assert got == pytest.approx((f(_Z + h * _V) - f(_Z - h * _V)) / (2 * h), rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("f", [lambda k: np.float64(k) ** 2, lambda k: math.fsum([k, k * k, 0.5]),
+                               lambda k: np.sum(np.full(3, k) ** 2), lambda k: np.angle(k * (1 + 2j) - 0.5),
+                               lambda k: np.angle(k + 1j, deg=True), lambda k: np.add.reduce(np.array([k, 2 * k])) ** 2],
+                         ids=["np.float64", "math.fsum", "np.full", "np.angle", "np.angle deg", "np.add.reduce"])
+def test_constructors_and_reductions_with_tangent_rules(f):
+    """Each was refused by forward mode (MissingTangentRule, or np.full's conversion of the fill value)."""
+    assert derivative(f, 0.7) == pytest.approx((f(0.7 + 1e-6) - f(0.7 - 1e-6)) / 2e-6, rel=1e-6)

@@ -255,3 +255,23 @@ def interp(fn, p, t, kw):
 def isscalar(fn, p, t, kw):
     """A dual number standing for a number is a scalar, as the number is (`2 * x if np.isscalar(x) else 3 * x`)."""
     return np.isscalar(strip(p[0])), None
+
+
+@tangent_rule(np.full)
+def full(fn, p, t, kw):
+    """`np.full(shape, v)`: v's tangent in every entry (the shape is data)."""
+    if t[0] is not None or len(t) > 2 and t[2] is not None:
+        raise ForwardModeError("np.full: only the fill value may carry a derivative")
+    y = dispatch(fn, p, kw)
+    return y, None if len(t) < 2 or t[1] is None else np.full(np.shape(y), t[1], dtype=np.result_type(y, t[1]))
+
+
+@tangent_rule(np.angle)
+def angle(fn, p, t, kw):
+    """d angle(z) = Im(dz / z) (in degrees with deg=True); 0 for a real z away from 0."""
+    y = dispatch(fn, p, kw)
+    if t[0] is None:
+        return y, None
+    z = strip(p[0])
+    d = np.imag(np.asarray(t[0]) / np.where(z == 0, 1.0, z)) * (180 / np.pi if (p[1:] or [kw.get("deg")])[0] else 1.0)
+    return y, d

@@ -247,7 +247,7 @@ def ldexp(fn, p, t, kw):
               np.atleast_1d, np.atleast_2d, np.ndarray.astype, operator.getitem, operator.neg, operator.pos,
               np.negative, np.positive, float, np.concatenate, np.stack, np.vstack, np.hstack,
               np.column_stack, np.array, np.asarray, np.asanyarray, np.triu, np.tril, np.asfortranarray,
-              np.ascontiguousarray)
+              np.ascontiguousarray, np.float64, np.float32, math.fsum, np.add.reduce)
 def linear(fn, p, t, kw):
     """Linear in the first argument (an array, or a list/tuple of them); the other arguments are constants."""
     if any(ti is not None for ti in t[1:]):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.call_checks import call_site
-from ...backends import conj, function, is_array_type, is_complex, namespace, namespace_of, on, unbroadcast
+from ...backends import conj, function, is_array_type, namespace, namespace_of, on, unbroadcast
 from ...errors import ZygoteError
 from ..handover import added, divided, times
 from ..registry import adjoint
@@ -143,8 +143,6 @@ def _elementwise_rule(fn, derivative, divisor=None):
         def back(dy, need=None, *into):
             if dy is None:
                 return into or (None,)
-            if is_complex(dy) and not is_complex(y):  # (a real output's cotangent is real: `np.abs(z)` beside a
-                dy = dy.real if hasattr(dy, "real") else namespace(dy).real(dy)  # complex array in concatenate)
             return added(into, (_restore(unbroadcast(dy * conj(derivative(x_, y)), x_), x),))
         return y, back
     rule.__qualname__ = f"{fn.__name__}_rule"

@@ -222,6 +222,21 @@ def test_a_pullbacks_gradient_is_not_the_callers_cotangent_object(mode):
     assert dy.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_a_pullbacks_gradients_share_no_array_with_the_cotangent_or_each_other(mode):
+    """A structured output passing arrays through (`(x, z)`, `{"a": x}`): both gradients were the caller's `dy`, so
+    scaling one in place changed the other, the caller's `dy`, and a later `back` of the same `dy`."""
+    from zygotepy import pullback
+    _, back = pullback(lambda x, z: (x, z), np.zeros(3), np.ones(3))
+    dy = np.ones(3)
+    gx, gz = back((dy, dy))
+    gx *= 0.5
+    assert gz.tolist() == [1.0, 1.0, 1.0] and dy.tolist() == [1.0, 1.0, 1.0]
+    _, back = pullback(lambda x: {"a": x}, np.zeros(3))
+    (g1,) = back({"a": dy})
+    g1 *= 0.1
+    assert back({"a": dy})[0].tolist() == [1.0, 1.0, 1.0]
+
+
 def test_a_list_argument_taken_as_an_array_gets_a_list():
     """`np.sort(xs)` and `np.clip(xs, ...)` of a list crashed inside their rules (`list.ndim`); `np.linalg.norm`,
     `np.dot` and `np.array` of a list gave an array, where a list's gradient is a list (docs/api.md)."""

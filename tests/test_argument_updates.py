@@ -78,7 +78,8 @@ def _where_refused(f, text):
 
 def test_updates_without_a_rule_refuse_naming_the_line():
     """np.multiply.at, np.maximum.at, np.put_along_axis, np.put, np.place and rng.shuffle ran unseen (their gradients
-    silently wrong: y's old cotangent, or None). The first two and shuffle are refused; the others are followed."""
+    silently wrong: y's old cotangent, or None). Shuffle and the `at` of a ufunc without a rule (np.divide.at) are
+    refused; the others are followed (the first two since: adjoints/mutation/array_calls.py)."""
     def f1(x):
         y = np.ones(4) * x
         np.multiply.at(y, [0, 0, 1], x[:3])
@@ -108,9 +109,14 @@ def test_updates_without_a_rule_refuse_naming_the_line():
         y = x.copy()
         np.random.default_rng(0).shuffle(y)
         return np.sum(y * np.arange(4.0))
-    for f, text in [(f1, "np.multiply.at"), (f2, "np.maximum.at"), (f6, "shuffle")]:
+
+    def f7(x):
+        y = np.ones(4) * x
+        np.divide.at(y, [0, 0, 1], x[:3])
+        return np.sum(y)
+    for f, text in [(f7, "np.divide.at"), (f6, "shuffle")]:
         _where_refused(f, text)
-    for f in (f3, f4, f5):  # (followed since: adjoints/mutation/overwrites.py)
+    for f in (f1, f2, f3, f4, f5):  # (followed since: adjoints/mutation/array_calls.py and overwrites.py)
         agree(f)
 
 

@@ -229,8 +229,10 @@ def _pullback(f, args, kwargs, seal):
             if ctx.lookup_keys and not ctx.depth:
                 untaken_lookup_keys(ctx)
             grads = _asked(_projected(args, grads[1:n + 1]))
-            # (the caller's own dy, passed through (`x + 1.0`), is theirs: a gradient updated in place must not change it)
-            return grads if not any(g is dy for g in grads) else tuple(_own(g) if g is dy else g for g in grads)
+            # (the caller's own dy, passed through (`x + 1.0`), is theirs: a gradient updated in place must not change it;
+            # nor may the arrays in it, or one gradient's array another's: `lambda x, z: (x, z)` given `(dy, dy)`)
+            grads = grads if not any(g is dy for g in grads) else tuple(_own(g) if g is dy else g for g in grads)
+            return distinct_arrays(grads, dy) if type(dy) is not float else grads
         finally:
             if updates:
                 redo(updates)

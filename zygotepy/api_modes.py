@@ -66,6 +66,12 @@ def _forward_call(f, *duals):
     try:
         return call(f, *duals)
     except ValueError as e:
+        if "read-only" in str(e):
+            raise ForwardModeError(f"{_user_frame(e)[len('; at '):] or 'forward mode'}: this update in place writes "
+                                   f"into a read-only array ({e}). In forward mode, dropgrad(x) of an array that "
+                                   f"carries a tangent is a read-only view of x: an update through it would change "
+                                   f"x's value but not its tangent. Update x itself, or cut the gradient from a copy "
+                                   f"(dropgrad(x.copy()))") from e
         if "setting an array element with a sequence" not in str(e):
             raise
         raise ForwardModeError(STORE_INTO_PLAIN_ARRAY) from e

@@ -173,15 +173,18 @@ def _refill(tree, it):
     return new
 
 
-def distinct_arrays(grads):
+def distinct_arrays(grads, held=None):
     """No two arrays among the gradients are one array (`x + y` hands both the same cotangent, and so does
-    `xs[0] + xs[1]` to two entries of a list): a user scaling one in place (`gx *= 0.5`) would change the other."""
-    if len(set(map(id, grads))) == len(grads) and _CONTAINERS.isdisjoint(map(type, grads)):
+    `xs[0] + xs[1]` to two entries of a list), nor one of the arrays in `held` (the cotangent a caller gave `back`,
+    passed through by `lambda x, z: (x, z)`): a user scaling one in place (`gx *= 0.5`) would change the other."""
+    if held is None and len(set(map(id, grads))) == len(grads) and _CONTAINERS.isdisjoint(map(type, grads)):
         return grads  # (the common case, asked in C: every one a different object, none a container)
     seen = set()
+    _shared(held, seen)  # (the caller's arrays: seen before any gradient)
     if not _shared(grads, seen):
         return grads
     seen.clear()
+    _shared(held, seen)
     return tuple(_unshared(g, seen) for g in grads)
 
 

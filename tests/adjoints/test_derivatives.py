@@ -160,6 +160,27 @@ def test_tangent_form(row, target):
 
 
 # --- one place --------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("side", [1.0, -1.0], ids=["above", "below"])
+@pytest.mark.parametrize("fn, scalar", [(np.arcsin, cmath.asin), (np.arccos, cmath.acos)], ids=["arcsin", "arccos"])
+def test_inverse_sine_and_cosine_on_their_branch_cuts(fn, scalar, side, mode):
+    """z = x + 0j with |x| > 1 lies on the cut, and the sign of the zero imaginary part says which side's values
+    NumPy and cmath give: the derivative was that of the other side (-0.894j for 0.894j at 1.5), as `1 - z * z` lost
+    the sign. Along x, the side's own derivative, as finite differences see it."""
+    def f(x):
+        z = x + 0j if side > 0 else np.conj(x + 0j)
+        w = fn(z)
+        return np.sum(np.real(w) + 2.0 * np.imag(w))
+
+    def g(t):
+        w = scalar(complex(t, 0.0 * side))
+        return w.real + 2.0 * w.imag
+    x = np.array([1.5, -1.7, 2.5, 0.4])
+    (got,) = gradient(f, x)
+    _close(got, [_fd(lambda t: f(np.array([t])), v) for v in x])
+    for v in (1.5, -1.7):
+        _close(gradient(g, v)[0], _fd(g, v))
+
+
 def test_sins_derivative_is_stated_once():
     from zygotepy.adjoints import complex as complex_rules, scalar
     from zygotepy.adjoints.numpy import elementwise

@@ -217,6 +217,15 @@ def test_complex_argument():
     check_grads(lambda z: np.sum(np.real(sc.loggamma(z))), z + 1.5)
 
 
+@pytest.mark.parametrize("z", [[0.3 + 0.4j, -2.7 + 0.2j], [9.5 - 3.0j, 0.05 + 0.02j], [-0.5 - 4.0j, 25.0 + 1.0j]])
+def test_digamma_of_complex_arguments(z):
+    """psi's derivative is polygamma(1, z), which SciPy computes for real z only (a TypeError for complex ones):
+    zygotepy's own trigamma, checked on both half-planes, near a pole and far out."""
+    z = np.array(z)
+    check_grads(lambda z: np.sum(np.abs(sc.psi(z)) ** 2), z)
+    check_grads(lambda t: np.sum(np.imag(sc.digamma(t * (1.0 + 0.5j)))), z.real)
+
+
 @pytest.mark.parametrize("fn", [sc.gammaln, sc.erf, sc.expit, sc.i0e])
 def test_float32_stays_float32(fn):
     x = np.array([0.5, 1.5, 2.0], dtype=np.float32)

@@ -246,3 +246,125 @@ def test_the_upper_cholesky_factor_in_forward_mode():
     f = lambda v: np.sum(np.linalg.cholesky(np.outer(v, v) + np.eye(2) * 3.0, upper=True) ** 3)  # noqa: E731
     np.testing.assert_allclose(hessian(f, np.array([0.4, 0.9])), central_hessian(f, np.array([0.4, 0.9])),
                                rtol=1e-6, atol=1e-8)
+
+
+# --- batched and complex inputs: jvp against central differences (and reverse mode where it runs) -------------------
+_R = np.random.default_rng(5)
+_X3, _Y3 = _R.standard_normal((3, 3)), _R.standard_normal((3, 3))
+_XB, _YB = _R.standard_normal((2, 3, 3)), _R.standard_normal((2, 3, 3))
+_XT, _YT = _R.standard_normal((4, 3)), _R.standard_normal((4, 3))
+_I3 = 3 * np.eye(3)
+
+
+def _hpd(x, y):
+    """A Hermitian positive-definite matrix (stack) of the real inputs."""
+    z = x + 1j * y
+    return z @ np.conj(np.swapaxes(z, -1, -2)) + 3 * np.eye(z.shape[-1])
+
+
+_CASES = {  # name: (f of real arrays, the arrays, whether reverse mode gives the same gradient (a real scalar f))
+    "solve-stack-vector-k-eq-n": (lambda a, b: np.linalg.solve(a + _I3, b), (_R.standard_normal((3, 3, 3)), _V[:3]), 0),
+    "solve-stack-vector-k-ne-n": (lambda a, b: np.linalg.solve(a + _I3, b), (_XB, _V[:3]), 0),
+    "solve-stack-vector-loss": (lambda a, b: np.sum(np.linalg.solve(a + _I3, b) * np.arange(9.0).reshape(3, 3)),
+                                (_R.standard_normal((3, 3, 3)), _V[:3]), 1),
+    "solve-stack-vector-b-only": (lambda b: np.linalg.solve(_XB + _I3, b), (_V[3:],), 0),
+    "solve-stack-matrix": (lambda a, b: np.linalg.solve(a + _I3, b), (_XB, _R.standard_normal((2, 3, 2))), 0),
+    "solve-stack-broadcast-matrix": (lambda a, b: np.linalg.solve(a + _I3, b), (_XB, _R.standard_normal((3, 1))), 0),
+    "solve-matrix-stack-of-b": (lambda a, b: np.linalg.solve(a + _I3, b), (_X3, _R.standard_normal((4, 3, 2))), 0),
+    "solve-complex-stack-vector": (lambda x, y, b: np.linalg.solve(x + 1j * y + _I3, b), (_XB, _YB, _V[:3]), 0),
+    "norm-nuc-complex": (lambda x, y: np.linalg.norm(x + 1j * y, "nuc"), (_X3, _Y3), 1),
+    "norm-2-complex": (lambda x, y: np.linalg.norm(x + 1j * y, 2), (_X3, _Y3), 1),
+    "norm--2-complex": (lambda x, y: np.linalg.norm(x + 1j * y, -2), (_X3, _Y3), 1),
+    "norm-nuc-complex-batched-keepdims": (lambda x, y: np.linalg.norm(x + 1j * y, "nuc", axis=(2, 0), keepdims=True),
+                                          (_XB, _YB), 0),
+    "norm-2-complex-tall": (lambda x, y: np.linalg.norm(x + 1j * y, 2), (_XT, _YT), 1),
+    "svd-values-complex": (lambda x, y: np.linalg.svd(x + 1j * y, compute_uv=False), (_XT, _YT), 0),
+    "svdvals-complex-batched": (lambda x, y: np.linalg.svdvals(x + 1j * y), (_XB, _YB), 0),
+    "cholesky-complex": (lambda x, y: np.linalg.cholesky(_hpd(x, y)), (_X3, _Y3), 0),
+    "cholesky-complex-upper": (lambda x, y: np.linalg.cholesky(_hpd(x, y), upper=True), (_X3, _Y3), 0),
+    "cholesky-complex-batched": (lambda x, y: np.linalg.cholesky(_hpd(x, y)), (_XB, _YB), 0),
+    # NumPy reads one triangle and its diagonal's real part only
+    "cholesky-complex-one-triangle": (lambda x, y: np.linalg.cholesky(0.1 * (x + 1j * y) + 3 * _I3), (_X3, _Y3), 0),
+    "cholesky-complex-one-triangle-upper": (lambda x, y: np.linalg.cholesky(0.1 * (x + 1j * y) + 3 * _I3, upper=True),
+                                            (_X3, _Y3), 0),
+    "eigvalsh-complex": (lambda x, y: np.linalg.eigvalsh(_hpd(x, y)), (_X3, _Y3), 0),
+    "eigvalsh-complex-upper-batched": (lambda x, y: np.linalg.eigvalsh(_hpd(x, y), "U"), (_XB, _YB), 0),
+    "eigvalsh-complex-one-triangle": (lambda x, y: np.linalg.eigvalsh(x + 1j * y, UPLO="U"), (_X3, _Y3), 0),
+    "qr-complex": (lambda x, y: np.linalg.qr(x + 1j * y), (_XT, _YT), 0),
+    "qr-complex-square-complete": (lambda x, y: np.linalg.qr(x + 1j * y, mode="complete"), (_X3, _Y3), 0),
+    "qr-complex-batched-r": (lambda x, y: np.linalg.qr(x + 1j * y, mode="r"), (_XB, _YB), 0),
+    "pinv-complex-tall": (lambda x, y: np.linalg.pinv(x + 1j * y), (_XT, _YT), 0),
+    "pinv-complex-wide-batched": (lambda x, y: np.linalg.pinv(x + 1j * y), (_XB[:, :2], _YB[:, :2]), 0),
+    "pinv-complex-hermitian": (lambda x, y: np.linalg.pinv(x + 1j * y + _I3, hermitian=True), (_X3, _Y3), 0),
+    "lstsq-complex": (lambda x, y, b: np.linalg.lstsq(x + 1j * y, b + 1j, rcond=None), (_XT, _YT, _TALL[:, :2]), 0),
+    "lstsq-complex-vector": (lambda x, y, b: np.linalg.lstsq(x + 1j * y, b, rcond=None)[:2], (_XT, _YT, _V[:4]), 0),
+    "det-complex-batched": (lambda x, y: np.linalg.det(x + 1j * y + _I3), (_XB, _YB), 0),
+    "slogdet-complex-batched": (lambda x, y: np.linalg.slogdet(x + 1j * y + _I3), (_XB, _YB), 0),
+    "inv-complex-batched": (lambda x, y: np.linalg.inv(x + 1j * y + _I3), (_XB, _YB), 0),
+    "matrix_power-complex-batched": (lambda x, y: np.linalg.matrix_power(x + 1j * y + _I3, -2), (_XB, _YB), 0),
+}
+
+
+@pytest.mark.parametrize("name", list(_CASES))
+def test_batched_and_complex_tangents(name):
+    """The rules on stacks of matrices and complex ones (made of real inputs): `np.linalg.solve` of a stack and a 1-D b
+    (NumPy 2 solves for that vector with each matrix) had a wrong tangent where the stack's length was n (-3.07 for
+    18.95) and crashed otherwise; the norms of a complex matrix through its singular values came out complex
+    (0.53-1.62j for 2.60); the complex cholesky factor was wrong off its first column."""
+    from zygotepy import gradient, jvp
+    f, args, reverse_too = _CASES[name]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    ts = tuple(rng.standard_normal(np.shape(a)) for a in args)
+    got = _parts(jvp(f, args, ts)[1])
+    h = 1e-6
+    plus, minus = (f(*[a + s * h * d for a, d in zip(args, ts, strict=True)]) for s in (1, -1))
+    want = [(p - m) / (2 * h) for p, m in zip(_parts(plus), _parts(minus), strict=True)]
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+    if reverse_too:
+        grads = gradient(f, *args)
+        np.testing.assert_allclose(sum(np.sum(g * d) for g, d in zip(grads, ts, strict=True)), got[0].real,
+                                   rtol=1e-9, atol=1e-9)
+        assert not np.iscomplexobj(jvp(f, args, ts)[1])
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_forward_jacobian_of_solve_with_a_stack_and_a_vector(k):
+    """jacobian(mode="forward") of solve(A (k, n, n), b (n,)): its shape was (k, n) + A's shape plus an extra n where
+    k == n (hessian then failed to reshape it), and it crashed where k != n; now reverse mode's, and hessian agrees
+    with differences of the gradient."""
+    a = np.random.default_rng(k).standard_normal((k, 3, 3)) + _I3
+    b = _V[:3]
+    forward = jacobian(lambda m: np.linalg.solve(m, b), a, mode="forward")[0]
+    reverse = jacobian(lambda m: np.linalg.solve(m, b), a, mode="reverse")[0]
+    assert forward.shape == (k, 3, k, 3, 3)
+    np.testing.assert_allclose(forward, reverse, atol=1e-12)
+    w = np.arange(3.0 * k).reshape(k, 3)
+
+    def loss(v):
+        return np.sum(np.linalg.solve(v.reshape(k, 3, 3), b) ** 2 * w)
+    np.testing.assert_allclose(hessian(loss, a.ravel()), central_hessian(loss, a.ravel()), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f, match", [
+    (lambda x, y: np.linalg.svd(x + 1j * y), "singular vectors are fixed up to a phase"),
+    (lambda x, y: np.linalg.eigh(_hpd(x, y)), "np.linalg.eigvalsh"),
+], ids=["svd-complex-vectors", "eigh-complex-vectors"])
+def test_complex_singular_and_eigen_vectors_are_refused(f, match):
+    """A complex matrix's singular vectors and eigenvectors are each fixed up to a phase, which LAPACK picks: forward
+    mode refuses them (their values' tangents are given: compute_uv=False, eigvalsh)."""
+    from zygotepy import jvp
+    with pytest.raises(ForwardModeError, match=match):
+        jvp(f, (_X3, _Y3), (_Y3, _X3))
+
+
+def test_second_forward_derivative_of_a_complex_spectral_norm_is_refused():
+    """The first derivative needs the singular vectors, whose own tangents forward mode refuses for a complex matrix:
+    a derivative of a derivative says so rather than return a number."""
+    from zygotepy import derivative
+
+    def inner(t, s):
+        return np.linalg.norm(_X3 + t * _Y3 + 1j * (_Y3 + s * _X3), "nuc")
+    with pytest.raises(ForwardModeError, match="real matrices only"):
+        derivative(lambda t: derivative(lambda s: inner(t, s), 0.2), 0.3)

@@ -26,6 +26,16 @@ def leave(manager):
     if not _untouched(manager, current().inert_managers.pop(id(manager), None)):
         _refuse_updating(manager, type(manager).__exit__, "__exit__")
         _refuse_updating(manager, type(manager).__enter__, "__enter__")  # (an enter whose value nobody read ran plainly)
+    made = current().generator_managers.pop(id(manager), None) if type(manager) is rt.FROM_GENERATOR else None
+    if made is not None:  # `@contextlib.contextmanager`: the code after its yield runs plainly, in `__exit__`
+        func, args, kwds = made
+        if type(func) is types.FunctionType and COMPILER.updates_state(func) and any(
+                rt.differentiable(a) for a in (*args, *kwds.values())):
+            where = call_site()
+            raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a with block of "
+                              f"{func.__name__}, a @contextmanager function that updates in place what it is given, "
+                              f"here values carrying gradients (its code runs plainly, and the update would go "
+                              f"unseen); update them before or after the block instead")
     if type(manager).__module__.startswith("torch.") and type(manager).__name__ in _TORCH_GRAD_MODES:
         rt.leave(manager)
         where = call_site()
@@ -44,8 +54,12 @@ leave.__zygote_always__ = True  # (a with statement's leave looks inactive: its 
 
 def _untouched(manager, after_enter):
     """Did a manager that held no gradient when it was entered (a timer, a logger) get nothing from the block since its
-    `__enter__` (its fields, the same objects)? Then what its `__exit__` updates carries no gradient either."""
-    return after_enter is not None and same_fields(manager, after_enter)
+    `__enter__` (its fields, the same objects, none of them, nor the manager, updated in place by the block's code: it
+    may have appended to a list the manager holds)? Then what its `__exit__` updates carries no gradient either."""
+    if after_enter is None or not same_fields(manager, after_enter[0]):
+        return False
+    updated = set(current().log[after_enter[1]:])
+    return not updated or id(manager) not in updated and all(id(v) not in updated for v in after_enter[0].values())
 
 
 def _refuse_updating(manager, method, name):
@@ -60,6 +74,7 @@ def _refuse_updating(manager, method, name):
 
 @adjoint(rt.enter)
 def enter(manager):
+    rt.note_generator_manager(manager)
     method = type(manager).__enter__
     pb = None
     inert = not rt.differentiable(manager)  # (what its enter and exit update then carries no gradient: `_untouched`)

@@ -224,11 +224,23 @@ def _holds(cell, value):
         return False
 
 
+def _note_hook(where):
+    """Count a hook's back (a function of its own, constant to an outer level): a nested gradient taken by
+    forward-over-reverse, which assumes the inner gradient is a true one, refuses a hook (nesting/deep.py)."""
+    ctx = current()
+    ctx.hooks_run += 1
+    ctx.hook_site = where
+
+
+nondifferentiable(_note_hook)
+
+
 @adjoint(hook)
 def hook_rule(fn, x):
     where = call_site()
 
     def back(dy):
+        _note_hook(where)
         # (a copy of an array: the gradient may be a read-only broadcast, or shared with another cotangent, which a
         # hook that edits its argument in place, `g[g > 1] = 1`, must not change)
         g = None if dy is None else fn(dy.copy() if type(dy) is np.ndarray else dy)
@@ -241,8 +253,15 @@ def hook_rule(fn, x):
 
 @tangent_rule(dropgrad)
 def dropgrad_tangent(fn, p, t, kw):
-    """Forward mode: a constant to every level, no tangent (and none of an outer level's either)."""
-    return strip(p[0]), None
+    """Forward mode: a constant to every level, no tangent (and none of an outer level's either). An array that
+    carries a tangent comes back as a read-only view of its value: an update in place through it would change the
+    value and not the tangent (reverse mode refuses such an update where the array is read after it: links.py
+    `_cut_error`); NumPy's refusal of the write is said in zygotepy's words (api_modes.py `_forward_call`)."""
+    value = strip(p[0])
+    if type(value) is np.ndarray and t[0] is not None and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value, None
 
 
 @tangent_rule(hook)

@@ -83,8 +83,10 @@ ROWS = (
     Row("sin", "cos(x)", math="sin", cmath=True),
     Row("cos", "-sin(x)", math="cos", cmath=True),
     Row("tan", "1 + y * y", math="tan", cmath=True),
-    Row("arcsin", "1 / sqrt(1 - x * x)", math="asin", cmath=True),
-    Row("arccos", "-1 / sqrt(1 - x * x)", math="acos", cmath=True),
+    # (of y, not `sqrt(1 - x * x)`: on the branch cuts, z = x + 0j with |x| > 1, `1 - z * z` loses the sign of z's
+    # zero imaginary part that chose the branch, and the derivative got the other side's sign)
+    Row("arcsin", "1 / cos(y)", math="asin", cmath=True),
+    Row("arccos", "-1 / sin(y)", math="acos", cmath=True),
     Row("arctan", "1 / (1 + x * x)", math="atan", cmath=True),
     Row("sinh", "cosh(x)", math="sinh", cmath=True),
     Row("cosh", "sinh(x)", math="cosh", cmath=True),

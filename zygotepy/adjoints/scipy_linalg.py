@@ -6,9 +6,11 @@ zygotepy does not transform, so each was refused. Each rule gives SciPy's own va
 twin (below) that reads what SciPy's LAPACK call reads: one triangle of a triangular or symmetric argument (`lower=`),
 the transposed system (`trans=`), an implicit unit diagonal. The gradient of what a function does not read is zero
 there, as central differences of SciPy's function give. `expm`'s back is the Fréchet derivative of the adjoint, the
-upper right block of expm of a block matrix (Al-Mohy and Higham). The arguments that only steer the computation
-(`overwrite_*`, `check_finite`) carry no gradient; the `overwrite_*` flags are turned off, so SciPy leaves the inputs
-as they were (their contents after the call are unspecified with the flag: unchanged is allowed), which the back reads.
+upper right block of expm of a block matrix (Al-Mohy and Higham), for one matrix or a stack. (The special matrices,
+the decompositions, pinv, lstsq, norm and the LU factorization have their rules in scipy_linalg_more.py.) The
+arguments that only steer the computation (`overwrite_*`, `check_finite`) carry no gradient; the `overwrite_*` flags
+are turned off, so SciPy leaves the inputs as they were (their contents after the call are unspecified with the flag:
+unchanged is allowed), which the back reads.
 
 Importing this module never imports SciPy: `register()` runs when `scipy.linalg` has been imported
 (`registry.on_import`).
@@ -162,12 +164,14 @@ def _expm_rule(target):
         def back(dy):
             if dy is None:
                 return (None,)
-            n = a.shape[-1]
-            ah = _h(a)
-            block = np.block([[ah, dy], [np.zeros_like(ah), ah]])  # (one matrix: a stack of them is refused below)
-            return (target(block)[:n, n:],)
-        if np.ndim(a) != 2:
-            raise ZygoteError("zygotepy differentiates scipy.linalg.expm of one matrix at a time")
+            if np.ndim(a) < 2:  # (SciPy takes a number for a 1 x 1 matrix)
+                return (np.reshape(np.conj(y) * dy, np.shape(a)),)
+            n, ah = np.shape(a)[-1], _h(np.asarray(a))
+            dy = np.broadcast_to(dy, ah.shape)
+            block = np.concatenate([np.concatenate([ah, dy], axis=-1),  # (a stack of them, as SciPy's expm takes)
+                                    np.concatenate([np.zeros_like(ah), ah], axis=-1)], axis=-2)
+            g = target(block)[..., :n, n:]
+            return (g if np.iscomplexobj(a) else np.real(g),)
         return y, back
     return expm
 

@@ -74,6 +74,29 @@ def _exprel_derivative(x, y):
     return np.where(small, 0.5 + x / 3 + x * x / 8, (np.exp(safe) - np.where(small, 1.0, y)) / safe)
 
 
+def _trigamma(x):
+    """polygamma(1, x), digamma's derivative, for complex x too (SciPy's polygamma takes real arguments only): the
+    recurrence psi1(z) = psi1(z + 1) + 1 / z^2 up to Re z >= 8, then the asymptotic series in 1 / z (error below
+    1e-15 there), and the reflection psi1(1 - z) + psi1(z) = pi^2 / sin^2(pi z) for Re z < 1/2."""
+    if not np.iscomplexobj(x):
+        return sc.polygamma(1, x)
+    z = np.asarray(x, dtype=complex)
+    left = z.real < 0.5
+    w = np.where(left, 1.0 - z, z)
+    total = np.zeros_like(w)
+    while True:
+        low = w.real < 8.0
+        if not low.any():
+            break
+        total = total + np.where(low, 1.0 / (w * w), 0.0)
+        w = np.where(low, w + 1.0, w)
+    r = 1.0 / w
+    r2 = r * r
+    series = r + r2 / 2.0 + r * r2 * (1.0 / 6 - r2 * (1.0 / 30 - r2 * (1.0 / 42 - r2 * (1.0 / 30 - r2 * 5.0 / 66))))
+    psi1 = total + series
+    return np.where(left, np.pi ** 2 / np.sin(np.pi * z) ** 2 - psi1, psi1)
+
+
 # by name: a SciPy without one of them (softplus is new in 1.15) just lacks its rule
 UNARY_BY_NAME = {
     "exprel": _exprel_derivative,
@@ -82,7 +105,7 @@ UNARY_BY_NAME = {
     "loggamma": lambda x, y: sc.digamma(x),
     "gamma": lambda x, y: y * sc.digamma(x),
     "rgamma": lambda x, y: -y * sc.digamma(x),
-    "digamma": lambda x, y: sc.polygamma(1, x),
+    "digamma": lambda x, y: _trigamma(x),
     # error functions and the normal distribution
     "erf": lambda x, y: TWO_OVER_SQRT_PI * np.exp(-x * x),
     "erfc": lambda x, y: -TWO_OVER_SQRT_PI * np.exp(-x * x),

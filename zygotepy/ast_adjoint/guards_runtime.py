@@ -6,6 +6,7 @@ Part of the runtime layer (tests/test_layers.py); `runtime.py` re-exports these 
 rules reach as `rt.<name>`.
 """
 import collections
+import contextlib
 import functools
 import types
 
@@ -275,11 +276,40 @@ def kept_iterator_taken_in_part(value, name, file, line):
     or a call of zip, map, enumerate, ... over it kept in a name, where the function reads `name` again later: refused
     where it is an iterator (`it = iter(xs)`). zygotepy computes a generator's items when it is made, which uses the
     iterator up, where Python takes only the items asked for: the later reads would see other items (a list walked so
-    is left as it is)."""
-    if iter(value) is value:
+    is left as it is; an argument that is no iterable, itertools.accumulate's function, is no iterator)."""
+    if _iterator(value):
         raise UnsupportedSyntax(f"a lazy iterator over the iterator {name!r} (a generator expression, zip, map, "
                                 f"enumerate, iter, ...), which may take it in part, then {name!r} read again",
                                 file, line, hint=f"make {name!r} a list (list(...)), or take its items in a loop")
+
+
+def _iterator(value):
+    try:
+        return iter(value) is value
+    except TypeError:
+        return False
+
+
+def iterator_taken_in_its_loop(value, name, file, line, read_line):
+    """Before a loop over `name` whose body reads `name` too (`for v in it: w = next(it, 1.0)`, `sum(it)`, an inner
+    loop over it): refused where it is an iterator. zygotepy's loop takes all of the iterator's items when it begins,
+    Python one per iteration, leaving the rest to the body (the value and the gradient differed; `next(it)` raised
+    StopIteration). A list walked so is left as it is."""
+    if _iterator(value):
+        raise UnsupportedSyntax(f"a loop over the iterator {name!r} whose body takes from {name!r} too (line "
+                                f"{read_line})", file, line, hint=f"zygotepy's loop takes all of the iterator's items "
+                                f"when it begins, Python one per iteration: make {name!r} a list and walk it by "
+                                f"index, or take the items with next() in a while loop")
+
+
+FROM_GENERATOR = type(contextlib.contextmanager(lambda: (yield))())  # a `@contextlib.contextmanager` function's
+
+
+def note_generator_manager(manager):
+    """Before a with block enters `manager`: where it is made by a `@contextlib.contextmanager` function, that function
+    and its arguments, which its `__enter__` forgets, kept for the block's end (adjoints/contexts.py `leave`)."""
+    if type(manager) is FROM_GENERATOR and hasattr(manager, "func"):
+        current().generator_managers[id(manager)] = (manager.func, manager.args, manager.kwds)
 
 
 def eager_items(file, line):

@@ -38,6 +38,7 @@ from .lazy_watch import (  # noqa: F401
     LazyWatch, bounded_generator, kept_iterator, lazy_changed, lazy_unchanged, watch_lazy)
 from .mutate import ATOMIC
 from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.differentiable, ...)
+    FROM_GENERATOR,
     NATIVE,
     SCALARS,
     all_true,
@@ -55,6 +56,7 @@ from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.diffe
     is_real_value,
     is_same,
     is_scalar,
+    note_generator_manager,
     pick,
     refuse_eager_items,
 )
@@ -261,6 +263,7 @@ def enter(manager):
     """`with manager:` in generated code: Python's `__enter__`, remembered so that an exception can leave it (and, for
     a manager that held no gradient, its fields after it: adjoints/contexts.py `leave`)."""
     inert = not differentiable(manager)
+    note_generator_manager(manager)
     value = type(manager).__enter__(manager)
     entered(manager, inert)
     return value
@@ -272,7 +275,7 @@ def entered(manager, inert):
     ctx = current()
     ctx.contexts.append(manager)
     if inert:
-        ctx.inert_managers[id(manager)] = fields(manager)
+        ctx.inert_managers[id(manager)] = (fields(manager), len(ctx.log))
 
 
 def leave(manager):

@@ -9,6 +9,8 @@ from ..errors import ForwardModeError
 from .dual import dispatch, strip, tangent_rule
 from .rules import _total
 
+_NUMPY_2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
 
 @tangent_rule(np.linalg.inv)
 def inv(fn, p, t, kw):
@@ -18,10 +20,21 @@ def inv(fn, p, t, kw):
 
 @tangent_rule(np.linalg.solve)
 def solve(fn, p, t, kw):
-    a = p[0]
-    y = dispatch(fn, p, kw)
-    rhs = _total([t[1], None if t[0] is None else -(t[0] @ y)])
-    return y, None if rhs is None else dispatch(fn, [a, rhs], kw)
+    """dx = A^-1 (db - dA x). NumPy 2 reads b as one vector for every matrix of A's stack exactly when b is 1-D (x is
+    then (..., n)), else as a stack of matrices (..., n, m) (NumPy 1: vectors where b has one axis fewer than A): the
+    tangent's right side is made a stack of matrices (a column for vectors), so that the one a vector b makes with a
+    stack of A is never read as a matrix."""
+    given = {**dict(zip(("a", "b"), p)), **kw}
+    da, db = (list(t) + [None])[:2]
+    a, b = given["a"], given["b"]
+    y = fn(a, b)
+    vector = np.ndim(strip(b)) == (1 if _NUMPY_2 else np.ndim(strip(a)) - 1)
+    x = y[..., None] if vector else y
+    rhs = _total([None if db is None else db[..., None] if vector else db, None if da is None else -(da @ x)])
+    if rhs is None:
+        return y, None
+    dx = np.linalg.solve(a, rhs)
+    return y, dx[..., 0] if vector else dx
 
 
 @tangent_rule(np.linalg.norm)
@@ -85,17 +98,18 @@ def _picked(s, ds, which):
 
 @tangent_rule(np.linalg.cholesky)
 def cholesky(fn, p, t, kw):
-    """dL = L tril(S, half its diagonal), S = L^-1 dA L^-T (a real symmetric positive-definite A), dA the symmetric
-    matrix of the lower triangle of the tangent (NumPy reads that triangle only, as the reverse rule does)."""
+    """dL = L (tril(S, -1) + Re diag(S) / 2), S = L^-1 dA L^-H (a Hermitian, or real symmetric, positive-definite A),
+    dA the Hermitian matrix of the lower triangle of the tangent (NumPy reads that triangle only, and its diagonal's
+    real part, as the reverse rule does)."""
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None
-    upper = kw.get("upper", False)  # (U = L^T, read from the upper triangle, as the reverse rule takes it)
-    low = np.swapaxes(y, -1, -2) if upper else y
+    upper = kw.get("upper", False)  # (U = L^H, read from the upper triangle, as the reverse rule takes it)
+    low = _H(y) if upper else y
     inv_l = np.linalg.inv(low)
-    s = inv_l @ _symmetric(t[0], "U" if upper else "L") @ np.swapaxes(inv_l, -1, -2)
-    d_low = low @ (np.tril(s) - 0.5 * s * np.eye(s.shape[-1]))
-    return y, np.swapaxes(d_low, -1, -2) if upper else d_low
+    s = inv_l @ _hermitian(t[0], "U" if upper else "L") @ _H(inv_l)
+    d_low = low @ (np.tril(s, -1) + 0.5 * _re(s) * np.eye(np.shape(strip(s))[-1]))
+    return y, _H(d_low) if upper else d_low
 
 
 def _trace_of_solve(a, da):
@@ -122,13 +136,27 @@ def slogdet(fn, p, t, kw):
     return y, (y[0] * 1j * np.imag(d) if complex_ else None, np.real(d))
 
 
-def _real(name, *values):
-    if any(np.iscomplexobj(strip(v)) for v in values if v is not None):
-        raise ForwardModeError(f"forward mode supports np.linalg.{name} of real matrices only")
+def _complex(*values):
+    return any(np.iscomplexobj(strip(v)) for v in values if v is not None)
+
+
+def _real(name, *values, why=""):
+    if _complex(*values):
+        raise ForwardModeError(f"forward mode supports np.linalg.{name} of real matrices only{why}")
 
 
 def _T(a):
     return np.swapaxes(a, -1, -2)
+
+
+def _re(a):
+    """The real part of a complex array; a real one itself."""
+    return np.real(a) if _complex(a) else a
+
+
+def _H(a):
+    """The conjugate transpose (a real matrix's transpose)."""
+    return np.conj(_T(a)) if np.iscomplexobj(strip(a)) else _T(a)
 
 
 def _gaps(w, what):
@@ -141,32 +169,38 @@ def _gaps(w, what):
     return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, d))
 
 
-def _symmetric(a, uplo):
-    """The symmetric matrix eigh reads from one triangle of a."""
-    lower = np.tril(a if uplo == "L" else _T(a))
-    return lower + _T(np.tril(lower, -1))
+def _hermitian(a, uplo):
+    """The Hermitian (real: symmetric) matrix eigh and cholesky read from one triangle of a: that triangle, the real
+    part of its diagonal (LAPACK ignores the imaginary one), and the conjugate of its mirror image."""
+    low = a if uplo == "L" else _H(a)
+    strict = np.tril(low, -1)
+    return strict + _H(strict) + _re(low) * np.eye(np.shape(strip(a))[-1])
 
 
 @tangent_rule(np.linalg.eigh, np.linalg.eigvalsh)
 def eigh(fn, p, t, kw):
-    """dw_i = v_i^T dA v_i, dV = V (F o (V^T dA V)) for the symmetric matrix read from one triangle."""
-    _real(fn.__name__, p[0], t[0])
+    """dw_i = Re v_i^H dA v_i, dV = V (F o (V^T dA V)) for the Hermitian matrix read from one triangle (the
+    eigenvectors of a real one only: a complex one's are fixed up to a phase each, which LAPACK picks)."""
+    if fn is np.linalg.eigh:
+        _real("eigh", p[0], t[0], why=" (of a complex Hermitian one, its eigenvalues: np.linalg.eigvalsh)")
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None
     uplo = p[1] if len(p) > 1 else kw.get("UPLO", "L")
     w, V = np.linalg.eigh(p[0], uplo)
-    inner = _T(V) @ _symmetric(t[0], uplo) @ V
+    inner = _H(V) @ _hermitian(t[0], uplo) @ V
     dw = np.diagonal(inner, axis1=-2, axis2=-1)
     if fn is np.linalg.eigvalsh:
-        return y, dw
+        return y, _re(dw)
     return y, (dw, V @ (_gaps(w, "eigenvectors") * inner))
 
 
 def _singular_values(a, da):
-    """The reduced SVD's values and their tangents, diag(U^T dA V)."""
+    """The reduced SVD's values and their tangents, Re diag(U^H dA V) (the values are real: a complex matrix's take
+    the real part)."""
     U, s, Vh = np.linalg.svd(a, full_matrices=False)
-    return s, np.diagonal(_T(U) @ da @ _T(Vh), axis1=-2, axis2=-1)
+    ds = np.diagonal(_H(U) @ da @ _H(Vh), axis1=-2, axis2=-1)
+    return s, _re(ds)
 
 
 @tangent_rule(np.linalg.svd)
@@ -176,7 +210,6 @@ def svd(fn, p, t, kw):
     squared singular values."""
     names = ("a", "full_matrices", "compute_uv", "hermitian")
     given = {**dict(zip(names, p)), **kw}
-    _real("svd", p[0], t[0])
     y = dispatch(fn, p, kw)
     if t[0] is None:
         return y, None
@@ -185,6 +218,8 @@ def svd(fn, p, t, kw):
     a, da = p[0], t[0]
     if not given.get("compute_uv", True):
         return y, _singular_values(a, da)[1]
+    _real("svd", a, da, why=" (of a complex one, its singular values: compute_uv=False; its singular vectors are "
+                            "fixed up to a phase each, which LAPACK picks)")
     m, n = np.shape(strip(a))[-2:]
     U, s, Vh = np.linalg.svd(a, full_matrices=False)
     V = _T(Vh)
@@ -203,6 +238,14 @@ def svd(fn, p, t, kw):
     return y, (dU, np.diagonal(P, axis1=-2, axis2=-1), dVh)
 
 
+if hasattr(np.linalg, "svdvals"):  # (NumPy 2)
+    @tangent_rule(np.linalg.svdvals)
+    def svdvals(fn, p, t, kw):
+        """svd's singular values (compute_uv=False), of a real or complex matrix."""
+        y = dispatch(fn, p, kw)
+        return y, None if t[0] is None else _singular_values(p[0], t[0])[1]
+
+
 def _completed(d, size):
     """The tangent of a full_matrices=True factor: the reduced one's columns, then nan for the completing ones (any
     result reading them is nan, never a silently arbitrary number)."""
@@ -214,9 +257,9 @@ def _completed(d, size):
 
 @tangent_rule(np.linalg.qr)
 def qr(fn, p, t, kw):
-    """Reduced QR of a tall or square a: with C = Q^T dA R^-1 and O = tril(C, -1) - tril(C, -1)^T (skew),
-    dR = (C - O) R, dQ = Q O + (I - Q Q^T) dA R^-1."""
-    _real("qr", p[0], t[0])
+    """Reduced QR of a tall or square a: with C = Q^H dA R^-1 and O = tril(C, -1) - tril(C, -1)^H + i Im diag(C)
+    (skew-Hermitian; LAPACK's R has a real diagonal, so dR's is real too), dR = (C - O) R,
+    dQ = Q O + (I - Q Q^H) dA R^-1."""
     mode = p[1] if len(p) > 1 else kw.get("mode", "reduced")
     y = dispatch(fn, p, kw)
     if t[0] is None:
@@ -227,9 +270,11 @@ def qr(fn, p, t, kw):
         raise ForwardModeError("forward mode supports np.linalg.qr of tall or square matrices, mode 'reduced' or 'r'")
     Q, R = np.linalg.qr(a)
     da_rinv = _T(np.linalg.solve(_T(R), _T(da)))
-    C = _T(Q) @ da_rinv
+    C = _H(Q) @ da_rinv
     low = np.tril(C, -1)
-    O = low - _T(low)  # noqa: E741
+    O = low - _H(low)  # noqa: E741
+    if _complex(C):
+        O = O + 1j * np.imag(C) * np.eye(n)  # noqa: E741
     dR = (C - O) @ R
     if mode == "r":
         return y, dR
@@ -238,8 +283,7 @@ def qr(fn, p, t, kw):
 
 @tangent_rule(np.linalg.pinv)
 def pinv(fn, p, t, kw):
-    """For a of constant rank: dA+ = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+."""
-    _real("pinv", p[0], t[0])
+    """For a of constant rank: dA+ = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+."""
     if any(ti is not None for ti in t[1:]):
         raise ForwardModeError("np.linalg.pinv: only the matrix may carry a derivative")
     y = dispatch(fn, p, kw)
@@ -250,7 +294,7 @@ def pinv(fn, p, t, kw):
         args["rtol"] if args["rtol"] is not None else max(np.shape(p[0])[-2:]) * np.finfo(float).eps
     _full_rank("pinv", p[0], rcond)
     if args.get("hermitian"):  # (NumPy's eigh reads the lower triangle only: the matrix is the one it makes)
-        return y, _pinv_tangent(_symmetric(p[0], "L"), y, _symmetric(t[0], "L"))
+        return y, _pinv_tangent(_hermitian(p[0], "L"), y, _hermitian(t[0], "L"))
     return y, _pinv_tangent(p[0], y, t[0])
 
 
@@ -264,15 +308,14 @@ def _full_rank(name, a, rcond):
 
 
 def _pinv_tangent(a, x, da):
-    dat = _T(da)
-    return -(x @ da @ x) + x @ _T(x) @ dat - x @ _T(x) @ dat @ a @ x + dat @ _T(x) @ x - x @ a @ dat @ _T(x) @ x
+    dah, xh = _H(da), _H(x)
+    return -(x @ da @ x) + x @ xh @ dah - x @ xh @ dah @ a @ x + dah @ xh @ x - x @ a @ dah @ xh @ x
 
 
 @tangent_rule(np.linalg.lstsq)
 def lstsq(fn, p, t, kw):
-    """x = pinv(a) b (a of full rank); the residuals ||a x - b||^2 per column; the rank is an integer; the singular
-    values as svd's."""
-    _real("lstsq", *p[:2], *t[:2])
+    """x = pinv(a) b (a of full rank); the residuals ||a x - b||^2 per column (d: 2 Re sum conj(r) dr); the rank is an
+    integer; the singular values as svd's."""
     y = dispatch(fn, p, kw)
     da, db = t[0], t[1] if len(t) > 1 else None
     if da is None and db is None:
@@ -288,7 +331,7 @@ def lstsq(fn, p, t, kw):
     if np.size(strip(residuals)):
         r = a @ x - b
         dr = _total([None if da is None else da @ x, a @ dx, None if db is None else -db])
-        dres = 2 * np.sum(r * dr, axis=0)
+        dres = 2 * np.sum(_re(np.conj(r) * dr) if _complex(r) else r * dr, axis=0)
     ds = None if da is None else _singular_values(a, da)[1]
     return y, (dx, dres, None, ds)
 

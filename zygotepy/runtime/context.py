@@ -17,7 +17,7 @@ class Context:
     __slots__ = ("thread", "entries", "log", "depth", "global_updates", "item_arrays", "passed_through", "contexts",
                  "slots", "finals", "read_keys", "lookup_keys", "dual_route", "transform_only", "dict_views", "inert_managers",
                  "eager_items", "dual_texts", "cuts", "link_mark", "update_writes",
-                 "update_fresh")
+                 "update_fresh", "hooks_run", "hook_site", "generator_managers")
 
     def __init__(self):
         self.thread = get_ident()
@@ -42,6 +42,9 @@ class Context:
         self.link_mark = 0         # the log's length after the last link of an update (adjoints/mutation/links.py)
         self.update_writes = (0, 0)  # the log's slice an update wrote before its first link: its own writes
         self.update_fresh = set()  # the name of each variable the links of that update gave a new version
+        self.hooks_run = 0         # backs of `hook` run in this thread, and the last one's call site (nesting/deep.py)
+        self.hook_site = ""
+        self.generator_managers = {}  # id(a @contextmanager's manager) -> (its function, args, kwargs), until left
 
     def clear_notes(self):
         """Forget what the outermost entry point's call noted (its forward and backward are over)."""
@@ -56,6 +59,7 @@ class Context:
         self.inert_managers.clear()
         self.eager_items.clear()
         self.cuts.clear()
+        self.generator_managers.clear()
 
 
 _CURRENT = ContextVar("zygotepy_context")

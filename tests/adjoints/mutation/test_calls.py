@@ -248,9 +248,9 @@ def test_function_updating_a_captured_list_reads_its_own_updates():
 def test_an_update_of_a_numpy_function_without_a_rule_raises():
     def f(x):
         y = x * 1.0
-        np.maximum.at(y, [0, 1], 0.5)
+        np.divide.at(y, [0, 1], 0.5)  # (np.maximum.at has a rule since: array_calls.py)
         return np.sum(y * x)
-    with pytest.raises(ZygoteError, match="np.maximum.at"):
+    with pytest.raises(ZygoteError, match="np.divide.at"):
         gradient(f, np.ones((2, 2)))
 
 

@@ -6,7 +6,7 @@ constant, as dropgrad promises; an update of the original reaches it (the same a
 import numpy as np
 import pytest
 
-from zygotepy import ZygoteError, dropgrad, gradient
+from zygotepy import ForwardModeError, ZygoteError, dropgrad, gradient, jvp
 
 
 def dropped_then_scaled(x):
@@ -119,3 +119,23 @@ def test_torch_detach_of_a_tensor_not_read_after_is_allowed(mode):
         return float(loss + torch.sum(y))
     (g,) = gradient(f, np.array([1.0, 2.0, 3.0]))
     np.testing.assert_allclose(g, [2.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize("f", [dropped_then_scaled, dropped_then_item_set, dropped_view_updated, dropped_through_out],
+                         ids=lambda f: f.__name__)
+def test_forward_mode_refuses_an_update_through_a_cut_array(f):
+    """Forward mode's dropgrad gave the array's value with no tangent, sharing memory: `y *= 2.0` doubled `s`'s value
+    and left its tangent, and jvp gave 4.0 where finite differences give 8.0. The cut array is read-only there now,
+    and the write is refused in zygotepy's words, naming the line."""
+    with pytest.raises(ForwardModeError, match=r"test_cut_updates\.py:\d+: this update in place .*dropgrad\(x\.copy"):
+        jvp(f, (np.array([1.0, 2.0, 3.0]),), (np.array([1.0, 0.0, 0.0]),))
+
+
+def test_forward_mode_reads_a_cut_array_as_a_constant():
+    def f(x):
+        s = x * 1.0
+        return np.sum(dropgrad(s) * x) + np.sum(dropgrad(s.copy()) * 0.0)
+    x, v = np.array([1.0, 2.0, 3.0]), np.array([1.0, -1.0, 2.0])
+    y, ydot = jvp(f, (x,), (v,))
+    np.testing.assert_allclose(ydot, np.sum(x * v))  # d/dt sum(c * (x + t v)) with c = x held constant
+    assert y == np.sum(x * x) and x.flags.writeable

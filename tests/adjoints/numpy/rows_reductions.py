@@ -1,6 +1,6 @@
-"""Rows for `zygotepy/adjoints/numpy/`: prod, var/std and trace (reductions.py), ptp, median, average and the
-nan-reductions (statistics.py), the scans and diff (scans.py), the ndarray methods of the same names, and the ufuncs'
-reduce and accumulate methods (ufunc_methods.py)."""
+"""Rows for `zygotepy/adjoints/numpy/`: prod, var/std and trace (reductions.py), ptp, median, nanmedian, average and
+the nan-reductions (statistics.py), the scans and diff (scans.py), the ndarray methods of the same names, the ufuncs'
+reduce and accumulate methods (ufunc_methods.py) and their reduceat methods (segments.py)."""
 import numpy as np
 from table_base import ANY, NZ, POS, Kind, Seq, Shaped, label, row
 
@@ -63,6 +63,11 @@ REDUCTION_ROWS = [
         label="np.median[axis=1, overwrite_input]"),
     row(np.median, DISTINCT, 0, None, True, shapes=[((4, 3),)], none=(1, 2, 3),
         label="np.median[positional overwrite_input]"),
+    *reductions(np.nanmedian, DISTINCT, shapes=[((2, 3),), ((5,),), ((2, 3, 4),)]),
+    row(np.nanmedian, DISTINCT, shapes=[((4, 2),)], kw={"axis": 0, "overwrite_input": True},
+        label="np.nanmedian[even count, overwrite_input]"),
+    row(np.nanmedian, DISTINCT, 0, None, True, True, shapes=[((4, 3),)], none=(1, 2, 3, 4),
+        label="np.nanmedian[positional overwrite_input, keepdims]"),
     *reductions(np.nanmax, DISTINCT, shapes=REDUCE[:3]), *reductions(np.nanmin, DISTINCT, shapes=REDUCE[:3]),
     *reductions(np.nansum, shapes=REDUCE[:3]), *reductions(np.nanmean, shapes=REDUCE[:3]),
     *reductions(np.nanvar), *reductions(np.nanstd, shapes=REDUCE[:3]), *reductions(np.nanprod, NZ, shapes=REDUCE[:3]),
@@ -107,7 +112,7 @@ if hasattr(np, "cumulative_sum"):
             label="np.cumulative_prod[include_initial]"),
     ]
 
-FLOAT32_REDUCTIONS = [np.prod, np.var, np.std, np.ptp, np.median, np.nanmax, np.nansum, np.nanmean, np.nanvar,
+FLOAT32_REDUCTIONS = [np.prod, np.var, np.std, np.ptp, np.median, np.nanmedian, np.nanmax, np.nansum, np.nanmean, np.nanvar,
                       np.nanstd, np.average,
                       np.cumsum, np.cumprod, np.diff, np.ndarray.prod, np.ndarray.var]
 
@@ -165,4 +170,23 @@ UFUNC_METHOD_ROWS += [
                     (np.power, POS, ANY), (np.maximum, DISTINCT, DISTINCT), (np.minimum, DISTINCT, DISTINCT),
                     (np.hypot, NZ, NZ), (np.arctan2, ANY, NZ), (np.logaddexp, ANY, ANY))]
 REDUCTION_ROWS += UFUNC_METHOD_ROWS
+
+
+# reduceat (segments.py): increasing indices, an index not below the next (that output is one entry), overlapping
+# segments, a positional and a negative axis, dtype= passed through
+def ufunc_reduceat_rows(u, kind):
+    name = f"np.{u.__name__}.reduceat"
+    return [
+        row(u.reduceat, kind, np.array([0, 2, 3]), shapes=[((6,),), ((5, 2),)], none=(1,), label=name),
+        row(u.reduceat, kind, [0, 4, 1, 5, 5], shapes=[((7,),)], none=(1,), label=f"{name}[indices not increasing]"),
+        row(u.reduceat, kind, [1, 3], 1, shapes=[((2, 5),), ((2, 4, 3),)], none=(1, 2), label=f"{name}[axis=1]"),
+        row(u.reduceat, kind, [0, 2], shapes=[((2, 3, 4),)], kw={"axis": -1}, none=(1,), label=f"{name}[axis=-1]"),
+        row(u.reduceat, kind, [2, 0], shapes=[((3, 2),)], kw={"dtype": np.float64}, none=(1,),
+            label=f"{name}[dtype]"),
+    ]
+
+
+REDUCTION_ROWS += [r for u in (np.add, np.multiply, np.maximum, np.minimum) for r in ufunc_reduceat_rows(u, UFUNC_KINDS[u])]
+REDUCTION_ROWS.append(row(np.add.reduceat, Seq(ANY), [0, 2], shapes=[((None,) * 3,)], none=(1,),
+                          label="np.add.reduceat[list]"))
 FLOAT32_REDUCTIONS += [u.reduce for u in UFUNC_KINDS] + [u.accumulate for u in UFUNC_KINDS]

@@ -1,7 +1,8 @@
-"""Tests of `zygotepy/adjoints/numpy/statistics.py` (ptp, median, average and the nan-ignoring reductions): its rows of
-the rule table against finite differences (tests/adjoints/numpy/rows_*.py, `row_tests` of tests/adjoints/test_rules.py)
-and what the random rows cannot reach."""
+"""Tests of `zygotepy/adjoints/numpy/statistics.py` (ptp, median, nanmedian, average and the nan-ignoring reductions):
+its rows of the rule table against finite differences (tests/adjoints/numpy/rows_*.py, `row_tests` of
+tests/adjoints/test_rules.py) and what the random rows cannot reach."""
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -134,4 +135,42 @@ def test_median_with_overwrite_input_is_the_median_of_x_as_given(mode, positiona
     value, (g,) = zygotepy.value_and_gradient(f, given)
     assert value == pytest.approx(plain(x), rel=1e-12)
     np.testing.assert_allclose(g, central(plain, [x], 0), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(given, x)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": 1}, {"axis": -1, "keepdims": True}, {"axis": (0, 1)}])
+def test_nanmedian_skips_the_nans(mode, kwargs):
+    """np.nanmedian was derived through NumPy's source, which gives `out=` by position (MissingAdjoint). The median of
+    the entries present: odd and even counts, a NaN entry gets no cotangent, and a slice of NaNs only (NaN) none."""
+    x = np.array([[0.5, np.nan, 2.0, -1.0], [np.nan, -1.5, 0.8, 0.1], [1.2, 0.3, -0.7, 2.2],
+                  [np.nan, np.nan, np.nan, np.nan]])
+    w = np.arange(1.0, 5.0)
+
+    def f(v):
+        m = np.nanmedian(v, **kwargs)
+        return np.nansum(np.ravel(m) * w[:np.size(m)])
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (the slice of NaNs only)
+        got = gradient(f, x)[0]
+        want = central(lambda v: f(np.where(np.isnan(x), np.nan, v)), [np.nan_to_num(x)], 0)
+    assert np.all(got[np.isnan(x)] == 0.0)
+    np.testing.assert_allclose(got[~np.isnan(x)], want[~np.isnan(x)], rtol=1e-6, atol=1e-9)
+
+
+def test_nanmedian_rule_picks_the_middle_of_the_present_entries():
+    _, back = registry.find_rule(np.nanmedian)(np.array([4.0, np.nan, 1.0, 3.0, 2.0]))
+    np.testing.assert_allclose(back(1.0)[0], [0.0, 0.0, 0.0, 0.5, 0.5])
+    _, back = registry.find_rule(np.nanmedian)(np.array([[4.0, np.nan, 3.0], [np.nan, 5.0, np.nan]]), axis=1)
+    np.testing.assert_allclose(back(np.array([1.0, 2.0]))[0], [[0.5, 0, 0.5], [0, 2, 0]])
+    with pytest.raises(zygotepy.ZygoteError, match="out="):
+        registry.find_rule(np.nanmedian)(np.ones(3), out=np.zeros(()))
+
+
+def test_nanmedian_with_overwrite_input_leaves_x_as_given(mode):
+    x = np.array([[0.3, np.nan, 2.1, 0.7, 1.5], [0.9, -0.4, 1.1, np.nan, -2.0]])
+    given = x.copy()
+    value, (g,) = zygotepy.value_and_gradient(lambda v: np.sum(np.nanmedian(v, 1, None, True) * np.array([1.0, 2.0])),
+                                              given)
+    assert value == pytest.approx((0.7 + 1.5) / 2 + 2 * (-0.4 + 0.9) / 2)
+    np.testing.assert_allclose(g, [[0, 0, 0, 0.5, 0.5], [1.0, 1.0, 0, 0, 0]])
     np.testing.assert_array_equal(given, x)

@@ -1,8 +1,8 @@
 """Rules for calls that may update their arguments (`mutcall`: a call statement; `valuecall`: a call whose result is
 used): the mutating methods of lists, dicts and arrays (methods.py), a Python function that updates its parameters
-(derived through `J_mutating`), `fn(..., out=out)`, `np.copyto`, `np.add.at`/`np.subtract.at`, `operator.setitem`; a
-library function known to update its argument with no rule, and code zygotepy cannot read that changed a float
-array, raise a ZygoteError.
+(derived through `J_mutating`), `fn(..., out=out)`, `np.copyto`, `np.add.at` (and the other `at`s of array_calls.py),
+`operator.setitem`; a library function known to update its argument with no rule, and code zygotepy cannot read that
+changed a float array, raise a ZygoteError.
 """
 import bisect
 import collections
@@ -28,7 +28,7 @@ from .. import registry
 from ..registry import adjoint
 from .methods import method_call
 from .overlap import _is_array, shares_memory
-from .array_calls import _add_at, _copyto, _keyword_grads, at_shape, masked_cotangent
+from .array_calls import UFUNC_AT, _copyto, _keyword_grads, at_shape, masked_cotangent, ufunc_at
 from .held import hand_to_object, holding_arguments
 from .overwrites import overwrite, overwrites
 from .stores import delitem, setitem
@@ -120,10 +120,9 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=Fal
         return _store_call(fn, args)
     if fn is np.copyto and "where" not in kwargs:
         return _keywords_unchanged(*_copyto(*args, **kwargs), kwargs)
-    owner = getattr(fn, "__self__", None)
-    if (owner is np.add or owner is np.subtract) and getattr(fn, "__name__", "") == "at" \
-            and len(args) == 3 and not kwargs:
-        return _add_at(*args, sign=1 if fn.__self__ is np.add else -1)
+    owner = getattr(fn, "__self__", None)  # (`np.maximum.at(x, idx, v)`: array_calls.py)
+    if isinstance(owner, np.ufunc) and owner in UFUNC_AT and fn.__name__ == "at" and len(args) == 3 and not kwargs:
+        return ufunc_at(owner, *args)
     if updates_first(fn) or type(fn) is not types.FunctionType \
             and getattr(fn, "__name__", "") in ("shuffle",):
         if overwrites(fn, args, kwargs):  # (np.put, np.place, np.copyto(where=), ...: overwrites.py)
@@ -131,9 +130,9 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=Fal
         if not any(differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
             return _data_update(fn, args, kwargs)
         name = _update_name(fn)
-        raise ZygoteError(f"zygotepy cannot differentiate {name}, which updates its argument in place; write the "
-                          f"update as x[...] = ... (x[i] += v with repeated indices: np.add.at), or add an @adjoint "
-                          f"rule")
+        raise ZygoteError(f"{call_site() or 'a call'}: zygotepy cannot differentiate {name}, which updates its argument "
+                          f"in place; write the update as x[...] = ... (x[i] += v with repeated indices: np.add.at), "
+                          f"or add an @adjoint rule")
     # nothing it could update (a module's function reached as `xps.sort(x)` through a closure cell, which the transform
     # could not tell from list.sort): still an ordinary differentiable call, whose result may well be used
     if result_used and not any(carries_gradient(a) for a in (*args, *kwargs.values())) and not reads_gradients(fn):
@@ -407,7 +406,7 @@ def _with_out(args, kwargs, result_used):
     return _keywords_unchanged((out, fn, *fargs, out), back, kwargs)
 
 
-# (np.copyto, np.add.at / np.subtract.at and those of overwrites.py have rules; others are refused where a gradient flows)
+# (np.copyto, the `at` of UFUNC_AT and those of overwrites.py have rules; others are refused where a gradient flows)
 updates_first_argument(np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal, np.copyto)
 # the standard library's C routines that reorder a list in place (their updates went unseen: a gradient of None)
 updates_first_argument(heapq.heappush, heapq.heappop, heapq.heapify, heapq.heappushpop, heapq.heapreplace,

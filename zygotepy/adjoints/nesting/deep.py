@@ -126,10 +126,12 @@ def by_dual_numbers(entry, args, kwargs, refused=None):
     randoms = states(random_sources(f, (*xs, *(kwargs or {}).values())))  # (the backward's run draws the same numbers)
     ctx = current()
     ctx.dual_route += 1
+    hooks = ctx.hooks_run
     try:
         y, grads = api.value_and_gradient_with_callee(f, xs, kwargs)
     finally:
         ctx.dual_route -= 1
+    hooked = (ctx.hook_site or "hook") if ctx.hooks_run != hooks else None
     with_value = entry is api.value_and_gradient
 
     def back(dy):
@@ -138,6 +140,9 @@ def by_dual_numbers(entry, args, kwargs, refused=None):
             directions = (None,) * len(xs)
         if all(v is None for v in directions):  # the value's cotangent alone: dvalue times the gradient
             return _scaled(dvalue, grads) if dvalue is not None else (None,) * len(args)
+        if hooked is not None:
+            with _noting(refused):
+                raise ZygoteError(_HOOKED.format(where=hooked))
         tag = new_tag()
         perturbed = tuple(make_dual(x, v, tag) for x, v in zip(xs, directions, strict=True))
         ctx = current()
@@ -154,6 +159,14 @@ def by_dual_numbers(entry, args, kwargs, refused=None):
         out = (dself, *(api._project(x, g) for x, g in zip(xs, dxs)))
         return out if dvalue is None else _plus(out, _scaled(dvalue, grads))
     return ((y, tuple(grads[1:])) if with_value else tuple(grads[1:])), back
+
+
+_HOOKED = (
+    "{where}: a nested gradient whose inner gradient passes through hook(fn, x) cannot be differentiated by "
+    "forward-over-reverse, which this one takes (see the note): that route gives the Hessian times a vector, which is "
+    "the vector times the Hessian only for a true gradient, and the hook's function makes the inner gradient another "
+    "function (its derivative taken this way would be transposed); move the hook out of the nested gradient, or "
+    "remove what sent the nested gradient this way")
 
 
 def _scaled(c, g):

@@ -6,7 +6,8 @@
   ndarray methods that carry no gradient.
 - reductions.py (sum, mean, max/min, prod, var/std, trace), statistics.py (ptp, median, average, the nan-ignoring
   reductions), scans.py (cumsum, cumprod, diff), ufunc_methods.py (the `reduce` and `accumulate` methods of add,
-  multiply, maximum, minimum, logaddexp and logaddexp2), moments.py (cov, corrcoef, the quantiles and percentiles).
+  multiply, maximum, minimum, logaddexp and logaddexp2), segments.py (`reduceat` of add, multiply, maximum and
+  minimum), moments.py (cov, corrcoef, the quantiles and percentiles).
 - calculus.py (trapezoid, gradient, ediff1d, and the polynomials: polyfit, polyder, polyint, vander).
 - reshaping.py (reshape, transpose, flips, broadcasting), gathering.py (tile, repeat, pad, roll, sort, take),
   diagonals.py, stacking.py (concatenate, stack, split), conversions.py (np.array, casts, atleast_nd, item, tolist).
@@ -28,6 +29,6 @@ registering the tables, and methods.py needs structures.py in return. Any import
 complex.py: where both register a rule, complex_parts.py's wins).
 """
 TABLES = ("common", "elementwise", "complex_parts", "select", "interp", "constants", "reductions", "statistics", "scans",
-          "ufunc_methods", "moments", "calculus", "reshaping", "gathering", "diagonals", "stacking", "conversions",
-          "products", "convolutions", "linalg", "decompositions", "spectral", "fft", "fills", "sets", "index_tricks",
-          "vectorize", "iterators", "methods", "array_inline", "dispatchers")
+          "ufunc_methods", "segments", "moments", "calculus", "reshaping", "gathering", "diagonals", "stacking",
+          "conversions", "products", "convolutions", "linalg", "decompositions", "spectral", "fft", "fills", "sets",
+          "index_tricks", "vectorize", "iterators", "methods", "array_inline", "dispatchers")

@@ -93,6 +93,33 @@ def median(x, *args, **kwargs):
     return y, back
 
 
+@adjoint(np.nanmedian)
+def nanmedian(x, *args, **kwargs):
+    """The median of each slice's entries that are not NaN: their middle one, or the mean of the two middle ones (NaNs
+    sort last, so those are at ranks (n - 1) // 2 and n // 2 of the n present); a slice of NaNs only gives NaN, and no
+    cotangent. `out=` is refused; overwrite_input only lets NumPy reorder x in place: the rule computes without it."""
+    if (args[1] if len(args) > 1 else kwargs.get("out")) is not None:
+        raise ZygoteError("np.nanmedian: out= is not differentiable")
+    x_arr = _float(x)
+    axis = args[0] if args else kwargs.get("axis")
+    kept = {k: v for k, v in kwargs.items() if k != "overwrite_input"}
+    y = np.nanmedian(x_arr, *(args[:2] + (False,) + args[3:] if len(args) > 2 else args), **kept)
+
+    def back(dy):
+        if dy is None:
+            return (None, *_nones(args))
+        axes, last, moved, flat = _sorted_slices(x_arr, axis)
+        order = np.argsort(flat, axis=-1)  # (NaNs last)
+        n = np.sum(~np.isnan(flat), axis=-1, keepdims=True)
+        rank = np.arange(flat.shape[-1])
+        middle = ((rank == (n - 1) // 2) * 0.5 + (rank == n // 2) * 0.5) * (n > 0)
+        d = np.reshape(np.asarray(dy), flat.shape[:-1])
+        g = np.take_along_axis(d[..., None] * middle.astype(x_arr.dtype if x_arr.dtype.kind == "f" else np.float64),
+                                np.argsort(order, axis=-1), axis=-1)
+        return (_restore(np.moveaxis(g.reshape(moved.shape), last, axes), x), *_nones(args))
+    return y, back
+
+
 # --- weighted and nan-ignoring means and sums --------------------------------------------------------------------------
 def _aligned(weights, x_arr, axis):
     """The weights as np.average lines them up with x (x's shape, or x's shape along `axis`, an int or a tuple in the

@@ -105,11 +105,26 @@ def kept_iterator(items, *sources):
     and reading `sources` as it goes (an item taken after an update of one in place is refused: see Items)."""
     listed = type(items) is list
     fresh = type(items) is Items and items.at == 0  # iter(...)'s: watching its sequence, and now `sources` too
-    watch = rt.watch_lazy(len(sources), *sources) if listed or fresh else None
+    read = (*sources, *_captured(sources))
+    watch = rt.watch_lazy(len(read), *read) if listed or fresh else None
     if fresh and items.watch is not None:
         watch.ids += items.watch.ids
     it = make_items(items, watch) if listed else Items(items.items, watch) if fresh else items
     return it, lambda dy: (_item_cotangents(dy) if listed else dy, *(None for _ in sources))
+
+
+def _captured(sources):
+    """The containers and arrays the functions among `sources` capture (`m = map(scale, xs)`, `scale` reading a dict
+    of the caller's): Python's iterator calls them as it goes, so they are read as it goes too."""
+    return [c.cell_contents for s in sources if type(s) is types.FunctionType and s.__closure__
+            for c in s.__closure__ if _holds_container(c)]
+
+
+def _holds_container(cell):
+    try:
+        return isinstance(cell.cell_contents, (list, dict, set, np.ndarray))
+    except ValueError:  # (an empty cell)
+        return False
 
 
 @adjoint(iter)

@@ -105,7 +105,8 @@ def lower(source, code, globals_=None):
     late = late_read(node) if isinstance(node, gast.FunctionDef) else None
     if late is not None:
         obj, name, kept = late
-        what = "a generator expression" if isinstance(obj, gast.GeneratorExp) else f"{obj.func.id}()"
+        func = getattr(obj, "func", None)  # (a call: `map`, `itertools.accumulate`)
+        what = "a generator expression" if func is None else f"{getattr(func, 'id', None) or func.attr}()"
         low.fail(f"{what} kept {f'in {kept!r} ' if kept else ''}whose body reads {name!r}, which is assigned again "
                  f"before it is used up", obj, "zygotepy runs its body when it is made, Python as it is consumed: "
                  "consume it at once (list(...)), or give the value it should read a name of its own")

@@ -247,6 +247,8 @@ class Calls:
                 sources = [args[0].generators[0].iter]
             elif kept and name in LAZY_BUILTINS:
                 sources = args[1:] if name in ("map", "filter") else args
+        elif kept and self.lazy_itertools(node):  # (`c = itertools.chain(it, ys)`: the run-time check skips non-iterators)
+            sources = node.args
         sources = [s for s in sources if isinstance(s, gast.Name) and s.id in self.locals]
         if not sources:
             return []

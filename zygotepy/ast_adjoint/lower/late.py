@@ -31,19 +31,31 @@ def _called(node):
         and isinstance(f.value, gast.Name) else None
 
 
+# the function argument's position in the calls whose function Python runs as their items are taken (itertools'
+# names, bare as imported or dotted)
+_CALLING = {"map": 0, "filter": 0, "accumulate": 1, "starmap": 0, "filterfalse": 0, "takewhile": 0, "dropwhile": 0}
+
+
+def _calling(call):
+    """The position of the function a lazy call runs as it is consumed (`map(f, xs)`, `accumulate(xs, f)`), or None."""
+    name = _called(call) or ""
+    return _CALLING.get(name.removeprefix("itertools."))
+
+
 def _hands_on(call):
     name = _called(call) or ""
     return name in _HANDING_ON or name.startswith("itertools.")
 
 
 def _kept(expr):
-    """The generator expressions and `map`/`filter` calls inside `expr`, a value that is kept, that are kept with it
+    """The generator expressions and `map`/`filter` calls (and itertools' that call a function: `_CALLING`) inside
+    `expr`, a value that is kept, that are kept with it
     (not consumed by a call such as `sum(...)` on the way)."""
     if isinstance(expr, gast.GeneratorExp):
         yield expr
         yield from _kept(expr.generators[0].iter)
     elif isinstance(expr, gast.Call) and _hands_on(expr):
-        if _called(expr) in ("map", "filter"):
+        if _calling(expr) is not None:
             yield expr
         for a in expr.args:
             yield from _kept(a)
@@ -123,7 +135,8 @@ def _lazy_names(idx, obj):
         gens = obj.generators
         return _loads([obj.elt, *(c for g in gens for c in g.ifs), *(g.iter for g in gens[1:])],
                       {n.id for g in gens for n in gast.walk(g.target) if isinstance(n, gast.Name)})
-    fn = obj.args[0] if obj.args else None
+    at = _calling(obj)
+    fn = obj.args[at] if len(obj.args) > at else next((k.value for k in obj.keywords if k.arg == "func"), None)
     if isinstance(fn, gast.Name):
         fn = idx.defs.get(fn.id)
     if isinstance(fn, (gast.Lambda, gast.FunctionDef)):
@@ -185,7 +198,8 @@ def _expressions(stmt):
 def late_read(fn):
     """The first lazy object of the function `fn` (its gast node) kept while a name its body reads may be assigned
     again before it is consumed: (node, name, what keeps it), or None."""
-    if not any(isinstance(n, gast.GeneratorExp) or _called(n) in ("map", "filter") for n in gast.walk(fn)):
+    if not any(isinstance(n, gast.GeneratorExp) or isinstance(n, gast.Call) and _calling(n) is not None
+               for n in gast.walk(fn)):
         return None
     idx = _Index(fn)
     for stmt in idx.statements:

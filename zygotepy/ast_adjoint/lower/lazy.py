@@ -13,6 +13,7 @@ a name such an iterator was assigned to (`it = iter(y)`, then `for v in it:`).
 changes how many iterations there are, which a list taken when the loop began cannot. Where the body passes the list
 to a call or deletes from it, the loop watches its length and refuses a change.
 """
+import itertools
 import random
 
 import gast
@@ -20,11 +21,19 @@ import numpy as np
 
 from .. import runtime as rt
 from ..call_checks import library
-from ..guards_runtime import kept_iterator_taken_in_part
+from ..guards_runtime import iterator_taken_in_its_loop, kept_iterator_taken_in_part
 from ..ir import Const, Global, Var
 from .scan import updated_in_place
 
 _LAZY = {"reversed", "iter", "map", "filter"}  # iterators whose items `runtime.iterate` takes when the loop begins
+# itertools' iterators that take their items as they are asked (their rules make lists): kept in a name, they are
+# used up and watched as `zip`'s and `map`'s are (`Lowerer.lazy_itertools`); not `tee` (a tuple of them), `groupby`
+# (whose groups share its iterator) and the endless ones (`count`, `cycle`, `repeat`: refused where they are listed)
+LAZY_ITERTOOLS = frozenset({itertools.chain, itertools.chain.from_iterable, itertools.accumulate, itertools.islice,
+                            itertools.compress, itertools.takewhile, itertools.dropwhile, itertools.filterfalse,
+                            itertools.zip_longest, itertools.pairwise, itertools.starmap, itertools.product,
+                            itertools.combinations, itertools.combinations_with_replacement,
+                            itertools.permutations})
 _WALKERS = {"enumerate", "zip"}  # what they walk, they walk lazily too
 _USED_UP = {"sum", "list", "tuple", "set", "frozenset", "sorted", "min", "max", "dict"}  # (builtins taking every item)
 # the draws of random generators (NumPy's Generator and RandomState, `np.random.*`, `random.*`), which update the
@@ -124,6 +133,13 @@ class LazyIterators:
         loop takes all of the iterator's items when it begins, Python only those the loop reached (the value differed
         from Python's)."""
         self.lazy_parts(node)  # (finds the names lazy iterators were assigned to)
+        for name in sorted({n for n in _walked_names(node.iter) if n in self.locals}):
+            read = next((n for s in node.body for n in gast.walk(s) if isinstance(n, gast.Name) and n.id == name
+                         and isinstance(n.ctx, gast.Load) and self.may_take_from(n)), None)
+            if read is not None:  # (`for v in it: w = next(it, 1.0)`: refused where `it` is an iterator)
+                self.call(Const(iterator_taken_in_its_loop), [self.expr(gast.Name(name, gast.Load(), None, None)),
+                                                              Const(name), Const(self.filename),
+                                                              Const(node.lineno), Const(read.lineno)], hint="_")
         names = {n for n in _walked_names(node.iter) if self._lazy_assigned.get(n)}
         if not _breaks(node.body):
             return
@@ -202,10 +218,7 @@ class LazyIterators:
     def taken_whole(self, node):
         """Is the generator expression `node` used up at once where it stands: the argument of `sum`, `list`, `max`,
         ..., the iterable of a comprehension, or of a loop that neither breaks nor returns?"""
-        parents = self.__dict__.get("_parents")
-        if parents is None:
-            parents = self._parents = {id(c): p for p in gast.walk(self.source_node) for c in gast.iter_child_nodes(p)}
-        parent = parents.get(id(node))
+        parent = self.parent_of(node)
         if isinstance(parent, gast.Call):
             func = parent.func
             return node in parent.args and (isinstance(func, gast.Name) and func.id in _USED_UP
@@ -218,14 +231,43 @@ class LazyIterators:
                                                         for n in gast.walk(s))
         return False
 
+    def parent_of(self, node):
+        """The node of the function's source that holds `node` (None for the function itself)."""
+        parents = self.__dict__.get("_parents")
+        if parents is None:
+            parents = self._parents = {id(c): p for p in gast.walk(self.source_node) for c in gast.iter_child_nodes(p)}
+        return parents.get(id(node))
+
+    def may_take_from(self, name):
+        """Could this read of a name take items from the iterator it may hold: an argument of a call (`next(it)`,
+        `sum(it)`, `helper(it)`), what a loop or comprehension walks, `*it`? (`xs[0]`, `len(xs)`, `xs.shape` cannot.)"""
+        parent = self.parent_of(name)
+        return isinstance(parent, (gast.Call, gast.Starred, gast.YieldFrom)) and getattr(parent, "func", None) is not \
+            name or isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is name
+
+    def lazy_itertools(self, value):
+        """Is `value` a call of one of itertools' lazy iterators (`itertools.chain(...)`, `accumulate(...)` imported)?"""
+        func = value.func if isinstance(value, gast.Call) else None
+        path = []
+        while isinstance(func, gast.Attribute):
+            path.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name):
+            return False
+        try:
+            return self.resolve(".".join([func.id, *reversed(path)])) in LAZY_ITERTOOLS
+        except TypeError:  # (an unhashable object)
+            return False
+
     def lazy_parts(self, node):
         """The lazy iterators the `for` loop `node` walks: written in its header, or assigned to a name it walks
-        (`it = iter(lst)`, then `for v in it:`)."""
+        (`it = iter(lst)`, `c = itertools.chain(a, b)`, then `for v in it:`)."""
         if not hasattr(self, "_lazy_assigned"):
             self._lazy_assigned = {}
             for n in gast.walk(self.source_node):
                 if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
-                    self._lazy_assigned.setdefault(n.targets[0].id, []).extend(_lazy_parts(n.value))
+                    parts = _lazy_parts(n.value) or ([n.value] if self.lazy_itertools(n.value) else [])
+                    self._lazy_assigned.setdefault(n.targets[0].id, []).extend(parts)
         return [*_lazy_parts(node.iter), *(p for name in _walked_names(node.iter)
                                            for p in self._lazy_assigned.get(name, ()))]
 

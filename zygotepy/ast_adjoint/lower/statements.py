@@ -147,11 +147,13 @@ class Statements:
 
     def kept_iterator(self, value):
         """The objects an iterator a name keeps reads as it goes (`runtime.kept_iterator`), or None where `value` is
-        none: a generator expression, a call of the builtin `zip`, `map`, `filter`, `enumerate` or `reversed` (the
-        locals its arguments read, and the dicts of views among them), or `iter` of a dict's view (the dict)."""
+        none: a generator expression, a call of the builtin `zip`, `map`, `filter`, `enumerate` or `reversed` or of
+        one of itertools' lazy iterators (the locals its arguments read, and the dicts of views among them), or `iter`
+        of a dict's view (the dict)."""
         builtin = isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
             value.func.id not in self.locals and value.func.id not in self.globals
-        if isinstance(value, gast.GeneratorExp) or builtin and value.func.id in _ITERATORS:
+        if isinstance(value, gast.GeneratorExp) or builtin and value.func.id in _ITERATORS \
+                or self.lazy_itertools(value):
             sources = [self.env[n] for n in _read_names(value) if isinstance(self.env.get(n), Var)]
             return sources + [d for d in self.viewed(sources) if d not in sources]
         if builtin and value.func.id == "iter" and len(value.args) == 1:

@@ -27,7 +27,7 @@ import types
 from ..forward.dual import FORWARD
 from . import foreign_names as foreign
 from .in_place import updates_first_argument
-from .user_rules import UserRule
+from .user_rules import UserRule, classmethod_target
 from .foreign_names import FOREIGN, _METHOD_NONDIFF, _METHODS, _TORCH, _TWINS, _seen  # noqa: F401
 
 RULES = {}
@@ -97,9 +97,12 @@ def adjoint(target, *, need=False, accumulates=False, updates=False, optional=Fa
     >>> gradient(square, 3.0)
     (6.0,)
     """
+    classmethod_target(target)  # (refuses a method bound to one object: user_rules.py)
+
     def register(rule):
         key = _key(target)
         user = not getattr(rule, "__module__", "").startswith("zygotepy.")
+        made = UserRule(rule, target, key, bool(updates)) if user else None  # (may refuse the rule: before any change)
         try:
             old = RULES.get(key)
             if old is not None and old is not rule and not user and old.__module__.startswith("zygotepy."):
@@ -127,7 +130,7 @@ def adjoint(target, *, need=False, accumulates=False, updates=False, optional=Fa
         if user or getattr(rule, "__zygote_always__", False):
             RULED.add(id(key))
         if user:
-            _store(key, UserRule(rule, target, key, bool(updates)))
+            _store(key, made)
         _changed()
         foreign.forget()
         return rule

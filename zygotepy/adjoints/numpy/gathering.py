@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ...ast_adjoint.call_checks import call_site
 from ...backends import is_foreign, namespace, on, scatter_add, unbroadcast
 from ...errors import ZygoteError
 from ...forward.dual import has_dual, strip
@@ -370,7 +371,13 @@ adjoint(np.ndarray.take)(take)
 @adjoint(np.lib.stride_tricks.sliding_window_view)
 def sliding_window_view(x, window_shape, *args, **kwargs):
     """A read-only view of every window of `x` (convolutions and pooling written with it): each entry of `x` gets the
-    cotangents of every window position it appears at."""
+    cotangents of every window position it appears at. A writeable one (`writeable=True`) is refused: a write through
+    it changes `x`, which its rule cannot see."""
+    if kwargs.get("writeable"):
+        raise ZygoteError(f"{call_site() or 'sliding_window_view'}: zygotepy cannot differentiate a writeable "
+                          f"sliding_window_view (a write through it changes the array it views); make it read-only "
+                          f"and write into the array itself")
+
     def back(dy):
         if dy is None:
             return (None, None, *_nones(args))

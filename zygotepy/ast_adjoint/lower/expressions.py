@@ -156,8 +156,9 @@ class Expressions:
         if folded is not None:
             return folded
         out = self.call(Const(BINOPS[type(node.op)]), [a, b], hint=hint)
-        if isinstance(node.op, (gast.Add, gast.Mult)) and any(self.holds_objects(v) for v in (a, b)):
-            # `[a] * 2`, `lst + lst`: a new list holding the same objects, so an update through one reaches the other
+        if isinstance(node.op, (gast.Add, gast.Mult, gast.BitOr)) and any(self.holds_objects(v) for v in (a, b)):
+            # `[a] * 2`, `lst + lst`, `d | {"k": a}`: a new container holding the same objects, so an update through one
+            # reaches the other
             self.note_held(out, [v for v in (a, b) if isinstance(v, Var)])
         return out
 

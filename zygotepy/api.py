@@ -216,6 +216,7 @@ def _pullback(f, args, kwargs, seal):
         updates = end_forward(start)
         if collecting:
             gc.enable()
+    users = seal  # (the user's own `back`, not jacobian's rows or hessian's columns, which stack what it gives)
     n, seal = len(args), sealed((*args, y)) if seal and not ctx.depth else ()  # (`back` may come after an update)
 
     def back(dy):  # undoes f's updates in place as it goes; they are redone once the arguments' gradients are read
@@ -232,7 +233,7 @@ def _pullback(f, args, kwargs, seal):
             # (the caller's own dy, passed through (`x + 1.0`), is theirs: a gradient updated in place must not change it;
             # nor may the arrays in it, or one gradient's array another's: `lambda x, z: (x, z)` given `(dy, dy)`)
             grads = grads if not any(g is dy for g in grads) else tuple(_own(g) if g is dy else g for g in grads)
-            return distinct_arrays(grads, dy) if type(dy) is not float else grads
+            return distinct_arrays(grads, dy) if users and type(dy) is not float else grads
         finally:
             if updates:
                 redo(updates)

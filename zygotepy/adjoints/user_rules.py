@@ -31,8 +31,7 @@ class UserRule:
     updates of their first argument: adjoints/mutation/user_updates.py, which calls `rule` itself). `drops`: a
     classmethod's rule written for the call (`def _(x)`), called by the dispatch as the function is, class first: it
     is not given the class, its back's cotangents get a None for it, and its code here names the class first (a stub's
-    parameters, never run: the dispatch maps keywords to positions by them). Each back's result is taken as a tuple
-    where it is a list (`lambda dy: [3 * dy]`)."""
+    parameters, never run: the dispatch maps keywords to positions by them)."""
 
     def __init__(self, rule, target, key, updates):
         functools.update_wrapper(self, rule, updated=())
@@ -64,30 +63,28 @@ class UserRule:
         return apply(self.key, args, kwargs), back
 
     def _adapted(self, result, nargs):
-        """The rule's `(y, back)` with its back adapted (`_Back`); anything else as it is, for the dispatch's checks."""
-        if type(result) is tuple and len(result) == 2 and callable(result[1]):
+        """A classmethod's rule written for the call (`drops`): its `(y, back)` with the back adapted (`_Back`);
+        anything else as it is, for the dispatch's checks (pullbacks.py `RulePullback`, which takes a list for a
+        tuple)."""
+        if self.drops and type(result) is tuple and len(result) == 2 and callable(result[1]):
             return result[0], _Back(result[1], self, nargs)
         return result
 
 
 class _Back:
-    """A user's back as the dispatch calls it: a list it returns is taken as the tuple it stands for, and a
-    classmethod's rule written for the call (`UserRule.drops`) gets no `need` entry for the class and gives it None.
-    (No `__slots__`: nested differentiation runs this code through zygotepy's twins, which make objects by their
-    `__dict__`.)"""
+    """The back of a classmethod's rule written for the call (`UserRule.drops`) as the dispatch calls it: no `need`
+    entry for the class, and None for the class's cotangent. (No `__slots__`: nested differentiation runs this code
+    through zygotepy's twins, which make objects by their `__dict__`.)"""
 
     def __init__(self, back, user_rule, nargs):
         self.back, self.user_rule, self.nargs = back, user_rule, nargs
 
     def __call__(self, dy, *rest, **named):
-        drops = self.user_rule.drops
-        if drops and rest and rest[0] is not None:  # (`back(dy, need)`: the class's entry is the dispatch's own)
+        if rest and rest[0] is not None:  # (`back(dy, need)`: the class's entry is the dispatch's own)
             rest = (rest[0][1:], *rest[1:])
         grads = self.back(dy, *rest, **named)
         if type(grads) is list:
             grads = tuple(grads)
-        if not drops:
-            return grads
         code, n = getattr(self.user_rule.rule, "__code__", None), self.nargs
         if type(grads) is not tuple or len(grads) < n or code is not None and len(grads) > max(n, code.co_argcount):
             rule = self.user_rule

@@ -61,7 +61,10 @@ class RulePullback:
         return self.checked(grads)
 
     def checked(self, grads):
-        """`(None, *grads)`, the back's result `grads` trimmed of optional parameters' Nones and checked."""
+        """`(None, *grads)`, the back's result `grads` trimmed of optional parameters' Nones and checked (a user's list
+        taken as the tuple it stands for: `lambda dy: [3 * dy]`)."""
+        if type(grads) is list:
+            grads = tuple(grads)
         if type(grads) is tuple and len(grads) > self.nargs and not any(g is not None for g in grads[self.nargs:]):
             grads = grads[:self.nargs]  # a rule written for all parameters, called without its optional ones
         if type(grads) is not tuple or len(grads) != self.nargs:

@@ -181,8 +181,8 @@ class Statements:
         current = self.expr_Name(gast.Name(node.target.id, gast.Load(), None, None), "_t")
         value = self.expr(node.value)
         new = self.call(Const(INPLACE[type(node.op)]), [current, value], hint=node.target.id)
-        if isinstance(node.op, (gast.Add, gast.BitOr)):  # `hist += [u]`, `d |= {"k": u}`: the result holds u itself
-            self.note_held(new, [value])
+        if isinstance(node.op, (gast.Add, gast.BitOr)) and self.holds_objects(value):
+            self.note_held(new, [value])  # `hist += [u]`, `d |= {"k": u}`: the result holds u itself, as `+` (expr_BinOp)
         self.region[-1].on_argument = self.lineage_of(current) in self.param_lineages()
         if node.target.id in getattr(self, "captured_so_far", ()) and node.target.id in self.cellvars \
                 and isinstance(current, Var):  # a nested function made before reads the cell

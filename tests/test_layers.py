@@ -19,7 +19,8 @@ RUNTIME = {"zygotepy.ast_adjoint.runtime", "zygotepy.ast_adjoint.accumulate", "z
            "zygotepy.ast_adjoint.lazy_watch", "zygotepy.ast_adjoint.mutate"}
 # J dispatch and its parts
 DISPATCH = {"zygotepy.ast_adjoint.dispatch", "zygotepy.ast_adjoint.derived", "zygotepy.ast_adjoint.pullbacks",
-            "zygotepy.ast_adjoint.keywords", "zygotepy.ast_adjoint.call_checks"}
+            "zygotepy.ast_adjoint.keywords", "zygotepy.ast_adjoint.call_checks", "zygotepy.ast_adjoint.class_lookup",
+            "zygotepy.ast_adjoint.array_operands", "zygotepy.ast_adjoint.assumed_globals"}
 
 FORWARD_RULES = {"zygotepy.forward.rules", "zygotepy.forward.linalg_rules", "zygotepy.forward.numpy_rules",
                  "zygotepy.forward.scipy_rules"}
@@ -33,7 +34,7 @@ def layer(module):
         return 2, "backends"
     if module in RUNTIME or module.startswith("zygotepy.runtime") \
             or module in ("zygotepy.forward.dual", "zygotepy.forward.operators", "zygotepy.forward.levels",
-                          "zygotepy.forward.texts"):
+                          "zygotepy.forward.texts", "zygotepy.forward.in_place"):
         return 3, "runtime"
     if module in ("zygotepy.adjoints.registry", "zygotepy.adjoints.in_place", "zygotepy.adjoints.foreign_names",
                   "zygotepy.adjoints.user_rules"):

@@ -53,7 +53,16 @@ def acc(a, b):
         for k, v in b.items():
             out[k] = acc(out.get(k), v)
         return out
+    if (type(b) is list or type(b) is tuple) and hasattr(a, "shape") and _holds_none(b):
+        # a list's cotangent from an array rule (`np.vstack(L)`: an array) beside one in the list's own form (`L[0][0]`
+        # read: a list holding None, which NumPy cannot add): entry by entry, in the list's form
+        return type(b)(acc(a[k], g) for k, g in enumerate(b))
     return a + b
+
+
+def _holds_none(items):
+    """Is None among the entries of nested lists and tuples?"""
+    return any(g is None or (type(g) is list or type(g) is tuple) and _holds_none(g) for g in items)
 
 
 def acc_scalar(d, g):
@@ -147,6 +156,8 @@ def iter_cotangent(seq, dts):
     items = list(reversed(dts)) + [None] * (len(seq) - len(dts) if hasattr(seq, "__len__") else 0)
     if isinstance(seq, np.ndarray):
         return np.stack([np.zeros_like(seq[i]) if d is None else d for i, d in enumerate(items)])
+    if isinstance(seq, tuple) and hasattr(type(seq), "_fields"):  # a namedtuple: a structural gradient, by field
+        return StructGrad((k, g) for k, g in zip(seq._fields, items) if g is not None)
     return type(seq)(items) if isinstance(seq, (list, tuple)) else items
 
 

@@ -6,23 +6,14 @@ code; everything else is emitted unchanged. Comparisons, `not`, flags and callab
 non-differentiable (len, isinstance, range, ...) carry no gradient, which is why `n` in the seed's `pow` gets None.
 `saved_objects` finds the values whose objects a backward may read, which an update in place must leave as they were.
 """
-import builtins
 import operator
 
 from ..adjoints.registry import is_mutating, is_nondifferentiable
 from . import mutate as mt
 from . import runtime as rt
+from .assumed_globals import resolve_global
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var, atoms, out_vars, walk
 from .lower import captured_names
-
-
-def resolve_global(path, globals_):
-    """The object a Global path names now (used only to decide activity and speculation), or None."""
-    head, *rest = path.split(".")
-    obj = globals_.get(head, getattr(builtins, head, None)) if head in globals_ or hasattr(builtins, head) else None
-    for attr in rest:
-        obj = getattr(obj, attr, None)
-    return obj
 
 
 def callee_object(fn, globals_):

@@ -1,12 +1,13 @@
-"""derive(): user function -> bound (forward, backward) pair, compiled once per code object and cached.
+"""derive(): user function -> bound (forward, backward) pair, compiled once per code object (and namespace) and cached.
 
 The generated source is compiled under a filename like `<zygotepy: pow at quickstart.py:3>` registered in `linecache`,
 so tracebacks, pdb and `show_adjoint` show it. The factory is bound to the user's own globals (globals stay live: a helper
 redefined later is picked up) and to the user's closure cells. The bound pair is cached on the function object as
-`fn.__zygote__ = (code, generation, {need: (forward, backward)}, defaults, keyword defaults)`, valid while `fn.__code__`
-is that code (a notebook redefinition or autoreload swaps it), no rule was registered since (`generation`) and the
-function's defaults are the ones it had (the forward takes them as they were). `need` marks the parameters the
-caller wants gradients for (None: all), so a call `loss(W, X)` that only needs `dW` never computes `dX`.
+`fn.__zygote__ = (code, generation, {need: (forward, backward)}, defaults, keyword defaults, assumed)`, valid while
+`fn.__code__` is that code (a notebook redefinition or autoreload swaps it), no rule was registered since (`generation`),
+the function's defaults are the ones it had (the forward takes them as they were) and each global it called as a
+constant still names the same object (`assumed`: assumptions.py). `need` marks the parameters the caller wants
+gradients for (None: all), so a call `loss(W, X)` that only needs `dW` never computes `dX`.
 """
 import linecache
 import os
@@ -20,6 +21,8 @@ from ..options import OPTIONS
 from . import dispatch
 from .adjoint import adjoint
 from .analysis import activity
+from .assumed_globals import still_hold
+from .assumptions import assumed_callees
 from .emit import emit
 from .ir import Assign, Call, Const, Def, If, Loop, Var, drop_dead_phis
 from .lower import lower
@@ -32,7 +35,9 @@ from .compare_checks import check_comparisons
 from .kept_lookups import check_kept_lookups
 from .text_checks import check_text_round_trips
 
-_ARTEFACTS = {}     # (id of the code object, need) -> Artefact, which holds the code object alive (ids stay unique)
+_ARTEFACTS = {}     # (id of the code object, need, functional) -> [Artefact, ...], one per namespace (newest first),
+                    # which hold the code object alive (ids stay unique)
+_VARIANTS = 4       # namespaces kept per code object (each artefact holds its namespace alive)
 LINE_MAPS = {}      # generated filename -> (user filename, {generated line: user line})
 _RULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "adjoints") + os.sep
 
@@ -48,6 +53,8 @@ class Artefact:
                                # transform millions of lines)
     generation: int
     maybe_mutated: tuple = ()  # those of `mutated` it updates only if linked at run time to an updated object
+    globals: dict = None       # the namespace it was made in: its decisions read it (one code object, two `exec`s)
+    assumed: tuple = ()        # ((global path, object), ...): the constant callees it took (assumptions.py)
 
 
 def _register(text, code):
@@ -162,6 +169,7 @@ def _transform(fn, need, functional):
                    if not isinstance(cell.cell_contents, types.CellType)}
         if OPTIONS.nested_size:
             bind_statics(ir, statics)
+    assumed = assumed_callees(ir, code, fn.__globals__, need)
     active = activity(ir, code, fn.__globals__, need)
     adj = adjoint(ir, code, active, fn.__globals__, namer, statics, functional)
     simplify_backward(adj.backward)
@@ -170,7 +178,8 @@ def _transform(fn, need, functional):
     LINE_MAPS[filename] = (src.filename, line_map)
     module = compile(text, filename, "exec")
     factory = next(c for c in module.co_consts if isinstance(c, types.CodeType))
-    return Artefact(code, factory, helpers, text, filename, ir.mutated, generation, ir.maybe_mutated)
+    return Artefact(code, factory, helpers, text, filename, ir.mutated, generation, ir.maybe_mutated,
+                    fn.__globals__, assumed)
 
 
 def user_line(filename, lineno):
@@ -196,11 +205,17 @@ def artefact(fn, need=None, functional=False):
         functional = False  # generated code is transformed as nested code either way (adjoint.py): one artefact
     # Keyed by identity, not by equality: equal code objects (same bytecode, constants and names; filename and
     # enclosing state not compared) can come from different sources or generated levels, and a transform made for
-    # one of them is not the other's.
-    key = (id(fn.__code__), need, functional)
-    art = _ARTEFACTS.get(key)
-    if art is None or art.code is not fn.__code__ or art.generation != registry.generation[0]:
-        art = _ARTEFACTS[key] = transform(fn, need, functional)
+    # one of them is not the other's. One code object may run in several namespaces (`exec` of one compiled text
+    # per setting, `types.FunctionType(f.__code__, other)`), whose globals its transform read: a few are kept each.
+    code, generation, globals_ = fn.__code__, registry.generation[0], fn.__globals__
+    key = (id(code), need, functional)
+    kept = _ARTEFACTS.get(key)
+    for art in kept or ():
+        if art.code is code and art.generation == generation and art.globals is globals_ and \
+                (not art.assumed or still_hold(art.assumed, globals_)):
+            return art
+    art = transform(fn, need, functional)
+    _ARTEFACTS[key] = [art, *(a for a in kept or () if a.code is code and a.generation == generation)][:_VARIANTS]
     return art
 
 
@@ -223,6 +238,7 @@ def derive(fn, need=None, functional=False):
     fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     fwd.__zygote_mutates__ = art.mutated  # parameters updated in place: the forward returns (y, *their finals)
     fwd.__zygote_maybe__ = art.maybe_mutated  # (those of them maybe updated: derived.py checks the log for those)
+    fwd.__zygote_assumed__ = art.assumed  # (constant callees: derived.py derives it again when one is rebound)
     return fwd, back
 
 

@@ -12,6 +12,7 @@ from ..adjoints import registry
 from ..errors import MissingAdjoint, SourceUnavailable, UnsupportedSyntax, ZygoteError, where
 from ..runtime.context import current
 from .accumulate import Pullback
+from .assumed_globals import checker, merged
 from .call_checks import COMPILER, _check_shared_memory, _check_updates, _claim, call_site, check_cells, \
     check_views, installed, library
 from .guards_runtime import differentiable
@@ -147,14 +148,26 @@ def _adjoint_of(fn, args, kwargs, need):
         check_cells(fn)
     entry = fn.__dict__.get("__zygote__")
     if entry is None or entry[0] is not code or entry[1] != registry.generation[0] or \
-            entry[3] is not fn.__defaults__ or entry[4] is not fn.__kwdefaults__:
-        # (the derived forward takes the defaults as they are now: `f.__defaults__ = (7.0,)` derives it again)
-        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {}, fn.__defaults__, fn.__kwdefaults__)
+            entry[3] is not fn.__defaults__ or entry[4] is not fn.__kwdefaults__ or \
+            entry[5] is not None and not entry[5]():
+        # (the derived forward takes the defaults as they are now: `f.__defaults__ = (7.0,)` derives it again; and
+        # the callees it took as constants as they were: `act = np.tanh` after `act = np.floor` too)
+        entry = fn.__dict__["__zygote__"] = (code, registry.generation[0], {}, fn.__defaults__, fn.__kwdefaults__,
+                                             None)
     shape = (need, len(args), tuple(kwargs) if kwargs is not None else None)
     hit = entry[2].get(shape)
     if hit is None:
         hit = entry[2][shape] = _prepare(fn, code, args, kwargs, need)
+        _assume(fn, entry, getattr(hit[0], "__zygote_assumed__", ()))
     return hit
+
+
+def _assume(fn, entry, assumed):
+    """Record on the function's cache entry the globals its new adjoint called as constants (assumptions.py), so that
+    the entry holds only while each names the same object."""
+    old = entry[5].assumed if entry[5] is not None else ()
+    if assumed and any(path not in dict(old) for path, _ in assumed):
+        fn.__dict__["__zygote__"] = (*entry[:5], checker(merged(old, assumed), fn.__globals__))
 
 
 def derive_now(fn, args, kwargs):
@@ -258,7 +271,7 @@ def _plain(fn, need, args):
     its innermost call, over the limit with pytest's own; now 322)."""
     entry = fn.__dict__.get("__zygote__")
     if entry is not None and entry[0] is fn.__code__ and entry[1] == registry.generation[0] and \
-            entry[3] is fn.__defaults__ and entry[4] is fn.__kwdefaults__:
+            entry[3] is fn.__defaults__ and entry[4] is fn.__kwdefaults__ and (entry[5] is None or entry[5]()):
         if fn.__closure__ is not None or fn.__defaults__ is not None:
             check_cells(fn)
         hit = entry[2].get((need, len(args), None))  # (derived at this generation: no rule was registered for it)
@@ -302,12 +315,14 @@ def warm_adjoint(need, fn, args, kwargs):
 
 def _cache_of(fn):
     """The adjoints `_derived` cached on `fn` per call shape, if `fn` is a Python function whose cache is still
-    valid (same code, no rule registered since: every registration bumps the generation); else None."""
+    valid (same code, no rule registered since: every registration bumps the generation, same defaults, and the
+    callees it took as constants not rebound); else None."""
     if type(fn) is not _FUNCTION:
         return None
     entry = fn.__dict__.get("__zygote__")
     if entry is None or entry[0] is not fn.__code__ or entry[1] != _GENERATION[0] or \
-            entry[3] is not fn.__defaults__ or entry[4] is not fn.__kwdefaults__:
+            entry[3] is not fn.__defaults__ or entry[4] is not fn.__kwdefaults__ or \
+            entry[5] is not None and not entry[5]():
         return None
     return entry[2]
 

@@ -26,6 +26,8 @@ from ..errors import MissingAdjoint, SourceUnavailable
 from ..runtime.context import current
 from .guards_runtime import NATIVE as _NATIVE, differentiable, reads_gradients
 from .runtime import callmethod
+from .array_operands import array_operand
+from .class_lookup import ABSENT, by_class
 from .call_checks import COMPILER  # noqa: F401 (compile.py sets dispatch.COMPILER's entries)
 from .call_checks import IN_PLACE_CALLS, _DATA_KEYS, _check_opaque_key, call_site, refuse_bound_update
 from .call_checks import refuse_hidden_out, refuse_store_callable, refuse_unseen_update, site_slot
@@ -38,6 +40,7 @@ from .pullbacks import (
 
 
 _FUNCTION, _BUILTIN = types.FunctionType, types.BuiltinFunctionType
+_NUMPY = (np.ndarray, np.generic)
 
 
 def J_mutating(fn, args, kwargs, updates=True, keywords_taken=True, taken=None):
@@ -90,6 +93,11 @@ def _user_operator(fn, args):
             _check_opaque_key(args[0], args[1], method)
         return None
     a, b = args
+    if isinstance(a, _NUMPY) and not duals[1] and type(b) not in _NATIVE and not isinstance(b, _NUMPY) \
+            and not is_array_type(type(b)):
+        converted = array_operand(fn, a, b, names[-1], _dispatch)  # (NumPy's operator gives way to b's as it decides)
+        if converted is not None:
+            return converted
     calls = [(name, a, b) for name in names[:-1]] if not duals[0] else []
     if not duals[1]:  # the reflected method last, or a subclass's own first (`A(x) + B(y)`, B(A) with `__radd__`)
         first = type(b) is not type(a) and issubclass(type(b), type(a)) and \
@@ -117,41 +125,34 @@ def _takes_keyword(rule, name):
         name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
-_METHOD_KINDS = {}
+def _kind_of(cls, name, static):
+    """How `obj.name(...)` resolves for instances of `cls`, whose lookup finds `static` on the class: a Python method, a
+    rule-carrying descriptor, or other. Kept per class and name while the class finds the same object for the name
+    (`class_lookup.by_class`: a method replaced, added or deleted on the class or a base is found again)."""
+    static = None if static is ABSENT else static
+    if getattr(cls, "__zygote_number__", False) or issubclass(cls, np.generic):
+        # a dual number (hessian) or a NumPy scalar (`np.float64(...).reshape(1)`): the array method's rule, whose
+        # forward calls the object's own method
+        mirrored = inspect.getattr_static(np.ndarray, name, None)
+        if mirrored is not None and registry.find_rule(mirrored) is not None and \
+                (static is None or registry.find_rule(static) is None):
+            static = mirrored
+    if isinstance(static, types.FunctionType):
+        return ("method", static)
+    if static is not None and not isinstance(static, (staticmethod, classmethod, property)) \
+            and hasattr(type(static), "__get__") \
+            and (registry.find_rule(static) is not None or registry.is_nondifferentiable(static)):
+        return ("method", static)  # (a ufunc kept on a class, `act = np.tanh`, is no descriptor: "other")
+    return ("other", None)
 
 
-def _method_kind(cls, name):
-    """How `obj.name(...)` resolves for instances of `cls`: a Python method, a rule-carrying descriptor, or other.
-    Kept per class and name while the class gives the same object for the name (a method replaced on the class, or on
-    a base class, between two calls is found again)."""
-    key = (cls, name)
-    known = _METHOD_KINDS.get(key)
-    probe = getattr(cls, name, None)  # (a classmethod gives a new bound method each time: equal, not identical)
-    if known is None or probe is not known[2] and not (type(probe) is types.MethodType and probe == known[2]):
-        static = inspect.getattr_static(cls, name, None)
-        if getattr(cls, "__zygote_number__", False) or issubclass(cls, np.generic):
-            # a dual number (hessian) or a NumPy scalar (`np.float64(...).reshape(1)`): the array method's rule,
-            # whose forward calls the object's own method
-            mirrored = inspect.getattr_static(np.ndarray, name, None)
-            if mirrored is not None and registry.find_rule(mirrored) is not None and \
-                    (static is None or registry.find_rule(static) is None):
-                static = mirrored
-        if isinstance(static, types.FunctionType):
-            known = ("method", static, probe)
-        elif static is not None and not isinstance(static, (staticmethod, classmethod, property)) \
-                and hasattr(type(static), "__get__") \
-                and (registry.find_rule(static) is not None or registry.is_nondifferentiable(static)):
-            known = ("method", static, probe)  # (a ufunc kept on a class, `act = np.tanh`, is no descriptor: "other")
-        else:
-            known = ("other", None, probe)
-        _METHOD_KINDS[key] = known
-    return known
+_method_kind = by_class(_kind_of)
 
 
 def class_method(obj, name):
     """The function or rule-carrying descriptor `obj.name(...)` runs with `obj` first (see `_method_kind`), or None:
     also where an attribute of the object itself hides a function of its class (`self.act = np.tanh`), as in Python."""
-    kind, method, _ = _method_kind(type(obj), name)
+    kind, method = _method_kind(type(obj), name)
     if kind != "method" or type(method) is types.FunctionType and name in getattr(obj, "__dict__", ()):
         return None
     return method

@@ -17,6 +17,8 @@ How a node is found (docs/internals.md, "How it works", step 1):
   ``co_firstlineno``. A lambda is the innermost ``Lambda`` starting on ``co_firstlineno`` whose body contains every
   ``co_positions()`` entry of the code, so two lambdas on one line, and a lambda inside a lambda, each get their own
   node. A def must contain its code's positions too: this catches a file edited since the function was compiled.
+- The node found must compile to the names, constants and local variables of the code (`_read_as_run`): an edit
+  that keeps the layout (`sin` for `cos`) would otherwise be differentiated in place of the code that runs.
 - The walk is a worklist that only enters nodes whose line span contains ``co_firstlineno``, so a lookup touches one
   path through the tree, not the whole file.
 
@@ -24,10 +26,13 @@ Invariants: the returned node is a fresh gast tree owned by the caller; ``decora
 number is a line of ``Source.lines``.
 """
 
+import __future__
 import ast
 import copy
 import dis
+import functools
 import itertools
+import operator
 import linecache
 import textwrap
 import types
@@ -110,6 +115,13 @@ def get_source(fn):
             f"no single {code.co_name} starting at {filename}:{code.co_firstlineno} matches its code; "
             "was the file edited since it was imported?",
         )
+    if not registered and not filename.startswith("<zygotepy:") and not _read_as_run(node, code, lines):
+        raise SourceUnavailable(
+            fn,
+            f"the text of {code.co_name} at {filename}:{code.co_firstlineno} is not the code that runs (it uses other "
+            "names or constants); was the file edited since it was imported? Reload it (importlib.reload) to "
+            "differentiate the new text",
+        )
     node = gast.ast_to_gast(node)  # fresh nodes: the caller's copy
     if not isinstance(node, gast.Lambda):
         node.decorator_list = []
@@ -179,8 +191,16 @@ def register_made(fn, node, filename, lines):
 def _compiles_to(node, code):
     """Does the definition `node` compile to `code`'s instructions and constants (its nested functions' too)? The
     name and the line alone let a text with another body through: the gradient of `x * 4` for a function computing
-    `x * 3`. The definition is compiled alone, inside a function binding `code`'s free variables, so that its closure
-    reads compile as they did (`_fingerprint` says what else compiling it alone changes)."""
+    `x * 3`. (`_fingerprint` says what compiling it alone changes.)"""
+    found = _alone(node, code)
+    return found is None or _fingerprint(found) == _fingerprint(code)
+
+
+def _alone(node, code):
+    """The code object the definition `node` compiles to by itself, or None where it cannot be compiled alone (not
+    judged then: the lowering reads it). It is compiled inside a function binding `code`'s free variables, so that its
+    closure reads compile as they did, under the `__future__` features `code` was compiled with (`from __future__
+    import annotations` makes a nested def's annotations strings)."""
     node = ast.fix_missing_locations(_undecorated(node))
     statement = ast.Assign([ast.Name("__zygote_lambda__", ast.Store())], node) if isinstance(node, ast.Lambda) \
         else node
@@ -188,28 +208,84 @@ def _compiles_to(node, code):
     scope = ast.FunctionDef("__zygote_scope__", ast.arguments([], [], None, [], [], None, []), [*binds, statement],
                             [], None, None) if binds else statement
     try:
-        compiled = compile(ast.fix_missing_locations(ast.Module([scope], [])), code.co_filename, "exec")
+        compiled = compile(ast.fix_missing_locations(ast.Module([scope], [])), code.co_filename, "exec",
+                           flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
     except (SyntaxError, ValueError, TypeError):
-        return True  # (what cannot be compiled alone is not judged here: the lowering reads it)
-    found = _code_named(compiled, code.co_name)
-    return found is None or _fingerprint(found) == _fingerprint(code)
+        return None
+    if binds:
+        compiled = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    # (the definition's code is made last: a lambda among its defaults, `lambda x, f=lambda t: t: ...`, comes first)
+    return next((c for c in reversed(compiled.co_consts) if isinstance(c, types.CodeType) and c.co_name == code.co_name),
+                None)
+
+
+_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, f).compiler_flag
+                                                for f in __future__.all_feature_names), 0)
+
+
+def _read_as_run(node, code, lines):
+    """Does the definition `node`, read from a file, compile to the names, constants and local variables `code`, the
+    code that runs, uses (its nested functions' too)? The file's text is read when the function is differentiated: an
+    edit since it was imported that keeps the layout (`np.sin` made `np.cos`) passes the position check, and would be
+    differentiated in place of the code that runs. Instructions are not compared (tools that compile the text
+    themselves differ there). Code that pytest rewrote (its assertions use names starting with "@") need only use
+    everything the text does. Checked once per code object and text (`_CHECKED`)."""
+    key = id(code)
+    known = _CHECKED.get(key)
+    if known is not None and known[0]() is code and known[1] is lines:
+        return True
+    found = _alone(node, code)
+    if found is not None and not _same_names(found, code, _rewritten(code)):
+        return False
+    if len(_CHECKED) >= 4 * _MAX_FILES:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[key] = (weakref.ref(code), lines)
+    return True
+
+
+_CHECKED = {}  # id(code) -> (weak reference to the code, the lines it was found to match)
+
+
+def _same_names(text, code, rewritten):
+    """Do the code objects `text` (compiled from the file's text) and `code` (the one that runs) use the same names,
+    constants and local variables, their nested code too? Private names are compared unmangled (compiled outside its
+    class, `__x` is not `_C__x`)."""
+    mine, theirs = _names(text), _names(code)
+    if rewritten:
+        if not all(a <= b for a, b in zip(mine[:2], theirs[:2])) or not set(mine[2]) <= set(theirs[2]):
+            return False
+    elif mine != theirs:
+        return False
+    nested = [c for c in text.co_consts if isinstance(c, types.CodeType)]
+    running = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    if rewritten:
+        running = [c for c in running if c.co_name in {n.co_name for n in nested}]
+    return len(nested) == len(running) and all(_same_names(a, b, rewritten) for a, b in zip(nested, running))
+
+
+def _names(code):
+    return ({_unmangled(n) for n in code.co_names}, {_unmangled(n) for n in code.co_varnames},
+            tuple(_constant(c) for c in code.co_consts if not isinstance(c, types.CodeType)))
+
+
+def _constant(c):
+    """A constant as compared: a local class's `__qualname__` (`test.<locals>.f.<locals>.Q`) by its part after the
+    last function (`Q`): compiled alone, the path of functions above it differs."""
+    if type(c) is str and "<locals>." in c:
+        return str, c.rpartition("<locals>.")[2]
+    return type(c), c
+
+
+def _rewritten(code):
+    """Was `code` compiled from a tree pytest rewrote (its assertions: names like `@py_assert1`, `@pytest_ar`)?"""
+    return any(n.startswith("@") for n in (*code.co_names, *code.co_varnames)) or any(
+        _rewritten(c) for c in code.co_consts if isinstance(c, types.CodeType))
 
 
 def _undecorated(node):
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
         node = type(node)(**{**{f: getattr(node, f) for f in node._fields}, "decorator_list": []})
     return node
-
-
-def _code_named(code, name):
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            if const.co_name == name:
-                return const
-            inner = _code_named(const, name)
-            if inner is not None:
-                return inner
-    return None
 
 
 def _fingerprint(code):

@@ -6,15 +6,17 @@ a pullback object: microseconds per call, where the callee's few scalar operatio
 global it reads names the same object in the caller's module), its IR is copied
 into the caller, under fresh names:
 
-    if cell is <the function seen at transform time>:
+    if cell is <the function seen at transform time> and cell.__code__ is <its code then>:
         ... cell's statements, its parameters replaced by the call's arguments ...
         y = <cell's result>
     else:
         y = cell(a, x)          # redefined since: the general call, differentiated at run time
 
-so its operations get the caller's scalar fast paths. The guard keeps Python's semantics: a global rebound later is
-called as it is then. Recursive functions, functions with nested `def`s, closures or cells, and functions whose source
-cannot be read or lowered are left as calls (the run-time path reports their errors where they happen).
+so its operations get the caller's scalar fast paths. The guard keeps Python's semantics: a global rebound later, or
+a function whose code was replaced (`%autoreload`), is called as it is then; a callee from another module is inlined
+only while the globals it reads name the same objects in its module (`optimize/rebinding.py`). Recursive functions,
+functions with nested `def`s, closures or cells, and functions whose source cannot be read or lowered are left as
+calls (the run-time path reports their errors where they happen).
 
 Accepts: a lowered Function (`lower()`). Guarantees: the same Function, with guarded inlined copies of small callees.
 """
@@ -36,6 +38,7 @@ from .lower import lower
 from .source import get_source
 from .text_checks import check_text_round_trips
 from .optimize.loop_copies import clone
+from .optimize.rebinding import callee_test, steady
 
 MAX_STATEMENTS = 16  # a callee's size limit, counted over all its regions
 MAX_DEPTH = 2        # inlined code may itself inline, this many levels deep
@@ -158,12 +161,12 @@ class _Inliner:
     def loop(self, s, depth, stack):
         """A loop that calls small functions: two copies, chosen once at entry by identity guards: one with the
         callees inlined unguarded (straight-line code that loop versioning can then specialise), one with the calls
-        as they are. A global rebound while the loop runs is seen from the next entry on (as hoisted rule guards)."""
+        as they are. Only for a loop that cannot rebind a callee while it runs (`rebinding.steady`)."""
         guards = {}
         fast = clone([s])[0]
         fast.test = self.region(fast.test, depth, stack, guards)
         fast.body = self.region(fast.body, depth, stack, guards)
-        if not guards:
+        if not guards or not steady(fast, self.globals):  # (a body that may rebind a callee: guarded per call)
             return None
         general = clone([s])[0]
         inner = set()
@@ -178,7 +181,7 @@ class _Inliner:
         for fn, target in guards.items():
             g = Var(self.namer.fresh(f"{fn.path.replace('.', '_')}_is_known"))
             self.locals.add(g.name)
-            tests.append(Assign(g, Call(Const(rt.is_same), (fn, Const(target))), s.line))
+            tests.append(Assign(g, callee_test(fn, target, self.globals, _globals_read(_lowered(target))), s.line))
         flag = tests[0].out
         if len(tests) > 1:
             flag = Var(self.namer.fresh("callees_known"))
@@ -224,7 +227,7 @@ class _Inliner:
         guard = Var(self.namer.fresh(f"{call.fn.path.replace('.', '_')}_is_known"))
         general = Var(self.namer.fresh(re.sub(r"_\d+$", "", s.out.name)))
         self.locals.update((guard.name, general.name))
-        test = Assign(guard, Call(Const(rt.is_same), (call.fn, Const(target))), s.line)
+        test = Assign(guard, callee_test(call.fn, target, self.globals, roots), s.line)
         return [test, If(guard, body, [replace(s, out=general)], [Phi(s.out, renamer.atom(callee.ret), general)],
                          s.line, inlined=True)]
 

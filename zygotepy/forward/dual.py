@@ -146,8 +146,8 @@ class Dual:
 
     # --- NumPy protocols ---
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if ufunc is np.add and method == "at" and isinstance(inputs[0], Dual):
-            return _add_at(*inputs)
+        if method == "at" and isinstance(inputs[0], Dual) and ufunc in UFUNC_AT and len(inputs) == 3:
+            return UFUNC_AT[ufunc](ufunc, *inputs)
         if method == "outer" and len(inputs) == 2 and not kwargs:  # a broadcast call: no rule of its own needed
             a, b = inputs
             return ufunc(np.reshape(a, np.shape(strip(a)) + (1,) * np.ndim(strip(b))), b)
@@ -240,7 +240,7 @@ def by_keyword(p, t, kw, names):
     return p[:1], t[:1], {k: v for k, v in kw.items() if not (k in ("dtype", "out") and v is None)}
 
 
-def _add_at(target, index, value):
+def _add_at(ufunc, target, index, value):
     """`np.add.at(target, index, value)` in place on a Dual target (scatter-adds of reverse rules)."""
     if isinstance(value, Dual) and value.tag > target.tag:
         raise ForwardModeError("np.add.at: the value carries an inner (nested) derivative the target cannot hold")
@@ -248,6 +248,11 @@ def _add_at(target, index, value):
     np.add.at(target.primal, index, value.primal if same else value)
     if same:
         np.add.at(target.tangent, index, value.tangent)
+
+
+UFUNC_AT = {np.add: _add_at}
+"""ufunc -> how `ufunc.at(target, index, value)` updates a dual number of an array (forward/in_place.py adds the
+others: they apply one position at a time)."""
 
 
 # --- levels ------------------------------------------------------------------------------------------------------------

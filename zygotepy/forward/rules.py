@@ -16,6 +16,7 @@ from ..adjoints.math_gamma import digamma
 from ..backends import SIGN_IS_UNIT, log_add_shares, power_slope
 from ..errors import ForwardModeError, MissingTangentRule
 from .dual import GIVEN, Dual, by_keyword, dispatch, has_dual, laid_out_like, numbers, strip, tangent_rule
+from .in_place import IN_PLACE
 from .levels import _zero, tangent_by_pullback
 
 
@@ -28,6 +29,9 @@ def _without_tangent_rule(fn, args, kwargs):
         return registry.find_rule(fn)(*args, **kwargs)[0]
     if registry.is_nondifferentiable(fn):
         return fn(*strip(args), **strip(kwargs))
+    updates = IN_PLACE.get(fn)
+    if updates is not None:  # (np.copyto, np.put, ...: the stores they make)
+        return updates(*args, **kwargs)
     rule = _registered(fn) if not registry.is_mutating(fn) else None
     done = tangent_by_pullback(rule, args, kwargs) if rule is not None else None
     if done is None:

@@ -21,6 +21,7 @@ dual number flows in: hessian runs the reverse program on duals, those calls inc
 """
 import ast
 import functools
+import math
 import operator
 import sys
 import types
@@ -38,6 +39,7 @@ from ..ast_adjoint.text_checks import READERS
 from ..errors import ForwardModeError, MissingTangentRule, ZygoteError
 from ..runtime.context import current
 from .dual import FORWARD, GIVEN, Dual, _top_tag, apply, has_dual, strip
+from .in_place import IN_PLACE
 from .operators import user_operand
 from .levels import PASS_THROUGH
 from .texts import noted, refuse_read_back
@@ -152,8 +154,13 @@ def call(fn, /, *args, **kwargs):
         rule = FORWARD.get(fn)
         through = fn in PASS_THROUGH
         reader = fn in READERS
+        dunder = _UNARY_DUNDERS.get(fn)
     except TypeError:
-        rule = through = reader = None
+        rule = through = reader = dunder = None
+    if dunder is not None and args and user_operand(args[0]):
+        method = getattr(type(args[0]), dunder, None)
+        if type(method) is types.FunctionType:  # (`abs(v)`: Python runs `Vec.__abs__`, transformed as any method)
+            return call(method, *args, **kwargs)
     if reader and current().dual_texts:
         refuse_read_back(args)
     if rule is not None and has_dual(args, kwargs):
@@ -211,14 +218,20 @@ def call(fn, /, *args, **kwargs):
     except MissingTangentRule:
         raise
     except ForwardModeError as e:  # a dual reached C code through float() or np.asarray()
-        if isinstance(getattr(fn, "__self__", None), Dual):
-            raise
+        if isinstance(getattr(fn, "__self__", None), Dual) or any(fn is f for f in IN_PLACE):
+            raise  # (np.put into a plain array: in_place.py's refusal says why)
         raise MissingTangentRule(fn, str(e).split(":")[0]) from e
     except (TypeError, AttributeError) as e:  # a library's code that cannot take one (`statistics.mean`)
+        if any(fn is f for f in IN_PLACE):
+            raise  # (NumPy's own error: np.copyto of floats into an int array)
         raise MissingTangentRule(fn, f"it raised {type(e).__name__}: {e}") from e
 
 
 _NUMBERS = (int, float, complex)
+_UNARY_DUNDERS = {abs: "__abs__", operator.abs: "__abs__", operator.neg: "__neg__", operator.pos: "__pos__",
+                  operator.invert: "__invert__", round: "__round__", math.floor: "__floor__", math.ceil: "__ceil__",
+                  math.trunc: "__trunc__"}
+"""Functions Python answers by calling a method of their first argument's class."""
 
 
 def _number_operator(fn):

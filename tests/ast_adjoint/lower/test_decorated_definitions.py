@@ -59,3 +59,21 @@ def test_decorated_nested_functions(mode, f):
 @pytest.mark.dual_route
 def test_jax_grad_inside_hessian():
     assert hessian(lambda x: grad(lambda y: x * y ** 3)(x), 2.0) == pytest.approx(36.0)
+
+
+def cached_recursion(x, a):
+    @functools.lru_cache(maxsize=None)
+    def s(k):
+        return x[0] if k == 0 else a * s(k - 1) + x[k]
+    return s(len(x) - 1)
+
+
+def test_a_decorated_function_calling_itself_is_refused_naming_the_way_out(mode):
+    """Its cell holds the decorated function, which the recursion rule does not follow: refused at the decorator's
+    line, saying what works (the same function at module level)."""
+    import numpy as np
+
+    from zygotepy import UnsupportedSyntax
+    with pytest.raises(UnsupportedSyntax, match=r"test_decorated_definitions\.py:\d+: .*'s'.* calls itself through "
+                                                r"a decorator .*module level"):
+        gradient(cached_recursion, np.array([1.0, 2.0, 3.0]), 0.5)

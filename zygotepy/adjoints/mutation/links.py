@@ -18,6 +18,7 @@ from ..registry import adjoint
 from ..structures.common import like
 from .held import _opaque_parts, _place, _root, _split, _where, _where_each, _where_held, _where_items, \
     may_hold_deeper, seq_items
+from .computed import computed_slot, where_unknown
 from .shared import shared_contents, split_shared
 from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap, unseen_pair
 from .views import through_views
@@ -99,6 +100,9 @@ def _written_beside(parent, child):
 
 def _put(kind):
     def put(parent, key, child):
+        if computed_slot(parent, kind, key) and not _holds(parent, kind, key, child):  # (`g.interior[0] *= 2`
+            # through a property that makes a view: computed.py; one that gives what `parent` keeps is its slot)
+            return _put_held(parent, where_unknown(parent, key), child, by_items=False)
         link_begins()
         if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` still holds the old one, unchanged
             return parent, _to_first
@@ -212,6 +216,12 @@ def put_held(parent, where, child):
     `child`'s. Or `child` holds `parent`'s items (`boxes = [Box(a) for a in W]`, then `boxes[0].w *= 2` changes
     `W[0]`): `parent`'s cotangents of those items are `child`'s where they sit in it. `where` is (file, line of the
     update, parent's name, line of the call that made the link)."""
+    return _put_held(parent, where, child)
+
+
+def _put_held(parent, where, child, by_items=True):
+    """`put_held`; `by_items` False where only `parent` itself held in `child` makes a cycle (what a property made:
+    computed.py, a view of `parent`'s array, or a container of such views, shares its memory and is no cycle)."""
     fresh = link_begins(where[2] if type(where) is tuple else None)
     if mt.is_number(child) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
         return parent, _to_first  # in `parent` is there by chance
@@ -220,7 +230,8 @@ def put_held(parent, where, child):
     if (plan is not None or inside is not None) and mt.may_have_changed(child) and not _holds_whole(child, parent):
         logged(parent)
     shared = shared_contents(parent, child) if isinstance(plan, tuple) and plan[0] != "items" else None
-    cycle = isinstance(plan, tuple) and _where(child, parent) is not None  # (`child` holds `parent` again)
+    cycle = isinstance(plan, tuple) and (_where if by_items else _where_held)(child, parent) is not None  # (`child`
+    # holds `parent` again)
     stale = cycle and not fresh and _written_beside(parent, child)
 
     def back(dy):
@@ -383,6 +394,9 @@ def refresh(child, parent, kind, key):
     """A NumPy view is `parent[key]` again after the parent's update (its elements the parent's, matched by address:
     `W.T`, `y.real`); a mutable object still in the slot it was read from (`a = lst[0]`, then `lst[0] *= 2` updates
     that array) has the slot's value, so its cotangent goes to the slot; anything else is unchanged by it."""
+    if computed_slot(parent, kind, key):  # (`v = g.interior`, then `g.u *= 2`: computed.py)
+        value, back = refresh_held(child, parent, where_unknown(parent, key))
+        return value, lambda dy: (*back(dy), None)
     link_begins()
     if kind == "attr" and getattr(child, "__self__", None) is parent:  # `m = o.f`: reads `o` as it is when called
         return child, lambda dy: (None, dy, None, None)  # (a bound method's cotangent is its object's)

@@ -19,6 +19,7 @@ from ...backends import is_array_type, is_foreign, namespace, on, to_numpy, unbr
 from ...errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, ZygoteError
 from ...runtime.context import current
 from ...structgrad import StructGrad
+from ..numpy.conversions import refuse_object
 from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
@@ -92,6 +93,9 @@ def setitem(x, index, value):
             raise ForwardModeError(STORE_INTO_PLAIN_ARRAY)
         if type(index) is str and isinstance(x, np.ndarray):
             raise structured_refused()
+        if isinstance(x, np.ndarray) and x.dtype.kind == "O":  # (`objs = np.empty(n, dtype=object); objs[i] = v`)
+            for v in value.flat if isinstance(value, np.ndarray) and value.dtype.kind == "O" else (value,):
+                refuse_object(v)
         keep = _repeats(index, np.shape(x)) if type(index) is not int else None
         written_real = getattr(x, "dtype", None) is None or x.dtype.kind in "fc"
         entry = mt.journal_slot(x, index)

@@ -45,10 +45,15 @@ def _refuse_objects(y):
     """A NumPy array of objects of a user's class: NumPy's functions run the objects' own operators on it (`np.sum` adds
     them with `__add__`), which the array rules, written for numbers, do not differentiate."""
     for v in y.flat:
-        if not isinstance(v, (numbers.Number, np.ndarray, str, bytes, type(None))) and differentiable(v):
-            raise ZygoteError(f"{call_site() or 'np.array'}: zygotepy cannot differentiate a NumPy array of "
-                              f"{type(v).__name__} objects: NumPy's functions would run their operators, which its "
-                              f"array rules do not follow; keep them in a list (sum(items), functools.reduce)")
+        refuse_object(v)
+
+
+def refuse_object(v):
+    """Refused where `v`, to be held by a NumPy object array, is an object of a user's class holding a gradient."""
+    if not isinstance(v, (numbers.Number, np.ndarray, str, bytes, type(None))) and differentiable(v):
+        raise ZygoteError(f"{call_site() or 'np.array'}: zygotepy cannot differentiate a NumPy array of "
+                          f"{type(v).__name__} objects: NumPy's functions would run their operators, which its "
+                          f"array rules do not follow; keep them in a list (sum(items), functools.reduce)")
 
 
 def _holds_duals(obj):

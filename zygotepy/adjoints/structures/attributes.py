@@ -2,13 +2,13 @@
 user's `__getattribute__` and `__getattr__`), `object.__getattribute__`, `vars`, and the objects that are views of
 others' fields: `super(C, self)`, `functools.partial`. An object's cotangent is a `StructGrad` of its fields."""
 import functools
-import inspect
 import types
 import weakref
 
 import numpy as np
 
 from ...ast_adjoint import mutate as mt
+from ...ast_adjoint.class_lookup import ABSENT, by_class
 from ...ast_adjoint.dispatch import J, differentiable
 from ...backends import is_array_type
 from ...errors import MissingAdjoint, ZygoteError
@@ -26,49 +26,33 @@ nondifferentiable(foreign_attribute)  # (higher orders differentiate getattr_ it
 ATTRIBUTES = {}  # (type, attribute name) -> f(obj, dy) giving obj's cotangent: array attributes such as `.T`
 
 
-_GETTERS = {}  # (class, attribute name) -> the Python getter of a property there, or None
+def _how_read(cls, name, found):
+    """How a user's code computes `obj.name` for instances of `cls`, whose lookup finds `found` on the class: `(fget,
+    None)` for a property's Python getter (any callable: a function, a `partial`, a cached function, a callable object,
+    `attrgetter`, which J dispatches as any call; a getter run natively would give its reads no gradient), `(None,
+    desc)` for a class attribute whose type defines `__get__` in Python (`functools.cached_property`, a user's
+    descriptor), or None."""
+    if issubclass(cls, type):
+        return None
+    if type(found) is property:
+        return None if found.fget is None else (found.fget, None)
+    get = getattr(type(found), "__get__", None)
+    if isinstance(get, types.FunctionType) and not isinstance(found, (property, staticmethod, classmethod)):
+        return (None, found)
+    return None
 
 
-def _getter(cls, name):
-    key = (cls, name)
-    if key not in _GETTERS:
-        prop = getattr(cls, name, None) if not issubclass(cls, type) else None
-        # (any callable getter: a function, or a `partial`, a cached function, a callable object, `attrgetter`,
-        # which J dispatches as any call; a getter run natively would give its reads no gradient)
-        _GETTERS[key] = prop.fget if type(prop) is property and prop.fget is not None else None
-    return _GETTERS[key]
-
-
-_DESCRIPTORS = {}  # (class, attribute name) -> a descriptor there whose __get__ is Python code (not property), or None
-
-
-def _descriptor(cls, name):
-    """A class attribute whose type defines `__get__` in Python: `functools.cached_property` or a user's descriptor."""
-    key = (cls, name)
-    if key not in _DESCRIPTORS:
-        found = None
-        if not issubclass(cls, type):
-            static = inspect.getattr_static(cls, name, None)
-            get = getattr(type(static), "__get__", None)
-            if isinstance(get, types.FunctionType) and not isinstance(static, (property, staticmethod, classmethod)):
-                found = static
-        _DESCRIPTORS[key] = found
-    return _DESCRIPTORS[key]
+# (class, attribute name) -> the answer, derived again where the class changed (a property replaced, added, deleted)
+_reading = by_class(_how_read)
+_on_class = by_class(lambda cls, name, found: found is not ABSENT)  # does the class (or a base) define the name
 
 
 def _missing(obj, name):
     """Does ordinary lookup (the instance's dictionary, its class) not find `name`, so `__getattr__` runs?"""
-    if name in getattr(obj, "__dict__", ()):
-        return False
-    key = (type(obj), name)
-    hit = _ON_CLASS.get(key)
-    if hit is None:
-        hit = _ON_CLASS[key] = inspect.getattr_static(type(obj), name, _MISSING) is not _MISSING
-    return not hit
+    return name not in getattr(obj, "__dict__", ()) and not _on_class(type(obj), name)
 
 
 _MISSING = object()
-_ON_CLASS = {}  # (class, name) -> does the class (or a base) define it
 _CACHED = {}  # (id(obj), name) -> (weak reference to obj, the value cached_property stored, its pullback)
 
 
@@ -138,7 +122,7 @@ def _forget(key, _ref, table=_CACHED):
     table.pop(key, None)
 
 
-nondifferentiable(_getter, _descriptor, _missing, _forget)  # cached lookups: nesting runs them as they are
+nondifferentiable(_reading, _on_class, _missing, _forget)  # cached lookups: nesting runs them as they are
 
 
 @adjoint(getattr)
@@ -205,7 +189,7 @@ def _computes(obj, name, default):
     None)` of a number, in a rule's back, goes straight on)."""
     cls = type(obj)
     return isinstance(cls.__getattribute__, types.FunctionType) and not default or cls is super \
-        or _getter(cls, name) is not None or _descriptor(cls, name) is not None \
+        or _reading(cls, name) is not None \
         or isinstance(obj, StructGrad) and name in obj \
         or isinstance(getattr(cls, "__getattr__", None), types.FunctionType) and _missing(obj, name)
 
@@ -236,11 +220,10 @@ def _computed(obj, name, default):
         through = _through_super(obj, name, default)
         if through is not None:
             return through
-    fget = _getter(type(obj), name)
+    fget, desc = _reading(type(obj), name) or (None, None)
     if fget is not None:  # a user class's property: differentiate its getter (own names: nesting transforms this rule)
         value, pb = J(fget, obj)
         return value, lambda dy: (None if dy is None else pb(dy)[1], None, *nones)
-    desc = _descriptor(type(obj), name)
     if desc is not None:
         hit = _through_descriptor(obj, name, desc, default)
         if hit is not None:
@@ -258,11 +241,10 @@ def _computed(obj, name, default):
 def object_getattribute(obj, name):
     """`object.__getattribute__(self, name)`, as a user's `__getattribute__` calls it: the ordinary lookup (a property
     or a descriptor there is differentiated as getattr does; anything else is the field `name` of obj)."""
-    fget = _getter(type(obj), name)
+    fget, desc = _reading(type(obj), name) or (None, None)
     if fget is not None:
         value, pb = J(fget, obj)
         return value, lambda dy: (None if dy is None else pb(dy)[1], None)
-    desc = _descriptor(type(obj), name)
     if desc is not None:
         hit = _through_descriptor(obj, name, desc, ())
         if hit is not None:

@@ -40,7 +40,14 @@ _FRESH = {id(f) for f in [*(getattr(np, n, None) for n in _FRESH_NP),
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
-def _fresh(fn):
+_BY_METHOD = {id(f) for f in (abs, round, pow, divmod)}  # (what they give is the object's method's: `__abs__`)
+
+
+def _fresh(fn, args=(), users=None):
+    """Is `fn`'s result a new object (no link to its arguments)? Not `abs(g)`, `round(g)`, `pow(g, 2)` of what may be
+    a user's object (`users`: an argument's test), whose method may return a view of what it keeps."""
+    if id(fn) in _BY_METHOD and any(users(a) for a in args):
+        return False
     return id(fn) in _FRESH or isinstance(fn, np.ufunc) or getattr(fn, "__module__", None) == "math"
 
 
@@ -221,7 +228,7 @@ class Calls:
         # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
         # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,
         # math) make no link
-        if not (isinstance(fn, Global) and _fresh(self.resolve(fn.path))):
+        if not (isinstance(fn, Global) and _fresh(self.resolve(fn.path), args, self.may_be_users_object)):
             self.note_held(out, [*args, *(v for _, v in kwargs), *([star] if star is not None else []),
                                  *self.captured_by(fn)])
         return out

@@ -12,6 +12,7 @@ import gast
 from .. import runtime as rt
 from ..guards_runtime import eager_items, eager_items_done
 from ..ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
+from .carried_links import links_made
 from .jumps import SCOPES, assigned_names, flat_nodes, has_jumps, plainly_assigned, walk
 from .scan import augmented_names, mutation_syntax, nodes_no_defs, updating_method_name
 
@@ -149,6 +150,7 @@ class ControlFlow:
             manager = self.expr(item.context_expr, hint="_manager")
             target = item.optional_vars
             value = self.call(Const(rt.enter), [manager], hint=target.id if isinstance(target, gast.Name) else "_t")
+            self.note_held(value, [manager])  # (what `__enter__` gives may be, or view, what the manager keeps)
             if item.optional_vars is not None:
                 self.assign_to(item.optional_vars, value)
             managers.append(manager)
@@ -244,7 +246,8 @@ class ControlFlow:
         newest = dict(self.latest)
         state = self.lowering_state()
         loop.body, body_env = self.sub_region(body)
-        later = self.links_made(state["parents"], carries, [*names, *extra], body_env, node.lineno)
+        later = links_made(self, state["parents"], carries, [*names, *extra], body_env, node.lineno,
+                           augmented_names(node.body))
         if later:
             # the body linked objects that outlive an iteration (`traj.append(x)`): when a later iteration begins they
             # are linked, so an update then (`x *= c`) must reach the holder too; lowered again, knowing that
@@ -256,6 +259,8 @@ class ControlFlow:
         self.loop_depth -= 1
         for c, name in zip(carries, [*names, *extra], strict=True):
             c.next = body_env.get(name, c.var)
+            if isinstance(c.next, Var) and self.lineage_of(c.next) != self.lineage_of(c.var):  # (for an enclosing
+                self.loop_joins.setdefault(self.lineage_of(c.next), []).append(self.lineage_of(c.var))  # loop's links)
         self.drop_refreshes(refreshes, carries)
         flags = [body_env[f] for f, on in ((_BREAK, breaks), (_RETURNED, returns)) if on and f in body_env]
         if flags:
@@ -293,37 +298,6 @@ class ControlFlow:
         for k in [k for k in self.__dict__ if k not in state and k not in _OWN_STATE]:
             del self.__dict__[k]  # (caches a pass made, of the syntax: made again)
         self.__dict__.update({k: _copied(v) for k, v in state.items()})
-
-    def links_made(self, known, carries, names, body_env, line):
-        """The links the body made (beyond `known`) through which an object a carry names when an iteration ends, and
-        which the body updates in place, is held by another carried object (`traj.append(x)`, `traj = traj + [x]`,
-        `lst.extend([x])`, at most one object between), as links between the carries' objects when the next iteration
-        begins: `(child lineage, ("held", parent lineage, line))`."""
-        ahead = {}  # the lineage of a carry's object at the end of an iteration -> its lineage when the next begins
-        for c, name in zip(carries, names):
-            nxt = body_env.get(name, c.var)
-            if isinstance(nxt, Var):
-                ahead.setdefault(self.lineage_of(nxt), self.lineage_of(c.var))
-            ahead[self.lineage_of(c.var)] = self.lineage_of(c.var)
-        out, linked = [], set()
-        for child, start in ahead.items():
-            if start not in self.mutated:  # (an object the body does not update: its holders need no new version)
-                continue
-            work = [(child, 0, False)]
-            while work:
-                cur, hops, new = work.pop()
-                for link in self.parents.get(cur, ()):
-                    if link[0] != "held" and link[0] != "item" and link[0] != "attr":
-                        continue
-                    made = new or link not in known.get(cur, ())
-                    parent = ahead.get(link[1])
-                    if made and parent is not None and parent != start and (start, parent) not in linked and not any(
-                            p == parent for _, p, _ in known.get(start, ())):
-                        linked.add((start, parent))
-                        out.append((start, ("held", parent, Const(line))))
-                    if hops < 1 and parent is None:
-                        work.append((link[1], hops + 1, made))
-        return out
 
     def loop_else(self, node, left):
         """`for ... else` / `while ... else`: the clause runs when the loop ended without `break` (or `return`)."""

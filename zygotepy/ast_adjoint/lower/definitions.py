@@ -115,6 +115,11 @@ class Definitions:
             if n not in self.cellvars and n not in self.freevars:  # a comprehension's own variable (3.11)
                 self.fail(f"a nested function ('{name}') that reads the comprehension's variable '{n}'", node,
                           f"bind it as a default: lambda ..., {n}={n}: ...")
+            if n in self.cellvars and n not in self.versions and n != itself and n == name:
+                # (`@functools.lru_cache` over a def calling itself: its cell holds the decorated function)
+                self.fail(f"a nested function ('{name}') that calls itself through a decorator", node,
+                          f"define '{name}' at module level, passing what it reads as arguments (a memo dict too), "
+                          f"or drop the decorator")
             if n in self.cellvars and n not in self.versions and n != itself:
                 self.fail(f"a nested function ('{name}') made before '{n}', which it reads, is assigned", node,
                           f"assign '{n}' before the def")

@@ -156,24 +156,38 @@ class Expressions:
         if folded is not None:
             return folded
         out = self.call(Const(BINOPS[type(node.op)]), [a, b], hint=hint)
-        if isinstance(node.op, (gast.Add, gast.Mult, gast.BitOr)) and any(self.holds_objects(v) for v in (a, b)):
+        if any(self.holds_objects(v) for v in (a, b)):
             # `[a] * 2`, `lst + lst`, `d | {"k": a}`: a new container holding the same objects, so an update through one
-            # reaches the other
+            # reaches the other; a user's operator (`g @ h`) may return a view of what its object keeps
             self.note_held(out, [v for v in (a, b) if isinstance(v, Var)])
         return out
 
     def holds_objects(self, atom):
-        """Is `atom` known to hold other values (a list or tuple display, a call's result that may keep them)?"""
+        """Is `atom` known to hold other values (a list or tuple display, a call's result that may keep them, a
+        comprehension's list)?"""
         if not isinstance(atom, Var):
             return False
         lin = self.lineage_of(atom)
-        return any(p == lin for links in self.parents.values() for _, p, _ in links)
+        holders = {p for links in self.parents.values() for _, p, _ in links}
+        # (or a loop's carried object whose last version in the body held them: a comprehension's list)
+        return lin in holders or any(last in holders for last, carried in self.loop_joins.items() if lin in carried)
 
     def expr_UnaryOp(self, node, hint):
         a = self.expr(node.operand)
         if isinstance(a, Const) and isinstance(node.op, gast.USub):
             return Const(-a.value)
-        return self.call(Const(UNARY[type(node.op)]), [a], hint=hint)
+        out = self.call(Const(UNARY[type(node.op)]), [a], hint=hint)
+        if self.may_be_users_object(a):  # its `__neg__` may return a view of what it keeps (`self.u[::-1]`): an
+            self.note_held(out, [a])  # update of one reaches the other, found at run time, as a method call's result
+        return out
+
+    def may_be_users_object(self, atom):
+        """Might `atom` be an object of a user's class (one that holds others, read out of another, or an argument),
+        not a number or an array this function computed?"""
+        if not isinstance(atom, Var):
+            return False
+        lin = self.lineage_of(atom)
+        return self.holds_objects(atom) or lin in self.parents or lin in self.param_lineages()
 
     def expr_Compare(self, node, hint):
         left, pairs = self.expr(node.left), list(zip(node.ops, node.comparators, strict=True))

@@ -29,6 +29,8 @@ class Lineages:
         self.updated_by_closures = {}  # captured local -> the nested function that may update it in place
         self.closure_reads = {}  # lineage of a nested function made here -> the names it captures
         self.updated_name = None  # the name the update being lowered was made through (for its refusals)
+        self.loop_joins = {}   # lineage of a loop body's last version of a carried object -> the carry's lineages
+        self.joins = set()     # lineages of joins (an if's result) that may be either arm's object (`join_link`)
         self.next_lineage = 0
         self.kept_count = 0    # hidden names of values an expression holds while it evaluates the rest (`in_order`)
 
@@ -55,6 +57,7 @@ class Lineages:
         if out not in self.lineage:
             for arm in (a, b):
                 self.note_child(out, "held", arm, Const(self.line))
+            self.joins.add(self.lineage_of(out))
 
     def note_child(self, child, kind, parent, key):
         """`child`'s object is (or is a view of) `parent[key]`, `parent.key`, or held somewhere in `parent` ("held":

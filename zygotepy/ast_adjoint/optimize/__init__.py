@@ -6,6 +6,8 @@ runs.
 
 - `guards.py`: guards on a rule's identity and on plain operands, hoisted out of loops, and what an enclosing guard
   proved (`Facts`, for nested code)
+- `rebinding.py`: what a guard on a global callee must also test (an inlined callee's code, another module's
+  globals), and the loops whose body cannot rebind a global (a guard on one is hoisted out of those only)
 - `direct_rules.py`: a built-in rule called directly, not through J (`direct_rules`), and rules adding to the running
   cotangents they are handed (`accumulate`)
 - `scalar_paths.py`, `array_paths.py`, `item_paths.py`: derivatives pasted in for Python numbers, real NumPy arrays,
@@ -27,6 +29,7 @@ from .direct_rules import DirectRules
 from .guards import Facts, Guards, _call
 from .item_paths import ItemLoop, ItemPaths
 from .loop_copies import Candidate, version
+from .rebinding import steady
 from .scalar_paths import ScalarPaths
 
 
@@ -35,7 +38,8 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
 
     def start_optimizing(self, fn, globals_):
         self.arrays = uses_arrays(fn, globals_)  # it computes with NumPy arrays: operations get the array paths
-        self.hoisted = []      # per open loop: (index of its body in self.defined, {atom: guard Var computed before it})
+        self.hoisted = []      # per open loop: (index of its body in self.defined, {atom: guard Var computed before it},
+        #                        whether nothing it runs can rebind a global: rebinding.steady)
         self.candidates = []   # per open loop: its guarded operations (loop_copies.Candidate), for loop copies
         self.item_loops = [ItemLoop()]  # per open loop: what its item paths need (item_paths.ItemLoop)
         self.item_roots = {}   # an item store's output -> the array it stores into, first version in the loop
@@ -92,7 +96,7 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
         return [guarded]
 
     def loop_opened(self, s):
-        self.hoisted.append((len(self.defined) - 1, {}))
+        self.hoisted.append((len(self.defined) - 1, {}, steady(s, self.globals)))
         self.candidates.append([])
         self.item_loops.append(ItemLoop.of(s))
 

@@ -126,14 +126,17 @@ class Guards:
         return swap
 
     def hoist(self, test, atom, steady=False):
-        """A guard on a value the innermost loop does not change is computed once, before the loop. `steady`: a
-        value the loop carries unchanged counts as unchanged (the guard tests its value at entry; only for guards of
-        what an update in place cannot change, such as an array's type, dtype and rank)."""
+        """A guard on a value the innermost loop does not change is computed once, before the loop: a variable defined
+        before it, or a global where nothing the loop runs can rebind one (`rebinding.steady`). `steady`: a value the
+        loop carries unchanged counts as unchanged (the guard tests its value at entry; only for guards of what an
+        update in place cannot change, such as an array's type, dtype and rank)."""
         if not self.hoisted:
             return test
         if isinstance(atom, Global) and resolve_global(atom.path, self.globals) is None:
             return test  # a name the loop may never reach (`np.r_` on a namespace without it): read where it stands
-        start, tests = self.hoisted[-1]
+        start, tests, rebinds_none = self.hoisted[-1]
+        if isinstance(atom, Global) and not rebinds_none:
+            return test  # the loop may rebind it (`set_act(i)` storing `Cfg.act = cube`): tested where it stands
         if isinstance(atom, Var) and any(atom in d for d in self.defined[start:]):  # (SSA: a Var is defined once)
             atom = self.item_loops[-1].same.get(atom) if steady else None
             if atom is None:

@@ -1,0 +1,82 @@
+"""Links between a loop's carried objects that its body made, for the body's second pass (lower/control.py `loop`):
+an object a carry names when an iteration ends that another carried object holds then (`traj.append(x)`,
+`hist = hist + [u]`, `hist = hist + [u[1:]]`, `hist = hist + [o.w]`, `d = d | {i: u}`) is held by it when the next
+iteration begins, so an update of either then (`u *= s` first in the body) must reach the other. The first pass saw
+no such link where that update was lowered."""
+from ..ir import Const, Var
+
+_LINKS_BETWEEN = 6  # (how many links a path from one carried object to another may take)
+_WALKED = ("held", "item", "attr")  # (up: not a loop's item to what it walks, which the loop links itself)
+_READ_OUT = ("item", "attr", "iter")
+
+
+def _sliced(key):
+    """Is the item key `key` (an atom) a slice, or a tuple holding one: what it reads is a view?"""
+    value = getattr(key, "value", None)
+    return isinstance(value, slice) or isinstance(value, tuple) and any(isinstance(k, slice) for k in value)
+
+
+def carried_ahead(low, carries, names, body_env):
+    """The lineage of a carry's object at the end of an iteration -> its lineage when the next begins."""
+    ahead = {}
+    for c, name in zip(carries, names):
+        nxt = body_env.get(name, c.var)
+        if isinstance(nxt, Var):
+            ahead.setdefault(low.lineage_of(nxt), low.lineage_of(c.var))
+        ahead[low.lineage_of(c.var)] = low.lineage_of(c.var)
+    return ahead
+
+
+def neighbours(low, known):
+    """lineage -> [(a lineage linked to it, whether the body made that link, the link's kind where it is a step down)]:
+    its holders and parents, the objects read out of it (`u[1:]`, `o.w`, a loop's item), the ifs' joins that may be
+    it, and an inner loop's carried object and its body's last version (`loop_joins`). Not what it holds otherwise: a
+    holder's other items are no route between two carried objects (`[(r, b)]`, a bound method's object)."""
+    out = {}
+    for child, links in low.parents.items():
+        for link in links:
+            made = link not in known.get(child, ())
+            if link[0] in _WALKED:
+                out.setdefault(child, []).append((link[1], made, None))
+            if link[0] in _READ_OUT or child in low.joins and link[0] == "held":  # (`v = a if c else b`: it may be b)
+                down = ("view" if _sliced(link[2]) else "part") if link[0] == "item" else \
+                    link[0] if link[0] in _READ_OUT else None
+                out.setdefault(link[1], []).append((child, made, down))
+    for last, carried in low.loop_joins.items():
+        for c in carried:
+            out.setdefault(last, []).append((c, False, None))
+            out.setdefault(c, []).append((last, False, None))
+    return out
+
+
+def links_made(low, known, carries, names, body_env, line, augmented=()):
+    """`(child lineage, ("held", parent lineage, line))` for each pair of carried objects a path of links joins, one
+    of them made by the body (`known`: the links before it), where the body updates the held one (`augmented`: names
+    it updates by `x += v`, in place only of an object something holds, which the first pass could not know), or the
+    holder where the body makes it anew (`hist[-1] *= s` before `hist = hist + [u]`). From a carried object, a path
+    goes down only to a slice of the object itself (`hist + [u[1:]]`); from an object no carry names, to an item, a
+    field or a loop's item too (a comprehension's, `[v for v in [u]]`)."""
+    ahead = carried_ahead(low, carries, names, body_env)
+    updated = low.mutated | {low.lineage_of(c.var) for c, name in zip(carries, names) if name in augmented}
+    remade = {start for end, start in ahead.items() if end != start}
+    near = neighbours(low, known)
+    out, linked = [], set()
+    for child, start in ahead.items():
+        work, seen = [(child, 0, False)], {child}
+        while work:
+            cur, hops, made_before = work.pop()
+            for nxt, made, down in near.get(cur, ()):
+                if down is not None and cur in ahead and (cur != child or down != "view"):
+                    continue  # (from a carried object: to its own view only, `u[1:]`; an item or a field may be a
+                    # number a holder's computation read, `np.float64(x[2])`, and its loop's items are the loop's)
+                made = made or made_before
+                other = ahead.get(nxt)
+                if made and other is not None and other != start \
+                        and (start in updated or other in updated and other in remade) \
+                        and (start, other) not in linked and not any(p == other for _, p, _ in known.get(start, ())):
+                    linked.add((start, other))
+                    out.append((start, ("held", other, Const(line))))
+                if hops + 1 < _LINKS_BETWEEN and nxt not in seen:
+                    seen.add(nxt)
+                    work.append((nxt, hops + 1, made))
+    return out

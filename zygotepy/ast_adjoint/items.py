@@ -112,7 +112,7 @@ class ItemRun:
         self.alone = False
         if x is not None and is_vector(x):
             self.x, self.xid = x, id(x)
-            ctx.item_arrays.add(self.xid)  # (the stores that `note` their index tell the log only at the end)
+            ctx.item_arrays[self.xid] = self  # (the stores that `note` their index tell the log only at the end)
 
     def put(self, x, i, v):
         """`x[i] = v`, returning the value overwritten, or None (nothing done) when the fast path does not apply."""

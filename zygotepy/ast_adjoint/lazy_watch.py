@@ -19,20 +19,35 @@ class LazyWatch:
     expression is lowered as one), Python as the loop reaches them: an update of one of those objects during the loop,
     in a helper whose code the lowering of the loop cannot see, would leave the items after it stale, and a list whose
     length changes would give another number of iterations. `lazy_unchanged` refuses both before the next item."""
-    __slots__ = ("ids", "seen", "sized")
+    __slots__ = ("ids", "seen", "sized", "stored")
 
-    def __init__(self, ids, seen, sized):
-        self.ids, self.seen, self.sized = ids, seen, sized
+    def __init__(self, ids, seen, sized, stored):
+        self.ids, self.seen, self.sized, self.stored = ids, seen, sized, stored
 
 
 def watch_lazy(lazy, *sources):
     """Before a loop: what `lazy_unchanged` checks at each iteration. The first `lazy` of `sources` are what lazy
     iterators walk (watched for any update in place: by their ids, and their base's for a view), the rest lists whose
     length is watched."""
-    return LazyWatch(tuple(() if isinstance(s, ATOMIC) else
-                           (id(s), id(s.base)) if isinstance(s, np.ndarray) and s.base is not None else (id(s),)
-                           for s in sources[:lazy]), len(current().log),
-                     tuple((s, len(s)) if isinstance(s, (list, dict)) else None for s in sources[lazy:]))
+    ctx = current()
+    ids = tuple(() if isinstance(s, ATOMIC) else
+                (id(s), id(s.base)) if isinstance(s, np.ndarray) and s.base is not None else (id(s),)
+                for s in sources[:lazy])
+    return LazyWatch(ids, len(ctx.log), tuple((s, len(s)) if isinstance(s, (list, dict)) else None
+                                              for s in sources[lazy:]), _stored(ctx, ids))
+
+
+def _stored(ctx, ids):
+    """{id: (its ItemRun, the stores it had made)} of the watched arrays whose stores a loop's fast path makes without
+    a log entry each (an enclosing loop's run; a run made after the watch, for the watched loop itself, starts at 0)."""
+    runs = ctx.item_arrays
+    return {i: (runs[i], _stores(runs[i])) for group in ids for i in group if i in runs} if runs else {}
+
+
+def _stores(run):
+    """How many item stores an `ItemRun` has made (once its loop is over, its count: its record may be the whole
+    array, `indices` then Ellipsis)."""
+    return run.count if run.indices is Ellipsis else len(run.indices)
 
 
 def lazy_unchanged(watch, where):
@@ -56,13 +71,25 @@ def lazy_unchanged(watch, where):
 
 
 def lazy_changed(watch):
-    """The position among its lazy sources of one updated in place since `watch` last looked, or None."""
-    log = current().log
+    """The position among its lazy sources of one updated in place since `watch` last looked, or None: by the log, or
+    by the item stores of a loop's fast path into one (`x[2] += v` where the loop walks `iter(x[1:])`), which the log
+    hears of only when that loop is over."""
+    ctx = current()
+    log = ctx.log
     if len(log) != watch.seen:
         new, watch.seen = log[watch.seen:], len(log)
         for k, ids in enumerate(watch.ids):
             if any(i in new for i in ids):
                 return k
+    runs = ctx.item_arrays
+    if runs:
+        for k, ids in enumerate(watch.ids):
+            for i in ids:
+                run = runs.get(i)
+                if run is not None:
+                    base = watch.stored.get(i)
+                    if _stores(run) > (base[1] if base is not None and base[0] is run else 0):
+                        return k
     return None
 
 

@@ -25,7 +25,8 @@ class Context:
         self.log = []              # id() of each object updated in place while an entry point runs, in order
         self.depth = 0             # how many entry points' forwards are running
         self.global_updates = {}   # id() of a module global container updated through a method -> (name, line)
-        self.item_arrays = set()   # id() of each array a loop's item stores may update without a log entry each
+        self.item_arrays = {}      # id() of each array a loop's item stores may update without a log entry each ->
+                                   # its ast_adjoint.items.ItemRun (whose `indices` say how many stores were made)
         self.passed_through = {}   # id() of an argument a list/dict/set/array method was given -> log's length then
         self.contexts = []         # the managers of the `with` blocks generated code entered and not yet left
         self.slots = []            # per open call site that lets its callee update its arguments: a call_checks._Slot

@@ -109,6 +109,7 @@ def kept_iterator(items, *sources):
     watch = rt.watch_lazy(len(read), *read) if listed or fresh else None
     if fresh and items.watch is not None:
         watch.ids += items.watch.ids
+        watch.stored = {**items.watch.stored, **watch.stored}
     it = make_items(items, watch) if listed else Items(items.items, watch) if fresh else items
     return it, lambda dy: (_item_cotangents(dy) if listed else dy, *(None for _ in sources))
 

@@ -368,6 +368,20 @@ class _NotInPlace:
 NOT_IN_PLACE = _NotInPlace()
 
 
+class _UnknownSlot:
+    """The key of a link of an item or an attribute that an `if` made in one arm only (`if c: y[k] = s`), on the path
+    of the other arm, which did not put the object there (lower/control.py `join`): `refresh` and `put_item`/
+    `put_attr` given it look for the object in its holder at run time, by identity, as a held object's links do
+    (finding it nowhere, they link nothing)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "UNKNOWN_SLOT"
+
+
+UNKNOWN_SLOT = _UnknownSlot()
+
+
 def same_or(alias, old, new):
     """An alias of `old` after `new = old += v`: `new` if that ran in place (lists, arrays), else unchanged."""
     return new if new is old else alias

@@ -30,7 +30,8 @@ from dataclasses import replace
 from ..adjoints import registry
 from ..options import OPTIONS
 from . import runtime as rt
-from .analysis import callee_object, resolve_global
+from .analysis import callee_object
+from .assumed_globals import resolve_global
 from .compare_checks import check_comparisons
 from .kept_lookups import check_kept_lookups
 from .ir import Assign, Call, Carry, Const, Def, Global, If, Loop, Phi, Var, atoms, defines, out_vars, read_by, walk

@@ -4,6 +4,7 @@ then updated in place or read after the array they view was updated, are followe
 (`g.interior_view()`) is (adjoints/mutation/computed.py; the lowering links an operator's and `__enter__`'s result to
 its object). The update was not followed: d/ds came back 0, and d/dx as if the view were a copy. Checked against one
 plain call and central differences."""
+import functools
 import os
 import sys
 
@@ -298,6 +299,24 @@ def negated_arrays(x, s):
     return np.sum(y * x)
 
 
+class Lazy:
+    """`functools.cached_property`: a descriptor whose `__get__` is Python code and that the instance's own field
+    hides once it has run."""
+
+    def __init__(self, u):
+        self.u = u
+
+    @functools.cached_property
+    def tail(self):
+        return self.u[1:]
+
+
+def cached_property_updated(x, s):
+    g = Lazy(x * 1.0)
+    g.tail *= s
+    return np.sum(g.u ** 2) + np.sum(g.u[:2])
+
+
 CASES = [explicit_call, property_item_updated, property_updated_whole, property_named_then_added_to,
          property_read_after_its_array_changed, property_of_an_argument_read_after_it_changed,
          property_of_an_argument_updated, property_giving_a_list, property_giving_a_dict_of_views,
@@ -305,7 +324,8 @@ CASES = [explicit_call, property_item_updated, property_updated_whole, property_
          property_read_in_a_loop_after_updates, descriptor_updated, descriptor_read_after_its_array_changed,
          getattr_updated, getitem_updated, getitem_read_after_its_array_changed, negation_updated,
          negation_of_an_argument_updated, plus_updated, matmul_updated, abs_updated, entered_updated,
-         entered_read_after_its_array_changed, entered_manager_itself, views_only_read, negated_arrays]
+         entered_read_after_its_array_changed, entered_manager_itself, views_only_read, negated_arrays,
+         cached_property_updated]
 
 
 def _copied(args):
@@ -323,3 +343,35 @@ def test_what_an_implicitly_called_method_made_is_followed(f, mode):
     np.testing.assert_array_equal(given[0], plain[0])
     for k, g in enumerate(grads):
         np.testing.assert_allclose(g, central(lambda *a: f(*_copied(a)), args, k), rtol=1e-6, atol=1e-8)
+
+
+def test_which_slots_are_computed_follows_python_lookup():
+    """Data descriptors first, then the instance's own field, then the class (a Python descriptor held in an instance's
+    field is a plain value); answers kept per class are asked again when the class changes."""
+    from zygotepy.adjoints.mutation.computed import computed_slot
+
+    class Plain:
+        tail = Tail()
+
+        def __init__(self, u):
+            self.u = u
+            self.held = Tail()
+
+        def method(self):
+            return self.u
+
+    p = Plain(np.zeros(3))
+    assert computed_slot(p, "attr", "tail")
+    assert not computed_slot(p, "attr", "u")
+    assert not computed_slot(p, "attr", "held")
+    assert not computed_slot(p, "attr", "method")
+    p.__dict__["tail"] = p.u  # (Tail has no __set__: the field hides it)
+    assert not computed_slot(p, "attr", "tail")
+    assert computed_slot(Plain(np.zeros(3)), "attr", "tail")
+    assert not computed_slot(p, "attr", "missing")
+    Plain.__getattr__ = lambda self, name: self.u
+    assert computed_slot(p, "attr", "missing")
+    Plain.u = property(lambda self: self.__dict__["u"][1:])
+    assert computed_slot(p, "attr", "u")
+    del Plain.u
+    assert not computed_slot(p, "attr", "u")

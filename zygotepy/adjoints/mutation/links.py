@@ -100,9 +100,10 @@ def _written_beside(parent, child):
 
 def _put(kind):
     def put(parent, key, child):
-        if computed_slot(parent, kind, key) and not _holds(parent, kind, key, child):  # (`g.interior[0] *= 2`
-            # through a property that makes a view: computed.py; one that gives what `parent` keeps is its slot)
-            return _put_held(parent, where_unknown(parent, key), child, by_items=False)
+        if key is mt.UNKNOWN_SLOT or computed_slot(parent, kind, key) and not _holds(parent, kind, key, child):
+            # (`g.interior[0] *= 2` through a property that makes a view: computed.py; one that gives what `parent`
+            # keeps is its slot; a slot one arm of an `if` linked, on the other's path: lower/region_links.py)
+            return _put_held(parent, where_unknown(parent, key), child)
         link_begins()
         if child is mt.NOT_IN_PLACE:  # `x += v` made a new object: `parent` still holds the old one, unchanged
             return parent, _to_first
@@ -219,9 +220,8 @@ def put_held(parent, where, child):
     return _put_held(parent, where, child)
 
 
-def _put_held(parent, where, child, by_items=True):
-    """`put_held`; `by_items` False where only `parent` itself held in `child` makes a cycle (what a property made:
-    computed.py, a view of `parent`'s array, or a container of such views, shares its memory and is no cycle)."""
+def _put_held(parent, where, child):
+    """`put_held`, and the put of a slot a property or descriptor computes (computed.py)."""
     fresh = link_begins(where[2] if type(where) is tuple else None)
     if mt.is_number(child) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
         return parent, _to_first  # in `parent` is there by chance
@@ -230,8 +230,8 @@ def _put_held(parent, where, child, by_items=True):
     if (plan is not None or inside is not None) and mt.may_have_changed(child) and not _holds_whole(child, parent):
         logged(parent)
     shared = shared_contents(parent, child) if isinstance(plan, tuple) and plan[0] != "items" else None
-    cycle = isinstance(plan, tuple) and (_where if by_items else _where_held)(child, parent) is not None  # (`child`
-    # holds `parent` again)
+    cycle = isinstance(plan, tuple) and _where_held(child, parent) is not None  # (`child` holds `parent` again; not
+    # where it holds only `parent`'s items, or is one: `o = todo[0]`, `zip(order, order[1:])`)
     stale = cycle and not fresh and _written_beside(parent, child)
 
     def back(dy):
@@ -394,7 +394,8 @@ def refresh(child, parent, kind, key):
     """A NumPy view is `parent[key]` again after the parent's update (its elements the parent's, matched by address:
     `W.T`, `y.real`); a mutable object still in the slot it was read from (`a = lst[0]`, then `lst[0] *= 2` updates
     that array) has the slot's value, so its cotangent goes to the slot; anything else is unchanged by it."""
-    if computed_slot(parent, kind, key):  # (`v = g.interior`, then `g.u *= 2`: computed.py)
+    if key is mt.UNKNOWN_SLOT or computed_slot(parent, kind, key):  # (`v = g.interior`, then `g.u *= 2`:
+        # computed.py; a slot one arm of an `if` linked, on the other's path: lower/region_links.py)
         value, back = refresh_held(child, parent, where_unknown(parent, key))
         return value, lambda dy: (*back(dy), None)
     link_begins()

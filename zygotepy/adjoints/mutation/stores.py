@@ -7,6 +7,7 @@ to the value written.
 """
 import collections
 import inspect
+import operator
 import types
 
 import numpy as np
@@ -124,6 +125,8 @@ def setitem(x, index, value):
     if is_foreign(x) and is_array_type(type(x)):
         return _set_foreign(x, index, value)
     if isinstance(x, (list, collections.deque)):  # (a deque takes int indices only, as Python's)
+        if not isinstance(index, (int, slice)) and hasattr(type(index), "__index__"):
+            index = operator.index(index)  # (`y[i]` with `i` a NumPy integer, from an index array)
         if not (isinstance(index, int) or isinstance(index, slice) and index.step in (None, 1)):
             raise ZygoteError("zygotepy cannot differentiate a list update with an extended slice (x[a:b:c] = v)")
         n, before = len(x), x[index]

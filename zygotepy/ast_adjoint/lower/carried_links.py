@@ -54,8 +54,9 @@ def links_made(low, known, carries, names, body_env, line, augmented=()):
     of them made by the body (`known`: the links before it), where the body updates the held one (`augmented`: names
     it updates by `x += v`, in place only of an object something holds, which the first pass could not know), or the
     holder where the body makes it anew (`hist[-1] *= s` before `hist = hist + [u]`). From a carried object, a path
-    goes down only to a slice of the object itself (`hist + [u[1:]]`); from an object no carry names, to an item, a
-    field or a loop's item too (a comprehension's, `[v for v in [u]]`)."""
+    goes down to what is read out of the object itself (`hist + [u[1:]]`, `[o.w]`, `[d["w"]]`), not to a loop's
+    item; from an object no carry names, to a loop's item too (a comprehension's, `[v for v in [u]]`). A link found
+    where the object read is a number or a copy costs a check at run time (`refresh_held` finds it held nowhere)."""
     ahead = carried_ahead(low, carries, names, body_env)
     updated = low.mutated | {low.lineage_of(c.var) for c, name in zip(carries, names) if name in augmented}
     remade = {start for end, start in ahead.items() if end != start}
@@ -66,9 +67,9 @@ def links_made(low, known, carries, names, body_env, line, augmented=()):
         while work:
             cur, hops, made_before = work.pop()
             for nxt, made, down in near.get(cur, ()):
-                if down is not None and cur in ahead and (cur != child or down != "view"):
-                    continue  # (from a carried object: to its own view only, `u[1:]`; an item or a field may be a
-                    # number a holder's computation read, `np.float64(x[2])`, and its loop's items are the loop's)
+                if down is not None and cur in ahead and (cur != child or down == "iter"):
+                    continue  # (from a carried object: to what is read out of itself only; its loop's items are
+                    # the loop's)
                 made = made or made_before
                 other = ahead.get(nxt)
                 if made and other is not None and other != start \

@@ -4,7 +4,8 @@ to before the loop; what an enclosing guard already proved (nested code's `type(
 from ...options import OPTIONS
 from .. import dispatch, items
 from .. import runtime as rt
-from ..analysis import callee_object, resolve_global
+from ..analysis import callee_object
+from ..assumed_globals import resolve_global
 from ..ir import Assign, Call, Const, Global, Var
 
 

@@ -29,6 +29,7 @@ __all__ = ["Dual", "FORWARD", "GIVEN", "tangent_rule", "new_tag", "dispatch", "a
 
 _LEAVES = frozenset((float, int, bool, np.ndarray, np.float64, type(None), str))
 FORWARD = {}  # callable -> rule(fn, primals, tangents, kwargs) -> (y, ydot or None); keyed by the callable itself
+KEYWORDS_BY_POSITION = {}  # callable -> (args, kwargs) -> the same call with keywords that may carry a tangent by position
 _TAGS = itertools.count(1)
 
 
@@ -374,6 +375,8 @@ def apply(fn, args, kwargs):
     rule = FORWARD.get(fn)
     if rule is None:
         raise MissingTangentRule(fn)
+    if kwargs and fn in KEYWORDS_BY_POSITION:  # (`np.clip(x, a_min=lo)`: its bound's tangent by position)
+        args, kwargs = KEYWORDS_BY_POSITION[fn](args, kwargs)
     if kwargs and has_dual((), kwargs):
         raise ForwardModeError(f"a keyword argument of {getattr(fn, '__name__', fn)} carries a derivative; "
                                f"forward mode treats keyword arguments as constants: pass it positionally")
@@ -432,6 +435,8 @@ nondifferentiable ones as constants, one with a user's rule through that rule, o
 
 
 # ndarray methods a dual number of an array answers as NumPy's functions do (their forward rules, or a clear refusal)
-for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "squeeze", "repeat", "cumsum", "cumprod", "clip", "trace",
+for _name in ("sum", "mean", "max", "min", "prod", "std", "var", "squeeze", "repeat", "cumsum", "cumprod", "trace",
               "diagonal", "round", "argmax", "argmin", "argsort", "take", "any", "all", "nonzero", "searchsorted"):
     setattr(Dual, _name, (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(getattr(np, _name)))
+Dual.clip = lambda self, *bounds, **k: np.clip(self, *bounds, *[None] * (len(bounds) == 1 and "max" not in k), **k)
+"""`x.clip(lo)`: an array method's one bound is the lower one (np.clip(x, lo) raises: it wants both)."""

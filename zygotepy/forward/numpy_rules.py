@@ -1,6 +1,6 @@
 """Forward (tangent) rules for NumPy functions beyond the elementwise, linear and product ones of rules.py: products and
 their scans, differences, order statistics, nan-ignoring and weighted reductions, integration, polynomials,
-interpolation, and the FFTs (linear: rules.py's `linear`).
+interpolation, the FFTs (linear: rules.py's `linear`), and clip (its bounds given by keyword moved to their positions).
 
 Like every tangent rule they compute with NumPy's functions on the primals, which may be dual numbers of an outer
 level; what only decides *which* entries count (an ordering, a nan mask, the interval a point falls in) is read from
@@ -9,7 +9,7 @@ the stripped values. Keyword arguments are constants (dual.apply refuses a keywo
 import numpy as np
 
 from ..errors import ForwardModeError
-from .dual import by_keyword, dispatch, strip, tangent_rule
+from .dual import KEYWORDS_BY_POSITION, by_keyword, dispatch, strip, tangent_rule
 from .rules import _total, extremum, linear
 
 _FFTS = (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2,
@@ -275,3 +275,39 @@ def angle(fn, p, t, kw):
     z = strip(p[0])
     d = np.imag(np.asarray(t[0]) / np.where(z == 0, 1.0, z)) * (180 / np.pi if (p[1:] or [kw.get("deg")])[0] else 1.0)
     return y, d
+
+
+# --- clip ----------------------------------------------------------------------------------------------------------------
+@tangent_rule(np.clip, np._core.umath.clip)  # (the ufunc: an array's own `x.clip(lo, hi)` given a dual bound calls it)
+def clip(fn, p, t, kw):
+    """NumPy computes clip(x, lo, hi) as minimum(maximum(x, lo), hi), so where the bounds cross (lo > hi) every entry
+    is hi: the upper bound wins over the lower one. At a boundary (x == lo) the tangent is x's. Both as the reverse
+    rule (adjoints/numpy/select.py) sends the cotangent."""
+    if len(p) > 3:  # (`np.clip(z, a, b, z)`: its output array given by position)
+        raise ForwardModeError("np.clip with an output array in forward mode: write `z = np.clip(z, a, b)`")
+    y = dispatch(fn, p, kw)  # (np.clip(x, lo) without a_max= raises NumPy's own TypeError here)
+    if all(ti is None for ti in t):
+        return y, None
+    x, lo, hi = p
+    tx, tlo, thi = (0.0 if ti is None else ti for ti in t)
+    xs = np.asarray(strip(x))
+    raised = xs if lo is None else np.maximum(xs, strip(lo))
+    above = raised > strip(hi) if hi is not None else False
+    below = xs < strip(lo) if lo is not None else False
+    return y, np.where(above, thi, np.where(below, tlo, tx))
+
+
+def _clip_bounds_by_position(args, kwargs):
+    """`np.clip(x, a_min=lo, max=hi)`: the bounds given by keyword (NumPy 2.1's `min=`/`max=` too) moved to their
+    positions, where the rule takes their tangents (dual.apply refuses a keyword carrying one). A call naming a bound
+    twice is left as it is, for NumPy to refuse."""
+    names = (("a_min", "min"), ("a_max", "max"))
+    given = [[n for n in pair if n in kwargs] for pair in names]
+    if not args or not any(given) or any(len(g) > 1 for g in given) or any(given[:len(args) - 1]) or len(args) > 3:
+        return args, kwargs
+    rest = {k: v for k, v in kwargs.items() if k not in (*names[0], *names[1])}
+    bounds = [*args[1:], *(kwargs[g[0]] if g else None for g in given[len(args) - 1:])]
+    return (args[0], *bounds), rest
+
+
+KEYWORDS_BY_POSITION[np.clip] = _clip_bounds_by_position

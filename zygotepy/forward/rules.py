@@ -320,7 +320,7 @@ def bilinear(fn, p, t, kw):
                       None if t[1] is None else dispatch(fn, [p[0], t[1], *p[2:]], kw)])
 
 
-# --- selections ----------------------------------------------------------------------------------------------------------
+# --- selections (np.clip's rule: numpy_rules.py) ----------------------------------------------------------------------
 @tangent_rule(np.where)
 def where(fn, p, t, kw):
     if len(p) == 1:
@@ -329,23 +329,6 @@ def where(fn, p, t, kw):
     ta = t[1] if t[1] is not None else 0.0
     tb = t[2] if t[2] is not None else 0.0
     return dispatch(fn, p, kw), None if t[1] is None and t[2] is None else np.where(strip(cond), ta, tb)
-
-
-@tangent_rule(np.clip)
-def clip(fn, p, t, kw):
-    if len(p) > 3:  # (`np.clip(z, a, b, z)`: its output array given by position)
-        raise ForwardModeError("np.clip with an output array in forward mode: write `z = np.clip(z, a, b)`")
-    bounds = (kw.get("a_min", kw.get("min")), kw.get("a_max", kw.get("max")))  # (`min=`/`max=`: NumPy 2.1's names)
-    x, lo, hi = (*p, *bounds[len(p) - 1:])[:3] if len(p) < 3 else p
-    y = dispatch(fn, p, kw)
-    if all(ti is None for ti in t):
-        return y, None
-    tx, tlo, thi = (*t, None, None)[:3]
-    xs = strip(x)
-    below = xs < strip(lo) if lo is not None else False
-    above = xs > strip(hi) if hi is not None else False
-    inner = np.where(above, thi if thi is not None else 0.0, tx if tx is not None else 0.0)
-    return y, np.where(below, tlo if tlo is not None else 0.0, inner)
 
 
 @tangent_rule(np.max, np.min, np.amax, np.amin)

@@ -34,6 +34,7 @@ from ..adjoints import registry
 from ..ast_adjoint.call_checks import installed, library
 from ..ast_adjoint.dispatch import J, J_kw
 from ..ast_adjoint.guards_runtime import class_of
+from ..ast_adjoint.source import _FUTURE_FLAGS as FUTURE_FLAGS
 from ..ast_adjoint.source import SourceUnavailable, get_source
 from ..ast_adjoint.text_checks import READERS
 from ..errors import ForwardModeError, MissingTangentRule, ZygoteError
@@ -107,7 +108,9 @@ def _compile(fn):
     for n in [factory, *binds]:
         ast.copy_location(n, node)
     module = ast.fix_missing_locations(ast.Module([factory], []))
-    compiled = compile(module, src.filename, "exec")
+    # (under the `__future__` features of the user's file: `from __future__ import annotations` leaves a nested def's
+    # annotations unevaluated, names imported only under `typing.TYPE_CHECKING` included)
+    compiled = compile(module, src.filename, "exec", flags=code.co_flags & FUTURE_FLAGS, dont_inherit=True)
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
     return inner.replace(co_name=code.co_name, co_qualname=code.co_qualname) \

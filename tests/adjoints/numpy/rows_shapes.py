@@ -119,6 +119,8 @@ SHAPE_ROWS = [
       if hasattr(np, "astype") else []),
     *(row(op, ANY, shapes=[(None,), ((),), ((3,),), ((2, 3),)]) for op in (np.atleast_1d, np.atleast_2d,
                                                                           np.atleast_3d)),
+    *(row(op, ANY, ANY, ANY, shapes=[((), (3,), (2, 3)), (None, (1, 2, 3), (4,))], label=f"{op.__name__}[several]")
+      for op in (np.atleast_1d, np.atleast_2d, np.atleast_3d)),
     row(np.ndarray.item, ANY, shapes=[((1,),), ((1, 1),)]),
     row(np.ndarray.item, ANY, 4, shapes=[((2, 3),)], none=(1,), label="ndarray.item[flat index]"),
     row(np.ndarray.item, ANY, 1, 0, shapes=[((2, 3),)], none=(1, 2), label="ndarray.item[i, j]"),

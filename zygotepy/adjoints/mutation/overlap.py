@@ -1,12 +1,16 @@
 """Arrays that share memory (a view, a view of a view, `W.T`, `W.reshape(3)[0]`, however it was made), matched element
 by element by address at run time (`Overlap`), so a cotangent reaches exactly the elements an update through either of
 them changed. The links' rules (links.py, held.py, loop_links.py) route cotangents between such arrays with these.
+A view whose own positions share memory (`overlaps_itself`: a broadcast view, overlapping `as_strided` windows) can be
+read, but a write through it is refused (`refuse_overlapping_write`): the store rules follow one position per element.
 """
 import numpy as np
 
 from ...ast_adjoint import mutate as mt
+from ...ast_adjoint.call_checks import call_site
 from ...backends import is_array_type, namespace, on as device_of
 from ...errors import ZygoteError
+from ...runtime.context import current
 
 
 def shares_memory(a, b):
@@ -98,10 +102,61 @@ def _addresses(a):
     return a.__array_interface__["data"][0] + off.reshape(-1)
 
 
+_EXACT_SIZE = 1 << 20  # (a bigger view whose strides do not nest is taken to overlap itself: its writes are refused)
+
+
+def overlaps_itself(x):
+    """Do two positions of the NumPy array `x` share memory: a zero stride on an axis longer than 1
+    (`np.broadcast_arrays`' views), windows `as_strided(y, (3, 2), (8, 8))` (`w[i, j]` is `y[i + j]`)? Strides that
+    nest (each axis's at least the span of the axes with smaller ones, as every view slicing makes) say no at once;
+    otherwise the addresses of a view of up to 2**20 elements are compared, and a bigger one is taken to."""
+    if not isinstance(x, np.ndarray) or x.size < 2 or x.flags.c_contiguous or x.flags.f_contiguous:
+        return False
+    span = x.itemsize
+    for stride, n in sorted((abs(st), n) for st, n in zip(x.strides, x.shape, strict=True) if n > 1):
+        if stride < span:
+            break
+        span += stride * (n - 1)
+    else:
+        return False
+    if x.size > _EXACT_SIZE:
+        return True
+    return bool((np.diff(np.sort(_addresses(x))) < x.itemsize).any())
+
+
+def refuse_overlapping_write(x):
+    """Refuse an update in place of the real or complex NumPy array `x` whose positions share memory. A store's rule
+    takes each position for an element of its own: it would hand the written value the cotangent of the position
+    written only (the element's others read the value too), and keep the old value's cotangent at those others; and
+    which of several values written to one element stays is NumPy's order of writing. Data (ints, bools) carries no
+    gradient: written as NumPy does."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fc" and overlaps_itself(x):
+        raise ZygoteError(f"{call_site() or 'an update in place'}: zygotepy cannot differentiate writes through a view "
+                          f"whose elements share memory (an as_strided or broadcast view): copy it first, or write "
+                          f"into the base array")
+
+
+def _written_now(x):
+    """Did the update whose links are running write into `x`: a loop's item stores into it, or its own writes in the
+    log (`update_writes`, links.py `link_begins`)? Those are set again at a link when the log grew since the last one,
+    which every journal entry makes it do; with no entry yet in this forward (a loop's item stores alone), they may be
+    a previous call's, with nothing to say of this one's log."""
+    ctx = current()
+    if id(x) in ctx.item_arrays:
+        return True
+    start, end = ctx.update_writes
+    return bool(ctx.entries) and id(x) in ctx.log[start:end]
+
+
 def overlap(parent, child):
     """An `Overlap` of two arrays sharing memory, None if they share none, "opaque" if their elements do not line up
-    (a `.view(dtype)`, `.real` of a complex array)."""
+    (a `.view(dtype)`, `.real` of a complex array). Where the update these links follow wrote into one of them and its
+    positions share memory (`np.add(w, v, out=w)`, `w += v`, a loop's `w[i] = v`), it is refused: the update's rule
+    followed one position per element."""
     parent, child = mt.host_memory(parent), mt.host_memory(child)
+    for side in (parent, child):
+        if isinstance(side, np.ndarray) and side.dtype.kind in "fc" and _written_now(side) and overlaps_itself(side):
+            refuse_overlapping_write(side)
     if _device_view(parent) or _device_view(child) or unseen_pair(parent, child):
         raise ZygoteError(f"zygotepy cannot follow an update in place through a view of a {type(parent).__name__} on "
                           f"a device (where its elements live cannot be read); copy the view before updating it, or "
@@ -127,11 +182,14 @@ def overlap(parent, child):
 
 
 def _is_slot(parent, key, child):
-    """Is the array `child` exactly the memory of `parent[key]` (`row = m[0]`), not just some view of it?"""
+    """Is the array `child` exactly the memory of `parent[key]` (`row = m[0]`), not just some view of it? Not where
+    `parent`'s positions share memory (`a[:, 0]` of a broadcast `a`): its other positions of those elements are read
+    too, so the cotangents go by address (`Overlap`), summed over them."""
     try:
         slot = parent[key]
     except (IndexError, TypeError, ValueError):
         return False
     return isinstance(slot, np.ndarray) and slot.base is not None and slot.shape == child.shape and \
         slot.strides == child.strides and slot.__array_interface__["data"][0] == child.__array_interface__["data"][0] \
-        and not any(n > 1 and st == 0 for n, st in zip(slot.shape, slot.strides, strict=True))
+        and not any(n > 1 and st == 0 for n, st in zip(slot.shape, slot.strides, strict=True)) \
+        and not overlaps_itself(parent)

@@ -27,6 +27,7 @@ from ..structures.common import like
 from ..structures.dicts import key_cotangent, took_lookup_key
 from ..structures.indexing import structured_refused
 from .held import _split, _where_held, may_hold_deeper
+from .overlap import refuse_overlapping_write
 
 
 def _repeats(index, shape):
@@ -65,6 +66,8 @@ def _added(into, grads):
 def _set_number(x, index, value):
     """`x[i] = v` for an int `i`, a 1-d real array `x` and a real number `v`: the update a loop makes item by item,
     with a journal entry that copies nothing and a `back` that skips the general case's checks."""
+    if -x.itemsize < x.strides[0] < x.itemsize and x.size > 1:  # (its positions share memory: a broadcast view)
+        refuse_overlapping_write(x)
     entry = mt.ItemEntry(x, index)
     x[index] = value
     number = type(value) is not bool  # an int written into a float array is a real number from then on
@@ -97,6 +100,7 @@ def setitem(x, index, value):
         if isinstance(x, np.ndarray) and x.dtype.kind == "O":  # (`objs = np.empty(n, dtype=object); objs[i] = v`)
             for v in value.flat if isinstance(value, np.ndarray) and value.dtype.kind == "O" else (value,):
                 refuse_object(v)
+        refuse_overlapping_write(mt.host_memory(x))  # (`w[1, 0] = v` where w[1, 0] is w[0, 1]: overlap.py)
         keep = _repeats(index, np.shape(x)) if type(index) is not int else None
         written_real = getattr(x, "dtype", None) is None or x.dtype.kind in "fc"
         entry = mt.journal_slot(x, index)

@@ -117,16 +117,35 @@ _LIFTS = {np.atleast_1d: 1, np.atleast_2d: 2, np.atleast_3d: 3}
 
 
 def _lift_rule(fn):
-    """np.atleast_1d/2d/3d: NumPy's converter rule; another library's array is reshaped in its namespace."""
+    """np.atleast_1d/2d/3d: NumPy's converter rule; another library's array is reshaped in its namespace. Given several
+    arrays (`a, b = np.atleast_1d(x, y)`), NumPy returns a tuple of them (a list before NumPy 2): each is lifted by the
+    one-array rule, and each part of the tuple's cotangent goes back through its own."""
     numpy_rule, n = _converter(fn), _LIFTS[fn]
 
     def rule(*arys):
-        if len(arys) == 1 and type(arys[0]) is not np.ndarray and is_foreign(arys[0]):
+        if len(arys) != 1:
+            return _lifted_each(rule, arys)
+        if type(arys[0]) is not np.ndarray and is_foreign(arys[0]):
             x = arys[0]
             return _atleast(x, n), lambda dy: (None if dy is None else namespace(x).reshape(dy, tuple(x.shape)),)
         return numpy_rule(*arys)
     rule.__qualname__ = f"{fn.__name__}_rule"
     return adjoint(fn)(rule)
+
+
+_SEVERAL = type(np.atleast_1d(0.0, 0.0))  # (the sequence NumPy returns several lifted arrays in)
+
+
+def _lifted_each(one, arys):
+    """`np.atleast_nd(x, y, ...)`: the one-array rule `one` applied to each array, the results in NumPy's sequence;
+    its back hands each result's cotangent (None where that result was not used) to that result's back."""
+    pairs = [one(a) for a in arys]
+
+    def back(dy):
+        if dy is None:
+            return _nones(arys)
+        return tuple(None if d is None else b(d)[0] for (_, b), d in zip(pairs, dy, strict=True))
+    return _SEVERAL(y for y, _ in pairs), back
 
 
 for _fn in _LIFTS:

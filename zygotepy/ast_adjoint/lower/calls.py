@@ -19,6 +19,7 @@ from ..guards_runtime import isscalar, kept_iterator_taken_in_part
 from ..call_checks import IN_PLACE_CALLS, IN_PLACE_DUNDERS
 from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS, _calls
+from .lineage import TAKES_OUT, TAKES_OUT_METHODS
 from .scan import _LIBRARY_PACKAGES, CALLING_BACK, constructor_updates, may_update_in_place, positional_out, pure_method, \
     updating_method_name
 
@@ -148,7 +149,10 @@ class Calls:
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))],
                                               kept)
                 if updating_method_name(func.attr):  # `y = lst.pop()`
-                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))])
+                    out = self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))])
+                    if func.attr in TAKES_OUT_METHODS:
+                        self.note_taken_out(out, obj)
+                    return out
                 if self.updating_method(func.attr) or self.object_attribute(func.attr):
                     # `a = sim.decay()`: a user method that may update its object; `self.cell(x)`: a callable object
                     return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))],
@@ -218,8 +222,11 @@ class Calls:
                                           range(len(args), len(args) + 1 + len(kwargs)))
             return self.mutating_call(fn, args, kwargs, star, hint, range(len(args) + len(kwargs)))
         if isinstance(fn, Global) and args and updates_first(self.resolve(fn.path)):  # `r = np.add.at(y, i, v)`
-            return self.mutating_call(fn, args, kwargs, star, hint, [0],  # (a user's updating rule: always its own,
-                                      site=registry.is_user_rule(self.resolve(fn.path)))  # user_updates.py)
+            out = self.mutating_call(fn, args, kwargs, star, hint, [0],  # (a user's updating rule: always its own,
+                                     site=registry.is_user_rule(self.resolve(fn.path)))  # user_updates.py)
+            if self.resolve(fn.path) in TAKES_OUT:  # `_, _, top = heapq.heappop(h)`
+                self.note_taken_out(out, args[0])
+            return out
         if self.updating_helper(fn) or self.updating_nested(func) or self.gives_updating_callable(fn, node):
             # (`sorted(xs, key=k)`, `list(map(cell, xs))`: what it calls may update in place, `k` itself included)
             # `loss = step(state, x)`, where step updates `state`: as a call statement

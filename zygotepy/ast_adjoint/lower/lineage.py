@@ -1,7 +1,19 @@
 """Lineages for lower(): which names refer to one object (a *lineage*), and the links between objects (an object read
 out of another, `row = m[0]`; one held in another, `lst = [W]`), which an update in place follows (see mutation.py).
 """
+import heapq
+
 from ..ir import Const, Var
+
+# the calls that give back an item they take out of their first argument (`o = todo.pop(0)`, `k, v = d.popitem()`,
+# `_, _, top = heapq.heappop(h)`): a method by its name, whatever its object, or a library function
+TAKES_OUT_METHODS = frozenset(("pop", "popitem", "popleft"))
+TAKES_OUT = frozenset((heapq.heappop, heapq.heappushpop, heapq.heapreplace))
+
+
+def _slice_key(key):
+    """Is the item key `key` (an atom) a slice (`objs[:]`, `objs[1:]`): what it reads a copy of the items?"""
+    return isinstance(getattr(key, "value", None), slice)
 
 
 class Lineages:
@@ -73,6 +85,50 @@ class Lineages:
         one reaches the other (put_held / refresh_held find where at run time, by identity)."""
         for item in items:
             self.note_child(item, "held", holder, Const(self.line))
+
+    def note_taken_out(self, result, container):
+        """`result` was taken out of `container` (`o = todo.pop(0)`, `_, _, top = heapq.heappop(h)`), so it is no
+        longer there at run time: an update of it passed on through the container (to which the call links it:
+        lower/updates.py `mutating_call`) would reach none of the objects that still hold it (`objs` of
+        `todo = [objs[0], objs[1]]` or of `todo = objs[:]`, the objects in a heap's tuples). The objects no name
+        refers to that the container held when the call began (`objs[0]`, a heap's tuples) are linked as held in
+        `result` (it may be one of them, or hold it), so its update reaches them and their holders (found by
+        identity at run time: put_held / refresh_held), and theirs reach it; a named one is reached through the
+        container's own link already. And `result` is held in what the container is a slice of (`todo = objs[:]`
+        holds the items of `objs`)."""
+        if not isinstance(result, Var) or not isinstance(container, Var):
+            return
+        rlin = self.lineage_of(result)
+        same = self.same_objects(self.lineage_of(container))
+        named = {self.lineage.get(v) for n, v in self.env.items() if isinstance(v, Var) and not n.startswith(".")}
+        entry = ("held", rlin, Const(self.line))
+        for child, links in list(self.parents.items()):
+            if child != rlin and child not in same and child not in named \
+                    and any(p in same and k != "view" for k, p, _ in links) \
+                    and not any(k == "held" and p == rlin for k, p, _ in links):  # (a dict's view: made again)
+                links.append(entry)
+        copied = {p for lin in same for k, p, key in self.parents_of(lin) if k == "item" and _slice_key(key)}
+        links = self.parents.setdefault(rlin, [])
+        for parent in sorted(copied - same - {rlin}):
+            if not any(k == "held" and p == parent for k, p, _ in links):
+                links.append(("held", parent, Const(self.line)))
+
+    def same_objects(self, lin):
+        """`lin` and the lineages that may name its object too: a loop body's last version of it (a comprehension's
+        list, filled by `append`: `loop_joins`) or the carried one of that, an if's arms where it is their join
+        (`joins`)."""
+        same, work = {lin}, [lin]
+        while work:
+            cur = work.pop()
+            more = [last for last, carried in self.loop_joins.items() if cur in carried]
+            more += self.loop_joins.get(cur, [])
+            if cur in self.joins:
+                more += [p for k, p, _ in self.parents_of(cur) if k == "held"]
+            for other in more:
+                if other not in same:
+                    same.add(other)
+                    work.append(other)
+        return same
 
     def related(self, lin, up, skip):
         """The lineages reachable from `lin` through links, nearest first: its holders and their holders (`up`), or

@@ -2,6 +2,7 @@
 place, nor the lists `enumerate` or `zip` walk change their length, while the loop runs. Part of the runtime helpers
 generated code calls (re-exported by runtime.py, which generated code and the rules reach as `rt.<name>`).
 """
+import collections
 import itertools
 import operator
 
@@ -18,23 +19,39 @@ class LazyWatch:
     such an iterator's items when the loop begins (the rules of `reversed`, `map` and `filter` make lists; a generator
     expression is lowered as one), Python as the loop reaches them: an update of one of those objects during the loop,
     in a helper whose code the lowering of the loop cannot see, would leave the items after it stale, and a list whose
-    length changes would give another number of iterations. `lazy_unchanged` refuses both before the next item."""
-    __slots__ = ("ids", "seen", "sized", "stored")
+    length changes would give another number of iterations. `lazy_unchanged` refuses both before the next item. And
+    the dicts and sets the loop walks (`for k, v in d.items()`), whose size Python's iterator checks at each item it
+    gives, raising RuntimeError, where zygotepy's list of them, taken when the loop begins, would go on."""
+    __slots__ = ("ids", "seen", "sized", "stored", "views")
 
-    def __init__(self, ids, seen, sized, stored):
-        self.ids, self.seen, self.sized, self.stored = ids, seen, sized, stored
+    def __init__(self, ids, seen, sized, stored, views=()):
+        self.ids, self.seen, self.sized, self.stored, self.views = ids, seen, sized, stored, views
 
 
 def watch_lazy(lazy, *sources):
     """Before a loop: what `lazy_unchanged` checks at each iteration. The first `lazy` of `sources` are what lazy
     iterators walk (watched for any update in place: by their ids, and their base's for a view), the rest lists whose
-    length is watched."""
+    length is watched. `lazy` may be a triple instead: (that, how many lists (or dicts) enumerate or zip walk, how many
+    dicts and sets the loop walks, last)."""
+    lazy, walked, _ = lazy if type(lazy) is tuple else (lazy, len(sources) - lazy, 0)
     ctx = current()
     ids = tuple(() if isinstance(s, ATOMIC) else
                 (id(s), id(s.base)) if isinstance(s, np.ndarray) and s.base is not None else (id(s),)
                 for s in sources[:lazy])
     return LazyWatch(ids, len(ctx.log), tuple((s, len(s)) if isinstance(s, (list, dict)) else None
-                                              for s in sources[lazy:]), _stored(ctx, ids))
+                                              for s in sources[lazy:lazy + walked]), _stored(ctx, ids),
+                     tuple(map(_view, sources[lazy + walked:])))
+
+
+_NO_KEY = object()
+
+
+def _view(walked):
+    """What a loop over a dict (its keys, values or items) or a set keeps of it: (it, its size, a dict's last key), as
+    Python's iterator keeps its size; None for anything else (a list walked directly is walked as it is now)."""
+    if isinstance(walked, dict):
+        return walked, len(walked), next(reversed(walked)) if walked else _NO_KEY
+    return (walked, len(walked), _NO_KEY) if isinstance(walked, set) else None
 
 
 def _stored(ctx, ids):
@@ -53,7 +70,13 @@ def _stores(run):
 def lazy_unchanged(watch, where):
     """At the start of an iteration of a loop `watch_lazy` watches: refuse when an object a lazy iterator walks was
     updated in place since the loop began, or a list it walks by `enumerate` or `zip` changed its length (`where`:
-    file, line, the names of the objects, in the order `watch_lazy` had them)."""
+    file, line, the names of the objects, in the order `watch_lazy` had them); raise Python's RuntimeError where a dict
+    or a set the loop walks changed its size. After a loop left by no `break` (`where` has a fourth part, saying which
+    of those dicts and sets Python's iterator is asked for one more item then), those alone."""
+    if len(where) > 3:
+        _views_unchanged(watch, where, where[3])
+        return
+    _views_unchanged(watch, where, (True,) * len(watch.views))
     changed = lazy_changed(watch)
     if changed is not None:
         name = where[2][changed]
@@ -68,6 +91,26 @@ def lazy_unchanged(watch, where):
                 f"a loop over enumerate() or zip() of {name!r} whose body changes the length of {name!r}", where[0],
                 where[1], hint="zygotepy takes their items when the loop begins, so the number of iterations is "
                 "fixed then; loop over the list itself, or by index with a while loop")
+
+
+def _views_unchanged(watch, where, asked):
+    """Raise as Python's iterator of a dict or a set does, asked for an item after the loop's body changed its size
+    (`asked`: which of the watched ones it is asked); refuse a dict whose keys were replaced at the same size (the
+    last key differs), which Python's iterator walks as they are then, or refuses with RuntimeError too."""
+    names = where[2][len(watch.ids) + len(watch.sized):]
+    for view, name, ask in zip(watch.views, names, asked):
+        if view is None or not ask:
+            continue
+        walked, size, last = view
+        if len(walked) != size:
+            raise RuntimeError("Set changed size during iteration" if isinstance(walked, set) else
+                               "OrderedDict mutated during iteration" if isinstance(walked, collections.OrderedDict)
+                               else "dictionary changed size during iteration")
+        if last is not _NO_KEY and next(reversed(walked)) is not last and next(reversed(walked)) != last:
+            raise UnsupportedSyntax(
+                f"a loop over the dict {name!r} whose body replaces its keys", where[0], where[1],
+                hint="Python's iterator walks the keys as they are then (or raises RuntimeError), zygotepy those of "
+                "the start: loop over list(...) of its items")
 
 
 def lazy_changed(watch):

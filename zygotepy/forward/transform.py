@@ -113,8 +113,28 @@ def _compile(fn):
     compiled = compile(module, src.filename, "exec", flags=code.co_flags & FUTURE_FLAGS, dont_inherit=True)
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
-    return inner.replace(co_name=code.co_name, co_qualname=code.co_qualname) \
-        if hasattr(code, "co_qualname") else inner.replace(co_name=code.co_name)
+    if not hasattr(code, "co_qualname"):
+        return inner.replace(co_name=code.co_name)
+    return _requalified(inner.replace(co_name=code.co_name), inner.co_qualname, code.co_qualname)
+
+
+def _requalified(code, made, user):
+    """`code` and its nested code with the qualified names of the user's text: compiled inside the factory, a nested
+    `def inner` is `__zygote_factory__.<locals>.__zygote_fn__.<locals>.inner`, which its function objects (and
+    errors naming them) would show."""
+    consts = tuple(_requalified(c, made, user) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    qualname = user + code.co_qualname[len(made):] if code.co_qualname.startswith(made) else code.co_qualname
+    return code.replace(co_qualname=qualname, co_consts=consts)
+
+
+def _with_nested(code):
+    """`code` and every code object nested in it: the functions transformed code makes (a nested `def`, a lambda, a
+    comprehension) are transformed already. Read again from the file, their text is not their code (calls routed
+    through `call`, `except` handlers starting with `call.own_errors()`), which `get_source` refuses as an edit."""
+    yield code
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from _with_nested(c)
 
 
 def _transformed_code(fn):
@@ -123,7 +143,7 @@ def _transformed_code(fn):
     if hit is None:
         try:
             hit = _compile(fn)
-            _TRANSFORMED.add(hit)
+            _TRANSFORMED.update(_with_nested(hit))
         except SourceUnavailable as e:
             hit = e
         _CODES[code] = hit

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.dispatch import J, differentiable
+from ...ast_adjoint.guards_runtime import carries_gradient
 from ...backends import is_array_type
 from ...errors import ZygoteError
 from ...structgrad import StructGrad
@@ -132,8 +133,11 @@ def _holds_container(cell):
 def iter_(*args):
     """`iter(seq)`: its iterator's cotangent is the list of its items' (see `iterate` and `next_`)."""
     if len(args) != 1:
-        if any(differentiable(a) for a in args):
-            raise ZygoteError("zygotepy cannot differentiate iter(callable, sentinel)")
+        if any(differentiable(a) for a in args) or _reads_gradient(args[0]):
+            where = call_site()
+            raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate iter(callable, sentinel) "
+                              f"whose callable reads (or whose sentinel is) a value carrying a gradient: Python calls it "
+                              f"as the items are taken, where zygotepy sees none of it; write a while loop calling it")
         return iter(*args), lambda dy: (None,) * len(args)
     seq = args[0]
     method = python_iter(seq)
@@ -152,6 +156,14 @@ def iter_(*args):
     watch = rt.watch_lazy(1, seq) if isinstance(seq, (list, np.ndarray)) else None
     return make_items(items, watch), lambda dy: (
         None if _item_cotangents(dy) is None else like(seq, _item_cotangents(dy)),)
+
+
+def _reads_gradient(fn):
+    """May the callable of `iter(callable, sentinel)` return a value carrying a gradient? Its closure, defaults, object
+    or partial's arguments (`carries_gradient`), or the object a built-in method is bound to (`it.__next__`,
+    `vals.pop`)."""
+    owner = getattr(fn, "__self__", None)
+    return carries_gradient(fn) or not isinstance(owner, types.ModuleType) and differentiable(owner)
 
 
 def _item_cotangents(dy):

@@ -12,6 +12,10 @@ a name such an iterator was assigned to (`it = iter(y)`, then `for v in it:`).
 (`refresh_iter`), but they also run as long as the list is then: a body that inserts into or removes from the list
 changes how many iterations there are, which a list taken when the loop began cannot. Where the body passes the list
 to a call or deletes from it, the loop watches its length and refuses a change.
+
+A loop over a dict (`d`, `d.items()`, ...) or a set walks zygotepy's list of its items too, where Python's iterator
+raises RuntimeError once the body changed the size: where the body may (`d[k] = v`, a call, `del`), the loop watches
+the size, at each iteration and, for a loop no `break` or `return` leaves, after the last (`_walked_views`).
 """
 import itertools
 import random
@@ -34,7 +38,10 @@ LAZY_ITERTOOLS = frozenset({itertools.chain, itertools.chain.from_iterable, iter
                             itertools.zip_longest, itertools.pairwise, itertools.starmap, itertools.product,
                             itertools.combinations, itertools.combinations_with_replacement,
                             itertools.permutations})
-_WALKERS = {"enumerate", "zip"}  # what they walk, they walk lazily too
+_FRESH = {"range", "sorted", "list", "tuple", "set", "frozenset", "dict"}  # builtins making a new object of their items
+_WALKERS = {"enumerate", "zip"}
+_GENERATOR_ONLY = {"send", "throw", "close"}  # a generator's methods (and its `gi_*` attributes) an iterator lacks
+_VIEWS = {"items", "keys", "values"}  # a dict's views, which a loop walks with an iterator of the dict  # what they walk, they walk lazily too
 _USED_UP = {"sum", "list", "tuple", "set", "frozenset", "sorted", "min", "max", "dict"}  # (builtins taking every item)
 # the draws of random generators (NumPy's Generator and RandomState, `np.random.*`, `random.*`), which update the
 # generator's state: items computed ahead draw numbers Python never draws
@@ -88,6 +95,50 @@ def _walked_names(expr):
     if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and expr.func.id in _WALKERS:
         return [name for a in expr.args for name in _walked_names(a)]
     return []
+
+
+def _walked_views(expr, asked=True):
+    """(name, asked) for each name whose dict or set a loop over `expr` walks with an iterator of its own: `d`,
+    `d.items()`, `d.keys()`, `d.values()`, itself or through `enumerate` or `zip`. `asked`: is that iterator asked for
+    one more item after the last iteration (where Python's raises too): walked itself, by enumerate, or first in zip."""
+    if isinstance(expr, gast.Name):
+        return [(expr.id, asked)]
+    if not isinstance(expr, gast.Call) or expr.keywords:
+        return []
+    func = expr.func
+    if isinstance(func, gast.Attribute) and func.attr in _VIEWS and isinstance(func.value, gast.Name) \
+            and not expr.args:
+        return [(func.value.id, asked)]
+    if isinstance(func, gast.Name) and func.id in _WALKERS:
+        return [view for k, a in enumerate(expr.args) for view in _walked_views(a, asked and (
+            func.id == "enumerate" or k == 0))]
+    return []
+
+
+def _may_resize_view(stmts, name):
+    """Could `stmts` change the size of the dict or set `name`: call anything (`d.pop(k)`, a helper given it or holding
+    it), delete, store an item of it (`d[k] = v` adds a key), or update it with an operator (`s |= t`)?"""
+    for n in (m for s in stmts for m in gast.walk(s)):
+        if isinstance(n, (gast.Call, gast.Delete)):
+            return True
+        targets = n.targets if isinstance(n, gast.Assign) else [n.target] if isinstance(n, gast.AugAssign) else []
+        if any(isinstance(t, gast.Name) and t.id == name and isinstance(n, gast.AugAssign)
+               or isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name) and t.value.id == name
+               for t in targets):
+            return True
+    return False
+
+
+def _returns(stmts):
+    """Does a `return` occur in `stmts` (not one of a function nested in them)?"""
+    work = list(stmts)
+    while work:
+        n = work.pop()
+        if isinstance(n, gast.Return):
+            return True
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):
+            work.extend(gast.iter_child_nodes(n))
+    return False
 
 
 def _free_names(parts):
@@ -188,6 +239,7 @@ class LazyIterators:
         kept in a name, given to zip or a helper, a loop that may stop early): zygotepy computes every item, with its
         update, when it is made, Python each as it is taken. One that `sum`, `list`, ... or a loop without `break`
         uses up at once does the same updates in the same order. True where the items may be taken in part."""
+        self.refuse_generator_methods(node)
         if self.taken_whole(node) or library(self.code.co_filename):  # (the standard library's `type(obj)(f(v) for v in obj)`)
             return False
         for n in gast.walk(node):
@@ -202,10 +254,29 @@ class LazyIterators:
                           "as it is taken: use a list comprehension, or a loop")
         return True
 
+    def refuse_generator_methods(self, node):
+        """Refuse `.send`, `.throw`, `.close` or a `gi_*` attribute of the generator expression `node`, read on it or on
+        a name it is assigned to (`g = (...)`, then `g.close()`): zygotepy hands a generator expression out as an
+        iterator over the list of its items, which has none of them (the call failed with AttributeError)."""
+        parent = self.parent_of(node)
+        reads = [parent] if isinstance(parent, gast.Attribute) and parent.value is node else []
+        if isinstance(parent, gast.Assign) and parent.value is node:
+            names = {t.id for t in parent.targets if isinstance(t, gast.Name)}
+            reads += [n for n in gast.walk(self.source_node) if isinstance(n, gast.Attribute)
+                      and isinstance(n.value, gast.Name) and n.value.id in names]
+        for n in reads:
+            if n.attr in _GENERATOR_ONLY or n.attr.startswith("gi_"):
+                self.fail(f"the generator method or attribute .{n.attr} of a generator expression", n,
+                          "zygotepy computes a generator's items when it is made and hands out an iterator over them, "
+                          "which has no generator methods: stop taking items instead of close(), raise with a raise "
+                          "statement instead of throw(), or write a generator function")
+
     def refuse_kept_draws(self, node):
         """An iterator kept in a name (`gen = (mu + rng.normal() for _ in r)`, `map(lambda v: ...)`, then `next(gen)`)
         whose items draw random numbers: computed when it is made, it would draw them all, where Python draws as the
         items are taken (the journal sees no update of a generator's state, which the kept iterator's check reads)."""
+        if isinstance(node, gast.GeneratorExp):  # (`g = (...)`, then `g.close()`)
+            self.refuse_generator_methods(node)
         if library(self.code.co_filename):
             return
         lazy = [node] if isinstance(node, gast.GeneratorExp) else [n for n in gast.walk(node) if isinstance(n, gast.Lambda)]
@@ -268,8 +339,21 @@ class LazyIterators:
                 if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name):
                     parts = _lazy_parts(n.value) or ([n.value] if self.lazy_itertools(n.value) else [])
                     self._lazy_assigned.setdefault(n.targets[0].id, []).extend(parts)
-        return [*_lazy_parts(node.iter), *(p for name in _walked_names(node.iter)
-                                           for p in self._lazy_assigned.get(name, ()))]
+        parts = [*_lazy_parts(node.iter), *(p for name in _walked_names(node.iter)
+                                            for p in self._lazy_assigned.get(name, ()))]
+        return [p for p in parts if not self.walks_fresh(p)]
+
+    def walks_fresh(self, part):
+        """Does the lazy iterator `part` walk an object its argument makes when the iterator is made
+        (`reversed(range(len(lst)))`, `iter(sorted(lst))`, `reversed(list(lst))`)? The names inside are read then,
+        once: a body that deletes from `lst` does not change what the loop walks (the builtin itself, not a name of
+        the function's or its module's)."""
+        if not (isinstance(part, gast.Call) and isinstance(part.func, gast.Name) and part.func.id in ("reversed", "iter")
+                and len(part.args) == 1 and not part.keywords):
+            return False
+        made = part.args[0]
+        return isinstance(made, gast.Call) and isinstance(made.func, gast.Name) and made.func.id in _FRESH \
+            and not any(made.func.id in names for names in (self.locals, self.globals, self.code.co_freevars))
 
     def watch_lazy_sources(self, node):
         """Before the loop `node`: a `rt.LazyWatch` of the local objects a lazy iterator of it walks, when its body
@@ -284,11 +368,17 @@ class LazyIterators:
             sources = []
         walkers = isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name) \
             and node.iter.func.id in _WALKERS and node.iter.func.id not in self.locals
+        asked = {}
+        for name, ask in _walked_views(node.iter):  # (`zip(d, d)`: asked if either is)
+            asked[name] = asked.get(name, False) or ask
+        views = local(n for n in asked if _may_resize_view(node.body, n))
         sized = local(n for n in _walked_names(node.iter) if _may_resize(node.body, n)) if walkers else []
-        if sources or sized:
-            watch = self.call(Const(rt.watch_lazy), [Const(len(sources)), *(v for _, v in sources + sized)],
+        if sources or sized or views:
+            counts = (len(sources), len(sized), len(views)) if views else len(sources)
+            watch = self.call(Const(rt.watch_lazy), [Const(counts), *(v for _, v in sources + sized + views)],
                               hint="_watch")
-            self.lazy_watches[id(node)] = (watch, tuple(n for n, _ in sources + sized))
+            self.lazy_watches[id(node)] = (watch, tuple(n for n, _ in sources + sized + views),
+                                           tuple(asked[n] for n, _ in views))
 
     def check_watches(self, node):
         """At the start of each iteration of the loop `node`: its watch, if it has one."""
@@ -297,4 +387,12 @@ class LazyIterators:
             self.call(Const(rt.lazy_unchanged), [watch[0], Const((self.filename, node.lineno, watch[1]))], hint="_")
 
     def end_watches(self, node):
-        self.lazy_watches.pop(id(node), None)
+        """After the loop `node`: where it walks a dict or a set, and cannot be left by `break` or `return`, Python's
+        iterator is asked for one more item, and raises where the body changed the dict's or set's size in the last
+        iteration too (the checks at the start of each iteration see the others)."""
+        watch = self.lazy_watches.pop(id(node), None)
+        if watch is None or not any(watch[2]) or _breaks(node.body) or _returns(node.body):
+            return
+        line, self.line = self.line, node.lineno
+        self.call(Const(rt.lazy_unchanged), [watch[0], Const((self.filename, node.lineno, *watch[1:]))], hint="_")
+        self.line = line

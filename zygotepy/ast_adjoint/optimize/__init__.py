@@ -55,6 +55,8 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
 
     def _optimized_call(self, s, target, rule, pb, dy, need, plain_forward, plain_back, mutates):
         call, y = s.value, s.out
+        if self.unbound_here(call.args):  # (it raises UnboundLocalError where it runs: the plain pair does that)
+            return None
         into = self.running(call, rule)
         forward, back = self.direct_call(s, target, rule, pb, dy, need, into, plain_forward, plain_back)
         derivative = self.scalar_derivative(call, target)
@@ -74,7 +76,8 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
         """A call with keywords, or one through a variable or with `*args`: the array path where its callee's array
         derivative takes its keywords as literals (`np.sum(x, axis=1, keepdims=True)`), else the plain pair."""
         call = s.value
-        if not call.kwargs or call.star is not None or isinstance(call.fn, Var):
+        if not call.kwargs or call.star is not None or isinstance(call.fn, Var) \
+                or self.unbound_here([*call.args, *(a for _, a in call.kwargs)]):
             return forward, back
         self.binds = []
         forward, back = self.with_array_path(self.array_path(s, callee_object(call.fn, self.globals), pb, dy), forward,
@@ -86,7 +89,7 @@ class Optimizations(Guards, Facts, DirectRules, ScalarPaths, ArrayPaths, ItemPat
         place (`mutate.logged`); on Python numbers (`scalar_paths`) that check is skipped, behind a guard."""
         x = s.value.args[0]
         logged = Assign(s.out, _call(mt.logged, s.value.fn, *s.value.args), s.line)
-        if not OPTIONS.scalar_paths:
+        if not OPTIONS.scalar_paths or self.unbound_here([x]):
             return [logged]
         test = self.hoist(_call(rt.is_scalar, x), x)
         guarded = If(test, [s], [logged], line=s.line)

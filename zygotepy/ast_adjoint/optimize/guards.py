@@ -46,6 +46,7 @@ class Facts:
         self.type_of = {}      # Var -> the atom whose `type(...)` it holds
         self.facts = {}        # Var -> atoms that are Python numbers (`type(a) in _SC`) whenever the Var is true
         self.known = [frozenset()]  # per open region: atoms a guard enclosing it proved to be Python numbers
+        self.joining = []      # per open arm of an `if`: the outputs of its joins, bound only as the arm ends
 
     def note(self, s):
         """What the assignment `s` tells of its output's type."""
@@ -57,12 +58,14 @@ class Facts:
 
     def arm_opened(self, s, side):
         """An arm of `if s.cond`: in the then arm, what the condition proved holds. Returns whether it pushed."""
+        self.joining.append(frozenset(p.out for p in s.phis))
         proven = self.facts.get(s.cond) if side == "then" else None
         if proven:
             self.known.append(self.known[-1] | proven)
         return bool(proven)
 
     def arm_closed(self, pushed):
+        self.joining.pop()
         if pushed:
             self.known.pop()
 
@@ -115,6 +118,16 @@ class Guards:
                       if a not in self.natives and a not in self.known[-1]]
         return tests
 
+    def unbound_here(self, atoms):
+        """The variables among `atoms` that no definition on the path to here binds: a name only the other arm of an
+        `if` assigns, or one assigned further on (`else: out = s * x`, in an arm that does not run). Python raises
+        UnboundLocalError where such a read runs, and the plain pair does the same; the optimised forms would read it
+        where Python does not (a guard hoisted before a loop) or record it for the backward, where it is undefined.
+        (SSA: a variable is defined once, and the open regions hold the definitions that reach here; the outputs of an
+        `if`'s joins count as defined before it, but inside its arms they are not bound yet: a name an arm reads
+        unbound is its first version, which may be a join's output, `h` of `then: h = abs`.)"""
+        return [a for a in atoms if isinstance(a, Var) and (not any(a in d for d in self.defined)
+                                                            or any(a in outs for outs in self.joining))]
 
     def frozen(self, read, line):
         """The backward of a pasted derivative reads the operands the forward used: a module global or a class
@@ -131,8 +144,8 @@ class Guards:
         before it, or a global where nothing the loop runs can rebind one (`rebinding.steady`). `steady`: a value the
         loop carries unchanged counts as unchanged (the guard tests its value at entry; only for guards of what an
         update in place cannot change, such as an array's type, dtype and rank)."""
-        if not self.hoisted:
-            return test
+        if not self.hoisted or self.unbound_here([atom]):
+            return test  # (a name unbound here, read before the loop, would raise where Python does not)
         if isinstance(atom, Global) and resolve_global(atom.path, self.globals) is None:
             return test  # a name the loop may never reach (`np.r_` on a namespace without it): read where it stands
         start, tests, rebinds_none = self.hoisted[-1]

@@ -12,6 +12,7 @@ import operator
 from dataclasses import dataclass, replace
 
 from ...adjoints import registry
+from .. import items
 from .. import runtime as rt
 from ..ir import Assign, Call, Const, Def, If, Loop, Var, atoms
 from ..tidy import rename
@@ -22,6 +23,8 @@ CLOSED = {operator.add, operator.sub, operator.mul, operator.truediv, operator.m
           operator.abs, abs, operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.imod,
           math.sin, math.cos, math.tan, math.exp, math.log, math.sqrt, math.tanh, math.sinh, math.cosh, math.atan,
           math.atan2, math.hypot, math.log1p, math.expm1, math.erf, math.erfc, math.pow, math.asin, math.acos}
+
+_NUMBER_TESTS = (rt.is_scalar, items.is_int)  # (what the scalar paths and an item read's index test)
 
 
 @dataclass
@@ -77,6 +80,8 @@ def entry_tests(loop, carries, candidates):
         for atom, test in cand.tests:
             if isinstance(test, Var):  # computed before the loop: an invariant or a callee identity
                 tests.append(test)
+            elif not _tests_number(test):
+                return None  # (`implied` proves Python numbers only: not an array, as `v = v + v[0]` carries)
             elif atom in implied:
                 continue
             elif atom in carried:
@@ -98,6 +103,14 @@ def entry_tests(loop, carries, candidates):
         if t not in unique:
             unique.append(t)
     return unique, top
+
+
+def _tests_number(test):
+    """Is the guard `test` (a Call on one atom) passed by Python numbers alone (`is_scalar`, an item index's
+    `is_int`)? The reasoning of `entry_tests` follows numbers through CLOSED operations; a carried array's guard (an
+    item read's `is_vector(v)`) checked at entry would say nothing of the next iteration's `v`, and the operations
+    taking it (`v + v[0]`) would lose their own guards, pasting a scalar derivative in for an array."""
+    return isinstance(test, Call) and isinstance(test.fn, Const) and test.fn.value in _NUMBER_TESTS
 
 
 def _closed_inactive(s, implied):

@@ -8,6 +8,7 @@ rules reach as `rt.<name>`.
 import collections
 import contextlib
 import functools
+import sys
 import types
 
 import numpy as np
@@ -28,6 +29,27 @@ def is_scalar(x):
 def class_of(x):
     """`x.__class__`: a dual number's (hessian's reverse pass runs on them) is its value's, as `type(x)`'s is."""
     return type(strip(x)) if type(x) is Dual else x.__class__
+
+
+class _Unbound:
+    """The value of a name on a path where Python would not have bound it (an arm of an `if`, or a loop's body that
+    did not run, assigned it): the lowering's joins give it to the other path (lower/control.py)."""
+    def __repr__(self):
+        return "UNBOUND"
+
+
+UNBOUND = _Unbound()
+
+
+def check_bound(value, name):
+    """The test before a read of a name that some path leaves unbound (lower/expressions.py `checked_read`): Python's
+    own error where it is unbound now, instead of the placeholder flowing on into arithmetic or a list."""
+    if value is UNBOUND:
+        raise UnboundLocalError(_UNBOUND_MESSAGE.format(name))
+
+
+_UNBOUND_MESSAGE = "cannot access local variable '{}' where it is not associated with a value" \
+    if sys.version_info >= (3, 11) else "local variable '{}' referenced before assignment"  # (Python's own words)
 
 
 def pick(cond, a, b):

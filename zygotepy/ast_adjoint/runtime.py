@@ -41,8 +41,10 @@ from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.diffe
     FROM_GENERATOR,
     NATIVE,
     SCALARS,
+    UNBOUND,
     all_true,
     any_array,
+    check_bound,
     class_of,
     differentiable,
     is_complex_like,
@@ -60,15 +62,6 @@ from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.diffe
     pick,
     refuse_eager_items,
 )
-
-
-class _Unbound:
-    """The value of a name on a path where Python would not have bound it."""
-    def __repr__(self):
-        return "UNBOUND"
-
-
-UNBOUND = _Unbound()
 
 
 class _Itself:

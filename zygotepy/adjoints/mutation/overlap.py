@@ -130,7 +130,8 @@ def refuse_overlapping_write(x):
     written only (the element's others read the value too), and keep the old value's cotangent at those others; and
     which of several values written to one element stays is NumPy's order of writing. Data (ints, bools) carries no
     gradient: written as NumPy does."""
-    if isinstance(x, np.ndarray) and x.dtype.kind in "fc" and overlaps_itself(x):
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fc" and x.flags.writeable and overlaps_itself(x):  # (NumPy
+        # refuses a write into a read-only view, `np.broadcast_to`'s, itself)
         raise ZygoteError(f"{call_site() or 'an update in place'}: zygotepy cannot differentiate writes through a view "
                           f"whose elements share memory (an as_strided or broadcast view): copy it first, or write "
                           f"into the base array")

@@ -13,7 +13,7 @@ from .. import runtime as rt
 from ..guards_runtime import eager_items, eager_items_done
 from ..ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
 from .carried_links import links_made
-from .jumps import SCOPES, assigned_names, flat_nodes, has_jumps, plainly_assigned, walk
+from .jumps import SCOPES, assigned_names, flat_nodes, has_jumps, plainly_assigned, test_in_body, walk
 from .region_links import links_after_loop, links_copy, merged_links
 from .scan import augmented_names, mutation_syntax, nodes_no_defs, updating_method_name
 
@@ -50,6 +50,7 @@ class ControlFlow:
                 out = self.temp("_" + name[1:]) if name.startswith(".") else self.new_var(name)
                 node.phis.append(Phi(out, a, b))
                 self.join_link(out, a, b)
+                self.note_maybe_unbound(out, a, b)
                 self.env[name] = out
             else:  # both arms bound the name to the same value
                 self.env[name] = a
@@ -138,8 +139,18 @@ class ControlFlow:
                 return
 
     def stmt_If(self, node):
-        test = self.expr(node.test)
+        test = self.truth(node.test, self.expr(node.test))
         self.join(test, lambda: self.block(node.body), lambda: self.block(node.orelse))
+
+    def truth(self, node, test):
+        """The truth of the value `test` (of the expression `node`) taken once, as Python's `if` takes it, where it
+        may be an object whose truth an update in place changes later (`if lst: lst.pop()`): the backward picks the
+        arm from the value the forward kept, which would be the object as it is then (an emptied list)."""
+        if not isinstance(test, Var) or isinstance(node, (gast.Compare, gast.Constant)) or \
+                isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not) or \
+                isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.func.id in _TRUTHS:
+            return test
+        return self.call(Const(bool), [test], hint="_truth")
 
     def stmt_Return(self, node):
         value = self.expr(node.value) if node.value is not None else Const(None)
@@ -204,6 +215,7 @@ class ControlFlow:
             init = self.env.get(name, Const(rt.UNBOUND) if name not in self.freevars else Var(name))
             carries.append(Carry(var, init, None))
             self.inherit(var, init)
+            self.note_maybe_unbound(var, init)
             self.env[name] = var
         for name in aug:  # `x += v` in the body may have made `x` a new object in an earlier iteration, which a name
             if isinstance(self.env.get(name), Var):  # that named x's object when the loop began no longer shares
@@ -315,13 +327,30 @@ class ControlFlow:
         self.join(ran_out, lambda: self.block(node.orelse), lambda: None)
 
     def stmt_While(self, node):
+        if any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
+            self.fail("assignment inside a while condition", node.test)
+        nodes = nodes_no_defs([node.test])
+        if mutation_syntax([node.test], nodes) or self.has_updating_calls(nodes):
+            return self.while_updating_test(node)
+
         def header(loop):
             def test():
                 loop.cond = self.expr(node.test)
-            if any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
-                self.fail("assignment inside a while condition", node.test)
             loop.test, _ = self.sub_region(test)
         self.loop_else(node, self.loop(node, header))
+
+    def while_updating_test(self, node):
+        """A condition that may update an object in place (`while advance(state):`) is a statement of the loop's body
+        (`test_in_body`): a loop's test region computes only its flag, and keeps no version of what it updates. The
+        `else` clause runs after the loop where the condition ended it (a hidden flag, `_ran_out`)."""
+        ran_out = self.namer.fresh("_ran_out") if node.orelse else None
+        if ran_out is not None:
+            self.locals.add(ran_out)
+            self.bind(ran_out, Const(False))
+        self.stmt_While(test_in_body(node, ran_out))
+        if ran_out is not None:
+            self.join(self.env.pop(ran_out), lambda: self.block(node.orelse), lambda: None)
+            self.locals.discard(ran_out)
 
     def read_outside(self, node, names):
         """Those of `names` (the `for` loop `node`'s variables) that code outside its body may read: after the loop,
@@ -352,6 +381,9 @@ class ControlFlow:
         self.link_targets(links, node.lineno, after=True)
         self.end_for(node, hidden)
         self.loop_else(node, left)
+
+
+_TRUTHS = frozenset(("isinstance", "issubclass", "hasattr", "callable", "bool", "all", "any"))  # (give a bool)
 
 
 def _read_name(n):

@@ -11,7 +11,7 @@ import numpy as np
 from ...options import OPTIONS
 from .. import mutate as mt
 from .. import runtime as rt
-from ..ir import Const, Global, Phi, Var
+from ..ir import Assign, Const, Global, Phi, Var
 
 BINOPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul, gast.Div: operator.truediv,
           gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.Pow: operator.pow,
@@ -82,7 +82,9 @@ class Expressions:
     def expr_Constant(self, node, hint):
         return Const(node.value)
 
-    def expr_Name(self, node, hint):
+    def expr_Name(self, node, hint, checked=True):
+        """A name's value; `checked` False: a name some path leaves unbound as it is, the placeholder included (the
+        arguments of a `try` body's function, which may bind the name before reading it)."""
         name = node.id
         if name in self.special:
             return self.special[name]
@@ -94,11 +96,35 @@ class Expressions:
             self.fail(f"reading '{name}' after the nested function '{self.updated_by_closures[name]}' may have "
                       f"updated it in place", node, "pass it to that function as an argument instead")
         if name in self.locals:
-            return self.env.get(name, Var(name))
+            value = self.env.get(name, Var(name))
+            return self.checked_read(name, value) if checked and self.may_be_unbound(value) else value
         if self.global_container(name):  # refused if this differentiated call updated it in place (mutate.global_read)
             return self.call(Const(mt.global_read), [Global(name), Const(name), Const((self.filename, self.line))],
                              hint=hint)
         return Global(name)
+
+    def may_be_unbound(self, atom):
+        """May `atom` hold `rt.UNBOUND` at run time: a join or a loop's carry of a name some path left unbound? Not in
+        generated code differentiated again (nesting), whose placeholders for such names are values it passes on."""
+        if self.code.co_filename.startswith("<zygotepy:"):
+            return False
+        return type(atom) is Const and atom.value is rt.UNBOUND or atom in self.__dict__.get("maybe_unbound", ())
+
+    def note_maybe_unbound(self, var, *sources):
+        """`var` (a phi, a carried value) takes one of `sources`: it may be unbound where one of them may be."""
+        if any(self.may_be_unbound(s) for s in sources):
+            self.__dict__.setdefault("maybe_unbound", set()).add(var)
+
+    def checked_read(self, name, value):
+        """A read of `name`, which some path leaves unbound: Python's UnboundLocalError where it is unbound now
+        (`check_bound`), else its value, as a copy that rebinds the name, so that later reads need no test."""
+        self.call(Const(rt.check_bound), [value, Const(name)], hint="_")
+        if type(value) is not Var:  # (unbound on every path here: the test raises)
+            return value
+        checked = self.new_var(name) if name not in self.cellvars else self.temp(name)
+        self.emit(Assign(checked, value, self.line))
+        self.rebind(value, checked)
+        return checked
 
     def global_container(self, name):
         """Is the module global `name` a container, an array or a plain object that code may update in place (also
@@ -218,11 +244,12 @@ class Expressions:
         gast.copy_location(rest, node.values[1])
         got = {}
         then_rest = lambda: got.setdefault("v", self.expr(rest))
+        truth = self.truth(node.values[0], first)
         if isinstance(node.op, gast.And):
-            stmt = self.join(first, then_rest, lambda: None)
+            stmt = self.join(truth, then_rest, lambda: None)
             arms = (lambda: got["v"], lambda: first)
         else:
-            stmt = self.join(first, lambda: None, then_rest)
+            stmt = self.join(truth, lambda: None, then_rest)
             arms = (lambda: first, lambda: got["v"])
         out = self.temp(hint)
         stmt.phis.append(Phi(out, arms[0](), arms[1]()))
@@ -236,6 +263,7 @@ class Expressions:
             if not any(isinstance(n, gast.NamedExpr) for n in gast.walk(skipped)):
                 return self.expr(taken, hint)
         got = {}
+        test = self.truth(node.test, test)
         stmt = self.join(test, lambda: got.setdefault("a", self.expr(node.body)),
                          lambda: got.setdefault("b", self.expr(node.orelse)))
         out = self.temp(hint)

@@ -124,3 +124,21 @@ def plainly_assigned(stmts, flat=None):
     aug_targets = {id(n.target) for n in flat if isinstance(n, gast.AugAssign)}
     return {n.id for n in flat
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
+
+
+def test_in_body(node, ran_out=None):
+    """The `while` loop `node` as `while True: if not <test>: break` followed by its body: a condition that updates an
+    object in place (`while advance(state):`, `while lst and lst.pop() > t:`) then runs, updates included, as a
+    statement of each iteration, the last test that ends the loop too. `ran_out`: a name the `break` sets to True
+    first (the loop's `else` clause runs where it is, as where the condition failed). New nodes, at the test's line
+    (the parsed source is shared by every transform of the function)."""
+    def at(n, where):
+        for m in walk(n):
+            if not hasattr(m, "lineno") or getattr(m, "lineno", None) is None:
+                gast.copy_location(m, where)
+        return n
+    stop = [gast.Break()]
+    if ran_out is not None:
+        stop.insert(0, gast.Assign([gast.Name(ran_out, gast.Store(), None, None)], gast.Constant(True, None), None))
+    check = at(gast.If(gast.UnaryOp(gast.Not(), node.test), stop, []), node.test)
+    return at(gast.While(gast.Constant(True, None), [check, *node.body], []), node)

@@ -56,6 +56,26 @@ def _assigned(stmts):
     return names + [m.target.id for m in flat if isinstance(m, gast.NamedExpr) and m.target.id not in names]
 
 
+def _bound_before_failing(stmt):
+    """The names the assignment `stmt` binds before a later part of its storing may fail: Python stores the targets
+    left to right, unpacking as it goes (`y = lst[5] = v` binds y, then fails; `y, (p, q) = v, (1.0,)` binds y, then
+    fails to unpack the pair). A flat unpacking into names fails, if it does, before it binds any."""
+    bound, partial = [], set()
+
+    def store(target):
+        if isinstance(target, gast.Starred):
+            target = target.value
+        if isinstance(target, gast.Name):
+            bound.append(target.id)
+            return
+        partial.update(bound)  # (an unpacking, an item's or an attribute's store may fail)
+        for e in getattr(target, "elts", ()) if isinstance(target, (gast.Tuple, gast.List)) else ():
+            store(e)
+    for t in stmt.targets if isinstance(stmt, gast.Assign) else ():
+        store(t)
+    return partial
+
+
 def _returns_tagged(stmts):
     """The body's own `return v` (not a nested function's) made `return (True, v)`."""
     work = list(stmts)
@@ -192,8 +212,8 @@ class Tries:
         kinds = [h.type if h.type is not None else gast.Name("BaseException", gast.Load(), None, None)
                  for h in node.handlers]
         caught = self.expr(gast.copy_location(gast.Tuple(kinds, gast.Load()), node), hint="_caught")
-        args = [self.expr(gast.Name(n, gast.Load(), None, None)) if n in self.env or n in self.freevars
-                else Const(rt.UNBOUND) for n in params]
+        args = [self.expr_Name(gast.Name(n, gast.Load(), None, None), "_t", checked=False)
+                if n in self.env or n in self.freevars else Const(rt.UNBOUND) for n in params]
         named = Const(tuple(h.name is not None for h in node.handlers))
         out = self.call(Const(rt.attempt), [Const(fn), caught, named, *args], hint="_try")
         self.lower_outcome(node, out, caught, assigned)
@@ -207,6 +227,8 @@ class Tries:
         atomic = isinstance(body[-1], (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass)) \
             and not any(isinstance(n, gast.NamedExpr) for n in gast.walk(body[-1]))
         partial = set(_assigned(body[:-1] if atomic else body)) & set(assigned)
+        stores = _bound_before_failing(body[-1]) & set(assigned) - partial if atomic else set()
+        partial |= stores
         if not partial:
             return
         seen = set(_reads(node.handlers)) | (partial & self.cellvars)  # (a nested function may read it anywhere)
@@ -220,6 +242,12 @@ class Tries:
             seen |= {n.id for s in scope for n in gast.walk(s) if isinstance(n, gast.Name)
                      and isinstance(n.ctx, gast.Load) and id(n) not in inside}
         read = sorted(partial & seen)
+        if read and set(read) <= stores:
+            self.fail(f"a try whose last assignment binds {', '.join(map(repr, read))} before a later target that "
+                      "may fail, read where the exception is handled", body[-1],
+                      "zygotepy runs the body as one step, so a failed body leaves its variables as they were before "
+                      "it, where Python binds an assignment's targets one by one; bind them in a statement of their "
+                      "own, before the try (y = v, then try: lst[5] = v) or after the targets that may fail")
         if read:
             self.fail(f"a try whose body assigns {', '.join(map(repr, read))} before a statement that may raise, "
                       "read where the exception is handled", node,

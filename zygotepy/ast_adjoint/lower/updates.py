@@ -88,7 +88,10 @@ class Updates:
                 self.mutate(obj, self.call(Const(mt.delattr_), [obj, Const(self.mangle(t.attr))],
                                            hint=self.user_name(obj)))
             elif isinstance(t, gast.Name) and t.id in self.locals and t.id not in self.cellvars:
-                self.env.pop(t.id, None)
+                value = self.env.get(t.id, Var(t.id))
+                if self.may_be_unbound(value):  # (`del y` of an unbound name raises, as a read does)
+                    self.checked_read(t.id, value)
+                self.env[t.id] = Const(rt.UNBOUND)  # (a later read raises Python's UnboundLocalError)
             else:
                 self.fail(f"del of {type(t).__name__}", t)
 

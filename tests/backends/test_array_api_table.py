@@ -89,6 +89,9 @@ def test_generic_rule_on_strict_arrays(r, case):
         pytest.skip("a list of numbers or arrays is NumPy's array-like convention")
     if _draw_keywords(r.kwargs, rng)[1]:
         pytest.skip("keyword cotangents are checked on NumPy arrays (the array API has no initial=, prepend=, ...)")
+    if r.name.endswith("[several]"):
+        pytest.skip("several arrays lifted at once give NumPy's sequence of results, whose cotangents this table "
+                    "draws as NumPy arrays (the one-array rows check the rule on these arrays)")
     if r.op is np.linalg.eigh and "U" in args[1:]:
         pytest.skip("the array API's eigh reads the lower triangle: the rule gives it the mirrored upper one, whose "
                     "eigenvectors LAPACK may return with other signs than NumPy's UPLO='U' (both are right)")

@@ -138,6 +138,9 @@ def _run(be, r, case):
     args, random = _draw(r.args, case, rng)
     if any(isinstance(a, Seq) for a in r.args) and r.op not in _SEQ_OPS:
         pytest.skip("a list of numbers or arrays is NumPy's array-like convention")
+    if r.name.endswith("[several]"):
+        pytest.skip("several arrays lifted at once give NumPy's sequence of results, whose cotangents this table "
+                    "draws as NumPy arrays (the one-array rows check the rule on these arrays)")
     if r.op is np.linalg.eigh and "U" in args[1:]:
         pytest.skip("eigenvectors of UPLO='U' may come with other signs than NumPy's LAPACK call (both are right)")
     if _draw_keywords(r.kwargs, rng)[1]:

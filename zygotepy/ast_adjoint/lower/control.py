@@ -14,7 +14,7 @@ from ..guards_runtime import eager_items, eager_items_done
 from ..ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
 from .carried_links import links_made
 from .jumps import SCOPES, assigned_names, flat_nodes, has_jumps, plainly_assigned, test_in_body, walk
-from .region_links import links_after_loop, links_copy, merged_links
+from .region_links import cut_arm_links, link_sizes, links_after_loop, merge_arm_links
 from .scan import augmented_names, mutation_syntax, nodes_no_defs, updating_method_name
 
 _RETURNED, _RETVAL, _BREAK, _CONTINUE = ".returned", ".retval", ".break", ".continue"
@@ -31,12 +31,12 @@ class ControlFlow:
     def join(self, cond, then_build, else_build, out_hint=None):
         """Lower an If whose arms are built by the two callables; merges the environments with phis."""
         line = self.line
-        before = links_copy(self.parents)
+        sizes = link_sizes(self.parents)
         then, then_env = self.sub_region(then_build)
-        then_links, self.parents = self.parents, before  # (the else arm knows none of the then arm's links)
+        then_added = cut_arm_links(self.parents, sizes)  # (the else arm knows none of the then arm's links)
         orelse, else_env = self.sub_region(else_build)
         node = If(cond, then, orelse, [], line)
-        self.parents = merged_links(then_links, self.parents)
+        merge_arm_links(self.parents, then_added, cut_arm_links(self.parents, sizes))
         self.line = line
         env = self.env
         for name in {**then_env, **else_env}:  # the then arm's names, then the else arm's others, in order

@@ -16,16 +16,28 @@ from ..ir import Const, Var
 _KEYED = ("item", "attr")
 
 
-def links_copy(parents):
-    """A copy of the links (`Lowerer.parents`) an arm may extend without changing the other's."""
-    return {child: list(links) for child, links in parents.items()}
+def link_sizes(parents):
+    """How many links each object has before an arm: the arms only append (newest last)."""
+    return {child: len(links) for child, links in parents.items()}
 
 
-def merged_links(then_links, else_links):
-    """The links after an `if` whose arms ended with `then_links` and `else_links`."""
-    merged = {}
-    for child in {**then_links, **else_links}:
-        a, b = then_links.get(child, []), else_links.get(child, [])
+def cut_arm_links(parents, sizes):
+    """The links an arm added ({child: [link, ...]}), cut off `parents`, which is left as it was before the arm."""
+    added = {}
+    for child, links in list(parents.items()):
+        n = sizes.get(child)
+        if n is None:
+            added[child] = parents.pop(child)
+        elif len(links) > n:
+            added[child] = links[n:]
+            del links[n:]
+    return added
+
+
+def merge_arm_links(parents, then_added, else_added):
+    """Into `parents` (the links before the `if`), the links after it, from what each arm added."""
+    for child in {**then_added, **else_added}:
+        a, b = then_added.get(child, []), else_added.get(child, [])
         out = [link for link in a if link in b or link[0] not in _KEYED]
         out += [link for link in b if link not in out and link[0] not in _KEYED]
         for kind, parent, _ in a + b:
@@ -34,8 +46,7 @@ def merged_links(then_links, else_links):
                                                             for link in a + b):
                 out.append(either)
         if out:
-            merged[child] = out
-    return merged
+            parents.setdefault(child, []).extend(out)
 
 
 def links_after_loop(parents, before):

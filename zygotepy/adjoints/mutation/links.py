@@ -224,7 +224,10 @@ def _put_held(parent, where, child):
     """`put_held`, and the put of a slot a property or descriptor computes (computed.py)."""
     fresh = link_begins(where[2] if type(where) is tuple else None)
     if mt.is_number(child) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
-        return parent, _to_first  # in `parent` is there by chance
+        log = current().log  # in `parent` is there by chance; `parent`, if nothing logged an update of it, is left
+        if mt.is_number(child) and id(parent) not in log:  # as it was (as refresh_held's child is, when its maybe
+            mt.passed_through((parent,), len(log))  # holder is a number)
+        return parent, _to_first
     plan = _where(parent, child) if parent is not child else "self"
     inside = _where_items(child, parent) if plan is None else None
     if (plan is not None or inside is not None) and mt.may_have_changed(child) and not _holds_whole(child, parent):
@@ -301,9 +304,17 @@ def _holds_whole(child, parent):
     of it) updates the array's memory, which its rule logs."""
     if type(parent) is not np.ndarray:
         return False
-    held = vars(child).values() if hasattr(child, "__dict__") and not isinstance(child, type) else \
-        child.values() if isinstance(child, dict) else child if isinstance(child, (list, tuple)) else ()
-    return any(v is parent for v in held)
+    return _holds_array(child, parent, 3)
+
+
+def _holds_array(obj, array, depth):
+    """Does `obj` hold `array` itself, as a field or an item, or in a field or dict entry of those, `depth` levels
+    down (`self.params = {"W": w}`)? (Not in a list's items: a long list would be walked at every link.)"""
+    held = vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else \
+        obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
+    return any(v is array or depth > 1 and (type(v) is dict or hasattr(v, "__dict__") and type(v) is not np.ndarray
+                                            and not isinstance(v, type)) and _holds_array(v, array, depth - 1)
+               for v in held)
 
 
 @adjoint(mt.refresh_held, updates=True, need=True)

@@ -28,6 +28,7 @@ from ..structures.dicts import key_cotangent, took_lookup_key
 from ..structures.indexing import structured_refused
 from .held import _split, _where_held, may_hold_deeper
 from .overlap import refuse_overlapping_write
+from .self_cycles import fold_self_paths, holds_itself
 
 
 def _repeats(index, shape):
@@ -168,6 +169,7 @@ def setitem(x, index, value):
         kept = had and not (type(x) is collections.defaultdict and took_lookup_key(index))
         twins = _twins(x, index, value, had and old is value)
         x[index] = value
+        cyclic = value is not x and holds_itself(x)  # (`d["nb"] = e` beside `e["nb"] = d`: self_cycles.py)
 
         def restore(state):
             if state[0]:
@@ -177,6 +179,8 @@ def setitem(x, index, value):
         entry = mt.Entry(restore, (had, old), x)
 
         def back(dy, need=None, *into):
+            if cyclic and dy is not None:
+                dy = fold_self_paths(x, dy)
             entry.undo(lambda: (True, x[index]))
             if dy is None:
                 return into or (None, None, None)
@@ -339,8 +343,11 @@ def _store_attribute(obj, name, value, store):
     entry = mt.Entry(_attr_restorer(obj, name), state, obj)
     twins = _twins(vars(obj), name, value, state[0] and state[1] is value) if hasattr(obj, "__dict__") else ()
     store(obj, name, value)
+    cyclic = value is not obj and hasattr(obj, "__dict__") and holds_itself(obj)  # (`a.me = a`: `_along_cycle`)
 
     def back(dy):
+        if cyclic and dy is not None:  # (`a.me.value` read after this store of `a.value`: the new value's)
+            dy = fold_self_paths(obj, as_fields(obj, dy))
         entry.undo(lambda: _attr_state(obj, name))
         dy = as_fields(obj, dy)
         if dy is None:

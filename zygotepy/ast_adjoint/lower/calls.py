@@ -230,7 +230,11 @@ class Calls:
         if self.updating_helper(fn) or self.updating_nested(func) or self.gives_updating_callable(fn, node):
             # (`sorted(xs, key=k)`, `list(map(cell, xs))`: what it calls may update in place, `k` itself included)
             # `loss = step(state, x)`, where step updates `state`: as a call statement
-            return self.mutating_call(fn, args, kwargs, star, hint, range(len(args) + len(kwargs)), site=True)
+            out = self.mutating_call(fn, args, kwargs, star, hint, range(len(args) + len(kwargs)), site=True)
+            if not (isinstance(fn, Global) and isinstance(self.resolve(fn.path), type)):
+                for arg in args:  # (`o = take(todo)`, a helper popping an item: see note_taken_out; a class's
+                    self.note_taken_out(out, arg)  # constructor gives a new object)
+            return out
         out = self.call(fn, args, kwargs, star, hint)
         # any call may keep its arguments (`make_holder(W)`, `np.asarray(W)`): an update of one later reaches it (and
         # back), found by identity at run time (put_held / refresh_held); known fresh results (np.zeros_like, ufuncs,

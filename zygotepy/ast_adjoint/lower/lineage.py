@@ -34,7 +34,7 @@ class Lineages:
         # lineages a maybe-in-place update (`z *= 0.5`) may have split in two: on JAX arrays and numbers `z` names a
         # new object and its aliases keep the old one, so a later update reaches a name only if it names that object
         self.split = set()
-        self.pending = set()   # lineages refreshed by an update in place, until it is passed on from them
+        self.pending = {}      # lineage refreshed by an update in place -> its fresh version, until passed on
         self.refreshed_lins = set()  # the lineages the update being lowered refreshed (mutation.py)
         self.refreshed_again = set()  # (lineage, from lineage) pairs it refreshed by a second route
         self.told_again = {}   # lineage -> its version a holder told again made, to pass on instead of its refresh

@@ -192,11 +192,13 @@ class Mutation:
                 parent = self.current(hlin, named=True)
                 if parent is not None:
                     again = hlin in chain
-                    if again and hlin in self.pending:  # (refreshed by this update, which it passes on after)
-                        continue
+                    where = self.where(parent, holders)
+                    if again and hlin in self.pending:
+                        # refreshed from this object, which it holds too (`c.parent`, `root.kids` linked by a
+                        # helper): the refreshed version is told, as a direct child is, and passes that on after
+                        parent = self.told_again.get(hlin, self.pending[hlin])
                     chain.add(hlin)
-                    put = self.call(Const(mt.put_held), [parent, self.where(parent, holders), updated()],
-                                    hint=self.user_name(parent))
+                    put = self.call(Const(mt.put_held), [parent, where, updated()], hint=where.value[2])
                     if again:
                         self.rebind(parent, put)
                         self.told_again[hlin] = put
@@ -222,10 +224,10 @@ class Mutation:
         # every object this update may reach has its new version before any of them passes its own update on: one
         # passed on from another (a number held beside it: `[(ys[0], b)]`) would be found in the wrong object
         for child, fresh in refreshed:
-            self.pending.discard(self.lineage_of(child))
+            self.pending.pop(self.lineage_of(child), None)
             # (from its newest version: a holder told again since it was refreshed has a later one, `parent_5` of
             # `self.parent = parent; parent.children.append(self); self.W = W`, which passing `fresh` on would drop)
-            told = self.told_again.pop(self.lineage_of(fresh), None)
+            told = self.told_again.pop(self.lineage_of(child), None)
             self.mutate(child, fresh if told is None else told, lin, chain=chain, refreshed=True)
 
     def refresh_again(self, clin, child, new, came_from, chain):
@@ -251,7 +253,7 @@ class Mutation:
     def pend(self, clin, child, fresh):
         """(child, fresh): a child refreshed by this update, which passes the update on once every object it
         reaches has its new version; noted in `pending` until then."""
-        self.pending.add(clin)
+        self.pending[clin] = fresh
         self.refreshed_lins.add(clin)
         return child, fresh
 

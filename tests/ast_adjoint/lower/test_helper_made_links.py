@@ -1,0 +1,187 @@
+"""Objects a helper links to each other: a helper that appends its argument to a parent's list and sets a back
+pointer (`attach(root, Node(b))`), one that makes the child itself (`make_child(root, w)`), one that takes an item out
+of the container it is given (`take(todo)`). The updates of what they return, or of their arguments, reach every
+object that holds them (lower/updates.py `mutating_call`, lower/calls.py, lower/mutation.py): each gradient agrees
+with central differences."""
+import heapq
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from zygotepy import gradient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from plain_checks import central  # noqa: E402
+
+
+class Node:
+    def __init__(self, w):
+        self.w = w
+        self.kids = []
+        self.parent = None
+
+
+def attach(p, c):
+    p.kids.append(c)
+    c.parent = p
+    return c
+
+
+def link(p, c):
+    p.kids.append(c)
+    c.parent = p
+
+
+def make_child(p, w):
+    c = Node(w)
+    c.parent = p
+    p.kids.append(c)
+    return c
+
+
+def take(q):
+    return q.pop(0)
+
+
+def take_last(q):
+    o = q[-1]
+    del q[-1]
+    return o
+
+
+def take_from_heap(h):
+    return heapq.heappop(h)[1]
+
+
+def linked_by_a_statement(a, b):
+    root = Node(a)
+    c = Node(b)
+    link(root, c)
+    c.w = c.w * 3.0
+    return root.kids[0].w + c.parent.w
+
+
+def attached_and_named(a, b):
+    root = Node(a)
+    c = Node(b)
+    attach(root, c)
+    c.w = c.w * 3.0
+    return root.kids[0].w + c.parent.w
+
+
+def attached_as_made(a, b):
+    root = Node(a)
+    c = attach(root, Node(b))
+    c.w = c.w * 3.0
+    return root.kids[0].w * a + c.parent.w
+
+
+def two_attached(a, b):
+    root = Node(a)
+    c = attach(root, Node(b))
+    d = attach(root, Node(a * b))
+    c.w = c.w * 3.0
+    return sum(k.w for k in root.kids) + d.parent.w
+
+
+def made_by_the_helper(a, b):
+    root = Node(b)
+    d = make_child(root, a)
+    d.w = d.w * 2.0
+    return root.kids[0].w + b
+
+
+def grandchild_made_by_the_helper(a, b):
+    root = Node(a)
+    c = make_child(root, b)
+    d = make_child(c, a)
+    d.w *= 2.0
+    return root.kids[0].kids[0].w + c.w * d.parent.w
+
+
+def taken_out(a, b):
+    objs = [Node(a), Node(b)]
+    todo = [objs[0], objs[1]]
+    o = take(todo)
+    o.w = o.w * 5.0
+    return objs[0].w + 2.0 * objs[1].w
+
+
+def taken_out_last(a, b):
+    objs = [Node(b), Node(a)]
+    todo = [objs[0], objs[1]]
+    o = take_last(todo)
+    o.w = o.w * 5.0
+    return objs[1].w + 2.0 * objs[0].w
+
+
+def taken_out_of_a_heap(a, b):
+    objs = [Node(a), Node(b)]
+    h = [(1, objs[0]), (2, objs[1])]
+    o = take_from_heap(h)
+    o.w = o.w * 5.0
+    return objs[0].w + 2.0 * objs[1].w
+
+
+def an_array_taken_out(a, b):
+    objs = [np.array([a, b]), np.array([b, a])]
+    todo = objs[:]
+    o = take_last(todo)
+    o *= 3.0
+    return np.sum(objs[1] * objs[0])
+
+
+CASES = [linked_by_a_statement, attached_and_named, attached_as_made, two_attached, made_by_the_helper,
+         grandchild_made_by_the_helper, taken_out, taken_out_last, taken_out_of_a_heap, an_array_taken_out]
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_updates_of_what_helpers_link_agree_with_finite_differences(f, mode):
+    args = (1.3, 0.7)
+    grads = gradient(f, *args)
+    for k, g in enumerate(grads):
+        expected = central(f, args, k)
+        np.testing.assert_allclose(0.0 if g is None else g, expected, rtol=1e-6, atol=1e-8)
+
+
+class Layer:
+    def __init__(self, W):
+        self.params = {"W": W}
+
+
+class TanhLayer(Layer):
+    def __init__(self, W, b):
+        super().__init__(W)
+        self.params["b"] = b
+
+
+def a_subclass_adding_to_its_bases_dict(W, b):
+    layer = TanhLayer(W, b)
+    return np.sum(np.tanh(np.array([1.0, 2.0]) @ layer.params["W"] + layer.params["b"]))
+
+
+def walk(value):
+    items = []
+    for item in value:
+        sub = walk(item) if type(item) is tuple else 0
+        items.append(sub)
+    return items
+
+
+def a_recursive_walker(W, b):
+    p = [(W,), b]
+    walk(p)
+    return np.sum(p[0][0] ** 2) + b
+
+
+@pytest.mark.parametrize("f", [a_subclass_adding_to_its_bases_dict, a_recursive_walker], ids=lambda f: f.__name__)
+def test_helpers_that_update_nothing_they_are_given_are_not_refused(f, mode):
+    W, b = np.array([[0.3, -0.7], [0.5, 0.9]]), np.array([0.1, -0.2])
+    if f is a_recursive_walker:
+        b = 0.4
+    grads = gradient(f, W, b)
+    for k, g in enumerate(grads):
+        np.testing.assert_allclose(g, central(f, (W, b), k), rtol=1e-6, atol=1e-8)
+

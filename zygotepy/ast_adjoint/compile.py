@@ -160,7 +160,7 @@ def _transform(fn, need, functional):
     drop_dead_phis(ir)
     if not nested and OPTIONS.free_shifts:  # (a guarded copy too)
         free_shifts(ir, fn.__globals__, namer)
-    namer.reserve("_globals")
+    globals_name = namer.fresh("_globals")  # (`_globals_2` beside a user's local `_globals`)
     statics = {}
     if code.co_filename.startswith("<zygotepy:") and fn.__closure__:
         # generated code (an outer level differentiating an inner one): its free variables are the emitter's helper
@@ -173,7 +173,8 @@ def _transform(fn, need, functional):
     active = activity(ir, code, fn.__globals__, need)
     adj = adjoint(ir, code, active, fn.__globals__, namer, statics, functional)
     simplify_backward(adj.backward)
-    text, helpers, line_map = emit(adj, namer, src.lines, src.filename, [f"{n}_cell" for n in code.co_freevars])
+    text, helpers, line_map = emit(adj, namer, src.lines, src.filename, [f"{n}_cell" for n in code.co_freevars],
+                                   globals_name)
     filename = _register(text, code)
     LINE_MAPS[filename] = (src.filename, line_map)
     module = compile(text, filename, "exec")

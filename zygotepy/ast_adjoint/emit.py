@@ -65,8 +65,9 @@ _NAMES = {}
 
 
 class Emitter:
-    def __init__(self, namer, source_lines, filename):
+    def __init__(self, namer, source_lines, filename, globals_name):
         self.namer, self.lines, self.filename = namer, source_lines, filename
+        self.globals_name = globals_name  # the factory's parameter holding the user's globals (a nested def's)
         self.helpers = {}      # helper name -> value, bound by the factory
         self.by_id = {}        # id(value) -> helper name
 
@@ -231,7 +232,7 @@ class Emitter:
                                       for d in s.defaults], ast.Load()) \
                     if s.defaults and any(isinstance(d, (Global, Var)) for d in s.defaults) else ast.Constant(s.defaults)
                 make = ast.Call(self.helper(rt.make_closure),
-                                [code, _name("_globals"), cells, defaults, kwdefaults, *map(self.atom, s.values)], [])
+                                [code, _name(self.globals_name), cells, defaults, kwdefaults, *map(self.atom, s.values)], [])
                 out.append(_assign(self.target(s.out), make))
             elif kind is If:
                 then, orelse = self.region(s.then, last), self.region(s.orelse, last)
@@ -372,15 +373,16 @@ def _unparsed_lines(module):
         return ast.unparse(module).splitlines()
 
 
-def emit(adj, namer, source_lines, filename, cells):
+def emit(adj, namer, source_lines, filename, cells, globals_name="_globals"):
     """Source text of a factory `_make(_globals, helpers..., cells...)` returning `(forward, backward)`, plus its
-    helpers and the map from generated lines to user lines."""
-    e = Emitter(namer, source_lines, filename)
+    helpers and the map from generated lines to user lines. `globals_name` is the namer's name for `_globals`, so
+    that a user's local of that name does not hide it."""
+    e = Emitter(namer, source_lines, filename, globals_name)
     fname = adj.forward.name
     forward = e.function(adj.forward, f"{fname}_forward", arguments((), adj.forward.signature))
     backward = e.function(adj.backward, f"{fname}_back", arguments([p.name for p in adj.backward.params]))
     ret = ast.Return(ast.Tuple([_name(forward.name), _name(backward.name)], ast.Load()))
-    factory = ast.FunctionDef("_make", arguments(["_globals", *e.helpers, *cells]), [forward, backward, ret], [],
+    factory = ast.FunctionDef("_make", arguments([globals_name, *e.helpers, *cells]), [forward, backward, ret], [],
                               None, None, lineno=0, type_params=[])
     text, line_map = _text_and_lines(ast.Module([factory], []), source_lines)
     return text, e.helpers, line_map

@@ -21,26 +21,38 @@ class LazyWatch:
     in a helper whose code the lowering of the loop cannot see, would leave the items after it stale, and a list whose
     length changes would give another number of iterations. `lazy_unchanged` refuses both before the next item. And
     the dicts and sets the loop walks (`for k, v in d.items()`), whose size Python's iterator checks at each item it
-    gives, raising RuntimeError, where zygotepy's list of them, taken when the loop begins, would go on."""
-    __slots__ = ("ids", "seen", "sized", "stored", "views")
+    gives, raising RuntimeError, where zygotepy's list of them, taken when the loop begins, would go on. `slots`: for
+    a list or tuple walked by `reversed(y)` or `iter(y)` alone, (it, its items when the loop began) (else None): those
+    iterators give the objects its slots hold, so an update logged for it that left every slot holding the same object
+    (an update of an item's field, which the links log for the list holding it) leaves zygotepy's items right."""
+    __slots__ = ("ids", "seen", "sized", "slots", "stored", "views")
 
-    def __init__(self, ids, seen, sized, stored, views=()):
+    def __init__(self, ids, seen, sized, stored, views=(), slots=()):
         self.ids, self.seen, self.sized, self.stored, self.views = ids, seen, sized, stored, views
+        self.slots = slots
 
 
 def watch_lazy(lazy, *sources):
     """Before a loop: what `lazy_unchanged` checks at each iteration. The first `lazy` of `sources` are what lazy
     iterators walk (watched for any update in place: by their ids, and their base's for a view), the rest lists whose
     length is watched. `lazy` may be a triple instead: (that, how many lists (or dicts) enumerate or zip walk, how many
-    dicts and sets the loop walks, last)."""
-    lazy, walked, _ = lazy if type(lazy) is tuple else (lazy, len(sources) - lazy, 0)
+    dicts and sets the loop walks, last), or a quadruple of those and which of the lazy ones `reversed` or `iter` alone
+    walks (`LazyWatch.slots`)."""
+    by_reference = ()
+    if type(lazy) is tuple:
+        lazy, walked, _, *rest = lazy
+        by_reference = rest[0] if rest else ()
+    else:
+        walked = len(sources) - lazy
     ctx = current()
     ids = tuple(() if isinstance(s, ATOMIC) else
                 (id(s), id(s.base)) if isinstance(s, np.ndarray) and s.base is not None else (id(s),)
                 for s in sources[:lazy])
     return LazyWatch(ids, len(ctx.log), tuple((s, len(s)) if isinstance(s, (list, dict)) else None
                                               for s in sources[lazy:lazy + walked]), _stored(ctx, ids),
-                     tuple(map(_view, sources[lazy + walked:])))
+                     tuple(map(_view, sources[lazy + walked:])),
+                     tuple((s, tuple(s)) if ref and type(s) in (list, tuple) else None
+                           for s, ref in zip(sources[:lazy], by_reference)))
 
 
 _NO_KEY = object()
@@ -122,7 +134,7 @@ def lazy_changed(watch):
     if len(log) != watch.seen:
         new, watch.seen = log[watch.seen:], len(log)
         for k, ids in enumerate(watch.ids):
-            if any(i in new for i in ids):
+            if any(i in new for i in ids) and not _same_slots(watch, k):
                 return k
     runs = ctx.item_arrays
     if runs:
@@ -134,6 +146,16 @@ def lazy_changed(watch):
                     if _stores(run) > (base[1] if base is not None and base[0] is run else 0):
                         return k
     return None
+
+
+def _same_slots(watch, k):
+    """Does the list the watch's `k`th lazy source is, walked by `reversed` or `iter` alone, hold the very objects it
+    held when the loop began, slot by slot (`LazyWatch.slots`)?"""
+    kept = watch.slots[k] if k < len(watch.slots) else None
+    if kept is None:
+        return False
+    source, held = kept
+    return len(source) == len(held) and all(a is b for a, b in zip(source, held))
 
 
 def bounded_generator(iterable, file, line):

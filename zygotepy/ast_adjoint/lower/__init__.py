@@ -124,6 +124,7 @@ def lower(source, code, globals_=None):
                                                     for n in nodes_no_defs(node.body))
     updated = updated_in_place(node, {p.name for p in params}, augmented=not returns)
     low.tracked_params = {f".param{k}" for k, p in enumerate(params) if p.name in updated}
+    _refuse_cell_clash(low, node)
     for name in sorted(low.cellvars):
         low.emit(Assign(Var(low.namer.reserve(f"{name}_cell")), Call(Const(rt.new_cell), ()), low.line))
     for name in code.co_freevars:
@@ -156,3 +157,17 @@ def lower(source, code, globals_=None):
         ret = low.call(Const(rt.tuple_of), [ret, *(low.env[f".param{k}"] for k in mutated)], hint="_result")
     return Function(code.co_name if code.co_name != "<lambda>" else "lambda", params, list(low.used_freevars),
                     low.region, ret, a, source.filename, node.lineno, mutated, maybe_mutated=maybe), low.namer
+
+
+def _refuse_cell_clash(low, node):
+    """Refuse a name `x_cell` beside a captured variable `x`: the generated code holds `x` in a cell it names `x_cell`
+    (the nested levels and the outer level's cotangents read cells by that name), so the user's `x_cell` would be the
+    cell, or hide it, and its reads get a cell object (or nothing) instead of its value."""
+    code = low.code
+    captured = sorted({*low.cellvars, *code.co_freevars})
+    used = {n.id for n in walk(node) if isinstance(n, gast.Name)}  # (co_names also holds attribute names)
+    names = {*code.co_varnames, *code.co_cellvars, *code.co_freevars, *(used & set(code.co_names))}
+    for name in captured:
+        if f"{name}_cell" in names:
+            low.fail(f"a name {name + '_cell'!r} beside the captured variable {name!r}", node,
+                     f"zygotepy holds {name!r} in a cell it names {name + '_cell'!r}: rename {name + '_cell'!r}")

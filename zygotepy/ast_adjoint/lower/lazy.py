@@ -355,6 +355,19 @@ class LazyIterators:
         return isinstance(made, gast.Call) and isinstance(made.func, gast.Name) and made.func.id in _FRESH \
             and not any(made.func.id in names for names in (self.locals, self.globals, self.code.co_freevars))
 
+    def walked_by_reference(self, parts, name):
+        """Do the lazy iterators `parts` read `name` only as `reversed(name)` or `iter(name)` (the builtins)? Those give
+        the very objects its slots hold, so an update of one of them (`n.value = ...` in `for n in reversed(nodes)`,
+        which the links log as an update of `nodes`) leaves zygotepy's items of the start what Python's iterator
+        gives: the watch then refuses only a change of its slots (`rt.LazyWatch.slots`). Not `map`, `filter` or a
+        generator, whose items zygotepy computes from the objects' state when the loop begins."""
+        reading = [p for p in parts if name in _free_names([p])]
+        return bool(reading) and all(
+            isinstance(p, gast.Call) and isinstance(p.func, gast.Name) and p.func.id in ("reversed", "iter")
+            and len(p.args) == 1 and not p.keywords and isinstance(p.args[0], gast.Name) and p.args[0].id == name
+            and not any(p.func.id in names for names in (self.locals, self.globals, self.code.co_freevars))
+            for p in reading)
+
     def watch_lazy_sources(self, node):
         """Before the loop `node`: a `rt.LazyWatch` of the local objects a lazy iterator of it walks, when its body
         calls something (which may update one of them where this lowering cannot see), and of the lists `enumerate`
@@ -363,9 +376,11 @@ class LazyIterators:
         if self.code.co_filename.startswith("<zygotepy:"):  # (generated code walks its own tape, which no call updates)
             return
         local = lambda names: [(n, self.env[n]) for n in names if isinstance(self.env.get(n), Var)]  # noqa: E731
-        sources = local(_free_names(self.lazy_parts(node)))
+        parts = self.lazy_parts(node)
+        sources = local(_free_names(parts))
         if not any(isinstance(n, gast.Call) for s in node.body for n in gast.walk(s)):
             sources = []
+        by_reference = tuple(self.walked_by_reference(parts, name) for name, _ in sources)
         walkers = isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name) \
             and node.iter.func.id in _WALKERS and node.iter.func.id not in self.locals
         asked = {}
@@ -374,7 +389,8 @@ class LazyIterators:
         views = local(n for n in asked if _may_resize_view(node.body, n))
         sized = local(n for n in _walked_names(node.iter) if _may_resize(node.body, n)) if walkers else []
         if sources or sized or views:
-            counts = (len(sources), len(sized), len(views)) if views else len(sources)
+            counts = (len(sources), len(sized), len(views), by_reference) if views or any(by_reference) \
+                else len(sources)
             watch = self.call(Const(rt.watch_lazy), [Const(counts), *(v for _, v in sources + sized + views)],
                               hint="_watch")
             self.lazy_watches[id(node)] = (watch, tuple(n for n, _ in sources + sized + views),

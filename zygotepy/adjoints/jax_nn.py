@@ -155,7 +155,7 @@ def _kept(t, ndim, axis):
     jnp = _jax()[1]
     if axis is None:
         return jnp.reshape(t, (1,) * ndim)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)  # (np.int64: `np.argmax(x.shape)`)
     return jnp.expand_dims(t, tuple(a % ndim for a in axes))
 
 

@@ -22,7 +22,7 @@ from ..ast_adjoint.call_checks import call_site
 from ..backends import conj, is_foreign, unbroadcast
 from ..errors import ZygoteError
 from ..forward.dual import dispatch as dual_call
-from .numpy.common import _binary, _elementwise_rule, _restore
+from .numpy.common import _binary, _elementwise_rule, _restore, as_axes
 from .registry import adjoint, keyword_cotangents, keyword_rule
 
 try:
@@ -255,7 +255,7 @@ def _kept(v, ndim, axis, keepdims):
     input; `v` as it is when they were kept, or when everything was reduced (it is a number then)."""
     if keepdims or axis is None:
         return v
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = as_axes(axis)
     return np.expand_dims(v, tuple(a % ndim for a in axes))
 
 

@@ -33,6 +33,7 @@ from .call_checks import IN_PLACE_CALLS, _DATA_KEYS, _check_opaque_key, call_sit
 from .call_checks import refuse_hidden_out, refuse_store_callable, refuse_unseen_update, site_slot
 from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, UfuncKeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords
+from .keywords import refuse_positional_out
 from .keywords import _call_plan, _keyword_cotangents, bound_by_keyword, ufunc_keywords  # noqa: F401 (adjoints/nesting/ reads the first two here)
 from .pullbacks import (
     ArgsPullback, CallMethodPullback, ConstPullback, InPlaceOperatorPullback, LookedUpPullback, MethodPullback,
@@ -172,6 +173,7 @@ _ABSENT = object()
 
 def _callmethod(args, kwargs, need):
     obj, name, *rest = args
+    refuse_positional_out(obj, name, rest)  # (`r = X.sum(1, None, o)`: out= is what the lowering follows)
     method = class_method(obj, name)
     if method is not None:
         y, pb = _dispatch(method, (obj, *rest), kwargs, need and (need[0], *need[2:]))

@@ -1,7 +1,8 @@
 """Calls with keywords, for J (ast_adjoint/dispatch.py): where each argument of a call lands among a derived function's
 parameters (`_call_plan`), the keyword cotangents of a rule's call (`_WithKeywords`), differentiable keywords that
 name positional parameters, passed to a rule by position (`_movable`), and the cotangents a rule's back gives for its
-positional parameters that the call passed by keyword (`bound_by_keyword`).
+positional parameters that the call passed by keyword (`bound_by_keyword`); an ndarray method's out array given by
+position where the method's result is used, refused (`refuse_positional_out`).
 """
 import functools
 import inspect
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..errors import ZygoteError
 from .accumulate import DroppedKeyword
+from .call_checks import call_site
 from .guards_runtime import differentiable
 from .pullbacks import RulePullback
 
@@ -252,3 +254,27 @@ class UfuncKeywordsPullback:
         grads = self.inner(dy)
         given = grads[-1] if self.kept else {}
         return (*(grads[:-1] if self.kept else grads), {k: given.get(k) for k in self.kwargs})
+
+
+def refuse_positional_out(obj, name, rest):
+    """`r = X.sum(1, None, o)`: an ndarray method given its out array by position, its result used. The lowering
+    follows the update of `o` only for `out=` (and for a call statement: adjoints/mutation/positionals.py), so NumPy's
+    write into `o` would go unseen, the gradient through `o` silently lost: refused."""
+    at = _array_method_out(name) if isinstance(obj, np.ndarray) or getattr(type(obj), "__zygote_number__", False) \
+        else None  # (a dual array: hessian's reverse pass)
+    if at is not None and len(rest) > at and rest[at] is not None:
+        where = call_site()
+        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate ndarray.{name}(...) given "
+                          f"its out array by position where its result is used: the update of out would go unseen; "
+                          f"pass it as out=...")
+
+
+@functools.lru_cache(maxsize=None)
+def _array_method_out(name):
+    """Where `np.ndarray.<name>` takes `out` by position after `self` (None if it does not)."""
+    try:
+        parameters = list(inspect.signature(getattr(np.ndarray, name)).parameters.values())[1:]
+    except (AttributeError, TypeError, ValueError):
+        return None
+    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names.index("out") if "out" in names else None

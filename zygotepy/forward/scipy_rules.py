@@ -34,7 +34,7 @@ def _kept(v, ndim, axis, keepdims):
     """A reduction's output with the reduced axes kept (size 1), so that it broadcasts against the input."""
     if keepdims or axis is None:
         return v
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)  # (np.int64: `np.argmax(x.shape)`)
     return np.expand_dims(v, tuple(a % ndim for a in axes))
 
 

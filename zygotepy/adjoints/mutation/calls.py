@@ -31,6 +31,7 @@ from .overlap import _is_array, shares_memory
 from .array_calls import UFUNC_AT, _copyto, _keyword_grads, at_shape, masked_cotangent, ufunc_at
 from .held import hand_to_object, holding_arguments
 from .overwrites import overwrite, overwrites
+from .positionals import call_by_keyword, keywords_unchanged, moved_to_keywords
 from .stores import delitem, setitem
 from .reorders import REORDERS, reorder
 from .user_updates import updating_user_rule, user_update
@@ -85,6 +86,9 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=Fal
                 return (None, grads[0] if dy is None else rt.acc(grads[0], dy[1]), *grads[1:])
             return (out[0], obj, *out[1:]), callee_back
         return _as_method(obj, "__call__", rest, kwargs, result_used, keywords_taken)
+    moved = moved_to_keywords(fn, args)  # `X.sum(1, None, o)`, `y.put(i, v, "clip")`: run as the keyword form
+    if moved is not None:
+        return call_by_keyword(_mutcall, fn, args, kwargs, moved, result_used, keywords_taken)
     unbound = unbound_method(fn)
     if unbound is not None and args and type(args[0]) is unbound[0]:  # `list.append(ys, v)`: `ys.append(v)`'s rule
         return _as_method(args[0], unbound[1], args[1:], kwargs, result_used, keywords_taken)
@@ -105,7 +109,7 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=Fal
                 grads = mback(dr, dobj)
                 kw = grads[-1] if kwargs and isinstance(grads[-1], dict) and len(grads) == len(args) else None
                 return (None, grads[0], None, *map(rt.acc, grads[1:len(args) - 1], after), *_keyword_grads(kwargs, kw))
-            return _keywords_unchanged(out, back, kwargs)
+            return keywords_unchanged(out, back, kwargs)
         if hasattr(args[0], "__dict__") and _user_callable(vars(args[0]).get(args[1])):  # `self.cell(x)`
             return _attribute_call(args, kwargs, result_used, keywords_taken)
     if fn is mt.with_out:
@@ -119,14 +123,14 @@ def _mutcall(fn, args, kwargs, result_used, keywords_taken=True, object_only=Fal
             and not kwargs:  # `setitem(y, i, v)` not seen as one by lower() (operator bound to a local name)
         return _store_call(fn, args)
     if fn is np.copyto and "where" not in kwargs:
-        return _keywords_unchanged(*_copyto(*args, **kwargs), kwargs)
+        return keywords_unchanged(*_copyto(*args, **kwargs), kwargs)
     owner = getattr(fn, "__self__", None)  # (`np.maximum.at(x, idx, v)`: array_calls.py)
     if isinstance(owner, np.ufunc) and owner in UFUNC_AT and fn.__name__ == "at" and len(args) == 3 and not kwargs:
         return ufunc_at(owner, *args)
     if updates_first(fn) or type(fn) is not types.FunctionType \
             and getattr(fn, "__name__", "") in ("shuffle",):
         if overwrites(fn, args, kwargs):  # (np.put, np.place, np.copyto(where=), ...: overwrites.py)
-            return _keywords_unchanged(*overwrite(fn, args, kwargs), kwargs)
+            return keywords_unchanged(*overwrite(fn, args, kwargs), kwargs)
         if not any(differentiable(a) for a in (*args, *kwargs.values())):  # an update of data: runs as is
             return _data_update(fn, args, kwargs)
         name = _update_name(fn)
@@ -248,22 +252,6 @@ def _derived_call(fn, args, kwargs, result_used, keywords_taken, taken=None):
     return out, back
 
 
-def _keywords_unchanged(out, back, kwargs):
-    """`(out, back)` of a rule above, whose call updates none of its keyword arguments: their values join `out` (as
-    `_mutcall` returns them) and their cotangents after the call pass through to the keyword cotangents."""
-    if not kwargs:
-        return out, back
-    n = len(out)
-
-    def keywords_back(dy):
-        grads = back(None if dy is None else dy[:n])
-        if dy is None or all(g is None for g in dy[n:]):
-            return grads
-        given = grads[-1] or {}
-        return (*grads[:-1], {k: rt.acc(given.get(k), t) for k, t in zip(kwargs, dy[n:], strict=True)})
-    return (*out, *kwargs.values()), keywords_back
-
-
 def _store_call(fn, args):
     """`operator.setitem(x, i, v)` / `operator.delitem(x, i)` as a call that may update its arguments."""
     _, store_back = (setitem if fn is operator.setitem else delitem)(*args)
@@ -350,7 +338,7 @@ def _drawn_into(fn, fargs, out, kwargs):
     def back(dy):
         entry.undo(lambda: out.copy())
         return (None, None, *(None for _ in fargs), None, *_keyword_grads(kwargs))
-    return _keywords_unchanged((out, fn, *fargs, out), back, kwargs)
+    return keywords_unchanged((out, fn, *fargs, out), back, kwargs)
 
 
 def _with_out(args, kwargs, result_used):
@@ -368,8 +356,11 @@ def _with_out(args, kwargs, result_used):
         # (`np.concatenate([a, b], out=a)`: NumPy writes as it reads, so what it computes is its own order's)
         raise ZygoteError(f"zygotepy cannot differentiate {getattr(fn, '__name__', fn)}(..., out=...) where out shares "
                           f"memory with an input; pass a copy of that input")
-    where = kwargs.get("where", True)  # `np.add(y, x, out=y, where=mask)`: only the masked entries are written
-    inner = {k: v for k, v in kwargs.items() if k != "where"}
+    # `np.add(y, x, out=y, where=mask)`: an elementwise ufunc writes only the masked entries of out; a reduction's
+    # `where=` (`np.add.reduce`, np.sum, `X.max(...)`) masks its input instead: the reduction's own, whose whole
+    # result is copied into out
+    where = kwargs.get("where", True) if isinstance(fn, np.ufunc) else True
+    inner = {k: v for k, v in kwargs.items() if k != "where"} if isinstance(fn, np.ufunc) else dict(kwargs)
     given, masked = fargs, where is not True and isinstance(fn, np.ufunc) and isinstance(out, np.ndarray)
     if masked:  # (NumPy computes no masked-out entry, where a derivative may be inf: each argument at out's shape,
         fargs = [at_shape(a, out.shape) for a in given]  # its masked-out entries' cotangents dropped, then summed)
@@ -403,7 +394,7 @@ def _with_out(args, kwargs, result_used):
         if masked:
             dargs = [masked_cotangent(g, a, where) for g, a in zip(dargs, given, strict=True)]
         return (None, None, *dargs, kept, *_keyword_grads(kwargs, kw))
-    return _keywords_unchanged((out, fn, *fargs, out), back, kwargs)
+    return keywords_unchanged((out, fn, *fargs, out), back, kwargs)
 
 
 # (np.copyto, the `at` of UFUNC_AT and those of overwrites.py have rules; others are refused where a gradient flows)

@@ -22,7 +22,7 @@ import numpy as np
 from ...backends import conj
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule
-from .common import _float, _nones, _restore
+from .common import _float, _nones, _restore, as_axes
 
 
 def _params(names, defaults, args, kwargs):
@@ -150,7 +150,7 @@ def gradient(f, *varargs, **kwargs):
     f_arr = _float(f)
     axis, edge_order = kwargs.get("axis"), kwargs.get("edge_order", 1)
     axes = tuple(range(f_arr.ndim)) if axis is None else tuple(
-        a % f_arr.ndim for a in ((axis,) if isinstance(axis, int) else axis))
+        a % f_arr.ndim for a in as_axes(axis))
     shared = len(varargs) == 1 and np.ndim(varargs[0]) == 0  # one scalar spacing for every axis
     spacing = list(varargs) * len(axes) if shared else list(varargs) or [1.0] * len(axes)
     if any(np.iscomplexobj(v) for v in varargs):

@@ -6,6 +6,7 @@ concatenation in another library's namespace, and the matrix transposes of linal
 """
 import collections
 import numbers
+import operator
 
 import numpy as np
 
@@ -70,7 +71,15 @@ def _axes(axis, ndim):
     """The reduced axes as a sorted tuple of non-negative ints (all of them for None)."""
     if axis is None or ndim == 0:  # (a 0-d array reduced over axis 0 or -1, as NumPy allows: no axes)
         return tuple(range(ndim))
-    return tuple(sorted(a % ndim for a in ((axis,) if isinstance(axis, int) else axis)))
+    return tuple(sorted(a % ndim for a in as_axes(axis)))
+
+
+def as_axes(axis):
+    """An `axis` (one integer, NumPy's own too: `axis=np.argmax(x.shape)` is an np.int64, or a sequence of them) as a
+    tuple of Python ints: a NumPy integer is no `int`, and is not iterable either."""
+    if isinstance(axis, (int, np.integer)):
+        return (operator.index(axis),)
+    return tuple(operator.index(a) for a in axis)
 
 
 def _float(x):
@@ -204,7 +213,7 @@ def _expand(dy, x, axis, keepdims):
     if xp is not np and not hasattr(dy, "shape"):  # a Python number: an array of x's float type
         dy = xp.asarray(dy, dtype=x.dtype if is_float(x) else None, **on(x))
     if axis is not None and not keepdims and np.ndim(x):  # (NumPy lets a 0-d array be reduced over axis 0 or -1)
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = as_axes(axis)
         if xp is np:
             dy = xp.expand_dims(dy, tuple(a % x.ndim for a in axes))
         else:  # the array API's expand_dims takes one axis
@@ -235,7 +244,7 @@ def _spread_rule(g, x, axis, keepdims):
 
 def kept_shape(shape, axis):
     """The shape of a reduction of an array of `shape` over `axis` (an int or a tuple) with keepdims=True."""
-    axes = {a % len(shape) for a in ((axis,) if type(axis) is int else axis)}
+    axes = {a % len(shape) for a in as_axes(axis)}
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 

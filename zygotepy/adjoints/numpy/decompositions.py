@@ -87,7 +87,7 @@ def _norm_back(x, ord, axis, keepdims, dy):
         return _vector_back(x, ord, None, _expand(dy, x, None, keepdims))
     if axis is None:
         axis = (0, 1)
-    if isinstance(axis, int) or len(axis) == 1:
+    if isinstance(axis, (int, np.integer)) or len(axis) == 1:  # (np.int64: `axis=np.argmax(x.shape)`)
         return _vector_back(x, ord, axis, _expand(dy, x, axis, keepdims))
     axes = tuple(a % x.ndim for a in axis)
     moved = xp.moveaxis(x, axes, (-2, -1))
@@ -104,8 +104,8 @@ def _foreign_norm(x, ord, axis, keepdims):
         return xp.linalg.vector_norm(x, ord=2 if ord is None else ord, keepdims=keepdims)
     if axis is None:
         axis = (0, 1)
-    if isinstance(axis, int) or len(axis) == 1:
-        axis = axis if isinstance(axis, int) else axis[0]
+    if isinstance(axis, (int, np.integer)) or len(axis) == 1:
+        axis = axis if isinstance(axis, (int, np.integer)) else axis[0]
         return xp.linalg.vector_norm(x, axis=axis, ord=2 if ord is None else ord, keepdims=keepdims)
     axes = tuple(a % x.ndim for a in axis)
     y = xp.linalg.matrix_norm(xp.moveaxis(x, axes, (-2, -1)), ord="fro" if ord is None else ord, keepdims=keepdims)

@@ -220,9 +220,9 @@ def einsum(subscripts, *operands, **kwargs):
 
 
 def _tensordot_subscripts(na, nb, axes):
-    if isinstance(axes, int):
+    if isinstance(axes, (int, np.integer)):  # (NumPy's integer too: `axes=np.int64(1)`)
         axes = (list(range(na - axes, na)), list(range(axes)))
-    left, right = ([a] if isinstance(a, int) else list(a) for a in axes)
+    left, right = ([a] if isinstance(a, (int, np.integer)) else list(a) for a in axes)
     letters = iter(string.ascii_letters)
     sa = [next(letters) for _ in range(na)]
     sb = [next(letters) for _ in range(nb)]

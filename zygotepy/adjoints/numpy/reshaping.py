@@ -103,7 +103,7 @@ def transpose(x, *args, **kwargs):
 @adjoint(np.ndarray.transpose)
 def transpose_method(x, *axes):
     """`x.transpose()`, `x.transpose(1, 0)` and `x.transpose((1, 0))`."""
-    perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes or None
+    perm = axes[0] if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) else axes or None
     inverse = None if perm is None else _inverse(perm, x)
     return x.transpose(*axes), lambda dy: (None if dy is None else _permute(dy, inverse), *(None for _ in axes))
 

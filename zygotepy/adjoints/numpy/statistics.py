@@ -20,6 +20,7 @@ from .common import (
     _restore,
     nan_filled,
     _where,
+    as_axes,
     is_float,
 )
 from .elementwise import as_operand
@@ -128,7 +129,7 @@ def _aligned(weights, x_arr, axis):
     w = xp.asarray(weights, **on(x_arr))
     if tuple(w.shape) == tuple(x_arr.shape):
         return w, lambda g: g
-    axes = tuple(a % x_arr.ndim for a in ((axis,) if isinstance(axis, int) else axis))
+    axes = tuple(a % x_arr.ndim for a in as_axes(axis))
     order = tuple(int(k) for k in np.argsort(axes))
     moved = tuple(w.shape[k] for k in order)
     kept = tuple(n if k in axes else 1 for k, n in enumerate(x_arr.shape))

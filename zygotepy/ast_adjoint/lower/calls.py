@@ -21,7 +21,7 @@ from ..ir import Const, Global, Var
 from .expressions import _CONTAINERS, _calls
 from .lineage import TAKES_OUT, TAKES_OUT_METHODS
 from .scan import _LIBRARY_PACKAGES, CALLING_BACK, constructor_updates, may_update_in_place, positional_out, pure_method, \
-    updating_method_name
+    array_method_out, updating_method_name
 
 _BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 
@@ -137,6 +137,10 @@ class Calls:
                     kept = [(k, v) for k, v in kwargs if k != "out"]
                     return self.mutating_call(Const(mt.with_out), [fn, *args, dict(kwargs)["out"]], kept, star, hint,
                                               range(len(args) + 1, len(args) + 2 + len(kept)))
+                if not statement and star is None and array_method_out(func.attr, len(args) - 2):
+                    # `r = X.sum(1, None, o)`: an ndarray method's out given by position, a call that may update its
+                    # arguments (adjoints/mutation/positionals.py runs it as its keyword form where X is an array)
+                    return self.mutating_call(fn, args, kwargs, star, hint, [0, *range(2, len(args) + len(kwargs))])
                 if isinstance(obj, Var) and updating_method_name(func.attr) and not self.observable(obj) and not (
                         isinstance(func.value, gast.Name) and self.global_container(func.value.id)):
                     # `C().items.append(v)`, `get_cache().append(v)`: no name of this function reaches the object, so

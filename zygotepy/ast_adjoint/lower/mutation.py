@@ -224,10 +224,11 @@ class Mutation:
         # every object this update may reach has its new version before any of them passes its own update on: one
         # passed on from another (a number held beside it: `[(ys[0], b)]`) would be found in the wrong object
         for child, fresh in refreshed:
-            self.pending.pop(self.lineage_of(child), None)
+            held = self.pending.pop(self.lineage_of(child), None) is not None
             # (from its newest version: a holder told again since it was refreshed has a later one, `parent_5` of
-            # `self.parent = parent; parent.children.append(self); self.W = W`, which passing `fresh` on would drop)
-            told = self.told_again.pop(self.lineage_of(child), None)
+            # `self.parent = parent; parent.children.append(self); self.W = W`, which passing `fresh` on would drop;
+            # a view refreshed, `vals = d.values()`, is shown again, not told)
+            told = self.told_again.pop(self.lineage_of(child) if held else self.lineage_of(fresh), None)
             self.mutate(child, fresh if told is None else told, lin, chain=chain, refreshed=True)
 
     def refresh_again(self, clin, child, new, came_from, chain):

@@ -286,6 +286,14 @@ def positional_out(fn, nargs):
     return at if at is not None and at < nargs else None
 
 
+def array_method_out(name, nargs):
+    """Could `obj.name(*args)` (`nargs` positional arguments) be an ndarray method given its out array by position
+    (`X.sum(1, None, o)`)? The object's type is known only when it runs."""
+    at = _out_position(getattr(np.ndarray, name, None)) if isinstance(getattr(np.ndarray, name, None),
+                                                                      types.MethodDescriptorType) else None
+    return at is not None and nargs > at - 1  # (the signature's first parameter is self)
+
+
 @functools.lru_cache(maxsize=None)
 def _out_position(fn):
     """Where NumPy's `fn` takes `out` by position (None if it does not): read from its signature once per function,

@@ -47,7 +47,9 @@ def acc(a, b):
         return a
     ta = type(a)
     if ta is tuple or ta is list:
-        return ta(acc(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) != len(b):
+            raise _lengths_differ(a, b)
+        return ta(acc(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         out = type(a)(a)
         for k, v in b.items():
@@ -58,6 +60,17 @@ def acc(a, b):
         # read: a list holding None, which NumPy cannot add): entry by entry, in the list's form
         return type(b)(acc(a[k], g) for k, g in enumerate(b))
     return a + b
+
+
+def _lengths_differ(a, b):
+    """Two cotangents of one list or tuple with different lengths: routes of the gradient that met the list at
+    different lengths (it grew or shrank in place between them) were not told apart, which only an update in place
+    through objects linked both ways (a parent pointer a helper set beside the parent's list) leaves undone."""
+    return ZygoteError(f"zygotepy cannot differentiate this: two cotangents of one list have {len(a)} and {len(b)} "
+                       f"entries (the list grew or shrank in place between two routes to it that zygotepy did not "
+                       f"tell apart; this happens with objects that point at each other, a parent pointer beside the "
+                       f"parent's list of children, made by a helper). Build the structure in the differentiated "
+                       f"function itself, or keep the back reference out of it (the parent's index instead)")
 
 
 def _holds_none(items):

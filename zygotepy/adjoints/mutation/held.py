@@ -22,6 +22,9 @@ from .overlap import Overlap, _is_array, overlap
 
 
 _ATOMS = (int, float, complex, bool, str, bytes, type(None), types.ModuleType, type, types.BuiltinFunctionType)
+SEARCH_DEPTH = 40
+"""How many steps down the searches for an object by identity go (a list of `[value, children]` nodes takes two a
+level; each object is visited once, so the depth costs only in structures that deep, a linked list's)."""
 
 
 def _where_held(parent, child, depth=0, seen=None):
@@ -32,7 +35,7 @@ def _where_held(parent, child, depth=0, seen=None):
         return "self"
     if _is_array(parent):
         return overlap(parent, child)
-    if depth > 8 or isinstance(parent, _ATOMS):
+    if depth > SEARCH_DEPTH or isinstance(parent, _ATOMS):
         return None
     seen = {} if seen is None else seen  # id -> the plan found for it (an object held in two places has both)
     if id(parent) in seen:
@@ -90,7 +93,7 @@ def _where_each(parent, targets, roots, depth=0, seen=None):
             if t is not parent and (plan := overlap(parent, t)) is not None:
                 hits.setdefault(id(t), plan)
         return hits
-    if depth > 8 or isinstance(parent, _ATOMS):
+    if depth > SEARCH_DEPTH or isinstance(parent, _ATOMS):
         return hits
     seen = {} if seen is None else seen  # id -> the hits found in it (an object held in two places has both)
     if id(parent) in seen:

@@ -17,7 +17,7 @@ from ..objects import as_fields
 from ..registry import adjoint
 from ..structures.common import like
 from .held import _opaque_parts, _place, _root, _split, _where, _where_each, _where_held, _where_items, \
-    may_hold_deeper, seq_items
+    SEARCH_DEPTH, may_hold_deeper, seq_items
 from .computed import computed_slot, where_unknown
 from .shared import shared_contents, split_shared
 from .overlap import Overlap, _is_array, _is_slot, _is_view_of, overlap, unseen_pair
@@ -224,9 +224,8 @@ def _put_held(parent, where, child):
     """`put_held`, and the put of a slot a property or descriptor computes (computed.py)."""
     fresh = link_begins(where[2] if type(where) is tuple else None)
     if mt.is_number(child) or child is mt.NOT_IN_PLACE:  # a number is never updated in place: one found
-        log = current().log  # in `parent` is there by chance; `parent`, if nothing logged an update of it, is left
-        if mt.is_number(child) and id(parent) not in log:  # as it was (as refresh_held's child is, when its maybe
-            mt.passed_through((parent,), len(log))  # holder is a number)
+        if mt.is_number(child):  # in `parent` is there by chance; `parent` is left as it was by this update (as
+            mt.passed_through((parent,), len(current().log))  # refresh_held's child, when its maybe holder is one)
         return parent, _to_first
     plan = _where(parent, child) if parent is not child else "self"
     inside = _where_items(child, parent) if plan is None else None
@@ -268,7 +267,7 @@ def _carries(d):
 def _reaches(d, obj, child, depth=0):
     """Does the cotangent `d` of `obj` carry anything at a path that reaches `child` inside `obj` (around a cycle:
     `[1].parent.layers[0]` of a list whose item 0 is `child`)? `_split` routes `child`'s own places, not those."""
-    if d is None or depth > 8:
+    if d is None or depth > SEARCH_DEPTH:
         return False
     if obj is child:
         return _carries(d)

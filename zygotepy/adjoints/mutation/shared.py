@@ -14,7 +14,7 @@ from ...ast_adjoint import runtime as rt
 from ...errors import ZygoteError
 from ...structgrad import StructGrad
 from ..structures.common import like
-from .held import _ATOMIC_TYPES, _BASE, _NOT_PLAIN, _SCALARS, _root, _split, _where_each
+from .held import _ATOMIC_TYPES, _BASE, _NOT_PLAIN, _SCALARS, SEARCH_DEPTH, _root, _split, _where_each
 from .overlap import _is_array
 
 
@@ -100,7 +100,7 @@ def _own_data(items):
 def _collect(obj, path, contents, seen, depth, parent):
     """`contents[id(o)] = (o, path)` for each array, list, dict and plain object inside `obj` (first path found);
     False where `parent` is among them."""
-    if depth > 8:
+    if depth > SEARCH_DEPTH:
         return True
     if isinstance(obj, (list, tuple, collections.deque)):
         step, entries = ("seq", obj, len(obj)), enumerate(obj)

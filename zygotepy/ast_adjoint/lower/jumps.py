@@ -107,14 +107,18 @@ def assigned_names(stmts, flat=None):
     names, seen = [], set()
     for n in flat if flat is not None else flat_nodes(stmts):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-            name = n.id
+            bound = [n.id]
         elif isinstance(n, gast.FunctionDef):
-            name = n.name
+            bound = [n.name]
+        elif isinstance(n, (gast.Import, gast.ImportFrom)):  # (`try: from m import f` / `except: from n import f`)
+            bound = [a.asname or (a.name if isinstance(n, gast.ImportFrom) else a.name.split(".")[0])
+                     for a in n.names if a.name != "*"]
         else:
             continue
-        if name not in seen:
-            seen.add(name)
-            names.append(name)
+        for name in bound:
+            if name not in seen:
+                seen.add(name)
+                names.append(name)
     return names
 
 

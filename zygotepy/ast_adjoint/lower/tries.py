@@ -225,7 +225,8 @@ class Tries:
             body = body[:-1]
         # (a simple last statement binds its names after all it calls ran; an assignment expression in it, before)
         atomic = isinstance(body[-1], (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass)) \
-            and not any(isinstance(n, gast.NamedExpr) for n in gast.walk(body[-1]))
+            and not any(isinstance(n, gast.NamedExpr) for n in gast.walk(body[-1])) or \
+            isinstance(body[-1], (gast.Import, gast.ImportFrom)) and len(body[-1].names) == 1  # (binds once found)
         partial = set(_assigned(body[:-1] if atomic else body)) & set(assigned)
         stores = _bound_before_failing(body[-1]) & set(assigned) - partial if atomic else set()
         partial |= stores

@@ -103,3 +103,34 @@ def test_another_librarys_array_given_to_a_jax_function_is_refused():
     with pytest.raises(ZygoteError, match=r"test_jax_autograd.py:\d+: zygotepy differentiates from_dlpack by jax.vjp, "
                                           r"which cannot differentiate the torch.Tensor"):
         gradient(_a_tensor_handed_to_jax, torch.tensor([1.0, 2.0], dtype=torch.float64))
+
+
+def _tree_step(p):
+    q = jax.tree_util.tree_map(lambda a, b: a - 0.3 * b, p, {"w": p["w"] * 2.0, "b": None})
+    return np.sum((q["w"] - 1.0) ** 2)
+
+
+def test_a_tree_map_over_a_tree_with_an_empty_subtree(mode):
+    """`None` is an empty subtree to JAX: its cotangent seed is None (it was jnp.zeros_like(None): a TypeError)."""
+    p = {"w": np.array([0.3, -0.7]), "b": None}
+    (g,) = gradient(_tree_step, p)
+    np.testing.assert_allclose(g["w"], 2 * (0.4 * p["w"] - 1.0) * 0.4, rtol=1e-12)
+
+
+def _tree_scaled(p):
+    q = jax.tree_util.tree_map(lambda a: a * 1.0, p)
+    return np.sum((q["w"] - 10000.0) ** 2)
+
+
+def test_a_tree_function_given_float64_numpy_leaves_in_float32_is_refused():
+    """With jax_enable_x64 off, jax.vjp would compute a tree function's leaves in float32, while the plain call
+    hands its function the float64 NumPy leaves: value and gradient rounded (0.0078 for 0.0074)."""
+    p = {"w": np.array([10000.001, 10000.0037])}
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with pytest.raises(ZygoteError, match="computes in float32 while jax_enable_x64 is off"):
+            gradient(_tree_scaled, p)
+    finally:
+        jax.config.update("jax_enable_x64", True)
+    (g,) = gradient(_tree_scaled, p)
+    np.testing.assert_allclose(g["w"], 2 * (p["w"] - 10000.0), rtol=1e-9)

@@ -368,3 +368,25 @@ def test_second_forward_derivative_of_a_complex_spectral_norm_is_refused():
         return np.linalg.norm(_X3 + t * _Y3 + 1j * (_Y3 + s * _X3), "nuc")
     with pytest.raises(ForwardModeError, match="real matrices only"):
         derivative(lambda t: derivative(lambda s: inner(t, s), 0.2), 0.3)
+
+
+def _triangle_area(P):
+    return 0.5 * np.linalg.det(np.hstack([P.reshape(3, 2), np.ones((3, 1))]))
+
+
+def _det_2x2(x):
+    return np.linalg.det(x.reshape(2, 2)) * 3.0
+
+
+@pytest.mark.parametrize("f, x", [(_triangle_area, np.array([0.0, 0.0, 1.0, 1.0, 2.0, 2.0])),
+                                  (_det_2x2, np.array([1.0, 2.0, 2.0, 4.0]))], ids=lambda v: getattr(v, "__name__", ""))
+def test_det_at_a_singular_matrix(f, x):
+    """det's tangent tr(adj(A) dA), where det A is 0 (collinear points): it was det A tr(A^-1 dA), whose solve raised
+    LinAlgError; `derivative` and `hessian` against central differences."""
+    h = 1e-6
+    for k in range(x.size):
+        e = np.zeros_like(x)
+        e[k] = h
+        np.testing.assert_allclose(derivative(lambda t: f(x + t * e / h), 0.0), (f(x + e) - f(x - e)) / (2 * h),
+                                   rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hessian(f, x), central_hessian(f, x, 1e-5), rtol=1e-6, atol=1e-7)

@@ -112,6 +112,12 @@ def _vjp_rule(fn):
             raise ZygoteError(f"{where + ': ' if where else ''}zygotepy differentiates {who} by jax.vjp, which cannot "
                               f"differentiate the {type(other).__module__}.{type(other).__name__} it was given; pass "
                               f"it a NumPy or JAX array")
+        if _structural(fn) and not jax.config.jax_enable_x64 and any(_wide(leaf) for leaf in leaves):
+            where = call_site()  # (`jax.tree_util.tree_map(f, params)`: called plainly, f gets the float64 leaves)
+            raise ZygoteError(f"{where + ': ' if where else ''}zygotepy differentiates {who} by jax.vjp, which "
+                              f"computes in float32 while jax_enable_x64 is off: the float64 NumPy values it was "
+                              f"given would be rounded, its value and gradient unlike the plain call's; turn on "
+                              f"jax.config.update('jax_enable_x64', True), or walk the tree with Python code")
         if not leaves:  # (`jax.vmap(g)`, `jax.random.normal(key, shape)`: nothing JAX could differentiate)
             return fn(*args, **kwargs), lambda dy: registry.keyword_cotangents((None,) * len(args), kwargs)
 
@@ -147,6 +153,15 @@ def _vjp_rule(fn):
     return registry.keyword_rule(rule)
 
 
+def _structural(fn):
+    """Is `fn` one of JAX's tree functions, which leave the leaves as they are given (NumPy's stay NumPy's)?"""
+    return getattr(fn, "__module__", "") in ("jax.tree_util", "jax._src.tree_util", "jax.tree", "jax._src.tree")
+
+
+def _wide(leaf):
+    return type(leaf) in (float, complex) or type(leaf) is np.ndarray and leaf.dtype in (np.float64, np.complex128)
+
+
 def _conj(ct):
     """The conjugate of a cotangent (a tuple or list of them: each), JAX's convention from zygotepy's and back."""
     if isinstance(ct, (tuple, list)):
@@ -163,6 +178,8 @@ def _seed(jax, y, dy):
         return type(y)(_seed(jax, o, d) for o, d in zip(y, parts, strict=True))
     if isinstance(y, dict):  # (`jax.tree_util.tree_map(f, {...})`: a cotangent per key, none for a missing one)
         return type(y)((k, _seed(jax, o, None if dy is None else dy.get(k))) for k, o in y.items())
+    if y is None:  # (`tree_map(f, {"w": w, "b": None})`: None is an empty subtree to JAX)
+        return None
     if dy is not None:
         return jax.numpy.asarray(dy, dtype=y.dtype) if hasattr(y, "dtype") else dy
     if hasattr(y, "dtype") and y.dtype.kind not in "fc":

@@ -33,7 +33,7 @@ from .call_checks import IN_PLACE_CALLS, _DATA_KEYS, _check_opaque_key, call_sit
 from .call_checks import refuse_hidden_out, refuse_store_callable, refuse_unseen_update, site_slot
 from .derived import _cache_of, _derived, _plain, _pullback
 from .keywords import KeywordsPullback, UfuncKeywordsPullback, _call_by_position, _movable, _Rebound, _WithKeywords
-from .keywords import refuse_positional_out
+from .keywords import refuse_bound_out, refuse_positional_out
 from .keywords import _call_plan, _keyword_cotangents, bound_by_keyword, ufunc_keywords  # noqa: F401 (adjoints/nesting/ reads the first two here)
 from .pullbacks import (
     ArgsPullback, CallMethodPullback, ConstPullback, InPlaceOperatorPullback, LookedUpPullback, MethodPullback,
@@ -224,6 +224,8 @@ def _dispatch(fn, args, kwargs, need=None, api=False):
         if type(fn) is _BUILTIN_METHOD and fn.__name__ in updating_names() and (
                 type(fn.__self__) is np.ndarray or type(fn.__self__) in _CONTAINERS and not current().slots):
             refuse_bound_update(fn)  # (`f = y.sort; f()` found np.sort's rule: y stayed as it was)
+        if type(fn) is _BUILTIN_METHOD and (kwargs or len(args) > 1):  # (`s = X.sum; s(1, None, o)`)
+            refuse_bound_out(fn, args, kwargs)
         if store_callable(fn) and args and not isinstance(args[0], (types.ModuleType, type)):
             refuse_store_callable(fn)  # `map(setattr, objs, names, vs)`: the lowering saw no store
         if unbound_method(fn) is not None and args and not current().slots and (
@@ -364,9 +366,8 @@ def J_need(need, fn, /, *args):
 
 def J_args(need, fn, /, *args):
     """J for a constant or global callee: `back(dy)` returns only the arguments' cotangents. A built-in rule's own
-    `back` is returned as is (no wrappers), unless a user class must see the operator first. The callees found to
-    have such a rule are kept in `registry.STRAIGHT` (with a flag for the operators, whose operands' types are asked
-    each time), so that the plain form of generated code pays one lookup per operation."""
+    `back` is returned as is (no wrappers), unless a user class must see the operator first. Such callees are kept in
+    `registry.STRAIGHT` (operators flagged: their operands' types are asked each time): one lookup per operation."""
     try:
         straight = _STRAIGHT.get(fn)
     except TypeError:

@@ -269,6 +269,21 @@ def refuse_positional_out(obj, name, rest):
                           f"pass it as out=...")
 
 
+def refuse_bound_out(fn, args, kwargs):
+    """`s = X.sum; s(1, None, o)`, `s(1, out=o)`: an ndarray method given an out array through its bound method (kept
+    in a name, or given to another function). The lowering follows the update of `o` only on a call written on its
+    array (`X.sum(1, out=o)`), so NumPy's write into `o` would go unseen, the gradient through it silently lost."""
+    obj = fn.__self__
+    if not (isinstance(obj, np.ndarray) or getattr(type(obj), "__zygote_number__", False)):
+        return
+    at = _array_method_out(fn.__name__)
+    if kwargs and kwargs.get("out") is not None or at is not None and len(args) > at and args[at] is not None:
+        where = call_site()
+        raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate ndarray.{fn.__name__} given "
+                          f"an out array through its bound method (kept in a name, or given to another function): "
+                          f"the update of out would go unseen; call it on its array (`X.{fn.__name__}(..., out=o)`)")
+
+
 @functools.lru_cache(maxsize=None)
 def _array_method_out(name):
     """Where `np.ndarray.<name>` takes `out` by position after `self` (None if it does not)."""

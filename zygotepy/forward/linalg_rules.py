@@ -117,11 +117,25 @@ def _trace_of_solve(a, da):
     return np.einsum("...ii->...", np.linalg.solve(a, da))
 
 
+def _trace_of_adjugate(a, da):
+    """tr(adj(A) dA), over the last two axes, where A may be singular: with A = U diag(s) Vh, adj(A) = det(U) det(Vh)
+    Vh^H diag(prod_{j != i} s_j) U^H (no inverse)."""
+    U, s, Vh = np.linalg.svd(a)
+    n = np.shape(strip(s))[-1]
+    others = np.prod(np.where(np.eye(n, dtype=bool), 1.0, s[..., None, :]), axis=-1)
+    adj = (np.linalg.det(U) * np.linalg.det(Vh))[..., None, None] * ((_H(Vh) * others[..., None, :]) @ _H(U))
+    return np.einsum("...ij,...ji->...", adj, da)
+
+
 @tangent_rule(np.linalg.det)
 def det(fn, p, t, kw):
-    """d det A = det A tr(A^-1 dA)."""
+    """d det A = tr(adj(A) dA): det A tr(A^-1 dA) where det A is not 0 (a degenerate triangle's area: the SVD's)."""
     y = dispatch(fn, p, kw)
-    return y, None if t[0] is None else y * _trace_of_solve(p[0], t[0])
+    if t[0] is None:
+        return y, None
+    if np.any(np.asarray(strip(y)) == 0):
+        return y, _trace_of_adjugate(p[0], t[0])
+    return y, y * _trace_of_solve(p[0], t[0])
 
 
 @tangent_rule(np.linalg.slogdet)

@@ -171,6 +171,36 @@ def test_the_hessian_of_a_loop_over_a_vector(f):
     assert np.allclose(hessian(f, x), central_hessian(f, x, 1e-4), rtol=1e-6, atol=1e-6)
 
 
+ROWS = np.array([[0.3, -0.2, 0.1], [0.1, 0.5, -0.4], [-0.3, 0.2, 0.6]])
+
+
+def state_kept_per_row(x):
+    m = np.zeros(3)
+    means = []
+    for y in ROWS:
+        m = np.tanh(x * m + y)
+        means.append(m)
+    return np.sum(m ** 2) + np.sum(means[0] * x)
+
+
+def rows_of_its_argument_kept(x):
+    X = np.outer(x, x)
+    kept = []
+    for row in X:
+        kept.append(row)
+    return sum(np.sum(r ** 3) for r in kept)
+
+
+@pytest.mark.parametrize("f", [state_kept_per_row, rows_of_its_argument_kept], ids=lambda f: f.__name__)
+def test_the_hessian_of_a_loop_over_a_matrix_that_keeps_its_states(f):
+    """The rows a loop walks, linked to the list the body appends to: their back copied a dual cotangent with np.array
+    (a ForwardModeError under `hessian`)."""
+    from zygotepy import hessian
+    x = np.array([1.1, 0.7, 1.3])
+    check_grads(f, x)
+    assert np.allclose(hessian(f, x), central_hessian(f, x, 1e-4), rtol=1e-6, atol=1e-6)
+
+
 class _Param:
     def __init__(self, value):
         self.value = value

@@ -178,3 +178,26 @@ def test_truncated_pinv_back_against_central_differences(case, keyword):
     np.testing.assert_allclose(g[0], truncated_pinv(a, rcond)[1](W), atol=1e-10)
     f = lambda a: np.real(np.sum(la.pinv(a, 0.01) * np.conj(-W)))  # noqa: E731
     np.testing.assert_allclose(g[1], _central(f, [2 * a], 0), rtol=1e-6, atol=1e-7)
+
+
+def _norm_2(p):
+    return np.linalg.norm(p)
+
+
+def _norm_rows(P):
+    return np.sum(np.linalg.norm(P, axis=1) ** 3)
+
+
+def _rotation_angle(w):
+    return np.sin(np.linalg.norm(w)) * np.sum(w)
+
+
+@pytest.mark.parametrize("f, x", [(_norm_2, np.array([1.0, 0.0])), (_norm_rows, np.array([[0.0, 0.5], [0.3, 0.0]])),
+                                  (_rotation_angle, np.array([0.0, 0.0, 0.5]))], ids=lambda v: getattr(v, "__name__", ""))
+def test_the_hessian_of_a_2_norm_where_entries_are_zero(f, x):
+    """The 2-norm's gradient is x / |x|, whose derivative at an entry that is 0 is not: `sign(x) |x| / |x|` gave 0
+    there (the gradient itself was right)."""
+    from plain_checks import central_hessian
+    flat = x.reshape(-1)
+    g = lambda v: f(v.reshape(x.shape))  # noqa: E731
+    np.testing.assert_allclose(zygotepy.hessian(g, flat), central_hessian(g, flat, 1e-5), rtol=1e-6, atol=1e-7)

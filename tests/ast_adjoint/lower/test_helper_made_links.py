@@ -162,14 +162,59 @@ def a_subclass_adding_to_its_bases_dict(W, b):
     return np.sum(np.tanh(np.array([1.0, 2.0]) @ layer.params["W"] + layer.params["b"]))
 
 
-def test_a_base_class_init_updating_nothing_it_is_given_is_not_refused(mode):
-    """(tests/adjoints/mutation/test_updating_methods.py has the recursive walker that updates only its own list)"""
-    f = a_subclass_adding_to_its_bases_dict
+class Model:
+    def __init__(self, params):
+        self.params = params
+
+
+class Named(Model):
+    def __init__(self, params):
+        super().__init__(params)
+        self.name = "ar1"
+
+
+def a_subclass_naming_itself_after_its_base_kept_a_dict(W, b):
+    m = Named({"W": W, "b": b})
+    return np.sum(m.params["W"] @ m.params["b"]) ** 2
+
+
+def a_subclass_naming_itself_after_its_base_kept_a_list(W, b):
+    m = Named([W, b])
+    return np.sum(np.sin(m.params[0] @ m.params[1]))
+
+
+def a_subclass_naming_itself_after_its_base_kept_an_object(W, b):
+    m = Named(Model(W))
+    m.scale = np.sum(b)
+    return np.sum(m.params.params * m.scale) ** 2
+
+
+class Child(Model):
+    def __init__(self, params, parent):
+        super().__init__(params)
+        self.name = "child"
+        parent.append(self)
+
+
+def a_subclass_that_does_update_its_argument(W, b):
+    kids = []
+    c = Child({"W": W}, kids)
+    c.params["W"] = c.params["W"] * b[0]
+    return np.sum(kids[0].params["W"] ** 2)
+
+
+@pytest.mark.parametrize("f", [a_subclass_adding_to_its_bases_dict, a_subclass_naming_itself_after_its_base_kept_a_dict,
+                               a_subclass_naming_itself_after_its_base_kept_a_list,
+                               a_subclass_naming_itself_after_its_base_kept_an_object,
+                               a_subclass_that_does_update_its_argument], ids=lambda f: f.__name__)
+def test_a_base_class_init_updating_nothing_it_is_given_is_not_refused(f, mode):
+    """A base class's `__init__` keeping what it is given (`self.params = params`), then the subclass's storing into
+    `self`: not an update of `params` (tests/adjoints/mutation/test_updating_methods.py has the recursive walker that
+    updates only its own list)"""
     W, b = np.array([[0.3, -0.7], [0.5, 0.9]]), np.array([0.1, -0.2])
     grads = gradient(f, W, b)
     for k, g in enumerate(grads):
         np.testing.assert_allclose(g, central(f, (W, b), k), rtol=1e-6, atol=1e-8)
-
 
 
 def kid_taken_off_after_helpers_attached_it(a, b):

@@ -19,6 +19,7 @@ from ...ast_adjoint import runtime as rt
 from ...ast_adjoint.call_checks import COMPILER, call_site
 from ...ast_adjoint.dispatch import J_mutating, differentiable
 from ...ast_adjoint.guards_runtime import carries_gradient, reads_gradients
+from ...ast_adjoint.keywords import refuse_bound_out
 from ...backends import is_array_type, unbroadcast
 from ...structgrad import StructGrad
 from ...errors import STORE_INTO_PLAIN_ARRAY, ForwardModeError, MissingAdjoint, UnsupportedSyntax, ZygoteError
@@ -176,6 +177,7 @@ def _user_callable(obj):
         (call.__module__ or "").partition(".")[0] not in _LIBRARIES  # (a torch.nn.Module subclass's is torch's)
 
 
+_BOUND_METHOD = type([].append)
 _LIBRARIES = frozenset(("torch", "jax", "flax", "equinox", "haiku", "numpy", "scipy", "functools", "zygotepy"))
 
 
@@ -345,6 +347,8 @@ def _with_out(args, kwargs, result_used):
     """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself; unless `out` is an ordinary
     parameter of a function zygotepy derives (`helper(x, out=buf)`) or a keyword a partial binds."""
     fn, *fargs, out = args
+    if type(fn) is _BOUND_METHOD:  # (`s = X.sum; s(1, out=o)`: X is not among the arguments, its cotangent lost)
+        refuse_bound_out(fn, fargs, {"out": out})
     if _takes_out_itself(fn, fargs):
         return _out_as_keyword(fn, fargs, out, kwargs, result_used)
     if isinstance(out, np.ndarray) and (fn is rt.callmethod and isinstance(fargs[0], _GENERATORS)

@@ -27,42 +27,84 @@ SEARCH_DEPTH = 40
 level; each object is visited once, so the depth costs only in structures that deep, a linked list's)."""
 
 
+class _Searching:
+    """The mark of an object whose search is under way (met again below it: a cycle), at its depth."""
+    __slots__ = ("depth",)
+
+    def __init__(self, depth):
+        self.depth = depth
+
+
+class _Tangled(ZygoteError):
+    """More than `_VISITS` objects visited in one search: objects holding each other in too many ways to follow."""
+
+
+_LOW, _COUNT = "low", "visits"  # (the searches' bookkeeping, kept beside the ids in their `seen` dict)
+_VISITS = 20000
+_NEVER = 1 << 30
+
+
+def _enter(seen, key, depth):
+    """Mark `key` as searched now; -> the shallowest mark met again so far, which its search starts afresh."""
+    seen[_COUNT] = seen.get(_COUNT, 0) + 1
+    if seen[_COUNT] > _VISITS:
+        raise _Tangled(f"zygotepy cannot differentiate this update in place: the objects around the updated one hold "
+                       f"each other in too many ways to follow (more than {_VISITS} steps of search); keep the links "
+                       f"as indices (lists of ints, arrays of ids) rather than objects holding each other")
+    seen[key] = _Searching(depth)
+    outer, seen[_LOW] = seen.get(_LOW, _NEVER), _NEVER
+    return outer
+
+
+def _met_again(seen, mark):
+    seen[_LOW] = min(seen.get(_LOW, _NEVER), mark.depth)
+
+
+def _leave(seen, key, depth, result, outer):
+    """Keep `result` for `key` where its search met no object above it again; else forget it: it lacks the places
+    reached through that object, which a search reaching `key` another way finds (in objects that hold each other,
+    `v1.nbrs = [v0, v4]` beside `v0.nbrs = [v1, v2]`, `v4` searched first below `v1` seemed not to hold `v2`)."""
+    low = seen[_LOW]
+    if low >= depth:
+        seen[key] = result
+        low = _NEVER
+    else:
+        del seen[key]
+    seen[_LOW] = min(outer, low)
+    return result
+
+
 def _where_held(parent, child, depth=0, seen=None):
     """Where `child` sits inside `parent`, found by identity through lists, tuples, dicts and attributes: "self",
     (kind "seq"/"dict"/"obj", [(key, item, plan), ...]), "view" (an array sharing `child`'s data), "opaque" (held
-    where a cotangent cannot be routed: a closure's cell, a `partial`, a `__slots__` object), or None (not held)."""
+    where a cotangent cannot be routed: a closure's cell, a `partial`, a `__slots__` object), or None (not held).
+    Each place is found along every path without a cycle."""
     if parent is child:
         return "self"
     if _is_array(parent):
         return overlap(parent, child)
     if depth > SEARCH_DEPTH or isinstance(parent, _ATOMS):
         return None
-    seen = {} if seen is None else seen  # id -> the plan found for it (an object held in two places has both)
-    if id(parent) in seen:
-        return seen[id(parent)]  # (None while it is being searched: a cycle)
-    seen[id(parent)] = None
+    seen = {} if seen is None else seen
+    known = seen.get(id(parent), seen)
+    if known is not seen:  # (an object held in two places has both)
+        if type(known) is _Searching:
+            _met_again(seen, known)
+            return None
+        return known
+    outer = _enter(seen, id(parent), depth)
     if isinstance(parent, (list, tuple, collections.deque)):  # (a deque's cotangent: a list)
         kind, items = "seq", enumerate(parent)
     elif isinstance(parent, dict):
         kind, items = "dict", parent.items()
-    elif isinstance(parent, (types.FunctionType, types.MethodType, functools.partial)):
-        inner = [parent.__self__, parent.__func__] if isinstance(parent, types.MethodType) else \
-            [parent.func, parent.args, parent.keywords] if isinstance(parent, functools.partial) else \
-            [c.cell_contents for c in parent.__closure__ or () if _filled(c)] + list(parent.__defaults__ or ())
-        found = "opaque" if any(_where_held(v, child, depth + 1, seen) for v in inner) else None
-        seen[id(parent)] = found
-        return found
-    elif hasattr(parent, "__dict__"):
-        kind, items = "obj", vars(parent).items()
+    elif isinstance(parent, (types.FunctionType, types.MethodType, functools.partial)) or \
+            not hasattr(parent, "__dict__"):
+        found = "opaque" if any(_where_held(v, child, depth + 1, seen) for v in _opaque_parts(parent)) else None
+        return _leave(seen, id(parent), depth, found, outer)
     else:
-        slots = [n for c in type(parent).__mro__ for n in getattr(c, "__slots__", ())]
-        inner = [getattr(parent, n, None) for n in ([slots] if isinstance(slots, str) else slots)]
-        found = "opaque" if any(_where_held(v, child, depth + 1, seen) for v in inner) else None
-        seen[id(parent)] = found
-        return found
+        kind, items = "obj", vars(parent).items()
     found = [(k, v, plan) for k, v in list(items) if (plan := _where_held(v, child, depth + 1, seen)) is not None]
-    seen[id(parent)] = (kind, found) if found else None
-    return seen[id(parent)]
+    return _leave(seen, id(parent), depth, (kind, found) if found else None, outer)
 
 
 def _filled(cell):
@@ -95,11 +137,14 @@ def _where_each(parent, targets, roots, depth=0, seen=None):
         return hits
     if depth > SEARCH_DEPTH or isinstance(parent, _ATOMS):
         return hits
-    seen = {} if seen is None else seen  # id -> the hits found in it (an object held in two places has both)
-    if id(parent) in seen:
-        known = seen[id(parent)]
-        return hits if known is None else known  # (None while it is being searched: a cycle)
-    seen[id(parent)] = None
+    seen = {} if seen is None else seen
+    known = seen.get(id(parent), seen)  # (the hits found in an object met before: one held in two places has both)
+    if known is not seen:
+        if type(known) is _Searching:
+            _met_again(seen, known)
+            return hits
+        return known
+    outer = _enter(seen, id(parent), depth)
     if isinstance(parent, (list, tuple, collections.deque)):  # (a deque's cotangent: a list)
         kind, items = "seq", enumerate(parent)
     elif isinstance(parent, dict):
@@ -109,8 +154,7 @@ def _where_each(parent, targets, roots, depth=0, seen=None):
         for v in _opaque_parts(parent):
             for t in _where_each(v, targets, roots, depth + 1, seen):
                 hits.setdefault(t, "opaque")
-        seen[id(parent)] = hits
-        return hits
+        return _leave(seen, id(parent), depth, hits, outer)
     else:
         kind, items = "obj", vars(parent).items()
     found = {}
@@ -119,8 +163,7 @@ def _where_each(parent, targets, roots, depth=0, seen=None):
             found.setdefault(t, []).append((k, v, plan))
     for t, places in found.items():
         hits.setdefault(t, (kind, places))
-    seen[id(parent)] = hits
-    return hits
+    return _leave(seen, id(parent), depth, hits, outer)
 
 
 def _opaque_parts(parent):

@@ -127,7 +127,8 @@ def put_iter(parent, where, child):
         if plan == "part":
             raise _refused(where)
         if isinstance(plan, tuple) and plan[0] == "row":
-            rest = np.array(dy, copy=True)
+            dual = getattr(type(dy), "__zygote_number__", False)  # (hessian's dual arrays: np.array drops tangents)
+            rest = dy.copy() if dual else np.array(dy, copy=True)
             dchild = rest[plan[1]].copy()
             rest[plan[1]] = 0
             return (rest, None, dchild)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...ast_adjoint import mutate as mt
 from ...ast_adjoint import runtime as rt
+from ...ast_adjoint.call_checks import call_site
 from ...ast_adjoint.dispatch import differentiable
 from ...errors import ForwardModeError, ZygoteError
 from ..in_place import METHODS, UNDECLARED, updates_in_place, updates_without_rule
@@ -30,8 +31,17 @@ def _dict_without(dy, key):
 
 # --- methods that mutate: (result, back(d_result, d_object_after) -> (d_object_before, *d_args)) -----------------------
 
+def _refuse_holding_itself(x):
+    """`lst.append(lst)`: a cotangent of the list would hold itself, at every depth (the backward crashed)."""
+    where = call_site()
+    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a {type(x).__name__} put into itself (lst.append(lst)): its "
+                      f"cotangent would hold itself; keep the items in a list of their own")
+
+
 @updates_in_place(list, "append")
 def _list_append(x, v):
+    if v is x:
+        _refuse_holding_itself(x)
     n = len(x)
     x.append(v)
     # the state kept is the tail from position n (empty before): no copy of the list per append
@@ -63,6 +73,8 @@ def _list_extend(x, seq):
 
 @updates_in_place(list, "insert")
 def _list_insert(x, i, v):
+    if v is x:
+        _refuse_holding_itself(x)
     n = len(x)
     entry = mt.journal_whole(x)
     x.insert(i, v)

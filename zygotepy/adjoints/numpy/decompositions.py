@@ -52,6 +52,8 @@ def _vector_back(x, ord, axis, d):
         return d * _unit(x)
     p = 2 if ord is None else ord
     y = xp.sum(a ** p, axis=axis, keepdims=True) ** (1 / p)
+    if p == 2:  # x / y: smooth where an entry is 0, where `sign(x) * |x| / y` has a derivative of 0 (hessian's)
+        return d * x / xp.where(y == 0, 1, y)
     return d * _unit(x) * (a / xp.where(y == 0, 1, y)) ** (p - 1)
 
 

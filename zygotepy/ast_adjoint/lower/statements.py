@@ -134,9 +134,10 @@ class Statements:
         if (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
                 and isinstance(node.value, (gast.Tuple, gast.List)) and len(target.elts) == len(node.value.elts)
                 and not any(isinstance(e, gast.Starred) for e in target.elts + node.value.elts)):
-            values = [self.expr(v) for v in node.value.elts]
-            live = [f".live{k}" for k in range(len(values))]  # a store may update a value not yet stored (a view:
-            self.env.update(zip(live, values, strict=True))  # `y[1:], y[:-1] = y[:-1], y[1:]`): refreshed here
+            live = [f".live{k}" for k in range(len(node.value.elts))]
+            for name, v in zip(live, node.value.elts, strict=True):  # a store may update a value not yet stored (a
+                self.env[name] = self.expr(v)  # view: `y[1:], y[:-1] = y[:-1], y[1:]`), and so may a later value's
+                # call (`a, b = Layer(w0, net), Layer(w1, net)`, each appending itself to `net.layers`): refreshed here
             for t, name in zip(target.elts, live, strict=True):
                 self.assign_to(t, self.env.pop(name))
             return

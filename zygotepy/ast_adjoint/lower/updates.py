@@ -163,7 +163,7 @@ class Updates:
             self.note_held(v, [a for a in kept if a is not given[k]])
         self.note_held(result, [versions.get(k, a) for k, a in enumerate(given) if isinstance(a, Var)] +
                        kept[len(given):])
-        if site and not (isinstance(fn, Global) and isinstance(self.resolve(fn.path), type)):
-            for v in versions.values():  # (`c = attach(root, Node(b))`: the new node, now in `root.kids`)
+        if site:  # (`c = attach(root, Node(b))`, `c = Node(b, parent=root)`: the new node, now in `root.kids`)
+            for v in versions.values():
                 self.note_child(result, "held", v, Const(self.line))
         return result

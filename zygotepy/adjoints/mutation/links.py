@@ -247,8 +247,6 @@ def _put_held(parent, where, child):
             rest, dchild = split_shared(shared, parent, rest, dchild)
         if cycle and (stale and _carries(rest) or _reaches(rest, parent, child)):
             raise _cycle_error(where)
-        if cycle and _reaches(dchild, child, child):
-            raise _cycle_error(where, around=True)
         return (rest, None, dchild)
     if isinstance(child, dict):  # `v = vals(d)`, `[d.values()]`
         return parent, through_views(parent, child, back, 2, where)
@@ -268,12 +266,10 @@ def _carries(d):
 
 def _reaches(d, obj, child, depth=0):
     """Does the cotangent `d` of `obj` carry anything at a path that reaches `child` inside `obj` (around a cycle:
-    `[1].parent.layers[0]` of a list whose item 0 is `child`)? `_split` routes `child`'s own places, not those. Asked
-    of `child`'s own cotangent (`layers[0].parent.layers[1]` of a net: its own `layers[1]`, by a route through the
-    versions of the objects on it, which need not hold it then), the path that comes back."""
+    `[1].parent.layers[0]` of a list whose item 0 is `child`)? `_split` routes `child`'s own places, not those."""
     if d is None or depth > SEARCH_DEPTH:
         return False
-    if obj is child and depth:
+    if obj is child:
         return _carries(d)
     if isinstance(d, (StructGrad, dict)) and not _is_array(obj):
         for k, v in dict(d).items():
@@ -288,18 +284,13 @@ def _reaches(d, obj, child, depth=0):
     return False
 
 
-def _cycle_error(where, around=False):
+def _cycle_error(where):
     """`parent` holds `child`, which holds `parent` again (a parent pointer: `layer.parent = net` beside
     `net.layers` holding the layer), and the update wrote into `parent` itself through that cycle
     (`a.parent.layers[1].W *= 2` where `b` is `net.layers[1]`). The cotangents of `parent`'s other fields would go
     to the version before the update, which the cycle makes the wrong one: refused, as silently wrong otherwise."""
     file, line, name, _ = where
     what = f"'{name}'" if not name.startswith("_") else "an object"  # (`_iter`: the sequence a loop walks)
-    if around:  # (the link made here carries a later update's cotangent back around the cycle)
-        return ZygoteError(f"{file}:{line}: zygotepy cannot differentiate an update in place, after this line, of an "
-                           f"object it links to {what} in a cycle of references (a parent pointer beside the "
-                           f"parent's list), made through the other's pointer (`a.parent.layers[1].W *= 2`); update "
-                           f"the object through a name of its own, or keep the back reference out of it")
     return ZygoteError(f"{file}:{line}: zygotepy cannot differentiate this update in place: it writes into {what} "
                        f"through a cycle of references (it holds an object that holds it again: a parent pointer), "
                        f"and reads it after; update the object through a name of its own, or keep the back "

@@ -32,6 +32,13 @@ def _names(node):
     return [n.id for n in gast.walk(node) if isinstance(n, gast.Name)]
 
 
+def _seen_by(fn):
+    """The names a nested function mentions, but its own parameters (`key=lambda p: p[0]` sees no outer `p`)."""
+    a = fn.args
+    own = {p.id for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if isinstance(p, gast.Name)}
+    return [name for name in _names(fn) if name not in own]
+
+
 def _root(node):
     while isinstance(node, (gast.Subscript, gast.Attribute, gast.Starred)):
         node = node.value
@@ -62,7 +69,7 @@ def _may_update(stmts):
                 bases.append(n.func.value)
             bases += [k.value for k in n.keywords if k.arg == "out"]
         elif isinstance(n, (gast.FunctionDef, gast.Lambda)):
-            found.update(_names(n))
+            found.update(_seen_by(n))
             continue
         found.update(r for r in map(_root, bases) if r is not None)
         work.extend(gast.iter_child_nodes(n))

@@ -260,9 +260,7 @@ def refuse_positional_out(obj, name, rest):
     """`r = X.sum(1, None, o)`: an ndarray method given its out array by position, its result used. The lowering
     follows the update of `o` only for `out=` (and for a call statement: adjoints/mutation/positionals.py), so NumPy's
     write into `o` would go unseen, the gradient through `o` silently lost: refused."""
-    at = _array_method_out(name) if isinstance(obj, np.ndarray) or getattr(type(obj), "__zygote_number__", False) \
-        else None  # (a dual array: hessian's reverse pass)
-    if at is not None and len(rest) > at and rest[at] is not None:
+    if _gives_out(obj, name, rest, None):
         where = call_site()
         raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate ndarray.{name}(...) given "
                           f"its out array by position where its result is used: the update of out would go unseen; "
@@ -273,15 +271,24 @@ def refuse_bound_out(fn, args, kwargs):
     """`s = X.sum; s(1, None, o)`, `s(1, out=o)`: an ndarray method given an out array through its bound method (kept
     in a name, or given to another function). The lowering follows the update of `o` only on a call written on its
     array (`X.sum(1, out=o)`), so NumPy's write into `o` would go unseen, the gradient through it silently lost."""
-    obj = fn.__self__
-    if not (isinstance(obj, np.ndarray) or getattr(type(obj), "__zygote_number__", False)):
-        return
-    at = _array_method_out(fn.__name__)
-    if kwargs and kwargs.get("out") is not None or at is not None and len(args) > at and args[at] is not None:
+    if type(fn) is _BUILTIN_METHOD and _gives_out(fn.__self__, fn.__name__, args, kwargs):
         where = call_site()
         raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate ndarray.{fn.__name__} given "
                           f"an out array through its bound method (kept in a name, or given to another function): "
                           f"the update of out would go unseen; call it on its array (`X.{fn.__name__}(..., out=o)`)")
+
+
+def _gives_out(obj, name, args, kwargs):
+    """Is the ndarray method `obj.<name>` (a dual array's too: hessian's reverse pass) given an out array, by keyword
+    or by position among `args`?"""
+    if not (isinstance(obj, np.ndarray) or getattr(type(obj), "__zygote_number__", False)):
+        return False
+    at = _array_method_out(name)
+    return kwargs is not None and kwargs.get("out") is not None or at is not None and len(args) > at \
+        and args[at] is not None
+
+
+_BUILTIN_METHOD = type([].append)
 
 
 @functools.lru_cache(maxsize=None)

@@ -177,7 +177,6 @@ def _user_callable(obj):
         (call.__module__ or "").partition(".")[0] not in _LIBRARIES  # (a torch.nn.Module subclass's is torch's)
 
 
-_BOUND_METHOD = type([].append)
 _LIBRARIES = frozenset(("torch", "jax", "flax", "equinox", "haiku", "numpy", "scipy", "functools", "zygotepy"))
 
 
@@ -347,8 +346,7 @@ def _with_out(args, kwargs, result_used):
     """`fn(*args, out=out)`: `out` is overwritten with the result, which is `out` itself; unless `out` is an ordinary
     parameter of a function zygotepy derives (`helper(x, out=buf)`) or a keyword a partial binds."""
     fn, *fargs, out = args
-    if type(fn) is _BOUND_METHOD:  # (`s = X.sum; s(1, out=o)`: X is not among the arguments, its cotangent lost)
-        refuse_bound_out(fn, fargs, {"out": out})
+    refuse_bound_out(fn, fargs, {"out": out})  # (`s = X.sum; s(1, out=o)`: X is no argument, its cotangent lost)
     if _takes_out_itself(fn, fargs):
         return _out_as_keyword(fn, fargs, out, kwargs, result_used)
     if isinstance(out, np.ndarray) and (fn is rt.callmethod and isinstance(fargs[0], _GENERATORS)

@@ -304,17 +304,17 @@ def _holds_whole(child, parent):
     logs."""
     if type(parent) is not np.ndarray and type(parent) not in (list, dict) and not hasattr(parent, "__dict__"):
         return False
-    return _holds_array(child, parent, 3)
+    return _holds_as_is(child, parent, 3)
 
 
 
-def _holds_array(obj, array, depth):
-    """Does `obj` hold `array` itself, as a field or an item, or in a field or dict entry of those, `depth` levels
+def _holds_as_is(obj, target, depth):
+    """Does `obj` hold `target` itself, as a field or an item, or in a field or dict entry of those, `depth` levels
     down (`self.params = {"W": w}`)? (Not in a list's items: a long list would be walked at every link.)"""
     held = vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else \
         obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
-    return any(v is array or depth > 1 and (type(v) is dict or hasattr(v, "__dict__") and type(v) is not np.ndarray
-                                            and not isinstance(v, type)) and _holds_array(v, array, depth - 1)
+    return any(v is target or depth > 1 and (type(v) is dict or hasattr(v, "__dict__") and type(v) is not np.ndarray
+                                            and not isinstance(v, type)) and _holds_as_is(v, target, depth - 1)
                for v in held)
 
 

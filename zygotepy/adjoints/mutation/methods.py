@@ -34,8 +34,8 @@ def _dict_without(dy, key):
 def _refuse_holding_itself(x):
     """`lst.append(lst)`: a cotangent of the list would hold itself, at every depth (the backward crashed)."""
     where = call_site()
-    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a {type(x).__name__} put into itself (lst.append(lst)): its "
-                      f"cotangent would hold itself; keep the items in a list of their own")
+    raise ZygoteError(f"{where + ': ' if where else ''}zygotepy cannot differentiate a {type(x).__name__} put into "
+                      f"itself (lst.append(lst)): its cotangent would hold itself; keep the items in a list of their own")
 
 
 @updates_in_place(list, "append")

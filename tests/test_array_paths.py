@@ -172,6 +172,18 @@ def matrix_vector_products(W, v):
     return np.sum((u @ W) * v)
 
 
+def recurrent_steps(Wx, Wh, xs, h):
+    for x in xs:  # matrix-vector products in a loop, one operand (x) a constant
+        h = np.tanh(Wx @ x + Wh @ h)
+    return 0.5 * np.dot(h, h)
+
+
+def mixed_rank_products(W, v, S):
+    u = W @ v  # then a vector times a matrix of another dtype, and a stack of matrices times a vector
+    C = np.arange(16, dtype=np.float32).reshape(4, 4) / 8.0
+    return np.sum((u @ C) ** 2) + np.sum(C[:3] @ u) + np.sum(np.sin(S @ u[:3]))
+
+
 ROWS = [
     ("mlp_layer", mlp_layer, (M, W, B)),
     ("bias_broadcast_both_ways", bias_broadcast_both_ways, (M, M[:, :1].copy(), M[0].copy())),
@@ -203,6 +215,10 @@ ROWS = [
     ("keyword_reductions", keyword_reductions, (M,)),
     ("keyword_reductions_float32", keyword_reductions, (M.astype(np.float32),)),
     ("matrix_vector_products", matrix_vector_products, (M, V)),
+    ("recurrent_steps", lambda Wx, Wh, h: recurrent_steps(Wx, Wh, list(M * 0.5), h),
+     (RNG.standard_normal((4, 3)) * 0.4, RNG.standard_normal((4, 4)) * 0.4, RNG.standard_normal(4))),
+    ("mixed_rank_products", mixed_rank_products, (RNG.standard_normal((4, 4)), RNG.standard_normal(4),
+                                                  RNG.standard_normal((2, 5, 3)))),
 ]
 TIES = np.array([[1.0, 3.0, 3.0], [1.0, 2.0, 0.0]])  # the first row's maxima and the first column's minima tie
 
@@ -249,9 +265,10 @@ def test_tied_extrema_along_an_axis_share_the_cotangent():
 
 
 @pytest.mark.optimizations
-def test_products_with_vectors_take_the_second_array_form():
-    text = show_adjoint(matrix_vector_products, optimized=True)
-    assert "_back = _ARRAY_2" in text and "_matmul_cotangent(" in text
+def test_products_with_vectors_take_their_own_array_forms():
+    text = show_adjoint(matrix_vector_products, optimized=True)  # W @ v, v @ W: an outer product, no rule call
+    assert "_back = _ARRAY_2" in text and "_back = _ARRAY_3" in text and "[:, None] * v" in text
+    assert "_matmul_cotangent(" in text  # (other ranks: the fourth form)
 
 
 @pytest.mark.optimizations

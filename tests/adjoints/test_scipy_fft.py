@@ -53,3 +53,8 @@ def test_a_single_precision_input_keeps_scipys_value_and_its_dtype(mode):
 def test_a_plan_is_refused():
     with pytest.raises(ZygoteError, match="plan= is not differentiable"):
         gradient(lambda x: np.sum(np.abs(sf.fft(x, plan=object())) ** 2), X)
+
+
+def test_sample_frequencies_take_the_gradient_of_their_spacing(mode):
+    """scipy.fft.fftfreq / rfftfreq take np.fft's rule: the spacing d gets a gradient, by position and by keyword."""
+    check_grads(lambda L: np.sum(sf.fftfreq(8, d=L) ** 2) + np.sum(sf.rfftfreq(7, L / 7) * W[:4]), 1.7)

@@ -17,9 +17,9 @@ def vector_product_cotangent(dy, a, b, k):
     path's second form, numpy/array_inline.py, computes with it too.)"""
     if type(dy) is np.ndarray and a.dtype == b.dtype == dy.dtype:
         if a.ndim == 2 and b.ndim == 1:
-            return dy[:, None] @ b[None, :] if k == 0 else (a.T @ dy[:, None])[:, 0]
+            return dy[:, None] * b if k == 0 else (a.T @ dy[:, None])[:, 0]
         if a.ndim == 1 and b.ndim == 2:
-            return (dy[None, :] @ b.T)[0, :] if k == 0 else a[:, None] @ dy[None, :]
+            return (dy[None, :] @ b.T)[0, :] if k == 0 else a[:, None] * dy
     return None
 
 

@@ -5,7 +5,7 @@ SciPy's transforms take NumPy's first parameters (`n`/`s`, `axis`/`axes`, `norm`
 change the values: `overwrite_x` (leave the input as it was, as the scipy.linalg rules do with their overwrite flags),
 `workers` (threads) and `plan` (refused unless None: a plan made for other inputs). The value is SciPy's own (a float32
 input stays single precision, where NumPy computes in double); the back is np.fft's rule's, run on the same
-parameters. `fftfreq`/`rfftfreq` are constants. Importing this module never imports SciPy: `register()` runs when
+parameters. `fftfreq`/`rfftfreq` are NumPy's too (their spacing `d` differentiated). Importing this module never imports SciPy: `register()` runs when
 `scipy.fft` has been imported (`registry.on_import`).
 """
 import sys
@@ -53,7 +53,12 @@ def register():
         if target is not None and registry.find_rule(target) is None:
             twin = getattr(np.fft, name)
             adjoint(target)(_rule(target, twin, registry.find_rule(twin)))
-    nondifferentiable(*(getattr(fft, n) for n in ("fftfreq", "rfftfreq", "next_fast_len") if hasattr(fft, n)))
+    for name in ("fftfreq", "rfftfreq"):
+        target = getattr(fft, name, None)
+        if target is not None and registry.find_rule(target) is None:
+            adjoint(target)(numpy_fft.spacing_rule(target))
+    if hasattr(fft, "next_fast_len"):
+        nondifferentiable(fft.next_fast_len)
 
 
 registry.on_import("scipy.fft", register)

@@ -14,7 +14,7 @@ import numpy as np
 from ..adjoints import registry
 from . import dispatch, inline, items, printer
 from . import runtime as rt
-from .optimize.records import ARRAY_ARM, ARRAY_ARM_2, Derivative, RuleRef
+from .optimize.records import ARRAY_ARM, FURTHER_ARMS, Derivative, RuleRef
 from .ir import Assign, Call, Const, Def, Global, If, Loop, Var
 from .naming import const_name, is_literal
 
@@ -40,12 +40,12 @@ _PREFERRED = {type: "type", reversed: "reversed", tuple: "tuple", dispatch.J: "_
               items.is_vector: "_is_vector", items.item_grads: "_item_grads", items.REALS: "_REALS",
               items.buffer_grads: "_buffer_grads",
               # the array path's (optimize/array_paths.py)
-              ARRAY_ARM: "_ARRAY", ARRAY_ARM_2: "_ARRAY_2", np.ndarray: "_ndarray", np.float64: "_float64"}
+              ARRAY_ARM: "_ARRAY", **{arm: arm.name for arm in FURTHER_ARMS}, np.ndarray: "_ndarray", np.float64: "_float64"}
 
 
 _LOAD, _STORE = ast.Load(), ast.Store()
-_ARRAY_GUARDS = {rt.is_real_array: ("f", False), rt.is_real_matrix: ("f", True), rt.is_real_data: ("fbiu", False),
-                 rt.is_real_value: ("f", False)}
+_ARRAY_GUARDS = {rt.is_real_array: ("f", None), rt.is_real_matrix: ("f", 2), rt.is_real_vector: ("f", 1),
+                 rt.is_real_data: ("fbiu", None), rt.is_real_value: ("f", None)}  # the kinds, the rank if one
 _PLAIN = frozenset((int, float, bool, str, type(None)))  # literals that print as themselves (the common constants)
 _LITERALS = frozenset((int, float, str))  # literals Python will not compare by identity without a warning
 _IDENTITY = frozenset(map(id, (operator.is_, operator.is_not, rt.is_same, rt.is_none, rt.is_not_none)))
@@ -169,10 +169,10 @@ class Emitter:
         if fn is items.is_int:
             return ast.Compare(ast.Call(self.helper(type), args, []), [ast.Is()], [self.helper(int)])
         if fn in _ARRAY_GUARDS:  # `type(x) is _ndarray and x.dtype.kind == 'f'`: inline, no call (optimize/array_paths.py)
-            x, (kinds, matrix) = _unparsed(args[0]), _ARRAY_GUARDS[fn]
+            x, (kinds, rank) = _unparsed(args[0]), _ARRAY_GUARDS[fn]
             nd, kind = self.helper(np.ndarray).id, f"{x}.dtype.kind {'==' if len(kinds) == 1 else 'in'} {kinds!r}"
             type_ = self.helper(type).id  # (`type` unless the function has a variable of that name: `type_2`)
-            test = f"{type_}({x}) is {nd}{f' and {x}.ndim == 2' if matrix else ''} and {kind}"
+            test = f"{type_}({x}) is {nd}{f' and {x}.ndim == {rank}' if rank else ''} and {kind}"
             if fn is rt.is_real_data:
                 test = f"({type_}({x}) in {self.helper(rt.SCALARS).id} or {test})"
             elif fn is rt.is_real_value:

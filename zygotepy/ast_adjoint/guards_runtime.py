@@ -74,6 +74,10 @@ def is_real_matrix(x):
     return type(x) is np.ndarray and x.ndim == 2 and x.dtype.kind == "f"
 
 
+def is_real_vector(x):
+    return type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f"
+
+
 def is_real_data(x):
     return type(x) in SCALARS or type(x) is np.ndarray and x.dtype.kind in "fbiu"
 

@@ -25,11 +25,13 @@ class LazyWatch:
     a list or tuple walked by `reversed(y)` or `iter(y)` alone, (it, its items when the loop began) (else None): those
     iterators give the objects its slots hold, so an update logged for it that left every slot holding the same object
     (an update of an item's field, which the links log for the list holding it) leaves zygotepy's items right."""
-    __slots__ = ("ids", "seen", "sized", "slots", "stored", "views")
+    __slots__ = ("ids", "idle", "seen", "sized", "slots", "stored", "views")
 
     def __init__(self, ids, seen, sized, stored, views=(), slots=()):
         self.ids, self.seen, self.sized, self.stored, self.views = ids, seen, sized, stored, views
         self.slots = slots
+        # (nothing to check at each iteration: a loop over a list where the lowering watches for a dict or a set)
+        self.idle = not any(ids) and all(v is None for v in sized) and all(v is None for v in views)
 
 
 def watch_lazy(lazy, *sources):
@@ -85,6 +87,8 @@ def lazy_unchanged(watch, where):
     file, line, the names of the objects, in the order `watch_lazy` had them); raise Python's RuntimeError where a dict
     or a set the loop walks changed its size. After a loop left by no `break` (`where` has a fourth part, saying which
     of those dicts and sets Python's iterator is asked for one more item then), those alone."""
+    if watch.idle:
+        return
     if len(where) > 3:
         _views_unchanged(watch, where, where[3])
         return

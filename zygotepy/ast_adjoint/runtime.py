@@ -56,6 +56,7 @@ from .guards_runtime import (  # noqa: F401 (re-exported: rt.is_scalar, rt.diffe
     is_real_data,
     is_real_matrix,
     is_real_value,
+    is_real_vector,
     is_same,
     is_scalar,
     note_generator_manager,

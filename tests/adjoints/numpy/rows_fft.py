@@ -1,7 +1,7 @@
 """Rows for `zygotepy/adjoints/numpy/fft.py`: the np.fft transforms, real and complex input, odd and even lengths,
 `n`/`s` zero-padding and cropping, `axis`/`axes` and every norm, by position and by keyword; and the shifts."""
 import numpy as np
-from table_base import ANY, CPLX, row
+from table_base import ANY, CPLX, POS, row
 
 F = np.fft
 NORMS = ("backward", "ortho", "forward")
@@ -126,4 +126,7 @@ FFT_ROWS = [
     *_real_nd_rows(F.rfft2), *_real_nd_rows(F.rfftn),
     *_hermitian_nd_rows(F.irfft2), *_hermitian_nd_rows(F.irfftn),
     *_shift_rows(F.fftshift), *_shift_rows(F.ifftshift),
+    # the sample frequencies k / (n d): the spacing d, a number (by keyword: test_fft.py); n a constant
+    *(row(fn, n, POS, shapes=[(None,)], none=(0,), label=f"np.fft.{fn.__name__}[n={n}]")
+      for fn in (F.fftfreq, F.rfftfreq) for n in (7, 8)),
 ]

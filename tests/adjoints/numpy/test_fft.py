@@ -131,7 +131,16 @@ def test_float32_stays_float32():
     np.testing.assert_allclose(g, zygotepy.gradient(power_spectrum, X8)[0], rtol=1e-4, atol=1e-4)
 
 
-def test_frequencies_are_constants():
+def test_frequencies_take_the_gradient_of_their_spacing(mode):
+    """fftfreq(n, d) = k / (n d): a box length L setting the spacing (a particle-mesh energy) has a gradient through
+    it, which was silently missing (the frequencies were constants)."""
+    def energy(L, x):
+        k = 2 * np.pi * np.fft.rfftfreq(8, d=L / 8)
+        return np.sum(np.abs(np.fft.rfft(x)) ** 2 * np.exp(-k ** 2) / L)
+    check_grads(energy, 7.5, X8)
+
+
+def test_frequencies_are_constants_in_the_data():
     (g,) = zygotepy.gradient(lambda x: np.sum(x * np.fft.fftfreq(8, 0.5)), X8)
     np.testing.assert_allclose(g, np.fft.fftfreq(8, 0.5))
     (g,) = zygotepy.gradient(lambda x: np.sum(x * np.fft.rfftfreq(8)), X8[:5])

@@ -37,7 +37,8 @@ class ArrayDerivative:
     formula here but those in `shapeless` broadcasts it to its operand's shape (their cotangent would keep the
     reduced shape: the operation cannot take a reduction's cotangent unspread).
     `otherwise`: the derivative tried where this one's guard fails (`W @ v`: `matrices` takes 2-d operands only);
-    `arrays`: its operands must be real arrays of any rank. `keyworded`: the derivative for a call with keywords
+    `arrays`: its operands must be real arrays of any rank; `ranks`: real arrays of these ranks (1 or 2), one per
+    operand (`W @ v`: `(2, 1)`). `keyworded`: the derivative for a call with keywords
     (`np.sum(x, axis=1, keepdims=True)`), whose `keywords` (`((name, default), ...)`) are the literal keywords it
     takes, passed to its formulas after the arguments."""
     fn: object
@@ -50,6 +51,7 @@ class ArrayDerivative:
     keywords: tuple = ()
     otherwise: object = None  # a second form, for the operands this one's guard refuses (matmul's vectors)
     arrays: bool = False      # every operand must be a real array, of any rank
+    ranks: tuple = None       # every operand must be a real array of its rank here
     uniform: object = None  # a reduction's cotangent unspread, for an elementwise formula to broadcast
     shapeless: frozenset = frozenset()  # its formulas that do not broadcast a number's cotangent to the operand
 
@@ -109,7 +111,9 @@ BINARY = {
     operator.mul: ArrayDerivative(lambda dy, y, a, b: (_unb(dy * b, a), _unb(dy * a, b))),
     operator.truediv: ArrayDerivative(lambda dy, y, a, b: (_unb(dy / b, a), _unb(-(dy / b * y), b))),
     operator.matmul: ArrayDerivative(lambda dy, y, a, b: (dy @ b.T, a.T @ dy), matrices=True, otherwise=ArrayDerivative(
-        lambda dy, y, a, b: (_matmul_cotangent(dy, a, b, 0), _matmul_cotangent(dy, a, b, 1)), arrays=True)),
+        lambda dy, y, a, b: (dy[:, None] * b, (a.T @ dy[:, None])[:, 0]), ranks=(2, 1), otherwise=ArrayDerivative(
+            lambda dy, y, a, b: ((dy[None, :] @ b.T)[0, :], a[:, None] * dy), ranks=(1, 2), otherwise=ArrayDerivative(
+                lambda dy, y, a, b: (_matmul_cotangent(dy, a, b, 0), _matmul_cotangent(dy, a, b, 1)), arrays=True)))),
     operator.pow: ArrayDerivative(lambda dy, y, a, b: (dy * (b * a ** (b - 1)), None), active=(0,), int_last={
         2: lambda dy, y, a, b: (dy * 2.0 * a, None), 0: lambda dy, y, a, b: (dy * 0.0, None)}),
 }

@@ -1,5 +1,5 @@
 """np.fft: the discrete Fourier transforms (fft, ifft, rfft, irfft, hfft, ihfft and their 2-d and n-d forms, with
-`n`/`s`, `axis`/`axes` and every `norm`), the shifts fftshift / ifftshift, and fftfreq / rfftfreq as constants.
+`n`/`s`, `axis`/`axes` and every `norm`), the shifts fftshift / ifftshift, and fftfreq / rfftfreq (their spacing `d`).
 
 Every transform is linear over the reals, so its back is its adjoint: with the conjugate-cotangent convention (the
 gradient of L = Re<dy, y> is dL/dRe x + 1j dL/dIm x) the back of y = A x is A^H dy. NumPy computes an n-d transform
@@ -28,7 +28,7 @@ without it and writes the result afterwards (ast_adjoint/lower/calls.py); a rule
 import numpy as np
 
 from ...errors import ZygoteError
-from ..registry import adjoint, nondifferentiable
+from ..registry import adjoint, keyword_cotangents, keyword_rule, nondifferentiable
 from .common import _nones, _restore
 
 # the norm whose scale is the same as `norm`'s, on the inverse transform: fft(norm=m)^H = ifft(norm=_DUAL[m])
@@ -224,5 +224,26 @@ def ifftshift(x, *args, **kwargs):
         None if dy is None else _in_form(np.fft.fftshift(dy, axes), x), *_nones(args))
 
 
-# the sample frequencies depend on the length and spacing only
-nondifferentiable(np.fft.fftfreq, np.fft.rfftfreq)
+# --- the sample frequencies: k / (n d), constants in the length n, and proportional to 1 / d -------------------------
+def spacing_rule(target):
+    """The rule of `target(n, d=1.0, ...)`, `fftfreq` or `rfftfreq` (NumPy's or SciPy's): the sample spacing `d`,
+    which a box length or a time step sets (`fftfreq(n, d=L / n)`), gets the cotangent -sum(dy * y) / d; they were
+    constants, and such a gradient silently lacked that term."""
+    def rule(n, *args, **kwargs):
+        y = target(n, *args, **kwargs)
+        d = args[0] if args else kwargs.get("d", 1.0)
+
+        def back(dy):
+            dd = None if dy is None else -_real_total(dy * y) / d
+            return keyword_cotangents((None, *((dd,) if args else ()), *_nones(args[1:])), kwargs, d=dd)
+        return y, back
+    rule.__qualname__ = f"{target.__name__}_rule"
+    return keyword_rule(rule)
+
+
+def _real_total(a):
+    return a.real.sum() if np.iscomplexobj(a) else a.sum()
+
+
+for _target in (np.fft.fftfreq, np.fft.rfftfreq):
+    adjoint(_target)(spacing_rule(_target))

@@ -9,7 +9,7 @@ from .. import inline
 from .. import runtime as rt
 from ..ir import Assign, Call, Const, Global, If
 from .guards import _call, _vars
-from .records import ARRAY_ARM, ARRAY_ARM_2, Derivative
+from .records import ARRAY_ARM, FURTHER_ARMS, Derivative
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,11 @@ class ArrayPaths:
         if derivative is None or not OPTIONS.array_paths or not self.arrays or self.nested or s.value.star is not None:
             return []
         arms = [self._array_arm(s, target, pb, dy, derivative, ARRAY_ARM)]
-        if derivative.otherwise is not None and arms[0] is not None:
-            arms.append(self._array_arm(s, target, pb, dy, derivative.otherwise, ARRAY_ARM_2))
+        for mark in FURTHER_ARMS:
+            derivative = derivative.otherwise
+            if derivative is None or arms[0] is None:
+                break
+            arms.append(self._array_arm(s, target, pb, dy, derivative, mark))
         return [arm for arm in arms if arm is not None]
 
     def _array_arm(self, s, target, pb, dy, derivative, mark):
@@ -55,11 +58,15 @@ class ArrayPaths:
             return None
         tests = self.rule_guard(call, target)[:1] if isinstance(call.fn, Global) else []
         operands = _vars(call.args)
-        if len(operands) > 1 and not (derivative.matrices or derivative.arrays):
+        if len(operands) > 1 and not (derivative.matrices or derivative.arrays or derivative.ranks):
             tests.append(_call(rt.any_array, *operands))  # real arrays or numbers, one of them an array (`dt * x`)
-        for a in operands:
+        if derivative.ranks is not None and len(operands) != len(call.args):
+            return None  # (each operand tested for its own rank: `v @ v` is no vector times a matrix)
+        for k, a in enumerate(operands):
             test = rt.is_real_matrix if derivative.matrices else rt.is_real_array if derivative.arrays else \
                 rt.is_real_data if len(operands) > 1 else rt.is_real_value if derivative.numbers else rt.is_real_array
+            if derivative.ranks is not None:
+                test = (rt.is_real_vector, rt.is_real_matrix)[derivative.ranks[k] - 1]
             tests.append(self.hoist(_call(test, a), a))
         if derivative.forward is not None:  # (its formula reads no cotangent and no output)
             s = Assign(s.out, Call(Const(Derivative(derivative.forward, 0)),

@@ -160,7 +160,7 @@ class Guards:
         if key not in tests:
             name = atom.name if isinstance(atom, Var) else atom.path.replace(".", "_")
             kinds = {rt.is_scalar: "scalar", rt.is_native: "native", items.is_vector: "vector", rt.is_range: "range",
-                     rt.is_real_array: "array", rt.is_real_data: "real", rt.is_real_matrix: "matrix",
+                     rt.is_real_array: "array", rt.is_real_data: "real", rt.is_real_matrix: "matrix", rt.is_real_vector: "1d",
                      rt.is_real_value: "real"}
             kind = kinds.get(test.fn.value, "known")
             tests[key] = (Var(self.namer.fresh(f"{name}_is_{kind}")), test)

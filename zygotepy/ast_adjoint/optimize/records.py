@@ -1,6 +1,6 @@
 """The constants optimisation passes put into generated code, which the emitter prints specially: a pasted-in
 derivative (`Derivative`), a rule called directly (`RuleRef`), and the pullback slot's mark of an array path
-(`ARRAY_ARM`, printed `_ARRAY`, and `ARRAY_ARM_2`)."""
+(`ARRAY_ARM`, printed `_ARRAY`, and `FURTHER_ARMS`)."""
 from dataclasses import dataclass
 
 
@@ -19,8 +19,9 @@ class RuleRef:
 
 
 class ArrayArm:
-    """The value a pullback slot holds when the operation took an array fast path: `_ARRAY`, or `_ARRAY_2` for the
-    second form of an operation that has two (`ArrayDerivative.otherwise`: `W @ v` on a vector)."""
+    """The value a pullback slot holds when the operation took an array fast path: `_ARRAY`, or `_ARRAY_2`,
+    `_ARRAY_3`, ... for the further forms of an operation that has them (`ArrayDerivative.otherwise`: `W @ v` on a
+    vector)."""
 
     def __init__(self, name="_ARRAY"):
         self.name = name
@@ -30,4 +31,4 @@ class ArrayArm:
 
 
 ARRAY_ARM = ArrayArm()
-ARRAY_ARM_2 = ArrayArm("_ARRAY_2")
+FURTHER_ARMS = (ArrayArm("_ARRAY_2"), ArrayArm("_ARRAY_3"), ArrayArm("_ARRAY_4"))  # the marks of the second, third, ... forms

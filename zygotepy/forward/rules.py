@@ -178,6 +178,12 @@ def _binary(da, db):
     return rule
 
 
+def _radius(y):
+    """hypot's value, 1 where it is 0 (the origin, where a and b are 0 too: their tangent shares are 0, as the
+    reverse rules', not 0 / 0)."""
+    return y + np.where(strip(y) == 0, 1.0, 0.0)
+
+
 def _ties(a, b, pick_a):
     """Where a == b the derivative is the mean of both sides' (like the reverse rules)."""
     a, b = strip(a), strip(b)
@@ -186,7 +192,7 @@ def _ties(a, b, pick_a):
 
 BINARY = {
     np.arctan2: (lambda a, b, y: b / np.hypot(a, b) / np.hypot(a, b), lambda a, b, y: -a / np.hypot(a, b) / np.hypot(a, b)),
-    np.hypot: (lambda a, b, y: a / y, lambda a, b, y: b / y),
+    np.hypot: (lambda a, b, y: a / _radius(y), lambda a, b, y: b / _radius(y)),
     np.maximum: (lambda a, b, y: _ties(a, b, strip(a) > strip(b)), lambda a, b, y: _ties(a, b, strip(b) > strip(a))),
     np.minimum: (lambda a, b, y: _ties(a, b, strip(a) < strip(b)), lambda a, b, y: _ties(a, b, strip(b) < strip(a))),
     np.remainder: (lambda a, b, y: 1, lambda a, b, y: -np.floor(strip(a) / strip(b))),

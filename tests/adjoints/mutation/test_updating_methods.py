@@ -529,3 +529,19 @@ def test_dict_popitem_of_a_key_that_carries_a_gradient_is_refused():
         return k * v
     with pytest.raises(ZygoteError, match="popitem of a key"):
         gradient(f, 0.5)
+
+
+# --- dict.update given pairs that repeat a key: the last pair's value is the one kept --------------------------------
+def update_with_repeated_keys(x, y, z):
+    d = {}
+    d.update([("a", x), ("b", z), ("a", y)])  # keeps y for "a"
+    e = {"a": 0.0}
+    e.update(zip(["c", "c"], [x, z]), c=y * 2.0)  # the keyword overrides both pairs
+    return d["a"] * 3.0 + d["b"] + e["c"] * x
+
+
+def test_update_gives_the_cotangent_to_the_pair_it_keeps(mode):
+    args = (0.5, 2.0, -1.5)  # (x's gradient was 3.0 too: every pair of a key took its cotangent)
+    got = gradient(update_with_repeated_keys, *args)
+    for k in range(3):
+        assert (got[k] or 0.0) == pytest.approx(central(update_with_repeated_keys, args, k), rel=1e-6, abs=1e-8), k

@@ -170,13 +170,21 @@ def _dict_update(d, *other, **kw):
                             for g, p in zip(given, pairs)), dict.fromkeys(kw))
         rest = {k: v for k, v in dd.items() if k not in new}
         dother = tuple({k: dd.get(k) if k not in kw else None for k in o} if isinstance(o, dict)
-                       else like(g, [(key_of(k), dd.get(k) if k not in kw else None) for k, _ in o])
-                       for g, o in zip(given, other))
+                       else _pair_cotangents(g, o, dd, kw, key_of) for g, o in zip(given, other))
         return (rest or None, *dother, {k: dd.get(k) for k in kw})
     return None, back
 
 
 _NONE = object()
+
+
+def _pair_cotangents(given, pairs, dd, kw, key_of):
+    """The cotangent of the pairs `update` took (`given`, in its form): a key's cotangent goes to the last pair with
+    that key, the value `update` keeps (`[("a", x), ("a", y)]` keeps y: x has none), and to none where a keyword
+    overrode it."""
+    kept = {k: i for i, (k, _) in enumerate(pairs)}
+    return like(given, [(key_of(k), dd.get(k) if k not in kw and kept[k] == i else None)
+                        for i, (k, _) in enumerate(pairs)])
 
 
 @updates_in_place(dict, "setdefault")

@@ -116,6 +116,12 @@ def _radius(a, b):
     return namespace(a if hasattr(a, "shape") else b).hypot(a, b)
 
 
+def _over_radius(t, y):
+    """t / y, and 0 where y = hypot(a, b) is 0 (the origin, where t is 0 too): a subgradient there, as math.hypot's
+    and norm's, where t / y was NaN (a particle's distance to itself, 0 for every position, made every gradient NaN)."""
+    return t / namespace(y).where(y == 0, 1.0, y) if hasattr(y, "shape") else t / y if y else 0.0 * t
+
+
 def _only_nan(nan, other):
     """Where `nan` is NaN and `other` is not."""
     return (nan != nan) & (other == other)
@@ -130,7 +136,7 @@ BINARY = {
     np.minimum: (lambda a, b, y: _ties(a, b, y, a < b), lambda a, b, y: _ties(a, b, y, b < a)),
     # (b / r / r with r = hypot(a, b): a * a + b * b overflows, and underflows, where atan2 is finite)
     np.arctan2: (lambda a, b, y: b / _radius(a, b) / _radius(a, b), lambda a, b, y: -a / _radius(a, b) / _radius(a, b)),
-    np.hypot: (lambda a, b, y: a / y, lambda a, b, y: b / y),
+    np.hypot: (lambda a, b, y: _over_radius(a, y), lambda a, b, y: _over_radius(b, y)),
     np.logaddexp: (lambda a, b, y: log_add_shares(a, b, namespace(y).exp)[0],
                    lambda a, b, y: log_add_shares(a, b, namespace(y).exp)[1]),
     np.logaddexp2: (lambda a, b, y: log_add_shares(a, b, lambda t: 2.0 ** t)[0],

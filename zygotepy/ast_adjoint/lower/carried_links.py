@@ -81,3 +81,41 @@ def links_made(low, known, carries, names, body_env, line, augmented=()):
                     seen.add(nxt)
                     work.append((nxt, hops + 1, made))
     return out
+
+
+def carried_items(low, carries, names, body_env, outer_env, line, augmented=()):
+    """`(carried lineage, ("held", holder lineage, line))` for each carried object the body updates and binds anew to
+    an object read out of one that outlives the loop (`prev["x"] += r["x"]; prev = r` of `for r in rows`: from the
+    second iteration on, `prev` is an item of rows): linked as held in those holders when an iteration begins, so its
+    update reaches them (found by identity at run time: put_held)."""
+    outer = {low.lineage.get(v) for v in outer_env.values() if isinstance(v, Var)}
+    out = []
+    for c, name in zip(carries, names):
+        nxt, lin = body_env.get(name, c.var), low.lineage_of(c.var)
+        if not isinstance(nxt, Var) or low.lineage_of(nxt) == lin or lin not in low.mutated and name not in augmented:
+            continue  # (`acc += r` after `acc = r`: in place on arrays, which the first pass could not know)
+        for holder in low.related(low.lineage_of(nxt), True, ()):
+            if holder in outer and holder != lin and not any(p == holder for _, p, _ in low.parents_of(lin)):
+                out.append((lin, ("held", holder, Const(line))))
+    return out
+
+
+def stored_items(low, known, outer_env):
+    """{holder lineage: lineages that outlive the loop whose items the body stored in it} (`first[r["g"]] = r` of `for
+    r in rows`), for those not yet known (`known`: the links before the loop; `Lowerer.holds_items_of`): an object
+    read out of the holder in a later iteration (`first[g]["x"] += r["x"]`) may be one of rows' items, so its update
+    must reach rows too (lineage.py `note_child` links it as held there)."""
+    outer = {low.lineage.get(v) for v in outer_env.values() if isinstance(v, Var)}
+    out = {}
+    for child, links in low.parents.items():
+        made = [p for k, p, _ in links if k in ("item", "attr", "held") and (k, p) not in
+                {(k2, p2) for k2, p2, _ in known.get(child, ())}]
+        if not made:
+            continue
+        ups = [h for h in low.related(child, True, ()) if h in outer]
+        for holder in made:
+            above = set(low.related(holder, True, ())) | {holder}
+            for h in ups:
+                if h not in above and h not in low.holds_items_of.get(holder, ()):
+                    out.setdefault(holder, set()).add(h)
+    return out

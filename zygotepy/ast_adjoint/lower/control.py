@@ -12,7 +12,7 @@ import gast
 from .. import runtime as rt
 from ..guards_runtime import eager_items, eager_items_done
 from ..ir import Assign, Call, Carry, Const, If, Loop, Phi, Var
-from .carried_links import links_made
+from .carried_links import carried_items, links_made, stored_items
 from .jumps import SCOPES, assigned_names, flat_nodes, has_jumps, plainly_assigned, test_in_body, walk
 from .region_links import cut_arm_links, link_sizes, links_after_loop, merge_arm_links
 from .scan import augmented_names, mutation_syntax, nodes_no_defs, updating_method_name
@@ -262,14 +262,18 @@ class ControlFlow:
         newest = dict(self.latest)
         state = self.lowering_state()
         loop.body, body_env = self.sub_region(body)
-        later = links_made(self, state["parents"], carries, [*names, *extra], body_env, node.lineno,
-                           augmented_names(node.body))
-        if later:
+        augmented = augmented_names(node.body)
+        later = links_made(self, state["parents"], carries, [*names, *extra], body_env, node.lineno, augmented)
+        later += carried_items(self, carries, [*names, *extra], body_env, outer_env, node.lineno, augmented)
+        stored = stored_items(self, state["parents"], outer_env)
+        if later or stored:
             # the body linked objects that outlive an iteration (`traj.append(x)`): when a later iteration begins they
             # are linked, so an update then (`x *= c`) must reach the holder too; lowered again, knowing that
             self.restore_state(state)
             for child, link in later:
                 self.parents.setdefault(child, []).append(link)
+            for holder, held in stored.items():
+                self.holds_items_of.setdefault(holder, set()).update(held)
             refreshes.clear()
             loop.body, body_env = self.sub_region(body)
         self.loop_depth -= 1
@@ -278,6 +282,10 @@ class ControlFlow:
             c.next = body_env.get(name, c.var)
             if isinstance(c.next, Var) and self.lineage_of(c.next) != self.lineage_of(c.var):  # (for an enclosing
                 self.loop_joins.setdefault(self.lineage_of(c.next), []).append(self.lineage_of(c.var))  # loop's links)
+                if self.parents_of(self.lineage_of(c.next)):
+                    # after the loop the name may be the object the body bound it to (`last = r` of `for r in rows`,
+                    # an item of rows): linked as an if's join is to its arms, so an update through it reaches rows
+                    self.note_child(c.next, "held", c.var, Const(node.lineno))
         self.drop_refreshes(refreshes, carries)
         flags = [body_env[f] for f, on in ((_BREAK, breaks), (_RETURNED, returns)) if on and f in body_env]
         if flags:

@@ -1,6 +1,7 @@
 """Lineages for lower(): which names refer to one object (a *lineage*), and the links between objects (an object read
 out of another, `row = m[0]`; one held in another, `lst = [W]`), which an update in place follows (see mutation.py).
 """
+import collections
 import heapq
 
 from ..ir import Const, Var
@@ -44,6 +45,8 @@ class Lineages:
         self.loop_joins = {}   # lineage of a loop body's last version of a carried object -> the carry's lineages
         self.joins = set()     # lineages of joins (an if's result) that may be either arm's object (`join_link`)
         self.next_lineage = 0
+        self.mutation_steps = 0  # `mutate` calls so far (mutation.py `_STEPS`)
+        self.holds_items_of = {}  # lineage -> lineages whose items a loop's body stored in it (`stored_items`)
         self.kept_count = 0    # hidden names of values an expression holds while it evaluates the rest (`in_order`)
 
     def lineage_of(self, atom):
@@ -79,6 +82,10 @@ class Lineages:
             links = self.parents.setdefault(self.lineage_of(child), [])
             if entry not in links and not (kind == "held" and any(k == kind and p == entry[1] for k, p, _ in links)):
                 links.append(entry)
+            for holder in self.holds_items_of.get(entry[1], ()) if kind in ("item", "attr") else ():
+                # (read out of a dict a loop stored items of `rows` in: it may be one of them, held in rows too)
+                if holder != self.lineage_of(child) and not any(p == holder for _, p, _ in links):
+                    links.append(("held", holder, Const(self.line)))
 
     def note_held(self, holder, items):
         """`holder` may keep `items` inside it (a display, `append`, any call: `h = make_holder(W)`), so an update of
@@ -133,17 +140,29 @@ class Lineages:
     def related(self, lin, up, skip):
         """The lineages reachable from `lin` through links, nearest first: its holders and their holders (`up`), or
         what it holds and what those hold; `skip` is not entered."""
-        out, seen, work = [], set(skip) | {lin}, [lin]
+        out, seen, work = [], set(skip) | {lin}, collections.deque([lin])
+        below = None if up else self.holdings()
         while work:
-            cur, work = work[0], work[1:]
-            nxt = [p for _, p, _ in self.parents_of(cur)] if up else \
-                [c for c, links in self.parents.items() if any(p == cur for _, p, _ in links)]
+            cur = work.popleft()
+            nxt = [p for _, p, _ in self.parents_of(cur)] if up else below.get(cur, ())
             for n in nxt:
                 if n not in seen:
                     seen.add(n)
                     out.append(n)
                     work.append(n)
         return out
+
+    def holdings(self):
+        """{lineage: the lineages linked to it as held, items, attributes, views, ..., in the order of `parents`}: the
+        links read downwards, made once for a whole walk (reading `parents` for each object made a long function's
+        lowering quadratic in its objects: SciPy's solve_ivp did not finish)."""
+        below = {}
+        for child, links in self.parents.items():
+            for _, parent, _ in links:
+                kids = below.setdefault(parent, [])
+                if not kids or kids[-1] != child:
+                    kids.append(child)
+        return below
 
     def where(self, other, key):
         """(file, line of the update, the other object's name, line of the statement that linked them)."""

@@ -21,6 +21,10 @@ from ..call_checks import captured_object_updated, captured_unchanged, captured_
 from ..ir import Const, Var
 
 
+_STEPS = 4000  # updates (with the holders, parents and children each reaches) one function's lowering follows: the
+# test suite's largest takes under 300; SciPy's solve_ivp took tens of thousands, for minutes, and did not finish
+
+
 class Mutation:
     """The mutation part of the Lowerer (mixed into it): an update gives its object, and the objects linked to it, new
     versions."""
@@ -28,6 +32,11 @@ class Mutation:
     def mutate(self, old, new, came_from=None, maybe=False, chain=None, refreshed=False):
         """See `_mutate`. An update that may not have happened (`maybe`, `refreshed`, a call's: `by_call`) makes the
         updates it implies (of holders, parents, children) uncertain too."""
+        self.mutation_steps += 1
+        if self.mutation_steps > _STEPS:
+            self.fail("updates in place that reach one another through more links than zygotepy follows (a long "
+                      "function updating many linked objects)",
+                      hint="differentiate a smaller function, or give the library function a rule with @adjoint")
         outer, origin = self.by_call, self.updated_name
         self.by_call = outer or maybe or refreshed
         if came_from is None or origin is None:  # (the name the update was made through, for refusals; `x += v`

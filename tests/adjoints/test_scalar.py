@@ -54,3 +54,28 @@ def test_copysign_by_a_negative_zero(mode):
         assert zygotepy.gradient(f, 0.7, -1.5)[0] == -1.0
         assert zygotepy.gradient(f, -0.7, -1.5)[0] == 1.0
         assert zygotepy.derivative(lambda t: f(t, -1.5), 0.7) == -1.0
+
+
+def newsvendor(q, d):
+    left = max(q - d, 0.0)  # 0.0 here: the demand exceeds the order
+    short = max(d - q, 0.0)
+    return 2.0 * left ** 0.5 + 3.0 * short ** 1.5 + math.pow(left, 0.25)
+
+
+def root_of_a_branch(w):
+    s = w if w > 0 else 0.0
+    return math.sqrt(s) + w
+
+
+@pytest.mark.parametrize("f, args", [(newsvendor, (3.0, 5.0)), (root_of_a_branch, (-0.5,))],
+                         ids=["max-then-power", "if-then-sqrt"])
+def test_a_root_of_a_zero_that_carries_no_gradient(f, args, mode):
+    """sqrt and fractional powers of a 0.0 that carries no gradient (a max's or an if's constant): their slope there
+    is infinite, and dropped; Python's `0.5 / 0.0` and `0.0 ** -0.5` raised ZeroDivisionError."""
+    got = gradient(f, *args)
+    for k in range(len(args)):
+        assert (got[k] or 0.0) == pytest.approx(_central(f, args, k), rel=1e-6, abs=1e-8), k
+
+
+def test_the_root_of_a_zero_that_carries_one_is_infinite(mode):
+    assert gradient(math.sqrt, 0.0) == (math.inf,) and gradient(lambda x: x ** 0.5, 0.0) == (math.inf,)

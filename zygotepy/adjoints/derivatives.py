@@ -40,7 +40,7 @@ import numpy as np
 from ..backends import namespace
 
 FUNCTIONS = ("cos", "sin", "cosh", "sinh", "sqrt", "exp", "sign")  # what a derivative may call
-CONSTANTS = {"LN2": math.log(2), "LN10": math.log(10), "PI": math.pi, "SQRT_PI": math.sqrt(math.pi)}
+CONSTANTS = {"LN2": math.log(2), "LN10": math.log(10), "PI": math.pi, "SQRT_PI": math.sqrt(math.pi), "INF": math.inf}
 
 
 @dataclass(eq=False)
@@ -135,13 +135,20 @@ def _reciprocal(d):
     return None
 
 
-def _scalar_cotangent(d):
-    """The `math` forms' cotangent: `dy / E` for a derivative `1 / E` (`-dy / E` for `-1 / E`), else `dy * d`."""
+def _scalar_cotangent(d, numbers=False):
+    """The `math` forms' cotangent: `dy / E` for a derivative `1 / E` (`-dy / E` for `-1 / E`), else `dy * d`; for
+    Python numbers (`numbers`), where the derivative is a positive number over x or y (`0.5 / y`, sqrt's), `dy * INF`
+    where that is 0, as NumPy's float division gives: Python's raised ZeroDivisionError, where an input 0.0 that
+    carries no gradient (`sqrt(max(q - d, 0.0))`, an if's constant) would drop it."""
     reciprocal = _reciprocal(d)
     if reciprocal is None:
-        return _times_dy(d)
-    divisor, negated = reciprocal
-    return ast.unparse(ast.BinOp(_name("-dy" if negated else "dy"), ast.Div(), divisor))
+        text = _times_dy(d)
+    else:
+        divisor, negated = reciprocal
+        text = ast.unparse(ast.BinOp(_name("-dy" if negated else "dy"), ast.Div(), divisor))
+    over = d.right.id if isinstance(d, ast.BinOp) and isinstance(d.op, ast.Div) and isinstance(d.right, ast.Name) \
+        and isinstance(d.left, ast.Constant) and d.left.value > 0 and numbers else None
+    return text if over is None else f"{text} if {over} else dy * INF"
 
 
 def _divisor(d):
@@ -166,7 +173,7 @@ def _texts(row):
     uses_argument = any(isinstance(n, ast.Name) and n.id in ("x", "y") for n in ast.walk(d))
     out = {}
     if row.math:
-        out["scalar"] = f"lambda dy, y, x: ({_scalar_cotangent(_with(d, lambda f: f'math.{f}'))},)"
+        out["scalar"] = f"lambda dy, y, x: ({_scalar_cotangent(_with(d, lambda f: f'math.{f}'), True)},)"
         partner = _partner(d)
         if partner is not None and hasattr(math, partner[0]):
             value = f"{partner[0]}_x"

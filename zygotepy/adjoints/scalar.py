@@ -16,6 +16,8 @@ from ..ast_adjoint.dispatch import J
 from . import derivatives
 from .registry import adjoint, find_rule, nondifferentiable, scalar_rule
 
+INF = math.inf  # (a power's slope at 0 for an exponent in (0, 1): NumPy's, where Python's `0.0 ** -0.5` raises)
+
 # --- operators on Python numbers (fast path) ---------------------------------------------------------------------------
 OPERATORS = {
     operator.add: lambda dy, y, a, b: (dy, dy),
@@ -23,7 +25,8 @@ OPERATORS = {
     operator.mul: lambda dy, y, a, b: (dy * b, dy * a),
     operator.truediv: lambda dy, y, a, b: (dy / b, -dy * y / b),
     # (a negative float to a fractional power is complex: its derivatives, conjugated, as the complex rules give them)
-    operator.pow: lambda dy, y, a, b: (0.0 if b == 0 else dy * b * a ** (b - 1) if type(y) is not complex
+    operator.pow: lambda dy, y, a, b: (0.0 if b == 0 else dy * b * INF if a == 0 and type(b) is not complex and 0 < b < 1
+                                       else dy * b * a ** (b - 1) if type(y) is not complex
                                        else dy * (b * a ** (b - 1)).conjugate(),
                                        dy * y * math.log(a) if a > 0 else 0.0 if type(y) is not complex
                                        else dy * (y * cmath.log(a)).conjugate()),
@@ -49,7 +52,7 @@ MATH = {
     **derivatives.forms("scalar"),
     math.atan2: lambda dy, y, a, b: (dy * b / math.hypot(a, b) / math.hypot(a, b),  # (a * a + b * b overflows)
                                      -dy * a / math.hypot(a, b) / math.hypot(a, b)),
-    math.pow: lambda dy, y, a, b: (dy * b * a ** (b - 1) if b != 0 else 0.0,
+    math.pow: lambda dy, y, a, b: (dy * b * INF if a == 0 and 0 < b < 1 else dy * b * a ** (b - 1) if b != 0 else 0.0,
                                    dy * y * math.log(a) if a > 0 else 0.0),
     math.hypot: lambda dy, y, a, b: (dy * a / y if y else 0.0, dy * b / y if y else 0.0),
     math.fabs: lambda dy, y, x: (dy if x > 0 else -dy if x < 0 else 0.0,),

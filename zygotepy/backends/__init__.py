@@ -5,6 +5,7 @@ rule serves every backend. The namespace is cached per array type: `array_api_co
 """
 import cmath
 import collections
+import math
 import operator
 import sys
 
@@ -361,6 +362,8 @@ def power_slope(a, b, power=operator.pow):
         xp = namespace(b)
         if xp.any(zero):  # (b * a**(1 - 1) there, so that no inf arises for a derivative of this to multiply by 0)
             return b * power(a, xp.where(zero, xp.ones_like(b), b) - 1)
+    if type(a) in _REAL_SCALARS and type(b) in _REAL_SCALARS and a == 0 and 0 < b < 1:
+        return b * math.inf  # (NumPy's slope there: Python's `0.0 ** -0.5` raises, dropping a gradient of none)
     return b * power(a, b - 1)
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import zygotepy
-from zygotepy import gradient, optimizations, pullback, show_adjoint
+from plain_checks import central_hessian
+from zygotepy import gradient, hessian, optimizations, pullback, show_adjoint
 from zygotepy.adjoints import registry
 from zygotepy.testing import check_grads
 
@@ -411,3 +412,20 @@ def test_a_float32_total_cast_to_float64_spreads_over_the_array(mode, f, scale, 
     got = gradient(f, x)[0]
     assert got.dtype == np.float32 and got.shape == shape
     np.testing.assert_array_equal(got, np.full(shape, scale, np.float32))
+
+
+def reduced_along_an_axis_after_zeros(R):
+    Q = np.zeros((2, 3))  # (the first iteration's reduction is of a real array, the second's of hessian's duals)
+    for _ in range(2):
+        V = np.sum(Q ** 2, axis=1)
+        M = np.mean(Q * Q, axis=0)
+        Q = R * V[:, None] + R + M
+    return np.sum(Q)
+
+
+def test_hessian_of_a_loop_whose_first_reduction_took_the_array_path(mode):
+    """A reduction's cotangent along an axis, handed to the array path of `Q ** 2` unspread, is a dual array under
+    `hessian`: its reduced axis is kept too (it was not: a ValueError, shapes (2,) and (2, 3))."""
+    R = np.array([[0.1, 0.5, -0.3], [0.2, -0.1, 0.4]])
+    want = central_hessian(lambda r: reduced_along_an_axis_after_zeros(r.reshape(2, 3)), R.ravel())
+    assert np.allclose(hessian(reduced_along_an_axis_after_zeros, R).reshape(6, 6), want, rtol=1e-5, atol=1e-6)

@@ -9,5 +9,5 @@ from . import contexts, control, numpy, objects, registry, structures  # noqa: F
 # installed (an optional dependency: each guards its import); scipy_linalg and scipy_fft register when scipy.linalg and
 # scipy.fft are imported.
 for _table in ("scalar", "operators", "piecewise", "matmul", "math_gamma", "builtins", "complex", *(f"numpy.{t}" for t in numpy.TABLES),
-               "scipy_special", "scipy_stats", "scipy_stats_refusals", "scipy_linalg", "scipy_linalg_more", "scipy_fft", "scipy_sparse", "scipy_integrate", "functional", "itertools_picks", "stdlib_statistics", "nesting", "jax_nn", "jax_linalg", "jax_updates", "torch_nn", "torch_conversions", "torch_autograd", "jax_autograd", "mutation"):
+               "scipy_special", "scipy_stats", "scipy_stats_refusals", "scipy_linalg", "scipy_linalg_more", "scipy_fft", "scipy_sparse", "scipy_integrate", "scipy_signal", "functional", "itertools_picks", "stdlib_statistics", "nesting", "jax_nn", "jax_linalg", "jax_updates", "torch_nn", "torch_conversions", "torch_autograd", "jax_autograd", "mutation"):
     importlib.import_module(f"{__name__}.{_table}")

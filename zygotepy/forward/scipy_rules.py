@@ -8,7 +8,8 @@ rules computing on dual numbers.
 """
 import numpy as np
 
-from ..adjoints import scipy_special
+from ..adjoints import scipy_signal, scipy_special
+from ..adjoints.registry import on_import
 from ..errors import ForwardModeError
 from .dual import dispatch, strip, tangent_rule
 from .rules import _binary, _unary
@@ -73,3 +74,27 @@ if sc is not None:
         inner = (0.0 if ta is None else ta if b is None else b * ta) + (0.0 if tb is None else tb)
         ydot = np.sum(w * inner, axis=axis, keepdims=keepdims)
         return out, (ydot, None) if with_sign else ydot
+
+
+def _lfilter_tangent(lfilter):
+    """y = (B / A) x: A ydot = Bdot x + B xdot - Adot y, so ydot = lfilter(bdot, a, x) + lfilter(b, a, xdot) -
+    lfilter(adot, a, y) (adjoints/scipy_signal.py has the back)."""
+    def rule(fn, p, t, kw):
+        b, a, x, axis = scipy_signal.lfilter_parts(p, kw)
+        tangents = dict(zip(("b", "a", "x"), t))
+        y = dispatch(fn, p, kw)
+        parts = [dispatch(lfilter, (tangents["b"], a, x), {"axis": axis}) if tangents.get("b") is not None else None,
+                 dispatch(lfilter, (b, a, tangents["x"]), {"axis": axis}) if tangents.get("x") is not None else None,
+                 -dispatch(lfilter, (tangents["a"], a, y), {"axis": axis}) if tangents.get("a") is not None else None]
+        parts = [v for v in parts if v is not None]
+        return y, sum(parts[1:], parts[0]) if parts else None
+    return rule
+
+
+def _register_signal():
+    import sys
+    lfilter = sys.modules["scipy.signal"].lfilter
+    tangent_rule(lfilter)(_lfilter_tangent(lfilter))
+
+
+on_import("scipy.signal", _register_signal)

@@ -133,9 +133,12 @@ def _kept(g, x, axis, keepdims):
     """A reduction's cotangent `g` with the reduced axes of `x` kept (as length 1): it broadcasts against `x`, so an
     elementwise back that multiplies it by an array of `x`'s shape needs no copy spread over them (`uniform`); one that
     does not (`0.5 * x`, `x - 1.0`) hands it to `_unb`, which spreads it over its operand."""
-    if keepdims or axis is None or type(g) is not _ND:
+    if keepdims or axis is None:
         return g
-    return g.reshape(kept_shape(x.shape, axis))
+    if type(g) is _ND:
+        return g.reshape(kept_shape(x.shape, axis))
+    # (an outer level's dual array, `hessian` over a reduction of an array its first iteration made: the same axes)
+    return np.reshape(g, kept_shape(x.shape, axis)) if getattr(g, "shape", ()) else g
 
 
 def _count(x, y):

@@ -256,6 +256,8 @@ NO_ROW |= {registry._key(functools.update_wrapper)}
 NO_ROW |= {registry._key(np.ndenumerate), registry._key(np.nditer)}
 # and the scipy.stats methods refused where a gradient flows in (tests/adjoints/test_scipy_stats_refusals.py)
 NO_ROW |= {t for t, r in registry.RULES.items() if getattr(r, "__module__", "") == "zygotepy.adjoints.scipy_stats_refusals"}
+# and np.linalg.eig, whose eigenvectors' cotangent is refused (its eigenvalues: tests/adjoints/numpy/test_spectral.py)
+NO_ROW |= {registry._key(np.linalg.eig)}
 # and scipy.fft's sample frequencies, which take np.fft's rule (tests/adjoints/test_scipy_fft.py)
 NO_ROW |= {t for t, r in registry.RULES.items() if getattr(r, "__qualname__", "") in ("fftfreq_rule", "rfftfreq_rule")
            and t not in (registry._key(np.fft.fftfreq), registry._key(np.fft.rfftfreq))}

@@ -67,3 +67,21 @@ def test_slogdet_at_a_singular_matrix():
     np.testing.assert_array_equal(g[0], 0.0)
     np.testing.assert_allclose(g[1], np.linalg.inv(A[:2, :2]).T)
     check_grads(lambda a: np.linalg.slogdet(a)[1], A)
+
+
+def largest_growth_rate(M):
+    w, v = np.linalg.eig(M)  # (the eigenvalues only: a general matrix's eigenvectors have no rule)
+    return np.max(np.real(w))
+
+
+def eigenvectors_read(M):
+    w, v = np.linalg.eig(M)
+    return np.sum(np.abs(v[:, 0]))
+
+
+def test_eig_differentiates_its_eigenvalues_and_refuses_its_eigenvectors(mode):
+    M = np.array([[0.5, 0.2], [0.3, 0.4]])
+    check_grads(largest_growth_rate, M)
+    check_grads(lambda a: np.sum(np.linalg.eig(a).eigenvalues.real ** 2), np.arange(9.0).reshape(3, 3) / 5 + np.eye(3))  # (a MissingAdjoint naming NumPy's own line before)
+    with pytest.raises(zygotepy.ZygoteError, match="eigenvalues only.*eigh"):
+        gradient(eigenvectors_read, M)

@@ -1,4 +1,4 @@
-"""np.linalg quantities of a matrix's spectrum: eigvals (the eigenvalues of a general square matrix, complex) and cond
+"""np.linalg quantities of a matrix's spectrum: eigvals and eig's eigenvalues (of a general square matrix, complex) and cond
 (the condition number), batched over leading axes, for NumPy arrays.
 
 eigvals follows the API's convention for complex values: the cotangent of an argument is the gradient of the real
@@ -17,7 +17,7 @@ from ...errors import ZygoteError
 from ..registry import adjoint
 from .common import _H, _nones
 from .decompositions import norm, svdvals
-from .linalg import inv
+from .linalg import _field, inv
 
 la = np.linalg
 
@@ -48,6 +48,24 @@ def eigvals(a):
         g = la.solve(_H(V), np.asarray(dy)[..., :, None] * _H(V))
         return (g if np.iscomplexobj(a) else g.real.astype(a.dtype if a.dtype.kind == "f" else np.float64),)
     return w, back
+
+
+@adjoint(la.eig)
+def eig(a):
+    """`w, v = np.linalg.eig(a)`: the eigenvalues' cotangent as eigvals' (a loss of w alone, the common case); the
+    eigenvectors' (whose scale NumPy fixes to unit columns of any phase) are refused, pointing to eigh."""
+    a = np.asarray(a)
+    result = la.eig(a)
+    _, back_w = eigvals(a)
+
+    def back(dy):
+        dw, dv = _field(dy, 0, "eigenvalues", result), _field(dy, 1, "eigenvectors", result)
+        if dv is not None and np.any(np.asarray(dv) != 0):
+            raise ZygoteError("zygotepy differentiates np.linalg.eig's eigenvalues only (its eigenvectors of a "
+                              "general matrix have no rule): for a symmetric matrix use np.linalg.eigh, whose "
+                              "eigenvectors have one")
+        return back_w(dw)
+    return result, back
 
 
 # --- the condition number --------------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ sp = pytest.importorskip("scipy.sparse")
 spla = pytest.importorskip("scipy.sparse.linalg")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from plain_checks import agree_at  # noqa: E402
+from plain_checks import agree_at, central  # noqa: E402
+from zygotepy import gradient  # noqa: E402
 
 N = 5
 LAPLACIAN = sp.diags([-1.0, 2.2, -1.0], [-1, 0, 1], shape=(N, N), format="csr")
@@ -47,3 +48,17 @@ def test_products_with_a_constant_sparse_matrix(f, mode):
 ], ids=["vector", "matrix"])
 def test_spsolve_with_a_constant_matrix(f, mode):
     agree_at(f, X)
+
+
+def test_a_complex_matrix_takes_its_conjugate_transpose(mode):
+    """A complex sparse matrix (sigma_y): the backs take Aᴴ, not Aᵀ (the gradient of <z|Y|z> was 0 for 2 Y z, that of
+    a real x through Y @ x had the wrong sign, spsolve's was half)."""
+    Y = sp.csr_matrix(np.array([[0, -1j], [1j, 0]]))
+    A = sp.csc_matrix(np.array([[2.0, 1j], [0.5j, 3.0]]))
+    w = np.array([1.0, 2.0j])
+    x, z = np.array([0.3, 0.7]), np.array([0.3 + 0.1j, -0.5 + 0.4j])
+    assert np.allclose(gradient(lambda x: np.real(np.vdot(z, Y @ x) + np.sum((x @ Y) * w)), x)[0],
+                       [central(lambda t: np.real(np.vdot(z, Y @ t) + np.sum((t @ Y) * w)), (x,), 0)], rtol=1e-6)
+    assert np.allclose(gradient(lambda z: np.real(np.vdot(z, Y @ z)), z)[0], 2 * (Y @ z))
+    h = lambda b: np.real(np.sum(spla.spsolve(A, b) * w))  # noqa: E731
+    assert np.allclose(gradient(h, x)[0], central(h, (x,), 0), rtol=1e-6)

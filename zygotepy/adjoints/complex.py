@@ -68,12 +68,22 @@ for _cls in (float, np.float64, np.float32):
 HOLOMORPHIC = derivatives.forms("cmath")
 
 
+_REALS = (float, int, bool, np.float64, np.float32)
+
+
+def _onto(z, g):
+    """The cotangent `g` of the argument `z`: its real part where z is a real number (`cmath.sqrt(abs(z))`: the
+    imaginary part has no direction of a real input to go to, and passed back it was silently added to the gradient of
+    whatever made z)."""
+    return g.real if type(z) in _REALS and type(g) is complex else g
+
+
 def _holomorphic_rule(fn, derivative):
     def rule(z):
         w = fn(z)
 
         def back(dw):
-            return (None if dw is None else dw * derivative(z, w).conjugate(),)
+            return (None if dw is None else _onto(z, dw * derivative(z, w).conjugate()),)
         return w, back
     rule.__qualname__ = f"cmath_{fn.__name__}_rule"
     return rule
@@ -95,7 +105,7 @@ def cmath_log(z, *base):
         if dw is None:
             return (None, None)
         lb = cmath.log(base[0])
-        return dw * (1 / (z * lb)).conjugate(), dw * (-w / (base[0] * lb)).conjugate()
+        return _onto(z, dw * (1 / (z * lb)).conjugate()), _onto(base[0], dw * (-w / (base[0] * lb)).conjugate())
     return w, back
 
 

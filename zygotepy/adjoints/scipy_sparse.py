@@ -41,18 +41,28 @@ def _product(compute, back_of):
         def back(dy):
             if dy is None or dense is None:
                 return (None, None)
-            return (None, np.asarray(back_of(A, np.asarray(dy))).reshape(np.shape(dense)))
+            return (None, _real_for(np.asarray(back_of(A, np.asarray(dy))).reshape(np.shape(dense)), dense))
         return y, back
     return rule
 
 
-_times = _product(lambda A, x: A @ x, lambda A, dy: A.T @ dy)  # A @ x: A.T @ dy
-_times_from_left = _product(lambda A, x: x @ A, lambda A, dy: (A @ dy.T).T)  # x @ A (A's __rmatmul__): dy @ A.T
+def _conj(A):
+    """A's complex conjugate (A itself when real): the products' backs take Aᴴ, the gradient of Re<dy, A x>."""
+    return A.conj() if A.dtype.kind == "c" else A
+
+
+def _real_for(g, dense):
+    """The cotangent `g` of a real operand: its real part (a complex A times a real x)."""
+    return g.real if np.iscomplexobj(g) and not np.iscomplexobj(dense) else g
+
+
+_times = _product(lambda A, x: A @ x, lambda A, dy: _conj(A).T @ dy)  # A @ x: Aᴴ dy
+_times_from_left = _product(lambda A, x: x @ A, lambda A, dy: (_conj(A) @ dy.T).T)  # x @ A (A's __rmatmul__): dy Aᴴ
 
 
 def _solve_rule(spsolve):
     def rule(A, b, *args, **kwargs):
-        """x = A⁻¹ b for a constant sparse A: db = A⁻ᵀ dy."""
+        """x = A⁻¹ b for a constant sparse A: db = A⁻ᴴ dy."""
         x = spsolve(A, b, *args, **kwargs)
         dense = _dense(b, "a solve")
 
@@ -60,8 +70,8 @@ def _solve_rule(spsolve):
             grads = (None, *(None for _ in args))
             if dy is None or dense is None:
                 return (None, *grads)
-            db = spsolve(A.T.tocsc(), np.asarray(dy), *args, **kwargs)
-            return (None, np.asarray(db).reshape(np.shape(dense)), *grads[1:])
+            db = spsolve(_conj(A).T.tocsc(), np.asarray(dy), *args, **kwargs)
+            return (None, _real_for(np.asarray(db).reshape(np.shape(dense)), dense), *grads[1:])
         return x, back
     rule.__qualname__ = "spsolve_rule"
     return rule

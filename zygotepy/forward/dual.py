@@ -167,7 +167,9 @@ class Dual:
     def dot(self, b): return np.dot(self, b)  # noqa: E704
     def ravel(self, order="C"): return np.ravel(self, order)  # noqa: E704
     def flatten(self, order="C"): return np.copy(np.ravel(self, order))  # noqa: E704  (a copy, as NumPy's)
-    def conj(self): return np.conj(self)  # noqa: E704
+    def conj(self):  # (NumPy's method gives a real array itself: `bra = psi.conj(); bra *= 2` doubles psi)
+        return self if isinstance(self.primal, np.ndarray) and not np.iscomplexobj(self.primal) \
+            and not np.iscomplexobj(self.tangent) else np.conj(self)
     def swapaxes(self, a, b): return np.swapaxes(self, a, b)  # noqa: E704
     conjugate = conj
 

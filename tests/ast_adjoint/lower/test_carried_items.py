@@ -1,6 +1,7 @@
 """A name a loop binds to an item of what it walks (`last = r`, `prev = r` of `for r in rows`), updated in place after
-the loop or in a later iteration (lower/control.py `loop`, lower/carried_links.py `carried_items`): the update must
-reach the list holding the item. It was silently lost (gradients [1, 2, 3] for [7, 8, 6]: the update of `last` was
+the loop or in a later iteration (lower/control.py `loop`, lower/carried_links.py `carried_items`), or an object a
+loop stores items of `rows` in (`first[g] = r`, `chain.append(r)`, `acc["k"] = r["f"]`), whose items are updated
+later (`stored_items`, lineage.py `holds_items_of`): the update must reach the list holding the item. It was silently lost (gradients [1, 2, 3] for [7, 8, 6]: the update of `last` was
 not linked to `rows` at all, so the statement was dead for the gradient). Checked against central differences in
 float64, with every optimisation on and with every one off."""
 import numpy as np
@@ -73,6 +74,16 @@ def accumulator_bound_to_the_first_array(rows):
     return np.sum(rows[0] * 2.0) + np.sum(rows[1] * rows[2])
 
 
+def array_accumulated_in_a_dict(rows):
+    acc = {}
+    for r in rows:
+        if "k" in acc:
+            acc["k"] += r  # (in place: the array of rows[0])
+        else:
+            acc["k"] = r
+    return np.sum(rows[0] * 3.0) + np.sum(acc["k"] * rows[1])
+
+
 def previous_row_of_a_matrix(M):
     prev = None
     for row in M:
@@ -92,8 +103,37 @@ def list_item_appended_to(rows):
     return sum(rows[0]) * 2.0 + rows[1][1]
 
 
+def merged_into_the_first_of_its_group(rows):
+    first = {}
+    for k, r in enumerate(rows):
+        if k % 2 in first:
+            first[k % 2]["x"] += r["x"]
+        else:
+            first[k % 2] = r
+    return weighted(rows)
+
+
+def last_of_a_chain_averaged(rows):
+    chain = []
+    for r in rows:
+        if chain:
+            chain[-1]["x"] = 0.5 * (chain[-1]["x"] + r["x"])
+        chain.append(r)
+    return weighted(rows)
+
+
+def every_item_held_so_far_decays(rows):
+    held = []
+    for r in rows:
+        for h in held:
+            h["x"] *= 0.9
+        held.append(r)
+    return weighted(rows)
+
+
 CASES = [last_item_updated_after, last_item_updated_in_a_second_loop, last_item_updated_by_index_loop,
-         previous_item_updated_in_the_next_iteration, item_of_nested_lists]
+         previous_item_updated_in_the_next_iteration, item_of_nested_lists, merged_into_the_first_of_its_group,
+         last_of_a_chain_averaged, every_item_held_so_far_decays]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
@@ -109,14 +149,15 @@ def test_an_item_kept_from_a_loop_and_updated(f, mode):
 def test_an_accumulator_bound_to_an_array_of_the_list(mode):
     rng = np.random.default_rng(3)
     rows = [rng.standard_normal(2) for _ in range(3)]
-    (g,) = gradient(accumulator_bound_to_the_first_array, [r.copy() for r in rows])
-    for k in range(3):
-        for j in range(2):
-            def at(t, k=k, j=j):
-                moved = [r.copy() for r in rows]
-                moved[k][j] = t
-                return accumulator_bound_to_the_first_array(moved)
-            assert g[k][j] == pytest.approx(central(at, (rows[k][j],), 0), rel=1e-6, abs=1e-8), (k, j)
+    for f in (accumulator_bound_to_the_first_array, array_accumulated_in_a_dict):
+        (g,) = gradient(f, [r.copy() for r in rows])
+        for k in range(3):
+            for j in range(2):
+                def at(t, k=k, j=j, f=f):
+                    moved = [r.copy() for r in rows]
+                    moved[k][j] = t
+                    return f(moved)
+                assert g[k][j] == pytest.approx(central(at, (rows[k][j],), 0), rel=1e-6, abs=1e-8), (f, k, j)
 
 
 def test_the_previous_row_of_a_matrix(mode):

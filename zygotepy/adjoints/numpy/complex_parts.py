@@ -63,8 +63,19 @@ def angle(z, *args, **kwargs):
     return y, back
 
 
+def conjugate_method(x):
+    """`x.conj()`: NumPy's method gives a real array itself, not a copy (`psi.conj() is psi`), so an update in place
+    of the result is one of x (`bra = psi.conj(); bra *= 2` doubles psi); the function `np.conjugate` copies."""
+    base = x
+    while getattr(type(base), "__zygote_number__", False):  # (hessian's dual arrays: the same object, as NumPy's)
+        base = base.primal
+    if type(base) is np.ndarray and not is_complex(x):
+        return x, lambda dy: (dy,)
+    return conjugate(x)
+
+
 for _method in (np.ndarray.conj, np.ndarray.conjugate):
-    adjoint(_method)(conjugate)
+    adjoint(_method)(conjugate_method)
 
 # computed with the namespace of their input (composed from array-API functions where it lacks one)
 namespace_generic(np.conjugate, np.real, np.imag, np.angle)

@@ -114,8 +114,20 @@ def stored_items(low, known, outer_env):
             continue
         ups = [h for h in low.related(child, True, ()) if h in outer]
         for holder in made:
-            above = set(low.related(holder, True, ())) | {holder}
+            above = _read_out_of(low, holder)
             for h in ups:
                 if h not in above and h not in low.holds_items_of.get(holder, ()):
                     out.setdefault(holder, set()).add(h)
     return out
+
+
+def _read_out_of(low, lin):
+    """`lin` and the lineages it was read out of (an item, attribute, view or loop item of, and theirs): an update of
+    what is read out of `lin` reaches those through it already."""
+    seen, work = {lin}, [lin]
+    while work:
+        for kind, parent, _ in low.parents_of(work.pop()):
+            if kind in _READ_OUT + ("view",) and parent not in seen:
+                seen.add(parent)
+                work.append(parent)
+    return seen

@@ -82,7 +82,7 @@ class Lineages:
             links = self.parents.setdefault(self.lineage_of(child), [])
             if entry not in links and not (kind == "held" and any(k == kind and p == entry[1] for k, p, _ in links)):
                 links.append(entry)
-            for holder in self.holds_items_of.get(entry[1], ()) if kind in ("item", "attr") else ():
+            for holder in self.holds_items_of.get(entry[1], ()) if kind in ("item", "attr", "iter") else ():
                 # (read out of a dict a loop stored items of `rows` in: it may be one of them, held in rows too)
                 if holder != self.lineage_of(child) and not any(p == holder for _, p, _ in links):
                     links.append(("held", holder, Const(self.line)))

@@ -110,6 +110,7 @@ class Updates:
             obj, index = self.subscript(t, self.target_object)
             cur = self.call(Const(operator.getitem), [obj, index])
             new = self.call(Const(inplace), [cur, self.expr(node.value)])
+            self.held_item_updated(obj, index, cur, new)
             self.mutate(obj, self.call(Const(mt.setitem), [obj, index, new], hint=self.user_name(obj)))
         else:
             obj = self.target_object(t.value)
@@ -117,6 +118,14 @@ class Updates:
             cur = self.call(Const(getattr), [obj, attr])
             new = self.call(Const(inplace), [cur, self.expr(node.value)])
             self.mutate(obj, self.call(Const(mt.setattr_), [obj, attr, new], hint=self.user_name(obj)))
+
+    def held_item_updated(self, obj, index, cur, new):
+        """`acc["k"] += r["f"]` where a loop stored items of another object in `acc` (`acc["k"] = r["f"]` of `for r in
+        rows`: lineage.py `holds_items_of`): the item may be one of rows' arrays, updated in place, so the update is
+        passed on to rows too (found by identity at run time), not only stored back into `acc`."""
+        if isinstance(obj, Var) and isinstance(cur, Var) and self.holds_items_of.get(self.lineage_of(obj)):
+            self.note_child(cur, "item", obj, index)
+            self.mutate(cur, new, maybe=True)
 
     def mutating_call(self, fn, args, kwargs, star, hint, updated, kept_anyway=(), site=False):
         """A call that may update the arguments at positions `updated` (of the positional arguments, then the keyword

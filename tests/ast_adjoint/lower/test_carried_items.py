@@ -4,6 +4,8 @@ loop stores items of `rows` in (`first[g] = r`, `chain.append(r)`, `acc["k"] = r
 later (`stored_items`, lineage.py `holds_items_of`): the update must reach the list holding the item. It was silently lost (gradients [1, 2, 3] for [7, 8, 6]: the update of `last` was
 not linked to `rows` at all, so the statement was dead for the gradient). Checked against central differences in
 float64, with every optimisation on and with every one off."""
+from dataclasses import dataclass, replace
+
 import numpy as np
 import pytest
 
@@ -174,3 +176,22 @@ def test_the_previous_row_of_a_matrix(mode):
 def test_a_list_item_appended_to_in_a_later_iteration(mode):
     (g,) = gradient(list_item_appended_to, [[0.5, -1.0], [1.5, 0.3]])  # (it raised ValueError from zip)
     assert g == [[2.0, 2.0], [2.0, 1.0]]
+
+
+@dataclass
+class Record:
+    x: float
+    y: float
+
+
+def replaced_records(recs):
+    new = [replace(r, y=r.y ** 2) for r in recs]  # (new records: fields the same float objects as r's)
+    return sum(n.y * r.x for n, r in zip(new, recs))
+
+
+def test_records_a_call_made_from_the_items_are_not_the_items(mode):
+    """What a loop stores that a call made from an item (`replace(r, ...)`) is not linked to rows as one of its items:
+    a search by identity took its fields for r's and counted x's cotangent twice."""
+    recs = [Record(0.5, 1.2), Record(1.5, -0.7)]
+    (g,) = gradient(replaced_records, recs)
+    assert np.allclose([(d.x, d.y) for d in g], [(r.y ** 2, 2 * r.y * r.x) for r in recs], rtol=1e-12)

@@ -112,7 +112,9 @@ def stored_items(low, known, outer_env):
                 {(k2, p2) for k2, p2, _ in known.get(child, ())}]
         if not made:
             continue
-        ups = [h for h in low.related(child, True, ()) if h in outer]
+        # (only an object read out of rows, not one a call may have kept it in: `replace(r, y=...)` is a new record,
+        # whose fields, the same float objects as r's, a search by identity would take for r's)
+        ups = [h for h in _read_out_of(low, child) if h in outer and h != child]
         for holder in made:
             above = _read_out_of(low, holder)
             for h in ups:

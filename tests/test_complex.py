@@ -296,7 +296,7 @@ def _complex_central(f, z, h=1e-6):
 
 def scaled_by_a_root_of_the_modulus(z):
     return (z * cmath.sqrt(abs(z))).imag + (cmath.exp(abs(z)) * 1j).real + (z * cmath.sqrt(1 - abs(z) ** 2)).imag \
-        + (cmath.log(abs(z) + 2.0, 3.0) * z).real
+        + (cmath.log(abs(z) + 2.0, 3.0) * z).real + (z * cmath.sqrt(np.linalg.norm(np.array([z, 0.5j])))).imag
 
 
 def amplitude(a, b):

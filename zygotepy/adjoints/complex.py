@@ -75,7 +75,7 @@ def _onto(z, g):
     """The cotangent `g` of the argument `z`: its real part where z is a real number (`cmath.sqrt(abs(z))`: the
     imaginary part has no direction of a real input to go to, and passed back it was silently added to the gradient of
     whatever made z)."""
-    return g.real if type(z) in _REALS and type(g) is complex else g
+    return g.real if type(z) in _REALS and isinstance(g, (complex, np.complexfloating)) else g
 
 
 def _holomorphic_rule(fn, derivative):

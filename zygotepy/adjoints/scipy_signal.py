@@ -54,8 +54,7 @@ def register():
             dy = np.asarray(dy)
             dx = np.flip(lfilter(b, a, np.flip(dy, axis), axis=axis), axis)
             grads = {"x": unbroadcast(dx, x)}
-            wants = dict(zip(("b", "a"), need[:2])) if len(need) >= 2 else {}
-            if wants.get("b", True) or wants.get("a", True) or "b" in kwargs or "a" in kwargs:
+            if need[0] or need[1] or "b" in kwargs or "a" in kwargs:  # (the coefficients' sums: only where asked)
                 g = np.moveaxis(np.flip(lfilter([1.0], a, np.flip(dy, axis), axis=axis), axis), axis, -1)
                 grads["b"] = unbroadcast(_lagged_sums(g, np.moveaxis(np.asarray(x, dtype=g.dtype), axis, -1), len(b)), b)
                 grads["a"] = unbroadcast(-_lagged_sums(g, np.moveaxis(y, axis, -1), len(a)), a)

@@ -8,6 +8,8 @@ older `mlp` and `rnn` on purpose:
 - `rnn_vec`: the RNN of `rnn`, unbatched: matrix-vector products `W @ h`, the inputs iterated with `for x in xs`.
 - `attention`: layer norm (`mean(axis=-1, keepdims=True)`) and one head of softmax attention on a (16, 8) input with a
   residual connection; every argument differentiated, the input too.
+- `soft_kmeans`: soft k-means assignments on 3-d broadcasts, its reductions written as array methods (`d.sum(axis=2)`,
+  `d.min(axis=1, keepdims=True)`), not NumPy functions.
 
 The existing `logsumexp` (workloads.py) is the issue's 100-element logsumexp. `OPCHAIN` is not a run.py workload:
 benchmarks/targets.py times it for the per-operation overhead on 8-element arrays.
@@ -108,6 +110,28 @@ def attention_grad(X, Wq, Wk, Wv, gamma, beta):
     g = dxn * gamma
     dX = dout + r * (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True))
     return dX, xn.T @ dq, xn.T @ dk, xn.T @ dv, (dxn * xhat).sum(axis=0), dxn.sum(axis=0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 14. soft k-means on (64, 2) points and 5 centres, written with array methods (`.sum(axis=2)`, `.min(axis=1, ...)`)
+
+
+def soft_kmeans(C, X):
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+    w = np.exp(-(d - d.min(axis=1, keepdims=True)))
+    w = w / w.sum(axis=1, keepdims=True)
+    return (w * d).sum() / X.shape[0]
+
+
+def soft_kmeans_grad(C, X):
+    """w is a softmax of -d along each row, so d loss / d d_ik = w_ik (1 - d_ik + sum_j w_ij d_ij) / n, and
+    d d_ik / d C_k = -2 (X_i - C_k)."""
+    diff = X[:, None, :] - C[None, :, :]
+    d = (diff * diff).sum(axis=2)
+    w = np.exp(d.min(axis=1, keepdims=True) - d)
+    w /= w.sum(axis=1, keepdims=True)
+    g = w * (1.0 - d + (w * d).sum(axis=1, keepdims=True)) / X.shape[0]
+    return (-2.0 * (g[:, :, None] * diff).sum(axis=0),)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -221,6 +245,7 @@ def _make_workloads():
     seq, dim = 16, 8
     attn_args = (rng.standard_normal((seq, dim)), *(rng.standard_normal((dim, dim)) / math.sqrt(dim) for _ in range(3)),
                  1.0 + 0.1 * rng.standard_normal(dim), 0.1 * rng.standard_normal(dim))
+    kmeans_args = (rng.standard_normal((5, 2)), rng.standard_normal((64, 2)) * 2.0)
     torch_max = {"torch": "torch.max(t, axis=..., keepdims=True) returns (values, indices), not an array"}
     return [
         Workload("mlp_xent", "MLP, batch 32, 64 -> tanh 128 -> 10, softmax cross-entropy (max, sums with axis=1, "
@@ -233,6 +258,9 @@ def _make_workloads():
         Workload("attention", "layer norm + one softmax attention head + residual on (16, 8), loss mean(out**2); "
                  "d/d(X, Wq, Wk, Wv, gamma, beta)", attention, attention_grad, attn_args, 6, namespaces=("np",),
                  cannot=torch_max),
+        Workload("soft_kmeans", "soft k-means, 64 points in 2-d, 5 centres, written with array methods (.sum(axis=2), "
+                 ".min(axis=1, keepdims=True)); d/dC", soft_kmeans, soft_kmeans_grad, kmeans_args, 1,
+                 namespaces=("np",), cannot=torch_max),
     ]
 
 

@@ -102,6 +102,8 @@ def _projected(args, grads):
                 continue
         elif g is None or t is float and (type(a) is float or type(a) is int):  # (what _project returns for them)
             continue
+        elif (t is _F64 or t is float) and type(a) is _F64:
+            continue
         return tuple(_project(a, g) for a, g in zip(args, grads))
     return grads  # the common case: nothing to project
 

@@ -34,6 +34,7 @@ RULES = {}
 SCALAR = {}
 SHARED = {}  # target -> (partner, derivative from the partner's value): registry.scalar_rule's `shares`
 ARRAY = {}
+ARRAY_METHODS = {}  # a method name of NumPy's arrays -> the function with an array derivative it computes (`x.sum()`)
 NONDIFF = set()
 REPLACED = []  # (target, old, new) where one built-in table's registration replaced another's
 MUTATING = set()   # primitives that update an object in place: their `back` runs even with no cotangent (to undo)
@@ -198,6 +199,18 @@ def array_rule(target, derivative):
     """Register the inlinable array derivative (an `array_inline.ArrayDerivative`) of `target` (internal tables)."""
     ARRAY[_key(target)] = derivative
     _changed()
+
+
+def array_method(name, function):
+    """Declare that `x.name(...)` on a NumPy array computes `function(x, ...)`, whose inlinable array derivative (an
+    `array_rule`) the method call then takes: array methods of exact NumPy arrays cannot be rebound."""
+    ARRAY_METHODS[name] = function
+    _changed()
+
+
+def find_array_method(name):
+    """The function the NumPy array method `name` computes, with an array derivative of its own; None for others."""
+    return ARRAY_METHODS.get(name) if type(name) is str else None
 
 
 def nondifferentiable(*targets):

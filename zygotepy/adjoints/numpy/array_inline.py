@@ -18,7 +18,7 @@ import numpy as np
 
 from ...backends import _add_reduce, _unbroadcast_ndarray, unbroadcast
 from .. import derivatives
-from ..registry import array_rule, find_rule
+from ..registry import array_method, array_rule, find_rule
 from ..matmul import vector_product_cotangent
 from .common import kept_shape, spread as _spread
 from .reductions import _LARGE, extremum_share
@@ -178,6 +178,8 @@ BINARY[operator.pow] = replace(BINARY[operator.pow], shapeless=frozenset((BINARY
 
 for _target, _derivative in {**BINARY, **REDUCTIONS}.items():
     array_rule(_target, _derivative)
+for _name, _target in {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}.items():
+    array_method(_name, _target)  # (`x.sum(axis=1)` takes np.sum's array path: the same arguments after the array)
 for _target, _fn in UNARY.items():
     array_rule(_target, ArrayDerivative(_fn, numbers=True, shapeless=frozenset((_fn,)) if _target is operator.neg
                                         else frozenset()))

@@ -30,6 +30,7 @@ class ArrayPaths:
         pullback slot `pb`, and its backward is the derivative of adjoints/numpy/array_inline.py pasted in. They come
         first (`with_array_path`): a Python number fails their first test, an array would fail all of the scalar
         arm's. An operation with a second form (`ArrayDerivative.otherwise`) gets a second arm, marked `_ARRAY_2`."""
+        s, target = _as_function(s, target)
         derivative = registry.find_array(target)
         if derivative is not None and s.value.kwargs:
             derivative = derivative.keyworded
@@ -104,6 +105,23 @@ class ArrayPaths:
             forward = [If(array.guard, array.forward, forward, line=array.line)]
             back = [If(array.taken, array.backward, back, line=array.line)]
         return forward, back
+
+
+def _as_function(s, target):
+    """A NumPy array's method call that computes a function with an array derivative (`x.sum(axis=1)`, `x.max()`:
+    registry.array_method) as that function's call (`np.sum(x, axis=1)`), with `(s, target)` of the call it takes the
+    array path of; other calls as they are. The path's operand test checks that `x` is a NumPy array, whose methods
+    these are; an argument after `x` is the functions' and the methods' `axis` alike."""
+    call = s.value
+    if target is not rt.callmethod or len(call.args) < 2 or not isinstance(call.args[1], Const) \
+            or call.star is not None:
+        return s, target
+    function = registry.find_array_method(call.args[1].value)
+    extra, kwargs = call.args[2:], call.kwargs
+    if function is None or len(extra) > 1 or extra and any(name == "axis" for name, _ in kwargs):
+        return s, target
+    kwargs = (("axis", extra[0]), *kwargs) if extra else kwargs
+    return Assign(s.out, Call(Const(function), (call.args[0],), kwargs), s.line), function
 
 
 def _literal_keywords(kwargs, taken):

@@ -112,6 +112,11 @@ def test_against_finite_differences(fn, args):
     assert all(g is not None for g in grads)
 
 
+def test_accumulate_with_initial_over_an_array_gives_an_array():
+    (g,) = gradient(lambda x: sum(itertools.accumulate(x, initial=0.5)), np.array([0.5, -1.3, 0.8]))
+    assert type(g) is np.ndarray and np.array_equal(g, [3.0, 2.0, 1.0])  # (it was a list: `x -= lr * g` failed)
+
+
 def test_running_products_closed_form():
     assert gradient(lambda xs: sum(running_products(xs)), [1.0, 2.0, 3.0]) == ([9.0, 4.0, 2.0],)
 

@@ -126,7 +126,7 @@ def accumulate(seq, func=None, *, initial=None):
         dinitial = None
         if given and ditems is not None:
             dinitial, *rest = ditems
-            ditems = like(seq, rest) if isinstance(seq, (list, tuple)) else rest
+            ditems = like(seq, rest) if isinstance(seq, (list, tuple)) or hasattr(seq, "shape") else rest
         return keyword_cotangents((ditems,) if func is None else (ditems, dfn), given, initial=dinitial)
     return y, accumulate_back
 

@@ -201,7 +201,13 @@ class FinalsPullback:
     def __call__(self, dy):
         finals = current().finals
         given = finals[-1] if self.from_site and finals else {}
-        return self.inner((dy, *(given.get(id(o)) for o in self.finals)))
+        if not given:
+            return self.inner((dy, *(None for _ in self.finals)))
+        # an object's cotangent goes to one of its final versions: two parameters given one array (`k(X, X)`) both
+        # return it, and the cotangent of the object after the call is one (taken twice, it was counted twice)
+        seen = set()
+        return self.inner((dy, *(None if id(o) in seen or seen.add(id(o)) else given.get(id(o))
+                                 for o in self.finals)))
 
 
 class SitePullback:

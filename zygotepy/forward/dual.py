@@ -308,7 +308,10 @@ def _split(x, tag):
         # a constant item's tangent is a zero of its shape (NumPy given None raised, or corrupted its heap: `inv([[x[0],
         # 1.0], ...])`); numbers in (nested) lists are the array NumPy makes of them, which the rules compute with
         primal, tangent = type(x)(p for p, _ in parts), [_zero_of(p) if t is None else t for p, t in parts]
-        return (np.asarray(primal), np.asarray(tangent)) if numbers(primal) else (primal, tangent)
+        if not numbers(primal):
+            return primal, tangent
+        # (tangents that carry an outer level's derivative, a nested gradient's in `hessian`: an array of that level)
+        return np.asarray(primal), dispatch(np.asarray, (tangent,), {}) if _holds_dual(tangent) else np.asarray(tangent)
     return x, None
 
 

@@ -58,6 +58,8 @@ def make_dual(x, t, tag):
     if isinstance(x, np.ndarray):
         if np.shape(t) != x.shape:
             raise ForwardModeError(f"tangent of shape {np.shape(t)} for an argument of shape {x.shape}")
+        if isinstance(t, Dual):  # (a tangent carrying an outer level's derivative: a nested gradient's, in `hessian`)
+            return Dual(tag, x, t if x.dtype.kind in "fc" else t * 1.0)
         return Dual(tag, x, np.array(t, dtype=np.result_type(x.dtype, np.float64) if x.dtype.kind not in "fc"
                                      else x.dtype))
     if isinstance(x, (int, float, complex, np.generic, Dual)):

@@ -10,6 +10,7 @@ import pytest
 import zygotepy.adjoints.nesting.deep as deep
 import zygotepy.adjoints.nesting.entries as nesting
 from test_entries import report  # (the seed's nestlevel and its rule)
+from plain_checks import central_hessian
 from zygotepy import ZygoteError, derivative, gradient, hessian, hook, pullback, value_and_gradient
 
 pytestmark = pytest.mark.dual_route
@@ -424,3 +425,23 @@ def test_an_inner_function_filling_a_constant_array_in_place(energy, fresh_route
     want_x = [(outer(0.9, x + e) - outer(0.9, x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
     np.testing.assert_allclose(got[0], want_s, rtol=1e-6)
     np.testing.assert_allclose(got[1], want_x, rtol=1e-6, atol=1e-8)
+
+
+Q0 = np.array([0.3, 0.7])
+
+
+def _squared_inner_gradient(t):
+    g, = gradient(lambda q: np.sum(np.array([np.sum(q), q[0]]) * t), Q0)  # (an array made from numbers)
+    return np.sum(g * g * t)
+
+
+def test_hessian_of_a_function_whose_inner_gradient_builds_an_array_from_numbers(mode):
+    """Forward-over-reverse of the inner gradient, whose directions carry `hessian`'s own dual numbers: the inner
+    gradient's arguments are perturbed by a dual tangent, and `np.array([...])` of its dual items gives a dual array
+    (forward/levels.py make_dual, forward/dual.py _split). Both raised ForwardModeError, and the retry by
+    reverse-over-reverse a ValueError from the third level."""
+    t0 = np.array([1.5, -0.5])
+    t_sum = t0[0] + t0[1]  # inner gradient g = (t0 + t1, t0): the function is (t0 + t1)^2 t0 + t0^2 t1
+    want = np.array([[2 * t0[0] + 4 * t_sum + 2 * t0[1], 4 * t0[0] + 2 * t_sum], [4 * t0[0] + 2 * t_sum, 2 * t0[0]]])
+    assert np.allclose(hessian(_squared_inner_gradient, t0), want)
+    assert np.allclose(central_hessian(_squared_inner_gradient, t0), want, atol=1e-6)

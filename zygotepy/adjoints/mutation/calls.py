@@ -241,7 +241,10 @@ def _derived_call(fn, args, kwargs, result_used, keywords_taken, taken=None):
     def back(dy):
         dr, dargs = (None, (None,) * len(everything)) if dy is None else (dy[0], dy[1:])
         # (a number is never updated in place, and equal numbers may be one object: its cotangent passes through)
-        finals = {id(a): g for a, g in zip(out[1:], dargs, strict=True) if g is not None and not mt.is_number(a)}
+        finals = {}  # (an object given twice, `k(X, X)`: the cotangents of both its names after the call, summed)
+        for a, g in zip(out[1:], dargs, strict=True):
+            if g is not None and not mt.is_number(a):
+                finals[id(a)] = rt.acc(finals.get(id(a)), g)
         # a callee that updated nothing and whose result got no cotangent has nothing to give (or to undo)
         grads = pb(dr, finals) if dr is not None or consumed else (None,) * (1 + n)
         through = [None if id(a) in consumed else g for a, g in zip(out[1:], dargs, strict=True)]

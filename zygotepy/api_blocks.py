@@ -74,7 +74,14 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
              for i in picked}
     try:
         passes = api_modes.Passes(args, f)
-        columns = _columns(f, passes, picked, spots)
+        try:
+            columns = _columns(f, passes, picked, spots)
+        except api_modes.ForwardModeError:
+            if sum(len(spots[i]) for i in picked) < 2:
+                raise
+            # every picked leaf a dual number, the others' tangents zero: an array made from one of them holds a
+            # tangent when another's is stored into it (`W = V.copy(); W[1] = V[1] * lam`, lam's column)
+            columns = _columns(f, passes, picked, spots, every_leaf=True)
         passes.done()
     except api_modes.ForwardModeError as err:
         if not (_plain(args) and all(spots[i] for i in picked)):
@@ -122,9 +129,10 @@ def arithmetic_ints(f, args, positions):
     return {i for i in positions if type(args[i]) is int and grads[i] is not None}
 
 
-def _columns(f, passes, picked, spots):
+def _columns(f, passes, picked, spots, every_leaf=False):
     """{(i, j): per entry of leaf j of argument i, {(i2, j2): the tangent of the gradient at leaf j2 of argument i2}}:
-    one reverse pass on dual numbers per entry."""
+    one reverse pass on dual numbers per entry; `every_leaf`: the other picked leaves dual numbers too, with zero
+    tangents."""
     columns = {}
     args = passes.args
     for i in picked:
@@ -134,18 +142,27 @@ def _columns(f, passes, picked, spots):
             for k in range(int(np.prod(shape))):
                 tag = new_tag()
                 moved = list(passes.next())
-                flat = leaves(moved[i])
-                if shape:
-                    e = np.zeros(shape, dtype=np.asarray(leaf).dtype)
-                    e.flat[k] = 1.0
-                    dual = Dual(tag, flat[j], e)
-                else:  # (an int is perturbed as the real number it is in arithmetic)
-                    dual = Dual(tag, float(flat[j]) if type(flat[j]) is int else flat[j], 1.0)
-                moved[i] = unflatten(moved[i], [dual if m == j else v for m, v in enumerate(flat)])
+                for i2 in picked if every_leaf else (i,):
+                    flat = leaves(moved[i2])
+                    taken = {j2 for j2, _ in spots[i2]} if every_leaf else {j}
+                    moved[i2] = unflatten(moved[i2], [_perturbed(v, tag, k if (i2, m) == (i, j) else None)
+                                                      if m in taken else v for m, v in enumerate(flat)])
                 per_entry.append(_hessian_column(f, moved, args, picked, spots, tag))
                 passes.settle(moved)
             columns[(i, j)] = per_entry
     return columns
+
+
+def _perturbed(leaf, tag, k):
+    """`leaf` as a dual number at `tag`, moved along its entry `k` (None: a zero tangent). An int is perturbed as the
+    real number it is in arithmetic."""
+    shape = np.shape(leaf)
+    if shape:
+        e = np.zeros(shape, dtype=np.asarray(leaf).dtype)
+        if k is not None:
+            e.flat[k] = 1.0
+        return Dual(tag, leaf, e)
+    return Dual(tag, float(leaf) if type(leaf) is int else leaf, 0.0 if k is None else 1.0)
 
 
 def _blocks_by_reverse_over_reverse(f, args, picked):

@@ -76,3 +76,34 @@ def test_text_as_a_key_is_no_text_in_the_values(mode):
     assert gradient(layers_by_name, [0.5, 1.2], 1.3) == ([pytest.approx(1.3), pytest.approx(1.3)], pytest.approx(1.7))
     with pytest.raises(UnsupportedSyntax, match="a number read back from text"):
         gradient(key_read_back, 0.7)
+
+
+def grouped_by_text_key(x):
+    d = {}
+    for i, v in enumerate(x):
+        k = f"k{i % 2}"
+        d[k] = d.get(k, []) + [v]  # (a lookup by a text key: the list it finds is made of numbers)
+    return np.sum(np.array(d["k0"])) * 2.0 + float(np.sum(np.asarray(d.get("k1"))))
+
+
+def text_in_a_list_updated_in_place(x):
+    parts = []
+    parts.append(f"{x:.17g}")
+    parts.append("0")
+    return float(parts[0]) * x
+
+
+def text_value_looked_up(x):
+    d = {"a": repr(x)}
+    return float(d.get("a", "1.0")) * x
+
+
+def test_a_lookup_by_a_text_key_and_the_links_of_updates_carry_no_text(mode):
+    """`d.get(k, [])` with a text key, and the links of the updates in place (`d[k] = ...` beside the loop's items),
+    passed the key's text into the numbers `d` holds: `np.array(d["k0"])` was refused as a number read back from text.
+    Text stored and updated in place, or looked up with `get`, is still followed."""
+    x = np.array([0.5, -0.3, 0.8])
+    assert np.allclose(gradient(grouped_by_text_key, x)[0], [2.0, 1.0, 2.0])
+    for f in (text_in_a_list_updated_in_place, text_value_looked_up):
+        with pytest.raises(UnsupportedSyntax, match="a number read back from text"):
+            gradient(f, 0.7)

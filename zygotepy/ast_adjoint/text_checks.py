@@ -22,6 +22,7 @@ from .ir import Assign, Call, Const, Def, If, Loop, Var, atoms, out_vars, walk
 _TEXT_MAKERS = frozenset((str, repr, ascii, format, rt.format_value))
 _STORES = frozenset((operator.setitem, mt.setitem))  # (container, key, value)
 _FORMAT_METHODS = frozenset(("format", "format_map"))
+_LINKS = frozenset((mt.put_item, mt.put_attr, mt.put_held, mt.put_iter, mt.refresh, mt.refresh_held, mt.refresh_iter))
 READERS = frozenset((float, complex, np.float64, np.float32, np.float16, np.longdouble, np.complex128, np.complex64,
                       np.array, np.asarray, np.fromstring, decimal.Decimal, fractions.Fraction, json.loads,
                       ast.literal_eval, float.fromhex))
@@ -92,6 +93,12 @@ def _flows(s):
         fn = call.fn.value if isinstance(call.fn, Const) else None
         if fn is operator.getitem and len(call.args) == 2:
             return [(call.args[0], o, "read") for o in outs if isinstance(call.args[0], Var)]
+        if fn in _LINKS:  # (an update in place's new version of its first argument: the same object)
+            return [(call.args[0], o, "keep") for o in outs if isinstance(call.args[0], Var)]
+        if fn is rt.callmethod and len(call.args) in (3, 4) and call.args[1] == Const("get"):
+            # `d.get(k, default)`: an item read (a text key looks it up; the value is not made of it), or the default
+            return [(a, o, kind) for a, kind in zip((call.args[0], *call.args[3:]), ("read", "call"))
+                    if isinstance(a, Var) for o in outs]
         if fn in _STORES and len(call.args) == 3:
             container, key, value = call.args
             return [(a, o, kind) for a, kind in ((container, "keep"), (key, "key"), (value, "call"))

@@ -107,7 +107,8 @@ def _stacker(fn, lift, axis_of):
 
 
 def _column(a):
-    a = np.asarray(a)
+    if not hasattr(a, "ndim"):  # (numbers and lists; an array, or `hessian`'s dual array, as it is)
+        a = np.asarray(a)
     return a.reshape(-1, 1) if a.ndim < 2 else a
 
 

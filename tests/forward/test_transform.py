@@ -2,6 +2,7 @@
 `type(x)` is (the branch `if x.__class__ is float:` took the other arm under jvp: tangent 1.47 for 1.4); keywords of
 `pow` reach its tangent rule (a crash)."""
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -129,3 +130,39 @@ def test_a_class_pattern_given_a_dual_number_is_refused():
     from zygotepy.errors import ForwardModeError
     with pytest.raises(ForwardModeError, match=r"test_transform.py:\d+: a match statement's class pattern"):
         derivative(_matched, 0.7)
+
+
+class Polar:
+    def __init__(self, r, theta):
+        self.x = r * math.cos(theta)  # (computed in `__init__`: it runs transformed on the dual numbers)
+        self.y = r * math.sin(theta)
+
+    @property
+    def slope(self):
+        return math.atan2(self.y, self.x) + math.hypot(self.x, self.y)
+
+
+class Shifted(Polar):
+    def __init__(self, r, theta, by):
+        super().__init__(r, theta)
+        self.by = float(by) if by == 0 else by
+
+    @property
+    def total(self):
+        return self.slope * self.by
+
+
+def through_init_and_properties(t):
+    p = Shifted(1.0 + t * t, 0.3 * t, t)
+    return p.total + Polar(t, 0.5).slope
+
+
+def test_a_users_init_and_properties_run_transformed_in_forward_mode():
+    """`P(x).val` with `self.a = math.sin(a)` in `__init__` or `math.sin(self.a)` in a property raised
+    ForwardModeError under jvp and derivative: the class's Python code ran as it is, on dual numbers."""
+    want = gradient(through_init_and_properties, 0.7)[0]
+    assert np.isclose(derivative(through_init_and_properties, 0.7), want)
+    assert np.isclose(jvp(through_init_and_properties, (0.7,), (2.0,))[1], 2.0 * want)
+    h = 1e-5
+    fd = (gradient(through_init_and_properties, 0.7 + h)[0] - gradient(through_init_and_properties, 0.7 - h)[0]) / 2e-5
+    assert np.isclose(hessian(through_init_and_properties, 0.7), fd, rtol=1e-6)

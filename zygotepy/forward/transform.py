@@ -48,6 +48,7 @@ from .texts import noted, refuse_read_back
 __all__ = ["call", "forward_version"]
 
 CALL = "__zygote_call__"
+ATTR = "__zygote_attr__"
 FN = "__zygote_fn__"
 _CODES = {}  # original code object -> transformed code object (or the SourceUnavailable it raised)
 _TRANSFORMED = set()  # transformed code objects: functions made by transformed code are already transformed
@@ -69,7 +70,11 @@ class _RouteCalls(ast.NodeTransformer):
     def visit_Attribute(self, node):
         """`x.__class__` is the class of the value a dual number carries (`type(x)`'s answer), not `Dual`."""
         self.generic_visit(node)
-        if node.attr != "__class__" or not isinstance(node.ctx, ast.Load):
+        if not isinstance(node.ctx, ast.Load) or node.attr.startswith("__") and node.attr != "__class__":
+            return node
+        if node.attr != "__class__":  # `__zygote_attr__(x).name`: a property's getter runs transformed (`_Read`);
+            # (the names and constants stay the text's: a lambda made here is read from the file by `gradient`)
+            node.value = ast.copy_location(ast.Call(ast.Name(ATTR, ast.Load()), [node.value], []), node.value)
             return node
         of = ast.Attribute(ast.Name(CALL, ast.Load()), "class_of", ast.Load())
         return ast.copy_location(ast.Call(of, [node.value], []), node)
@@ -101,7 +106,7 @@ def _compile(fn):
     node = _RouteCalls(src.filename).visit(node)
     node.name = FN  # not the user's name: a recursive call must reach the global (or cell), not this definition
     code = fn.__code__
-    names = [*code.co_freevars, CALL]
+    names = [*code.co_freevars, CALL, ATTR]
     binds = [ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)) for n in names]
     factory = ast.FunctionDef("__zygote_factory__", ast.arguments([], [], None, [], [], None, []),
                               [*binds, node, ast.Return(ast.Name(node.name, ast.Load()))], [], None)
@@ -150,7 +155,7 @@ def _transformed_code(fn):
     return hit
 
 
-_CALL_CELL = None
+_CALL_CELL = _ATTR_CELL = None
 
 
 def forward_version(fn):
@@ -162,7 +167,7 @@ def forward_version(fn):
     if isinstance(new, SourceUnavailable):
         raise new
     cells = dict(zip(code.co_freevars, fn.__closure__ or (), strict=True))
-    cells[CALL] = _CALL_CELL
+    cells[CALL], cells[ATTR] = _CALL_CELL, _ATTR_CELL
     g = types.FunctionType(new, fn.__globals__, fn.__name__, fn.__defaults__,
                            tuple(cells[n] for n in new.co_freevars))
     g.__kwdefaults__, g.__qualname__ = fn.__kwdefaults__, fn.__qualname__
@@ -226,6 +231,10 @@ def call(fn, /, *args, **kwargs):
             return call(operator_, *((fn.__self__,) if isinstance(fn.__self__, _NUMBERS) else ()), *args)
     if type(fn) is functools.partial:
         return call(fn.func, *fn.args, *args, **{**fn.keywords, **kwargs})
+    if isinstance(fn, type) and has_dual(args, kwargs):
+        made = _construct(fn, args, kwargs)
+        if made is not _NOT_MADE:
+            return made
     method = getattr(type(fn), "__call__", None)  # noqa: B004  (the Python method itself, to transform it)
     if type(method) is types.FunctionType and not isinstance(fn, type) and not library(method):
         return call(method, fn, *args, **kwargs)
@@ -271,6 +280,43 @@ def _number_operator(fn):
     return (lambda a, b: base(b, a)) if reflected else base
 
 
+_NOT_MADE = object()
+
+
+def _construct(cls, args, kwargs):
+    """`cls(*args)` of a user's class given dual numbers, as Python's `type.__call__` makes it: `__new__`, then its
+    Python `__init__` transformed (`self.a = math.sin(a)` computes on the dual number); `_NOT_MADE` for a class with
+    a metaclass, its own `__new__`, or an `__init__` without source (a dataclass's, which only stores its arguments:
+    it runs as it is)."""
+    init = cls.__dict__.get("__init__") if "__init__" in cls.__dict__ else getattr(cls, "__init__", None)
+    if type(cls) is not type or cls.__new__ is not object.__new__ or type(init) is not types.FunctionType \
+            or library(init):
+        return _NOT_MADE
+    try:
+        forward_version(init)
+    except SourceUnavailable:
+        return _NOT_MADE
+    obj = object.__new__(cls)
+    call(init, obj, *args, **kwargs)
+    return obj
+
+
+class _Read:
+    """`obj.name` in transformed code, as `_Read(obj).name`: a property of a user's class runs its getter transformed
+    (the object's fields may hold dual numbers, which `math.sin(self.a)` in the getter would otherwise meet in C)."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __getattr__(self, name):
+        obj = self.obj
+        found = getattr(type(obj), name, None)
+        if type(found) is property and type(found.fget) is types.FunctionType and not library(found.fget):
+            return call(found.fget, obj)
+        return getattr(obj, name)
+
+
 def class_patterns(subject, where):
     """The subject of a `match` with class patterns, refused where it carries a derivative (see `visit_Match`)."""
     if has_dual((subject,), {}):
@@ -300,8 +346,9 @@ def own_errors():
         raise exc
 
 
-call.own_errors, call.class_of, call.class_patterns = own_errors, class_of, class_patterns  # (`x.__class__` of a dual number: its value's)
-_CALL_CELL = types.CellType(call)
+call.own_errors, call.class_patterns = own_errors, class_patterns
+call.class_of = class_of  # (`x.__class__` of a dual number: its value's)
+_CALL_CELL, _ATTR_CELL = types.CellType(call), types.CellType(_Read)
 
 
 def as_written(fn, /, *args, **kwargs):

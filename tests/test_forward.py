@@ -431,3 +431,26 @@ def test_item_with_an_index_in_forward_mode_and_item_under_hessian():
     np.testing.assert_allclose(hessian(lambda v: v.item(1) ** 3 + v[0], x), np.diag([0.0, 6 * x[1], 0.0]))
     np.testing.assert_allclose(hessian(lambda v: v[0] * v[1].item() ** 2, x[:2]),
                                [[0.0, 2 * x[1]], [2 * x[1], 2 * x[0]]])
+
+
+def _stores_into_a_constant(a):
+    R = np.eye(2)
+    R[0, 0] = np.cos(a)  # (a store of a value carrying a tangent into an array of constants: refused)
+    return R[0, 0] * 2.0
+
+
+def _no_tangent_rule(a):
+    return float(np.sum(np.unwrap(np.array([a, 2.0 * a, 7.0 * a]))))
+
+
+def test_forward_mode_refusals_name_the_users_line():
+    """pushforward, derivative and jvp raised these with no file or line of the user's (hessian's said it)."""
+    store_line = _stores_into_a_constant.__code__.co_firstlineno + 2
+    rule_line = _no_tangent_rule.__code__.co_firstlineno + 1
+    for f, line in ((_stores_into_a_constant, store_line), (_no_tangent_rule, rule_line)):
+        for run in (lambda: zygotepy.pushforward(f, 0.3)(1.0), lambda: zygotepy.derivative(f, 0.3),
+                    lambda: zygotepy.jvp(f, (0.3,), (1.0,))):
+            with pytest.raises(zygotepy.ZygoteError) as info:
+                run()
+            said = str(info.value) + "\n".join(getattr(info.value, "__notes__", ()))
+            assert f"test_forward.py:{line}" in said, said

@@ -65,6 +65,11 @@ def _forward_call(f, *duals):
     traceback)."""
     try:
         return call(f, *duals)
+    except ZygoteError as e:  # (raised in the user's code, transformed: its file and line, where the message has none)
+        where = _user_frame(e)[len("; at "):]
+        if where and where not in str(e) and not any(where in n for n in getattr(e, "__notes__", ())):
+            e.add_note(f"zygotepy: raised in forward mode at {where}")
+        raise
     except ValueError as e:
         if "read-only" in str(e):
             raise ForwardModeError(f"{_user_frame(e)[len('; at '):] or 'forward mode'}: this update in place writes "
@@ -74,7 +79,8 @@ def _forward_call(f, *duals):
                                    f"(dropgrad(x.copy()))") from e
         if "setting an array element with a sequence" not in str(e):
             raise
-        raise ForwardModeError(STORE_INTO_PLAIN_ARRAY) from e
+        where = _user_frame(e)[len("; at "):]
+        raise ForwardModeError(f"{where}: {STORE_INTO_PLAIN_ARRAY}" if where else STORE_INTO_PLAIN_ARRAY) from e
 
 
 def derivative(f: Callable[..., Any], x: Any, /) -> Any:

@@ -35,7 +35,8 @@ import numpy as np
 from ..ast_adjoint.dispatch import differentiable as carries
 from ..ast_adjoint.runtime import DroppedKeyword
 from ..backends import is_foreign, unbroadcast
-from ..errors import ZygoteError
+from ..errors import MissingTangentRule, ZygoteError
+from ..forward.dual import Dual, _split, _top_tag, has_dual, strip
 from ..structgrad import StructGrad
 from .numpy.common import _restore
 from .numpy.linalg import _lower
@@ -114,18 +115,18 @@ def _location_scale_partials(method, dist, family, values, y):
     """{parameter name: d method / d parameter} (None for a shape parameter without a closed form), in the shape of
     the broadcast call."""
     names = [s.strip() for s in (dist.shapes or "").split(",") if s.strip()]
-    shapes = [np.asarray(values[n], dtype=float) for n in names]
-    x, loc, scale = (np.asarray(values[n], dtype=float) for n in ("x", "loc", "scale"))
+    shapes = [_floats(values[n]) for n in names]
+    x, loc, scale = (_floats(values[n]) for n in ("x", "loc", "scale"))
     z = (x - loc) / scale
     bad = np.isnan(y)  # SciPy's nan for a bad parameter (scale <= 0, df <= 0): its gradient is nan too
     if method in ("cdf", "logcdf"):
         given = {**{n: values[n] for n in names}, "loc": values["loc"], "scale": values["scale"]}
         if method == "cdf":
-            w = dist.pdf(values["x"], **given)
+            w = _method(dist, "pdf", values["x"], given)
         else:
-            lc = dist.logcdf(values["x"], **given)
-            below = np.isneginf(lc)  # below the support: the cdf is 0 and constant there
-            w = np.where(below, 0.0, np.exp(dist.logpdf(values["x"], **given) - np.where(below, 0.0, lc)))
+            lc = _method(dist, "logcdf", values["x"], given)
+            below = np.isneginf(strip(lc))  # below the support: the cdf is 0 and constant there
+            w = np.where(below, 0.0, np.exp(_method(dist, "logpdf", values["x"], given) - np.where(below, 0.0, lc)))
         w = np.where(bad, np.nan, w)
         return {"x": w, "loc": -w, "scale": -w * z, **dict.fromkeys(names)}
     inside = np.ones(z.shape, bool) if family.inside is None else family.inside(z)
@@ -136,6 +137,44 @@ def _location_scale_partials(method, dist, family, values, y):
     for n, d in zip(names, family.shapes, strict=True):
         out[n] = factor * d(zs, *shapes)
     return out
+
+
+def _floats(v):
+    """`v` as a float array; a dual number (`hessian` runs these rules on them) as it is."""
+    return v if has_dual((v,)) else np.asarray(v, dtype=float)
+
+
+def _method(dist, name, x, given):
+    """`dist.<name>(x, **given)`, on dual numbers too (`_on_duals`)."""
+    method = getattr(type(dist), name)
+    return _on_duals(dist, name, method, (x,), given) if has_dual((x,), given) else method(dist, x, **given)
+
+
+def _on_duals(dist, name, method, args, kwds):
+    """`dist.<name>(*args, **kwds)` given dual numbers (`hessian`'s forward-over-reverse runs this rule on them):
+    SciPy's value at the primals, its tangent the family's partials times the arguments' tangents."""
+    tag = _top_tag([*args, *kwds.values()])
+    split_args, split_kwds = [_split(a, tag) for a in args], {k: _split(v, tag) for k, v in kwds.items()}
+    primals, primal_kwds = [p for p, _ in split_args], {k: p for k, (p, _) in split_kwds.items()}
+    if has_dual(primals, primal_kwds):  # (several levels of dual numbers: not taken here)
+        raise MissingTangentRule(method)
+    y = method(dist, *primals, **primal_kwds)
+    family = FAMILIES.get(type(dist))
+    if family is None:
+        raise MissingTangentRule(method)
+    values, origin = _parameters(dist, primals, primal_kwds)
+    partials = _location_scale_partials(name, dist, family, values, y)
+    y_dot = None
+    for n, o in origin.items():
+        t = split_args[o][1] if isinstance(o, int) else split_kwds[o][1]
+        if t is None:
+            continue
+        if partials[n] is None:
+            raise _no_rule(dist, name, n)
+        y_dot = partials[n] * t if y_dot is None else y_dot + partials[n] * t
+    if y_dot is None:
+        return y
+    return Dual(tag, y, np.broadcast_to(y_dot, np.shape(y)).copy() if np.shape(y) else y_dot)
 
 
 class _Named:
@@ -200,7 +239,7 @@ def _continuous_rule(method):
 
     def rule(self, *args, **kwds):
         _refuse_foreign(f"{_dist_name(self)}.{name}", (*args, *kwds.values()))
-        y = method(self, *args, **kwds)
+        y = _on_duals(self, name, method, args, kwds) if has_dual(args, kwds) else method(self, *args, **kwds)
 
         def back(dy, need=None):
             if dy is None:
@@ -245,7 +284,8 @@ def _frozen_rule(name):
 
     def rule(self, x):
         _refuse_foreign(f"{_dist_name(self.dist)}.{name}", (x, *self.args, *self.kwds.values()))
-        y = original(self, x)
+        y = _on_duals(self.dist, name, getattr(type(self.dist), name), (x, *self.args), self.kwds) \
+            if has_dual((x, *self.args), self.kwds) else original(self, x)
 
         def back(dy, need=None):
             if dy is None:

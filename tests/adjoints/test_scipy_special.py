@@ -82,6 +82,7 @@ ROWS = [
     # elementary
     unary(sc.expm1, ANY), unary(sc.log1p, Dom(-0.5, 2.0)), unary(sc.exp2, ANY), unary(sc.exp10, Dom(-1.0, 1.0)),
     unary(sc.cbrt, NZ), unary(sc.sindg, Dom(-170.0, 170.0)), unary(sc.cosdg, Dom(-170.0, 170.0)),
+    unary(sc.gammasgn, Dom(0.3, 2.5, signed=True)),
     unary(sc.sinc, NZ),  # scipy.special.sinc is np.sinc: numpy/elementwise.py's rule
     # two arguments
     binary(sc.xlogy, ANY, POS), binary(sc.xlog1py, ANY, Dom(-0.5, 2.0)), binary(sc.betaln, POS, POS),
@@ -89,6 +90,7 @@ ROWS = [
     binary(sc.huber, Dom(0.8, 1.2), Dom(0.1, 0.6, signed=True), label="huber[inside]"),
     binary(sc.huber, Dom(0.8, 1.2), Dom(1.5, 3.0, signed=True), label="huber[outside]"),
     binary(sc.pseudo_huber, POS, ANY), binary(sc.owens_t, ANY, ANY),
+    binary(sc.boxcox, POS, ANY), binary(sc.boxcox1p, Dom(-0.5, 2.0), ANY),
     unary(sc.exprel, Dom(-2.0, 2.0)),
     # reductions
     Row(sc.logsumexp, (ANY,), ((None,), ((5,),), ((2, 3),))),
@@ -273,3 +275,10 @@ def test_bessel_and_incomplete_gamma_functions_of_a_constant_first_argument(name
     with pytest.raises(zygotepy.ZygoteError, match=rf"test_scipy_special.py:\d+: zygotepy has no derivative of "
                                                    rf"scipy.special.{name} with respect to"):
         zygotepy.gradient(_weighted, fn, 1.5, _BESSEL_AT)
+
+
+def test_boxcox_at_lambda_zero_is_its_limit():
+    """At lambda = 0 the transform is log x, and its slope in lambda the limit (log x)^2 / 2, not 0/0."""
+    for fn, x, log_x in ((sc.boxcox, 1.7, math.log(1.7)), (sc.boxcox1p, 0.7, math.log1p(0.7))):
+        dx, dlam = zygotepy.gradient(fn, x, 0.0)
+        assert math.isclose(dlam, 0.5 * log_x ** 2) and math.isclose(dx, math.exp(-log_x))

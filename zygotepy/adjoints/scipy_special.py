@@ -148,6 +148,7 @@ UNARY_BY_NAME = {
     "cbrt": lambda x, y: 1 / (3 * y * y),
     "sindg": lambda x, y: DEGREE * sc.cosdg(x),
     "cosdg": lambda x, y: -DEGREE * sc.sindg(x),
+    "gammasgn": lambda x, y: 0.0 * x,  # (the sign of Gamma(x): piecewise constant)
 }
 BINARY_BY_NAME = {
     # x log y and x log(1 + y) are 0 wherever x is, whatever y: the gradient wrt y is 0 there
@@ -184,10 +185,20 @@ BINARY_BY_NAME = {
                  lambda a, x, y: np.exp((a - 1) * np.log(x) - x - sc.gammaln(a))),
     "gammaincc": (_constant_first("gammaincc", "the shape a"),
                   lambda a, x, y: -np.exp((a - 1) * np.log(x) - x - sc.gammaln(a))),
+    # Box-Cox: (x^l - 1) / l (log x at l = 0); in l, (x^l log x - y) / l, and (log x)^2 / 2 at l = 0
+    "boxcox": (lambda x, lam, y: x ** (lam - 1), lambda x, lam, y: _boxcox_slope(np.log(x), lam, y)),
+    "boxcox1p": (lambda x, lam, y: (1 + x) ** (lam - 1), lambda x, lam, y: _boxcox_slope(np.log1p(x), lam, y)),
     # Owen's T(h, a) = 1/(2 pi) integral_0^a exp(-h^2 (1 + t^2) / 2) / (1 + t^2) dt
     "owens_t": (lambda h, a, y: -0.5 * np.exp(-0.5 * h * h) / SQRT_2PI * sc.erf(a * h / math.sqrt(2)),
                 lambda h, a, y: np.exp(-0.5 * h * h * (1 + a * a)) / (2 * math.pi * (1 + a * a))),
 }
+
+
+def _boxcox_slope(log_x, lam, y):
+    """d/d lambda of a Box-Cox transform with log x (log(1 + x) for boxcox1p) and value y."""
+    zero = lam == 0
+    safe = np.where(zero, 1.0, lam)
+    return np.where(zero, 0.5 * log_x * log_x, (np.exp(safe * log_x) * log_x - y) / safe)
 
 
 def _refuse_foreign(fn, args):

@@ -174,3 +174,22 @@ def test_overwrite_input_is_computed_on_x_as_given(mode, fn, q, axis):
     assert value == pytest.approx(plain(x), rel=1e-12)
     np.testing.assert_allclose(g, central(plain, [x], 0), rtol=1e-6, atol=1e-7)
     np.testing.assert_array_equal(given, x)
+
+
+@pytest.mark.parametrize("f", [
+    lambda P: np.sum(np.cov(P.T) ** 2),
+    lambda P: np.sum(np.cov(P, rowvar=False, ddof=0) * np.arange(4.0).reshape(2, 2)),
+    lambda P: np.sum(np.cov(P[:, 0], P[:, 1]) ** 3),
+    lambda P: np.sum(np.corrcoef(P.T) ** 2),
+], ids=["cov", "cov_rowvar_ddof", "cov_two_series", "corrcoef"])
+def test_hessian_through_covariance(mode, f):
+    """cov's and corrcoef's backs run on hessian's dual numbers (they made plain arrays of them: refused)."""
+    P = np.random.default_rng(13).normal(size=(5, 2))
+    H = zygotepy.hessian(f, P)
+    h = 1e-5
+    for k in range(P.size):
+        e = np.zeros(P.size)
+        e[k] = h
+        e = e.reshape(P.shape)
+        want = (zygotepy.gradient(f, P + e)[0] - zygotepy.gradient(f, P - e)[0]) / (2 * h)
+        assert np.allclose(H[..., k // 2, k % 2], want, atol=1e-5), k

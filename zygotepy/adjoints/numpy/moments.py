@@ -18,6 +18,7 @@ np.nanpercentile. NumPy arrays only (not namespace-generic).
 import numpy as np
 
 from ...backends import conj
+from ...forward.dual import has_dual, strip
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule
 from .common import _float, _nones, _restore
@@ -33,14 +34,21 @@ def _params(names, defaults, args, kwargs):
 
 def _dtype(kwargs, *values):
     """The dtype NumPy computes cov in: dtype= or the inputs' with float64."""
-    return kwargs.get("dtype") or np.result_type(*(np.asarray(v) for v in values if v is not None), np.float64)
+    return kwargs.get("dtype") or np.result_type(*(np.asarray(strip(v)) for v in values if v is not None), np.float64)
 
 
 def _rows(v, rowvar, dtype):
     """A cov argument as NumPy reads it: at least 2-d, variables as rows; and whether it was transposed."""
-    a = np.array(v, ndmin=2, dtype=dtype)
+    if has_dual((v,)):  # (`hessian` runs the back on dual numbers: the same rows, with their tangents)
+        a = v if v.ndim >= 2 else np.reshape(v, (1, -1))
+    else:
+        a = np.array(v, ndmin=2, dtype=dtype)
     flip = not rowvar and a.shape[0] != 1
     return (a.T if flip else a), flip
+
+
+def _plain_or_dual(v):
+    return v if has_dual((v,)) else np.asarray(v)
 
 
 def _cov_back(m, p, dtype):
@@ -115,7 +123,7 @@ def cov(m, *args, **kwargs):
         if dy is None:
             return keyword_cotangents((None, *_nones(args)), kwargs)
         cov_back, k = _cov_back(m, p, dtype)
-        return _cov_cotangents(cov_back, np.reshape(np.asarray(dy), (k, k)), m, p, args, kwargs)
+        return _cov_cotangents(cov_back, np.reshape(_plain_or_dual(dy), (k, k)), m, p, args, kwargs)
     return result, back
 
 
@@ -133,7 +141,7 @@ def corrcoef(x, *args, **kwargs):
             return keyword_cotangents((None, *_nones(args)), kwargs)
         cov_back, k = _cov_back(x, p, dtype)
         C = np.reshape(np.cov(x, p["y"], p["rowvar"], dtype=dtype), (k, k))
-        G = np.reshape(np.asarray(dy), (k, k))
+        G = np.reshape(_plain_or_dual(dy), (k, k))
         if np.ndim(result) == 0:  # one variable: C / C is constant
             dC = np.zeros_like(C)
         else:

@@ -59,3 +59,17 @@ def test_a_list_of_one_function_repeated(mode):
         rows = [[x, 2.0 * x]] * 2
         return rows[0][0] * rows[1][1]
     assert gradient(g, 0.5) == (pytest.approx(2.0),)
+
+
+def _wrapped_in_place(th):
+    t = th * 3.0
+    t %= 2 * np.pi  # (an angle wrapped in place)
+    return np.sum(np.sin(t) * t) + np.sum((th * 7.0) % 1.5 * th)
+
+
+def test_hessian_through_a_remainder(mode):
+    """`a % b`'s back took the floor of a / b with NumPy's asarray, which hessian's dual numbers refuse."""
+    x = np.array([0.5, 1.7, 2.9])
+    t, u = (3.0 * x) % (2 * np.pi), (7.0 * x) % 1.5
+    want = np.diag(9.0 * (2.0 * np.cos(t) - t * np.sin(t)) + 2.0 * 7.0 + 0.0 * u)  # (u x: d2 = 2 du/dx = 14)
+    assert np.allclose(hessian(_wrapped_in_place, x), want)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ast_adjoint import runtime as rt
 from ..backends import _unbroadcast_ndarray, conj, namespace, on, power_slope, principal_log, sequence_cotangent, unbroadcast
+from ..forward.dual import strip
 from . import handover
 from .registry import adjoint, namespace_generic
 from .structures.common import like
@@ -320,7 +321,8 @@ def mod(a, b):
         if dy is None:
             return (None, None)
         xp = namespace(a if hasattr(a, "shape") else b)
-        return unbroadcast(dy, a), unbroadcast(-dy * xp.floor(xp.asarray(a, **(on(a) or on(b))) / b), b)
+        # (the quotient's floor is piecewise constant: of the values alone, dual numbers' too)
+        return unbroadcast(dy, a), unbroadcast(-dy * xp.floor(xp.asarray(strip(a), **(on(a) or on(b))) / strip(b)), b)
     return a % b, back
 
 

@@ -47,3 +47,26 @@ def column_stack_of_a_dual_column(P):
 def test_hessian_through_column_stack(mode):
     got = hessian(column_stack_of_a_dual_column, P)
     assert np.allclose(got, _by_differences(column_stack_of_a_dual_column, (P,), 0, 0), atol=1e-5)
+
+
+FACES = np.array([[0, 1], [1, 3]])
+
+
+def crossed_faces(V, F):
+    return np.sum(np.cross(V[F[:, 0]], V[F[:, 1]]) ** 2)
+
+
+def many_sincs(V, F):
+    return np.sum(np.sinc(V[F] * np.linspace(0.5, 1.5, F.size)) ** 2)  # (70 outputs: no tangent by pullbacks)
+
+
+def test_hessian_beside_an_index_array_argument(mode):
+    """An int array passed beside the point (the faces of a mesh) has no blocks (None); np.cross's back on dual
+    numbers, and the retry by reverse-over-reverse (np.sinc of 70 entries), were refused with it there."""
+    V = np.random.default_rng(0).normal(size=(4, 3))
+    H = hessian(crossed_faces, V, FACES)
+    assert H[0][1] is None and H[1][0] is None and H[1][1] is None
+    assert np.allclose(H[0][0], _by_differences(crossed_faces, (V, FACES), 0, 0), atol=1e-5)
+    v, idx = np.array([0.3, 0.8, 1.9]), np.arange(70) % 3
+    H = hessian(many_sincs, v, idx)
+    assert H[1][1] is None and np.allclose(H[0][0], _by_differences(many_sincs, (v, idx), 0, 0), atol=1e-5)

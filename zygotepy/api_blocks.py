@@ -84,10 +84,13 @@ def hessian(f: Callable[..., Any], /, *args: Any, argnums: Any = None) -> Any:
             columns = _columns(f, passes, picked, spots, every_leaf=True)
         passes.done()
     except api_modes.ForwardModeError as err:
-        if not (_plain(args) and all(spots[i] for i in picked)):
+        live = [i for i in picked if spots[i]]  # (data arguments, an int index array, have no blocks: None)
+        if not (_plain(args) and live):
             raise
         try:
-            out = _blocks_by_reverse_over_reverse(f, passes.again(), picked)
+            out = _blocks_by_reverse_over_reverse(f, passes.again(), live)
+            out = tuple(tuple(out[live.index(i)][live.index(i2)] if i in live and i2 in live else None
+                              for i2 in picked) for i in picked)
         except ZygoteError as second:
             err.add_note(f"reverse-over-reverse, tried next, failed too: {type(second).__name__}: "
                          f"{str(second).splitlines()[0]}")

@@ -86,6 +86,14 @@ def diff(fn, p, t, kw):
     return y, np.diff(t[0], *strip(p[1:]), **{**kw, **ends})
 
 
+@tangent_rule(np.unwrap)
+def unwrap(fn, p, t, kw):
+    """Multiples of the period added piecewise: the tangent passes through (the settings are constants)."""
+    if any(ti is not None for ti in t[1:]):
+        raise ForwardModeError("np.unwrap: only its first argument may carry a derivative")
+    return dispatch(fn, p, kw), t[0]
+
+
 @tangent_rule(np.ptp)
 def ptp(fn, p, t, kw):
     """max - min along the axis: the tangents of the entries attaining each (ties share them, as extremum's)."""

@@ -64,6 +64,8 @@ CALCULUS_ROWS = [
     row(np.gradient, ANY, np.arange(5) * 0.5, shapes=[((5,),)], label="np.gradient[uniform constant coordinates]"),
     row(np.gradient, CPLX, INC, shapes=[((5,), (5,))], label="np.gradient[complex f]"),
     row(np.gradient, Seq(ANY), shapes=[((None,) * 4,)], label="np.gradient[list]"),
+    # unwrap: steps of up to 6 between neighbours, so it adds multiples of 2 pi (piecewise constant)
+    row(np.unwrap, Kind("wide", -3.0, 3.0), shapes=[((6,),), ((2, 4),)], label="unwrap"),
     # ediff1d
     row(np.ediff1d, ANY, shapes=[((5,),), ((2, 3),), ((1,),)]),
     row(np.ediff1d, ANY, shapes=[((5,),)], kw={"to_begin": Shaped(ANY, (2,)), "to_end": ANY},

@@ -208,6 +208,16 @@ def ediff1d(ary, *args, **kwargs):
     return result, back
 
 
+@adjoint(np.unwrap)
+def unwrap(p, *args, **kwargs):
+    """p plus multiples of the period, piecewise constant: the cotangent passes through (discont, axis and period are
+    settings)."""
+    def back(dy):
+        g = None if dy is None else _restore(_real_for(dy, p).reshape(np.shape(p)), p)
+        return keyword_cotangents((g, *_nones(args)), kwargs)
+    return np.unwrap(p, *args, **kwargs), back
+
+
 # --- polynomials -------------------------------------------------------------------------------------------------
 def _polyfit_parts(x, y, deg, rcond, w):
     """NumPy's least-squares problem (polyfit's own steps): the weighted Vandermonde matrix A with its columns scaled

@@ -8,6 +8,7 @@ from numpy._core.einsumfunc import _parse_einsum_input
 
 from ...backends import conj, namespace_of, on, on_any, unbroadcast
 from ...errors import ZygoteError
+from ...forward.dual import has_dual
 from ..registry import adjoint, namespace_generic, nondifferentiable
 from ..matmul import matmul as operator_matmul
 from ..operators import mul
@@ -273,6 +274,11 @@ def _padded(xp, v):
     return v if v.shape[-1] == 3 else xp.concat([v, xp.zeros_like(v[..., :1])], axis=-1)
 
 
+def _as_array(xp, v, where):
+    """`v` as an array of `xp` on the device `where`; `hessian`'s dual numbers as they are (they carry tangents)."""
+    return v if has_dual((v,)) else xp.asarray(v, **where)
+
+
 def _cross_axes(kwargs):
     """(axisa, axisb, axisc) of a cross call: axis= sets all three."""
     axis = kwargs.get("axis")
@@ -291,8 +297,8 @@ def _cross_rule(fn):
             if dy is None:
                 return (None, None)
             (ka, kb, kc), where = _cross_axes(kwargs), on_any(a, b)
-            a_, b_ = (xp.moveaxis(xp.asarray(v, **where), k, -1) for v, k in ((a, ka), (b, kb)))
-            dy = xp.asarray(dy, **where)
+            a_, b_ = (xp.moveaxis(_as_array(xp, v, where), k, -1) for v, k in ((a, ka), (b, kb)))
+            dy = _as_array(xp, dy, where)
             if a_.shape[-1] == 2 and b_.shape[-1] == 2:
                 dy = xp.stack([xp.zeros_like(dy), xp.zeros_like(dy), dy], axis=-1)
             else:

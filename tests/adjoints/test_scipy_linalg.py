@@ -10,7 +10,7 @@ import pytest
 
 sl = pytest.importorskip("scipy.linalg")
 
-from zygotepy import ZygoteError, gradient, value_and_gradient  # noqa: E402
+from zygotepy import ZygoteError, gradient, hessian, value_and_gradient  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from plain_checks import central  # noqa: E402
@@ -122,3 +122,25 @@ def test_solve_with_a_complex_hermitian_matrix(assume_a, lower, mode):
     da, db = gradient(loss, a, b)
     np.testing.assert_allclose(db, _complex_central(lambda v: loss(a, v), b), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(da, _complex_central(lambda v: loss(v, b), a), rtol=1e-6, atol=1e-8)
+
+
+def _discretised_covariance(a, y):
+    A = sl.expm(np.array([[0.0, 1.0], [-a[0], -a[1]]]))  # (a continuous-time model's transition)
+    P = np.eye(2)
+    s = 0.0
+    for t in range(len(y)):
+        P = A @ P @ A.T
+        s += y[t] / P[0, 0]
+    return s
+
+
+def test_hessian_through_expm(mode):
+    """expm's rule runs on hessian's dual numbers (its value and its back's expm of the block matrix by the rule's
+    own tangent): refused with every optimisation on, where it was called directly."""
+    a, y = np.array([0.0, -0.5]), np.array([0.3, -0.2, 0.5])
+    H = hessian(_discretised_covariance, a, y, argnums=0)
+    h = 1e-6
+    want = np.stack([(gradient(_discretised_covariance, a + h * e, y)[0]
+                      - gradient(_discretised_covariance, a - h * e, y)[0]) / (2 * h) for e in np.eye(2)],
+                    axis=1)
+    assert np.allclose(H, want, atol=1e-6)

@@ -55,8 +55,9 @@ _TRANSFORMED = set()  # transformed code objects: functions made by transformed 
 
 
 class _RouteCalls(ast.NodeTransformer):
-    def __init__(self, filename):
+    def __init__(self, filename, modules=frozenset()):
         self.filename = filename
+        self.modules = modules  # global names bound to modules: `np.sin` is read as it is (no property there)
 
     def visit_ExceptHandler(self, node):
         """A handler starts by raising again an error of zygotepy's own (`call.own_errors`): a refusal is never the
@@ -71,6 +72,8 @@ class _RouteCalls(ast.NodeTransformer):
         """`x.__class__` is the class of the value a dual number carries (`type(x)`'s answer), not `Dual`."""
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load) or node.attr.startswith("__") and node.attr != "__class__":
+            return node
+        if isinstance(node.value, ast.Name) and node.value.id in self.modules:
             return node
         if node.attr != "__class__":  # `__zygote_attr__(x).name`: a property's getter runs transformed (`_Read`);
             # (the names and constants stay the text's: a lambda made here is read from the file by `gradient`)
@@ -103,7 +106,8 @@ def _compile(fn):
     if isinstance(node, ast.Lambda):
         node = ast.copy_location(ast.FunctionDef(FN, node.args, [ast.copy_location(ast.Return(node.body),
                                                                                            node)], [], None), node)
-    node = _RouteCalls(src.filename).visit(node)
+    modules = frozenset(k for k, v in fn.__globals__.items() if type(v) is types.ModuleType)
+    node = _RouteCalls(src.filename, modules).visit(node)
     node.name = FN  # not the user's name: a recursive call must reach the global (or cell), not this definition
     code = fn.__code__
     names = [*code.co_freevars, CALL, ATTR]

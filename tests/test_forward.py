@@ -440,7 +440,7 @@ def _stores_into_a_constant(a):
 
 
 def _no_tangent_rule(a):
-    return float(np.sum(np.unwrap(np.array([a, 2.0 * a, 7.0 * a]))))
+    return float(np.sum(np.gradient(np.linspace(0.0, 1.0, 70) * a)))  # (a reverse rule only, 70 outputs)
 
 
 def test_forward_mode_refusals_name_the_users_line():

@@ -5,9 +5,10 @@ values and gradients before (found by a probe of user numeric classes); checked 
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from zygotepy import value_and_gradient
+from zygotepy import hessian, value_and_gradient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from plain_checks import central  # noqa: E402
@@ -70,3 +71,16 @@ def test_the_operator_protocol_of_user_classes(f, mode):
     assert value == pytest.approx(f(*args), rel=1e-14)
     for k in range(2):
         assert grads[k] == pytest.approx(central(f, args, k), rel=1e-6, abs=1e-9)
+
+
+def _doubled_through_the_real_view(x):
+    a = x.copy()
+    a.real[...] *= 2.0  # (an item of a view of hessian's dual array)
+    return np.sum(a ** 3)
+
+
+def test_an_item_of_a_dual_number_is_no_users_operator(mode):
+    """hessian's dual numbers are zygotepy's own: `d[...]` of one took `Dual.__getitem__` for a user's method and
+    tried to transform it (MissingAdjoint naming zygotepy's dual.py)."""
+    x = np.array([0.2, 0.9, -0.4])
+    assert np.allclose(hessian(_doubled_through_the_real_view, x), np.diag(48 * x))

@@ -87,7 +87,7 @@ def _user_operator(fn, args):
         return None
     if len(args) == 1 or fn is operator.getitem or fn is round:  # (`round(v, 2)`: v's own `__round__`)
         method = getattr(type(args[0]), names[0], None)
-        if isinstance(method, types.FunctionType) and not is_array_type(type(args[0])):
+        if isinstance(method, types.FunctionType) and not is_array_type(type(args[0])) and not duals[0]:
             y, pb = _dispatch(method, args, None)
             return y, SelfPullback(pb)
         if fn is operator.getitem and type(args[1]) not in _DATA_KEYS:

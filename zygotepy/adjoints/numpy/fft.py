@@ -28,6 +28,7 @@ without it and writes the result afterwards (ast_adjoint/lower/calls.py); a rule
 import numpy as np
 
 from ...errors import ZygoteError
+from ...forward.dual import has_dual, strip
 from ..registry import adjoint, keyword_cotangents, keyword_rule, nondifferentiable
 from .common import _nones, _restore
 
@@ -129,7 +130,7 @@ def _step_back(g, step, norm):
 
 
 def _steps_back(dy, steps, norm):
-    g = np.asarray(dy)
+    g = dy if has_dual((dy,)) else np.asarray(dy)  # (hessian's dual numbers: the transforms have tangent rules)
     for step in reversed(steps):
         g = _step_back(g, step, norm)
     return g
@@ -138,10 +139,10 @@ def _steps_back(dy, steps, norm):
 def _in_form(g, x):
     """The cotangent g in x's form: real for a real x (the real part: x enters the transform as x + 0j), of x's
     precision (float32 stays float32), a list for a list."""
-    x_ = np.asarray(x)
+    x_ = np.asarray(strip(x))
     if x_.dtype.kind != "c":
         g = np.real(g)
-    if x_.dtype.kind in "fc" and g.dtype != x_.dtype:
+    if x_.dtype.kind in "fc" and g.dtype != x_.dtype and not has_dual((g,)):
         g = g.astype(x_.dtype)
     return _restore(g, x)
 

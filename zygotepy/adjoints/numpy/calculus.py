@@ -22,7 +22,7 @@ import numpy as np
 from ...backends import conj
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule
-from .common import _float, _nones, _restore, as_axes
+from .common import _float, _nones, _restore, arrayed, as_axes
 
 
 def _params(names, defaults, args, kwargs):
@@ -192,7 +192,7 @@ def ediff1d(ary, *args, **kwargs):
     def back(dy):
         if dy is None:
             return keyword_cotangents((None, *_nones(args)), kwargs)
-        dy = np.asarray(dy)
+        dy = arrayed(dy)
         nb = 0 if p["to_begin"] is None else np.size(p["to_begin"])
         ne = 0 if p["to_end"] is None else np.size(p["to_end"])
         m = max(a.size - 1, 0)
@@ -295,7 +295,7 @@ def polyder(p, *args, **kwargs):
         if dy is None:
             return (None, *_nones(args))
         factor = np.polyder(np.ones(np.size(p)), *args, **kwargs)
-        g = np.concatenate([np.asarray(dy) * factor, np.zeros(np.size(p) - factor.size)])
+        g = np.concatenate([arrayed(dy) * factor, np.zeros(np.size(p) - factor.size)])
         return (_restore(_real_for(g, p), p), *_nones(args))
     return result, back
 
@@ -313,7 +313,7 @@ def polyint(p, *args, **kwargs):
     def back(dy):
         if dy is None:
             return keyword_cotangents((None, *_nones(args)), kwargs)
-        dy, n = np.asarray(dy), np.size(p)
+        dy, n = arrayed(dy), np.size(p)
         dp = dy[:n] * np.polyint(np.ones(n), m)[:n] if m else dy
         dk = None
         if m and _carries(k):
@@ -341,6 +341,6 @@ def vander(x, *args, **kwargs):
         xa = _float(x)
         columns = result.shape[1]
         e = np.arange(columns) if q["increasing"] else np.arange(columns - 1, -1, -1)
-        dx = np.sum(np.asarray(dy) * conj(e * xa[:, None] ** np.maximum(e - 1, 0)), axis=1)
+        dx = np.sum(arrayed(dy) * conj(e * xa[:, None] ** np.maximum(e - 1, 0)), axis=1)
         return (_restore(_real_for(dx, xa), x), *_nones(args))
     return result, back

@@ -19,6 +19,12 @@ from ..registry import adjoint
 
 
 # --- arguments as arrays, cotangents in the argument's form -----------------------------------------------------------
+def arrayed(v):
+    """`np.asarray(v)` of a cotangent, but a dual number as it is (`hessian` runs the rules' backs on them: it carries
+    the tangent, which `np.asarray` refuses to drop)."""
+    return v if getattr(type(v), "__zygote_number__", False) else np.asarray(v)
+
+
 def _as_array(x):
     """A list or tuple argument (`np.mean([a, b, c])`) as an array; `_restore` gives its cotangent the list's form. An
     object of a class that overrides NumPy's ufuncs (`__array_ufunc__`: `np.sin(obj)` runs the class's own code, and

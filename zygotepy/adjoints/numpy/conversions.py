@@ -12,7 +12,7 @@ from ...backends import is_foreign, namespace, truncated, unbroadcast
 from ...errors import ZygoteError
 from ...forward.dual import dispatch, has_dual
 from ..registry import adjoint, namespace_generic, nondifferentiable
-from .common import _float_dtype, _nones, _restore
+from .common import _float_dtype, _nones, _restore, arrayed
 
 
 # --- np.array and np.asarray of differentiable scalars ----------------------------------------------------------------
@@ -85,7 +85,7 @@ def _converter(fn):
             if dy is None or truncated(y, (x,)):
                 return (None, *_nones(args))
             if isinstance(x, (list, tuple)):
-                return (_restore(np.asarray(dy), x), *_nones(args))
+                return (_restore(arrayed(dy), x), *_nones(args))
             g = unbroadcast(np.reshape(dy, np.shape(x)) if np.ndim(dy) else dy, x)
             dtype = getattr(x, "dtype", None)
             if dtype is not None and dtype.kind in "fc" and getattr(g, "dtype", dtype) != dtype:

@@ -5,6 +5,7 @@ import numpy as np
 from ...backends import conj, namespace_of, on, scatter_add, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, namespace_generic
+from .common import arrayed
 
 
 # --- 1-d convolutions and polynomials -------------------------------------------------------------------------------------
@@ -72,7 +73,7 @@ def convolve(a, v, *args, **kwargs):
         if dy is None:
             return (None, None, *(None for _ in args))
         n, m = np.size(a), np.size(v)
-        full = np.zeros(n + m - 1, dtype=np.result_type(dy, np.float64 if np.asarray(dy).dtype.kind not in "fc"
+        full = np.zeros(n + m - 1, dtype=np.result_type(dy, np.float64 if arrayed(dy).dtype.kind not in "fc"
                                                          else dy))
         start = _full_offset(n, m, mode)
         full[start:start + np.size(dy)] = dy
@@ -124,7 +125,7 @@ def polyval(p, x):
             return (None, None)
         n = np.size(p)
         powers = np.asarray(x)[..., None] ** np.arange(n - 1, -1, -1)
-        dp = np.sum(np.reshape(np.asarray(dy)[..., None] * conj(powers), (-1, n)), axis=0)
+        dp = np.sum(np.reshape(arrayed(dy)[..., None] * conj(powers), (-1, n)), axis=0)
         dx = dy * conj(np.polyval(np.polyder(p), x)) if n > 1 else None
         return (np.reshape(dp, np.shape(p)), unbroadcast(dx, x) if dx is not None else None)
     return y, back

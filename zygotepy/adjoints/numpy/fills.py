@@ -22,6 +22,7 @@ from ...backends import is_foreign, namespace, on, unbroadcast
 from ...errors import ZygoteError
 from ...structgrad import NoDerivative
 from ..registry import adjoint, keyword_cotangents, keyword_rule
+from .common import arrayed
 
 
 def _floating(x):
@@ -91,7 +92,7 @@ def linspace(start, stop, *args, **kwargs):
         dy_y, dstep = (dy if retstep else (dy, None))
         dstart = dstop = None
         if dy_y is not None:
-            dy_y = np.asarray(dy_y)
+            dy_y = arrayed(dy_y)
             ax = axis % dy_y.ndim
             shape = [1] * dy_y.ndim
             shape[ax] = num
@@ -99,7 +100,7 @@ def linspace(start, stop, *args, **kwargs):
             dstart = np.sum(dy_y * (1 - tt), axis=ax)
             dstop = np.sum(dy_y * tt, axis=ax)
         if dstep is not None and div > 0:  # step = (stop - start) / div
-            dstep = np.asarray(dstep) / div
+            dstep = arrayed(dstep) / div
             dstart = -dstep if dstart is None else dstart - dstep
             dstop = dstep if dstop is None else dstop + dstep
         return (_cotangent(dstart, start), _cotangent(dstop, stop), *rest)
@@ -114,7 +115,7 @@ def arange(*args, **kwargs):
         grads = [None] * len(args)
         if dy is None or not _real_out(y) or len(args) < 2:  # arange(stop): 0, 1, 2, ... whatever stop is
             return tuple(grads)
-        dy = np.asarray(dy)
+        dy = arrayed(dy)
         grads[0] = _cotangent(np.sum(dy), args[0])
         if len(args) >= 3 and args[2] is not None:
             grads[2] = _cotangent(np.sum(dy * np.arange(dy.shape[0])), args[2])
@@ -248,7 +249,7 @@ def _draw(name, defaults, grads):
             wanted = [k < len(args) and _floating(args[k]) and (need is None or need[k + 1])
                       for k in range(len(defaults))]
             ps = [np.asarray(p, dtype=float) for p in params]
-            gs = grads(np.asarray(dy), np.asarray(y, dtype=float), ps, wanted)
+            gs = grads(arrayed(dy), np.asarray(y, dtype=float), ps, wanted)
             if gs and type(gs[0]) is NoDerivative and where:
                 gs[0].message = f"{where}: {gs[0].message}"
             return (None, *(_cotangent(gs[k], args[k]) if k < len(gs) else None for k in range(len(args))))
@@ -352,7 +353,7 @@ def _picking(name, p_at):
                                   f"(use a score-function estimator, or a relaxation such as Gumbel-softmax)")
             if dy is None:
                 return keyword_cotangents((None,) * (len(args) + 2), kwargs)
-            dy = np.asarray(dy)
+            dy = arrayed(dy)
             moved = np.zeros(np.moveaxis(a_arr, axis, 0).shape, dtype=np.result_type(dy.dtype, float))
             k = np.ndim(index)  # the picks' axes stand where a's axis stood
             np.add.at(moved, index, np.moveaxis(dy, list(range(axis, axis + k)), list(range(k))))

@@ -13,7 +13,7 @@ from ...backends import is_foreign, namespace, on, scatter_add, unbroadcast
 from ...errors import ZygoteError
 from ...forward.dual import has_dual, strip
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
-from .common import _float_dtype, _nones, _restore, is_float
+from .common import _float_dtype, _nones, _restore, arrayed, is_float
 
 
 # --- moving, copying and dropping entries: scatter back through the indices ----------------------------------------------
@@ -25,7 +25,7 @@ def _scatter(dy, index, x):
         onehot = np.zeros((flat.size, x.size))
         onehot[taken, flat[taken]] = 1.0
         return np.reshape(np.reshape(dy, (-1,)) @ onehot, x.shape)
-    dy = np.asarray(dy)
+    dy = arrayed(dy)
     index = np.asarray(index)
     keep = index >= 0
     size = max(x.size, 1)
@@ -292,7 +292,7 @@ def partition(x, kth, *args, **kwargs):
             return (None, None, *_nones(args))
         from_x, from_y = np.argsort(x_arr, axis=along, kind="stable"), np.argsort(y, axis=along, kind="stable")
         source = np.take_along_axis(from_x, np.argsort(from_y, axis=along, kind="stable"), axis=along)  # y = x[source]
-        g = np.zeros(x_arr.shape, np.result_type(np.asarray(dy).dtype, _float_dtype(x_arr.dtype)))
+        g = np.zeros(x_arr.shape, np.result_type(arrayed(dy).dtype, _float_dtype(x_arr.dtype)))
         np.put_along_axis(g, source, dy, axis=along)
         return (_restore(g.reshape(np.shape(x)), x), None, *_nones(args))
     return y, back

@@ -20,6 +20,7 @@ import numpy as np
 from ...backends import is_foreign
 from ...errors import ZygoteError
 from ..handover import added
+from .common import arrayed
 
 
 CONCATENATORS = frozenset((type(np.r_), type(np.c_), type(np.r_).__base__))
@@ -81,7 +82,7 @@ def concatenator_getitem(obj, key):
             return into or (None, None)
         ids = (_labelled(obj, items, pieces, spans, 1.0) - _labelled(obj, items, pieces, spans, -1.0)) / 2
         ids = np.rint(ids).astype(np.int64).reshape(-1)
-        d = np.asarray(dy).reshape(-1)
+        d = arrayed(dy).reshape(-1)
         taken = ids > 0
         flat = np.zeros(total, dtype=np.result_type(d.dtype, np.float64))
         np.add.at(flat, ids[taken] - 1, d[taken])

@@ -6,6 +6,7 @@ import numpy as np
 from ...backends import conj, is_complex, namespace_of, scatter_add, unbroadcast
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
+from .common import arrayed
 
 
 # --- piecewise-linear interpolation ----------------------------------------------------------------------------------
@@ -46,19 +47,19 @@ def interp(x, xp, fp, *args, **kwargs):
         below, above = x_ < xp_[0], x_ > xp_[-1]
         t = np.where(below | above, 0.0, t)
         inside = ~(below | above)
-        d = np.asarray(dy) * inside
+        d = arrayed(dy) * inside
         dfp = np.zeros(fp_.shape, dtype=np.result_type(fp_.dtype, d.dtype, np.float32))
         np.add.at(dfp, i, d * (1 - t))
         np.add.at(dfp, i + 1, d * t)
         if left is None:  # below the table y is fp[0], unless left= gives a constant
-            dfp[0] += np.sum(np.asarray(dy) * below)
+            dfp[0] += np.sum(arrayed(dy) * below)
         if right is None:
-            dfp[-1] += np.sum(np.asarray(dy) * above)
+            dfp[-1] += np.sum(arrayed(dy) * above)
         ds = np.real(d * conj(s)) if np.iscomplexobj(s) or np.iscomplexobj(d) else d * s  # (x, xp real: Re(dy s*))
         dxp = np.zeros(xp_.shape)
         np.add.at(dxp, i, ds * (t - 1))
         np.add.at(dxp, i + 1, -ds * t)
-        ends = {name: unbroadcast(np.sum(np.asarray(dy) * outside), value) for name, value, outside in
+        ends = {name: unbroadcast(np.sum(arrayed(dy) * outside), value) for name, value, outside in
                 (("left", left, below), ("right", right, above)) if value is not None}
         if len(np.shape(xp)) and len(dxp) != len(xp):  # (the one-point table, doubled above)
             dfp, dxp = dfp[:1] + dfp[1:], dxp[:1] + dxp[1:]

@@ -21,7 +21,7 @@ from ...backends import conj
 from ...forward.dual import has_dual, strip
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule
-from .common import _float, _nones, _restore
+from .common import _float, _nones, _restore, arrayed
 from .statistics import _sorted_slices
 
 _COV = ("y", "rowvar", "bias", "ddof", "fweights", "aweights")
@@ -209,7 +209,7 @@ def _quantile_rule(fn, percent, ignore_nan):
             size = flat.shape[-1]
             n = np.sum(~np.isnan(flat), axis=-1) if ignore_nan else np.full(flat.shape[:-1], size)
             lo, hi, gamma = _order_statistics(p["method"], n, qq.reshape(qq.shape + (1,) * n.ndim))
-            d = np.reshape(np.asarray(dy), qq.shape + n.shape)
+            d = np.reshape(arrayed(dy), qq.shape + n.shape)
             at = np.arange(size)
             weights = (at == lo[..., None]) * ((1 - gamma) * d)[..., None] + (at == hi[..., None]) * (gamma * d)[
                 ..., None]

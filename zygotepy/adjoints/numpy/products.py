@@ -12,7 +12,7 @@ from ...forward.dual import has_dual
 from ..registry import adjoint, namespace_generic, nondifferentiable
 from ..matmul import matmul as operator_matmul
 from ..operators import mul
-from .common import _H
+from .common import _H, arrayed
 
 la = np.linalg
 
@@ -91,7 +91,7 @@ def inner(a, b):
         if np.ndim(a) == 0 or np.ndim(b) == 0:
             return unbroadcast(dy * conj(b), a), unbroadcast(dy * conj(a), b)
         na, nb = np.ndim(a) - 1, np.ndim(b) - 1
-        dy_ = np.asarray(dy)
+        dy_ = arrayed(dy)
         return (np.tensordot(dy_, conj(b), axes=(list(range(na, na + nb)), list(range(nb)))),
                 np.tensordot(dy_, conj(a), axes=(list(range(na)), list(range(na)))))
     return np.inner(a, b), back

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...backends import conj
 from ..registry import adjoint
-from .common import _restore
+from .common import _restore, arrayed
 from .ufunc_methods import _array, _keywords, _like_input
 
 _NAMES = ("axis", "dtype", "out")
@@ -85,7 +85,7 @@ def _reduceat(ufunc, share):
             if dy is None:
                 return (None, None, *(None for _ in args))
             x = np.moveaxis(x_arr if x_arr.dtype == y.dtype else x_arr.astype(y.dtype), axis, 0)
-            d = np.moveaxis(np.broadcast_to(np.asarray(dy), y.shape), axis, 0)
+            d = np.moveaxis(np.broadcast_to(arrayed(dy), y.shape), axis, 0)
             starts, stops = segment_bounds(indices, x.shape[0])
             lengths = stops - starts
             runs = np.repeat(np.arange(len(starts)), lengths)

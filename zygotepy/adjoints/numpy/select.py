@@ -6,7 +6,7 @@ import numpy as np
 
 from ...backends import namespace, namespace_of, unbroadcast
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
-from .common import _call
+from .common import _call, arrayed
 from .fills import serving_other_libraries
 
 
@@ -76,7 +76,7 @@ def _like_sequence(template, grads):
 
 
 def _real(x):
-    return np.asarray(x).dtype.kind in "fc"
+    return (x.dtype if getattr(type(x), "__zygote_number__", False) else np.asarray(x).dtype).kind in "fc"
 
 
 def _part(dy, mask, like):
@@ -94,7 +94,7 @@ def select(condlist, choicelist, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, None, *(None for _ in args))
-        dy = np.asarray(dy)
+        dy = arrayed(dy)
         taken = np.zeros(dy.shape, dtype=bool)
         grads = []
         for cond, choice in zip(condlist, choicelist, strict=True):
@@ -123,7 +123,7 @@ def choose(a, choices, *args, **kwargs):
     def back(dy):
         if dy is None:
             return (None, None, *(None for _ in args))
-        dy = np.asarray(dy)
+        dy = arrayed(dy)
         index = np.broadcast_to(_index(a, len(choices), mode), dy.shape)
         grads = [_part(dy, index == k, choice) for k, choice in enumerate(choices)]
         return (None, _like_sequence(choices, grads), *(None for _ in args))

@@ -12,6 +12,7 @@ import numpy as np
 from ...backends import asarray, namespace, to_numpy
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule
+from .common import arrayed
 from .fills import serving_other_libraries
 
 
@@ -114,7 +115,7 @@ def bincount(x, *args, **kwargs):
         grads = [None] * (len(args) + 1)
         if dy is not None and args and args[0] is not None and _real(args[0]):
             w = args[0]
-            g = np.asarray(dy)[np.asarray(x)]
+            g = arrayed(dy)[np.asarray(x)]
             grads[1] = g if isinstance(w, np.ndarray) else type(w)(g.tolist()) if isinstance(w, (list, tuple)) else g
         return tuple(grads)
     return y, back

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import ZygoteError
 from ..registry import adjoint
-from .common import _H, _nones
+from .common import _H, _nones, arrayed
 from .decompositions import norm, svdvals
 from .linalg import _field, inv
 
@@ -45,7 +45,7 @@ def eigvals(a):
         if np.any(la.cond(V) > 1 / (1000 * eps)):
             raise ZygoteError(f"np.linalg.eigvals: the gradient is undefined, the matrix is defective (its "
                               f"eigenvectors are linearly dependent); eigenvalues {w}")
-        g = la.solve(_H(V), np.asarray(dy)[..., :, None] * _H(V))
+        g = la.solve(_H(V), arrayed(dy)[..., :, None] * _H(V))
         return (g if np.iscomplexobj(a) else g.real.astype(a.dtype if a.dtype.kind == "f" else np.float64),)
     return w, back
 
@@ -79,7 +79,7 @@ def _ratio_back(x, s, p, dy):
                                             | np.isclose(bottom, s[..., -2], rtol=1e-12, atol=0))):
         raise ZygoteError(f"np.linalg.cond(p={p}): the gradient is undefined, repeated extreme singular values {s}")
     dy = np.where(equal, 0.0, dy)  # all equal: cond = 1, its minimum
-    ds = np.zeros(s.shape, np.result_type(s.dtype, np.asarray(dy).dtype))
+    ds = np.zeros(s.shape, np.result_type(s.dtype, arrayed(dy).dtype))
     if p == -2:
         ds[..., -1], ds[..., 0] = dy / top, -dy * bottom / top ** 2
     else:

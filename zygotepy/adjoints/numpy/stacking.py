@@ -11,7 +11,7 @@ from ...backends import function, is_foreign, namespace, namespace_of, on, unbro
 from ...errors import ZygoteError
 from ...forward.dual import dispatch, has_dual
 from ..registry import adjoint, namespace_generic
-from .common import _float_dtype, _nones, _restore, _shape
+from .common import _float_dtype, _nones, _restore, _shape, arrayed
 from .conversions import _LIFTS, _atleast
 
 
@@ -150,7 +150,7 @@ def append(arr, values, *args, **kwargs):
 def _labelled_back(dy, labels, sources):
     """The cotangents of the `sources` (arrays or numbers, in a flat list) of an assembly whose entries came from the
     flat positions `labels` of the sources laid end to end (the assembly run on their labels): dy scattered back."""
-    dy = np.asarray(dy)
+    dy = arrayed(dy)
     sizes = [int(np.size(s)) for s in sources]
     total = np.zeros(sum(sizes), np.result_type(dy.dtype, float))
     np.add.at(total, labels.reshape(-1), dy.reshape(-1))

@@ -20,6 +20,7 @@ from .common import (
     _restore,
     nan_filled,
     _where,
+    arrayed,
     as_axes,
     is_float,
 )
@@ -114,7 +115,7 @@ def nanmedian(x, *args, **kwargs):
         n = np.sum(~np.isnan(flat), axis=-1, keepdims=True)
         rank = np.arange(flat.shape[-1])
         middle = ((rank == (n - 1) // 2) * 0.5 + (rank == n // 2) * 0.5) * (n > 0)
-        d = np.reshape(np.asarray(dy), flat.shape[:-1])
+        d = np.reshape(arrayed(dy), flat.shape[:-1])
         g = np.take_along_axis(d[..., None] * middle.astype(x_arr.dtype if x_arr.dtype.kind == "f" else np.float64),
                                 np.argsort(order, axis=-1), axis=-1)
         return (_restore(np.moveaxis(g.reshape(moved.shape), last, axes), x), *_nones(args))
@@ -244,7 +245,7 @@ def _nan_moment(fn, root):
             count = np.sum(present, axis=axis, keepdims=True)
             zeroed = np.where(present, x_arr, 0)
             centred = np.where(present, x_arr - np.sum(zeroed, axis=axis, keepdims=True) / np.maximum(count, 1), 0)
-            d = np.asarray(dy)
+            d = arrayed(dy)
             if root:  # where std is 0 (equal entries), 0: the subgradient at the minimum, as np.std's rule gives
                 d = np.where(y == 0, 0.0, d / np.where(y == 0, 1.0, y))
             scale = (1.0 if root else 2.0) / np.where(count - ddof > 0, count - ddof, np.nan)

@@ -21,7 +21,7 @@ import numpy as np
 from ...ast_adjoint.dispatch import J
 from ...errors import ZygoteError
 from ..registry import adjoint, keyword_cotangents, keyword_rule
-from .common import _expand, _restore
+from .common import _expand, _restore, arrayed
 from .reductions import _extremum, prod, sum_
 from .scans import _cumprod_back, _reverse_cumsum
 
@@ -171,7 +171,7 @@ def _accumulate(ufunc, scan_back, needs_y):
         def back(dy):
             if dy is None:
                 return (None, *(None for _ in args))
-            dy = np.asarray(dy)
+            dy = arrayed(dy)
             x = x_arr if not needs_y or x_arr.dtype == y.dtype else x_arr.astype(y.dtype)
             g = _along_last(scan_back, axis, x, y, dy)
             return (_restore(_like_input(g, x_arr), array), *(None for _ in args))

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from zygotepy import ForwardModeError, derivative, hessian, jacobian, jvp
+from zygotepy import ForwardModeError, derivative, gradient, hessian, jacobian, jvp
 
 
 def _central_jacobian(f, x, h=1e-6):
@@ -287,3 +287,17 @@ def test_orders_that_follow_memory(f):
     `x.flatten("F")` on a dual array raised TypeError."""
     x = np.array([0.5, -1.0, 2.0, 1.5, 0.3, -0.7])
     np.testing.assert_allclose(jacobian(f, x, mode="forward")[0], _central_jacobian(f, x), atol=1e-8)
+
+
+def _clipped_in_place(x):
+    h = x * 2.0
+    np.clip(h, -0.5, 0.5, out=h)  # (out= is where the result goes, not an argument carrying a tangent)
+    np.cumsum(h, out=h)
+    return np.sum(h ** 2)
+
+
+def test_out_keyword_of_a_dual_array_takes_the_result():
+    """`out=` naming an array that carries a tangent was refused as "a keyword argument carries a derivative"."""
+    x, t = np.array([0.1, 0.2, 0.9]), np.array([1.0, -0.5, 2.0])
+    _, got = jvp(_clipped_in_place, (x,), (t,))
+    assert np.isclose(got, np.dot(gradient(_clipped_in_place, x)[0], t))

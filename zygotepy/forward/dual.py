@@ -308,9 +308,8 @@ def _split(x, tag):
         # a constant item's tangent is a zero of its shape (NumPy given None raised, or corrupted its heap: `inv([[x[0],
         # 1.0], ...])`); numbers in (nested) lists are the array NumPy makes of them, which the rules compute with
         primal, tangent = type(x)(p for p, _ in parts), [_zero_of(p) if t is None else t for p, t in parts]
-        if not numbers(primal):
+        if not numbers(primal):  # (tangents of an outer level below: a nested gradient's in `hessian`, that level's)
             return primal, tangent
-        # (tangents that carry an outer level's derivative, a nested gradient's in `hessian`: an array of that level)
         return np.asarray(primal), dispatch(np.asarray, (tangent,), {}) if _holds_dual(tangent) else np.asarray(tangent)
     return x, None
 
@@ -382,6 +381,10 @@ def apply(fn, args, kwargs):
         raise MissingTangentRule(fn)
     if kwargs and fn in KEYWORDS_BY_POSITION:  # (`np.clip(x, a_min=lo)`: its bound's tangent by position)
         args, kwargs = KEYWORDS_BY_POSITION[fn](args, kwargs)
+    if kwargs and type(kwargs.get("out")) is Dual:  # (`np.clip(h, lo, hi, out=h)`: computed, then stored into it)
+        target = kwargs["out"]
+        target[...] = apply(fn, args, {k: v for k, v in kwargs.items() if k != "out"})
+        return target
     if kwargs and has_dual((), kwargs):
         raise ForwardModeError(f"a keyword argument of {getattr(fn, '__name__', fn)} carries a derivative; "
                                f"forward mode treats keyword arguments as constants: pass it positionally")

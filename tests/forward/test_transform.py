@@ -166,3 +166,18 @@ def test_a_users_init_and_properties_run_transformed_in_forward_mode():
     h = 1e-5
     fd = (gradient(through_init_and_properties, 0.7 + h)[0] - gradient(through_init_and_properties, 0.7 - h)[0]) / 2e-5
     assert np.isclose(hessian(through_init_and_properties, 0.7), fd, rtol=1e-6)
+
+
+def _tone(v, w):
+    return v * v * w if v < 0.5 else math.sin(v) + w
+
+
+def test_np_vectorize_of_a_users_function_runs_it_transformed():
+    """np.vectorize(f)(x) under jvp raised MissingTangentRule naming "numpy.tone": each entry now runs f transformed,
+    broadcast as NumPy broadcasts."""
+    def f(x, w):
+        return np.sum(np.vectorize(_tone)(x, w)) + np.vectorize(_tone)(x[0], 2.0)
+    x, w = np.array([0.2, 0.7, 0.4]), np.array([[1.5], [0.5]])
+    t = np.array([1.0, -2.0, 0.5])
+    g = gradient(f, x, w)[0]
+    assert np.isclose(jvp(lambda x: f(x, w), (x,), (t,))[1], np.dot(g, t))

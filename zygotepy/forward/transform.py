@@ -39,7 +39,7 @@ from ..ast_adjoint.source import SourceUnavailable, get_source
 from ..ast_adjoint.text_checks import READERS
 from ..errors import ForwardModeError, MissingTangentRule, ZygoteError
 from ..runtime.context import current
-from .dual import FORWARD, GIVEN, Dual, _top_tag, apply, has_dual, strip
+from .dual import FORWARD, GIVEN, Dual, _top_tag, apply, dispatch, has_dual, strip
 from .in_place import IN_PLACE
 from .operators import user_operand
 from .levels import PASS_THROUGH
@@ -235,6 +235,14 @@ def call(fn, /, *args, **kwargs):
             return call(operator_, *((fn.__self__,) if isinstance(fn.__self__, _NUMBERS) else ()), *args)
     if type(fn) is functools.partial:
         return call(fn.func, *fn.args, *args, **{**fn.keywords, **kwargs})
+    if type(fn) is np.vectorize and has_dual(args, kwargs) and not kwargs and fn.signature is None \
+            and not fn.excluded:  # (a user's function of numbers, mapped over the broadcast arrays: transformed)
+        shape = np.broadcast_shapes(*(np.shape(strip(a)) for a in args))
+        if not shape:
+            return call(fn.pyfunc, *args)
+        spread = [dispatch(np.broadcast_to, (a, shape), {}) for a in args]
+        items = [call(fn.pyfunc, *(a[k] for a in spread)) for k in np.ndindex(shape)]
+        return dispatch(np.reshape, (dispatch(np.asarray, (items,), {}), shape), {})
     if isinstance(fn, type) and has_dual(args, kwargs):
         made = _construct(fn, args, kwargs)
         if made is not _NOT_MADE:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from zygotepy import ZygoteError, gradient, pullback
+from zygotepy import ZygoteError, gradient, hessian, hvp, pullback
 from zygotepy.testing import check_grads
 
 P = namedtuple("P", "x y")
@@ -308,3 +308,28 @@ def test_asdict_and_astuple(f, mode):
     differentiated, and the empty list taken for an argument updated in place)."""
     from plain_checks import agree_at
     agree_at(f, np.array([0.3, -0.7, 1.1]))
+
+
+class _Base:
+    def __init__(self, p):
+        self.p = p
+
+
+class _Child(_Base):
+    def __init__(self, p, c):
+        super().__init__(p)  # (the object then holds the argument itself)
+        self.c = c
+
+
+def _made_by_a_subclass(p, c):
+    m = _Child(p, c)
+    return np.sum(m.p ** 3) * m.c
+
+
+def test_hessian_of_a_subclass_whose_base_keeps_the_argument(mode):
+    """hessian's dual array, kept as a field by the base's __init__, was taken for an object the new instance holds
+    the items of, and logged as updated: "its __init__ updates an argument in place" (false)."""
+    p = np.array([0.5, 0.2])
+    assert np.allclose(hessian(_made_by_a_subclass, p, 0.3, argnums=0), np.diag(6 * 0.3 * p))
+    hv_p, hv_c = hvp(_made_by_a_subclass, (p, 0.3), (np.array([1.0, 0.0]), 0.0))
+    assert np.allclose(hv_p, [6 * 0.3 * p[0], 0.0]) and np.isclose(hv_c, 3 * p[0] ** 2)

@@ -302,7 +302,8 @@ def _holds_whole(child, parent):
     storing `self.w = w`, or `self.params = params`)? Then an update of `child` (`self.c = c`) is none of `parent`'s:
     one through that field (`self.w[0] = v`, `self.params["a"] = v`) is a write into `parent` itself, which its rule
     logs."""
-    if type(parent) is not np.ndarray and type(parent) not in (list, dict) and not hasattr(parent, "__dict__"):
+    if type(parent) is not np.ndarray and type(parent) not in (list, dict) and not hasattr(parent, "__dict__") \
+            and not getattr(type(parent), "__zygote_number__", False):  # (hessian's dual array, as an array)
         return False
     return _holds_as_is(child, parent, 3)
 

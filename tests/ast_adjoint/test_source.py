@@ -21,6 +21,7 @@ from zygotepy.ast_adjoint.source import (
     get_source,
     register_source,
 )
+from zygotepy import gradient, jvp
 from zygotepy.errors import ZygoteError
 
 
@@ -472,3 +473,16 @@ def test_register_source_accepts_the_text_that_made_the_function(text, name):
     fn = _exec_fn(text, name)
     register_source(fn, text)
     assert get_source(fn).filename.startswith("<zygotepy-source")
+
+
+class _Scaled:
+    def apply(self, x, *, __scale=2.0):  # (Python keeps the default under `_Scaled__scale`)
+        return __scale * x ** 2
+
+
+def test_a_private_keyword_only_parameter_of_a_method(mode):
+    """The generated forward, compiled outside the class, takes `__scale`, while the method's defaults say
+    `_Scaled__scale`: a TypeError ("missing 1 required keyword-only argument") in reverse and in forward mode, which
+    networkx's decorators (`def func(*args, __wrapper=None, **kwargs)`) met in most of its functions."""
+    assert gradient(lambda x: _Scaled().apply(x), 3.0) == (12.0,)
+    assert jvp(lambda x: _Scaled().apply(x), (3.0,), (1.0,)) == (18.0, 12.0)

@@ -29,7 +29,7 @@ from .lower import lower
 from .lower.scan import reads_alias_after_update, updates_state
 from .nullness import simplify_backward
 from .optimize.shifts import free_shifts
-from .source import get_source
+from .source import get_source, kwdefaults_for
 from .speculate import speculate
 from .compare_checks import check_comparisons
 from .kept_lookups import check_kept_lookups
@@ -236,7 +236,7 @@ def derive(fn, need=None, functional=False):
     art = artefact(fn, need, functional)
     factory = types.FunctionType(art.factory, fn.__globals__, "_make")
     fwd, back = factory(fn.__globals__, *art.helpers.values(), *(fn.__closure__ or ()))
-    fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    fwd.__defaults__, fwd.__kwdefaults__ = fn.__defaults__, kwdefaults_for(fn.__kwdefaults__, fwd.__code__)
     fwd.__zygote_mutates__ = art.mutated  # parameters updated in place: the forward returns (y, *their finals)
     fwd.__zygote_maybe__ = art.maybe_mutated  # (those of them maybe updated: derived.py checks the log for those)
     fwd.__zygote_assumed__ = art.assumed  # (constant callees: derived.py derives it again when one is rebound)

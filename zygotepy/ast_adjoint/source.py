@@ -417,3 +417,17 @@ def _contains(node, pos):
 
 def _size(node):
     return (node.end_lineno - node.lineno, node.end_col_offset - node.col_offset)
+
+
+def kwdefaults_for(kwdefaults, code):
+    """A method's keyword-only defaults under its generated forward's names: Python stores `def m(self, *, __s=2.0)`
+    of class C as `_C__s`, and the forward, compiled outside the class, takes `__s`."""
+    if not kwdefaults:
+        return kwdefaults
+    names = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    private = {}  # a mangled key -> the name it hides
+    for key in kwdefaults:
+        head, sep, tail = key[1:].partition("__")
+        if key.startswith("_") and sep and head and "__" + tail in names and key not in names:
+            private[key] = "__" + tail
+    return {private.get(k, k): v for k, v in kwdefaults.items()} if private else kwdefaults

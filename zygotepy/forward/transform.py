@@ -35,7 +35,7 @@ from ..ast_adjoint.call_checks import installed, library
 from ..ast_adjoint.dispatch import J, J_kw
 from ..ast_adjoint.guards_runtime import class_of
 from ..ast_adjoint.source import _FUTURE_FLAGS as FUTURE_FLAGS
-from ..ast_adjoint.source import SourceUnavailable, get_source
+from ..ast_adjoint.source import SourceUnavailable, get_source, kwdefaults_for
 from ..ast_adjoint.text_checks import READERS
 from ..errors import ForwardModeError, MissingTangentRule, ZygoteError
 from ..runtime.context import current
@@ -174,7 +174,7 @@ def forward_version(fn):
     cells[CALL], cells[ATTR] = _CALL_CELL, _ATTR_CELL
     g = types.FunctionType(new, fn.__globals__, fn.__name__, fn.__defaults__,
                            tuple(cells[n] for n in new.co_freevars))
-    g.__kwdefaults__, g.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+    g.__kwdefaults__, g.__qualname__ = kwdefaults_for(fn.__kwdefaults__, new), fn.__qualname__
     return g
 
 

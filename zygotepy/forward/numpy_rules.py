@@ -319,3 +319,17 @@ def _clip_bounds_by_position(args, kwargs):
 
 
 KEYWORDS_BY_POSITION[np.clip] = _clip_bounds_by_position
+
+
+@tangent_rule(np.bincount)
+def bincount(fn, p, t, kw):
+    """Linear in the weights (the bins' indices are data): the weights' tangents binned the same way."""
+    if t[0] is not None or any(d is not None for d in t[2:]):
+        raise ForwardModeError("np.bincount: only its weights may carry a derivative")
+    y = fn(*p, **kw)
+    return y, None if len(t) < 2 or t[1] is None else fn(p[0], t[1], *p[2:], **kw)
+
+
+KEYWORDS_BY_POSITION[np.bincount] = lambda args, kwargs: (
+    (*args, kwargs["weights"]), {k: v for k, v in kwargs.items() if k != "weights"}) \
+    if len(args) == 1 and "weights" in kwargs else (args, kwargs)

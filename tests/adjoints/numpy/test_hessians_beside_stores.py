@@ -5,7 +5,7 @@ dual numbers. Checked against central differences of the gradient, with every op
 import numpy as np
 import pytest
 
-from zygotepy import gradient, hessian
+from zygotepy import gradient, hessian, jvp
 
 X = np.array([0.3, -0.8, 1.9, 0.4])
 
@@ -41,3 +41,21 @@ def test_hessian_beside_a_store(mode, name):
     h = 1e-5
     want = np.stack([(gradient(f, X + h * e)[0] - gradient(f, X - h * e)[0]) / (2 * h) for e in np.eye(4)], axis=1)
     assert np.allclose(hessian(f, X), want, atol=1e-4, rtol=1e-4)
+
+
+BINS = np.array([0, 1, 1, 2])
+
+
+def _binned(x):
+    return np.sum(np.sin(np.bincount(BINS, weights=x, minlength=3))) + np.sum(np.bincount(BINS, x * x) ** 2)
+
+
+def test_bincount_in_forward_mode_and_hessian(mode):
+    """np.bincount's weights (by keyword too) carry tangents: linear in them (a tangent rule, and the reverse rule's
+    value on dual numbers); jvp raised MissingTangentRule and hessian refused."""
+    h = 1e-5
+    want = np.stack([(gradient(_binned, X + h * e)[0] - gradient(_binned, X - h * e)[0]) / (2 * h) for e in np.eye(4)],
+                    axis=1)
+    assert np.allclose(hessian(_binned, X), want, atol=1e-6)
+    t = np.array([1.0, -1.0, 0.5, 2.0])
+    assert np.isclose(jvp(_binned, (X,), (t,))[1], gradient(_binned, X)[0] @ t)

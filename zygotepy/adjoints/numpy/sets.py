@@ -11,6 +11,7 @@ import numpy as np
 
 from ...backends import asarray, namespace, to_numpy
 from ...errors import ZygoteError
+from ...forward.dual import dispatch as dual_call
 from ..registry import adjoint, keyword_cotangents, keyword_rule
 from .common import arrayed
 from .fills import serving_other_libraries
@@ -57,7 +58,7 @@ def _tie_error(name):
 
 
 def _real(x):
-    return getattr(np.asarray(x).dtype, "kind", "") in "fc"
+    return getattr(arrayed(x).dtype, "kind", "") in "fc"
 
 
 @adjoint(np.unique)
@@ -106,7 +107,7 @@ def bincount(x, *args, **kwargs):
     """`np.bincount(x, w)`: bin k holds the sum of the weights w[i] with x[i] == k, so dw = dy[x] (x is data). Float
     weights given by keyword (`weights=w`) would be constants (every rule's keywords are, see dispatch.py), dropping
     their gradient silently where they carry one: the pullback raises instead, asking for them by position."""
-    y = np.bincount(x, *args, **kwargs)
+    y = dual_call(np.bincount, (x, *args), kwargs)  # (hessian's dual weights: binned with their tangents)
 
     def back(dy):
         if dy is not None and kwargs.get("weights") is not None and _real(kwargs["weights"]):

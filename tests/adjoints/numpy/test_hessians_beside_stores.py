@@ -59,3 +59,19 @@ def test_bincount_in_forward_mode_and_hessian(mode):
     assert np.allclose(hessian(_binned, X), want, atol=1e-6)
     t = np.array([1.0, -1.0, 0.5, 2.0])
     assert np.isclose(jvp(_binned, (X,), (t,))[1], gradient(_binned, X)[0] @ t)
+
+
+def _distances_from_a_list(w):
+    ws = w.tolist()  # (numbers in a dict, as a shortest-path relaxation keeps them)
+    dist = {0: 0.0}
+    for k in range(3):
+        dist[k + 1] = dist[k] + ws[k] * ws[k + 1]
+    return dist[3] ** 3
+
+
+def test_hessian_through_tolist(mode):
+    """tolist's back made a NumPy array of hessian's dual numbers (refused): a dual array of them."""
+    h = 1e-5
+    f = _distances_from_a_list
+    want = np.stack([(gradient(f, X + h * e)[0] - gradient(f, X - h * e)[0]) / (2 * h) for e in np.eye(4)], axis=1)
+    assert np.allclose(hessian(f, X), want, atol=1e-5)

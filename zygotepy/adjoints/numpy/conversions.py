@@ -182,7 +182,10 @@ def tolist(x):
     def back(dy):
         if dy is None:
             return (None,)
-        return (np.asarray(_zero_nones(dy, x.shape), dtype=_float_dtype(x.dtype)),)
+        items = _zero_nones(dy, x.shape)
+        if has_dual((items,)):  # (hessian's dual numbers: an array of them, with their tangents)
+            return (dispatch(np.asarray, (items,), {}),)
+        return (np.asarray(items, dtype=_float_dtype(x.dtype)),)
     return x.tolist(), back
 
 

@@ -51,6 +51,8 @@ CASES = {
     "diff-n2-axis0": lambda t: np.diff(X + t * V, n=2, axis=0),
     "diff-prepend": lambda t: np.diff(X[0] + t * V[0], prepend=5.0, append=np.array([1.0, 2.0])),
     "unwrap": lambda t: np.unwrap(4.0 * (X + t * V), axis=1),  # (steps past pi: multiples of 2 pi added)
+    "pad-constant-values": lambda t: np.pad(X + t * V, 1, constant_values=0.3 + t * t),  # (a keyword with a tangent)
+    "pad-constant-values-only": lambda t: np.pad(X, ((1, 0), (0, 2)), "constant", constant_values=2.0 * t),
     "ptp": lambda t: np.ptp(X + t * V, axis=1),
     "nansum": lambda t: np.nansum(np.where(Z == 0, np.nan, Z) + t * V, axis=0),
     "nanmean": lambda t: np.nanmean(np.where(Z == 0, np.nan, Z) + t * V, axis=1, keepdims=True),

@@ -9,7 +9,7 @@ the stripped values. Keyword arguments are constants (dual.apply refuses a keywo
 import numpy as np
 
 from ..errors import ForwardModeError
-from .dual import KEYWORDS_BY_POSITION, by_keyword, dispatch, strip, tangent_rule
+from .dual import KEYWORDS_BY_POSITION, by_keyword, dispatch, has_dual, strip, tangent_rule
 from .rules import _total, extremum, linear
 
 _FFTS = (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2,
@@ -333,3 +333,36 @@ def bincount(fn, p, t, kw):
 KEYWORDS_BY_POSITION[np.bincount] = lambda args, kwargs: (
     (*args, kwargs["weights"]), {k: v for k, v in kwargs.items() if k != "weights"}) \
     if len(args) == 1 and "weights" in kwargs else (args, kwargs)
+
+
+_LINEAR_PADS = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "mean", "empty")
+
+
+@tangent_rule(np.pad)
+def pad(fn, p, t, kw):
+    """Linear in the array for the modes that copy or average its entries (an end value: no tangent), and in the
+    constant of mode "constant" (`constant_values=c` carrying one comes as a fourth argument: `_pad_value_by_position`)."""
+    mode = p[2] if len(p) > 2 else kw.get("mode", "constant")
+    if mode not in _LINEAR_PADS:
+        raise ForwardModeError(f"forward mode supports np.pad with mode in {_LINEAR_PADS}, not {mode!r}")
+    if len(p) > 3:  # (the padding constant, which carries a tangent)
+        width, value = strip(p[1]), p[3]
+        y = fn(p[0], width, mode, constant_values=strip(value), **kw)
+        inner = t[0] if t[0] is not None else np.zeros(np.shape(strip(p[0])))
+        return y, np.pad(inner, width, mode, constant_values=0.0 if t[3] is None else t[3], **kw)
+    y = dispatch(fn, p, kw)
+    keep = {k: v for k, v in kw.items() if k not in ("constant_values", "end_values")}
+    return y, None if t[0] is None else np.pad(t[0], *strip(p[1:]), **keep)
+
+
+def _pad_value_by_position(args, kwargs):
+    """`np.pad(x, w, constant_values=c)` with `c` carrying a tangent: `c` as a fourth argument, the mode as the
+    third, where the rule takes its tangent."""
+    value = kwargs.get("constant_values")
+    if not has_dual((value,), {}) or len(args) not in (2, 3) or "mode" in kwargs and len(args) == 3:
+        return args, kwargs
+    mode = args[2] if len(args) == 3 else kwargs.get("mode", "constant")
+    return (*args[:2], mode, value), {k: v for k, v in kwargs.items() if k not in ("constant_values", "mode")}
+
+
+KEYWORDS_BY_POSITION[np.pad] = _pad_value_by_position

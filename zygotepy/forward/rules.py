@@ -373,20 +373,6 @@ def linspace(fn, p, t, kw):
     return y, np.linspace(*ends, *strip(p[2:]), **{k: v for k, v in kw.items() if k != "dtype"})
 
 
-_LINEAR_PADS = ("constant", "edge", "reflect", "symmetric", "wrap", "linear_ramp", "mean", "empty")
-
-
-@tangent_rule(np.pad)
-def pad(fn, p, t, kw):
-    """Linear in the array for the modes that copy or average its entries (a constant or end value: no tangent)."""
-    mode = p[2] if len(p) > 2 else kw.get("mode", "constant")
-    if mode not in _LINEAR_PADS:
-        raise ForwardModeError(f"forward mode supports np.pad with mode in {_LINEAR_PADS}, not {mode!r}")
-    y = dispatch(fn, p, kw)
-    keep = {k: v for k, v in kw.items() if k not in ("constant_values", "end_values")}
-    return y, None if t[0] is None else np.pad(t[0], *strip(p[1:]), **keep)
-
-
 @tangent_rule(np.sort)
 def sort(fn, p, t, kw):
     """A permutation of the entries along the axis: the tangent goes with its entry."""

@@ -107,3 +107,15 @@ def test_a_lookup_by_a_text_key_and_the_links_of_updates_carry_no_text(mode):
     for f in (text_in_a_list_updated_in_place, text_value_looked_up):
         with pytest.raises(UnsupportedSyntax, match="a number read back from text"):
             gradient(f, 0.7)
+
+
+def text_stored_through_an_alias(x):
+    box = {"t": "0"}
+    tmp = box
+    tmp["t"] = str(x)  # (the link gives `box` its new version: it holds text now)
+    return float(box["t"]) * x
+
+
+def test_text_stored_through_an_alias_is_followed(mode):
+    with pytest.raises(UnsupportedSyntax, match="a number read back from text"):
+        gradient(text_stored_through_an_alias, 0.7)

@@ -93,8 +93,10 @@ def _flows(s):
         fn = call.fn.value if isinstance(call.fn, Const) else None
         if fn is operator.getitem and len(call.args) == 2:
             return [(call.args[0], o, "read") for o in outs if isinstance(call.args[0], Var)]
-        if fn in _LINKS:  # (an update in place's new version of its first argument: the same object)
-            return [(call.args[0], o, "keep") for o in outs if isinstance(call.args[0], Var)]
+        if fn in _LINKS:  # (a link's new version is its first argument itself, held in the other or holding it: the
+            # text it holds, as a read out of the other would be; a dict's text keys stay that dict's)
+            return [(a, o, "keep" if k == 0 else "read") for k, a in enumerate(call.args) if isinstance(a, Var)
+                    for o in outs]
         if fn is rt.callmethod and len(call.args) in (3, 4) and call.args[1] == Const("get"):
             # `d.get(k, default)`: an item read (a text key looks it up; the value is not made of it), or the default
             return [(a, o, kind) for a, kind in zip((call.args[0], *call.args[3:]), ("read", "call"))

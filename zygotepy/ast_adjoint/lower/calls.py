@@ -169,9 +169,9 @@ class Calls:
             fn = Global(f"{obj.path}.{self.mangle(func.attr)}")
         else:
             fn = self.expr(func)
-        if isinstance(fn, Var) and self.updating_method("__call__") and not any(
-                isinstance(a, gast.Starred) for a in node.args) and all(k.arg is not None for k in node.keywords):
-            # `h = cell(x)`, `cell(x)`: a callable object whose `__call__` may update it (an RNN cell keeping its state)
+        if isinstance(fn, Var) and self.lineage_of(fn) not in self.closure_reads and self.updating_method("__call__") \
+                and not any(isinstance(a, gast.Starred) for a in node.args) and all(k.arg is not None for k in node.keywords):
+            # `h = cell(x)`, `cell(x)`: a callable object whose `__call__` may update it (not a def or lambda made here)
             args, kwargs, _ = self.arguments(node)
             out = self.mutating_call(Const(rt.callobject), [fn, *args], kwargs, None, hint,
                                      range(len(args) + 1 + len(kwargs)), site=True)

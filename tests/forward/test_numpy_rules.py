@@ -60,6 +60,7 @@ CASES = {
     "average-weights": lambda t: np.average(X, 1, W + t * V[0], keepdims=True),  # (a tangent passed by position)
     "average-both": lambda t: np.average(X + t * V, None, np.abs(X) + t * V),
     "average-plain": lambda t: np.average(X + t * V, axis=0),
+    "average-weights-keyword": lambda t: np.average(X + t * V, axis=1, weights=W + t * P),  # (weights= with a tangent)
     "median": lambda t: np.median(X + t * V),
     "median-axis": lambda t: np.median(X + t * V, axis=0, keepdims=True),
     "percentile": lambda t: np.percentile(X + t * V, 30, axis=1),

@@ -149,6 +149,12 @@ def average(fn, p, t, kw):
     return y, out if keepdims else np.squeeze(out, axis=axis) if axis is not None else np.reshape(out, ())
 
 
+KEYWORDS_BY_POSITION[np.average] = lambda args, kwargs: (
+    (args[0], args[1] if len(args) > 1 else kwargs.get("axis"), kwargs["weights"]),
+    {k: v for k, v in kwargs.items() if k not in ("axis", "weights")}) \
+    if "weights" in kwargs and len(args) in (1, 2) and not (len(args) == 2 and "axis" in kwargs) else (args, kwargs)
+
+
 def _along(w, x, axis):
     """Weights lined up with x: as they are, or a 1-D vector placed along the int `axis`."""
     if w is None or np.ndim(strip(w)) == np.ndim(strip(x)):

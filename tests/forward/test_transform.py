@@ -181,3 +181,15 @@ def test_np_vectorize_of_a_users_function_runs_it_transformed():
     t = np.array([1.0, -2.0, 0.5])
     g = gradient(f, x, w)[0]
     assert np.isclose(jvp(lambda x: f(x, w), (x,), (t,))[1], np.dot(g, t))
+
+
+class _Holder:
+    def __init__(self, obj, w):
+        self.obj, self.w = obj, w  # (attribute names the reader of attributes might take for its own)
+
+
+def test_an_attribute_named_like_the_readers_own_is_the_objects():
+    def f(x):
+        h = _Holder(x * 2.0, x)
+        return h.obj * h.w
+    assert jvp(f, (1.5,), (1.0,)) == (4.5, 6.0)

@@ -316,13 +316,13 @@ def _construct(cls, args, kwargs):
 class _Read:
     """`obj.name` in transformed code, as `_Read(obj).name`: a property of a user's class runs its getter transformed
     (the object's fields may hold dual numbers, which `math.sin(self.a)` in the getter would otherwise meet in C)."""
-    __slots__ = ("obj",)
+    __slots__ = ("__read",)  # (a private name: every other name, `x.obj` too, is the object's)
 
     def __init__(self, obj):
-        self.obj = obj
+        self.__read = obj
 
     def __getattr__(self, name):
-        obj = self.obj
+        obj = self.__read
         found = getattr(type(obj), name, None)
         if type(found) is property and type(found.fget) is types.FunctionType and not library(found.fget):
             return call(found.fget, obj)

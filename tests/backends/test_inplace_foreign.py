@@ -38,3 +38,29 @@ def test_array_api_arrays_in_a_list_are_updated_in_place():
     x = xp.asarray([0.3, 1.2], dtype=xp.float64)
     (g,) = gradient(_scaled_items, x)
     assert np.allclose(np.asarray(g), _numpy_reference([0.3, 1.2]))
+
+
+def _fill_head(v, s, out=None):
+    out[:2] = v[:2] * s
+
+
+def _over_reversed_items(a, x):
+    y = x[::2]
+    b = 0.2
+    for e in list(reversed(y)):  # (a torch tensor's reversed(): a reversed copy, whose items no update reaches)
+        for w in [y]:
+            _fill_head(y * 0.5, e * 0.3 + a, out=w)
+        b = 0.5 * b + 0.3 * (y * y).sum()
+    return b
+
+
+def test_the_items_of_a_reversed_torch_tensor_are_not_views_of_it():
+    """(the program generator's seed 503, program 4220, torch stage) `reversed(t)` was taken as `list(t)[::-1]`,
+    whose items are views of `t`: the overwrite of `t` changed them, and d/da came out 0.99798e-2 for 1.00389e-2."""
+    torch = pytest.importorskip("torch")
+    x0 = torch.tensor([0.47, 0.84, -0.16, -0.11, -0.17, -0.95], dtype=torch.float64)
+    (g,) = gradient(_over_reversed_items, 0.3, x0.clone())[:1]
+    h = 1e-6
+    fd = (_over_reversed_items(0.3 + h, x0.clone()) - _over_reversed_items(0.3 - h, x0.clone())) / (2 * h)
+    assert abs(float(g) - float(fd)) < 1e-8
+    assert abs(float(g) - float(gradient(_over_reversed_items, 0.3, x0.numpy().copy())[0])) < 1e-12

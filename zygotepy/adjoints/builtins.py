@@ -317,9 +317,10 @@ def sorted_(iterable, **kwargs):
 
 @adjoint(reversed)
 def reversed_(seq):
-    """`reversed(xs)` as a list (an iterator has no place for a cotangent to go back through)."""
-    items = list(seq)
-    return items[::-1], lambda dy: (None if dy is None else like(seq, list(dy)[::-1]),)
+    """`reversed(xs)` as a list (an iterator has no place for a cotangent to go back through). Its items are those
+    Python's `reversed` gives: a torch tensor's are views of a reversed copy (`Tensor.__reversed__`), which no later
+    update of `xs` reaches (`list(xs)[::-1]` gave views of `xs` itself)."""
+    return list(reversed(seq)), lambda dy: (None if dy is None else like(seq, list(dy)[::-1]),)
 
 
 @adjoint(list, optional=True)

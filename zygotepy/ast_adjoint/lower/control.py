@@ -198,7 +198,7 @@ class ControlFlow:
             # object a new version: carry them all
             listed = set(names)
             names += [n for n, v in self.env.items() if isinstance(v, Var) and n not in listed
-                      and (n in self.locals and n not in self.cellvars or n.startswith((".param", ".live")))]
+                      and (n in self.locals or n.startswith((".param", ".live")))]
             mentioned = {n.id for s in body_nodes for n in walk(s) if isinstance(n, gast.Name)} if self.freevars else ()
             for n in self.freevars:  # captured objects the body mentions too (see mutation.py)
                 if n in mentioned and n not in names:

@@ -141,3 +141,23 @@ def test_a_name_a_helper_updates_through_a_keyword_is_not_taken_as_never_updated
     src = "def program(a, x):\n    for w in [x]:\n        h_fill(x, a, out=w)\n    return a\n"
     assert not never_updated(src, "w")
     assert never_updated("def program(a, x):\n    w = x * 2\n    return w\n", "w")
+
+
+def _program(src, args):
+    return type(generate(14, 0, flavour="scalar"))(14, 0, "scalar", "import math\n\n" + src, args)
+
+
+def test_a_small_kink_at_the_point_is_skipped_and_a_curved_smooth_point_is_checked(monkeypatch):
+    """A tie the generator's ints make (`sorted([...])[1]` with two equal entries), damped by the factors after it,
+    is a kink too small for the one-sided slopes' 1e-3 test: the gap between them does not shrink with the step, so
+    the point is skipped (the gradient, one side's slope, is not the differences' average). A smooth point of large
+    curvature, where the gap does shrink, is still checked: a gradient off by 1e-4 there is wrong."""
+    tie = _program("def program(a, n):\n    return 0.001 * sorted([math.tanh(0.2 * n), math.tanh(0.2), 0.9])[1] + a\n",
+                   [("a", "float", 0.3), ("n", "int_arith", 1)])
+    res = check_program(tie)
+    assert res["outcome"] == "skipped" and "kink" in res["message"], res
+    curved = _program("def program(a, b):\n    return math.exp(3.0 * a) * b\n", [("a", "float", 0.9), ("b", "float", 0.7)])
+    assert check_program(curved)["outcome"] == "pass"
+    real = zygotepy.gradient
+    monkeypatch.setattr(zygotepy, "gradient", lambda f, *args: (real(f, *args)[0] * (1 + 1e-4), real(f, *args)[1]))
+    assert check_program(curved)["outcome"] == "wrong"

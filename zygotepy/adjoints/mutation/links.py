@@ -76,6 +76,12 @@ def logged(obj):
     ctx.link_mark = len(ctx.log)
 
 
+def _written_by_update(obj):
+    """Is `obj` in the log since the update these links follow began (`update_writes` may be an earlier one's)?"""
+    ctx = current()
+    return id(obj) in ctx.log[min(ctx.update_writes[0], ctx.link_mark):] or id(obj) in ctx.item_arrays
+
+
 def _written_beside(parent, child):
     """Did the update these links follow write into `parent`, or into an object `parent` holds other than through
     `child` (`b.W *= 2`, `l.W[0] = v`, where `parent` is `b` and `child` its parent `net`)? Then `parent`'s cotangents
@@ -235,6 +241,8 @@ def _put_held(parent, where, child):
     cycle = isinstance(plan, tuple) and _where_held(child, parent) is not None  # (`child` holds `parent` again; not
     # where it holds only `parent`'s items, or is one: `o = todo[0]`, `zip(order, order[1:])`)
     stale = cycle and not fresh and _written_beside(parent, child)
+    if plan is None and inside is None and not isinstance(child, dict) and not _written_by_update(parent):
+        mt.passed_through((parent,), len(current().log))  # (not held there, nor written: left as it was)
 
     def back(dy):
         if dy is None or plan is None and inside is None:

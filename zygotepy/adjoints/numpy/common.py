@@ -25,6 +25,11 @@ def arrayed(v):
     return v if getattr(type(v), "__zygote_number__", False) else np.asarray(v)
 
 
+def real_floating(x):
+    """Does `x` (an array, a number, a list, a dual number) hold real or complex floats, which carry a gradient?"""
+    return getattr(arrayed(x).dtype, "kind", "") in "fc"
+
+
 def _as_array(x):
     """A list or tuple argument (`np.mean([a, b, c])`) as an array; `_restore` gives its cotangent the list's form. An
     object of a class that overrides NumPy's ufuncs (`__array_ufunc__`: `np.sin(obj)` runs the class's own code, and

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...backends import namespace, namespace_of, unbroadcast
 from ..registry import adjoint, keyword_cotangents, keyword_rule, namespace_generic
-from .common import _call, arrayed
+from .common import _call, arrayed, real_floating
 from .fills import serving_other_libraries
 
 
@@ -75,13 +75,9 @@ def _like_sequence(template, grads):
     return type(template)(grads) if type(template) in (list, tuple) else list(grads)
 
 
-def _real(x):
-    return (x.dtype if getattr(type(x), "__zygote_number__", False) else np.asarray(x).dtype).kind in "fc"
-
-
 def _part(dy, mask, like):
     """The cotangent of the choice `like` from the entries `mask` of the result's cotangent."""
-    if not _real(like):
+    if not real_floating(like):
         return None
     return unbroadcast(np.where(mask, dy, 0.0), like)
 

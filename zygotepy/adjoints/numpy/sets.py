@@ -13,7 +13,7 @@ from ...backends import asarray, namespace, to_numpy
 from ...errors import ZygoteError
 from ...forward.dual import dispatch as dual_call
 from ..registry import adjoint, keyword_cotangents, keyword_rule
-from .common import arrayed
+from .common import arrayed, real_floating
 from .fills import serving_other_libraries
 
 
@@ -57,10 +57,6 @@ def _tie_error(name):
                        f"dropgrad(x) where the values are data.")
 
 
-def _real(x):
-    return getattr(arrayed(x).dtype, "kind", "") in "fc"
-
-
 @adjoint(np.unique)
 def unique(x, *args, **kwargs):
     y = np.unique(x, *args, **kwargs)
@@ -70,7 +66,7 @@ def unique(x, *args, **kwargs):
 
     def back(dy):
         dvalues = _values_cotangent(dy, tupled)
-        if dvalues is None or not _real(x):
+        if dvalues is None or not real_floating(x):
             return (None, *rest)
         return (_unique_back(x, dvalues, p.get("axis"), p.get("equal_nan", True), "unique"), *rest)
     return y, back
@@ -83,7 +79,7 @@ def _unique_2(fn, tupled):
 
         def back(dy):
             dvalues = _values_cotangent(dy, tupled)
-            if dvalues is None or not _real(x):
+            if dvalues is None or not real_floating(x):
                 return (None,)
             return (_unique_back(x, dvalues, None, False, fn.__name__),)
         return y, back
@@ -110,11 +106,11 @@ def bincount(x, *args, **kwargs):
     y = dual_call(np.bincount, (x, *args), kwargs)  # (hessian's dual weights: binned with their tangents)
 
     def back(dy):
-        if dy is not None and kwargs.get("weights") is not None and _real(kwargs["weights"]):
+        if dy is not None and kwargs.get("weights") is not None and real_floating(kwargs["weights"]):
             raise ZygoteError("np.bincount(x, weights=w): zygotepy differentiates the weights only when they are "
                               "passed by position, np.bincount(x, w)")
         grads = [None] * (len(args) + 1)
-        if dy is not None and args and args[0] is not None and _real(args[0]):
+        if dy is not None and args and args[0] is not None and real_floating(args[0]):
             w = args[0]
             g = arrayed(dy)[np.asarray(x)]
             grads[1] = g if isinstance(w, np.ndarray) else type(w)(g.tolist()) if isinstance(w, (list, tuple)) else g
@@ -132,12 +128,12 @@ def histogram(a, *args, **kwargs):
     y = np.histogram(a, *args, **kwargs)
     p = {**dict(zip(("bins", "range", "density", "weights"), args)), **kwargs}
     moving = not isinstance(p.get("bins", 10), (list, tuple, np.ndarray)) and p.get("range") is None
-    weighted = p.get("weights") is not None and _real(p["weights"])
+    weighted = p.get("weights") is not None and real_floating(p["weights"])
 
     def back(dy):
         dcounts, dedges = (None, None) if dy is None else dy
         live = lambda g: g is not None and np.any(np.asarray(g) != 0)  # noqa: E731
-        if _real(a) and moving and (live(dedges) or p.get("density") and live(dcounts)) or \
+        if real_floating(a) and moving and (live(dedges) or p.get("density") and live(dcounts)) or \
                 weighted and p.get("density") and live(dcounts):
             raise ZygoteError("zygotepy cannot differentiate np.histogram's edges or density when they move with the "
                               "data's minimum and maximum, nor a density of weights. Pass range=(lo, hi) or explicit "

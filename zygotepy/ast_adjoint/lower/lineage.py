@@ -24,6 +24,7 @@ class Lineages:
         self.lineage = {}      # Var -> lineage id (the object it names)
         self.parents = {}      # lineage -> [(kind "item"/"attr"/"iter"/"view"/"held", parent lineage, key atom)], newest last
         self.latest = {}       # lineage -> its newest Var (for temporaries no name refers to)
+        self.walk_links = None  # while an update's walk is lowered: the links read both ways, made once (mutation.py)
         # the `.param{k}` entries of parameters the function surely updates in place (an item store, a mutating
         # method): they follow maybe-in-place updates too (`y *= 0.1`), so the final version returned to the caller
         # includes them; other parameters' `x += v` is caught at run time (dispatch._check_updates)
@@ -156,7 +157,9 @@ class Lineages:
         """{lineage: the lineages linked to it as held, items, attributes, views, ..., in the order of `parents`}: the
         links read downwards, made once for a whole walk (reading `parents` for each object made a long function's
         lowering quadratic in its objects: SciPy's solve_ivp did not finish)."""
-        below = {}
+        if self.walk_links is not None and "below" in self.walk_links:
+            return self.walk_links["below"]
+        below = {} if self.walk_links is None else self.walk_links.setdefault("below", {})
         for child, links in self.parents.items():
             for _, parent, _ in links:
                 kids = below.setdefault(parent, [])

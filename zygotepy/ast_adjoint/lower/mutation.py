@@ -43,10 +43,15 @@ class Mutation:
             self.updated_name = self.user_name(old)  # has bound it to `new` already)
             if self.updated_name == "_t":
                 self.updated_name = self.user_name(new)
+        walk = chain is None and self.walk_links is None  # (an update's whole walk: no link is made during it)
+        if walk:
+            self.walk_links = {}
         try:
             self._mutate(old, new, came_from, maybe, chain, refreshed)
         finally:
             self.by_call, self.updated_name = outer, origin
+            if walk:
+                self.walk_links = None
 
     def slot_toward(self, lin, came_from):
         """The (kind, key) of the direct child of `lin` through which the lineage `came_from` is linked to it (an item
@@ -217,12 +222,15 @@ class Mutation:
                         self.mutate(parent, put, lin, chain=chain)
                     finally:
                         self.by_call = outer
+        names_of = None
         for clin in self.through_unnamed(lin, {came_from}):
             # a sibling (`z = (y, x)[0]`, `v = a[1:] if c else a[:1]`) or a view's own parent (`t = [y[1:]]`,
             # `np.squeeze(x[None])`), linked only through an object no name refers to now: it may be the updated
             # object, sit inside it or share its memory, which is found at run time
-            child = next(v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
-                         and not n.startswith("."))  # a user's name: `.param` keeps a parameter's first object
+            if names_of is None:
+                cache = self.walk_links if self.walk_links is not None else {}
+                names_of = cache["names"] = cache.get("names") or self.user_names_by_lineage()
+            child = self.first_user_var(clin, names_of)
             if clin in chain:
                 self.refresh_again(clin, child, new, came_from, chain)
                 continue
@@ -267,6 +275,25 @@ class Mutation:
         self.refreshed_lins.add(clin)
         return child, fresh
 
+    def user_names_by_lineage(self):
+        """{lineage: the user's names (not `.param`, which keeps a parameter's first object) of its object, in the
+        order of `env`}, made once for an update's walk: a name keeps its lineage while the update rebinds it (a scan
+        of `env` per object made nested gradients of long functions take seconds to lower)."""
+        names_of = {}
+        for name, var in self.env.items():
+            if isinstance(var, Var) and not name.startswith("."):
+                names_of.setdefault(self.lineage.get(var), []).append(name)
+        return names_of
+
+    def first_user_var(self, clin, names_of):
+        """The Var of lineage `clin` the first of the user's names holding it in `env` holds now."""
+        for name in names_of.get(clin, ()):
+            var = self.env.get(name)
+            if isinstance(var, Var) and self.lineage.get(var) == clin:
+                return var
+        return next(v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
+                    and not n.startswith("."))  # (a name bound since the index was made)
+
     def named_child(self, clin):
         """A Var of lineage `clin` some name (a user's, or a loop's live copy) holds now, or None."""
         return next((v for n, v in self.env.items() if isinstance(v, Var) and self.lineage.get(v) == clin
@@ -275,12 +302,16 @@ class Mutation:
     def through_unnamed(self, lin, skip):
         """The named lineages linked to `lin` only through objects no name refers to now, by a path that goes both
         to a parent and to a child (the plain walks up and down, `related`, reach the others)."""
-        up, down = {}, {}
-        for c, links in self.parents.items():
-            for _, p, _ in links:
-                up.setdefault(c, set()).add(p)
-                down.setdefault(p, set()).add(c)
-        named = {self.lineage.get(v) for n, v in self.env.items() if isinstance(v, Var) and not n.startswith(".")}
+        cache = self.walk_links if self.walk_links is not None else {}
+        if "up" not in cache:  # (made once per update's walk: the links and the names' lineages stay as they are)
+            up, down = cache["up"], cache["down"] = {}, {}
+            for c, links in self.parents.items():
+                for _, p, _ in links:
+                    up.setdefault(c, set()).add(p)
+                    down.setdefault(p, set()).add(c)
+            cache["named"] = {self.lineage.get(v) for n, v in self.env.items()
+                              if isinstance(v, Var) and not n.startswith(".")}
+        up, down, named = cache["up"], cache["down"], cache["named"]
         found, seen, work = [], {(lin, frozenset())}, [(lin, frozenset())]
         while work:
             cur, dirs = work.pop()

@@ -175,10 +175,10 @@ _UPDATING_METHODS = frozenset(("append", "extend", "insert", "add", "update", "s
 
 def captured_unchanged(obj, name, file, line, root=None, through=None):
     """A call that may update `obj` in place, which a nested function captures as `name`, returned: fine where it
-    left it as it was (a number; an object it did not update; reached from a number `root`, which no call updates),
-    refused otherwise (the closure would see the new version, which its own derived code cannot follow). `through`:
-    the name the update was made through, where it is another."""
-    if mutate.may_have_changed(obj) and not (root is not None and mutate.is_number(root)):
+    left it as it was (a number; an object it did not update; reached from an argument `root` the call left as it
+    was, a number too), refused otherwise (the closure would see the new version, which its own derived code cannot
+    follow). `through`: the name the update was made through, where it is another."""
+    if mutate.may_have_changed(obj) and (root is None or mutate.may_have_changed(root)):
         raise UnsupportedSyntax(captured_update(name, through), file, line)
 
 

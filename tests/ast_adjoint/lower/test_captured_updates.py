@@ -527,3 +527,4 @@ def test_a_captured_array_a_store_may_reach_is_followed_when_it_did_not(mode):
     function captures") The store's links found `z` not holding what was updated, and nothing else wrote it: it was
     left as it was, which the run-time check of captured objects now knows (links.py `_put_held`)."""
     check_grads(_captured_beside_a_store_into_boxes, np.array([0.3, -0.5, 0.8]), 0.7, 1)
+

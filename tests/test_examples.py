@@ -120,7 +120,14 @@ def test_notebook_executes_without_error(notebook):
 def test_data_parallel_example():
     """Runs without JAX too (a note); with it, on 4 simulated CPU devices (the script sets XLA_FLAGS itself)."""
     pytest.importorskip("sklearn")
-    out = run("data_parallel.py", "--quick")
+    try:
+        out = run("data_parallel.py", "--quick")
+    except AssertionError as e:
+        # XLA aborts a collective whose simulated devices (threads) did not all arrive within its timeout, which an
+        # overloaded machine makes happen (4 devices on 2 busy cores): run once more then, and fail on anything else
+        if "Expected 4 threads to join the rendezvous" not in str(e):
+            raise
+        out = run("data_parallel.py", "--quick")
     if importlib.util.find_spec("jax") is None:
         assert "JAX is not installed" in out
     else:

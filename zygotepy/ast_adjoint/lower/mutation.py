@@ -222,15 +222,11 @@ class Mutation:
                         self.mutate(parent, put, lin, chain=chain)
                     finally:
                         self.by_call = outer
-        names_of = None
         for clin in self.through_unnamed(lin, {came_from}):
             # a sibling (`z = (y, x)[0]`, `v = a[1:] if c else a[:1]`) or a view's own parent (`t = [y[1:]]`,
             # `np.squeeze(x[None])`), linked only through an object no name refers to now: it may be the updated
             # object, sit inside it or share its memory, which is found at run time
-            if names_of is None:
-                cache = self.walk_links if self.walk_links is not None else {}
-                names_of = cache["names"] = cache.get("names") or self.user_names_by_lineage()
-            child = self.first_user_var(clin, names_of)
+            child = self.first_user_var(clin)
             if clin in chain:
                 self.refresh_again(clin, child, new, came_from, chain)
                 continue
@@ -275,19 +271,16 @@ class Mutation:
         self.refreshed_lins.add(clin)
         return child, fresh
 
-    def user_names_by_lineage(self):
-        """{lineage: the user's names (not `.param`, which keeps a parameter's first object) of its object, in the
-        order of `env`}, made once for an update's walk: a name keeps its lineage while the update rebinds it (a scan
-        of `env` per object made nested gradients of long functions take seconds to lower)."""
-        names_of = {}
-        for name, var in self.env.items():
-            if isinstance(var, Var) and not name.startswith("."):
-                names_of.setdefault(self.lineage.get(var), []).append(name)
-        return names_of
-
-    def first_user_var(self, clin, names_of):
-        """The Var of lineage `clin` the first of the user's names holding it in `env` holds now."""
-        for name in names_of.get(clin, ()):
+    def first_user_var(self, clin):
+        """The Var of lineage `clin` the first of the user's names (not `.param`, which keeps a parameter's first
+        object) holding it in `env` holds now. The names by lineage are made once for an update's walk, in which a
+        name keeps its lineage (a scan of `env` per object made nested gradients of long functions slow to lower)."""
+        if "names" not in self.walk_links:
+            names_of = self.walk_links["names"] = {}
+            for name, var in self.env.items():
+                if isinstance(var, Var) and not name.startswith("."):
+                    names_of.setdefault(self.lineage.get(var), []).append(name)
+        for name in self.walk_links["names"].get(clin, ()):
             var = self.env.get(name)
             if isinstance(var, Var) and self.lineage.get(var) == clin:
                 return var
@@ -302,7 +295,7 @@ class Mutation:
     def through_unnamed(self, lin, skip):
         """The named lineages linked to `lin` only through objects no name refers to now, by a path that goes both
         to a parent and to a child (the plain walks up and down, `related`, reach the others)."""
-        cache = self.walk_links if self.walk_links is not None else {}
+        cache = self.walk_links  # (set by `mutate` for the update's whole walk)
         if "up" not in cache:  # (made once per update's walk: the links and the names' lineages stay as they are)
             up, down = cache["up"], cache["down"] = {}, {}
             for c, links in self.parents.items():
